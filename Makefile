@@ -1,0 +1,51 @@
+# The README's two commands: `make demo` and `make test`. Both set everything up if needed, offline once set up.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+CACHE ?= .cache
+SETUP_STAMP := $(VENV)/.lmms-eval-tasks-setup
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+export LMMS_EVAL_TASKS_CACHE ?= $(abspath $(CACHE))
+export NLTK_DATA ?= $(abspath $(CACHE))/nltk_data
+
+.PHONY: setup demo test bench lint tiny-llava wordnet clean
+
+setup: $(SETUP_STAMP)
+
+# Installs torch's local CPU wheel first (an unpinned torch pulls a CUDA build), then the pack with its
+# extras, then removes torchvision: the PyPI build that lmms-eval drags in fails to import next to the CPU
+# wheel and breaks transformers' import paths (spec 00 §3); transformers works without it.
+$(SETUP_STAMP): pyproject.toml constraints/cpu.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -c constraints/cpu.txt torch==2.13.0
+	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava_hf]'
+	$(PIP) uninstall --quiet -y torchvision || true
+	$(MAKE) --no-print-directory wordnet tiny-llava
+	touch $@
+
+wordnet:
+	bash scripts/install_wordnet.sh $(NLTK_DATA)
+
+tiny-llava:
+	$(PY) -m lmms_eval_tasks.cli build-tiny-llava --output $(CACHE)/tiny-llava
+
+demo: setup
+	$(PY) -m lmms_eval_tasks.demo --output out/demo --tiny-llava $(CACHE)/tiny-llava
+
+test: setup
+	$(PY) -m pytest -q $(PYTEST_ARGS); status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; exit 1; fi; exit $$status
+
+bench: setup
+	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+lint: setup
+	$(VENV)/bin/ruff check lmms_eval_tasks tests benchmarks
+
+clean:
+	rm -rf $(VENV) $(CACHE) out
