@@ -1,0 +1,376 @@
+"""The OpenAI-compatible LLM judge: concurrent, cached, retried, accounted, secret-free.
+
+Every (request, repeat) pair becomes one job whose result is written to that pair's own slot; there is
+no shared "last response" variable, so one item can never receive another item's verdict.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest, validate_requests
+from lmms_eval_tasks.judges.cache import ReplyCache, cache_key
+from lmms_eval_tasks.judges.config import Endpoint
+from lmms_eval_tasks.judges.pricing import estimate_cost
+from lmms_eval_tasks.judges.redact import safe_url, scrub
+
+RETRY_AFTER_CAP_SECONDS = 300.0  # a larger Retry-After is clipped (and the retry still counted)
+_RETRYABLE_STATUS = {408, 409, 425, 429}
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """The result of one job: reply text or an error, plus accounting."""
+
+    text: str | None
+    error: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class _CallFailed(Exception):
+    """One attempt failed; ``retryable`` says whether another attempt may help."""
+
+    def __init__(self, message: str, retryable: bool, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class _CircuitBreaker:
+    """Stops calling a dead endpoint: after N consecutive failed items with no success, skip the rest."""
+
+    def __init__(self, threshold: int) -> None:
+        self.threshold = threshold
+        self._lock = threading.Lock()
+        self._consecutive = 0
+        self.last_error: str | None = None
+
+    @property
+    def open(self) -> bool:
+        with self._lock:
+            return self.threshold > 0 and self._consecutive >= self.threshold
+
+    def record(self, success: bool, error: str | None = None) -> None:
+        with self._lock:
+            if success:
+                self._consecutive = 0
+            else:
+                self._consecutive += 1
+                self.last_error = error
+
+
+def _parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date), or None."""
+    if headers is None:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(value) if name == "retry-after" else None
+            if parsed is None:
+                continue
+            seconds = parsed.timestamp() - time.time()
+        if seconds != seconds or seconds < 0:  # NaN or in the past
+            return 0.0
+        return min(seconds, RETRY_AFTER_CAP_SECONDS)
+    return None
+
+
+class OpenAIJudge(Judge):
+    """An LLM judge behind any OpenAI-compatible chat endpoint (OpenAI, Azure, vLLM, Ollama, LM Studio)."""
+
+    kind = "openai"
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        model: str,
+        repeats: int = 1,
+        concurrency: int = 16,
+        timeout: float = 60.0,
+        max_retries: int = 6,
+        max_tokens: int = 1024,
+        temperature: float = 0.0,
+        backoff_base: float = 1.0,
+        backoff_max: float = 60.0,
+        circuit_breaker: int = 20,
+        cache_path: str | Path | None = None,
+        cache_namespace: str = "",
+        task: str | None = None,
+    ) -> None:
+        super().__init__()
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("judge model name must be a non-empty string")
+        self.endpoint = endpoint
+        self.model = model
+        self.repeats = repeats
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.circuit_breaker = circuit_breaker
+        self.cache_namespace = cache_namespace
+        self.task = task
+        self._cache = ReplyCache(cache_path)
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+        self._served_models: set[str] = set()
+        self._random = random.Random()
+
+    # -- public API -------------------------------------------------------------------------------------
+    @property
+    def cache_path(self) -> Path | None:
+        """Where replies are cached (None: in memory only)."""
+        return self._cache.path
+
+    def generation_params(self) -> dict[str, Any]:
+        """The generation parameters sent with every request (part of the cache key)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+    def judge(
+        self, requests: Sequence[JudgeRequest], *, repeats: int | None = None, desc: str = "judging"
+    ) -> list[list[JudgeReply]]:
+        """Judge every request ``repeats`` times: cache first, then concurrent calls with retries."""
+        validate_requests(requests)
+        repeats = self._resolve_repeats(repeats)
+        params = self.generation_params()
+        results: list[list[JudgeReply | None]] = [[None] * repeats for _ in requests]
+        slots_by_key: dict[str, list[tuple[int, int]]] = {}
+        messages_by_key: dict[str, tuple[list[dict[str, str]], int]] = {}
+        for index, request in enumerate(requests):
+            messages = request.messages()
+            for repeat in range(repeats):
+                key = cache_key(self.model, messages, params, repeat, self.cache_namespace)
+                slots_by_key.setdefault(key, []).append((index, repeat))
+                messages_by_key[key] = (messages, repeat)
+        hits = self._cache.get_many(slots_by_key)
+        for key, cached in hits.items():
+            for index, repeat in slots_by_key[key]:
+                results[index][repeat] = JudgeReply(text=cached.text, error=None, cached=True, repeat=repeat)
+        hit_slots = sum(len(slots_by_key[key]) for key in hits)
+        self._count(cache_hits=hit_slots)
+        pending = [key for key in slots_by_key if key not in hits]
+        if pending:
+            self._run_pending(pending, slots_by_key, messages_by_key, results, hit_slots, desc)
+        complete: list[list[JudgeReply]] = []
+        for index, replies in enumerate(results):
+            row = []
+            for repeat, reply in enumerate(replies):
+                # defensive: a slot can only be empty if a worker died in an unforeseen way
+                row.append(reply or JudgeReply(None, "internal error: no reply recorded", False, repeat))
+                if reply is None:
+                    logger.error(f"{desc}: item {index} repeat {repeat} has no recorded reply")
+            complete.append(row)
+        return self._finish(complete, desc)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-safe settings recorded in results; the endpoint is shown without credentials or query."""
+        return {
+            "kind": self.kind,
+            "model": self.model,
+            "served_models": sorted(self._served_models),
+            "api_type": self.endpoint.api_type,
+            "endpoint": safe_url(self.endpoint.base_url),
+            "endpoint_configured_by": self.endpoint.source,
+            "api_version": self.endpoint.api_version,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "repeats": self.repeats,
+            "concurrency": self.concurrency,
+            "timeout_seconds": self.timeout,
+            "max_retries": self.max_retries,
+            "backoff_base_seconds": self.backoff_base,
+            "backoff_max_seconds": self.backoff_max,
+            "circuit_breaker_items": self.circuit_breaker,
+            "cache_path": str(self.cache_path) if self.cache_path is not None else None,
+            "cache_namespace": self.cache_namespace,
+            "task": self.task,
+        }
+
+    def close(self) -> None:
+        """Release the HTTP client and the cache connection."""
+        if self._client is not None:
+            self._client.close()
+        self._cache.close()
+
+    # -- internals --------------------------------------------------------------------------------------
+    def _estimated_cost(self, counters: dict[str, int]) -> float | None:
+        return estimate_cost(
+            self.model, counters.get("prompt_tokens", 0), counters.get("completion_tokens", 0)
+        )
+
+    def _run_pending(
+        self,
+        pending: list[str],
+        slots_by_key: dict[str, list[tuple[int, int]]],
+        messages_by_key: dict[str, tuple[list[dict[str, str]], int]],
+        results: list[list[JudgeReply | None]],
+        already_done: int,
+        desc: str,
+    ) -> None:
+        from tqdm.auto import tqdm
+
+        breaker = _CircuitBreaker(self.circuit_breaker)
+        total = sum(len(slots) for slots in slots_by_key.values())
+        workers = max(1, min(self.concurrency, len(pending)))
+        with (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool,
+            tqdm(total=total, initial=already_done, desc=desc, unit="reply", dynamic_ncols=True) as progress,
+        ):
+            futures = {pool.submit(self._job, key, *messages_by_key[key], breaker): key for key in pending}
+            for future in as_completed(futures):
+                key = futures[future]
+                try:
+                    outcome = future.result()
+                except Exception as error:  # _job never raises; keep the item unjudged if it somehow does
+                    outcome = _Outcome(
+                        None, f"internal error: {self._clean(f'{type(error).__name__}: {error}')}"
+                    )
+                for index, repeat in slots_by_key[key]:
+                    results[index][repeat] = JudgeReply(outcome.text, outcome.error, False, repeat)
+                progress.update(len(slots_by_key[key]))
+
+    def _get_client(self) -> Any:
+        with self._client_lock:
+            if self._client is None:
+                import openai
+
+                if self.endpoint.api_type == "azure":
+                    self._client = openai.AzureOpenAI(
+                        api_key=self.endpoint.api_key,
+                        azure_endpoint=self.endpoint.base_url,
+                        api_version=self.endpoint.api_version,
+                        max_retries=0,
+                        timeout=self.timeout,
+                    )
+                else:
+                    self._client = openai.OpenAI(
+                        api_key=self.endpoint.api_key,
+                        base_url=self.endpoint.base_url,
+                        max_retries=0,
+                        timeout=self.timeout,
+                    )
+            return self._client
+
+    def _clean(self, text: str) -> str:
+        """Error text safe to show: secrets scrubbed, length bounded."""
+        text = scrub(text, (self.endpoint.api_key,))
+        return text if len(text) <= 300 else text[:297] + "..."
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with jitter (half fixed, half random), never shorter than Retry-After."""
+        ceiling = min(self.backoff_max, self.backoff_base * (2**attempt))
+        delay = ceiling * (0.5 + 0.5 * self._random.random())
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return delay
+
+    def _job(
+        self, key: str, messages: list[dict[str, str]], repeat: int, breaker: _CircuitBreaker
+    ) -> _Outcome:
+        """Judge one (messages, repeat): up to 1 + max_retries attempts; caches and returns the outcome."""
+        error = "not attempted"
+        for attempt in range(self.max_retries + 1):
+            if breaker.open:
+                return _Outcome(
+                    None,
+                    f"skipped: endpoint failing ({breaker.threshold} consecutive items failed; last error: "
+                    f"{breaker.last_error})",
+                )
+            if attempt > 0:
+                self._count(retries=1)
+            try:
+                outcome = self._attempt(messages)
+            except _CallFailed as failure:
+                error = self._clean(str(failure))
+                if not failure.retryable or attempt == self.max_retries:
+                    break
+                time.sleep(self._backoff(attempt, failure.retry_after))
+                continue
+            try:
+                self._cache.put(
+                    key,
+                    self.model,
+                    repeat,
+                    outcome.text or "",
+                    outcome.prompt_tokens,
+                    outcome.completion_tokens,
+                )
+            except Exception as cache_error:  # a full disk must not cost the verdict we paid for
+                logger.warning(f"judge cache write failed: {self._clean(str(cache_error))}")
+            breaker.record(success=True)
+            return outcome
+        attempts = attempt + 1
+        message = f"{error} (after {attempts} attempt{'s' if attempts != 1 else ''})"
+        breaker.record(success=False, error=message)
+        return _Outcome(None, message)
+
+    def _attempt(self, messages: list[dict[str, str]]) -> _Outcome:
+        """One HTTP call; returns the reply or raises _CallFailed."""
+        import openai
+
+        client = self._get_client()
+        self._count(calls=1)
+        try:
+            response = client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                timeout=self.timeout,
+            )
+        except openai.APITimeoutError:
+            raise _CallFailed(f"timeout after {self.timeout:g} s", retryable=True) from None
+        except openai.APIConnectionError as error:
+            cause = error.__cause__ or error
+            raise _CallFailed(f"connection error: {type(cause).__name__}: {cause}", retryable=True) from None
+        except openai.APIStatusError as error:
+            status = error.status_code
+            retryable = status in _RETRYABLE_STATUS or status >= 500
+            retry_after = _parse_retry_after(error.response.headers) if error.response is not None else None
+            raise _CallFailed(f"HTTP {status}: {error.message}", retryable, retry_after) from None
+        except openai.APIResponseValidationError as error:
+            raise _CallFailed(f"malformed response: {error.message}", retryable=True) from None
+        except Exception as error:  # malformed JSON bodies surface as decode errors, among others
+            raise _CallFailed(
+                f"malformed or unexpected response: {type(error).__name__}: {error}", retryable=True
+            ) from None
+        return self._read_response(response)
+
+    def _read_response(self, response: Any) -> _Outcome:
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise _CallFailed("malformed response: no choices", retryable=True)
+        message = getattr(choices[0], "message", None)
+        text = getattr(message, "content", None)
+        if not isinstance(text, str) or not text.strip():
+            finish = getattr(choices[0], "finish_reason", None)
+            raise _CallFailed(f"empty reply (finish_reason={finish})", retryable=True)
+        served = getattr(response, "model", None)
+        if isinstance(served, str) and served:
+            with self._usage_lock:
+                self._served_models.add(served)
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        self._count(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return _Outcome(text, None, prompt_tokens, completion_tokens)
