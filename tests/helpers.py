@@ -1,0 +1,51 @@
+"""Shared helpers for the test suite: run the launcher in a subprocess, find the host's output files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def offline_environment(**extra: str) -> dict[str, str]:
+    """The current environment, offline for the hub, with the rule judge unless ``extra`` says otherwise."""
+    environment = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "LMMS_EVAL_TASKS_JUDGE": "rule",
+    }
+    for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "OPENAI_BASE_URL", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT"):
+        environment.pop(name, None)
+    environment.update(extra)
+    return environment
+
+
+def run_launcher(*arguments: str, environment: dict[str, str] | None = None, timeout: float = 900,
+                 cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `python -m lmms_eval_tasks ARGS` and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "lmms_eval_tasks", *arguments], capture_output=True, text=True,
+        env=environment or offline_environment(), timeout=timeout, cwd=cwd or REPO_ROOT, check=False,
+    )
+
+
+def results_json(output_path: Path) -> dict[str, Any]:
+    """The single `*_results.json` the host wrote under ``output_path``."""
+    found = sorted(output_path.rglob("*_results.json"))
+    assert len(found) == 1, f"expected one results file under {output_path}, found {found}"
+    return json.loads(found[0].read_text(encoding="utf-8"))
+
+
+def samples_jsonl(output_path: Path, task: str) -> list[dict[str, Any]]:
+    """The per-sample records the host wrote for ``task`` with --log_samples."""
+    found = sorted(output_path.rglob(f"*_samples_{task}.jsonl"))
+    assert len(found) == 1, f"expected one samples file for {task} under {output_path}, found {found}"
+    return [json.loads(line) for line in found[0].read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,112 @@
+"""The `lmms_eval` launcher: the host CLI plus the pack's tasks, and an honest exit code."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.launcher import _with_pack_dir
+from lmms_eval_tasks.task_index import pack_tasks
+from tests.helpers import run_launcher
+
+pytestmark = pytest.mark.slow
+
+
+def _write_local_task(folder: Path, name: str, process_results: str) -> None:
+    """A minimal text-only task on a local JSON file, with hooks in the folder's utils.py."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"question": f"Is {n} even?", "answer": "yes" if n % 2 == 0 else "no"} for n in range(3)]
+    (folder / "data.json").write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
+    (folder / "utils.py").write_text(
+        textwrap.dedent(
+            f"""
+            def doc_to_visual(doc):
+                return []
+
+            def doc_to_text(doc, lmms_eval_specific_kwargs=None):
+                return doc["question"]
+
+            def process_results(doc, results):
+                {process_results}
+            """
+        ),
+        encoding="utf-8",
+    )
+    (folder / f"{name}.yaml").write_text(
+        textwrap.dedent(
+            f"""
+            task: {name}
+            dataset_path: json
+            dataset_kwargs:
+              data_files:
+                test: data.json
+            test_split: test
+            output_type: generate_until
+            doc_to_visual: !function utils.doc_to_visual
+            doc_to_text: !function utils.doc_to_text
+            doc_to_target: answer
+            process_results: !function utils.process_results
+            generation_kwargs:
+              max_new_tokens: 4
+            metric_list:
+              - metric: exact
+                aggregation: mean
+                higher_is_better: true
+            """
+        ),
+        encoding="utf-8",
+    )
+
+
+def test_pack_dir_is_appended_after_user_paths_once() -> None:
+    pack = _with_pack_dir(None)
+    assert len(pack) == 1
+    assert _with_pack_dir("/user/tasks")[0] == "/user/tasks"
+    assert _with_pack_dir(["/a", "/b"])[:2] == ["/a", "/b"]
+    assert _with_pack_dir(pack) == pack  # idempotent: never added twice
+
+
+def test_tasks_list_shows_pack_tasks_next_to_host_tasks() -> None:
+    completed = run_launcher("--tasks", "list")
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    listed = {line.strip()[2:] for line in (completed.stdout + completed.stderr).splitlines()
+              if line.strip().startswith("- ")}
+    assert "hallusion_bench_image" in listed  # a host built-in
+    pack_task_names = {entry.name for entry in pack_tasks() if entry.kind == "task"}
+    assert pack_task_names, "the pack defines no tasks"
+    assert pack_task_names <= listed, sorted(pack_task_names - listed)[:10]
+
+
+def test_unknown_task_exits_non_zero_with_a_clear_message() -> None:
+    completed = run_launcher("--tasks", "does_not_exist", "--model", "dummy")
+    assert completed.returncode != 0
+    assert "evaluation failed" in completed.stderr
+    assert "does_not_exist" in completed.stderr
+
+
+def test_failing_task_run_exits_non_zero_and_user_include_path_composes(tmp_path: Path) -> None:
+    _write_local_task(tmp_path / "user_tasks", "pack_test_exploding_task", "raise RuntimeError('boom in process_results')")
+    completed = run_launcher(
+        "--include_path", str(tmp_path / "user_tasks"), "--tasks", "pack_test_exploding_task",
+        "--model", "dummy", "--model_args", "response=yes",
+    )
+    assert completed.returncode != 0
+    assert "boom in process_results" in completed.stderr
+
+
+def test_successful_run_with_user_include_path_exits_zero(tmp_path: Path) -> None:
+    _write_local_task(
+        tmp_path / "user_tasks", "pack_test_ok_task",
+        "return {'exact': float(results[0].strip().lower() == doc['answer'])}",
+    )
+    completed = run_launcher(
+        "--include_path", str(tmp_path / "user_tasks"), "--tasks", "pack_test_ok_task",
+        "--model", "dummy", "--model_args", "response=yes", "--output_path", str(tmp_path / "out"),
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    results = json.loads(next((tmp_path / "out").rglob("*_results.json")).read_text())
+    # 3 questions, answers yes/no/yes for 0,1,2; the dummy model says "yes": 2 of 3 right.
+    assert results["results"]["pack_test_ok_task"]["exact,none"] == pytest.approx(2 / 3)
