@@ -12,6 +12,7 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from collections.abc import Sequence
@@ -52,12 +53,11 @@ def _command_tasks_dir(args: argparse.Namespace) -> int:
 
 
 def _command_score(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.scoring import RecordError, get_scorer, read_jsonl
+    from lmms_eval_tasks.scoring import SCORERS, RecordError, get_scorer, read_jsonl
 
-    try:
-        scorer = get_scorer(args.benchmark)
-    except KeyError as error:
-        print(f"lmms-eval-tasks score: {error.args[0]}", file=sys.stderr)
+    if args.benchmark not in SCORERS:
+        known = ", ".join(sorted(SCORERS))
+        print(f"lmms-eval-tasks score: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
         return 2
     path = Path(args.records)
     if not path.is_file():
@@ -67,15 +67,18 @@ def _command_score(args: argparse.Namespace) -> int:
         records = read_jsonl(path)
         if not records:
             raise RecordError("-", "<file>", f"{path} holds no records")
+        scorer = get_scorer(args.benchmark)
         options = dict(args.option or [])
+        try:
+            inspect.signature(scorer).bind(records, **options)
+        except TypeError as error:
+            print(f"lmms-eval-tasks score: bad option for {args.benchmark}: {error}", file=sys.stderr)
+            return 2
         metrics = scorer(records, **options)
     except RecordError as error:
         print(f"lmms-eval-tasks score: {path}: {error}", file=sys.stderr)
         return 1
-    except TypeError as error:
-        print(f"lmms-eval-tasks score: bad option for {args.benchmark}: {error}", file=sys.stderr)
-        return 2
-    print(json.dumps(metrics, indent=2, sort_keys=False, default=str))
+    print(json.dumps(metrics, indent=2, default=str))
     return 0
 
 
@@ -118,12 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("benchmark", help="benchmark name, e.g. hallusionbench or dare")
     score.add_argument("records", help="JSON-lines file, one record per line")
     score.add_argument(
-        "--option", "-o", action="append", type=_parse_option, metavar="KEY=VALUE",
+        "--option",
+        "-o",
+        action="append",
+        type=_parse_option,
+        metavar="KEY=VALUE",
         help="scoring option passed to the benchmark's scorer (repeatable; JSON values allowed)",
     )
     score.set_defaults(handler=_command_score)
 
-    tiny = commands.add_parser("build-tiny-llava", help="build the tiny random LLaVA (offline, deterministic)")
+    tiny = commands.add_parser(
+        "build-tiny-llava", help="build the tiny random LLaVA (offline, deterministic)"
+    )
     tiny.add_argument("--output", required=True, type=Path, help="folder to write the model to")
     tiny.add_argument("--seed", type=int, default=0)
     tiny.set_defaults(handler=_command_build_tiny_llava)

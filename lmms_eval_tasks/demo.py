@@ -45,8 +45,11 @@ def run_launcher(arguments: list[str], log_path: Path, environment: dict[str, st
     """Run `python -m lmms_eval_tasks ARGS`, streaming its output into ``log_path``."""
     with open(log_path, "w", encoding="utf-8") as log:
         process = subprocess.run(
-            [sys.executable, "-m", "lmms_eval_tasks", *arguments], stdout=log, stderr=subprocess.STDOUT,
-            env=environment, check=False,
+            [sys.executable, "-m", "lmms_eval_tasks", *arguments],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=environment,
+            check=False,
         )
     return process.returncode
 
@@ -75,7 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     models = {
         "random_guess": ["--model", "random_guess", "--model_args", f"seed={args.seed}"],
         "tiny_llava": [
-            "--model", "llava_hf", "--model_args", f"pretrained={args.tiny_llava.resolve()},device_map=cpu",
+            "--model",
+            "llava_hf",
+            "--model_args",
+            f"pretrained={args.tiny_llava.resolve()},device_map=cpu",
         ],
     }
     summary: dict[str, Any] = {"tasks": tasks, "runs": {}}
@@ -84,13 +90,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = args.output / label
         started = time.perf_counter()
         code = run_launcher(
-            [*model_arguments, "--tasks", ",".join(tasks), "--batch_size", "1", "--output_path", str(folder),
-             "--log_samples", "--seed", str(args.seed)],
-            args.output / f"{label}.log", environment,
+            [
+                *model_arguments,
+                "--tasks",
+                ",".join(tasks),
+                "--batch_size",
+                "1",
+                "--output_path",
+                str(folder),
+                "--log_samples",
+                "--seed",
+                str(args.seed),
+            ],
+            args.output / f"{label}.log",
+            environment,
         )
         seconds = time.perf_counter() - started
         results_file = find_results_file(folder) if code == 0 else None
-        run: dict[str, Any] = {"exit_code": code, "seconds": round(seconds, 1), "log": str(args.output / f"{label}.log")}
+        run: dict[str, Any] = {
+            "exit_code": code,
+            "seconds": round(seconds, 1),
+            "log": str(args.output / f"{label}.log"),
+        }
         if results_file is not None:
             results = json.loads(results_file.read_text(encoding="utf-8"))
             run["results_file"] = str(results_file)
@@ -111,7 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     (args.output / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(table)
     for label, run in summary["runs"].items():
-        print(f"{label}: exit {run['exit_code']} in {run['seconds']} s; results: {run.get('results_file', '-')}")
+        print(
+            f"{label}: exit {run['exit_code']} in {run['seconds']} s; results: {run.get('results_file', '-')}"
+        )
     print(f"summary written to {args.output / 'summary.md'}")
     return 1 if failed else 0
 

@@ -20,7 +20,9 @@ _lock = threading.Lock()
 _cache: dict[tuple, tuple[list, dict[str, Any]]] = {}
 
 
-def score_once(task_key: str, items: list[Any], compute: Callable[[list[Any]], dict[str, Any]]) -> dict[str, Any]:
+def score_once(
+    task_key: str, items: list[Any], compute: Callable[[list[Any]], dict[str, Any]]
+) -> dict[str, Any]:
     """Return ``compute(items)``, computed once for the same task and the same record objects."""
     key = (task_key, tuple(id(item) for item in items))
     with _lock:
@@ -48,8 +50,10 @@ def run_metadata(**extra: Any) -> dict[str, Any]:
     return {"pack_version": __version__, **extra}
 
 
-def write_report(args: Any, task_name: str, report: dict[str, Any], samples: list[dict[str, Any]] | None = None) -> Path | None:
-    """Write ``<output>/lmms_eval_tasks/<task>_report.json`` (and ``_samples.jsonl``); returns the report path.
+def write_report(
+    args: Any, task_name: str, report: dict[str, Any], samples: list[dict[str, Any]] | None = None
+) -> Path | None:
+    """Write ``<output>/lmms_eval_tasks/<task>_report.json`` and ``_samples.jsonl``; return the report path.
 
     These files complement the host's results and samples files: they hold what the host cannot (judge
     verdicts per repeat, unjudged items, diagnostics) and survive multi-process gathering, which copies

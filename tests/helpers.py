@@ -22,18 +22,30 @@ def offline_environment(**extra: str) -> dict[str, str]:
         "TOKENIZERS_PARALLELISM": "false",
         "LMMS_EVAL_TASKS_JUDGE": "rule",
     }
-    for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "OPENAI_BASE_URL", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_API_URL",
+        "OPENAI_BASE_URL",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_ENDPOINT",
+    ):
         environment.pop(name, None)
     environment.update(extra)
     return environment
 
 
-def run_launcher(*arguments: str, environment: dict[str, str] | None = None, timeout: float = 900,
-                 cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_launcher(
+    *arguments: str, environment: dict[str, str] | None = None, timeout: float = 900, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run `python -m lmms_eval_tasks ARGS` and capture its output."""
     return subprocess.run(
-        [sys.executable, "-m", "lmms_eval_tasks", *arguments], capture_output=True, text=True,
-        env=environment or offline_environment(), timeout=timeout, cwd=cwd or REPO_ROOT, check=False,
+        [sys.executable, "-m", "lmms_eval_tasks", *arguments],
+        capture_output=True,
+        text=True,
+        env=environment or offline_environment(),
+        timeout=timeout,
+        cwd=cwd or REPO_ROOT,
+        check=False,
     )
 
 

@@ -72,8 +72,11 @@ def test_pack_dir_is_appended_after_user_paths_once() -> None:
 def test_tasks_list_shows_pack_tasks_next_to_host_tasks() -> None:
     completed = run_launcher("--tasks", "list")
     assert completed.returncode == 0, completed.stderr[-3000:]
-    listed = {line.strip()[2:] for line in (completed.stdout + completed.stderr).splitlines()
-              if line.strip().startswith("- ")}
+    listed = {
+        line.strip()[2:]
+        for line in (completed.stdout + completed.stderr).splitlines()
+        if line.strip().startswith("- ")
+    }
     assert "hallusion_bench_image" in listed  # a host built-in
     pack_task_names = {entry.name for entry in pack_tasks() if entry.kind == "task"}
     assert pack_task_names, "the pack defines no tasks"
@@ -88,10 +91,18 @@ def test_unknown_task_exits_non_zero_with_a_clear_message() -> None:
 
 
 def test_failing_task_run_exits_non_zero_and_user_include_path_composes(tmp_path: Path) -> None:
-    _write_local_task(tmp_path / "user_tasks", "pack_test_exploding_task", "raise RuntimeError('boom in process_results')")
+    _write_local_task(
+        tmp_path / "user_tasks", "pack_test_exploding_task", "raise RuntimeError('boom in process_results')"
+    )
     completed = run_launcher(
-        "--include_path", str(tmp_path / "user_tasks"), "--tasks", "pack_test_exploding_task",
-        "--model", "dummy", "--model_args", "response=yes",
+        "--include_path",
+        str(tmp_path / "user_tasks"),
+        "--tasks",
+        "pack_test_exploding_task",
+        "--model",
+        "dummy",
+        "--model_args",
+        "response=yes",
     )
     assert completed.returncode != 0
     assert "boom in process_results" in completed.stderr
@@ -99,12 +110,21 @@ def test_failing_task_run_exits_non_zero_and_user_include_path_composes(tmp_path
 
 def test_successful_run_with_user_include_path_exits_zero(tmp_path: Path) -> None:
     _write_local_task(
-        tmp_path / "user_tasks", "pack_test_ok_task",
+        tmp_path / "user_tasks",
+        "pack_test_ok_task",
         "return {'exact': float(results[0].strip().lower() == doc['answer'])}",
     )
     completed = run_launcher(
-        "--include_path", str(tmp_path / "user_tasks"), "--tasks", "pack_test_ok_task",
-        "--model", "dummy", "--model_args", "response=yes", "--output_path", str(tmp_path / "out"),
+        "--include_path",
+        str(tmp_path / "user_tasks"),
+        "--tasks",
+        "pack_test_ok_task",
+        "--model",
+        "dummy",
+        "--model_args",
+        "response=yes",
+        "--output_path",
+        str(tmp_path / "out"),
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     results = json.loads(next((tmp_path / "out").rglob("*_results.json")).read_text())

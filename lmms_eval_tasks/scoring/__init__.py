@@ -62,7 +62,9 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as error:
-                raise RecordError(f"at line {line_number}", "<json>", f"not valid JSON ({error.msg})") from None
+                raise RecordError(
+                    f"at line {line_number}", "<json>", f"not valid JSON ({error.msg})"
+                ) from None
             if not isinstance(value, dict):
                 raise RecordError(f"at line {line_number}", "<json>", "expected a JSON object per line")
             records.append(value)

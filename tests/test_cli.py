@@ -1,0 +1,67 @@
+"""The `lmms-eval-tasks` utility CLI: listing, the task folder, and the re-scoring dispatch and its errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.cli import main
+from lmms_eval_tasks.scoring import RecordError, read_jsonl, require_field
+
+
+def test_tasks_dir_prints_the_pack_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tasks-dir"]) == 0
+    assert capsys.readouterr().out.strip() == str(TASKS_DIR)
+
+
+def test_tasks_lists_each_task_with_a_description(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tasks", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed, "no tasks listed"
+    assert all(entry["description"] for entry in listed)
+    assert {entry["kind"] for entry in listed} <= {"task", "group"}
+
+
+def test_score_rejects_an_unknown_benchmark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records = tmp_path / "records.jsonl"
+    records.write_text("{}\n")
+    assert main(["score", "no_such_benchmark", str(records)]) == 2
+    error = capsys.readouterr().err
+    assert "no_such_benchmark" in error and "hallusionbench" in error
+
+
+def test_score_reports_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "dare", str(tmp_path / "absent.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_score_names_the_line_of_malformed_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records = tmp_path / "records.jsonl"
+    records.write_text('{"a": 1}\n\n{"a": 2,\n')
+    assert main(["score", "dare", str(records)]) == 1
+    assert "line 3" in capsys.readouterr().err
+
+
+def test_score_rejects_an_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records = tmp_path / "records.jsonl"
+    records.write_text("\n")
+    assert main(["score", "hallusionbench", str(records)]) == 1
+    assert "no records" in capsys.readouterr().err
+
+
+def test_read_jsonl_rejects_non_objects(tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_text('{"ok": true}\n[1, 2]\n')
+    with pytest.raises(RecordError, match="line 2"):
+        read_jsonl(path)
+
+
+def test_require_field_names_record_and_field() -> None:
+    with pytest.raises(RecordError, match=r"record 7: field 'prediction': missing"):
+        require_field({"id": "x"}, "prediction", 7)
+    with pytest.raises(RecordError, match=r"record 0: field 'prompt': expected int, got str"):
+        require_field({"prompt": "1"}, "prompt", 0, int)
+    assert require_field({"prompt": 2}, "prompt", 0, int) == 2
