@@ -108,7 +108,7 @@ def default_nltk_data_dir() -> Path:
 
 
 def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN_WORDNET_DIR) -> Path:
-    """Copy WordNet's files from ``source`` into ``<target>/corpora/wordnet`` (idempotent); return that folder."""
+    """Copy WordNet's files from ``source`` to ``<target>/corpora/wordnet`` (idempotent); return that."""
     target = Path(target) if target is not None else default_nltk_data_dir()
     source = Path(source)
     destination = target / "corpora" / "wordnet"
