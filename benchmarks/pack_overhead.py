@@ -1,0 +1,134 @@
+"""What the pack adds to the host's start-up: `--tasks list`, and loading one task.
+
+Both are measured as ratios against the host alone, in one run, alternating fresh subprocesses so that
+machine noise hits both sides alike; each figure is the median of several pairs.
+
+- list_ratio: `python -m lmms_eval_tasks --tasks list` (host + pack tasks) over `python -m lmms_eval --tasks list`.
+- load_ratio: building a TaskManager and loading the pack's first `*_sample` task (its hooks, YAML
+  templates and bundled data) over building a host-only TaskManager and loading a plain YAML task that
+  reads the same bundled data file with no pack code (the cost any local task has).
+Target (issue 2): both ratios below 1.10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.task_index import _load_yaml, pack_tasks, sample_tasks
+
+ENVIRONMENT = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+LOAD_SCRIPT = """
+import sys, time, json
+started = time.perf_counter()
+from lmms_eval.tasks import TaskManager, get_task_dict
+imported = time.perf_counter()
+include, task, use_pack = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+if use_pack:
+    from lmms_eval_tasks.launcher import install_pack_tasks
+    install_pack_tasks()
+manager = TaskManager("ERROR", include_path=include or None)
+tasks = get_task_dict([task], manager)
+finished = time.perf_counter()
+print(json.dumps({"seconds": finished - imported}))
+"""
+
+
+def timed(command: list[str]) -> float:
+    """Wall time of one subprocess run; raises if it fails."""
+    started = time.perf_counter()
+    completed = subprocess.run(command, capture_output=True, text=True, env=ENVIRONMENT, check=False)
+    elapsed = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise RuntimeError(f"{command} failed:\n{completed.stderr[-2000:]}")
+    return elapsed
+
+
+def load_seconds(include: str, task: str, use_pack: bool) -> float:
+    """Seconds spent (after importing the host) indexing tasks and loading ``task`` in a fresh process."""
+    completed = subprocess.run(
+        [sys.executable, "-c", LOAD_SCRIPT, include, task, "1" if use_pack else "0"],
+        capture_output=True, text=True, env=ENVIRONMENT, check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"loading {task} failed:\n{completed.stderr[-2000:]}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def first_sample_leaf_task() -> tuple[str, dict]:
+    """A leaf `*_sample` task (not a group) and its resolved YAML config."""
+    by_name = {entry.name: entry for entry in pack_tasks()}
+    for name in sample_tasks():
+        entry = by_name[name]
+        config = _load_yaml((TASKS_DIR / entry.path).resolve())
+        while entry.kind == "group":
+            member = config["task"][0]
+            member = member if isinstance(member, str) else member.get("task")
+            entry = by_name[member]
+            config = _load_yaml((TASKS_DIR / entry.path).resolve())
+        return entry.name, {**config, "_folder": str((TASKS_DIR / entry.path).parent)}
+    raise SystemExit("no *_sample task in the pack")
+
+
+def write_plain_task(folder: Path, config: dict) -> str:
+    """A host-only YAML task reading the same bundled data file with built-in settings only."""
+    data_files = config["dataset_kwargs"]["data_files"]
+    split = next(iter(data_files)) if isinstance(data_files, dict) else "train"
+    files = data_files[split] if isinstance(data_files, dict) else data_files
+    files = [files] if isinstance(files, str) else list(files)
+    absolute = [str((Path(config["_folder"]) / path).resolve()) for path in files]
+    name = "pack_overhead_plain_reference"
+    (folder / f"{name}.yaml").write_text(
+        "\n".join([
+            f"task: {name}",
+            f"dataset_path: {config['dataset_path']}",
+            "dataset_kwargs:",
+            "  data_files:",
+            f"    {split}: {json.dumps(absolute)}",
+            f"test_split: {split}",
+            "output_type: generate_until",
+            "doc_to_text: \"{{question}}\"",
+            "doc_to_target: \"{{question}}\"",
+            "metric_list:",
+            "  - metric: exact_match",
+        ]) + "\n",
+        encoding="utf-8",
+    )
+    return name
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pairs", type=int, default=3, help="alternating host/pack runs per figure")
+    args = parser.parse_args()
+
+    list_host, list_pack = [], []
+    for _ in range(args.pairs):
+        list_host.append(timed([sys.executable, "-m", "lmms_eval", "--tasks", "list"]))
+        list_pack.append(timed([sys.executable, "-m", "lmms_eval_tasks", "--tasks", "list"]))
+    task, config = first_sample_leaf_task()
+    load_host, load_pack = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        plain = write_plain_task(Path(folder), config)
+        for _ in range(args.pairs):
+            load_host.append(load_seconds(folder, plain, use_pack=False))
+            load_pack.append(load_seconds("", task, use_pack=True))
+    list_ratio = statistics.median(list_pack) / statistics.median(list_host)
+    load_ratio = statistics.median(load_pack) / statistics.median(load_host)
+    print(f"--tasks list: host {statistics.median(list_host):.2f} s, with pack {statistics.median(list_pack):.2f} s")
+    print(f"load {task}: host-only plain task {statistics.median(load_host):.2f} s, "
+          f"pack task {statistics.median(load_pack):.2f} s")
+    print(f"RESULT list_ratio={list_ratio:.3f} load_ratio={load_ratio:.3f}")
+
+
+if __name__ == "__main__":
+    main()
