@@ -649,16 +649,30 @@ def _reply_texts(replies: list[list[Any]]) -> tuple[list[list[str | None]], list
     )
 
 
-def _resolve_judge(judge: Any, judge_model: str | None = None):
-    from lmms_eval_tasks.judges import get_judge
+class _JudgeSource:
+    """Creates the judge on first use (never when everything is supplied); closes what it created."""
 
-    if judge is None or isinstance(judge, str):
-        kind = None if judge in (None, "auto") else judge
-        return get_judge(kind, model=judge_model, task="hallusionbench")
-    return judge
+    def __init__(self, judge: Any, judge_model: str | None) -> None:
+        self.spec, self.judge_model, self.created = judge, judge_model, None
+
+    def get(self) -> Any:
+        if self.spec is not None and not isinstance(self.spec, str):
+            return self.spec
+        if self.created is None:
+            from lmms_eval_tasks.judges import get_judge
+
+            kind = None if self.spec in (None, "auto") else self.spec
+            self.created = get_judge(kind, model=self.judge_model, task="hallusionbench")
+        return self.created
+
+    def close(self) -> None:
+        if self.created is not None and hasattr(self.created, "close"):
+            self.created.close()
 
 
-def _official_evaluation(records, questions, structure, judge, judge_model, repeats, diagnosis) -> Evaluation:
+def _official_evaluation(
+    records, questions, structure, judge: _JudgeSource, repeats, diagnosis
+) -> Evaluation:
     supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
     supplied_sames = _supplied(records, "judge_same", normalize_same)
     n = len(questions)
@@ -674,7 +688,7 @@ def _official_evaluation(records, questions, structure, judge, judge_model, repe
         repeats = len(verdicts[0])
     else:
         predictions = _predictions(records)
-        judge_object = _resolve_judge(judge, judge_model)
+        judge_object = judge.get()
         repeats = repeats or _default_repeats(judge_object)
         reply_rows = judge_object.judge(
             correctness_requests(records, predictions), repeats=repeats, desc="HallusionBench correctness"
@@ -693,7 +707,7 @@ def _official_evaluation(records, questions, structure, judge, judge_model, repe
     elif diagnosis:
         predictions = _predictions(records)
         if judge_object is None:
-            judge_object = _resolve_judge(judge, judge_model)
+            judge_object = judge.get()
         offsets, requests = consistency_requests(structure, predictions)
         reply_rows = (
             judge_object.judge(requests, repeats=repeats, desc="HallusionBench consistency")
@@ -719,10 +733,12 @@ def _official_evaluation(records, questions, structure, judge, judge_model, repe
 
 
 def _default_repeats(judge_object: Any) -> int:
-    """Three repeats (the paper's protocol) for LLM judges; one for the deterministic rule judge."""
-    if getattr(judge_object, "kind", "") == "rule":
-        return 1
-    return 3
+    """Judge repeats when not given: the env setting if any, else 3 (the paper's protocol), 1 for rules."""
+    from lmms_eval_tasks.judges.config import env_setting
+
+    if env_setting("repeats", "hallusionbench"):
+        return int(judge_object.repeats)
+    return 1 if getattr(judge_object, "kind", "") == "rule" else 3
 
 
 def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -> Evaluation:
@@ -788,7 +804,7 @@ def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -
     )
 
 
-def _vlmevalkit_evaluation(records, judge, judge_model) -> Evaluation:
+def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
     """VLMEvalKit's protocol: image questions only, rule yes/no extraction, LLM (yorn prompt) for unknowns."""
     from lmms_eval_tasks.judges import JudgeRequest, rules
     from lmms_eval_tasks.judges.prompts import render_positional
@@ -812,7 +828,7 @@ def _vlmevalkit_evaluation(records, judge, judge_model) -> Evaluation:
     replies = [[None] for _ in kept]
     errors = [[None] for _ in kept]
     if unknown:
-        judge_object = _resolve_judge(judge, judge_model)
+        judge_object = judge.get()
         requests = [
             JudgeRequest(
                 prompt=render_positional(
@@ -881,11 +897,15 @@ def evaluate(
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
     if not records:
         raise RecordError("-", "<records>", "no records to score")
-    if variant == "vlmevalkit":
-        return _vlmevalkit_evaluation(records, judge, judge_model)
-    questions = parse_questions(records)
-    structure = build_structure(questions)
-    evaluation = _official_evaluation(records, questions, structure, judge, judge_model, repeats, diagnosis)
+    source = _JudgeSource(judge, judge_model)
+    try:
+        if variant == "vlmevalkit":
+            return _vlmevalkit_evaluation(records, source)
+        questions = parse_questions(records)
+        structure = build_structure(questions)
+        evaluation = _official_evaluation(records, questions, structure, source, repeats, diagnosis)
+    finally:
+        source.close()
     if not diagnosis:
         drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
         evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
