@@ -14,12 +14,20 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULT_KINDS = ("rate_limit", "server_error", "timeout", "malformed_json", "empty_choices", "unauthorized",
-               "bad_request", "empty_content")
+FAULT_KINDS = (
+    "rate_limit",
+    "server_error",
+    "timeout",
+    "malformed_json",
+    "empty_choices",
+    "unauthorized",
+    "bad_request",
+    "empty_content",
+)
 TRANSIENT_FAULTS = ("rate_limit", "server_error", "timeout", "malformed_json", "empty_choices")
 
 
@@ -59,8 +67,14 @@ def stable_fraction(text: str) -> float:
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 2**32
 
 
-def fail_first_attempts(share: float, kinds: Sequence[str] = TRANSIENT_FAULTS, *, retry_after: str = "0.2",
-                        sleep: float = 3.0, salt: str = "") -> FaultPlan:
+def fail_first_attempts(
+    share: float,
+    kinds: Sequence[str] = TRANSIENT_FAULTS,
+    *,
+    retry_after: str = "0.2",
+    sleep: float = 3.0,
+    salt: str = "",
+) -> FaultPlan:
     """A fault plan: the first attempt of ``share`` of the prompts fails, cycling through ``kinds``."""
 
     def plan(call: FakeCall) -> Fault | None:
@@ -111,6 +125,8 @@ class FakeOpenAIServer:
         self.faults = faults
         self.model_suffix = model_suffix
         self.calls: list[FakeCall] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._attempts: Counter[str] = Counter()
         self._host, self._port = host, port
@@ -123,7 +139,9 @@ class FakeOpenAIServer:
         handler = _make_handler(self)
         self._server = ThreadingHTTPServer((self._host, self._port), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="fake-openai")
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="fake-openai"
+        )
         self._thread.start()
         return self
 
@@ -167,11 +185,14 @@ class FakeOpenAIServer:
         with self._lock:
             self.calls.clear()
             self._attempts.clear()
+            self.max_in_flight = 0
 
     # -- request handling -------------------------------------------------------------------------------
     def _record(self, body: dict[str, Any], headers: dict[str, str]) -> FakeCall:
         messages = body.get("messages") or []
-        user = [message for message in messages if isinstance(message, dict) and message.get("role") == "user"]
+        user = [
+            message for message in messages if isinstance(message, dict) and message.get("role") == "user"
+        ]
         content = user[-1].get("content", "") if user else ""
         prompt = content if isinstance(content, str) else json.dumps(content)
         with self._lock:
@@ -223,15 +244,23 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._error(400, "request body is not JSON")
                 return
             call = server._record(body, {name.lower(): value for name, value in self.headers.items()})
-            if server.latency:
-                time.sleep(server.latency)
-            fault: Fault | None = getattr(call, "_fault_object", None)
-            if fault is not None:
-                self._fault(call, fault)
-                return
-            prompt_text = call.prompt
-            text = server.reply(prompt_text)
-            self._send(200, json.dumps(_completion(body, text, server.model_suffix, prompt_text)).encode())
+            with server._lock:
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                if server.latency:
+                    time.sleep(server.latency)
+                fault: Fault | None = getattr(call, "_fault_object", None)
+                if fault is not None:
+                    self._fault(call, fault)
+                    return
+                text = server.reply(call.prompt)
+                self._send(
+                    200, json.dumps(_completion(body, text, server.model_suffix, call.prompt)).encode()
+                )
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
 
         def _fault(self, call: FakeCall, fault: Fault) -> None:
             kind = fault.kind
@@ -246,7 +275,9 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(fault.sleep)
                 call.status = 200
                 text = server.reply(call.prompt)
-                self._send(200, json.dumps(_completion(call.body, text, server.model_suffix, call.prompt)).encode())
+                self._send(
+                    200, json.dumps(_completion(call.body, text, server.model_suffix, call.prompt)).encode()
+                )
             elif kind == "malformed_json":
                 self._send(200, b'{"id": "x", "choices": [{"message": {"content": "trunc')
             elif kind == "empty_choices":
@@ -281,3 +312,21 @@ def _completion(body: dict[str, Any], text: str, model_suffix: str, prompt: str)
             "total_tokens": len(prompt.split()) + len(text.split()),
         },
     }
+
+
+def _completion_bytes(call: FakeCall, text: str, model_suffix: str) -> bytes:
+    return json.dumps(_completion(call.body, text, model_suffix, call.prompt)).encode()
+
+
+JUDGE_ENV_PREFIXES = ("OPENAI_", "AZURE_", "LMMS_EVAL_TASKS_JUDGE")
+JUDGE_ENV_NAMES = ("API_TYPE", "API_VERSION", "MODEL_VERSION", "DEPLOYMENT_NAME", "LMMS_EVAL_TASKS_CACHE")
+
+
+def isolate_judge_env(monkeypatch: Any, cache_root: Any) -> None:
+    """Remove every judge-related env var (pytest monkeypatch); point the judge cache at cache_root."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(JUDGE_ENV_PREFIXES) or name in JUDGE_ENV_NAMES:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_CACHE", str(cache_root))

@@ -23,6 +23,8 @@ from lmms_eval_tasks.judges.config import (
     numeric_setting,
     resolve_endpoint,
 )
+from lmms_eval_tasks.judges.prompts import load_prompt, render_positional, render_prompt
+from lmms_eval_tasks.judges.reporting import judge_metadata, repeat_spread, replies_log
 from lmms_eval_tasks.judges.rule_judge import RULE_UNDECIDED, RuleJudge
 
 KINDS = ("auto", "openai", "rule")
@@ -135,5 +137,11 @@ __all__ = [
     "JudgeRequest",
     "RuleJudge",
     "get_judge",
+    "judge_metadata",
+    "load_prompt",
+    "render_positional",
+    "render_prompt",
+    "repeat_spread",
+    "replies_log",
     "rules",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -48,26 +49,37 @@ class _CallFailed(Exception):
 
 
 class _CircuitBreaker:
-    """Stops calling a dead endpoint: after N consecutive failed items with no success, skip the rest."""
+    """Stops calling a dead endpoint: after N consecutive failed items (or 3N failed attempts) with no
+    success in between, the remaining items are marked unjudged without further calls."""
 
     def __init__(self, threshold: int) -> None:
         self.threshold = threshold
         self._lock = threading.Lock()
-        self._consecutive = 0
+        self._failed_items = 0
+        self._failed_attempts = 0
         self.last_error: str | None = None
 
     @property
     def open(self) -> bool:
         with self._lock:
-            return self.threshold > 0 and self._consecutive >= self.threshold
+            return self.threshold > 0 and (
+                self._failed_items >= self.threshold or self._failed_attempts >= 3 * self.threshold
+            )
 
-    def record(self, success: bool, error: str | None = None) -> None:
+    def success(self) -> None:
         with self._lock:
-            if success:
-                self._consecutive = 0
-            else:
-                self._consecutive += 1
-                self.last_error = error
+            self._failed_items = 0
+            self._failed_attempts = 0
+
+    def failed_attempt(self, error: str) -> None:
+        with self._lock:
+            self._failed_attempts += 1
+            self.last_error = error
+
+    def failed_item(self, error: str) -> None:
+        with self._lock:
+            self._failed_items += 1
+            self.last_error = error
 
 
 def _parse_retry_after(headers: Any) -> float | None:
@@ -81,8 +93,11 @@ def _parse_retry_after(headers: Any) -> float | None:
         try:
             seconds = float(value) / divisor
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value) if name == "retry-after" else None
-            if parsed is None:
+            if name != "retry-after":
+                continue
+            try:
+                parsed = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError, IndexError):
                 continue
             seconds = parsed.timestamp() - time.time()
         if seconds != seconds or seconds < 0:  # NaN or in the past
@@ -293,15 +308,18 @@ class OpenAIJudge(Judge):
             if breaker.open:
                 return _Outcome(
                     None,
-                    f"skipped: endpoint failing ({breaker.threshold} consecutive items failed; last error: "
+                    f"skipped: endpoint failing (circuit breaker open after repeated failures; last error: "
                     f"{breaker.last_error})",
                 )
             if attempt > 0:
                 self._count(retries=1)
             try:
                 outcome = self._attempt(messages)
-            except _CallFailed as failure:
+            except Exception as failure:
+                if not isinstance(failure, _CallFailed):  # never let a surprise escape: retry, then unjudged
+                    failure = _CallFailed(f"unexpected error: {type(failure).__name__}: {failure}", True)
                 error = self._clean(str(failure))
+                breaker.failed_attempt(error)
                 if not failure.retryable or attempt == self.max_retries:
                     break
                 time.sleep(self._backoff(attempt, failure.retry_after))
@@ -317,11 +335,11 @@ class OpenAIJudge(Judge):
                 )
             except Exception as cache_error:  # a full disk must not cost the verdict we paid for
                 logger.warning(f"judge cache write failed: {self._clean(str(cache_error))}")
-            breaker.record(success=True)
+            breaker.success()
             return outcome
         attempts = attempt + 1
         message = f"{error} (after {attempts} attempt{'s' if attempts != 1 else ''})"
-        breaker.record(success=False, error=message)
+        breaker.failed_item(message)
         return _Outcome(None, message)
 
     def _attempt(self, messages: list[dict[str, str]]) -> _Outcome:
@@ -347,7 +365,8 @@ class OpenAIJudge(Judge):
             status = error.status_code
             retryable = status in _RETRYABLE_STATUS or status >= 500
             retry_after = _parse_retry_after(error.response.headers) if error.response is not None else None
-            raise _CallFailed(f"HTTP {status}: {error.message}", retryable, retry_after) from None
+            detail = re.sub(r"^Error code: \d+ - ", "", str(error.message))
+            raise _CallFailed(f"HTTP {status}: {detail}", retryable, retry_after) from None
         except openai.APIResponseValidationError as error:
             raise _CallFailed(f"malformed response: {error.message}", retryable=True) from None
         except Exception as error:  # malformed JSON bodies surface as decode errors, among others

@@ -1,0 +1,302 @@
+"""The OpenAI-compatible judge against a local fake server, through the real ``openai`` client."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from fake_openai import (
+    TRANSIENT_FAULTS,
+    FakeOpenAIServer,
+    Fault,
+    always_fail,
+    combine,
+    fail_first_attempts,
+    isolate_judge_env,
+)
+from loguru import logger
+
+from lmms_eval_tasks.judges import JudgeRequest, get_judge, repeat_spread, replies_log
+from lmms_eval_tasks.judges.openai_judge import OpenAIJudge, _parse_retry_after
+
+KEY = "sk-test-judges-0123456789abcdef"
+
+
+def verdict_for(prompt: str) -> str:
+    """The fake judge's reply: unique per prompt, so a borrowed verdict is always detectable."""
+    return "verdict " + hashlib.sha256(prompt.encode()).hexdigest()[:12]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_judge_env(monkeypatch, tmp_path / "cache_root")
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(verdict_for) as running:
+        yield running
+
+
+@pytest.fixture
+def warnings_sink():
+    messages: list[str] = []
+    handler = logger.add(lambda message: messages.append(str(message)), level="WARNING")
+    yield messages
+    logger.remove(handler)
+
+
+def make_judge(server: FakeOpenAIServer, tmp_path: Path, **overrides) -> OpenAIJudge:
+    settings = {"cache_path": tmp_path / "judge.sqlite", "backoff_base": 0.005, "timeout": 2.0}
+    settings.update(overrides)
+    judge = get_judge("openai", base_url=server.base_url, api_key=KEY, **settings)
+    assert isinstance(judge, OpenAIJudge)
+    return judge
+
+
+def requests_for(count: int, tag: str = "item") -> list[JudgeRequest]:
+    return [JudgeRequest(f"{tag} {index}: is the answer right?") for index in range(count)]
+
+
+def test_replies_are_in_request_order_and_sent_with_pinned_deterministic_settings(server, tmp_path):
+    judge = make_judge(server, tmp_path, model="gpt-4o-2024-11-20", max_tokens=77)
+    requests = requests_for(30) + [JudgeRequest("with system", system="You are a strict grader.")]
+    replies = judge.judge(requests)
+    assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests]
+    assert all(
+        len(row) == 1 and row[0].repeat == 0 and not row[0].cached and row[0].error is None for row in replies
+    )
+    bodies = [call.body for call in server.calls]
+    assert {body["model"] for body in bodies} == {"gpt-4o-2024-11-20"}
+    assert {body["temperature"] for body in bodies} == {0.0}
+    assert {body["max_tokens"] for body in bodies} == {77}
+    system_call = next(call for call in server.calls if call.prompt == "with system")
+    assert system_call.messages == [
+        {"role": "system", "content": "You are a strict grader."},
+        {"role": "user", "content": "with system"},
+    ]
+    assert all(call.headers["authorization"] == f"Bearer {KEY}" for call in server.calls)
+
+
+def test_rerun_is_served_from_cache_with_zero_calls(server, tmp_path):
+    requests = requests_for(20)
+    first = make_judge(server, tmp_path).judge(requests)
+    assert server.call_count() == 20
+    server.reset()
+    judge = make_judge(server, tmp_path)  # a new judge object: the cache is on disk
+    second = judge.judge(requests)
+    assert server.call_count() == 0
+    assert [row[0].text for row in second] == [row[0].text for row in first]
+    assert all(row[0].cached for row in second)
+    usage = judge.usage()
+    assert usage["calls"] == 0 and usage["cache_hits"] == 20 and usage["estimated_cost_usd"] == 0.0
+
+
+def test_cache_key_covers_model_prompt_params_and_repeat(server, tmp_path):
+    requests = requests_for(5)
+    make_judge(server, tmp_path, model="judge-a").judge(requests)
+    assert server.call_count() == 5
+    # another judge model never hits judge-a's entries
+    make_judge(server, tmp_path, model="judge-b").judge(requests)
+    assert server.call_count() == 10
+    # another model's predictions (different prompts) never hit these entries either
+    make_judge(server, tmp_path, model="judge-a").judge(requests_for(5, tag="other model"))
+    assert server.call_count() == 15
+    # different generation parameters miss
+    make_judge(server, tmp_path, model="judge-a", max_tokens=5).judge(requests)
+    assert server.call_count() == 20
+    # a different system message misses
+    make_judge(server, tmp_path, model="judge-a").judge([JudgeRequest(requests[0].prompt, system="strict")])
+    assert server.call_count() == 21
+    # and the original setting is still fully cached
+    replies = make_judge(server, tmp_path, model="judge-a").judge(requests)
+    assert server.call_count() == 21 and all(row[0].cached for row in replies)
+
+
+def test_repeats_are_separate_cached_calls_and_spread_helpers(server, tmp_path):
+    judge = make_judge(server, tmp_path, repeats=3)
+    assert judge.repeats == 3 and judge.describe()["repeats"] == 3
+    replies = judge.judge(requests_for(4))
+    assert server.call_count() == 12  # 4 items x 3 repeats
+    assert [[reply.repeat for reply in row] for row in replies] == [[0, 1, 2]] * 4
+    assert Counter(server.prompts()) == Counter({request.prompt: 3 for request in requests_for(4)})
+    # more repeats later: only the new repeat indices are called
+    server.reset()
+    replies = judge.judge(requests_for(4), repeats=5)
+    assert server.call_count() == 8
+    assert [[reply.cached for reply in row] for row in replies] == [[True, True, True, False, False]] * 4
+    log = replies_log(replies[0])
+    assert log["judge_replies"] == [verdict_for(requests_for(4)[0].prompt)] * 5
+    assert log["judge_cached"] == [True, True, True, False, False] and log["judge_unjudged_repeats"] == 0
+    # accuracies 0.5, 0.75, 1.0: mean 0.75, sample variance ((-.25)^2 + 0 + .25^2) / 2 = 0.0625 -> std 0.25
+    assert repeat_spread([0.5, 0.75, 1.0]) == {"n": 3, "mean": 0.75, "std": 0.25, "min": 0.5, "max": 1.0}
+    assert repeat_spread([0.4])["std"] == 0.0
+
+
+def test_thirty_percent_first_attempt_faults_every_item_gets_its_own_verdict_or_unjudged(
+    tmp_path, warnings_sink
+):
+    requests = requests_for(150, tag="faulty")
+    doomed = {requests[index].prompt for index in (3, 50, 97, 120)}
+    plan = combine(
+        always_fail(doomed, "server_error"),
+        fail_first_attempts(0.3, TRANSIENT_FAULTS, retry_after="0.05", sleep=0.6),
+    )
+    with FakeOpenAIServer(verdict_for, faults=plan) as server:
+        judge = make_judge(server, tmp_path, timeout=0.3, max_retries=3, repeats=2)
+        replies = judge.judge(requests, desc="fault test")
+        first_attempt_faults = Counter(call.fault for call in server.calls if call.attempt == 0)
+    # the plan really hit about 30% of first attempts, with every fault kind
+    faulted_first = sum(count for kind, count in first_attempt_faults.items() if kind is not None)
+    assert 0.2 * 150 <= faulted_first - len(doomed) <= 0.4 * 150
+    assert set(TRANSIENT_FAULTS) <= set(first_attempt_faults)
+    for index, (request, row) in enumerate(zip(requests, replies, strict=True)):
+        for repeat, reply in enumerate(row):
+            assert reply.repeat == repeat
+            if request.prompt in doomed:
+                assert reply.text is None, f"item {index} should be unjudged"
+                assert reply.error and "HTTP 500" in reply.error and "after 4 attempts" in reply.error
+            else:
+                assert reply.text == verdict_for(request.prompt), (
+                    f"item {index} repeat {repeat} wrong verdict"
+                )
+                assert reply.error is None
+    usage = judge.usage()
+    assert usage["unjudged"] == 2 * len(doomed)
+    assert usage["retries"] > 0 and usage["replies"] == 300
+    assert any(
+        "8 of 300 judge replies are UNJUDGED" in message and "fault test" in message
+        for message in warnings_sink
+    )
+
+
+def test_retry_after_is_honoured(tmp_path):
+    plan = lambda call: Fault("rate_limit", retry_after="0.7") if call.attempt == 0 else None  # noqa: E731
+    with FakeOpenAIServer(verdict_for, faults=plan) as server:
+        judge = make_judge(server, tmp_path, backoff_base=0.001)
+        replies = judge.judge(requests_for(3))
+        calls = list(server.calls)
+    assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests_for(3)]
+    for request in requests_for(3):
+        attempts = [call for call in calls if call.prompt == request.prompt]
+        assert [call.status for call in attempts] == [429, 200]
+        # the backoff alone would wait ~1 ms; the server asked for 0.7 s
+        assert attempts[1].time - attempts[0].time >= 0.7
+    assert judge.usage()["retries"] == 3
+
+
+def test_parse_retry_after_forms():
+    assert _parse_retry_after({"retry-after": "2"}) == 2.0
+    assert _parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert _parse_retry_after({"retry-after": "10000"}) == 300.0  # clipped
+    assert _parse_retry_after({"retry-after": "soon"}) is None
+    assert _parse_retry_after({}) is None
+    future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
+    assert 25 <= _parse_retry_after({"retry-after": future}) <= 31
+
+
+def test_backoff_grows_exponentially_with_jitter(server, tmp_path):
+    judge = make_judge(server, tmp_path, backoff_base=1.0, backoff_max=10.0)
+    for attempt, ceiling in [(0, 1.0), (1, 2.0), (2, 4.0), (3, 8.0), (6, 10.0)]:
+        delays = [judge._backoff(attempt, None) for _ in range(50)]
+        assert all(ceiling / 2 <= delay <= ceiling for delay in delays)
+        assert len(set(delays)) > 1  # jittered
+    assert judge._backoff(0, 5.0) >= 5.0
+
+
+def test_non_retryable_errors_fail_fast_and_dead_endpoint_trips_the_breaker(tmp_path, warnings_sink):
+    with FakeOpenAIServer(verdict_for, faults=lambda call: Fault("bad_request")) as server:
+        judge = make_judge(server, tmp_path, circuit_breaker=5, concurrency=1)
+        replies = judge.judge(requests_for(12))
+        assert server.call_count() == 5  # one attempt each until 5 items failed in a row, then no calls
+    errors = [row[0].error for row in replies]
+    assert all(error.startswith("HTTP 400") for error in errors[:5])
+    assert all(error.startswith("skipped: endpoint failing") for error in errors[5:])
+    assert judge.usage()["unjudged"] == 12
+    assert any("12 of 12 judge replies are UNJUDGED" in message for message in warnings_sink)
+
+
+def test_connection_refused_ends_quickly(tmp_path):
+    judge = get_judge(
+        "openai",
+        base_url="http://127.0.0.1:9/v1",
+        api_key=KEY,
+        cache_path=tmp_path / "c.sqlite",
+        backoff_base=0.01,
+        circuit_breaker=5,
+    )
+    started = time.perf_counter()
+    replies = judge.judge(requests_for(100))
+    assert time.perf_counter() - started < 10
+    assert all(row[0].text is None for row in replies)
+    assert "Connection refused" in replies[0][0].error or "connection error" in replies[0][0].error
+    assert judge.usage()["calls"] <= 3 * 5 + judge.concurrency
+
+
+def test_concurrency_is_bounded_and_parallel(tmp_path):
+    with FakeOpenAIServer(verdict_for, latency=0.1) as server:
+        judge = make_judge(server, tmp_path, concurrency=4)
+        started = time.perf_counter()
+        replies = judge.judge(requests_for(16))
+        elapsed = time.perf_counter() - started
+        assert server.max_in_flight == 4
+    # 16 calls of 100 ms, 4 at a time: about 0.4 s, far from the 1.6 s of one at a time
+    assert elapsed < 1.2
+    assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests_for(16)]
+
+
+def test_identical_requests_in_one_batch_share_one_call(server, tmp_path):
+    judge = make_judge(server, tmp_path)
+    same = JudgeRequest("identical prompt")
+    replies = judge.judge([same, JudgeRequest("other"), same])
+    assert server.call_count() == 2
+    assert replies[0][0].text == replies[2][0].text == verdict_for("identical prompt")
+
+
+def test_usage_counts_tokens_and_estimates_cost(server, tmp_path):
+    judge = make_judge(server, tmp_path, model="gpt-4o-2024-11-20")
+    judge.judge([JudgeRequest("one two three four"), JudgeRequest("five six")])
+    usage = judge.usage()
+    # fake usage: prompt tokens = words in the prompt (4 + 2), completion = words in "verdict <hash>" (2 + 2)
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (6, 4)
+    # gpt-4o-2024-11-20: $2.50 / 1M input, $10.00 / 1M output -> 6 * 2.5e-6 + 4 * 1e-5 = 5.5e-5
+    assert usage["estimated_cost_usd"] == pytest.approx(0.000055)
+    unknown = make_judge(server, tmp_path, model="my-local-llama")
+    unknown.judge([JudgeRequest("x")])
+    assert unknown.usage()["estimated_cost_usd"] is None
+
+
+def test_served_model_is_recorded(tmp_path):
+    with FakeOpenAIServer(verdict_for, model_suffix="-2024-08-06") as server:
+        judge = make_judge(server, tmp_path, model="gpt-4o")
+        judge.judge(requests_for(2))
+    assert judge.describe()["served_models"] == ["gpt-4o-2024-08-06"]
+
+
+def test_cache_file_is_sqlite_wal_and_stores_only_successes(tmp_path):
+    doomed = {requests_for(4)[1].prompt}
+    with FakeOpenAIServer(verdict_for, faults=always_fail(doomed, "server_error")) as server:
+        judge = make_judge(server, tmp_path, max_retries=1)
+        judge.judge(requests_for(4))
+    connection = sqlite3.connect(tmp_path / "judge.sqlite")
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    rows = connection.execute("SELECT reply FROM replies").fetchall()
+    assert sorted(row[0] for row in rows) == sorted(
+        verdict_for(request.prompt) for request in requests_for(4) if request.prompt not in doomed
+    )
+
+
+def test_bad_requests_raise_before_any_call(server, tmp_path):
+    judge = make_judge(server, tmp_path)
+    with pytest.raises(TypeError, match="request 1: expected JudgeRequest"):
+        judge.judge([JudgeRequest("a"), "b"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="field 'prompt' must be a str"):
+        judge.judge([JudgeRequest(None)])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="repeats must be a positive integer"):
+        judge.judge([JudgeRequest("a")], repeats=0)
+    assert judge.judge([]) == []
+    assert server.call_count() == 0
