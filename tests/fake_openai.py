@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 FAULT_KINDS = (
     "rate_limit",
@@ -44,6 +45,7 @@ class FakeCall:
     attempt: int  # 0 for the first time this prompt (and repeat-free body) was seen, 1 for the second, ...
     fault: str | None = None
     status: int = 200
+    path: str = ""  # request path including the query string (Azure sends ?api-version=...)
 
 
 @dataclass
@@ -235,7 +237,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 - http.server naming
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if not urlsplit(self.path).path.rstrip("/").endswith("/chat/completions"):
                 self._error(404, f"unknown path {self.path}")
                 return
             try:
@@ -244,6 +246,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._error(400, "request body is not JSON")
                 return
             call = server._record(body, {name.lower(): value for name, value in self.headers.items()})
+            call.path = self.path
             with server._lock:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
