@@ -1,0 +1,325 @@
+"""Thin lmms-eval hooks for the HallusionBench tasks: docs, prompt, per-sample records, one scoring per task.
+
+All metric logic lives in ``lmms_eval_tasks.scoring.hallusionbench``. ``process_results`` returns the same
+record for every metric key (the full record under ``aAcc``, a small reference elsewhere, so the samples
+log holds it once); the first aggregation judges and scores the whole task once (``harness.score_once``),
+annotates the records for ``--log_samples`` and writes the pack's report and the leaderboard file.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks import harness
+from lmms_eval_tasks.scoring import hallusionbench as scoring
+
+HF_DATASET = "lmms-lab/HallusionBench"
+SAMPLE_NON_IMAGE = Path(__file__).resolve().parent / "sample" / "non_image.parquet"
+LEADERBOARD_FILE = "HallusionBench_result.json"
+PRIMARY_KEY = "aAcc"
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """How one task is scored: the variant and the judge kind (None: auto, from the environment)."""
+
+    variant: str
+    judge: str | None
+
+
+TASKS: dict[str, TaskSettings] = {
+    "hallusionbench": TaskSettings("official", None),
+    "hallusionbench_offline": TaskSettings("official", "rule"),
+    "hallusionbench_vlmevalkit": TaskSettings("vlmevalkit", None),
+    "hallusionbench_sample": TaskSettings("official", None),
+    "hallusionbench_vlmevalkit_sample": TaskSettings("vlmevalkit", None),
+}
+
+_GROUPS_IN_RESULTS = [name for name in scoring.group_names() if name]
+OFFICIAL_RESULT_KEYS: tuple[str, ...] = (
+    *scoring.HEADLINE_METRICS,
+    *(
+        scoring.metric_key(group, metric)
+        for group in _GROUPS_IN_RESULTS
+        for metric in ("aAcc", "fAcc", "qAcc")
+    ),
+    "unjudged_verdicts",
+    "judge_is_rule_based",
+)
+VLMEVALKIT_RESULT_KEYS: tuple[str, ...] = (
+    *scoring.VLMEVALKIT_METRICS,
+    *(
+        scoring.metric_key(group, metric)
+        for group in _GROUPS_IN_RESULTS
+        for metric in ("aAcc", "fAcc", "qAcc")
+    ),
+    "unjudged_verdicts",
+    "llm_matched",
+    "judge_is_rule_based",
+)
+RESULT_KEYS = {"official": OFFICIAL_RESULT_KEYS, "vlmevalkit": VLMEVALKIT_RESULT_KEYS}
+ALL_RESULT_KEYS: tuple[str, ...] = tuple(dict.fromkeys(OFFICIAL_RESULT_KEYS + VLMEVALKIT_RESULT_KEYS))
+
+
+# ---- documents and prompt ----------------------------------------------------------------------------
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list:
+    """The question's image as RGB, or no visual at all for the VS no-image questions."""
+    image = doc.get("image")
+    return [] if image is None else [image.convert("RGB")]
+
+
+def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+    """The raw official question (pre/post prompts default to empty)."""
+    kwargs = lmms_eval_specific_kwargs or {}
+    return f"{kwargs.get('pre_prompt', '')}{doc['question']}{kwargs.get('post_prompt', '')}"
+
+
+def concatenate_non_image(image_split, non_image_split):
+    """The image split followed by the non_image split (its questions get ``image`` None): all 1129."""
+    from datasets import Dataset, concatenate_datasets
+
+    if any(value == "0" for value in image_split["visual_input"]):
+        logger.info(
+            "HallusionBench: the split already holds no-image questions; not adding the non_image split"
+        )
+        return image_split
+    rows = []
+    for row in non_image_split:
+        row = dict(row)
+        row["image"] = None
+        rows.append({name: row.get(name) for name in image_split.column_names})
+    extra = Dataset.from_list(rows, features=image_split.features)
+    return concatenate_datasets([image_split, extra])
+
+
+def process_docs_full(dataset):
+    """Add the HF ``non_image`` split (178 VS figure_id "0" questions) to the ``image`` split (951)."""
+    from datasets import load_dataset
+
+    return concatenate_non_image(dataset, load_dataset(HF_DATASET, split="non_image"))
+
+
+def process_docs_sample(dataset):
+    """Add the bundled sample's no-image questions to its image questions (the same layout as HF)."""
+    from datasets import load_dataset
+
+    return concatenate_non_image(
+        dataset, load_dataset("parquet", data_files=str(SAMPLE_NON_IMAGE), split="train")
+    )
+
+
+# ---- per-sample records ------------------------------------------------------------------------------
+
+
+class SampleRef:
+    """The record for metric keys other than ``aAcc``: same data, logged as a short pointer, not a copy."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.record = record
+
+    def __str__(self) -> str:
+        return f"see '{PRIMARY_KEY}'"
+
+    def __repr__(self) -> str:
+        return f"SampleRef({PRIMARY_KEY!r})"
+
+
+def make_record(task: str, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    """The official fields of ``doc`` plus the model's answer and the task name."""
+    record = {name: doc.get(name) for name in scoring.OFFICIAL_FIELDS}
+    prediction = results[0] if results else ""
+    record["prediction"] = prediction if isinstance(prediction, str) else str(prediction)
+    record["task"] = task
+    return record
+
+
+def _process(task: str, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    record = make_record(task, doc, results)
+    keys = RESULT_KEYS[TASKS[task].variant]
+    return {key: (record if key == PRIMARY_KEY else SampleRef(record)) for key in keys}
+
+
+def process_results_hallusionbench(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    return _process("hallusionbench", doc, results)
+
+
+def process_results_hallusionbench_offline(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    return _process("hallusionbench_offline", doc, results)
+
+
+def process_results_hallusionbench_vlmevalkit(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    return _process("hallusionbench_vlmevalkit", doc, results)
+
+
+def process_results_hallusionbench_sample(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    return _process("hallusionbench_sample", doc, results)
+
+
+def process_results_hallusionbench_vlmevalkit_sample(
+    doc: dict[str, Any], results: list[Any]
+) -> dict[str, Any]:
+    return _process("hallusionbench_vlmevalkit_sample", doc, results)
+
+
+# ---- scoring once per task ---------------------------------------------------------------------------
+
+
+def _records(items: list[Any]) -> list[dict[str, Any]]:
+    return [item.record if isinstance(item, SampleRef) else item for item in items]
+
+
+def _verdict_words(row: list[str | None]) -> list[str | None]:
+    return [None if verdict is None else scoring.VERDICT_WORDS[verdict] for verdict in row]
+
+
+def _annotate(records: list[dict[str, Any]], evaluation: scoring.Evaluation, judge_name: str) -> None:
+    """Add verdicts, correctness, consistency and diagnosis per repeat to each record (for --log_samples)."""
+    if evaluation.variant == "vlmevalkit":
+        kept = [record for record in records if str(record.get("visual_input")) != "0"]
+        replies = evaluation.replies.get("yes_no_match", [[None]] * len(kept))
+        for offset, record in enumerate(kept):
+            record["judge"] = judge_name
+            record["extracted_answer"] = evaluation.extracted[offset]
+            record["yes_no_match_reply"] = replies[offset][0]
+            record["correct"] = evaluation.correct[offset]
+        return
+    correctness = evaluation.replies.get("correctness")
+    consistency = evaluation.replies.get("consistency")
+    for offset, record in enumerate(records):
+        record["judge"] = judge_name
+        record["judge_verdicts"] = _verdict_words(evaluation.verdicts[offset])
+        record["correct"] = evaluation.correct[offset]
+        same = evaluation.sames[offset]
+        record["consistency_same"] = None if all(flag is None for flag in same) else same
+        record["diagnosis"] = [
+            None if found is None else scoring.DIAGNOSIS_NAMES[found]
+            for found in evaluation.diagnosis[offset]
+        ]
+        if correctness is not None:
+            record["judge_replies"] = correctness[offset]
+            record["judge_errors"] = evaluation.errors["correctness"][offset]
+        if consistency is not None:
+            record["consistency_replies"] = consistency[offset]
+
+
+def _unjudged_list(records: list[dict[str, Any]], evaluation: scoring.Evaluation) -> list[dict[str, Any]]:
+    entries = []
+    for kind, rows in evaluation.replies.items():
+        errors = evaluation.errors.get(kind, [])
+        for offset, row in enumerate(rows):
+            for repeat, text in enumerate(row):
+                error = errors[offset][repeat] if offset < len(errors) else None
+                if text is None and error is not None:
+                    entries.append(
+                        {
+                            "kind": kind,
+                            "record": offset,
+                            "repeat": repeat,
+                            "error": error,
+                            "question_key": [
+                                records[offset].get(name)
+                                for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
+                            ],
+                        }
+                    )
+    return entries
+
+
+def leaderboard_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The official JSON rows (11 fields, official key order) plus ``model_prediction``."""
+    return [
+        {
+            **{name: record.get(name) for name in scoring.OFFICIAL_FIELDS},
+            "model_prediction": record.get("prediction", ""),
+        }
+        for record in records
+    ]
+
+
+def _write_outputs(
+    args: Any, task: str, records: list[dict[str, Any]], evaluation: scoring.Evaluation
+) -> None:
+    samples = [{key: value for key, value in record.items() if key != "task"} for record in records]
+    report = {
+        "task": task,
+        "variant": evaluation.variant,
+        "metadata": harness.run_metadata(
+            judge=evaluation.judge, judge_usage=evaluation.judge_usage, repeats=evaluation.repeats
+        ),
+        "metrics": evaluation.metrics,
+        "spread": evaluation.spread,
+        "per_repeat": evaluation.per_repeat,
+        "counts": evaluation.counts,
+        "unjudged": _unjudged_list(records, evaluation),
+        "units": "percent, except pct_diff and fp_ratio (fractions)",
+    }
+    report_path = harness.write_report(args, task, report, samples)
+    if report_path is None:
+        return
+    leaderboard = report_path.parent / task / LEADERBOARD_FILE
+    leaderboard.parent.mkdir(parents=True, exist_ok=True)
+    leaderboard.write_text(
+        json.dumps(leaderboard_rows(records), indent=2, ensure_ascii=False), encoding="utf-8"
+    )
+    logger.info(f"HallusionBench ({task}): report {report_path}, leaderboard file {leaderboard}")
+
+
+def score_task(records: list[dict[str, Any]], args: Any = None) -> dict[str, Any]:
+    """Judge and score one task's records; annotate them; write the report. Returns the metric values."""
+    task = records[0].get("task") if records else None
+    if task not in TASKS:
+        raise ValueError(f"HallusionBench records carry an unknown task name {task!r}")
+    settings = TASKS[task]
+    evaluation = scoring.evaluate(records, variant=settings.variant, judge=settings.judge)
+    judge_name = evaluation.judge.get("model", "?")
+    _annotate(records, evaluation, judge_name)
+    _write_outputs(args, task, records, evaluation)
+    values: dict[str, Any] = dict(evaluation.metrics)
+    values["unjudged_verdicts"] = evaluation.counts["unjudged_verdicts"]
+    values["llm_matched"] = evaluation.counts.get("llm_matched", 0)
+    values["judge_is_rule_based"] = 1 if evaluation.judge.get("kind") == "rule" else 0
+    kind = evaluation.judge.get("kind")
+    logger.info(
+        f"HallusionBench ({task}): judged by {kind} / {judge_name}, {evaluation.repeats} repeat(s); "
+        f"aAcc={values.get('aAcc')}, fAcc={values.get('fAcc')}, qAcc={values.get('qAcc')}"
+    )
+    return values
+
+
+def _aggregate(items: list[Any], key: str, args: Any) -> float:
+    records = _records(items)
+    task = records[0].get("task") if records else "hallusionbench"
+    values = harness.score_once(f"hallusionbench:{task}", records, lambda rows: score_task(rows, args))
+    value = values.get(key)
+    return float("nan") if value is None else float(value)
+
+
+def _make_aggregation(key: str):
+    def aggregation(items: list[Any], args: Any = None) -> float:
+        return _aggregate(items, key, args)
+
+    aggregation.__name__ = f"aggregate_{key}"
+    aggregation.__doc__ = f"HallusionBench {key} (NaN when undefined, e.g. no judged question)."
+    return aggregation
+
+
+for _key in ALL_RESULT_KEYS:
+    globals()[f"aggregate_{_key}"] = _make_aggregation(_key)
+
+
+# ---- baseline model support --------------------------------------------------------------------------
+
+
+def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
+    """The random-guess baseline's answer: "Yes" or "No" with equal probability."""
+    return rng.choice(("Yes", "No"))
