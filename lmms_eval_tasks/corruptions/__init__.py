@@ -1,0 +1,63 @@
+"""Image corruptions: the pack's own deterministic, fast engine on NumPy, SciPy and OpenCV.
+
+``corrupt(image, name, severity, seed=..., profile="vrb")`` corrupts one image. Profiles: ``vrb`` (the
+VRB paper's official generator, its quirks included) and ``imagenet_c`` (Hendrycks & Dietterich as in
+the ``imagecorruptions`` package). ``CorruptionSpec``/``corrupt_visual`` apply a corruption lazily in
+harness hooks; ``materialize`` writes a corrupted copy of a Hugging Face dataset; ``contact_sheet``
+draws one image under every corruption. See docs/corruptions.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval_tasks.corruptions.engine import MIN_SIDE, as_rgb_uint8, corrupt, corruption_names
+from lmms_eval_tasks.corruptions.tables import (
+    CATEGORIES,
+    IMAGENET_C_CORRUPTIONS,
+    PROFILES,
+    SEVERITY_INDEPENDENT,
+    SEVERITY_TABLES,
+    VRB_PAPER_CORRUPTIONS,
+    severity_parameters,
+)
+
+ENGINE_VERSION = "1"
+"""Bumped whenever an algorithm's output changes for the same inputs (part of every cache key and record)."""
+
+_LAZY = {
+    "CorruptionSpec": "lmms_eval_tasks.corruptions.dataset",
+    "corrupt_visual": "lmms_eval_tasks.corruptions.dataset",
+    "image_seed": "lmms_eval_tasks.corruptions.dataset",
+    "materialize": "lmms_eval_tasks.corruptions.dataset",
+    "contact_sheet": "lmms_eval_tasks.corruptions.sheet",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "CATEGORIES",
+    "ENGINE_VERSION",
+    "IMAGENET_C_CORRUPTIONS",
+    "MIN_SIDE",
+    "PROFILES",
+    "SEVERITY_INDEPENDENT",
+    "SEVERITY_TABLES",
+    "VRB_PAPER_CORRUPTIONS",
+    "CorruptionSpec",
+    "as_rgb_uint8",
+    "contact_sheet",
+    "corrupt",
+    "corrupt_visual",
+    "corruption_names",
+    "image_seed",
+    "materialize",
+    "severity_parameters",
+]

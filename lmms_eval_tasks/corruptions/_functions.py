@@ -1,0 +1,496 @@
+"""The corruption algorithms. Each takes an RGB uint8 image, its severity row and a noise source.
+
+They return float images in [0, 255] (the caller quantises them the profile's way: truncation for
+``imagenet_c`` like ``np.uint8``, rounding for ``vrb`` like ``cv2.imwrite``) or final uint8 images.
+Profile differences are keyword arguments; ``engine.py`` binds them into the two registries.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from lmms_eval_tasks.corruptions import _ops
+from lmms_eval_tasks.corruptions._ops import cv2_module
+
+_INV255 = 1.0 / 255.0
+
+
+def _float(image: np.ndarray, noise: Any) -> np.ndarray:
+    return image.astype(getattr(noise, "dtype", np.float32))
+
+
+# ----------------------------------------------------------------------------- noise
+
+
+def gaussian_noise(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
+    """x + N(0, sigma) on [0, 1], clipped."""
+    out = noise.normal(0.0, sigma * 255.0, image.shape)
+    out += image
+    return np.clip(out, 0, 255, out=out)
+
+
+def speckle_noise(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
+    """x + x * N(0, sigma), clipped."""
+    out = noise.normal(0.0, sigma, image.shape)
+    out *= image
+    out += image
+    return np.clip(out, 0, 255, out=out)
+
+
+def impulse_noise(image: np.ndarray, amount: float, noise: Any) -> np.ndarray:
+    """Salt and pepper (scikit-image ``s&p``): each channel value flips with probability ``amount``.
+
+    A flipped value is salt (255) or pepper (0) with equal odds; one uniform draw decides both.
+    """
+    draw = noise.random(image.shape)
+    out = image.copy()
+    out[draw < amount] = 0
+    out[draw < amount * 0.5] = 255
+    return out
+
+
+_GUIDE_BITS = 12
+_AMBIGUOUS = 255
+
+
+@lru_cache(maxsize=8)
+def _poisson_tables(scale: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Inverse-CDF tables for Poisson(v / 255 * scale), v = 0..255, counts capped at ``scale``.
+
+    The unit interval is cut into 2^12 buckets; ``counts[v, bucket]`` is the count for every draw in the
+    bucket, or 255 where a CDF step falls inside it (then ``first[v, bucket]`` is where to start
+    stepping through ``cdf``). ``output[count]`` is the reference's ``uint8(clip(count / c, 0, 1) * 255)``.
+    """
+    lam = (np.arange(256, dtype=np.float64) / 255.0) * scale
+    pmf = np.empty((256, scale), dtype=np.float64)
+    pmf[:, 0] = np.exp(-lam)
+    for count in range(1, scale):
+        pmf[:, count] = pmf[:, count - 1] * lam / count
+    steps = np.cumsum(pmf, axis=1)
+    cdf = np.concatenate([steps, np.full((256, 1), np.inf)], axis=1)
+    size = 1 << _GUIDE_BITS
+    lower = np.arange(size, dtype=np.float64) / size
+    upper = np.arange(1, size + 1, dtype=np.float64) / size
+    first = np.stack([np.searchsorted(row, lower, side="right") for row in steps])
+    last = np.stack([np.searchsorted(row, upper, side="left") for row in steps])
+    counts = np.where(first == last, first, _AMBIGUOUS).astype(np.uint8)
+    output = np.zeros(256, dtype=np.uint8)
+    output[: scale + 1] = (np.clip(np.arange(scale + 1, dtype=np.float64) / float(scale), 0, 1) * 255).astype(np.uint8)
+    return cdf.ravel(), first.astype(np.uint8).ravel(), counts.ravel(), output
+
+
+def shot_noise_imagenet_c(image: np.ndarray, scale: int, noise: Any) -> np.ndarray:
+    """ImageNet-C shot noise ``poisson(x * c) / c``, sampled by table inversion (exact distribution)."""
+    cv2 = cv2_module()
+    cdf, first, counts_table, output = _poisson_tables(int(scale))
+    draw = noise.random(image.shape).ravel()
+    index = image.ravel().astype(np.uint32) << _GUIDE_BITS
+    index |= (draw * np.float32(1 << _GUIDE_BITS)).astype(np.uint32)
+    counts = counts_table[index]
+    pending = np.flatnonzero(counts == _AMBIGUOUS)
+    if pending.size:
+        rows = (index[pending] >> _GUIDE_BITS).astype(np.int64) * (int(scale) + 1)
+        found = first[index[pending]].astype(np.int64)
+        active = np.flatnonzero(draw[pending] >= cdf[rows + found])
+        while active.size:
+            found[active] += 1
+            active = active[draw[pending[active]] >= cdf[rows[active] + found[active]]]
+        counts[pending] = found
+    return cv2.LUT(counts.reshape(image.shape), output)
+
+
+def shot_noise_vrb(image: np.ndarray, lam: float, noise: Any) -> np.ndarray:
+    """VRB's additive shot noise ``clip(x + poisson(lam))``: any count >= 1 saturates the channel value."""
+    draw = noise.random(image.shape)
+    out = image.copy()
+    out[draw < -np.expm1(-lam)] = 255
+    return out
+
+
+# ----------------------------------------------------------------------------- blur
+
+
+def defocus_blur(image: np.ndarray, params: tuple[int, float], noise: Any) -> np.ndarray:
+    """Convolution with an antialiased disk (OpenCV's default reflect-101 border, as the reference)."""
+    cv2 = cv2_module()
+    radius, alias_blur = params
+    out = cv2.filter2D(_float(image, noise), -1, _ops.disk_kernel(int(radius), float(alias_blur)))
+    return np.clip(out, 0, 255, out=out)
+
+
+def gaussian_blur(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
+    """scikit-image ``gaussian(sigma)``: nearest border, truncate 4."""
+    out = _ops.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
+    return np.clip(out, 0, 255, out=out)
+
+
+@lru_cache(maxsize=16)
+def _glass_phases(height: int, width: int, delta: int) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Flat positions to swap, grouped by phase (reverse raster order inside a 2 delta grid cell)."""
+    step = 2 * delta
+    first, last_row, last_col = delta + 1, height - delta, width - delta
+    groups = []
+    for phase_row in reversed(range(step)):
+        rows = np.arange(first + phase_row, last_row + 1, step)
+        for phase_col in reversed(range(step)):
+            cols = np.arange(first + phase_col, last_col + 1, step)
+            groups.append((rows[:, None] * width + cols[None, :]).ravel())
+    bounds = tuple(np.cumsum([0] + [group.size for group in groups]).tolist())
+    positions = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
+    positions.setflags(write=False)
+    return positions, bounds
+
+
+def _glass_shuffle(height: int, width: int, delta: int, iterations: int, noise: Any) -> np.ndarray:
+    """Local pixel shuffle of ImageNet-C glass blur, vectorised; returns the source index per position.
+
+    The reference swaps each pixel (h, w), h in (delta, height - delta], with (h + dy, w + dx),
+    dy, dx uniform in [-delta, delta), one pixel at a time in reverse raster order. Here positions are
+    split into (2 delta)^2 phases on a grid of step 2 delta whose swap windows are disjoint, so each
+    phase is one vectorised set of swaps; phases run in reverse raster order inside the grid cell.
+    Every position is still swapped once per iteration with the same offset distribution, and pixels
+    moved towards not-yet-processed positions can move again, as in the reference.
+    """
+    flat = np.arange(height * width, dtype=np.int64)
+    if height - delta < delta + 1 or width - delta < delta + 1:
+        return flat
+    positions, bounds = _glass_phases(height, width, delta)
+    for _ in range(iterations):
+        shift_rows = noise.integers(-delta, delta, (height, width)).ravel()
+        shift_cols = noise.integers(-delta, delta, (height, width)).ravel()
+        partners = positions + shift_rows[positions].astype(np.int64) * width + shift_cols[positions]
+        for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+            here = positions[start:stop]
+            there = partners[start:stop]
+            moved = flat[there]
+            flat[there] = flat[here]
+            flat[here] = moved
+    return flat
+
+
+def glass_blur(image: np.ndarray, params: tuple[float, int, int], noise: Any) -> np.ndarray:
+    """Gaussian blur, local pixel shuffle, Gaussian blur (ImageNet-C glass blur)."""
+    sigma, delta, iterations = params
+    height, width = image.shape[:2]
+    blurred = _ops.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
+    blurred = np.clip(blurred, 0, 255, out=blurred).astype(np.uint8)
+    source = _glass_shuffle(height, width, int(delta), int(iterations), noise)
+    shuffled = blurred.reshape(-1, 3)[source].reshape(image.shape)
+    out = _ops.gaussian_filter(_float(shuffled, noise), float(sigma), mode="nearest", truncate=4.0)
+    return np.clip(out, 0, 255, out=out)
+
+
+def motion_blur(image: np.ndarray, params: tuple[int, float], noise: Any) -> np.ndarray:
+    """Blur along a random direction in [-45, 45] degrees with ImageMagick-style one-sided taps."""
+    radius, sigma = params
+    angle = noise.uniform(-45, 45)
+    taps = _ops.motion_taps(int(radius), float(sigma), angle, image.shape[:2])
+    out = _ops.motion_blur(_float(image, noise), taps)
+    return np.clip(out, 0, 255, out=out)
+
+
+def zoom_blur(image: np.ndarray, params: tuple[float, float, float], noise: Any, *, trim: str) -> np.ndarray:
+    """Average of the image and its centre zooms by the factors ``numpy.arange(*params)``."""
+    cv2 = cv2_module()
+    factors = np.arange(*params)
+    height, width = image.shape[:2]
+    source = _float(image, noise)
+    total = source.copy()
+    for factor in factors:
+        cv2.accumulate(_ops.zoom_layer(source, float(factor), (height, width), trim), total)
+    total *= 1.0 / (len(factors) + 1)
+    return np.clip(total, 0, 255, out=total)
+
+
+# ----------------------------------------------------------------------------- weather
+
+
+def snow(image: np.ndarray, params: tuple, noise: Any, *, trim: str, quantize_layer: bool) -> np.ndarray:
+    """ImageNet-C snow: zoomed thresholded noise, motion blurred, added twice (flipped) to a paled image.
+
+    ``trim="top_left"`` blurs the whole zoomed layer and keeps its top-left corner (imagecorruptions);
+    ``"center"`` cuts the centre first (VRB). ``quantize_layer`` truncates the layer to 8 bits before
+    the blur, as VRB's round trip through a PNG for ImageMagick does.
+    """
+    mean, std, zoom, threshold, radius, sigma, blend = params
+    height, width = image.shape[:2]
+    layer = noise.normal(mean, std, (height, width))
+    layer_shape = _ops.zoomed_shape((height, width), float(zoom)) if trim == "top_left" else (height, width)
+    layer = _ops.zoom_layer(layer, float(zoom), layer_shape, trim)
+    layer[layer < threshold] = 0
+    layer = np.clip(layer, 0, 1, out=layer)
+    angle = noise.uniform(-135, -45)
+    if quantize_layer:
+        layer = (layer * 255).astype(np.uint8).astype(layer.dtype) * _INV255
+    taps = _ops.motion_taps(int(radius), float(sigma), angle, layer.shape)
+    layer = _ops.motion_blur(layer, taps)
+    layer = (np.round(layer * 255) * _INV255).astype(layer.dtype)[:height, :width]
+    pixels = image.astype(np.float32) * np.float32(_INV255)
+    lifted = _ops.rgb_to_gray(pixels)[..., None] * np.float32(1.5) + np.float32(0.5)
+    pixels = blend * pixels + (1 - blend) * np.maximum(pixels, lifted)
+    out = pixels + (layer + np.rot90(layer, k=2))[..., None]
+    return np.clip(out, 0, 1) * 255
+
+
+def fog(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarray:
+    """Plasma-fractal fog added to the image, then rescaled by max / (max + strength)."""
+    strength, decay = params
+    height, width = image.shape[:2]
+    map_size = _ops.next_power_of_two(max(height, width, 3))
+    pixels = _float(image, noise) * _INV255
+    peak = pixels.max()
+    pixels += strength * _ops.plasma_fractal(map_size, float(decay), noise)[:height, :width][..., None]
+    return np.clip(pixels * (peak / (peak + strength)), 0, 1) * 255
+
+
+def frost_texture(height: int, width: int, noise: Any) -> np.ndarray:
+    """A procedural frost texture (float RGB in [0, 255]) standing in for ImageNet-C's frost photos.
+
+    Multi-octave value noise gives the hazy ice sheet; sparse seeds smeared along three directions
+    60 degrees apart give six-armed crystal needles; a cool grey-blue to white ramp colours it. Feature
+    sizes are in pixels (like the photos, cropped at native resolution) and every draw comes from
+    ``noise``, so the texture is fixed by the seed.
+    """
+    cv2 = cv2_module()
+    sheet = np.zeros((height, width), dtype=np.float32)
+    total_weight = 0.0
+    for cell in (96, 48, 24, 12, 6, 3):
+        grid_rows, grid_cols = height // cell + 3, width // cell + 3
+        grid = noise.random((grid_rows, grid_cols)).astype(np.float32)
+        big = cv2.resize(grid, (grid_cols * cell, grid_rows * cell), interpolation=cv2.INTER_CUBIC)
+        top = int(noise.integers(0, cell, (1,))[0])
+        left = int(noise.integers(0, cell, (1,))[0])
+        weight = cell**0.6
+        sheet += weight * big[top:top + height, left:left + width]
+        total_weight += weight
+    sheet /= total_weight
+    sheet = (sheet - sheet.mean()) / (sheet.std() + 1e-6)
+
+    seeds = noise.random((height, width)).astype(np.float32)
+    seeds = np.where(seeds < 0.012, seeds * (1.0 / 0.012), 0).astype(np.float32)
+    base_angle = float(noise.uniform(0, 60))
+    star = np.zeros((17, 17), dtype=np.float32)
+    for arm in range(3):
+        arm_kernel = np.zeros((17, 17), dtype=np.float32)
+        angle = np.deg2rad(base_angle + 60 * arm)
+        dx, dy = 8 * np.cos(angle), 8 * np.sin(angle)
+        cv2.line(arm_kernel, (int(round(8 - dx)), int(round(8 - dy))), (int(round(8 + dx)), int(round(8 + dy))), 1.0)
+        star += arm_kernel
+    star = cv2.GaussianBlur(star, (3, 3), 0.6)
+    crystals = cv2.filter2D(seeds, -1, star, borderType=cv2.BORDER_REFLECT)
+    crystals = np.clip(crystals * np.float32(0.45), 0, 1)
+
+    level = np.clip(0.5 + 0.17 * sheet + 0.45 * crystals, 0, 1)
+    dark = (52.0, 78.0, 95.0)
+    light = (238.0, 244.0, 250.0)
+    return cv2.merge([level * np.float32(high - low) + np.float32(low) for low, high in zip(dark, light, strict=True)])
+
+
+def frost(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarray:
+    """``clip(a * x + b * frost)`` with a procedural frost texture (see ``frost_texture``)."""
+    image_weight, frost_weight = params
+    height, width = image.shape[:2]
+    texture = frost_texture(height, width, noise)
+    out = np.float32(image_weight) * image.astype(np.float32) + np.float32(frost_weight) * texture
+    return np.clip(out, 0, 255, out=out)
+
+
+# ----------------------------------------------------------------------------- image attributes
+
+
+def _to_uint8(values: np.ndarray, rounding: str) -> np.ndarray:
+    if rounding == "round":
+        values = np.rint(values)
+    return np.clip(values, 0, 255).astype(np.uint8)
+
+
+@lru_cache(maxsize=16)
+def _brightness_table(add: float, rounding: str) -> np.ndarray:
+    """Output level for (HSV value, channel level): channels scale by new_value / value; black turns grey."""
+    value = np.arange(256, dtype=np.float64)[:, None]
+    level = np.arange(256, dtype=np.float64)[None, :]
+    new_value = np.minimum(value / 255.0 + add, 1.0) * 255.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = np.where(value > 0, level * new_value / np.maximum(value, 1), new_value)
+    table = _to_uint8(scaled, rounding)
+    table.setflags(write=False)
+    return table.ravel()
+
+
+def brightness(image: np.ndarray, add: float, noise: Any, *, rounding: str) -> np.ndarray:
+    """HSV value + c (hue and saturation kept), as a table over (value, channel level)."""
+    cv2 = cv2_module()
+    red, green, blue = cv2.split(image)
+    value = cv2.max(cv2.max(red, green), blue)
+    index = image.astype(np.uint16)
+    index |= (value.astype(np.uint16) << 8)[..., None]
+    return _brightness_table(float(add), rounding)[index]
+
+
+def contrast(image: np.ndarray, factor: float, noise: Any, *, rounding: str) -> np.ndarray:
+    """``(x - mean) * c + mean`` per channel, as a per-channel lookup table (the mean is per image)."""
+    cv2 = cv2_module()
+    means = np.asarray(cv2.mean(image)[:3], dtype=np.float64) * _INV255
+    levels = np.arange(256, dtype=np.float64)[:, None] * _INV255
+    table = _to_uint8(np.clip((levels - means) * factor + means, 0, 1) * 255, rounding)
+    return cv2.LUT(image, np.ascontiguousarray(table.reshape(1, 256, 3)))
+
+
+def saturate(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarray:
+    """HSV saturation ``S * c0 + c1`` (clipped to [0, 1]), hue and value kept.
+
+    With value V, minimum m and delta = V - m, a channel x becomes V - (V - x) * S' / S; grey pixels
+    (delta 0) have hue 0 (red) in scikit-image's convention, so a positive c1 tints them red.
+    """
+    cv2 = cv2_module()
+    factor, offset = params
+    dtype = getattr(noise, "dtype", np.float32)
+    red, green, blue = cv2.split(image)
+    value = cv2.max(cv2.max(red, green), blue).astype(dtype)
+    delta = value - cv2.min(cv2.min(red, green), blue).astype(dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        saturation = delta / value
+        new_saturation = np.clip(saturation * dtype(factor) + dtype(offset), 0, 1)
+        ratio = np.where(delta > 0, new_saturation / saturation, 0).astype(dtype)
+    value = value[..., None]
+    out = value - (value - image.astype(dtype)) * ratio[..., None]
+    if offset > 0:
+        grey = delta <= 0
+        out[grey, 1:] = (value[grey] * (1 - min(float(offset), 1.0))).astype(dtype)
+    return np.clip(out, 0, 255, out=out)
+
+
+# ----------------------------------------------------------------------------- physical
+
+
+def elastic_imagenet_c(image: np.ndarray, alpha: float, noise: Any) -> np.ndarray:
+    """imagecorruptions 1.1.2 elastic: smoothed uniform displacements scaled to the image size."""
+    cv2 = cv2_module()
+    height, width = image.shape[:2]
+    sigma = (height * 0.01, width * 0.01)
+    max_shift = height * 0.005
+    shift_cols = _ops.gaussian_filter(noise.uniform(-max_shift, max_shift, (height, width)), sigma,
+                                      mode="reflect", truncate=3) * alpha
+    shift_rows = _ops.gaussian_filter(noise.uniform(-max_shift, max_shift, (height, width)), sigma,
+                                      mode="reflect", truncate=3) * alpha
+    return _displace(cv2, image.astype(np.float32), shift_rows, shift_cols)
+
+
+def _displace(cv2: Any, pixels: np.ndarray, shift_rows: np.ndarray, shift_cols: np.ndarray) -> np.ndarray:
+    height, width = pixels.shape[:2]
+    cols, rows = np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32))
+    map_cols = (cols + shift_cols).astype(np.float32)
+    map_rows = (rows + shift_rows).astype(np.float32)
+    out = cv2.remap(pixels, map_cols, map_rows, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return np.clip(out, 0, 255, out=out)
+
+
+def elastic_vrb(image: np.ndarray, params: tuple[float, float, float], noise: Any) -> np.ndarray:
+    """Hendrycks' original elastic: a random affine warp, then smoothed uniform(-1, 1) displacements."""
+    cv2 = cv2_module()
+    alpha, sigma, affine = params
+    height, width = image.shape[:2]
+    centre = np.float32((height, width)) // 2
+    square = min(height, width) // 3
+    points = np.float32([centre + square, [centre[0] + square, centre[1] - square], centre - square])
+    moved = points + np.asarray(noise.uniform(-affine, affine, points.shape), dtype=np.float32)
+    matrix = cv2.getAffineTransform(points, moved)
+    pixels = cv2.warpAffine(image.astype(np.float32), matrix, (width, height), borderMode=cv2.BORDER_REFLECT_101)
+    shift_cols = _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha
+    shift_rows = _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha
+    return _displace(cv2, pixels, shift_rows, shift_cols)
+
+
+def spatter(image: np.ndarray, params: tuple, noise: Any) -> np.ndarray:
+    """ImageNet-C spatter: water drops (mode 0, pale turquoise highlights) or mud (mode 1, brown)."""
+    cv2 = cv2_module()
+    mean, std, sigma, threshold, intensity, mode = params
+    height, width = image.shape[:2]
+    pixels = image.astype(np.float32) * np.float32(_INV255)
+    liquid = noise.normal(mean, std, (height, width))
+    liquid = _ops.gaussian_filter(liquid, float(sigma), mode="nearest", truncate=4.0)
+    liquid[liquid < threshold] = 0
+    if mode == 0:
+        liquid_levels = np.clip(liquid * 255, 0, 255).astype(np.uint8)
+        distance = 255 - cv2.Canny(liquid_levels, 50, 150)
+        distance = cv2.distanceTransform(distance, cv2.DIST_L2, 5)
+        _, distance = cv2.threshold(distance, 20, 20, cv2.THRESH_TRUNC)
+        distance = cv2.blur(distance, (3, 3)).astype(np.uint8)
+        distance = cv2.equalizeHist(distance)
+        emboss = np.array([[-2, -1, 0], [-1, 1, 1], [0, 1, 2]], dtype=np.float32)
+        distance = cv2.filter2D(distance, cv2.CV_8U, emboss)
+        distance = cv2.blur(distance, (3, 3)).astype(np.float32)
+        mask = liquid_levels.astype(np.float32) * distance
+        peak = float(mask.max())
+        mask = mask * np.float32(intensity / peak) if peak > 0 else np.zeros_like(mask)
+        colour = np.array([175, 238, 238], dtype=np.float32) * np.float32(_INV255)
+        out = pixels + mask[..., None] * colour
+    else:
+        mask = (liquid > threshold).astype(np.float32)
+        mask = _ops.gaussian_filter(mask, float(intensity), mode="nearest", truncate=4.0)
+        mask[mask < 0.8] = 0
+        colour = np.array([63, 42, 20], dtype=np.float32) * np.float32(_INV255)
+        out = pixels * (1 - mask[..., None]) + mask[..., None] * colour
+    return np.clip(out, 0, 1) * 255
+
+
+# ----------------------------------------------------------------------------- digital
+
+
+def pixelate_imagenet_c(image: np.ndarray, factor: float, noise: Any) -> np.ndarray:
+    """PIL box downscale by ``factor``, nearest-neighbour upscale back to the input size."""
+    from PIL import Image
+
+    height, width = image.shape[:2]
+    small = Image.fromarray(image).resize((max(1, int(width * factor)), max(1, int(height * factor))), Image.BOX)
+    return np.asarray(small.resize((width, height), Image.NEAREST))
+
+
+def pixelate_vrb(image: np.ndarray, factor: float, noise: Any) -> np.ndarray:
+    """VRB's pixelate: only the OpenCV area downscale, so the output is smaller than the input."""
+    cv2 = cv2_module()
+    height, width = image.shape[:2]
+    return cv2.resize(image, (max(1, int(width * factor)), max(1, int(height * factor))),
+                      interpolation=cv2.INTER_AREA)
+
+
+def jpeg_imagenet_c(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
+    """PIL JPEG round trip at ``quality``, in memory."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, "JPEG", quality=int(quality))
+    buffer.seek(0)
+    return np.asarray(Image.open(buffer).convert("RGB"))
+
+
+def jpeg_vrb(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
+    """OpenCV JPEG encode at ``quality`` (as the official ``cv2.imwrite``), decoded in memory."""
+    cv2 = cv2_module()
+    ok, encoded = cv2.imencode(".jpg", cv2.cvtColor(image, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise RuntimeError("OpenCV failed to encode the image as JPEG")
+    return cv2.cvtColor(cv2.imdecode(encoded, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+
+
+# ----------------------------------------------------------------------------- colour (severity-independent)
+
+
+def grayscale(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
+    """OpenCV BT.601 grey, repeated on three channels."""
+    cv2 = cv2_module()
+    return cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
+
+
+def grayscale_inverse(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
+    """255 - grey, repeated on three channels."""
+    return 255 - grayscale(image, None, noise)
+
+
+def color_inversion(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
+    """255 - x per channel."""
+    return 255 - image

@@ -1,0 +1,248 @@
+"""Building blocks shared by the profiles: noise source, filters, zooms, motion blur, HSV edits, textures.
+
+Everything works on float32 (or float64 when a test feeds float64 reference noise) with OpenCV kernels;
+OpenCV and SciPy are imported lazily so that importing the package stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+
+def cv2_module() -> Any:
+    """OpenCV, imported on first use (it is heavy)."""
+    import cv2
+
+    return cv2
+
+
+class FastNoise:
+    """Random draws for the corruptions from a seeded ``numpy.random.Generator`` (float32 for speed).
+
+    The corruption code calls only ``normal``, ``uniform``, ``random`` and ``integers``; tests swap in an
+    object with the same methods over ``numpy.random.RandomState`` to replay the reference package's draws.
+    """
+
+    dtype = np.float32
+
+    def __init__(self, generator: np.random.Generator) -> None:
+        self.generator = generator
+
+    def normal(self, loc: float, scale: float, size: tuple[int, ...]) -> np.ndarray:
+        values = self.generator.standard_normal(size, dtype=np.float32)
+        values *= np.float32(scale)
+        values += np.float32(loc)
+        return values
+
+    def uniform(self, low: float, high: float, size: tuple[int, ...] | None = None) -> Any:
+        if size is None:
+            return float(self.generator.uniform(low, high))
+        values = self.generator.random(size, dtype=np.float32)
+        values *= np.float32(high - low)
+        values += np.float32(low)
+        return values
+
+    def random(self, size: tuple[int, ...]) -> np.ndarray:
+        return self.generator.random(size, dtype=np.float32)
+
+    def integers(self, low: int, high: int, size: tuple[int, ...]) -> np.ndarray:
+        """Integers in [low, high), like ``RandomState.randint``."""
+        dtype = np.int8 if -128 <= low and high <= 128 else np.int32
+        return self.generator.integers(low, high, size=size, dtype=dtype)
+
+
+_BORDERS = {"nearest": "BORDER_REPLICATE", "reflect": "BORDER_REFLECT", "mirror": "BORDER_REFLECT_101",
+            "constant": "BORDER_CONSTANT"}
+_LARGE_RADIUS = 48
+
+
+def gaussian_filter(image: np.ndarray, sigma: float | tuple[float, float], mode: str = "nearest",
+                    truncate: float = 4.0) -> np.ndarray:
+    """Gaussian blur over the two spatial axes with ``scipy.ndimage.gaussian_filter`` semantics.
+
+    ``sigma`` is a scalar or (sigma_rows, sigma_cols); the kernel radius is ``int(truncate * sigma + 0.5)``
+    as in SciPy, the border ``mode`` uses SciPy's names. Large radii on 2-D arrays use matrix products.
+    """
+    cv2 = cv2_module()
+    sigma_rows, sigma_cols = (sigma, sigma) if np.isscalar(sigma) else sigma
+    radius_rows = int(truncate * float(sigma_rows) + 0.5)
+    radius_cols = int(truncate * float(sigma_cols) + 0.5)
+    if max(radius_rows, radius_cols) > _LARGE_RADIUS and image.ndim == 2:
+        return _gaussian_large(image, (float(sigma_rows), float(sigma_cols)), (radius_rows, radius_cols), mode)
+    return cv2.GaussianBlur(image, (2 * radius_cols + 1, 2 * radius_rows + 1), sigmaX=float(sigma_cols),
+                            sigmaY=float(sigma_rows), borderType=getattr(cv2, _BORDERS[mode]))
+
+
+def _gaussian_kernel(sigma: float, radius: int) -> np.ndarray:
+    offsets = np.arange(-radius, radius + 1, dtype=np.float64)
+    kernel = np.exp(-0.5 * (offsets / sigma) ** 2)
+    return kernel / kernel.sum()
+
+
+def _border_index(positions: np.ndarray, length: int, mode: str) -> np.ndarray:
+    """Where SciPy's border ``mode`` reads index ``positions`` (any integer) of an axis of ``length``."""
+    if mode == "nearest":
+        return np.clip(positions, 0, length - 1)
+    if mode == "reflect":  # d c b a | a b c d | d c b a, period 2 * length
+        folded = np.mod(positions, 2 * length)
+        return np.where(folded >= length, 2 * length - 1 - folded, folded)
+    if mode == "mirror":  # d c b | a b c d | c b a, period 2 * length - 2
+        period = max(2 * length - 2, 1)
+        folded = np.mod(positions, period)
+        return np.where(folded >= length, period - folded, folded)
+    raise ValueError(f"unsupported border mode {mode!r}")
+
+
+@lru_cache(maxsize=16)
+def _gaussian_matrix(length: int, sigma: float, radius: int, mode: str) -> np.ndarray:
+    """The axis-``length`` Gaussian filter with its border folded in, as a dense (length x length) matrix."""
+    kernel = _gaussian_kernel(sigma, radius)
+    sources = _border_index(np.arange(length)[:, None] + np.arange(-radius, radius + 1)[None, :], length, mode)
+    targets = np.repeat(np.arange(length), 2 * radius + 1)
+    flat = np.bincount(targets * length + sources.ravel(), weights=np.tile(kernel, length),
+                       minlength=length * length)
+    matrix = flat.reshape(length, length)
+    matrix.setflags(write=False)
+    return matrix
+
+
+def _gaussian_large(image: np.ndarray, sigma: tuple[float, float], radius: tuple[int, int], mode: str) -> np.ndarray:
+    """Separable Gaussian of a large radius on a 2-D array as two matrix products (BLAS beats FFT here)."""
+    rows = _gaussian_matrix(image.shape[0], sigma[0], radius[0], mode).astype(image.dtype, copy=False)
+    cols = _gaussian_matrix(image.shape[1], sigma[1], radius[1], mode).astype(image.dtype, copy=False)
+    return (rows @ image) @ cols.T
+
+
+@lru_cache(maxsize=32)
+def disk_kernel(radius: int, alias_blur: float) -> np.ndarray:
+    """ImageNet-C's defocus kernel: a normalised aliased disk, slightly Gaussian-blurred to antialias."""
+    cv2 = cv2_module()
+    half = 8 if radius <= 8 else radius
+    ksize = (3, 3) if radius <= 8 else (5, 5)
+    offsets = np.arange(-half, half + 1)
+    cols, rows = np.meshgrid(offsets, offsets)
+    aliased = np.asarray(cols**2 + rows**2 <= radius**2, dtype=np.float32)
+    aliased /= np.sum(aliased)
+    kernel = cv2.GaussianBlur(aliased, ksize=ksize, sigmaX=alias_blur)
+    kernel.setflags(write=False)
+    return kernel
+
+
+def zoom_layer(image: np.ndarray, zoom: float, out_shape: tuple[int, int], trim: str) -> np.ndarray:
+    """ImageNet-C's ``clipped_zoom``: crop the centre ``ceil(side / zoom)``, enlarge by ``zoom``, cut out.
+
+    The enlargement follows ``scipy.ndimage.zoom(order=1)`` (corner-aligned grid); ``trim="top_left"``
+    keeps the first rows/columns (imagecorruptions), ``"center"`` the middle (Hendrycks' original).
+    ``out_shape`` is the (rows, cols) kept. Sampling goes through ``cv2.warpAffine`` (1/32 pixel grid).
+    """
+    cv2 = cv2_module()
+    height, width = image.shape[:2]
+    crop_rows = int(np.ceil(height / float(zoom)))
+    crop_cols = int(np.ceil(width / float(zoom)))
+    top = (height - crop_rows) // 2
+    left = (width - crop_cols) // 2
+    zoomed_rows = int(round(crop_rows * zoom))
+    zoomed_cols = int(round(crop_cols * zoom))
+    if trim == "center":
+        first_row = (zoomed_rows - out_shape[0]) // 2
+        first_col = (zoomed_cols - out_shape[1]) // 2
+    else:
+        first_row = first_col = 0
+    step_rows = (crop_rows - 1) / (zoomed_rows - 1) if zoomed_rows > 1 else 0.0
+    step_cols = (crop_cols - 1) / (zoomed_cols - 1) if zoomed_cols > 1 else 0.0
+    matrix = np.array(
+        [[step_cols, 0.0, left + first_col * step_cols], [0.0, step_rows, top + first_row * step_rows]],
+        dtype=np.float64,
+    )
+    return cv2.warpAffine(image, matrix, (out_shape[1], out_shape[0]),
+                          flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+
+
+def zoomed_shape(shape: tuple[int, int], zoom: float) -> tuple[int, int]:
+    """Shape of ``scipy.ndimage.zoom`` applied to the centre crop of ``clipped_zoom``."""
+    return (int(round(int(np.ceil(shape[0] / zoom)) * zoom)), int(round(int(np.ceil(shape[1] / zoom)) * zoom)))
+
+
+def motion_taps(radius: int, sigma: float, angle: float, shape: tuple[int, int]) -> list[tuple[int, int, float]]:
+    """ImageMagick-style motion blur taps ``(row shift, col shift, weight)`` as ImageNet-C computes them.
+
+    Width ``2 * radius + 1``, one-sided Gaussian weights; taps stop where the shift leaves the image
+    (weights are not renormalised then, as in the reference).
+    """
+    width = 2 * radius + 1
+    weights = np.exp(-(np.arange(width, dtype=np.float64) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+    weights /= weights.sum()
+    point_rows = width * np.sin(np.deg2rad(angle))
+    point_cols = width * np.cos(np.deg2rad(angle))
+    hypot = math.hypot(point_rows, point_cols)
+    taps = []
+    for index in range(width):
+        shift_rows = -math.ceil((index * point_rows) / hypot - 0.5)
+        shift_cols = -math.ceil((index * point_cols) / hypot - 0.5)
+        if abs(shift_rows) >= shape[0] or abs(shift_cols) >= shape[1]:
+            break
+        taps.append((shift_rows, shift_cols, float(weights[index])))
+    return taps
+
+
+def motion_blur(image: np.ndarray, taps: list[tuple[int, int, float]]) -> np.ndarray:
+    """Weighted sum of edge-replicated shifts: output(y, x) = sum w * image(clamp(y - dy), clamp(x - dx))."""
+    cv2 = cv2_module()
+    height, width = image.shape[:2]
+    pad_rows = max(abs(tap[0]) for tap in taps)
+    pad_cols = max(abs(tap[1]) for tap in taps)
+    padded = cv2.copyMakeBorder(image, pad_rows, pad_rows, pad_cols, pad_cols, cv2.BORDER_REPLICATE)
+    total = np.zeros(image.shape, dtype=image.dtype)
+    for shift_rows, shift_cols, weight in taps:
+        top = pad_rows - shift_rows
+        left = pad_cols - shift_cols
+        window = padded[top:top + height, left:left + width]
+        total = cv2.scaleAdd(window, weight, total)
+    return total
+
+
+def plasma_fractal(map_size: int, wibble_decay: float, noise: Any) -> np.ndarray:
+    """Diamond-square height map in [0, 1] (ImageNet-C fog); ``map_size`` must be a power of two.
+
+    Draw order matches the reference (squares, then the two diamond sets, per level) so that replaying its
+    noise reproduces its map exactly.
+    """
+    if map_size & (map_size - 1):
+        raise ValueError(f"plasma map size must be a power of two, got {map_size}")
+    heights = np.empty((map_size, map_size), dtype=getattr(noise, "dtype", np.float32))
+    heights[0, 0] = 0
+    step = map_size
+    wibble = 100.0
+
+    def wibbled_mean(total: np.ndarray) -> np.ndarray:
+        return total / 4 + wibble * noise.uniform(-wibble, wibble, total.shape)
+
+    while step >= 2:
+        half = step // 2
+        corners = heights[0:map_size:step, 0:map_size:step]
+        square_sum = corners + np.roll(corners, shift=-1, axis=0)
+        square_sum += np.roll(square_sum, shift=-1, axis=1)
+        heights[half:map_size:step, half:map_size:step] = wibbled_mean(square_sum)
+        centres = heights[half:map_size:step, half:map_size:step]
+        corners = heights[0:map_size:step, 0:map_size:step]
+        left_sum = centres + np.roll(centres, 1, axis=0) + corners + np.roll(corners, -1, axis=1)
+        heights[0:map_size:step, half:map_size:step] = wibbled_mean(left_sum)
+        top_sum = centres + np.roll(centres, 1, axis=1) + corners + np.roll(corners, -1, axis=0)
+        heights[half:map_size:step, 0:map_size:step] = wibbled_mean(top_sum)
+        step //= 2
+        wibble /= wibble_decay
+    heights -= heights.min()
+    return heights / heights.max()
+
+
+def next_power_of_two(value: int) -> int:
+    return 1 if value == 0 else 2 ** (value - 1).bit_length()
+
+
+def rgb_to_gray(image: np.ndarray) -> np.ndarray:
+    """ITU-R BT.601 luma (OpenCV's RGB2GRAY weights) of a float RGB image, as a 2-D array."""
+    return image[..., 0] * np.float32(0.299) + image[..., 1] * np.float32(0.587) + image[..., 2] * np.float32(0.114)

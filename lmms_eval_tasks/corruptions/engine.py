@@ -1,0 +1,162 @@
+"""``corrupt(image, name, severity, *, seed, profile)``: validation, seeding, dispatch, quantisation."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from lmms_eval_tasks.corruptions import _functions as fn
+from lmms_eval_tasks.corruptions._ops import FastNoise
+from lmms_eval_tasks.corruptions.tables import PROFILES, SEVERITY_TABLES
+
+MIN_SIDE = 16
+"""Smallest accepted height or width: below it several kernels (glass blur, pixelate) lose meaning."""
+
+Corruption = Callable[[np.ndarray, Any, Any], np.ndarray]
+
+_REGISTRY: dict[str, dict[str, Corruption]] = {
+    "imagenet_c": {
+        "gaussian_noise": fn.gaussian_noise,
+        "shot_noise": fn.shot_noise_imagenet_c,
+        "impulse_noise": fn.impulse_noise,
+        "defocus_blur": fn.defocus_blur,
+        "glass_blur": fn.glass_blur,
+        "motion_blur": fn.motion_blur,
+        "zoom_blur": partial(fn.zoom_blur, trim="top_left"),
+        "snow": partial(fn.snow, trim="top_left", quantize_layer=False),
+        "frost": fn.frost,
+        "fog": fn.fog,
+        "brightness": partial(fn.brightness, rounding="truncate"),
+        "contrast": partial(fn.contrast, rounding="truncate"),
+        "elastic_transform": fn.elastic_imagenet_c,
+        "pixelate": fn.pixelate_imagenet_c,
+        "jpeg_compression": fn.jpeg_imagenet_c,
+        "speckle_noise": fn.speckle_noise,
+        "gaussian_blur": fn.gaussian_blur,
+        "spatter": fn.spatter,
+        "saturate": fn.saturate,
+        "grayscale": fn.grayscale,
+        "grayscale_inverse": fn.grayscale_inverse,
+        "color_inversion": fn.color_inversion,
+    },
+    "vrb": {
+        "shot_noise": fn.shot_noise_vrb,
+        "gaussian_noise": fn.gaussian_noise,
+        "impulse_noise": fn.impulse_noise,
+        "speckle_noise": fn.speckle_noise,
+        "defocus_blur": fn.defocus_blur,
+        "zoom_blur": partial(fn.zoom_blur, trim="center"),
+        "snow": partial(fn.snow, trim="center", quantize_layer=True),
+        "brightness": partial(fn.brightness, rounding="round"),
+        "contrast": partial(fn.contrast, rounding="round"),
+        "saturate": fn.saturate,
+        "elastic_transform": fn.elastic_vrb,
+        "spatter": fn.spatter,
+        "pixelate": fn.pixelate_vrb,
+        "jpeg_compression": fn.jpeg_vrb,
+        "glass_blur": fn.glass_blur,
+        "grayscale": fn.grayscale,
+        "grayscale_inverse": fn.grayscale_inverse,
+        "color_inversion": fn.color_inversion,
+    },
+}
+
+# How float results become uint8: imagecorruptions ends with np.uint8 (truncation); the VRB generator
+# writes float32 arrays with cv2.imwrite, which rounds (half to even).
+_ROUNDING = {"imagenet_c": "truncate", "vrb": "round"}
+
+
+def corruption_names(profile: str = "vrb") -> list[str]:
+    """The corruptions a profile defines, in its table order."""
+    _check_profile(profile)
+    return list(SEVERITY_TABLES[profile])
+
+
+def _check_profile(profile: str) -> None:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown corruption profile {profile!r}; expected one of {list(PROFILES)}")
+
+
+def check_request(name: str, severity: int, profile: str) -> None:
+    """Raise a ValueError naming the problem for an unknown profile or name, or a severity outside 1..5."""
+    _check_profile(profile)
+    if name not in SEVERITY_TABLES[profile]:
+        raise ValueError(
+            f"unknown corruption {name!r} for profile {profile!r}; expected one of {corruption_names(profile)}"
+        )
+    if isinstance(severity, bool) or not isinstance(severity, int | np.integer) or not 1 <= severity <= 5:
+        raise ValueError(f"severity must be an integer from 1 to 5, got {severity!r}")
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def as_rgb_uint8(image: Any) -> np.ndarray:
+    """A contiguous HxWx3 uint8 RGB array from a PIL image or a uint8 array (HxW, HxWx1, HxWx3, HxWx4).
+
+    Grey input is repeated on three channels; an alpha channel is dropped (like PIL's ``convert("RGB")``).
+    """
+    if hasattr(image, "convert") and hasattr(image, "mode"):
+        image = np.asarray(image.convert("RGB"))
+    if not isinstance(image, np.ndarray):
+        raise TypeError(f"image must be a PIL image or a numpy array, got {type(image).__name__}")
+    if image.dtype != np.uint8:
+        raise TypeError(f"image array must have dtype uint8 (values 0..255), got {image.dtype}")
+    if image.ndim == 2:
+        image = image[..., None]
+    if image.ndim != 3 or image.shape[2] not in (1, 3, 4):
+        raise ValueError(f"image must be HxW, HxWx1, HxWx3 or HxWx4, got shape {image.shape}")
+    if image.shape[0] < MIN_SIDE or image.shape[1] < MIN_SIDE:
+        raise ValueError(f"image is {image.shape[0]}x{image.shape[1]}; height and width must be >= {MIN_SIDE}")
+    if image.shape[2] == 1:
+        image = np.repeat(image, 3, axis=2)
+    elif image.shape[2] == 4:
+        image = image[..., :3]
+    return np.ascontiguousarray(image)
+
+
+def _name_key(name: str) -> int:
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
+
+
+def make_generator(seed: int, name: str, severity: int) -> np.random.Generator:
+    """The PCG64 generator for one (seed, corruption, severity); the profile is deliberately not mixed in,
+    so corruptions defined identically in both profiles draw identical noise."""
+    return np.random.default_rng(np.random.SeedSequence([_check_seed(seed), _name_key(name), int(severity)]))
+
+
+def corrupt(image: Any, name: str, severity: int, *, seed: int, profile: str = "vrb") -> np.ndarray:
+    """Corrupt one image: uint8 HxWx3 RGB in (PIL images accepted), uint8 RGB out.
+
+    The output has the input's size except ``pixelate`` in the ``vrb`` profile (downscale only, as the
+    official generator). The same (image, name, severity, seed, profile) always gives the same bytes.
+    """
+    check_request(name, severity, profile)
+    seed = _check_seed(seed)
+    pixels = as_rgb_uint8(image)
+    parameters = SEVERITY_TABLES[profile][name][int(severity) - 1]
+    noise = FastNoise(make_generator(seed, name, int(severity)))
+    out = _REGISTRY[profile][name](pixels, parameters, noise)
+    return quantize(out, profile)
+
+
+def quantize(out: np.ndarray, profile: str) -> np.ndarray:
+    """Float results in [0, 255] to uint8 the profile's way; uint8 results pass through."""
+    if out.dtype == np.uint8:
+        return np.ascontiguousarray(out)
+    if _ROUNDING[profile] == "round":
+        out = np.rint(out)
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def implementation(profile: str, name: str) -> Corruption:
+    """The raw algorithm (image, severity row, noise source) -> float or uint8 image, for tests and tools."""
+    _check_profile(profile)
+    return _REGISTRY[profile][name]
