@@ -1,0 +1,25 @@
+"""The pack's offline models, registered with lmms-eval through the ``lmms_eval.models`` entry point.
+
+Importing this module is cheap: the host calls ``model_manifests()`` at start-up, and model classes are
+only imported when a run asks for them. ``tiny_llava`` builds a tiny random LLaVA for the host's
+``llava_hf`` wrapper; it is not a model class of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# model name -> "module.Class" (simple models: the harness passes text prompts and visual callables)
+SIMPLE_MODELS: dict[str, str] = {
+    "random_guess": "lmms_eval_tasks.models.random_guess.RandomGuess",
+}
+
+
+def model_manifests() -> list[Any]:
+    """The ``ModelManifest``s the host's registry loads from our entry point."""
+    from lmms_eval.models.registry_v2 import ModelManifest
+
+    return [ModelManifest(model_id=name, simple_class_path=path) for name, path in SIMPLE_MODELS.items()]
+
+
+__all__ = ["SIMPLE_MODELS", "model_manifests"]

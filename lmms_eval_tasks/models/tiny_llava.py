@@ -213,7 +213,7 @@ def build_tiny_llava(output_dir: str | os.PathLike[str], seed: int = 0) -> Path:
         return output_dir
     if output_dir.exists() and any(output_dir.iterdir()) and _read_manifest(output_dir) is None:
         raise FileExistsError(
-            f"{output_dir} is not empty and holds no {MANIFEST_NAME}; refusing to overwrite it with a tiny LLaVA"
+            f"{output_dir} is not empty and has no {MANIFEST_NAME}; not overwriting it with a tiny LLaVA"
         )
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.building-", dir=output_dir.parent))
@@ -224,9 +224,7 @@ def build_tiny_llava(output_dir: str | os.PathLike[str], seed: int = 0) -> Path:
         import torch
         import transformers
 
-        files = {
-            path.name: _file_sha256(path) for path in sorted(staging.iterdir()) if path.is_file()
-        }
+        files = {path.name: _file_sha256(path) for path in sorted(staging.iterdir()) if path.is_file()}
         manifest = {
             "recipe_version": RECIPE_VERSION,
             "seed": seed,
@@ -239,7 +237,7 @@ def build_tiny_llava(output_dir: str | os.PathLike[str], seed: int = 0) -> Path:
             "model_args": f"pretrained={output_dir},device=cpu,device_map=cpu",
         }
         (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared like any model folder
+        staging.chmod(0o755)  # mkdtemp makes it private; share it like any model folder
         for path in staging.iterdir():
             path.chmod(0o644)
         # Swap the finished build in; a previous build of another recipe/seed is replaced.

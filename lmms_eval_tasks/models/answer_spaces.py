@@ -1,0 +1,94 @@
+"""Which answers the ``random_guess`` baseline may give for a task: a registry of per-benchmark hooks.
+
+Each benchmark that knows its answer space registers ``(task-name prefix, "module:function")`` here; the
+function is ``random_answer(task_name: str, doc: dict, rng: random.Random) -> str`` and must draw every
+random choice from ``rng`` (so answers stay reproducible). Tasks without an entry use ``fallback_answer``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import re
+import threading
+from collections.abc import Callable
+
+from loguru import logger
+
+RandomAnswer = Callable[[str, dict, random.Random], str]
+
+# (task-name prefix, "module:function"); the longest matching prefix wins.
+ANSWER_SPACES: list[tuple[str, str]] = [
+    ("hallusionbench", "lmms_eval_tasks.tasks.hallusionbench.hooks:random_answer"),
+    ("dare", "lmms_eval_tasks.tasks.dare.hooks:random_answer"),
+]
+
+_lock = threading.Lock()
+_resolved: dict[str, RandomAnswer | None] = {}
+
+# "A. text", "(B) text", "C) text", "D: text" at the start of a line.
+_OPTION_LINE = re.compile(r"^[ \t]*\(?([A-Z])(?:\)|\.|:)[ \t]+\S", re.MULTILINE)
+_YES_NO_HINT = re.compile(r"\byes\b[^\n]{0,20}\bno\b|\bno\b[^\n]{0,20}\byes\b", re.IGNORECASE)
+_AUXILIARY_QUESTION = re.compile(
+    r"(?:^|[\n.?!:]\s*)(?:is|are|was|were|am|do|does|did|can|could|will|would|should|shall|has|have|had|"
+    r"may|might|must)\b[^?\n]*\?",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['-][A-Za-z0-9]+)*")
+_PLACEHOLDERS = re.compile(r"<(?:image|video|audio)>")
+
+
+def _load(target: str) -> RandomAnswer | None:
+    """Import ``module:function``; None (with a warning) when the module or the function does not exist."""
+    module_name, _, function_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        missing = error.name or ""
+        if not (module_name == missing or module_name.startswith(missing + ".")):
+            raise  # the hook module exists but one of its own imports is missing: a real bug
+        logger.warning(f"random_guess: answer-space module {module_name} not found; using the fallback")
+        return None
+    function = getattr(module, function_name, None)
+    if function is None:
+        logger.warning(f"random_guess: {module_name} has no {function_name}; using the generic fallback")
+        return None
+    return function
+
+
+def answer_function(task_name: str) -> RandomAnswer | None:
+    """The registered ``random_answer`` for ``task_name`` (longest prefix match), or None for the fallback."""
+    matches = [(prefix, target) for prefix, target in ANSWER_SPACES if task_name.startswith(prefix)]
+    if not matches:
+        return None
+    _, target = max(matches, key=lambda match: len(match[0]))
+    with _lock:
+        if target not in _resolved:
+            _resolved[target] = _load(target)
+        return _resolved[target]
+
+
+def listed_option_letters(prompt: str) -> list[str]:
+    """Option letters listed one per line in ``prompt`` ("A. ...", "(B) ...", "C) ..."), in order, unique."""
+    letters: list[str] = []
+    for letter in _OPTION_LINE.findall(prompt):
+        if letter not in letters:
+            letters.append(letter)
+    # A real option list starts at A and has at least two entries; "I. think" alone is not one.
+    return letters if len(letters) >= 2 and "A" in letters else []
+
+
+def looks_like_yes_no(prompt: str) -> bool:
+    """True when the prompt names both yes and no, or asks a question opening with an auxiliary verb."""
+    return bool(_YES_NO_HINT.search(prompt) or _AUXILIARY_QUESTION.search(prompt))
+
+
+def fallback_answer(prompt: str, rng: random.Random) -> str:
+    """Generic answer space: a listed option letter, else Yes/No for yes/no questions, else a prompt word."""
+    letters = listed_option_letters(prompt)
+    if letters:
+        return rng.choice(letters)
+    if looks_like_yes_no(prompt):
+        return rng.choice(["Yes", "No"])
+    words = _WORD.findall(_PLACEHOLDERS.sub(" ", prompt))
+    return rng.choice(words) if words else ""
