@@ -300,3 +300,14 @@ def test_bad_requests_raise_before_any_call(server, tmp_path):
         judge.judge([JudgeRequest("a")], repeats=0)
     assert judge.judge([]) == []
     assert server.call_count() == 0
+
+
+def test_unusable_cache_file_degrades_to_memory_with_a_warning(server, tmp_path, warnings_sink):
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(b"this is not a sqlite database" * 100)
+    with make_judge(server, tmp_path, cache_path=broken) as judge:
+        assert judge.cache_path is None
+        replies = judge.judge(requests_for(3))
+    assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests_for(3)]
+    assert any("judge cache" in message and "unusable" in message for message in warnings_sink)
+    assert broken.read_bytes() == b"this is not a sqlite database" * 100  # left for the user to inspect

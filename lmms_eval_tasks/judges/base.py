@@ -100,6 +100,15 @@ class Judge:
             "estimated_cost_usd": self._estimated_cost(counters),
         }
 
+    def close(self) -> None:
+        """Release resources (HTTP client, cache connection); the judge is unusable afterwards."""
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     # -- helpers for subclasses -------------------------------------------------------------------------
     def _estimated_cost(self, counters: dict[str, int]) -> float | None:
         return 0.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import email.utils
 import random
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -106,6 +107,19 @@ def _parse_retry_after(headers: Any) -> float | None:
     return None
 
 
+def _open_cache(path: str | Path | None) -> ReplyCache:
+    """The on-disk cache, or (with a loud warning) an in-memory one if the file cannot be used."""
+    try:
+        return ReplyCache(path)
+    except (OSError, sqlite3.Error) as error:
+        logger.warning(
+            f"!!! judge cache {path} is unusable ({type(error).__name__}: {error}); judging WITHOUT a "
+            f"persistent cache (reruns will call the endpoint again). Fix or delete the file, or set "
+            f"LMMS_EVAL_TASKS_JUDGE_CACHE."
+        )
+        return ReplyCache(None)
+
+
 class OpenAIJudge(Judge):
     """An LLM judge behind any OpenAI-compatible chat endpoint (OpenAI, Azure, vLLM, Ollama, LM Studio)."""
 
@@ -145,7 +159,7 @@ class OpenAIJudge(Judge):
         self.circuit_breaker = circuit_breaker
         self.cache_namespace = cache_namespace
         self.task = task
-        self._cache = ReplyCache(cache_path)
+        self._cache = _open_cache(cache_path)
         self._client: Any = None
         self._client_lock = threading.Lock()
         self._served_models: set[str] = set()
@@ -177,7 +191,11 @@ class OpenAIJudge(Judge):
                 key = cache_key(self.model, messages, params, repeat, self.cache_namespace)
                 slots_by_key.setdefault(key, []).append((index, repeat))
                 messages_by_key[key] = (messages, repeat)
-        hits = self._cache.get_many(slots_by_key)
+        try:
+            hits = self._cache.get_many(slots_by_key)
+        except sqlite3.Error as error:
+            logger.warning(f"!!! judge cache read failed ({error}); judging everything again")
+            hits = {}
         for key, cached in hits.items():
             for index, repeat in slots_by_key[key]:
                 results[index][repeat] = JudgeReply(text=cached.text, error=None, cached=True, repeat=repeat)
