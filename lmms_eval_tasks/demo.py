@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--model",
             "llava_hf",
             "--model_args",
-            f"pretrained={args.tiny_llava.resolve()},device_map=cpu",
+            f"pretrained={args.tiny_llava.resolve()},device=cpu,device_map=cpu",
         ],
     }
     summary: dict[str, Any] = {"tasks": tasks, "runs": {}}
