@@ -1,0 +1,392 @@
+"""lmms-eval hooks for DARE: prompts, Out-Log choices, per-sample records and metric aggregation.
+
+Every task shares these hooks; a task's identity (setup, format, prompt, variant) reaches them through
+its ``process_docs_<task name>`` function, which adds ``dare_*`` columns to the docs. Metric logic
+lives in ``lmms_eval_tasks.scoring.dare``; see docs/dare.md for the design.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.harness import run_metadata, score_once, write_report
+from lmms_eval_tasks.scoring import RecordError
+from lmms_eval_tasks.scoring.dare import (
+    EXTRA_OPTIONS,
+    LETTERS,
+    canonical_category,
+    format_table,
+    gold_letters,
+    score_record,
+    score_verdicts,
+    summary_table,
+)
+from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_metric_keys, groups
+from lmms_eval_tasks.tasks.dare.prompts import build_prompt
+
+REQUIRED_FIELDS = ("id", "question", "A", "B", "C", "D", "category", "img")
+# Out-Log candidates for the multi-correct setup: every answer set, NONE first, letters in order.
+MULTI_CHOICES = ["NONE"] + [
+    ", ".join(subset) for size in range(1, 5) for subset in itertools.combinations(LETTERS, size)
+]
+SINGLE_CHOICES = list(LETTERS)
+# Out-Word answers of the random baseline: a word per letter.
+RANDOM_WORDS = {"A": "Apple", "B": "Banana", "C": "Cherry", "D": "Date"}
+
+
+# --------------------------------------------------------------------------------------------------
+# Docs
+# --------------------------------------------------------------------------------------------------
+
+
+def _validate_docs(dataset: Any, task: TaskSpec) -> None:
+    """Fail early, naming the document and the field, on missing columns or unknown categories."""
+    columns = set(dataset.column_names)
+    for field in (
+        REQUIRED_FIELDS
+        + (("answer",) if task.scored else ())
+        + (("instance_id",) if task.setup == "single_var" else ())
+    ):
+        if field not in columns:
+            raise ValueError(f"{task.name}: the dataset has no field {field!r} (columns: {sorted(columns)})")
+    for index, (identifier, category) in enumerate(zip(dataset["id"], dataset["category"], strict=True)):
+        if canonical_category(category) is None:
+            raise ValueError(
+                f"{task.name}: doc {index} (id={identifier!r}): field 'category': unknown {category!r}"
+            )
+
+
+def _process_docs(dataset: Any, task: TaskSpec) -> Any:
+    """Add the task's identity as ``dare_*`` columns; the binary variant gets one doc per option."""
+    _validate_docs(dataset, task)
+    rows = len(dataset)
+    if task.answer_format == "binary":
+        # select() with repeated indices keeps one copy of each image; the option letter is a new column.
+        dataset = dataset.select([index for index in range(rows) for _ in LETTERS])
+        dataset = dataset.add_column("dare_option", [letter for _ in range(rows) for letter in LETTERS])
+    count = len(dataset)
+    for column, value in (
+        ("dare_task", task.name),
+        ("dare_setup", task.setup),
+        ("dare_format", task.answer_format),
+        ("dare_prompt", task.prompt),
+        ("dare_extra_options", task.extra_options or ""),
+        ("dare_split", task.split),
+    ):
+        dataset = dataset.add_column(column, [value] * count)
+    return dataset
+
+
+def _process_docs_for(task: TaskSpec) -> Callable[[Any], Any]:
+    def process_docs(dataset: Any) -> Any:
+        return _process_docs(dataset, task)
+
+    process_docs.__name__ = process_docs.__qualname__ = f"process_docs_{task.name}"
+    process_docs.__doc__ = (
+        f"Docs of {task.name}: setup {task.setup}, format {task.answer_format}, prompt {task.prompt}."
+    )
+    return process_docs
+
+
+def _task_of(doc: dict[str, Any]) -> TaskSpec:
+    name = doc.get("dare_task")
+    if name not in TASKS_BY_NAME:
+        raise ValueError(
+            f"doc {doc.get('id')!r} has no DARE task identity (dare_task={name!r}); "
+            "was it loaded through a DARE task's process_docs?"
+        )
+    return TASKS_BY_NAME[name]
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
+    """The question's image as RGB."""
+    image = doc.get("img")
+    if image is None or not hasattr(image, "convert"):
+        raise ValueError(
+            f"DARE doc {doc.get('id')!r}: field 'img': expected an image, got {type(image).__name__}"
+        )
+    return [image.convert("RGB")]
+
+
+def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+    """The paper's prompt for this task's setup, format and prompt number, then the question block."""
+    task = _task_of(doc)
+    return build_prompt(
+        doc, task.setup, task.answer_format, task.prompt, task.extra_options or None, doc.get("dare_option")
+    )
+
+
+def doc_to_choice(doc: dict[str, Any]) -> list[str]:
+    """Out-Log continuations: the letters A-D (single) or the 16 answer sets, NONE first (multi)."""
+    return MULTI_CHOICES if _task_of(doc).setup == "multi" else SINGLE_CHOICES
+
+
+def doc_to_target(doc: dict[str, Any]) -> str | int:
+    """The gold answer as text ("B", "A, C", "NONE"); the host only inspects it once at start-up."""
+    task = _task_of(doc)
+    if task.answer_format == "log":
+        return 0
+    answer = doc.get("answer")
+    if not answer:
+        return "NONE" if task.setup == "multi" and task.scored else ""
+    try:
+        letters = sorted(gold_letters(doc, doc.get("id", "?")))
+    except RecordError:
+        return ""
+    return ", ".join(letters) if letters else "NONE"
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-sample records
+# --------------------------------------------------------------------------------------------------
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)", re.IGNORECASE)
+
+
+def _loss_of(result: Any) -> float:
+    """The loss of one loglikelihood result: a (loss, is_greedy) pair, a number, or the pair's string
+    form (lmms-eval 0.7.3 stringifies these pairs unless the pack's evaluator fix is installed)."""
+    if isinstance(result, (list, tuple)) and result:
+        result = result[0]
+    if isinstance(result, (int, float)) and not isinstance(result, bool):
+        return float(result)
+    match = _NUMBER.search(str(result))
+    if match is None:
+        raise ValueError(f"cannot read a loglikelihood from {result!r:.80}")
+    return float(match.group())
+
+
+def _chosen_by_loglikelihood(results: list[Any], choices: list[str]) -> tuple[str, list[float]]:
+    """The Out-Log choice: the continuation with the lowest loss (the host's convention: the first
+    element of each loglikelihood result is the mean negative log-likelihood, as its own
+    multiple_choice scoring assumes with argmin)."""
+    losses = [_loss_of(result) for result in results]
+    if len(losses) != len(choices):
+        raise ValueError(f"expected {len(choices)} loglikelihood results, got {len(losses)}")
+    best = min(
+        range(len(losses)),
+        key=lambda index: (math.inf if math.isnan(losses[index]) else losses[index], index),
+    )
+    return choices[best], losses
+
+
+def make_record(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    """The scoring record of one doc (the fields of docs/dare.md) plus parse diagnostics for the logs."""
+    task = _task_of(doc)
+    record: dict[str, Any] = {
+        "task": task.name,
+        "split": task.split,
+        "id": doc["id"],
+        "instance_id": doc.get("instance_id"),
+        "category": doc["category"],
+        "setup": task.setup,
+        "answer": list(doc.get("answer") or []),
+        **{letter: doc[letter] for letter in LETTERS},
+        "format": task.answer_format,
+        "prompt": task.prompt,
+    }
+    if task.extra_options:
+        record["extra_options"] = task.extra_options
+    if task.answer_format == "binary":
+        record["option"] = doc["dare_option"]
+    if task.answer_format == "log":
+        record["prediction"], record["losses"] = _chosen_by_loglikelihood(results, doc_to_choice(doc))
+    else:
+        record["prediction"] = results[0] if results else ""
+    if task.scored:
+        verdict = score_record(record, record["id"])
+        record["parsed"] = verdict.parsed.text
+        record["parse_status"] = verdict.parsed.status
+        record["parse_rule"] = verdict.parsed.rule
+        record["correct"] = bool(verdict.correct)
+    else:
+        from lmms_eval_tasks.scoring.dare import parse_prediction, parse_yes_no
+
+        letters = LETTERS + "".join(EXTRA_OPTIONS.get(task.extra_options or "", {}))
+        if task.answer_format == "binary":
+            decision = parse_yes_no(record["prediction"])
+            record["parsed"], record["parse_status"] = (
+                "" if decision is None else ("yes" if decision else "no"),
+                "unparsed" if decision is None else "ok",
+            )
+        else:
+            parsed = parse_prediction(task.answer_format, record["prediction"], letters=letters)
+            record["parsed"], record["parse_status"], record["parse_rule"] = (
+                parsed.text,
+                parsed.status,
+                parsed.rule,
+            )
+    return record
+
+
+def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    """One record per doc, returned under every metric key of the task (thread-safe: no shared state)."""
+    record = make_record(doc, results)
+    return {key: record for key in _task_of(doc).metric_keys()}
+
+
+# --------------------------------------------------------------------------------------------------
+# Aggregation
+# --------------------------------------------------------------------------------------------------
+
+_registry_lock = threading.Lock()
+# task name -> the records list the host passed to that task's aggregations (latest run).
+_task_records: dict[str, list[dict[str, Any]]] = {}
+_last_args: list[Any] = [None]
+
+
+def _report(
+    records: list[dict[str, Any]], name: str, args: Any, members: list[str] | None = None
+) -> dict[str, Any]:
+    """Score records, write the pack report (metrics, summary table) and return the metrics."""
+    scorable = [record for record in records if record.get("split") != "test"]
+    verdicts = [score_record(record, index) for index, record in enumerate(scorable)]
+    metrics: dict[str, Any] = dict(score_verdicts(verdicts))
+    if len(scorable) < len(records):
+        metrics["exported"] = len(records) - len(scorable)
+        metrics["unparsed"] = metrics.get("unparsed", 0) + sum(
+            record.get("parse_status") == "unparsed" for record in records if record.get("split") == "test"
+        )
+    table = summary_table(metrics)
+    report = {
+        "name": name,
+        "metrics": metrics,
+        "summary_table": table,
+        "summary_table_markdown": format_table(table),
+        "metadata": run_metadata(members=members, records=len(records)),
+    }
+    path = write_report(args, name, report, samples=records)
+    if members is not None and table:
+        logger.info(f"DARE robustness summary for {name}:\n{format_table(table)}")
+    if path is not None:
+        logger.info(f"DARE report written to {path}")
+    return metrics
+
+
+def _register(items: list[dict[str, Any]], args: Any) -> str:
+    if not items:
+        raise ValueError("DARE aggregation received no records")
+    name = items[0]["task"]
+    with _registry_lock:
+        _task_records[name] = items
+        if args is not None:
+            _last_args[0] = args
+    return name
+
+
+def _number(value: Any) -> float | int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        return value
+    return math.nan
+
+
+def _aggregator(key: str) -> Callable[..., float | int]:
+    def aggregate(items: list[dict[str, Any]], args: Any = None) -> float | int:
+        name = _register(items, args)
+        metrics = score_once(name, items, lambda records: _report(records, name, args))
+        return _number(metrics.get(key, math.nan))
+
+    aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{key}"
+    aggregate.__doc__ = f"The task's {key!r} from DARE scoring of all its records (NaN when not computable)."
+    return aggregate
+
+
+def aggregate_group(metrics: list[float], sizes: list[int], weight_by_size: str) -> float | int:
+    """A group's metric: DARE scoring over the union of its member tasks' records.
+
+    The host passes ``weight_by_size`` from the group YAML, which carries ``<group>:<metric key>``;
+    the per-task numbers in ``metrics`` cannot give cross-task statistics (std over prompts, drops).
+    """
+    group, _, key = str(weight_by_size).partition(":")
+    members = groups().get(group)
+    if members is None or not key:
+        raise ValueError(f"aggregate_group needs weight_by_size '<group>:<metric>', got {weight_by_size!r}")
+    with _registry_lock:
+        present = [name for name in members if name in _task_records]
+        record_lists = [_task_records[name] for name in present]
+        args = _last_args[0]
+    if not present:
+        logger.warning(f"{group}: no member task records were registered; {key} is NaN")
+        return math.nan
+    missing = sorted(set(members) - set(present))
+    if missing:
+        logger.warning(f"{group}: scoring without records of {missing}")
+    expected = sum(sizes)
+    union = [record for records in record_lists for record in records]
+    if expected and len(union) < expected:
+        logger.warning(f"{group}: {len(union)} registered records, the host reports {expected} samples")
+    group_metrics = score_once(
+        f"group:{group}", record_lists, lambda _: _report(union, group, args, members=present)
+    )
+    return _number(group_metrics.get(key, math.nan))
+
+
+# --------------------------------------------------------------------------------------------------
+# Random baseline answers
+# --------------------------------------------------------------------------------------------------
+
+
+def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
+    """A uniformly random answer in the task's answer space and output format (for the random baseline).
+
+    Single: a letter (as the format wants it: "B", {"answer": "B"}, "answer,B", "Banana", or the three
+    other letters for Out-Inv). Multi: one of the 16 answer sets ("NONE" when empty), plus the extra
+    options of the +all/+none variants. Binary: "yes" or "no".
+    """
+    task = TASKS_BY_NAME.get(doc.get("dare_task") or task_name) or TASKS_BY_NAME.get(task_name)
+    if task is None:
+        raise KeyError(f"unknown DARE task {task_name!r}")
+    if task.answer_format == "binary":
+        return rng.choice(("yes", "no"))
+    if task.setup == "multi":
+        extra = list(EXTRA_OPTIONS.get(task.extra_options or "", {}))
+        answers = [list(subset) for size in range(5) for subset in itertools.combinations(LETTERS, size)]
+        answers += [[letter] for letter in extra]
+        chosen = rng.choice(answers)
+        if task.answer_format == "json":
+            return json.dumps({"answers": chosen})
+        return ", ".join(chosen) if chosen else "NONE"
+    letter = rng.choice(LETTERS)
+    if task.answer_format == "json":
+        return json.dumps({"answer": letter})
+    if task.answer_format == "csv":
+        return f"answer,{letter}"
+    if task.answer_format == "word":
+        return RANDOM_WORDS[letter]
+    if task.answer_format == "inv":
+        return ", ".join(other for other in LETTERS if other != letter)
+    return letter
+
+
+# --------------------------------------------------------------------------------------------------
+# Named hooks referenced from the generated YAML files
+# --------------------------------------------------------------------------------------------------
+
+_NAMED: dict[str, Callable[..., Any]] = {}
+for _task in TASKS_BY_NAME.values():
+    _NAMED[f"process_docs_{_task.name}"] = _process_docs_for(_task)
+for _key in all_metric_keys():
+    _NAMED[f"aggregate_{_key}"] = _aggregator(_key)
+
+
+def __getattr__(name: str) -> Callable[..., Any]:
+    """Resolve ``process_docs_<task>`` and ``aggregate_<metric>`` named in the YAML files."""
+    if name in _NAMED:
+        return _NAMED[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_NAMED])
