@@ -311,3 +311,31 @@ def test_unusable_cache_file_degrades_to_memory_with_a_warning(server, tmp_path,
     assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests_for(3)]
     assert any("judge cache" in message and "unusable" in message for message in warnings_sink)
     assert broken.read_bytes() == b"this is not a sqlite database" * 100  # left for the user to inspect
+
+
+def test_ctrl_c_stops_judging_promptly_and_keeps_finished_replies(tmp_path):
+    import os
+    import signal
+    import threading
+
+    with FakeOpenAIServer(verdict_for, latency=0.1) as server:
+        judge = make_judge(server, tmp_path, concurrency=2)
+        judge.judge([JudgeRequest("warm up the client")])
+        server.reset()
+        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        started = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            judge.judge(requests_for(100))  # 5 s of work at 2 x 100 ms
+        interrupted_after = time.perf_counter() - started
+        time.sleep(0.3)  # let the (at most two) in-flight calls finish
+        assert server.in_flight == 0
+        calls_at_interrupt = server.call_count()
+        assert interrupted_after < 1.5
+        assert calls_at_interrupt < 20
+        server.reset()
+        replies = make_judge(server, tmp_path).judge(requests_for(100))
+    cached = sum(row[0].cached for row in replies)
+    assert calls_at_interrupt - 2 <= cached <= calls_at_interrupt
+    assert server.call_count() == 100 - cached
+    assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests_for(100)]

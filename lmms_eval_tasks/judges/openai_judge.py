@@ -59,13 +59,13 @@ class _CircuitBreaker:
         self._failed_items = 0
         self._failed_attempts = 0
         self.last_error: str | None = None
+        self.cancelled = False
 
     @property
     def open(self) -> bool:
         with self._lock:
-            return self.threshold > 0 and (
-                self._failed_items >= self.threshold or self._failed_attempts >= 3 * self.threshold
-            )
+            tripped = self._failed_items >= self.threshold or self._failed_attempts >= 3 * self.threshold
+            return self.cancelled or (self.threshold > 0 and tripped)
 
     def success(self) -> None:
         with self._lock:
@@ -265,22 +265,32 @@ class OpenAIJudge(Judge):
         breaker = _CircuitBreaker(self.circuit_breaker)
         total = sum(len(slots) for slots in slots_by_key.values())
         workers = max(1, min(self.concurrency, len(pending)))
-        with (
-            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool,
-            tqdm(total=total, initial=already_done, desc=desc, unit="reply", dynamic_ncols=True) as progress,
-        ):
-            futures = {pool.submit(self._job, key, *messages_by_key[key], breaker): key for key in pending}
-            for future in as_completed(futures):
-                key = futures[future]
-                try:
-                    outcome = future.result()
-                except Exception as error:  # _job never raises; keep the item unjudged if it somehow does
-                    outcome = _Outcome(
-                        None, f"internal error: {self._clean(f'{type(error).__name__}: {error}')}"
-                    )
-                for index, repeat in slots_by_key[key]:
-                    results[index][repeat] = JudgeReply(outcome.text, outcome.error, False, repeat)
-                progress.update(len(slots_by_key[key]))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
+        try:
+            with tqdm(
+                total=total, initial=already_done, desc=desc, unit="reply", dynamic_ncols=True
+            ) as progress:
+                futures = {
+                    pool.submit(self._job, key, *messages_by_key[key], breaker): key for key in pending
+                }
+                for future in as_completed(futures):
+                    key = futures[future]
+                    try:
+                        outcome = future.result()
+                    except Exception as error:  # _job never raises; keep the item unjudged if it somehow does
+                        outcome = _Outcome(
+                            None, f"internal error: {self._clean(f'{type(error).__name__}: {error}')}"
+                        )
+                    for index, repeat in slots_by_key[key]:
+                        results[index][repeat] = JudgeReply(outcome.text, outcome.error, False, repeat)
+                    progress.update(len(slots_by_key[key]))
+        except BaseException:
+            # Ctrl-C or a crash: drop queued jobs instead of waiting for them; replies already received are
+            # in the cache, so a rerun resumes where this one stopped
+            breaker.cancelled = True  # running jobs make no further attempts
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
 
     def _get_client(self) -> Any:
         with self._client_lock:
