@@ -339,3 +339,26 @@ def test_ctrl_c_stops_judging_promptly_and_keeps_finished_replies(tmp_path):
     assert calls_at_interrupt - 2 <= cached <= calls_at_interrupt
     assert server.call_count() == 100 - cached
     assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests_for(100)]
+
+
+def test_ctrl_c_wakes_jobs_sleeping_on_a_long_retry_after(tmp_path):
+    import os
+    import signal
+    import threading
+
+    def plan(call):
+        return Fault("rate_limit", retry_after="60") if call.prompt.startswith("item") else None
+
+    with FakeOpenAIServer(verdict_for, faults=plan) as server:
+        judge = make_judge(server, tmp_path, concurrency=2)
+        judge.judge([JudgeRequest("warm up the client")])
+        server.reset()
+        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            judge.judge(requests_for(10))
+        deadline = time.monotonic() + 2
+        while any(thread.name.startswith("judge") for thread in threading.enumerate()):
+            assert time.monotonic() < deadline, "judge worker threads still sleeping after Ctrl-C"
+            time.sleep(0.02)
+        assert server.call_count() == 2  # the first two attempts, then nothing during the 60 s wait

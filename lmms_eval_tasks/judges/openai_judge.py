@@ -59,7 +59,19 @@ class _CircuitBreaker:
         self._failed_items = 0
         self._failed_attempts = 0
         self.last_error: str | None = None
-        self.cancelled = False
+        self._cancelled = threading.Event()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def cancel(self) -> None:
+        """Stop all jobs: no further attempts, and sleeping retries wake up at once."""
+        self._cancelled.set()
+
+    def sleep(self, seconds: float) -> None:
+        """Wait before a retry, waking early if the run is cancelled."""
+        self._cancelled.wait(seconds)
 
     @property
     def open(self) -> bool:
@@ -287,7 +299,7 @@ class OpenAIJudge(Judge):
         except BaseException:
             # Ctrl-C or a crash: drop queued jobs instead of waiting for them; replies already received are
             # in the cache, so a rerun resumes where this one stopped
-            breaker.cancelled = True  # running jobs make no further attempts
+            breaker.cancel()  # running jobs make no further attempts and stop sleeping
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
@@ -350,7 +362,7 @@ class OpenAIJudge(Judge):
                 breaker.failed_attempt(error)
                 if not failure.retryable or attempt == self.max_retries:
                     break
-                time.sleep(self._backoff(attempt, failure.retry_after))
+                breaker.sleep(self._backoff(attempt, failure.retry_after))
                 continue
             try:
                 self._cache.put(
