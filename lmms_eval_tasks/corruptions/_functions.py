@@ -79,7 +79,9 @@ def _poisson_tables(scale: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     last = np.stack([np.searchsorted(row, upper, side="left") for row in steps])
     counts = np.where(first == last, first, _AMBIGUOUS).astype(np.uint8)
     output = np.zeros(256, dtype=np.uint8)
-    output[: scale + 1] = (np.clip(np.arange(scale + 1, dtype=np.float64) / float(scale), 0, 1) * 255).astype(np.uint8)
+    output[: scale + 1] = (np.clip(np.arange(scale + 1, dtype=np.float64) / float(scale), 0, 1) * 255).astype(
+        np.uint8
+    )
     return cdf.ravel(), first.astype(np.uint8).ravel(), counts.ravel(), output
 
 
@@ -128,48 +130,58 @@ def gaussian_blur(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
     return np.clip(out, 0, 255, out=out)
 
 
-@lru_cache(maxsize=16)
-def _glass_phases(height: int, width: int, delta: int) -> tuple[np.ndarray, tuple[int, ...]]:
-    """Flat positions to swap, grouped by phase (reverse raster order inside a 2 delta grid cell)."""
-    step = 2 * delta
-    first, last_row, last_col = delta + 1, height - delta, width - delta
-    groups = []
-    for phase_row in reversed(range(step)):
-        rows = np.arange(first + phase_row, last_row + 1, step)
-        for phase_col in reversed(range(step)):
-            cols = np.arange(first + phase_col, last_col + 1, step)
-            groups.append((rows[:, None] * width + cols[None, :]).ravel())
-    bounds = tuple(np.cumsum([0] + [group.size for group in groups]).tolist())
-    positions = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
-    positions.setflags(write=False)
-    return positions, bounds
+def _glass_sources(height: int, width: int, delta: int, iterations: int, noise: Any) -> np.ndarray:
+    """ImageNet-C glass blur's local shuffle, vectorised; returns, per flat position, the source pixel.
 
-
-def _glass_shuffle(height: int, width: int, delta: int, iterations: int, noise: Any) -> np.ndarray:
-    """Local pixel shuffle of ImageNet-C glass blur, vectorised; returns the source index per position.
-
-    The reference swaps each pixel (h, w), h in (delta, height - delta], with (h + dy, w + dx),
-    dy, dx uniform in [-delta, delta), one pixel at a time in reverse raster order. Here positions are
-    split into (2 delta)^2 phases on a grid of step 2 delta whose swap windows are disjoint, so each
-    phase is one vectorised set of swaps; phases run in reverse raster order inside the grid cell.
-    Every position is still swapped once per iteration with the same offset distribution, and pixels
-    moved towards not-yet-processed positions can move again, as in the reference.
+    The reference visits (h, w) for h from height - delta down to delta + 1 and w likewise (reverse
+    raster order) and runs ``x[h, w], x[h', w'] = x[h', w'], x[h, w]`` with (h', w') = (h + dy, w + dx),
+    dx, dy uniform in [-delta, delta). On an HxWx3 array the right-hand side holds views, so this copies
+    x[h', w'] into x[h, w] and leaves x[h', w'] unchanged (not a swap). A position therefore ends with
+    the original value of its source if the source is visited later or never, else the final value of
+    the source: chains of pointers, followed here for all positions at once. Offsets are drawn per
+    visited position in visiting order, (dx, dy) pairs, as the reference draws them.
     """
-    flat = np.arange(height * width, dtype=np.int64)
-    if height - delta < delta + 1 or width - delta < delta + 1:
-        return flat
-    positions, bounds = _glass_phases(height, width, delta)
+    size = height * width
+    mapping = np.arange(size, dtype=np.int32)
+    first, last_row, last_col = delta + 1, height - delta, width - delta
+    region_rows, region_cols = last_row - first + 1, last_col - first + 1
+    if region_rows <= 0 or region_cols <= 0:
+        return mapping
+    rows = np.arange(first, last_row + 1, dtype=np.int32)[:, None]
+    cols = np.arange(first, last_col + 1, dtype=np.int32)[None, :]
+    region = (slice(first, last_row + 1), slice(first, last_col + 1))
+    base = rows * width + cols
+    source_of = np.arange(size, dtype=np.int32).reshape(height, width)
+    chained_of = np.zeros((height, width), dtype=bool)
+    edge = min(delta, region_rows, region_cols)
     for _ in range(iterations):
-        shift_rows = noise.integers(-delta, delta, (height, width)).ravel()
-        shift_cols = noise.integers(-delta, delta, (height, width)).ravel()
-        partners = positions + shift_rows[positions].astype(np.int64) * width + shift_cols[positions]
-        for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
-            here = positions[start:stop]
-            there = partners[start:stop]
-            moved = flat[there]
-            flat[there] = flat[here]
-            flat[here] = moved
-    return flat
+        # Drawn in visiting order (rows and columns descending), flipped to ascending order.
+        offsets = noise.integers(-delta, delta, (region_rows * region_cols, 2))[::-1]
+        shift_cols = offsets[:, 0].reshape(region_rows, region_cols)
+        shift_rows = offsets[:, 1].reshape(region_rows, region_cols)
+        sources = np.multiply(shift_rows, width, dtype=np.int32)
+        sources += shift_cols
+        sources += base
+        # A source later in raster order (inside the visited region) was visited earlier in this pass.
+        chained = (shift_rows > 0) | ((shift_rows == 0) & (shift_cols > 0))
+        chained[-edge:] &= shift_rows[-edge:] + rows[-edge:] <= last_row
+        chained[:, :edge] &= shift_cols[:, :edge] + cols[:, :edge] >= first
+        chained[:, -edge:] &= shift_cols[:, -edge:] + cols[:, -edge:] <= last_col
+        source_of[region] = sources
+        chained_of[region] = chained
+        flat_sources, flat_source_of, flat_chained_of = sources.ravel(), source_of.ravel(), chained_of.ravel()
+        result = flat_sources.copy()
+        pending = np.flatnonzero(chained)
+        current = np.take(flat_sources, pending)
+        while pending.size:
+            more = np.take(flat_chained_of, current)
+            current = np.take(flat_source_of, current)
+            finished = ~more
+            np.put(result, pending[finished], current[finished])
+            pending, current = pending[more], current[more]
+        source_of[region] = result.reshape(region_rows, region_cols)
+        mapping = np.take(mapping, flat_source_of)
+    return mapping
 
 
 def glass_blur(image: np.ndarray, params: tuple[float, int, int], noise: Any) -> np.ndarray:
@@ -178,7 +190,7 @@ def glass_blur(image: np.ndarray, params: tuple[float, int, int], noise: Any) ->
     height, width = image.shape[:2]
     blurred = _ops.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
     blurred = np.clip(blurred, 0, 255, out=blurred).astype(np.uint8)
-    source = _glass_shuffle(height, width, int(delta), int(iterations), noise)
+    source = _glass_sources(height, width, int(delta), int(iterations), noise)
     shuffled = blurred.reshape(-1, 3)[source].reshape(image.shape)
     out = _ops.gaussian_filter(_float(shuffled, noise), float(sigma), mode="nearest", truncate=4.0)
     return np.clip(out, 0, 255, out=out)
@@ -220,7 +232,7 @@ def snow(image: np.ndarray, params: tuple, noise: Any, *, trim: str, quantize_la
     height, width = image.shape[:2]
     layer = noise.normal(mean, std, (height, width))
     layer_shape = _ops.zoomed_shape((height, width), float(zoom)) if trim == "top_left" else (height, width)
-    layer = _ops.zoom_layer(layer, float(zoom), layer_shape, trim)
+    layer = _ops.zoom_layer_exact(layer, float(zoom), layer_shape, trim)
     layer[layer < threshold] = 0
     layer = np.clip(layer, 0, 1, out=layer)
     angle = noise.uniform(-135, -45)
@@ -265,7 +277,7 @@ def frost_texture(height: int, width: int, noise: Any) -> np.ndarray:
         top = int(noise.integers(0, cell, (1,))[0])
         left = int(noise.integers(0, cell, (1,))[0])
         weight = cell**0.6
-        sheet += weight * big[top:top + height, left:left + width]
+        sheet += weight * big[top : top + height, left : left + width]
         total_weight += weight
     sheet /= total_weight
     sheet = (sheet - sheet.mean()) / (sheet.std() + 1e-6)
@@ -278,7 +290,12 @@ def frost_texture(height: int, width: int, noise: Any) -> np.ndarray:
         arm_kernel = np.zeros((17, 17), dtype=np.float32)
         angle = np.deg2rad(base_angle + 60 * arm)
         dx, dy = 8 * np.cos(angle), 8 * np.sin(angle)
-        cv2.line(arm_kernel, (int(round(8 - dx)), int(round(8 - dy))), (int(round(8 + dx)), int(round(8 + dy))), 1.0)
+        cv2.line(
+            arm_kernel,
+            (int(round(8 - dx)), int(round(8 - dy))),
+            (int(round(8 + dx)), int(round(8 + dy))),
+            1.0,
+        )
         star += arm_kernel
     star = cv2.GaussianBlur(star, (3, 3), 0.6)
     crystals = cv2.filter2D(seeds, -1, star, borderType=cv2.BORDER_REFLECT)
@@ -287,7 +304,9 @@ def frost_texture(height: int, width: int, noise: Any) -> np.ndarray:
     level = np.clip(0.5 + 0.17 * sheet + 0.45 * crystals, 0, 1)
     dark = (52.0, 78.0, 95.0)
     light = (238.0, 244.0, 250.0)
-    return cv2.merge([level * np.float32(high - low) + np.float32(low) for low, high in zip(dark, light, strict=True)])
+    return cv2.merge(
+        [level * np.float32(high - low) + np.float32(low) for low, high in zip(dark, light, strict=True)]
+    )
 
 
 def frost(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarray:
@@ -373,10 +392,18 @@ def elastic_imagenet_c(image: np.ndarray, alpha: float, noise: Any) -> np.ndarra
     height, width = image.shape[:2]
     sigma = (height * 0.01, width * 0.01)
     max_shift = height * 0.005
-    shift_cols = _ops.gaussian_filter(noise.uniform(-max_shift, max_shift, (height, width)), sigma,
-                                      mode="reflect", truncate=3) * alpha
-    shift_rows = _ops.gaussian_filter(noise.uniform(-max_shift, max_shift, (height, width)), sigma,
-                                      mode="reflect", truncate=3) * alpha
+    shift_cols = (
+        _ops.gaussian_filter(
+            noise.uniform(-max_shift, max_shift, (height, width)), sigma, mode="reflect", truncate=3
+        )
+        * alpha
+    )
+    shift_rows = (
+        _ops.gaussian_filter(
+            noise.uniform(-max_shift, max_shift, (height, width)), sigma, mode="reflect", truncate=3
+        )
+        * alpha
+    )
     return _displace(cv2, image.astype(np.float32), shift_rows, shift_cols)
 
 
@@ -399,9 +426,15 @@ def elastic_vrb(image: np.ndarray, params: tuple[float, float, float], noise: An
     points = np.float32([centre + square, [centre[0] + square, centre[1] - square], centre - square])
     moved = points + np.asarray(noise.uniform(-affine, affine, points.shape), dtype=np.float32)
     matrix = cv2.getAffineTransform(points, moved)
-    pixels = cv2.warpAffine(image.astype(np.float32), matrix, (width, height), borderMode=cv2.BORDER_REFLECT_101)
-    shift_cols = _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha
-    shift_rows = _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha
+    pixels = cv2.warpAffine(
+        image.astype(np.float32), matrix, (width, height), borderMode=cv2.BORDER_REFLECT_101
+    )
+    shift_cols = (
+        _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha
+    )
+    shift_rows = (
+        _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha
+    )
     return _displace(cv2, pixels, shift_rows, shift_cols)
 
 
@@ -446,7 +479,9 @@ def pixelate_imagenet_c(image: np.ndarray, factor: float, noise: Any) -> np.ndar
     from PIL import Image
 
     height, width = image.shape[:2]
-    small = Image.fromarray(image).resize((max(1, int(width * factor)), max(1, int(height * factor))), Image.BOX)
+    small = Image.fromarray(image).resize(
+        (max(1, int(width * factor)), max(1, int(height * factor))), Image.BOX
+    )
     return np.asarray(small.resize((width, height), Image.NEAREST))
 
 
@@ -454,8 +489,9 @@ def pixelate_vrb(image: np.ndarray, factor: float, noise: Any) -> np.ndarray:
     """VRB's pixelate: only the OpenCV area downscale, so the output is smaller than the input."""
     cv2 = cv2_module()
     height, width = image.shape[:2]
-    return cv2.resize(image, (max(1, int(width * factor)), max(1, int(height * factor))),
-                      interpolation=cv2.INTER_AREA)
+    return cv2.resize(
+        image, (max(1, int(width * factor)), max(1, int(height * factor))), interpolation=cv2.INTER_AREA
+    )
 
 
 def jpeg_imagenet_c(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
@@ -471,7 +507,9 @@ def jpeg_imagenet_c(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
 def jpeg_vrb(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
     """OpenCV JPEG encode at ``quality`` (as the official ``cv2.imwrite``), decoded in memory."""
     cv2 = cv2_module()
-    ok, encoded = cv2.imencode(".jpg", cv2.cvtColor(image, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    ok, encoded = cv2.imencode(
+        ".jpg", cv2.cvtColor(image, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)]
+    )
     if not ok:
         raise RuntimeError("OpenCV failed to encode the image as JPEG")
     return cv2.cvtColor(cv2.imdecode(encoded, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)

@@ -55,13 +55,18 @@ class FastNoise:
         return self.generator.integers(low, high, size=size, dtype=dtype)
 
 
-_BORDERS = {"nearest": "BORDER_REPLICATE", "reflect": "BORDER_REFLECT", "mirror": "BORDER_REFLECT_101",
-            "constant": "BORDER_CONSTANT"}
+_BORDERS = {
+    "nearest": "BORDER_REPLICATE",
+    "reflect": "BORDER_REFLECT",
+    "mirror": "BORDER_REFLECT_101",
+    "constant": "BORDER_CONSTANT",
+}
 _LARGE_RADIUS = 48
 
 
-def gaussian_filter(image: np.ndarray, sigma: float | tuple[float, float], mode: str = "nearest",
-                    truncate: float = 4.0) -> np.ndarray:
+def gaussian_filter(
+    image: np.ndarray, sigma: float | tuple[float, float], mode: str = "nearest", truncate: float = 4.0
+) -> np.ndarray:
     """Gaussian blur over the two spatial axes with ``scipy.ndimage.gaussian_filter`` semantics.
 
     ``sigma`` is a scalar or (sigma_rows, sigma_cols); the kernel radius is ``int(truncate * sigma + 0.5)``
@@ -72,9 +77,16 @@ def gaussian_filter(image: np.ndarray, sigma: float | tuple[float, float], mode:
     radius_rows = int(truncate * float(sigma_rows) + 0.5)
     radius_cols = int(truncate * float(sigma_cols) + 0.5)
     if max(radius_rows, radius_cols) > _LARGE_RADIUS and image.ndim == 2:
-        return _gaussian_large(image, (float(sigma_rows), float(sigma_cols)), (radius_rows, radius_cols), mode)
-    return cv2.GaussianBlur(image, (2 * radius_cols + 1, 2 * radius_rows + 1), sigmaX=float(sigma_cols),
-                            sigmaY=float(sigma_rows), borderType=getattr(cv2, _BORDERS[mode]))
+        return _gaussian_large(
+            image, (float(sigma_rows), float(sigma_cols)), (radius_rows, radius_cols), mode
+        )
+    return cv2.GaussianBlur(
+        image,
+        (2 * radius_cols + 1, 2 * radius_rows + 1),
+        sigmaX=float(sigma_cols),
+        sigmaY=float(sigma_rows),
+        borderType=getattr(cv2, _BORDERS[mode]),
+    )
 
 
 def _gaussian_kernel(sigma: float, radius: int) -> np.ndarray:
@@ -101,16 +113,21 @@ def _border_index(positions: np.ndarray, length: int, mode: str) -> np.ndarray:
 def _gaussian_matrix(length: int, sigma: float, radius: int, mode: str) -> np.ndarray:
     """The axis-``length`` Gaussian filter with its border folded in, as a dense (length x length) matrix."""
     kernel = _gaussian_kernel(sigma, radius)
-    sources = _border_index(np.arange(length)[:, None] + np.arange(-radius, radius + 1)[None, :], length, mode)
+    sources = _border_index(
+        np.arange(length)[:, None] + np.arange(-radius, radius + 1)[None, :], length, mode
+    )
     targets = np.repeat(np.arange(length), 2 * radius + 1)
-    flat = np.bincount(targets * length + sources.ravel(), weights=np.tile(kernel, length),
-                       minlength=length * length)
+    flat = np.bincount(
+        targets * length + sources.ravel(), weights=np.tile(kernel, length), minlength=length * length
+    )
     matrix = flat.reshape(length, length)
     matrix.setflags(write=False)
     return matrix
 
 
-def _gaussian_large(image: np.ndarray, sigma: tuple[float, float], radius: tuple[int, int], mode: str) -> np.ndarray:
+def _gaussian_large(
+    image: np.ndarray, sigma: tuple[float, float], radius: tuple[int, int], mode: str
+) -> np.ndarray:
     """Separable Gaussian of a large radius on a 2-D array as two matrix products (BLAS beats FFT here)."""
     rows = _gaussian_matrix(image.shape[0], sigma[0], radius[0], mode).astype(image.dtype, copy=False)
     cols = _gaussian_matrix(image.shape[1], sigma[1], radius[1], mode).astype(image.dtype, copy=False)
@@ -132,19 +149,11 @@ def disk_kernel(radius: int, alias_blur: float) -> np.ndarray:
     return kernel
 
 
-def zoom_layer(image: np.ndarray, zoom: float, out_shape: tuple[int, int], trim: str) -> np.ndarray:
-    """ImageNet-C's ``clipped_zoom``: crop the centre ``ceil(side / zoom)``, enlarge by ``zoom``, cut out.
-
-    The enlargement follows ``scipy.ndimage.zoom(order=1)`` (corner-aligned grid); ``trim="top_left"``
-    keeps the first rows/columns (imagecorruptions), ``"center"`` the middle (Hendrycks' original).
-    ``out_shape`` is the (rows, cols) kept. Sampling goes through ``cv2.warpAffine`` (1/32 pixel grid).
-    """
-    cv2 = cv2_module()
-    height, width = image.shape[:2]
+def _zoom_geometry(shape: tuple[int, ...], zoom: float, out_shape: tuple[int, int], trim: str) -> tuple:
+    """Source origin and step per axis of ImageNet-C's ``clipped_zoom`` for the kept output window."""
+    height, width = shape[:2]
     crop_rows = int(np.ceil(height / float(zoom)))
     crop_cols = int(np.ceil(width / float(zoom)))
-    top = (height - crop_rows) // 2
-    left = (width - crop_cols) // 2
     zoomed_rows = int(round(crop_rows * zoom))
     zoomed_cols = int(round(crop_cols * zoom))
     if trim == "center":
@@ -154,27 +163,72 @@ def zoom_layer(image: np.ndarray, zoom: float, out_shape: tuple[int, int], trim:
         first_row = first_col = 0
     step_rows = (crop_rows - 1) / (zoomed_rows - 1) if zoomed_rows > 1 else 0.0
     step_cols = (crop_cols - 1) / (zoomed_cols - 1) if zoomed_cols > 1 else 0.0
-    matrix = np.array(
-        [[step_cols, 0.0, left + first_col * step_cols], [0.0, step_rows, top + first_row * step_rows]],
-        dtype=np.float64,
+    top = (height - crop_rows) // 2 + first_row * step_rows
+    left = (width - crop_cols) // 2 + first_col * step_cols
+    return top, step_rows, left, step_cols
+
+
+def zoom_layer(image: np.ndarray, zoom: float, out_shape: tuple[int, int], trim: str) -> np.ndarray:
+    """ImageNet-C's ``clipped_zoom``: crop the centre ``ceil(side / zoom)``, enlarge by ``zoom``, cut out.
+
+    The enlargement follows ``scipy.ndimage.zoom(order=1)`` (corner-aligned grid); ``trim="top_left"``
+    keeps the first rows/columns (imagecorruptions), ``"center"`` the middle (Hendrycks' original).
+    ``out_shape`` is the (rows, cols) kept. Sampling goes through ``cv2.warpAffine`` (1/32 pixel grid,
+    fast); ``zoom_layer_exact`` interpolates in floating point.
+    """
+    cv2 = cv2_module()
+    top, step_rows, left, step_cols = _zoom_geometry(image.shape, zoom, out_shape, trim)
+    matrix = np.array([[step_cols, 0.0, left], [0.0, step_rows, top]], dtype=np.float64)
+    return cv2.warpAffine(
+        image,
+        matrix,
+        (out_shape[1], out_shape[0]),
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_REPLICATE,
     )
-    return cv2.warpAffine(image, matrix, (out_shape[1], out_shape[0]),
-                          flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _linear_axis(
+    length: int, start: float, step: float, count: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    positions = start + np.arange(count, dtype=np.float64) * step
+    lower = np.clip(np.floor(positions).astype(np.int64), 0, length - 1)
+    fraction = positions - lower
+    upper = np.minimum(lower + 1, length - 1)
+    return lower, upper, fraction
+
+
+def zoom_layer_exact(image: np.ndarray, zoom: float, out_shape: tuple[int, int], trim: str) -> np.ndarray:
+    """``zoom_layer`` for a 2-D array with floating-point bilinear weights (thresholded layers need it)."""
+    top, step_rows, left, step_cols = _zoom_geometry(image.shape, zoom, out_shape, trim)
+    lower, upper, fraction = _linear_axis(image.shape[0], top, step_rows, out_shape[0])
+    fraction = fraction.astype(image.dtype)[:, None]
+    rows = image[lower] * (1 - fraction) + image[upper] * fraction
+    lower, upper, fraction = _linear_axis(image.shape[1], left, step_cols, out_shape[1])
+    fraction = fraction.astype(image.dtype)[None, :]
+    return rows[:, lower] * (1 - fraction) + rows[:, upper] * fraction
 
 
 def zoomed_shape(shape: tuple[int, int], zoom: float) -> tuple[int, int]:
     """Shape of ``scipy.ndimage.zoom`` applied to the centre crop of ``clipped_zoom``."""
-    return (int(round(int(np.ceil(shape[0] / zoom)) * zoom)), int(round(int(np.ceil(shape[1] / zoom)) * zoom)))
+    return (
+        int(round(int(np.ceil(shape[0] / zoom)) * zoom)),
+        int(round(int(np.ceil(shape[1] / zoom)) * zoom)),
+    )
 
 
-def motion_taps(radius: int, sigma: float, angle: float, shape: tuple[int, int]) -> list[tuple[int, int, float]]:
+def motion_taps(
+    radius: int, sigma: float, angle: float, shape: tuple[int, int]
+) -> list[tuple[int, int, float]]:
     """ImageMagick-style motion blur taps ``(row shift, col shift, weight)`` as ImageNet-C computes them.
 
     Width ``2 * radius + 1``, one-sided Gaussian weights; taps stop where the shift leaves the image
     (weights are not renormalised then, as in the reference).
     """
     width = 2 * radius + 1
-    weights = np.exp(-(np.arange(width, dtype=np.float64) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+    weights = np.exp(-(np.arange(width, dtype=np.float64) ** 2) / (2 * sigma**2)) / (
+        np.sqrt(2 * np.pi) * sigma
+    )
     weights /= weights.sum()
     point_rows = width * np.sin(np.deg2rad(angle))
     point_cols = width * np.cos(np.deg2rad(angle))
@@ -200,7 +254,7 @@ def motion_blur(image: np.ndarray, taps: list[tuple[int, int, float]]) -> np.nda
     for shift_rows, shift_cols, weight in taps:
         top = pad_rows - shift_rows
         left = pad_cols - shift_cols
-        window = padded[top:top + height, left:left + width]
+        window = padded[top : top + height, left : left + width]
         total = cv2.scaleAdd(window, weight, total)
     return total
 
@@ -245,4 +299,8 @@ def next_power_of_two(value: int) -> int:
 
 def rgb_to_gray(image: np.ndarray) -> np.ndarray:
     """ITU-R BT.601 luma (OpenCV's RGB2GRAY weights) of a float RGB image, as a 2-D array."""
-    return image[..., 0] * np.float32(0.299) + image[..., 1] * np.float32(0.587) + image[..., 2] * np.float32(0.114)
+    return (
+        image[..., 0] * np.float32(0.299)
+        + image[..., 1] * np.float32(0.587)
+        + image[..., 2] * np.float32(0.114)
+    )

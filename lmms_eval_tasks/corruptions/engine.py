@@ -86,7 +86,8 @@ def check_request(name: str, severity: int, profile: str) -> None:
     _check_profile(profile)
     if name not in SEVERITY_TABLES[profile]:
         raise ValueError(
-            f"unknown corruption {name!r} for profile {profile!r}; expected one of {corruption_names(profile)}"
+            f"unknown corruption {name!r} for profile {profile!r}; "
+            f"expected one of {corruption_names(profile)}"
         )
     if isinstance(severity, bool) or not isinstance(severity, int | np.integer) or not 1 <= severity <= 5:
         raise ValueError(f"severity must be an integer from 1 to 5, got {severity!r}")
@@ -114,7 +115,9 @@ def as_rgb_uint8(image: Any) -> np.ndarray:
     if image.ndim != 3 or image.shape[2] not in (1, 3, 4):
         raise ValueError(f"image must be HxW, HxWx1, HxWx3 or HxWx4, got shape {image.shape}")
     if image.shape[0] < MIN_SIDE or image.shape[1] < MIN_SIDE:
-        raise ValueError(f"image is {image.shape[0]}x{image.shape[1]}; height and width must be >= {MIN_SIDE}")
+        raise ValueError(
+            f"image is {image.shape[0]}x{image.shape[1]}; height and width must be >= {MIN_SIDE}"
+        )
     if image.shape[2] == 1:
         image = np.repeat(image, 3, axis=2)
     elif image.shape[2] == 4:

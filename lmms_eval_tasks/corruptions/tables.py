@@ -16,7 +16,13 @@ _GAUSSIAN_NOISE = (0.08, 0.12, 0.18, 0.26, 0.38)  # sigma of N(0, sigma) added t
 _IMPULSE_NOISE = (0.03, 0.06, 0.09, 0.17, 0.27)  # salt-and-pepper amount, salt_vs_pepper = 0.5
 _SPECKLE_NOISE = (0.15, 0.20, 0.35, 0.45, 0.60)  # sigma of x * N(0, sigma) added to x
 _DEFOCUS_BLUR = ((3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5))  # (disk radius, alias blur sigma)
-_GLASS_BLUR = ((0.7, 1, 2), (0.9, 2, 1), (1.0, 2, 3), (1.1, 3, 2), (1.5, 4, 2))  # (sigma, max delta, iterations)
+_GLASS_BLUR = (
+    (0.7, 1, 2),
+    (0.9, 2, 1),
+    (1.0, 2, 3),
+    (1.1, 3, 2),
+    (1.5, 4, 2),
+)  # (sigma, max delta, iterations)
 # Zoom factors as numpy.arange(start, stop, step) arguments.
 _ZOOM_BLUR = ((1.0, 1.11, 0.01), (1.0, 1.16, 0.01), (1.0, 1.21, 0.02), (1.0, 1.26, 0.02), (1.0, 1.31, 0.03))
 # (mean, std, zoom, threshold, motion radius, motion sigma, blend) of the snow layer.
