@@ -1,0 +1,125 @@
+"""Session fixtures shared by several test files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cache_root() -> Path:
+    """The pack's cache: ``$LMMS_EVAL_TASKS_CACHE``, else the repository's ``.cache`` (Makefile default)."""
+    configured = os.environ.get("LMMS_EVAL_TASKS_CACHE")
+    return Path(configured) if configured else REPO_ROOT / ".cache"
+
+
+@pytest.fixture(scope="session")
+def tiny_llava_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A built tiny random LLaVA (seed 0): the cached ``<cache>/tiny-llava`` if complete, else a fresh build.
+
+    Use it as ``--model llava_hf --model_args pretrained=<dir>,device=cpu,device_map=cpu``.
+    """
+    from lmms_eval_tasks.models.tiny_llava import build_tiny_llava, is_complete_build
+
+    cached = _cache_root() / "tiny-llava"
+    if is_complete_build(cached, seed=0):
+        return cached
+    return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava") / "model", seed=0)
+
+
+_TINY_TASK_HOOKS = """
+def doc_to_visual(doc):
+    return [doc["image"].convert("RGB")]
+
+
+def doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    return doc["question"]
+
+
+def options_text(doc, lmms_eval_specific_kwargs=None):
+    return doc["question"] + "\\nA. red\\nB. green\\nC. blue\\nD. black\\nAnswer with the option's letter."
+
+
+def process_results(doc, results):
+    return {"exact_match": float(results[0].strip() == doc["answer"])}
+
+
+def process_letter(doc, results):
+    return {"exact_match": float(results[0].strip() == doc["letter"])}
+"""
+
+_TINY_TASK_COMMON = """dataset_path: parquet
+dataset_kwargs:
+  data_files:
+    test: tiny_models.parquet
+test_split: test
+doc_to_visual: !function utils.doc_to_visual
+"""
+
+_TINY_TASKS = {
+    "tiny_models_yesno": """output_type: generate_until
+doc_to_text: !function utils.doc_to_text
+doc_to_target: answer
+generation_kwargs:
+  max_new_tokens: 8
+process_results: !function utils.process_results
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+""",
+    "tiny_models_options": """output_type: generate_until
+doc_to_text: !function utils.options_text
+doc_to_target: letter
+generation_kwargs:
+  max_new_tokens: 8
+process_results: !function utils.process_letter
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+""",
+    "tiny_models_choice": """output_type: multiple_choice
+doc_to_text: !function utils.doc_to_text
+doc_to_choice: ["Yes", "No"]
+doc_to_target: answer
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+""",
+}
+
+TINY_TASK_COLOURS = ["red", "green", "blue", "black"]
+
+
+@pytest.fixture(scope="session")
+def tiny_models_task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A throwaway task folder (``--include_path``) with 8 generated images and three tiny tasks.
+
+    ``tiny_models_yesno`` (generate_until, yes/no), ``tiny_models_options`` (generate_until, options A-D)
+    and ``tiny_models_choice`` (multiple_choice over Yes/No), all on the same parquet with an Image column.
+    """
+    import datasets
+    from PIL import Image
+
+    folder = tmp_path_factory.mktemp("tiny-models-tasks")
+    rgb = {"red": (220, 20, 20), "green": (20, 200, 20), "blue": (20, 20, 220), "black": (0, 0, 0)}
+    rows: dict[str, list] = {"question": [], "answer": [], "letter": [], "image": []}
+    for index in range(8):
+        colour = TINY_TASK_COLOURS[index % 4]
+        path = folder / f"square_{index}.png"
+        Image.new("RGB", (40 + 4 * index, 30), rgb[colour]).save(path)
+        rows["question"].append(f"Is square number {index} red? Please answer yes or no.")
+        rows["answer"].append("Yes" if colour == "red" else "No")
+        rows["letter"].append("ABCD"[TINY_TASK_COLOURS.index(colour)])
+        rows["image"].append(str(path))
+    dataset = datasets.Dataset.from_dict(rows).cast_column("image", datasets.Image())
+    dataset.to_parquet(str(folder / "tiny_models.parquet"))
+    (folder / "utils.py").write_text(_TINY_TASK_HOOKS, encoding="utf-8")
+    for name, body in _TINY_TASKS.items():
+        (folder / f"{name}.yaml").write_text(f"task: {name}\n{_TINY_TASK_COMMON}{body}", encoding="utf-8")
+    return folder

@@ -1,0 +1,200 @@
+"""The tiny random LLaVA: deterministic, idempotent build, and the host's real llava_hf wrapper on it."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lmms_eval_tasks.models.tiny_llava import MANIFEST_NAME, build_tiny_llava, is_complete_build
+
+MODEL_ARGS = "pretrained={},device=cpu,device_map=cpu"
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.iterdir())
+        if path.is_file() and path.name != MANIFEST_NAME  # the manifest records its own folder's path
+    }
+
+
+def test_two_builds_are_byte_identical_and_small(tiny_llava_dir: Path, tmp_path: Path) -> None:
+    second = build_tiny_llava(tmp_path / "again", seed=0)
+    assert _hashes(second) == _hashes(tiny_llava_dir)
+    assert {"model.safetensors", "config.json", "tokenizer.json", "processor_config.json"} <= set(
+        _hashes(second)
+    )
+    total_bytes = sum(path.stat().st_size for path in second.iterdir())
+    assert total_bytes < 1_000_000, total_bytes
+
+
+def test_build_is_idempotent_and_keyed_by_seed(tmp_path: Path) -> None:
+    folder = build_tiny_llava(tmp_path / "model", seed=1)
+    manifest = json.loads((folder / MANIFEST_NAME).read_text())
+    assert manifest["seed"] == 1 and manifest["recipe_version"] >= 1
+    modified = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+
+    assert build_tiny_llava(folder, seed=1) == folder
+    assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == modified  # nothing rewritten
+
+    weights_seed_1 = _hashes(folder)["model.safetensors"]
+    build_tiny_llava(folder, seed=2)  # another seed replaces the build
+    assert json.loads((folder / MANIFEST_NAME).read_text())["seed"] == 2
+    assert _hashes(folder)["model.safetensors"] != weights_seed_1
+    assert not is_complete_build(folder, seed=1)
+
+
+def test_damaged_build_is_rebuilt(tmp_path: Path) -> None:
+    folder = build_tiny_llava(tmp_path / "model", seed=0)
+    expected = _hashes(folder)
+    (folder / "model.safetensors").write_bytes(b"truncated")
+    assert not is_complete_build(folder, seed=0)
+    build_tiny_llava(folder, seed=0)
+    assert _hashes(folder) == expected
+
+
+def test_refuses_to_overwrite_a_foreign_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match="tiny_llava_manifest.json"):
+        build_tiny_llava(folder)
+    assert (folder / "notes.txt").read_text() == "keep me"
+
+
+def test_module_cli_builds_and_prints_the_folder(tiny_llava_dir: Path, tmp_path: Path) -> None:
+    from lmms_eval_tasks.models import tiny_llava
+
+    target = tmp_path / "cli"
+    assert tiny_llava.main(["--output", str(target), "--seed", "0"]) == 0
+    assert _hashes(target) == _hashes(tiny_llava_dir)
+
+
+def test_host_classes_load_it(tiny_llava_dir: Path) -> None:
+    from transformers import AutoProcessor, LlavaForConditionalGeneration
+
+    model = LlavaForConditionalGeneration.from_pretrained(tiny_llava_dir)
+    processor = AutoProcessor.from_pretrained(tiny_llava_dir)
+    image_token_id = processor.tokenizer.convert_tokens_to_ids("<image>")
+    assert model.config.image_token_id == image_token_id
+    assert processor.tokenizer.eos_token == "</s>" and processor.chat_template
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """Torch's thread pool crawls when other processes share the 2 cores; one thread is plenty here."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def llava_hf(tiny_llava_dir: Path) -> Iterator[Any]:
+    """The host's chat llava_hf wrapper (what ``--model llava_hf`` resolves to) on the tiny model."""
+    from lmms_eval.models import get_model
+
+    model_class = get_model("llava_hf")
+    assert model_class.__module__ == "lmms_eval.models.chat.llava_hf"
+    with _one_torch_thread():
+        yield model_class.create_from_arg_string(MODEL_ARGS.format(tiny_llava_dir))
+
+
+def _square_doc():
+    from PIL import Image
+
+    return {
+        "question": "Is the square red? Please answer yes or no.",
+        "image": Image.new("RGB", (48, 36), "red"),
+    }
+
+
+def test_llava_hf_generate_until_in_process(llava_hf) -> None:
+    from lmms_eval.api.instance import Instance
+
+    doc = _square_doc()
+    llava_hf.task_dict = {"tiny": {"test": {0: doc}}}
+
+    def doc_to_messages(document):
+        content = [
+            {"type": "image", "url": document["image"]},
+            {"type": "text", "text": document["question"]},
+        ]
+        return [{"role": "user", "content": content}]
+
+    request = Instance(
+        "generate_until",
+        ("", doc_to_messages, {"max_new_tokens": 32}, 0, "tiny", "test"),
+        idx=0,
+        metadata={"task": "tiny", "doc_id": 0, "repeats": 1},
+    )
+    first = llava_hf.generate_until([request])[0]
+    again = llava_hf.generate_until([request])[0]
+    # The wrapper logs and swallows generation errors, returning "" with no token counts: rule that out.
+    assert first.token_counts is not None and 1 <= first.token_counts.output_tokens <= 32
+    assert first.text and first.text == again.text  # greedy decoding of fixed weights
+
+
+def test_llava_hf_loglikelihood_in_process(llava_hf) -> None:
+    """lmms-eval 0.7.3's llava_hf loglikelihood breaks on transformers 5 (for every LLaVA, not just this one).
+
+    It tokenizes the context, which holds ``<image>``, without images; transformers 5's processors reject
+    that. This test records the host bug (xfail) and starts passing on its own once the host fixes it.
+    """
+    from lmms_eval.api.instance import Instance
+
+    doc = _square_doc()
+    llava_hf.task_dict = {"tiny": {"test": {0: doc}}}
+    request = Instance(
+        "loglikelihood",
+        (doc["question"], "Yes", lambda document: [document["image"]], 0, "tiny", "test"),
+        idx=0,
+        metadata={"task": "tiny", "doc_id": 0, "repeats": 1},
+    )
+    try:
+        [(value, is_greedy)] = llava_hf.loglikelihood([request])
+    except ValueError as error:
+        if "tokens in the text but no images were passed" in str(error):
+            pytest.xfail(f"host llava_hf loglikelihood vs transformers 5: {error}")
+        raise
+    assert math.isfinite(value) and isinstance(is_greedy, bool)
+
+
+def test_simple_evaluate_runs_llava_hf_on_the_tiny_model(
+    tiny_llava_dir: Path, tiny_models_task_dir: Path
+) -> None:
+    """The full harness path (task YAML, parquet images, chat llava_hf, scoring) in process."""
+    from lmms_eval.evaluator import simple_evaluate
+    from lmms_eval.tasks import TaskManager
+
+    task_manager = TaskManager(include_path=str(tiny_models_task_dir), include_defaults=False)
+    with _one_torch_thread():
+        output = simple_evaluate(
+            model="llava_hf",
+            model_args=MODEL_ARGS.format(tiny_llava_dir),
+            tasks=["tiny_models_yesno"],
+            task_manager=task_manager,
+            log_samples=True,
+            bootstrap_iters=0,
+        )
+    samples = output["samples"]["tiny_models_yesno"]
+    assert len(samples) == 8
+    for sample in samples:
+        # The wrapper logs and swallows generation errors (answer "", no token counts): rule that out.
+        [answer] = sample["filtered_resps"]
+        [counts] = sample["token_counts"]
+        assert isinstance(answer, str) and answer and counts and 1 <= counts["output_tokens"] <= 8, sample
+    # exact_match recomputed by hand from the logged answers: the harness scored what the model said.
+    hits = sum(sample["filtered_resps"][0].strip() == sample["target"] for sample in samples)
+    assert output["results"]["tiny_models_yesno"]["exact_match,none"] == pytest.approx(hits / 8)
