@@ -109,6 +109,13 @@ def test_yaml_metric_lists_match_the_hooks(template, variant):
         assert callable(getattr(hooks, function)), function
 
 
+def test_yaml_templates_are_up_to_date():
+    from lmms_eval_tasks.tasks.hallusionbench import make_yaml
+
+    for variant, name in make_yaml.TEMPLATES.items():
+        assert (TASK_DIR / name).read_text(encoding="utf-8") == make_yaml.template_text(variant), name
+
+
 def test_every_task_yaml_is_wired_to_its_settings():
     tasks = {}
     for path in sorted(TASK_DIR.glob("*.yaml")):

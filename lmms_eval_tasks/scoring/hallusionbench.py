@@ -900,7 +900,9 @@ def evaluate(
     source = _JudgeSource(judge, judge_model)
     try:
         if variant == "vlmevalkit":
-            return _vlmevalkit_evaluation(records, source)
+            evaluation = _vlmevalkit_evaluation(records, source)
+            _count_empty_predictions(records, evaluation)
+            return evaluation
         questions = parse_questions(records)
         structure = build_structure(questions)
         evaluation = _official_evaluation(records, questions, structure, source, repeats, diagnosis)
@@ -909,7 +911,24 @@ def evaluate(
     if not diagnosis:
         drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
         evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
+    _count_empty_predictions(records, evaluation)
     return evaluation
+
+
+def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Evaluation) -> None:
+    """Count blank model answers and warn: a failed generation reads as "unclear" to the judge (and an
+    unclear answer to a no-image question counts as right), so it must never pass unnoticed."""
+    empty = sum(
+        1
+        for record in records
+        if isinstance(record, dict) and "prediction" in record and not str(record["prediction"] or "").strip()
+    )
+    evaluation.counts["empty_predictions"] = empty
+    if empty:
+        logger.warning(
+            f"HallusionBench: {empty} of {len(records)} model answers are empty (generation errors?); "
+            "they are judged as given (usually 'unclear') - check the model's log"
+        )
 
 
 def score_records(records: Sequence[dict[str, Any]], **options: Any) -> dict[str, Any]:

@@ -38,6 +38,7 @@ TASKS: dict[str, TaskSettings] = {
     "hallusionbench_offline": TaskSettings("official", "rule"),
     "hallusionbench_vlmevalkit": TaskSettings("vlmevalkit", None),
     "hallusionbench_sample": TaskSettings("official", None),
+    "hallusionbench_offline_sample": TaskSettings("official", "rule"),
     "hallusionbench_vlmevalkit_sample": TaskSettings("vlmevalkit", None),
 }
 
@@ -50,6 +51,7 @@ OFFICIAL_RESULT_KEYS: tuple[str, ...] = (
         for metric in ("aAcc", "fAcc", "qAcc")
     ),
     "unjudged_verdicts",
+    "empty_predictions",
     "judge_is_rule_based",
 )
 VLMEVALKIT_RESULT_KEYS: tuple[str, ...] = (
@@ -60,6 +62,7 @@ VLMEVALKIT_RESULT_KEYS: tuple[str, ...] = (
         for metric in ("aAcc", "fAcc", "qAcc")
     ),
     "unjudged_verdicts",
+    "empty_predictions",
     "llm_matched",
     "judge_is_rule_based",
 )
@@ -163,6 +166,10 @@ def process_results_hallusionbench_vlmevalkit(doc: dict[str, Any], results: list
 
 def process_results_hallusionbench_sample(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     return _process("hallusionbench_sample", doc, results)
+
+
+def process_results_hallusionbench_offline_sample(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    return _process("hallusionbench_offline_sample", doc, results)
 
 
 def process_results_hallusionbench_vlmevalkit_sample(
@@ -287,6 +294,7 @@ def score_task(records: list[dict[str, Any]], args: Any = None) -> dict[str, Any
     values: dict[str, Any] = dict(evaluation.metrics)
     values["unjudged_verdicts"] = evaluation.counts["unjudged_verdicts"]
     values["llm_matched"] = evaluation.counts.get("llm_matched", 0)
+    values["empty_predictions"] = evaluation.counts["empty_predictions"]
     values["judge_is_rule_based"] = 1 if evaluation.judge.get("kind") == "rule" else 0
     kind = evaluation.judge.get("kind")
     logger.info(
