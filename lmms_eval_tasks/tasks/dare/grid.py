@@ -136,27 +136,40 @@ TASKS_BY_NAME: dict[str, TaskSpec] = {task.name: task for task in all_tasks()}
 
 
 def groups() -> dict[str, list[str]]:
-    """Group name -> member task names (groups hold tasks only, so each group scores its own union)."""
+    """Group name -> member task names (groups hold tasks only, so each group scores its own union).
+
+    ``dare`` is the generation grid (runs with any model); ``dare_log`` the Out-Log grid (needs a
+    model with loglikelihood in simple mode); ``dare_full`` everything. ``dare_sample`` mirrors
+    ``dare`` plus the multi variants on the bundled data, so every model (and the demo) can run it.
+    """
     validation = main_grid("validation")
+    generation = [task.name for task in validation if task.answer_format != "log"]
+    log = [task.name for task in validation if task.answer_format == "log"]
+    variants = [task.name for task in multi_variants("validation")]
     result = {
-        "dare": [task.name for task in validation],
-        "dare_multi_variants": [task.name for task in multi_variants("validation")],
+        "dare": generation,
+        "dare_log": log,
+        "dare_multi_variants": variants,
+        "dare_full": generation + log + variants,
         "dare_single": [task.name for task in validation if task.setup == "single"],
         "dare_single_var": [task.name for task in validation if task.setup == "single_var"],
-        "dare_multi": [task.name for task in validation if task.setup == "multi"],
+        "dare_multi": [task.name for task in validation if task.setup == "multi"] + variants,
         "dare_single_formats": [
             task.name for task in validation if task.setup == "single" and task.prompt == 1
         ],
     }
-    for answer_format in ("gen", "log", "json"):
+    for answer_format in ("gen", "json"):
         result[f"dare_{answer_format}"] = [
             task.name for task in validation if task.answer_format == answer_format
         ]
     for prompt in PROMPTS:
         result[f"dare_p{prompt}"] = [task.name for task in validation if task.prompt == prompt]
     result["dare_test"] = [task.name for task in main_grid("test") + multi_variants("test")]
-    result["dare_sample"] = [task.name for task in main_grid("sample")]
-    result["dare_sample_multi_variants"] = [task.name for task in multi_variants("sample")]
+    sample = main_grid("sample")
+    sample_variants = [task.name for task in multi_variants("sample")]
+    result["dare_sample"] = [task.name for task in sample if task.answer_format != "log"] + sample_variants
+    result["dare_sample_log"] = [task.name for task in sample if task.answer_format == "log"]
+    result["dare_sample_full"] = [task.name for task in sample] + sample_variants
     return result
 
 
