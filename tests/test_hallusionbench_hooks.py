@@ -44,7 +44,8 @@ def use_server(monkeypatch, server: FakeOpenAIServer) -> None:
 def _sample_dataset():
     from datasets import load_dataset
 
-    image_split = load_dataset("parquet", data_files=str(TASK_DIR / "sample" / "image.parquet"), split="train")
+    image_file = str(TASK_DIR / "sample" / "image.parquet")
+    image_split = load_dataset("parquet", data_files=image_file, split="train")
     return hooks.process_docs_sample(image_split)
 
 
