@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import random
 from pathlib import Path
@@ -305,6 +306,24 @@ def test_bad_records_name_the_record_and_field(change, field, index):
 def test_unknown_option_is_rejected():
     with pytest.raises(TypeError):
         hb.score_records(fill_same(crafted_records()), judgee="rule")
+
+
+def test_cli_scores_a_jsonl_file(tmp_path, capsys):
+    from lmms_eval_tasks.cli import main
+
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in fill_same(crafted_records())), encoding="utf-8")
+    assert main(["score", "hallusionbench", str(path)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["aAcc"] == pytest.approx(70.0) and printed["overall"] == pytest.approx(170 / 3)
+    for key in hb.HEADLINE_METRICS:
+        assert key in printed
+    assert main(["score", "hallusionbench", str(path), "-o", "nonsense=1"]) == 2
+    rows = fill_same(crafted_records())
+    rows[4]["subcategory"] = "maps"
+    path.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
+    assert main(["score", "hallusionbench", str(path)]) == 1
+    assert "record 4: field 'subcategory'" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------------------------------------

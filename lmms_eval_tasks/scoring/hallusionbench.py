@@ -931,17 +931,23 @@ def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Eval
         )
 
 
-def score_records(records: Sequence[dict[str, Any]], **options: Any) -> dict[str, Any]:
+def score_records(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+) -> dict[str, Any]:
     """Metrics for saved records: 11 official fields + ``prediction`` (+ ``judge_verdict``/``judge_same``).
 
-    Options: ``variant`` ("official" or "vlmevalkit"), ``judge`` ("auto", "openai", "rule"),
-    ``judge_model``, ``repeats``, ``diagnosis`` (bool). Percent units except pct_diff and fp_ratio.
+    ``variant`` "official" or "vlmevalkit"; ``judge`` "auto" (default), "openai" or "rule", used only for
+    what is not supplied. Percent units except pct_diff and fp_ratio (fractions). See docs/hallusionbench.md.
     """
-    known = {"variant", "judge", "judge_model", "repeats", "diagnosis"}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise TypeError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    return evaluate(records, **options).flat()
+    return evaluate(
+        records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=diagnosis
+    ).flat()
 
 
 __all__ = [
