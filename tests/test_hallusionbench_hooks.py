@@ -84,7 +84,10 @@ def rule_reply_table(records: list[dict]) -> dict[str, str]:
     for request in scoring.correctness_requests(records, predictions):
         table[request.prompt] = wording[request.rule_reply]
     structure = scoring.build_structure(scoring.parse_questions(records))
-    for request in scoring.consistency_requests(structure, predictions)[1]:
+    every_pair_member = [
+        offset for offset, reference in enumerate(structure.reference_of) if reference is not None
+    ]
+    for request in scoring.consistency_requests(structure, predictions, every_pair_member):
         table[request.prompt] = {"same": "Same", "different": "different", None: "different"}[
             request.rule_reply
         ]
@@ -200,11 +203,12 @@ def test_llm_judge_three_repeats_scored_once_with_reports(judge_env, tmp_path):
         again = run_aggregations("hallusionbench_sample", records, tmp_path)
         assert server.call_count() == calls
     assert again == values
-    # 29 correctness prompts + 18 consistency prompts (every figure_id != "0" question), 3 repeats each;
+    # 29 correctness prompts + 1 consistency prompt, 3 repeats each: only the illusion figure-1 answer is
+    # wrong with its figure-0 answer right, the one case here where the decision tree reads the flag;
     # identical prompts are sent once
     report = json.loads((tmp_path / "lmms_eval_tasks" / "hallusionbench_sample_report.json").read_text())
     usage = report["metadata"]["judge_usage"]
-    assert usage["replies"] == (29 + 18) * 3 and 0 < usage["calls"] <= usage["replies"]
+    assert usage["replies"] == (29 + 1) * 3 and 0 < usage["calls"] <= usage["replies"]
     assert report["metadata"]["repeats"] == 3 and report["metadata"]["judge"]["kind"] == "openai"
     assert values["judge_is_rule_based"] == 0 and values["unjudged_verdicts"] == 0
     # the LLM replied what the rule judge would: the numbers equal rule-judged scoring

@@ -568,3 +568,27 @@ def test_official_equivalence_on_a_full_size_set():
     expected = official_all(as_official_rows(rows))
     for name, value in expected.items():
         assert ours[name] == pytest.approx(value, abs=1e-9), name
+
+
+def test_only_questions_whose_diagnosis_reads_the_flag_need_consistency():
+    rows = crafted_records()
+    questions = hb.parse_questions(rows)
+    structure = hb.build_structure(questions)
+    verdicts = [[hb.normalize_verdict(row["judge_verdict"], index)] for index, row in enumerate(rows)]
+    # VD q0 f1: o="1", j="0" -> needed; VS q1 f2: o="0", j="2" -> not read; VS q0 rows: o="2" -> not read
+    assert hb.consistency_needed(structure, verdicts) == [1]
+    verdicts[9] = ["0"]  # VS q1 f2 now wrong with a wrong no-image answer -> LH or Mixed depends on the flag
+    assert hb.consistency_needed(structure, verdicts) == [1, 9]
+
+
+def test_supplied_verdicts_without_flags_use_the_judge_for_consistency():
+    rows = crafted_records()  # judge_same given only where crafted; drop them all
+    for row in rows:
+        row.pop("judge_same", None)
+        row["prediction"] = "Yes"
+    rows[1]["prediction"] = "No"  # VD q0 f1 vs figure 0 "Yes": the rule judge says "different" -> VI
+    result = hb.score_records(rows, judge="rule")
+    assert result["aAcc"] == pytest.approx(70.0)  # correctness from the supplied verdicts
+    assert result["VI"] == pytest.approx(100 / 3) and result["judge"] == "rule"
+    rows[1]["prediction"] = "Yes"  # same answer -> Mixed
+    assert hb.score_records(rows, judge="rule")["Mixed"] == pytest.approx(200 / 3)

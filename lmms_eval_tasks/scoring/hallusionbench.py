@@ -619,27 +619,39 @@ def correctness_requests(records: Sequence[dict[str, Any]], predictions: list[st
     return requests
 
 
-def consistency_requests(structure: _Structure, predictions: list[str]) -> tuple[list[int], list]:
-    """Consistency-judge requests for every question that has a pair reference (figure_id != "0")."""
+def consistency_needed(structure: _Structure, verdicts: list[list[str | None]]) -> list[int]:
+    """Questions whose diagnosis reads the consistency flag in at least one repeat (the only ones judged)."""
+    needed = []
+    for offset, (question, reference) in enumerate(
+        zip(structure.questions, structure.reference_of, strict=True)
+    ):
+        if reference is None:
+            continue
+        for verdict, reference_verdict in zip(verdicts[offset], verdicts[reference], strict=True):
+            if verdict is not None and needs_consistency(question, verdict, reference_verdict):
+                needed.append(offset)
+                break
+    return needed
+
+
+def consistency_requests(structure: _Structure, predictions: list[str], offsets: Sequence[int]) -> list:
+    """Consistency-judge requests (answer vs its pair reference answer) for the questions at ``offsets``."""
     from lmms_eval_tasks.judges import JudgeRequest
     from lmms_eval_tasks.judges.prompts import render_prompt
 
-    offsets, requests = [], []
-    for offset, reference in enumerate(structure.reference_of):
+    requests = []
+    for offset in offsets:
+        reference = structure.reference_of[offset]
         if reference is None:
-            continue
+            raise ValueError(f"question {offset} has no pair reference to compare with")
         prompt = render_prompt(
             "hallusionbench_consistency_same_judge",
             response_current=predictions[offset],
             response_figure0=predictions[reference],
         )
-        offsets.append(offset)
-        requests.append(
-            JudgeRequest(
-                prompt=prompt, rule_reply=consistency_rule_reply(predictions[offset], predictions[reference])
-            )
-        )
-    return offsets, requests
+        rule_reply = consistency_rule_reply(predictions[offset], predictions[reference])
+        requests.append(JudgeRequest(prompt=prompt, rule_reply=rule_reply))
+    return requests
 
 
 def _reply_texts(replies: list[list[Any]]) -> tuple[list[list[str | None]], list[list[str | None]]]:
@@ -708,7 +720,8 @@ def _official_evaluation(
         predictions = _predictions(records)
         if judge_object is None:
             judge_object = judge.get()
-        offsets, requests = consistency_requests(structure, predictions)
+        offsets = consistency_needed(structure, verdicts)
+        requests = consistency_requests(structure, predictions, offsets)
         reply_rows = (
             judge_object.judge(requests, repeats=repeats, desc="HallusionBench consistency")
             if requests
@@ -957,6 +970,7 @@ __all__ = [
     "HEADLINE_METRICS",
     "OFFICIAL_FIELDS",
     "Question",
+    "consistency_needed",
     "diagnose",
     "evaluate",
     "group_names",
