@@ -259,54 +259,58 @@ def fog(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarra
     return np.clip(pixels * (peak / (peak + strength)), 0, 1) * 255
 
 
+def _value_noise(height: int, width: int, cell: int, noise: Any) -> np.ndarray:
+    """Smooth random field in [0, 1]: a random grid of step ``cell`` pixels, cubic-interpolated."""
+    cv2 = cv2_module()
+    grid_rows, grid_cols = height // cell + 3, width // cell + 3
+    grid = np.asarray(noise.random((grid_rows, grid_cols)), dtype=np.float32)
+    big = cv2.resize(grid, (grid_cols * cell, grid_rows * cell), interpolation=cv2.INTER_CUBIC)
+    top, left = (int(value) for value in noise.integers(0, cell, (2,)))
+    return big[top : top + height, left : left + width]
+
+
 def frost_texture(height: int, width: int, noise: Any) -> np.ndarray:
     """A procedural frost texture (float RGB in [0, 255]) standing in for ImageNet-C's frost photos.
 
-    Multi-octave value noise gives the hazy ice sheet; sparse seeds smeared along three directions
-    60 degrees apart give six-armed crystal needles; a cool grey-blue to white ramp colours it. Feature
-    sizes are in pixels (like the photos, cropped at native resolution) and every draw comes from
-    ``noise``, so the texture is fixed by the seed.
+    Sparse seeds smeared into needles along six directions, weighted by a smooth random orientation
+    field so that neighbouring crystals grow alike (fern-like patches), over a hazy multi-octave ice
+    sheet and a fine grain, coloured on a cool grey-blue to white ramp. Feature sizes are in pixels
+    (like the photos, which are cropped at native resolution) and every draw comes from ``noise``.
     """
     cv2 = cv2_module()
-    sheet = np.zeros((height, width), dtype=np.float32)
-    total_weight = 0.0
-    for cell in (96, 48, 24, 12, 6, 3):
-        grid_rows, grid_cols = height // cell + 3, width // cell + 3
-        grid = noise.random((grid_rows, grid_cols)).astype(np.float32)
-        big = cv2.resize(grid, (grid_cols * cell, grid_rows * cell), interpolation=cv2.INTER_CUBIC)
-        top = int(noise.integers(0, cell, (1,))[0])
-        left = int(noise.integers(0, cell, (1,))[0])
-        weight = cell**0.6
-        sheet += weight * big[top : top + height, left : left + width]
-        total_weight += weight
-    sheet /= total_weight
+    half_rows, half_cols = (height + 1) // 2, (width + 1) // 2
+    sheet = (
+        4 * _value_noise(height, width, 64, noise)
+        + 2 * _value_noise(height, width, 24, noise)
+        + _value_noise(height, width, 8, noise)
+    )
     sheet = (sheet - sheet.mean()) / (sheet.std() + 1e-6)
 
-    seeds = noise.random((height, width)).astype(np.float32)
-    seeds = np.where(seeds < 0.012, seeds * (1.0 / 0.012), 0).astype(np.float32)
-    base_angle = float(noise.uniform(0, 60))
-    star = np.zeros((17, 17), dtype=np.float32)
-    for arm in range(3):
-        arm_kernel = np.zeros((17, 17), dtype=np.float32)
-        angle = np.deg2rad(base_angle + 60 * arm)
-        dx, dy = 8 * np.cos(angle), 8 * np.sin(angle)
+    seeds = np.asarray(noise.random((half_rows, half_cols)), dtype=np.float32)
+    seeds = np.where(seeds < 0.06, seeds * np.float32(1 / 0.06), 0).astype(np.float32)
+    orientation = _value_noise(half_rows, half_cols, 24, noise) * np.float32(2 * np.pi)
+    needles = np.zeros((half_rows, half_cols), dtype=np.float32)
+    for index in range(6):
+        angle = np.pi * index / 6
+        kernel = np.zeros((15, 15), dtype=np.float32)
+        dx, dy = 7 * np.cos(angle), 7 * np.sin(angle)
         cv2.line(
-            arm_kernel,
-            (int(round(8 - dx)), int(round(8 - dy))),
-            (int(round(8 + dx)), int(round(8 + dy))),
-            1.0,
+            kernel, (int(round(7 - dx)), int(round(7 - dy))), (int(round(7 + dx)), int(round(7 + dy))), 1.0
         )
-        star += arm_kernel
-    star = cv2.GaussianBlur(star, (3, 3), 0.6)
-    crystals = cv2.filter2D(seeds, -1, star, borderType=cv2.BORDER_REFLECT)
-    crystals = np.clip(crystals * np.float32(0.45), 0, 1)
+        response = cv2.filter2D(seeds, -1, kernel, borderType=cv2.BORDER_REFLECT)
+        weight = np.clip(np.cos(2 * (orientation - np.float32(angle))), 0, 1) ** 3
+        needles += weight * response
+    needles = cv2.resize(needles, (width, height), interpolation=cv2.INTER_LINEAR)
+    needles = np.clip(needles * np.float32(0.35), 0, 1.5)
+    grain = cv2.GaussianBlur(np.asarray(noise.random((height, width)), dtype=np.float32), (3, 3), 0.7)
 
-    level = np.clip(0.5 + 0.17 * sheet + 0.45 * crystals, 0, 1)
-    dark = (52.0, 78.0, 95.0)
-    light = (238.0, 244.0, 250.0)
-    return cv2.merge(
-        [level * np.float32(high - low) + np.float32(low) for low, high in zip(dark, light, strict=True)]
-    )
+    level = np.clip(0.45 + 0.1 * sheet + 0.45 * needles + 0.4 * (grain - 0.5), 0, 1)
+    dark = (40.0, 66.0, 84.0)
+    light = (240.0, 246.0, 252.0)
+    channels = [
+        level * np.float32(high - low) + np.float32(low) for low, high in zip(dark, light, strict=True)
+    ]
+    return cv2.merge(channels)
 
 
 def frost(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarray:
