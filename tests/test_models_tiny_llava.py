@@ -162,8 +162,11 @@ def test_llava_hf_loglikelihood_in_process(llava_hf) -> None:
         idx=0,
         metadata={"task": "tiny", "doc_id": 0, "repeats": 1},
     )
+    from lmms_eval.models.simple.llava_hf import LlavaHf
+
+    host_method = getattr(LlavaHf.loglikelihood, "__wrapped__", LlavaHf.loglikelihood)  # unpatched
     try:
-        [(value, is_greedy)] = llava_hf.loglikelihood([request])
+        [(value, is_greedy)] = host_method(llava_hf, [request])
     except ValueError as error:
         if "tokens in the text but no images were passed" in str(error):
             pytest.xfail(f"host llava_hf loglikelihood vs transformers 5: {error}")
@@ -198,3 +201,99 @@ def test_simple_evaluate_runs_llava_hf_on_the_tiny_model(
     # exact_match recomputed by hand from the logged answers: the harness scored what the model said.
     hits = sum(sample["filtered_resps"][0].strip() == sample["target"] for sample in samples)
     assert output["results"]["tiny_models_yesno"]["exact_match,none"] == pytest.approx(hits / 8)
+
+
+@pytest.fixture
+def loglikelihood_fixes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pack's host fixes for loglikelihood (evaluator + llava_hf), undone after the test."""
+    import lmms_eval.evaluator as evaluator
+    from lmms_eval.models.simple.llava_hf import LlavaHf
+
+    from lmms_eval_tasks.models.host_fixes import (
+        install_llava_hf_loglikelihood_fix,
+        install_loglikelihood_result_fix,
+    )
+
+    monkeypatch.setattr(LlavaHf, "loglikelihood", LlavaHf.loglikelihood)
+    monkeypatch.setattr(evaluator, "unwrap_generation_output", evaluator.unwrap_generation_output)
+    install_llava_hf_loglikelihood_fix()
+    install_loglikelihood_result_fix()
+
+
+@pytest.fixture
+def fixed_llava_hf(llava_hf, loglikelihood_fixes: None):
+    """The chat wrapper with the fixes installed."""
+    return llava_hf
+
+
+def test_fixed_loglikelihood_is_the_mean_continuation_loss(fixed_llava_hf) -> None:
+    import torch
+    from lmms_eval.api.instance import Instance
+
+    doc = _square_doc()
+    fixed_llava_hf.task_dict = {"tiny": {"test": {0: doc}}}
+    cases = {"image": lambda document: [document["image"]], "text only": lambda document: []}
+    for label, doc_to_visual in cases.items():
+        requests = [
+            Instance(
+                "loglikelihood",
+                (doc["question"], continuation, doc_to_visual, 0, "tiny", "test"),
+                idx=index,
+                metadata={"task": "tiny", "doc_id": 0, "repeats": 1},
+            )
+            for index, continuation in enumerate(["Yes", "No"])
+        ]
+        results = fixed_llava_hf.loglikelihood(requests)
+        for continuation, (value, is_greedy) in zip(["Yes", "No"], results, strict=True):
+            # Recompute by hand: token log-probs of everything after the templated prompt.
+            processor, model = fixed_llava_hf._image_processor, fixed_llava_hf.model
+            images = doc_to_visual(doc) or None
+            user = ("<image>\n" if images else "") + doc["question"]
+            prompt = processor.tokenizer.apply_chat_template(
+                [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
+            )
+            full = processor.tokenizer.apply_chat_template(
+                [{"role": "user", "content": user}, {"role": "assistant", "content": continuation}],
+                tokenize=False,
+            )
+            assert full.startswith(prompt) and full[len(prompt) :] == f" {continuation}</s>\n"
+            inputs = processor(text=[full], images=images, return_tensors="pt")
+            start = processor(text=[prompt], images=images, return_tensors="pt")["input_ids"].shape[1]
+            with torch.inference_mode():
+                logits = model(**inputs).logits[0]
+            targets = inputs["input_ids"][0, start:]
+            log_probs = torch.log_softmax(logits[start - 1 : -1].float(), dim=-1)
+            token_log_probs = log_probs.gather(1, targets[:, None])[:, 0]
+            assert len(targets) >= 3, label  # " Yes", "</s>", "\n" at least
+            assert value == pytest.approx(float(-token_log_probs.mean()), rel=1e-5), label
+            assert is_greedy == bool((log_probs.argmax(-1) == targets).all()), label
+
+
+def test_multiple_choice_runs_on_simple_llava_hf_with_the_fixes(
+    loglikelihood_fixes: None, tiny_llava_dir: Path, tiny_models_task_dir: Path
+) -> None:
+    """``--model llava_hf --force_simple``: the chat class refuses multiple_choice tasks (host design)."""
+    from lmms_eval.evaluator import simple_evaluate
+    from lmms_eval.tasks import TaskManager
+
+    task_manager = TaskManager(include_path=str(tiny_models_task_dir), include_defaults=False)
+    with _one_torch_thread():
+        output = simple_evaluate(
+            model="llava_hf",
+            model_args=MODEL_ARGS.format(tiny_llava_dir),
+            force_simple=True,
+            tasks=["tiny_models_choice", "tiny_models_yesno"],
+            task_manager=task_manager,
+            log_samples=True,
+            bootstrap_iters=0,
+        )
+    samples = output["samples"]["tiny_models_choice"]
+    correct = 0
+    for sample in samples:
+        scores = [value for value, _ in sample["filtered_resps"]]
+        assert len(scores) == 2 and all(math.isfinite(value) and value > 0 for value in scores)
+        correct += ["Yes", "No"][scores.index(min(scores))] == sample["target"]  # host: argmin of the loss
+    assert output["results"]["tiny_models_choice"]["acc,none"] == pytest.approx(correct / len(samples))
+    # the simple class's generate_until (string prompt with "<image>" prepended) works on the model too
+    answers = [sample["filtered_resps"][0] for sample in output["samples"]["tiny_models_yesno"]]
+    assert len(answers) == 8 and all(isinstance(answer, str) and answer for answer in answers)
