@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numbers
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 _lock = threading.Lock()
@@ -116,3 +117,10 @@ def install_llava_hf_loglikelihood_fix() -> None:
             _llava_hf_loglikelihood._lmms_eval_tasks_fix = True  # type: ignore[attr-defined]
             _llava_hf_loglikelihood.__wrapped__ = LlavaHf.loglikelihood  # type: ignore[attr-defined]
             LlavaHf.loglikelihood = _llava_hf_loglikelihood
+
+
+def install_host_fixes(model_names: Sequence[str] = ()) -> None:
+    """Install the fixes a run needs: the evaluator fix always, the llava_hf one when that model is used."""
+    install_loglikelihood_result_fix()
+    if "llava_hf" in model_names:
+        install_llava_hf_loglikelihood_fix()
