@@ -330,3 +330,20 @@ def test_score_records_with_the_rule_judge_on_all_yes_answers(judge_env):
     # wrong on a "no" question -> all 29 -> 29/29 - 17/29 = 12/29 (the all-yes bias)
     assert result["pct_diff"] == pytest.approx(12 / 29)
     assert result["judge"] == "rule" and result["repeats"] == 1
+
+
+def test_non_image_split_with_an_empty_image_column_is_added_too():
+    """The HF non_image split may carry an all-null image column; both layouts concatenate the same way."""
+    from datasets import Dataset, Features, Image, Value
+
+    docs = sample_docs()
+    image_split = _sample_dataset().filter(lambda doc: doc["visual_input"] != "0")
+    fields = list(scoring.OFFICIAL_FIELDS)
+    features = Features({**{name: Value("string") for name in fields}, "image": Image()})
+    no_image_rows = [
+        {name: doc[name] for name in [*fields, "image"]} for doc in docs if doc["visual_input"] == "0"
+    ]
+    combined = hooks.concatenate_non_image(image_split, Dataset.from_list(no_image_rows, features=features))
+    assert len(combined) == 29 and combined.features == image_split.features
+    assert [doc["question"] for doc in combined] == [doc["question"] for doc in docs]
+    assert sum(doc["image"] is None for doc in combined) == 5

@@ -836,12 +836,11 @@ def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
     predictions = _predictions(kept, kept_indices)
     extracted: list[str | None] = [rules.extract_yes_no(prediction) for prediction in predictions]
     unknown = [offset for offset, value in enumerate(extracted) if value is None]
-    judge_object = None
+    judge_object = judge.get()  # resolved even when unused, so results always name the judge
     verdict_row: list[str | None] = [None] * len(kept)
     replies = [[None] for _ in kept]
     errors = [[None] for _ in kept]
     if unknown:
-        judge_object = judge.get()
         requests = [
             JudgeRequest(
                 prompt=render_positional(
@@ -878,15 +877,8 @@ def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
     evaluation.counts["llm_matched"] = len(unknown)
     evaluation.replies = {"yes_no_match": replies}
     evaluation.errors = {"yes_no_match": errors}
-    if judge_object is not None:
-        evaluation.judge = judge_object.describe()
-        evaluation.judge_usage = judge_object.usage()
-    else:
-        evaluation.judge = {
-            "kind": "rule",
-            "model": "rule-based",
-            "note": "every answer had an explicit yes/no",
-        }
+    evaluation.judge = judge_object.describe()
+    evaluation.judge_usage = judge_object.usage()
     return evaluation
 
 
