@@ -297,3 +297,24 @@ def test_multiple_choice_runs_on_simple_llava_hf_with_the_fixes(
     # the simple class's generate_until (string prompt with "<image>" prepended) works on the model too
     answers = [sample["filtered_resps"][0] for sample in output["samples"]["tiny_models_yesno"]]
     assert len(answers) == 8 and all(isinstance(answer, str) and answer for answer in answers)
+
+
+def test_install_host_fixes_patches_only_what_the_run_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lmms_eval.evaluator as evaluator
+    from lmms_eval.models.simple.llava_hf import LlavaHf
+
+    from lmms_eval_tasks.models.host_fixes import install_host_fixes
+
+    monkeypatch.setattr(
+        LlavaHf, "loglikelihood", getattr(LlavaHf.loglikelihood, "__wrapped__", LlavaHf.loglikelihood)
+    )
+    monkeypatch.setattr(evaluator, "unwrap_generation_output", evaluator.unwrap_generation_output)
+    host_method = LlavaHf.loglikelihood
+    install_host_fixes(["random_guess"])
+    assert evaluator.unwrap_generation_output((-0.5, False))[0] == (-0.5, False)
+    assert LlavaHf.loglikelihood is host_method
+    install_host_fixes(["llava_hf"])
+    patched = LlavaHf.loglikelihood
+    assert patched is not host_method and patched.__wrapped__ is host_method
+    install_host_fixes(["llava_hf"])  # idempotent
+    assert LlavaHf.loglikelihood is patched
