@@ -798,7 +798,7 @@ def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -
             f"HallusionBench: {unjudged} of {n * repeats} verdicts are unjudged (judge failed); they are "
             "left out of the metrics, never counted as wrong (see unjudged_* counts)"
         )
-    if structure.missing_reference:
+    if structure.missing_reference and diagnosis:
         logger.warning(
             f"HallusionBench: {len(structure.missing_reference)} questions have no figure_id '0' member "
             "in their pair (partial run?); they are scored but not diagnosed"
