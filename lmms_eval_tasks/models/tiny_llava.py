@@ -219,7 +219,15 @@ def build_tiny_llava(output_dir: str | os.PathLike[str], seed: int = 0) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.building-", dir=output_dir.parent))
     try:
         logger.info(f"Building tiny LLaVA (recipe {RECIPE_VERSION}, seed {seed}) into {output_dir}")
-        _build_into(staging, seed)
+        from transformers.utils import logging as transformers_logging
+
+        verbosity = transformers_logging.get_verbosity()
+        # quiet "CLIPImageProcessor requires torchvision; falling back to the PIL backend" (expected here)
+        transformers_logging.set_verbosity_error()
+        try:
+            _build_into(staging, seed)
+        finally:
+            transformers_logging.set_verbosity(verbosity)
         import tokenizers
         import torch
         import transformers
