@@ -287,7 +287,7 @@ def test_parsers_never_raise(text: str, answer_format: str) -> None:
 
 
 @settings(
-    max_examples=25,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example],
 )
