@@ -120,7 +120,10 @@ def defocus_blur(image: np.ndarray, params: tuple[int, float], noise: Any) -> np
     """Convolution with an antialiased disk (OpenCV's default reflect-101 border, as the reference)."""
     cv2 = cv2_module()
     radius, alias_blur = params
-    out = cv2.filter2D(_float(image, noise), -1, _ops.disk_kernel(int(radius), float(alias_blur)))
+    kernel = _ops.disk_kernel(int(radius), float(alias_blur))
+    dtype = getattr(noise, "dtype", np.float32)
+    source = image if dtype == np.float32 else image.astype(dtype)  # uint8 in, float32 out is fastest
+    out = cv2.filter2D(source, cv2.CV_32F if dtype == np.float32 else -1, kernel)
     return np.clip(out, 0, 255, out=out)
 
 
@@ -128,6 +131,16 @@ def gaussian_blur(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
     """scikit-image ``gaussian(sigma)``: nearest border, truncate 4."""
     out = _ops.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
     return np.clip(out, 0, 255, out=out)
+
+
+@lru_cache(maxsize=8)
+def _glass_base(height: int, width: int, delta: int) -> np.ndarray:
+    """Flat index of every visited position (rows and columns delta + 1 .. side - delta)."""
+    rows = np.arange(delta + 1, height - delta + 1, dtype=np.int32)[:, None]
+    cols = np.arange(delta + 1, width - delta + 1, dtype=np.int32)[None, :]
+    base = rows * width + cols
+    base.setflags(write=False)
+    return base
 
 
 def _glass_sources(height: int, width: int, delta: int, iterations: int, noise: Any) -> np.ndarray:
@@ -150,10 +163,11 @@ def _glass_sources(height: int, width: int, delta: int, iterations: int, noise: 
     rows = np.arange(first, last_row + 1, dtype=np.int32)[:, None]
     cols = np.arange(first, last_col + 1, dtype=np.int32)[None, :]
     region = (slice(first, last_row + 1), slice(first, last_col + 1))
-    base = rows * width + cols
+    base = _glass_base(height, width, delta)
     source_of = np.arange(size, dtype=np.int32).reshape(height, width)
     chained_of = np.zeros((height, width), dtype=bool)
     edge = min(delta, region_rows, region_cols)
+    first_pass = True
     for _ in range(iterations):
         # Drawn in visiting order (rows and columns descending), flipped to ascending order.
         offsets = noise.integers(-delta, delta, (region_rows * region_cols, 2))[::-1]
@@ -180,7 +194,8 @@ def _glass_sources(height: int, width: int, delta: int, iterations: int, noise: 
             np.put(result, pending[finished], current[finished])
             pending, current = pending[more], current[more]
         source_of[region] = result.reshape(region_rows, region_cols)
-        mapping = np.take(mapping, flat_source_of)
+        mapping = flat_source_of.copy() if first_pass else np.take(mapping, flat_source_of)
+        first_pass = False
     return mapping
 
 
@@ -191,7 +206,7 @@ def glass_blur(image: np.ndarray, params: tuple[float, int, int], noise: Any) ->
     blurred = _ops.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
     blurred = np.clip(blurred, 0, 255, out=blurred).astype(np.uint8)
     source = _glass_sources(height, width, int(delta), int(iterations), noise)
-    shuffled = blurred.reshape(-1, 3)[source].reshape(image.shape)
+    shuffled = np.take(blurred.reshape(-1, 3), source, axis=0).reshape(image.shape)
     out = _ops.gaussian_filter(_float(shuffled, noise), float(sigma), mode="nearest", truncate=4.0)
     return np.clip(out, 0, 255, out=out)
 
@@ -210,10 +225,12 @@ def zoom_blur(image: np.ndarray, params: tuple[float, float, float], noise: Any,
     cv2 = cv2_module()
     factors = np.arange(*params)
     height, width = image.shape[:2]
-    source = _float(image, noise)
+    # Four channels: OpenCV's vectorised warp path, 2-3 times faster than three.
+    source = _ops.to_four_channels(_float(image, noise))
     total = source.copy()
     for factor in factors:
         cv2.accumulate(_ops.zoom_layer(source, float(factor), (height, width), trim), total)
+    total = _ops.from_four_channels(total)
     total *= 1.0 / (len(factors) + 1)
     return np.clip(total, 0, 255, out=total)
 
@@ -290,16 +307,16 @@ def frost_texture(height: int, width: int, noise: Any) -> np.ndarray:
     seeds = np.where(seeds < 0.06, seeds * np.float32(1 / 0.06), 0).astype(np.float32)
     orientation = _value_noise(half_rows, half_cols, 24, noise) * np.float32(2 * np.pi)
     needles = np.zeros((half_rows, half_cols), dtype=np.float32)
+    padded = cv2.copyMakeBorder(seeds, 7, 7, 7, 7, cv2.BORDER_REFLECT)
     for index in range(6):
         angle = np.pi * index / 6
-        kernel = np.zeros((15, 15), dtype=np.float32)
-        dx, dy = 7 * np.cos(angle), 7 * np.sin(angle)
-        cv2.line(
-            kernel, (int(round(7 - dx)), int(round(7 - dy))), (int(round(7 + dx)), int(round(7 + dy))), 1.0
-        )
-        response = cv2.filter2D(seeds, -1, kernel, borderType=cv2.BORDER_REFLECT)
-        weight = np.clip(np.cos(2 * (orientation - np.float32(angle))), 0, 1) ** 3
-        needles += weight * response
+        # A 15-pixel needle through each seed: sum of shifted copies along the direction.
+        response = np.zeros_like(seeds)
+        for step in range(-7, 8):
+            dx, dy = int(round(step * np.cos(angle))), int(round(step * np.sin(angle)))
+            response = cv2.add(response, padded[7 + dy : 7 + dy + half_rows, 7 + dx : 7 + dx + half_cols])
+        weight = np.clip(np.cos(2 * (orientation - np.float32(angle))), 0, 1)
+        needles += weight * weight * weight * response
     needles = cv2.resize(needles, (width, height), interpolation=cv2.INTER_LINEAR)
     needles = np.clip(needles * np.float32(0.35), 0, 1.5)
     grain = cv2.GaussianBlur(np.asarray(noise.random((height, width)), dtype=np.float32), (3, 3), 0.7)
@@ -413,10 +430,11 @@ def elastic_imagenet_c(image: np.ndarray, alpha: float, noise: Any) -> np.ndarra
 
 def _displace(cv2: Any, pixels: np.ndarray, shift_rows: np.ndarray, shift_cols: np.ndarray) -> np.ndarray:
     height, width = pixels.shape[:2]
-    cols, rows = np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32))
-    map_cols = (cols + shift_cols).astype(np.float32)
-    map_rows = (rows + shift_rows).astype(np.float32)
-    out = cv2.remap(pixels, map_cols, map_rows, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    map_cols = (shift_cols + np.arange(width, dtype=np.float32)[None, :]).astype(np.float32)
+    map_rows = (shift_rows + np.arange(height, dtype=np.float32)[:, None]).astype(np.float32)
+    four = _ops.to_four_channels(pixels)  # OpenCV's vectorised 4-channel remap path
+    out = cv2.remap(four, map_cols, map_rows, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    out = _ops.from_four_channels(out)
     return np.clip(out, 0, 255, out=out)
 
 

@@ -297,6 +297,19 @@ def next_power_of_two(value: int) -> int:
     return 1 if value == 0 else 2 ** (value - 1).bit_length()
 
 
+def to_four_channels(image: np.ndarray) -> np.ndarray:
+    """RGB -> RGB plus a zero channel: OpenCV warps and remaps four-channel float images 2-3 times faster."""
+    if image.dtype == np.float32:
+        return cv2_module().cvtColor(image, cv2_module().COLOR_RGB2RGBA)
+    return np.concatenate([image, np.zeros(image.shape[:2] + (1,), image.dtype)], axis=2)
+
+
+def from_four_channels(image: np.ndarray) -> np.ndarray:
+    if image.dtype == np.float32:
+        return cv2_module().cvtColor(image, cv2_module().COLOR_RGBA2RGB)
+    return np.ascontiguousarray(image[..., :3])
+
+
 def rgb_to_gray(image: np.ndarray) -> np.ndarray:
     """ITU-R BT.601 luma (OpenCV's RGB2GRAY weights) of a float RGB image, as a 2-D array."""
     return (
