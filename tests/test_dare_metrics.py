@@ -330,3 +330,22 @@ def test_gold_letters_prefers_option_text_then_letter() -> None:
     assert gold_letters(row, 0) == frozenset("B")
     assert gold_letters({**row, "answer": ["c"]}, 0) == frozenset("C")
     assert gold_letters({**row, "answer": [" Two "]}, 0) == frozenset("B")
+
+
+def test_unanswered_multi_questions_score_zero_even_with_an_empty_gold_set() -> None:
+    """k=0 question, prediction unparsable: exact 0 and F1 0 (not the F1 = 1 of a correct NONE).
+
+    Binary: k=0 question where option C's reply is unparsable: the question is unanswered -> F1 0.
+    """
+    metrics = score_records([record("z1", [], "I am not sure", setup="multi")])
+    assert (metrics["multi_exact_k0"], metrics["multi_f1"]) == (0.0, 0.0)
+    replies = {"A": "no", "B": "no", "C": "hmm", "D": "no"}
+    binary = [
+        record("z2", [], reply, setup="multi", answer_format="binary", option=letter)
+        for letter, reply in replies.items()
+    ]
+    metrics = score_records(binary)
+    assert (metrics["multi_binary_exact_k0"], metrics["multi_binary_f1"]) == (0.0, 0.0)
+    # contradictory "+none" answers are unanswered too
+    metrics = score_records([record("z3", [], "A, E", setup="multi", extra_options="none")])
+    assert (metrics["multi_plus_none_f1"], metrics["multi_contradictory"]) == (0.0, 1)

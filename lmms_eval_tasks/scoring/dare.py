@@ -659,7 +659,8 @@ def _resolve_extra_options(parsed: Parsed, extra: str | None) -> tuple[frozenset
     if "none" in chosen and (core or "all" in chosen):
         return frozenset(), True
     if "all" in chosen:
-        return frozenset(LETTERS), bool(core and core != frozenset(LETTERS))
+        # "All of the above" subsumes any option letters listed with it.
+        return frozenset(LETTERS), False
     return core, False
 
 
@@ -846,9 +847,17 @@ def _worst_case_cells(verdicts: list[Verdict]) -> tuple[_Cells, dict[tuple[str, 
 
 @dataclass
 class _MultiQuestion:
+    """One multi-correct question; ``answered`` is False for unparsed or contradictory answers."""
+
     gold: frozenset[str]
     predicted: frozenset[str]
     exact: bool
+    answered: bool
+
+    @property
+    def f1(self) -> float:
+        # An unanswered question scores 0 even when its gold set is empty (NONE must be said).
+        return _f1(self.predicted, self.gold) if self.answered else 0.0
 
 
 def _multi_questions(verdicts: list[Verdict]) -> dict[tuple[str, int, str], list[_MultiQuestion]]:
@@ -862,14 +871,23 @@ def _multi_questions(verdicts: list[Verdict]) -> dict[tuple[str, int, str], list
             )
         else:
             grouped[(verdict.answer_format, verdict.prompt, verdict.variant)].append(
-                _MultiQuestion(verdict.gold, verdict.predicted, verdict.correct)
+                _MultiQuestion(
+                    verdict.gold,
+                    verdict.predicted,
+                    verdict.correct,
+                    answered=verdict.parsed.status != "unparsed" and not verdict.contradictory,
+                )
             )
     for (answer_format, prompt, variant, _), decisions in binary.items():
         gold = decisions[0].gold
         predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
-        complete = {verdict.option for verdict in decisions} == set(LETTERS)
-        exact = complete and all(verdict.decision is not None for verdict in decisions) and predicted == gold
-        grouped[(answer_format, prompt, variant)].append(_MultiQuestion(gold, predicted, exact))
+        # Answered only if every option got a yes or no (unparsed decisions make the question unanswered).
+        answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
+            verdict.decision is not None for verdict in decisions
+        )
+        grouped[(answer_format, prompt, variant)].append(
+            _MultiQuestion(gold, predicted, answered and predicted == gold, answered)
+        )
     return grouped
 
 
@@ -878,9 +896,7 @@ def _multi_cell_metrics(questions: list[_MultiQuestion]) -> dict[str, float]:
     for count in GOLD_COUNTS:
         subset = [question for question in questions if len(question.gold) == count]
         result[f"exact_k{count}"] = _percent(sum(question.exact for question in subset), len(subset))
-    result["f1"] = (
-        100.0 * _mean(_f1(question.predicted, question.gold) for question in questions) if questions else _NAN
-    )
+    result["f1"] = 100.0 * _mean(question.f1 for question in questions) if questions else _NAN
     return result
 
 

@@ -180,6 +180,15 @@ def _chosen_by_loglikelihood(results: list[Any], choices: list[str]) -> tuple[st
     return choices[best], losses
 
 
+def _answer_list(answer: Any) -> list[str]:
+    """The dataset's answer as a list (a lone string is one answer, not a list of characters)."""
+    if answer is None:
+        return []
+    if isinstance(answer, str):
+        return [answer]
+    return list(answer)
+
+
 def make_record(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     """The scoring record of one doc (the fields of docs/dare.md) plus parse diagnostics for the logs."""
     task = _task_of(doc)
@@ -190,7 +199,7 @@ def make_record(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         "instance_id": doc.get("instance_id"),
         "category": doc["category"],
         "setup": task.setup,
-        "answer": list(doc.get("answer") or []),
+        "answer": _answer_list(doc.get("answer")),
         **{letter: doc[letter] for letter in LETTERS},
         "format": task.answer_format,
         "prompt": task.prompt,
