@@ -258,11 +258,19 @@ def snow(image: np.ndarray, params: tuple, noise: Any, *, trim: str, quantize_la
     taps = _ops.motion_taps(int(radius), float(sigma), angle, layer.shape)
     layer = _ops.motion_blur(layer, taps)
     layer = (np.round(layer * 255) * _INV255).astype(layer.dtype)[:height, :width]
-    pixels = image.astype(np.float32) * np.float32(_INV255)
-    lifted = _ops.rgb_to_gray(pixels)[..., None] * np.float32(1.5) + np.float32(0.5)
-    pixels = blend * pixels + (1 - blend) * np.maximum(pixels, lifted)
-    out = pixels + (layer + np.rot90(layer, k=2))[..., None]
-    return np.clip(out, 0, 1) * 255
+    cv2 = cv2_module()
+    pixels = image.astype(np.float32)
+    pixels *= np.float32(_INV255)
+    lifted = cv2.cvtColor(pixels, cv2.COLOR_RGB2GRAY) * np.float32(1.5) + np.float32(0.5)
+    paled = cv2.max(pixels, cv2.merge([lifted, lifted, lifted]))
+    pixels *= np.float32(blend)
+    paled *= np.float32(1 - blend)
+    pixels += paled
+    flakes = (layer + np.rot90(layer, k=2)).astype(np.float32)
+    pixels += cv2.merge([flakes, flakes, flakes])
+    np.clip(pixels, 0, 1, out=pixels)
+    pixels *= np.float32(255)
+    return pixels
 
 
 def fog(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarray:
