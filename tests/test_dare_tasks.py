@@ -333,3 +333,13 @@ def test_group_metrics_are_scores_over_the_union_of_member_records(tmp_path: Pat
     assert (tmp_path / "lmms_eval_tasks" / "dare_single_gen_p1_report.json").exists()
     with pytest.raises(ValueError, match="weight_by_size"):
         hooks.aggregate_group([1.0], [1], True)
+
+
+def test_docs_show_every_prompt_text_verbatim() -> None:
+    from lmms_eval_tasks.tasks.dare.prompts import BINARY_PROMPT, MULTI_PROMPTS, SINGLE_PROMPTS
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "dare.md").read_text(encoding="utf-8")
+    for template in [*SINGLE_PROMPTS.values(), *MULTI_PROMPTS.values(), BINARY_PROMPT]:
+        assert f"`{template.format(subject='{subject}')}`" in docs or template in docs, template[:60]
+    for group in grid.groups():
+        assert f"`{group}`" in docs, group
