@@ -19,13 +19,14 @@ setup: $(SETUP_STAMP)
 
 # Installs torch's local CPU wheel first (an unpinned torch pulls a CUDA build), then the pack with its
 # extras, then removes torchvision: the PyPI build that lmms-eval drags in fails to import next to the CPU
-# wheel and breaks transformers' import paths (spec 00 §3); transformers works without it.
+# wheel and breaks transformers' import paths (spec 00 §3); transformers works without it. timm goes too:
+# it imports torchvision, and `accelerate launch` imports timm whenever it is installed.
 $(SETUP_STAMP): pyproject.toml constraints/cpu.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c constraints/cpu.txt torch==2.13.0
 	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava_hf]'
-	$(PIP) uninstall --quiet -y torchvision || true
+	$(PIP) uninstall --quiet -y torchvision timm || true
 	$(MAKE) --no-print-directory wordnet tiny-llava
 	touch $@
 

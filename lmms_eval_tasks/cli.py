@@ -78,6 +78,9 @@ def _command_score(args: argparse.Namespace) -> int:
     except RecordError as error:
         print(f"lmms-eval-tasks score: {path}: {error}", file=sys.stderr)
         return 1
+    except ValueError as error:  # e.g. an option value the scorer rejects
+        print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
+        return 2
     print(json.dumps(metrics, indent=2, default=str))
     return 0
 

@@ -74,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "TRANSFORMERS_OFFLINE": "1",
         "LMMS_EVAL_TASKS_JUDGE": "rule",  # offline and deterministic, whatever keys the shell holds
         "TOKENIZERS_PARALLELISM": "false",
+        # one thread per process: the tiny model is far faster single-threaded than fighting for 2 cores
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
     }
     models = {
         "random_guess": ["--model", "random_guess", "--model_args", f"seed={args.seed}"],

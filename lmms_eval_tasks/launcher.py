@@ -4,7 +4,8 @@ lmms-eval 0.7.3 has no entry point for task packs and its `LMMS_EVAL_PLUGINS` ta
 launcher makes every TaskManager the host builds also index this pack's task folder (after the built-ins and
 after any `--include_path` or config `include_path` of the user's, which therefore win on a name clash).
 It accepts every host flag and subcommand unchanged, works under `accelerate launch -m lmms_eval_tasks`, and,
-unlike the host (which logs and exits 0), exits non-zero when an evaluation fails.
+unlike the host (which logs and exits 0), exits non-zero when an evaluation fails. It also installs the
+pack's fixes for lmms-eval 0.7.3 bugs (`models/host_fixes.py`) before the host runs.
 """
 
 from __future__ import annotations
@@ -79,6 +80,30 @@ class _FailureRecorder:
         host_main.cli_evaluate_single = cli_evaluate_single
 
 
+def _requested_models(argv: Sequence[str]) -> list[str]:
+    """Model names named by `--model X`, `--model=X` or the `model:` keys of a `--config` file."""
+    models: list[str] = []
+    config_paths: list[str] = []
+    for index, argument in enumerate(argv):
+        for flag, bucket in (("--model", models), ("--config", config_paths)):
+            if argument == flag and index + 1 < len(argv):
+                bucket.append(argv[index + 1])
+            elif argument.startswith(flag + "="):
+                bucket.append(argument.split("=", 1)[1])
+    for path in config_paths:
+        try:
+            import yaml
+
+            with open(path, encoding="utf-8") as handle:
+                loaded = yaml.safe_load(handle)
+        except (OSError, ValueError):
+            continue  # the host reports unreadable configs itself
+        for entry in loaded if isinstance(loaded, list) else [loaded]:
+            if isinstance(entry, dict) and isinstance(entry.get("model"), str):
+                models.append(entry["model"])
+    return models
+
+
 def _is_evaluation(argv: Sequence[str]) -> bool:
     """True for the host's flat form (`--model X --tasks Y`) and its `eval` subcommand with arguments."""
     if not argv:
@@ -98,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     recorder = _FailureRecorder()
     if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
         recorder.install()
+        from lmms_eval_tasks.models.host_fixes import install_host_fixes
+
+        install_host_fixes(_requested_models(arguments))
 
     from lmms_eval.cli.dispatch import main as host_dispatch
 

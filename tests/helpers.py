@@ -21,6 +21,7 @@ def offline_environment(**extra: str) -> dict[str, str]:
         "TRANSFORMERS_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
         "LMMS_EVAL_TASKS_JUDGE": "rule",
+        "OMP_NUM_THREADS": "1",
     }
     for name in (
         "OPENAI_API_KEY",

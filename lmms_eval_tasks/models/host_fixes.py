@@ -1,4 +1,4 @@
-"""Fixes for two lmms-eval 0.7.3 bugs that stop every loglikelihood / multiple_choice task.
+"""Fixes for lmms-eval 0.7.3 bugs that break loglikelihood tasks and text-only requests.
 
 1. ``lmms_eval.evaluator`` passes each model output through ``unwrap_generation_output``, which keeps
    strings, ``GenerationResult``s and ``(str, dict)`` pairs but stringifies anything else, including the
@@ -6,7 +6,9 @@
    many values to unpack") for every model. ``install_loglikelihood_result_fix`` keeps such pairs intact.
 2. The ``llava_hf`` wrapper's ``loglikelihood`` fails on transformers 5 for every LLaVA checkpoint (see
    ``install_llava_hf_loglikelihood_fix``).
-Both are opt-in patches of the host, idempotent, and do nothing else.
+3. The ``llava_hf`` wrapper answers "" to every request without an image (see
+   ``install_llava_hf_text_only_fix``).
+All are opt-in patches of the host, idempotent, and do nothing else; the launcher installs them.
 """
 
 from __future__ import annotations
@@ -124,3 +126,52 @@ def install_host_fixes(model_names: Sequence[str] = ()) -> None:
     install_loglikelihood_result_fix()
     if "llava_hf" in model_names:
         install_llava_hf_loglikelihood_fix()
+        install_llava_hf_text_only_fix()
+
+
+class _NoEmptyImagesProcessor:
+    """Delegates to a processor, passing ``images=None`` instead of an empty image list.
+
+    A LLaVA processor given ``images=[]`` yields empty ``pixel_values`` that the vision tower cannot
+    unpack, so the host's llava_hf returns "" for every text-only request (e.g. HallusionBench's 178
+    no-image questions, which a judge then reads as "unclear" - counted as right for those questions).
+    """
+
+    def __init__(self, processor: Any) -> None:
+        self._processor = processor
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if "images" in kwargs and kwargs["images"] is not None and len(kwargs["images"]) == 0:
+            kwargs["images"] = None
+        return self._processor(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._processor, name)
+
+
+def _text_only_safe(generate_until: Any) -> Any:
+    def generate_until_with_text_only_requests(self: Any, requests: list[Any]) -> Any:
+        processor = self.__dict__.get("_image_processor")
+        if processor is None or isinstance(processor, _NoEmptyImagesProcessor):
+            return generate_until(self, requests)
+        self._image_processor = _NoEmptyImagesProcessor(processor)
+        try:
+            return generate_until(self, requests)
+        finally:
+            self._image_processor = processor
+
+    generate_until_with_text_only_requests._lmms_eval_tasks_fix = True  # type: ignore[attr-defined]
+    generate_until_with_text_only_requests.__wrapped__ = generate_until  # type: ignore[attr-defined]
+    return generate_until_with_text_only_requests
+
+
+def install_llava_hf_text_only_fix() -> None:
+    """Make the host's llava_hf (simple and chat) answer requests that carry no image."""
+    from lmms_eval.models.chat.llava_hf import LlavaHf as ChatLlavaHf
+    from lmms_eval.models.simple.llava_hf import LlavaHf as SimpleLlavaHf
+
+    with _lock:
+        for cls in (SimpleLlavaHf, ChatLlavaHf):
+            method = cls.__dict__.get("generate_until")
+            if method is not None and not getattr(method, "_lmms_eval_tasks_fix", False):
+                cls.generate_until = _text_only_safe(method)
