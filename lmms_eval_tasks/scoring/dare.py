@@ -38,24 +38,13 @@ CATEGORY_SUBJECTS: dict[str, str] = {
     "culture": "culture",
     "trick": "trick questions",
 }
+# Spellings accepted for each category (after lowercasing and turning "_" / "-" into spaces).
 _CATEGORY_ALIASES: dict[str, str] = {
-    "count": "count",
-    "counting": "count",
-    "conditional counting": "count",
-    "conditional_counting": "count",
-    "order": "order",
-    "ordering": "order",
-    "spatial": "order",
-    "spatial ordering": "order",
-    "vcr": "vcr",
-    "visual commonsense reasoning": "vcr",
-    "visual_commonsense_reasoning": "vcr",
-    "culture": "culture",
-    "cultural": "culture",
-    "trick": "trick",
-    "tricky": "trick",
-    "trick questions": "trick",
-    "trick_questions": "trick",
+    **dict.fromkeys(["count", "counting", "conditional counting", "conditional count"], "count"),
+    **dict.fromkeys(["order", "ordering", "spatial", "spatial ordering", "spatial reasoning"], "order"),
+    **dict.fromkeys(["vcr", "visual commonsense reasoning", "visual commonsense", "commonsense"], "vcr"),
+    **dict.fromkeys(["culture", "cultural", "cultural knowledge"], "culture"),
+    **dict.fromkeys(["trick", "tricky", "trick question", "trick questions", "tricky questions"], "trick"),
 }
 
 # Extra options of the multi-correct "+all" / "+none" variants: variant -> {letter: meaning}.
@@ -86,7 +75,7 @@ def canonical_category(value: Any) -> str | None:
     """Map a dataset category string to its canonical short name, or None if unknown."""
     if not isinstance(value, str):
         return None
-    return _CATEGORY_ALIASES.get(" ".join(value.strip().lower().replace("-", " ").split()))
+    return _CATEGORY_ALIASES.get(" ".join(value.lower().replace("-", " ").replace("_", " ").split()))
 
 
 # --------------------------------------------------------------------------------------------------
