@@ -119,8 +119,18 @@ def test_tiny_llava_generation_path(tmp_path: Path, tiny_llava_dir: Path) -> Non
 
 
 def _host_llava_loglikelihood_works(tiny_llava_dir: Path) -> str | None:
-    """None if the host's llava_hf loglikelihood runs on this transformers, else the host's error."""
+    """None if the host's llava_hf loglikelihood runs on this transformers, else the host's error.
+
+    The pack's host fixes (``install_*`` in ``lmms_eval_tasks.models.host_fixes``) are applied first, so
+    this starts passing as soon as the pack or the host fixes the wrapper.
+    """
     from lmms_eval.api.instance import Instance
+
+    from lmms_eval_tasks.models import host_fixes
+
+    for name in dir(host_fixes):
+        if name.startswith("install_") and callable(getattr(host_fixes, name)):
+            getattr(host_fixes, name)()
     from lmms_eval.models import get_model
     from PIL import Image
 
