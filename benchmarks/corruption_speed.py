@@ -127,7 +127,7 @@ def _time_reference(reference: Any, image: np.ndarray, name: str, severity: int,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--repeats", type=int, default=3, help="timed runs per (corruption, severity); best kept"
+        "--repeats", type=int, default=5, help="timed runs per (corruption, severity); best kept"
     )
     parser.add_argument("--quick", action="store_true", help="severities 1 and 5 only, one reference run")
     args = parser.parse_args(argv)

@@ -252,6 +252,51 @@ def test_impulse_noise_rates() -> None:
     assert abs((out == 0).mean() - 0.135) < 0.005
 
 
+@pytest.mark.parametrize(
+    ("name", "profile", "level", "severity"),
+    [
+        ("gaussian_noise", "imagenet_c", 100, 1),
+        ("gaussian_noise", "vrb", 30, 5),
+        ("speckle_noise", "imagenet_c", 200, 3),
+        ("speckle_noise", "vrb", 100, 5),
+        ("shot_noise", "imagenet_c", 100, 2),
+    ],
+)
+def test_noise_output_levels_follow_the_definition(
+    name: str, profile: str, level: int, severity: int
+) -> None:
+    """Histogram of a flat image's output levels vs the definition's probabilities (chi-square test).
+
+    Gaussian: out = q(clip(v + 255 sigma z)); speckle: q(clip(v + v sigma z)); q = floor (imagenet_c) or
+    round (vrb). Shot (imagenet_c): floor(clip(Poisson(v / 255 c) / c, 0, 1) * 255).
+    """
+    from math import erf, exp, factorial, sqrt
+
+    def phi(value: float) -> float:
+        return 0.5 * (1 + erf(value / sqrt(2)))
+
+    out = corrupt(np.full((300, 300, 3), level, np.uint8), name, severity, seed=4, profile=profile)
+    counts = np.bincount(out.ravel(), minlength=256).astype(float)
+    parameter = SEVERITY_TABLES[profile][name][severity - 1]
+    expected = np.zeros(256)
+    if name == "shot_noise":
+        lam = level / 255 * parameter
+        for count in range(parameter):
+            expected[int(count / parameter * 255)] += exp(-lam) * lam**count / factorial(count)
+        expected[255] += 1 - expected.sum()
+    else:
+        scale = 255 * parameter if name == "gaussian_noise" else level * parameter
+        upper = 1.0 if profile == "imagenet_c" else 0.5  # the edge between output k and k + 1 is k + upper
+        cdf = np.array([phi((k + upper - level) / scale) for k in range(255)] + [1.0])
+        expected = np.diff(np.concatenate([[0.0], cdf]))
+    expected *= out.size
+    keep = expected > 5
+    assert counts[~keep].sum() <= max(20, 3 * expected[~keep].sum())
+    chi_square = float((((counts[keep] - expected[keep]) ** 2) / expected[keep]).sum())
+    dof = int(keep.sum()) - 1
+    assert chi_square < dof + 5 * np.sqrt(2 * dof), (chi_square, dof)  # ~5 sigma of a chi-square
+
+
 def test_gaussian_noise_statistics() -> None:
     image = np.full((200, 200, 3), 128, np.uint8)
     out = corrupt(image, "gaussian_noise", 1, seed=0, profile="vrb").astype(float)

@@ -26,21 +26,6 @@ def _float(image: np.ndarray, noise: Any) -> np.ndarray:
 # ----------------------------------------------------------------------------- noise
 
 
-def gaussian_noise(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
-    """x + N(0, sigma) on [0, 1], clipped."""
-    out = noise.normal(0.0, sigma * 255.0, image.shape)
-    out += image
-    return np.clip(out, 0, 255, out=out)
-
-
-def speckle_noise(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
-    """x + x * N(0, sigma), clipped."""
-    out = noise.normal(0.0, sigma, image.shape)
-    out *= image
-    out += image
-    return np.clip(out, 0, 255, out=out)
-
-
 def impulse_noise(image: np.ndarray, amount: float, noise: Any) -> np.ndarray:
     """Salt and pepper (scikit-image ``s&p``): each channel value flips with probability ``amount``.
 
@@ -54,55 +39,101 @@ def impulse_noise(image: np.ndarray, amount: float, noise: Any) -> np.ndarray:
 
 
 _GUIDE_BITS = 12
-_AMBIGUOUS = 255
+_AMBIGUOUS = 0x8000
 
 
-@lru_cache(maxsize=8)
-def _poisson_tables(scale: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Inverse-CDF tables for Poisson(v / 255 * scale), v = 0..255, counts capped at ``scale``.
+def _guide_tables(cdf: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tables to sample, per grey level v, the outcome distribution ``cdf[v]`` (256 x n, increasing).
 
-    The unit interval is cut into 2^12 buckets; ``counts[v, bucket]`` is the count for every draw in the
-    bucket, or 255 where a CDF step falls inside it (then ``first[v, bucket]`` is where to start
-    stepping through ``cdf``). ``output[count]`` is the reference's ``uint8(clip(count / c, 0, 1) * 255)``.
+    The unit interval is cut into 2^12 buckets; ``guide[v, bucket]`` is the outcome index for every
+    draw in the bucket, or (flagged with 0x8000) the first candidate when a CDF step falls inside it.
     """
-    lam = (np.arange(256, dtype=np.float64) / 255.0) * scale
-    pmf = np.empty((256, scale), dtype=np.float64)
-    pmf[:, 0] = np.exp(-lam)
-    for count in range(1, scale):
-        pmf[:, count] = pmf[:, count - 1] * lam / count
-    steps = np.cumsum(pmf, axis=1)
-    cdf = np.concatenate([steps, np.full((256, 1), np.inf)], axis=1)
     size = 1 << _GUIDE_BITS
     lower = np.arange(size, dtype=np.float64) / size
     upper = np.arange(1, size + 1, dtype=np.float64) / size
+    steps = cdf[:, :-1]  # the last outcome takes whatever is left
     first = np.stack([np.searchsorted(row, lower, side="right") for row in steps])
     last = np.stack([np.searchsorted(row, upper, side="left") for row in steps])
-    counts = np.where(first == last, first, _AMBIGUOUS).astype(np.uint8)
-    output = np.zeros(256, dtype=np.uint8)
-    output[: scale + 1] = (np.clip(np.arange(scale + 1, dtype=np.float64) / float(scale), 0, 1) * 255).astype(
-        np.uint8
-    )
-    return cdf.ravel(), first.astype(np.uint8).ravel(), counts.ravel(), output
+    guide = np.where(first == last, first, first | _AMBIGUOUS).astype(np.uint16)
+    bounds = np.concatenate([steps, np.full((256, 1), np.inf)], axis=1)
+    for table in (bounds, guide, outcomes):
+        table.setflags(write=False)
+    return bounds.ravel(), guide.ravel(), outcomes
+
+
+def _sample_levels(
+    image: np.ndarray, tables: tuple[np.ndarray, np.ndarray, np.ndarray], noise: Any
+) -> np.ndarray:
+    """Draw each value's outcome from its grey level's distribution: one uniform draw per value."""
+    bounds, guide, outcomes = tables
+    width = bounds.size // 256
+    draw = noise.random(image.shape).ravel()
+    index = image.ravel().astype(np.uint32) << _GUIDE_BITS
+    index |= (draw * np.float32(1 << _GUIDE_BITS)).astype(np.uint32)
+    found = np.take(guide, index)
+    pending = np.flatnonzero(found >= _AMBIGUOUS)
+    if pending.size:
+        rows = (index[pending] >> _GUIDE_BITS).astype(np.int64) * width
+        chosen = (found[pending] & (_AMBIGUOUS - 1)).astype(np.int64)
+        active = np.flatnonzero(draw[pending] >= bounds[rows + chosen])
+        while active.size:
+            chosen[active] += 1
+            active = active[draw[pending[active]] >= bounds[rows[active] + chosen[active]]]
+        found[pending] = chosen
+    return np.take(outcomes, found).reshape(image.shape)
+
+
+def _normal_cdf(values: np.ndarray) -> np.ndarray:
+    from scipy.special import ndtr
+
+    return ndtr(values)
+
+
+@lru_cache(maxsize=32)
+def _additive_normal_tables(sigma: float, multiplicative: bool, rounding: str) -> tuple:
+    """Output distribution of ``quantise(clip(v + s * z, 0, 255))``, z ~ N(0, 1), per grey level v.
+
+    ``s = 255 sigma`` (gaussian noise) or ``v sigma`` (speckle: x + x N(0, sigma)); ``rounding`` is
+    ``"truncate"`` (np.uint8) or ``"round"``, giving the upper edge k + 1 or k + 0.5 of outcome k.
+    """
+    levels = np.arange(256, dtype=np.float64)[:, None]
+    edges = np.arange(256, dtype=np.float64)[None, :] + (1.0 if rounding == "truncate" else 0.5)
+    scale = levels * sigma if multiplicative else np.full_like(levels, 255.0 * sigma)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        standardised = np.where(scale > 0, (edges - levels) / np.where(scale > 0, scale, 1), np.inf)
+    cdf = np.where(scale > 0, _normal_cdf(standardised), (edges > levels).astype(np.float64))
+    cdf[:, -1] = 1.0
+    return _guide_tables(cdf, np.arange(256, dtype=np.uint8))
+
+
+@lru_cache(maxsize=8)
+def _poisson_tables(scale: int) -> tuple:
+    """Output distribution of ImageNet-C shot noise ``uint8(clip(poisson(v / 255 * c) / c, 0, 1) * 255)``."""
+    lam = (np.arange(256, dtype=np.float64) / 255.0) * scale
+    pmf = np.empty((256, scale + 1), dtype=np.float64)
+    pmf[:, 0] = np.exp(-lam)
+    for count in range(1, scale + 1):
+        pmf[:, count] = pmf[:, count - 1] * lam / count
+    cdf = np.cumsum(pmf, axis=1)
+    cdf[:, -1] = 1.0  # counts >= c all saturate to 255
+    outcomes = (np.clip(np.arange(scale + 1, dtype=np.float64) / float(scale), 0, 1) * 255).astype(np.uint8)
+    return _guide_tables(cdf, outcomes)
 
 
 def shot_noise_imagenet_c(image: np.ndarray, scale: int, noise: Any) -> np.ndarray:
     """ImageNet-C shot noise ``poisson(x * c) / c``, sampled by table inversion (exact distribution)."""
-    cv2 = cv2_module()
-    cdf, first, counts_table, output = _poisson_tables(int(scale))
-    draw = noise.random(image.shape).ravel()
-    index = image.ravel().astype(np.uint32) << _GUIDE_BITS
-    index |= (draw * np.float32(1 << _GUIDE_BITS)).astype(np.uint32)
-    counts = counts_table[index]
-    pending = np.flatnonzero(counts == _AMBIGUOUS)
-    if pending.size:
-        rows = (index[pending] >> _GUIDE_BITS).astype(np.int64) * (int(scale) + 1)
-        found = first[index[pending]].astype(np.int64)
-        active = np.flatnonzero(draw[pending] >= cdf[rows + found])
-        while active.size:
-            found[active] += 1
-            active = active[draw[pending[active]] >= cdf[rows[active] + found[active]]]
-        counts[pending] = found
-    return cv2.LUT(counts.reshape(image.shape), output)
+    return _sample_levels(image, _poisson_tables(int(scale)), noise)
+
+
+def gaussian_noise(image: np.ndarray, sigma: float, noise: Any, *, rounding: str) -> np.ndarray:
+    """``x + N(0, sigma)`` on [0, 1], clipped and quantised: each value's output level is drawn from its
+    exact distribution by table inversion (one uniform draw instead of a normal draw and four passes)."""
+    return _sample_levels(image, _additive_normal_tables(float(sigma), False, rounding), noise)
+
+
+def speckle_noise(image: np.ndarray, sigma: float, noise: Any, *, rounding: str) -> np.ndarray:
+    """``x + x * N(0, sigma)``, clipped and quantised, sampled like ``gaussian_noise``."""
+    return _sample_levels(image, _additive_normal_tables(float(sigma), True, rounding), noise)
 
 
 def shot_noise_vrb(image: np.ndarray, lam: float, noise: Any) -> np.ndarray:

@@ -20,7 +20,7 @@ Corruption = Callable[[np.ndarray, Any, Any], np.ndarray]
 
 _REGISTRY: dict[str, dict[str, Corruption]] = {
     "imagenet_c": {
-        "gaussian_noise": fn.gaussian_noise,
+        "gaussian_noise": partial(fn.gaussian_noise, rounding="truncate"),
         "shot_noise": fn.shot_noise_imagenet_c,
         "impulse_noise": fn.impulse_noise,
         "defocus_blur": fn.defocus_blur,
@@ -35,7 +35,7 @@ _REGISTRY: dict[str, dict[str, Corruption]] = {
         "elastic_transform": fn.elastic_imagenet_c,
         "pixelate": fn.pixelate_imagenet_c,
         "jpeg_compression": fn.jpeg_imagenet_c,
-        "speckle_noise": fn.speckle_noise,
+        "speckle_noise": partial(fn.speckle_noise, rounding="truncate"),
         "gaussian_blur": fn.gaussian_blur,
         "spatter": fn.spatter,
         "saturate": fn.saturate,
@@ -45,9 +45,9 @@ _REGISTRY: dict[str, dict[str, Corruption]] = {
     },
     "vrb": {
         "shot_noise": fn.shot_noise_vrb,
-        "gaussian_noise": fn.gaussian_noise,
+        "gaussian_noise": partial(fn.gaussian_noise, rounding="round"),
         "impulse_noise": fn.impulse_noise,
-        "speckle_noise": fn.speckle_noise,
+        "speckle_noise": partial(fn.speckle_noise, rounding="round"),
         "defocus_blur": fn.defocus_blur,
         "zoom_blur": partial(fn.zoom_blur, trim="center"),
         "snow": partial(fn.snow, trim="center", quantize_layer=True),
