@@ -471,7 +471,7 @@ def _displace(cv2: Any, pixels: np.ndarray, shift_rows: np.ndarray, shift_cols: 
     height, width = pixels.shape[:2]
     map_cols = (shift_cols + np.arange(width, dtype=np.float32)[None, :]).astype(np.float32)
     map_rows = (shift_rows + np.arange(height, dtype=np.float32)[:, None]).astype(np.float32)
-    four = _ops.to_four_channels(pixels)  # OpenCV's vectorised 4-channel remap path
+    four = pixels if pixels.shape[2] == 4 else _ops.to_four_channels(pixels)  # vectorised 4-channel path
     out = cv2.remap(four, map_cols, map_rows, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     out = _ops.from_four_channels(out)
     return np.clip(out, 0, 255, out=out)
@@ -488,7 +488,10 @@ def elastic_vrb(image: np.ndarray, params: tuple[float, float, float], noise: An
     moved = points + np.asarray(noise.uniform(-affine, affine, points.shape), dtype=np.float32)
     matrix = cv2.getAffineTransform(points, moved)
     pixels = cv2.warpAffine(
-        image.astype(np.float32), matrix, (width, height), borderMode=cv2.BORDER_REFLECT_101
+        _ops.to_four_channels(image.astype(np.float32)),
+        matrix,
+        (width, height),
+        borderMode=cv2.BORDER_REFLECT_101,
     )
     shift_cols = (
         _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha

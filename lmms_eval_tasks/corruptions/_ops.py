@@ -110,7 +110,7 @@ def _border_index(positions: np.ndarray, length: int, mode: str) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def _gaussian_matrix(length: int, sigma: float, radius: int, mode: str) -> np.ndarray:
+def _gaussian_matrix(length: int, sigma: float, radius: int, mode: str, dtype: str = "float64") -> np.ndarray:
     """The axis-``length`` Gaussian filter with its border folded in, as a dense (length x length) matrix."""
     kernel = _gaussian_kernel(sigma, radius)
     sources = _border_index(
@@ -120,7 +120,7 @@ def _gaussian_matrix(length: int, sigma: float, radius: int, mode: str) -> np.nd
     flat = np.bincount(
         targets * length + sources.ravel(), weights=np.tile(kernel, length), minlength=length * length
     )
-    matrix = flat.reshape(length, length)
+    matrix = flat.reshape(length, length).astype(dtype)
     matrix.setflags(write=False)
     return matrix
 
@@ -129,8 +129,8 @@ def _gaussian_large(
     image: np.ndarray, sigma: tuple[float, float], radius: tuple[int, int], mode: str
 ) -> np.ndarray:
     """Separable Gaussian of a large radius on a 2-D array as two matrix products (BLAS beats FFT here)."""
-    rows = _gaussian_matrix(image.shape[0], sigma[0], radius[0], mode).astype(image.dtype, copy=False)
-    cols = _gaussian_matrix(image.shape[1], sigma[1], radius[1], mode).astype(image.dtype, copy=False)
+    rows = _gaussian_matrix(image.shape[0], sigma[0], radius[0], mode, image.dtype.name)
+    cols = _gaussian_matrix(image.shape[1], sigma[1], radius[1], mode, image.dtype.name)
     return (rows @ image) @ cols.T
 
 
