@@ -211,7 +211,11 @@ def make_record(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     if task.answer_format == "log":
         record["prediction"], record["losses"] = _chosen_by_loglikelihood(results, doc_to_choice(doc))
     else:
-        record["prediction"] = results[0] if results else ""
+        output = results[0] if results else ""
+        # The host passes strings; tolerate a result object carrying .text.
+        record["prediction"] = (
+            output if isinstance(output, str) or output is None else getattr(output, "text", str(output))
+        )
     if task.scored:
         verdict = score_record(record, record["id"])
         record["parsed"] = verdict.parsed.text
