@@ -565,7 +565,8 @@ def jpeg_imagenet_c(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
     buffer = io.BytesIO()
     Image.fromarray(image).save(buffer, "JPEG", quality=int(quality))
     buffer.seek(0)
-    return np.asarray(Image.open(buffer).convert("RGB"))
+    decoded = Image.open(buffer)
+    return np.asarray(decoded if decoded.mode == "RGB" else decoded.convert("RGB"))
 
 
 def jpeg_vrb(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
