@@ -183,9 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     slowest_cpu = max(_CPU_MS, key=_CPU_MS.get)
     print(f"largest thread CPU time: {'/'.join(map(str, slowest_cpu))} {_CPU_MS[slowest_cpu]:.1f} ms")
     if os.getloadavg()[0] > 1.5:
-        print(
-            f"note: load average {os.getloadavg()[0]:.1f}: wall times include waiting for a core"
-        )
+        print(f"note: load average {os.getloadavg()[0]:.1f}: wall times include waiting for a core")
     print(
         f"RESULT geomean_speedup={geomean:.2f} max_ms={worst[slowest]:.1f} "
         f"max_ms_imagenet_c={max_imagenet_c:.1f} max_ms_vrb={max_vrb:.1f} min_speedup={ratios[lowest]:.2f} "
