@@ -198,6 +198,25 @@ def test_cli_list_image_dataset_sheet(image_dataset, tmp_path: Path, capsys: pyt
     assert corrupt_cli(["dataset", str(parquet), "--name", "fogg", "--cache-dir", str(tmp_path)]) == 2
     assert "unknown corruption 'fogg'" in capsys.readouterr().err
     assert corrupt_cli(["dataset", str(tmp_path / "x.txt"), "--name", "fog", "--profile", "imagenet_c"]) == 2
+    (tmp_path / "broken.png").write_bytes(b"not an image")
+    capsys.readouterr()
+    assert (
+        corrupt_cli(
+            [
+                "image",
+                str(tmp_path / "broken.png"),
+                str(tmp_path / "o.png"),
+                "--name",
+                "fog",
+                "--severity",
+                "1",
+                "--profile",
+                "imagenet_c",
+            ]
+        )
+        == 2
+    )
+    assert "cannot identify image file" in capsys.readouterr().err
 
 
 def test_add_parser_hooks_into_a_parent_cli() -> None:

@@ -93,7 +93,15 @@ def _load_image(path: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute a parsed ``corrupt`` command; returns the process exit code."""
+    """Execute a parsed ``corrupt`` command; returns the exit code (2 with a one-line error for bad input)."""
+    try:
+        return _run(args)
+    except (ValueError, KeyError, OSError) as error:  # OSError covers missing and unreadable files
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     command = args.corrupt_command
     if command == "list":
         table = SEVERITY_TABLES[args.profile]
@@ -104,13 +112,10 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{name:<20} {rows}")
         return 0
     if command == "image":
-        import numpy as np
-        from PIL import Image
-
         from lmms_eval_tasks.corruptions.dataset import corrupt_visual
 
         corrupted = corrupt_visual(_load_image(args.input), args.name, args.severity, args.seed, args.profile)
-        Image.fromarray(np.asarray(corrupted)).save(args.output)
+        corrupted.save(args.output)
         print(args.output)
         return 0
     if command == "dataset":
@@ -188,11 +193,7 @@ def corrupt_cli(argv: list[str] | None = None) -> int:
     subparsers = parser.add_subparsers(dest="command", required=True)
     add_parser(subparsers)
     args = parser.parse_args(["corrupt", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return args.func(args)
-    except (ValueError, KeyError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    return args.func(args)
 
 
 if __name__ == "__main__":
