@@ -30,6 +30,7 @@ _LAZY = {
     "corrupt_visual": "lmms_eval_tasks.corruptions.dataset",
     "image_seed": "lmms_eval_tasks.corruptions.dataset",
     "materialize": "lmms_eval_tasks.corruptions.dataset",
+    "with_corruption": "lmms_eval_tasks.corruptions.dataset",
     "contact_sheet": "lmms_eval_tasks.corruptions.sheet",
 }
 
@@ -60,4 +61,5 @@ __all__ = [
     "image_seed",
     "materialize",
     "severity_parameters",
+    "with_corruption",
 ]
