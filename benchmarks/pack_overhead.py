@@ -3,7 +3,7 @@
 Both are measured as ratios against the host alone, in one run, alternating fresh subprocesses so that
 machine noise hits both sides alike; each figure is the median of several pairs.
 
-- list_ratio: `python -m lmms_eval_tasks --tasks list` (host + pack tasks) over `python -m lmms_eval --tasks list`.
+- list_ratio: `python -m lmms_eval_tasks --tasks list` (host + pack) over `python -m lmms_eval --tasks list`.
 - load_ratio: building a TaskManager and loading the pack's first `*_sample` task (its hooks, YAML
   templates and bundled data) over building a host-only TaskManager and loading a plain YAML task that
   reads the same bundled data file with no pack code (the cost any local task has).
@@ -57,7 +57,10 @@ def load_seconds(include: str, task: str, use_pack: bool) -> float:
     """Seconds spent (after importing the host) indexing tasks and loading ``task`` in a fresh process."""
     completed = subprocess.run(
         [sys.executable, "-c", LOAD_SCRIPT, include, task, "1" if use_pack else "0"],
-        capture_output=True, text=True, env=ENVIRONMENT, check=False,
+        capture_output=True,
+        text=True,
+        env=ENVIRONMENT,
+        check=False,
     )
     if completed.returncode != 0:
         raise RuntimeError(f"loading {task} failed:\n{completed.stderr[-2000:]}")
@@ -88,19 +91,22 @@ def write_plain_task(folder: Path, config: dict) -> str:
     absolute = [str((Path(config["_folder"]) / path).resolve()) for path in files]
     name = "pack_overhead_plain_reference"
     (folder / f"{name}.yaml").write_text(
-        "\n".join([
-            f"task: {name}",
-            f"dataset_path: {config['dataset_path']}",
-            "dataset_kwargs:",
-            "  data_files:",
-            f"    {split}: {json.dumps(absolute)}",
-            f"test_split: {split}",
-            "output_type: generate_until",
-            "doc_to_text: \"{{question}}\"",
-            "doc_to_target: \"{{question}}\"",
-            "metric_list:",
-            "  - metric: exact_match",
-        ]) + "\n",
+        "\n".join(
+            [
+                f"task: {name}",
+                f"dataset_path: {config['dataset_path']}",
+                "dataset_kwargs:",
+                "  data_files:",
+                f"    {split}: {json.dumps(absolute)}",
+                f"test_split: {split}",
+                "output_type: generate_until",
+                'doc_to_text: "{{question}}"',
+                'doc_to_target: "{{question}}"',
+                "metric_list:",
+                "  - metric: exact_match",
+            ]
+        )
+        + "\n",
         encoding="utf-8",
     )
     return name
@@ -124,9 +130,14 @@ def main() -> None:
             load_pack.append(load_seconds("", task, use_pack=True))
     list_ratio = statistics.median(list_pack) / statistics.median(list_host)
     load_ratio = statistics.median(load_pack) / statistics.median(load_host)
-    print(f"--tasks list: host {statistics.median(list_host):.2f} s, with pack {statistics.median(list_pack):.2f} s")
-    print(f"load {task}: host-only plain task {statistics.median(load_host):.2f} s, "
-          f"pack task {statistics.median(load_pack):.2f} s")
+    print(
+        f"--tasks list: host {statistics.median(list_host):.2f} s, "
+        f"with pack {statistics.median(list_pack):.2f} s"
+    )
+    print(
+        f"load {task}: host-only plain task {statistics.median(load_host):.2f} s, "
+        f"pack task {statistics.median(load_pack):.2f} s"
+    )
     print(f"RESULT list_ratio={list_ratio:.3f} load_ratio={load_ratio:.3f}")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,6 +53,17 @@ def _command_tasks_dir(args: argparse.Namespace) -> int:
     return 0
 
 
+def _json_safe(value: Any) -> Any:
+    """Replace NaN/inf (metrics that cannot be computed on this input) with null: strict JSON for readers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(item) for item in value]
+    return value
+
+
 def _command_score(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.scoring import SCORERS, RecordError, get_scorer, read_jsonl
 
@@ -81,7 +93,7 @@ def _command_score(args: argparse.Namespace) -> int:
     except ValueError as error:  # e.g. an option value the scorer rejects
         print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
         return 2
-    print(json.dumps(metrics, indent=2, default=str))
+    print(json.dumps(_json_safe(metrics), indent=2, default=str, allow_nan=False))
     return 0
 
 

@@ -65,3 +65,30 @@ def test_require_field_names_record_and_field() -> None:
     with pytest.raises(RecordError, match=r"record 0: field 'prompt': expected int, got str"):
         require_field({"prompt": "1"}, "prompt", 0, int)
     assert require_field({"prompt": 2}, "prompt", 0, int) == 2
+
+
+def test_score_prints_strict_json_with_null_for_uncomputable_metrics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One DARE single-correct record with prompt 1 only: the std over prompts is undefined (null, not NaN).
+    record = {
+        "id": "q1",
+        "instance_id": 1,
+        "category": "count",
+        "setup": "single",
+        "answer": ["B"],
+        "A": "1",
+        "B": "2",
+        "C": "3",
+        "D": "4",
+        "format": "gen",
+        "prompt": 1,
+        "prediction": "B",
+    }
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    assert main(["score", "dare", str(path)]) == 0
+    output = capsys.readouterr().out
+    metrics = json.loads(output, parse_constant=lambda name: pytest.fail(f"non-strict JSON constant {name}"))
+    assert metrics["single_accuracy"] == 100.0
+    assert metrics["single_accuracy_std_over_prompts"] is None

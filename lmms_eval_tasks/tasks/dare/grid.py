@@ -10,6 +10,7 @@ variants ``..._multi_binary_p1``, ``..._multi_plus_all_p1``, ``..._multi_plus_no
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,6 +193,58 @@ def higher_is_better(key: str) -> bool:
     return key != "exported" and not key.startswith(LOWER_IS_BETTER_PREFIXES)
 
 
+_SETUP_WORDS = {
+    "single": "single-correct",
+    "single_var": "single-correct with option variations (worst case)",
+    "multi": "multi-correct (0-4 correct)",
+}
+_FORMAT_WORDS = {
+    "gen": "Out-Gen",
+    "log": "Out-Log (option scores)",
+    "json": "Out-JSON",
+    "inv": "Out-Inv",
+    "csv": "Out-CSV",
+    "word": "Out-Word",
+    "binary": "binary per-option yes/no",
+}
+_SOURCE_WORDS = {"validation": "validation", "test": "test (export only)", "sample": "bundled sample"}
+_GROUP_WORDS = {
+    "dare": "DARE main grid (generation formats, all prompts and setups)",
+    "dare_log": "DARE Out-Log tasks (loglikelihood; chat models need --force_simple)",
+    "dare_multi_variants": "DARE multi-correct variants: binary decisions, +all/+none options",
+    "dare_full": "every DARE validation task (main grid, Out-Log, variants)",
+    "dare_single": "DARE single-correct setup, all formats and prompts",
+    "dare_single_var": "DARE single-correct with option variations",
+    "dare_multi": "DARE multi-correct setup and its variants",
+    "dare_single_formats": "DARE single-correct, prompt 1, every output format",
+    "dare_gen": "DARE Out-Gen tasks",
+    "dare_json": "DARE Out-JSON tasks",
+    "dare_test": "DARE test split: prediction export only (answers withheld)",
+    "dare_sample": "DARE main grid on the bundled sample data",
+    "dare_sample_log": "DARE Out-Log tasks on the bundled sample data",
+    "dare_sample_full": "every DARE task on the bundled sample data",
+}
+
+
+def task_description(task: TaskSpec) -> str:
+    """One line for `lmms-eval-tasks tasks`."""
+    setup = "multi-correct (0-4 correct)" if task.variant != "standard" else _SETUP_WORDS[task.setup]
+    extra = f", +{task.extra_options.replace('_', '+')} option" if task.extra_options else ""
+    return (
+        f"DARE {setup}, {_FORMAT_WORDS[task.answer_format]}{extra}, prompt {task.prompt}, "
+        f"{_SOURCE_WORDS[task.source]}"
+    )
+
+
+def group_description(group: str) -> str:
+    """One line for `lmms-eval-tasks tasks`."""
+    if group in _GROUP_WORDS:
+        return _GROUP_WORDS[group]
+    if group.startswith("dare_p"):
+        return f"DARE tasks with prompt {group.removeprefix('dare_p')}"
+    return f"DARE group {group}"
+
+
 def task_yaml(task: TaskSpec) -> str:
     """The YAML text of one task (hooks are shared; the task's identity reaches them via process_docs)."""
     template = "_dare_log_template_yaml" if task.answer_format == "log" else "_dare_template_yaml"
@@ -216,6 +269,7 @@ def task_yaml(task: TaskSpec) -> str:
             f"    aggregation: !function {HOOKS}.aggregate_{key}",
             f"    higher_is_better: {'true' if higher_is_better(key) else 'false'}",
         ]
+    lines += ["metadata:", "  version: 0.1", f"  description: {json.dumps(task_description(task))}"]
     return "\n".join(lines) + "\n"
 
 
@@ -232,7 +286,7 @@ def group_yaml(group: str) -> str:
             f"    aggregation: !function {HOOKS}.aggregate_group",
             f"    weight_by_size: {group}:{key}",
         ]
-    lines += ["metadata:", "  version: 0.1"]
+    lines += ["metadata:", "  version: 0.1", f"  description: {json.dumps(group_description(group))}"]
     return "\n".join(lines) + "\n"
 
 
