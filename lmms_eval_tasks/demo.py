@@ -27,17 +27,52 @@ def find_results_file(folder: Path) -> Path | None:
     return candidates[-1] if candidates else None
 
 
-def summarise_results(results: dict[str, Any], max_metrics: int = 6) -> list[tuple[str, str]]:
-    """(task, "metric=value ...") rows from a host results JSON, skipping stderr entries."""
+# The numbers worth a glance per benchmark (task-name prefix -> metric names); others show their first few.
+HEADLINE_METRICS: dict[str, tuple[str, ...]] = {
+    "hallusionbench_vlmevalkit": ("aAcc", "fAcc", "qAcc", "overall"),
+    "hallusionbench": ("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
+    "dare": (
+        "single_accuracy",
+        "single_accuracy_std_over_prompts",
+        "single_var_accuracy",
+        "multi_exact_k0",
+        "multi_exact_k2",
+        "multi_exact_k4",
+        "multi_f1",
+        "unparsed",
+    ),
+}
+
+
+def _headline(task: str) -> tuple[str, ...] | None:
+    matches = [prefix for prefix in HEADLINE_METRICS if task.startswith(prefix)]
+    return HEADLINE_METRICS[max(matches, key=len)] if matches else None
+
+
+def summarise_results(
+    results: dict[str, Any], tasks: Sequence[str], max_metrics: int = 8
+) -> list[tuple[str, str]]:
+    """(task, "metric=value ...") rows for the requested top-level tasks/groups of a host results JSON."""
     rows: list[tuple[str, str]] = []
-    for task, metrics in sorted(results.get("results", {}).items()):
+    every = results.get("results", {})
+    for task in tasks:
+        metrics = {key.split(",")[0]: value for key, value in every.get(task, {}).items()}
+        wanted = (
+            _headline(task)
+            or tuple(
+                name
+                for name, value in metrics.items()
+                if "_stderr" not in name and name != "alias" and isinstance(value, int | float)
+            )[:max_metrics]
+        )
         shown = []
-        for key, value in metrics.items():
-            name = key.split(",")[0]
-            if "_stderr" in name or name == "alias" or not isinstance(value, int | float):
-                continue
-            shown.append(f"{name}={value:.4g}" if isinstance(value, float) else f"{name}={value}")
-        rows.append((task, " ".join(shown[:max_metrics]) + (" ..." if len(shown) > max_metrics else "")))
+        for name in wanted:
+            value = metrics.get(name)
+            if isinstance(value, float):
+                shown.append(f"{name}={value:.4g}")
+            elif isinstance(value, int):
+                shown.append(f"{name}={value}")
+        rows.append((task, " ".join(shown) if shown else "(no metrics)"))
     return rows
 
 
@@ -117,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if results_file is not None:
             results = json.loads(results_file.read_text(encoding="utf-8"))
             run["results_file"] = str(results_file)
-            run["rows"] = summarise_results(results)
+            run["rows"] = summarise_results(results, tasks)
         else:
             failed = True
         summary["runs"][label] = run
@@ -137,7 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{label}: exit {run['exit_code']} in {run['seconds']} s; results: {run.get('results_file', '-')}"
         )
-    print(f"summary written to {args.output / 'summary.md'}")
+    print(f"summary written to {args.output / 'summary.md'}; every metric is in the results files, and")
+    print(
+        f"per-task reports (judge, verdicts, DARE's robustness table) under {args.output}/*/lmms_eval_tasks/"
+    )
     return 1 if failed else 0
 
 
