@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, results_json, run_launcher, samples_jsonl
+from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher, samples_jsonl
 
 pytestmark = pytest.mark.slow
 
@@ -52,6 +55,20 @@ def test_random_guess_baseline_end_to_end(tmp_path: Path) -> None:
     answers = {_response(sample) for sample in samples}
     assert answers <= {"Yes", "No"} and len(answers) == 2  # the task's answer space, both used
 
+    # The pack's own per-question file re-scores to the same numbers without the model.
+    pack_samples = tmp_path / "lmms_eval_tasks" / f"{TASK}_samples.jsonl"
+    rescored = subprocess.run(
+        [sys.executable, "-m", "lmms_eval_tasks.cli", "score", "hallusionbench", str(pack_samples)],
+        capture_output=True,
+        text=True,
+        env=offline_environment(),
+        check=True,
+    )
+    metrics = json.loads(rescored.stdout)
+    in_results = results_json(tmp_path)["results"][TASK]
+    for name in ("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed"):
+        assert metrics[name] == pytest.approx(in_results[f"{name},none"]), name
+
 
 def test_tiny_llava_end_to_end_answers_every_question(tmp_path: Path, tiny_llava_dir: Path) -> None:
     completed = run_launcher(
@@ -80,10 +97,6 @@ def test_accelerate_two_processes_match_one_process(tmp_path: Path) -> None:
     common = ["--tasks", TASK, "--model", "random_guess", "--model_args", "seed=5", "--log_samples"]
     single = run_launcher(*common, "--output_path", str(tmp_path / "one"))
     assert single.returncode == 0, single.stderr[-3000:]
-
-    import subprocess
-
-    from tests.helpers import offline_environment
 
     launched = subprocess.run(
         [
