@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,46 @@ def score_once(
         result = compute(items)
         _cache[key] = (items, result)
         return result
+
+
+class RecordRef(Mapping):
+    """A sample's record as seen under a secondary metric key: the same data, logged as a short pointer.
+
+    Hooks return one record per sample under every metric key; the host's samples file would otherwise
+    hold a full copy per key (DARE tasks have 10-20 keys). Aggregations read it like the record itself.
+    """
+
+    __slots__ = ("record", "primary_key")
+
+    def __init__(self, record: dict[str, Any], primary_key: str) -> None:
+        self.record = record
+        self.primary_key = primary_key
+
+    def __getitem__(self, key: str) -> Any:
+        return self.record[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.record)
+
+    def __len__(self) -> int:
+        return len(self.record)
+
+    def __str__(self) -> str:
+        return f"see {self.primary_key!r}"
+
+    def __repr__(self) -> str:
+        return f"RecordRef({self.primary_key!r})"
+
+
+def record_under_keys(record: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """``{keys[0]: record, other key: RecordRef(record)}``: what a hook's process_results returns."""
+    primary = keys[0]
+    return {key: record if key == primary else RecordRef(record, primary) for key in keys}
+
+
+def unwrap_records(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """The records behind an aggregation's items (plain records or RecordRefs)."""
+    return [item.record if isinstance(item, RecordRef) else item for item in items]
 
 
 def output_dir(args: Any) -> Path | None:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from fake_openai import FakeOpenAIServer, always_fail
 
+from lmms_eval_tasks import harness
 from lmms_eval_tasks.scoring import hallusionbench as scoring
 from lmms_eval_tasks.tasks.hallusionbench import hooks
 
@@ -69,7 +70,9 @@ def run_aggregations(task: str, records: list[dict], output: Path) -> dict[str, 
     keys = hooks.RESULT_KEYS[hooks.TASKS[task].variant]
     per_key = {key: [] for key in keys}
     for record in records:
-        returned = {key: (record if key == hooks.PRIMARY_KEY else hooks.SampleRef(record)) for key in keys}
+        returned = harness.record_under_keys(
+            record, [hooks.PRIMARY_KEY, *(k for k in keys if k != hooks.PRIMARY_KEY)]
+        )
         for key in keys:
             per_key[key].append(returned[key])
     args = Namespace(output_path=str(output))

@@ -18,7 +18,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.harness import run_metadata, score_once, write_report
+from lmms_eval_tasks.harness import record_under_keys, run_metadata, score_once, unwrap_records, write_report
 from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring.dare import (
     EXTRA_OPTIONS,
@@ -245,7 +245,7 @@ def make_record(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     """One record per doc, returned under every metric key of the task (thread-safe: no shared state)."""
     record = make_record(doc, results)
-    return {key: record for key in _task_of(doc).metric_keys()}
+    return record_under_keys(record, _task_of(doc).metric_keys())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -306,7 +306,8 @@ def _number(value: Any) -> float | int:
 
 
 def _aggregator(key: str) -> Callable[..., float | int]:
-    def aggregate(items: list[dict[str, Any]], args: Any = None) -> float | int:
+    def aggregate(items: list[Any], args: Any = None) -> float | int:
+        items = unwrap_records(items)
         name = _register(items, args)
         metrics = score_once(name, items, lambda records: _report(records, name, args))
         return _number(metrics.get(key, math.nan))

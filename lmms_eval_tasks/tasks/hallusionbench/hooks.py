@@ -122,21 +122,6 @@ def process_docs_sample(dataset):
 # ---- per-sample records ------------------------------------------------------------------------------
 
 
-class SampleRef:
-    """The record for metric keys other than ``aAcc``: same data, logged as a short pointer, not a copy."""
-
-    __slots__ = ("record",)
-
-    def __init__(self, record: dict[str, Any]) -> None:
-        self.record = record
-
-    def __str__(self) -> str:
-        return f"see '{PRIMARY_KEY}'"
-
-    def __repr__(self) -> str:
-        return f"SampleRef({PRIMARY_KEY!r})"
-
-
 def make_record(task: str, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     """The official fields of ``doc`` plus the model's answer and the task name."""
     record = {name: doc.get(name) for name in scoring.OFFICIAL_FIELDS}
@@ -149,7 +134,7 @@ def make_record(task: str, doc: dict[str, Any], results: list[Any]) -> dict[str,
 def _process(task: str, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     record = make_record(task, doc, results)
     keys = RESULT_KEYS[TASKS[task].variant]
-    return {key: (record if key == PRIMARY_KEY else SampleRef(record)) for key in keys}
+    return harness.record_under_keys(record, [PRIMARY_KEY, *(key for key in keys if key != PRIMARY_KEY)])
 
 
 def process_results_hallusionbench(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
@@ -179,10 +164,6 @@ def process_results_hallusionbench_vlmevalkit_sample(
 
 
 # ---- scoring once per task ---------------------------------------------------------------------------
-
-
-def _records(items: list[Any]) -> list[dict[str, Any]]:
-    return [item.record if isinstance(item, SampleRef) else item for item in items]
 
 
 def _verdict_words(row: list[str | None]) -> list[str | None]:
@@ -305,7 +286,7 @@ def score_task(records: list[dict[str, Any]], args: Any = None) -> dict[str, Any
 
 
 def _aggregate(items: list[Any], key: str, args: Any) -> float:
-    records = _records(items)
+    records = harness.unwrap_records(items)
     task = records[0].get("task") if records else "hallusionbench"
     values = harness.score_once(f"hallusionbench:{task}", records, lambda rows: score_task(rows, args))
     value = values.get(key)
