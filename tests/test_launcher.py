@@ -84,7 +84,7 @@ def test_tasks_list_shows_pack_tasks_next_to_host_tasks() -> None:
 
 
 def test_unknown_task_exits_non_zero_with_a_clear_message() -> None:
-    completed = run_launcher("--tasks", "does_not_exist", "--model", "dummy")
+    completed = run_launcher("--tasks", "does_not_exist", "--model", "random_guess")
     assert completed.returncode != 0
     assert "evaluation failed" in completed.stderr
     assert "does_not_exist" in completed.stderr
