@@ -592,3 +592,60 @@ def test_supplied_verdicts_without_flags_use_the_judge_for_consistency():
     assert result["VI"] == pytest.approx(100 / 3) and result["judge"] == "rule"
     rows[1]["prediction"] = "Yes"  # same answer -> Mixed
     assert hb.score_records(rows, judge="rule")["Mixed"] == pytest.approx(200 / 3)
+
+
+def test_rule_judge_compares_with_the_validated_gt_answer():
+    """Validation accepts integer or padded ids (1, " 0 "); the rule judge must read the normalised gt."""
+    rows = [
+        record("VD", "illusion", "0", "0", "0", "1", "1", prediction="Yes, it is."),
+        record("VD", "illusion", "0", "1", "0", "2", "0", prediction="No."),
+    ]
+    rows[0]["gt_answer"] = 1
+    rows[1]["gt_answer"] = " 0 "
+    result = hb.score_records(rows, judge="rule")
+    # "Yes" to a yes-question and "No" to a no-question: 2 of 2 right -> aAcc 100, the one pair right
+    assert result["aAcc"] == pytest.approx(100.0)
+    assert result["qAcc"] == pytest.approx(100.0)
+
+
+# VLMEvalKit's yes/no extraction (vlmeval.smp.process_punctuation + YOrN_Extraction), case by case:
+# only ; / [ ] " { } ( ) = + \ _ - > < @ ` , ? ! are handled - deleted when the mark has a space next to it
+# anywhere in the text (or the text holds digit,digit), else turned into a space; then up to 32 periods
+# not next to a digit are deleted; "*", ":" and "'" stay glued to the word.
+VLMEVALKIT_EXTRACTION_CASES = [
+    ("Yes.", "yes"),  # "yes." -> period deleted -> ["yes"]
+    ("No, it is not.", "no"),  # ", " present -> "," deleted -> ["no", "it", "is", "not"]
+    ("**Yes**", None),  # "*" is not handled -> ["**yes**"]
+    ("Yes: there is no such bar.", "no"),  # ":" is not handled -> ["yes:", ..., "no", ...] -> no
+    ("No.The value is 3.5", None),  # "no.the" -> "nothe" (period deleted, not spaced); "3.5" kept
+    ("No,1,000 units", None),  # digit,digit present -> every "," deleted -> ["no1000", "units"]
+    ("yes-no", None),  # no "- " / " -" -> "-" becomes a space -> ["yes", "no"] -> both -> unknown
+    ("The answer is 'no'.", None),  # "'" is not handled -> ["'no'"]
+    ("a." * 32 + " no.", None),  # the 32 periods of "a." are deleted, the 33rd stays -> ["no."]
+    ("It is (yes) clear", "yes"),  # "(" and ")" touch no space -> spaces -> ["yes"]
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), VLMEVALKIT_EXTRACTION_CASES)
+def test_vlmevalkit_yes_no_extraction(text, expected):
+    assert hb.vlmevalkit_yes_no(text) == expected
+
+
+def test_vlmevalkit_variant_uses_vlmevalkits_extraction():
+    """Exact-matching mode (rule judge: the LLM matcher answers "Unknown"), 4 image questions + 1 no-image."""
+    rows = [
+        record("VD", "illusion", "0", "0", "0", "1", "1", prediction="**Yes**"),  # unknown -> wrong
+        record("VD", "illusion", "0", "1", "0", "2", "0", prediction="No, the lines are equal."),  # right
+        record("VS", "chart", "0", "0", "0", "0", "1", prediction="Yes."),  # no image: dropped
+        record("VS", "chart", "0", "1", "0", "1", "1", prediction="Yes."),  # right
+        record("VS", "chart", "0", "2", "0", "2", "0", prediction="No."),  # right
+    ]
+    result = hb.score_records(rows, variant="vlmevalkit", judge="rule")
+    assert result["dropped_no_image_questions"] == 1 and result["llm_matched"] == 1
+    # right = [0, 1, 1, 1] -> aAcc 3/4 = 75
+    assert result["aAcc"] == pytest.approx(75.0)
+    # pairs: VD q0 {0, 1} wrong, VS q0 {1, 1} right -> 1/2
+    assert result["qAcc"] == pytest.approx(50.0)
+    # figures: VD f0 {0} wrong, VD f1 {1}, VS f1 {1}, VS f2 {1} right -> 3/4
+    assert result["fAcc"] == pytest.approx(75.0)
+    assert result["overall"] == pytest.approx((75 + 50 + 75) / 3)

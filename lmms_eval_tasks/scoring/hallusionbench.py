@@ -9,6 +9,7 @@ differences are the documented handling of unjudged items and the averaging over
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -246,6 +247,35 @@ def parse_correctness_reply(text: str) -> str:
 def parse_consistency_reply(text: str) -> bool:
     """The official parse of a consistency judge reply: "same" anywhere in it means consistent."""
     return "same" in text.lower()
+
+
+# VLMEvalKit's punctuation handling (vlmeval.smp.process_punctuation): only these marks are touched.
+_VLMEVALKIT_MARKS = tuple(';/[]"{}()=+\\_-><@`,?!')
+_DIGIT_COMMA_DIGIT = re.compile(r"\d,\d")
+_PERIOD_AWAY_FROM_DIGITS = re.compile(r"(?<!\d)\.(?!\d)")
+
+
+def vlmevalkit_yes_no(text: str) -> str | None:
+    """VLMEvalKit's YOrN extraction, quirks included, so the VLMEvalKit variant reproduces its numbers.
+
+    Lower-case; each handled mark is deleted if it has a space beside it anywhere in the text (or the text
+    holds digit,digit), else replaced by a space; the first 32 periods not beside a digit are deleted
+    (VLMEvalKit passes re.UNICODE, 32, as the count); words; "yes" without "no" -> "yes", the reverse
+    -> "no", else None. ``:``, ``*`` and ``'`` are left attached to words ("**Yes**" is unknown).
+    """
+    lowered = str(text).lower()
+    delete_every_mark = _DIGIT_COMMA_DIGIT.search(lowered) is not None
+    cleaned = lowered
+    for mark in _VLMEVALKIT_MARKS:
+        spaced = f"{mark} " in lowered or f" {mark}" in lowered
+        cleaned = cleaned.replace(mark, "" if delete_every_mark or spaced else " ")
+    words = _PERIOD_AWAY_FROM_DIGITS.sub("", cleaned, count=32).split()
+    has_yes, has_no = "yes" in words, "no" in words
+    if has_yes and not has_no:
+        return "yes"
+    if has_no and not has_yes:
+        return "no"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -613,9 +643,8 @@ def correctness_requests(records: Sequence[dict[str, Any]], predictions: list[st
             gt_answer_details=_field_text(record, "gt_answer_details", index),
             prediction=prediction,
         )
-        requests.append(
-            JudgeRequest(prompt=prompt, rule_reply=correctness_rule_reply(prediction, record["gt_answer"]))
-        )
+        gt_answer = _id_field(record, "gt_answer", index)  # as validated: 1 and " 1" mean "1"
+        requests.append(JudgeRequest(prompt=prompt, rule_reply=correctness_rule_reply(prediction, gt_answer)))
     return requests
 
 
@@ -819,7 +848,7 @@ def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -
 
 def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
     """VLMEvalKit's protocol: image questions only, rule yes/no extraction, LLM (yorn prompt) for unknowns."""
-    from lmms_eval_tasks.judges import JudgeRequest, rules
+    from lmms_eval_tasks.judges import JudgeRequest
     from lmms_eval_tasks.judges.prompts import render_positional
 
     kept_indices = [
@@ -834,7 +863,7 @@ def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
     questions = parse_questions(kept, kept_indices)
     structure = build_structure(questions)
     predictions = _predictions(kept, kept_indices)
-    extracted: list[str | None] = [rules.extract_yes_no(prediction) for prediction in predictions]
+    extracted: list[str | None] = [vlmevalkit_yes_no(prediction) for prediction in predictions]
     unknown = [offset for offset, value in enumerate(extracted) if value is None]
     judge_object = judge.get()  # resolved even when unused, so results always name the judge
     verdict_row: list[str | None] = [None] * len(kept)
@@ -859,7 +888,7 @@ def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
             if row[0].text is None:
                 extracted[offset] = "unjudged"
             else:
-                extracted[offset] = rules.extract_yes_no(row[0].text) or "unknown"
+                extracted[offset] = vlmevalkit_yes_no(row[0].text) or "unknown"
     for offset, (question, answer) in enumerate(zip(questions, extracted, strict=True)):
         if answer == "unjudged":
             continue
@@ -976,4 +1005,5 @@ __all__ = [
     "question_correct",
     "repeat_metrics",
     "score_records",
+    "vlmevalkit_yes_no",
 ]
