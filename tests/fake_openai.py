@@ -28,6 +28,7 @@ FAULT_KINDS = (
     "unauthorized",
     "bad_request",
     "empty_content",
+    "insufficient_quota",
 )
 TRANSIENT_FAULTS = ("rate_limit", "server_error", "timeout", "malformed_json", "empty_choices")
 
@@ -272,6 +273,16 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 call.status = 429
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
                 self._error(429, "Rate limit reached, slow down", headers)
+            elif kind == "insufficient_quota":  # OpenAI's reply when the account has no credit left
+                call.status = 429
+                body = {
+                    "error": {
+                        "message": "You exceeded your current quota",
+                        "type": "insufficient_quota",
+                        "code": "insufficient_quota",
+                    }
+                }
+                self._send(429, json.dumps(body).encode())
             elif kind == "server_error":
                 call.status = 500
                 self._error(500, "The server had an error while processing your request")

@@ -43,15 +43,19 @@ class _Outcome:
 class _CallFailed(Exception):
     """One attempt failed; ``retryable`` says whether another attempt may help."""
 
-    def __init__(self, message: str, retryable: bool, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retryable: bool, retry_after: float | None = None, rate_limited: bool = False
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.rate_limited = rate_limited  # HTTP 429: the endpoint is alive and asks to wait
 
 
 class _CircuitBreaker:
     """Stops calling a dead endpoint: after N consecutive failed items (or 3N failed attempts) with no
-    success in between, the remaining items are marked unjudged without further calls."""
+    success in between, the remaining items are marked unjudged without further calls. Rate-limited
+    attempts (429) do not count towards the 3N: a burst of them must not cost items their retries."""
 
     def __init__(self, threshold: int) -> None:
         self.threshold = threshold
@@ -359,7 +363,8 @@ class OpenAIJudge(Judge):
                 if not isinstance(failure, _CallFailed):  # never let a surprise escape: retry, then unjudged
                     failure = _CallFailed(f"unexpected error: {type(failure).__name__}: {failure}", True)
                 error = self._clean(str(failure))
-                breaker.failed_attempt(error)
+                if not failure.rate_limited:
+                    breaker.failed_attempt(error)
                 if not failure.retryable or attempt == self.max_retries:
                     break
                 breaker.sleep(self._backoff(attempt, failure.retry_after))
@@ -403,10 +408,13 @@ class OpenAIJudge(Judge):
             raise _CallFailed(f"connection error: {type(cause).__name__}: {cause}", retryable=True) from None
         except openai.APIStatusError as error:
             status = error.status_code
-            retryable = status in _RETRYABLE_STATUS or status >= 500
+            # an exhausted quota is also a 429, but waiting cannot help
+            no_quota = status == 429 and getattr(error, "code", None) == "insufficient_quota"
+            retryable = (status in _RETRYABLE_STATUS or status >= 500) and not no_quota
             retry_after = _parse_retry_after(error.response.headers) if error.response is not None else None
             detail = re.sub(r"^Error code: \d+ - ", "", str(error.message))
-            raise _CallFailed(f"HTTP {status}: {detail}", retryable, retry_after) from None
+            rate_limited = status == 429 and not no_quota
+            raise _CallFailed(f"HTTP {status}: {detail}", retryable, retry_after, rate_limited) from None
         except openai.APIResponseValidationError as error:
             raise _CallFailed(f"malformed response: {error.message}", retryable=True) from None
         except Exception as error:  # malformed JSON bodies surface as decode errors, among others
