@@ -350,3 +350,30 @@ def test_non_image_split_with_an_empty_image_column_is_added_too():
     assert len(combined) == 29 and combined.features == image_split.features
     assert [doc["question"] for doc in combined] == [doc["question"] for doc in docs]
     assert sum(doc["image"] is None for doc in combined) == 5
+
+
+def test_unreadable_or_missing_image_names_the_document_and_field():
+    """A damaged image that fails on decoding inside doc_to_visual (PIL opens files lazily), or an image
+    question without its image, raises an error naming the question and the 'image' field."""
+    import io
+
+    import numpy as np
+    from PIL import Image as PILImage
+
+    from lmms_eval_tasks.scoring import RecordError
+
+    doc = dict(sample_docs()[1])  # VD illusion, an image question
+    label = "_".join(doc[name] for name in ("category", "subcategory", "set_id", "figure_id", "question_id"))
+    buffer = io.BytesIO()
+    noise = np.random.default_rng(0).integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    PILImage.fromarray(noise).save(buffer, "PNG")
+    truncated = buffer.getvalue()[: len(buffer.getvalue()) // 2]  # valid header, half the pixel data
+    doc["image"] = PILImage.open(io.BytesIO(truncated))  # opens fine; the pixels are read on convert
+    with pytest.raises(RecordError) as caught:
+        hooks.doc_to_visual(doc)
+    assert caught.value.field == "image" and caught.value.record_index == label
+    assert "truncated" in str(caught.value)
+    doc["image"] = None  # an image question without its image must not silently go to the model text-only
+    with pytest.raises(RecordError) as caught:
+        hooks.doc_to_visual(doc)
+    assert caught.value.field == "image" and caught.value.record_index == label

@@ -17,6 +17,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks import harness
+from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring import hallusionbench as scoring
 
 HF_DATASET = "lmms-lab/HallusionBench"
@@ -73,10 +74,34 @@ ALL_RESULT_KEYS: tuple[str, ...] = tuple(dict.fromkeys(OFFICIAL_RESULT_KEYS + VL
 # ---- documents and prompt ----------------------------------------------------------------------------
 
 
+def _document_label(doc: dict[str, Any]) -> str:
+    """The official question key (category_subcategory_set_figure_question) naming a document in errors."""
+    return "_".join(
+        str(doc.get(name)) for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
+    )
+
+
 def doc_to_visual(doc: dict[str, Any]) -> list:
-    """The question's image as RGB, or no visual at all for the VS no-image questions."""
+    """The question's image as RGB, or no visual at all for the VS no-image questions (visual_input "0").
+
+    A missing image on an image question, or one that cannot be decoded, raises a RecordError naming the
+    question and the ``image`` field (the datasets library decodes lazily, so decoding happens here).
+    """
     image = doc.get("image")
-    return [] if image is None else [image.convert("RGB")]
+    if image is None:
+        if str(doc.get("visual_input", "")).strip() == "0":
+            return []
+        raise RecordError(
+            _document_label(doc),
+            "image",
+            f"missing on an image question (visual_input {doc.get('visual_input')!r})",
+        )
+    try:
+        return [image.convert("RGB")]
+    except Exception as error:  # PIL raises OSError, ValueError, SyntaxError... on damaged files
+        raise RecordError(
+            _document_label(doc), "image", f"cannot be decoded ({type(error).__name__}: {error})"
+        ) from error
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
