@@ -349,3 +349,59 @@ def test_unanswered_multi_questions_score_zero_even_with_an_empty_gold_set() -> 
     # contradictory "+none" answers are unanswered too
     metrics = score_records([record("z3", [], "A, E", setup="multi", extra_options="none")])
     assert (metrics["multi_plus_none_f1"], metrics["multi_contradictory"]) == (0.0, 1)
+
+
+# --- review regressions -----------------------------------------------------------------------------
+
+
+def test_drop_compares_single_correct_on_the_categories_that_have_variations() -> None:
+    """VCR has no option variations; its single-correct questions must not enter the drop.
+
+    Single gen p1: q1 count right, q2 vcr wrong, q3 vcr wrong, q4 count right -> all 2/4 = 50 %, count 2/2.
+    Variations gen p1 (count only): i1 right x3, i2 right, wrong, right -> worst case 1/2 = 50 %.
+    Drop on the same categories (count): 100 - 50 = 50 points. Mixing in VCR gave 50 - 50 = 0.
+    """
+    records = [
+        record("q1", ["A"], "A"),
+        record("q2", ["B"], "C", category="vcr"),
+        record("q3", ["C"], "D", category="vcr"),
+        record("q4", ["D"], "D"),
+    ]
+    for instance, results in {"i1": (1, 1, 1), "i2": (1, 0, 1)}.items():
+        records += [
+            record(f"{instance}-{n}", ["B"], "B" if right else "C", setup="single_var", instance=instance)
+            for n, right in enumerate(results)
+        ]
+    metrics = score_records(records)
+    assert metrics["single_accuracy"] == 50.0  # the single-correct headline keeps every category
+    assert metrics["single_var_accuracy"] == 50.0
+    assert metrics["single_var_gen_p1_drop"] == 50.0
+    assert metrics["single_var_drop"] == 50.0
+    assert metrics["single_var_drop__count"] == 50.0
+
+
+def test_worst_case_instances_are_told_apart_by_category() -> None:
+    """instance_id 7 in count (right x3) and instance_id 7 in order (right, wrong, right) are two instances.
+
+    Worst case: count 1/1, order 0/1 -> all 1/2 = 50 % (merging them into one instance gave 0 %).
+    """
+    records = [
+        record(f"c{n}", ["A"], "A", setup="single_var", instance="7", category="count") for n in range(3)
+    ]
+    records += [
+        record(f"o{n}", ["A"], "B" if n == 1 else "A", setup="single_var", instance="7", category="order")
+        for n in range(3)
+    ]
+    metrics = score_records(records)
+    assert metrics["single_var_accuracy"] == 50.0
+    assert metrics["single_var_instances"] == 2
+
+
+def test_instances_with_missing_variants_are_counted() -> None:
+    """i1 has all three variants (right), i2 only one (right): worst case over what is there = 2/2 = 100 %,
+    and the one incomplete instance is reported (e.g. a --limit run cut it)."""
+    records = [record(f"i1-{n}", ["A"], "A", setup="single_var", instance="i1") for n in range(3)]
+    records.append(record("i2-0", ["A"], "A", setup="single_var", instance="i2"))
+    metrics = score_records(records)
+    assert metrics["single_var_accuracy"] == 100.0
+    assert metrics["single_var_incomplete_instances"] == 1

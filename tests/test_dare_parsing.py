@@ -303,3 +303,64 @@ def test_parsers_fast_on_100kb_repetitions(unit: str, answer_format: str) -> Non
 def test_non_text_predictions_are_unparsed_not_errors(value: object) -> None:
     for answer_format in FORMATS[:-1]:
         assert parse_prediction(answer_format, value).status in ("unparsed", "none")
+
+
+# --- review regressions: silent mis-parses found by adversarial review ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        # Oxford comma: was {A, B} (the run stopped at ", and"), a silently wrong multi-correct set.
+        ("A, B, and D", "ABD"),
+        ("The correct answers are A, B, and D.", "ABD"),
+        ("(A), (B), and (C)", "ABC"),
+        # A list inside a sentence: was {C} (the paper's single-letter regex saw only the last letter).
+        ("Both A and C", "AC"),
+        ("I believe both A and D.", "AD"),
+    ],
+)
+def test_generated_lists_with_oxford_comma_or_inside_a_sentence(output: str, expected: str) -> None:
+    parsed = parse_generated(output)
+    assert parsed.status == "ok" and parsed.letters == frozenset(expected), parsed
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        # "A" before a verb cannot be the article: was unparsed while "B is correct" parsed as B,
+        # which biased verbose models' accuracy against questions whose gold answer is A.
+        ("A is correct", "A"),
+        ("A is correct.", "A"),
+        ("A was the right answer", "A"),
+        ("B is correct", "B"),
+    ],
+)
+def test_generated_letter_a_before_a_verb_is_the_option(output: str, expected: str) -> None:
+    parsed = parse_generated(output)
+    assert parsed.status == "ok" and parsed.letters == frozenset(expected), parsed
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        # Was {A, B}: two incorrect letters, so a correct Out-Inv answer (gold C) was scored wrong.
+        ("The incorrect answers are A, B, and D.", "ABD"),
+        # Was {A, B, C}: three letters, so Out-Inv silently credited D as the model's answer.
+        ("A, B, C, and D", "ABCD"),
+    ],
+)
+def test_inverse_oxford_comma(output: str, expected: str) -> None:
+    parsed = parse_inverse_answer(output)
+    assert parsed.status == "ok" and parsed.letters == frozenset(expected), parsed
+
+
+def test_csv_several_values_are_several_letters_not_the_first() -> None:
+    # Was {A}: "answer,A,B" names two options; a single-correct answer with two letters is wrong.
+    assert parse_csv_answer("answer,A,B").letters == frozenset("AB")
+    assert parse_csv_answer("answer,A\nreason,B is too small").letters == frozenset("A")
+
+
+def test_csv_with_quoted_fields() -> None:
+    # Valid CSV with quoted fields: was unparsed (the quote after "answer" broke the match).
+    assert parse_csv_answer('"answer","B"').letters == frozenset("B")

@@ -343,3 +343,13 @@ def test_docs_show_every_prompt_text_verbatim() -> None:
         assert f"`{template.format(subject='{subject}')}`" in docs or template in docs, template[:60]
     for group in grid.groups():
         assert f"`{group}`" in docs, group
+
+
+def test_group_aggregation_rejects_unknown_metric_keys() -> None:
+    # A typo in weight_by_size used to return NaN silently.
+    with pytest.raises(ValueError, match="single_acuracy"):
+        hooks.aggregate_group([1.0], [1], "dare:single_acuracy")
+    with pytest.raises(ValueError, match="weight_by_size"):
+        hooks.aggregate_group([1.0], [1], "no_such_group:single_accuracy")
+    with pytest.raises(ValueError, match="weight_by_size"):
+        hooks.aggregate_group([1.0], [1], False)

@@ -28,6 +28,8 @@ MULTI_FORMATS = ("gen", "log", "json", "binary")
 # When a setup was run in several formats, its headline numbers use the first of these that is present.
 PRIMARY_FORMAT_ORDER = ("gen", "log", "json", "csv", "word", "inv", "binary")
 PROMPTS = (1, 2, 3)
+# Option-set variants per instance in the 1_correct_var config (the spec: "three different sets").
+VARIANTS_PER_INSTANCE = 3
 GOLD_COUNTS = (0, 1, 2, 3, 4)
 
 # Canonical category name -> the words put into the prompt's {subject}.
@@ -150,6 +152,8 @@ _FILLERS = {
     "of",
 }
 _RUN_SEPARATORS = {",", ";", "&", "/", "+", "and"}
+# Words that cannot follow the article "A", so "A is correct" names option A.
+_VERBS_AFTER_LETTER = {"is", "was", "seems", "appears", "would", "should"}
 _NONE_PHRASE = re.compile(
     r"\bnone of the (?:options|answers|above|choices|answer options)\b"
     r"|\bno (?:correct |right )?(?:answer|option|choice)s? (?:is |are )?(?:correct|right)\b"
@@ -216,8 +220,9 @@ def _letter_accepted(text: str, tokens: list[_Token], index: int, letters: str, 
     if token[0].isupper():
         if following is None or after in ".):,;]*\"'\n!?/&+" or lenient:
             return True
-        # "A dog": before a lowercase word, "A" is the article, unless a list follows ("A and C").
-        if token[0] != "A" or not following[0][:1].islower():
+        # "A dog": before a lowercase word, "A" is the article, unless a verb ("A is correct") or a
+        # list ("A and C") follows.
+        if token[0] != "A" or not following[0][:1].islower() or following[0] in _VERBS_AFTER_LETTER:
             return True
         after_next = tokens[index + 2] if index + 2 < len(tokens) else None
         return (
@@ -252,6 +257,13 @@ def _read_run(text: str, tokens: list[_Token], index: int, letters: str) -> tupl
             position += 1
         if position < len(tokens) and tokens[position][0].lower() in _RUN_SEPARATORS:
             position += 1
+            # Oxford comma: "A, B, and D".
+            if (
+                tokens[position - 1][0] == ","
+                and position < len(tokens)
+                and tokens[position][0] in ("and", "&")
+            ):
+                position += 1
         elif (
             position < len(tokens)
             and _letter_of(tokens[position][0], letters) is None
@@ -324,6 +336,24 @@ def _marked_answer(text: str, tokens: list[_Token], letters: str) -> Parsed | No
     return None
 
 
+def _letter_runs(text: str, tokens: list[_Token], letters: str) -> dict[int, list[str]]:
+    """Start offset of each letter in a list of two or more uppercase letters -> that whole list."""
+    starts = [match.start() for match in _TOKEN.finditer(text)]
+    runs: dict[int, list[str]] = {}
+    index = 0
+    while index < len(tokens):
+        if tokens[index][0].isupper() and _letter_accepted(text, tokens, index, letters, lenient=False):
+            found, end = _read_run(text, tokens, index, letters)
+            if len(set(found)) >= 2:
+                for position in range(index, end):
+                    if _letter_of(tokens[position][0], letters) is not None:
+                        runs[starts[position]] = found
+            index = max(end, index + 1)
+        else:
+            index += 1
+    return runs
+
+
 def _standalone_letters(text: str, tokens: list[_Token], letters: str) -> list[str]:
     """Uppercase option letters standing alone as words (not the article "A" before a lowercase word)."""
     found: list[str] = []
@@ -363,9 +393,13 @@ def parse_generated(text: Any, *, letters: str = LETTERS, options: dict[str, str
     if _NONE_WORD.search(cleaned) or _NONE_PHRASE.search(cleaned):
         return _none("NONE phrase")
     singles: list[str] = []
+    runs: dict[int, list[str]] | None = None
     for found in single_pattern.finditer(cleaned):
-        if found.group(1) not in singles:
-            singles.append(found.group(1))
+        # A matched letter that ends a list ("both A and C") stands for the whole list.
+        runs = _letter_runs(cleaned, tokens, letters) if runs is None else runs
+        for letter in runs.get(found.start(1), [found.group(1)]):
+            if letter not in singles:
+                singles.append(letter)
     if singles:
         return _ok(singles, "paper single-letter regex")
     standalone = _standalone_letters(cleaned, tokens, letters)
@@ -464,8 +498,10 @@ def parse_json_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
 
 
 _CSV_INLINE = re.compile(
-    r"(?<![A-Za-z])answers?[ \t]*[,;][ \t]*[\"']?([A-Za-z])[\"']?(?![A-Za-z])", re.IGNORECASE
+    r"(?<![A-Za-z])answers?[\"']?[ \t]*[,;][ \t]*[\"']?([A-Za-z])[\"']?(?![A-Za-z])", re.IGNORECASE
 )
+
+_CSV_NEXT_VALUE = re.compile(r"[ \t]*,[ \t]*[\"']?([A-Za-z])[\"']?(?![A-Za-z])")
 
 
 def parse_csv_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
@@ -476,7 +512,17 @@ def parse_csv_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
     match = _CSV_INLINE.search(cleaned)
     if match is not None:
         letter = _letter_of(match.group(1), letters)
-        return _ok([letter], "answer,<letter>") if letter else _unparsed("csv value is not an option letter")
+        if letter is None:
+            return _unparsed("csv value is not an option letter")
+        found = [letter]
+        # Further values on the same row ("answer,A,B") are further letters, not ignored.
+        while (value := _CSV_NEXT_VALUE.match(cleaned, match.end())) is not None:
+            extra = _letter_of(value.group(1), letters)
+            if extra is None:
+                break
+            found.append(extra)
+            match = value
+        return _ok(found, "answer,<letter>")
     lines = [line.strip().strip("\"'") for line in cleaned.splitlines() if line.strip()]
     for index, line in enumerate(lines[:-1]):
         if line.lower() in ("answer", "answers"):
@@ -824,14 +870,27 @@ def _single_cells(verdicts: list[Verdict]) -> _Cells:
     return _Cells({key: _percent(sum(values), len(values)) for key, values in hits.items()})
 
 
-def _worst_case_cells(verdicts: list[Verdict]) -> tuple[_Cells, dict[tuple[str, int], int]]:
-    """Per cell: % of instances whose every option-set variant was answered correctly; and instance counts."""
-    instances: dict[tuple[str, int], dict[str, bool]] = defaultdict(dict)
+def _worst_case_cells(
+    verdicts: list[Verdict],
+) -> tuple[_Cells, dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    """Per cell: % of instances whose every option-set variant was answered correctly, instance counts,
+    and counts of instances with fewer than VARIANTS_PER_INSTANCE variants (scored on those present).
+
+    An instance is (category, instance_id): the same instance_id in two categories is two instances.
+    """
+    instances: dict[tuple[str, int], dict[tuple[str, str], bool]] = defaultdict(dict)
+    variants: dict[tuple[str, int], dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
     for verdict in verdicts:
-        cell = instances[(verdict.answer_format, verdict.prompt)]
-        cell[verdict.instance_id] = cell.get(verdict.instance_id, True) and verdict.correct
+        key = (verdict.answer_format, verdict.prompt)
+        instance = (verdict.category, verdict.instance_id)
+        cell = instances[key]
+        cell[instance] = cell.get(instance, True) and verdict.correct
+        variants[key][instance].add(verdict.question_id)
     values = {key: _percent(sum(cell.values()), len(cell)) for key, cell in instances.items()}
-    return _Cells(values), {key: len(cell) for key, cell in instances.items()}
+    incomplete = {
+        key: sum(len(ids) < VARIANTS_PER_INSTANCE for ids in cell.values()) for key, cell in variants.items()
+    }
+    return _Cells(values), {key: len(cell) for key, cell in instances.items()}, incomplete
 
 
 @dataclass
@@ -927,19 +986,24 @@ def _setup_metrics(
                 metrics[f"single_{answer_format}_p{prompt}_accuracy"] = value
 
     if single_var:
-        var_cells, instance_counts = _worst_case_cells(single_var)
+        var_cells, instance_counts, incomplete_counts = _worst_case_cells(single_var)
         primary = _primary_format(var_cells.formats(), primary_format)
         metrics["single_var_accuracy"] = _mean(var_cells.prompt_values(primary))
+        # The drop compares like with like: single-correct accuracy on the categories that have
+        # variations (VCR has none), same format and prompt.
+        var_categories = {verdict.category for verdict in single_var}
+        comparable = _single_cells([verdict for verdict in single if verdict.category in var_categories])
         drops = {
-            key: single_cells.values[key] - value
+            key: comparable.values[key] - value
             for key, value in var_cells.values.items()
-            if key in single_cells.values
+            if key in comparable.values
         }
         metrics["single_var_drop"] = _mean(
             drops[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in drops
         )
         if detailed:
             metrics["single_var_instances"] = float(max(instance_counts.values(), default=0))
+            metrics["single_var_incomplete_instances"] = max(incomplete_counts.values(), default=0)
             for answer_format in var_cells.formats():
                 metrics[f"single_var_{answer_format}_accuracy"] = _mean(
                     var_cells.prompt_values(answer_format)

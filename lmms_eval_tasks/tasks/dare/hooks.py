@@ -327,6 +327,10 @@ def aggregate_group(metrics: list[float], sizes: list[int], weight_by_size: str)
     members = groups().get(group)
     if members is None or not key:
         raise ValueError(f"aggregate_group needs weight_by_size '<group>:<metric>', got {weight_by_size!r}")
+    if key not in _KNOWN_METRIC_KEYS:
+        raise ValueError(
+            f"aggregate_group: {key!r} (from weight_by_size {weight_by_size!r}) is no DARE metric key"
+        )
     with _registry_lock:
         present = [name for name in members if name in _task_records]
         record_lists = [_task_records[name] for name in present]
@@ -388,6 +392,7 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 # Named hooks referenced from the generated YAML files
 # --------------------------------------------------------------------------------------------------
 
+_KNOWN_METRIC_KEYS = frozenset(all_metric_keys())
 _NAMED: dict[str, Callable[..., Any]] = {}
 for _task in TASKS_BY_NAME.values():
     _NAMED[f"process_docs_{_task.name}"] = _process_docs_for(_task)
