@@ -369,3 +369,29 @@ def test_vrb_attribute_corruptions_agree_with_the_generator_definitions(photo: n
             difference = np.abs(ours.astype(int) - _vrb_save(values))
             # one-level differences only where the value sits on a .5 rounding edge (brightness adds 25.5)
             assert difference.max() <= 1 and (difference > 0).mean() < 0.05, (name, severity)
+
+
+def test_vrb_snow_agrees_with_the_generator_definition(reference: Any, photo: np.ndarray) -> None:
+    """Snow with the centre-trimmed layer, 8-bit PNG round trip and ImageMagick-style motion blur (the
+    reference package's imitation of it), on the same draws: within one grey level."""
+    import sys
+
+    import cv2
+
+    motion_blur = sys.modules["imagecorruptions.corruptions"]._motion_blur
+    for severity in range(1, 6):
+        mean, std, zoom, threshold, radius, sigma, blend = SEVERITY_TABLES["vrb"]["snow"][severity - 1]
+        state = np.random.RandomState(severity)
+        pixels = photo.astype(np.float32) / 255.0
+        layer = _vrb_centre_zoom(state.normal(mean, std, photo.shape[:2])[..., None], zoom)
+        layer[layer < threshold] = 0
+        layer = (np.clip(layer[..., 0], 0, 1) * 255).astype(np.uint8) / 255.0  # the PNG for ImageMagick
+        layer = motion_blur(layer, radius=radius, sigma=sigma, angle=state.uniform(-135, -45))
+        layer = (np.round(layer * 255) / 255.0)[..., None]
+        grey = cv2.cvtColor(pixels, cv2.COLOR_RGB2GRAY)[..., None]
+        pixels = blend * pixels + (1 - blend) * np.maximum(pixels, grey * 1.5 + 0.5)
+        theirs = _vrb_save(np.clip(pixels + layer + np.rot90(layer, k=2), 0, 1) * 255)
+        parameters = SEVERITY_TABLES["vrb"]["snow"][severity - 1]
+        ours = quantize(implementation("vrb", "snow")(photo, parameters, ReplayNoise(severity)), "vrb")
+        difference = np.abs(ours.astype(int) - theirs)
+        assert difference.max() <= 1 and (difference > 0).mean() < 0.01, severity
