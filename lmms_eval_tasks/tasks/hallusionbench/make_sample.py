@@ -15,22 +15,12 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
+from lmms_eval_tasks.scoring.hallusionbench import OFFICIAL_FIELDS
+
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 IMAGE_FILE = "image.parquet"
 NON_IMAGE_FILE = "non_image.parquet"
-STRING_FIELDS = (
-    "category",
-    "subcategory",
-    "visual_input",
-    "set_id",
-    "figure_id",
-    "sample_note",
-    "question_id",
-    "question",
-    "gt_answer_details",
-    "gt_answer",
-    "filename",
-)
+STRING_FIELDS = OFFICIAL_FIELDS  # the official schema: 11 string fields (+ image)
 WHITE, BLACK = (255, 255, 255), (0, 0, 0)
 BLUE, RED, GREEN, GREY = (40, 80, 200), (200, 40, 40), (30, 140, 60), (150, 150, 150)
 
