@@ -352,13 +352,20 @@ def test_non_image_split_with_an_empty_image_column_is_added_too():
     assert sum(doc["image"] is None for doc in combined) == 5
 
 
-def test_unreadable_or_missing_image_names_the_document_and_field():
+def test_unreadable_or_missing_image_names_the_document_and_field(monkeypatch):
     """A damaged image that fails on decoding inside doc_to_visual (PIL opens files lazily), or an image
-    question without its image, raises an error naming the question and the 'image' field."""
+    question without its image, raises an error naming the question and the 'image' field.
+
+    Importing lmms_eval.api.task sets PIL's global ImageFile.LOAD_TRUNCATED_IMAGES = True (the host pads
+    truncated images instead of failing); the decode failure is exercised with PIL's own default.
+    """
     import io
 
     import numpy as np
     from PIL import Image as PILImage
+    from PIL import ImageFile
+
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", False)
 
     from lmms_eval_tasks.scoring import RecordError
 
