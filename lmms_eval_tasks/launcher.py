@@ -36,18 +36,31 @@ def _with_pack_dir(include_path: str | Sequence[str] | None) -> list[str]:
 
 
 def install_pack_tasks() -> None:
-    """Make every host TaskManager index the pack's tasks (idempotent; imports lmms_eval.tasks)."""
+    """Make every host TaskManager index the pack's tasks (idempotent; imports lmms_eval.tasks).
+
+    The pack's entries come from the precomputed `tasks/host_index.json` when its fingerprint matches the
+    YAML files (parsing them costs about a second per process); otherwise the folder is parsed as usual.
+    Either way the pack comes last: built-ins and the user's own include paths win on a name clash.
+    """
     global _installed
     if _installed:
         return
     from lmms_eval.tasks import TaskManager
+
+    from lmms_eval_tasks.task_index import load_host_index
 
     original = TaskManager.initialize_tasks
 
     def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
         include_path = _with_pack_dir(include_path)
         self.include_path = include_path
-        return original(self, include_path=include_path, include_defaults=include_defaults)
+        pack_entries = load_host_index()
+        if pack_entries is None:
+            return original(self, include_path=include_path, include_defaults=include_defaults)
+        pack_dir = os.path.realpath(_PACK_TASKS_DIR)
+        others = [path for path in include_path if os.path.realpath(path) != pack_dir]
+        index = original(self, include_path=others or None, include_defaults=include_defaults)
+        return {**pack_entries, **index}
 
     initialize_tasks.__doc__ = original.__doc__
     TaskManager.initialize_tasks = initialize_tasks

@@ -94,3 +94,76 @@ def pack_names(tasks_dir: Path = TASKS_DIR) -> set[str]:
 def sample_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
     """Top-level sample tasks/groups (names ending in `_sample`) that run on bundled offline data."""
     return [entry.name for entry in pack_tasks(tasks_dir) if entry.name.endswith("_sample")]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Precomputed host index: the launcher adds the pack's entries to every host task index without parsing
+# the pack's YAML files again (pure-Python YAML parsing of ~125 files costs about a second per process).
+# ---------------------------------------------------------------------------------------------------------
+
+HOST_INDEX_FILE = TASKS_DIR / "host_index.json"
+
+
+def yaml_fingerprint(tasks_dir: Path = TASKS_DIR) -> str:
+    """SHA-256 over every task YAML file and template (names and bytes): changes whenever any of them does."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(tasks_dir.rglob("*")):
+        if path.is_file() and (path.suffix == ".yaml" or path.name.endswith("_yaml")):
+            digest.update(path.relative_to(tasks_dir).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def build_host_index(tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
+    """The entries the host's own indexer (`TaskManager._get_task_and_group`) makes for ``tasks_dir``."""
+    from lmms_eval.tasks import TaskManager
+
+    indexer = TaskManager.__new__(TaskManager)  # only the indexing method is used; no full index is built
+    from loguru import logger
+
+    indexer.logger = logger
+    return dict(indexer._get_task_and_group(str(tasks_dir)))
+
+
+def write_host_index(tasks_dir: Path = TASKS_DIR, target: Path = HOST_INDEX_FILE) -> Path:
+    """Regenerate the precomputed index (paths stored relative to ``tasks_dir``)."""
+    import json
+
+    entries = {}
+    for name, entry in sorted(build_host_index(tasks_dir).items()):
+        entry = dict(entry)
+        if isinstance(entry.get("yaml_path"), str):
+            entry["yaml_path"] = (
+                Path(entry["yaml_path"]).resolve().relative_to(tasks_dir.resolve()).as_posix()
+            )
+        entries[name] = entry
+    payload = {"fingerprint": yaml_fingerprint(tasks_dir), "entries": entries}
+    target.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return target
+
+
+def load_host_index(tasks_dir: Path = TASKS_DIR, source: Path = HOST_INDEX_FILE) -> dict[str, Any] | None:
+    """The precomputed entries with absolute paths, or None when missing or stale (then parse the YAML)."""
+    import json
+
+    try:
+        payload = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if payload.get("fingerprint") != yaml_fingerprint(tasks_dir):
+        return None
+    entries = {}
+    for name, entry in payload["entries"].items():
+        entry = dict(entry)
+        if isinstance(entry.get("yaml_path"), str):
+            entry["yaml_path"] = str(tasks_dir / entry["yaml_path"])
+        if isinstance(entry.get("task"), list):
+            entry["task"] = list(entry["task"])
+        entries[name] = entry
+    return entries
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_host_index()}")

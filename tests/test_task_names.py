@@ -42,3 +42,41 @@ def test_every_benchmark_ships_an_offline_sample_task() -> None:
     }
     for benchmark in benchmark_folders:
         assert any(name.startswith(benchmark) for name in samples), f"{benchmark} has no *_sample task"
+
+
+def _resolved(index: dict) -> dict:
+    return {
+        name: {**entry, "yaml_path": str(Path(entry["yaml_path"]).resolve())}
+        if isinstance(entry.get("yaml_path"), str)
+        else entry
+        for name, entry in index.items()
+    }
+
+
+def test_precomputed_index_matches_what_the_host_parses() -> None:
+    """The launcher's shipped `host_index.json` is fresh: equal to the host indexing the YAML files now.
+
+    After editing task YAML, regenerate it with `python -m lmms_eval_tasks.task_index`.
+    """
+    from lmms_eval_tasks.task_index import build_host_index, load_host_index
+
+    shipped = load_host_index()
+    assert shipped is not None, (
+        "host_index.json is missing or stale: run `python -m lmms_eval_tasks.task_index`"
+    )
+    assert _resolved(shipped) == _resolved(build_host_index())
+
+
+def test_a_stale_precomputed_index_is_ignored(tmp_path: Path) -> None:
+    import shutil
+
+    from lmms_eval_tasks.task_index import load_host_index, write_host_index
+
+    copy = tmp_path / "tasks"
+    shutil.copytree(TASKS_DIR / "hallusionbench", copy / "hallusionbench")
+    index_file = tmp_path / "index.json"
+    write_host_index(copy, index_file)
+    assert load_host_index(copy, index_file) is not None
+    yaml_file = copy / "hallusionbench" / "hallusionbench_sample.yaml"
+    yaml_file.write_text(yaml_file.read_text() + "\n# edited\n")
+    assert load_host_index(copy, index_file) is None  # the launcher then parses the YAML itself
