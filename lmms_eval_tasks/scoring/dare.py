@@ -368,6 +368,15 @@ def _normalise_text(value: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", value.lower()).split())
 
 
+def _explicit_answer(cleaned: str, tokens: list[_Token], letters: str) -> Parsed | None:
+    """The first explicit-answer rule that matches: whole output, leading answer, then an answer marker."""
+    for rule in (_whole_answer, _leading_answer, _marked_answer):
+        parsed = rule(tokens, letters) if rule is _whole_answer else rule(cleaned, tokens, letters)
+        if parsed is not None:
+            return parsed
+    return None
+
+
 def parse_generated(text: Any, *, letters: str = LETTERS, options: dict[str, str] | None = None) -> Parsed:
     """Extract the chosen letters from free generation (Out-Gen), most explicit evidence first.
 
@@ -379,13 +388,9 @@ def parse_generated(text: Any, *, letters: str = LETTERS, options: dict[str, str
     if not cleaned:
         return _unparsed("empty output")
     tokens = _tokens(cleaned)
-    for rule in (
-        _whole_answer(tokens, letters),
-        _leading_answer(cleaned, tokens, letters),
-        _marked_answer(cleaned, tokens, letters),
-    ):
-        if rule is not None:
-            return rule
+    explicit = _explicit_answer(cleaned, tokens, letters)
+    if explicit is not None:
+        return explicit
     list_pattern, single_pattern, _ = _paper_patterns(letters)
     match = list_pattern.search(cleaned)
     if match is not None:
@@ -538,13 +543,9 @@ def parse_inverse_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
     if not cleaned:
         return _unparsed("empty output")
     tokens = _tokens(cleaned)
-    for rule in (
-        _whole_answer(tokens, letters),
-        _leading_answer(cleaned, tokens, letters),
-        _marked_answer(cleaned, tokens, letters),
-    ):
-        if rule is not None:
-            return rule if rule.status == "ok" else _unparsed("NONE is not a list of incorrect options")
+    explicit = _explicit_answer(cleaned, tokens, letters)
+    if explicit is not None:
+        return explicit if explicit.status == "ok" else _unparsed("NONE is not a list of incorrect options")
     list_pattern, _, _ = _paper_patterns(letters)
     match = list_pattern.search(cleaned)
     if match is not None:
