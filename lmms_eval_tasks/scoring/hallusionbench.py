@@ -70,22 +70,7 @@ CORRECTNESS_METRICS: tuple[str, ...] = (
 DIAGNOSIS_METRICS: tuple[str, ...] = ("LH", "VI", "Mixed", "pair_LH", "pair_VI", "pair_Mixed")
 ALL_METRICS: tuple[str, ...] = CORRECTNESS_METRICS + DIAGNOSIS_METRICS
 # The headline output keys (overall group, unprefixed).
-HEADLINE_METRICS: tuple[str, ...] = (
-    "aAcc",
-    "fAcc",
-    "qAcc",
-    "easy_aAcc",
-    "hard_aAcc",
-    "pct_diff",
-    "fp_ratio",
-    "consistency_correct",
-    "consistency_inconsistent",
-    "consistency_wrong",
-    "LH",
-    "VI",
-    "Mixed",
-    "overall",
-)
+HEADLINE_METRICS: tuple[str, ...] = (*CORRECTNESS_METRICS[:-1], *DIAGNOSIS_METRICS[:3], "overall")
 VLMEVALKIT_METRICS: tuple[str, ...] = ("aAcc", "fAcc", "qAcc", "overall")
 VARIANTS = ("official", "vlmevalkit")
 

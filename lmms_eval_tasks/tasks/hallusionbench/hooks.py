@@ -44,24 +44,20 @@ TASKS: dict[str, TaskSettings] = {
 }
 
 _GROUPS_IN_RESULTS = [name for name in scoring.group_names() if name]
+# aAcc / fAcc / qAcc per category and subcategory (every metric per group is in the report and `score`).
+_PER_GROUP_KEYS: tuple[str, ...] = tuple(
+    scoring.metric_key(group, metric) for group in _GROUPS_IN_RESULTS for metric in ("aAcc", "fAcc", "qAcc")
+)
 OFFICIAL_RESULT_KEYS: tuple[str, ...] = (
     *scoring.HEADLINE_METRICS,
-    *(
-        scoring.metric_key(group, metric)
-        for group in _GROUPS_IN_RESULTS
-        for metric in ("aAcc", "fAcc", "qAcc")
-    ),
+    *_PER_GROUP_KEYS,
     "unjudged_verdicts",
     "empty_predictions",
     "judge_is_rule_based",
 )
 VLMEVALKIT_RESULT_KEYS: tuple[str, ...] = (
     *scoring.VLMEVALKIT_METRICS,
-    *(
-        scoring.metric_key(group, metric)
-        for group in _GROUPS_IN_RESULTS
-        for metric in ("aAcc", "fAcc", "qAcc")
-    ),
+    *_PER_GROUP_KEYS,
     "unjudged_verdicts",
     "empty_predictions",
     "llm_matched",
