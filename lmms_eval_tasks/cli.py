@@ -65,10 +65,11 @@ def _json_safe(value: Any) -> Any:
 
 
 def _command_score(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.scoring import SCORERS, RecordError, get_scorer, read_jsonl
+    from lmms_eval_tasks.registry import benchmarks
+    from lmms_eval_tasks.scoring import RecordError, get_scorer, read_jsonl
 
-    if args.benchmark not in SCORERS:
-        known = ", ".join(sorted(SCORERS))
+    if args.benchmark not in benchmarks():
+        known = ", ".join(sorted(benchmarks()))
         print(f"lmms-eval-tasks score: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
         return 2
     path = Path(args.records)
@@ -157,12 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
     wordnet.add_argument("--source", type=Path, default=Path("/usr/share/wordnet"))
     wordnet.set_defaults(handler=_command_setup_wordnet)
 
-    try:
-        from lmms_eval_tasks.corruptions import cli as corruptions_cli
-    except ImportError:
-        corruptions_cli = None
-    if corruptions_cli is not None and hasattr(corruptions_cli, "add_parser"):
-        corruptions_cli.add_parser(commands)
+    from lmms_eval_tasks.commands import register_all
+    from lmms_eval_tasks.corruptions import cli as corruptions_cli
+
+    corruptions_cli.add_parser(commands)
+    register_all(commands)  # one module per further subcommand in lmms_eval_tasks/commands/
     return parser
 
 

@@ -6,14 +6,17 @@ import random
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lmms_eval_tasks import registry
 from lmms_eval_tasks.models import SIMPLE_MODELS, answer_spaces
 from lmms_eval_tasks.models.answer_spaces import fallback_answer, listed_option_letters, looks_like_yes_no
 from lmms_eval_tasks.models.random_guess import RandomGuess, request_rng
+from lmms_eval_tasks.registry import Benchmark
 from tests.conftest import TINY_TASK_COLOURS
 
 TASK = "toy_task"
@@ -173,15 +176,28 @@ def test_repeats_get_their_own_draws_deterministically() -> None:
 # Answer spaces --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def registered_hook(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Register this module's ``hook_answer`` for tasks starting with ``toy`` (and a decoy shorter prefix)."""
-    monkeypatch.setattr(
-        answer_spaces,
-        "ANSWER_SPACES",
-        [("to", "lmms_eval_tasks.no_such_module:random_answer"), ("toy", f"{__name__}:hook_answer")],
+def _toy_benchmark(name: str, prefix: str, random_answer: str) -> Benchmark:
+    return Benchmark(
+        name=name,
+        title=name,
+        description="toy benchmark for the answer-space tests",
+        scorer="lmms_eval_tasks.no_such_module:score_records",
+        record_fields=("question",),
+        headline_metrics=("accuracy",),
+        task_prefixes=(prefix,),
+        random_answer=random_answer,
     )
+
+
+@pytest.fixture
+def registered_hook(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Register this module's ``hook_answer`` for tasks starting with ``toy`` (and a decoy shorter prefix)."""
+    registry.register(_toy_benchmark("toy_decoy", "to", "lmms_eval_tasks.no_such_module:random_answer"))
+    registry.register(_toy_benchmark("toy", "toy", f"{__name__}:hook_answer"))
     monkeypatch.setattr(answer_spaces, "_resolved", {})
+    yield
+    registry.unregister("toy_decoy")
+    registry.unregister("toy")
 
 
 def test_registered_answer_space_receives_the_doc_and_the_seeded_rng(registered_hook: None) -> None:
@@ -205,10 +221,13 @@ def test_hook_module_with_a_broken_import_is_an_error(
 ) -> None:
     (tmp_path / "broken_hook_module.py").write_text("import not_installed_dependency\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(answer_spaces, "ANSWER_SPACES", [("toy", "broken_hook_module:random_answer")])
+    registry.register(_toy_benchmark("toy", "toy", "broken_hook_module:random_answer"))
     monkeypatch.setattr(answer_spaces, "_resolved", {})
-    with pytest.raises(ModuleNotFoundError, match="not_installed_dependency"):
-        _model().generate_until(_generate_requests({0: "Is it? yes or no"}))
+    try:
+        with pytest.raises(ModuleNotFoundError, match="not_installed_dependency"):
+            _model().generate_until(_generate_requests({0: "Is it? yes or no"}))
+    finally:
+        registry.unregister("toy")
 
 
 def test_missing_doc_names_task_split_and_doc(registered_hook: None) -> None:

@@ -1,7 +1,8 @@
 """Which answers the ``random_guess`` baseline may give for a task: a registry of per-benchmark hooks.
 
-Each benchmark that knows its answer space registers ``(task-name prefix, "module:function")`` here; the
-function is ``random_answer(task_name: str, doc: dict, rng: random.Random) -> str`` and must draw every
+Each benchmark that knows its answer space names it in its registry entry (``Benchmark.random_answer``,
+matched by task-name prefix); the function is
+``random_answer(task_name: str, doc: dict, rng: random.Random) -> str`` and must draw every
 random choice from ``rng`` (so answers stay reproducible). Tasks without an entry use ``fallback_answer``.
 """
 
@@ -17,11 +18,18 @@ from loguru import logger
 
 RandomAnswer = Callable[[str, dict, random.Random], str]
 
-# (task-name prefix, "module:function"); the longest matching prefix wins.
-ANSWER_SPACES: list[tuple[str, str]] = [
-    ("hallusionbench", "lmms_eval_tasks.tasks.hallusionbench.hooks:random_answer"),
-    ("dare", "lmms_eval_tasks.tasks.dare.hooks:random_answer"),
-]
+
+def answer_spaces() -> list[tuple[str, str]]:
+    """(task-name prefix, "module:function") for every registered benchmark with an answer space."""
+    from lmms_eval_tasks.registry import benchmarks
+
+    return [
+        (prefix, benchmark.random_answer)
+        for benchmark in benchmarks().values()
+        if benchmark.random_answer
+        for prefix in benchmark.task_prefixes
+    ]
+
 
 _lock = threading.Lock()
 _resolved: dict[str, RandomAnswer | None] = {}
@@ -58,7 +66,7 @@ def _load(target: str) -> RandomAnswer | None:
 
 def answer_function(task_name: str) -> RandomAnswer | None:
     """The registered ``random_answer`` for ``task_name`` (longest prefix match), or None for the fallback."""
-    matches = [(prefix, target) for prefix, target in ANSWER_SPACES if task_name.startswith(prefix)]
+    matches = [(prefix, target) for prefix, target in answer_spaces() if task_name.startswith(prefix)]
     if not matches:
         return None
     _, target = max(matches, key=lambda match: len(match[0]))

@@ -1,23 +1,16 @@
 """Harness-free scoring: parse saved model outputs and compute each benchmark's metrics.
 
-Every benchmark module exposes ``score_records(records, **options) -> dict[str, float | int]``;
-``SCORERS`` maps the benchmark name used by ``lmms-eval-tasks score <benchmark>`` to that function.
+Every benchmark module exposes ``score_records(records, **options) -> dict[str, float | int]``; the
+benchmark registry (``lmms_eval_tasks.registry``) names it for ``lmms-eval-tasks score <benchmark>``.
 The modules import nothing from lmms-eval, so saved predictions can be re-scored anywhere.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-
-# benchmark name -> "module:function"; imported lazily so the CLI stays fast.
-SCORERS: dict[str, str] = {
-    "hallusionbench": "lmms_eval_tasks.scoring.hallusionbench:score_records",
-    "dare": "lmms_eval_tasks.scoring.dare:score_records",
-}
 
 
 class RecordError(ValueError):
@@ -45,11 +38,9 @@ def require_field(record: dict[str, Any], field: str, index: int | str, kinds: t
 
 def get_scorer(benchmark: str) -> Callable[..., dict[str, Any]]:
     """Return the ``score_records`` function for ``benchmark`` or raise KeyError listing the known ones."""
-    if benchmark not in SCORERS:
-        known = ", ".join(sorted(SCORERS))
-        raise KeyError(f"unknown benchmark {benchmark!r}; known benchmarks: {known}")
-    module_name, function_name = SCORERS[benchmark].split(":")
-    return getattr(importlib.import_module(module_name), function_name)
+    from lmms_eval_tasks.registry import get_benchmark, resolve
+
+    return resolve(get_benchmark(benchmark).scorer)
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:

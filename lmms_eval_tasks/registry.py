@@ -1,0 +1,151 @@
+"""What a benchmark is, and the one registry of every benchmark the pack ships.
+
+Each benchmark package ``lmms_eval_tasks/tasks/<name>/`` defines ``BENCHMARK = Benchmark(...)`` in its
+``__init__.py`` (strings only, so discovery imports nothing heavy). The ``score``/``compare`` CLI, the demo,
+the ``random_guess`` baseline, ``make generate``, the report and the tests all iterate this registry:
+adding a benchmark is adding one package, with no central list to edit.
+
+Callables are named as ``"module:function"`` strings and imported only when used (``resolve``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_HEADLINE_METRICS = 8
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark as the pack's tools see it.
+
+    - ``name``: the ``score``/``compare`` name and the default task-name prefix (``dare`` owns ``dare_*``).
+    - ``scorer``: ``score_records(records, **options) -> dict`` in a harness-free scoring module.
+    - ``record_fields``: fields every ``score`` record must carry (besides ``prediction``), for help texts
+      and validation messages.
+    - ``headline_metrics``: at most eight metric keys, the ones listed in task YAML and shown by the demo;
+      the full breakdown stays in the pack's report and in ``score``.
+    - ``per_question``: ``per_question_correct(records, **options) -> dict[question_id, bool]`` for
+      ``compare`` (McNemar); None when the benchmark has no per-question correctness.
+    - ``random_answer``: ``random_answer(task_name, doc, rng) -> str`` for the ``random_guess`` baseline.
+    - ``sample_tasks``: tasks or groups on bundled data that ``make demo`` runs.
+    - ``generated_files``: ``generated_files() -> dict[relative path, bytes]``: every file this benchmark
+      generates (YAML, sample data), relative to the repository root; ``make generate`` writes them and a
+      test fails when one drifts. Listed in the order they must be produced.
+    - ``report_section``: renders the benchmark's section of ``lmms-eval-tasks report``.
+    - ``docs``: the benchmark's page, relative to the repository root.
+    """
+
+    name: str
+    title: str
+    description: str
+    scorer: str
+    record_fields: tuple[str, ...]
+    headline_metrics: tuple[str, ...]
+    task_prefixes: tuple[str, ...] = ()
+    per_question: str | None = None
+    random_answer: str | None = None
+    sample_tasks: tuple[str, ...] = ()
+    generated_files: tuple[str, ...] = ()
+    report_section: str | None = None
+    docs: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier() or self.name != self.name.lower():
+            raise ValueError(f"benchmark name {self.name!r} must be a lower-case identifier")
+        if not 1 <= len(self.headline_metrics) <= MAX_HEADLINE_METRICS:
+            raise ValueError(
+                f"benchmark {self.name!r}: {len(self.headline_metrics)} headline metrics "
+                f"(1 to {MAX_HEADLINE_METRICS} allowed)"
+            )
+        if not self.task_prefixes:
+            object.__setattr__(self, "task_prefixes", (self.name,))
+
+    def owns_task(self, task_name: str) -> bool:
+        """True when ``task_name`` starts with one of this benchmark's prefixes."""
+        return any(task_name.startswith(prefix) for prefix in self.task_prefixes)
+
+    def score(self, records: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+        """Score saved records with this benchmark's scorer."""
+        return resolve(self.scorer)(records, **options)
+
+
+_lock = threading.Lock()
+_discovered: dict[str, Benchmark] | None = None
+_registered: dict[str, Benchmark] = {}
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    """Import ``"module:function"`` and return the function (a clear error when either is missing)."""
+    module_name, separator, function_name = target.partition(":")
+    if not separator or not function_name:
+        raise ValueError(f"expected 'module:function', got {target!r}")
+    module = importlib.import_module(module_name)
+    try:
+        return getattr(module, function_name)
+    except AttributeError:
+        raise AttributeError(f"{module_name} has no {function_name!r} (named by {target!r})") from None
+
+
+def _discover() -> dict[str, Benchmark]:
+    from lmms_eval_tasks import tasks as tasks_package
+
+    found: dict[str, Benchmark] = {}
+    for module_info in sorted(pkgutil.iter_modules(tasks_package.__path__), key=lambda info: info.name):
+        if not module_info.ispkg:
+            continue
+        module = importlib.import_module(f"{tasks_package.__name__}.{module_info.name}")
+        benchmark = getattr(module, "BENCHMARK", None)
+        if benchmark is None:
+            continue
+        if not isinstance(benchmark, Benchmark):
+            raise TypeError(f"{module.__name__}.BENCHMARK is a {type(benchmark).__name__}, not a Benchmark")
+        if benchmark.name in found:
+            raise ValueError(f"two packages define benchmark {benchmark.name!r}")
+        found[benchmark.name] = benchmark
+    return found
+
+
+def register(benchmark: Benchmark) -> None:
+    """Add a benchmark defined outside ``lmms_eval_tasks.tasks`` (tests, third-party packs)."""
+    with _lock:
+        _registered[benchmark.name] = benchmark
+
+
+def unregister(name: str) -> None:
+    """Remove a benchmark added with ``register`` (no-op for unknown names)."""
+    with _lock:
+        _registered.pop(name, None)
+
+
+def benchmarks() -> dict[str, Benchmark]:
+    """Every benchmark: the pack's packages (discovered once), then registered ones; by name."""
+    global _discovered
+    with _lock:
+        if _discovered is None:
+            _discovered = _discover()
+        return {**_discovered, **_registered}
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """The benchmark called ``name``, or a KeyError listing the known ones."""
+    every = benchmarks()
+    if name not in every:
+        raise KeyError(f"unknown benchmark {name!r}; known benchmarks: {', '.join(sorted(every))}")
+    return every[name]
+
+
+def benchmark_for_task(task_name: str) -> Benchmark | None:
+    """The benchmark owning ``task_name`` (longest matching prefix), or None."""
+    best: tuple[int, Benchmark] | None = None
+    for benchmark in benchmarks().values():
+        for prefix in benchmark.task_prefixes:
+            if task_name.startswith(prefix) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), benchmark)
+    return best[1] if best else None
