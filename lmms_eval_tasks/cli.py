@@ -107,14 +107,16 @@ def _command_build_tiny_llava(args: argparse.Namespace) -> int:
 
 
 def _command_setup_wordnet(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.wordnet import prepare_nltk_wordnet
+    from lmms_eval_tasks.wordnet import check_wordnet_loads, prepare_nltk_wordnet
 
     try:
         path = prepare_nltk_wordnet(args.target, source=args.source)
-    except FileNotFoundError as error:
+        summary = check_wordnet_loads(args.target)
+    except (FileNotFoundError, RuntimeError) as error:
         print(f"lmms-eval-tasks setup-wordnet: {error}", file=sys.stderr)
         return 1
     print(path)
+    print(summary)
     return 0
 
 

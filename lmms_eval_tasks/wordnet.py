@@ -1,13 +1,17 @@
 """Offline WordNet for nltk, built from Debian's `wordnet-base` files (WordNet 3.0).
 
 nltk only reads WordNet from its own data folders and needs a `lexnames` file Debian does not ship, so
-this copies the dictionary files into `<nltk_data>/corpora/wordnet/` and writes `lexnames`. Online users
-can run `nltk.download("wordnet")` instead; either way `ensure_wordnet_on_path()` makes nltk find it.
+this copies the dictionary files into `<nltk_data>/corpora/wordnet/` and writes `lexnames`. nltk 3.10 also
+opens `index.sense` every time it loads WordNet; Debian ships it separately (`wordnet-sense-index`), so
+when the source folder lacks it, it is built from the data and index files (``build_index_sense``, the
+same lines as Princeton's file). "Installed" means: every file nltk opens is there. Online users can run
+`nltk.download("wordnet")` instead; either way `ensure_wordnet_on_path()` makes nltk find it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -31,6 +35,7 @@ _DICT_FILES = (
     "sentidx.vrb",
     "sents.vrb",
 )
+# The files a source folder must hold (index.sense is built when missing).
 _REQUIRED = (
     "data.noun",
     "index.noun",
@@ -41,6 +46,11 @@ _REQUIRED = (
     "data.adv",
     "index.adv",
 )
+# The files nltk 3.10 opens when it loads WordNet: present in a prepared folder, or it is not prepared.
+NLTK_OPENS = (*_REQUIRED, "index.sense", "adj.exc", "adv.exc", "noun.exc", "verb.exc", "lexnames")
+_POS_FILES = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+_SYNSET_TYPE_NUMBER = {"n": 1, "v": 2, "a": 3, "r": 4, "s": 5}
+_ADJECTIVE_MARKER = re.compile(r"\((?:a|p|ip)\)")
 
 # WordNet 3.0 lexicographer files: number, name, part of speech (1 noun, 2 verb, 3 adjective, 4 adverb).
 _LEXICOGRAPHER_FILES = (
@@ -107,12 +117,101 @@ def default_nltk_data_dir() -> Path:
     return Path(cache) / "nltk_data"
 
 
+def _data_lines(path: Path):
+    """The synset lines of a WordNet ``data.*`` file (licence header lines start with spaces)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        for line in handle:
+            if not line.startswith(" "):
+                yield line
+
+
+def _lemma(word: str) -> str:
+    """A data-file word as a sense-key lemma: lower case, without an adjective marker (``(a)``, ``(p)``)."""
+    if word.endswith(")") and "(" in word:
+        word = word[: word.rindex("(")]
+    return word.lower()
+
+
+def build_index_sense(source: str | Path) -> str:
+    """WordNet's ``index.sense`` (sense key, synset offset, sense number, tag count), from ``source``'s files.
+
+    Sense keys follow senseidx(5WN): ``lemma%ss_type:lex_filenum:lex_id:head_word:head_id``, where a satellite
+    adjective's head is the first word of the synset its ``&`` pointer names; sense numbers are the synset's
+    rank in the lemma's ``index.<pos>`` line; tag counts come from ``cntlist.rev`` (0 when absent).
+    """
+    source = Path(source)
+    sense_numbers: dict[tuple[str, str, str], int] = {}
+    for pos_name, pos in _POS_FILES.items():
+        with open(source / f"index.{pos_name}", encoding="utf-8", errors="surrogateescape") as handle:
+            for line in handle:
+                if line.startswith(" "):
+                    continue
+                fields = line.split()
+                lemma, synset_count, pointer_count = fields[0], int(fields[2]), int(fields[3])
+                offsets = fields[6 + pointer_count : 6 + pointer_count + synset_count]
+                for rank, offset in enumerate(offsets, start=1):
+                    sense_numbers[(lemma, pos, offset)] = rank
+    tag_counts: dict[str, str] = {}
+    if (source / "cntlist.rev").is_file():
+        with open(source / "cntlist.rev", encoding="utf-8", errors="surrogateescape") as handle:
+            for line in handle:
+                fields = line.split()
+                if len(fields) == 3:  # cntlist.rev keeps the head word's adjective marker: "preceding(a)"
+                    tag_counts[_ADJECTIVE_MARKER.sub("", fields[0])] = fields[2]
+    synsets: dict[str, tuple[str, int, list[tuple[str, int]], str | None]] = {}
+    for pos_name in _POS_FILES:
+        for line in _data_lines(source / f"data.{pos_name}"):
+            fields = line.split(" | ", 1)[0].split()
+            offset, lex_file, synset_type = fields[0], int(fields[1]), fields[2]
+            word_count = int(fields[3], 16)
+            words = [(_lemma(fields[4 + 2 * i]), int(fields[5 + 2 * i], 16)) for i in range(word_count)]
+            position = 4 + 2 * word_count
+            pointer_count = int(fields[position])
+            head_offset = None
+            for pointer in range(pointer_count):
+                symbol, target, target_pos = fields[position + 1 + 4 * pointer : position + 4 + 4 * pointer]
+                if symbol == "&" and target_pos == "a" and head_offset is None:
+                    head_offset = target
+            synsets[offset + synset_type] = (offset, lex_file, words, head_offset)
+    lines: list[tuple[str, str]] = []
+    for key, (offset, lex_file, words, head_offset) in synsets.items():
+        synset_type = key[-1]
+        head = ""
+        if synset_type == "s" and head_offset is not None:
+            head_word, head_id = synsets[head_offset + "a"][2][0]
+            head = f"{head_word}:{head_id:02d}"
+        else:
+            head = ":"
+        index_pos = "a" if synset_type == "s" else synset_type
+        seen: set[str] = set()
+        for lemma, lex_id in words:
+            if lemma in seen:  # "ddC 0 DDC 1": one sense key per lower-cased lemma, the first word's
+                continue
+            seen.add(lemma)
+            sense_key = f"{lemma}%{_SYNSET_TYPE_NUMBER[synset_type]}:{lex_file:02d}:{lex_id:02d}:{head}"
+            if synset_type != "s":
+                sense_key = sense_key.rstrip(":") + "::"
+            number = sense_numbers.get((lemma, index_pos, offset), 0)
+            lines.append((sense_key, f"{sense_key} {offset} {number} {tag_counts.get(sense_key, '0')}\n"))
+    lines.sort(key=lambda item: item[0])
+    return "".join(text for _, text in lines)
+
+
+def is_prepared(folder: str | Path) -> bool:
+    """True when ``folder`` (``<nltk_data>/corpora/wordnet``) holds every file nltk opens."""
+    return all((Path(folder) / name).is_file() for name in NLTK_OPENS)
+
+
 def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN_WORDNET_DIR) -> Path:
-    """Copy WordNet's files from ``source`` to ``<target>/corpora/wordnet`` (idempotent); return that."""
+    """Copy WordNet's files from ``source`` to ``<target>/corpora/wordnet`` (idempotent); return that.
+
+    Writes ``lexnames`` and, when ``source`` lacks it (Debian's ``wordnet-base`` without
+    ``wordnet-sense-index``), builds ``index.sense``.
+    """
     target = Path(target) if target is not None else default_nltk_data_dir()
     source = Path(source)
     destination = target / "corpora" / "wordnet"
-    if all((destination / name).is_file() for name in _REQUIRED) and (destination / "lexnames").is_file():
+    if is_prepared(destination):
         return destination
     missing = [name for name in _REQUIRED if not (source / name).is_file()]
     if missing:
@@ -127,6 +226,10 @@ def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path = 
         if (source / name).is_file():
             shutil.copyfile(source / name, staging / name)
     (staging / "lexnames").write_text(lexnames_text(), encoding="ascii")
+    if not (staging / "index.sense").is_file():
+        (staging / "index.sense").write_text(
+            build_index_sense(source), encoding="utf-8", errors="surrogateescape"
+        )
     shutil.rmtree(destination, ignore_errors=True)
     staging.rename(destination)
     return destination
@@ -139,3 +242,25 @@ def ensure_wordnet_on_path(target: str | Path | None = None) -> None:
     folder = str(Path(target) if target is not None else default_nltk_data_dir())
     if folder not in nltk.data.path:
         nltk.data.path.insert(0, folder)
+
+
+def check_wordnet_loads(target: str | Path | None = None) -> str:
+    """Load WordNet through nltk from the pack's folder and look up "dog"; return a one-line summary.
+
+    Raises RuntimeError with the fix when nltk cannot load it (what `make setup` ends with).
+    """
+    ensure_wordnet_on_path(target)
+    try:
+        from nltk.corpus import wordnet
+
+        synsets = wordnet.synsets("dog")
+    except (LookupError, OSError) as error:
+        folder = Path(target) if target is not None else default_nltk_data_dir()
+        raise RuntimeError(
+            f"nltk cannot load WordNet from {folder}: {str(error).strip().splitlines()[0]}; fix: run "
+            "`make setup` (or `lmms-eval-tasks setup-wordnet --target <nltk_data>` after "
+            "`apt-get install --no-install-recommends wordnet-base`), or nltk.download('wordnet')"
+        ) from error
+    if not synsets:
+        raise RuntimeError("WordNet loaded but has no synsets for 'dog': the files are damaged; re-run setup")
+    return f"WordNet {wordnet.get_version()} loads: {len(synsets)} synsets for 'dog'"

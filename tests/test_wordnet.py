@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.wordnet import lexnames_text, prepare_nltk_wordnet
+from lmms_eval_tasks.wordnet import build_index_sense, is_prepared, lexnames_text, prepare_nltk_wordnet
 
 
 def test_lexnames_has_the_45_wordnet_lexicographer_files() -> None:
@@ -42,3 +43,92 @@ def test_nltk_reads_the_prepared_wordnet(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert output.strip() == "noun.animal ['auto', 'automobile']"
+
+
+def _debian_base_only_copy(tmp_path: Path) -> Path:
+    """Debian's WordNet files as `wordnet-base` alone installs them: everything but `index.sense`."""
+    source = Path("/usr/share/wordnet")
+    if not (source / "data.noun").is_file():
+        pytest.fail("Debian's wordnet-base is not installed: `make setup` installs it")
+    copy = tmp_path / "wordnet-base-only"
+    copy.mkdir(parents=True)
+    for path in source.iterdir():
+        if path.is_file() and path.name != "index.sense":
+            (copy / path.name).write_bytes(path.read_bytes())
+    return copy
+
+
+def test_a_base_only_layout_gets_a_built_index_sense_and_nltk_loads_it(tmp_path: Path) -> None:
+    # The fresh-machine case of issue 9: wordnet-base installed, wordnet-sense-index not.
+    source = _debian_base_only_copy(tmp_path)
+    folder = prepare_nltk_wordnet(tmp_path / "nltk_data", source=source)
+    assert is_prepared(folder)
+    assert (folder / "index.sense").stat().st_size > 7_000_000
+    script = (
+        "import nltk, sys; nltk.data.path.insert(0, sys.argv[1]);"
+        "from nltk.corpus import wordnet as wn;"
+        "print(len(wn.synsets('dog')), wn.lemma_from_key('dog%1:05:00::').synset().name())"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "nltk_data")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert output.split() == ["8", "dog.n.01"]
+
+
+def test_the_built_index_sense_equals_princetons_file_line_for_line(tmp_path: Path) -> None:
+    real = Path("/usr/share/wordnet/index.sense")
+    if not real.is_file():
+        pytest.skip("Debian's wordnet-sense-index is not installed here, so there is no reference file")
+    built = build_index_sense(_debian_base_only_copy(tmp_path))
+    assert built == real.read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def test_sense_keys_of_satellites_and_case_variants() -> None:
+    # Hand-checked lines of WordNet 3.0's index.sense: a satellite adjective names its head word and id,
+    # "ddC 0 DDC 1" in one synset gives one key (the first word's lex id), sense numbers follow index.noun.
+    lines = set(build_index_sense(Path("/usr/share/wordnet")).splitlines())
+    assert "above%5:00:00:preceding:00 00125993 1 13" in lines  # cntlist.rev writes "preceding(a)"
+    assert "ddc%1:06:00:: 03190763 1 0" in lines
+    assert not any(line.startswith("ddc%1:06:01::") for line in lines)
+    assert "earth%1:15:00:: 08562067 4 3" in lines
+
+
+def test_a_folder_missing_any_file_nltk_opens_is_not_prepared(tmp_path: Path) -> None:
+    folder = prepare_nltk_wordnet(tmp_path / "nltk_data", source=_debian_base_only_copy(tmp_path))
+    (folder / "index.sense").unlink()
+    assert not is_prepared(folder)
+    assert prepare_nltk_wordnet(tmp_path / "nltk_data", source=_debian_base_only_copy(tmp_path / "again"))
+    assert is_prepared(folder)
+
+
+def test_install_script_on_a_base_only_layout_ends_by_loading_wordnet(tmp_path: Path) -> None:
+    source = _debian_base_only_copy(tmp_path)
+    result = subprocess.run(
+        ["bash", "scripts/install_wordnet.sh", str(tmp_path / "nltk_data")],
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "WORDNET_SOURCE": str(source), "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "WordNet 3.0 loads: 8 synsets for 'dog'" in result.stdout
+
+
+def test_check_wordnet_loads_names_the_fix_when_the_folder_is_empty(tmp_path: Path) -> None:
+    script = (
+        "import sys; from lmms_eval_tasks.wordnet import check_wordnet_loads\n"
+        "try:\n    check_wordnet_loads(sys.argv[1])\nexcept RuntimeError as error:\n    print(error)\n"
+    )
+    environment = {key: value for key, value in os.environ.items() if key != "NLTK_DATA"}
+    environment["NLTK_DATA"] = str(tmp_path / "empty")
+    output = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "empty")],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+    ).stdout
+    assert "nltk cannot load WordNet" in output and "make setup" in output
