@@ -1,0 +1,563 @@
+"""The pack report: one versioned schema for every benchmark, written as strict JSON, read back validated.
+
+A report is ``{schema_version, benchmark, task, metrics, details, provenance, warnings}`` (docs/reports.md
+describes every field). ``build_report`` assembles one from a task's metrics and the host's CLI namespace,
+``write_report_files`` writes it (NaN/inf become null; atomic replace) into the run's own folder and
+updates the model folder's ``latest.json``, ``read_report``/``validate_report`` check files and objects.
+
+Layout (following the host's ``<output_path>/<model_name_sanitized>/<date_id>_results.json``)::
+
+    <output_path>/<model_name_sanitized>/lmms_eval_tasks/<run_id>/<task>_report.json
+                                                               /<task>_samples.jsonl
+                                         lmms_eval_tasks/latest.json   (task -> its latest complete report)
+
+``run_id`` is the host's ``<date_id>`` of the run (the prefix of its results file), so every run keeps
+its own files and an interrupted rerun leaves the previous run's files under their own, older run id.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from lmms_eval_tasks import __version__
+
+SCHEMA_VERSION = 1
+PACK_FOLDER = "lmms_eval_tasks"
+LATEST_INDEX = "latest.json"
+REPORT_SUFFIX = "_report.json"
+SAMPLES_SUFFIX = "_samples.jsonl"
+TOP_LEVEL_KEYS = ("schema_version", "benchmark", "task", "metrics", "details", "provenance", "warnings")
+PROVENANCE_KEYS = (
+    "pack_version",
+    "host_version",
+    "model",
+    "model_args",
+    "task",
+    "run_id",
+    "timestamp",
+    "command_line",
+    "seeds",
+    "settings",
+    "judge",
+    "corruption",
+    "limit",
+    "deviations",
+)
+HOST_SEED_NAMES = ("random", "numpy", "torch", "fewshot")
+_SECRET_KEY = re.compile(r"(?i)(key|token|secret|password|passwd|auth|credential)")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+class ReportError(ValueError):
+    """A report object or file that does not follow the schema; the message names the field."""
+
+
+# ---- strict JSON -------------------------------------------------------------------------------------
+
+
+def to_strict_json(value: Any) -> Any:
+    """A JSON-safe copy of ``value``: NaN/inf -> None, tuples/sets -> lists, numpy scalars -> Python,
+    mappings with string keys, anything else -> ``str``. The input is never modified."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(key): to_strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [to_strict_json(item) for item in items]
+    if isinstance(value, Path):
+        return str(value)
+    item = getattr(value, "item", None)  # numpy / torch scalars
+    if callable(item) and getattr(value, "ndim", 1) == 0:
+        try:
+            return to_strict_json(item())
+        except (TypeError, ValueError):
+            pass
+    return str(value)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def strict_loads(text: str) -> Any:
+    """``json.loads`` that refuses NaN, Infinity and -Infinity (what every non-Python reader does)."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def dumps_strict(value: Any, indent: int | None = None) -> str:
+    """Strict JSON text of ``value`` after ``to_strict_json`` (never a bare NaN token)."""
+    return json.dumps(to_strict_json(value), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and an atomic replace."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# ---- provenance --------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def host_version() -> str | None:
+    """The installed lmms-eval version, or None when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lmms_eval")
+    except PackageNotFoundError:
+        return None
+
+
+def _model_args_text(model_args: Any) -> str:
+    """The ``--model_args`` string as the host received it ("" when absent; a dict as ``k=v,...``)."""
+    if model_args is None:
+        return ""
+    if isinstance(model_args, Mapping):
+        return ",".join(f"{key}={value}" for key, value in model_args.items())
+    return str(model_args)
+
+
+def redact_arguments(text: str) -> str:
+    """``key=value`` pairs whose key looks secret (key, token, password...) and key-like strings redacted."""
+    from lmms_eval_tasks.judges.redact import REDACTED, scrub
+
+    def redact_pair(part: str) -> str:
+        key, equals, _ = part.partition("=")
+        return f"{key}={REDACTED}" if equals and _SECRET_KEY.search(key) else part
+
+    return scrub(",".join(redact_pair(part) for part in text.split(",")))
+
+
+def redact_command_line(argv: Sequence[str]) -> list[str]:
+    """The command line with secret-looking ``key=value`` values and tokens redacted."""
+    redacted: list[str] = []
+    previous = ""
+    for argument in argv:
+        argument = str(argument)
+        if previous and _SECRET_KEY.search(previous) and not argument.startswith("-"):
+            from lmms_eval_tasks.judges.redact import REDACTED
+
+            redacted.append(REDACTED)  # `--api_key VALUE`
+        else:
+            redacted.append(redact_arguments(argument))
+        previous = argument if argument.startswith("--") and "=" not in argument else ""
+    return redacted
+
+
+def host_seeds(args: Any) -> dict[str, int | None] | None:
+    """The run's ``--seed`` values by name (python random, numpy, torch, fewshot), None without args."""
+    seed = getattr(args, "seed", None) if args is not None else None
+    if seed is None:
+        return None
+    if isinstance(seed, str):
+        seed = [None if part.strip() == "None" else part.strip() for part in seed.split(",")]
+    if not isinstance(seed, (list, tuple)):
+        seed = [seed] * len(HOST_SEED_NAMES)
+    if len(seed) == 1:
+        seed = list(seed) * len(HOST_SEED_NAMES)
+    values: dict[str, int | None] = {}
+    for name, value in zip(HOST_SEED_NAMES, seed, strict=False):
+        try:
+            values[name] = None if value is None else int(value)
+        except (TypeError, ValueError):
+            values[name] = None
+    return values
+
+
+def utc_timestamp(moment: datetime | None = None) -> str:
+    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC."""
+    moment = moment or datetime.now(UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def model_folder_name(model_args: Any) -> str:
+    """The host's per-model folder name for these model args (``model_name_sanitized``; may be "").
+
+    lmms-eval derives it from ``pretrained=``/``model=``/... in the model args, not from ``--model``:
+    ``--model random_guess --model_args seed=0`` writes into ``<output_path>`` itself.
+    """
+    text = _model_args_text(model_args)
+    try:
+        from lmms_eval.loggers.evaluation_tracker import GeneralConfigTracker
+        from lmms_eval.utils import sanitize_model_name
+
+        return sanitize_model_name(GeneralConfigTracker._get_model_name(text))
+    except (ImportError, AttributeError, IndexError):  # another host version: no per-model folder
+        return ""
+
+
+def host_run_id() -> str | None:
+    """The host's ``datetime_str`` of the evaluation in progress (its results file is
+    ``<date_id>_results.json`` with ``date_id = datetime_str.replace(":", "-")``), or None outside one.
+
+    lmms-eval 0.7.3 computes it in the CLI and passes it to ``simple_evaluate`` only; the aggregation that
+    writes the pack report runs inside that call, so the value is read from the calling frame.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        code_name, module = frame.f_code.co_name, frame.f_globals.get("__name__")
+        if code_name == "simple_evaluate" and module == "lmms_eval.evaluator":
+            value = frame.f_locals.get("datetime_str")
+            return value.replace(":", "-") if isinstance(value, str) and value else None
+        frame = frame.f_back
+    return None
+
+
+def provenance(
+    args: Any,
+    task: str,
+    *,
+    settings: Mapping[str, Any] | None = None,
+    judge: Mapping[str, Any] | None = None,
+    corruption: Mapping[str, Any] | None = None,
+    pack_seeds: Mapping[str, Any] | None = None,
+    deviations: Sequence[str] = (),
+    run_id: str | None = None,
+    timestamp: str | None = None,
+) -> dict[str, Any]:
+    """The provenance block: who produced these numbers, with what, and how (secrets redacted)."""
+    from lmms_eval_tasks.judges.redact import scrub
+
+    model_args = _model_args_text(getattr(args, "model_args", None)) if args is not None else ""
+    limit = getattr(args, "limit", None) if args is not None else None
+    deviations = list(deviations)
+    if limit is not None and limit != -1:
+        deviations.insert(0, f"--limit {limit}: only part of each task's documents were evaluated")
+    model = getattr(args, "model", None) if args is not None else None
+    return {
+        "pack_version": __version__,
+        "host_version": host_version(),
+        "model": None if model is None else str(model),
+        "model_args": redact_arguments(model_args) if model_args else None,
+        "task": task,
+        "run_id": run_id,
+        "timestamp": timestamp or utc_timestamp(),
+        "command_line": redact_command_line(sys.argv) if args is not None else None,
+        "seeds": {"host": host_seeds(args), "pack": dict(pack_seeds or {})},
+        "settings": dict(settings or {}),
+        "judge": None if judge is None else json.loads(scrub(json.dumps(to_strict_json(judge)))),
+        "corruption": None if corruption is None else dict(corruption),
+        "limit": limit,
+        "deviations": deviations,
+    }
+
+
+# ---- building and validating -------------------------------------------------------------------------
+
+
+def build_report(
+    *,
+    benchmark: str,
+    task: str,
+    metrics: Mapping[str, Any],
+    args: Any = None,
+    details: Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    judge: Mapping[str, Any] | None = None,
+    corruption: Mapping[str, Any] | None = None,
+    pack_seeds: Mapping[str, Any] | None = None,
+    deviations: Sequence[str] = (),
+    warnings: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A schema-valid report for one task (or group) of one benchmark.
+
+    ``metrics`` must be flat (name -> number, bool, string or None; NaN/inf become null); ``details`` holds
+    benchmark-specific structures (tables, judge usage, unjudged lists). ``args`` is the host's CLI
+    namespace (the aggregation's ``args``) or None.
+    """
+    flat: dict[str, Any] = {}
+    for name, value in metrics.items():
+        if isinstance(value, (Mapping, list, tuple, set)):
+            kind = type(value).__name__
+            raise ReportError(f"report.metrics.{name}: metrics are flat; put a {kind} in details")
+        flat[str(name)] = to_strict_json(value)
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": benchmark,
+        "task": task,
+        "metrics": flat,
+        "details": to_strict_json(dict(details or {})),
+        "provenance": to_strict_json(
+            provenance(
+                args,
+                task,
+                settings=settings,
+                judge=judge,
+                corruption=corruption,
+                pack_seeds=pack_seeds,
+                deviations=deviations,
+            )
+        ),
+        "warnings": [str(warning) for warning in warnings],
+    }
+    validate_report(report)
+    return report
+
+
+def _expect(condition: bool, where: str, message: str) -> None:
+    if not condition:
+        raise ReportError(f"{where}: {message}")
+
+
+def _is_scalar(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (bool, int, str))
+
+
+def _optional(value: Any, kinds: tuple[type, ...]) -> bool:
+    return value is None or isinstance(value, kinds)
+
+
+def validate_report(report: Any) -> None:
+    """Raise ``ReportError`` naming the first field of ``report`` that breaks schema version 1."""
+    _expect(isinstance(report, dict), "report", f"expected an object, got {type(report).__name__}")
+    version = report.get("schema_version")
+    _expect(
+        version == SCHEMA_VERSION and not isinstance(version, bool),
+        "report.schema_version",
+        f"expected {SCHEMA_VERSION}, got {version!r}",
+    )
+    missing = [key for key in TOP_LEVEL_KEYS if key not in report]
+    _expect(not missing, "report", f"missing field(s) {missing}")
+    unknown = sorted(set(report) - set(TOP_LEVEL_KEYS))
+    _expect(not unknown, "report", f"unknown field(s) {unknown}")
+    for key in ("benchmark", "task"):
+        value = report[key]
+        _expect(isinstance(value, str) and value != "", f"report.{key}", "expected a non-empty string")
+    metrics = report["metrics"]
+    _expect(isinstance(metrics, dict), "report.metrics", "expected an object")
+    for name, value in metrics.items():
+        _expect(
+            _is_scalar(value),
+            f"report.metrics.{name}",
+            f"expected a finite number, bool, string or null, got {value!r:.60}",
+        )
+    _expect(isinstance(report["details"], dict), "report.details", "expected an object")
+    warnings = report["warnings"]
+    _expect(
+        isinstance(warnings, list) and all(isinstance(item, str) for item in warnings),
+        "report.warnings",
+        "expected a list of strings",
+    )
+    _validate_provenance(report["provenance"], report["task"])
+    try:
+        json.dumps(report, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ReportError(f"report: not strict JSON ({error})") from error
+
+
+def _validate_provenance(block: Any, task: str) -> None:
+    where = "report.provenance"
+    _expect(isinstance(block, dict), where, "expected an object")
+    missing = [key for key in PROVENANCE_KEYS if key not in block]
+    _expect(not missing, where, f"missing field(s) {missing}")
+    _expect(isinstance(block["pack_version"], str), f"{where}.pack_version", "expected a string")
+    for key in ("host_version", "model", "model_args", "run_id"):
+        _expect(_optional(block[key], (str,)), f"{where}.{key}", "expected a string or null")
+    _expect(
+        block["task"] == task, f"{where}.task", f"expected {task!r} (the report task), got {block['task']!r}"
+    )
+    timestamp = block["timestamp"]
+    _expect(
+        isinstance(timestamp, str) and _TIMESTAMP.match(timestamp) is not None,
+        f"{where}.timestamp",
+        f"expected UTC 'YYYY-MM-DDTHH:MM:SSZ', got {timestamp!r}",
+    )
+    command = block["command_line"]
+    _expect(
+        command is None or (isinstance(command, list) and all(isinstance(item, str) for item in command)),
+        f"{where}.command_line",
+        "expected a list of strings or null",
+    )
+    seeds = block["seeds"]
+    _expect(
+        isinstance(seeds, dict) and set(seeds) == {"host", "pack"}, f"{where}.seeds", "expected {host, pack}"
+    )
+    host = seeds["host"]
+    _expect(
+        host is None
+        or (
+            isinstance(host, dict)
+            and set(host) <= set(HOST_SEED_NAMES)
+            and all(_optional(value, (int,)) for value in host.values())
+        ),
+        f"{where}.seeds.host",
+        f"expected null or integers/nulls named {list(HOST_SEED_NAMES)}",
+    )
+    _expect(isinstance(seeds["pack"], dict), f"{where}.seeds.pack", "expected an object")
+    _expect(isinstance(block["settings"], dict), f"{where}.settings", "expected an object")
+    judge = block["judge"]
+    _expect(
+        judge is None or (isinstance(judge, dict) and isinstance(judge.get("kind"), str)),
+        f"{where}.judge",
+        "expected null or an object with a string 'kind'",
+    )
+    _expect(_optional(block["corruption"], (dict,)), f"{where}.corruption", "expected an object or null")
+    limit = block["limit"]
+    _expect(
+        limit is None or (isinstance(limit, (int, float)) and not isinstance(limit, bool)),
+        f"{where}.limit",
+        "expected a number or null",
+    )
+    deviations = block["deviations"]
+    _expect(
+        isinstance(deviations, list) and all(isinstance(item, str) for item in deviations),
+        f"{where}.deviations",
+        "expected a list of strings",
+    )
+
+
+def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Load a report file with a strict JSON parser and validate it; errors name the file."""
+    path = Path(path)
+    try:
+        report = strict_loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ReportError(f"{path}: not a readable strict-JSON report ({error})") from error
+    try:
+        validate_report(report)
+    except ReportError as error:
+        raise ReportError(f"{path}: {error}") from error
+    return report
+
+
+# ---- where files go ----------------------------------------------------------------------------------
+
+_claims_lock = threading.Lock()
+# run key -> (the args object, kept alive so its id stays unique; the run's folder)
+_claims: dict[tuple, tuple[Any, Path]] = {}
+
+
+def model_dir(args: Any) -> Path | None:
+    """``<output_path>/<model_name_sanitized>/lmms_eval_tasks``: the pack's folder for this run's model,
+    or None when the run has no output path (Python API)."""
+    output = getattr(args, "output_path", None) if args is not None else None
+    if not output:
+        return None
+    folder = Path(output)
+    name = model_folder_name(getattr(args, "model_args", None))
+    if name:
+        folder = folder / name
+    return folder / PACK_FOLDER
+
+
+def run_dir(args: Any) -> Path | None:
+    """This run's own folder ``<model_dir>/<run_id>``, created on first use and never reused by another run.
+
+    ``run_id`` is the host's date id of the evaluation (pairing the folder with ``<date_id>_results.json``);
+    outside a host evaluation it is the current UTC time. A folder already holding another run's files
+    gets a ``-2``, ``-3``... suffix.
+    """
+    base = model_dir(args)
+    if base is None:
+        return None
+    host_id = host_run_id()
+    if host_id is not None:
+        key: tuple = (str(base), host_id, id(args))
+    else:  # hooks called outside the host's CLI (tests, scripts): one folder per model setup and process
+        key = (str(base), getattr(args, "model", None), _model_args_text(getattr(args, "model_args", None)))
+    with _claims_lock:
+        claimed = _claims.get(key)
+        if claimed is not None and claimed[1].is_dir():
+            return claimed[1]
+        stem = host_id or datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+        base.mkdir(parents=True, exist_ok=True)
+        for attempt in range(1, 1000):
+            folder = base / (stem if attempt == 1 else f"{stem}-{attempt}")
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                continue
+            _claims[key] = (args, folder)
+            return folder
+    raise OSError(f"cannot claim a run folder under {base}")
+
+
+def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path]) -> None:
+    """Point ``<model_dir>/latest.json`` at this task's newly written files (under a file lock)."""
+    index_path = folder.parent / LATEST_INDEX
+    lock_path = folder.parent / ".latest.lock"
+    provenance_block = report["provenance"]
+    entry = {
+        "run_id": folder.name,
+        "timestamp": provenance_block["timestamp"],
+        "model": provenance_block["model"],
+        "model_args": provenance_block["model_args"],
+        **{name: path.relative_to(folder.parent).as_posix() for name, path in files.items()},
+    }
+    with open(lock_path, "a+", encoding="utf-8") as lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        except ImportError:  # not POSIX: best effort
+            pass
+        try:
+            index = strict_loads(index_path.read_text(encoding="utf-8"))
+            if not isinstance(index, dict) or not isinstance(index.get("tasks"), dict):
+                raise ValueError("not an index")
+        except (OSError, ValueError):
+            index = {"schema_version": SCHEMA_VERSION, "tasks": {}}
+        index["tasks"][report["task"]] = entry
+        index["tasks"] = dict(sorted(index["tasks"].items()))
+        _write_atomically(index_path, dumps_strict(index, indent=2) + "\n")
+
+
+def write_report_files(
+    folder: Path, report: dict[str, Any], samples: Sequence[Mapping[str, Any]] | None = None
+) -> Path:
+    """Validate ``report`` and write ``<task>_report.json`` (and ``<task>_samples.jsonl``) into ``folder``,
+    each atomically and as strict JSON, then record them in ``latest.json``. Returns the report's path."""
+    validate_report(report)
+    task = report["task"]
+    folder.mkdir(parents=True, exist_ok=True)
+    files: dict[str, Path] = {}
+    if samples is not None:
+        samples_path = folder / f"{task}{SAMPLES_SUFFIX}"
+        _write_atomically(samples_path, "".join(dumps_strict(sample) + "\n" for sample in samples))
+        files["samples"] = samples_path
+    report_path = folder / f"{task}{REPORT_SUFFIX}"
+    _write_atomically(report_path, dumps_strict(report, indent=2) + "\n")
+    files["report"] = report_path
+    _update_latest(folder, report, files)
+    return report_path
+
+
+def iter_report_paths(output_path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Every pack report file under ``output_path`` (all models, all runs), sorted."""
+    yield from sorted(Path(output_path).rglob(f"{PACK_FOLDER}/*/*{REPORT_SUFFIX}"))
+
+
+def latest_report_path(output_path: str | os.PathLike[str], task: str, model_folder: str = "") -> Path | None:
+    """The latest complete report of ``task`` for one model folder (``""``: models without a name)."""
+    base = Path(output_path) / model_folder / PACK_FOLDER if model_folder else Path(output_path) / PACK_FOLDER
+    try:
+        index = strict_loads((base / LATEST_INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    entry = index.get("tasks", {}).get(task) if isinstance(index, dict) else None
+    return None if not entry else base / entry["report"]
