@@ -1144,3 +1144,47 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
             )
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
+    """Correctness per asked question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
+
+    A question is one record, keyed ``setup/format/p<prompt>/variant/instance_id/id``; the four yes/no
+    records of a binary multi-correct question form one question, right when every option was answered
+    and the yes-set equals the gold set (as in ``multi_exact``).
+    """
+    from lmms_eval_tasks.scoring.compare import correctness_by_id
+
+    keys: list[str] = []
+    values: list[bool] = []
+    indices: list[int | str] = []
+    binary: dict[str, list[Verdict]] = defaultdict(list)
+    for index, record in enumerate(records):
+        verdict = score_record(record, index)
+        key = "/".join(
+            (
+                verdict.setup,
+                verdict.answer_format,
+                f"p{verdict.prompt}",
+                verdict.variant,
+                verdict.instance_id,
+                verdict.question_id,
+            )
+        )
+        if verdict.variant == "binary":
+            if any(other.option == verdict.option for other in binary[key]):
+                raise RecordError(index, "option", f"duplicate binary option {verdict.option!r} for {key}")
+            binary[key].append(verdict)
+            continue
+        keys.append(key)
+        values.append(verdict.correct)
+        indices.append(index)
+    for key, decisions in binary.items():
+        predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
+        answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
+            verdict.decision is not None for verdict in decisions
+        )
+        keys.append(key)
+        values.append(answered and predicted == decisions[0].gold)
+        indices.append(decisions[0].index)
+    return correctness_by_id(keys, values, id_field="id", indices=indices)

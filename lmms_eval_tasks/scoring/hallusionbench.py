@@ -992,3 +992,34 @@ __all__ = [
     "score_records",
     "vlmevalkit_yes_no",
 ]
+
+
+def per_question_correct(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+) -> dict[str, bool | None]:
+    """Correctness per question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
+
+    Keyed ``category/subcategory/set_id/figure_id/question_id``. With several judge repeats a question is
+    correct when most of its judged repeats say so (a tie counts as wrong); a question no repeat judged is
+    None (left out of the pairing). The vlmevalkit variant scores image questions only.
+    """
+    evaluation = evaluate(
+        records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=False
+    )
+    indices = [
+        index
+        for index, record in enumerate(records)
+        if variant == "official" or str(record.get("visual_input", "")).strip() != "0"
+    ]
+    questions = parse_questions([records[index] for index in indices], indices)
+    result: dict[str, bool | None] = {}
+    for question, row in zip(questions, evaluation.correct, strict=True):
+        judged = [value for value in row if value is not None]
+        key = "/".join(question.question_key)
+        result[key] = None if not judged else 2 * sum(judged) > len(judged)
+    return result

@@ -19,6 +19,7 @@ BENCHMARK = Benchmark(
         "multi_f1",
         "unparsed",
     ),
+    per_question="lmms_eval_tasks.scoring.dare:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.dare.hooks:random_answer",
     sample_tasks=("dare_sample", "dare_sample_log"),
     docs="docs/dare.md",

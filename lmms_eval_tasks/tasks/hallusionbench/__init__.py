@@ -20,6 +20,7 @@ BENCHMARK = Benchmark(
         "gt_answer_details",
     ),
     headline_metrics=("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
+    per_question="lmms_eval_tasks.scoring.hallusionbench:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.hallusionbench.hooks:random_answer",
     sample_tasks=(
         "hallusionbench_sample",
