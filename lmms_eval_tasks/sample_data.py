@@ -1,0 +1,130 @@
+"""Shared, deterministic helpers for the bundled ``*_sample`` data: drawing and dataset writing.
+
+Every benchmark's sample generator draws small images with these helpers (Pillow's bitmap font, so glyphs
+are identical on every platform; no randomness unless a seeded ``random.Random`` is passed in) and writes
+parquet files with an HF ``Image`` column, the layout the host loads with ``dataset_path: parquet``.
+``parquet_bytes`` returns the file's bytes so ``generated_files()`` functions can be checked for drift.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw, ImageFont
+
+Colour = tuple[int, int, int]
+
+WHITE: Colour = (255, 255, 255)
+BLACK: Colour = (0, 0, 0)
+GREY: Colour = (150, 150, 150)
+COLOURS: dict[str, Colour] = {
+    "red": (220, 40, 40),
+    "green": (40, 170, 60),
+    "blue": (40, 80, 220),
+    "yellow": (235, 200, 30),
+    "purple": (140, 60, 170),
+    "orange": (240, 140, 30),
+}
+SHAPES = ("circle", "square", "triangle")
+
+
+def bitmap_font() -> ImageFont.ImageFont:
+    """Pillow's built-in bitmap font: identical glyphs everywhere (no FreeType rendering differences)."""
+    loader = getattr(ImageFont, "load_default_imagefont", None)
+    return loader() if loader is not None else ImageFont.load_default()
+
+
+def canvas(width: int, height: int, background: Colour = WHITE) -> tuple[Image.Image, ImageDraw.ImageDraw]:
+    """A new RGB image and its drawing context."""
+    image = Image.new("RGB", (width, height), background)
+    return image, ImageDraw.Draw(image)
+
+
+def draw_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, fill: Colour = BLACK) -> None:
+    """Write ``text`` at ``xy`` in the bitmap font."""
+    draw.text(xy, text, fill=fill, font=bitmap_font())
+
+
+def text_size(text: str) -> tuple[int, int]:
+    """(width, height) in pixels of ``text`` in the bitmap font."""
+    left, top, right, bottom = bitmap_font().getbbox(text)
+    return right - left, bottom - top
+
+
+def draw_shape(
+    draw: ImageDraw.ImageDraw, kind: str, centre: tuple[float, float], radius: float, fill: Colour
+) -> tuple[float, float, float, float]:
+    """Draw a filled circle, square or triangle; returns its bounding box (x1, y1, x2, y2)."""
+    centre_x, centre_y = centre
+    box = (centre_x - radius, centre_y - radius, centre_x + radius, centre_y + radius)
+    if kind == "circle":
+        draw.ellipse(box, fill=fill)
+    elif kind == "square":
+        draw.rectangle(box, fill=fill)
+    elif kind == "triangle":
+        draw.polygon([(centre_x, box[1]), (box[2], box[3]), (box[0], box[3])], fill=fill)
+    else:
+        raise ValueError(f"unknown shape {kind!r}; known: {SHAPES}")
+    return box
+
+
+def draw_bar_chart(
+    values: Mapping[str, float], width: int = 160, height: int = 120, colour: Colour = COLOURS["blue"]
+) -> Image.Image:
+    """A labelled vertical bar chart (labels under the bars, values above), values scaled to the tallest."""
+    image, draw = canvas(width, height)
+    top_margin, bottom_margin = 14, 16
+    usable = height - top_margin - bottom_margin
+    tallest = max(values.values(), default=1) or 1
+    slot = width / max(len(values), 1)
+    for index, (label, value) in enumerate(values.items()):
+        left = index * slot + slot * 0.2
+        right = (index + 1) * slot - slot * 0.2
+        bar_top = height - bottom_margin - usable * value / tallest
+        draw.rectangle([left, bar_top, right, height - bottom_margin], fill=colour)
+        value_text = f"{value:g}"
+        draw_text(draw, (left, bar_top - 11), value_text)
+        draw_text(draw, (left, height - bottom_margin + 3), label[:6])
+    draw.line([(0, height - bottom_margin), (width, height - bottom_margin)], fill=BLACK)
+    return image
+
+
+def png_bytes(image: Image.Image) -> bytes:
+    """The image as PNG bytes (no optimisation pass, so the bytes are stable across runs)."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=False)
+    return buffer.getvalue()
+
+
+def image_cell(image: Image.Image | bytes) -> dict[str, Any]:
+    """The value of an HF ``Image`` column for ``image`` (PNG bytes, no path)."""
+    return {"bytes": image if isinstance(image, bytes) else png_bytes(image), "path": None}
+
+
+def dataset_from_rows(rows: Sequence[Mapping[str, Any]], features: Any) -> Any:
+    """A ``datasets.Dataset`` with ``features`` from row dicts (columns in the features' order)."""
+    from datasets import Dataset
+
+    columns = {name: [row.get(name) for row in rows] for name in features}
+    return Dataset.from_dict(columns, features=features)
+
+
+def parquet_bytes(rows: Sequence[Mapping[str, Any]], features: Any) -> bytes:
+    """The parquet file (HF layout, features in its metadata) holding ``rows``, as bytes."""
+    dataset = dataset_from_rows(rows, features)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rows.parquet"
+        dataset.to_parquet(str(path))
+        return path.read_bytes()
+
+
+def write_parquet(rows: Sequence[Mapping[str, Any]], features: Any, path: str | Path) -> Path:
+    """Write ``rows`` as a parquet file at ``path`` (parents created); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(parquet_bytes(rows, features))
+    return path

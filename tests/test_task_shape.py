@@ -1,0 +1,118 @@
+"""The shared task shape: registry, one YAML generator, generated files in sync, safe group metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks import TASKS_DIR, registry
+from lmms_eval_tasks.registry import Benchmark, benchmarks
+from lmms_eval_tasks.task_index import _load_yaml, pack_tasks
+from lmms_eval_tasks.taskgen import (
+    GroupYaml,
+    TaskYaml,
+    drifted,
+    generated_files,
+    group_metric_order,
+    host_group_writer,
+    render_group,
+    render_task,
+)
+
+
+def _task_metrics(task: str, entries: dict) -> list[str]:
+    entry = entries[task]
+    if entry.kind == "group":
+        return [metric for member in _members(entry) for metric in _task_metrics(member, entries)]
+    config = _load_yaml((TASKS_DIR / entry.path).resolve())
+    return [item["metric"] for item in config.get("metric_list") or []]
+
+
+def _members(entry) -> list[str]:
+    return list(_load_yaml((TASKS_DIR / entry.path).resolve()).get("task") or [])
+
+
+def test_every_group_metric_is_written_by_its_own_config_under_the_hosts_substring_rule() -> None:
+    # The host writes a group's "<key>,none" with every aggregate config whose name is a substring of it,
+    # the last one winning: for each member metric that must be the metric's own config.
+    entries = {entry.name: entry for entry in pack_tasks()}
+    checked = 0
+    for entry in entries.values():
+        if entry.kind != "group":
+            continue
+        config = _load_yaml((TASKS_DIR / entry.path).resolve())
+        aggregate = [item["metric"] for item in config.get("aggregate_metric_list") or []]
+        if not aggregate:
+            continue
+        for metric in set(_task_metrics(entry.name, entries)):
+            writer = host_group_writer(f"{metric},none", aggregate)
+            assert writer in (None, f"{metric},none"), f"{entry.name}: {metric} would be written by {writer}"
+            checked += 1
+    assert checked > 0
+
+
+def test_the_host_substring_rule_is_what_the_order_defends_against() -> None:
+    # "acc,none" is a substring of "rel_acc,none": in the wrong order rel_acc gets acc's value.
+    assert host_group_writer("rel_acc,none", ["rel_acc,none", "acc,none"]) == "acc,none"
+    ordered = [f"{key},none" for key, _ in group_metric_order([("rel_acc", True), ("acc", True)])]
+    assert host_group_writer("rel_acc,none", ordered) == "rel_acc,none"
+    assert host_group_writer("acc,none", ordered) == "acc,none"
+
+
+def test_generated_files_are_in_sync_with_their_generators() -> None:
+    stale = drifted(generated_files())
+    assert not stale, f"run `make generate`; drifted: {[str(path) for path in stale]}"
+
+
+def test_task_yaml_lists_at_most_eight_metrics() -> None:
+    spec = TaskYaml(task="toy_a", hooks="toy.hooks", metrics=[(f"m{index}", True) for index in range(9)])
+    with pytest.raises(ValueError, match="at most 8"):
+        render_task(spec, "toy")
+
+
+def test_every_benchmark_is_registered_with_few_headline_metrics() -> None:
+    every = benchmarks()
+    assert {"dare", "hallusionbench"} <= set(every)
+    for benchmark in every.values():
+        assert 1 <= len(benchmark.headline_metrics) <= 8
+        assert (Path(__file__).resolve().parents[1] / benchmark.docs).is_file(), benchmark.docs
+
+
+def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> None:
+    # What docs/architecture.md's walk-through does: describe, register, score, render its YAML.
+    module = tmp_path / "toy_scoring.py"
+    module.write_text(
+        "def score_records(records, threshold=0.5):\n"
+        "    correct = [record['prediction'] == record['answer'] for record in records]\n"
+        "    return {'accuracy': 100.0 * sum(correct) / len(correct)}\n",
+        encoding="utf-8",
+    )
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        toy = Benchmark(
+            name="toybench",
+            title="Toy",
+            description="a toy benchmark",
+            scorer="toy_scoring:score_records",
+            record_fields=("answer",),
+            headline_metrics=("accuracy",),
+        )
+        registry.register(toy)
+        assert registry.get_benchmark("toybench") is toy
+        assert registry.benchmark_for_task("toybench_sample") is toy
+        records = [{"answer": "a", "prediction": "a"}, {"answer": "b", "prediction": "c"}]
+        assert toy.score(records) == {"accuracy": 50.0}  # 1 of 2 correct
+        text = render_task(
+            TaskYaml(task="toybench_sample", hooks="toy.hooks", metrics=[("accuracy", True)]), "toy"
+        )
+        assert "aggregation: !function toy.hooks.aggregate_accuracy" in text
+        group_spec = GroupYaml("toybench", ["toybench_sample"], "toy.hooks", [("accuracy", True)])
+        group = render_group(group_spec, "t")
+        assert 'weight_by_size: "toybench:accuracy"' in group
+    finally:
+        registry.unregister("toybench")
+        sys.path.remove(str(tmp_path))
+    assert "toybench" not in benchmarks()
