@@ -29,6 +29,7 @@ FAULT_KINDS = (
     "bad_request",
     "empty_content",
     "insufficient_quota",
+    "html_page",
 )
 TRANSIENT_FAULTS = ("rate_limit", "server_error", "timeout", "malformed_json", "empty_choices")
 
@@ -220,10 +221,16 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # silence stderr access logs
             return
 
-        def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            payload: bytes,
+            headers: dict[str, str] | None = None,
+            content_type: str = "application/json",
+        ) -> None:
             try:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
@@ -310,6 +317,9 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             elif kind == "bad_request":
                 call.status = 400
                 self._error(400, "Invalid request")
+            elif kind == "html_page":  # a web UI or proxy page served with status 200
+                page = b"<!DOCTYPE html><html><head><title>Sign in - Corporate Proxy</title></head></html>"
+                self._send(200, page, content_type="text/html; charset=utf-8")
 
     return Handler
 

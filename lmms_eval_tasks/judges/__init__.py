@@ -1,7 +1,9 @@
 """LLM judges for the pack: one configuration, any OpenAI-compatible endpoint, or an offline rule judge.
 
 ``get_judge()`` returns a judge whose ``judge(requests)`` gives ``result[i][r]`` = request i's reply for
-repeat r. Importing this package is cheap: openai and tqdm are imported only when judging starts.
+repeat r; benchmarks go through ``judge_items`` (``judges.pipeline``), which adds reply parsing, the
+unjudged list, usage per batch and the failure policy. Importing this package is cheap: openai and tqdm
+are imported only when judging starts.
 See docs/judges.md for the environment variables, the cache and the guarantees.
 """
 
@@ -23,8 +25,17 @@ from lmms_eval_tasks.judges.config import (
     numeric_setting,
     resolve_endpoint,
 )
+from lmms_eval_tasks.judges.pipeline import (
+    JudgedBatch,
+    JudgeItem,
+    JudgingFailed,
+    LazyJudge,
+    judge_items,
+    judge_metadata,
+    repeat_spread,
+    replies_log,
+)
 from lmms_eval_tasks.judges.prompts import load_prompt, render_positional, render_prompt
-from lmms_eval_tasks.judges.reporting import judge_metadata, repeat_spread, replies_log
 from lmms_eval_tasks.judges.rule_judge import RULE_UNDECIDED, RuleJudge
 
 KINDS = ("auto", "openai", "rule")
@@ -37,6 +48,7 @@ _NUMERIC_OVERRIDES = (
     "backoff_base",
     "backoff_max",
     "circuit_breaker",
+    "total_timeout",
 )
 _OTHER_OVERRIDES = ("base_url", "api_key", "api_type", "cache", "cache_path", "cache_namespace")
 
@@ -75,8 +87,8 @@ def get_judge(
 
     Explicit arguments win over per-task env vars (``LMMS_EVAL_TASKS_JUDGE_MODEL_<TASK>``), which win over
     global ones. Overrides: base_url, api_key, api_type, concurrency, timeout, max_retries, max_tokens,
-    temperature, backoff_base, backoff_max, circuit_breaker, cache (False: memory only), cache_path,
-    cache_namespace.
+    temperature, backoff_base, backoff_max, circuit_breaker, total_timeout, cache (False: memory only),
+    cache_path, cache_namespace.
     """
     unknown = sorted(set(overrides) - set(_NUMERIC_OVERRIDES) - set(_OTHER_OVERRIDES))
     if unknown:
@@ -133,10 +145,15 @@ __all__ = [
     "KINDS",
     "RULE_UNDECIDED",
     "Judge",
+    "JudgeItem",
     "JudgeReply",
     "JudgeRequest",
+    "JudgedBatch",
+    "JudgingFailed",
+    "LazyJudge",
     "RuleJudge",
     "get_judge",
+    "judge_items",
     "judge_metadata",
     "load_prompt",
     "render_positional",

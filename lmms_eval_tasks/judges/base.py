@@ -13,16 +13,27 @@ from loguru import logger
 
 @dataclass(frozen=True)
 class JudgeRequest:
-    """One item to judge: the filled-in prompt, the rule judge's answer for it, an optional system message."""
+    """One item to judge: the filled-in prompt, the rule judge's answer for it, an optional system message
+    and an optional image URL (``http(s)://`` or ``data:image/...;base64,...``) sent with the prompt."""
 
     prompt: str
     rule_reply: str | None = None
     system: str | None = None
+    image: str | None = None
 
-    def messages(self) -> list[dict[str, str]]:
-        """The chat messages sent to an LLM judge."""
-        messages = [] if self.system is None else [{"role": "system", "content": self.system}]
-        messages.append({"role": "user", "content": self.prompt})
+    def messages(self) -> list[dict[str, Any]]:
+        """The chat messages sent to an LLM judge (text only, or text plus one image part)."""
+        messages: list[dict[str, Any]] = (
+            [] if self.system is None else [{"role": "system", "content": self.system}]
+        )
+        if self.image is None:
+            messages.append({"role": "user", "content": self.prompt})
+        else:
+            content = [
+                {"type": "text", "text": self.prompt},
+                {"type": "image_url", "image_url": {"url": self.image}},
+            ]
+            messages.append({"role": "user", "content": content})
         return messages
 
 
@@ -56,6 +67,8 @@ def validate_requests(requests: Sequence[JudgeRequest]) -> None:
             raise TypeError(f"request {index}: field 'system' must be a str or None")
         if request.rule_reply is not None and not isinstance(request.rule_reply, str):
             raise TypeError(f"request {index}: field 'rule_reply' must be a str or None")
+        if request.image is not None and not isinstance(request.image, str):
+            raise TypeError(f"request {index}: field 'image' must be a URL str or None")
 
 
 class Judge:

@@ -26,7 +26,13 @@ DEFAULTS: dict[str, float | int] = {
     "backoff_base": 1.0,
     "backoff_max": 60.0,
     "circuit_breaker": 20,
+    # the whole judging phase of one batch, in seconds; 0 = automatic: 120 s + 1 s per reply to fetch
+    "total_timeout": 0.0,
+    # warn when more than this share of a batch's items miss a verdict (0.05 = 5 %)
+    "max_unjudged": 0.05,
 }
+TOTAL_TIMEOUT_BASE_SECONDS = 120.0
+TOTAL_TIMEOUT_PER_REPLY_SECONDS = 1.0
 _INT_SETTINGS = {"repeats", "concurrency", "max_retries", "max_tokens", "circuit_breaker"}
 
 
@@ -65,9 +71,18 @@ def numeric_setting(name: str, explicit: float | int | None, task: str | None) -
     if name in _INT_SETTINGS and not float(value).is_integer():
         raise ValueError(f"{source}: expected an integer, got {value!r}")
     minimum = 1 if name in {"repeats", "concurrency", "max_tokens"} else 0
-    if value < minimum:
+    if value != value or value < minimum:  # NaN fails too
         raise ValueError(f"{source}: must be >= {minimum}, got {value!r}")
+    if name == "max_unjudged" and value > 1:
+        raise ValueError(f"{source}: a share between 0 and 1 (0.05 = 5 %), got {value!r}")
     return int(value) if name in _INT_SETTINGS else float(value)
+
+
+def total_timeout_seconds(setting: float, replies: int) -> float:
+    """The judging phase's deadline: the setting, or (0 = automatic) 120 s + 1 s per reply to fetch."""
+    if setting > 0:
+        return float(setting)
+    return TOTAL_TIMEOUT_BASE_SECONDS + TOTAL_TIMEOUT_PER_REPLY_SECONDS * replies
 
 
 def default_cache_path() -> Path:

@@ -22,11 +22,13 @@ from loguru import logger
 
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest, validate_requests
 from lmms_eval_tasks.judges.cache import ReplyCache, cache_key
-from lmms_eval_tasks.judges.config import Endpoint
+from lmms_eval_tasks.judges.config import Endpoint, total_timeout_seconds
 from lmms_eval_tasks.judges.pricing import estimate_cost
 from lmms_eval_tasks.judges.redact import safe_url, scrub
 
 RETRY_AFTER_CAP_SECONDS = 300.0  # a larger Retry-After is clipped (and the retry still counted)
+DEADLINE_GRACE_SECONDS = 2.0  # after the deadline, how long to wait for attempts to return their slots
+DEADLINE_REASON = "judging deadline"
 _RETRYABLE_STATUS = {408, 409, 425, 429}
 
 
@@ -123,6 +125,32 @@ def _parse_retry_after(headers: Any) -> float | None:
     return None
 
 
+_TITLE = re.compile(r"<title[^>]*>([^<]{0,200})", re.IGNORECASE)
+
+
+def _refuse_html(raw: Any) -> None:
+    """Raise a clear, non-retryable _CallFailed when a successful status carries an HTML page (a web UI,
+    proxy login or wrong path answered instead of the API): the client would report "no choices"."""
+    headers = getattr(raw, "headers", None)
+    content_type = str(headers.get("content-type", "") if headers is not None else "")
+    http_response = getattr(raw, "http_response", None)
+    try:
+        head = http_response.text[:2000] if http_response is not None else ""
+    except Exception:  # undecodable body: leave it to the parser
+        head = ""
+    if "html" not in content_type.lower() and not head.lstrip().startswith("<"):
+        return
+    title = _TITLE.search(head)
+    label = f" titled {' '.join(title.group(1).split())[:80]!r}" if title else ""
+    status = getattr(http_response, "status_code", "?")
+    raise _CallFailed(
+        f"malformed response: an HTML page{label} (HTTP {status}, content-type "
+        f"{content_type.split(';')[0] or 'none'}), not a JSON chat completion: is the URL the API's base "
+        "URL (usually ending in /v1)?",
+        retryable=False,
+    )
+
+
 def _open_cache(path: str | Path | None) -> ReplyCache:
     """The on-disk cache, or (with a loud warning) an in-memory one if the file cannot be used."""
     try:
@@ -155,6 +183,7 @@ class OpenAIJudge(Judge):
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
         circuit_breaker: int = 20,
+        total_timeout: float = 0.0,
         cache_path: str | Path | None = None,
         cache_namespace: str = "",
         task: str | None = None,
@@ -173,6 +202,7 @@ class OpenAIJudge(Judge):
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.circuit_breaker = circuit_breaker
+        self.total_timeout = total_timeout
         self.cache_namespace = cache_namespace
         self.task = task
         self._cache = _open_cache(cache_path)
@@ -250,6 +280,7 @@ class OpenAIJudge(Judge):
             "backoff_base_seconds": self.backoff_base,
             "backoff_max_seconds": self.backoff_max,
             "circuit_breaker_items": self.circuit_breaker,
+            "total_timeout_seconds": self.total_timeout or "auto (120 s + 1 s per reply to fetch)",
             "cache_path": str(self.cache_path) if self.cache_path is not None else None,
             "cache_namespace": self.cache_namespace,
             "task": self.task,
@@ -281,32 +312,70 @@ class OpenAIJudge(Judge):
         breaker = _CircuitBreaker(self.circuit_breaker)
         total = sum(len(slots) for slots in slots_by_key.values())
         workers = max(1, min(self.concurrency, len(pending)))
+        budget = total_timeout_seconds(self.total_timeout, total - already_done)
+        deadline = time.monotonic() + budget
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
         try:
             with tqdm(
                 total=total, initial=already_done, desc=desc, unit="reply", dynamic_ncols=True
             ) as progress:
                 futures = {
-                    pool.submit(self._job, key, *messages_by_key[key], breaker): key for key in pending
+                    pool.submit(self._job, key, *messages_by_key[key], breaker, deadline, budget): key
+                    for key in pending
                 }
-                for future in as_completed(futures):
-                    key = futures[future]
-                    try:
-                        outcome = future.result()
-                    except Exception as error:  # _job never raises; keep the item unjudged if it somehow does
-                        outcome = _Outcome(
-                            None, f"internal error: {self._clean(f'{type(error).__name__}: {error}')}"
-                        )
-                    for index, repeat in slots_by_key[key]:
-                        results[index][repeat] = JudgeReply(outcome.text, outcome.error, False, repeat)
-                    progress.update(len(slots_by_key[key]))
+                try:
+                    # every attempt is cut at the deadline; the grace only covers threads finishing up
+                    finished = as_completed(futures, timeout=budget + DEADLINE_GRACE_SECONDS)
+                    for future in finished:
+                        self._store(future, futures[future], slots_by_key, results, progress)
+                except TimeoutError:
+                    breaker.cancel()
+                    late = sum(1 for future in futures if not future.done())
+                    logger.warning(
+                        f"!!! {desc}: the judging deadline ({budget:g} s, "
+                        f"LMMS_EVAL_TASKS_JUDGE_TOTAL_TIMEOUT) passed with {late} request(s) unfinished; "
+                        "they are unjudged"
+                    )
+                    for future, key in futures.items():
+                        if not future.done():
+                            future.cancel()
+                            for index, repeat in slots_by_key[key]:
+                                results[index][repeat] = JudgeReply(
+                                    None, self._deadline_reason(budget, breaker.last_error), False, repeat
+                                )
+                        elif results[slots_by_key[key][0][0]][slots_by_key[key][0][1]] is None:
+                            self._store(future, key, slots_by_key, results, progress)
         except BaseException:
             # Ctrl-C or a crash: drop queued jobs instead of waiting for them; replies already received are
             # in the cache, so a rerun resumes where this one stopped
             breaker.cancel()  # running jobs make no further attempts and stop sleeping
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-        pool.shutdown(wait=True)
+        if breaker.cancelled:  # deadline: threads still in a call end with their (deadline-cut) timeout
+            pool.shutdown(wait=False, cancel_futures=True)
+        else:
+            pool.shutdown(wait=True)
+
+    def _store(
+        self,
+        future: Any,
+        key: str,
+        slots_by_key: dict[str, list[tuple[int, int]]],
+        results: list[list[JudgeReply | None]],
+        progress: Any,
+    ) -> None:
+        """Write one finished job's outcome into every slot that shares its key."""
+        try:
+            outcome = future.result()
+        except Exception as error:  # _job never raises; keep the item unjudged if it somehow does
+            outcome = _Outcome(None, f"internal error: {self._clean(f'{type(error).__name__}: {error}')}")
+        for index, repeat in slots_by_key[key]:
+            results[index][repeat] = JudgeReply(outcome.text, outcome.error, False, repeat)
+        progress.update(len(slots_by_key[key]))
+
+    def _deadline_reason(self, budget: float, last_error: str | None) -> str:
+        detail = f"; last error: {last_error}" if last_error else ""
+        return f"{DEADLINE_REASON} ({budget:g} s for the whole judging phase) reached{detail}"
 
     def _get_client(self) -> Any:
         with self._client_lock:
@@ -344,11 +413,21 @@ class OpenAIJudge(Judge):
         return delay
 
     def _job(
-        self, key: str, messages: list[dict[str, str]], repeat: int, breaker: _CircuitBreaker
+        self,
+        key: str,
+        messages: list[dict[str, str]],
+        repeat: int,
+        breaker: _CircuitBreaker,
+        deadline: float,
+        budget: float,
     ) -> _Outcome:
-        """Judge one (messages, repeat): up to 1 + max_retries attempts; caches and returns the outcome."""
+        """Judge one (messages, repeat): up to 1 + max_retries attempts, none past the phase's deadline;
+        caches and returns the outcome."""
         error = "not attempted"
         for attempt in range(self.max_retries + 1):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return _Outcome(None, self._deadline_reason(budget, breaker.last_error))
             if breaker.open:
                 return _Outcome(
                     None,
@@ -358,16 +437,18 @@ class OpenAIJudge(Judge):
             if attempt > 0:
                 self._count(retries=1)
             try:
-                outcome = self._attempt(messages)
+                outcome = self._attempt(messages, min(self.timeout, remaining))
             except Exception as failure:
                 if not isinstance(failure, _CallFailed):  # never let a surprise escape: retry, then unjudged
                     failure = _CallFailed(f"unexpected error: {type(failure).__name__}: {failure}", True)
                 error = self._clean(str(failure))
                 if not failure.rate_limited:
                     breaker.failed_attempt(error)
+                if time.monotonic() >= deadline:
+                    return _Outcome(None, self._deadline_reason(budget, error))
                 if not failure.retryable or attempt == self.max_retries:
                     break
-                breaker.sleep(self._backoff(attempt, failure.retry_after))
+                breaker.sleep(min(self._backoff(attempt, failure.retry_after), deadline - time.monotonic()))
                 continue
             try:
                 self._cache.put(
@@ -387,22 +468,27 @@ class OpenAIJudge(Judge):
         breaker.failed_item(message)
         return _Outcome(None, message)
 
-    def _attempt(self, messages: list[dict[str, str]]) -> _Outcome:
-        """One HTTP call; returns the reply or raises _CallFailed."""
+    def _attempt(self, messages: list[dict[str, str]], timeout: float | None = None) -> _Outcome:
+        """One HTTP call (``timeout`` seconds at most); returns the reply or raises _CallFailed."""
         import openai
 
+        timeout = self.timeout if timeout is None else timeout
         client = self._get_client()
         self._count(calls=1)
         try:
-            response = client.chat.completions.create(
+            raw = client.chat.completions.with_raw_response.create(
                 model=self.model,
                 messages=messages,
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
-                timeout=self.timeout,
+                timeout=timeout,
             )
+            _refuse_html(raw)
+            response = raw.parse()
+        except _CallFailed:
+            raise
         except openai.APITimeoutError:
-            raise _CallFailed(f"timeout after {self.timeout:g} s", retryable=True) from None
+            raise _CallFailed(f"timeout after {timeout:.3g} s", retryable=True) from None
         except openai.APIConnectionError as error:
             cause = error.__cause__ or error
             raise _CallFailed(f"connection error: {type(cause).__name__}: {cause}", retryable=True) from None
@@ -424,6 +510,9 @@ class OpenAIJudge(Judge):
         return self._read_response(response)
 
     def _read_response(self, response: Any) -> _Outcome:
+        if isinstance(response, str):  # the client returns the text of a body that is not JSON
+            shown = self._clean(" ".join(response.split())[:120])
+            raise _CallFailed(f"malformed response: not JSON ({shown!r})", retryable=True)
         choices = getattr(response, "choices", None)
         if not isinstance(choices, list) or not choices:
             raise _CallFailed("malformed response: no choices", retryable=True)

@@ -1,0 +1,412 @@
+"""The judging pipeline every judged benchmark uses: requests -> judge x repeats -> parsed verdict matrix.
+
+A benchmark renders one ``JudgeItem`` per thing to judge (an id, the prompt from ``judges.prompts``, the rule
+judge's reply, an optional image), gives a reply parser (reply text -> verdict, or None when the reply
+cannot be read), and gets back a ``JudgedBatch``: for every item and repeat the parsed verdict, the raw
+reply, or "unjudged" with the reason; the unjudged list (ids and last error, secret-free); usage and cost;
+the judge's settings. Scoring then works on ``batch.verdicts()`` alone and stays pure. Example::
+
+    from lmms_eval_tasks.judges import get_judge, render_prompt
+    from lmms_eval_tasks.judges.pipeline import JudgeItem, judge_items
+
+    items = [
+        JudgeItem("q1", render_prompt("hallusionbench_correctness_judge", question=q,
+                                      gt_answer_details=details, prediction=answer), rule_reply="correct"),
+    ]
+    with get_judge(task="mytask") as judge:
+        batch = judge_items(items, judge, parse=my_parser, repeats=3, task="mytask", desc="mytask judge")
+    batch.require_judged("mytask")   # raises JudgingFailed (one line, last error) if no item got a verdict
+    batch.verdicts()                 # [[verdict or None per repeat] per item], in the items' order
+    batch.cells[0][2].reply          # raw reply of item 0, repeat 2 (None when unjudged)
+    batch.unjudged()                 # [{"item_id": "q1", "repeats": [2], "error": "HTTP 500: ..."}]
+    batch.usage, batch.settings      # this batch's calls/tokens/cost; kind, model, repeats, namespace
+
+Policy (docs/judges.md): a task with no judged item fails (``JudgingFailed``), a share of unjudged items
+above ``LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED`` (default 0.05) is warned about, and the whole judging phase is
+bounded by ``LMMS_EVAL_TASKS_JUDGE_TOTAL_TIMEOUT`` (items not done by then are unjudged: "judging deadline").
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest
+from lmms_eval_tasks.judges.config import env_setting, numeric_setting
+from lmms_eval_tasks.judges.redact import scrub
+
+JUDGED, UNPARSEABLE, UNJUDGED = "judged", "unparseable", "unjudged"
+_USAGE_COUNTERS = (
+    "replies",
+    "calls",
+    "cache_hits",
+    "retries",
+    "unjudged",
+    "prompt_tokens",
+    "completion_tokens",
+)
+
+
+class JudgingFailed(RuntimeError):
+    """A judged task ended with no judged item (endpoint down, wrong URL, no quota...): no metric exists."""
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One thing to judge: a unique id, the rendered prompt, the rule judge's reply, optional system/image.
+
+    ``image``: encoded image bytes (PNG/JPEG/...), a PIL image, or an ``http(s)://`` / ``data:`` URL; it is
+    sent to an LLM judge as an image part of the user message (the rule judge ignores it).
+    """
+
+    item_id: str
+    prompt: str
+    rule_reply: str | None = None
+    system: str | None = None
+    image: Any = None
+
+    def request(self) -> JudgeRequest:
+        """The judge request for this item."""
+        return JudgeRequest(
+            prompt=self.prompt, rule_reply=self.rule_reply, system=self.system, image=_image_url(self.image)
+        )
+
+
+@dataclass(frozen=True)
+class VerdictCell:
+    """One item x repeat: the parsed verdict (None unless ``status`` is "judged"), raw reply, reason."""
+
+    status: str  # "judged", "unparseable" (a reply the parser could not read) or "unjudged" (no reply)
+    verdict: Any = None
+    reply: str | None = None
+    error: str | None = None  # why there is no verdict; secret-free
+    cached: bool = False
+
+    @property
+    def judged(self) -> bool:
+        """True when this cell holds a verdict."""
+        return self.status == JUDGED
+
+
+@dataclass
+class JudgedBatch:
+    """What ``judge_items`` returns: the verdict matrix and everything a report needs about it."""
+
+    item_ids: list[str]
+    cells: list[list[VerdictCell]]
+    repeats: int
+    settings: dict[str, Any]
+    usage: dict[str, Any]
+    desc: str = "judging"
+    max_unjudged: float = 0.05
+    last_error: str | None = None
+    describe: dict[str, Any] = field(default_factory=dict)
+
+    def verdicts(self) -> list[list[Any]]:
+        """``[item][repeat]`` parsed verdicts; None = no verdict (unjudged or unparseable)."""
+        return [[cell.verdict if cell.judged else None for cell in row] for row in self.cells]
+
+    def replies(self) -> list[list[str | None]]:
+        """``[item][repeat]`` raw reply texts (None when the judge gave none)."""
+        return [[cell.reply for cell in row] for row in self.cells]
+
+    def errors(self) -> list[list[str | None]]:
+        """``[item][repeat]`` reasons for a missing verdict (None where there is a verdict)."""
+        return [[cell.error for cell in row] for row in self.cells]
+
+    def counts(self) -> dict[str, int]:
+        """Items, cells, judged / unparseable / unjudged cells, items with at least one missing verdict."""
+        statuses = Counter(cell.status for row in self.cells for cell in row)
+        return {
+            "items": len(self.cells),
+            "cells": len(self.cells) * self.repeats,
+            "judged": statuses[JUDGED],
+            "unparseable": statuses[UNPARSEABLE],
+            "unjudged": statuses[UNJUDGED],
+            "items_missing_a_verdict": sum(1 for row in self.cells if not all(cell.judged for cell in row)),
+        }
+
+    def unjudged(self) -> list[dict[str, Any]]:
+        """One entry per item missing a verdict in any repeat: id, those repeats, the last reason."""
+        entries = []
+        for item_id, row in zip(self.item_ids, self.cells, strict=True):
+            missing = [repeat for repeat, cell in enumerate(row) if not cell.judged]
+            if missing:
+                entries.append(
+                    {"item_id": item_id, "repeats": missing, "error": row[missing[-1]].error or "unknown"}
+                )
+        return entries
+
+    def unjudged_share(self) -> float:
+        """Share of items missing a verdict in at least one repeat (0 for an empty batch)."""
+        return self.counts()["items_missing_a_verdict"] / len(self.cells) if self.cells else 0.0
+
+    def any_judged(self) -> bool:
+        """True when at least one cell holds a verdict (always True for an empty batch: nothing to judge)."""
+        return not self.cells or any(cell.judged for row in self.cells for cell in row)
+
+    def require_judged(self, task: str) -> None:
+        """Raise JudgingFailed, saying why and with the last (redacted) error, when no item got a verdict."""
+        if self.any_judged():
+            return
+        raise JudgingFailed(failure_message(task, [self]))
+
+    def report(self) -> dict[str, Any]:
+        """JSON-safe summary for a pack report: settings, counts, usage, the unjudged list."""
+        return {
+            "desc": self.desc,
+            "settings": self.settings,
+            "counts": self.counts(),
+            "usage": self.usage,
+            "unjudged": self.unjudged(),
+            "max_unjudged": self.max_unjudged,
+        }
+
+
+def failure_message(task: str, batches: Sequence[JudgedBatch]) -> str:
+    """The one-line reason a judged task has no result: counts, judge, endpoint and last error."""
+    cells = sum(len(batch.cells) * batch.repeats for batch in batches)
+    last = next((batch.last_error for batch in reversed(batches) if batch.last_error), None) or "unknown"
+    settings = batches[-1].settings if batches else {}
+    describe = batches[-1].describe if batches else {}
+    endpoint = describe.get("endpoint")
+    where = f" at {endpoint}" if endpoint else ""
+    return scrub(
+        f"{task}: judging failed entirely: none of {cells} judge replies gave a verdict "
+        f"(judge {settings.get('kind')}/{settings.get('model')}{where}); last error: {last}. "
+        "No metric can be computed: check the endpoint (see docs/judges.md), or use the offline rule judge "
+        "(LMMS_EVAL_TASKS_JUDGE=rule) and say so when citing numbers"
+    )
+
+
+def max_unjudged_share(explicit: float | None = None, task: str | None = None) -> float:
+    """Unjudged-item share above which judging warns: argument, else LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED."""
+    return float(numeric_setting("max_unjudged", explicit, task))
+
+
+def protocol_repeats(judge: Judge, protocol_default: int, task: str | None) -> int:
+    """Repeats when the caller gave none: the env setting if set, else 1 for the rule judge (no spread),
+    else the benchmark protocol's number (e.g. 3 for HallusionBench)."""
+    if env_setting("repeats", task):
+        return int(judge.repeats)
+    return 1 if judge.kind == "rule" else protocol_default
+
+
+def _usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    delta: dict[str, Any] = {"kind": after.get("kind"), "model": after.get("model")}
+    for name in _USAGE_COUNTERS:
+        delta[name] = int(after.get(name, 0) or 0) - int(before.get(name, 0) or 0)
+    cost_before, cost_after = before.get("estimated_cost_usd"), after.get("estimated_cost_usd")
+    delta["estimated_cost_usd"] = (
+        None if cost_after is None else round(cost_after - (cost_before or 0.0), 6)
+    )
+    return delta
+
+
+def _parse_cell(reply: Any, parse: Callable[[str], Any]) -> VerdictCell:
+    if reply.text is None:
+        return VerdictCell(UNJUDGED, None, None, reply.error or "unknown error", reply.cached)
+    try:
+        verdict = parse(reply.text)
+    except Exception as error:  # a parser must not crash scoring: the reply is kept, the cell counted
+        return VerdictCell(
+            UNPARSEABLE,
+            None,
+            reply.text,
+            f"reply parser failed: {type(error).__name__}: {error}"[:300],
+            reply.cached,
+        )
+    if verdict is None:
+        shown = reply.text if len(reply.text) <= 80 else reply.text[:77] + "..."
+        return VerdictCell(UNPARSEABLE, None, reply.text, f"unparseable reply: {shown!r}", reply.cached)
+    return VerdictCell(JUDGED, verdict, reply.text, None, reply.cached)
+
+
+def judge_items(
+    items: Sequence[JudgeItem],
+    judge: Judge,
+    *,
+    parse: Callable[[str], Any],
+    repeats: int | None = None,
+    task: str | None = None,
+    desc: str = "judging",
+    max_unjudged: float | None = None,
+) -> JudgedBatch:
+    """Judge every item ``repeats`` times (default: the judge's) and parse each reply into a verdict.
+
+    Never raises for a failed item (it is unjudged with its reason); raises ValueError for duplicate ids and
+    TypeError for malformed items before any call. Warns when the share of items missing a verdict exceeds
+    ``max_unjudged`` (default: ``LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED``, 0.05).
+    """
+    threshold = max_unjudged_share(max_unjudged, task)
+    ids = [item.item_id for item in items]
+    for index, item in enumerate(items):
+        if not isinstance(item, JudgeItem):
+            raise TypeError(f"item {index}: expected JudgeItem, got {type(item).__name__}")
+        if not isinstance(item.item_id, str) or not item.item_id:
+            raise TypeError(f"item {index}: item_id must be a non-empty str, got {item.item_id!r}")
+    if len(set(ids)) != len(ids):
+        duplicate = next(item_id for item_id, count in Counter(ids).items() if count > 1)
+        raise ValueError(f"judge items must have unique ids; {duplicate!r} appears more than once")
+    describe = judge.describe()
+    resolved = judge._resolve_repeats(repeats)
+    settings = {
+        "kind": judge.kind,
+        "model": judge.model,
+        "repeats": resolved,
+        "namespace": describe.get("cache_namespace"),
+    }
+    before = judge.usage()
+    replies = judge.judge([item.request() for item in items], repeats=resolved, desc=desc) if items else []
+    usage = _usage_delta(before, judge.usage())
+    cells = [[_parse_cell(reply, parse) for reply in row] for row in replies]
+    last_error = None
+    for row in cells:
+        for cell in row:
+            if cell.error is not None:
+                last_error = cell.error
+    # prefer a transport error (what the endpoint said) over "unparseable" as the reason shown to users
+    transport = [cell.error for row in cells for cell in row if cell.status == UNJUDGED and cell.error]
+    if transport:
+        last_error = transport[-1]
+    batch = JudgedBatch(
+        item_ids=ids,
+        cells=cells,
+        repeats=resolved,
+        settings=settings,
+        usage=usage,
+        desc=desc,
+        max_unjudged=threshold,
+        last_error=None if last_error is None else scrub(last_error),
+        describe=describe,
+    )
+    share = batch.unjudged_share()
+    if share > threshold:
+        counts = batch.counts()
+        reasons = Counter(
+            (cell.error or "unknown")[:120] for row in cells for cell in row if not cell.judged
+        ).most_common(3)
+        logger.warning(
+            f"!!! {desc}: {counts['items_missing_a_verdict']} of {counts['items']} items "
+            f"({100 * share:.1f} %) are missing a verdict in at least one repeat, above the "
+            f"{100 * threshold:g} % threshold (LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED). Metrics leave them out; "
+            f"do not cite them without saying so. Top reasons: "
+            + "; ".join(f"{count} x {reason}" for reason, count in reasons)
+        )
+    return batch
+
+
+def replies_log(replies: Sequence[JudgeReply]) -> dict[str, Any]:
+    """One item's raw replies for per-sample logs: text and error per repeat, cache flags, unjudged count."""
+    return {
+        "judge_replies": [reply.text for reply in replies],
+        "judge_errors": [reply.error for reply in replies],
+        "judge_cached": [reply.cached for reply in replies],
+        "judge_unjudged_repeats": sum(1 for reply in replies if reply.text is None),
+    }
+
+
+def repeat_spread(values: Sequence[float]) -> dict[str, float | int | None]:
+    """Mean, sample standard deviation (n-1; 0 for one repeat), min and max of a metric across repeats."""
+    values = [float(value) for value in values]
+    if not values:
+        return {"n": 0, "mean": None, "std": None, "min": None, "max": None}
+    mean = sum(values) / len(values)
+    variance = sum((value - mean) ** 2 for value in values) / (len(values) - 1) if len(values) > 1 else 0.0
+    std = math.sqrt(variance)
+    return {"n": len(values), "mean": mean, "std": std, "min": min(values), "max": max(values)}
+
+
+def judge_metadata(judge: Judge) -> dict[str, Any]:
+    """What results should record about the judge: its settings and its usage and cost so far."""
+    return {"judge": judge.describe(), "judge_usage": judge.usage()}
+
+
+class LazyJudge:
+    """A judge created on first use from a spec (None/"auto", "openai", "rule" or a Judge), closed if ours.
+
+    Benchmarks whose verdicts may all be supplied use it so that no judge (and no warning) is created then.
+    """
+
+    def __init__(self, spec: Any = None, *, model: str | None = None, task: str | None = None) -> None:
+        self.spec, self.model, self.task = spec, model, task
+        self.created: Judge | None = None
+
+    def get(self) -> Judge:
+        """The judge: the given object, or one made by ``get_judge`` on first call."""
+        if self.spec is not None and not isinstance(self.spec, str):
+            return self.spec
+        if self.created is None:
+            from lmms_eval_tasks.judges import get_judge
+
+            kind = None if self.spec in (None, "auto") else self.spec
+            self.created = get_judge(kind, model=self.model, task=self.task)
+        return self.created
+
+    def close(self) -> None:
+        """Close the judge if this object created it."""
+        if self.created is not None:
+            self.created.close()
+
+    def __enter__(self) -> LazyJudge:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _image_url(image: Any) -> str | None:
+    """An image as a URL the chat API accepts: URLs pass through, bytes / PIL images become data URLs."""
+    if image is None:
+        return None
+    if isinstance(image, str):
+        if not image.startswith(("http://", "https://", "data:image/")):
+            raise TypeError("JudgeItem.image: a str must be an http(s):// or data:image/ URL")
+        return image
+    if hasattr(image, "save") and hasattr(image, "mode"):  # PIL image
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        image = buffer.getvalue()
+    if isinstance(image, bytes | bytearray):
+        data = bytes(image)
+        mime = _image_mime(data)
+        return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    raise TypeError(f"JudgeItem.image: expected bytes, a PIL image or a URL, got {type(image).__name__}")
+
+
+def _image_mime(data: bytes) -> str:
+    if data.startswith(b"\x89PNG"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8"):
+        return "image/jpeg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    raise TypeError("JudgeItem.image: bytes are not PNG, JPEG, WebP or GIF")
+
+
+__all__ = [
+    "JUDGED",
+    "UNJUDGED",
+    "UNPARSEABLE",
+    "JudgeItem",
+    "JudgedBatch",
+    "JudgingFailed",
+    "LazyJudge",
+    "VerdictCell",
+    "failure_message",
+    "judge_items",
+    "judge_metadata",
+    "max_unjudged_share",
+    "protocol_repeats",
+    "repeat_spread",
+    "replies_log",
+]
