@@ -1,0 +1,31 @@
+"""VRB: VQA accuracy under 14 image corruptions x 5 severities, the robustness sub-metrics and VRE."""
+
+from lmms_eval_tasks.registry import Benchmark
+
+BENCHMARK = Benchmark(
+    name="vrb",
+    title="Visual Robustness Benchmark, VRB (WACV 2025, arXiv 2407.03386)",
+    description="VQAv2 under 14 corruptions x 5 severities: accuracy per level, First-Drop, Range of Error, "
+    "Error Rate, Average Error, Average Difference, VRE",
+    scorer="lmms_eval_tasks.scoring.vrb:score_records",
+    record_fields=(
+        "question_id",
+        "answers",
+        "multiple_choice_answer",
+        "question_type",
+        "answer_type",
+        "corruption",
+        "severity",
+    ),
+    headline_metrics=(
+        "accuracy",
+        "accuracy_clean",
+        "relative_accuracy_drop",
+        "first_drop",
+        "range_of_error",
+        "error_rate",
+        "average_error",
+        "average_difference",
+    ),
+    docs="docs/vrb.md",
+)
