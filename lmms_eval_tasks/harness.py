@@ -134,15 +134,24 @@ def _as_number(value: Any) -> float | int:
     return math.nan
 
 
-def group_members(group: str) -> list[str]:
-    """The member tasks of a pack group, read from its YAML (a KeyError for unknown groups)."""
+def _include_paths(args: Any) -> list[Path]:
+    """The user's ``--include_path`` folders from the host's CLI namespace (a string or a list)."""
+    value = getattr(args, "include_path", None) if args is not None else None
+    if not value:
+        return []
+    return [Path(path) for path in ([value] if isinstance(value, str) else value)]
+
+
+def group_members(group: str, args: Any = None) -> list[str]:
+    """The member tasks of a group, from its YAML in the pack or in the run's ``--include_path`` folders."""
     from lmms_eval_tasks.task_index import _load_yaml, pack_tasks
 
-    for entry in pack_tasks():
-        if entry.name == group and entry.kind == "group":
-            members = _load_yaml((TASKS_DIR / entry.path).resolve()).get("task") or []
-            return [member if isinstance(member, str) else member.get("task", "") for member in members]
-    raise KeyError(f"{group!r} is not a group of the pack")
+    for folder in [TASKS_DIR, *_include_paths(args)]:
+        for entry in pack_tasks(folder):
+            if entry.name == group and entry.kind == "group":
+                members = _load_yaml((folder / entry.path).resolve()).get("task") or []
+                return [member if isinstance(member, str) else member.get("task", "") for member in members]
+    raise KeyError(f"{group!r} is neither a pack group nor a group under the run's --include_path")
 
 
 class TaskHooks:
@@ -180,6 +189,14 @@ class TaskHooks:
         self._records_lock = threading.Lock()
         self._task_records: dict[str, list[dict[str, Any]]] = {}
         self._last_args: Any = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TaskHooks:
+        """The host deep-copies task configs (and the bound hooks in them): the hooks stay one object,
+        since the records registered for group scores must be shared by every task of the benchmark."""
+        return self
+
+    def __copy__(self) -> TaskHooks:
+        return self
 
     # ---- docs and per-sample records ------------------------------------------------------------------
 
@@ -288,7 +305,9 @@ class TaskHooks:
             raise ValueError(
                 f"aggregate_group needs weight_by_size '<group>:<metric>', got {weight_by_size!r}"
             )
-        members = group_members(group)
+        with self._records_lock:
+            args = self._last_args
+        members = group_members(group, args)
         with self._records_lock:
             present = [name for name in members if name in self._task_records]
             record_lists = [self._task_records[name] for name in present]
