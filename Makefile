@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 CACHE ?= .cache
 SETUP_STAMP := $(VENV)/.lmms-eval-tasks-setup
+WORDNET_STAMP := $(VENV)/.lmms-eval-tasks-wordnet
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
@@ -13,9 +14,9 @@ export TOKENIZERS_PARALLELISM ?= false
 export LMMS_EVAL_TASKS_CACHE ?= $(abspath $(CACHE))
 export NLTK_DATA ?= $(abspath $(CACHE))/nltk_data
 
-.PHONY: setup demo test bench lint tiny-llava wordnet clean
+.PHONY: setup demo test bench lint generate tiny-llava wordnet clean
 
-setup: $(SETUP_STAMP)
+setup: $(SETUP_STAMP) $(WORDNET_STAMP)
 
 # Installs torch's local CPU wheel first (an unpinned torch pulls a CUDA build), then the pack with its
 # extras, then removes torchvision: the PyPI build that lmms-eval drags in fails to import next to the CPU
@@ -27,11 +28,22 @@ $(SETUP_STAMP): pyproject.toml constraints/cpu.txt
 	$(PIP) install --quiet -c constraints/cpu.txt torch==2.13.0
 	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava_hf]'
 	$(PIP) uninstall --quiet -y torchvision timm || true
-	$(MAKE) --no-print-directory wordnet tiny-llava
+	$(MAKE) --no-print-directory tiny-llava
+	touch $@
+
+# WordNet is (re)checked whenever its installer changes: "installed" means every file nltk opens is there,
+# and the step ends by loading WordNet through nltk (scripts/install_wordnet.sh).
+$(WORDNET_STAMP): $(SETUP_STAMP) scripts/install_wordnet.sh lmms_eval_tasks/wordnet.py
+	PYTHON=$(PY) bash scripts/install_wordnet.sh $(NLTK_DATA)
 	touch $@
 
 wordnet:
-	bash scripts/install_wordnet.sh $(NLTK_DATA)
+	PYTHON=$(PY) bash scripts/install_wordnet.sh $(NLTK_DATA)
+
+# Regenerates every generated file (task YAML, per-task hook lines, sample data, host task index) from the
+# generators named in the benchmark registry; tests fail when a generated file drifts.
+generate: setup
+	$(PY) -m lmms_eval_tasks.taskgen
 
 tiny-llava:
 	$(PY) -m lmms_eval_tasks.cli build-tiny-llava --output $(CACHE)/tiny-llava
