@@ -552,12 +552,20 @@ def iter_report_paths(output_path: str | os.PathLike[str]) -> Iterator[Path]:
     yield from sorted(Path(output_path).rglob(f"{PACK_FOLDER}/*/*{REPORT_SUFFIX}"))
 
 
-def latest_report_path(output_path: str | os.PathLike[str], task: str, model_folder: str = "") -> Path | None:
-    """The latest complete report of ``task`` for one model folder (``""``: models without a name)."""
-    base = Path(output_path) / model_folder / PACK_FOLDER if model_folder else Path(output_path) / PACK_FOLDER
+def latest_files(output_path: str | os.PathLike[str], task: str, model_folder: str = "") -> dict[str, Path]:
+    """The files of ``task``'s latest complete report for one model folder (``""``: models without a
+    name, e.g. ``random_guess``), from ``latest.json``: ``{"report": path, "samples": path}``, or {}."""
+    base = Path(output_path) / model_folder / PACK_FOLDER
     try:
         index = strict_loads((base / LATEST_INDEX).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
+        return {}
     entry = index.get("tasks", {}).get(task) if isinstance(index, dict) else None
-    return None if not entry else base / entry["report"]
+    if not isinstance(entry, dict):
+        return {}
+    return {name: base / entry[name] for name in ("report", "samples") if isinstance(entry.get(name), str)}
+
+
+def latest_report_path(output_path: str | os.PathLike[str], task: str, model_folder: str = "") -> Path | None:
+    """The latest complete report of ``task`` for one model folder, or None."""
+    return latest_files(output_path, task, model_folder).get("report")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_tasks.reports import read_report
 from lmms_eval_tasks.scoring.dare import GOLD_COUNTS, score_records
 from lmms_eval_tasks.tasks.dare import grid
 from tests.helpers import results_json, run_launcher, samples_jsonl
@@ -35,7 +36,7 @@ def _pack_records(output: Path, tasks: list[str]) -> list[dict]:
     """The records the pack's own per-task sample files hold (written by the DARE aggregation)."""
     records = []
     for task in tasks:
-        path = next(output.rglob(f"lmms_eval_tasks/{task}_samples.jsonl"))
+        path = next(output.rglob(f"lmms_eval_tasks/*/{task}_samples.jsonl"))
         records += [
             json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
         ]
@@ -48,13 +49,11 @@ def _check_group(output: Path, group: str) -> dict:
     for key in SUMMARY_KEYS + TABLE_KEYS:
         assert f"{key},none" in group_results, f"{group} lacks {key}"
         assert isinstance(group_results[f"{key},none"], int | float)
-    report = json.loads(
-        next(output.rglob(f"lmms_eval_tasks/{group}_report.json")).read_text(encoding="utf-8")
-    )
-    table = report["summary_table"]
+    report = read_report(next(output.rglob(f"lmms_eval_tasks/*/{group}_report.json")))
+    table = report["details"]["summary_table"]
     assert set(table) == {"count", "order", "all"}
     assert {"single_acc", "prompt_std", "var_worst", "var_drop", "multi_k0", "multi_f1"} <= set(table["all"])
-    assert report["summary_table_markdown"].startswith("| category | single_acc |")
+    assert report["details"]["summary_table_markdown"].startswith("| category | single_acc |")
     return group_results
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_tasks import reports
 from lmms_eval_tasks.scoring.dare import LETTERS, parse_prediction, parse_yes_no, score_records
 from lmms_eval_tasks.tasks.dare import grid, hooks, make_sample
 from lmms_eval_tasks.tasks.dare.prompts import build_prompt
@@ -328,9 +329,10 @@ def test_group_metrics_are_scores_over_the_union_of_member_records(tmp_path: Pat
     assert std == pytest.approx(math.sqrt((50**2 + 0 + 50**2) / 3))
     union = [record for records in per_task.values() for record in records]
     assert group_value == score_records(union)["single_accuracy"]
-    report = tmp_path / "lmms_eval_tasks" / "dare_gen_report.json"
-    assert report.exists() and "| all | 50.0 |" in report.read_text(encoding="utf-8")
-    assert (tmp_path / "lmms_eval_tasks" / "dare_single_gen_p1_report.json").exists()
+    report = reports.latest_report_path(tmp_path, "dare_gen")
+    assert report is not None and "| all | 50.0 |" in report.read_text(encoding="utf-8")
+    assert reports.read_report(report)["details"]["members"] == list(per_task)
+    assert reports.latest_report_path(tmp_path, "dare_single_gen_p1").is_file()
     with pytest.raises(ValueError, match="weight_by_size"):
         hooks.aggregate_group([1.0], [1], True)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_tasks.reports import latest_files
 from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher, samples_jsonl
 
 pytestmark = pytest.mark.slow
@@ -56,7 +57,7 @@ def test_random_guess_baseline_end_to_end(tmp_path: Path) -> None:
     assert answers <= {"Yes", "No"} and len(answers) == 2  # the task's answer space, both used
 
     # The pack's own per-question file re-scores to the same numbers without the model.
-    pack_samples = tmp_path / "lmms_eval_tasks" / f"{TASK}_samples.jsonl"
+    pack_samples = latest_files(tmp_path, TASK)["samples"]  # random_guess: no per-model folder
     rescored = subprocess.run(
         [sys.executable, "-m", "lmms_eval_tasks.cli", "score", "hallusionbench", str(pack_samples)],
         capture_output=True,

@@ -13,6 +13,7 @@ from fake_openai import FakeOpenAIServer
 from helpers import offline_environment, results_json, run_launcher, samples_jsonl
 
 from lmms_eval_tasks.judges import load_prompt, rules
+from lmms_eval_tasks.reports import read_report
 from lmms_eval_tasks.scoring import hallusionbench as scoring
 from lmms_eval_tasks.tasks.hallusionbench import hooks
 
@@ -84,9 +85,9 @@ def check_results(results: dict, output: Path, server: FakeOpenAIServer) -> None
     assert all(row["consistency_same"] is None or len(row["consistency_same"]) == 3 for row in logged)
     assert all(row["judge"] != "rule-based" for row in logged)
     # the pack's report and leaderboard file; re-scoring the leaderboard rows reproduces the offline task
-    folder = output / "lmms_eval_tasks"
-    report = json.loads((folder / "hallusionbench_sample_report.json").read_text(encoding="utf-8"))
-    assert report["metadata"]["repeats"] == 3 and report["metadata"]["judge"]["kind"] == "openai"
+    folder = next(output.rglob("lmms_eval_tasks/*/hallusionbench_sample_report.json")).parent
+    report = read_report(folder / "hallusionbench_sample_report.json")
+    assert report["provenance"]["judge"]["repeats"] == 3 and report["provenance"]["judge"]["kind"] == "openai"
     rows = json.loads((folder / "hallusionbench_offline_sample" / "HallusionBench_result.json").read_text())
     assert len(rows) == 29 and all("model_prediction" in row for row in rows)
     rescored = scoring.score_records(
@@ -103,7 +104,7 @@ def test_random_baseline_on_the_sample_tasks(tmp_path):
     )
     check_results(results, output, server)
     rows = json.loads(
-        (output / "lmms_eval_tasks" / "hallusionbench_sample" / "HallusionBench_result.json").read_text()
+        next(output.rglob("lmms_eval_tasks/*/hallusionbench_sample/HallusionBench_result.json")).read_text()
     )
     assert {row["model_prediction"] for row in rows} <= {"Yes", "No"}
     assert results["results"]["hallusionbench_sample"]["empty_predictions,none"] == 0

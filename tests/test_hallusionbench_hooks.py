@@ -13,7 +13,7 @@ import pytest
 import yaml
 from fake_openai import FakeOpenAIServer, always_fail
 
-from lmms_eval_tasks import harness
+from lmms_eval_tasks import harness, reports
 from lmms_eval_tasks.scoring import hallusionbench as scoring
 from lmms_eval_tasks.tasks.hallusionbench import hooks
 
@@ -209,10 +209,11 @@ def test_llm_judge_three_repeats_scored_once_with_reports(judge_env, tmp_path):
     # 29 correctness prompts + 1 consistency prompt, 3 repeats each: only the illusion figure-1 answer is
     # wrong with its figure-0 answer right, the one case here where the decision tree reads the flag;
     # identical prompts are sent once
-    report = json.loads((tmp_path / "lmms_eval_tasks" / "hallusionbench_sample_report.json").read_text())
-    usage = report["metadata"]["judge_usage"]
+    folder = reports.latest_report_path(tmp_path, "hallusionbench_sample").parent
+    report = reports.read_report(folder / "hallusionbench_sample_report.json")
+    usage = report["details"]["judge_usage"]
     assert usage["replies"] == (29 + 1) * 3 and 0 < usage["calls"] <= usage["replies"]
-    assert report["metadata"]["repeats"] == 3 and report["metadata"]["judge"]["kind"] == "openai"
+    assert report["provenance"]["judge"]["repeats"] == 3 and report["provenance"]["judge"]["kind"] == "openai"
     assert values["judge_is_rule_based"] == 0 and values["unjudged_verdicts"] == 0
     # the LLM replied what the rule judge would: the numbers equal rule-judged scoring
     rule = scoring.score_records([dict(record) for record in records], judge="rule")
@@ -222,7 +223,7 @@ def test_llm_judge_three_repeats_scored_once_with_reports(judge_env, tmp_path):
     # the pack's files: report, per-sample verdicts, the leaderboard rows
     samples = [
         json.loads(line)
-        for line in (tmp_path / "lmms_eval_tasks" / "hallusionbench_sample_samples.jsonl")
+        for line in (folder / "hallusionbench_sample_samples.jsonl")
         .read_text()
         .splitlines()
     ]
@@ -230,7 +231,7 @@ def test_llm_judge_three_repeats_scored_once_with_reports(judge_env, tmp_path):
     assert samples[1]["judge_verdicts"] == ["incorrect"] * 3 and samples[1]["consistency_same"] == [True] * 3
     assert samples[1]["diagnosis"] == ["Mixed"] * 3
     leaderboard = json.loads(
-        (tmp_path / "lmms_eval_tasks" / "hallusionbench_sample" / "HallusionBench_result.json").read_text()
+        (folder / "hallusionbench_sample" / "HallusionBench_result.json").read_text()
     )
     assert len(leaderboard) == 29
     assert list(leaderboard[0]) == [*scoring.OFFICIAL_FIELDS, "model_prediction"]
@@ -255,10 +256,10 @@ def test_judge_failures_are_unjudged_never_wrong(judge_env, tmp_path):
     assert values["unjudged_verdicts"] == 3  # one question, three repeats
     # the failed question is left out: 28 judged, all right (it would have been wrong)
     assert values["aAcc"] == pytest.approx(100.0)
-    report = json.loads((tmp_path / "lmms_eval_tasks" / "hallusionbench_sample_report.json").read_text())
-    assert report["counts"]["unjudged_questions"] == 1
-    assert [entry["record"] for entry in report["unjudged"]] == [1, 1, 1]
-    assert all(entry["kind"] == "correctness" and entry["error"] for entry in report["unjudged"])
+    report = reports.read_report(reports.latest_report_path(tmp_path, "hallusionbench_sample"))
+    assert report["details"]["counts"]["unjudged_questions"] == 1
+    assert [entry["record"] for entry in report["details"]["unjudged"]] == [1, 1, 1]
+    assert all(entry["kind"] == "correctness" and entry["error"] for entry in report["details"]["unjudged"])
     assert records[1]["judge_verdicts"] == [None, None, None] and records[1]["correct"] == [None, None, None]
 
 

@@ -15,6 +15,7 @@ from loguru import logger
 from lmms_eval_tasks.harness import write_report
 from lmms_eval_tasks.judges import JudgeRequest, get_judge, judge_metadata, replies_log
 from lmms_eval_tasks.judges.redact import REDACTED, safe_url, scrub
+from lmms_eval_tasks.reports import build_report, latest_files
 
 
 def test_judged_run_writes_no_api_key_anywhere(
@@ -48,11 +49,22 @@ def test_judged_run_writes_no_api_key_anywhere(
             requests = [JudgeRequest(f"secret scan item {index}") for index in range(30)]
             replies = judge.judge(requests, repeats=2, desc="secret scan")
             saw_key = {call.headers.get("authorization") for call in server.calls}
-        report = {**judge_metadata(judge), "errors": [reply.error for row in replies for reply in row]}
+        metadata = judge_metadata(judge)
+        errors = [reply.error for row in replies for reply in row]
         samples = [replies_log(row) for row in replies]
-        write_report(
-            SimpleNamespace(output_path=str(tmp_path / "results")), "hallusionbench", report, samples
+        # a key passed in the model args must not reach the report's provenance either
+        args = SimpleNamespace(
+            output_path=str(tmp_path / "results"), model="dummy", model_args=f"api_key={key}"
         )
+        report = build_report(
+            benchmark="hallusionbench",
+            task="hallusionbench",
+            metrics={},
+            args=args,
+            details={"judge_usage": metadata["judge_usage"], "errors": errors},
+            judge=metadata["judge"],
+        )
+        write_report(args, "hallusionbench", report, samples)
         try:
             get_judge("openai", base_url="http://127.0.0.1:9/v1", api_key=key, max_retries=-1)
         except ValueError as error:
@@ -73,7 +85,7 @@ def test_judged_run_writes_no_api_key_anywhere(
     assert len(unauthorized) == 6  # items 7, 17, 27 x 2 repeats
     assert all(REDACTED in error for error in unauthorized)
     assert (tmp_path / "cache_root" / "judge" / "judge_cache.sqlite").exists()
-    samples_text = (tmp_path / "results" / "lmms_eval_tasks" / "hallusionbench_samples.jsonl").read_text()
+    samples_text = latest_files(tmp_path / "results", "hallusionbench")["samples"].read_text()
     assert "HTTP 401" in samples_text and "HTTP 500" in samples_text
     assert "UNJUDGED" in (logs / "loguru.log").read_text()
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.harness import record_under_keys, run_metadata, score_once, unwrap_records, write_report
+from lmms_eval_tasks.harness import record_under_keys, score_once, unwrap_records, write_report
+from lmms_eval_tasks.reports import build_report
 from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring.dare import (
     EXTRA_OPTIONS,
@@ -271,13 +272,21 @@ def _report(
             record.get("parse_status") == "unparsed" for record in records if record.get("split") == "test"
         )
     table = summary_table(metrics)
-    report = {
-        "name": name,
-        "metrics": metrics,
-        "summary_table": table,
-        "summary_table_markdown": format_table(table),
-        "metadata": run_metadata(members=members, records=len(records)),
-    }
+    sample_data = any("_sample" in str(record.get("task", "")) for record in records)
+    report = build_report(
+        benchmark="dare",
+        task=name,
+        metrics=metrics,
+        args=args,
+        details={
+            "members": members,
+            "records": len(records),
+            "summary_table": table,
+            "summary_table_markdown": format_table(table),
+        },
+        deviations=["bundled generated sample data, not the DARE dataset"] if sample_data else [],
+        warnings=[f"{metrics['unparsed']} unparsed answer(s)"] if metrics.get("unparsed") else [],
+    )
     path = write_report(args, name, report, samples=records)
     if members is not None and table:
         logger.info(f"DARE robustness summary for {name}:\n{format_table(table)}")

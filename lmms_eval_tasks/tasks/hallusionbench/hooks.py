@@ -17,6 +17,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks import harness
+from lmms_eval_tasks.reports import build_report
 from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring import hallusionbench as scoring
 
@@ -255,23 +256,45 @@ def leaderboard_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _deviations(task: str, evaluation: scoring.Evaluation) -> list[str]:
+    """How this run departs from the paper's protocol (GPT-4 judge, all 1129 questions)."""
+    deviations = []
+    if task.endswith("_sample"):
+        deviations.append("bundled generated sample data, not the HallusionBench dataset")
+    if evaluation.judge.get("kind") == "rule":
+        deviations.append("rule-based yes/no judge instead of the paper's GPT-4 judge")
+    if evaluation.variant == "vlmevalkit":
+        deviations.append("VLMEvalKit variant: image questions only, VLMEvalKit's answer matching")
+    return deviations
+
+
 def _write_outputs(
     args: Any, task: str, records: list[dict[str, Any]], evaluation: scoring.Evaluation
 ) -> None:
     samples = [{key: value for key, value in record.items() if key != "task"} for record in records]
-    report = {
-        "task": task,
-        "variant": evaluation.variant,
-        "metadata": harness.run_metadata(
-            judge=evaluation.judge, judge_usage=evaluation.judge_usage, repeats=evaluation.repeats
-        ),
-        "metrics": evaluation.metrics,
-        "spread": evaluation.spread,
-        "per_repeat": evaluation.per_repeat,
-        "counts": evaluation.counts,
-        "unjudged": _unjudged_list(records, evaluation),
-        "units": "percent, except pct_diff and fp_ratio (fractions)",
-    }
+    report = build_report(
+        benchmark="hallusionbench",
+        task=task,
+        metrics=evaluation.metrics,
+        args=args,
+        details={
+            "variant": evaluation.variant,
+            "units": "percent, except pct_diff and fp_ratio (fractions)",
+            "spread": evaluation.spread,
+            "per_repeat": evaluation.per_repeat,
+            "counts": evaluation.counts,
+            "judge_usage": evaluation.judge_usage,
+            "unjudged": _unjudged_list(records, evaluation),
+        },
+        settings={"variant": TASKS[task].variant, "judge": TASKS[task].judge or "auto"},
+        judge={**evaluation.judge, "repeats": evaluation.repeats},
+        deviations=_deviations(task, evaluation),
+        warnings=[
+            f"{evaluation.counts[name]} {name.replace('_', ' ')}"
+            for name in ("unjudged_verdicts", "empty_predictions")
+            if evaluation.counts.get(name)
+        ],
+    )
     report_path = harness.write_report(args, task, report, samples)
     if report_path is None:
         return

@@ -1,0 +1,71 @@
+"""Fail fast on an unwritable ``--output_path``: the host only writes its results after all inference.
+
+lmms-eval 0.7.3 creates the output folder when it saves results, i.e. after hours of generation, and only
+logs a warning when that fails. The launcher calls ``check_output_path`` before the host starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _named_output_paths(arguments: Sequence[str]) -> list[str]:
+    """Output paths given on the command line (``--output_path``, also abbreviated as argparse allows)
+    and in the ``output_path`` keys of a ``--config`` YAML file."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--output_path", action="append", default=[])
+    parser.add_argument("--config", action="append", default=[])
+    try:
+        known, _ = parser.parse_known_args(list(arguments))
+    except SystemExit:  # a flag without its value: the host reports it
+        return []
+    paths = [path for path in known.output_path if path]
+    for config_path in known.config:
+        try:
+            import yaml
+
+            with open(config_path, encoding="utf-8") as handle:
+                loaded = yaml.safe_load(handle)
+        except (OSError, ValueError):
+            continue  # the host reports unreadable configs itself
+        for entry in loaded if isinstance(loaded, list) else [loaded]:
+            if isinstance(entry, dict) and isinstance(entry.get("output_path"), str) and entry["output_path"]:
+                paths.append(entry["output_path"])
+    return list(dict.fromkeys(paths))
+
+
+def writability_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the folder ``path`` cannot be created or written, or None when a probe file can be written.
+
+    The probe goes into ``path`` when it exists, else into its nearest existing ancestor (where the host
+    would create it), and is removed at once, so a check leaves nothing behind.
+    """
+    target = Path(path)
+    existing = target
+    while not os.path.lexists(existing) and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        if existing == target:
+            return f"{target} exists and is not a directory"
+        return f"cannot create {target}: {existing} is not a directory"
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".lmms_eval_tasks_write_check_", dir=existing)
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        return f"cannot write into {existing} ({reason})"
+    os.close(handle)
+    os.unlink(probe)
+    return None
+
+
+def check_output_path(arguments: Sequence[str]) -> str | None:
+    """A one-line error when an output path of this command line cannot be written, else None."""
+    for path in _named_output_paths(arguments):
+        problem = writability_problem(path)
+        if problem is not None:
+            return f"--output_path {path}: {problem}; no evaluation was started"
+    return None
