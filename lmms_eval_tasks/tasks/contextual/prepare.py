@@ -1,0 +1,385 @@
+"""ConTextual data preparation: read the authors' CSV, download every image once, verify, write a dataset.
+
+The official data are CSV files whose images are URLs. ``prepare`` downloads each image once (concurrent,
+retried with backoff, resumable: finished files are kept and never fetched again), checks that it decodes,
+and writes ``<out>/images/<name>`` plus ``<out>/<csv stem>.parquet`` (the CSV's columns and an HF ``Image``
+column). The tasks then read the images from ``<out>/images`` (``LMMS_EVAL_TASKS_CONTEXTUAL_DATA``), offline.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import http.client
+import io
+import json
+import os
+import random
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from loguru import logger
+
+from lmms_eval_tasks.scoring.contextual import CATEGORIES
+
+DATA_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_DATA"
+REQUIRED_COLUMNS = ("image_url", "instruction", "category")
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp", ".tif", ".tiff")
+MAX_IMAGE_BYTES = 64 * 1024 * 1024
+_PERMANENT_STATUS = {400, 401, 403, 404, 410, 451}
+_USER_AGENT = "lmms-eval-tasks (ConTextual image download)"
+
+
+class PrepareError(RuntimeError):
+    """Preparation cannot finish (bad CSV, images missing); the message names the rows."""
+
+
+@dataclass(frozen=True)
+class CsvRow:
+    """One data row and where it came from (``row`` counts data rows from 0; ``line`` is its first line)."""
+
+    row: int
+    line: int
+    fields: dict[str, str]
+
+    @property
+    def image_url(self) -> str:
+        return self.fields["image_url"]
+
+    def where(self) -> str:
+        return f"row {self.row} (line {self.line})"
+
+
+def default_data_dir() -> Path:
+    """``$LMMS_EVAL_TASKS_CONTEXTUAL_DATA``, else ``$LMMS_EVAL_TASKS_CACHE/contextual`` (``~/.cache/...``)."""
+    explicit = os.environ.get(DATA_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    root = os.environ.get("LMMS_EVAL_TASKS_CACHE")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_tasks"
+    return base / "contextual"
+
+
+def read_csv(path: str | Path) -> list[CsvRow]:
+    """Read an official ConTextual CSV (quoted multi-line fields kept verbatim); validate columns and rows."""
+    path = Path(path)
+    rows: list[CsvRow] = []
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        columns = reader.fieldnames or []
+        missing = [column for column in REQUIRED_COLUMNS if column not in columns]
+        if missing:
+            raise PrepareError(f"{path}: missing column(s) {missing}; found {columns}")
+        line = reader.line_num + 1
+        for index, fields in enumerate(reader):
+            if None in fields or any(value is None for value in fields.values()):
+                raise PrepareError(f"{path}: row {index} (line {line}): wrong number of fields")
+            where = f"{path}: row {index} (line {line})"
+            if not fields["image_url"].strip():
+                raise PrepareError(f"{where}: field 'image_url' is empty")
+            if fields["category"] not in CATEGORIES:
+                raise PrepareError(
+                    f"{where}: field 'category': unknown category {fields['category']!r}; "
+                    f"expected one of {', '.join(CATEGORIES)}"
+                )
+            rows.append(CsvRow(index, line, dict(fields)))
+            line = reader.line_num + 1
+    if not rows:
+        raise PrepareError(f"{path}: no data rows")
+    seen: dict[str, CsvRow] = {}
+    for row in rows:
+        if row.image_url in seen:
+            raise PrepareError(f"{path}: {row.where()}: duplicate image_url of {seen[row.image_url].where()}")
+        seen[row.image_url] = row
+    return rows
+
+
+def image_filename(url: str) -> str:
+    """The cached file name of an image URL: a hash of the full URL plus its (known) extension."""
+    extension = os.path.splitext(urlsplit(url).path)[1].lower()
+    if extension not in IMAGE_EXTENSIONS:
+        extension = ".img"
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:24] + extension
+
+
+def verify_image(data: bytes) -> tuple[int, int]:
+    """Decode the image fully; returns (width, height); raises ValueError when it is not a usable image."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            return image.size
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+        raise ValueError(f"not a decodable image ({type(error).__name__}: {error})") from None
+
+
+class _Failure(Exception):
+    def __init__(self, reason: str, retryable: bool, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.retryable, self.retry_after = reason, retryable, retry_after
+
+
+def _fetch(url: str, timeout: float) -> bytes:
+    """One HTTP GET; raises _Failure (retryable or not)."""
+    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            data = response.read(MAX_IMAGE_BYTES + 1)
+    except urllib.error.HTTPError as error:
+        retry_after = None
+        header = error.headers.get("Retry-After") if error.headers else None
+        if header:
+            try:
+                retry_after = min(float(header), 120.0)
+            except ValueError:
+                retry_after = None
+        return_code = error.code
+        raise _Failure(f"HTTP {return_code}", return_code not in _PERMANENT_STATUS, retry_after) from None
+    except (TimeoutError, urllib.error.URLError, http.client.HTTPException, OSError) as error:
+        reason = getattr(error, "reason", error)
+        raise _Failure(f"connection error: {type(reason).__name__}: {reason}", True) from None
+    if len(data) > MAX_IMAGE_BYTES:
+        raise _Failure(f"larger than {MAX_IMAGE_BYTES} bytes", False)
+    if not data:
+        raise _Failure("empty response", True)
+    return data
+
+
+@dataclass
+class DownloadReport:
+    """What a download run did: counts and the rows whose image could not be fetched or decoded."""
+
+    rows: int = 0
+    downloaded: int = 0
+    cached: int = 0
+    retries: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "downloaded": self.downloaded,
+            "already_present": self.cached,
+            "retries": self.retries,
+            "failed": self.failed,
+        }
+
+
+def download_images(
+    rows: Sequence[CsvRow],
+    image_dir: str | Path,
+    *,
+    workers: int = 8,
+    retries: int = 4,
+    timeout: float = 30.0,
+    backoff_base: float = 1.0,
+    backoff_max: float = 30.0,
+    fetch: Callable[[str, float], bytes] | None = None,
+    progress: bool = True,
+) -> DownloadReport:
+    """Download every row's image into ``image_dir`` once; files already there are kept (resume).
+
+    A file appears only after its bytes decoded (written to ``.part``, then renamed), so an interrupted run
+    leaves no half image behind. 404-like statuses and undecodable bytes fail at once; connection errors,
+    timeouts, 429 and 5xx are retried ``retries`` times with exponential backoff and jitter.
+    """
+    from tqdm.auto import tqdm
+
+    fetch = fetch or _fetch
+    image_dir = Path(image_dir)
+    image_dir.mkdir(parents=True, exist_ok=True)
+    report = DownloadReport(rows=len(rows))
+    lock = threading.Lock()
+    stop = threading.Event()
+    jitter = random.Random(0)
+
+    def one(row: CsvRow) -> tuple[str, str | None]:
+        target = image_dir / image_filename(row.image_url)
+        if target.is_file():
+            return "cached", None
+        reason = "not attempted"
+        for attempt in range(retries + 1):
+            if stop.is_set():
+                return "failed", "interrupted"
+            try:
+                data = fetch(row.image_url, timeout)
+                try:
+                    verify_image(data)
+                except ValueError as error:
+                    raise _Failure(str(error), False) from None
+            except _Failure as failure:
+                reason = failure.reason
+                if not failure.retryable or attempt == retries:
+                    return "failed", reason
+                with lock:
+                    report.retries += 1
+                delay = min(backoff_max, backoff_base * 2**attempt) * (0.5 + 0.5 * jitter.random())
+                stop.wait(max(delay, failure.retry_after or 0.0))
+                continue
+            partial = target.with_name(f"{target.name}.{threading.get_ident()}.part")
+            partial.write_bytes(data)
+            os.replace(partial, target)
+            return "downloaded", None
+        return "failed", reason
+
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="contextual-download")
+    try:
+        futures = {pool.submit(one, row): row for row in rows}
+        with tqdm(total=len(rows), desc="ConTextual images", unit="img", disable=not progress) as bar:
+            for future in as_completed(futures):
+                row = futures[future]
+                status, reason = future.result()
+                if status == "cached":
+                    report.cached += 1
+                elif status == "downloaded":
+                    report.downloaded += 1
+                else:
+                    report.failed.append(
+                        {"row": row.row, "line": row.line, "image_url": row.image_url, "reason": reason}
+                    )
+                bar.update(1)
+    except BaseException:
+        stop.set()  # Ctrl-C: running downloads stop retrying; finished files stay for the next run
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    report.failed.sort(key=lambda entry: entry["row"])
+    return report
+
+
+def _failure_lines(failed: Sequence[dict[str, Any]], limit: int = 20) -> str:
+    lines = [f"  row {f['row']} (line {f['line']}): {f['image_url']}: {f['reason']}" for f in failed[:limit]]
+    if len(failed) > limit:
+        lines.append(f"  ... and {len(failed) - limit} more")
+    return "\n".join(lines)
+
+
+def write_dataset(rows: Sequence[CsvRow], image_dir: Path, path: Path) -> Path:
+    """Write the rows with their images (bytes embedded, HF ``Image`` column) as one parquet file."""
+    import datasets
+
+    columns = [name for name in rows[0].fields]
+    features = datasets.Features(
+        {**{name: datasets.Value("string") for name in columns}, "image": datasets.Image()}
+    )
+    table: dict[str, list[Any]] = {name: [row.fields[name] for row in rows] for name in columns}
+    table["image"] = [
+        {
+            "bytes": (image_dir / image_filename(row.image_url)).read_bytes(),
+            "path": image_filename(row.image_url),
+        }
+        for row in rows
+    ]
+    dataset = datasets.Dataset.from_dict(table, features=features)
+    temporary = path.with_suffix(".parquet.tmp")
+    dataset.to_parquet(str(temporary))
+    os.replace(temporary, path)
+    return path
+
+
+def prepare(
+    csv_path: str | Path,
+    out_dir: str | Path,
+    *,
+    skip_missing: bool = False,
+    workers: int = 8,
+    retries: int = 4,
+    timeout: float = 30.0,
+    backoff_base: float = 1.0,
+    fetch: Callable[[str, float], bytes] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Read ``csv_path``, download its images into ``out_dir/images``, write ``out_dir/<stem>.parquet``.
+
+    Raises PrepareError naming every row whose image is missing, unless ``skip_missing`` (then those rows
+    are left out of the dataset, counted and listed in the summary and in ``<stem>.prepare.json``).
+    """
+    csv_path, out_dir = Path(csv_path), Path(out_dir)
+    rows = read_csv(csv_path)
+    image_dir = out_dir / "images"
+    started = time.monotonic()
+    report = download_images(
+        rows,
+        image_dir,
+        workers=workers,
+        retries=retries,
+        timeout=timeout,
+        backoff_base=backoff_base,
+        fetch=fetch,
+        progress=progress,
+    )
+    if report.failed and not skip_missing:
+        raise PrepareError(
+            f"{len(report.failed)} of {len(rows)} images of {csv_path} could not be fetched or decoded:\n"
+            f"{_failure_lines(report.failed)}\n"
+            "Images already fetched are kept: rerun to retry, or pass --skip-missing to leave these rows out."
+        )
+    failed_rows = {entry["row"] for entry in report.failed}
+    kept = [row for row in rows if row.row not in failed_rows]
+    if not kept:
+        raise PrepareError(f"no image of {csv_path} could be fetched:\n{_failure_lines(report.failed)}")
+    if report.failed:
+        logger.warning(
+            f"ConTextual prepare: {len(report.failed)} of {len(rows)} rows SKIPPED (image missing):\n"
+            f"{_failure_lines(report.failed)}"
+        )
+    dataset_path = write_dataset(kept, image_dir, out_dir / f"{csv_path.stem}.parquet")
+    summary = {
+        "csv": str(csv_path),
+        "dataset": str(dataset_path),
+        "images": str(image_dir),
+        "rows_in_csv": len(rows),
+        "rows_written": len(kept),
+        "skipped_missing": len(report.failed),
+        "seconds": round(time.monotonic() - started, 2),
+        **report.as_dict(),
+    }
+    (out_dir / f"{csv_path.stem}.prepare.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return summary
+
+
+def add_arguments(parser: Any) -> None:
+    """The ``prepare contextual`` options."""
+    parser.add_argument(
+        "--csv", required=True, type=Path, help="official CSV (contextual_val.csv / _test.csv)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"output folder (default: ${DATA_ENV} or $LMMS_EVAL_TASKS_CACHE/contextual); the tasks read "
+        f"images from it when {DATA_ENV} points there",
+    )
+    parser.add_argument("--skip-missing", action="store_true", help="leave out rows whose image fails")
+    parser.add_argument("--workers", type=int, default=8, help="concurrent downloads (default 8)")
+    parser.add_argument("--retries", type=int, default=4, help="retries per image (default 4)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+
+
+def run(args: Any) -> int:
+    """Run ``prepare contextual`` from parsed arguments; prints the summary as JSON."""
+    out_dir = args.out if args.out is not None else default_data_dir()
+    try:
+        summary = prepare(
+            args.csv,
+            out_dir,
+            skip_missing=args.skip_missing,
+            workers=args.workers,
+            retries=args.retries,
+            timeout=args.timeout,
+        )
+    except (PrepareError, OSError) as error:
+        print(f"lmms-eval-tasks prepare contextual: {error}", file=sys.stderr, flush=True)
+        return 1
+    print(json.dumps(summary, indent=2))
+    return 0
