@@ -513,6 +513,11 @@ class Evaluation:
     errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
     extracted: list[str | None] | None = None
     dropped_no_image: int = 0
+    # the judging pipeline's summary per batch ("correctness", "consistency", "yes_no_match"): settings,
+    # counts, usage and the unjudged list (lmms_eval_tasks.judges.pipeline.JudgedBatch.report())
+    judging: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # record index of each scored question (the VLMEvalKit variant drops no-image rows); None: 0, 1, ...
+    record_indices: list[int] | None = None
 
     def flat(self) -> dict[str, Any]:
         """The ``score_records`` output: metrics (percent, pct_diff/fp_ratio as fractions), spread, counts."""
@@ -615,9 +620,15 @@ def _field_text(record: dict[str, Any], name: str, index: int) -> str:
     return "" if value is None else value
 
 
+def _item_id(record: dict[str, Any], index: int) -> str:
+    """A judge item id: record number and question key (``#3 VD/illusion/1/0/0``), unique and readable."""
+    key = "/".join(str(record.get(name)) for name in ("category", "subcategory", "set_id", "figure_id"))
+    return f"#{index} {key}/{record.get('question_id')}"
+
+
 def correctness_requests(records: Sequence[dict[str, Any]], predictions: list[str]) -> list:
-    """One official correctness-judge request per record (prompt + the rule judge's reply)."""
-    from lmms_eval_tasks.judges import JudgeRequest
+    """One official correctness-judge item per record (id, prompt, the rule judge's reply)."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
     from lmms_eval_tasks.judges.prompts import render_prompt
 
     requests = []
@@ -629,7 +640,8 @@ def correctness_requests(records: Sequence[dict[str, Any]], predictions: list[st
             prediction=prediction,
         )
         gt_answer = _id_field(record, "gt_answer", index)  # as validated: 1 and " 1" mean "1"
-        requests.append(JudgeRequest(prompt=prompt, rule_reply=correctness_rule_reply(prediction, gt_answer)))
+        rule_reply = correctness_rule_reply(prediction, gt_answer)
+        requests.append(JudgeItem(_item_id(record, index), prompt, rule_reply=rule_reply))
     return requests
 
 
@@ -649,8 +661,8 @@ def consistency_needed(structure: _Structure, verdicts: list[list[str | None]]) 
 
 
 def consistency_requests(structure: _Structure, predictions: list[str], offsets: Sequence[int]) -> list:
-    """Consistency-judge requests (answer vs its pair reference answer) for the questions at ``offsets``."""
-    from lmms_eval_tasks.judges import JudgeRequest
+    """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
     from lmms_eval_tasks.judges.prompts import render_prompt
 
     requests = []
@@ -664,47 +676,29 @@ def consistency_requests(structure: _Structure, predictions: list[str], offsets:
             response_figure0=predictions[reference],
         )
         rule_reply = consistency_rule_reply(predictions[offset], predictions[reference])
-        requests.append(JudgeRequest(prompt=prompt, rule_reply=rule_reply))
+        item_id = f"#{structure.questions[offset].index} same as #{structure.questions[reference].index}"
+        requests.append(JudgeItem(item_id, prompt, rule_reply=rule_reply))
     return requests
 
 
-def _reply_texts(replies: list[list[Any]]) -> tuple[list[list[str | None]], list[list[str | None]]]:
-    return (
-        [[reply.text for reply in row] for row in replies],
-        [[reply.error for reply in row] for row in replies],
-    )
+JUDGE_TASK = "hallusionbench"  # the judge settings' per-task suffix (LMMS_EVAL_TASKS_JUDGE_*_HALLUSIONBENCH)
 
 
-class _JudgeSource:
-    """Creates the judge on first use (never when everything is supplied); closes what it created."""
+def _judge_batch(judge_object: Any, items: list, parse, repeats: int, desc: str):
+    """One judging batch through the shared pipeline (judge x repeats -> parsed verdict matrix)."""
+    from lmms_eval_tasks.judges.pipeline import judge_items
 
-    def __init__(self, judge: Any, judge_model: str | None) -> None:
-        self.spec, self.judge_model, self.created = judge, judge_model, None
-
-    def get(self) -> Any:
-        if self.spec is not None and not isinstance(self.spec, str):
-            return self.spec
-        if self.created is None:
-            from lmms_eval_tasks.judges import get_judge
-
-            kind = None if self.spec in (None, "auto") else self.spec
-            self.created = get_judge(kind, model=self.judge_model, task="hallusionbench")
-        return self.created
-
-    def close(self) -> None:
-        if self.created is not None and hasattr(self.created, "close"):
-            self.created.close()
+    return judge_items(items, judge_object, parse=parse, repeats=repeats, task=JUDGE_TASK, desc=desc)
 
 
-def _official_evaluation(
-    records, questions, structure, judge: _JudgeSource, repeats, diagnosis
-) -> Evaluation:
+def _official_evaluation(records, questions, structure, judge, repeats, diagnosis) -> Evaluation:
     supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
     supplied_sames = _supplied(records, "judge_same", normalize_same)
     n = len(questions)
     judge_object = None
     replies: dict[str, list[list[str | None]]] = {}
     errors: dict[str, list[list[str | None]]] = {}
+    judging: dict[str, dict[str, Any]] = {}
     if supplied_verdicts is not None:
         verdicts = supplied_verdicts
         if repeats is not None and repeats != len(verdicts[0]):
@@ -716,14 +710,17 @@ def _official_evaluation(
         predictions = _predictions(records)
         judge_object = judge.get()
         repeats = repeats or _default_repeats(judge_object)
-        reply_rows = judge_object.judge(
-            correctness_requests(records, predictions), repeats=repeats, desc="HallusionBench correctness"
+        batch = _judge_batch(
+            judge_object,
+            correctness_requests(records, predictions),
+            parse_correctness_reply,
+            repeats,
+            "HallusionBench correctness",
         )
-        replies["correctness"], errors["correctness"] = _reply_texts(reply_rows)
-        verdicts = [
-            [None if text is None else parse_correctness_reply(text) for text in row]
-            for row in replies["correctness"]
-        ]
+        batch.require_judged("HallusionBench correctness")  # no verdict at all: no metric, fail loudly
+        replies["correctness"], errors["correctness"] = batch.replies(), batch.errors()
+        judging["correctness"] = batch.report()
+        verdicts = batch.verdicts()
     if supplied_sames is not None:
         if len(supplied_sames[0]) != repeats:
             raise RecordError(
@@ -735,37 +732,40 @@ def _official_evaluation(
         if judge_object is None:
             judge_object = judge.get()
         offsets = consistency_needed(structure, verdicts)
-        requests = consistency_requests(structure, predictions, offsets)
-        reply_rows = (
-            judge_object.judge(requests, repeats=repeats, desc="HallusionBench consistency")
-            if requests
-            else []
+        batch = _judge_batch(
+            judge_object,
+            consistency_requests(structure, predictions, offsets),
+            parse_consistency_reply,
+            repeats,
+            "HallusionBench consistency",
         )
-        texts, reasons = _reply_texts(reply_rows)
+        judging["consistency"] = batch.report()
         sames = [[None] * repeats for _ in range(n)]
         replies["consistency"] = [[None] * repeats for _ in range(n)]
         errors["consistency"] = [[None] * repeats for _ in range(n)]
-        for offset, row, reason_row in zip(offsets, texts, reasons, strict=True):
-            sames[offset] = [None if text is None else parse_consistency_reply(text) for text in row]
-            replies["consistency"][offset] = row
-            errors["consistency"][offset] = reason_row
+        for offset, same_row, text_row, error_row in zip(
+            offsets, batch.verdicts(), batch.replies(), batch.errors(), strict=True
+        ):
+            sames[offset], replies["consistency"][offset], errors["consistency"][offset] = (
+                same_row,
+                text_row,
+                error_row,
+            )
     else:
         sames = [[None] * repeats for _ in range(n)]
     evaluation = _evaluate_repeats("official", structure, verdicts, sames, repeats, diagnosis)
     if judge_object is not None:
         evaluation.judge = judge_object.describe()
         evaluation.judge_usage = judge_object.usage()
-    evaluation.replies, evaluation.errors = replies, errors
+    evaluation.replies, evaluation.errors, evaluation.judging = replies, errors, judging
     return evaluation
 
 
 def _default_repeats(judge_object: Any) -> int:
     """Judge repeats when not given: the env setting if any, else 3 (the paper's protocol), 1 for rules."""
-    from lmms_eval_tasks.judges.config import env_setting
+    from lmms_eval_tasks.judges.pipeline import protocol_repeats
 
-    if env_setting("repeats", "hallusionbench"):
-        return int(judge_object.repeats)
-    return 1 if getattr(judge_object, "kind", "") == "rule" else 3
+    return protocol_repeats(judge_object, 3, JUDGE_TASK)
 
 
 def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -> Evaluation:
@@ -801,12 +801,13 @@ def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -
         "questions": n,
         "unjudged_verdicts": unjudged,
         "unjudged_questions": sum(1 for row in verdicts if any(v is None for v in row)),
-        "unjudged_consistency_needed": needed_unjudged,
-        "undiagnosed_verdicts": undiagnosed,
-        "missing_pair_reference": len(structure.missing_reference),
         "question_pairs": len(structure.pairs[""]),
         "figures": len(structure.figures[""]),
     }
+    if diagnosis:  # a run without the diagnosis has nothing to report about it
+        counts["unjudged_consistency_needed"] = needed_unjudged
+        counts["undiagnosed_verdicts"] = undiagnosed
+        counts["missing_pair_reference"] = len(structure.missing_reference)
     if unjudged:
         logger.warning(
             f"HallusionBench: {unjudged} of {n * repeats} verdicts are unjudged (judge failed); they are "
@@ -831,9 +832,14 @@ def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -
     )
 
 
-def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
+def _vlmevalkit_match(text: str) -> str:
+    """Parse the yes/no matcher's reply with VLMEvalKit's extraction; anything else is "unknown" (wrong)."""
+    return vlmevalkit_yes_no(text) or "unknown"
+
+
+def _vlmevalkit_evaluation(records, judge) -> Evaluation:
     """VLMEvalKit's protocol: image questions only, rule yes/no extraction, LLM (yorn prompt) for unknowns."""
-    from lmms_eval_tasks.judges import JudgeRequest
+    from lmms_eval_tasks.judges.pipeline import JudgeItem, JudgingFailed, failure_message
     from lmms_eval_tasks.judges.prompts import render_positional
 
     kept_indices = [
@@ -848,16 +854,26 @@ def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
     questions = parse_questions(kept, kept_indices)
     structure = build_structure(questions)
     predictions = _predictions(kept, kept_indices)
+    ignored = sum(1 for record in kept if "judge_verdict" in record or "judge_same" in record)
+    if ignored:
+        logger.warning(
+            f"HallusionBench (variant vlmevalkit): {ignored} records carry judge_verdict/judge_same; this "
+            "variant IGNORES them and reads yes/no from each prediction (VLMEvalKit's protocol). Use "
+            "variant=official to score supplied verdicts"
+        )
     extracted: list[str | None] = [vlmevalkit_yes_no(prediction) for prediction in predictions]
     unknown = [offset for offset, value in enumerate(extracted) if value is None]
     judge_object = judge.get()  # resolved even when unused, so results always name the judge
     verdict_row: list[str | None] = [None] * len(kept)
     replies = [[None] for _ in kept]
     errors = [[None] for _ in kept]
+    judging: dict[str, dict[str, Any]] = {}
+    batch = None
     if unknown:
-        requests = [
-            JudgeRequest(
-                prompt=render_positional(
+        items = [
+            JudgeItem(
+                _item_id(kept[offset], kept_indices[offset]),
+                render_positional(
                     "vlmevalkit_yorn_match_prompt",
                     _field_text(kept[offset], "question", kept_indices[offset]),
                     predictions[offset],
@@ -866,20 +882,21 @@ def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
             )
             for offset in unknown
         ]
-        reply_rows = judge_object.judge(requests, repeats=1, desc="HallusionBench yes/no matching")
-        for offset, row in zip(unknown, reply_rows, strict=True):
-            replies[offset] = [row[0].text]
-            errors[offset] = [row[0].error]
-            if row[0].text is None:
-                extracted[offset] = "unjudged"
-            else:
-                extracted[offset] = vlmevalkit_yes_no(row[0].text) or "unknown"
+        batch = _judge_batch(judge_object, items, _vlmevalkit_match, 1, "HallusionBench yes/no matching")
+        judging["yes_no_match"] = batch.report()
+        for offset, verdict, text, error in zip(
+            unknown, batch.verdicts(), batch.replies(), batch.errors(), strict=True
+        ):
+            replies[offset], errors[offset] = text, error
+            extracted[offset] = "unjudged" if verdict[0] is None else verdict[0]
     for offset, (question, answer) in enumerate(zip(questions, extracted, strict=True)):
         if answer == "unjudged":
             continue
         verdict_row[offset] = (
             CORRECT if answer == ("yes" if question.gt_answer == "1" else "no") else INCORRECT
         )
+    if batch is not None and all(verdict is None for verdict in verdict_row):
+        raise JudgingFailed(failure_message("HallusionBench yes/no matching", [batch]))
     verdicts = [[verdict] for verdict in verdict_row]
     sames = [[None] for _ in kept]
     evaluation = _evaluate_repeats("vlmevalkit", structure, verdicts, sames, 1, diagnosis=False)
@@ -889,8 +906,11 @@ def _vlmevalkit_evaluation(records, judge: _JudgeSource) -> Evaluation:
     evaluation.dropped_no_image = dropped
     evaluation.counts["dropped_no_image_questions"] = dropped
     evaluation.counts["llm_matched"] = len(unknown)
+    evaluation.counts["ignored_supplied_judge_fields"] = ignored
     evaluation.replies = {"yes_no_match": replies}
     evaluation.errors = {"yes_no_match": errors}
+    evaluation.judging = judging
+    evaluation.record_indices = kept_indices
     evaluation.judge = judge_object.describe()
     evaluation.judge_usage = judge_object.usage()
     return evaluation
@@ -916,11 +936,16 @@ def evaluate(
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
     if not records:
         raise RecordError("-", "<records>", "no records to score")
-    source = _JudgeSource(judge, judge_model)
+    from lmms_eval_tasks.judges.pipeline import LazyJudge
+
+    # created on first use only: with every verdict supplied no judge (and no "no endpoint" warning) exists
+    source = LazyJudge(judge, model=judge_model, task=JUDGE_TASK)
     try:
         if variant == "vlmevalkit":
             evaluation = _vlmevalkit_evaluation(records, source)
-            _count_empty_predictions(records, evaluation)
+            # only the scored (image) questions: the dropped no-image rows are not this variant's answers
+            scored = [records[index] for index in evaluation.record_indices or []]
+            _count_empty_predictions(scored, evaluation)
             return evaluation
         questions = parse_questions(records)
         structure = build_structure(questions)

@@ -17,6 +17,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks import harness
+from lmms_eval_tasks.judges.pipeline import JudgingFailed
 from lmms_eval_tasks.reports import build_report
 from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring import hallusionbench as scoring
@@ -223,21 +224,24 @@ def _annotate(records: list[dict[str, Any]], evaluation: scoring.Evaluation, jud
 
 
 def _unjudged_list(records: list[dict[str, Any]], evaluation: scoring.Evaluation) -> list[dict[str, Any]]:
+    """Every judgement without a verdict (the judging pipeline gives each one its reason)."""
     entries = []
+    indices = evaluation.record_indices or list(range(len(records)))
     for kind, rows in evaluation.replies.items():
         errors = evaluation.errors.get(kind, [])
         for offset, row in enumerate(rows):
-            for repeat, text in enumerate(row):
+            for repeat in range(len(row)):
                 error = errors[offset][repeat] if offset < len(errors) else None
-                if text is None and error is not None:
+                if error is not None:  # unjudged (no reply) or an unreadable reply
+                    index = indices[offset]
                     entries.append(
                         {
                             "kind": kind,
-                            "record": offset,
+                            "record": index,
                             "repeat": repeat,
                             "error": error,
                             "question_key": [
-                                records[offset].get(name)
+                                records[index].get(name)
                                 for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
                             ],
                         }
@@ -312,7 +316,10 @@ def score_task(records: list[dict[str, Any]], args: Any = None) -> dict[str, Any
     if task not in TASKS:
         raise ValueError(f"HallusionBench records carry an unknown task name {task!r}")
     settings = TASKS[task]
-    evaluation = scoring.evaluate(records, variant=settings.variant, judge=settings.judge)
+    try:
+        evaluation = scoring.evaluate(records, variant=settings.variant, judge=settings.judge)
+    except JudgingFailed as error:  # no verdict at all: fail the host's evaluation (the launcher exits 1)
+        raise JudgingFailed(f"{task}: {error}") from None
     judge_name = evaluation.judge.get("model", "?")
     _annotate(records, evaluation, judge_name)
     _write_outputs(args, task, records, evaluation)
