@@ -65,6 +65,7 @@ def _json_safe(value: Any) -> Any:
 
 
 def _command_score(args: argparse.Namespace) -> int:
+    from lmms_eval_tasks.judges.pipeline import JudgingFailed
     from lmms_eval_tasks.registry import benchmarks
     from lmms_eval_tasks.scoring import RecordError, get_scorer, read_jsonl
 
@@ -91,6 +92,9 @@ def _command_score(args: argparse.Namespace) -> int:
     except RecordError as error:
         print(f"lmms-eval-tasks score: {path}: {error}", file=sys.stderr)
         return 1
+    except JudgingFailed as error:  # no reply gave a verdict: no metric exists (docs/judges.md)
+        print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
+        return 3
     except ValueError as error:  # e.g. an option value the scorer rejects
         print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
         return 2
