@@ -366,22 +366,32 @@ class _AnswerCache:
 
     def __init__(self, protocol: str) -> None:
         self.protocol = protocol
+        # question id -> (the answers as given, {normalised answer: count}, unanimous under vqa_api)
         self.questions: dict[Any, tuple[list[str], dict[str, int], bool]] = {}
         self.predictions: dict[str, str] = {}
+        self.by_count: dict[tuple[int, int], float] = {}
 
-    def accuracy(self, question_id: Any, answers: list[str], mc_answer: str, prediction: str) -> float:
+    def answer_counts(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool] | None:
+        """The question's answer counts; None when ``answers`` is not a validated list seen before."""
+        cached = self.questions.get(question_id)
+        if cached is not None and cached[0] == answers:
+            return cached[1], cached[2]
+        return None
+
+    def add_question(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool]:
+        raw = [_clean_whitespace(answer) for answer in answers]
+        unanimous_raw = self.protocol == "vqa_api" and len(set(raw)) <= 1
+        counts: dict[str, int] = defaultdict(int)
+        for answer in raw if unanimous_raw else (normalize_answer(answer) for answer in answers):
+            counts[answer] += 1
+        self.questions[question_id] = (answers, dict(counts), unanimous_raw)
+        return self.questions[question_id][1], unanimous_raw
+
+    def accuracy(
+        self, counts: dict[str, int], unanimous_raw: bool, size: int, mc_answer: str, prediction: str
+    ) -> float:
         if self.protocol == "official":
             return 1.0 if prediction.strip() == mc_answer else 0.0
-        cached = self.questions.get(question_id)
-        if cached is None or cached[0] != answers:
-            raw = [_clean_whitespace(answer) for answer in answers]
-            unanimous_raw = self.protocol == "vqa_api" and len(set(raw)) <= 1
-            counts: dict[str, int] = defaultdict(int)
-            for answer in raw if unanimous_raw else (normalize_answer(answer) for answer in answers):
-                counts[answer] += 1
-            cached = (answers, dict(counts), unanimous_raw)
-            self.questions[question_id] = cached
-        _, counts, unanimous_raw = cached
         if unanimous_raw:
             predicted = _clean_whitespace(prediction)
         else:
@@ -390,7 +400,11 @@ class _AnswerCache:
                 predicted = normalize_answer(prediction)
                 if len(self.predictions) < 1_000_000:
                     self.predictions[prediction] = predicted
-        return _accuracy_from_count(counts.get(predicted, 0), len(answers))
+        key = (counts.get(predicted, 0), size)
+        value = self.by_count.get(key)
+        if value is None:
+            value = self.by_count[key] = _accuracy_from_count(*key)
+        return value
 
 
 def _validated(record: Any, index: int) -> tuple[Any, list[str], str, str, str, str, int, str, bool]:
@@ -450,38 +464,78 @@ def score_records(
     """
     _check_protocol(protocol)
     cache = _AnswerCache(protocol)
-    level_sum: dict[tuple[str, int], float] = defaultdict(float)
-    level_count: dict[tuple[str, int], int] = defaultdict(int)
-    type_sum: dict[tuple[str, str, str], float] = defaultdict(float)
-    type_count: dict[tuple[str, str, str], int] = defaultdict(int)
-    seen: set[tuple[Any, str, int]] = set()
-    total = 0.0
-    count = 0
+    level_ids: dict[tuple[str, int], int] = {}
+    type_ids: dict[str, dict[str, int]] = {"question_type": {}, "answer_type": {}}
+    record_levels: list[int] = []
+    record_types: dict[str, list[int]] = {"question_type": [], "answer_type": []}
+    accuracies: list[float] = []
+    seen: set[tuple[Any, int]] = set()
     missing_predictions = 0
+    question_types, answer_types = type_ids["question_type"], type_ids["answer_type"]
+    question_type_of, answer_type_of = record_types["question_type"], record_types["answer_type"]
     for index, record in enumerate(records):
-        qid, answers, mc_answer, qtype, atype, corruption, severity, prediction, missing = _validated(
-            record, index
-        )
+        # Fast path: plain field reads and type checks; any doubt goes to _validated, which raises precisely.
+        try:
+            qid = record["question_id"]
+            answers = record["answers"]
+            mc_answer = record["multiple_choice_answer"]
+            qtype = record["question_type"]
+            atype = record["answer_type"]
+            corruption = record["corruption"]
+            severity = record["severity"]
+            prediction = record["prediction"]
+            known = cache.answer_counts(qid, answers) if type(answers) is list else None
+            fast = (
+                known is not None
+                and type(severity) is int
+                and 0 <= severity <= 5
+                and type(prediction) is str
+                and type(mc_answer) is str
+                and type(qtype) is str
+                and type(atype) is str
+                and type(corruption) is str
+                and (severity != 0 or corruption)
+                and (severity == 0 or (corruption and corruption != CLEAN))
+            )
+        except (KeyError, TypeError):
+            fast = False
+        if not fast:
+            qid, answers, mc_answer, qtype, atype, corruption, severity, prediction, missing = _validated(
+                record, index
+            )
+            missing_predictions += missing
+            known = cache.answer_counts(qid, answers) or cache.add_question(qid, answers)
         level = (CLEAN, 0) if severity == 0 else (corruption, severity)
-        key = (qid, *level)
+        level_id = level_ids.get(level)
+        if level_id is None:
+            level_id = level_ids[level] = len(level_ids)
+        key = (qid, level_id)
         if key in seen:
             raise RecordError(
                 index, "question_id", f"duplicate question {qid!r} at level {level_key(*level)}"
             )
         seen.add(key)
-        accuracy = cache.accuracy(qid, answers, mc_answer, prediction)
-        missing_predictions += missing
-        total += accuracy
-        count += 1
-        level_sum[level] += accuracy
-        level_count[level] += 1
-        name = level_key(*level)
-        for kind, value in (("question_type", qtype), ("answer_type", atype)):
-            type_sum[(kind, value, name)] += accuracy
-            type_count[(kind, value, name)] += 1
+        accuracies.append(cache.accuracy(known[0], known[1], len(answers), mc_answer, prediction))
+        record_levels.append(level_id)
+        type_id = question_types.get(qtype)
+        if type_id is None:
+            type_id = question_types[qtype] = len(question_types)
+        question_type_of.append(type_id)
+        type_id = answer_types.get(atype)
+        if type_id is None:
+            type_id = answer_types[atype] = len(answer_types)
+        answer_type_of.append(type_id)
+    count = len(accuracies)
     if count == 0:
         raise RecordError("-", "<records>", "no records to score")
 
+    values = np.asarray(accuracies, dtype=np.float64)
+    levels_of = np.asarray(record_levels, dtype=np.int64)
+    level_sums = np.bincount(levels_of, weights=values, minlength=len(level_ids))
+    level_counts = np.bincount(levels_of, minlength=len(level_ids))
+    level_sum = {level: float(level_sums[i]) for level, i in level_ids.items()}
+    level_count = {level: int(level_counts[i]) for level, i in level_ids.items()}
+    total = float(values.sum())
     by_level = {level_key(*level): _mean(level_sum[level], level_count[level]) for level in sorted(level_sum)}
     questions_by_level = {level_key(*level): level_count[level] for level in sorted(level_count)}
     corruptions = sorted({name for name, severity in level_sum if severity > 0})
@@ -529,20 +583,25 @@ def score_records(
         metrics["questions_by_level"] = questions_by_level
         metrics["complete_corruptions"] = complete
         metrics["incomplete_corruptions"] = incomplete
+        level_names = [""] * len(level_ids)
+        for level, i in level_ids.items():
+            level_names[i] = level_key(*level)
         for kind in ("question_type", "answer_type"):
-            grouped: dict[str, dict[str, float]] = defaultdict(dict)
-            overall_sum: dict[str, float] = defaultdict(float)
-            overall_count: dict[str, int] = defaultdict(int)
-            for (record_kind, value, name), subtotal in type_sum.items():
-                if record_kind != kind:
-                    continue
-                grouped[value][name] = subtotal / type_count[(record_kind, value, name)]
-                overall_sum[value] += subtotal
-                overall_count[value] += type_count[(record_kind, value, name)]
+            names = sorted(type_ids[kind], key=type_ids[kind].get)
+            codes = np.asarray(record_types[kind], dtype=np.int64) * len(level_ids) + levels_of
+            cells = len(names) * len(level_ids)
+            sums = np.bincount(codes, weights=values, minlength=cells).reshape(len(names), len(level_ids))
+            counts = np.bincount(codes, minlength=cells).reshape(len(names), len(level_ids))
             metrics[f"accuracy_by_{kind}"] = {
-                value: overall_sum[value] / overall_count[value] for value in sorted(overall_sum)
+                name: float(sums[i].sum() / counts[i].sum())
+                for i, name in sorted(enumerate(names), key=lambda x: x[1])
             }
             metrics[f"accuracy_by_{kind}_and_level"] = {
-                value: dict(sorted(grouped[value].items())) for value in sorted(grouped)
+                name: {
+                    level_names[j]: float(sums[i, j] / counts[i, j])
+                    for j in sorted(range(len(level_ids)), key=level_names.__getitem__)
+                    if counts[i, j]
+                }
+                for i, name in sorted(enumerate(names), key=lambda x: x[1])
             }
     return metrics
