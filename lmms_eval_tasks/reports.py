@@ -117,6 +117,14 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def write_json(path: str | os.PathLike[str], value: Any, indent: int | None = 2) -> Path:
+    """Write ``value`` to ``path`` as strict JSON, atomically (for benchmark files next to the report)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomically(path, dumps_strict(value, indent=indent) + "\n")
+    return path
+
+
 # ---- provenance --------------------------------------------------------------------------------------
 
 
