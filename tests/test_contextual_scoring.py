@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -314,3 +315,122 @@ def test_per_question_correct() -> None:
     }
     ties = [record(0, "time", ["Yes", "No"]), record(1, "web", ["Yes", "Yes"])]
     assert per_question_correct(ties) == {"https://example.org/web/1.jpg": True}  # the tie is left out
+
+
+# ------------------------------------------------------------------------------------------------------
+# the LLM judge through the pack's judges package, against the local fake OpenAI server
+# ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def judge_env(monkeypatch, tmp_path):
+    from fake_openai import isolate_judge_env
+
+    isolate_judge_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "judge_cache.sqlite"))
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_RETRIES", "3")
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_BASE", "0.01")
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_MAX", "0.02")
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_TIMEOUT", "1")
+    return monkeypatch
+
+
+def reasoning_judge(prompt: str) -> str:
+    """A judge that reads the filled official prompt and says Yes when the prediction holds the reference."""
+    if prompt.startswith("[{"):  # a text + image message: the fake server passes the parts as JSON
+        prompt = next(part["text"] for part in json.loads(prompt) if part["type"] == "text")
+    reference = prompt.split("\nGround-truth Response: ", 1)[1].split("\nPredicted Response: ", 1)[0]
+    prediction = prompt.split("\nPredicted Response: ", 1)[1]
+    verdict = "Yes" if reference.lower() in prediction.lower() else "No"
+    # reasoning that mentions the other word first, as GPT-4 often does
+    return f"Does the prediction say Yes or No to the reference? Let me compare.\nJudgement: {verdict}"
+
+
+def judged_records() -> list[dict]:
+    cases = [
+        ("time", "10:10", "The clock shows 10:10."),
+        ("shopping", "$4.50", "It costs $3.00."),
+        ("navigation-transportation", "Exit 12B", "Take exit 12b towards the airport."),
+        ("stvqa", "OPEN", "The sign says CLOSED."),
+        ("estvqa", "Bakery", "This is the bakery entrance."),
+        ("web", "Subscribe", "Login"),
+    ]
+    records = []
+    for index, (category, reference, prediction) in enumerate(cases):
+        item = record(index, category, None, response=reference, prediction=prediction)
+        del item["judge_verdict"]
+        records.append(item)
+    return records
+
+
+def test_llm_judge_with_injected_faults_scores_nothing_wrong(judge_env) -> None:
+    from fake_openai import FakeOpenAIServer, always_fail, combine, fail_first_attempts
+
+    records = judged_records()
+    failing = judge_prompt(parse_item(records[5], 5))
+    faults = combine(always_fail({failing}, "bad_request"), fail_first_attempts(0.7, sleep=1.5))
+    with FakeOpenAIServer(reasoning_judge, faults=faults) as server:
+        judge_env.setenv("OPENAI_API_URL", server.base_url)
+        judge_env.setenv("OPENAI_API_KEY", "test-key")
+        evaluation = evaluate(records, judge="openai")
+        assert any(call.fault for call in server.calls if call.prompt != failing)  # faults were injected
+        # every prompt the server saw is the official template filled for one of the records
+        assert {call.prompt for call in server.calls} == {
+            judge_prompt(parse_item(r, i)) for i, r in enumerate(records)
+        }
+    # expected verdicts: yes, no, yes (case-insensitive containment), no, yes; the failing one unjudged
+    assert evaluation.verdicts == [[True], [False], [True], [False], [True], [None]]
+    metrics = evaluation.metrics
+    assert metrics["acceptance_rate"] == pytest.approx(60.0)  # 3 of 5 judged
+    assert metrics["acceptance_rate_misc_natural_scenes"] == pytest.approx(50.0)  # (0 + 1) / (1 + 1)
+    assert metrics["acceptance_rate_web"] is None
+    assert metrics["unjudged"] == 1 and metrics["unjudged_judge_failed"] == 1
+    assert evaluation.judge["kind"] == "openai" and evaluation.judge_usage["retries"] >= 1
+    assert [entry["item_id"] for entry in evaluation.judge_batch["unjudged"]] == [records[5]["image_url"]]
+    assert "HTTP 400" in evaluation.judge_batch["unjudged"][0]["error"]
+
+
+def test_llm_judge_replies_are_cached(judge_env) -> None:
+    from fake_openai import FakeOpenAIServer
+
+    records = judged_records()
+    with FakeOpenAIServer(reasoning_judge) as server:
+        judge_env.setenv("OPENAI_API_URL", server.base_url)
+        first = score_records(records, judge="openai")
+        calls = server.call_count()
+        second = score_records(records, judge="openai")
+        assert server.call_count() == calls == len(records)
+    assert first["acceptance_rate"] == second["acceptance_rate"] == pytest.approx(50.0)
+
+
+def test_image_aware_judge_sends_the_image(judge_env, tmp_path) -> None:
+    from fake_openai import FakeOpenAIServer
+    from PIL import Image
+
+    records = judged_records()[:2]
+    image_path = tmp_path / "clock.png"
+    Image.new("RGB", (4, 4), (10, 20, 30)).save(image_path)
+    records[0]["image_path"] = str(image_path)
+    with FakeOpenAIServer(reasoning_judge) as server:
+        judge_env.setenv("OPENAI_API_URL", server.base_url)
+        evaluation = evaluate(records, judge="openai", image_judge=True)
+        contents = [call.messages[-1]["content"] for call in server.calls]
+    images = sorted(
+        part["image_url"]["url"][:22]
+        for content in contents
+        for part in content
+        if part["type"] == "image_url"
+    )
+    assert images == ["data:image/png;base64,", records[1]["image_url"][:22]]
+    assert evaluation.verdicts == [[True], [False]]
+
+
+def test_no_verdict_at_all_fails_loudly(judge_env) -> None:
+    from fake_openai import FakeOpenAIServer
+
+    from lmms_eval_tasks.judges.pipeline import JudgingFailed
+
+    with FakeOpenAIServer(lambda prompt: "I am not sure.") as server:
+        judge_env.setenv("OPENAI_API_URL", server.base_url)
+        with pytest.raises(JudgingFailed, match="contextual: judging failed entirely"):
+            score_records(judged_records(), judge="openai")

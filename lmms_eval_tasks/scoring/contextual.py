@@ -321,35 +321,35 @@ def judge_prompt(item: Item) -> str:
     )
 
 
-def judge_requests(items: Sequence[Item]) -> list:
-    """One official judge request per item, carrying the rule judge's reply for offline runs."""
-    from lmms_eval_tasks.judges import JudgeRequest
+def judge_image(record: dict[str, Any], item: Item) -> Any:
+    """What the image-aware judge is shown: the bytes of ``image_path`` when the record has one (the local
+    copy ``prepare`` made), else the ``image_url`` (the chat API fetches http(s) URLs itself)."""
+    path = record.get("image_path")
+    if isinstance(path, str) and path:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError as error:
+            raise RecordError(item.index, "image_path", f"cannot read {path!r}: {error}") from None
+    if item.image_url.startswith(("http://", "https://", "data:image/")):
+        return item.image_url
+    raise RecordError(item.index, "image_url", "the image-aware judge needs an http(s) URL or an image_path")
+
+
+def judge_items(records: Sequence[dict[str, Any]], items: Sequence[Item], image_judge: bool = False) -> list:
+    """One official judge item per record (id = image URL), with the rule judge's reply for offline runs;
+    ``image_judge`` adds the image (the paper's second, GPT-4V-style judge)."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
 
     return [
-        JudgeRequest(prompt=judge_prompt(item), rule_reply=rule_reply(item.prediction, item.response or ""))
+        JudgeItem(
+            item_id=item.image_url,
+            prompt=judge_prompt(item),
+            rule_reply=rule_reply(item.prediction, item.response or ""),
+            image=judge_image(records[item.index], item) if image_judge else None,
+        )
         for item in items
     ]
-
-
-class _JudgeSource:
-    """Creates the judge on first use (never when every verdict is supplied); closes what it created."""
-
-    def __init__(self, judge: Any, judge_model: str | None, task: str) -> None:
-        self.spec, self.judge_model, self.task, self.created = judge, judge_model, task, None
-
-    def get(self) -> Any:
-        if self.spec is not None and not isinstance(self.spec, str):
-            return self.spec
-        if self.created is None:
-            from lmms_eval_tasks.judges import get_judge
-
-            kind = None if self.spec in (None, "auto") else self.spec
-            self.created = get_judge(kind, model=self.judge_model, task=self.task)
-        return self.created
-
-    def close(self) -> None:
-        if self.created is not None and hasattr(self.created, "close"):
-            self.created.close()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -373,6 +373,7 @@ class Evaluation:
     supplied: list[bool] = field(default_factory=list)
     judge: dict[str, Any] = field(default_factory=dict)
     judge_usage: dict[str, Any] = field(default_factory=dict)
+    judge_batch: dict[str, Any] = field(default_factory=dict)
 
     def flat(self) -> dict[str, Any]:
         """The ``score_records`` output: rates in percent, counts, per-scenario counts, the judge used."""
@@ -457,12 +458,15 @@ def evaluate(
     judge_model: str | None = None,
     repeats: int | None = None,
     rouge: bool = True,
+    image_judge: bool = False,
     task: str = "contextual",
 ) -> Evaluation:
     """Score ConTextual records; the full result (per repeat, per item) for hooks and reports.
 
     Records with ``judge_verdict`` use it; the others are judged with the official prompt by ``judge``
-    (None/"auto", "openai", "rule" or a Judge object), ``repeats`` times (default: the judge's setting, 1).
+    (None/"auto", "openai", "rule" or a Judge object), ``repeats`` times (default 1, the official protocol;
+    ``LMMS_EVAL_TASKS_JUDGE_REPEATS`` overrides); ``image_judge`` also shows the judge the image.
+    Raises ``JudgingFailed`` when judging was needed and no item got a verdict.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
@@ -487,33 +491,39 @@ def evaluate(
             "judge_verdict",
             f"{supplied_repeats} repeats supplied but repeats={repeats}",
         )
-    source = _JudgeSource(judge, judge_model, task)
-    judge_object = None
     verdicts: list[list[bool | None]] = [[] for _ in items]
     replies: list[list[str | None]] = [[] for _ in items]
     errors: list[list[str | None]] = [[] for _ in items]
-    try:
-        if to_judge:
-            judge_object = source.get()
-            repeats = repeats or supplied_repeats or int(getattr(judge_object, "repeats", 1) or 1)
-            rows = judge_object.judge(judge_requests(to_judge), repeats=repeats, desc="ConTextual judge")
-            for item, row in zip(to_judge, rows, strict=True):
-                replies[item.index] = [reply.text for reply in row]
-                errors[item.index] = [reply.error for reply in row]
-                verdicts[item.index] = [
-                    None if reply.text is None else parse_judge_reply(reply.text, protocol) for reply in row
-                ]
-        repeats = repeats or supplied_repeats or 1
-        for index, (values, texts) in supplied.items():
-            verdicts[index] = values
-            replies[index] = texts
-            errors[index] = [None] * len(values)
-        if judge_object is not None:
-            judge_description, judge_usage = judge_object.describe(), judge_object.usage()
-        else:
-            judge_description, judge_usage = {}, {}
-    finally:
-        source.close()
+    batch_report: dict[str, Any] = {}
+    judge_description: dict[str, Any] = {}
+    judge_usage: dict[str, Any] = {}
+    if to_judge:
+        from lmms_eval_tasks.judges.pipeline import LazyJudge, protocol_repeats
+        from lmms_eval_tasks.judges.pipeline import judge_items as run_judge
+
+        with LazyJudge(judge, model=judge_model, task=task) as lazy:
+            judge_object = lazy.get()
+            repeats = repeats or supplied_repeats or protocol_repeats(judge_object, 1, task)
+            batch = run_judge(
+                judge_items(records, to_judge, image_judge),
+                judge_object,
+                parse=lambda text: parse_judge_reply(text, protocol),
+                repeats=repeats,
+                task=task,
+                desc="ConTextual judge",
+            )
+            batch.require_judged(task)
+            for item, cells in zip(to_judge, batch.cells, strict=True):
+                verdicts[item.index] = [cell.verdict if cell.judged else None for cell in cells]
+                replies[item.index] = [cell.reply for cell in cells]
+                errors[item.index] = [cell.error for cell in cells]
+            batch_report = batch.report()
+            judge_description, judge_usage = judge_object.describe(), batch.usage
+    repeats = repeats or supplied_repeats or 1
+    for index, (values, texts) in supplied.items():
+        verdicts[index] = values
+        replies[index] = texts
+        errors[index] = [None if value is not None else "supplied verdict has no Yes/No" for value in values]
 
     categories = [item.category for item in items]
     per_repeat = [
@@ -567,6 +577,7 @@ def evaluate(
         supplied=[item.index in supplied for item in items],
         judge=judge_description,
         judge_usage=judge_usage,
+        judge_batch=batch_report,
     )
 
 
@@ -578,11 +589,18 @@ def score_records(
     judge_model: str | None = None,
     repeats: int | None = None,
     rouge: bool = True,
+    image_judge: bool = False,
 ) -> dict[str, Any]:
     """Metrics for saved records: ``image_url, instruction, response, category, prediction`` (+ optional
     ``judge_verdict``). Rates in percent of judged items; ``unjudged`` counts items without a verdict."""
     return evaluate(
-        records, protocol=protocol, judge=judge, judge_model=judge_model, repeats=repeats, rouge=rouge
+        records,
+        protocol=protocol,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        rouge=rouge,
+        image_judge=image_judge,
     ).flat()
 
 
@@ -593,11 +611,18 @@ def per_question_correct(
     judge: str | None = None,
     judge_model: str | None = None,
     repeats: int | None = None,
+    image_judge: bool = False,
 ) -> dict[str, bool]:
     """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
     (and repeat ties) are left out and counted in a warning."""
     evaluation = evaluate(
-        records, protocol=protocol, judge=judge, judge_model=judge_model, repeats=repeats, rouge=False
+        records,
+        protocol=protocol,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        rouge=False,
+        image_judge=image_judge,
     )
     correct: dict[str, bool] = {}
     left_out = 0
@@ -631,7 +656,8 @@ __all__ = [
     "acceptance_metrics",
     "evaluate",
     "judge_prompt",
-    "judge_requests",
+    "judge_image",
+    "judge_items",
     "normal_interval",
     "normalize_verdict",
     "parse_item",
