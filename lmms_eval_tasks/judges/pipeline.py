@@ -246,12 +246,12 @@ def judge_items(
     ``max_unjudged`` (default: ``LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED``, 0.05).
     """
     threshold = max_unjudged_share(max_unjudged, task)
-    ids = [item.item_id for item in items]
     for index, item in enumerate(items):
         if not isinstance(item, JudgeItem):
             raise TypeError(f"item {index}: expected JudgeItem, got {type(item).__name__}")
         if not isinstance(item.item_id, str) or not item.item_id:
             raise TypeError(f"item {index}: item_id must be a non-empty str, got {item.item_id!r}")
+    ids = [item.item_id for item in items]
     if len(set(ids)) != len(ids):
         duplicate = next(item_id for item_id, count in Counter(ids).items() if count > 1)
         raise ValueError(f"judge items must have unique ids; {duplicate!r} appears more than once")
