@@ -1,0 +1,151 @@
+"""lmms-eval hooks for VQDv1: image, prompt per model, one ``score`` record per query, aggregation.
+
+Metric logic lives in ``lmms_eval_tasks.scoring.vqdv1``; the coordinate convention of the model's boxes
+and the protocol are scoring options read from the environment (``LMMS_EVAL_TASKS_VQDV1_COORDS``,
+``..._BOX_FORMAT``, ``..._SYNTAX``, ``..._PROTOCOL``) and recorded in the pack report (docs/revisiting.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+from lmms_eval_tasks.harness import TaskHooks
+from lmms_eval_tasks.scoring import RecordError
+from lmms_eval_tasks.scoring import vqdv1 as scoring
+from lmms_eval_tasks.tasks.vqdv1.prompts import PROMPT_ENV, build_prompt, resolve_template
+
+OPTION_ENV = {
+    "protocol": ("LMMS_EVAL_TASKS_VQDV1_PROTOCOL", scoring.PROTOCOLS),
+    "coords": ("LMMS_EVAL_TASKS_VQDV1_COORDS", scoring.COORDS),
+    "box_format": ("LMMS_EVAL_TASKS_VQDV1_BOX_FORMAT", scoring.BOX_FORMATS),
+    "syntax": ("LMMS_EVAL_TASKS_VQDV1_SYNTAX", scoring.SYNTAXES),
+}
+# Dataset fields copied into each record (the first four are required; the rest when present).
+RECORD_FIELDS = (
+    "question_id", "gtbox", "width", "height", "question", "question_type", "image_id", "file_name"
+)
+
+
+def score_options() -> dict[str, str]:
+    """Scoring options from the environment (defaults: the spec's protocol, the official coordinate rule)."""
+    options: dict[str, str] = {}
+    for option, (variable, allowed) in OPTION_ENV.items():
+        value = os.environ.get(variable, "").strip()
+        if value:
+            if value not in allowed:
+                raise ValueError(f"{variable}={value!r}: expected one of {', '.join(allowed)}")
+            options[option] = value
+    return options
+
+
+def task_settings(task: str) -> dict[str, Any]:
+    """Scoring options and the prompt in force, recorded in the task's report."""
+    prompt = os.environ.get(PROMPT_ENV, "").strip()
+    return {
+        "score_options": score_options(),
+        "prompt_override": prompt or None,
+        "iou_threshold": scoring.IOU_THRESHOLD,
+    }
+
+
+def _gtbox(doc: dict[str, Any]) -> list[Any]:
+    value = doc.get("gtbox")
+    if isinstance(value, str):  # a JSON string column is accepted too
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise RecordError(doc.get("question_id", "?"), "gtbox", f"not JSON: {value!r:.80}") from None
+    if value is None:
+        raise RecordError(doc.get("question_id", "?"), "gtbox", "missing")
+    return [list(box) for box in value]
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
+    """The query's image (RGB); a missing or undecodable image raises an error naming the query."""
+    image = doc.get("image")
+    if image is None:
+        raise RecordError(doc.get("question_id", "?"), "image", "missing")
+    try:
+        return [image.convert("RGB")]
+    except Exception as error:  # PIL raises several types for corrupt data
+        raise RecordError(doc.get("question_id", "?"), "image", f"cannot decode: {error}") from error
+
+
+def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+    """The query in the model's prompt (``prompt`` kwarg or $LMMS_EVAL_TASKS_VQDV1_PROMPT)."""
+    return build_prompt(str(doc["question"]), lmms_eval_specific_kwargs)
+
+
+def doc_to_target(doc: dict[str, Any]) -> str:
+    """The ground-truth boxes as JSON text (shown in the host's samples log; scoring reads ``gtbox``)."""
+    return json.dumps(_gtbox(doc))
+
+
+def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
+    """One ``score`` record: the dataset's fields plus the raw model text."""
+    record: dict[str, Any] = {}
+    for field in RECORD_FIELDS:
+        if field in doc and doc[field] is not None:
+            record[field] = doc[field]
+        elif field in RECORD_FIELDS[:4]:
+            raise RecordError(doc.get("question_id", "?"), field, "missing from the document")
+    record["gtbox"] = _gtbox(doc)
+    prediction = results[0] if results else ""
+    record["prediction"] = prediction if isinstance(prediction, str) else str(prediction)
+    return record
+
+
+def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str) -> dict[str, Any]:
+    """The per-bucket precision/recall table (and, when the host gives an output folder, its plot)."""
+    details: dict[str, Any] = {"buckets": scoring.bucket_table(metrics)}
+    if "micro_f1" in metrics and not details["buckets"]:
+        details["note"] = "protocol=official: the official script reports no per-bucket precision/recall"
+    return details
+
+
+def _plot_path(args: Any, task: str) -> Path | None:
+    output = getattr(args, "output_path", None) if args is not None else None
+    if not output:
+        return None
+    return Path(output) / "lmms_eval_tasks" / f"{task}_precision_recall.png"
+
+
+def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Score once with the registry's scorer; the report gets the bucket table and the plot's path."""
+    metrics = scoring.score_records(records, **score_options())
+    details = report_details(records, metrics, task)
+    path = _plot_path(args, task)
+    if path is not None and details["buckets"]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scoring.plot_precision_recall(metrics, path, title=task)
+        details["precision_recall_plot"] = str(path)
+    details["prompt_template"] = resolve_template(None) if os.environ.get(PROMPT_ENV) else None
+    return metrics, details
+
+
+def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
+    """A random box list in the output syntax (0-5 boxes in pixel [x1, y1, x2, y2]; "[[]]" for none)."""
+    width = float(doc.get("width") or 100)
+    height = float(doc.get("height") or 100)
+    boxes = []
+    for _ in range(rng.randint(0, 5)):
+        x1, x2 = sorted(rng.uniform(0, width) for _ in range(2))
+        y1, y2 = sorted(rng.uniform(0, height) for _ in range(2))
+        boxes.append(f"[{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}]")
+    return "[" + ", ".join(boxes) + "]" if boxes else "[[]]"
+
+
+HOOKS = TaskHooks("vqdv1", make_record, task_settings=task_settings, score_task=score_task)
+process_results = HOOKS.process_results
+aggregate_micro_f1 = HOOKS.aggregator("micro_f1")
+aggregate_macro_f1 = HOOKS.aggregator("macro_f1")
+aggregate_f1_0 = HOOKS.aggregator("f1_0")
+aggregate_f1_1 = HOOKS.aggregator("f1_1")
+aggregate_f1_2 = HOOKS.aggregator("f1_2")
+aggregate_f1_3 = HOOKS.aggregator("f1_3")
+aggregate_unparsed = HOOKS.aggregator("unparsed")
+aggregate_group = HOOKS.aggregate_group

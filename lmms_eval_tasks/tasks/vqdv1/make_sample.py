@@ -1,0 +1,118 @@
+"""The bundled VQDv1 sample: generated scenes of coloured shapes whose boxes are known by construction.
+
+Six 320x240 images, 19 queries in the official schema (``question``, ``gtbox`` as ``[[x, y, w, h], ...]``
+or ``[[]]``, ``question_type``, ``question_id``, ``image_id``, ``width``, ``height``, ``file_name``) plus
+an HF ``Image`` column. Every box-count bucket is present: 6 queries with no box, 5 with one, 3 with two,
+2 with three, 1 with four and 2 with five or more (5 and 7), so the official protocol's arithmetic (which
+needs a query with 5+ boxes) runs too. Deterministic: positions come from ``random.Random(SEED)``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from lmms_eval_tasks import sample_data
+
+SEED = 0
+WIDTH, HEIGHT = 320, 240
+SAMPLE_FILE = "vqdv1_sample.parquet"
+_COLUMNS, _ROWS = 5, 4
+
+# Per scene: the shapes drawn (kind, colour, how many), then the queries: (kind, colour or None).
+SCENES: list[tuple[list[tuple[str, str, int]], list[tuple[str, str | None]]]] = [
+    (
+        [("circle", "red", 1), ("square", "green", 2), ("triangle", "blue", 3)],
+        [("circle", "red"), ("square", "green"), ("triangle", "blue"), ("circle", "yellow")],
+    ),
+    (
+        [("square", "blue", 7), ("circle", "yellow", 1)],
+        [("square", "blue"), ("circle", "yellow"), ("triangle", None)],
+    ),
+    (
+        [("circle", "red", 5), ("triangle", "purple", 2)],
+        [("circle", "red"), ("triangle", "purple"), ("square", None)],
+    ),
+    (
+        [("square", "orange", 4), ("circle", "green", 1), ("triangle", "red", 1)],
+        [("square", "orange"), ("circle", None), ("triangle", None), ("square", "blue")],
+    ),
+    (
+        [("triangle", "yellow", 2), ("circle", "blue", 3)],
+        [("triangle", None), ("circle", "blue"), ("square", "red")],
+    ),
+    ([("square", "purple", 1)], [("square", "purple"), ("circle", None)]),
+]
+
+
+def _draw_scene(rng: random.Random, shapes: list[tuple[str, str, int]]) -> tuple[Any, list[dict[str, Any]]]:
+    """Draw the shapes in distinct grid cells; returns the image and each shape with its [x, y, w, h]."""
+    image, draw = sample_data.canvas(WIDTH, HEIGHT, (235, 235, 235))
+    cells = rng.sample(range(_COLUMNS * _ROWS), sum(count for _, _, count in shapes))
+    cell_width, cell_height = WIDTH // _COLUMNS, HEIGHT // _ROWS
+    drawn = []
+    for kind, colour, count in shapes:
+        for _ in range(count):
+            cell = cells.pop()
+            radius = rng.randint(14, 22)
+            centre_x = (cell % _COLUMNS) * cell_width + cell_width // 2 + rng.randint(-6, 6)
+            centre_y = (cell // _COLUMNS) * cell_height + cell_height // 2 + rng.randint(-4, 4)
+            x1, y1, x2, y2 = sample_data.draw_shape(
+                draw, kind, (centre_x, centre_y), radius, sample_data.COLOURS[colour]
+            )
+            drawn.append({"kind": kind, "colour": colour, "box": [x1, y1, x2 - x1, y2 - y1]})
+    return image, drawn
+
+
+def rows() -> list[dict[str, Any]]:
+    """The sample's rows in the official VQDv1 schema plus an ``image`` cell."""
+    rng = random.Random(SEED)
+    result: list[dict[str, Any]] = []
+    for image_id, (shapes, queries) in enumerate(SCENES):
+        image, drawn = _draw_scene(rng, shapes)
+        cell = sample_data.image_cell(image)
+        for kind, colour in queries:
+            boxes = [
+                [float(value) for value in shape["box"]]
+                for shape in drawn
+                if shape["kind"] == kind and (colour is None or shape["colour"] == colour)
+            ]
+            noun = f"{colour} {kind}" if colour else kind
+            result.append(
+                {
+                    "question": f"Show the {noun} in the picture.",
+                    "gtbox": boxes or [[]],
+                    "question_type": "color" if colour else "simple",
+                    "question_id": len(result),
+                    "image_id": image_id,
+                    "width": WIDTH,
+                    "height": HEIGHT,
+                    "file_name": f"vqdv1_sample_{image_id:02d}.png",
+                    "image": cell,
+                }
+            )
+    return result
+
+
+def features() -> Any:
+    """The dataset schema: the official fields (gtbox as a list of float lists) and an HF Image."""
+    from datasets import Features, Image, Sequence, Value
+
+    return Features(
+        {
+            "question": Value("string"),
+            "gtbox": Sequence(Sequence(Value("float64"))),
+            "question_type": Value("string"),
+            "question_id": Value("int64"),
+            "image_id": Value("int64"),
+            "width": Value("int64"),
+            "height": Value("int64"),
+            "file_name": Value("string"),
+            "image": Image(),
+        }
+    )
+
+
+def sample_files() -> dict[str, bytes]:
+    """{file name under sample/: bytes} of the bundled sample."""
+    return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}
