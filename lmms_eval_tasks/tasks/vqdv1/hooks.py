@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.harness import TaskHooks
+from lmms_eval_tasks.harness import TaskHooks, output_dir
 from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring import vqdv1 as scoring
 from lmms_eval_tasks.tasks.vqdv1.prompts import PROMPT_ENV, build_prompt, resolve_template
@@ -108,10 +108,9 @@ def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task:
 
 
 def _plot_path(args: Any, task: str) -> Path | None:
-    output = getattr(args, "output_path", None) if args is not None else None
-    if not output:
-        return None
-    return Path(output) / "lmms_eval_tasks" / f"{task}_precision_recall.png"
+    """``<run folder>/<task>_precision_recall.png`` next to the report, or None without an output path."""
+    folder = output_dir(args) if args is not None else None
+    return None if folder is None else Path(folder) / f"{task}_precision_recall.png"
 
 
 def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -123,7 +122,8 @@ def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dic
         path.parent.mkdir(parents=True, exist_ok=True)
         scoring.plot_precision_recall(metrics, path, title=task)
         details["precision_recall_plot"] = str(path)
-    details["prompt_template"] = resolve_template(None) if os.environ.get(PROMPT_ENV) else None
+    if os.environ.get(PROMPT_ENV, "").strip():
+        details["prompt_template"] = resolve_template(None)
     return metrics, details
 
 
