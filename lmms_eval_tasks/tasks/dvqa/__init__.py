@@ -1,0 +1,21 @@
+"""DVQA (Revisiting MLLM Evaluation): bar-chart QA by template (structure, data retrieval, reasoning)."""
+
+from lmms_eval_tasks.registry import Benchmark
+
+BENCHMARK = Benchmark(
+    name="dvqa",
+    title="DVQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
+    description="bar-chart QA: structural understanding, data retrieval, reasoning; exact match, decimals "
+    "kept",
+    scorer="lmms_eval_tasks.scoring.dvqa:score_records",
+    record_fields=("question_id", "template_id", "answer"),
+    headline_metrics=(
+        "micro_accuracy",
+        "macro_accuracy",
+        "accuracy_structure",
+        "accuracy_data",
+        "accuracy_reasoning",
+    ),
+    per_question="lmms_eval_tasks.scoring.dvqa:per_question_correct",
+    docs="docs/revisiting.md",
+)

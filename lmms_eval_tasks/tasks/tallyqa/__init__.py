@@ -1,0 +1,23 @@
+"""TallyQA (Revisiting MLLM Evaluation): counting, simple vs complex questions, accuracy and RMSE."""
+
+from lmms_eval_tasks.registry import Benchmark
+
+BENCHMARK = Benchmark(
+    name="tallyqa",
+    title="TallyQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
+    description="counting questions, simple and complex: micro/macro accuracy (count buckets 0-3, 4+), RMSE",
+    scorer="lmms_eval_tasks.scoring.tallyqa:score_records",
+    record_fields=("question_id", "answer", "issimple"),
+    headline_metrics=(
+        "simple_micro_accuracy",
+        "simple_macro_accuracy",
+        "simple_rmse",
+        "complex_micro_accuracy",
+        "complex_macro_accuracy",
+        "complex_rmse",
+        "micro_accuracy",
+        "unparsed",
+    ),
+    per_question="lmms_eval_tasks.scoring.tallyqa:per_question_correct",
+    docs="docs/revisiting.md",
+)
