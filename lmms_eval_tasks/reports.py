@@ -560,10 +560,8 @@ def iter_report_paths(output_path: str | os.PathLike[str]) -> Iterator[Path]:
     yield from sorted(Path(output_path).rglob(f"{PACK_FOLDER}/*/*{REPORT_SUFFIX}"))
 
 
-def latest_files(output_path: str | os.PathLike[str], task: str, model_folder: str = "") -> dict[str, Path]:
-    """The files of ``task``'s latest complete report for one model folder (``""``: models without a
-    name, e.g. ``random_guess``), from ``latest.json``: ``{"report": path, "samples": path}``, or {}."""
-    base = Path(output_path) / model_folder / PACK_FOLDER
+def _latest_in(base: Path, task: str) -> dict[str, Path]:
+    """``task``'s files listed in ``base/latest.json`` (``base`` is a ``lmms_eval_tasks`` folder), or {}."""
     try:
         index = strict_loads((base / LATEST_INDEX).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -574,6 +572,24 @@ def latest_files(output_path: str | os.PathLike[str], task: str, model_folder: s
     return {name: base / entry[name] for name in ("report", "samples") if isinstance(entry.get(name), str)}
 
 
+def latest_files(output_path: str | os.PathLike[str], task: str, model_folder: str = "") -> dict[str, Path]:
+    """The files of ``task``'s latest complete report for one model folder (``""``: models without a
+    name, e.g. ``random_guess``), from ``latest.json``: ``{"report": path, "samples": path}``, or {}."""
+    return _latest_in(Path(output_path) / model_folder / PACK_FOLDER, task)
+
+
 def latest_report_path(output_path: str | os.PathLike[str], task: str, model_folder: str = "") -> Path | None:
     """The latest complete report of ``task`` for one model folder, or None."""
     return latest_files(output_path, task, model_folder).get("report")
+
+
+def task_files(path: str | os.PathLike[str], task: str) -> dict[str, Path]:
+    """``task``'s report and samples files under ``path``, whichever folder a user names: an output path
+    or a host model folder (its latest complete run), a ``lmms_eval_tasks`` folder, or one run folder."""
+    path = Path(path)
+    for base in (path / PACK_FOLDER, path):
+        files = _latest_in(base, task)
+        if files:
+            return files
+    candidates = {"report": path / f"{task}{REPORT_SUFFIX}", "samples": path / f"{task}{SAMPLES_SUFFIX}"}
+    return {name: candidate for name, candidate in candidates.items() if candidate.is_file()}

@@ -233,3 +233,13 @@ def test_no_output_path_writes_nothing(tmp_path: Path) -> None:
         harness.write_report(_args(tmp_path), "other", report)
     with pytest.raises(ReportError, match="missing field"):
         harness.write_report(_args(tmp_path), "toy_task", {"schema_version": 1, "task": "toy_task"})
+
+
+def test_task_files_from_any_folder_a_user_names(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(reports, "host_run_id", lambda: "20261201_080000")
+    args = _args(tmp_path)
+    path = harness.write_report(args, "t1", _report(args, task="t1"), samples=[{"id": 1}])
+    expected = {"report": path, "samples": path.parent / "t1_samples.jsonl"}
+    for folder in (tmp_path, tmp_path / "lmms_eval_tasks", path.parent):
+        assert reports.task_files(folder, "t1") == expected, folder
+    assert reports.task_files(tmp_path, "t2") == {}
