@@ -163,6 +163,8 @@ class TaskHooks:
       returned under each of the task's metric keys (the full record once, references elsewhere).
     - ``aggregator(metric)``: scores the task's records once (``score_task``, by default the registry's
       scorer with the task's ``score_options``), writes the pack report, returns the metric.
+    - ``extra_files(records, task) -> {file name: content}``: leaderboard or submission files, written to
+      ``<report folder>/<task>/<file name>`` after the report.
     - ``aggregate_group``: a cross-task group metric, ``weight_by_size: "<group>:<metric>"`` in the group
       YAML: the same scoring over the union of the member tasks' records (see docs/architecture.md).
     """
@@ -178,6 +180,7 @@ class TaskHooks:
         score_task: Callable[[list[dict[str, Any]], str, Any], tuple[dict[str, Any], dict[str, Any]]]
         | None = None,
         report_details: Callable[[list[dict[str, Any]], dict[str, Any], str], dict[str, Any]] | None = None,
+        extra_files: Callable[[list[dict[str, Any]], str], dict[str, str | bytes]] | None = None,
     ) -> None:
         self.benchmark = benchmark
         self.make_record = make_record
@@ -186,6 +189,7 @@ class TaskHooks:
         self.prepare_docs = prepare_docs
         self.score_task = score_task
         self.report_details = report_details
+        self.extra_files = extra_files
         self._records_lock = threading.Lock()
         self._task_records: dict[str, list[dict[str, Any]]] = {}
         self._last_args: Any = None
@@ -270,6 +274,15 @@ class TaskHooks:
         path = write_report(args, name, report, samples=records)
         if path is not None:
             logger.info(f"{self.benchmark}: report for {name} written to {path}")
+            if self.extra_files is not None:  # leaderboard and submission files, next to the report
+                for file_name, content in self.extra_files(records, name).items():
+                    target = path.parent / name / file_name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    data = content.encode("utf-8") if isinstance(content, str) else content
+                    temporary = target.with_name(target.name + ".tmp")
+                    temporary.write_bytes(data)
+                    temporary.replace(target)
+                    logger.info(f"{self.benchmark}: {file_name} for {name} written to {target}")
         return metrics
 
     def aggregator(self, metric: str) -> Callable[..., float | int]:

@@ -61,22 +61,23 @@ def answer(doc: dict) -> str:
 
 def records_for(task: str, docs: list[dict], predictions: list[str]) -> list[dict]:
     return [
-        hooks.make_record(task, doc, [prediction]) for doc, prediction in zip(docs, predictions, strict=True)
+        hooks.make_record(doc, [prediction], task) for doc, prediction in zip(docs, predictions, strict=True)
     ]
 
 
 def run_aggregations(task: str, records: list[dict], output: Path) -> dict[str, float]:
-    """Call every aggregation the task's YAML declares, as the host does (one list per metric key)."""
-    keys = hooks.RESULT_KEYS[hooks.TASKS[task].variant]
+    """Call every aggregation the task's YAML declares, as the host does (one list per metric key), and
+    return those values plus every other metric of the task's report (null there when undefined)."""
+    keys = hooks.metric_keys(task)
     per_key = {key: [] for key in keys}
     for record in records:
-        returned = harness.record_under_keys(
-            record, [hooks.PRIMARY_KEY, *(k for k in keys if k != hooks.PRIMARY_KEY)]
-        )
+        returned = harness.record_under_keys(record, keys)
         for key in keys:
             per_key[key].append(returned[key])
     args = Namespace(output_path=str(output))
-    return {key: getattr(hooks, f"aggregate_{key}")(per_key[key], args=args) for key in keys}
+    values = {key: getattr(hooks, f"aggregate_{key}")(per_key[key], args=args) for key in keys}
+    report = reports.read_report(reports.latest_report_path(output, task))
+    return {**report["metrics"], **values}
 
 
 def rule_reply_table(records: list[dict]) -> dict[str, str]:
@@ -108,46 +109,35 @@ def _yaml(path: Path) -> dict:
     return yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
 
 
-@pytest.mark.parametrize(
-    ("template", "variant"),
-    [("_hallusionbench_official_yaml", "official"), ("_hallusionbench_vlmevalkit_yaml", "vlmevalkit")],
-)
-def test_yaml_metric_lists_match_the_hooks(template, variant):
-    config = _yaml(TASK_DIR / template)
-    names = [entry["metric"] for entry in config["metric_list"]]
-    assert names == list(hooks.RESULT_KEYS[variant])
-    for entry in config["metric_list"]:
-        function = entry["aggregation"].removeprefix("!function lmms_eval_tasks.tasks.hallusionbench.hooks.")
-        assert callable(getattr(hooks, function)), function
-
-
-def test_yaml_templates_are_up_to_date():
-    from lmms_eval_tasks.tasks.hallusionbench import make_yaml
-
-    for variant, name in make_yaml.TEMPLATES.items():
-        assert (TASK_DIR / name).read_text(encoding="utf-8") == make_yaml.template_text(variant), name
-
-
-def test_every_task_yaml_is_wired_to_its_settings():
+def test_every_task_yaml_is_wired_to_the_shared_hooks():
     tasks = {}
     for path in sorted(TASK_DIR.glob("*.yaml")):
         config = _yaml(path)
-        tasks[config["task"]] = config
-        assert config["process_results"].endswith(f"hooks.process_results_{config['task']}")
-        template = _yaml(TASK_DIR / config["include"])
-        expected = (
-            "_hallusionbench_vlmevalkit_yaml"
-            if "vlmevalkit" in config["task"]
-            else "_hallusionbench_official_yaml"
-        )
-        assert config["include"] == expected, path
-        assert template["generation_kwargs"]["max_new_tokens"] == 128
+        task = config["task"]
+        tasks[task] = config
+        package = "!function lmms_eval_tasks.tasks.hallusionbench"
+        assert config["process_results"] == f"{package}.hooks.process_results"
+        assert config["process_docs"] == f"{package}.task_docs.process_docs_{task}"
+        assert config["generation_kwargs"]["max_new_tokens"] == 128
+        names = [entry["metric"] for entry in config["metric_list"]]
+        assert names == list(hooks.RESULT_KEYS[hooks.TASKS[task].variant])
+        for entry in config["metric_list"]:
+            function = entry["aggregation"].removeprefix(f"{package}.hooks.")
+            assert callable(getattr(hooks, function)), function
     assert set(tasks) == set(hooks.TASKS)
-    # the full tasks add the non_image split; the VLMEvalKit variant keeps the 951 image questions
-    assert tasks["hallusionbench"]["process_docs"].endswith("process_docs_full")
-    assert tasks["hallusionbench_offline"]["process_docs"].endswith("process_docs_full")
-    assert "process_docs" not in tasks["hallusionbench_vlmevalkit"]
     assert tasks["hallusionbench"]["dataset_path"] == hooks.HF_DATASET
+
+
+def test_official_tasks_add_the_no_image_questions_and_the_vlmevalkit_variant_does_not():
+    from datasets import load_dataset
+
+    image_file = str(TASK_DIR / "sample" / "image.parquet")
+    image_split = load_dataset("parquet", data_files=image_file, split="train")
+    assert len(hooks.prepare_docs(image_split, "hallusionbench_sample")) == 29
+    assert len(hooks.prepare_docs(image_split, "hallusionbench_offline_sample")) == 29
+    assert len(hooks.prepare_docs(image_split, "hallusionbench_vlmevalkit_sample")) == 24
+    documents = hooks.HOOKS.process_docs_for("hallusionbench_vlmevalkit_sample")(image_split)
+    assert set(documents["pack_task"]) == {"hallusionbench_vlmevalkit_sample"}
 
 
 def test_sample_docs_hold_every_question_and_no_image_ones_have_no_visual():
@@ -178,8 +168,8 @@ def test_random_answer_is_yes_or_no_and_seeded():
 
 
 def test_process_results_logs_the_record_once():
-    doc = sample_docs()[0]
-    returned = hooks.process_results_hallusionbench_sample(doc, ["Yes"])
+    doc = {**sample_docs()[0], "pack_task": "hallusionbench_sample"}
+    returned = hooks.process_results(doc, ["Yes"])
     assert list(returned) == list(hooks.OFFICIAL_RESULT_KEYS)
     assert returned["aAcc"]["prediction"] == "Yes" and returned["aAcc"]["task"] == "hallusionbench_sample"
     assert returned["fAcc"].record is returned["aAcc"]

@@ -27,5 +27,6 @@ BENCHMARK = Benchmark(
         "hallusionbench_offline_sample",
         "hallusionbench_vlmevalkit_sample",
     ),
+    generated_files=("lmms_eval_tasks.tasks.hallusionbench.generate:generated_files",),
     docs="docs/hallusionbench.md",
 )

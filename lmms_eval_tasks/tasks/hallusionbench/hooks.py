@@ -1,9 +1,9 @@
-"""Thin lmms-eval hooks for the HallusionBench tasks: docs, prompt, per-sample records, one scoring per task.
+"""Thin lmms-eval hooks for the HallusionBench tasks, built with the pack's one hook factory.
 
-All metric logic lives in ``lmms_eval_tasks.scoring.hallusionbench``. ``process_results`` returns the same
-record for every metric key (the full record under ``aAcc``, a small reference elsewhere, so the samples
-log holds it once); the first aggregation judges and scores the whole task once (``harness.score_once``),
-annotates the records for ``--log_samples`` and writes the pack's report and the leaderboard file.
+All metric logic lives in ``lmms_eval_tasks.scoring.hallusionbench``. Each task's docs carry its name
+(``task_docs.process_docs_<task>``); ``process_results`` turns a document and the model's answer into a
+``score`` record; the first aggregation judges and scores the whole task once, annotates the records for
+``--log_samples`` and writes the pack's report and the leaderboard file. See docs/hallusionbench.md.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from loguru import logger
 
 from lmms_eval_tasks import harness
 from lmms_eval_tasks.judges.pipeline import JudgingFailed
-from lmms_eval_tasks.reports import build_report
 from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring import hallusionbench as scoring
 
@@ -45,28 +44,21 @@ TASKS: dict[str, TaskSettings] = {
     "hallusionbench_vlmevalkit_sample": TaskSettings("vlmevalkit", None),
 }
 
-_GROUPS_IN_RESULTS = [name for name in scoring.group_names() if name]
-# aAcc / fAcc / qAcc per category and subcategory (every metric per group is in the report and `score`).
-_PER_GROUP_KEYS: tuple[str, ...] = tuple(
-    scoring.metric_key(group, metric) for group in _GROUPS_IN_RESULTS for metric in ("aAcc", "fAcc", "qAcc")
-)
+# What each task lists in YAML (the host's results): the headline metrics. Every other metric (easy/hard,
+# bias, consistency, per category and subcategory) is in the pack's report and in `score`.
 OFFICIAL_RESULT_KEYS: tuple[str, ...] = (
-    *scoring.HEADLINE_METRICS,
-    *_PER_GROUP_KEYS,
+    "aAcc",
+    "fAcc",
+    "qAcc",
+    "overall",
+    "LH",
+    "VI",
+    "Mixed",
     "unjudged_verdicts",
-    "empty_predictions",
-    "judge_is_rule_based",
 )
-VLMEVALKIT_RESULT_KEYS: tuple[str, ...] = (
-    *scoring.VLMEVALKIT_METRICS,
-    *_PER_GROUP_KEYS,
-    "unjudged_verdicts",
-    "empty_predictions",
-    "llm_matched",
-    "judge_is_rule_based",
-)
+VLMEVALKIT_RESULT_KEYS: tuple[str, ...] = (*scoring.VLMEVALKIT_METRICS, "unjudged_verdicts", "llm_matched")
 RESULT_KEYS = {"official": OFFICIAL_RESULT_KEYS, "vlmevalkit": VLMEVALKIT_RESULT_KEYS}
-ALL_RESULT_KEYS: tuple[str, ...] = tuple(dict.fromkeys(OFFICIAL_RESULT_KEYS + VLMEVALKIT_RESULT_KEYS))
+HIGHER_IS_BETTER = frozenset({"aAcc", "fAcc", "qAcc", "overall"})
 
 
 # ---- documents and prompt ----------------------------------------------------------------------------
@@ -145,7 +137,7 @@ def process_docs_sample(dataset):
 # ---- per-sample records ------------------------------------------------------------------------------
 
 
-def make_record(task: str, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
     """The official fields of ``doc`` plus the model's answer and the task name."""
     record = {name: doc.get(name) for name in scoring.OFFICIAL_FIELDS}
     prediction = results[0] if results else ""
@@ -154,36 +146,16 @@ def make_record(task: str, doc: dict[str, Any], results: list[Any]) -> dict[str,
     return record
 
 
-def _process(task: str, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    record = make_record(task, doc, results)
-    keys = RESULT_KEYS[TASKS[task].variant]
-    return harness.record_under_keys(record, [PRIMARY_KEY, *(key for key in keys if key != PRIMARY_KEY)])
+def prepare_docs(dataset: Any, task: str) -> Any:
+    """Official-protocol tasks add the no-image questions to the image split (1129, or the sample's 29)."""
+    if TASKS[task].variant != "official":
+        return dataset
+    return process_docs_sample(dataset) if task.endswith("_sample") else process_docs_full(dataset)
 
 
-def process_results_hallusionbench(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    return _process("hallusionbench", doc, results)
-
-
-def process_results_hallusionbench_offline(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    return _process("hallusionbench_offline", doc, results)
-
-
-def process_results_hallusionbench_vlmevalkit(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    return _process("hallusionbench_vlmevalkit", doc, results)
-
-
-def process_results_hallusionbench_sample(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    return _process("hallusionbench_sample", doc, results)
-
-
-def process_results_hallusionbench_offline_sample(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    return _process("hallusionbench_offline_sample", doc, results)
-
-
-def process_results_hallusionbench_vlmevalkit_sample(
-    doc: dict[str, Any], results: list[Any]
-) -> dict[str, Any]:
-    return _process("hallusionbench_vlmevalkit_sample", doc, results)
+def metric_keys(task: str) -> tuple[str, ...]:
+    """The keys a task lists in YAML (headline metrics; every metric is in the report and `score`)."""
+    return RESULT_KEYS[TASKS[task].variant]
 
 
 # ---- scoring once per task ---------------------------------------------------------------------------
@@ -272,47 +244,8 @@ def _deviations(task: str, evaluation: scoring.Evaluation) -> list[str]:
     return deviations
 
 
-def _write_outputs(
-    args: Any, task: str, records: list[dict[str, Any]], evaluation: scoring.Evaluation
-) -> None:
-    samples = [{key: value for key, value in record.items() if key != "task"} for record in records]
-    report = build_report(
-        benchmark="hallusionbench",
-        task=task,
-        metrics=evaluation.metrics,
-        args=args,
-        details={
-            "variant": evaluation.variant,
-            "units": "percent, except pct_diff and fp_ratio (fractions)",
-            "spread": evaluation.spread,
-            "per_repeat": evaluation.per_repeat,
-            "counts": evaluation.counts,
-            "judge_usage": evaluation.judge_usage,
-            "unjudged": _unjudged_list(records, evaluation),
-        },
-        settings={"variant": TASKS[task].variant, "judge": TASKS[task].judge or "auto"},
-        judge={**evaluation.judge, "repeats": evaluation.repeats},
-        deviations=_deviations(task, evaluation),
-        warnings=[
-            f"{evaluation.counts[name]} {name.replace('_', ' ')}"
-            for name in ("unjudged_verdicts", "empty_predictions")
-            if evaluation.counts.get(name)
-        ],
-    )
-    report_path = harness.write_report(args, task, report, samples)
-    if report_path is None:
-        return
-    leaderboard = report_path.parent / task / LEADERBOARD_FILE
-    leaderboard.parent.mkdir(parents=True, exist_ok=True)
-    leaderboard.write_text(
-        json.dumps(leaderboard_rows(records), indent=2, ensure_ascii=False), encoding="utf-8"
-    )
-    logger.info(f"HallusionBench ({task}): report {report_path}, leaderboard file {leaderboard}")
-
-
-def score_task(records: list[dict[str, Any]], args: Any = None) -> dict[str, Any]:
-    """Judge and score one task's records; annotate them; write the report. Returns the metric values."""
-    task = records[0].get("task") if records else None
+def score_task(records: list[dict[str, Any]], task: str, args: Any = None) -> tuple[dict, dict]:
+    """Judge and score one task's records and annotate them; returns (metric values, report details)."""
     if task not in TASKS:
         raise ValueError(f"HallusionBench records carry an unknown task name {task!r}")
     settings = TASKS[task]
@@ -322,7 +255,6 @@ def score_task(records: list[dict[str, Any]], args: Any = None) -> dict[str, Any
         raise JudgingFailed(f"{task}: {error}") from None
     judge_name = evaluation.judge.get("model", "?")
     _annotate(records, evaluation, judge_name)
-    _write_outputs(args, task, records, evaluation)
     values: dict[str, Any] = dict(evaluation.metrics)
     values["unjudged_verdicts"] = evaluation.counts["unjudged_verdicts"]
     values["llm_matched"] = evaluation.counts.get("llm_matched", 0)
@@ -333,28 +265,54 @@ def score_task(records: list[dict[str, Any]], args: Any = None) -> dict[str, Any
         f"HallusionBench ({task}): judged by {kind} / {judge_name}, {evaluation.repeats} repeat(s); "
         f"aAcc={values.get('aAcc')}, fAcc={values.get('fAcc')}, qAcc={values.get('qAcc')}"
     )
-    return values
+    details = {
+        "variant": evaluation.variant,
+        "units": "percent, except pct_diff and fp_ratio (fractions)",
+        "spread": evaluation.spread,
+        "per_repeat": evaluation.per_repeat,
+        "counts": evaluation.counts,
+        "judge_usage": evaluation.judge_usage,
+        "unjudged": _unjudged_list(records, evaluation),
+        "judge": {**evaluation.judge, "repeats": evaluation.repeats},
+        "deviations": _deviations(task, evaluation),
+        "warnings": [
+            f"{evaluation.counts[name]} {name.replace('_', ' ')}"
+            for name in ("unjudged_verdicts", "empty_predictions")
+            if evaluation.counts.get(name)
+        ],
+    }
+    return values, details
 
 
-def _aggregate(items: list[Any], key: str, args: Any) -> float:
-    records = harness.unwrap_records(items)
-    task = records[0].get("task") if records else "hallusionbench"
-    values = harness.score_once(f"hallusionbench:{task}", records, lambda rows: score_task(rows, args))
-    value = values.get(key)
-    return float("nan") if value is None else float(value)
+def task_settings(task: str) -> dict[str, Any]:
+    """What a task's report records as its settings: the scoring variant and the judge kind."""
+    return {"variant": TASKS[task].variant, "judge": TASKS[task].judge or "auto"}
 
 
-def _make_aggregation(key: str):
-    def aggregation(items: list[Any], args: Any = None) -> float:
-        return _aggregate(items, key, args)
-
-    aggregation.__name__ = f"aggregate_{key}"
-    aggregation.__doc__ = f"HallusionBench {key} (NaN when undefined, e.g. no judged question)."
-    return aggregation
+def leaderboard_files(records: list[dict[str, Any]], task: str) -> dict[str, str]:
+    """The official result JSON (the 11 fields plus ``model_prediction``), next to the task's report."""
+    return {LEADERBOARD_FILE: json.dumps(leaderboard_rows(records), indent=2, ensure_ascii=False)}
 
 
-for _key in ALL_RESULT_KEYS:
-    globals()[f"aggregate_{_key}"] = _make_aggregation(_key)
+HOOKS = harness.TaskHooks(
+    "hallusionbench",
+    make_record,
+    task_settings=task_settings,
+    metric_keys=metric_keys,
+    prepare_docs=prepare_docs,
+    score_task=score_task,
+    extra_files=leaderboard_files,
+)
+process_results = HOOKS.process_results
+aggregate_aAcc = HOOKS.aggregator("aAcc")
+aggregate_fAcc = HOOKS.aggregator("fAcc")
+aggregate_qAcc = HOOKS.aggregator("qAcc")
+aggregate_overall = HOOKS.aggregator("overall")
+aggregate_LH = HOOKS.aggregator("LH")
+aggregate_VI = HOOKS.aggregator("VI")
+aggregate_Mixed = HOOKS.aggregator("Mixed")
+aggregate_unjudged_verdicts = HOOKS.aggregator("unjudged_verdicts")
+aggregate_llm_matched = HOOKS.aggregator("llm_matched")
 
 
 # ---- baseline model support --------------------------------------------------------------------------

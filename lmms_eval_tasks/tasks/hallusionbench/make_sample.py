@@ -13,31 +13,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image
 
+from lmms_eval_tasks.sample_data import BLACK, GREY, WHITE, bitmap_font, canvas, draw_text, parquet_bytes
 from lmms_eval_tasks.scoring.hallusionbench import OFFICIAL_FIELDS
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 IMAGE_FILE = "image.parquet"
 NON_IMAGE_FILE = "non_image.parquet"
 STRING_FIELDS = OFFICIAL_FIELDS  # the official schema: 11 string fields (+ image)
-WHITE, BLACK = (255, 255, 255), (0, 0, 0)
-BLUE, RED, GREEN, GREY = (40, 80, 200), (200, 40, 40), (30, 140, 60), (150, 150, 150)
-
-
-def _font() -> ImageFont.ImageFont:
-    """Pillow's bitmap font: identical glyphs on every platform (no FreeType rendering differences)."""
-    loader = getattr(ImageFont, "load_default_imagefont", None)
-    return loader() if loader is not None else ImageFont.load_default()
-
-
-def _canvas(width: int, height: int) -> tuple[Image.Image, ImageDraw.ImageDraw]:
-    image = Image.new("RGB", (width, height), WHITE)
-    return image, ImageDraw.Draw(image)
-
-
-def _text(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, fill=BLACK) -> None:
-    draw.text(xy, text, fill=fill, font=_font())
+BLUE, RED, GREEN = (40, 80, 200), (200, 40, 40), (30, 140, 60)
+_canvas = canvas
+_text = draw_text
 
 
 # ---- drawings -------------------------------------------------------------------------------------------
@@ -72,7 +59,7 @@ def draw_sign(word: str, colour: tuple[int, int, int]) -> Image.Image:
     """A rectangular shop sign with one word on it."""
     image, draw = _canvas(128, 96)
     draw.rectangle([14, 28, 114, 68], fill=colour, outline=BLACK, width=2)
-    width = draw.textlength(word, font=_font())
+    width = draw.textlength(word, font=bitmap_font())
     _text(draw, (int(64 - width / 2), 42), word, fill=WHITE)
     return image
 
@@ -410,14 +397,27 @@ def build_datasets():
     )
 
 
+def sample_files() -> dict[str, bytes]:
+    """The two parquet files (HF layout) by file name: questions with an image, and the no-image ones."""
+    rows = build_rows()
+    with_image = [row for row in rows if row["visual_input"] != "0"]
+    without_image = [
+        {key: value for key, value in row.items() if key != "image"}
+        for row in rows
+        if row["visual_input"] == "0"
+    ]
+    return {
+        IMAGE_FILE: parquet_bytes(with_image, _features(True)),
+        NON_IMAGE_FILE: parquet_bytes(without_image, _features(False)),
+    }
+
+
 def write_sample(directory: Path = SAMPLE_DIR) -> tuple[Path, Path]:
     """Write both parquet files into ``directory``; returns their paths."""
     directory.mkdir(parents=True, exist_ok=True)
-    image_split, non_image_split = build_datasets()
-    image_path, non_image_path = directory / IMAGE_FILE, directory / NON_IMAGE_FILE
-    image_split.to_parquet(str(image_path))
-    non_image_split.to_parquet(str(non_image_path))
-    return image_path, non_image_path
+    for name, content in sample_files().items():
+        (directory / name).write_bytes(content)
+    return directory / IMAGE_FILE, directory / NON_IMAGE_FILE
 
 
 def main(argv: list[str] | None = None) -> None:

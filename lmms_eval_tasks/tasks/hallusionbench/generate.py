@@ -1,0 +1,84 @@
+"""Every generated file of HallusionBench: the six task YAML files, `task_docs.py` and the bundled sample.
+
+Run through `make generate` (``python -m lmms_eval_tasks.taskgen``); a test fails when a file drifts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval_tasks.taskgen import Function, TaskYaml, render_task, task_docs_module
+from lmms_eval_tasks.tasks.hallusionbench import make_sample
+from lmms_eval_tasks.tasks.hallusionbench.hooks import HF_DATASET, HIGHER_IS_BETTER, RESULT_KEYS, TASKS
+
+FOLDER = "lmms_eval_tasks/tasks/hallusionbench"
+HOOKS = "lmms_eval_tasks.tasks.hallusionbench.hooks"
+SOURCE = "lmms_eval_tasks/tasks/hallusionbench/generate.py"
+
+DESCRIPTIONS = {
+    "hallusionbench": "HallusionBench, all 1129 questions (image + non_image splits), official LLM judge "
+    "(correctness + consistency) x3 repeats, all metrics + LH/VI diagnosis",
+    "hallusionbench_offline": "HallusionBench, all 1129 questions, offline rule-based judge (an "
+    "approximation of the official judge; results carry judge_is_rule_based)",
+    "hallusionbench_vlmevalkit": "HallusionBench as VLMEvalKit scores it (951 image questions, yes/no rules "
+    "+ an LLM for unclear answers; overall = mean of aAcc, fAcc, qAcc)",
+    "hallusionbench_sample": "HallusionBench bundled sample (29 generated questions), scored like "
+    "hallusionbench",
+    "hallusionbench_offline_sample": "HallusionBench bundled sample scored by the offline rule-based judge",
+    "hallusionbench_vlmevalkit_sample": "HallusionBench bundled sample, image questions only, scored like "
+    "hallusionbench_vlmevalkit",
+}
+
+
+def _settings(task: str) -> dict[str, Any]:
+    data: dict[str, Any]
+    if task.endswith("_sample"):
+        data = {
+            "dataset_path": "parquet",
+            "dataset_kwargs": {"data_files": {"image": f"sample/{make_sample.IMAGE_FILE}"}},
+        }
+    else:
+        data = {"dataset_path": HF_DATASET}
+    return {
+        **data,
+        "test_split": "image",
+        "output_type": "generate_until",
+        "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),
+        "doc_to_text": Function(f"{HOOKS}.doc_to_text"),
+        "doc_to_target": "gt_answer_details",
+        "process_results": Function(f"{HOOKS}.process_results"),
+        "lmms_eval_specific_kwargs": {"default": {"pre_prompt": "", "post_prompt": ""}},
+        "generation_kwargs": {
+            "max_new_tokens": 128,
+            "temperature": 0,
+            "top_p": 1.0,
+            "num_beams": 1,
+            "do_sample": False,
+        },
+    }
+
+
+def task_specs() -> list[TaskYaml]:
+    """One TaskYaml per task: the variant's headline metric keys, the data source and the shared hooks."""
+    return [
+        TaskYaml(
+            task=task,
+            hooks=HOOKS,
+            metrics=[(key, key in HIGHER_IS_BETTER) for key in RESULT_KEYS[settings.variant]],
+            settings=_settings(task),
+            docs_module="lmms_eval_tasks.tasks.hallusionbench.task_docs",
+            description=DESCRIPTIONS[task],
+        )
+        for task, settings in TASKS.items()
+    ]
+
+
+def generated_files() -> dict[str, str | bytes]:
+    """{repository path: content} for every generated HallusionBench file."""
+    files: dict[str, str | bytes] = {
+        f"{FOLDER}/{spec.task}.yaml": render_task(spec, SOURCE) for spec in task_specs()
+    }
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, list(TASKS), SOURCE)
+    for name, content in make_sample.sample_files().items():
+        files[f"{FOLDER}/sample/{name}"] = content
+    return files
