@@ -4,8 +4,10 @@ lmms-eval 0.7.3 has no entry point for task packs and its `LMMS_EVAL_PLUGINS` ta
 launcher makes every TaskManager the host builds also index this pack's task folder (after the built-ins and
 after any `--include_path` or config `include_path` of the user's, which therefore win on a name clash).
 It accepts every host flag and subcommand unchanged, works under `accelerate launch -m lmms_eval_tasks`, and,
-unlike the host (which logs and exits 0), exits non-zero when an evaluation fails. It also installs the
-pack's fixes for lmms-eval 0.7.3 bugs (`models/host_fixes.py`) before the host runs.
+unlike the host (which logs and exits 0), exits non-zero when an evaluation fails. Every change to the host
+(task index, failure recording, fixes for lmms-eval 0.7.3 bugs) lives in `lmms_eval_tasks/host.py`, applied
+only on the host versions it was written for. Before the host builds any task, the launcher checks that each
+requested `--model` wrapper can run here, and otherwise exits 2 naming what is missing and the ways out.
 """
 
 from __future__ import annotations
@@ -13,84 +15,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks import host
 
-_PACK_TASKS_DIR = str(TASKS_DIR)
-_installed = False
-
-
-def _with_pack_dir(include_path: str | Sequence[str] | None) -> list[str]:
-    """The user's include path(s) with the pack's task folder appended once."""
-    if include_path is None:
-        paths: list[str] = []
-    elif isinstance(include_path, str):
-        paths = [include_path]
-    else:
-        paths = list(include_path)
-    normalised = {os.path.realpath(path) for path in paths}
-    if os.path.realpath(_PACK_TASKS_DIR) not in normalised:
-        paths.append(_PACK_TASKS_DIR)
-    return paths
+_with_pack_dir = host.with_pack_dir  # kept for importers of the old name
+SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
 
 
 def install_pack_tasks() -> None:
-    """Make every host TaskManager index the pack's tasks (idempotent; imports lmms_eval.tasks).
-
-    The pack's entries come from the precomputed `tasks/host_index.json` when its fingerprint matches the
-    YAML files (parsing them costs about a second per process); otherwise the folder is parsed as usual.
-    Either way the pack comes last: built-ins and the user's own include paths win on a name clash.
-    """
-    global _installed
-    if _installed:
-        return
-    from lmms_eval.tasks import TaskManager
-
-    from lmms_eval_tasks.task_index import load_host_index
-
-    original = TaskManager.initialize_tasks
-
-    def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
-        include_path = _with_pack_dir(include_path)
-        self.include_path = include_path
-        pack_entries = load_host_index()
-        if pack_entries is None:
-            return original(self, include_path=include_path, include_defaults=include_defaults)
-        pack_dir = os.path.realpath(_PACK_TASKS_DIR)
-        others = [path for path in include_path if os.path.realpath(path) != pack_dir]
-        index = original(self, include_path=others or None, include_defaults=include_defaults)
-        return {**pack_entries, **index}
-
-    initialize_tasks.__doc__ = original.__doc__
-    TaskManager.initialize_tasks = initialize_tasks
-    _installed = True
-
-
-class _FailureRecorder:
-    """Wraps the host's per-configuration evaluation to remember exceptions the host swallows."""
-
-    def __init__(self) -> None:
-        self.failures: list[BaseException] = []
-
-    def install(self) -> None:
-        import lmms_eval.__main__ as host_main
-
-        original = host_main.cli_evaluate_single
-        if getattr(original, "_lmms_eval_tasks_wrapped", False):
-            original = original.__wrapped__
-
-        def cli_evaluate_single(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return original(*args, **kwargs)
-            except BaseException as error:  # noqa: BLE001 - recorded, then re-raised for the host to log
-                if not isinstance(error, SystemExit) or error.code not in (None, 0):
-                    self.failures.append(error)
-                raise
-
-        cli_evaluate_single._lmms_eval_tasks_wrapped = True  # type: ignore[attr-defined]
-        cli_evaluate_single.__wrapped__ = original  # type: ignore[attr-defined]
-        host_main.cli_evaluate_single = cli_evaluate_single
+    """Make every host TaskManager index the pack's tasks (idempotent; see host.py `pack_task_index`)."""
+    host.apply_patch("pack_task_index")
 
 
 def _requested_models(argv: Sequence[str]) -> list[str]:
@@ -117,6 +51,34 @@ def _requested_models(argv: Sequence[str]) -> list[str]:
     return models
 
 
+def _flag_value(argv: Sequence[str], flag: str) -> str | None:
+    """The value of the last ``flag X`` / ``flag=X`` in ``argv``, or None."""
+    value = None
+    for index, argument in enumerate(argv):
+        if argument == flag and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif argument.startswith(flag + "="):
+            value = argument.split("=", 1)[1]
+    return value
+
+
+def check_models(argv: Sequence[str]) -> str | None:
+    """None when every requested ``--model`` wrapper can run here; else the message naming what is missing.
+
+    Runs before the host builds any task or loads any dataset (importing the wrapper is what the host
+    would do first anyway). ``LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1`` turns the check off.
+    """
+    if os.environ.get(SKIP_MODEL_CHECK_ENV, "").strip() not in ("", "0"):
+        return None
+    force_simple = "--force_simple" in argv
+    messages = []
+    for model in dict.fromkeys(_requested_models(argv)):
+        status = host.wrapper_status(model, force_simple=force_simple)
+        if not status.ok:
+            messages.append(host.unavailable_model_message(status, _flag_value(argv, "--model_args")))
+    return "\n".join(messages) or None
+
+
 def _is_evaluation(argv: Sequence[str]) -> bool:
     """True for the host's flat form (`--model X --tasks Y`) and its `eval` subcommand with arguments."""
     if not argv:
@@ -132,13 +94,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"lmms-eval-tasks {__version__}")
         return 0
-    install_pack_tasks()
-    recorder = _FailureRecorder()
     if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
-        recorder.install()
-        from lmms_eval_tasks.models.host_fixes import install_host_fixes
+        from lmms_eval_tasks.output_paths import check_output_path
 
-        install_host_fixes(_requested_models(arguments))
+        problem = check_output_path(arguments)  # before any heavy import: an unwritable path fails at once
+        if problem:
+            print(f"lmms_eval: {problem}", file=sys.stderr)
+            return 2
+    install_pack_tasks()
+    host.FAILURES.clear()
+    if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
+        problem = check_models(arguments)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+        host.apply_patches(_requested_models(arguments))
 
     from lmms_eval.cli.dispatch import main as host_dispatch
 
@@ -159,8 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_code = 130
     finally:
         sys.argv = saved_argv
-    if recorder.failures:
-        for failure in recorder.failures:
+    if host.FAILURES:
+        for failure in host.FAILURES:
             message = str(failure) or type(failure).__name__
             print(f"lmms_eval: evaluation failed: {type(failure).__name__}: {message}", file=sys.stderr)
         return exit_code or 1

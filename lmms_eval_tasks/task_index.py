@@ -82,6 +82,11 @@ def pack_tasks(tasks_dir: Path = TASKS_DIR) -> list[TaskEntry]:
     return sorted(entries.values(), key=lambda entry: entry.name)
 
 
+def task_config(entry: TaskEntry, tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
+    """The YAML configuration of a pack task or group (``include`` resolved, ``!function`` kept as strings)."""
+    return dict(_load_yaml((tasks_dir / entry.path).resolve()))
+
+
 def pack_names(tasks_dir: Path = TASKS_DIR) -> set[str]:
     """All task, group and tag names the pack introduces."""
     names: set[str] = set()
@@ -105,10 +110,16 @@ HOST_INDEX_FILE = TASKS_DIR / "host_index.json"
 
 
 def yaml_fingerprint(tasks_dir: Path = TASKS_DIR) -> str:
-    """SHA-256 over every task YAML file and template (names and bytes): changes whenever any of them does."""
+    """SHA-256 over the host's version and every task YAML file and template (names and bytes).
+
+    Changes whenever any of them does: another lmms-eval may index the same YAML differently.
+    """
     import hashlib
 
+    from lmms_eval_tasks.host import host_version
+
     digest = hashlib.sha256()
+    digest.update(f"lmms-eval {host_version()}".encode() + b"\0")
     for path in sorted(tasks_dir.rglob("*")):
         if path.is_file() and (path.suffix == ".yaml" or path.name.endswith("_yaml")):
             digest.update(path.relative_to(tasks_dir).as_posix().encode() + b"\0")
@@ -117,14 +128,10 @@ def yaml_fingerprint(tasks_dir: Path = TASKS_DIR) -> str:
 
 
 def build_host_index(tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
-    """The entries the host's own indexer (`TaskManager._get_task_and_group`) makes for ``tasks_dir``."""
-    from lmms_eval.tasks import TaskManager
+    """The entries the host's own indexer makes for ``tasks_dir`` (see ``host.host_task_entries``)."""
+    from lmms_eval_tasks.host import host_task_entries
 
-    indexer = TaskManager.__new__(TaskManager)  # only the indexing method is used; no full index is built
-    from loguru import logger
-
-    indexer.logger = logger
-    return dict(indexer._get_task_and_group(str(tasks_dir)))
+    return host_task_entries(tasks_dir)
 
 
 def write_host_index(tasks_dir: Path = TASKS_DIR, target: Path = HOST_INDEX_FILE) -> Path:

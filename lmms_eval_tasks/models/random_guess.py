@@ -19,8 +19,8 @@ from lmms_eval.api.model import lmms
 from loguru import logger
 from tqdm import tqdm
 
+from lmms_eval_tasks import host
 from lmms_eval_tasks.models.answer_spaces import answer_function, fallback_answer
-from lmms_eval_tasks.models.host_fixes import install_loglikelihood_result_fix
 
 
 def request_rng(
@@ -54,7 +54,7 @@ class RandomGuess(lmms):
         # batch_size/max_batch_size/device come from the CLI for every model; guessing needs none of them.
         self._device_name = device or "cpu"
         # Without this, lmms-eval 0.7.3 stringifies loglikelihood results and multiple_choice tasks crash.
-        install_loglikelihood_result_fix()
+        host.apply_patch("loglikelihood_result")
         logger.info(f"random_guess baseline with seed {self.seed}")
 
     @property
