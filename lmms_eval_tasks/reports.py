@@ -55,7 +55,11 @@ PROVENANCE_KEYS = (
     "deviations",
 )
 HOST_SEED_NAMES = ("random", "numpy", "torch", "fewshot")
-_SECRET_KEY = re.compile(r"(?i)(key|token|secret|password|passwd|auth|credential)")
+# A secret-looking argument name: ends with key/token/secret/... as a word (api_key, hf_token, --password),
+# not merely containing it (tokenizer, max_new_tokens stay readable).
+_SECRET_KEY = re.compile(
+    r"(?i)(?:^|[-_])(?:key|token|secret|password|passwd|pwd|auth|authorization|credentials?)$"
+)
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
@@ -154,7 +158,7 @@ def redact_arguments(text: str) -> str:
 
     def redact_pair(part: str) -> str:
         key, equals, _ = part.partition("=")
-        return f"{key}={REDACTED}" if equals and _SECRET_KEY.search(key) else part
+        return f"{key}={REDACTED}" if equals and _SECRET_KEY.search(key.strip().lstrip("-")) else part
 
     return scrub(",".join(redact_pair(part) for part in text.split(",")))
 
@@ -165,7 +169,7 @@ def redact_command_line(argv: Sequence[str]) -> list[str]:
     previous = ""
     for argument in argv:
         argument = str(argument)
-        if previous and _SECRET_KEY.search(previous) and not argument.startswith("-"):
+        if previous and _SECRET_KEY.search(previous.lstrip("-")) and not argument.startswith("-"):
             from lmms_eval_tasks.judges.redact import REDACTED
 
             redacted.append(REDACTED)  # `--api_key VALUE`

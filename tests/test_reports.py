@@ -88,7 +88,7 @@ def test_provenance_records_who_and_how(tmp_path: Path) -> None:
 def test_secrets_in_model_args_and_command_line_are_redacted(tmp_path: Path, monkeypatch) -> None:
     secret = "sk-proj-abcdefghijklmnop0123"
     token = "hf_zyxwvutsrqponm987"
-    model_args = f"pretrained=org/model,api_key={secret},hf_token={token},device=cpu"
+    model_args = f"pretrained=org/model,api_key={secret},hf_token={token},tokenizer=org/tok,max_new_tokens=8"
     monkeypatch.setattr(
         "sys.argv",
         ["lmms_eval", "--model_args", model_args, "--api_key", "plain-secret-value", "--limit", "2"],
@@ -98,7 +98,7 @@ def test_secrets_in_model_args_and_command_line_are_redacted(tmp_path: Path, mon
     text = json.dumps(report)
     assert secret not in text and token not in text and "plain-secret-value" not in text
     assert report["provenance"]["model_args"] == (
-        "pretrained=org/model,api_key=[REDACTED],hf_token=[REDACTED],device=cpu"
+        "pretrained=org/model,api_key=[REDACTED],hf_token=[REDACTED],tokenizer=org/tok,max_new_tokens=8"
     )
     assert report["provenance"]["command_line"] == [
         "lmms_eval",
