@@ -27,5 +27,8 @@ BENCHMARK = Benchmark(
         "average_error",
         "average_difference",
     ),
+    random_answer="lmms_eval_tasks.tasks.vrb.hooks:random_answer",
+    sample_tasks=("vrb_sample",),
+    generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
     docs="docs/vrb.md",
 )

@@ -1,0 +1,164 @@
+"""Every generated file of VRB: the level tasks, the groups, ``task_docs.py`` and the bundled sample.
+
+Tasks: ``vrb_clean`` and ``vrb_<corruption>_s<1..5>`` for the paper's 14 corruptions (in ``levels/``), the
+same for the sample's corruptions as ``vrb_sample_*`` (next to ``sample/``). Groups (``groups/``): ``vrb``
+(all 71 levels), ``vrb_<corruption>`` (clean + its 5 levels), ``vrb_s<k>`` (the 14 corruptions at
+severity k), one per corruption class (``vrb_noise``, ...: clean + every level of the class's
+corruptions), and ``vrb_sample``. Run through ``make generate``; a test fails when a file drifts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval_tasks.corruptions import CATEGORIES, VRB_PAPER_CORRUPTIONS
+from lmms_eval_tasks.taskgen import Function, GroupYaml, TaskYaml, render_group, render_task, task_docs_module
+from lmms_eval_tasks.tasks.vrb import BENCHMARK, make_sample
+
+FOLDER = "lmms_eval_tasks/tasks/vrb"
+HOOKS = "lmms_eval_tasks.tasks.vrb.hooks"
+DOCS_MODULE = "lmms_eval_tasks.tasks.vrb.task_docs"
+SOURCE = "lmms_eval_tasks/tasks/vrb/generate.py"
+LOWER_IS_BETTER = {
+    "relative_accuracy_drop",
+    "first_drop",
+    "range_of_error",
+    "error_rate",
+    "average_error",
+    "average_difference",
+}
+CLASSES = ("noise", "blur", "weather", "attribute", "physical", "digital")
+VQAV2_PROMPT = {
+    "prompt": "vqav2",
+    "pre_prompt": "",
+    "post_prompt": "\nAnswer the question using a single word or phrase.",
+}
+# The official LLaVA prompt by default; models known to the host's vqav2 task get its VQAv2 prompt.
+SPECIFIC_KWARGS: dict[str, Any] = {
+    "default": {"prompt": "vrb_llava"},
+    "llava_hf": {"prompt": "vrb_llava"},
+    "llava": {"prompt": "vrb_llava"},
+    "llava_onevision": {"prompt": "vrb_llava"},
+    **{
+        model: VQAV2_PROMPT
+        for model in (
+            "qwen2_vl",
+            "qwen2_5_vl",
+            "internvl2",
+            "idefics2",
+            "phi3v",
+            "gpt4v",
+            "openai_compatible",
+            "claude",
+            "gemini_api",
+        )
+    },
+    "plm": {"prompt": "vqav2", "pre_prompt": "", "post_prompt": ""},  # as the host's vqav2 task
+}
+
+
+def level_tasks(prefix: str, corruptions: tuple[str, ...]) -> list[str]:
+    """``<prefix>_clean`` then ``<prefix>_<corruption>_s<k>`` for every corruption and severity 1..5."""
+    return [f"{prefix}_clean"] + [f"{prefix}_{name}_s{k}" for name in corruptions for k in range(1, 6)]
+
+
+TASKS = level_tasks("vrb", VRB_PAPER_CORRUPTIONS)
+SAMPLE_TASKS = level_tasks("vrb_sample", make_sample.SAMPLE_CORRUPTIONS)
+
+
+def _describe(task: str) -> str:
+    from lmms_eval_tasks.tasks.vrb.hooks import task_level
+
+    corruption, severity = task_level(task)
+    where = "bundled sample" if task.startswith("vrb_sample") else "VQAv2 val subset"
+    if severity == 0:
+        return f"VRB clean level (severity 0), {where}"
+    return f"VRB {corruption} severity {severity} (applied when the image loads), {where}"
+
+
+def _settings(task: str) -> dict[str, Any]:
+    if task.startswith("vrb_sample"):
+        data: dict[str, Any] = {
+            "dataset_path": "parquet",
+            "dataset_kwargs": {"data_files": {"validation": f"sample/{make_sample.SAMPLE_FILE}"}},
+        }
+    else:
+        data = {"dataset_path": "lmms-lab/VQAv2"}
+    return {
+        **data,
+        "test_split": "validation",
+        "output_type": "generate_until",
+        "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),
+        "doc_to_text": Function(f"{HOOKS}.doc_to_text"),
+        "doc_to_target": Function(f"{HOOKS}.doc_to_target"),
+        "process_results": Function(f"{HOOKS}.process_results"),
+        "lmms_eval_specific_kwargs": SPECIFIC_KWARGS,
+        "generation_kwargs": {"max_new_tokens": 16, "temperature": 0, "do_sample": False},
+    }
+
+
+def _metrics() -> list[tuple[str, bool]]:
+    return [(key, key not in LOWER_IS_BETTER) for key in BENCHMARK.headline_metrics]
+
+
+def task_specs() -> list[TaskYaml]:
+    """One TaskYaml per level task (real and sample)."""
+    return [
+        TaskYaml(
+            task=task,
+            hooks=HOOKS,
+            metrics=_metrics(),
+            settings=_settings(task),
+            docs_module=DOCS_MODULE,
+            description=_describe(task),
+        )
+        for task in TASKS + SAMPLE_TASKS
+    ]
+
+
+def group_specs() -> list[GroupYaml]:
+    """Every VRB group: its members are level tasks (never other groups), so group scoring sees them all."""
+
+    def group(name: str, members: list[str], description: str) -> GroupYaml:
+        return GroupYaml(name, members, HOOKS, _metrics(), description=description)
+
+    groups = [
+        group("vrb", TASKS, "VRB: clean + 14 corruptions x 5 severities; accuracy per level, sub-metrics")
+    ]
+    for name in VRB_PAPER_CORRUPTIONS:
+        groups.append(
+            group(f"vrb_{name}", level_tasks("vrb", (name,)), f"VRB {name}: clean + severities 1..5")
+        )
+    for severity in range(1, 6):
+        members = [f"vrb_{name}_s{severity}" for name in VRB_PAPER_CORRUPTIONS]
+        groups.append(group(f"vrb_s{severity}", members, f"VRB: the 14 corruptions at severity {severity}"))
+    for corruption_class in CLASSES:
+        names = tuple(name for name in VRB_PAPER_CORRUPTIONS if CATEGORIES[name] == corruption_class)
+        groups.append(
+            group(
+                f"vrb_{corruption_class}",
+                level_tasks("vrb", names),
+                f"VRB {corruption_class} corruptions ({', '.join(names)}): clean + severities 1..5",
+            )
+        )
+    groups.append(
+        group("vrb_sample", SAMPLE_TASKS, "VRB bundled sample: clean + 3 corruptions x 5 severities")
+    )
+    return groups
+
+
+def _task_path(task: str) -> str:
+    return f"{FOLDER}/{task}.yaml" if task.startswith("vrb_sample") else f"{FOLDER}/levels/{task}.yaml"
+
+
+def generated_files() -> dict[str, str | bytes]:
+    """{repository path: content} for every generated VRB file."""
+    files: dict[str, str | bytes] = {
+        _task_path(spec.task): render_task(spec, SOURCE) for spec in task_specs()
+    }
+    for spec in group_specs():
+        files[f"{FOLDER}/groups/{spec.group}.yaml"] = render_group(spec, SOURCE)
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, TASKS + SAMPLE_TASKS, SOURCE)
+    for name, content in make_sample.sample_files().items():
+        files[f"{FOLDER}/sample/{name}"] = content
+    return files

@@ -1,0 +1,266 @@
+"""lmms-eval hooks for VRB: seeded VQAv2 subset, the corruption applied when an image is loaded, prompts,
+one ``score`` record per question, aggregation (per level task and across levels in the groups).
+
+Run parameters come from the environment and are recorded in every record and report:
+``LMMS_EVAL_TASKS_VRB_PROFILE`` (``vrb`` default, or ``imagenet_c``), ``LMMS_EVAL_TASKS_VRB_SEED`` (0; the
+subset draw and every image's corruption noise), ``LMMS_EVAL_TASKS_VRB_IMAGES`` (3000 images, all their
+questions), ``LMMS_EVAL_TASKS_VRB_PROTOCOL`` (``paper``/``vqa_api``/``official``) and
+``LMMS_EVAL_TASKS_VRB_PROMPT`` (``vrb_llava``/``vqav2``, overriding the per-model choice). See docs/vrb.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from lmms_eval_tasks.corruptions import PROFILES, VRB_PAPER_CORRUPTIONS
+from lmms_eval_tasks.harness import TaskHooks
+from lmms_eval_tasks.scoring import RecordError
+from lmms_eval_tasks.scoring import vrb as scoring
+
+PROFILE_ENV = "LMMS_EVAL_TASKS_VRB_PROFILE"
+SEED_ENV = "LMMS_EVAL_TASKS_VRB_SEED"
+IMAGES_ENV = "LMMS_EVAL_TASKS_VRB_IMAGES"
+PROTOCOL_ENV = "LMMS_EVAL_TASKS_VRB_PROTOCOL"
+PROMPT_ENV = "LMMS_EVAL_TASKS_VRB_PROMPT"
+DEFAULT_IMAGES = 3000  # the paper's subset: 3,000 val2014 images with all their questions (~16,000)
+PROMPTS = ("vrb_llava", "vqav2")
+# The host's vqav2 prompt (lmms_eval/tasks/vqav2/_default_template_vqav2_yaml).
+VQAV2_POST_PROMPT = "\nAnswer the question using a single word or phrase."
+LLAVA_PROMPT = (Path(__file__).resolve().parent / "llava_prompt.txt").read_text(encoding="utf-8")
+_LEVEL = re.compile(
+    r"^vrb(?P<sample>_sample)?_(?:(?P<clean>clean)|(?P<corruption>[a-z_]+?)_s(?P<severity>[1-5]))$"
+)
+# Frequent VQAv2 "other" answers: the random baseline's answer space for non-yes/no, non-number questions.
+OTHER_ANSWERS = (
+    "white", "black", "red", "blue", "green", "brown", "gray", "yellow", "orange", "pink", "tennis",
+    "baseball", "frisbee", "pizza", "dog", "cat", "man", "table", "grass", "water", "wood", "left", "right",
+)  # fmt: skip
+
+
+def task_level(task: str) -> tuple[str, int]:
+    """(corruption, severity) of a VRB task: ``vrb_clean`` -> ("clean", 0), ``vrb_snow_s3`` -> ("snow", 3)."""
+    match = _LEVEL.match(task)
+    if match is None or (not match["clean"] and match["corruption"] not in VRB_PAPER_CORRUPTIONS):
+        raise ValueError(
+            f"{task!r} is not a VRB task (vrb[_sample]_clean or vrb[_sample]_<corruption>_s<1..5>)"
+        )
+    return ("clean", 0) if match["clean"] else (match["corruption"], int(match["severity"]))
+
+
+def is_sample_task(task: str) -> bool:
+    """True for the bundled-sample tasks (``vrb_sample_*``): no subset draw."""
+    return task.startswith("vrb_sample_")
+
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r}: expected an integer") from None
+    if value < minimum:
+        raise ValueError(f"{name}={value}: must be >= {minimum}")
+    return value
+
+
+def run_parameters() -> dict[str, Any]:
+    """Profile, seed, subset size, protocol and prompt override of this run (validated)."""
+    profile = os.environ.get(PROFILE_ENV, "").strip() or "vrb"
+    if profile not in PROFILES:
+        raise ValueError(f"{PROFILE_ENV}={profile!r}: expected one of {list(PROFILES)}")
+    protocol = os.environ.get(PROTOCOL_ENV, "").strip() or "paper"
+    if protocol not in scoring.PROTOCOLS:
+        raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {list(scoring.PROTOCOLS)}")
+    prompt = os.environ.get(PROMPT_ENV, "").strip() or None
+    if prompt is not None and prompt not in PROMPTS:
+        raise ValueError(f"{PROMPT_ENV}={prompt!r}: expected one of {list(PROMPTS)}")
+    return {
+        "profile": profile,
+        "seed": _env_int(SEED_ENV, 0, 0),
+        "subset_images": _env_int(IMAGES_ENV, DEFAULT_IMAGES, 1),
+        "protocol": protocol,
+        "prompt_override": prompt,
+    }
+
+
+def select_subset(image_ids: list[Any], images: int, seed: int) -> list[int]:
+    """Row indices of the questions on ``images`` image ids drawn with ``random.Random(seed)`` from the
+    sorted distinct ids (all rows when there are fewer images); dataset order is kept."""
+    distinct = sorted(set(image_ids))
+    if images >= len(distinct):
+        return list(range(len(image_ids)))
+    chosen = set(random.Random(seed).sample(distinct, images))
+    return [index for index, image_id in enumerate(image_ids) if image_id in chosen]
+
+
+def prepare_docs(dataset: Any, task: str) -> Any:
+    """The seeded image subset (the same questions at every level); the bundled sample is used whole."""
+    task_level(task)
+    if is_sample_task(task):
+        return dataset
+    if "image_id" not in dataset.column_names:
+        raise RecordError(task, "image_id", f"the dataset has no image_id column ({dataset.column_names})")
+    parameters = run_parameters()
+    indices = select_subset(dataset["image_id"], parameters["subset_images"], parameters["seed"])
+    return dataset.select(indices)
+
+
+def image_seed(seed: int, image_id: Any) -> int:
+    """The corruption seed of one image: BLAKE2b of (run seed, image id), 63 bits. The engine mixes in the
+    corruption and the severity, so each (profile, corruption, severity, seed, image) is reproducible."""
+    digest = hashlib.blake2b(f"vrb:{int(seed)}:{image_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def corrupted_image(
+    image: Any, corruption: str, severity: int, seed: int, image_id: Any, profile: str
+) -> Any:
+    """``image`` (PIL) under one corruption level, as a PIL RGB image (severity 0: the clean RGB image)."""
+    from PIL import Image
+
+    rgb = image.convert("RGB")
+    if severity == 0:
+        return rgb
+    from lmms_eval_tasks.corruptions import corrupt
+
+    return Image.fromarray(
+        corrupt(rgb, corruption, severity, seed=image_seed(seed, image_id), profile=profile)
+    )
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
+    """The question's image under its task's corruption level (applied now, deterministically)."""
+    corruption, severity = task_level(HOOKS.task_of(doc))
+    question = doc.get("question_id", "?")
+    image = doc.get("image")
+    if image is None:
+        raise RecordError(question, "image", "missing")
+    if doc.get("image_id") is None:
+        raise RecordError(question, "image_id", "missing (the corruption seed is derived from it)")
+    parameters = run_parameters()
+    try:
+        return [
+            corrupted_image(
+                image, corruption, severity, parameters["seed"], doc["image_id"], parameters["profile"]
+            )
+        ]
+    except (OSError, ValueError, TypeError) as error:
+        raise RecordError(question, "image", f"cannot load or corrupt: {error}") from error
+
+
+def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+    """The official LLaVA prompt (``prompt: vrb_llava``) or the host's VQAv2 prompt (``prompt: vqav2``)."""
+    kwargs = lmms_eval_specific_kwargs or {}
+    prompt = run_parameters()["prompt_override"] or kwargs.get("prompt", "vrb_llava")
+    question = str(doc["question"])
+    if prompt == "vrb_llava":
+        return LLAVA_PROMPT.replace("{question}", question)
+    if prompt == "vqav2":
+        return f"{kwargs.get('pre_prompt', '')}{question}{kwargs.get('post_prompt', VQAV2_POST_PROMPT)}"
+    raise ValueError(f"unknown VRB prompt {prompt!r}; expected one of {list(PROMPTS)}")
+
+
+def doc_to_target(doc: dict[str, Any]) -> str:
+    """The consensus answer (shown in the host's samples log; scoring reads all 10 answers)."""
+    return str(doc.get("multiple_choice_answer", ""))
+
+
+def _answers(doc: dict[str, Any]) -> list[str]:
+    value = doc.get("answers")
+    if not isinstance(value, list) or not value:
+        raise RecordError(
+            doc.get("question_id", "?"), "answers", f"expected the human answers, got {value!r:.80}"
+        )
+    answers = []
+    for item in value:
+        answer = item.get("answer") if isinstance(item, dict) else item
+        if not isinstance(answer, str):
+            raise RecordError(
+                doc.get("question_id", "?"), "answers", f"an answer is not a string: {item!r:.80}"
+            )
+        answers.append(answer)
+    return answers
+
+
+def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
+    """One ``score`` record: the question's fields, its level, the run parameters and the model's text."""
+    corruption, severity = task_level(task)
+    question = doc.get("question_id", "?")
+    record: dict[str, Any] = {}
+    for field in ("question_id", "multiple_choice_answer", "question_type", "answer_type"):
+        if doc.get(field) is None:
+            raise RecordError(question, field, "missing from the document")
+        record[field] = doc[field]
+    record["answers"] = _answers(doc)
+    record["corruption"] = corruption
+    record["severity"] = severity
+    record["image_id"] = doc.get("image_id")
+    record["question"] = doc.get("question")
+    parameters = run_parameters()
+    record["profile"] = parameters["profile"]
+    record["seed"] = parameters["seed"]
+    prediction = results[0] if results else ""
+    record["prediction"] = prediction if isinstance(prediction, str) else str(prediction)
+    return record
+
+
+def task_settings(task: str) -> dict[str, Any]:
+    """Scoring options and every run parameter, recorded in the task's (or group's) report."""
+    parameters = run_parameters()
+    settings: dict[str, Any] = {"score_options": {"protocol": parameters["protocol"]}, **parameters}
+    if is_sample_task(task):
+        settings["subset_images"] = None  # the bundled sample is used whole
+    try:
+        corruption, severity = task_level(task)
+        settings["level"] = {"corruption": corruption, "severity": severity}
+    except ValueError:
+        settings["level"] = None  # a group: many levels
+    return settings
+
+
+def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Score once; flat numbers are the metrics, the per-level and per-type tables go to the details."""
+    parameters = run_parameters()
+    result = scoring.score_records(records, protocol=parameters["protocol"])
+    metrics = {key: value for key, value in result.items() if not isinstance(value, dict | list)}
+    details = {key: value for key, value in result.items() if isinstance(value, dict | list)}
+    details["corruption"] = {
+        "profile": parameters["profile"],
+        "seed": parameters["seed"],
+        "per_image_seed": "blake2b('vrb:<seed>:<image_id>') mixed with corruption and severity by the engine",
+        "levels": sorted(result.get("accuracy_by_level", {})),
+    }
+    details["pack_seeds"] = {"vrb_seed": parameters["seed"]}
+    return metrics, details
+
+
+def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
+    """The random baseline's answer in the question's answer space: yes/no, a count 0..10, or a word."""
+    answer_type = str(doc.get("answer_type", ""))
+    if answer_type == "yes/no":
+        return rng.choice(("yes", "no"))
+    if answer_type == "number":
+        return str(rng.randint(0, 10))
+    return rng.choice(OTHER_ANSWERS)
+
+
+HOOKS = TaskHooks(
+    "vrb", make_record, task_settings=task_settings, prepare_docs=prepare_docs, score_task=score_task
+)
+process_results = HOOKS.process_results
+aggregate_accuracy = HOOKS.aggregator("accuracy")
+aggregate_accuracy_clean = HOOKS.aggregator("accuracy_clean")
+aggregate_relative_accuracy_drop = HOOKS.aggregator("relative_accuracy_drop")
+aggregate_first_drop = HOOKS.aggregator("first_drop")
+aggregate_range_of_error = HOOKS.aggregator("range_of_error")
+aggregate_error_rate = HOOKS.aggregator("error_rate")
+aggregate_average_error = HOOKS.aggregator("average_error")
+aggregate_average_difference = HOOKS.aggregator("average_difference")
+aggregate_group = HOOKS.aggregate_group
