@@ -1,0 +1,113 @@
+"""Every generated file of ConTextual: the task YAML files, `task_docs.py`, the data and the sample.
+
+The official CSVs (tests/data/contextual, MIT per the authors' dataset cards) become parquet files in
+``data/`` (strings exactly as the CSV module reads them, plus the row number for error messages); images are
+downloaded separately by ``lmms-eval-tasks prepare contextual``. Run through `make generate`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval_tasks.taskgen import REPOSITORY_ROOT, Function, TaskYaml, render_task, task_docs_module
+from lmms_eval_tasks.tasks.contextual import make_sample
+from lmms_eval_tasks.tasks.contextual.hooks import LOWER_IS_BETTER, TASKS, metric_keys
+
+FOLDER = "lmms_eval_tasks/tasks/contextual"
+HOOKS = "lmms_eval_tasks.tasks.contextual.hooks"
+SOURCE = "lmms_eval_tasks/tasks/contextual/generate.py"
+CSV_FOLDER = REPOSITORY_ROOT / "tests" / "data" / "contextual"
+DATA = {"contextual": ("validation", "contextual_val"), "contextual_test": ("test", "contextual_test")}
+MAX_NEW_TOKENS = 300  # the authors' GPT-4V runs (max_tokens=300)
+
+DESCRIPTIONS = {
+    "contextual": "ConTextual validation (100 instructions with references), GPT-4 judged acceptance "
+    "rate per visual scenario (images: lmms-eval-tasks prepare contextual)",
+    "contextual_test": "ConTextual test (506 instructions), generation only: writes the leaderboard "
+    "predictions file (images: lmms-eval-tasks prepare contextual)",
+    "contextual_sample": "ConTextual bundled sample (10 generated text-rich images), judged like contextual "
+    "(LLM judge if configured, else the offline rule judge)",
+    "contextual_sample_submission": "ConTextual bundled sample, generation only: writes a predictions file "
+    "in the leaderboard format",
+}
+
+
+def _data_settings(task: str) -> dict[str, Any]:
+    if task.startswith("contextual_sample"):
+        return {
+            "dataset_path": "parquet",
+            "dataset_kwargs": {"data_files": {"test": f"sample/{make_sample.SAMPLE_FILE}"}},
+            "test_split": "test",
+        }
+    split, stem = DATA[task]
+    return {
+        "dataset_path": "parquet",
+        "dataset_kwargs": {"data_files": {split: f"data/{stem}.parquet"}},
+        "test_split": split,
+    }
+
+
+def _settings(task: str) -> dict[str, Any]:
+    return {
+        **_data_settings(task),
+        "output_type": "generate_until",
+        "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),
+        "doc_to_text": Function(f"{HOOKS}.doc_to_text"),
+        "doc_to_target": "response" if TASKS[task].judged else "instruction",
+        "process_results": Function(f"{HOOKS}.process_results"),
+        "lmms_eval_specific_kwargs": {"default": {"pre_prompt": "", "post_prompt": ""}},
+        "generation_kwargs": {
+            "max_new_tokens": MAX_NEW_TOKENS,
+            "temperature": 0,
+            "top_p": 1.0,
+            "num_beams": 1,
+            "do_sample": False,
+        },
+    }
+
+
+def task_specs() -> list[TaskYaml]:
+    """One TaskYaml per task."""
+    return [
+        TaskYaml(
+            task=task,
+            hooks=HOOKS,
+            metrics=[(key, key not in LOWER_IS_BETTER) for key in metric_keys(task)],
+            settings=_settings(task),
+            docs_module="lmms_eval_tasks.tasks.contextual.task_docs",
+            description=DESCRIPTIONS[task],
+        )
+        for task in TASKS
+    ]
+
+
+def data_files() -> dict[str, bytes]:
+    """{file name in data/: parquet bytes} from the official CSVs."""
+    import datasets
+
+    from lmms_eval_tasks.sample_data import parquet_bytes
+    from lmms_eval_tasks.tasks.contextual.prepare import read_csv
+
+    files = {}
+    for _split, stem in DATA.values():
+        rows = read_csv(CSV_FOLDER / f"{stem}.csv")
+        columns = list(rows[0].fields)
+        features = datasets.Features(
+            {**{name: datasets.Value("string") for name in columns}, "csv_row": datasets.Value("int32")}
+        )
+        table = [{**row.fields, "csv_row": row.row} for row in rows]
+        files[f"{stem}.parquet"] = parquet_bytes(table, features)
+    return files
+
+
+def generated_files() -> dict[str, str | bytes]:
+    """{repository path: content} for every generated ConTextual file."""
+    files: dict[str, str | bytes] = {
+        f"{FOLDER}/{spec.task}.yaml": render_task(spec, SOURCE) for spec in task_specs()
+    }
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, list(TASKS), SOURCE)
+    for name, content in data_files().items():
+        files[f"{FOLDER}/data/{name}"] = content
+    for name, content in make_sample.sample_files().items():
+        files[f"{FOLDER}/sample/{name}"] = content
+    return files
