@@ -1,0 +1,106 @@
+"""VQDv1 end to end: the launcher runs ``vqdv1_sample`` with the random baseline and the tiny llava_hf."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.reports import read_report
+from lmms_eval_tasks.scoring.vqdv1 import BUCKETS, score_records
+from lmms_eval_tasks.tasks.vqdv1 import BENCHMARK
+from tests.helpers import offline_environment, results_json, run_launcher
+
+pytestmark = pytest.mark.slow
+TASK = "vqdv1_sample"
+
+
+def _pack_records(output: Path) -> list[dict]:
+    path = next(output.rglob(f"lmms_eval_tasks/*/{TASK}_samples.jsonl"))
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _check_run(output: Path, **score_options: str) -> tuple[dict, list[dict]]:
+    results = results_json(output)["results"][TASK]
+    records = _pack_records(output)
+    assert len(records) == 19
+    assert {"question_id", "gtbox", "width", "height", "prediction"} <= set(records[0])
+    rescored = score_records(records, **score_options)
+    for key in BENCHMARK.headline_metrics:
+        value, expected = results[f"{key},none"], rescored[key]
+        assert (math.isnan(value) and math.isnan(expected)) or value == pytest.approx(expected), key
+    report = read_report(next(output.rglob(f"lmms_eval_tasks/*/{TASK}_report.json")))
+    if score_options.get("protocol") != "official":
+        assert [row["boxes"] for row in report["details"]["buckets"]] == list(BUCKETS)
+        assert [row["queries"] for row in report["details"]["buckets"]] == [6, 5, 3, 2, 3]
+        plot = Path(report["details"]["precision_recall_plot"])
+        assert plot.read_bytes()[:4] == b"\x89PNG"
+    assert report["provenance"]["settings"]["score_options"] == score_options
+    return results, records
+
+
+def test_random_baseline(tmp_path: Path) -> None:
+    output = tmp_path / "random"
+    completed = run_launcher(
+        "--model", "random_guess", "--model_args", "seed=0", "--tasks", TASK,
+        "--output_path", str(output), "--log_samples",
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    _, records = _check_run(output)
+    # The baseline answers in the output syntax: every prediction parses (boxes or an explicit [[]]).
+    assert all(record["prediction"].startswith("[[") for record in records)
+    assert score_records(records)["unparsed"] == 0
+
+
+def test_random_baseline_official_protocol_and_grid_coordinates(tmp_path: Path) -> None:
+    output = tmp_path / "official"
+    environment = offline_environment(
+        LMMS_EVAL_TASKS_VQDV1_PROTOCOL="official", LMMS_EVAL_TASKS_VQDV1_COORDS="grid1000"
+    )
+    completed = run_launcher(
+        "--model", "random_guess", "--model_args", "seed=1", "--tasks", TASK,
+        "--output_path", str(output), "--log_samples", environment=environment,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    _check_run(output, protocol="official", coords="grid1000")
+
+
+def test_tiny_llava_and_compare_with_the_baseline(tmp_path: Path, tiny_llava_dir: Path) -> None:
+    llava = tmp_path / "llava"
+    completed = run_launcher(
+        "--model", "llava_hf",
+        "--model_args", f"pretrained={tiny_llava_dir},device=cpu,device_map=cpu",
+        "--tasks", TASK, "--output_path", str(llava), "--log_samples",
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    _check_run(llava)
+    baseline = tmp_path / "random"
+    completed = run_launcher(
+        "--model", "random_guess", "--model_args", "seed=0", "--tasks", TASK,
+        "--output_path", str(baseline), "--log_samples",
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    llava_samples = next(llava.rglob(f"lmms_eval_tasks/*/{TASK}_samples.jsonl"))
+    baseline_samples = next(baseline.rglob(f"lmms_eval_tasks/*/{TASK}_samples.jsonl"))
+    compared = subprocess.run(
+        [sys.executable, "-m", "lmms_eval_tasks.cli", "compare", "vqdv1", str(llava_samples),
+         str(baseline_samples)],
+        capture_output=True, text=True, check=False, env=offline_environment(),
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    output = json.loads(compared.stdout)
+    # "correct" = per-query F1 of 1, from each run's own records
+    correct_a = sum(score == 1 for score in _query_f1(_pack_records(llava)))
+    assert output["questions"] == 19
+    assert output["accuracy_a"] == pytest.approx(100 * correct_a / 19)
+    assert output["both_correct"] + output["b10"] == correct_a
+
+
+def _query_f1(records: list[dict]) -> list[float]:
+    from lmms_eval_tasks.scoring.vqdv1 import score_queries
+
+    return [score.f1 for score in score_queries(records)]
