@@ -272,6 +272,7 @@ def score_task(records: list[dict[str, Any]], task: str, args: Any = None) -> tu
         "per_repeat": evaluation.per_repeat,
         "counts": evaluation.counts,
         "judge_usage": evaluation.judge_usage,
+        "judging": evaluation.judging,  # per judging batch: settings, counts, usage, unjudged items
         "unjudged": _unjudged_list(records, evaluation),
         "judge": {**evaluation.judge, "repeats": evaluation.repeats},
         "deviations": _deviations(task, evaluation),
