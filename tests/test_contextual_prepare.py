@@ -251,3 +251,24 @@ def test_interrupted_download_resumes_without_refetching(tmp_path: Path) -> None
         report = prep.download_images(rows, tmp_path / "images", workers=2, progress=False)
         assert report.cached == 4 and report.downloaded == 4 and not report.failed
         assert all(server.requests[name] == 1 for name in names)  # every image fetched exactly once
+
+
+def test_prepare_command_through_the_cli(tmp_path: Path, capsys) -> None:
+    import json
+
+    from lmms_eval_tasks.cli import main
+
+    with ImageServer(missing=["doesnotexist.png"]) as server:
+        csv_path, names = local_copy(VAL_CSV, server.base, tmp_path, limit=3)
+        code = main(["prepare", "contextual", "--csv", str(csv_path), "--out", str(tmp_path / "out")])
+        assert code == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["rows_written"] == 3 and summary["downloaded"] == 3
+        bad = tmp_path / "bad.csv"
+        bad.write_text(f"image_url,instruction,category\n{server.base}/doesnotexist.png,Q?,time\n")
+        code = main(
+            ["prepare", "contextual", "--csv", str(bad), "--out", str(tmp_path / "out2"), "--retries", "0"]
+        )
+        assert code == 1
+        error = capsys.readouterr().err
+        assert "row 0 (line 2)" in error and "HTTP 404" in error and "--skip-missing" in error

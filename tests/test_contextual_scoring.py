@@ -434,3 +434,22 @@ def test_no_verdict_at_all_fails_loudly(judge_env) -> None:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
         with pytest.raises(JudgingFailed, match="contextual: judging failed entirely"):
             score_records(judged_records(), judge="openai")
+
+
+def test_score_command(tmp_path, capsys) -> None:
+    from lmms_eval_tasks.cli import main
+
+    replies = {True: "Reasoning.\nJudgement: Yes", False: "Judgement: No", None: "I cannot tell."}
+    records = [record(i, category, replies[verdict]) for i, (category, verdict) in enumerate(HAND_CASE)]
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in records), encoding="utf-8")
+    assert main(["score", "contextual", str(path)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["acceptance_rate"] == pytest.approx(100 * 7 / 12) and printed["unjudged"] == 2
+    assert printed["acceptance_rate_infographics"] is None  # nothing judged: null, never 0
+    assert main(["score", "contextual", str(path), "-o", "protocol=official"]) == 0
+    assert json.loads(capsys.readouterr().out)["acceptance_rate_misc_natural_scenes"] == pytest.approx(75.0)
+    records[3]["category"] = "maps"
+    path.write_text("".join(json.dumps(item) + "\n" for item in records), encoding="utf-8")
+    assert main(["score", "contextual", str(path)]) == 1
+    assert "record 3: field 'category': unknown category 'maps'" in capsys.readouterr().err

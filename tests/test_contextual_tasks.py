@@ -43,7 +43,8 @@ def judge_env(monkeypatch, tmp_path):
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_RETRIES", "2")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_BASE", "0.01")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_MAX", "0.02")
-    for name in (hooks.PROTOCOL_ENV, hooks.IMAGE_JUDGE_ENV, hooks.SKIP_MISSING_ENV, prepare.DATA_ENV):
+    names = (hooks.PROTOCOL_ENV, hooks.IMAGE_JUDGE_ENV, hooks.SKIP_MISSING_ENV, prepare.DATA_ENV)
+    for name in (*names, "LMMS_EVAL_TASKS_DATA"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 

@@ -5,7 +5,7 @@ Metric logic lives in ``lmms_eval_tasks.scoring.contextual``. Judged tasks (``co
 (``contextual_test``, ``contextual_sample_submission``) only write the leaderboard predictions file.
 Options from the environment (recorded in each report): ``LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL``
 (default/official), ``LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE=1`` (the image-aware judge),
-``LMMS_EVAL_TASKS_CONTEXTUAL_DATA`` (the folder ``prepare`` wrote) and
+``LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (the folder ``prepare`` wrote) and
 ``LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING=1``.
 """
 
@@ -91,7 +91,7 @@ def metric_keys(task: str) -> tuple[str, ...]:
 
 
 def images_dir() -> Path:
-    """Where ``prepare`` put the images (``$LMMS_EVAL_TASKS_CONTEXTUAL_DATA/images``)."""
+    """Where ``prepare`` put the images (``$LMMS_EVAL_TASKS_DATA_CONTEXTUAL/images``)."""
     return default_data_dir() / "images"
 
 

@@ -3,7 +3,8 @@
 The official data are CSV files whose images are URLs. ``prepare`` downloads each image once (concurrent,
 retried with backoff, resumable: finished files are kept and never fetched again), checks that it decodes,
 and writes ``<out>/images/<name>`` plus ``<out>/<csv stem>.parquet`` (the CSV's columns and an HF ``Image``
-column). The tasks then read the images from ``<out>/images`` (``LMMS_EVAL_TASKS_CONTEXTUAL_DATA``), offline.
+column). The tasks then read the images from ``<out>/images`` (``LMMS_EVAL_TASKS_DATA_CONTEXTUAL=<out>``),
+offline. Registered with the shared ``lmms-eval-tasks prepare`` command through ``PREPARERS``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from loguru import logger
 
 from lmms_eval_tasks.scoring.contextual import CATEGORIES
 
-DATA_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_DATA"
+KIND = "contextual"
+DATA_ENV = "LMMS_EVAL_TASKS_DATA_CONTEXTUAL"  # the shared prepare convention: LMMS_EVAL_TASKS_DATA_<KIND>
 REQUIRED_COLUMNS = ("image_url", "instruction", "category")
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp", ".tif", ".tiff")
 MAX_IMAGE_BYTES = 64 * 1024 * 1024
@@ -60,10 +62,13 @@ class CsvRow:
 
 
 def default_data_dir() -> Path:
-    """``$LMMS_EVAL_TASKS_CONTEXTUAL_DATA``, else ``$LMMS_EVAL_TASKS_CACHE/contextual`` (``~/.cache/...``)."""
-    explicit = os.environ.get(DATA_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
+    """``$LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (or ``$LMMS_EVAL_TASKS_DATA/contextual``), else
+    ``$LMMS_EVAL_TASKS_CACHE/contextual`` (``~/.cache/lmms_eval_tasks/contextual``)."""
+    from lmms_eval_tasks.prepare import prepared_dir
+
+    configured = prepared_dir(KIND)
+    if configured is not None:
+        return configured
     root = os.environ.get("LMMS_EVAL_TASKS_CACHE")
     base = Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_tasks"
     return base / "contextual"
@@ -383,3 +388,21 @@ def run(args: Any) -> int:
         return 1
     print(json.dumps(summary, indent=2))
     return 0
+
+
+class ContextualPreparer:
+    """``lmms-eval-tasks prepare contextual``: the shared prepare command's sub-command for ConTextual."""
+
+    name = KIND
+    help = (
+        "download the images of a ConTextual CSV once (concurrent, resumable, verified) and write a dataset"
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        add_arguments(parser)
+
+    def run(self, args: Any) -> int:
+        return run(args)
+
+
+PREPARERS = [ContextualPreparer()]
