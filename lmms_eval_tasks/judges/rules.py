@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 import string
-from decimal import Decimal, InvalidOperation
+import unicodedata
+from functools import lru_cache
 
 _PUNCTUATION_TO_SPACE = str.maketrans({character: " " for character in string.punctuation})
 
@@ -52,6 +53,30 @@ _NOT_AFTER_ARTICLE = {
 }
 
 
+@lru_cache(maxsize=32)
+def _option_patterns(letters: str) -> tuple[re.Pattern[str], ...]:
+    """The compiled rules of ``extract_option_letter`` for one letter set.
+
+    Whitespace runs are possessive and each optional part owns the whitespace after it, so no run can be
+    split between two quantifiers (three adjacent ones made a reply of spaces cubic): linear time.
+    """
+    letter_class = "[" + re.escape(letters) + "]"
+    return (
+        re.compile(rf"[\(\[]?\s*+({letter_class})\s*+[\)\]]?[.:]?"),
+        re.compile(
+            rf"(?:answer|option|choice)\s*+(?:(?:is|would be|:)\s*+)?(?:[:\-]\s*+)?[\(\[]?"
+            rf"({letter_class})(?![A-Za-z0-9])",
+            flags=re.IGNORECASE,
+        ),
+        re.compile(rf"[\(\[]({letter_class})[\)\]]"),
+        re.compile(rf"({letter_class})\s*+[.):]\s"),
+        re.compile(rf"(?<![A-Za-z0-9'’])({letter_class})(?![A-Za-z0-9'’])"),
+    )
+
+
+_WORD_AFTER = re.compile(r"\s++([a-z]+)")
+
+
 def extract_option_letter(text: str, letters: str = "ABCD") -> str | None:
     """The single option letter a reply commits to ("B", "(B) cat", "Answer: B"); None if none or ambiguous.
 
@@ -61,36 +86,37 @@ def extract_option_letter(text: str, letters: str = "ABCD") -> str | None:
     if not isinstance(text, str) or not letters:
         return None
     letters = "".join(dict.fromkeys(letters.upper()))
-    letter_class = "[" + re.escape(letters) + "]"
+    whole_pattern, explicit_pattern, bracketed_pattern, leading_pattern, token_pattern = _option_patterns(
+        letters
+    )
     stripped = text.strip().strip("*_`'\" \t\n")
     # 1. the whole reply is a letter, possibly wrapped: "B", "(B)", "B.", "[B]"
-    whole = re.fullmatch(rf"[\(\[]?\s*({letter_class})\s*[\)\]]?[.:]?", stripped)
+    whole = whole_pattern.fullmatch(stripped)
     if whole:
         return whole.group(1)
     # 2. an explicit statement: "answer is B", "Answer: (C)", "option D", "correct choice: A"
-    explicit = re.findall(
-        rf"(?:answer|option|choice)\s*(?:is|would be|:)?\s*[:\-]?\s*[\(\[]?({letter_class})(?![A-Za-z0-9])",
-        text,
-        flags=re.IGNORECASE,
-    )
+    explicit = explicit_pattern.findall(text)
     explicit = [letter for letter in explicit if letter in letters]  # IGNORECASE must not admit lower case
     if explicit:
         return _unique(explicit)
     # 3. bracketed letters "(B)" / "[B]" or a letter that opens the reply: "B. cat", "C) dog", "D: fish"
-    bracketed = re.findall(rf"[\(\[]({letter_class})[\)\]]", text)
+    bracketed = bracketed_pattern.findall(text)
     if bracketed:
         return _unique(bracketed)
-    leading = re.match(rf"({letter_class})\s*[.):]\s", stripped + " ")
+    leading = leading_pattern.match(stripped + " ")
     if leading:
         return leading.group(1)
     # 4. standalone upper-case letter tokens, ignoring an article "A" that starts a phrase
     candidates = []
-    for match in re.finditer(rf"(?<![A-Za-z0-9'’])({letter_class})(?![A-Za-z0-9'’])", text):
+    for match in token_pattern.finditer(text):
         letter = match.group(1)
-        following = re.match(r"\s+([a-z]+)", text[match.end() :])
-        if letter == "A" and following and following.group(1) not in _NOT_AFTER_ARTICLE:
-            continue
+        if letter == "A":
+            following = _WORD_AFTER.match(text, match.end())  # at a position: no copy of the rest
+            if following and following.group(1) not in _NOT_AFTER_ARTICLE:
+                continue
         candidates.append(letter)
+        if len(candidates) > 1 and candidates[-1] != candidates[0]:
+            return None  # already ambiguous
     return _unique(candidates) if candidates else None
 
 
@@ -121,17 +147,30 @@ _WORD_VALUES = {word: value for value, word in enumerate(_UNITS)}
 _WORD_VALUES.update({word: 20 + 10 * index for index, word in enumerate(_TENS)})
 _WORD_VALUES["hundred"] = 100
 _NUMBER = re.compile(
-    r"(?P<digits>(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])|(?<![\w.])[-+−]?\.\d+(?![\w]))"
+    # Possessive digit runs: a shorter run is followed by a digit, which the lookahead rejects anyway.
+    r"(?P<digits>(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d++)(?:\.\d++)?(?![\w])|(?<![\w.])[-+−]?\.\d++(?![\w]))"
     r"|(?P<word>\b(?:" + "|".join(_TENS) + r")(?:[\s-](?:" + "|".join(_UNITS[1:10]) + r"))?\b"
     r"|\b(?:" + "|".join(_UNITS) + r"|hundred)\b)",
     flags=re.IGNORECASE,
 )
 
 
-def _normalise_decimal(value: Decimal) -> str:
-    if value == value.to_integral_value():
-        return str(int(value))
-    return format(value.normalize(), "f")
+def _normalise_literal(literal: str) -> str:
+    """A digit literal ("-007.50", "1,000", ".5") in canonical form ("-7.5", "1000", "0.5"), exactly.
+
+    Done on the text, not through Decimal/int: a 100,000-digit reply must neither be rounded to 28 digits
+    nor hit Python's int-to-str limit, and string operations stay linear.
+    """
+    literal = literal.replace(",", "").replace("−", "-")
+    if not literal.isascii():  # \d also matches other scripts' digits ("٣"): write them in ASCII
+        literal = "".join(str(unicodedata.decimal(char)) if char.isdecimal() else char for char in literal)
+    sign = "-" if literal.startswith("-") else ""
+    whole, _, fraction = literal.lstrip("+-").partition(".")
+    whole = whole.lstrip("0") or "0"
+    fraction = fraction.rstrip("0")
+    if whole == "0" and not fraction:
+        return "0"
+    return f"{sign}{whole}.{fraction}" if fraction else f"{sign}{whole}"
 
 
 def extract_number(text: str) -> str | None:
@@ -143,11 +182,7 @@ def extract_number(text: str) -> str | None:
         return None
     for match in _NUMBER.finditer(text):
         if match.group("digits"):
-            literal = match.group("digits").replace(",", "").replace("−", "-").lstrip("+")
-            try:
-                return _normalise_decimal(Decimal(literal))
-            except InvalidOperation:
-                continue
+            return _normalise_literal(match.group("digits"))
         words = re.split(r"[\s-]+", match.group("word").lower())
         return str(sum(_WORD_VALUES[word] for word in words))
     return None

@@ -345,9 +345,11 @@ def _letter_runs(text: str, tokens: list[_Token], letters: str) -> dict[int, lis
         if tokens[index][0].isupper() and _letter_accepted(text, tokens, index, letters, lenient=False):
             found, end = _read_run(text, tokens, index, letters)
             if len(set(found)) >= 2:
+                # Distinct letters only: a 4000-letter run must not be re-read for each of its letters.
+                distinct = list(dict.fromkeys(found))
                 for position in range(index, end):
                     if _letter_of(tokens[position][0], letters) is not None:
-                        runs[starts[position]] = found
+                        runs[starts[position]] = distinct
             index = max(end, index + 1)
         else:
             index += 1
