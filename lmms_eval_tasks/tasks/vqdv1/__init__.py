@@ -14,5 +14,5 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vqdv1.hooks:random_answer",
     sample_tasks=("vqdv1_sample",),
     generated_files=("lmms_eval_tasks.tasks.vqdv1.generate:generated_files",),
-    docs="docs/revisiting.md",
+    docs="docs/vqdv1.md",
 )
