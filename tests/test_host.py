@@ -1,0 +1,220 @@
+"""lmms_eval_tasks.host: every host patch tied to the host versions it was written for, with a probe."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from loguru import logger
+
+from lmms_eval_tasks import host
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def warnings_logged():
+    """Loguru messages of level WARNING and above emitted during the test."""
+    messages: list[str] = []
+    sink = logger.add(lambda message: messages.append(str(message)), level="WARNING")
+    yield messages
+    logger.remove(sink)
+
+
+@pytest.fixture
+def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget which patches already warned, so each test sees its own warning."""
+    monkeypatch.setattr(host, "_warned", set())
+
+
+def test_supported_range_is_the_pyproject_bound() -> None:
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (requirement,) = [dep for dep in project["dependencies"] if dep.startswith("lmms-eval")]
+    assert requirement == f"lmms-eval{host.SUPPORTED_HOST_VERSIONS}"
+    assert host.host_version() == "0.7.3" and host.host_supported()
+
+
+@pytest.mark.parametrize(
+    ("version", "specifier", "expected"),
+    [
+        ("0.7.3", ">=0.7.3,<0.8", True),
+        ("0.7.10", ">=0.7.3,<0.8", True),
+        ("0.8.0", ">=0.7.3,<0.8", False),
+        ("0.7.2", ">=0.7.3,<0.8", False),
+        ("0.7.4", "==0.7.3", False),
+        (None, "==0.7.3", False),
+        ("not a version", "==0.7.3", False),
+    ],
+)
+def test_version_in(version: str | None, specifier: str, expected: bool) -> None:
+    assert host.version_in(version, specifier) is expected
+
+
+def test_every_patch_applies_to_the_installed_host() -> None:
+    statuses = {status.name: status for status in host.check_patches()}
+    assert set(statuses) == set(host.PATCHES)
+    assert all(status.state in ("applies", "applied") for status in statuses.values()), statuses
+    assert all(patch.written_for == "==0.7.3" for patch in host.PATCHES.values())
+
+
+def test_patches_for_a_run_depend_on_its_models() -> None:
+    common = ["pack_task_index", "failure_recorder", "loglikelihood_result"]
+    assert host.patches_for(["random_guess"]) == common
+    assert host.patches_for(["llava_hf"]) == [*common, "llava_hf_loglikelihood", "llava_hf_text_only"]
+
+
+def test_another_host_version_skips_every_patch_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, warnings_logged: list[str], fresh_warnings: None
+) -> None:
+    import lmms_eval.evaluator as evaluator
+
+    monkeypatch.setattr(evaluator, "unwrap_generation_output", evaluator.unwrap_generation_output)
+    monkeypatch.setattr(host, "host_version", lambda: "0.7.4")
+    before = evaluator.unwrap_generation_output
+    status = host.apply_patch("loglikelihood_result")
+    assert (status.state, status.ok) == ("skipped", False)
+    assert status.detail == "written for lmms-eval ==0.7.3, this host is 0.7.4"
+    assert evaluator.unwrap_generation_output is before  # the host is left alone
+    assert len(warnings_logged) == 1
+    assert "'loglikelihood_result' not applied (written for lmms-eval ==0.7.3, this host is 0.7.4)" in (
+        warnings_logged[0]
+    )
+    assert "too many values to unpack" in warnings_logged[0]  # says what the run loses
+    host.apply_patch("loglikelihood_result")
+    assert len(warnings_logged) == 1  # warned once per patch
+    assert not any(status.ok for status in host.check_patches())
+
+
+def test_a_probe_mismatch_skips_the_patch(
+    monkeypatch: pytest.MonkeyPatch, warnings_logged: list[str], fresh_warnings: None
+) -> None:
+    """Same version, but the patched method changed shape (as a host hot-fix could): no blind patching."""
+    from lmms_eval.tasks import TaskManager
+
+    def initialize_tasks(self, include_path=None, include_defaults=True, extra=None):  # noqa: ANN001
+        return {}
+
+    monkeypatch.setattr(TaskManager, "initialize_tasks", initialize_tasks)
+    status = host.apply_patch("pack_task_index")
+    assert status.state == "skipped"
+    assert status.detail == (
+        "TaskManager.initialize_tasks takes (self, include_path, include_defaults, extra), "
+        "expected (self, include_path, include_defaults)"
+    )
+    assert TaskManager.initialize_tasks is initialize_tasks
+    assert "--include_path $(lmms-eval-tasks tasks-dir)" in warnings_logged[0]  # the way around it
+
+
+def test_a_fix_the_host_no_longer_needs_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lmms_eval.evaluator as evaluator
+
+    def unwrap_generation_output(output):  # noqa: ANN001, ANN202 - a host that keeps pairs itself
+        return output, None
+
+    monkeypatch.setattr(evaluator, "unwrap_generation_output", unwrap_generation_output)
+    status = host.apply_patch("loglikelihood_result")
+    assert (status.state, status.ok) == ("not needed", True)
+    assert evaluator.unwrap_generation_output is unwrap_generation_output
+
+
+def test_loglikelihood_patch_keeps_pairs_and_is_idempotent(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lmms_eval.evaluator as evaluator
+
+    original = getattr(evaluator.unwrap_generation_output, "__wrapped__", evaluator.unwrap_generation_output)
+    monkeypatch.setattr(evaluator, "unwrap_generation_output", original)
+    assert isinstance(original((-1.5, False))[0], str)  # the 0.7.3 bug the patch is for
+    assert host.apply_patch("loglikelihood_result").state == "applied"
+    patched = evaluator.unwrap_generation_output
+    assert patched((-1.5, False)) == ((-1.5, False), None)
+    assert patched("text") == original("text")
+    assert host.apply_patch("loglikelihood_result").state == "applied"
+    assert evaluator.unwrap_generation_output is patched and patched.__wrapped__ is original
+
+
+def test_pack_task_index_patch_adds_the_pack_after_user_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lmms_eval.tasks import TaskManager
+
+    monkeypatch.setattr(TaskManager, "initialize_tasks", TaskManager.initialize_tasks)  # undone afterwards
+    host.apply_patch("pack_task_index")
+    manager = TaskManager(include_path=str(tmp_path), include_defaults=False)
+    assert manager.include_path == [str(tmp_path), str(host.TASKS_DIR)]
+    assert "hallusionbench_sample" in manager.all_tasks
+
+
+def test_host_task_entries_index_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "toy.yaml").write_text("task: toy_task\ndataset_path: json\noutput_type: generate_until\n")
+    entries = host.host_task_entries(tmp_path)
+    assert entries["toy_task"]["type"] == "task"
+    assert Path(entries["toy_task"]["yaml_path"]) == tmp_path / "toy.yaml"
+
+
+def test_the_task_index_fingerprint_includes_the_host_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lmms_eval_tasks.task_index import load_host_index, yaml_fingerprint
+
+    shipped = yaml_fingerprint()
+    assert load_host_index() is not None
+    monkeypatch.setattr(host, "host_version", lambda: "0.7.4")
+    assert yaml_fingerprint() != shipped
+    assert load_host_index() is None  # another host: the launcher lets the host parse the YAML itself
+
+
+def test_wrapper_status_on_this_machine() -> None:
+    """llava_hf and the pack's baseline can run; llava imports but its LLaVA code is missing."""
+    assert host.wrapper_status("llava_hf").ok
+    baseline = host.wrapper_status("random_guess")
+    assert baseline.ok and baseline.class_path == "lmms_eval_tasks.models.random_guess.RandomGuess"
+    llava = host.wrapper_status("llava")
+    assert not llava.ok and llava.missing == ("llava",)
+    assert llava.class_path == "lmms_eval.models.simple.llava.Llava"
+    assert "No module named 'llava'" in llava.reason and "get_model_name_from_path" in llava.reason
+    unknown = host.wrapper_status("no_such_model")
+    assert not unknown.ok and "not in the host's model registry" in unknown.reason
+
+
+def test_unbound_guarded_names_finds_names_a_failed_try_import_left_undefined(tmp_path: Path) -> None:
+    import importlib.util
+    import sys
+
+    source = (
+        "try:\n"
+        "    from surely_not_installed_pkg.core import build_model, Tokenizer as Tok\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "try:\n"
+        "    import json\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "class Wrapper:\n"
+        "    def __init__(self):\n"
+        "        self.model = build_model()\n"
+        "        self.text = json.dumps({})\n"
+        "    def tokenizer(self):\n"
+        "        return Tok\n"
+    )
+    path = tmp_path / "toy_wrapper.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("toy_wrapper", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["toy_wrapper"] = module
+    try:
+        spec.loader.exec_module(module)
+        assert host.unbound_guarded_names(module.Wrapper) == {
+            "Tok": "surely_not_installed_pkg.core",
+            "build_model": "surely_not_installed_pkg.core",
+        }
+    finally:
+        del sys.modules["toy_wrapper"]
+
+
+def test_llava_message_names_what_is_missing_and_both_ways_out() -> None:
+    status = host.wrapper_status("llava")
+    message = host.unavailable_model_message(status, "pretrained=liuhaotian/llava-v1.6-vicuna-13b,device=cpu")
+    assert message.startswith("lmms_eval: --model llava cannot run on this machine")
+    assert "needs the module(s) llava" in message
+    assert "--model llava_hf --model_args pretrained=llava-hf/llava-v1.6-vicuna-13b-hf" in message
+    assert "haotian-liu/LLaVA" in message and "transformers==4.37.2" in message
+    default = host.unavailable_model_message(status)
+    assert "pretrained=llava-hf/llava-1.5-7b-hf" in default  # the wrapper's default checkpoint, mapped
