@@ -104,3 +104,40 @@ def _query_f1(records: list[dict]) -> list[float]:
     from lmms_eval_tasks.scoring.vqdv1 import score_queries
 
     return [score.f1 for score in score_queries(records)]
+
+
+def test_vqdv1_task_reads_the_prepared_folder(tmp_path: Path) -> None:
+    from lmms_eval_tasks.prepare import preparers
+    from lmms_eval_tasks.tasks.vqdv1.make_sample import rows
+
+    # The sample's queries as a released annotation file plus a COCO-style image folder.
+    images = tmp_path / "coco" / "val2014"
+    images.mkdir(parents=True)
+    entries = []
+    for row in rows():
+        (images / row["file_name"]).write_bytes(row["image"]["bytes"])
+        entries.append({key: value for key, value in row.items() if key != "image"})
+    annotations = tmp_path / "VQDv1_sampling.json"
+    annotations.write_text(json.dumps(entries), encoding="utf-8")
+    prepared = tmp_path / "prepared"
+    preparers()["vqdv1"].prepare(annotations, tmp_path / "coco", prepared, progress=False)
+
+    missing = run_launcher(
+        "--model", "random_guess", "--tasks", "vqdv1", "--output_path", str(tmp_path / "none"),
+        environment=offline_environment(LMMS_EVAL_TASKS_DATA_VQDV1="", LMMS_EVAL_TASKS_DATA=""),
+    )  # fmt: skip
+    assert missing.returncode != 0
+    assert "lmms-eval-tasks prepare vqdv1" in missing.stdout + missing.stderr
+
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model", "random_guess", "--model_args", "seed=0", "--tasks", "vqdv1",
+        "--output_path", str(output), "--log_samples",
+        environment=offline_environment(LMMS_EVAL_TASKS_DATA_VQDV1=str(prepared)),
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    results = results_json(output)["results"]["vqdv1"]
+    path = next(output.rglob("lmms_eval_tasks/*/vqdv1_samples.jsonl"))
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert sorted(record["question_id"] for record in records) == list(range(19))
+    assert results["micro_f1,none"] == pytest.approx(score_records(records)["micro_f1"])

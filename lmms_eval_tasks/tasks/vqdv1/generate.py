@@ -16,6 +16,8 @@ SOURCE = "lmms_eval_tasks/tasks/vqdv1/generate.py"
 LOWER_IS_BETTER = {"unparsed"}
 
 DESCRIPTIONS = {
+    "vqdv1": "VQDv1 slim subset (37,057 queries, 0-N boxes each) from the folder prepared by "
+    "`lmms-eval-tasks prepare vqdv1` ($LMMS_EVAL_TASKS_DATA_VQDV1); per-query F1, micro/macro F1 by count",
     "vqdv1_sample": "VQDv1 bundled sample (19 generated queries with 0-7 boxes), scored like vqdv1",
 }
 # Prompt per model (paper Table 11): the host picks the entry named like the --model, else "default".
@@ -29,6 +31,8 @@ SPECIFIC_KWARGS = {
 
 
 def _settings(task: str) -> dict[str, Any]:
+    # Both tasks name the bundled parquet: `vqdv1`'s process_docs swaps in the prepared dataset (the host
+    # cannot read a folder from an environment variable), so the file is only a placeholder there.
     data: dict[str, Any] = {
         "dataset_path": "parquet",
         "dataset_kwargs": {"data_files": {"test": f"sample/{make_sample.SAMPLE_FILE}"}},

@@ -26,7 +26,14 @@ OPTION_ENV = {
 }
 # Dataset fields copied into each record (the first four are required; the rest when present).
 RECORD_FIELDS = (
-    "question_id", "gtbox", "width", "height", "question", "question_type", "image_id", "file_name"
+    "question_id",
+    "gtbox",
+    "width",
+    "height",
+    "question",
+    "question_type",
+    "image_id",
+    "file_name",
 )
 
 
@@ -139,7 +146,29 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
     return "[" + ", ".join(boxes) + "]" if boxes else "[[]]"
 
 
-HOOKS = TaskHooks("vqdv1", make_record, task_settings=task_settings, score_task=score_task)
+DATASET_COLUMNS = ("question_id", "question", "gtbox", "width", "height", "image")
+PREPARED_TASKS = {"vqdv1": "vqdv1"}  # task -> prepared dataset kind (the YAML's parquet is a placeholder)
+
+
+def prepare_docs(dataset: Any, task: str) -> Any:
+    """The task's documents: the prepared dataset for ``vqdv1`` (``lmms-eval-tasks prepare vqdv1``), the
+    bundled parquet for the sample; a missing column raises an error naming the task and the column."""
+    if task in PREPARED_TASKS:
+        from lmms_eval_tasks.prepare import load_prepared
+
+        dataset = load_prepared(PREPARED_TASKS[task])
+    missing = [column for column in DATASET_COLUMNS if column not in dataset.column_names]
+    if missing:
+        raise ValueError(
+            f"{task}: the dataset has no {', '.join(map(repr, missing))} field(s) "
+            f"(columns: {sorted(dataset.column_names)})"
+        )
+    return dataset
+
+
+HOOKS = TaskHooks(
+    "vqdv1", make_record, task_settings=task_settings, score_task=score_task, prepare_docs=prepare_docs
+)
 process_results = HOOKS.process_results
 aggregate_micro_f1 = HOOKS.aggregator("micro_f1")
 aggregate_macro_f1 = HOOKS.aggregator("macro_f1")
