@@ -1,0 +1,76 @@
+"""The launcher refuses a `--model` whose wrapper cannot run here, before any task is built (issue 16)."""
+
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.launcher import check_models
+from tests.helpers import offline_environment, run_launcher
+
+pytestmark = pytest.mark.slow
+
+TASK_BUILT = "Building contexts for hallusionbench_sample"  # the host's log line once a task's data is loaded
+
+
+def _child_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed_run(*arguments: str, **extra: str):
+    cpu, wall = _child_cpu_seconds(), time.monotonic()
+    completed = run_launcher(*arguments, environment=offline_environment(**extra), timeout=600)
+    return completed, _child_cpu_seconds() - cpu, time.monotonic() - wall
+
+
+def test_model_llava_stops_before_any_dataset_with_both_ways_out(tmp_path: Path) -> None:
+    """The card's command on a sample task, where the original LLaVA code is not installed.
+
+    A control run of the same task with the pack's baseline shows the host's task-building log line and
+    costs more CPU; the refused run shows neither and writes nothing.
+    """
+    refused_output, control_output = tmp_path / "llava", tmp_path / "control"
+    refused, refused_cpu, refused_wall = _timed_run(
+        "--model", "llava", "--tasks", "hallusionbench_sample", "--output_path", str(refused_output)
+    )
+    log = refused.stdout + refused.stderr
+    assert refused.returncode == 2, log[-3000:]
+    assert "lmms_eval: --model llava cannot run on this machine" in refused.stderr
+    assert "No module named 'llava'" in refused.stderr
+    assert "--model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf" in refused.stderr
+    assert "haotian-liu/LLaVA" in refused.stderr and "transformers==4.37.2" in refused.stderr
+    assert "NameError" not in log and TASK_BUILT not in log
+    assert not refused_output.exists()
+    assert refused_wall < 120  # seconds on a loaded 2-core machine; about 5 s of CPU
+
+    control, control_cpu, _ = _timed_run(
+        "--model", "random_guess", "--tasks", "hallusionbench_sample", "--limit", "2",
+        "--output_path", str(control_output), "--verbosity", "INFO",
+    )  # fmt: skip
+    assert control.returncode == 0, control.stderr[-3000:]
+    assert TASK_BUILT in control.stdout + control.stderr
+    assert refused_cpu < control_cpu
+
+
+def test_skip_switch_and_models_that_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    arguments = ["--model", "llava", "--tasks", "x", "--model_args", "pretrained=liuhaotian/llava-v1.5-13b"]
+    message = check_models(arguments)
+    assert message is not None and "pretrained=llava-hf/llava-1.5-13b-hf" in message
+    assert check_models(["--model", "random_guess", "--tasks", "x"]) is None
+    assert check_models(["--model=llava_hf", "--tasks", "x"]) is None
+    unknown = check_models(["--model", "no_such_model", "--tasks", "x"])
+    assert unknown is not None and "unknown model 'no_such_model'" in unknown
+    monkeypatch.setenv("LMMS_EVAL_TASKS_SKIP_MODEL_CHECK", "1")
+    assert check_models(["--model", "llava", "--tasks", "x"]) is None
+
+
+def test_models_named_in_a_config_file_are_checked(tmp_path: Path) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text("- model: random_guess\n  tasks: x\n- model: llava\n  tasks: x\n", encoding="utf-8")
+    message = check_models(["--config", str(config)])
+    assert message is not None and message.count("cannot run on this machine") == 1
+    assert "--model llava " in message
