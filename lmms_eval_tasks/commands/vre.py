@@ -70,12 +70,15 @@ def register(subparsers: Any) -> None:
         type=lambda text: _floats(text, "--preferences"),
         help="p1,...,p5: weights = softmax(p) (default: all 0, i.e. 0.2 each)",
     )
-    parser.add_argument("--metric", default=None, help="metric key read from run folders (default: accuracy)")
+    parser.add_argument(
+        "--metric",
+        default=None,
+        help="run folders: metric key(s), comma-separated; a task uses the first it has (default: accuracy)",
+    )
     parser.add_argument(
         "--scale",
-        type=float,
-        default=1.0,
-        help="divide run-folder metric values by this (100 for percentages)",
+        default="1",
+        help="run folders: divide values by this (100 for percentages); per source task: TASK=100,TASK2=1",
     )
     parser.add_argument("--plots", type=Path, default=None, help="folder for PNG plots")
     parser.add_argument("--cells", action="store_true", help="also print every (model, corruption) cell")
@@ -135,25 +138,42 @@ def _task_level(task: str, config: dict[str, Any]) -> tuple[str, int, str] | Non
     return match["corruption"], int(match["severity"]), ""
 
 
+def parse_scale(text: str | float) -> dict[str, float]:
+    """``"100"`` -> {"": 100.0}; ``"a=100,b=1"`` -> per source task (the empty key is the default)."""
+    scales: dict[str, float] = {}
+    for part in str(text).split(","):
+        key, _, value = part.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            raise InputError(f"--scale: {part!r} is not a number or TASK=number") from None
+        if not number > 0:
+            raise InputError(f"--scale: {part!r} must be positive")
+        scales[key.strip()] = number
+    return scales
+
+
 def _metric_value(task: str, values: dict[str, Any], metric: str | None, where: str) -> float:
     candidates = {
         key.split(",")[0]: value for key, value in values.items() if "_stderr" not in key and "," in key
     }
-    name = metric or "accuracy"
-    if name not in candidates:
+    names = [name.strip() for name in (metric or "accuracy").split(",") if name.strip()]
+    name = next((name for name in names if name in candidates), None)
+    if name is None:
         numeric = sorted(key for key, value in candidates.items() if isinstance(value, int | float))
-        raise InputError(f"{where}: task {task} has no metric {name!r}; pick one with --metric: {numeric}")
+        raise InputError(f"{where}: task {task} has none of {names}; pick with --metric: {numeric}")
     value = candidates[name]
     if not isinstance(value, int | float) or isinstance(value, bool):
         raise InputError(f"{where}: task {task}: {name} is {value!r}, not a number")
     return float(value)
 
 
-def read_run_folder(path: Path, label: str | None, metric: str | None, scale: float) -> list[Row]:
+def read_run_folder(path: Path, label: str | None, metric: str | None, scale: str | float = 1.0) -> list[Row]:
     """Rows from every ``*_results.json`` under a harness output folder (VRB or robustness tasks)."""
     files = sorted(path.rglob("*_results.json"))
     if not files:
         raise InputError(f"{path}: no *_results.json under this folder (is it a harness --output_path?)")
+    scales = parse_scale(scale)
     rows: list[Row] = []
     for file in files:
         results = json.loads(file.read_text(encoding="utf-8"))
@@ -167,7 +187,8 @@ def read_run_folder(path: Path, label: str | None, metric: str | None, scale: fl
             if level is None:
                 continue
             corruption, severity, source = level
-            value = _metric_value(task, values, metric, str(file)) / scale
+            divisor = scales.get(source or task, scales.get("", 1.0))
+            value = _metric_value(task, values, metric, str(file)) / divisor
             rows.append(
                 (f"{model}/{source}" if source else model, corruption, severity, value, f"{file}: {task}")
             )
@@ -176,7 +197,7 @@ def read_run_folder(path: Path, label: str | None, metric: str | None, scale: fl
     return rows
 
 
-def read_inputs(inputs: Sequence[str], metric: str | None = None, scale: float = 1.0) -> list[Row]:
+def read_inputs(inputs: Sequence[str], metric: str | None = None, scale: str | float = 1.0) -> list[Row]:
     """Rows from every INPUT (CSV file, run folder, or NAME=run folder)."""
     rows: list[Row] = []
     for item in inputs:
@@ -345,7 +366,7 @@ def compute(
     weights: Sequence[float] | None = None,
     preferences: Sequence[float] | None = None,
     metric: str | None = None,
-    scale: float = 1.0,
+    scale: str | float = 1.0,
 ) -> tuple[dict[str, dict[str, list[float]]], dict[str, Any]]:
     """The pool table and the full robustness result (models, corruptions, cells, pool, notes)."""
     from lmms_eval_tasks.scoring.vrb import robustness
