@@ -2,7 +2,7 @@
 
 Metric logic lives in ``lmms_eval_tasks.scoring.vqdv1``; the coordinate convention of the model's boxes
 and the protocol are scoring options read from the environment (``LMMS_EVAL_TASKS_VQDV1_COORDS``,
-``..._BOX_FORMAT``, ``..._SYNTAX``, ``..._PROTOCOL``) and recorded in the pack report (docs/revisiting.md).
+``..._BOX_FORMAT``, ``..._SYNTAX``, ``..._PROTOCOL``) and recorded in the pack report (docs/vqdv1.md).
 """
 
 from __future__ import annotations
