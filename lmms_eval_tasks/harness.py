@@ -181,6 +181,7 @@ class TaskHooks:
         | None = None,
         report_details: Callable[[list[dict[str, Any]], dict[str, Any], str], dict[str, Any]] | None = None,
         extra_files: Callable[[list[dict[str, Any]], str], dict[str, str | bytes]] | None = None,
+        known_metrics: frozenset[str] | None = None,
     ) -> None:
         self.benchmark = benchmark
         self.make_record = make_record
@@ -190,6 +191,7 @@ class TaskHooks:
         self.score_task = score_task
         self.report_details = report_details
         self.extra_files = extra_files
+        self.known_metrics = known_metrics
         self._records_lock = threading.Lock()
         self._task_records: dict[str, list[dict[str, Any]]] = {}
         self._last_args: Any = None
@@ -287,6 +289,8 @@ class TaskHooks:
 
     def aggregator(self, metric: str) -> Callable[..., float | int]:
         """The aggregation of one metric key: all of a task's metrics come from one scoring of its records."""
+        if self.known_metrics is not None and metric not in self.known_metrics:
+            raise ValueError(f"{self.benchmark}: {metric!r} is no metric key of the benchmark")
 
         def aggregate(items: list[Any], args: Any = None) -> float | int:
             records = unwrap_records(items)
@@ -314,13 +318,21 @@ class TaskHooks:
         import math
 
         group, _, metric = str(weight_by_size).partition(":")
-        if not group or not metric:
+        if not isinstance(weight_by_size, str) or not group or not metric:
             raise ValueError(
                 f"aggregate_group needs weight_by_size '<group>:<metric>', got {weight_by_size!r}"
             )
+        if self.known_metrics is not None and metric not in self.known_metrics:
+            raise ValueError(
+                f"aggregate_group: {metric!r} (from weight_by_size {weight_by_size!r}) is no "
+                f"{self.benchmark} metric key"
+            )
         with self._records_lock:
             args = self._last_args
-        members = group_members(group, args)
+        try:
+            members = group_members(group, args)
+        except KeyError as error:
+            raise ValueError(f"aggregate_group: weight_by_size {weight_by_size!r}: {error.args[0]}") from None
         with self._records_lock:
             present = [name for name in members if name in self._task_records]
             record_lists = [self._task_records[name] for name in present]

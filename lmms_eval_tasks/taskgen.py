@@ -204,6 +204,20 @@ def drifted(files: Mapping[Path, bytes]) -> list[Path]:
     return [path for path, content in files.items() if not path.is_file() or path.read_bytes() != content]
 
 
+def stale(files: Mapping[Path, bytes]) -> list[Path]:
+    """Files under the task folders that carry the generated header but no generator produces any more."""
+    from lmms_eval_tasks import TASKS_DIR
+
+    marker = GENERATED_HEADER.split("{source}")[0].encode()
+    found = []
+    for path in sorted(TASKS_DIR.rglob("*")):
+        if path.suffix in (".yaml", ".py") and path.resolve() not in files and path.is_file():
+            with open(path, "rb") as handle:
+                if handle.read(len(marker)) == marker:
+                    found.append(path.resolve())
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regenerate every generated file of every benchmark.")
     parser.add_argument("--check", action="store_true", help="list drifted files and exit 1; write nothing")
@@ -211,10 +225,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)
     files = generated_files(options.benchmarks)
     changed = drifted(files)
+    leftovers = stale(files) if not options.benchmarks else []
     if options.check:
         for path in changed:
             print(f"drifted: {path.relative_to(REPOSITORY_ROOT)}")
-        return 1 if changed else 0
+        for path in leftovers:
+            print(f"stale: {path.relative_to(REPOSITORY_ROOT)}")
+        return 1 if changed or leftovers else 0
+    for path in leftovers:
+        path.unlink()
+        print(f"removed stale {path.relative_to(REPOSITORY_ROOT)}")
     for path in changed:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(files[path])

@@ -10,7 +10,7 @@ import pytest
 
 from lmms_eval_tasks.reports import read_report
 from lmms_eval_tasks.scoring.dare import GOLD_COUNTS, score_records
-from lmms_eval_tasks.tasks.dare import grid
+from lmms_eval_tasks.tasks.dare import BENCHMARK, grid
 from tests.helpers import results_json, run_launcher, samples_jsonl
 
 pytestmark = pytest.mark.slow
@@ -44,12 +44,20 @@ def _pack_records(output: Path, tasks: list[str]) -> list[dict]:
 
 
 def _check_group(output: Path, group: str) -> dict:
+    """The group's numbers: headline keys from the host's results (checked against the pack report),
+    every other key from the group's pack report (null there when undefined: NaN here)."""
     results = results_json(output)
-    group_results = results["results"][group]
-    for key in SUMMARY_KEYS + TABLE_KEYS:
-        assert f"{key},none" in group_results, f"{group} lacks {key}"
-        assert isinstance(group_results[f"{key},none"], int | float)
+    host_numbers = results["results"][group]
     report = read_report(next(output.rglob(f"lmms_eval_tasks/*/{group}_report.json")))
+    group_results = {
+        f"{key},none": math.nan if value is None else value for key, value in report["metrics"].items()
+    }
+    for key in BENCHMARK.headline_metrics:
+        assert f"{key},none" in host_numbers, f"{group} lacks {key} in the results"
+        assert _same(host_numbers[f"{key},none"], group_results[f"{key},none"]), key
+    for key in SUMMARY_KEYS + TABLE_KEYS:  # a number, or undefined (NaN) on a --limit run
+        group_results.setdefault(f"{key},none", math.nan)
+        assert isinstance(group_results[f"{key},none"], int | float), key
     table = report["details"]["summary_table"]
     assert set(table) == {"count", "order", "all"}
     assert {"single_acc", "prompt_std", "var_worst", "var_drop", "multi_k0", "multi_f1"} <= set(table["all"])
@@ -86,7 +94,7 @@ def test_random_baseline_runs_the_full_sample_grid(tmp_path: Path) -> None:
     assert group["unparsed,none"] == 0  # the baseline always answers in the task's format
     # The host's samples files show each record, with its parse diagnostics, once: under the task's
     # first metric key (the other keys hold a short pointer to it).
-    primary, *others = grid.TASKS_BY_NAME["dare_sample_multi_log_p2"].metric_keys()
+    primary, *others = grid.TASKS_BY_NAME["dare_sample_multi_log_p2"].result_keys()
     sample = samples_jsonl(output, "dare_sample_multi_log_p2")[0]
     assert all(sample[key] == f"see {primary!r}" for key in others)
     logged = sample[primary]

@@ -11,7 +11,7 @@ import pytest
 
 from lmms_eval_tasks import reports
 from lmms_eval_tasks.scoring.dare import LETTERS, parse_prediction, parse_yes_no, score_records
-from lmms_eval_tasks.tasks.dare import grid, hooks, make_sample
+from lmms_eval_tasks.tasks.dare import grid, hooks, make_sample, task_docs
 from lmms_eval_tasks.tasks.dare.prompts import build_prompt
 
 TASK_DIR = grid.TASK_DIR
@@ -21,7 +21,7 @@ def test_committed_yaml_files_match_the_generator() -> None:
     expected = grid.expected_files()
     for relative, content in expected.items():
         path = TASK_DIR / relative
-        assert path.exists(), f"{relative} missing: run python -m lmms_eval_tasks.tasks.dare.grid"
+        assert path.exists(), f"{relative} missing: run make generate"
         assert path.read_text(encoding="utf-8") == content, f"{relative} differs from the generator"
     generated_on_disk = {
         path.relative_to(TASK_DIR)
@@ -46,9 +46,10 @@ def test_grid_shape() -> None:
 def test_every_hook_named_in_yaml_resolves() -> None:
     for content in grid.expected_files().values():
         for line in content.splitlines():
-            if "!function lmms_eval_tasks.tasks.dare.hooks." in line:
-                name = line.rsplit(".", 1)[1]
-                assert callable(getattr(hooks, name)), name
+            for module in (hooks, task_docs):
+                if f"!function {module.__name__}." in line:
+                    name = line.rsplit(".", 1)[1]
+                    assert callable(getattr(module, name)), name
     with pytest.raises(AttributeError):
         hooks.aggregate_no_such_metric  # noqa: B018
 
@@ -173,7 +174,7 @@ def _sample_docs(task_name: str):
     dataset = load_dataset("parquet", data_files={"validation": str(make_sample.sample_path(task.config))})[
         "validation"
     ]
-    return getattr(hooks, f"process_docs_{task_name}")(dataset)
+    return getattr(task_docs, f"process_docs_{task_name}")(dataset)
 
 
 def test_process_docs_adds_the_task_identity() -> None:
@@ -202,9 +203,9 @@ def test_unknown_category_names_the_doc_and_the_field() -> None:
         lambda row, index: {"category": "astronomy" if index == 3 else row["category"]}, with_indices=True
     )
     with pytest.raises(ValueError, match=r"doc 3 \(id='sample-1c-003'\): field 'category'"):
-        hooks.process_docs_dare_sample_single_gen_p1(broken)
+        task_docs.process_docs_dare_sample_single_gen_p1(broken)
     with pytest.raises(ValueError, match="no field 'img'"):
-        hooks.process_docs_dare_sample_single_gen_p1(dataset.remove_columns("img"))
+        task_docs.process_docs_dare_sample_single_gen_p1(dataset.remove_columns("img"))
 
 
 def _doc(task_name: str, **fields: object) -> dict:
@@ -214,6 +215,7 @@ def _doc(task_name: str, **fields: object) -> dict:
         "instance_id": 1,
         "answer": ["2"],
         "dare_task": task_name,
+        "pack_task": task_name,
         "dare_setup": task.setup,
         "dare_format": task.answer_format,
         "dare_prompt": task.prompt,
@@ -231,7 +233,7 @@ def test_out_log_single_picks_the_lowest_loss() -> None:
     assert (
         record["prediction"] == "B" and record["correct"] is True and record["losses"] == [2.5, 0.7, 1.0, 3.0]
     )
-    assert set(results) == set(grid.TASKS_BY_NAME["dare_single_log_p1"].metric_keys())
+    assert set(results) == set(grid.TASKS_BY_NAME["dare_single_log_p1"].result_keys())
     # lmms-eval 0.7.3 stringifies (loss, greedy) pairs unless the pack's evaluator fix is installed
     stringified = hooks.process_results(doc, ["(2.5, False)", "(1.5, False)", "(0.25, True)", "(nan, False)"])
     assert stringified["unparsed"]["prediction"] == "C"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_tasks import reports
 from lmms_eval_tasks.reports import latest_files
 from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher, samples_jsonl
 
@@ -90,7 +91,8 @@ def test_tiny_llava_end_to_end_answers_every_question(tmp_path: Path, tiny_llava
     no_image = [sample for sample in samples if sample["aAcc"]["visual_input"] == "0"]
     assert len(no_image) == 5
     assert all(_response(sample).strip() for sample in samples)
-    assert results_json(tmp_path)["results"][TASK]["empty_predictions,none"] == 0
+    report = reports.read_report(next(tmp_path.rglob(f"lmms_eval_tasks/*/{TASK}_report.json")))
+    assert report["metrics"]["empty_predictions"] == 0
 
 
 def test_accelerate_two_processes_match_one_process(tmp_path: Path) -> None:

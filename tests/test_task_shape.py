@@ -18,6 +18,7 @@ from lmms_eval_tasks.taskgen import (
     host_group_writer,
     render_group,
     render_task,
+    stale,
 )
 
 
@@ -61,8 +62,11 @@ def test_the_host_substring_rule_is_what_the_order_defends_against() -> None:
 
 
 def test_generated_files_are_in_sync_with_their_generators() -> None:
-    stale = drifted(generated_files())
-    assert not stale, f"run `make generate`; drifted: {[str(path) for path in stale]}"
+    files = generated_files()
+    changed = drifted(files)
+    assert not changed, f"run `make generate`; drifted: {[str(path) for path in changed]}"
+    leftovers = stale(files)
+    assert not leftovers, f"run `make generate`; no generator makes {[str(path) for path in leftovers]}"
 
 
 def test_task_yaml_lists_at_most_eight_metrics() -> None:

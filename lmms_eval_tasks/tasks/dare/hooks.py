@@ -1,8 +1,8 @@
-"""lmms-eval hooks for DARE: prompts, Out-Log choices, per-sample records and metric aggregation.
+"""lmms-eval hooks for DARE: prompts, Out-Log choices, per-sample records, built with the pack's hook factory.
 
-Every task shares these hooks; a task's identity (setup, format, prompt, variant) reaches them through
-its ``process_docs_<task name>`` function, which adds ``dare_*`` columns to the docs. Metric logic
-lives in ``lmms_eval_tasks.scoring.dare``; see docs/dare.md for the design.
+Every task shares these hooks; a task's identity (setup, format, prompt, variant) reaches them through its
+``task_docs.process_docs_<task>``, which adds ``dare_*`` columns and the task name to the docs. Metric
+logic lives in ``lmms_eval_tasks.scoring.dare``; see docs/dare.md for the design.
 """
 
 from __future__ import annotations
@@ -12,14 +12,11 @@ import json
 import math
 import random
 import re
-import threading
-from collections.abc import Callable
 from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.harness import record_under_keys, score_once, unwrap_records, write_report
-from lmms_eval_tasks.reports import build_report
+from lmms_eval_tasks.harness import TaskHooks
 from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring.dare import (
     EXTRA_OPTIONS,
@@ -31,7 +28,7 @@ from lmms_eval_tasks.scoring.dare import (
     score_verdicts,
     summary_table,
 )
-from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_metric_keys, groups
+from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_metric_keys
 from lmms_eval_tasks.tasks.dare.prompts import build_prompt
 
 REQUIRED_FIELDS = ("id", "question", "A", "B", "C", "D", "category", "img")
@@ -87,15 +84,9 @@ def _process_docs(dataset: Any, task: TaskSpec) -> Any:
     return dataset
 
 
-def _process_docs_for(task: TaskSpec) -> Callable[[Any], Any]:
-    def process_docs(dataset: Any) -> Any:
-        return _process_docs(dataset, task)
-
-    process_docs.__name__ = process_docs.__qualname__ = f"process_docs_{task.name}"
-    process_docs.__doc__ = (
-        f"Docs of {task.name}: setup {task.setup}, format {task.answer_format}, prompt {task.prompt}."
-    )
-    return process_docs
+def prepare_docs(dataset: Any, task_name: str) -> Any:
+    """The task's docs with its identity in ``dare_*`` columns (validated; binary: one doc per option)."""
+    return _process_docs(dataset, TASKS_BY_NAME[task_name])
 
 
 def _task_of(doc: dict[str, Any]) -> TaskSpec:
@@ -190,9 +181,9 @@ def _answer_list(answer: Any) -> list[str]:
     return list(answer)
 
 
-def make_record(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+def make_record(doc: dict[str, Any], results: list[Any], task_name: str | None = None) -> dict[str, Any]:
     """The scoring record of one doc (the fields of docs/dare.md) plus parse diagnostics for the logs."""
-    task = _task_of(doc)
+    task = TASKS_BY_NAME[task_name] if task_name else _task_of(doc)
     record: dict[str, Any] = {
         "task": task.name,
         "split": task.split,
@@ -243,26 +234,8 @@ def make_record(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     return record
 
 
-def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    """One record per doc, returned under every metric key of the task (thread-safe: no shared state)."""
-    record = make_record(doc, results)
-    return record_under_keys(record, _task_of(doc).metric_keys())
-
-
-# --------------------------------------------------------------------------------------------------
-# Aggregation
-# --------------------------------------------------------------------------------------------------
-
-_registry_lock = threading.Lock()
-# task name -> the records list the host passed to that task's aggregations (latest run).
-_task_records: dict[str, list[dict[str, Any]]] = {}
-_last_args: list[Any] = [None]
-
-
-def _report(
-    records: list[dict[str, Any]], name: str, args: Any, members: list[str] | None = None
-) -> dict[str, Any]:
-    """Score records, write the pack report (metrics, summary table) and return the metrics."""
+def score_task(records: list[dict[str, Any]], name: str, args: Any = None) -> tuple[dict, dict]:
+    """DARE scoring of a task's (or a group's union of) records: (metrics, report details with the table)."""
     scorable = [record for record in records if record.get("split") != "test"]
     verdicts = [score_record(record, index) for index, record in enumerate(scorable)]
     metrics: dict[str, Any] = dict(score_verdicts(verdicts))
@@ -272,92 +245,15 @@ def _report(
             record.get("parse_status") == "unparsed" for record in records if record.get("split") == "test"
         )
     table = summary_table(metrics)
-    sample_data = any("_sample" in str(record.get("task", "")) for record in records)
-    report = build_report(
-        benchmark="dare",
-        task=name,
-        metrics=metrics,
-        args=args,
-        details={
-            "members": members,
-            "records": len(records),
-            "summary_table": table,
-            "summary_table_markdown": format_table(table),
-        },
-        deviations=["bundled generated sample data, not the DARE dataset"] if sample_data else [],
-        warnings=[f"{metrics['unparsed']} unparsed answer(s)"] if metrics.get("unparsed") else [],
-    )
-    path = write_report(args, name, report, samples=records)
-    if members is not None and table:
+    if table and name not in TASKS_BY_NAME:
         logger.info(f"DARE robustness summary for {name}:\n{format_table(table)}")
-    if path is not None:
-        logger.info(f"DARE report written to {path}")
-    return metrics
+    details = {"summary_table": table, "summary_table_markdown": format_table(table)}
+    return metrics, details
 
 
-def _register(items: list[dict[str, Any]], args: Any) -> str:
-    if not items:
-        raise ValueError("DARE aggregation received no records")
-    name = items[0]["task"]
-    with _registry_lock:
-        _task_records[name] = items
-        if args is not None:
-            _last_args[0] = args
-    return name
-
-
-def _number(value: Any) -> float | int:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (int, float)):
-        return value
-    return math.nan
-
-
-def _aggregator(key: str) -> Callable[..., float | int]:
-    def aggregate(items: list[Any], args: Any = None) -> float | int:
-        items = unwrap_records(items)
-        name = _register(items, args)
-        metrics = score_once(name, items, lambda records: _report(records, name, args))
-        return _number(metrics.get(key, math.nan))
-
-    aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{key}"
-    aggregate.__doc__ = f"The task's {key!r} from DARE scoring of all its records (NaN when not computable)."
-    return aggregate
-
-
-def aggregate_group(metrics: list[float], sizes: list[int], weight_by_size: str) -> float | int:
-    """A group's metric: DARE scoring over the union of its member tasks' records.
-
-    The host passes ``weight_by_size`` from the group YAML, which carries ``<group>:<metric key>``;
-    the per-task numbers in ``metrics`` cannot give cross-task statistics (std over prompts, drops).
-    """
-    group, _, key = str(weight_by_size).partition(":")
-    members = groups().get(group)
-    if members is None or not key:
-        raise ValueError(f"aggregate_group needs weight_by_size '<group>:<metric>', got {weight_by_size!r}")
-    if key not in _KNOWN_METRIC_KEYS:
-        raise ValueError(
-            f"aggregate_group: {key!r} (from weight_by_size {weight_by_size!r}) is no DARE metric key"
-        )
-    with _registry_lock:
-        present = [name for name in members if name in _task_records]
-        record_lists = [_task_records[name] for name in present]
-        args = _last_args[0]
-    if not present:
-        logger.warning(f"{group}: no member task records were registered; {key} is NaN")
-        return math.nan
-    missing = sorted(set(members) - set(present))
-    if missing:
-        logger.warning(f"{group}: scoring without records of {missing}")
-    expected = sum(sizes)
-    union = [record for records in record_lists for record in records]
-    if expected and len(union) < expected:
-        logger.warning(f"{group}: {len(union)} registered records, the host reports {expected} samples")
-    group_metrics = score_once(
-        f"group:{group}", record_lists, lambda _: _report(union, group, args, members=present)
-    )
-    return _number(group_metrics.get(key, math.nan))
+def result_keys(name: str) -> tuple[str, ...]:
+    """The metric keys a task lists in its YAML (its headline numbers, at most eight)."""
+    return tuple(TASKS_BY_NAME[name].result_keys())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -398,23 +294,56 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 
 # --------------------------------------------------------------------------------------------------
-# Named hooks referenced from the generated YAML files
+# The hooks the generated YAML files name (one explicit line each)
 # --------------------------------------------------------------------------------------------------
 
-_KNOWN_METRIC_KEYS = frozenset(all_metric_keys())
-_NAMED: dict[str, Callable[..., Any]] = {}
-for _task in TASKS_BY_NAME.values():
-    _NAMED[f"process_docs_{_task.name}"] = _process_docs_for(_task)
-for _key in all_metric_keys():
-    _NAMED[f"aggregate_{_key}"] = _aggregator(_key)
-
-
-def __getattr__(name: str) -> Callable[..., Any]:
-    """Resolve ``process_docs_<task>`` and ``aggregate_<metric>`` named in the YAML files."""
-    if name in _NAMED:
-        return _NAMED[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_NAMED])
+HOOKS = TaskHooks(
+    "dare",
+    make_record,
+    metric_keys=result_keys,
+    prepare_docs=prepare_docs,
+    score_task=score_task,
+    known_metrics=frozenset(all_metric_keys()),
+)
+process_results = HOOKS.process_results
+aggregate_group = HOOKS.aggregate_group
+aggregate_single_accuracy = HOOKS.aggregator("single_accuracy")
+aggregate_single_accuracy_std_over_prompts = HOOKS.aggregator("single_accuracy_std_over_prompts")
+aggregate_single_format_range = HOOKS.aggregator("single_format_range")
+aggregate_single_multiple_letters = HOOKS.aggregator("single_multiple_letters")
+aggregate_single_var_accuracy = HOOKS.aggregator("single_var_accuracy")
+aggregate_single_var_drop = HOOKS.aggregator("single_var_drop")
+aggregate_multi_exact_k0 = HOOKS.aggregator("multi_exact_k0")
+aggregate_multi_exact_k1 = HOOKS.aggregator("multi_exact_k1")
+aggregate_multi_exact_k2 = HOOKS.aggregator("multi_exact_k2")
+aggregate_multi_exact_k3 = HOOKS.aggregator("multi_exact_k3")
+aggregate_multi_exact_k4 = HOOKS.aggregator("multi_exact_k4")
+aggregate_multi_f1 = HOOKS.aggregator("multi_f1")
+aggregate_multi_f1_std_over_prompts = HOOKS.aggregator("multi_f1_std_over_prompts")
+aggregate_unparsed = HOOKS.aggregator("unparsed")
+aggregate_exported = HOOKS.aggregator("exported")
+aggregate_multi_contradictory = HOOKS.aggregator("multi_contradictory")
+aggregate_multi_binary_exact_k0 = HOOKS.aggregator("multi_binary_exact_k0")
+aggregate_multi_binary_exact_k1 = HOOKS.aggregator("multi_binary_exact_k1")
+aggregate_multi_binary_exact_k2 = HOOKS.aggregator("multi_binary_exact_k2")
+aggregate_multi_binary_exact_k3 = HOOKS.aggregator("multi_binary_exact_k3")
+aggregate_multi_binary_exact_k4 = HOOKS.aggregator("multi_binary_exact_k4")
+aggregate_multi_binary_f1 = HOOKS.aggregator("multi_binary_f1")
+aggregate_multi_plus_all_exact_k0 = HOOKS.aggregator("multi_plus_all_exact_k0")
+aggregate_multi_plus_all_exact_k1 = HOOKS.aggregator("multi_plus_all_exact_k1")
+aggregate_multi_plus_all_exact_k2 = HOOKS.aggregator("multi_plus_all_exact_k2")
+aggregate_multi_plus_all_exact_k3 = HOOKS.aggregator("multi_plus_all_exact_k3")
+aggregate_multi_plus_all_exact_k4 = HOOKS.aggregator("multi_plus_all_exact_k4")
+aggregate_multi_plus_all_f1 = HOOKS.aggregator("multi_plus_all_f1")
+aggregate_multi_plus_none_exact_k0 = HOOKS.aggregator("multi_plus_none_exact_k0")
+aggregate_multi_plus_none_exact_k1 = HOOKS.aggregator("multi_plus_none_exact_k1")
+aggregate_multi_plus_none_exact_k2 = HOOKS.aggregator("multi_plus_none_exact_k2")
+aggregate_multi_plus_none_exact_k3 = HOOKS.aggregator("multi_plus_none_exact_k3")
+aggregate_multi_plus_none_exact_k4 = HOOKS.aggregator("multi_plus_none_exact_k4")
+aggregate_multi_plus_none_f1 = HOOKS.aggregator("multi_plus_none_f1")
+aggregate_multi_plus_all_none_exact_k0 = HOOKS.aggregator("multi_plus_all_none_exact_k0")
+aggregate_multi_plus_all_none_exact_k1 = HOOKS.aggregator("multi_plus_all_none_exact_k1")
+aggregate_multi_plus_all_none_exact_k2 = HOOKS.aggregator("multi_plus_all_none_exact_k2")
+aggregate_multi_plus_all_none_exact_k3 = HOOKS.aggregator("multi_plus_all_none_exact_k3")
+aggregate_multi_plus_all_none_exact_k4 = HOOKS.aggregator("multi_plus_all_none_exact_k4")
+aggregate_multi_plus_all_none_f1 = HOOKS.aggregator("multi_plus_all_none_f1")

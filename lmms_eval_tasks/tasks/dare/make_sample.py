@@ -10,7 +10,6 @@ encodings of the official ``answer`` field are exercised.
 from __future__ import annotations
 
 import argparse
-import io
 import itertools
 import random
 from collections.abc import Callable
@@ -20,12 +19,15 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_tasks.sample_data import COLOURS as SHARED_COLOURS
+from lmms_eval_tasks.sample_data import canvas, draw_shape, parquet_bytes, png_bytes
+
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 DEFAULT_SEED = 0
 IMAGE_SIZE = 128
 CONFIGS = ("1_correct", "1_correct_var", "n_correct")
 LETTERS = "ABCD"
-COLOURS = {"red": (220, 40, 40), "green": (40, 170, 60), "blue": (40, 80, 220), "yellow": (235, 200, 30)}
+COLOURS = {name: SHARED_COLOURS[name] for name in ("red", "green", "blue", "yellow")}
 SHAPES = ("circle", "square", "triangle")
 
 
@@ -45,26 +47,13 @@ class Shape:
 
 def _draw(shapes: list[Shape], columns: int, rows: int) -> bytes:
     """Render the scene as PNG bytes: white background, one shape per grid cell."""
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", (IMAGE_SIZE, IMAGE_SIZE), (255, 255, 255))
-    draw = ImageDraw.Draw(image)
+    image, draw = canvas(IMAGE_SIZE, IMAGE_SIZE)
     cell_width, cell_height = IMAGE_SIZE / columns, IMAGE_SIZE / rows
     radius = min(cell_width, cell_height) * 0.36
     for shape in shapes:
-        centre_x = (shape.column + 0.5) * cell_width
-        centre_y = (shape.row + 0.5) * cell_height
-        box = (centre_x - radius, centre_y - radius, centre_x + radius, centre_y + radius)
-        fill = COLOURS[shape.colour]
-        if shape.kind == "circle":
-            draw.ellipse(box, fill=fill)
-        elif shape.kind == "square":
-            draw.rectangle(box, fill=fill)
-        else:
-            draw.polygon([(centre_x, box[1]), (box[2], box[3]), (box[0], box[3])], fill=fill)
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=False)
-    return buffer.getvalue()
+        centre = ((shape.column + 0.5) * cell_width, (shape.row + 0.5) * cell_height)
+        draw_shape(draw, shape.kind, centre, radius, COLOURS[shape.colour])
+    return png_bytes(image)
 
 
 def _counting_scene(rng: random.Random) -> tuple[list[Shape], int, int]:
@@ -308,17 +297,22 @@ def sample_path(config: str, split: str = "validation", folder: Path = SAMPLE_DI
     return folder / f"{config}_{split}.parquet"
 
 
+def sample_files(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
+    """The three parquet files (official schema, ``img`` an HF Image) by file name."""
+    return {
+        sample_path(config, folder=Path()).name: parquet_bytes(rows, features())
+        for config, rows in build_rows(seed).items()
+    }
+
+
 def write_sample(output: Path = SAMPLE_DIR, seed: int = DEFAULT_SEED) -> list[Path]:
     """Write the three parquet files; returns their paths."""
-    from datasets import Dataset
-
     output.mkdir(parents=True, exist_ok=True)
     written = []
-    for config, rows in build_rows(seed).items():
-        columns = {name: [row[name] for row in rows] for name in features()}
-        path = sample_path(config, folder=output)
-        Dataset.from_dict(columns, features=features()).to_parquet(str(path))
-        logger.info(f"wrote {len(rows)} rows to {path}")
+    for name, content in sample_files(seed).items():
+        path = output / name
+        path.write_bytes(content)
+        logger.info(f"wrote {path}")
         written.append(path)
     return written
 
