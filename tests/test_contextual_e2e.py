@@ -79,10 +79,9 @@ def test_sample_judged_through_the_fake_server_with_faults_and_exported(tmp_path
     assert [record["judge_verdicts"] for record in records] == [["Yes" if v else "No"] for v in expected]
     assert sample["unjudged,none"] == 0
     assert sample["acceptance_rate,none"] == pytest.approx(100 * sum(expected) / 10)
-    # the saved records re-score to the run's numbers without a judge (verdicts supplied)
-    rescored = scoring.score_records(
-        [{**record, "judge_verdict": record["judge_replies"]} for record in records]
-    )
+    # the pack's samples file re-scores to the run's numbers from its saved replies, with no judge
+    rescored = scoring.score_records(records, judge="openai")
+    assert rescored["supplied_verdicts"] == 10
     for key in scoring.HEADLINE_METRICS:
         assert rescored[key] == pytest.approx(sample[f"{key},none"]), key
     report = read_report(pack_file(output, "contextual_sample_report.json"))

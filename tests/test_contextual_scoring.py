@@ -312,9 +312,40 @@ def test_per_question_correct() -> None:
     assert per_question_correct(records) == {
         "https://example.org/time/0.jpg": True,
         "https://example.org/web/1.jpg": False,
+        "https://example.org/app/2.jpg": None,  # unjudged: compare leaves it out and counts it
     }
     ties = [record(0, "time", ["Yes", "No"]), record(1, "web", ["Yes", "Yes"])]
-    assert per_question_correct(ties) == {"https://example.org/web/1.jpg": True}  # the tie is left out
+    assert per_question_correct(ties) == {
+        "https://example.org/time/0.jpg": None,  # a tie across repeats
+        "https://example.org/web/1.jpg": True,
+    }
+
+
+def test_compare_command_pairs_by_image_url(tmp_path, capsys) -> None:
+    from lmms_eval_tasks.cli import main
+
+    verdicts_a = ["Yes", "Yes", "No", "no verdict", "Yes"]
+    verdicts_b = ["Yes", "No", "No", "Yes", "No"]
+    paths = []
+    for name, verdicts in (("a", verdicts_a), ("b", verdicts_b)):
+        path = tmp_path / f"{name}.jsonl"
+        rows = [record(i, "time", verdict) for i, verdict in enumerate(verdicts)]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        paths.append(str(path))
+    assert main(["compare", "contextual", *paths]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # pairs: (Y,Y) both right, (Y,N) b10, (N,N) both wrong, (?,Y) excluded, (Y,N) b10
+    assert result["questions"] == 4 and result["excluded"] == 1
+    assert (result["b10"], result["b01"], result["both_correct"], result["both_wrong"]) == (2, 0, 1, 1)
+
+
+def test_saved_judge_replies_are_reused(judge_env) -> None:
+    records = judged_records()[:2]
+    records[0]["judge_replies"] = ["Judgement: No. The response never says Yes."]
+    records[1]["judge_replies"] = [None]  # unjudged in the saved run
+    evaluation = evaluate(records)  # no judge is created: nothing left to judge
+    assert evaluation.verdicts == [[False], [None]] and evaluation.judge == {}
+    assert evaluate(records, protocol="official").verdicts == [[True], [None]]
 
 
 # ------------------------------------------------------------------------------------------------------

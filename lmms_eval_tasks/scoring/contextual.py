@@ -402,15 +402,22 @@ class Evaluation:
 def _supplied_verdicts(
     records: Sequence[dict[str, Any]], protocol: str
 ) -> dict[int, tuple[list[bool | None], list[str | None]]]:
-    """Verdicts given in ``judge_verdict`` (one value or a list of repeats), by record index."""
+    """Verdicts given in ``judge_verdict`` (one value or a list of repeats), else the raw ``judge_replies`` of
+    a previous run (the pack's samples files), by record index; parsed with ``protocol``."""
     supplied = {}
     for index, record in enumerate(records):
-        if "judge_verdict" not in record:
+        if "judge_verdict" in record:
+            name = "judge_verdict"
+        elif isinstance(record.get("judge_replies"), list):
+            name = "judge_replies"
+        else:
             continue
-        raw = record["judge_verdict"]
+        raw = record[name]
         values = list(raw) if isinstance(raw, list | tuple) else [raw]
         if not values:
-            raise RecordError(index, "judge_verdict", "empty list")
+            raise RecordError(index, name, "empty list")
+        if name == "judge_replies" and not all(value is None or isinstance(value, str) for value in values):
+            raise RecordError(index, name, "expected a list of reply strings or null")
         texts = [value if isinstance(value, str) else None for value in values]
         supplied[index] = ([normalize_verdict(value, index, protocol) for value in values], texts)
     return supplied
@@ -612,9 +619,9 @@ def per_question_correct(
     judge_model: str | None = None,
     repeats: int | None = None,
     image_judge: bool = False,
-) -> dict[str, bool]:
+) -> dict[str, bool | None]:
     """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
-    (and repeat ties) are left out and counted in a warning."""
+    (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``."""
     evaluation = evaluate(
         records,
         protocol=protocol,
@@ -624,19 +631,16 @@ def per_question_correct(
         rouge=False,
         image_judge=image_judge,
     )
-    correct: dict[str, bool] = {}
-    left_out = 0
+    correct: dict[str, bool | None] = {}
     for item, row in zip(evaluation.items, evaluation.verdicts, strict=True):
         judged = [verdict for verdict in row if verdict is not None]
         yes = sum(judged)
-        if not judged or 2 * yes == len(judged):
-            left_out += 1
-            continue
-        correct[item.image_url] = 2 * yes > len(judged)
+        correct[item.image_url] = None if not judged or 2 * yes == len(judged) else 2 * yes > len(judged)
+    left_out = sum(1 for value in correct.values() if value is None)
     if left_out:
         logger.warning(
-            f"ConTextual compare: {left_out} of {len(evaluation.items)} items have no verdict "
-            "(unjudged or a tie across repeats) and are left out"
+            f"ConTextual: {left_out} of {len(correct)} items have no verdict (unjudged, or a tie across "
+            "repeats): no per-question correctness for them"
         )
     return correct
 

@@ -269,7 +269,8 @@ def _official_view(evaluation: scoring.Evaluation) -> dict[str, Any]:
 
 
 def _judged(records: list[dict[str, Any]], task: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    evaluation = scoring.evaluate(records, task=task, **score_options())
+    # judge settings use the benchmark's suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
+    evaluation = scoring.evaluate(records, task="contextual", **score_options())
     for position, record in enumerate(records):  # what --log_samples shows in a single process
         per_item = evaluation.per_item(position)
         record["judge_verdicts"] = per_item["verdicts"]
