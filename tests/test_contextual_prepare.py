@@ -272,3 +272,34 @@ def test_prepare_command_through_the_cli(tmp_path: Path, capsys) -> None:
         assert code == 1
         error = capsys.readouterr().err
         assert "row 0 (line 2)" in error and "HTTP 404" in error and "--skip-missing" in error
+
+
+def test_truncated_and_non_image_bytes_are_rejected(tmp_path: Path) -> None:
+    from PIL import ImageFile
+
+    data = io.BytesIO()
+    Image.new("RGB", (64, 64), (10, 200, 30)).save(data, format="JPEG", quality=95)
+    whole = data.getvalue()
+    assert prep.verify_image(whole) == (64, 64)
+    for broken in (whole[: len(whole) // 2], b"<html>404</html>", b""):
+        with pytest.raises(ValueError, match="not a decodable image"):
+            prep.verify_image(broken)
+    # during a download run even a host that turned PIL's lenient mode on cannot let a truncated file in
+    previous = ImageFile.LOAD_TRUNCATED_IMAGES
+    ImageFile.LOAD_TRUNCATED_IMAGES = True
+    try:
+        (tmp_path / "images").mkdir()
+        (tmp_path / "images" / "stale.jpg.123.part").write_bytes(b"half")
+        rows = [
+            prep.CsvRow(
+                0, 2, {"image_url": "http://127.0.0.1:9/a.jpg", "instruction": "Q", "category": "time"}
+            )
+        ]
+        report = prep.download_images(
+            rows, tmp_path / "images", fetch=lambda url, timeout: whole[:-200], retries=0, progress=False
+        )
+        assert [entry["reason"][:25] for entry in report.failed] == ["not a decodable image (OS"]
+        assert not list((tmp_path / "images").iterdir())  # nothing kept, the stale .part removed
+        assert ImageFile.LOAD_TRUNCATED_IMAGES is True  # restored
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = previous

@@ -198,11 +198,14 @@ def download_images(
     leaves no half image behind. 404-like statuses and undecodable bytes fail at once; connection errors,
     timeouts, 429 and 5xx are retried ``retries`` times with exponential backoff and jitter.
     """
+    from PIL import ImageFile
     from tqdm.auto import tqdm
 
     fetch = fetch or _fetch
     image_dir = Path(image_dir)
     image_dir.mkdir(parents=True, exist_ok=True)
+    for stale in image_dir.glob("*.part"):  # left by a killed run; finished files never end in .part
+        stale.unlink(missing_ok=True)
     report = DownloadReport(rows=len(rows))
     lock = threading.Lock()
     stop = threading.Event()
@@ -237,6 +240,10 @@ def download_images(
             return "downloaded", None
         return "failed", reason
 
+    # a truncated download must fail verification: switch off PIL's lenient mode (the host turns it on
+    # globally) for the whole run, not per image, so concurrent checks cannot race on the flag
+    lenient = ImageFile.LOAD_TRUNCATED_IMAGES
+    ImageFile.LOAD_TRUNCATED_IMAGES = False
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="contextual-download")
     try:
         futures = {pool.submit(one, row): row for row in rows}
@@ -257,6 +264,8 @@ def download_images(
         stop.set()  # Ctrl-C: running downloads stop retrying; finished files stay for the next run
         pool.shutdown(wait=True, cancel_futures=True)
         raise
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = lenient
     pool.shutdown(wait=True)
     report.failed.sort(key=lambda entry: entry["row"])
     return report
