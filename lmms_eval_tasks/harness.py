@@ -273,18 +273,21 @@ class TaskHooks:
             settings=self.task_settings(name),
             **provenance_parts,
         )
+        folder = output_dir(args)
+        if folder is not None and self.extra_files is not None:
+            # Leaderboard and submission files first: the report (and latest.json) then point at a run
+            # whose files are all there. Each file is written atomically.
+            for file_name, content in self.extra_files(records, name).items():
+                target = folder / name / file_name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                data = content.encode("utf-8") if isinstance(content, str) else content
+                temporary = target.with_name(target.name + ".tmp")
+                temporary.write_bytes(data)
+                temporary.replace(target)
+                logger.info(f"{self.benchmark}: {file_name} for {name} written to {target}")
         path = write_report(args, name, report, samples=records)
         if path is not None:
             logger.info(f"{self.benchmark}: report for {name} written to {path}")
-            if self.extra_files is not None:  # leaderboard and submission files, next to the report
-                for file_name, content in self.extra_files(records, name).items():
-                    target = path.parent / name / file_name
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    data = content.encode("utf-8") if isinstance(content, str) else content
-                    temporary = target.with_name(target.name + ".tmp")
-                    temporary.write_bytes(data)
-                    temporary.replace(target)
-                    logger.info(f"{self.benchmark}: {file_name} for {name} written to {target}")
         return metrics
 
     def aggregator(self, metric: str) -> Callable[..., float | int]:
