@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.task_index import sample_tasks
+from lmms_eval_tasks.registry import benchmark_for_task, benchmarks
 
 
 def find_results_file(folder: Path) -> Path | None:
@@ -27,26 +27,15 @@ def find_results_file(folder: Path) -> Path | None:
     return candidates[-1] if candidates else None
 
 
-# The numbers worth a glance per benchmark (task-name prefix -> metric names); others show their first few.
-HEADLINE_METRICS: dict[str, tuple[str, ...]] = {
-    "hallusionbench_vlmevalkit": ("aAcc", "fAcc", "qAcc", "overall"),
-    "hallusionbench": ("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
-    "dare": (
-        "single_accuracy",
-        "single_accuracy_std_over_prompts",
-        "single_var_accuracy",
-        "multi_exact_k0",
-        "multi_exact_k2",
-        "multi_exact_k4",
-        "multi_f1",
-        "unparsed",
-    ),
-}
+def sample_tasks() -> list[str]:
+    """Every benchmark's bundled sample tasks and groups, in registry order (``Benchmark.sample_tasks``)."""
+    return [task for benchmark in benchmarks().values() for task in benchmark.sample_tasks]
 
 
 def _headline(task: str) -> tuple[str, ...] | None:
-    matches = [prefix for prefix in HEADLINE_METRICS if task.startswith(prefix)]
-    return HEADLINE_METRICS[max(matches, key=len)] if matches else None
+    """The headline metrics of the benchmark owning ``task`` (from the registry)."""
+    benchmark = benchmark_for_task(task)
+    return benchmark.headline_metrics if benchmark is not None else None
 
 
 def summarise_results(

@@ -21,7 +21,7 @@ BENCHMARK = Benchmark(
     ),
     per_question="lmms_eval_tasks.scoring.dare:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.dare.hooks:random_answer",
-    sample_tasks=("dare_sample", "dare_sample_log"),
+    sample_tasks=("dare_sample",),
     generated_files=("lmms_eval_tasks.tasks.dare.grid:generated_files",),
     docs="docs/dare.md",
 )
