@@ -71,6 +71,25 @@ TABLE_COLUMNS: dict[str, str] = {
 }
 
 _NAN = float("nan")
+# The token-based rules read at most this many characters of an output: a longer one is read as its first
+# and last half of this, cut at whitespace. DARE generates at most 64 tokens (~300 characters); the
+# window only bounds what a runaway or hostile output can cost (docs/dare.md).
+MAX_PARSE_CHARS = 8192
+_WHITESPACE = re.compile(r"\s")
+
+
+def _window(text: str) -> str:
+    """``text``, or for a text longer than MAX_PARSE_CHARS its head and tail (cut at whitespace, so no
+    word is split into a stray letter) joined by a line break."""
+    if len(text) <= MAX_PARSE_CHARS:
+        return text
+    half = MAX_PARSE_CHARS // 2
+    head, tail = text[:half], text[-half:]
+    head_cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    head = head[:head_cut] if head_cut > 0 else head
+    tail_cut = _WHITESPACE.search(tail)
+    tail = tail[tail_cut.start() :] if tail_cut is not None else tail
+    return f"{head}\n{tail}"
 
 
 def canonical_category(value: Any) -> str | None:
@@ -175,10 +194,10 @@ def _tokens(text: str) -> list[_Token]:
 
 
 def _clean(text: Any) -> str:
-    """Remove markdown emphasis, code fences and surrounding whitespace."""
+    """The output's parse window (``_window``) without markdown emphasis, code fences and outer whitespace."""
     if not isinstance(text, str):
         return ""
-    return _MARKDOWN.sub(" ", _FENCE.sub(" ", text)).strip()
+    return _MARKDOWN.sub(" ", _FENCE.sub(" ", _window(text))).strip()
 
 
 @lru_cache(maxsize=16)
@@ -447,7 +466,7 @@ _JSON_MAX_ATTEMPTS = 8
 def _json_value_letters(value: Any, letters: str) -> Parsed | None:
     """Letters from a JSON answer value: "B", "b", "B. four", "A, C", ["A", "C"], [], "NONE", null."""
     if isinstance(value, str):
-        stripped = value.strip()
+        stripped = _window(value).strip()
         if not stripped or stripped.upper() == "NONE":
             return _none("JSON answer is empty or NONE")
         tokens = _tokens(stripped)
@@ -457,9 +476,13 @@ def _json_value_letters(value: Any, letters: str) -> Parsed | None:
         if not value:
             return _none("JSON answer list is empty")
         found: list[str] = []
+        seen: set[str] = set()  # a list of 20,000 "A"s parses one "A"
         for element in value:
             if not isinstance(element, str):
                 return None
+            if element in seen:
+                continue
+            seen.add(element)
             parsed = _json_value_letters(element, letters)
             if parsed is None or parsed.status != "ok":
                 return None
@@ -508,7 +531,14 @@ _CSV_INLINE = re.compile(
     r"(?<![A-Za-z])answers?[\"']?[ \t]*[,;][ \t]*[\"']?([A-Za-z])[\"']?(?![A-Za-z])", re.IGNORECASE
 )
 
-_CSV_NEXT_VALUE = re.compile(r"[ \t]*,[ \t]*[\"']?([A-Za-z])[\"']?(?![A-Za-z])")
+
+
+@lru_cache(maxsize=16)
+def _csv_more_values(letters: str) -> re.Pattern[str]:
+    """Further option-letter values on the row (",B, 'C'"), matched as one span: a 50,000-value row
+    costs one regex pass, not a Python step per value."""
+    klass = re.escape(letters + letters.lower())
+    return re.compile(rf"(?:[ \t]*+,[ \t]*+[\"']?[{klass}][\"']?(?![A-Za-z]))*")
 
 
 def parse_csv_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
@@ -521,14 +551,10 @@ def parse_csv_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
         letter = _letter_of(match.group(1), letters)
         if letter is None:
             return _unparsed("csv value is not an option letter")
-        found = [letter]
-        # Further values on the same row ("answer,A,B") are further letters, not ignored.
-        while (value := _CSV_NEXT_VALUE.match(cleaned, match.end())) is not None:
-            extra = _letter_of(value.group(1), letters)
-            if extra is None:
-                break
-            found.append(extra)
-            match = value
+        # Further values on the same row ("answer,A,B") are further letters, not ignored; the row's
+        # values stop at the first value that is not an option letter.
+        more = _csv_more_values(letters).match(cleaned, match.end())
+        found = {letter} | {char for char in set(more.group().upper()) if char in letters}
         return _ok(found, "answer,<letter>")
     lines = [line.strip().strip("\"'") for line in cleaned.splitlines() if line.strip()]
     for index, line in enumerate(lines[:-1]):
