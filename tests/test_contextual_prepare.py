@@ -303,3 +303,26 @@ def test_truncated_and_non_image_bytes_are_rejected(tmp_path: Path) -> None:
         assert ImageFile.LOAD_TRUNCATED_IMAGES is True  # restored
     finally:
         ImageFile.LOAD_TRUNCATED_IMAGES = previous
+
+
+def test_prepare_without_a_csv_uses_the_bundled_rows(tmp_path: Path) -> None:
+    # the bundled official rows (S3 URLs cannot be reached here: the fetch function stands in for S3)
+    fetched = []
+
+    def fake_s3(url: str, timeout: float) -> bytes:
+        fetched.append(url)
+        if url.endswith("screenshot_60.png"):
+            raise prep._Failure("HTTP 404", retryable=False)
+        return png(len(fetched))
+
+    with pytest.raises(
+        prep.PrepareError, match=r"1 of 100 images of bundled contextual_val .*\n  row 2: https"
+    ):
+        prep.prepare(None, tmp_path / "out", split="val", fetch=fake_s3, progress=False)
+    summary = prep.prepare(
+        None, tmp_path / "out", split="val", fetch=fake_s3, skip_missing=True, progress=False
+    )
+    assert summary["rows_written"] == 99 and summary["already_present"] == 99 and len(fetched) == 101
+    assert {row.image_url for row in prep.bundled_csv_rows("val")[0]} == {
+        row.image_url for row in prep.read_csv(VAL_CSV)
+    }

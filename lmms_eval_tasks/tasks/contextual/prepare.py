@@ -58,7 +58,7 @@ class CsvRow:
         return self.fields["image_url"]
 
     def where(self) -> str:
-        return f"row {self.row} (line {self.line})"
+        return _row_label(self.row, self.line)
 
 
 def default_data_dir() -> Path:
@@ -106,6 +106,25 @@ def read_csv(path: str | Path) -> list[CsvRow]:
             raise PrepareError(f"{path}: {row.where()}: duplicate image_url of {seen[row.image_url].where()}")
         seen[row.image_url] = row
     return rows
+
+
+BUNDLED = {"val": "contextual_val", "test": "contextual_test"}
+
+
+def bundled_csv_rows(split: str) -> tuple[list[CsvRow], str]:
+    """The official CSV rows bundled with the pack (``data/<stem>.parquet``) for ``split`` "val" or "test"
+    (test holds all 506 instructions; validation's 100 are among them); returns (rows, stem)."""
+    import pyarrow.parquet as parquet
+
+    if split not in BUNDLED:
+        raise PrepareError(f"unknown split {split!r}; expected one of {', '.join(BUNDLED)}")
+    stem = BUNDLED[split]
+    table = parquet.read_table(Path(__file__).resolve().parent / "data" / f"{stem}.parquet").to_pylist()
+    rows = []
+    for entry in table:
+        row = int(entry.pop("csv_row"))
+        rows.append(CsvRow(row, 0, {key: value for key, value in entry.items()}))
+    return rows, stem
 
 
 def image_filename(url: str) -> str:
@@ -271,8 +290,13 @@ def download_images(
     return report
 
 
+def _row_label(row: int, line: int) -> str:
+    """ "row 5 (line 7)" for a CSV read from a file; "row 5" for the bundled rows (no file lines)."""
+    return f"row {row} (line {line})" if line else f"row {row}"
+
+
 def _failure_lines(failed: Sequence[dict[str, Any]], limit: int = 20) -> str:
-    lines = [f"  row {f['row']} (line {f['line']}): {f['image_url']}: {f['reason']}" for f in failed[:limit]]
+    lines = [f"  {_row_label(f['row'], f['line'])}: {f['image_url']}: {f['reason']}" for f in failed[:limit]]
     if len(failed) > limit:
         lines.append(f"  ... and {len(failed) - limit} more")
     return "\n".join(lines)
@@ -302,9 +326,10 @@ def write_dataset(rows: Sequence[CsvRow], image_dir: Path, path: Path) -> Path:
 
 
 def prepare(
-    csv_path: str | Path,
+    csv_path: str | Path | None,
     out_dir: str | Path,
     *,
+    split: str = "test",
     skip_missing: bool = False,
     workers: int = 8,
     retries: int = 4,
@@ -313,13 +338,19 @@ def prepare(
     fetch: Callable[[str, float], bytes] | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Read ``csv_path``, download its images into ``out_dir/images``, write ``out_dir/<stem>.parquet``.
+    """Read ``csv_path`` (None: the bundled official rows of ``split``), download its images into
+    ``out_dir/images``, write ``out_dir/<stem>.parquet``.
 
     Raises PrepareError naming every row whose image is missing, unless ``skip_missing`` (then those rows
     are left out of the dataset, counted and listed in the summary and in ``<stem>.prepare.json``).
     """
-    csv_path, out_dir = Path(csv_path), Path(out_dir)
-    rows = read_csv(csv_path)
+    out_dir = Path(out_dir)
+    if csv_path is None:
+        rows, stem = bundled_csv_rows(split)
+        source = f"bundled {stem}"
+    else:
+        csv_path = Path(csv_path)
+        rows, stem, source = read_csv(csv_path), csv_path.stem, str(csv_path)
     image_dir = out_dir / "images"
     started = time.monotonic()
     report = download_images(
@@ -334,22 +365,23 @@ def prepare(
     )
     if report.failed and not skip_missing:
         raise PrepareError(
-            f"{len(report.failed)} of {len(rows)} images of {csv_path} could not be fetched or decoded:\n"
+            f"{len(report.failed)} of {len(rows)} images of {source} could not be fetched or decoded:\n"
             f"{_failure_lines(report.failed)}\n"
             "Images already fetched are kept: rerun to retry, or pass --skip-missing to leave these rows out."
         )
     failed_rows = {entry["row"] for entry in report.failed}
     kept = [row for row in rows if row.row not in failed_rows]
     if not kept:
-        raise PrepareError(f"no image of {csv_path} could be fetched:\n{_failure_lines(report.failed)}")
+        raise PrepareError(f"no image of {source} could be fetched:\n{_failure_lines(report.failed)}")
     if report.failed:
         logger.warning(
             f"ConTextual prepare: {len(report.failed)} of {len(rows)} rows SKIPPED (image missing):\n"
             f"{_failure_lines(report.failed)}"
         )
-    dataset_path = write_dataset(kept, image_dir, out_dir / f"{csv_path.stem}.parquet")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    dataset_path = write_dataset(kept, image_dir, out_dir / f"{stem}.parquet")
     summary = {
-        "csv": str(csv_path),
+        "csv": source,
         "dataset": str(dataset_path),
         "images": str(image_dir),
         "rows_in_csv": len(rows),
@@ -358,20 +390,31 @@ def prepare(
         "seconds": round(time.monotonic() - started, 2),
         **report.as_dict(),
     }
-    (out_dir / f"{csv_path.stem}.prepare.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    (out_dir / f"{stem}.prepare.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary
 
 
 def add_arguments(parser: Any) -> None:
     """The ``prepare contextual`` options."""
     parser.add_argument(
-        "--csv", required=True, type=Path, help="official CSV (contextual_val.csv / _test.csv)"
+        "--csv",
+        type=Path,
+        default=None,
+        help="an official CSV (contextual_val.csv / contextual_test.csv); default: the rows bundled with the "
+        "pack (--split)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=sorted(BUNDLED),
+        default="test",
+        help="bundled rows to prepare without --csv: test (all 506, includes val) or val (100)",
     )
     parser.add_argument(
         "--out",
         type=Path,
         default=None,
-        help=f"output folder (default: ${DATA_ENV} or $LMMS_EVAL_TASKS_CACHE/contextual); the tasks read "
+        help=f"output folder (default: ${DATA_ENV}, $LMMS_EVAL_TASKS_DATA/contextual or "
+        "$LMMS_EVAL_TASKS_CACHE/contextual); the tasks read "
         f"images from it when {DATA_ENV} points there",
     )
     parser.add_argument("--skip-missing", action="store_true", help="leave out rows whose image fails")
@@ -387,6 +430,7 @@ def run(args: Any) -> int:
         summary = prepare(
             args.csv,
             out_dir,
+            split=args.split,
             skip_missing=args.skip_missing,
             workers=args.workers,
             retries=args.retries,
