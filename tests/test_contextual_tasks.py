@@ -99,7 +99,7 @@ def test_missing_prepared_images_are_named_before_the_run(judge_env, tmp_path) -
         docs_for("contextual")
     message = str(raised.value)
     assert "100 of 100 images are missing" in message and "row 0 (https://" in message
-    assert "lmms-eval-tasks prepare contextual --csv contextual_val.csv" in message
+    assert "lmms-eval-tasks prepare contextual --out DIR" in message
     # with two images prepared and skip-missing set, the other rows are left out (counted in the log)
     images = tmp_path / "prepared" / "images"
     images.mkdir(parents=True)

@@ -126,11 +126,9 @@ def prepare_docs(dataset: Any, task: str) -> Any:
         )
         keep = sorted(set(range(len(dataset))) - set(missing))
         return dataset.select(keep)
-    split = "test" if task == "contextual_test" else "val"
     raise FileNotFoundError(
         f"{task}: {len(missing)} of {len(dataset)} images are missing from {images_dir()}: {listed}{more}. "
-        "Download them once with "
-        f"`lmms-eval-tasks prepare contextual --csv contextual_{split}.csv --out DIR` "
+        "Download them once with `lmms-eval-tasks prepare contextual --out DIR` "
         f"and set {DATA_ENV}=DIR (or set {SKIP_MISSING_ENV}=1 to run without those rows, counted)."
     )
 
