@@ -7,6 +7,7 @@ PIP := $(PY) -m pip
 CACHE ?= .cache
 SETUP_STAMP := $(VENV)/.lmms-eval-tasks-setup
 WORDNET_STAMP := $(VENV)/.lmms-eval-tasks-wordnet
+DOCTOR_STAMP := $(VENV)/.lmms-eval-tasks-doctor
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
@@ -14,9 +15,9 @@ export TOKENIZERS_PARALLELISM ?= false
 export LMMS_EVAL_TASKS_CACHE ?= $(abspath $(CACHE))
 export NLTK_DATA ?= $(abspath $(CACHE))/nltk_data
 
-.PHONY: setup demo test bench lint generate tiny-llava wordnet clean
+.PHONY: setup demo test bench lint generate doctor tiny-llava wordnet clean
 
-setup: $(SETUP_STAMP) $(WORDNET_STAMP)
+setup: $(SETUP_STAMP) $(WORDNET_STAMP) $(DOCTOR_STAMP)
 
 # Installs torch's local CPU wheel first (an unpinned torch pulls a CUDA build), then the pack with its
 # extras, then removes torchvision: the PyPI build that lmms-eval drags in fails to import next to the CPU
@@ -39,6 +40,14 @@ $(WORDNET_STAMP): $(SETUP_STAMP) scripts/install_wordnet.sh lmms_eval_tasks/word
 
 wordnet:
 	PYTHON=$(PY) bash scripts/install_wordnet.sh $(NLTK_DATA)
+
+# Set-up ends by checking what works (exit 1 on a broken setup); re-checked whenever set-up changed.
+$(DOCTOR_STAMP): $(SETUP_STAMP) $(WORDNET_STAMP)
+	$(PY) -m lmms_eval_tasks.cli doctor
+	touch $@
+
+doctor: $(SETUP_STAMP) $(WORDNET_STAMP)
+	$(PY) -m lmms_eval_tasks.cli doctor
 
 # Regenerates every generated file (task YAML, per-task hook lines, sample data, host task index) from the
 # generators named in the benchmark registry; tests fail when a generated file drifts.
