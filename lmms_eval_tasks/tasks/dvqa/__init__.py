@@ -17,5 +17,8 @@ BENCHMARK = Benchmark(
         "accuracy_reasoning",
     ),
     per_question="lmms_eval_tasks.scoring.dvqa:per_question_correct",
+    random_answer="lmms_eval_tasks.tasks.dvqa.hooks:random_answer",
+    sample_tasks=("dvqa_sample",),
+    generated_files=("lmms_eval_tasks.tasks.dvqa.generate:generated_files",),
     docs="docs/revisiting.md",
 )

@@ -19,5 +19,8 @@ BENCHMARK = Benchmark(
         "unparsed",
     ),
     per_question="lmms_eval_tasks.scoring.tallyqa:per_question_correct",
+    random_answer="lmms_eval_tasks.tasks.tallyqa.hooks:random_answer",
+    sample_tasks=("tallyqa_sample",),
+    generated_files=("lmms_eval_tasks.tasks.tallyqa.generate:generated_files",),
     docs="docs/revisiting.md",
 )

@@ -20,5 +20,8 @@ BENCHMARK = Benchmark(
         "accuracy_color",
     ),
     per_question="lmms_eval_tasks.scoring.tdiuc:per_question_correct",
+    random_answer="lmms_eval_tasks.tasks.tdiuc.hooks:random_answer",
+    sample_tasks=("tdiuc_sample",),
+    generated_files=("lmms_eval_tasks.tasks.tdiuc.generate:generated_files",),
     docs="docs/revisiting.md",
 )

@@ -1,0 +1,100 @@
+"""The bundled DVQA sample: generated bar charts whose answers are known by construction.
+
+Three 192x144 charts (one with decimal values), 19 questions in the slim file's schema (``question``,
+``question_id``, ``template_id``, ``answer``, ``answer_bbox``, ``image_file``) plus an HF ``Image``
+column: 5 structure (bar count, log scale, negative values), 7 data (a bar's value, a bar's label, a
+decimal value "0.5") and 7 reasoning (largest bar, a comparison, a sum). The answers are
+computed from the charts' values. Deterministic: no randomness. ``answer_bbox`` is empty (not drawn).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval_tasks import sample_data
+
+WIDTH, HEIGHT = 192, 144
+SAMPLE_FILE = "dvqa_sample.parquet"
+CHARTS: tuple[dict[str, float], ...] = (
+    {"ink": 3, "cow": 7, "sun": 5},
+    {"gloom": 0.5, "world": 2, "nod": 1.5, "pipe": 4},
+    {"apple": 10, "box": 20},
+)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def questions(chart: int, values: dict[str, float]) -> list[tuple[str, str, str]]:
+    """(template, question, answer) for one chart, every answer derived from ``values``."""
+    labels = list(values)
+    largest = max(labels, key=values.__getitem__)
+    first, second = labels[0], labels[1]
+    items = [
+        ("structure", "How many bars are there?", str(len(values))),
+        ("data", f"What is the value of {labels[-1]}?", _number(values[labels[-1]])),
+        ("data", "What is the label of the first bar from the left?", first),
+        ("reasoning", "Which bar has the largest value?", largest),
+        (
+            "reasoning",
+            f"Is the value of {first} larger than the value of {second}?",
+            "yes" if values[first] > values[second] else "no",
+        ),
+    ]
+    if chart == 0:
+        items.append(("structure", "Are the values in the chart presented in a logarithmic scale?", "no"))
+    if chart == 1:
+        items.append(("data", f"What is the value of {first}?", _number(values[first])))  # "0.5"
+        items.append(("structure", "Does the chart contain any negative values?", "no"))
+    if chart == 2:
+        items.append(
+            (
+                "reasoning",
+                f"What is the sum of the values of {first} and {second}?",
+                _number(sum(values.values())),
+            )
+        )
+    return items
+
+
+def rows() -> list[dict[str, Any]]:
+    """The sample's rows in the slim file's schema plus an ``image`` cell."""
+    result: list[dict[str, Any]] = []
+    for chart, values in enumerate(CHARTS):
+        cell = sample_data.image_cell(sample_data.draw_bar_chart(values, WIDTH, HEIGHT))
+        for template, question, answer in questions(chart, values):
+            result.append(
+                {
+                    "question": question,
+                    "question_id": 700000 + len(result),
+                    "template_id": template,
+                    "answer": answer,
+                    "answer_bbox": [],
+                    "image_file": f"bar_sample_{chart:02d}.png",
+                    "image": cell,
+                }
+            )
+    return result
+
+
+def features() -> Any:
+    """The dataset schema: the slim file's fields and an HF Image."""
+    from datasets import Features, Image, Sequence, Value
+
+    return Features(
+        {
+            "question": Value("string"),
+            "question_id": Value("int64"),
+            "template_id": Value("string"),
+            "answer": Value("string"),
+            "answer_bbox": Sequence(Value("float64")),
+            "image_file": Value("string"),
+            "image": Image(),
+        }
+    )
+
+
+def sample_files() -> dict[str, bytes]:
+    """{file name under sample/: bytes} of the bundled sample."""
+    return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}

@@ -1,0 +1,150 @@
+"""Shared hooks of the TDIUC, TallyQA and DVQA tasks: prompts per model, image, prepared data, options.
+
+Prompts are the paper's (``inference_code/*`` and ``GPT-inference/*`` of ``KevinLuJian/MLLM_supplemental``):
+- ``hf``: open models, ``{question}, <instruction>`` (the authors' default layout, also LLaVA-NeXT's text);
+- ``llava15``: LLaVA-1.5's text as the authors built it inside ``USER: <image>\\n...\\nASSISTANT:``
+  (TDIUC ``{question},<instruction>`` without a space; TallyQA/DVQA `` {question}, <instruction> `` with a
+  leading and a trailing space); the chat wrapper itself comes from the model's chat template;
+- ``gpt``: the API models' prompt (GPT-4o/GPT-4V: a final period, TDIUC's lower-case "please").
+The host picks ``lmms_eval_specific_kwargs[<model>]["prompt"]`` (else ``default``: ``hf``);
+``LMMS_EVAL_TASKS_<DATASET>_PROMPT`` overrides it with a variant name or a template containing
+``{question}``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from lmms_eval_tasks.scoring import RecordError
+
+TDIUC_INSTRUCTION = (
+    "Please answer the question in one word, answer 'doesnotapply' if you believe the question is not "
+    "related to the image, or cannot be answered."
+)
+TDIUC_GPT_INSTRUCTION = (
+    "please answer in one word, answer 'doesnotapply' if you believe the question is not related to the "
+    "image, or cannot be answered."
+)
+ONE_WORD = "please answer in one word"
+
+PROMPTS: dict[str, dict[str, str]] = {
+    "tdiuc": {
+        "hf": "{question}, " + TDIUC_INSTRUCTION,
+        "llava15": "{question}," + TDIUC_INSTRUCTION,
+        "gpt": "{question}, " + TDIUC_GPT_INSTRUCTION,
+    },
+    "tallyqa": {
+        "hf": "{question}, " + ONE_WORD,
+        "llava15": " {question}, " + ONE_WORD + " ",
+        "gpt": "{question}, " + ONE_WORD + ".",
+    },
+    "dvqa": {
+        "hf": "{question}, " + ONE_WORD,
+        "llava15": " {question}, " + ONE_WORD + " ",
+        "gpt": "{question}, " + ONE_WORD + ".",
+    },
+}
+# The host's model names -> prompt variant (lmms_eval_specific_kwargs). llava_hf also serves LLaVA-NeXT,
+# whose text is the "hf" one: such users set LMMS_EVAL_TASKS_<DATASET>_PROMPT=hf.
+SPECIFIC_KWARGS: dict[str, dict[str, str]] = {
+    "default": {"prompt": "hf"},
+    "llava_hf": {"prompt": "llava15"},
+    "llava": {"prompt": "llava15"},
+    "openai": {"prompt": "gpt"},
+    "async_openai": {"prompt": "gpt"},
+    "gpt4v": {"prompt": "gpt"},
+    "batch_gpt4": {"prompt": "gpt"},
+}
+GENERATION_KWARGS: dict[str, Any] = {
+    "max_new_tokens": 100,
+    "temperature": 0,
+    "top_p": 1.0,
+    "num_beams": 1,
+    "do_sample": False,
+}
+
+
+def prompt_env(dataset: str) -> str:
+    """``LMMS_EVAL_TASKS_<DATASET>_PROMPT``."""
+    return f"LMMS_EVAL_TASKS_{dataset.upper()}_PROMPT"
+
+
+def resolve_template(dataset: str, kwargs: Mapping[str, Any] | None) -> str:
+    """The prompt template in force: the environment override, else the model's variant, else ``hf``."""
+    chosen = os.environ.get(prompt_env(dataset), "").strip() or str((kwargs or {}).get("prompt") or "hf")
+    if chosen in PROMPTS[dataset]:
+        return PROMPTS[dataset][chosen]
+    if "{question}" not in chosen:
+        raise ValueError(
+            f"{dataset} prompt {chosen!r} is neither a variant ({', '.join(PROMPTS[dataset])}) nor a "
+            "template containing {question}"
+        )
+    return chosen
+
+
+def build_prompt(dataset: str, question: str, kwargs: Mapping[str, Any] | None = None) -> str:
+    """The model's text for ``question`` (only ``{question}`` is substituted)."""
+    return resolve_template(dataset, kwargs).replace("{question}", question)
+
+
+def doc_to_visual(doc: Mapping[str, Any]) -> list[Any]:
+    """The document's image as RGB; a missing or undecodable image raises an error naming the question."""
+    image = doc.get("image")
+    if image is None:
+        raise RecordError(doc.get("question_id", "?"), "image", "missing")
+    try:
+        return [image.convert("RGB")]
+    except Exception as error:  # noqa: BLE001 - PIL raises several types for corrupt data
+        raise RecordError(doc.get("question_id", "?"), "image", f"cannot decode: {error}") from error
+
+
+def protocol_option(dataset: str) -> dict[str, str]:
+    """``{"protocol": ...}`` from ``LMMS_EVAL_TASKS_<DATASET>_PROTOCOL`` ("default" or "official"), or {}."""
+    variable = f"LMMS_EVAL_TASKS_{dataset.upper()}_PROTOCOL"
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return {}
+    if value not in ("default", "official"):
+        raise ValueError(f"{variable}={value!r}: expected default or official")
+    return {"protocol": value}
+
+
+def prepare_docs_for(dataset: str, columns: tuple[str, ...]):
+    """A ``prepare_docs(dataset, task)``: the prepared folder's data for the full task, the bundled parquet
+    for ``<dataset>_sample``; a missing column raises an error naming the task and the column."""
+
+    def prepare_docs(loaded: Any, task: str) -> Any:
+        if task == dataset:
+            from lmms_eval_tasks.prepare import load_prepared
+
+            loaded = load_prepared(dataset)
+        missing = [column for column in columns if column not in loaded.column_names]
+        if missing:
+            raise ValueError(
+                f"{task}: the dataset has no {', '.join(map(repr, missing))} field(s) "
+                f"(columns: {sorted(loaded.column_names)})"
+            )
+        return loaded
+
+    return prepare_docs
+
+
+def copy_fields(doc: Mapping[str, Any], fields: tuple[str, ...], required: tuple[str, ...]) -> dict[str, Any]:
+    """The record's dataset fields: ``required`` ones must be present (RecordError), the rest when set."""
+    record: dict[str, Any] = {}
+    for name in fields:
+        value = doc.get(name)
+        if value is None:
+            if name in required:
+                raise RecordError(doc.get("question_id", "?"), name, "missing from the document")
+            continue
+        record[name] = value
+    return record
+
+
+def prediction_of(results: list[Any]) -> str:
+    """The model's text (first result; non-strings are stringified)."""
+    prediction = results[0] if results else ""
+    return prediction if isinstance(prediction, str) else str(prediction)

@@ -1,0 +1,125 @@
+"""The bundled TallyQA sample: scenes of coloured shapes whose counts are known by construction.
+
+Four 256x192 scenes, 15 counting questions in TallyQA's schema (``image_file``, ``image_id``,
+``question``, ``question_id``, ``answer``, ``issimple``, ``data_source``) plus an HF ``Image`` column:
+simple questions ("How many circles are there?") and complex ones ("How many squares are red?"), true
+counts 0 to 7 so every macro bucket (0, 1, 2, 3, 4+) is present in both splits. Deterministic: shape
+positions come from ``random.Random(SEED)``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from lmms_eval_tasks import sample_data
+
+SEED = 0
+WIDTH, HEIGHT = 256, 192
+SAMPLE_FILE = "tallyqa_sample.parquet"
+_COLUMNS, _ROWS = 6, 4
+
+# Per scene: shapes drawn (kind, colour, how many) and questions (text, issimple, kind counted, colour or
+# None for any colour).
+SCENES: list[tuple[list[tuple[str, str, int]], list[tuple[str, bool, str | None, str | None]]]] = [
+    (
+        [("square", "red", 2), ("square", "blue", 1), ("triangle", "green", 1)],
+        [
+            ("How many circles are there?", True, "circle", None),
+            ("How many squares are there?", True, "square", None),
+            ("How many triangles are there?", True, "triangle", None),
+            ("How many squares are red?", False, "square", "red"),
+            ("How many squares are blue?", False, "square", "blue"),
+        ],
+    ),
+    (
+        [("circle", "yellow", 5), ("triangle", "green", 2)],
+        [
+            ("How many circles are there?", True, "circle", None),
+            ("How many triangles are there?", True, "triangle", None),
+            ("How many triangles are green?", False, "triangle", "green"),
+            ("How many circles are purple?", False, "circle", "purple"),
+        ],
+    ),
+    (
+        [("square", "purple", 7), ("circle", "orange", 3)],
+        [
+            ("How many squares are there?", True, "square", None),
+            ("How many circles are orange?", False, "circle", "orange"),
+            ("How many circles are there?", True, "circle", None),
+        ],
+    ),
+    (
+        [("triangle", "blue", 4), ("circle", "red", 1)],
+        [
+            ("How many triangles are blue?", False, "triangle", "blue"),
+            ("How many shapes are red circles?", False, "circle", "red"),
+            ("How many triangles are there?", True, "triangle", None),
+        ],
+    ),
+]
+
+
+def _draw(rng: random.Random, shapes: list[tuple[str, str, int]]) -> tuple[Any, list[tuple[str, str]]]:
+    """Draw the shapes in distinct grid cells; returns the image and the (kind, colour) of each shape."""
+    image, draw = sample_data.canvas(WIDTH, HEIGHT, (240, 240, 240))
+    cells = rng.sample(range(_COLUMNS * _ROWS), sum(count for _, _, count in shapes))
+    cell_width, cell_height = WIDTH // _COLUMNS, HEIGHT // _ROWS
+    drawn = []
+    for kind, colour, count in shapes:
+        for _ in range(count):
+            cell = cells.pop()
+            centre = (
+                (cell % _COLUMNS) * cell_width + cell_width // 2 + rng.randint(-3, 3),
+                (cell // _COLUMNS) * cell_height + cell_height // 2 + rng.randint(-3, 3),
+            )
+            sample_data.draw_shape(draw, kind, centre, rng.randint(12, 16), sample_data.COLOURS[colour])
+            drawn.append((kind, colour))
+    return image, drawn
+
+
+def rows() -> list[dict[str, Any]]:
+    """The sample's rows in TallyQA's schema plus an ``image`` cell."""
+    rng = random.Random(SEED)
+    result: list[dict[str, Any]] = []
+    for image_id, (shapes, questions) in enumerate(SCENES):
+        image, drawn = _draw(rng, shapes)
+        cell = sample_data.image_cell(image)
+        for text, simple, kind, colour in questions:
+            count = sum(1 for k, c in drawn if k == kind and (colour is None or c == colour))
+            result.append(
+                {
+                    "image_file": f"tallyqa_sample/{image_id:02d}.png",
+                    "image_id": image_id,
+                    "question": text,
+                    "question_id": 800000 + len(result),
+                    "answer": count,
+                    "issimple": simple,
+                    "data_source": "generated",
+                    "image": cell,
+                }
+            )
+    return result
+
+
+def features() -> Any:
+    """The dataset schema: TallyQA's fields and an HF Image."""
+    from datasets import Features, Image, Value
+
+    return Features(
+        {
+            "image_file": Value("string"),
+            "image_id": Value("int64"),
+            "question": Value("string"),
+            "question_id": Value("int64"),
+            "answer": Value("int64"),
+            "issimple": Value("bool"),
+            "data_source": Value("string"),
+            "image": Image(),
+        }
+    )
+
+
+def sample_files() -> dict[str, bytes]:
+    """{file name under sample/: bytes} of the bundled sample."""
+    return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}
