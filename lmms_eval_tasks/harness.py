@@ -311,6 +311,13 @@ class TaskHooks:
         aggregate.__doc__ = f"The task's {metric!r}, from one scoring of all its records."
         return aggregate
 
+    def aggregators(self, *metrics: str) -> tuple[Callable[..., float | int], ...]:
+        """``aggregator(metric)`` for each name, in order.
+
+        ``aggregate_accuracy, aggregate_unparsed = HOOKS.aggregators("accuracy", "unparsed")``
+        """
+        return tuple(self.aggregator(metric) for metric in metrics)
+
     def aggregate_group(self, metrics: list[float], sizes: list[int], weight_by_size: Any) -> float | int:
         """A group's metric: the benchmark's scoring over the union of its member tasks' records.
 

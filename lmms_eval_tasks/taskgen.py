@@ -167,6 +167,41 @@ def task_docs_module(hooks: str, tasks: Sequence[str], source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def hook_settings(hooks: str, *, doc_to_target: Any = None, **extra: Any) -> dict[str, Any]:
+    """The YAML settings every generating task of a benchmark shares: its hooks for the visual, the prompt,
+    the results (and the target, a field name or a hook), then ``extra`` settings in order."""
+    settings: dict[str, Any] = {
+        "output_type": "generate_until",
+        "doc_to_visual": Function(f"{hooks}.doc_to_visual"),
+        "doc_to_text": Function(f"{hooks}.doc_to_text"),
+    }
+    if doc_to_target is not None:
+        settings["doc_to_target"] = doc_to_target
+    settings["process_results"] = Function(f"{hooks}.process_results")
+    settings.update(extra)
+    return settings
+
+
+def benchmark_files(
+    folder: str,
+    source: str,
+    hooks: str,
+    tasks: Sequence[TaskYaml],
+    groups: Sequence[GroupYaml] = (),
+    samples: Mapping[str, str | bytes] | None = None,
+    task_folder: str = "",
+) -> dict[str, str | bytes]:
+    """A benchmark's generated files by repository path: task and group YAML, ``task_docs.py`` (listing
+    every task) and the bundled sample files (under ``<folder>/sample/``)."""
+    prefix = f"{folder}/{task_folder}/" if task_folder else f"{folder}/"
+    files: dict[str, str | bytes] = {f"{prefix}{spec.task}.yaml": render_task(spec, source) for spec in tasks}
+    files.update({f"{prefix}{spec.group}.yaml": render_group(spec, source) for spec in groups})
+    files[f"{folder}/task_docs.py"] = task_docs_module(hooks, [spec.task for spec in tasks], source)
+    for name, content in (samples or {}).items():
+        files[f"{folder}/sample/{name}"] = content
+    return files
+
+
 def host_group_writer(metric: str, configs: Sequence[str]) -> str | None:
     """Which group config the host (0.7.3, evaluator_utils.consolidate_group_results) lets write ``metric``.
 
