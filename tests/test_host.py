@@ -151,14 +151,21 @@ def test_host_task_entries_index_a_folder(tmp_path: Path) -> None:
     assert Path(entries["toy_task"]["yaml_path"]) == tmp_path / "toy.yaml"
 
 
-def test_the_task_index_fingerprint_includes_the_host_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lmms_eval_tasks.task_index import load_host_index, yaml_fingerprint
+def test_the_task_index_fingerprint_includes_the_host_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
 
-    shipped = yaml_fingerprint()
-    assert load_host_index() is not None
+    from lmms_eval_tasks.task_index import load_host_index, write_host_index, yaml_fingerprint
+
+    copy = tmp_path / "tasks"
+    shutil.copytree(host.TASKS_DIR / "hallusionbench", copy / "hallusionbench")
+    index_file = write_host_index(copy, tmp_path / "index.json")
+    written_for = yaml_fingerprint(copy)
+    assert load_host_index(copy, index_file) is not None
     monkeypatch.setattr(host, "host_version", lambda: "0.7.4")
-    assert yaml_fingerprint() != shipped
-    assert load_host_index() is None  # another host: the launcher lets the host parse the YAML itself
+    assert yaml_fingerprint(copy) != written_for
+    assert load_host_index(copy, index_file) is None  # another host: the launcher lets it parse the YAML
 
 
 def test_wrapper_status_on_this_machine() -> None:
