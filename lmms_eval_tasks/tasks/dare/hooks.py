@@ -307,43 +307,104 @@ HOOKS = TaskHooks(
 )
 process_results = HOOKS.process_results
 aggregate_group = HOOKS.aggregate_group
-aggregate_single_accuracy = HOOKS.aggregator("single_accuracy")
-aggregate_single_accuracy_std_over_prompts = HOOKS.aggregator("single_accuracy_std_over_prompts")
-aggregate_single_format_range = HOOKS.aggregator("single_format_range")
-aggregate_single_multiple_letters = HOOKS.aggregator("single_multiple_letters")
-aggregate_single_var_accuracy = HOOKS.aggregator("single_var_accuracy")
-aggregate_single_var_drop = HOOKS.aggregator("single_var_drop")
-aggregate_multi_exact_k0 = HOOKS.aggregator("multi_exact_k0")
-aggregate_multi_exact_k1 = HOOKS.aggregator("multi_exact_k1")
-aggregate_multi_exact_k2 = HOOKS.aggregator("multi_exact_k2")
-aggregate_multi_exact_k3 = HOOKS.aggregator("multi_exact_k3")
-aggregate_multi_exact_k4 = HOOKS.aggregator("multi_exact_k4")
-aggregate_multi_f1 = HOOKS.aggregator("multi_f1")
-aggregate_multi_f1_std_over_prompts = HOOKS.aggregator("multi_f1_std_over_prompts")
-aggregate_unparsed = HOOKS.aggregator("unparsed")
-aggregate_exported = HOOKS.aggregator("exported")
-aggregate_multi_contradictory = HOOKS.aggregator("multi_contradictory")
-aggregate_multi_binary_exact_k0 = HOOKS.aggregator("multi_binary_exact_k0")
-aggregate_multi_binary_exact_k1 = HOOKS.aggregator("multi_binary_exact_k1")
-aggregate_multi_binary_exact_k2 = HOOKS.aggregator("multi_binary_exact_k2")
-aggregate_multi_binary_exact_k3 = HOOKS.aggregator("multi_binary_exact_k3")
-aggregate_multi_binary_exact_k4 = HOOKS.aggregator("multi_binary_exact_k4")
-aggregate_multi_binary_f1 = HOOKS.aggregator("multi_binary_f1")
-aggregate_multi_plus_all_exact_k0 = HOOKS.aggregator("multi_plus_all_exact_k0")
-aggregate_multi_plus_all_exact_k1 = HOOKS.aggregator("multi_plus_all_exact_k1")
-aggregate_multi_plus_all_exact_k2 = HOOKS.aggregator("multi_plus_all_exact_k2")
-aggregate_multi_plus_all_exact_k3 = HOOKS.aggregator("multi_plus_all_exact_k3")
-aggregate_multi_plus_all_exact_k4 = HOOKS.aggregator("multi_plus_all_exact_k4")
-aggregate_multi_plus_all_f1 = HOOKS.aggregator("multi_plus_all_f1")
-aggregate_multi_plus_none_exact_k0 = HOOKS.aggregator("multi_plus_none_exact_k0")
-aggregate_multi_plus_none_exact_k1 = HOOKS.aggregator("multi_plus_none_exact_k1")
-aggregate_multi_plus_none_exact_k2 = HOOKS.aggregator("multi_plus_none_exact_k2")
-aggregate_multi_plus_none_exact_k3 = HOOKS.aggregator("multi_plus_none_exact_k3")
-aggregate_multi_plus_none_exact_k4 = HOOKS.aggregator("multi_plus_none_exact_k4")
-aggregate_multi_plus_none_f1 = HOOKS.aggregator("multi_plus_none_f1")
-aggregate_multi_plus_all_none_exact_k0 = HOOKS.aggregator("multi_plus_all_none_exact_k0")
-aggregate_multi_plus_all_none_exact_k1 = HOOKS.aggregator("multi_plus_all_none_exact_k1")
-aggregate_multi_plus_all_none_exact_k2 = HOOKS.aggregator("multi_plus_all_none_exact_k2")
-aggregate_multi_plus_all_none_exact_k3 = HOOKS.aggregator("multi_plus_all_none_exact_k3")
-aggregate_multi_plus_all_none_exact_k4 = HOOKS.aggregator("multi_plus_all_none_exact_k4")
-aggregate_multi_plus_all_none_f1 = HOOKS.aggregator("multi_plus_all_none_f1")
+(
+    aggregate_single_accuracy,
+    aggregate_single_accuracy_std_over_prompts,
+    aggregate_single_format_range,
+    aggregate_single_multiple_letters,
+    aggregate_single_var_accuracy,
+    aggregate_single_var_drop,
+) = HOOKS.aggregators(
+    "single_accuracy",
+    "single_accuracy_std_over_prompts",
+    "single_format_range",
+    "single_multiple_letters",
+    "single_var_accuracy",
+    "single_var_drop",
+)
+(
+    aggregate_multi_exact_k0,
+    aggregate_multi_exact_k1,
+    aggregate_multi_exact_k2,
+    aggregate_multi_exact_k3,
+    aggregate_multi_exact_k4,
+    aggregate_multi_f1,
+) = HOOKS.aggregators(
+    "multi_exact_k0",
+    "multi_exact_k1",
+    "multi_exact_k2",
+    "multi_exact_k3",
+    "multi_exact_k4",
+    "multi_f1",
+)
+(
+    aggregate_multi_f1_std_over_prompts,
+    aggregate_unparsed,
+    aggregate_exported,
+    aggregate_multi_contradictory,
+) = HOOKS.aggregators(
+    "multi_f1_std_over_prompts",
+    "unparsed",
+    "exported",
+    "multi_contradictory",
+)
+(
+    aggregate_multi_binary_exact_k0,
+    aggregate_multi_binary_exact_k1,
+    aggregate_multi_binary_exact_k2,
+    aggregate_multi_binary_exact_k3,
+    aggregate_multi_binary_exact_k4,
+    aggregate_multi_binary_f1,
+) = HOOKS.aggregators(
+    "multi_binary_exact_k0",
+    "multi_binary_exact_k1",
+    "multi_binary_exact_k2",
+    "multi_binary_exact_k3",
+    "multi_binary_exact_k4",
+    "multi_binary_f1",
+)
+(
+    aggregate_multi_plus_all_exact_k0,
+    aggregate_multi_plus_all_exact_k1,
+    aggregate_multi_plus_all_exact_k2,
+    aggregate_multi_plus_all_exact_k3,
+    aggregate_multi_plus_all_exact_k4,
+    aggregate_multi_plus_all_f1,
+) = HOOKS.aggregators(
+    "multi_plus_all_exact_k0",
+    "multi_plus_all_exact_k1",
+    "multi_plus_all_exact_k2",
+    "multi_plus_all_exact_k3",
+    "multi_plus_all_exact_k4",
+    "multi_plus_all_f1",
+)
+(
+    aggregate_multi_plus_none_exact_k0,
+    aggregate_multi_plus_none_exact_k1,
+    aggregate_multi_plus_none_exact_k2,
+    aggregate_multi_plus_none_exact_k3,
+    aggregate_multi_plus_none_exact_k4,
+    aggregate_multi_plus_none_f1,
+) = HOOKS.aggregators(
+    "multi_plus_none_exact_k0",
+    "multi_plus_none_exact_k1",
+    "multi_plus_none_exact_k2",
+    "multi_plus_none_exact_k3",
+    "multi_plus_none_exact_k4",
+    "multi_plus_none_f1",
+)
+(
+    aggregate_multi_plus_all_none_exact_k0,
+    aggregate_multi_plus_all_none_exact_k1,
+    aggregate_multi_plus_all_none_exact_k2,
+    aggregate_multi_plus_all_none_exact_k3,
+    aggregate_multi_plus_all_none_exact_k4,
+    aggregate_multi_plus_all_none_f1,
+) = HOOKS.aggregators(
+    "multi_plus_all_none_exact_k0",
+    "multi_plus_all_none_exact_k1",
+    "multi_plus_all_none_exact_k2",
+    "multi_plus_all_none_exact_k3",
+    "multi_plus_all_none_exact_k4",
+    "multi_plus_all_none_f1",
+)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.taskgen import Function, TaskYaml, render_task, task_docs_module
+from lmms_eval_tasks.taskgen import TaskYaml, benchmark_files, hook_settings
 from lmms_eval_tasks.tasks.hallusionbench import make_sample
 from lmms_eval_tasks.tasks.hallusionbench.hooks import HF_DATASET, HIGHER_IS_BETTER, RESULT_KEYS, TASKS
 
@@ -42,19 +42,18 @@ def _settings(task: str) -> dict[str, Any]:
     return {
         **data,
         "test_split": "image",
-        "output_type": "generate_until",
-        "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),
-        "doc_to_text": Function(f"{HOOKS}.doc_to_text"),
-        "doc_to_target": "gt_answer_details",
-        "process_results": Function(f"{HOOKS}.process_results"),
-        "lmms_eval_specific_kwargs": {"default": {"pre_prompt": "", "post_prompt": ""}},
-        "generation_kwargs": {
-            "max_new_tokens": 128,
-            "temperature": 0,
-            "top_p": 1.0,
-            "num_beams": 1,
-            "do_sample": False,
-        },
+        **hook_settings(
+            HOOKS,
+            doc_to_target="gt_answer_details",
+            lmms_eval_specific_kwargs={"default": {"pre_prompt": "", "post_prompt": ""}},
+            generation_kwargs={
+                "max_new_tokens": 128,
+                "temperature": 0,
+                "top_p": 1.0,
+                "num_beams": 1,
+                "do_sample": False,
+            },
+        ),
     }
 
 
@@ -75,10 +74,4 @@ def task_specs() -> list[TaskYaml]:
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated HallusionBench file."""
-    files: dict[str, str | bytes] = {
-        f"{FOLDER}/{spec.task}.yaml": render_task(spec, SOURCE) for spec in task_specs()
-    }
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, list(TASKS), SOURCE)
-    for name, content in make_sample.sample_files().items():
-        files[f"{FOLDER}/sample/{name}"] = content
-    return files
+    return benchmark_files(FOLDER, SOURCE, HOOKS, task_specs(), samples=make_sample.sample_files())

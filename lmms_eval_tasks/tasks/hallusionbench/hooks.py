@@ -305,15 +305,11 @@ HOOKS = harness.TaskHooks(
     extra_files=leaderboard_files,
 )
 process_results = HOOKS.process_results
-aggregate_aAcc = HOOKS.aggregator("aAcc")
-aggregate_fAcc = HOOKS.aggregator("fAcc")
-aggregate_qAcc = HOOKS.aggregator("qAcc")
-aggregate_overall = HOOKS.aggregator("overall")
-aggregate_LH = HOOKS.aggregator("LH")
-aggregate_VI = HOOKS.aggregator("VI")
-aggregate_Mixed = HOOKS.aggregator("Mixed")
-aggregate_unjudged_verdicts = HOOKS.aggregator("unjudged_verdicts")
-aggregate_llm_matched = HOOKS.aggregator("llm_matched")
+aggregate_aAcc, aggregate_fAcc, aggregate_qAcc, aggregate_overall = HOOKS.aggregators(
+    "aAcc", "fAcc", "qAcc", "overall"
+)
+aggregate_LH, aggregate_VI, aggregate_Mixed = HOOKS.aggregators("LH", "VI", "Mixed")
+aggregate_unjudged_verdicts, aggregate_llm_matched = HOOKS.aggregators("unjudged_verdicts", "llm_matched")
 
 
 # ---- baseline model support --------------------------------------------------------------------------
