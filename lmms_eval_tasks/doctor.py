@@ -281,7 +281,11 @@ def check_datasets() -> list[Check]:
     checks = []
     for benchmark, datasets in benchmark_datasets().items():
         if not datasets:
-            checks.append(Check("datasets", benchmark, True, False, "no hub dataset in its task YAML (local files only)"))
+            checks.append(
+                Check(
+                    "datasets", benchmark, True, False, "no hub dataset in its task YAML (local files only)"
+                )
+            )
             continue
         cached, missing = [], []
         for path, name, _tasks in datasets:
