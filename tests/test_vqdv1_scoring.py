@@ -253,6 +253,39 @@ def test_official_scanners_equal_the_scripts_regexes(text):
     assert vqdv1.official_numbers(text) == re.findall(r"[-+]?\d*\.\d+|\d+", text)
 
 
+def _reference_default_parse(text):
+    """The default rule written plainly: innermost [..] groups split into exactly four numbers."""
+    boxes = []
+    for match in re.finditer(r"\[([^\[\]]*)\]", text):
+        parts = re.split(r"\s*,\s*|\s+", match.group(1).strip())
+        if len(parts) == 4 and all(re.fullmatch(r"[-+]?(\d+(\.\d*)?|\.\d+)", part) for part in parts):
+            boxes.append(tuple(float(part) for part in parts))
+    return boxes
+
+
+_TOKENS = ["1", "2.5", ".5", "-3", "+4", "7.", "1.2.3", "x1", ""]
+_SEPARATORS = [",", ", ", " ", " ,\n", ",,", "\t", "  ,  "]
+_GROUP = st.builds(
+    lambda numbers, separator, left, right: left + separator.join(numbers) + right,
+    st.lists(st.sampled_from(_TOKENS), min_size=3, max_size=5),
+    st.sampled_from(_SEPARATORS),
+    st.sampled_from(["[", "[ ", "[[", "", "(["]),
+    st.sampled_from(["]", " ]", "]]", "", "],"]),
+)
+_NOISE = st.sampled_from(["[", "]", ", ", " ", "\n", "x", "Sure: "])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(alphabet="[]0123456789., -+\nx\t", max_size=120),
+        st.lists(st.one_of(_GROUP, _NOISE), max_size=12).map("".join),
+    )
+)
+def test_default_parser_equals_its_plain_definition(text):
+    assert vqdv1.parse_boxes(text, 640, 480, coords="pixel") == _reference_default_parse(text)
+
+
 _NUMBER = st.one_of(
     st.integers(0, 2000).map(str), st.floats(0, 1, allow_nan=False).map(lambda value: f"{value:.3f}")
 )
