@@ -83,7 +83,7 @@ def pack_tasks(tasks_dir: Path = TASKS_DIR) -> list[TaskEntry]:
 
 
 def task_config(entry: TaskEntry, tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
-    """The YAML configuration of a pack task or group (``include`` resolved, ``!function`` kept as strings)."""
+    """A pack task or group's YAML configuration (``include`` resolved, ``!function`` kept as strings)."""
     return dict(_load_yaml((tasks_dir / entry.path).resolve()))
 
 
