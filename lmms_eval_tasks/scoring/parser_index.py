@@ -37,6 +37,7 @@ _DARE = "lmms_eval_tasks.scoring.dare"
 _HB = "lmms_eval_tasks.scoring.hallusionbench"
 _RULES = "lmms_eval_tasks.judges.rules"
 _SPACES = "lmms_eval_tasks.models.answer_spaces"
+_VQD = "lmms_eval_tasks.scoring.vqdv1"
 _OPTIONS = {"A": "a red apple", "B": "two dogs", "C": "None of the above", "D": "blue"}
 
 PARSERS: list[ParserEntry] = [
@@ -82,6 +83,21 @@ PARSERS: list[ParserEntry] = [
         "lmms_eval_tasks.scoring.parser_index:fallback_answer_seeded",
         ("str",),
     ),
+    # VQDv1: predicted boxes (default rule, the official script's extraction, Qwen-VL's <box> syntax).
+    ParserEntry("vqdv1.parse_boxes", f"{_VQD}:parse_boxes", ("list",), {"width": 640, "height": 480}),
+    ParserEntry(
+        "vqdv1.parse_boxes[official]",
+        f"{_VQD}:parse_boxes",
+        ("list",),
+        {"width": 640, "height": 480, "official": True},
+    ),
+    ParserEntry(
+        "vqdv1.parse_boxes[qwen]",
+        f"{_VQD}:parse_boxes",
+        ("list",),
+        {"width": 640, "height": 480, "syntax": "qwen"},
+    ),
+    ParserEntry("vqdv1.is_explicit_empty", f"{_VQD}:is_explicit_empty", ("bool",)),
 ]
 
 
@@ -162,6 +178,9 @@ _UNITS: dict[str, str] = {
     "no-spaces": "a",
     "secrets": "api_key = sk-abcdefgh ",
     "bearer": "bearer ",
+    "boxes-repeated": "[[10, 20, 30, 40], ",
+    "boxes-unclosed": "[1, 2, 3, 4 ",
+    "qwen-boxes": "<box>(1,2),(3,4)</box>",
 }
 
 
