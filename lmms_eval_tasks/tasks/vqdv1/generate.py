@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.taskgen import Function, TaskYaml, render_task, task_docs_module
+from lmms_eval_tasks.taskgen import Function, TaskYaml, benchmark_files, hook_settings
 from lmms_eval_tasks.tasks.vqdv1 import BENCHMARK, make_sample
 
 FOLDER = "lmms_eval_tasks/tasks/vqdv1"
@@ -33,26 +33,22 @@ SPECIFIC_KWARGS = {
 def _settings(task: str) -> dict[str, Any]:
     # Both tasks name the bundled parquet: `vqdv1`'s process_docs swaps in the prepared dataset (the host
     # cannot read a folder from an environment variable), so the file is only a placeholder there.
-    data: dict[str, Any] = {
+    return {
         "dataset_path": "parquet",
         "dataset_kwargs": {"data_files": {"test": f"sample/{make_sample.SAMPLE_FILE}"}},
-    }
-    return {
-        **data,
         "test_split": "test",
-        "output_type": "generate_until",
-        "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),
-        "doc_to_text": Function(f"{HOOKS}.doc_to_text"),
-        "doc_to_target": Function(f"{HOOKS}.doc_to_target"),
-        "process_results": Function(f"{HOOKS}.process_results"),
-        "lmms_eval_specific_kwargs": SPECIFIC_KWARGS,
-        "generation_kwargs": {
-            "max_new_tokens": 200,
-            "temperature": 0,
-            "top_p": 1.0,
-            "num_beams": 1,
-            "do_sample": False,
-        },
+        **hook_settings(
+            HOOKS,
+            doc_to_target=Function(f"{HOOKS}.doc_to_target"),
+            lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
+            generation_kwargs={
+                "max_new_tokens": 200,
+                "temperature": 0,
+                "top_p": 1.0,
+                "num_beams": 1,
+                "do_sample": False,
+            },
+        ),
     }
 
 
@@ -74,10 +70,4 @@ def task_specs() -> list[TaskYaml]:
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated VQDv1 file."""
-    files: dict[str, str | bytes] = {
-        f"{FOLDER}/{spec.task}.yaml": render_task(spec, SOURCE) for spec in task_specs()
-    }
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, list(DESCRIPTIONS), SOURCE)
-    for name, content in make_sample.sample_files().items():
-        files[f"{FOLDER}/sample/{name}"] = content
-    return files
+    return benchmark_files(FOLDER, SOURCE, HOOKS, task_specs(), samples=make_sample.sample_files())
