@@ -8,6 +8,7 @@ The modules import nothing from lmms-eval, so saved predictions can be re-scored
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,66 @@ def require_field(record: dict[str, Any], field: str, index: int | str, kinds: t
     if not isinstance(value, kinds):
         expected = kinds.__name__ if isinstance(kinds, type) else " or ".join(k.__name__ for k in kinds)
         raise RecordError(index, field, f"expected {expected}, got {type(value).__name__} {value!r:.80}")
+    return value
+
+
+class OptionError(ValueError):
+    """A scorer option has the wrong type or value; the message is one line naming the option."""
+
+
+_KIND_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def check_option(
+    name: str,
+    value: Any,
+    kind: type | tuple[type, ...],
+    *,
+    choices: Iterable[Any] | None = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    allow_none: bool = False,
+) -> Any:
+    """Return ``value`` if it is a valid ``name`` option, else raise a one-line OptionError.
+
+    ``kind`` is bool, int, float, str or a tuple of them; a bool is never an int or a float (JSON ``true``
+    is not 1), an int is a valid float, NaN and infinities are no numbers. ``choices``, ``minimum`` and
+    ``maximum`` restrict the value further; ``allow_none`` admits null. Every scorer checks each of its
+    options with this before scoring, so ``score -o`` typos fail at once with exit code 2.
+    """
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    allowed = list(choices) if choices is not None else None
+    if allowed is not None:
+        wanted = "one of " + ", ".join(json.dumps(choice) for choice in allowed)
+    else:
+        wanted = " or ".join(_KIND_WORDS.get(each, each.__name__) for each in kinds)
+        bounds = [f">= {minimum:g}"] if minimum is not None else []
+        bounds += [f"<= {maximum:g}"] if maximum is not None else []
+        wanted += (" " + " and ".join(bounds)) if bounds else ""
+    if allow_none:
+        wanted += " or null"
+    if value is None and allow_none:
+        return None
+    scalar = isinstance(value, (str, int, float, bool, type(None)))
+    shown = json.dumps(value) if scalar else type(value).__name__
+    problem = OptionError(f"option {name}: expected {wanted}, got {shown:.80}")
+    if isinstance(value, bool):
+        ok_type = bool in kinds
+    elif isinstance(value, int):
+        ok_type = int in kinds or float in kinds
+    elif isinstance(value, float):
+        ok_type = float in kinds and math.isfinite(value)
+    else:
+        ok_type = isinstance(value, tuple(each for each in kinds if each not in (bool, int, float)))
+    if not ok_type:
+        raise problem
+    if allowed is not None and not any(
+        value == choice and type(value) is type(choice) or (isinstance(choice, float) and value == choice)
+        for choice in allowed
+    ):
+        raise problem
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise problem
     return value
 
 

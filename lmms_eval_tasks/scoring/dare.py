@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from lmms_eval_tasks.scoring import RecordError, require_field
+from lmms_eval_tasks.scoring import RecordError, check_option, require_field
 
 LETTERS = "ABCD"
 SETUPS = ("single", "single_var", "multi")
@@ -760,6 +760,37 @@ class Verdict:
     contradictory: bool = False
 
 
+def _binary_option(record: dict[str, Any], index: int | str) -> str:
+    option = require_field(record, "option", index, str).strip().upper()
+    if option not in LETTERS:
+        raise RecordError(index, "option", f"expected one of A-D, got {option!r}")
+    return option
+
+
+def parse_record(record: dict[str, Any], index: int | str = 0) -> Parsed:
+    """Parse one record's ``prediction`` as its ``format`` asks: THE parse path of DARE.
+
+    Validation hooks, the ``dare_test`` export and ``score`` all call this, so an output parses the same
+    everywhere: option texts (``A``-``D``) are matched, ``extra_options`` adds E/F, and a ``binary``
+    record's yes/no becomes its ``option`` letter (yes), NONE (no) or unparsed. Needs no gold answer.
+    """
+    answer_format = require_field(record, "format", index, str)
+    if answer_format not in FORMATS:
+        raise RecordError(index, "format", f"expected one of {FORMATS}, got {answer_format!r}")
+    prediction = require_field(record, "prediction", index, (str, type(None)))
+    for letter in LETTERS:
+        require_field(record, letter, index, (str, type(None)))
+    letters = _letters_for(record, index)
+    if answer_format == "binary":
+        option = _binary_option(record, index)
+        decision = parse_yes_no(prediction)
+        if decision is None:
+            return _unparsed("no yes/no")
+        return _ok([option], "yes") if decision else _none("no")
+    options = {letter: record[letter] for letter in LETTERS if isinstance(record.get(letter), str)}
+    return parse_prediction(answer_format, prediction, letters=letters, options=options)
+
+
 def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
     """Parse one record's prediction and judge it against its gold answer (RecordError on bad fields)."""
     setup = require_field(record, "setup", index, str)
@@ -783,7 +814,7 @@ def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
     if setup == "single_var":
         instance_id = require_field(record, "instance_id", index, (str, int))
     prompt = _prompt_number(record, index)
-    prediction = require_field(record, "prediction", index, (str, type(None)))
+    require_field(record, "prediction", index, (str, type(None)))
     for letter in LETTERS:
         require_field(record, letter, index, (str, type(None)))
     gold = gold_letters(record, index)
@@ -791,7 +822,6 @@ def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
         raise RecordError(
             index, "answer", f"the {setup} setup needs exactly one correct option, got {sorted(gold)}"
         )
-    letters = _letters_for(record, index)
     variant = multi_variant(record) if setup == "multi" else "standard"
     verdict_fields = dict(
         index=index,
@@ -804,16 +834,10 @@ def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
         question_id=question_id,
         gold=gold,
     )
+    parsed = parse_record(record, index)
     if answer_format == "binary":
-        option = require_field(record, "option", index, str).strip().upper()
-        if option not in LETTERS:
-            raise RecordError(index, "option", f"expected one of A-D, got {option!r}")
-        decision = parse_yes_no(prediction)
-        parsed = (
-            _ok([option], "yes")
-            if decision
-            else (_none("no") if decision is False else _unparsed("no yes/no"))
-        )
+        option = _binary_option(record, index)
+        decision = None if parsed.status == "unparsed" else parsed.status == "ok"
         return Verdict(
             **verdict_fields,
             parsed=parsed,
@@ -822,8 +846,6 @@ def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
             option=option,
             decision=decision,
         )
-    options = {letter: record[letter] for letter in LETTERS if isinstance(record.get(letter), str)}
-    parsed = parse_prediction(answer_format, prediction, letters=letters, options=options)
     predicted, contradictory = _resolve_extra_options(parsed, record.get("extra_options"))
     if answer_format == "inv":
         # Out-Inv names the three incorrect options; the answer is the remaining one.
@@ -1090,10 +1112,54 @@ def _setup_metrics(
     return metrics
 
 
+def check_options(primary_format: Any = "gen", std_ddof: Any = 0) -> None:
+    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
+    check_option("primary_format", primary_format, str, choices=FORMATS)
+    check_option("std_ddof", std_ddof, int, choices=(0, 1))
+
+
+def record_key(verdict: Verdict) -> tuple[str, str, int, str, str, str, str]:
+    """What one record answers: question ``id`` of a ``category`` in one task setting (setup, output
+    format, prompt number, multi variant) and, for the binary format, one option letter."""
+    return (
+        verdict.setup,
+        verdict.answer_format,
+        verdict.prompt,
+        verdict.variant,
+        verdict.category,
+        verdict.question_id,
+        verdict.option or "",
+    )
+
+
+def reject_duplicates(verdicts: list[Verdict]) -> None:
+    """Raise RecordError on a second record answering the same thing (``record_key``): counted twice it
+    would weigh that question double; with a different answer, which one counts is undefined."""
+    seen: dict[tuple, Verdict] = {}
+    for verdict in verdicts:
+        first = seen.setdefault(record_key(verdict), verdict)
+        if first is verdict:
+            continue
+        kind = "duplicate" if first.parsed == verdict.parsed else "conflicting"
+        option = f" option {verdict.option}" if verdict.option else ""
+        raise RecordError(
+            verdict.index,
+            "id",
+            f"{kind} record for question {verdict.question_id!r} ({verdict.category}, {verdict.setup} "
+            f"{verdict.answer_format} p{verdict.prompt} {verdict.variant}{option}); "
+            f"also record {first.index}",
+        )
+
+
 def score_verdicts(
     verdicts: list[Verdict], *, primary_format: str = "gen", std_ddof: int = 0
 ) -> dict[str, float | int]:
-    """Compute every DARE metric from already scored records (see ``score_records``)."""
+    """Compute every DARE metric from already scored records (see ``score_records``).
+
+    Raises OptionError on a bad option and RecordError on duplicate or conflicting records.
+    """
+    check_options(primary_format, std_ddof)
+    reject_duplicates(verdicts)
     metrics: dict[str, float | int] = dict(_setup_metrics(verdicts, primary_format, std_ddof, detailed=True))
     categories = [
         category
@@ -1138,8 +1204,7 @@ def score_records(
     summary table, and the ``unparsed`` count. ``primary_format`` picks the format of the headline
     numbers (falling back to the first present of PRIMARY_FORMAT_ORDER); ``std_ddof`` 0 = population std.
     """
-    if primary_format not in FORMATS:
-        raise ValueError(f"primary_format must be one of {FORMATS}, got {primary_format!r}")
+    check_options(primary_format, std_ddof)
     verdicts = [score_record(record, index) for index, record in enumerate(records)]
     return score_verdicts(verdicts, primary_format=primary_format, std_ddof=std_ddof)
 

@@ -24,6 +24,7 @@ from lmms_eval_tasks.scoring.dare import (
     canonical_category,
     format_table,
     gold_letters,
+    parse_record,
     score_record,
     score_verdicts,
     summary_table,
@@ -208,29 +209,15 @@ def make_record(doc: dict[str, Any], results: list[Any], task_name: str | None =
         record["prediction"] = (
             output if isinstance(output, str) or output is None else getattr(output, "text", str(output))
         )
-    if task.scored:
-        verdict = score_record(record, record["id"])
-        record["parsed"] = verdict.parsed.text
-        record["parse_status"] = verdict.parsed.status
-        record["parse_rule"] = verdict.parsed.rule
+    # One parse path, scoring.dare.parse_record, for validation (inside score_record), the dare_test
+    # export and `score`: an output parses the same on every split.
+    verdict = score_record(record, record["id"]) if task.scored else None
+    parsed = verdict.parsed if verdict is not None else parse_record(record, record["id"])
+    record["parsed"] = parsed.text
+    record["parse_status"] = parsed.status
+    record["parse_rule"] = parsed.rule
+    if verdict is not None:
         record["correct"] = bool(verdict.correct)
-    else:
-        from lmms_eval_tasks.scoring.dare import parse_prediction, parse_yes_no
-
-        letters = LETTERS + "".join(EXTRA_OPTIONS.get(task.extra_options or "", {}))
-        if task.answer_format == "binary":
-            decision = parse_yes_no(record["prediction"])
-            record["parsed"], record["parse_status"] = (
-                "" if decision is None else ("yes" if decision else "no"),
-                "unparsed" if decision is None else "ok",
-            )
-        else:
-            parsed = parse_prediction(task.answer_format, record["prediction"], letters=letters)
-            record["parsed"], record["parse_status"], record["parse_rule"] = (
-                parsed.text,
-                parsed.status,
-                parsed.rule,
-            )
     return record
 
 
