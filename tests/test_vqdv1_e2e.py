@@ -13,7 +13,8 @@ import pytest
 from lmms_eval_tasks.reports import read_report
 from lmms_eval_tasks.scoring.vqdv1 import BUCKETS, score_records
 from lmms_eval_tasks.tasks.vqdv1 import BENCHMARK
-from tests.helpers import offline_environment, results_json, run_launcher
+from lmms_eval_tasks.tasks.vqdv1.prompts import TEMPLATES
+from tests.helpers import offline_environment, results_json, run_launcher, samples_jsonl
 
 pytestmark = pytest.mark.slow
 TASK = "vqdv1_sample"
@@ -51,6 +52,9 @@ def test_random_baseline(tmp_path: Path) -> None:
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     _, records = _check_run(output)
+    # A model without its own lmms_eval_specific_kwargs entry gets the API-model prompt (paper Table 11).
+    first = samples_jsonl(output, TASK)[0]["input"]
+    assert first == TEMPLATES["api"].replace("{question}", "Show the red circle in the picture.")
     # The baseline answers in the output syntax: every prediction parses (boxes or an explicit [[]]).
     assert all(record["prediction"].startswith("[[") for record in records)
     assert score_records(records)["unparsed"] == 0
@@ -78,6 +82,9 @@ def test_tiny_llava_and_compare_with_the_baseline(tmp_path: Path, tiny_llava_dir
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     _check_run(llava)
+    # llava_hf gets LLaVA-1.5's prompt through the task's per-model kwargs.
+    first = samples_jsonl(llava, TASK)[0]["input"]
+    assert first == TEMPLATES["llava15"].replace("{question}", "Show the red circle in the picture.")
     baseline = tmp_path / "random"
     completed = run_launcher(
         "--model", "random_guess", "--model_args", "seed=0", "--tasks", TASK,
