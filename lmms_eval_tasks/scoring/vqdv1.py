@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lmms_eval_tasks.scoring import RecordError, require_field
+from lmms_eval_tasks.scoring import RecordError, check_option, require_field
 
 PROTOCOLS = ("default", "official")
 # How the four numbers of a predicted box map to pixels: "auto" is the official rule (all four < 1 ->
@@ -255,9 +255,9 @@ def query_f1(n_gt: int, n_pred: int, tp: int, *, official: bool = False) -> floa
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+def _check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
+    """A one-line OptionError (``score -o`` exits 2) unless ``value`` is one of ``allowed``."""
+    check_option(name, value, str, choices=allowed)
 
 
 def _size(record: dict[str, Any], name: str, index: int) -> float:
@@ -308,8 +308,10 @@ def score_query(
 
 def score_queries(records: Iterable[dict[str, Any]], **options: Any) -> list[QueryScore]:
     """Score every record (options as ``score_records``)."""
-    protocol = options.get("protocol", "default")
-    _check_choice("protocol", protocol, PROTOCOLS)
+    for name, allowed in (("protocol", PROTOCOLS), ("coords", COORDS), ("box_format", BOX_FORMATS),
+                          ("syntax", SYNTAXES)):  # fmt: skip
+        if name in options:
+            _check_choice(name, options[name], allowed)
     return [score_query(record, index, **options) for index, record in enumerate(records)]
 
 
