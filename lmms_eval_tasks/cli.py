@@ -74,11 +74,18 @@ def _command_score(args: argparse.Namespace) -> int:
         print(f"lmms-eval-tasks score: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
         return 2
     path = Path(args.records)
+    if path.is_dir():
+        print(f"lmms-eval-tasks score: {path} is a directory, not a JSON-lines file", file=sys.stderr)
+        return 2
     if not path.is_file():
         print(f"lmms-eval-tasks score: no such file: {path}", file=sys.stderr)
         return 2
     try:
-        records = read_jsonl(path)
+        try:
+            records = read_jsonl(path)
+        except OSError as error:  # unreadable file (permissions, I/O)
+            print(f"lmms-eval-tasks score: cannot read {path}: {error.strerror or error}", file=sys.stderr)
+            return 2
         if not records:
             raise RecordError("-", "<file>", f"{path} holds no records")
         scorer = get_scorer(args.benchmark)
@@ -95,7 +102,7 @@ def _command_score(args: argparse.Namespace) -> int:
     except JudgingFailed as error:  # no reply gave a verdict: no metric exists (docs/judges.md)
         print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
         return 3
-    except ValueError as error:  # e.g. an option value the scorer rejects
+    except ValueError as error:  # an option value the scorer rejects (scoring.OptionError, one line)
         print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
         return 2
     print(json.dumps(_json_safe(metrics), indent=2, default=str, allow_nan=False))

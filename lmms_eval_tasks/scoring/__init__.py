@@ -7,6 +7,7 @@ The modules import nothing from lmms-eval, so saved predictions can be re-scored
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 from collections.abc import Callable, Iterable
@@ -105,10 +106,27 @@ def get_scorer(benchmark: str) -> Callable[..., dict[str, Any]]:
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read a JSON-lines file; blank lines are skipped, a malformed line raises RecordError."""
+    """Read a UTF-8 JSON-lines file (a leading byte-order mark is allowed); blank lines are skipped.
+
+    A line that is not UTF-8, not JSON or not a JSON object raises RecordError naming the line (and, for
+    bad bytes, the column); a directory raises IsADirectoryError.
+    """
     records: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    if Path(path).is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a JSON-lines file")
+    with open(path, "rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            if line_number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise RecordError(
+                    f"at line {line_number}",
+                    "<encoding>",
+                    f"not UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
+                    "re-save the file as UTF-8",
+                ) from None
             if not line.strip():
                 continue
             try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.scoring import RecordError, require_field
+from lmms_eval_tasks.scoring import OptionError, RecordError, check_option, require_field
 
 # ---------------------------------------------------------------------------------------------------------
 # Data model
@@ -916,6 +916,29 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
     return evaluation
 
 
+def check_options(
+    *,
+    variant: Any = "official",
+    judge: Any = None,
+    judge_model: Any = None,
+    repeats: Any = None,
+    diagnosis: Any = True,
+) -> None:
+    """Validate the scorer options (one-line OptionError); ``judge`` may also be a Judge object."""
+    from lmms_eval_tasks.judges import KINDS
+    from lmms_eval_tasks.judges.base import Judge
+
+    check_option("variant", variant, str, choices=VARIANTS)
+    if not isinstance(judge, Judge):
+        judge_kind = judge.strip().lower() if isinstance(judge, str) else judge
+        check_option("judge", judge_kind, str, choices=KINDS, allow_none=True)
+    check_option("judge_model", judge_model, str, allow_none=True)
+    if isinstance(judge_model, str) and not judge_model.strip():
+        raise OptionError("option judge_model: expected a model name or null, got an empty string")
+    check_option("repeats", repeats, int, minimum=1, allow_none=True)
+    check_option("diagnosis", diagnosis, bool)
+
+
 def evaluate(
     records: Sequence[dict[str, Any]],
     *,
@@ -930,10 +953,7 @@ def evaluate(
     ``judge``: None/"auto", "openai", "rule" or a Judge object; only used for what is not supplied.
     ``repeats``: judge repeats (default 3 for an LLM judge, 1 for the rule judge).
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
-    if repeats is not None and (not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1):
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    check_options(variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=diagnosis)
     if not records:
         raise RecordError("-", "<records>", "no records to score")
     from lmms_eval_tasks.judges.pipeline import LazyJudge
