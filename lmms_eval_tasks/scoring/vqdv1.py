@@ -269,7 +269,9 @@ def _size(record: dict[str, Any], name: str, index: int) -> float:
 
 def _field(record: dict[str, Any], name: str, alias: str) -> str:
     """``name``, or the official answer files' ``alias`` (labeled_answer / predicted_answer) when absent."""
-    return alias if name not in record and alias in record else name
+    if isinstance(record, dict) and name not in record and alias in record:
+        return alias
+    return name
 
 
 def score_query(
