@@ -37,7 +37,7 @@ from lmms_eval_tasks import TASKS_DIR
 
 HOST_DISTRIBUTION = "lmms_eval"
 # The lmms-eval versions the pack supports; must equal the bound in pyproject.toml (a test checks).
-SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.8"
+SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.7.4"
 # What every patch below was written for and tested on.
 TESTED_HOST_VERSIONS = "==0.7.3"
 
