@@ -88,8 +88,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _load_image(path: str) -> Any:
     from PIL import Image
 
+    from lmms_eval_tasks.corruptions.engine import to_rgb_image
+
     with Image.open(path) as image:
-        return image.convert("RGB")
+        return to_rgb_image(image)  # 16-bit and float images scaled or refused, never clipped
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,15 +21,16 @@ from typing import Any
 import numpy as np
 from loguru import logger
 
-from lmms_eval_tasks.corruptions.engine import as_rgb_uint8, check_request, corrupt
+from lmms_eval_tasks.corruptions.engine import _check_seed, as_rgb_uint8, check_request, corrupt, to_rgb_image
 from lmms_eval_tasks.corruptions.tables import SEVERITY_INDEPENDENT, severity_parameters
 
 
 def image_seed(seed: int, image: Any) -> int:
     """Per-image seed: BLAKE2b of (run seed, shape, RGB pixels), as a 63-bit integer."""
+    seed = _check_seed(seed)
     pixels = as_rgb_uint8(image)
     digest = hashlib.blake2b(digest_size=8)
-    digest.update(int(seed).to_bytes(16, "little", signed=False))
+    digest.update(seed.to_bytes(16, "little", signed=False))
     digest.update(np.asarray(pixels.shape, dtype=np.int64).tobytes())
     digest.update(pixels.tobytes())
     return int.from_bytes(digest.digest(), "little") >> 1
@@ -52,8 +53,7 @@ class CorruptionSpec:
 
     def __post_init__(self) -> None:
         check_request(self.name, self.severity, self.profile)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        _check_seed(self.seed)
 
     def apply(self, image: Any) -> Any:
         """The corrupted image as a PIL RGB image (seeded per image, see ``image_seed``)."""
@@ -100,14 +100,14 @@ def _to_pil_rgb(image: Any) -> Any:
 
     if isinstance(image, dict):
         if image.get("bytes") is not None:
-            return Image.open(io.BytesIO(image["bytes"])).convert("RGB")
+            return to_rgb_image(Image.open(io.BytesIO(image["bytes"])))
         if image.get("path"):
-            return Image.open(image["path"]).convert("RGB")
+            return to_rgb_image(Image.open(image["path"]))
         raise ValueError("image dict has neither 'bytes' nor 'path'")
     if isinstance(image, bytes | bytearray):
-        return Image.open(io.BytesIO(image)).convert("RGB")
+        return to_rgb_image(Image.open(io.BytesIO(image)))
     if isinstance(image, str | os.PathLike):
-        return Image.open(image).convert("RGB")
+        return to_rgb_image(Image.open(image))
     return image
 
 

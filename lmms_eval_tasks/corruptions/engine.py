@@ -93,19 +93,60 @@ def check_request(name: str, severity: int, profile: str) -> None:
         raise ValueError(f"severity must be an integer from 1 to 5, got {severity!r}")
 
 
+MAX_SEED = 2**128 - 1
+"""Largest seed: per-image seeds hash the run seed as 16 bytes."""
+
+
 def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed must be a non-negative integer below 2**128, got {seed!r}")
     return int(seed)
+
+
+def to_rgb_image(image: Any) -> Any:
+    """A PIL image as 8-bit RGB, scaling high-bit-depth modes instead of clipping them.
+
+    PIL's ``convert("RGB")`` clips 16-bit and float images to 0..255 (a 16-bit photo turns almost white).
+    Here ``I;16*`` (and ``I`` with values in 0..65535) are taken as 16-bit grey and divided by 257
+    (65535 -> 255, rounded); ``F`` must hold values in [0, 1] and is multiplied by 255 (rounded). Any
+    other ``I``/``F`` image is refused with a ValueError. 8-bit modes go through ``convert("RGB")``.
+    """
+    from PIL import Image
+
+    mode = image.mode
+    if mode == "I" or mode.startswith("I;"):
+        values = np.asarray(image).astype(np.int64)
+        low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
+        if low < 0 or high > 65535:
+            raise ValueError(
+                f"{mode!r} image with values {low}..{high}: only 16-bit ranges (0..65535) can be scaled to "
+                "8 bits; convert the image to 8-bit RGB first"
+            )
+        grey = ((values + 128) // 257).astype(np.uint8)  # round(v / 257), no ties possible
+    elif mode == "F":
+        values = np.asarray(image, dtype=np.float64)
+        finite = bool(np.isfinite(values).all())
+        low, high = (float(values.min()), float(values.max())) if values.size and finite else (0.0, 0.0)
+        if not finite or low < 0.0 or high > 1.0:
+            shown = f"{low:g}..{high:g}" if finite else "NaN or infinite values"
+            raise ValueError(
+                f"float ('F') image with {shown}: float images must lie in [0, 1]; "
+                "convert the image to 8-bit RGB first"
+            )
+        grey = np.rint(values * 255.0).astype(np.uint8)
+    else:
+        return image.convert("RGB")
+    return Image.fromarray(np.repeat(grey[..., None], 3, axis=2))
 
 
 def as_rgb_uint8(image: Any) -> np.ndarray:
     """A contiguous HxWx3 uint8 RGB array from a PIL image or a uint8 array (HxW, HxWx1, HxWx3, HxWx4).
 
-    Grey input is repeated on three channels; an alpha channel is dropped (like PIL's ``convert("RGB")``).
+    Grey input is repeated on three channels; an alpha channel is dropped (like PIL's ``convert("RGB")``);
+    16-bit and float PIL images are scaled, not clipped (``to_rgb_image``).
     """
     if hasattr(image, "convert") and hasattr(image, "mode"):
-        image = np.asarray(image.convert("RGB"))
+        image = np.asarray(to_rgb_image(image))
     if not isinstance(image, np.ndarray):
         raise TypeError(f"image must be a PIL image or a numpy array, got {type(image).__name__}")
     if image.dtype != np.uint8:
