@@ -43,8 +43,10 @@ def test_cardinal_words_spell_numbers_as_num2words(number: int, words: str) -> N
 
 def test_official_digit_rule() -> None:
     assert official_digits_to_words("05") == "five"  # num2words("05") reads the value 5
-    assert official_digits_to_words("10²") == "one hundred"  # DVQA script: 10 + superscript = power of ten
-    assert official_digits_to_words("²") == "²"  # the script would crash; left unchanged here
+    # DVQA script: 10 + superscript digits = a power of ten; TDIUC's script would crash on it (left as is)
+    assert official_digits_to_words("10²", powers_of_ten=True) == "one hundred"
+    assert official_digits_to_words("10²") == "10²"
+    assert official_digits_to_words("²", powers_of_ten=True) == "²"  # the scripts crash; left unchanged
     assert official_digits_to_words("0.5") == "0.5"
 
 
@@ -80,12 +82,19 @@ def tdiuc_record(question_id: int, question_type: str, label: str, prediction: s
         ("teddy bear", "teddybear", True, True),  # spaces removed before the exact comparison
         ("does not apply", "doesnotapply", True, True),
         ("Dog.", "dog", False, False),  # punctuation is not removed (as in the official script)
+        ("dog\n", "dog", True, True),  # surrounding whitespace stripped, as the authors' inference code does
         ("", "dog", False, False),
     ],
 )
 def test_tdiuc_matching_on_real_wordnet(prediction: str, label: str, default: bool, official: bool) -> None:
     assert tdiuc.is_correct(prediction, label) is default
     assert tdiuc.is_correct(prediction, label, "official") is official
+
+
+def test_tdiuc_skips_lookups_no_wordnet_lemma_can_match() -> None:
+    lemmas = tdiuc.wordnet().all_lemma_names()
+    assert max(len(lemma) for lemma in lemmas) + 4 < tdiuc.MAX_LOOKUP_LENGTH  # morphy strips <= 4 chars
+    assert tdiuc.synset_names("dog " * 40) == frozenset()
 
 
 def tdiuc_records() -> list[dict]:
@@ -197,6 +206,8 @@ def tally_record(question_id: int, answer: int, simple: bool, prediction: str) -
     [
         ("3", 3, 3),
         ("3.", 3, 3),
+        ("4\n", 4, 4),  # stripped in both protocols (the authors' inference code strips answers)
+        ("Four!", 4, None),
         (" Three ", 3, 3),
         ("fifteen", 15, 15),
         ("twenty", 20, None),  # beyond fifteen: the official word list stops at fifteen
@@ -328,6 +339,7 @@ def test_dvqa_official_protocol_strips_decimal_points() -> None:
 def test_dvqa_normalisation() -> None:
     assert dvqa.normalize("0.5") == "0.5" and dvqa.normalize("0.5", "official") == "five"
     assert dvqa.normalize("1.25.") == "1.25"
+    assert dvqa.normalize(".5") == ".5" and dvqa.normalize(".5", "official") == "five"
     assert dvqa.normalize("  Twenty One ") == "twentyone"
     assert dvqa.normalize("21") == "twenty-one"
 

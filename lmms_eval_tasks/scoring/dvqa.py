@@ -2,8 +2,8 @@
 
 Normalisation (``eval_script/DVQA_eval.py``): remove spaces, lower-case, remove ".", spell ASCII digit
 strings out in words as num2words does ("5" -> "five"), then compare. Removing every "." makes "0.5" equal
-"5" (both become "five"): a bug. The default keeps a "." between two digits ("0.5" stays "0.5") and removes
-the others ("5." -> "5"); ``protocol=official`` removes all of them, and also reads "10" followed by
+"5" (both become "five"): a bug. The default keeps a "." followed by a digit ("0.5" and ".5" stay) and
+removes the others ("5." -> "5"); ``protocol=official`` removes all of them, and also reads "10" followed by
 superscript digits as a power of ten, as the script does ("10²" -> "one hundred").
 
 Metrics (percent): ``accuracy_<template_id>`` for ``structure`` (structural understanding), ``data``
@@ -29,15 +29,15 @@ from lmms_eval_tasks.scoring.revisiting import (
 
 TEMPLATES = ("structure", "data", "reasoning")
 TEMPLATE_NAMES = {"structure": "structural understanding", "data": "data retrieval", "reasoning": "reasoning"}
-_PERIOD_OUTSIDE_NUMBER = re.compile(r"\.(?!\d)|(?<!\d)\.")
+_PERIOD_NOT_DECIMAL = re.compile(r"\.(?!\d)")  # a "." followed by a digit is a decimal point: kept
 
 
 def normalize(text: str, protocol: str = "default") -> str:
-    """Spaces removed, lower case, periods removed (default: except between digits), digits in words."""
-    compact = text.replace(" ", "").lower()
+    """Spaces removed, lower case, periods removed (default: except before a digit), digits in words."""
+    compact = text.strip().replace(" ", "").lower()
     if protocol == "official":
-        return official_digits_to_words(compact.replace(".", ""))
-    return digits_to_words(_PERIOD_OUTSIDE_NUMBER.sub("", compact))
+        return official_digits_to_words(compact.replace(".", ""), powers_of_ten=True)
+    return digits_to_words(_PERIOD_NOT_DECIMAL.sub("", compact))
 
 
 def is_correct(prediction: str, answer: str, protocol: str = "default") -> bool:

@@ -61,27 +61,34 @@ def cardinal_words(number: int) -> str:
     raise AssertionError("unreachable")
 
 
+_MAX_CARDINAL_DIGITS = len(str(CARDINAL_LIMIT))  # longer digit strings are never converted (linear time)
+
+
 def digits_to_words(text: str) -> str:
-    """``text`` spelled out when it is an ASCII digit string (num2words of its value), else unchanged."""
-    if _ASCII_DIGITS.fullmatch(text):
+    """``text`` spelled out when it is an ASCII digit string (num2words of its value), else unchanged.
+
+    Strings of more digits than ``CARDINAL_LIMIT`` has are left as they are (num2words and the official
+    scripts fail on them; converting them would cost quadratic time)."""
+    if len(text) <= _MAX_CARDINAL_DIGITS and _ASCII_DIGITS.fullmatch(text):
         value = int(text)
         if value < CARDINAL_LIMIT:
             return cardinal_words(value)
     return text
 
 
-def official_digits_to_words(text: str) -> str:
+def official_digits_to_words(text: str, powers_of_ten: bool = False) -> str:
     """The official scripts' rule: ``str.isdigit()`` strings go through num2words.
 
-    ``isdigit`` is also true for superscript digits: the DVQA script reads "10" followed by superscripts as
-    a power of ten ("10²" -> "one hundred"); any other non-ASCII digit string makes num2words raise and the
-    official script crash - here it is left as it is (and cannot match a label).
+    ``isdigit`` is also true for superscript digits: the DVQA script (``powers_of_ten=True``) reads "10"
+    followed by superscripts as a power of ten ("10²" -> "one hundred"); any other non-ASCII digit string
+    makes num2words raise and the official script crash - here it is left as it is (and cannot match a
+    label).
     """
     if not text.isdigit():
         return text
     if _ASCII_DIGITS.fullmatch(text):
         return digits_to_words(text)
-    power = _TEN_POWER.fullmatch(text)
+    power = _TEN_POWER.fullmatch(text) if powers_of_ten and len(text) <= 6 else None
     if power:
         exponent = int("".join(str(_SUPERSCRIPTS.index(char)) for char in power.group(1)))
         if 10**exponent < CARDINAL_LIMIT:
@@ -109,8 +116,9 @@ def harmonic_mean(values: list[float]) -> float:
 
 
 def prediction_text(record: dict[str, Any], index: int | str) -> str:
-    """The record's ``prediction`` as text (None -> ""; RecordError when missing or not a string)."""
+    """The record's ``prediction``, surrounding whitespace stripped (as the authors' inference code does
+    before writing its answer files); None -> ""; RecordError when missing or not a string."""
     from lmms_eval_tasks.scoring import require_field
 
     value = require_field(record, "prediction", index, (str, type(None)))
-    return "" if value is None else value
+    return "" if value is None else value.strip()

@@ -58,6 +58,7 @@ _TENS = {
     "eighty": 80,
     "ninety": 90,
 }
+_MAX_DIGITS = 300  # longer numbers are read as infinity (clipped to 15 like any large count)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _TRAILING = " \t\r\n.!?,;:\"'"
 
@@ -86,24 +87,28 @@ def _words_value(text: str) -> int | None:
 
 
 def parse_count(text: str, protocol: str = "default") -> float | None:
-    """The count a model answered, or None when unparsed (see the module docstring for both protocols)."""
+    """The count a model answered (a float: 3.0, 2.5), or None when unparsed (module docstring: both
+    protocols)."""
     if protocol == "official":
-        compact = text.replace(".", "").replace(" ", "").lower()
+        compact = text.strip().replace(".", "").replace(" ", "").lower()
         if compact.isnumeric():
+            if len(compact) > _MAX_DIGITS:
+                return float("inf")  # what int() would give the script, without the quadratic conversion
             try:
-                return int(compact)
+                return float(int(compact))
             except ValueError:  # e.g. "½": numeric but not an int; the official script crashes here
                 return None
-        return _OFFICIAL_WORDS.get(compact)
+        word = _OFFICIAL_WORDS.get(compact)
+        return None if word is None else float(word)
     cleaned = text.strip().lower().strip(_TRAILING)
     if not cleaned:
         return None
     if _NUMBER.fullmatch(cleaned):
-        value = float(cleaned)
-        return int(value) if value.is_integer() else value
+        return float(cleaned) if len(cleaned) <= _MAX_DIGITS else float("inf")
     if cleaned in ("none", "no", "zero"):
-        return 0
-    return _words_value(cleaned)
+        return 0.0
+    value = _words_value(cleaned)
+    return None if value is None else float(value)
 
 
 def bucket(count: int) -> str:

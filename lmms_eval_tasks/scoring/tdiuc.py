@@ -76,10 +76,15 @@ def wordnet() -> Any:
     return _wordnet
 
 
+# The longest WordNet 3.0 lemma has 71 characters and morphy removes suffixes of at most 4: a longer string
+# has no synset, so it is not looked up (a runaway generation costs no WordNet time).
+MAX_LOOKUP_LENGTH = 100
+
+
 @lru_cache(maxsize=200_000)
 def synset_names(word: str) -> frozenset[str]:
     """Names of every WordNet synset of ``word`` (all parts of speech, morphy applied), cached."""
-    if not word:
+    if not word or len(word) > MAX_LOOKUP_LENGTH:
         return frozenset()
     reader = wordnet()
     with _wordnet_lock:  # nltk's lazy per-file loading is not thread-safe
@@ -87,8 +92,9 @@ def synset_names(word: str) -> frozenset[str]:
 
 
 def normalize(text: str, protocol: str = "default") -> str:
-    """The official normalisation: spaces removed, lower case, ASCII digit strings in words."""
-    compact = text.replace(" ", "").lower()
+    """The official normalisation: spaces removed, lower case, ASCII digit strings in words (surrounding
+    whitespace is stripped first, as the authors' inference code strips every answer)."""
+    compact = text.strip().replace(" ", "").lower()
     return official_digits_to_words(compact) if protocol == "official" else digits_to_words(compact)
 
 
