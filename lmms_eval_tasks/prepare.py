@@ -437,7 +437,14 @@ def preparers() -> dict[str, Preparer]:
             module_name = f"{tasks_package.__name__}.{info.name}.prepare"
             if not info.ispkg or importlib.util.find_spec(module_name) is None:
                 continue
-            for preparer in getattr(importlib.import_module(module_name), "PREPARERS", ()):
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as error:  # noqa: BLE001 - one broken module must not take every kind down
+                from loguru import logger
+
+                logger.warning(f"prepare: {module_name} does not import ({type(error).__name__}: {error})")
+                continue
+            for preparer in getattr(module, "PREPARERS", ()):
                 if preparer.name in found:
                     raise ValueError(f"two modules define the prepare kind {preparer.name!r}")
                 found[preparer.name] = preparer
