@@ -70,11 +70,21 @@ def _option_patterns(letters: str) -> tuple[re.Pattern[str], ...]:
         ),
         re.compile(rf"[\(\[]({letter_class})[\)\]]"),
         re.compile(rf"({letter_class})\s*+[.):]\s"),
-        re.compile(rf"(?<![A-Za-z0-9'’])({letter_class})(?![A-Za-z0-9'’])"),
     )
 
 
-_WORD_AFTER = re.compile(r"\s++([a-z]+)")
+@lru_cache(maxsize=64)
+def _candidate_pattern(letters: str) -> re.Pattern[str]:
+    """A standalone upper-case letter of ``letters``, except an article "A" (followed by a lower-case word
+    not in _NOT_AFTER_ARTICLE), decided inside the regex so long replies cost no Python step per letter."""
+    parts = []
+    others = "".join(letter for letter in letters if letter != "A")
+    if others:
+        parts.append("[" + re.escape(others) + "]")
+    if "A" in letters:
+        exempt = "|".join(sorted(_NOT_AFTER_ARTICLE))
+        parts.append(rf"A(?!\s++(?!(?:{exempt})(?![a-z]))[a-z])")
+    return re.compile(rf"(?<![A-Za-z0-9'’])({'|'.join(parts)})(?![A-Za-z0-9'’])")
 
 
 def extract_option_letter(text: str, letters: str = "ABCD") -> str | None:
@@ -86,9 +96,7 @@ def extract_option_letter(text: str, letters: str = "ABCD") -> str | None:
     if not isinstance(text, str) or not letters:
         return None
     letters = "".join(dict.fromkeys(letters.upper()))
-    whole_pattern, explicit_pattern, bracketed_pattern, leading_pattern, token_pattern = _option_patterns(
-        letters
-    )
+    whole_pattern, explicit_pattern, bracketed_pattern, leading_pattern = _option_patterns(letters)
     stripped = text.strip().strip("*_`'\" \t\n")
     # 1. the whole reply is a letter, possibly wrapped: "B", "(B)", "B.", "[B]"
     whole = whole_pattern.fullmatch(stripped)
@@ -106,18 +114,15 @@ def extract_option_letter(text: str, letters: str = "ABCD") -> str | None:
     leading = leading_pattern.match(stripped + " ")
     if leading:
         return leading.group(1)
-    # 4. standalone upper-case letter tokens, ignoring an article "A" that starts a phrase
-    candidates = []
-    for match in token_pattern.finditer(text):
-        letter = match.group(1)
-        if letter == "A":
-            following = _WORD_AFTER.match(text, match.end())  # at a position: no copy of the rest
-            if following and following.group(1) not in _NOT_AFTER_ARTICLE:
-                continue
-        candidates.append(letter)
-        if len(candidates) > 1 and candidates[-1] != candidates[0]:
-            return None  # already ambiguous
-    return _unique(candidates) if candidates else None
+    # 4. standalone upper-case letter tokens, ignoring an article "A" that starts a phrase: the first one
+    # decides unless a different letter stands alone later (ambiguous)
+    first = _candidate_pattern(letters).search(text)
+    if first is None:
+        return None
+    others = letters.replace(first.group(1), "")
+    if others and _candidate_pattern(others).search(text, first.end()):
+        return None
+    return first.group(1)
 
 
 _UNITS = [
@@ -168,10 +173,13 @@ def _word_trie(words: list[str]) -> str:
 
 
 _NUMBER = re.compile(
+    # A one-character lookahead first (a number starts with a sign, ".", a digit or a number word's initial),
+    # so most positions are rejected by one test instead of by both alternatives.
+    r"(?=[-+−.\deEfFhHnNoOsStTzZ])(?:"
     # Possessive digit runs: a shorter run is followed by a digit, which the lookahead rejects anyway.
     r"(?P<digits>(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d++)(?:\.\d++)?(?![\w])|(?<![\w.])[-+−]?\.\d++(?![\w]))"
     rf"|(?P<word>\b(?:{_word_trie(_TENS)}(?:[\s-]{_word_trie(_UNITS[1:10])})?\b"
-    rf"|{_word_trie([*_UNITS, 'hundred'])}\b))",
+    rf"|{_word_trie([*_UNITS, 'hundred'])}\b)))",
     flags=re.IGNORECASE,
 )
 
