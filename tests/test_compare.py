@@ -184,6 +184,14 @@ def test_cli_errors(toy_benchmark, tmp_path, capsys) -> None:
     assert "bad option" in capsys.readouterr().err
 
 
+def test_cli_rejects_a_bad_option_value(tmp_path, capsys) -> None:
+    row = {"question_id": 1, "template_id": "data", "answer": "5", "prediction": "5"}
+    write_jsonl(tmp_path / "a.jsonl", [row])
+    args = ["compare", "dvqa", str(tmp_path / "a.jsonl"), str(tmp_path / "a.jsonl"), "-o", "protocol=offical"]
+    assert main(args) == 2
+    assert 'option protocol: expected one of "default", "official"' in capsys.readouterr().err
+
+
 # --- the pack's benchmarks ----------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from typing import Any
 def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.cli import _json_safe
     from lmms_eval_tasks.registry import benchmarks
-    from lmms_eval_tasks.scoring import RecordError
+    from lmms_eval_tasks.scoring import OptionError, RecordError
     from lmms_eval_tasks.scoring.compare import compare_runs, load_run, per_question_function
 
     prog = "lmms-eval-tasks compare"
@@ -46,7 +46,10 @@ def _run(args: argparse.Namespace) -> int:
     except RecordError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 1
-    except ValueError as error:  # different question sets, no per-question correctness, bad option value
+    except OptionError as error:  # a bad option value (the name was accepted above)
+        print(f"{prog}: {args.benchmark}: {error}", file=sys.stderr)
+        return 2
+    except ValueError as error:  # different question sets, no per-question correctness
         print(f"{prog}: {error}", file=sys.stderr)
         return 1
     output: dict[str, Any] = {"run_a": str(args.run_a), "run_b": str(args.run_b), **result}

@@ -70,8 +70,14 @@ def judge_records(
     return judged
 
 
+def check_options(protocol: Any = "default") -> None:
+    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
+    check_protocol(protocol)
+
+
 def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
     """DVQA metrics in percent (see the module docstring); ``protocol`` "default" or "official"."""
+    check_options(protocol)
     records = list(records)
     if not records:
         raise RecordError("-", "<records>", "no records to score")
@@ -104,4 +110,12 @@ def per_question_correct(
     return correctness_by_id([item[0] for item in judged], [item[2] for item in judged])
 
 
-__all__ = ["TEMPLATES", "is_correct", "judge_records", "normalize", "per_question_correct", "score_records"]
+__all__ = [
+    "TEMPLATES",
+    "check_options",
+    "is_correct",
+    "judge_records",
+    "normalize",
+    "per_question_correct",
+    "score_records",
+]

@@ -31,10 +31,10 @@ _TEN_POWER = re.compile(f"10([{_SUPERSCRIPTS}]+)")
 
 
 def check_protocol(protocol: Any) -> str:
-    """``protocol`` if it is "default" or "official", else ValueError."""
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
-    return protocol
+    """``protocol`` if it is "default" or "official", else a one-line ``scoring.OptionError``."""
+    from lmms_eval_tasks.scoring import check_option
+
+    return check_option("protocol", protocol, str, choices=PROTOCOLS)
 
 
 def cardinal_words(number: int) -> str:

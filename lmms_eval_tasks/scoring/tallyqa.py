@@ -186,8 +186,14 @@ def _split_metrics(items: list[dict[str, Any]], prefix: str, protocol: str) -> d
     return metrics
 
 
+def check_options(protocol: Any = "default") -> None:
+    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
+    check_protocol(protocol)
+
+
 def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
     """TallyQA metrics (see the module docstring); ``protocol`` "default" or "official"."""
+    check_options(protocol)
     records = list(records)
     if not records:
         raise RecordError("-", "<records>", "no records to score")
@@ -253,6 +259,7 @@ def plot_accuracy_by_count(metrics: dict[str, Any], path: str | Path, title: str
 
 
 __all__ = [
+    "check_options",
     "BUCKETS",
     "accuracy_by_count",
     "bucket",

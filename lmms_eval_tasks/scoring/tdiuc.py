@@ -148,8 +148,14 @@ def judge_records(
     return judged
 
 
+def check_options(protocol: Any = "default") -> None:
+    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
+    check_protocol(protocol)
+
+
 def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
     """TDIUC metrics in percent (see the module docstring); ``protocol`` "default" or "official"."""
+    check_options(protocol)
     records = list(records)
     if not records:
         raise RecordError("-", "<records>", "no records to score")
@@ -197,6 +203,7 @@ def per_question_correct(
 
 
 __all__ = [
+    "check_options",
     "ABSURD_ANSWER",
     "QUESTION_TYPES",
     "are_synonyms",
