@@ -64,6 +64,8 @@ def test_random_baseline_on_the_three_samples(tmp_path: Path) -> None:
     report = read_report(next(output.rglob("lmms_eval_tasks/*/tallyqa_sample_report.json")))
     assert set(report["details"]["accuracy_by_count"]) == {"simple", "complex"}
     assert Path(report["details"]["accuracy_by_count_plot"]).read_bytes()[:4] == b"\x89PNG"
+    assert "bundled generated sample data, not the tallyqa slim subset" in report["provenance"]["deviations"]
+    assert any("true RMSE" in item for item in report["provenance"]["deviations"])
     # `score` re-scores the pack's samples file; `compare` pairs it with a run that answers every label
     scored = cli("score", "dvqa", str(pack_samples(output, "dvqa_sample")))
     assert scored.returncode == 0, scored.stderr
@@ -146,3 +148,4 @@ def test_full_task_on_a_prepared_folder(tmp_path: Path) -> None:
     assert math.isnan(results["simple_rmse,none"])  # official protocol: the script's MSE, no rmse key
     report = read_report(next(output.rglob("lmms_eval_tasks/*/tallyqa_report.json")))
     assert report["provenance"]["settings"]["score_options"] == {"protocol": "official"}
+    assert report["provenance"]["deviations"][0].startswith("protocol=official")

@@ -148,3 +148,44 @@ def prediction_of(results: list[Any]) -> str:
     """The model's text (first result; non-strings are stringified)."""
     prediction = results[0] if results else ""
     return prediction if isinstance(prediction, str) else str(prediction)
+
+
+_DEFAULT_DEVIATIONS: dict[str, tuple[str, ...]] = {
+    "tdiuc": (
+        "multi-word answers are also looked up in WordNet with underscores (the official script only "
+        "strips spaces, so 'teddy bear' never reaches WordNet)",
+        "macro_accuracy averages the question types present (the official script divides by 12)",
+    ),
+    "tallyqa": (
+        "rmse is the true RMSE; the official script's (and the paper's) 'RMSE' is a mean squared error",
+        "decimal answers keep their point (the official script deletes it: '2.5' reads 25)",
+        "number words past fifteen are parsed (unparsed in the official script)",
+    ),
+    "dvqa": ("decimal answers keep their point ('0.5' is not '5'; the official script deletes every '.')",),
+}
+
+
+def deviations(dataset: str, task: str) -> list[str]:
+    """What makes this run's numbers differ from the paper's protocol, for the pack report."""
+    items: list[str] = []
+    if task.endswith("_sample"):
+        items.append(f"bundled generated sample data, not the {dataset} slim subset")
+    if protocol_option(dataset).get("protocol") == "official":
+        items.append("protocol=official: the authors' evaluation script's numbers, its bugs included")
+    else:
+        items.extend(_DEFAULT_DEVIATIONS[dataset])
+    if os.environ.get(prompt_env(dataset), "").strip():
+        items.append(f"prompt overridden by {prompt_env(dataset)}")
+    items.append(
+        "generation without the authors' repetition_penalty=1.2 (the host's wrappers do not take it)"
+    )
+    return items
+
+
+def report_details_for(dataset: str):
+    """A ``report_details(records, metrics, task)`` that records the run's deviations."""
+
+    def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str) -> dict[str, Any]:
+        return {"deviations": deviations(dataset, task)}
+
+    return report_details

@@ -56,7 +56,10 @@ def task_settings(task: str) -> dict[str, Any]:
 def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Score once; the report gets the accuracy by true count and, with an output folder, its plot."""
     metrics = scoring.score_records(records, **common.protocol_option(DATASET))
-    details: dict[str, Any] = {"accuracy_by_count": scoring.accuracy_by_count(metrics)}
+    details: dict[str, Any] = {
+        "accuracy_by_count": scoring.accuracy_by_count(metrics),
+        "deviations": common.deviations(DATASET, task),
+    }
     folder = output_dir(args) if args is not None else None
     if folder is not None:
         path = Path(folder) / f"{task}_accuracy_by_count.png"

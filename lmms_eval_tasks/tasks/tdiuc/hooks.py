@@ -83,6 +83,7 @@ HOOKS = TaskHooks(
     make_record,
     task_settings=task_settings,
     prepare_docs=common.prepare_docs_for(DATASET, COLUMNS),
+    report_details=common.report_details_for(DATASET),
 )
 process_results = HOOKS.process_results
 aggregate_micro_accuracy = HOOKS.aggregator("micro_accuracy")
