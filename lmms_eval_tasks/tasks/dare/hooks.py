@@ -234,7 +234,13 @@ def score_task(records: list[dict[str, Any]], name: str, args: Any = None) -> tu
     table = summary_table(metrics)
     if table and name not in TASKS_BY_NAME:
         logger.info(f"DARE robustness summary for {name}:\n{format_table(table)}")
-    details = {"summary_table": table, "summary_table_markdown": format_table(table)}
+    sample_data = any("_sample" in str(record.get("task", "")) for record in records)
+    details = {
+        "summary_table": table,
+        "summary_table_markdown": format_table(table),
+        "deviations": ["bundled generated sample data, not the DARE dataset"] if sample_data else [],
+        "warnings": [f"{metrics['unparsed']} unparsed answer(s)"] if metrics.get("unparsed") else [],
+    }
     return metrics, details
 
 
