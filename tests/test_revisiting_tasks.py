@@ -201,3 +201,22 @@ def test_tdiuc_sample_covers_absurd_synonym_and_multi_word_labels() -> None:
     assert tuple(pixels[112, 164]) == sample_data.COLOURS["blue"]
     assert tdiuc.is_correct("phone", "telephone") and tdiuc.is_correct("teddy", "teddy bear")
     assert not tdiuc.is_correct("teddy", "teddy bear", "official")
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "module", "label_field"),
+    [
+        ("tdiuc", tdiuc_sample, "labeled_answer"),
+        ("tallyqa", tallyqa_sample, "answer"),
+        ("dvqa", dvqa_sample, "answer"),
+    ],
+)
+def test_a_model_answering_the_labels_scores_100_on_each_sample(benchmark, module, label_field) -> None:
+    records = [
+        {**{key: value for key, value in row.items() if key != "image"}, "prediction": str(row[label_field])}
+        for row in module.rows()
+    ]
+    metrics = get_benchmark(benchmark).score(records)
+    for key in get_benchmark(benchmark).headline_metrics:
+        expected = 0.0 if key.endswith("rmse") or key == "unparsed" else 100.0
+        assert metrics[key] == pytest.approx(expected), key
