@@ -96,7 +96,9 @@ def listed_option_letters(prompt: str) -> list[str]:
 
 def looks_like_yes_no(prompt: str) -> bool:
     """True when the prompt names both yes and no, or asks a question opening with an auxiliary verb."""
-    return bool(_YES_NO_HINT.search(prompt) or _AUXILIARY_QUESTION.search(prompt))
+    if _YES_NO_HINT.search(prompt):
+        return True
+    return "?" in prompt and _AUXILIARY_QUESTION.search(prompt) is not None
 
 
 def fallback_answer(prompt: str, rng: random.Random) -> str:

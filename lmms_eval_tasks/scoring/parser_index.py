@@ -201,6 +201,7 @@ _UNITS: dict[str, str] = {
     "yes-no": "yes no ",
     "yes-glued": "yes",
     "questions": "is it? ",
+    "question-lines": "?\n",
     "aux-no-question": ". is ",
     "option-lines": "A. x\n",
     "option-lines-paren": "(B) y\n",
