@@ -115,55 +115,89 @@ class ImageProblem:
         return f"{self.image}: {self.problem} (question {shown})"
 
 
-def decode_problem(path: Path) -> str | None:
-    """None when ``path`` is an image that decodes completely, else the reason (truncation included)."""
-    from PIL import Image, ImageFile
+def _decode(path: Path) -> str | None:
+    from PIL import Image
 
-    previous = ImageFile.LOAD_TRUNCATED_IMAGES
-    ImageFile.LOAD_TRUNCATED_IMAGES = False  # the host turns it on globally; a truncated file is corrupt
     try:
         with Image.open(path) as image:
-            if image.format == "JPEG":
+            if image.format == "JPEG":  # decode at 1/8 scale: every byte is still read and checked
                 image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))
             image.load()
         return None
     except Exception as error:  # noqa: BLE001 - any decoder failure means the file is unusable
         return f"does not decode ({type(error).__name__}: {str(error).strip()[:120]})"
-    finally:
-        ImageFile.LOAD_TRUNCATED_IMAGES = previous
+
+
+class _StrictDecoding:
+    """Within the block, a truncated image is an error (the host turns PIL's LOAD_TRUNCATED_IMAGES on)."""
+
+    def __enter__(self) -> None:
+        from PIL import ImageFile
+
+        self.previous = ImageFile.LOAD_TRUNCATED_IMAGES
+        ImageFile.LOAD_TRUNCATED_IMAGES = False
+
+    def __exit__(self, *exc: object) -> None:
+        from PIL import ImageFile
+
+        ImageFile.LOAD_TRUNCATED_IMAGES = self.previous
+
+
+def decode_problem(path: Path) -> str | None:
+    """None when ``path`` is an image that decodes completely, else the reason (truncation included)."""
+    with _StrictDecoding():
+        return _decode(path)
 
 
 def check_images(
-    references: Sequence[tuple[str, Sequence[str]]], images_dir: str | Path, *, progress: bool = True
+    references: Sequence[tuple[str, Sequence[str]]],
+    images_dir: str | Path,
+    *,
+    progress: bool = True,
+    workers: int | None = None,
 ) -> tuple[list[Path | None], list[ImageProblem]]:
-    """Resolve and decode every referenced image once.
+    """Resolve and decode every referenced image once (``workers`` threads; PIL decodes without the GIL).
 
     ``references``: per entry, its question id and the relative paths to try in order. Returns per entry the
     found path (None when missing or corrupt) and the problems, one per distinct image, naming its questions.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from tqdm import tqdm
 
     images_dir = Path(images_dir)
+    resolved: list[Path | None] = []
+    for _, candidates in tqdm(
+        references, desc="finding images", unit="question", disable=not progress, mininterval=1.0
+    ):
+        resolved.append(next((images_dir / c for c in candidates if (images_dir / c).is_file()), None))
+    distinct = list(dict.fromkeys(path for path in resolved if path is not None))
+    workers = workers or min(8, os.cpu_count() or 1)
+    with _StrictDecoding(), ThreadPoolExecutor(max_workers=workers) as pool:
+        outcomes = list(
+            tqdm(
+                pool.map(_decode, distinct),
+                total=len(distinct),
+                desc="decoding images",
+                unit="image",
+                disable=not progress,
+                mininterval=1.0,
+            )
+        )
+    verdicts = dict(zip(distinct, outcomes, strict=True))
     found: list[Path | None] = []
     problems: dict[str, ImageProblem] = {}
-    verdicts: dict[Path, str | None] = {}
-    for question_id, candidates in tqdm(
-        references, desc="checking images", unit="question", disable=not progress, mininterval=1.0
-    ):
-        path = next((images_dir / c for c in candidates if (images_dir / c).is_file()), None)
+    for (question_id, candidates), path in zip(references, resolved, strict=True):
         if path is None:
             name = candidates[0] if candidates else "<no image named>"
             problems.setdefault(name, ImageProblem(name, "missing")).questions.append(str(question_id))
             found.append(None)
-            continue
-        if path not in verdicts:
-            verdicts[path] = decode_problem(path)
-        if verdicts[path] is not None:
+        elif verdicts[path] is not None:
             name = str(path.relative_to(images_dir))
             problems.setdefault(name, ImageProblem(name, verdicts[path])).questions.append(str(question_id))
             found.append(None)
-            continue
-        found.append(path)
+        else:
+            found.append(path)
     return found, list(problems.values())
 
 
