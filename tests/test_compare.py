@@ -230,11 +230,15 @@ def test_dare_per_question_uses_its_verdicts() -> None:
 
     correct_a = per_question_correct(run_a)
     assert correct_a == {
-        "single/gen/p1/standard/q1/q1": True,
-        "single/gen/p1/standard/q2/q2": False,
-        "single/gen/p1/standard/q3/q3": True,
-        "multi/binary/p1/binary/q4/q4": True,
+        "single/gen/p1/standard/count/q1": True,
+        "single/gen/p1/standard/count/q2": False,
+        "single/gen/p1/standard/count/q3": True,
+        "multi/binary/p1/binary/count/q4": True,
     }
+    # the same id in another category is another question
+    assert per_question_correct([*run_a, dare_record("q1", "A", "A", category="order")])[
+        "single/gen/p1/standard/order/q1"
+    ]
     result = compare_runs("dare", run_a, run_b)
     assert (result["b01"], result["b10"], result["both_correct"]) == (1, 2, 1)
     # exact: n = 3, P(X <= 1) = (1 + 3)/8, p = 2 * 4/8 = 1.0

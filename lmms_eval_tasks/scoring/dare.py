@@ -1242,9 +1242,9 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
 def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
     """Correctness per asked question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
 
-    A question is one record, keyed ``setup/format/p<prompt>/variant/instance_id/id``; the four yes/no
-    records of a binary multi-correct question form one question, right when every option was answered
-    and the yes-set equals the gold set (as in ``multi_exact``).
+    A question is one record, keyed ``setup/format/p<prompt>/variant/category/id`` (``record_key``); the four
+    yes/no records of a binary multi-correct question form one question, right when every option was
+    answered and the yes-set equals the gold set (as in ``multi_exact``).
     """
     from lmms_eval_tasks.scoring.compare import correctness_by_id
 
@@ -1254,16 +1254,8 @@ def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
     binary: dict[str, list[Verdict]] = defaultdict(list)
     for index, record in enumerate(records):
         verdict = score_record(record, index)
-        key = "/".join(
-            (
-                verdict.setup,
-                verdict.answer_format,
-                f"p{verdict.prompt}",
-                verdict.variant,
-                verdict.instance_id,
-                verdict.question_id,
-            )
-        )
+        setup, answer_format, prompt, variant, category, question_id, _option = record_key(verdict)
+        key = "/".join((setup, answer_format, f"p{prompt}", variant, category, question_id))
         if verdict.variant == "binary":
             if any(other.option == verdict.option for other in binary[key]):
                 raise RecordError(index, "option", f"duplicate binary option {verdict.option!r} for {key}")
