@@ -115,3 +115,38 @@ def test_cli_prints_the_per_type_table(tmp_path, capsys) -> None:
     assert "| color | 1010 | 60 |" in printed and "| counting | 5000 | 250 |" in printed
     assert "| **total** | 6010 | 310 |" in printed
     assert len(json.loads(out.read_text())) == 310
+
+
+def test_cli_tdiuc_from_the_two_released_files_and_dvqa_inputs_apart(tmp_path, capsys) -> None:
+    questions = {"questions": [{"question_id": i, "question": "Q?", "image_id": i} for i in range(30)]}
+    annotations = {
+        "annotations": [
+            {
+                "question_id": i,
+                "question_type": "color" if i < 20 else "absurd",
+                "answers": [{"answer": "red"}],
+            }
+            for i in range(30)
+        ]
+    }
+    (tmp_path / "q.json").write_text(json.dumps(questions))
+    (tmp_path / "a.json").write_text(json.dumps(annotations))
+    out = tmp_path / "tdiuc.json"
+    arguments = ["--questions", str(tmp_path / "q.json"), "--annotations", str(tmp_path / "a.json")]
+    assert main(["slim", "tdiuc", *arguments, "--out", str(out), "--ratio", "0.5", "--min", "5"]) == 0
+    # color/red: 20 * 0.5 = 10 >= 5 -> 10; absurd/red: 10 * 0.5 = 5 >= 5 -> ceil(5) = 5
+    assert "| absurd | 10 | 5 |" in capsys.readouterr().out
+    kept = json.loads(out.read_text())
+    assert len(kept) == 15 and set(kept[0]) == {
+        "index", "question_id", "question", "image_id", "labeled_answer", "question_type"
+    }  # fmt: skip
+    # DVQA: each input sampled on its own (20 * 0.25 = 5 per file), then concatenated
+    for name in ("easy", "hard"):
+        entries = [{"question_id": f"{name}{i}", "template_id": "data", "answer": "1"} for i in range(20)]
+        (tmp_path / f"{name}.json").write_text(json.dumps(entries))
+    out = tmp_path / "dvqa.json"
+    inputs = ["--input", str(tmp_path / "easy.json"), "--input", str(tmp_path / "hard.json")]
+    assert main(["slim", "dvqa", *inputs, "--out", str(out), "--ratio", "0.25", "--min", "2"]) == 0
+    kept = [entry["question_id"] for entry in json.loads(out.read_text())]
+    assert sum(i.startswith("easy") for i in kept) == 5 and sum(i.startswith("hard") for i in kept) == 5
+    assert main(["slim", "dvqa", "--questions", str(tmp_path / "q.json"), "--out", str(out)]) == 2
