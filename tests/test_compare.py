@@ -160,10 +160,10 @@ def write_jsonl(path, rows) -> None:
 def test_cli_prints_json_and_reads_run_folders(toy_benchmark, tmp_path, capsys) -> None:
     run_a, run_b = runs([(1, 1)] * 3 + [(1, 0)] * 2)
     write_jsonl(tmp_path / "a.jsonl", run_a)
-    folder = tmp_path / "run_b" / "lmms_eval_tasks"
+    folder = tmp_path / "run_b" / "lmms_eval_tasks" / "20261201_000000"  # a run folder (docs/reports.md)
     folder.mkdir(parents=True)
     write_jsonl(folder / "toy_task_samples.jsonl", run_b)
-    arguments = [str(tmp_path / "a.jsonl"), str(tmp_path / "run_b"), "--task", "toy_task"]
+    arguments = [str(tmp_path / "a.jsonl"), str(folder), "--task", "toy_task"]
     assert main(["compare", toy_benchmark, *arguments]) == 0
     output = json.loads(capsys.readouterr().out)
     # b10 = 2, b01 = 0: exact p = 2 * P(X <= 0 | n=2) = 2 * 1/4 = 0.5

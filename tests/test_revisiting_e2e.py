@@ -76,7 +76,8 @@ def test_random_baseline_on_the_three_samples(tmp_path: Path) -> None:
     oracle = [{**record, "prediction": record["labeled_answer"]} for record in baseline]
     oracle_file = tmp_path / "oracle.jsonl"
     oracle_file.write_text("".join(json.dumps(record) + "\n" for record in oracle), encoding="utf-8")
-    compared = cli("compare", "tdiuc", str(pack_samples(output, "tdiuc_sample")), str(oracle_file))
+    # run A named by its output folder (the latest complete run's samples file), run B by a file
+    compared = cli("compare", "tdiuc", str(output), str(oracle_file), "--task", "tdiuc_sample")
     assert compared.returncode == 0, compared.stderr
     result = json.loads(compared.stdout)
     from lmms_eval_tasks.scoring.tdiuc import per_question_correct

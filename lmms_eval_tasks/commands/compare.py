@@ -70,7 +70,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("benchmark", help="benchmark name, e.g. tdiuc, tallyqa, dvqa, dare, hallusionbench")
     parser.add_argument("run_a", help="run A: records/samples JSON-lines file, or a run's output folder")
     parser.add_argument("run_b", help="run B: same kind as run A")
-    parser.add_argument("--task", help="task name, to find <folder>/lmms_eval_tasks/<task>_samples.jsonl")
+    parser.add_argument(
+        "--task", help="task name, to find its samples file (latest complete run) when a run is a folder"
+    )
     parser.add_argument(
         "--test",
         choices=("auto", "exact", "asymptotic"),

@@ -100,21 +100,39 @@ def per_question_function(benchmark: str) -> Callable[..., dict[str, bool | None
     return resolve(entry.per_question)
 
 
+def _samples_in_folder(path: Path, task: str) -> Path:
+    """The pack samples file of ``task`` under a folder the user names (``reports.task_files``: an output
+    path, a host model folder, a ``lmms_eval_tasks`` folder or one run folder; the latest complete run),
+    else in the single model folder under an output path that holds it."""
+    from lmms_eval_tasks.reports import task_files
+
+    found = task_files(path, task).get("samples")
+    if found is not None:
+        return found
+    below = [
+        files["samples"]
+        for child in sorted(entry for entry in path.iterdir() if entry.is_dir())
+        if "samples" in (files := task_files(child, task))
+    ]
+    if len(below) == 1:
+        return below[0]
+    if below:
+        listed = ", ".join(str(item) for item in below)
+        raise FileNotFoundError(f"several runs of {task!r} under {path} ({listed}): name one of the files")
+    raise FileNotFoundError(f"no samples file for task {task!r} under {path}")
+
+
 def load_run(path: str | Path, task: str | None = None) -> list[dict[str, Any]]:
     """Records of one run: a records/samples JSON-lines file, or a run's output folder plus ``task``.
 
-    For a folder, reads ``<folder>/lmms_eval_tasks/<task>_samples.jsonl`` (the pack's samples file).
+    For a folder, reads the pack's ``<task>_samples.jsonl`` of the latest complete run in it (see
+    docs/reports.md for the layout).
     """
     path = Path(path)
     if path.is_dir():
         if not task:
             raise FileNotFoundError(f"{path} is a folder: name the task (--task) to read its samples file")
-        candidate = path / "lmms_eval_tasks" / f"{task}_samples.jsonl"
-        if not candidate.is_file():
-            candidate = path / f"{task}_samples.jsonl"
-        if not candidate.is_file():
-            raise FileNotFoundError(f"no samples file for task {task!r} under {path}")
-        path = candidate
+        path = _samples_in_folder(path, task)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     records = read_jsonl(path)
