@@ -137,6 +137,7 @@ def _unparsed(rule: str = "no answer found") -> Parsed:
 
 
 _TOKEN = re.compile(r"[A-Za-z]+|\S")
+_TOKEN_AND_NEXT = re.compile(r"([A-Za-z]+|\S)(?=(.?))", re.DOTALL)
 _MARKDOWN = re.compile(r"\*\*|__|`+|^#+ ", re.MULTILINE)
 _FENCE = re.compile(r"```[A-Za-z]*")
 # Punctuation allowed around a bare letter answer like "**(B).**".
@@ -188,9 +189,7 @@ _Token = tuple[str, str]
 
 def _tokens(text: str) -> list[_Token]:
     """Words (letters only) and single non-space characters, each with the character following it."""
-    texts = _TOKEN.findall(text)
-    ends = [match.end() for match in _TOKEN.finditer(text)]
-    return [(token, text[end : end + 1]) for token, end in zip(texts, ends, strict=True)]
+    return _TOKEN_AND_NEXT.findall(text)  # one C pass builds the (token, next character) pairs
 
 
 def _clean(text: Any) -> str:
@@ -257,37 +256,41 @@ def _read_run(text: str, tokens: list[_Token], index: int, letters: str) -> tupl
     """Read a list of letters starting at tokens[index] ("A, C and D", "(A) (C)"); returns letters, end."""
     found: list[str] = []
     position = index
+    count = len(tokens)
     first_case_upper = tokens[index][0].isupper()
-    while position < len(tokens):
-        if tokens[position][0] in ("(", "["):
+    while position < count:
+        word = tokens[position][0]
+        if word == "(" or word == "[":
             position += 1
             continue
-        letter = _letter_of(tokens[position][0], letters) if position < len(tokens) else None
-        if letter is None or (found and tokens[position][0].isupper() != first_case_upper):
+        upper = word.upper()
+        if len(word) != 1 or upper not in letters:
             break
-        if found and not tokens[position][0].isupper() and tokens[position - 1][0] != ",":
-            break
-        if found and not _letter_accepted(text, tokens, position, letters, lenient=False):
-            break
-        found.append(letter)
+        is_upper = word.isupper()
+        if found:
+            if is_upper != first_case_upper:
+                break
+            if not is_upper and tokens[position - 1][0] != ",":
+                break
+            # An uppercase letter other than "A" is always accepted (see _letter_accepted).
+            if (not is_upper or word == "A") and not _letter_accepted(
+                text, tokens, position, letters, lenient=False
+            ):
+                break
+        found.append(upper)
         position += 1
         # Skip closing brackets, then at most one separator (or none: "A C D").
-        while position < len(tokens) and tokens[position][0] in (")", "]"):
+        while position < count and tokens[position][0] in (")", "]"):
             position += 1
-        if position < len(tokens) and tokens[position][0].lower() in _RUN_SEPARATORS:
+        if position >= count:
+            break
+        following = tokens[position][0]
+        if following.lower() in _RUN_SEPARATORS:
             position += 1
             # Oxford comma: "A, B, and D".
-            if (
-                tokens[position - 1][0] == ","
-                and position < len(tokens)
-                and tokens[position][0] in ("and", "&")
-            ):
+            if following == "," and position < count and tokens[position][0] in ("and", "&"):
                 position += 1
-        elif (
-            position < len(tokens)
-            and _letter_of(tokens[position][0], letters) is None
-            and tokens[position][0] not in ("(", "[")
-        ):
+        elif following not in ("(", "[") and (len(following) != 1 or following.upper() not in letters):
             break
     return found, position
 
@@ -360,14 +363,19 @@ def _letter_runs(text: str, tokens: list[_Token], letters: str) -> dict[int, lis
     starts = [match.start() for match in _TOKEN.finditer(text)]
     runs: dict[int, list[str]] = {}
     index = 0
-    while index < len(tokens):
-        if tokens[index][0].isupper() and _letter_accepted(text, tokens, index, letters, lenient=False):
+    count = len(tokens)
+    while index < count:
+        word = tokens[index][0]
+        # An uppercase option letter (letters are uppercase) that is not the article "A".
+        accepted = len(word) == 1 and word in letters
+        if accepted and _letter_accepted(text, tokens, index, letters, lenient=False):
             found, end = _read_run(text, tokens, index, letters)
             if len(set(found)) >= 2:
                 # Distinct letters only: a 4000-letter run must not be re-read for each of its letters.
                 distinct = list(dict.fromkeys(found))
                 for position in range(index, end):
-                    if _letter_of(tokens[position][0], letters) is not None:
+                    member = tokens[position][0]
+                    if len(member) == 1 and member.upper() in letters:
                         runs[starts[position]] = distinct
             index = max(end, index + 1)
         else:
@@ -379,9 +387,12 @@ def _standalone_letters(text: str, tokens: list[_Token], letters: str) -> list[s
     """Uppercase option letters standing alone as words (not the article "A" before a lowercase word)."""
     found: list[str] = []
     for index, token in enumerate(tokens):
-        if token[0].isupper() and _letter_of(token[0], letters) is not None:
-            if _letter_accepted(text, tokens, index, letters, lenient=False) and token[0] not in found:
-                found.append(token[0])
+        word = token[0]
+        if len(word) == 1 and word in letters and word not in found:
+            if _letter_accepted(text, tokens, index, letters, lenient=False):
+                found.append(word)
+                if len(found) == len(letters):
+                    break
     return found
 
 
