@@ -189,3 +189,24 @@ def test_a_directory_is_reported_as_a_directory(tmp_path: Path, capsys: pytest.C
     assert code == 2 and error == f"lmms-eval-tasks score: {tmp_path} is a directory, not a JSON-lines file"
     with pytest.raises(IsADirectoryError):
         read_jsonl(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "option", "message"),
+    [
+        ("vrb", "details=1", "option details: expected true or false, got 1"),
+        ("vrb", 'weights="x"', "option weights: expected a list of 5 numbers or null, got 'x'"),
+        ("vrb", "weights=[0.2, true, 0.2, 0.2, 0.2]", "option weights[1]: expected a number, got true"),
+        ("vrb", 'preferences=[1, "a"]', 'option preferences[1]: expected a number, got "a"'),
+        ("contextual", "rouge=null", "option rouge: expected true or false, got null"),
+        ("contextual", 'image_judge="no"', 'option image_judge: expected true or false, got "no"'),
+        ("contextual", "judge=3", 'option judge: expected one of "auto", "openai", "rule" or null, got 3'),
+        ("contextual", "judge_model=[]", "option judge_model: expected a string or null, got list"),
+    ],
+)
+def test_new_benchmarks_options_are_validated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], benchmark: str, option: str, message: str
+) -> None:
+    path = _write(tmp_path, [{"prediction": "yes"}])
+    code, error = _score(capsys, benchmark, str(path), "-o", option)
+    assert code == 2 and error == f"lmms-eval-tasks score: {benchmark}: {message}"

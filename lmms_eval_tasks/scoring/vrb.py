@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from lmms_eval_tasks.scoring import RecordError, require_field
+from lmms_eval_tasks.scoring import OptionError, RecordError, check_option, require_field
 
 PROTOCOLS = ("paper", "vqa_api", "official")
 LEVELS = (0, 1, 2, 3, 4, 5)
@@ -449,6 +449,19 @@ def _mean(total: float, count: int) -> float:
     return total / count if count else float("nan")
 
 
+def _check_options(weights: Any, preferences: Any, details: Any) -> None:
+    """One-line OptionError for a bad weights / preferences / details option (scoring.check_option)."""
+    check_option("details", details, bool)
+    for name, values in (("weights", weights), ("preferences", preferences)):
+        if values is None:
+            continue
+        if isinstance(values, str | bytes | dict) or not hasattr(values, "__iter__"):
+            wanted = f"a list of {len(SUB_METRICS)} numbers or null"
+            raise OptionError(f"option {name}: expected {wanted}, got {values!r:.80}")
+        for position, value in enumerate(values):
+            check_option(f"{name}[{position}]", value, float)
+
+
 def score_records(
     records: Iterable[dict[str, Any]],
     protocol: str = "paper",
@@ -463,6 +476,7 @@ def score_records(
     severities 1..5 of a corruption; incomplete corruptions are listed in ``incomplete_corruptions``.
     """
     _check_protocol(protocol)
+    _check_options(weights, preferences, details)
     cache = _AnswerCache(protocol)
     level_ids: dict[tuple[str, int], int] = {}
     type_ids: dict[str, dict[str, int]] = {"question_type": {}, "answer_type": {}}
