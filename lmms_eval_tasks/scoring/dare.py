@@ -8,6 +8,7 @@ and the few regular expressions used have no nested quantifiers. See docs/dare.m
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -220,6 +221,11 @@ def _char_after(text: str, position: int) -> str:
     return text[position] if position < len(text) else ""
 
 
+# Characters right after an uppercase letter that make it an option letter ("A," "A." "A)" ...); the
+# empty string (end of text) is included, as ``"" in str`` is true and a last token is accepted anyway.
+_CLOSING_AFTER_UPPER = ".):,;]*\"'\n!?/&+"
+
+
 def _letter_accepted(text: str, tokens: list[_Token], index: int, letters: str, *, lenient: bool) -> bool:
     """Is tokens[index] an option letter rather than an ordinary word (the article "A", "a")?
 
@@ -236,7 +242,7 @@ def _letter_accepted(text: str, tokens: list[_Token], index: int, letters: str, 
     if previous in ("(", "[") and following is not None and following[0] in (")", "]"):
         return True
     if token[0].isupper():
-        if following is None or after in ".):,;]*\"'\n!?/&+" or lenient:
+        if following is None or after in _CLOSING_AFTER_UPPER or lenient:
             return True
         # "A dog": before a lowercase word, "A" is the article, unless a verb ("A is correct") or a
         # list ("A and C") follows.
@@ -250,6 +256,15 @@ def _letter_accepted(text: str, tokens: list[_Token], index: int, letters: str, 
             and after_next[0].isupper()
         )
     return following is None or after in ".):\n" or (after == "," and following[0] == ",")
+
+
+def _upper_letter_accepted(text: str, tokens: list[_Token], index: int, letters: str) -> bool:
+    """``_letter_accepted`` (not lenient) for an uppercase option letter, with its cheap cases inlined:
+    any letter but "A" is accepted, and so is "A" before punctuation; only "A " needs the full rule."""
+    word, after = tokens[index]
+    if word != "A" or after in _CLOSING_AFTER_UPPER:
+        return True
+    return _letter_accepted(text, tokens, index, letters, lenient=False)
 
 
 def _read_run(text: str, tokens: list[_Token], index: int, letters: str) -> tuple[list[str], int]:
@@ -272,9 +287,12 @@ def _read_run(text: str, tokens: list[_Token], index: int, letters: str) -> tupl
                 break
             if not is_upper and tokens[position - 1][0] != ",":
                 break
-            # An uppercase letter other than "A" is always accepted (see _letter_accepted).
-            if (not is_upper or word == "A") and not _letter_accepted(
-                text, tokens, position, letters, lenient=False
+            # An uppercase letter is accepted when it is not "A" or when punctuation follows it
+            # (the first checks of _letter_accepted, inlined: runs can be thousands of letters long).
+            if not (
+                _upper_letter_accepted(text, tokens, position, letters)
+                if is_upper
+                else _letter_accepted(text, tokens, position, letters, lenient=False)
             ):
                 break
         found.append(upper)
@@ -358,29 +376,36 @@ def _marked_answer(text: str, tokens: list[_Token], letters: str) -> Parsed | No
     return None
 
 
-def _letter_runs(text: str, tokens: list[_Token], letters: str) -> dict[int, list[str]]:
-    """Start offset of each letter in a list of two or more uppercase letters -> that whole list."""
-    starts = [match.start() for match in _TOKEN.finditer(text)]
-    runs: dict[int, list[str]] = {}
+def _letter_runs(text: str, tokens: list[_Token], letters: str) -> list[tuple[int, int, list[str]]]:
+    """Lists of two or more distinct uppercase letters: (start offset, end offset, distinct letters)."""
+    spans: list[tuple[int, int, list[str]]] = []
+    offsets = _TOKEN.finditer(text)  # advanced lazily, in increasing token order: one pass in all
+    consumed = 0
+    offset_at = 0
+
+    def offset(index: int) -> int:
+        nonlocal consumed, offset_at
+        if index >= len(tokens):
+            return len(text)
+        if index >= consumed:
+            offset_at = next(itertools.islice(offsets, index - consumed, None)).start()
+            consumed = index + 1
+        return offset_at
+
     index = 0
     count = len(tokens)
     while index < count:
         word = tokens[index][0]
         # An uppercase option letter (letters are uppercase) that is not the article "A".
-        accepted = len(word) == 1 and word in letters
-        if accepted and _letter_accepted(text, tokens, index, letters, lenient=False):
+        if len(word) == 1 and word in letters and _upper_letter_accepted(text, tokens, index, letters):
             found, end = _read_run(text, tokens, index, letters)
             if len(set(found)) >= 2:
                 # Distinct letters only: a 4000-letter run must not be re-read for each of its letters.
-                distinct = list(dict.fromkeys(found))
-                for position in range(index, end):
-                    member = tokens[position][0]
-                    if len(member) == 1 and member.upper() in letters:
-                        runs[starts[position]] = distinct
+                spans.append((offset(index), offset(end), list(dict.fromkeys(found))))
             index = max(end, index + 1)
         else:
             index += 1
-    return runs
+    return spans
 
 
 def _standalone_letters(text: str, tokens: list[_Token], letters: str) -> list[str]:
@@ -389,7 +414,7 @@ def _standalone_letters(text: str, tokens: list[_Token], letters: str) -> list[s
     for index, token in enumerate(tokens):
         word = token[0]
         if len(word) == 1 and word in letters and word not in found:
-            if _letter_accepted(text, tokens, index, letters, lenient=False):
+            if _upper_letter_accepted(text, tokens, index, letters):
                 found.append(word)
                 if len(found) == len(letters):
                     break
@@ -429,14 +454,14 @@ def parse_generated(text: Any, *, letters: str = LETTERS, options: dict[str, str
         return _ok([part.strip() for part in match.group(1).split(",")], "paper list regex")
     if _NONE_WORD.search(cleaned) or _NONE_PHRASE.search(cleaned):
         return _none("NONE phrase")
-    singles: list[str] = []
-    runs: dict[int, list[str]] | None = None
-    for found in single_pattern.finditer(cleaned):
-        # A matched letter that ends a list ("both A and C") stands for the whole list.
-        runs = _letter_runs(cleaned, tokens, letters) if runs is None else runs
-        for letter in runs.get(found.start(1), [found.group(1)]):
-            if letter not in singles:
-                singles.append(letter)
+    singles = set(single_pattern.findall(cleaned))
+    if singles:
+        # A matched letter inside a list ("both A and C") stands for the whole list. The search stops two
+        # characters past the list (the regex looks two ahead), so each list costs its own length.
+        for start, end, run in _letter_runs(cleaned, tokens, letters):
+            inside = single_pattern.search(cleaned, start, min(len(cleaned), end + 2))
+            if inside is not None and inside.start(1) < end:
+                singles.update(run)
     if singles:
         return _ok(singles, "paper single-letter regex")
     standalone = _standalone_letters(cleaned, tokens, letters)
