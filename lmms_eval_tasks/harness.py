@@ -119,6 +119,9 @@ def write_report(
 # ---------------------------------------------------------------------------------------------------------
 
 TASK_COLUMN = "pack_task"  # the column process_docs adds: every hook reads its task from the document
+# Set by `lmms-eval-tasks robustness` variants of a pack task: the variant's own name, under which its
+# records are registered and its report written (the hooks keep reading the source task's settings).
+VARIANT_COLUMN = "pack_variant"
 # Keys of a scorer's details that go to the report's provenance block (see reports.build_report).
 _PROVENANCE_DETAILS = ("judge", "corruption", "pack_seeds", "deviations", "warnings")
 
@@ -244,25 +247,38 @@ class TaskHooks:
         task = self.task_of(doc)
         record = self.make_record(doc, results, task)
         record.setdefault("task", task)
+        if doc.get(VARIANT_COLUMN):
+            record["variant"] = str(doc[VARIANT_COLUMN])
         return record_under_keys(record, self.metric_keys(task))
 
     # ---- scoring ---------------------------------------------------------------------------------------
 
-    def _score(self, records: list[dict[str, Any]], name: str, args: Any, members: list[str] | None = None):
+    def _score(
+        self,
+        records: list[dict[str, Any]],
+        name: str,
+        args: Any,
+        members: list[str] | None = None,
+        source: str | None = None,
+    ):
+        """Score ``records`` as task ``source`` (default ``name``) and report them under ``name``."""
+        source = source or name
         if self.score_task is not None:
-            metrics, details = self.score_task(records, name, args)
+            metrics, details = self.score_task(records, source, args)
         else:
             from lmms_eval_tasks.registry import get_benchmark
 
-            options = dict(self.task_settings(name).get("score_options", {}))
+            options = dict(self.task_settings(source).get("score_options", {}))
             metrics = get_benchmark(self.benchmark).score(records, **options)
-            details = self.report_details(records, metrics, name) if self.report_details else {}
+            details = self.report_details(records, metrics, source) if self.report_details else {}
         from lmms_eval_tasks.reports import build_report
 
         details = dict(details)
         provenance_parts = {key: details.pop(key) for key in _PROVENANCE_DETAILS if key in details}
         if members is not None:
             details["members"] = members
+        if source != name:
+            details["variant_of"] = source
         details.setdefault("records", len(records))
         report = build_report(
             benchmark=self.benchmark,
@@ -270,14 +286,14 @@ class TaskHooks:
             metrics=metrics,
             args=args,
             details=details,
-            settings=self.task_settings(name),
+            settings=self.task_settings(source),
             **provenance_parts,
         )
         folder = output_dir(args)
         if folder is not None and self.extra_files is not None:
             # Leaderboard and submission files first: the report (and latest.json) then point at a run
             # whose files are all there. Each file is written atomically.
-            for file_name, content in self.extra_files(records, name).items():
+            for file_name, content in self.extra_files(records, source).items():
                 target = folder / name / file_name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 data = content.encode("utf-8") if isinstance(content, str) else content
@@ -299,12 +315,13 @@ class TaskHooks:
             records = unwrap_records(items)
             if not records:
                 raise ValueError(f"{self.benchmark}: aggregation of {metric!r} received no records")
-            name = str(records[0].get("task") or self.task_of(records[0]))
+            source = str(records[0].get("task") or self.task_of(records[0]))
+            name = str(records[0].get("variant") or source)  # a robustness variant reports as itself
             with self._records_lock:
                 self._task_records[name] = records
                 if args is not None:
                     self._last_args = args
-            metrics = score_once(name, records, lambda batch: self._score(batch, name, args))
+            metrics = score_once(name, records, lambda batch: self._score(batch, name, args, source=source))
             return _as_number(metrics.get(metric))
 
         aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{metric}"

@@ -68,6 +68,32 @@ def source_doc_to_visual(source_yaml: str) -> Callable[[dict], Any]:
     return function
 
 
+def variant_process_docs(source_yaml: str, variant: str) -> Callable[[Any], Any]:
+    """A ``process_docs`` that runs the source task's (if any), then tags every doc with the variant's name
+    (``pack_variant``): the pack's hooks then register and report each variant under its own name instead
+    of the source task's, so variants run in one command never overwrite each other's reports."""
+    from lmms_eval_tasks.harness import VARIANT_COLUMN
+
+    lock = threading.Lock()
+    state: dict[str, Any] = {}
+
+    def process_docs(dataset: Any) -> Any:
+        with lock:
+            if "source" not in state:
+                from lmms_eval.utils import load_yaml_config
+
+                function = load_yaml_config(source_yaml, mode="full").get("process_docs")
+                state["source"] = function if callable(function) else None
+        if state["source"] is not None:
+            dataset = state["source"](dataset)
+        if VARIANT_COLUMN in dataset.column_names:
+            dataset = dataset.remove_columns(VARIANT_COLUMN)
+        return dataset.add_column(VARIANT_COLUMN, [variant] * len(dataset))
+
+    process_docs.__name__ = f"process_docs_{variant}"
+    return process_docs
+
+
 def corrupted_doc_to_visual(
     source_yaml: str, corruption: str, severity: int, *, seed: int, profile: str
 ) -> Callable[[dict], list[Any]]:
@@ -152,6 +178,7 @@ def plan_variants(
 def render_variant(variant: Variant) -> str:
     """The YAML text of one variant task."""
     lines = [GENERATED_HEADER, f"include: {json.dumps(variant.source_yaml)}", f"task: {variant.task}"]
+    lines.append(f"process_docs: !function {HOOKS_MODULE}.{_function_name(variant.task, 'process_docs_')}")
     if variant.severity:
         lines.append(f"doc_to_visual: !function {HOOKS_MODULE}.{_function_name(variant.task)}")
     level = variant.level()
@@ -160,8 +187,8 @@ def render_variant(variant: Variant) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _function_name(task: str) -> str:
-    return "doc_to_visual_" + "".join(ch if ch.isalnum() else "_" for ch in task)
+def _function_name(task: str, prefix: str = "doc_to_visual_") -> str:
+    return prefix + "".join(ch if ch.isalnum() else "_" for ch in task)
 
 
 def render_hooks(variants: Sequence[Variant]) -> str:
@@ -170,9 +197,14 @@ def render_hooks(variants: Sequence[Variant]) -> str:
         GENERATED_HEADER,
         '"""Each corrupted task\'s doc_to_visual: the source task\'s function, then the corruption."""',
         "",
-        "from lmms_eval_tasks.robustness import corrupted_doc_to_visual",
+        "from lmms_eval_tasks.robustness import corrupted_doc_to_visual, variant_process_docs",
         "",
     ]
+    for variant in variants:
+        lines.append(
+            f"{_function_name(variant.task, 'process_docs_')} = "
+            f"variant_process_docs({variant.source_yaml!r}, {variant.task!r})"
+        )
     for variant in variants:
         if variant.severity:
             lines.append(

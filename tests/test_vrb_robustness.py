@@ -102,6 +102,18 @@ def test_launcher_runs_the_group_and_vre_reads_the_run(generated: dict, tmp_path
         metric = "exact_match,none" if variant.source == HOST_TASK else "single_accuracy,none"
         assert isinstance(results["results"][variant.task][metric], int | float)
         assert results["configs"][variant.task]["metadata"]["vrb_level"]["severity"] == variant.severity
+    # Each variant of the pack task keeps its own pack report (none overwrites another): reported under the
+    # variant's name, scored with the source task's settings.
+    from lmms_eval_tasks import reports
+
+    pack_variants = [variant for variant in generated["variants"] if variant.source == PACK_TASK]
+    for variant in pack_variants:
+        report = reports.read_report(next(output.rglob(f"lmms_eval_tasks/*/{variant.task}_report.json")))
+        assert report["task"] == variant.task and report["details"]["variant_of"] == PACK_TASK
+        assert report["metrics"]["single_accuracy"] == pytest.approx(
+            results["results"][variant.task]["single_accuracy,none"], nan_ok=True
+        )
+    assert not list(output.rglob(f"lmms_eval_tasks/*/{PACK_TASK}_report.json"))
 
     from lmms_eval_tasks.cli import main
 
