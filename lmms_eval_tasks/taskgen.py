@@ -202,6 +202,40 @@ def benchmark_files(
     return files
 
 
+def prepared_dataset_files(
+    benchmark: str,
+    descriptions: Mapping[str, str],
+    metrics: Sequence[tuple[str, bool]],
+    sample_file: str,
+    samples: Mapping[str, str | bytes],
+    **extra: Any,
+) -> dict[str, str | bytes]:
+    """Generated files of a benchmark whose tasks (``descriptions``: task -> description) all name the
+    bundled parquet ``sample/<sample_file>``: the full task's ``process_docs`` swaps in the folder from
+    ``lmms-eval-tasks prepare`` (the host cannot read a folder from an environment variable), so there the
+    file is only a placeholder. Hooks in ``tasks/<benchmark>/hooks.py``; ``extra``: further YAML settings."""
+    folder = f"lmms_eval_tasks/tasks/{benchmark}"
+    hooks = f"lmms_eval_tasks.tasks.{benchmark}.hooks"
+    settings = {
+        "dataset_path": "parquet",
+        "dataset_kwargs": {"data_files": {"test": f"sample/{sample_file}"}},
+        "test_split": "test",
+        **hook_settings(hooks, doc_to_target=Function(f"{hooks}.doc_to_target"), **extra),
+    }
+    tasks = [
+        TaskYaml(
+            task=task,
+            hooks=hooks,
+            metrics=metrics,
+            settings=settings,
+            docs_module=f"lmms_eval_tasks.tasks.{benchmark}.task_docs",
+            description=description,
+        )
+        for task, description in descriptions.items()
+    ]
+    return benchmark_files(folder, f"{folder}/generate.py", hooks, tasks, samples=samples)
+
+
 def host_group_writer(metric: str, configs: Sequence[str]) -> str | None:
     """Which group config the host (0.7.3, evaluator_utils.consolidate_group_results) lets write ``metric``.
 

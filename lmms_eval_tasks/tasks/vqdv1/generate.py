@@ -5,21 +5,15 @@ Run through ``make generate`` (``python -m lmms_eval_tasks.taskgen``); a test fa
 
 from __future__ import annotations
 
-from typing import Any
-
-from lmms_eval_tasks.taskgen import Function, TaskYaml, benchmark_files, hook_settings
+from lmms_eval_tasks.taskgen import prepared_dataset_files
 from lmms_eval_tasks.tasks.vqdv1 import BENCHMARK, make_sample
-
-FOLDER = "lmms_eval_tasks/tasks/vqdv1"
-HOOKS = "lmms_eval_tasks.tasks.vqdv1.hooks"
-SOURCE = "lmms_eval_tasks/tasks/vqdv1/generate.py"
-LOWER_IS_BETTER = {"unparsed"}
 
 DESCRIPTIONS = {
     "vqdv1": "VQDv1 slim subset (37,057 queries, 0-N boxes each) from the folder prepared by "
     "`lmms-eval-tasks prepare vqdv1` ($LMMS_EVAL_TASKS_DATA_VQDV1); per-query F1, micro/macro F1 by count",
     "vqdv1_sample": "VQDv1 bundled sample (19 generated queries with 0-7 boxes), scored like vqdv1",
 }
+LOWER_IS_BETTER = {"unparsed"}
 # Prompt per model (paper Table 11): the host picks the entry named like the --model, else "default".
 # llava_hf serves LLaVA-1.5 and LLaVA-NeXT alike: LLaVA-NeXT users set LMMS_EVAL_TASKS_VQDV1_PROMPT.
 SPECIFIC_KWARGS = {
@@ -30,44 +24,20 @@ SPECIFIC_KWARGS = {
 }
 
 
-def _settings(task: str) -> dict[str, Any]:
-    # Both tasks name the bundled parquet: `vqdv1`'s process_docs swaps in the prepared dataset (the host
-    # cannot read a folder from an environment variable), so the file is only a placeholder there.
-    return {
-        "dataset_path": "parquet",
-        "dataset_kwargs": {"data_files": {"test": f"sample/{make_sample.SAMPLE_FILE}"}},
-        "test_split": "test",
-        **hook_settings(
-            HOOKS,
-            doc_to_target=Function(f"{HOOKS}.doc_to_target"),
-            lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
-            generation_kwargs={
-                "max_new_tokens": 200,
-                "temperature": 0,
-                "top_p": 1.0,
-                "num_beams": 1,
-                "do_sample": False,
-            },
-        ),
-    }
-
-
-def task_specs() -> list[TaskYaml]:
-    """One TaskYaml per task: the headline metric keys, the data source and the shared hooks."""
-    metrics = [(key, key not in LOWER_IS_BETTER) for key in BENCHMARK.headline_metrics]
-    return [
-        TaskYaml(
-            task=task,
-            hooks=HOOKS,
-            metrics=metrics,
-            settings=_settings(task),
-            docs_module="lmms_eval_tasks.tasks.vqdv1.task_docs",
-            description=description,
-        )
-        for task, description in DESCRIPTIONS.items()
-    ]
-
-
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated VQDv1 file."""
-    return benchmark_files(FOLDER, SOURCE, HOOKS, task_specs(), samples=make_sample.sample_files())
+    return prepared_dataset_files(
+        "vqdv1",
+        DESCRIPTIONS,
+        [(key, key not in LOWER_IS_BETTER) for key in BENCHMARK.headline_metrics],
+        make_sample.SAMPLE_FILE,
+        make_sample.sample_files(),
+        lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
+        generation_kwargs={
+            "max_new_tokens": 200,
+            "temperature": 0,
+            "top_p": 1.0,
+            "num_beams": 1,
+            "do_sample": False,
+        },
+    )
