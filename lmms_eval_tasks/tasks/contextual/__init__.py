@@ -22,5 +22,6 @@ BENCHMARK = Benchmark(
     per_question="lmms_eval_tasks.scoring.contextual:per_question_correct",
     sample_tasks=("contextual_sample",),
     generated_files=("lmms_eval_tasks.tasks.contextual.generate:generated_files",),
+    report_section="lmms_eval_tasks.report_sections.contextual:render",
     docs="docs/contextual.md",
 )

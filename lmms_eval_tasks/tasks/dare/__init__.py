@@ -23,5 +23,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.dare.hooks:random_answer",
     sample_tasks=("dare_sample",),
     generated_files=("lmms_eval_tasks.tasks.dare.grid:generated_files",),
+    report_section="lmms_eval_tasks.report_sections.dare:render",
     docs="docs/dare.md",
 )

@@ -20,5 +20,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.dvqa.hooks:random_answer",
     sample_tasks=("dvqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.dvqa.generate:generated_files",),
+    report_section="lmms_eval_tasks.report_sections.dvqa:render",
     docs="docs/revisiting.md",
 )

@@ -28,5 +28,6 @@ BENCHMARK = Benchmark(
         "hallusionbench_vlmevalkit_sample",
     ),
     generated_files=("lmms_eval_tasks.tasks.hallusionbench.generate:generated_files",),
+    report_section="lmms_eval_tasks.report_sections.hallusionbench:render",
     docs="docs/hallusionbench.md",
 )

@@ -22,5 +22,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.tallyqa.hooks:random_answer",
     sample_tasks=("tallyqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.tallyqa.generate:generated_files",),
+    report_section="lmms_eval_tasks.report_sections.tallyqa:render",
     docs="docs/revisiting.md",
 )

@@ -23,5 +23,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.tdiuc.hooks:random_answer",
     sample_tasks=("tdiuc_sample",),
     generated_files=("lmms_eval_tasks.tasks.tdiuc.generate:generated_files",),
+    report_section="lmms_eval_tasks.report_sections.tdiuc:render",
     docs="docs/revisiting.md",
 )

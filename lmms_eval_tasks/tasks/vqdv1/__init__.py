@@ -14,5 +14,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vqdv1.hooks:random_answer",
     sample_tasks=("vqdv1_sample",),
     generated_files=("lmms_eval_tasks.tasks.vqdv1.generate:generated_files",),
+    report_section="lmms_eval_tasks.report_sections.vqdv1:render",
     docs="docs/vqdv1.md",
 )

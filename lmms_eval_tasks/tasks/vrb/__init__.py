@@ -30,5 +30,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vrb.hooks:random_answer",
     sample_tasks=("vrb_sample",),
     generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
+    report_section="lmms_eval_tasks.report_sections.vrb:render",
     docs="docs/vrb.md",
 )
