@@ -7,11 +7,9 @@ overrides the prompt (docs/revisiting.md).
 
 from __future__ import annotations
 
-import os
 import random
 from typing import Any
 
-from lmms_eval_tasks.harness import TaskHooks
 from lmms_eval_tasks.tasks.revisiting import common
 
 DATASET = "dvqa"
@@ -21,34 +19,12 @@ COLUMNS = ("question_id", "question", "template_id", "answer", "image")
 _WORDS = ("yes", "no")
 
 
-def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
-    """The chart (RGB); errors name the question."""
-    return common.doc_to_visual(doc)
-
-
-def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
-    """The question in the paper's prompt for the model (``prompt`` kwarg: hf, llava15 or gpt)."""
-    return common.build_prompt(DATASET, str(doc["question"]), lmms_eval_specific_kwargs)
-
-
-def doc_to_target(doc: dict[str, Any]) -> str:
-    """The answer (shown in the host's samples log)."""
-    return str(doc["answer"])
-
-
-def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
-    """One ``score`` record: the dataset's fields plus the raw model text."""
-    record = common.copy_fields(doc, RECORD_FIELDS, RECORD_FIELDS[:3])
-    record["prediction"] = common.prediction_of(results)
-    return record
-
-
-def task_settings(task: str) -> dict[str, Any]:
-    """Scoring options and the prompt in force, recorded in the task's report."""
-    return {
-        "score_options": common.protocol_option(DATASET),
-        "prompt_override": os.environ.get(common.prompt_env(DATASET), "").strip() or None,
-    }
+SHARED = common.DatasetHooks(DATASET, RECORD_FIELDS, required=3, target_field="answer")
+doc_to_visual = common.doc_to_visual  # the chart (RGB); errors name the question
+doc_to_text = SHARED.doc_to_text
+doc_to_target = SHARED.doc_to_target
+make_record = SHARED.make_record
+task_settings = SHARED.task_settings
 
 
 def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
@@ -59,17 +35,15 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
     return str(rng.randint(0, 10))
 
 
-HOOKS = TaskHooks(
-    DATASET,
-    make_record,
-    task_settings=task_settings,
-    prepare_docs=common.prepare_docs_for(DATASET, COLUMNS),
-    report_details=common.report_details_for(DATASET),
-)
+HOOKS = SHARED.task_hooks(COLUMNS)
 process_results = HOOKS.process_results
-aggregate_micro_accuracy = HOOKS.aggregator("micro_accuracy")
-aggregate_macro_accuracy = HOOKS.aggregator("macro_accuracy")
-aggregate_accuracy_structure = HOOKS.aggregator("accuracy_structure")
-aggregate_accuracy_data = HOOKS.aggregator("accuracy_data")
-aggregate_accuracy_reasoning = HOOKS.aggregator("accuracy_reasoning")
+(
+    aggregate_micro_accuracy,
+    aggregate_macro_accuracy,
+    aggregate_accuracy_structure,
+    aggregate_accuracy_data,
+    aggregate_accuracy_reasoning,
+) = HOOKS.aggregators(
+    "micro_accuracy", "macro_accuracy", "accuracy_structure", "accuracy_data", "accuracy_reasoning"
+)
 aggregate_group = HOOKS.aggregate_group

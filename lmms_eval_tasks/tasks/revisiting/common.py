@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from lmms_eval_tasks.harness import TaskHooks
 from lmms_eval_tasks.scoring import RecordError
 
 TDIUC_INSTRUCTION = (
@@ -189,3 +191,51 @@ def report_details_for(dataset: str):
         return {"deviations": deviations(dataset, task)}
 
     return report_details
+
+
+@dataclass(frozen=True)
+class DatasetHooks:
+    """The hooks TDIUC, TallyQA and DVQA share, bound to one dataset: the paper's prompt, the target, one
+    ``score`` record per question (``record_fields``, the first ``required`` of them mandatory, plus the
+    model's text) and the task settings recorded in the report (``report_settings`` appended)."""
+
+    dataset: str
+    record_fields: tuple[str, ...]
+    required: int
+    target_field: str
+    report_settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def doc_to_text(
+        self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+    ) -> str:
+        """The question in the paper's prompt for the model (``prompt`` kwarg: hf, llava15 or gpt)."""
+        return build_prompt(self.dataset, str(doc["question"]), lmms_eval_specific_kwargs)
+
+    def doc_to_target(self, doc: Mapping[str, Any]) -> str:
+        """The expected answer (shown in the host's samples log)."""
+        return str(doc[self.target_field])
+
+    def make_record(self, doc: Mapping[str, Any], results: list[Any], task: str) -> dict[str, Any]:
+        """One ``score`` record: the dataset's fields plus the raw model text."""
+        record = copy_fields(doc, self.record_fields, self.record_fields[: self.required])
+        record["prediction"] = prediction_of(results)
+        return record
+
+    def task_settings(self, task: str) -> dict[str, Any]:
+        """Scoring options and the prompt in force, recorded in the task's report."""
+        return {
+            "score_options": protocol_option(self.dataset),
+            "prompt_override": os.environ.get(prompt_env(self.dataset), "").strip() or None,
+            **self.report_settings,
+        }
+
+    def task_hooks(self, columns: tuple[str, ...], **options: Any) -> TaskHooks:
+        """The dataset's ``TaskHooks``: these records and settings, the prepared (or bundled) docs checked for
+        ``columns``, the run's deviations in the report; ``options`` add or replace TaskHooks options."""
+        chosen = {
+            "task_settings": self.task_settings,
+            "prepare_docs": prepare_docs_for(self.dataset, columns),
+            "report_details": report_details_for(self.dataset),
+            **options,
+        }
+        return TaskHooks(self.dataset, self.make_record, **chosen)

@@ -7,12 +7,11 @@ pack report carries the accuracy by true count (the paper's Figs. 8-9) and, with
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.harness import TaskHooks, output_dir
+from lmms_eval_tasks.harness import output_dir
 from lmms_eval_tasks.scoring import tallyqa as scoring
 from lmms_eval_tasks.tasks.revisiting import common
 
@@ -22,35 +21,18 @@ RECORD_FIELDS = ("question_id", "answer", "issimple", "question", "image_id", "i
 COLUMNS = ("question_id", "question", "answer", "issimple", "image")
 
 
-def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
-    """The question's image (RGB); errors name the question."""
-    return common.doc_to_visual(doc)
-
-
-def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
-    """The question in the paper's prompt for the model (``prompt`` kwarg: hf, llava15 or gpt)."""
-    return common.build_prompt(DATASET, str(doc["question"]), lmms_eval_specific_kwargs)
-
-
-def doc_to_target(doc: dict[str, Any]) -> str:
-    """The true count (shown in the host's samples log)."""
-    return str(doc["answer"])
-
-
-def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
-    """One ``score`` record: the dataset's fields plus the raw model text."""
-    record = common.copy_fields(doc, RECORD_FIELDS, RECORD_FIELDS[:3])
-    record["prediction"] = common.prediction_of(results)
-    return record
-
-
-def task_settings(task: str) -> dict[str, Any]:
-    """Scoring options and the prompt in force, recorded in the task's report."""
-    return {
-        "score_options": common.protocol_option(DATASET),
-        "prompt_override": os.environ.get(common.prompt_env(DATASET), "").strip() or None,
-        "rmse_clip": [0, scoring.CLIP_MAX],
-    }
+SHARED = common.DatasetHooks(
+    DATASET,
+    RECORD_FIELDS,
+    required=3,
+    target_field="answer",
+    report_settings={"rmse_clip": [0, scoring.CLIP_MAX]},
+)
+doc_to_visual = common.doc_to_visual  # the question's image (RGB); errors name the question
+doc_to_text = SHARED.doc_to_text
+doc_to_target = SHARED.doc_to_target  # the true count
+make_record = SHARED.make_record
+task_settings = SHARED.task_settings
 
 
 def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -73,20 +55,25 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
     return str(rng.randint(0, scoring.CLIP_MAX))
 
 
-HOOKS = TaskHooks(
-    DATASET,
-    make_record,
-    task_settings=task_settings,
-    score_task=score_task,
-    prepare_docs=common.prepare_docs_for(DATASET, COLUMNS),
-)
+HOOKS = SHARED.task_hooks(COLUMNS, score_task=score_task, report_details=None)
 process_results = HOOKS.process_results
-aggregate_simple_micro_accuracy = HOOKS.aggregator("simple_micro_accuracy")
-aggregate_simple_macro_accuracy = HOOKS.aggregator("simple_macro_accuracy")
-aggregate_simple_rmse = HOOKS.aggregator("simple_rmse")
-aggregate_complex_micro_accuracy = HOOKS.aggregator("complex_micro_accuracy")
-aggregate_complex_macro_accuracy = HOOKS.aggregator("complex_macro_accuracy")
-aggregate_complex_rmse = HOOKS.aggregator("complex_rmse")
-aggregate_micro_accuracy = HOOKS.aggregator("micro_accuracy")
-aggregate_unparsed = HOOKS.aggregator("unparsed")
+(
+    aggregate_simple_micro_accuracy,
+    aggregate_simple_macro_accuracy,
+    aggregate_simple_rmse,
+    aggregate_complex_micro_accuracy,
+    aggregate_complex_macro_accuracy,
+    aggregate_complex_rmse,
+    aggregate_micro_accuracy,
+    aggregate_unparsed,
+) = HOOKS.aggregators(
+    "simple_micro_accuracy",
+    "simple_macro_accuracy",
+    "simple_rmse",
+    "complex_micro_accuracy",
+    "complex_macro_accuracy",
+    "complex_rmse",
+    "micro_accuracy",
+    "unparsed",
+)
 aggregate_group = HOOKS.aggregate_group

@@ -7,11 +7,9 @@ switches the task to the official script's numbers, ``LMMS_EVAL_TASKS_TDIUC_PROM
 
 from __future__ import annotations
 
-import os
 import random
 from typing import Any
 
-from lmms_eval_tasks.harness import TaskHooks
 from lmms_eval_tasks.scoring.tdiuc import ABSURD_ANSWER, QUESTION_TYPES
 from lmms_eval_tasks.tasks.revisiting import common
 
@@ -37,35 +35,18 @@ ANSWER_SPACES: dict[str, tuple[str, ...]] = {
 }
 
 
-def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
-    """The question's image (RGB); errors name the question."""
-    return common.doc_to_visual(doc)
-
-
-def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
-    """The question in the paper's prompt for the model (``prompt`` kwarg: hf, llava15 or gpt)."""
-    return common.build_prompt(DATASET, str(doc["question"]), lmms_eval_specific_kwargs)
-
-
-def doc_to_target(doc: dict[str, Any]) -> str:
-    """The labelled answer (shown in the host's samples log)."""
-    return str(doc["labeled_answer"])
-
-
-def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
-    """One ``score`` record: the dataset's fields plus the raw model text."""
-    record = common.copy_fields(doc, RECORD_FIELDS, RECORD_FIELDS[:3])
-    record["prediction"] = common.prediction_of(results)
-    return record
-
-
-def task_settings(task: str) -> dict[str, Any]:
-    """Scoring options and the prompt in force, recorded in the task's report."""
-    return {
-        "score_options": common.protocol_option(DATASET),
-        "prompt_override": os.environ.get(common.prompt_env(DATASET), "").strip() or None,
-        "matching": "exact after normalisation, or a shared WordNet synset",
-    }
+SHARED = common.DatasetHooks(
+    DATASET,
+    RECORD_FIELDS,
+    required=3,
+    target_field="labeled_answer",
+    report_settings={"matching": "exact after normalisation, or a shared WordNet synset"},
+)
+doc_to_visual = common.doc_to_visual  # the question's image (RGB); errors name the question
+doc_to_text = SHARED.doc_to_text
+doc_to_target = SHARED.doc_to_target
+make_record = SHARED.make_record
+task_settings = SHARED.task_settings
 
 
 def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
@@ -78,20 +59,25 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
     return rng.choice(ANSWER_SPACES[question_type])
 
 
-HOOKS = TaskHooks(
-    DATASET,
-    make_record,
-    task_settings=task_settings,
-    prepare_docs=common.prepare_docs_for(DATASET, COLUMNS),
-    report_details=common.report_details_for(DATASET),
-)
+HOOKS = SHARED.task_hooks(COLUMNS)
 process_results = HOOKS.process_results
-aggregate_micro_accuracy = HOOKS.aggregator("micro_accuracy")
-aggregate_macro_accuracy = HOOKS.aggregator("macro_accuracy")
-aggregate_harmonic_mpt = HOOKS.aggregator("harmonic_mpt")
-aggregate_normalized_arithmetic_mpt = HOOKS.aggregator("normalized_arithmetic_mpt")
-aggregate_normalized_harmonic_mpt = HOOKS.aggregator("normalized_harmonic_mpt")
-aggregate_accuracy_absurd = HOOKS.aggregator("accuracy_absurd")
-aggregate_accuracy_counting = HOOKS.aggregator("accuracy_counting")
-aggregate_accuracy_color = HOOKS.aggregator("accuracy_color")
+(
+    aggregate_micro_accuracy,
+    aggregate_macro_accuracy,
+    aggregate_harmonic_mpt,
+    aggregate_normalized_arithmetic_mpt,
+    aggregate_normalized_harmonic_mpt,
+    aggregate_accuracy_absurd,
+    aggregate_accuracy_counting,
+    aggregate_accuracy_color,
+) = HOOKS.aggregators(
+    "micro_accuracy",
+    "macro_accuracy",
+    "harmonic_mpt",
+    "normalized_arithmetic_mpt",
+    "normalized_harmonic_mpt",
+    "accuracy_absurd",
+    "accuracy_counting",
+    "accuracy_color",
+)
 aggregate_group = HOOKS.aggregate_group
