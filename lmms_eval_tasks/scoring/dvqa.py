@@ -15,14 +15,18 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from lmms_eval_tasks.scoring import RecordError, require_field
 from lmms_eval_tasks.scoring.revisiting import (
+    check_options,
     check_protocol,
     digits_to_words,
+    judged_records,
     mean,
     official_digits_to_words,
+    per_question_correct_for,
     percent,
     prediction_text,
 )
@@ -70,18 +74,9 @@ def judge_records(
     return judged
 
 
-def check_options(protocol: Any = "default") -> None:
-    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
-    check_protocol(protocol)
-
-
 def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
     """DVQA metrics in percent (see the module docstring); ``protocol`` "default" or "official"."""
-    check_options(protocol)
-    records = list(records)
-    if not records:
-        raise RecordError("-", "<records>", "no records to score")
-    judged = judge_records(records, protocol)
+    records, judged = judged_records(records, protocol, judge_records)
     by_template: dict[str, list[bool]] = defaultdict(list)
     for _, template, correct in judged:
         by_template[template].append(correct)
@@ -100,14 +95,7 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
     return metrics
 
 
-def per_question_correct(
-    records: Sequence[dict[str, Any]], *, protocol: str = "default"
-) -> dict[str, bool | None]:
-    """``{question_id: correct}`` for ``lmms-eval-tasks compare``."""
-    from lmms_eval_tasks.scoring.compare import correctness_by_id
-
-    judged = judge_records(list(records), protocol)
-    return correctness_by_id([item[0] for item in judged], [item[2] for item in judged])
+per_question_correct = per_question_correct_for(judge_records, itemgetter(0), itemgetter(2))
 
 
 __all__ = [

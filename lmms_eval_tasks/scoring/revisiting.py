@@ -9,6 +9,7 @@ package; ``cardinal_words`` reproduces num2words' English cardinals for integers
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 PROTOCOLS = ("default", "official")
@@ -35,6 +36,45 @@ def check_protocol(protocol: Any) -> str:
     from lmms_eval_tasks.scoring import check_option
 
     return check_option("protocol", protocol, str, choices=PROTOCOLS)
+
+
+def check_options(protocol: Any = "default") -> None:
+    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
+    check_protocol(protocol)
+
+
+def judged_records(
+    records: Iterable[dict[str, Any]], protocol: str, judge: Callable[[list[dict[str, Any]], str], list[Any]]
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The opening of every dataset's ``score_records``: options checked, the records as a list (RecordError
+    when there are none) and the dataset's ``judge(records, protocol)`` of them."""
+    from lmms_eval_tasks.scoring import RecordError
+
+    check_options(protocol)
+    records = list(records)
+    if not records:
+        raise RecordError("-", "<records>", "no records to score")
+    return records, judge(records, protocol)
+
+
+def per_question_correct_for(
+    judge: Callable[[list[dict[str, Any]], str], list[Any]],
+    question_id: Callable[[Any], str],
+    correct: Callable[[Any], bool],
+) -> Callable[..., dict[str, bool | None]]:
+    """A dataset's ``per_question_correct(records, *, protocol)`` for ``lmms-eval-tasks compare``, from its
+    ``judge`` and how to read a judgement's question id and correctness."""
+
+    def per_question_correct(
+        records: Sequence[dict[str, Any]], *, protocol: str = "default"
+    ) -> dict[str, bool | None]:
+        """``{question_id: correct}`` for ``lmms-eval-tasks compare``."""
+        from lmms_eval_tasks.scoring.compare import correctness_by_id
+
+        judged = judge(list(records), protocol)
+        return correctness_by_id([question_id(item) for item in judged], [correct(item) for item in judged])
+
+    return per_question_correct
 
 
 def cardinal_words(number: int) -> str:

@@ -20,11 +20,20 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.scoring import RecordError, require_field
-from lmms_eval_tasks.scoring.revisiting import check_protocol, mean, percent, prediction_text
+from lmms_eval_tasks.scoring.revisiting import (
+    check_options,
+    check_protocol,
+    judged_records,
+    mean,
+    per_question_correct_for,
+    percent,
+    prediction_text,
+)
 
 SPLITS = (("simple", True), ("complex", False))
 BUCKETS = ("0", "1", "2", "3", "4+")
@@ -186,18 +195,9 @@ def _split_metrics(items: list[dict[str, Any]], prefix: str, protocol: str) -> d
     return metrics
 
 
-def check_options(protocol: Any = "default") -> None:
-    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
-    check_protocol(protocol)
-
-
 def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
     """TallyQA metrics (see the module docstring); ``protocol`` "default" or "official"."""
-    check_options(protocol)
-    records = list(records)
-    if not records:
-        raise RecordError("-", "<records>", "no records to score")
-    judged = judge_records(records, protocol)
+    records, judged = judged_records(records, protocol, judge_records)
     metrics: dict[str, Any] = {}
     for prefix, _ in SPLITS:
         items = [item for item in judged if item["split"] == prefix]
@@ -210,14 +210,9 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
     return metrics
 
 
-def per_question_correct(
-    records: Sequence[dict[str, Any]], *, protocol: str = "default"
-) -> dict[str, bool | None]:
-    """``{question_id: correct}`` for ``lmms-eval-tasks compare``."""
-    from lmms_eval_tasks.scoring.compare import correctness_by_id
-
-    judged = judge_records(list(records), protocol)
-    return correctness_by_id([item["question_id"] for item in judged], [item["correct"] for item in judged])
+per_question_correct = per_question_correct_for(
+    judge_records, itemgetter("question_id"), itemgetter("correct")
+)
 
 
 def accuracy_by_count(metrics: dict[str, Any]) -> dict[str, dict[int, float]]:
