@@ -1,4 +1,5 @@
-"""Shared hooks of the TDIUC, TallyQA and DVQA tasks: prompts per model, image, prepared data, options.
+"""Shared hooks of the TDIUC, TallyQA and DVQA tasks: prompts per model, image, prepared data, options
+(VQDv1, from the same paper, shares the image, record-field and prepared-data helpers).
 
 Prompts are the paper's (``inference_code/*`` and ``GPT-inference/*`` of ``KevinLuJian/MLLM_supplemental``):
 - ``hf``: open models, ``{question}, <instruction>`` (the authors' default layout, also LLaVA-NeXT's text);

@@ -16,6 +16,7 @@ from typing import Any
 from lmms_eval_tasks.harness import TaskHooks, output_dir
 from lmms_eval_tasks.scoring import RecordError
 from lmms_eval_tasks.scoring import vqdv1 as scoring
+from lmms_eval_tasks.tasks.revisiting import common
 from lmms_eval_tasks.tasks.vqdv1.prompts import PROMPT_ENV, build_prompt, resolve_template
 
 OPTION_ENV = {
@@ -71,15 +72,7 @@ def _gtbox(doc: dict[str, Any]) -> list[Any]:
     return [list(box) for box in value]
 
 
-def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
-    """The query's image (RGB); a missing or undecodable image raises an error naming the query."""
-    image = doc.get("image")
-    if image is None:
-        raise RecordError(doc.get("question_id", "?"), "image", "missing")
-    try:
-        return [image.convert("RGB")]
-    except Exception as error:  # PIL raises several types for corrupt data
-        raise RecordError(doc.get("question_id", "?"), "image", f"cannot decode: {error}") from error
+doc_to_visual = common.doc_to_visual  # the query's image (RGB); errors name the query
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
@@ -94,15 +87,9 @@ def doc_to_target(doc: dict[str, Any]) -> str:
 
 def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
     """One ``score`` record: the dataset's fields plus the raw model text."""
-    record: dict[str, Any] = {}
-    for field in RECORD_FIELDS:
-        if field in doc and doc[field] is not None:
-            record[field] = doc[field]
-        elif field in RECORD_FIELDS[:4]:
-            raise RecordError(doc.get("question_id", "?"), field, "missing from the document")
+    record = common.copy_fields(doc, RECORD_FIELDS, RECORD_FIELDS[:4])
     record["gtbox"] = _gtbox(doc)
-    prediction = results[0] if results else ""
-    record["prediction"] = prediction if isinstance(prediction, str) else str(prediction)
+    record["prediction"] = common.prediction_of(results)
     return record
 
 
@@ -147,27 +134,12 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 
 DATASET_COLUMNS = ("question_id", "question", "gtbox", "width", "height", "image")
-PREPARED_TASKS = {"vqdv1": "vqdv1"}  # task -> prepared dataset kind (the YAML's parquet is a placeholder)
-
-
-def prepare_docs(dataset: Any, task: str) -> Any:
-    """The task's documents: the prepared dataset for ``vqdv1`` (``lmms-eval-tasks prepare vqdv1``), the
-    bundled parquet for the sample; a missing column raises an error naming the task and the column."""
-    if task in PREPARED_TASKS:
-        from lmms_eval_tasks.prepare import load_prepared
-
-        dataset = load_prepared(PREPARED_TASKS[task])
-    missing = [column for column in DATASET_COLUMNS if column not in dataset.column_names]
-    if missing:
-        raise ValueError(
-            f"{task}: the dataset has no {', '.join(map(repr, missing))} field(s) "
-            f"(columns: {sorted(dataset.column_names)})"
-        )
-    return dataset
-
-
 HOOKS = TaskHooks(
-    "vqdv1", make_record, task_settings=task_settings, score_task=score_task, prepare_docs=prepare_docs
+    "vqdv1",
+    make_record,
+    task_settings=task_settings,
+    score_task=score_task,
+    prepare_docs=common.prepare_docs_for("vqdv1", DATASET_COLUMNS),
 )
 process_results = HOOKS.process_results
 aggregate_micro_f1, aggregate_macro_f1, aggregate_f1_0, aggregate_f1_1, aggregate_f1_2, aggregate_f1_3 = (
