@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -203,22 +203,23 @@ def benchmark_files(
 
 
 def prepared_dataset_files(
-    benchmark: str,
+    benchmark: Any,
     descriptions: Mapping[str, str],
-    metrics: Sequence[tuple[str, bool]],
-    sample_file: str,
-    samples: Mapping[str, str | bytes],
+    make_sample: Any,
+    lower_is_better: Collection[str] = (),
     **extra: Any,
 ) -> dict[str, str | bytes]:
-    """Generated files of a benchmark whose tasks (``descriptions``: task -> description) all name the
-    bundled parquet ``sample/<sample_file>``: the full task's ``process_docs`` swaps in the folder from
-    ``lmms-eval-tasks prepare`` (the host cannot read a folder from an environment variable), so there the
-    file is only a placeholder. Hooks in ``tasks/<benchmark>/hooks.py``; ``extra``: further YAML settings."""
-    folder = f"lmms_eval_tasks/tasks/{benchmark}"
-    hooks = f"lmms_eval_tasks.tasks.{benchmark}.hooks"
+    """Generated files of a benchmark (its registry ``Benchmark``) whose tasks (``descriptions``: task ->
+    description) all name the bundled parquet ``make_sample.SAMPLE_FILE``: the full task's ``process_docs``
+    swaps in the folder from ``lmms-eval-tasks prepare`` (the host cannot read a folder from an environment
+    variable), so there the file is only a placeholder. Hooks in ``tasks/<name>/hooks.py``; the headline
+    metrics are higher-is-better but ``lower_is_better``; ``extra``: further YAML settings."""
+    folder = f"lmms_eval_tasks/tasks/{benchmark.name}"
+    hooks = f"lmms_eval_tasks.tasks.{benchmark.name}.hooks"
+    metrics = [(key, key not in lower_is_better) for key in benchmark.headline_metrics]
     settings = {
         "dataset_path": "parquet",
-        "dataset_kwargs": {"data_files": {"test": f"sample/{sample_file}"}},
+        "dataset_kwargs": {"data_files": {"test": f"sample/{make_sample.SAMPLE_FILE}"}},
         "test_split": "test",
         **hook_settings(hooks, doc_to_target=Function(f"{hooks}.doc_to_target"), **extra),
     }
@@ -228,12 +229,12 @@ def prepared_dataset_files(
             hooks=hooks,
             metrics=metrics,
             settings=settings,
-            docs_module=f"lmms_eval_tasks.tasks.{benchmark}.task_docs",
+            docs_module=f"lmms_eval_tasks.tasks.{benchmark.name}.task_docs",
             description=description,
         )
         for task, description in descriptions.items()
     ]
-    return benchmark_files(folder, f"{folder}/generate.py", hooks, tasks, samples=samples)
+    return benchmark_files(folder, f"{folder}/generate.py", hooks, tasks, samples=make_sample.sample_files())
 
 
 def host_group_writer(metric: str, configs: Sequence[str]) -> str | None:

@@ -240,3 +240,20 @@ class DatasetHooks:
             **options,
         }
         return TaskHooks(self.dataset, self.make_record, **chosen)
+
+
+def generated_files(
+    benchmark: Any, descriptions: Mapping[str, str], make_sample: Any, **options: Any
+) -> dict[str, str | bytes]:
+    """A dataset's generated files (``taskgen.prepared_dataset_files``) with the paper's prompts per model and
+    generation settings."""
+    from lmms_eval_tasks.taskgen import prepared_dataset_files
+
+    return prepared_dataset_files(
+        benchmark,
+        descriptions,
+        make_sample,
+        lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
+        generation_kwargs=GENERATION_KWARGS,
+        **options,
+    )

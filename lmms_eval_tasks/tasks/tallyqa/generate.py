@@ -5,7 +5,6 @@ Run through ``make generate`` (``python -m lmms_eval_tasks.taskgen``); a test fa
 
 from __future__ import annotations
 
-from lmms_eval_tasks.taskgen import prepared_dataset_files
 from lmms_eval_tasks.tasks.revisiting import common
 from lmms_eval_tasks.tasks.tallyqa import BENCHMARK, make_sample
 
@@ -20,12 +19,4 @@ LOWER_IS_BETTER = {"simple_rmse", "complex_rmse", "unparsed"}
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated TallyQA file."""
-    return prepared_dataset_files(
-        "tallyqa",
-        DESCRIPTIONS,
-        [(key, key not in LOWER_IS_BETTER) for key in BENCHMARK.headline_metrics],
-        make_sample.SAMPLE_FILE,
-        make_sample.sample_files(),
-        lmms_eval_specific_kwargs=common.SPECIFIC_KWARGS,
-        generation_kwargs=common.GENERATION_KWARGS,
-    )
+    return common.generated_files(BENCHMARK, DESCRIPTIONS, make_sample, lower_is_better=LOWER_IS_BETTER)

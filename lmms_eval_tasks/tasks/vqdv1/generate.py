@@ -27,11 +27,10 @@ SPECIFIC_KWARGS = {
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated VQDv1 file."""
     return prepared_dataset_files(
-        "vqdv1",
+        BENCHMARK,
         DESCRIPTIONS,
-        [(key, key not in LOWER_IS_BETTER) for key in BENCHMARK.headline_metrics],
-        make_sample.SAMPLE_FILE,
-        make_sample.sample_files(),
+        make_sample,
+        lower_is_better=LOWER_IS_BETTER,
         lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
         generation_kwargs={
             "max_new_tokens": 200,
