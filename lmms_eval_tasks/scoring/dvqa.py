@@ -20,9 +20,11 @@ from typing import Any
 
 from lmms_eval_tasks.scoring import RecordError, require_field
 from lmms_eval_tasks.scoring.revisiting import (
+    category_accuracies,
     check_options,
     check_protocol,
     digits_to_words,
+    empty_predictions,
     judged_records,
     mean,
     official_digits_to_words,
@@ -80,17 +82,15 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
     by_template: dict[str, list[bool]] = defaultdict(list)
     for _, template, correct in judged:
         by_template[template].append(correct)
-    present = [name for name in TEMPLATES if name in by_template]
-    accuracies = {name: percent(sum(by_template[name]), len(by_template[name])) for name in present}
+    accuracies = category_accuracies(by_template, TEMPLATES)
+    present = list(accuracies)
     metrics: dict[str, Any] = {f"accuracy_{name}": accuracies[name] for name in present}
     metrics["micro_accuracy"] = percent(sum(correct for *_, correct in judged), len(judged))
     metrics["macro_accuracy"] = mean(list(accuracies.values()))
     for name in present:
         metrics[f"questions_{name}"] = len(by_template[name])
     metrics["questions"] = len(judged)
-    metrics["empty_predictions"] = sum(
-        1 for record in records if not str(record.get("prediction") or "").strip()
-    )
+    metrics["empty_predictions"] = empty_predictions(records)
     metrics["protocol"] = protocol
     return metrics
 

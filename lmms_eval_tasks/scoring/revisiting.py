@@ -9,7 +9,7 @@ package; ``cardinal_words`` reproduces num2words' English cardinals for integers
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 PROTOCOLS = ("default", "official")
@@ -153,6 +153,18 @@ def harmonic_mean(values: list[float]) -> float:
     if any(value == 0 for value in values):
         return 0.0
     return len(values) / sum(1.0 / value for value in values)
+
+
+def category_accuracies(by_category: Mapping[str, list[bool]], order: Sequence[str]) -> dict[str, float]:
+    """Percent correct of each category present in ``by_category`` (category -> correctness list), in
+    ``order``."""
+    present = [name for name in order if name in by_category]
+    return {name: percent(sum(by_category[name]), len(by_category[name])) for name in present}
+
+
+def empty_predictions(records: Iterable[dict[str, Any]]) -> int:
+    """How many records have an empty (or blank) prediction."""
+    return sum(1 for record in records if not str(record.get("prediction") or "").strip())
 
 
 def prediction_text(record: dict[str, Any], index: int | str) -> str:

@@ -30,9 +30,11 @@ from typing import Any
 
 from lmms_eval_tasks.scoring import RecordError, require_field
 from lmms_eval_tasks.scoring.revisiting import (
+    category_accuracies,
     check_options,
     check_protocol,
     digits_to_words,
+    empty_predictions,
     harmonic_mean,
     judged_records,
     mean,
@@ -160,8 +162,8 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
     for _, question_type, label, correct in judged:
         by_type[question_type].append(correct)
         by_type_answer[question_type][normalize(label, protocol)].append(correct)
-    types = [name for name in QUESTION_TYPES if name in by_type]
-    accuracies = {name: percent(sum(by_type[name]), len(by_type[name])) for name in types}
+    accuracies = category_accuracies(by_type, QUESTION_TYPES)
+    types = list(accuracies)
     normalized = {
         name: mean([percent(sum(values), len(values)) for values in by_type_answer[name].values()])
         for name in types
@@ -180,9 +182,7 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
         metrics[f"questions_{name}"] = len(by_type[name])
     metrics["questions"] = len(judged)
     metrics["question_types"] = len(types)
-    metrics["empty_predictions"] = sum(
-        1 for record in records if not str(record.get("prediction") or "").strip()
-    )
+    metrics["empty_predictions"] = empty_predictions(records)
     metrics["protocol"] = protocol
     return metrics
 
