@@ -122,6 +122,25 @@ def parquet_bytes(rows: Sequence[Mapping[str, Any]], features: Any) -> bytes:
         return path.read_bytes()
 
 
+def image_features(columns: Mapping[str, str]) -> Any:
+    """A bundled sample's HF ``Features``: ``columns`` (name -> ``Value`` dtype such as "string", "int64",
+    "bool"; each trailing "[]" makes a list of it, e.g. "float64[][]"), then the ``image`` Image column."""
+    import datasets
+
+    def feature(kind: str) -> Any:
+        return datasets.Sequence(feature(kind[:-2])) if kind.endswith("[]") else datasets.Value(kind)
+
+    typed = {name: feature(kind) for name, kind in columns.items()}
+    return datasets.Features({**typed, "image": datasets.Image()})
+
+
+def sample_parquet(
+    name: str, rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str]
+) -> dict[str, bytes]:
+    """``{name: parquet bytes}`` of a bundled sample: ``rows`` with ``image_features(columns)``."""
+    return {name: parquet_bytes(rows, image_features(columns))}
+
+
 def write_parquet(rows: Sequence[Mapping[str, Any]], features: Any, path: str | Path) -> Path:
     """Write ``rows`` as a parquet file at ``path`` (parents created); returns the path."""
     path = Path(path)

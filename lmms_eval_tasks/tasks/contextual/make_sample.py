@@ -23,7 +23,7 @@ from lmms_eval_tasks.sample_data import (
     draw_bar_chart,
     draw_text,
     image_cell,
-    parquet_bytes,
+    sample_parquet,
     text_size,
 )
 
@@ -179,21 +179,14 @@ def sample_rows() -> list[dict[str, Any]]:
     ]
 
 
-def features() -> Any:
-    """The sample's HF features: the official string columns and an Image column."""
-    import datasets
-
-    return datasets.Features(
-        {
-            "image_url": datasets.Value("string"),
-            "instruction": datasets.Value("string"),
-            "response": datasets.Value("string"),
-            "category": datasets.Value("string"),
-            "image": datasets.Image(),
-        }
-    )
+COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
+    "image_url": "string",
+    "instruction": "string",
+    "response": "string",
+    "category": "string",
+}
 
 
 def sample_files() -> dict[str, bytes]:
     """{file name in sample/: bytes} of the bundled sample."""
-    return {SAMPLE_FILE: parquet_bytes(sample_rows(), features())}
+    return sample_parquet(SAMPLE_FILE, sample_rows(), COLUMNS)

@@ -78,23 +78,16 @@ def rows() -> list[dict[str, Any]]:
     return result
 
 
-def features() -> Any:
-    """The dataset schema: the slim file's fields and an HF Image."""
-    from datasets import Features, Image, Sequence, Value
-
-    return Features(
-        {
-            "question": Value("string"),
-            "question_id": Value("int64"),
-            "template_id": Value("string"),
-            "answer": Value("string"),
-            "answer_bbox": Sequence(Value("float64")),
-            "image_file": Value("string"),
-            "image": Image(),
-        }
-    )
+COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
+    "question": "string",
+    "question_id": "int64",
+    "template_id": "string",
+    "answer": "string",
+    "answer_bbox": "float64[]",
+    "image_file": "string",
+}
 
 
 def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
-    return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}
+    return sample_data.sample_parquet(SAMPLE_FILE, rows(), COLUMNS)

@@ -102,24 +102,17 @@ def rows() -> list[dict[str, Any]]:
     return result
 
 
-def features() -> Any:
-    """The dataset schema: TallyQA's fields and an HF Image."""
-    from datasets import Features, Image, Value
-
-    return Features(
-        {
-            "image_file": Value("string"),
-            "image_id": Value("int64"),
-            "question": Value("string"),
-            "question_id": Value("int64"),
-            "answer": Value("int64"),
-            "issimple": Value("bool"),
-            "data_source": Value("string"),
-            "image": Image(),
-        }
-    )
+COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
+    "image_file": "string",
+    "image_id": "int64",
+    "question": "string",
+    "question_id": "int64",
+    "answer": "int64",
+    "issimple": "bool",
+    "data_source": "string",
+}
 
 
 def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
-    return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}
+    return sample_data.sample_parquet(SAMPLE_FILE, rows(), COLUMNS)

@@ -95,23 +95,16 @@ def rows() -> list[dict[str, Any]]:
     ]
 
 
-def features() -> Any:
-    """The dataset schema: the slim file's fields and an HF Image."""
-    from datasets import Features, Image, Value
-
-    return Features(
-        {
-            "question_id": Value("int64"),
-            "question": Value("string"),
-            "image_id": Value("int64"),
-            "labeled_answer": Value("string"),
-            "question_type": Value("string"),
-            "image_file": Value("string"),
-            "image": Image(),
-        }
-    )
+COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
+    "question_id": "int64",
+    "question": "string",
+    "image_id": "int64",
+    "labeled_answer": "string",
+    "question_type": "string",
+    "image_file": "string",
+}
 
 
 def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
-    return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}
+    return sample_data.sample_parquet(SAMPLE_FILE, rows(), COLUMNS)

@@ -94,25 +94,18 @@ def rows() -> list[dict[str, Any]]:
     return result
 
 
-def features() -> Any:
-    """The dataset schema: the official fields (gtbox as a list of float lists) and an HF Image."""
-    from datasets import Features, Image, Sequence, Value
-
-    return Features(
-        {
-            "question": Value("string"),
-            "gtbox": Sequence(Sequence(Value("float64"))),
-            "question_type": Value("string"),
-            "question_id": Value("int64"),
-            "image_id": Value("int64"),
-            "width": Value("int64"),
-            "height": Value("int64"),
-            "file_name": Value("string"),
-            "image": Image(),
-        }
-    )
+COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
+    "question": "string",
+    "gtbox": "float64[][]",
+    "question_type": "string",
+    "question_id": "int64",
+    "image_id": "int64",
+    "width": "int64",
+    "height": "int64",
+    "file_name": "string",
+}
 
 
 def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
-    return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}
+    return sample_data.sample_parquet(SAMPLE_FILE, rows(), COLUMNS)
