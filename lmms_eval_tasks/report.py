@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from loguru import logger
@@ -201,7 +202,7 @@ def _section_function(benchmark: Any) -> Any:
 
 def build_sections(runs: Sequence[Run]) -> list[Section]:
     """One section per benchmark present in any run, in registry order (unknown benchmarks last)."""
-    from lmms_eval_tasks.registry import Benchmark, benchmarks
+    from lmms_eval_tasks.registry import benchmarks
 
     known = benchmarks()
     entries: dict[str, list[Entry]] = {}
@@ -218,8 +219,8 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
     order = [name for name in known if name in entries] + sorted(set(entries) - set(known))
     sections: list[Section] = []
     for name in order:
-        benchmark = known.get(name) or Benchmark(
-            name=name, title=name, description="", scorer="", record_fields=(), headline_metrics=("-",)
+        benchmark = known.get(name) or SimpleNamespace(
+            name=name, title=name, headline_metrics=(), report_section=None
         )
         context = SectionContext(benchmark=benchmark, entries=entries[name])
         try:

@@ -87,9 +87,16 @@ def _main_key(metrics: dict[str, Any]) -> str | None:
 
 
 def _categories(entry: Any) -> list[str]:
+    """The categories of an entry: its summary table's rows, else the ``<metric>__<category>`` suffixes of its
+    own and its members' metrics, in the paper's order."""
     table = entry.details.get("summary_table") or {}
     names = [name for name in table if name != "all"]
-    return names or [name for name in CATEGORIES if f"single_accuracy__{name}" in entry.metrics]
+    if names:
+        return names
+    found: set[str] = set()
+    for metrics in (entry.metrics, *(report.get("metrics", {}) for report in entry.members.values())):
+        found.update(key.rsplit("__", 1)[1] for key in metrics if "__" in key)
+    return [name for name in CATEGORIES if name in found] + sorted(found - set(CATEGORIES))
 
 
 def render(context: SectionContext) -> list[Block]:

@@ -43,7 +43,7 @@ SUB_METRIC_HEADERS = {
 }
 MAIN_COLUMNS = (
     ("accuracy_clean", "clean accuracy"),
-    ("accuracy_average", "mean corrupted accuracy"),
+    ("accuracy_average", "mean accuracy, levels 0-5"),
     ("relative_accuracy_drop", "relative drop"),
     *SUB_METRIC_HEADERS.items(),
     ("vre", "VRE (own corruptions)"),

@@ -1,0 +1,491 @@
+"""`lmms-eval-tasks report` and `export`: real harness output folders (every bundled `*_sample` task run
+by the launcher with the seeded `random_guess` model) plus crafted reports with hand-computed table values."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import re
+import shutil
+from argparse import Namespace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from lmms_eval_tasks import reports
+from lmms_eval_tasks.cli import main as cli_main
+from lmms_eval_tasks.demo import sample_tasks
+from lmms_eval_tasks.registry import benchmarks
+from lmms_eval_tasks.report import (
+    ReportInputError,
+    export_csv,
+    export_leaderboard,
+    load_runs,
+    write_report_for_runs,
+)
+from lmms_eval_tasks.report_sections import fmt
+from tests.helpers import run_launcher
+
+PLOT_SIZES = {(720, 400), (600, 600)}
+SUBMISSION_TASK = "contextual_sample_submission"
+
+
+# ---- helpers -----------------------------------------------------------------------------------------
+
+
+def md_tables(markdown: str) -> dict[str, list[list[str]]]:
+    """Every table of report.md keyed ``"<section> :: <table title>"`` (section = the ``##`` heading up to
+    its first space or parenthesis): header row first, then the rows, cells as text."""
+    tables: dict[str, list[list[str]]] = {}
+    section, title = "", None
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            section = re.split(r"[ (]", line[3:], maxsplit=1)[0]
+        elif line.startswith("### "):
+            title = f"{section} :: {line[4:]}"
+        elif line.startswith("| ") and title is not None:
+            cells = [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+            tables.setdefault(title, []).append(cells)
+    return tables
+
+
+def row(table: list[list[str]], label_start: str) -> dict[str, str]:
+    """The row whose first cell starts with ``label_start``, keyed by the header."""
+    header = table[0]
+    for cells in table[1:]:
+        if cells[0].startswith(label_start):
+            return dict(zip(header, cells, strict=True))
+    raise AssertionError(f"no row starting with {label_start!r} in {[cells[0] for cells in table]}")
+
+
+def html_images(page: str) -> list[tuple[int, int, bytes]]:
+    """(width attribute, height attribute, PNG bytes) of every embedded image."""
+    found = re.findall(
+        r'<img alt="[^"]*" width="(\d+)" height="(\d+)" src="data:image/png;base64,([^"]+)"', page
+    )
+    return [(int(w), int(h), base64.b64decode(data)) for w, h, data in found]
+
+
+def assert_png(data: bytes, width: int, height: int) -> None:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    with Image.open(io.BytesIO(data)) as image:
+        image.verify()
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.format == "PNG"
+        assert image.size == (width, height)
+        assert image.size in PLOT_SIZES
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+        assert colours is not None and len(colours) > 20  # drawn, not a blank canvas
+
+
+def crafted_run(
+    output: Path,
+    benchmark: str,
+    task: str,
+    metrics: dict[str, Any],
+    details: dict[str, Any] | None = None,
+    *,
+    model_args: str = "pretrained=org/crafted-model",
+    judge: dict[str, Any] | None = None,
+    corruption: dict[str, Any] | None = None,
+    limit: int | None = None,
+    warnings: tuple[str, ...] = (),
+    extra: tuple[dict[str, Any], ...] = (),
+) -> Path:
+    """Write crafted reports (schema-checked by ``reports.build_report``) into a run folder of ``output``."""
+    args = Namespace(model="crafted", model_args=model_args, limit=limit, seed=None, output_path=str(output))
+    folder = output / "crafted-model" / reports.PACK_FOLDER / "20261201_000000"
+    for spec in (
+        {"benchmark": benchmark, "task": task, "metrics": metrics, "details": details or {}},
+        *extra,
+    ):
+        report = reports.build_report(
+            benchmark=spec["benchmark"],
+            task=spec["task"],
+            metrics=spec["metrics"],
+            details=spec.get("details") or {},
+            args=args,
+            judge=judge,
+            corruption=corruption,
+            warnings=warnings,
+        )
+        report["provenance"]["run_id"] = folder.name
+        reports.write_report_files(folder, report, samples=[])
+    return output
+
+
+# ---- real harness output -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def sample_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every bundled sample task (and the ConTextual submission sample) run once by the real launcher."""
+    output = tmp_path_factory.mktemp("report_runs") / "random_guess"
+    tasks = [*sample_tasks(), SUBMISSION_TASK]
+    completed = run_launcher(
+        "--model", "random_guess", "--model_args", "seed=0", "--tasks", ",".join(tasks),
+        "--batch_size", "1", "--output_path", str(output), "--log_samples", "--seed", "0",
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return output
+
+
+@pytest.fixture(scope="session")
+def sample_report(sample_output: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report_out")
+    return write_report_for_runs([sample_output], out)
+
+
+def _latest_report(output: Path, task: str) -> dict[str, Any]:
+    path = reports.task_files(output, task)["report"]
+    return reports.read_report(path)
+
+
+def test_report_of_every_benchmark_holds_the_runs_numbers_and_valid_plots(
+    sample_output: Path, sample_report: Path
+) -> None:
+    page = sample_report.read_text(encoding="utf-8")
+    markdown = (sample_report.parent / "report.md").read_text(encoding="utf-8")
+    tables = md_tables(markdown)
+
+    # a section per benchmark that has a sample task, with its title
+    for name, benchmark in benchmarks().items():
+        if benchmark.sample_tasks:
+            assert f'<h2 id="{name}">' in page, name
+            assert benchmark.report_section, f"{name} has no report section"
+
+    label = "random_guess (seed=0) / "
+    hb = _latest_report(sample_output, "hallusionbench_sample")["metrics"]
+    main = row(
+        tables["HallusionBench :: Main results (paper layout), a row per run"],
+        label + "hallusionbench_sample",
+    )
+    for key, header in (
+        ("aAcc", "aAcc"),
+        ("fAcc", "fAcc"),
+        ("qAcc", "qAcc"),
+        ("LH", "LH"),
+        ("fp_ratio", "FP Ratio"),
+    ):
+        assert main[header] == fmt(hb[key])
+    gpt4v = row(
+        tables["HallusionBench :: Main results (paper layout), a row per run"],
+        "GPT-4V (published, not re-run)",
+    )
+    assert (gpt4v["aAcc"], gpt4v["qAcc"], gpt4v["fAcc"], gpt4v["Pct Diff"]) == (
+        "65.28",
+        "28.79",
+        "39.88",
+        "0.058",
+    )
+    per_category = tables[f"HallusionBench :: Per category and subcategory: {label}hallusionbench_sample"]
+    assert row(per_category, "VD / illusion")["aAcc"] == fmt(hb["VD_illusion_aAcc"])
+    assert row(per_category, "VS / chart")["fAcc"] == fmt(hb["VS_chart_fAcc"])
+
+    dare = _latest_report(sample_output, "dare_sample")
+    dare_main = row(tables["DARE :: Main results, a row per run"], label + "dare_sample")
+    assert dare_main["single acc"] == fmt(dare["metrics"]["single_accuracy"])
+    assert dare_main["exact k=2"] == fmt(dare["metrics"]["multi_exact_k2"])
+    robustness = tables[f"DARE :: Robustness table (per category): {label}dare_sample"]
+    assert row(robustness, "count")["var_drop"] == fmt(dare["details"]["summary_table"]["count"]["var_drop"])
+    grid = tables[f"DARE :: Per category x prompt x format: {label}dare_sample"]
+    member = _latest_report(sample_output, "dare_sample_single_json_p2")["metrics"]
+    assert row(grid, "single_json_p2")["order"] == fmt(member["single_accuracy__order"])
+    assert row(grid, "single_json_p2")["all"] == fmt(member["single_accuracy"])
+
+    vrb = _latest_report(sample_output, "vrb_sample")
+    vrb_row = row(tables["Visual :: Main results, a row per run"], label)
+    assert vrb_row["clean accuracy"] == fmt(vrb["metrics"]["accuracy_clean"])
+    assert vrb_row["F (first drop)"] == fmt(vrb["metrics"]["first_drop"])
+    per_corruption = tables["Visual :: Per corruption (pooled VRE)"]
+    assert row(per_corruption, "brightness")["accuracy_average"] == fmt(
+        vrb["details"]["by_corruption"]["brightness"]["accuracy_average"]
+    )
+
+    tally = _latest_report(sample_output, "tallyqa_sample")["metrics"]
+    tally_row = row(tables["TallyQA :: Main results, a row per run"], label)
+    assert tally_row["complex macro"] == fmt(tally["complex_macro_accuracy"])
+    assert (
+        row(tables["TallyQA :: Main results, a row per run"], "LLaVA-1.5-7B (published")[
+            "simple MSE (official)"
+        ]
+        == "1.20"
+    )
+    vqd = _latest_report(sample_output, "vqdv1_sample")["metrics"]
+    buckets = tables[f"VQDv1 :: Per box-count bucket: {label}vqdv1_sample"]
+    assert row(buckets, "4+")["gt boxes"] == fmt(vqd["gt_boxes_4+"])
+    tdiuc = _latest_report(sample_output, "tdiuc_sample")["metrics"]
+    assert row(tables[f"TDIUC :: Per question type: {label}tdiuc_sample"], "absurd")["accuracy"] == fmt(
+        tdiuc["accuracy_absurd"]
+    )
+    contextual = _latest_report(sample_output, "contextual_sample")
+    scenario = row(tables[f"ConTextual :: Per scenario with 95% intervals: {label}contextual_sample"], "time")
+    assert scenario["judged"] == fmt(contextual["details"]["per_scenario"]["time"]["judged"])
+    submissions = tables["ConTextual :: Leaderboard submissions (unjudged test split)"]
+    assert row(submissions, label + SUBMISSION_TASK)["rows"] == "10"
+
+    # provenance: one row per top-level task, rule-judge and sample-data warnings carried over
+    provenance = tables["Provenance :: Provenance: random_guess (seed=0)"]
+    hb_row = row(provenance, "hallusionbench_sample")
+    assert (
+        hb_row["judge"] == "rule: rule-based"
+        and hb_row["host"] == "0.7.3"
+        and hb_row["model args"] == "seed=0"
+    )
+    assert "GPT-4 judge" in hb_row["warnings"] and "sample data" in hb_row["warnings"]
+    assert row(provenance, "vrb_sample")["corruption profile"] == "vrb (seed 0)"
+    assert not any(
+        cells[0].startswith("vrb_sample_") or cells[0].startswith("dare_sample_") for cells in provenance
+    )
+
+    # plots: embedded PNGs of the declared size, the same bytes as the files next to report.md
+    images = html_images(page)
+    names = re.findall(r"\]\(plots/([^)]+\.png)\)", markdown)
+    assert len(images) == len(names) >= 11
+    expected = {
+        "hallusionbench_diagnosis.png", "dare_multi_by_k.png", "vrb_radar.png", "vrb_error_brightness.png",
+        "tallyqa_accuracy_by_count_simple.png", "vqdv1_precision_recall.png", "contextual_per_scenario.png",
+        "dvqa_per_type.png",
+    }  # fmt: skip
+    assert expected <= set(names)
+    for (width, height, data), name in zip(images, names, strict=True):
+        assert_png(data, width, height)
+        assert (sample_report.parent / "plots" / name).read_bytes() == data
+    assert (sample_report.parent / "plots" / "vrb_radar.png").stat().st_size > 0
+    assert Image.open(sample_report.parent / "plots" / "vrb_radar.png").size == (600, 600)
+
+    # self-contained: no script, no external resource
+    assert "<script" not in page.lower()
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', page)
+
+
+def test_export_leaderboard_files_and_csv(sample_output: Path, tmp_path: Path) -> None:
+    with pytest.raises(ReportInputError, match="several hallusionbench leaderboard files"):
+        export_leaderboard("hallusionbench", sample_output, tmp_path / "hb.json")
+    out = export_leaderboard(
+        "hallusionbench", sample_output, tmp_path / "hb.json", task="hallusionbench_sample"
+    )
+    source = reports.task_files(sample_output, "hallusionbench_sample")["report"].parent
+    assert out.read_bytes() == (source / "hallusionbench_sample" / "HallusionBench_result.json").read_bytes()
+    assert all("model_prediction" in item for item in json.loads(out.read_text(encoding="utf-8")))
+
+    out = export_leaderboard("contextual", sample_output, tmp_path / "ctx.json")
+    submission = json.loads(out.read_text(encoding="utf-8"))
+    assert list(submission) == ["random_guess"] and len(submission["random_guess"]) == 10
+    out_csv = export_leaderboard("contextual", sample_output, tmp_path / "ctx.csv")
+    with open(out_csv, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 10 and set(rows[0]) == {"image_url", "instruction", "category", "response"}
+
+    table = export_csv([sample_output], tmp_path / "all.csv")
+    with open(table, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    runs = load_runs([sample_output])
+    assert len(rows) == sum(len(report["metrics"]) for run in runs for report in run.reports.values())
+    tdiuc = _latest_report(sample_output, "tdiuc_sample")["metrics"]
+    [micro] = [r for r in rows if r["task"] == "tdiuc_sample" and r["metric"] == "micro_accuracy"]
+    assert float(micro["value"]) == tdiuc["micro_accuracy"] and micro["model"] == "random_guess"
+
+    # CLI: exit codes and messages
+    assert cli_main(["export", "csv", str(sample_output), "--out", str(tmp_path / "cli.csv")]) == 0
+    assert (tmp_path / "cli.csv").read_text(encoding="utf-8") == table.read_text(encoding="utf-8")
+    assert cli_main(["export", "vrb", str(sample_output), "--out", str(tmp_path / "x")]) == 2
+    assert cli_main(["export", "hallusionbench", str(tmp_path), "--out", str(tmp_path / "x")]) == 2
+    assert cli_main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r")]) == 2
+
+
+# ---- crafted reports, hand-computed values -----------------------------------------------------------
+
+
+def test_contextual_intervals_and_natural_vs_digital_by_hand(tmp_path: Path) -> None:
+    per_scenario = {
+        "time": {"items": 4, "judged": 4, "accepted": 1, "unjudged": 0},
+        "shopping": {"items": 4, "judged": 4, "accepted": 3, "unjudged": 0},
+        "navigation": {"items": 2, "judged": 2, "accepted": 0, "unjudged": 0},
+        "misc_natural_scenes": {"items": 2, "judged": 2, "accepted": 1, "unjudged": 0},
+    }
+    crafted_run(
+        tmp_path / "out",
+        "contextual",
+        "contextual",
+        {"acceptance_rate": 41.67},
+        {"per_scenario": per_scenario},
+    )
+    html_path = write_report_for_runs([tmp_path / "out"], tmp_path / "report")
+    tables = md_tables((html_path.parent / "report.md").read_text(encoding="utf-8"))
+    table = tables["ConTextual :: Per scenario with 95% intervals: crafted (crafted-model) / contextual"]
+    # natural = shopping + navigation + misc = 4 / 8 = 50%;
+    # Wald half-width 1.96 * sqrt(.5 * .5 / 8) = 34.65 points
+    assert [row(table, "natural")[key] for key in ("acceptance %", "95% low", "95% high")] == [
+        "50.00",
+        "15.35",
+        "84.65",
+    ]
+    # digital = time only = 1 / 4 = 25%;
+    # half-width 1.959964 * sqrt(.25 * .75 / 4) = 42.434 -> [0 (clipped), 67.43]
+    assert [row(table, "digital")[key] for key in ("acceptance %", "95% low", "95% high")] == [
+        "25.00",
+        "0.00",
+        "67.43",
+    ]
+    assert row(table, "web")["acceptance %"] == "n/a"  # no judged item: no rate, no interval
+    assert "GPT-4V (published, not re-run)" in (html_path.parent / "report.md").read_text(encoding="utf-8")
+
+
+def _vrb_details(levels: dict[str, list[float]]) -> dict[str, Any]:
+    return {
+        "by_corruption": {name: {"accuracy_by_level": values} for name, values in levels.items()},
+        "complete_corruptions": list(levels),
+    }
+
+
+def test_vrb_pool_over_two_runs_by_hand(tmp_path: Path) -> None:
+    levels_a = {"fog": [0.8, 0.7, 0.6, 0.5, 0.4, 0.3], "blur": [0.8, 0.8, 0.8, 0.8, 0.8, 0.8]}
+    levels_b = {"fog": [0.6, 0.6, 0.5, 0.5, 0.4, 0.4], "blur": [0.6, 0.5, 0.5, 0.5, 0.5, 0.5]}
+    crafted_run(
+        tmp_path / "a",
+        "vrb",
+        "vrb",
+        {"accuracy_clean": 0.8},
+        _vrb_details(levels_a),
+        model_args="pretrained=a",
+    )
+    crafted_run(
+        tmp_path / "b", "vrb", "vrb", {"accuracy_clean": 0.6}, _vrb_details(levels_b),
+        model_args="pretrained=b", corruption={"profile": "imagenet_c", "seed": 7},
+    )  # fmt: skip
+    html_path = write_report_for_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "report")
+    markdown = (html_path.parent / "report.md").read_text(encoding="utf-8")
+    tables = md_tables(markdown)
+    per_model = tables["Visual :: Per model (pooled VRE)"]
+    # accuracy_average = mean over the six levels (clean included) per corruption, then over corruptions:
+    # a: fog (0.8+0.7+0.6+0.5+0.4+0.3)/6 = 0.55, blur 0.8 -> 0.675
+    # b: fog (0.6+0.6+0.5+0.5+0.4+0.4)/6 = 0.5, blur (0.6+5*0.5)/6 = 0.51667 -> 0.50833
+    assert row(per_model, "crafted (a)")["accuracy_average"] == "0.675"
+    assert row(per_model, "crafted (b)")["accuracy_average"] == "0.508"
+    # first drop F = (error_1 - error_0) / error_0; a, fog: (0.3 - 0.2) / 0.2 = 0.5; a, blur: 0 -> mean 0.25
+    assert row(per_model, "crafted (a)")["first_drop"] == "0.250"
+    per_corruption = tables["Visual :: Per corruption (pooled VRE)"]
+    assert row(per_corruption, "fog")["accuracy_average"] == "0.525"  # (0.55 + 0.5) / 2
+    assert "ViLT (published, not re-run)" in markdown
+    assert "vrb_error_fog.png" in markdown and "vrb_radar.png" in markdown
+    assert (
+        row(tables["Provenance :: Provenance: crafted (b)"], "vrb")["corruption profile"]
+        == "imagenet_c (seed 7)"
+    )
+
+
+def test_provenance_usage_cost_warnings_and_limit(tmp_path: Path) -> None:
+    usage = {
+        "calls": 3,
+        "cache_hits": 1,
+        "prompt_tokens": 100,
+        "completion_tokens": 10,
+        "estimated_cost_usd": 0.01,
+    }
+    details = {
+        "judging": {
+            "correctness": {"usage": usage},
+            "consistency": {"usage": {**usage, "calls": 2, "estimated_cost_usd": 0.02}},
+        }
+    }
+    crafted_run(
+        tmp_path / "out", "hallusionbench", "hallusionbench", {"aAcc": 50.0, "unjudged_verdicts": 2}, details,
+        judge={"kind": "rule", "model": "rule-based", "repeats": 3}, limit=5,
+        warnings=("2 unjudged verdicts",),
+    )  # fmt: skip
+    html_path = write_report_for_runs([tmp_path / "out"], tmp_path / "report")
+    tables = md_tables((html_path.parent / "report.md").read_text(encoding="utf-8"))
+    prov = row(tables["Provenance :: Provenance: crafted (crafted-model)"], "hallusionbench")
+    # usage summed over both judged passes: 3 + 2 calls, 1 + 1 cached, 200 + 20 tokens, $0.01 + $0.02
+    assert prov["judge usage and cost"] == "5 calls, 2 cached, 200+20 tokens, $0.0300"
+    assert prov["repeats"] == "3" and prov["unjudged"] == "2"
+    assert "2 unjudged verdicts" in prov["warnings"]
+    assert "--limit 5" in prov["warnings"]
+    assert "rule-based judge used where the paper uses a GPT-4 judge" in prov["warnings"]
+    # benchmarks missing numbers render what exists: n/a, never a crash
+    main = row(
+        tables["HallusionBench :: Main results (paper layout), a row per run"],
+        "crafted (crafted-model) / hallusionbench",
+    )
+    assert main["aAcc"] == "50.00" and main["qAcc"] == "n/a"
+
+
+def test_dare_grid_from_member_reports_and_generic_fallback(tmp_path: Path) -> None:
+    members = (
+        {"benchmark": "dare", "task": "dare_x_single_gen_p2", "metrics": {
+            "single_accuracy": 40.0, "single_accuracy__count": 60.0, "single_accuracy__order": 20.0,
+            "unparsed_single_gen_p2": 0}},
+        {"benchmark": "dare", "task": "dare_x_multi_json_p1", "metrics": {
+            "multi_f1": 33.0, "multi_f1__count": 30.0, "multi_f1__order": 36.0, "unparsed_multi_json_p1": 1}},
+        {"benchmark": "unknownbench", "task": "unknownbench_a", "metrics": {"score": 0.5, "label": "x"}},
+    )  # fmt: skip
+    crafted_run(
+        tmp_path / "out", "dare", "dare_x", {"single_accuracy": 40.0, "multi_exact_k1": 12.5},
+        {"members": ["dare_x_single_gen_p2", "dare_x_multi_json_p1"]}, extra=members,
+    )  # fmt: skip
+    html_path = write_report_for_runs([tmp_path / "out"], tmp_path / "report")
+    markdown = (html_path.parent / "report.md").read_text(encoding="utf-8")
+    tables = md_tables(markdown)
+    grid = tables["DARE :: Per category x prompt x format: crafted (crafted-model) / dare_x"]
+    assert row(grid, "single_gen_p2") == {"setup": "single_gen_p2", "metric": "single_accuracy",
+                                          "count": "60.00",
+                                          "order": "20.00", "all": "40.00"}  # fmt: skip
+    assert row(grid, "multi_json_p1")["order"] == "36.00"
+    assert row(tables["DARE :: Main results, a row per run"], "Random guessing")["exact k=1"] == "6.25"
+    # a benchmark without a registry entry or section: generic table of its numeric metrics
+    assert (
+        row(tables["unknownbench :: Headline metrics"], "crafted (crafted-model) / unknownbench_a")["score"]
+        == "0.500"
+    )
+    # member reports are not rows of their own anywhere
+    assert "/ dare_x_single_gen_p2" not in markdown
+
+
+# ---- headless Chromium -------------------------------------------------------------------------------
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def test_report_opens_in_headless_chromium_without_console_errors(
+    sample_report: Path, tmp_path: Path
+) -> None:
+    import subprocess
+
+    browser = _chromium()
+    if browser is None:
+        pytest.skip(
+            "chromium not installed (make setup installs the Debian package `chromium` when run as root)"
+        )
+    screenshot = tmp_path / "shot.png"
+    common = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              f"--user-data-dir={tmp_path / 'profile'}"]  # fmt: skip
+    url = sample_report.resolve().as_uri()
+    shot = subprocess.run(
+        [*common, f"--screenshot={screenshot}", "--window-size=1200,1600",
+         "--enable-logging=stderr", "--v=0", url],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert shot.returncode == 0, shot.stderr[-3000:]
+    console = [line for line in shot.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    assert not console, console
+    with Image.open(screenshot) as image:
+        assert image.size == (1200, 1600)
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+    assert colours is not None and len(colours) > 50  # text, tables and plots, not a blank page
+    dom = subprocess.run(
+        [*common, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert dom.returncode == 0, dom.stderr[-3000:]
+    assert "HallusionBench" in dom.stdout and "<img" in dom.stdout
+    assert "Uncaught" not in dom.stderr
