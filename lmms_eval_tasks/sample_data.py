@@ -122,23 +122,36 @@ def parquet_bytes(rows: Sequence[Mapping[str, Any]], features: Any) -> bytes:
         return path.read_bytes()
 
 
-def image_features(columns: Mapping[str, str]) -> Any:
-    """A bundled sample's HF ``Features``: ``columns`` (name -> ``Value`` dtype such as "string", "int64",
-    "bool"; each trailing "[]" makes a list of it, e.g. "float64[][]"), then the ``image`` Image column."""
+_VALUE_DTYPES = ((bool, "bool"), (int, "int64"), (float, "float64"), (str, "string"))  # bool before int
+
+
+def row_features(rows: Sequence[Mapping[str, Any]], list_columns: Mapping[str, str] | None = None) -> Any:
+    """A bundled sample's HF ``Features``, read off its first row in column order: str, bool, int and float
+    values give ``Value`` columns, an ``image_cell`` an ``Image`` column; list columns name their dtype in
+    ``list_columns`` (each trailing "[]" a list level, e.g. "float64[][]": the rows may hold empty lists)."""
     import datasets
 
-    def feature(kind: str) -> Any:
-        return datasets.Sequence(feature(kind[:-2])) if kind.endswith("[]") else datasets.Value(kind)
+    def listed(kind: str) -> Any:
+        return datasets.Sequence(listed(kind[:-2])) if kind.endswith("[]") else datasets.Value(kind)
 
-    typed = {name: feature(kind) for name, kind in columns.items()}
-    return datasets.Features({**typed, "image": datasets.Image()})
+    def feature(name: str, value: Any) -> Any:
+        if list_columns and name in list_columns:
+            return listed(list_columns[name])
+        if isinstance(value, Mapping) and set(value) == {"bytes", "path"}:
+            return datasets.Image()
+        for kind, dtype in _VALUE_DTYPES:
+            if isinstance(value, kind):
+                return datasets.Value(dtype)
+        raise TypeError(f"column {name!r}: no feature for {type(value).__name__}; name it in list_columns")
+
+    return datasets.Features({name: feature(name, value) for name, value in rows[0].items()})
 
 
 def sample_parquet(
-    name: str, rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str]
+    name: str, rows: Sequence[Mapping[str, Any]], list_columns: Mapping[str, str] | None = None
 ) -> dict[str, bytes]:
-    """``{name: parquet bytes}`` of a bundled sample: ``rows`` with ``image_features(columns)``."""
-    return {name: parquet_bytes(rows, image_features(columns))}
+    """``{name: parquet bytes}`` of a bundled sample: ``rows`` with ``row_features(rows, list_columns)``."""
+    return {name: parquet_bytes(rows, row_features(rows, list_columns))}
 
 
 def write_parquet(rows: Sequence[Mapping[str, Any]], features: Any, path: str | Path) -> Path:

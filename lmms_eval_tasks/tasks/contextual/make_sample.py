@@ -179,14 +179,6 @@ def sample_rows() -> list[dict[str, Any]]:
     ]
 
 
-COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
-    "image_url": "string",
-    "instruction": "string",
-    "response": "string",
-    "category": "string",
-}
-
-
 def sample_files() -> dict[str, bytes]:
     """{file name in sample/: bytes} of the bundled sample."""
-    return sample_parquet(SAMPLE_FILE, sample_rows(), COLUMNS)
+    return sample_parquet(SAMPLE_FILE, sample_rows())

@@ -102,17 +102,6 @@ def rows() -> list[dict[str, Any]]:
     return result
 
 
-COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
-    "image_file": "string",
-    "image_id": "int64",
-    "question": "string",
-    "question_id": "int64",
-    "answer": "int64",
-    "issimple": "bool",
-    "data_source": "string",
-}
-
-
 def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
-    return sample_data.sample_parquet(SAMPLE_FILE, rows(), COLUMNS)
+    return sample_data.sample_parquet(SAMPLE_FILE, rows())

@@ -95,16 +95,6 @@ def rows() -> list[dict[str, Any]]:
     ]
 
 
-COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
-    "question_id": "int64",
-    "question": "string",
-    "image_id": "int64",
-    "labeled_answer": "string",
-    "question_type": "string",
-    "image_file": "string",
-}
-
-
 def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
-    return sample_data.sample_parquet(SAMPLE_FILE, rows(), COLUMNS)
+    return sample_data.sample_parquet(SAMPLE_FILE, rows())

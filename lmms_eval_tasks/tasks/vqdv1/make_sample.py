@@ -94,18 +94,6 @@ def rows() -> list[dict[str, Any]]:
     return result
 
 
-COLUMNS = {  # the sample's columns (Value dtypes; [] a list), then the image
-    "question": "string",
-    "gtbox": "float64[][]",
-    "question_type": "string",
-    "question_id": "int64",
-    "image_id": "int64",
-    "width": "int64",
-    "height": "int64",
-    "file_name": "string",
-}
-
-
 def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
-    return sample_data.sample_parquet(SAMPLE_FILE, rows(), COLUMNS)
+    return sample_data.sample_parquet(SAMPLE_FILE, rows(), {"gtbox": "float64[][]"})
