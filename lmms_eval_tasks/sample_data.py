@@ -9,8 +9,9 @@ parquet files with an HF ``Image`` column, the layout the host loads with ``data
 from __future__ import annotations
 
 import io
+import random
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,21 @@ def draw_bar_chart(
         draw_text(draw, (left, height - bottom_margin + 3), label[:6])
     draw.line([(0, height - bottom_margin), (width, height - bottom_margin)], fill=BLACK)
     return image
+
+
+def grid_slots(
+    rng: random.Random, shapes: Sequence[tuple[str, str, int]], grid: tuple[int, int], size: tuple[int, int]
+) -> Iterator[tuple[str, str, int, int]]:
+    """``(kind, colour, x, y)`` for each of ``shapes`` ((kind, colour, how many)): the centre of a distinct
+    cell, drawn with ``rng``, of a ``grid`` (columns, rows) over a canvas of ``size`` (width, height)."""
+    columns, rows = grid
+    cells = rng.sample(range(columns * rows), sum(count for _, _, count in shapes))
+    cell_width, cell_height = size[0] // columns, size[1] // rows
+    for kind, colour, count in shapes:
+        for _ in range(count):
+            cell = cells.pop()
+            x = (cell % columns) * cell_width + cell_width // 2
+            yield kind, colour, x, (cell // columns) * cell_height + cell_height // 2
 
 
 def png_bytes(image: Image.Image) -> bytes:

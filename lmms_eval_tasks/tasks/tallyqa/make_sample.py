@@ -63,18 +63,11 @@ SCENES: list[tuple[list[tuple[str, str, int]], list[tuple[str, bool, str | None,
 def _draw(rng: random.Random, shapes: list[tuple[str, str, int]]) -> tuple[Any, list[tuple[str, str]]]:
     """Draw the shapes in distinct grid cells; returns the image and the (kind, colour) of each shape."""
     image, draw = sample_data.canvas(WIDTH, HEIGHT, (240, 240, 240))
-    cells = rng.sample(range(_COLUMNS * _ROWS), sum(count for _, _, count in shapes))
-    cell_width, cell_height = WIDTH // _COLUMNS, HEIGHT // _ROWS
     drawn = []
-    for kind, colour, count in shapes:
-        for _ in range(count):
-            cell = cells.pop()
-            centre = (
-                (cell % _COLUMNS) * cell_width + cell_width // 2 + rng.randint(-3, 3),
-                (cell // _COLUMNS) * cell_height + cell_height // 2 + rng.randint(-3, 3),
-            )
-            sample_data.draw_shape(draw, kind, centre, rng.randint(12, 16), sample_data.COLOURS[colour])
-            drawn.append((kind, colour))
+    for kind, colour, x, y in sample_data.grid_slots(rng, shapes, (_COLUMNS, _ROWS), (WIDTH, HEIGHT)):
+        centre = (x + rng.randint(-3, 3), y + rng.randint(-3, 3))
+        sample_data.draw_shape(draw, kind, centre, rng.randint(12, 16), sample_data.COLOURS[colour])
+        drawn.append((kind, colour))
     return image, drawn
 
 

@@ -48,19 +48,12 @@ SCENES: list[tuple[list[tuple[str, str, int]], list[tuple[str, str | None]]]] = 
 def _draw_scene(rng: random.Random, shapes: list[tuple[str, str, int]]) -> tuple[Any, list[dict[str, Any]]]:
     """Draw the shapes in distinct grid cells; returns the image and each shape with its [x, y, w, h]."""
     image, draw = sample_data.canvas(WIDTH, HEIGHT, (235, 235, 235))
-    cells = rng.sample(range(_COLUMNS * _ROWS), sum(count for _, _, count in shapes))
-    cell_width, cell_height = WIDTH // _COLUMNS, HEIGHT // _ROWS
     drawn = []
-    for kind, colour, count in shapes:
-        for _ in range(count):
-            cell = cells.pop()
-            radius = rng.randint(14, 22)
-            centre_x = (cell % _COLUMNS) * cell_width + cell_width // 2 + rng.randint(-6, 6)
-            centre_y = (cell // _COLUMNS) * cell_height + cell_height // 2 + rng.randint(-4, 4)
-            x1, y1, x2, y2 = sample_data.draw_shape(
-                draw, kind, (centre_x, centre_y), radius, sample_data.COLOURS[colour]
-            )
-            drawn.append({"kind": kind, "colour": colour, "box": [x1, y1, x2 - x1, y2 - y1]})
+    for kind, colour, x, y in sample_data.grid_slots(rng, shapes, (_COLUMNS, _ROWS), (WIDTH, HEIGHT)):
+        radius = rng.randint(14, 22)
+        centre = (x + rng.randint(-6, 6), y + rng.randint(-4, 4))
+        x1, y1, x2, y2 = sample_data.draw_shape(draw, kind, centre, radius, sample_data.COLOURS[colour])
+        drawn.append({"kind": kind, "colour": colour, "box": [x1, y1, x2 - x1, y2 - y1]})
     return image, drawn
 
 
