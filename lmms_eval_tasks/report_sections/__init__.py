@@ -179,6 +179,7 @@ def grouped_bars(
     ylabel: str,
     caption: str = "",
     errors: Mapping[str, Sequence[tuple[float, float] | None]] | None = None,
+    ylim: tuple[float, float] | None = (0.0, 100.0),
 ) -> Plot:
     """Bars per group (x) for each series (a colour per series, e.g. a run); None values draw nothing.
     ``errors`` maps a series to (low, high) interval bounds per group, drawn as error bars."""
@@ -205,6 +206,8 @@ def grouped_bars(
     axes.set_xticklabels(groups, fontsize=8, rotation=20 if len(groups) > 6 else 0)
     axes.set_ylabel(ylabel)
     axes.set_title(title, fontsize=10)
+    if ylim is not None:
+        axes.set_ylim(*ylim)
     if len(series) <= 12:
         axes.legend(fontsize=6)
     return to_plot(fig, title, name, caption)
@@ -217,14 +220,24 @@ def lines(
     xlabel: str,
     ylabel: str,
     caption: str = "",
+    ylim: tuple[float, float] | None = (0.0, 100.0),
+    xticks: Sequence[tuple[float, str]] | None = None,
 ) -> Plot:
-    """A line per series: ``series[label] = (xs, ys)``; None values break the line."""
+    """A line per series: ``series[label] = (xs, ys)``; None values break the line. ``xticks``: (position,
+    label) pairs; by default every x value present gets a tick."""
     fig, axes = figure()
+    positions: set[float] = set()
     for label, (xs, ys) in series.items():
         axes.plot(list(xs), [math.nan if y is None else y for y in ys], marker="o", label=_short(label))
+        positions.update(xs)
+    ticks = list(xticks) if xticks is not None else [(x, fmt(x)) for x in sorted(positions)]
+    axes.set_xticks([x for x, _ in ticks])
+    axes.set_xticklabels([text for _, text in ticks], fontsize=8)
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.set_title(title, fontsize=10)
+    if ylim is not None:
+        axes.set_ylim(*ylim)
     if len(series) <= 12:
         axes.legend(fontsize=6)
     return to_plot(fig, title, name, caption)

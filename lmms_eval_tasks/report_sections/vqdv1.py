@@ -75,8 +75,9 @@ def render(context: SectionContext) -> list[Block]:
             "VQDv1 precision and recall vs ground-truth box count",
             context.plot_name("precision_recall"),
             series,
-            "ground-truth boxes (4 = 4+)",
+            "ground-truth boxes",
             "%",
+            xticks=list(enumerate(BUCKETS)),
         )
         blocks.insert(2, plot)
     return blocks

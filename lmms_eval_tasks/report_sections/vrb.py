@@ -121,6 +121,7 @@ def render(context: SectionContext) -> list[Block]:
                     series,
                     "severity (0 = clean)",
                     "error (1 - accuracy)",
+                    ylim=(0.0, 1.0),
                 )
             )
     pool: dict[str, dict[str, list[float]]] = {}
