@@ -23,8 +23,8 @@ from lmms_eval_tasks.scoring.revisiting import (
     category_accuracies,
     check_options,
     check_protocol,
+    closing_counts,
     digits_to_words,
-    empty_predictions,
     judged_records,
     mean,
     official_digits_to_words,
@@ -89,10 +89,7 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
     metrics["macro_accuracy"] = mean(list(accuracies.values()))
     for name in present:
         metrics[f"questions_{name}"] = len(by_template[name])
-    metrics["questions"] = len(judged)
-    metrics["empty_predictions"] = empty_predictions(records)
-    metrics["protocol"] = protocol
-    return metrics
+    return closing_counts(metrics, records, judged, protocol)
 
 
 per_question_correct = per_question_correct_for(judge_records, itemgetter(0), itemgetter(2))

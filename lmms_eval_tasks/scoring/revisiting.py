@@ -167,6 +167,17 @@ def empty_predictions(records: Iterable[dict[str, Any]]) -> int:
     return sum(1 for record in records if not str(record.get("prediction") or "").strip())
 
 
+def closing_counts(
+    metrics: dict[str, Any], records: list[dict[str, Any]], judged: list[Any], protocol: str, **counts: int
+) -> dict[str, Any]:
+    """``metrics`` completed with the question count, ``counts``, the empty predictions and the protocol."""
+    metrics["questions"] = len(judged)
+    metrics.update(counts)
+    metrics["empty_predictions"] = empty_predictions(records)
+    metrics["protocol"] = protocol
+    return metrics
+
+
 def prediction_text(record: dict[str, Any], index: int | str) -> str:
     """The record's ``prediction``, surrounding whitespace stripped (as the authors' inference code does
     before writing its answer files); None -> ""; RecordError when missing or not a string."""

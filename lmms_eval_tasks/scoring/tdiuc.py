@@ -33,8 +33,8 @@ from lmms_eval_tasks.scoring.revisiting import (
     category_accuracies,
     check_options,
     check_protocol,
+    closing_counts,
     digits_to_words,
-    empty_predictions,
     harmonic_mean,
     judged_records,
     mean,
@@ -180,11 +180,7 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
     for name in types:
         metrics[f"normalized_accuracy_{name}"] = normalized[name]
         metrics[f"questions_{name}"] = len(by_type[name])
-    metrics["questions"] = len(judged)
-    metrics["question_types"] = len(types)
-    metrics["empty_predictions"] = empty_predictions(records)
-    metrics["protocol"] = protocol
-    return metrics
+    return closing_counts(metrics, records, judged, protocol, question_types=len(types))
 
 
 per_question_correct = per_question_correct_for(judge_records, itemgetter(0), itemgetter(3))
