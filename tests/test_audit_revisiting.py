@@ -280,3 +280,73 @@ def test_slim_vqdv1_keeps_multi_box_queries() -> None:
     result = slim(entries, KINDS["vqdv1"], ratio=0.5, minimum=1, seed=0)
     sizes = [len([b for b in e["gtbox"] if b]) for e in result.entries]
     assert (sizes.count(0), sizes.count(1), sizes.count(2)) == (2, 2, 3)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Prompts (byte-exact against the spec's files) and num2words spelling
+# ---------------------------------------------------------------------------------------------------------
+
+PROMPT_DIR = __import__("pathlib").Path(__file__).parent / "data" / "spec" / "prompts"
+
+
+@pytest.mark.parametrize(
+    ("dataset", "variant", "filename"),
+    [
+        ("tdiuc", "hf", "revisiting_tdiuc_hf_models.txt"),
+        ("tdiuc", "gpt", "revisiting_tdiuc_gpt.txt"),
+        ("tallyqa", "hf", "revisiting_tallyqa.txt"),
+        ("tallyqa", "gpt", "revisiting_tallyqa_gpt.txt"),
+        ("dvqa", "hf", "revisiting_dvqa.txt"),
+        ("dvqa", "gpt", "revisiting_dvqa_gpt.txt"),
+    ],
+)
+def test_prompts_match_spec_files(dataset: str, variant: str, filename: str) -> None:
+    from lmms_eval_tasks.tasks.revisiting.common import PROMPTS
+
+    assert PROMPTS[dataset][variant] == (PROMPT_DIR / filename).read_text(encoding="utf-8")
+
+
+def test_llava15_tdiuc_wrapping() -> None:
+    # spec: LLaVA-1.5 wraps it as `USER: <image>\n{question},{prompt}\nASSISTANT:` (no space after the comma)
+    from lmms_eval_tasks.tasks.revisiting.common import PROMPTS, TDIUC_INSTRUCTION
+
+    assert PROMPTS["tdiuc"]["llava15"] == "{question}," + TDIUC_INSTRUCTION
+
+
+def test_vqdv1_prompts_match_spec() -> None:
+    from lmms_eval_tasks.tasks.vqdv1 import prompts
+
+    api = (PROMPT_DIR / "revisiting_vqdv1_gpt.txt").read_text(encoding="utf-8")
+    assert prompts.TEMPLATES["api"] == api
+    assert prompts.LLAVA15_INSTRUCTION == (
+        "Please answer the question by generating a list of bounding box coordinates around the objects the "
+        "question is asking, and if no such object exists in the image, answer: [[]]"
+    )
+    assert prompts.LLAVA_NEXT_INSTRUCTION == (
+        "Please generate a list of bounding boxes coordinates of the region this query describes. Use the "
+        "format [[x_min,y_min,x_max,y_max]....]. Do not respond in sentences, and only generate the bounding "
+        "boxes. Respond with an empty list [[]], if no such region exists in the image."
+    )
+
+
+@pytest.mark.parametrize(
+    ("number", "words"),
+    [  # num2words 0.5.x English cardinals (its merge rule: "-" below 100, " and " after a hundred/scale
+        # when the rest is < 100, ", " otherwise)
+        (0, "zero"),
+        (15, "fifteen"),
+        (21, "twenty-one"),
+        (100, "one hundred"),
+        (105, "one hundred and five"),
+        (1000, "one thousand"),
+        (1001, "one thousand and one"),
+        (1100, "one thousand, one hundred"),
+        (1234, "one thousand, two hundred and thirty-four"),
+        (100000, "one hundred thousand"),
+        (2000000, "two million"),
+    ],
+)
+def test_digits_spelled_as_num2words(number: int, words: str) -> None:
+    from lmms_eval_tasks.scoring.revisiting import digits_to_words
+
+    assert digits_to_words(str(number)) == words
