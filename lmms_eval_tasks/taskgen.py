@@ -167,6 +167,20 @@ def task_docs_module(hooks: str, tasks: Sequence[str], source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+EMPTY_PROMPT_KWARGS = {"default": {"pre_prompt": "", "post_prompt": ""}}  # no text around the question
+
+
+def greedy_generation(max_new_tokens: int) -> dict[str, Any]:
+    """The ``generation_kwargs`` of deterministic (greedy) decoding of at most ``max_new_tokens``."""
+    return {
+        "max_new_tokens": max_new_tokens,
+        "temperature": 0,
+        "top_p": 1.0,
+        "num_beams": 1,
+        "do_sample": False,
+    }
+
+
 def hook_settings(hooks: str, *, doc_to_target: Any = None, **extra: Any) -> dict[str, Any]:
     """The YAML settings every generating task of a benchmark shares: its hooks for the visual, the prompt,
     the results (and the target, a field name or a hook), then ``extra`` settings in order."""

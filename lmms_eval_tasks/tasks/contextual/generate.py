@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.taskgen import REPOSITORY_ROOT, Function, TaskYaml, render_task, task_docs_module
+from lmms_eval_tasks.taskgen import (
+    EMPTY_PROMPT_KWARGS,
+    REPOSITORY_ROOT,
+    TaskYaml,
+    greedy_generation,
+    hook_settings,
+    render_task,
+    task_docs_module,
+)
 from lmms_eval_tasks.tasks.contextual import make_sample
 from lmms_eval_tasks.tasks.contextual.hooks import LOWER_IS_BETTER, TASKS, metric_keys
 
@@ -50,19 +58,12 @@ def _data_settings(task: str) -> dict[str, Any]:
 def _settings(task: str) -> dict[str, Any]:
     return {
         **_data_settings(task),
-        "output_type": "generate_until",
-        "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),
-        "doc_to_text": Function(f"{HOOKS}.doc_to_text"),
-        "doc_to_target": "response" if TASKS[task].judged else "instruction",
-        "process_results": Function(f"{HOOKS}.process_results"),
-        "lmms_eval_specific_kwargs": {"default": {"pre_prompt": "", "post_prompt": ""}},
-        "generation_kwargs": {
-            "max_new_tokens": MAX_NEW_TOKENS,
-            "temperature": 0,
-            "top_p": 1.0,
-            "num_beams": 1,
-            "do_sample": False,
-        },
+        **hook_settings(
+            HOOKS,
+            doc_to_target="response" if TASKS[task].judged else "instruction",
+            lmms_eval_specific_kwargs=EMPTY_PROMPT_KWARGS,
+            generation_kwargs=greedy_generation(MAX_NEW_TOKENS),
+        ),
     }
 
 

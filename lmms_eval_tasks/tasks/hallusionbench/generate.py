@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.taskgen import TaskYaml, benchmark_files, hook_settings
+from lmms_eval_tasks.taskgen import (
+    EMPTY_PROMPT_KWARGS,
+    TaskYaml,
+    benchmark_files,
+    greedy_generation,
+    hook_settings,
+)
 from lmms_eval_tasks.tasks.hallusionbench import make_sample
 from lmms_eval_tasks.tasks.hallusionbench.hooks import HF_DATASET, HIGHER_IS_BETTER, RESULT_KEYS, TASKS
 
@@ -45,14 +51,8 @@ def _settings(task: str) -> dict[str, Any]:
         **hook_settings(
             HOOKS,
             doc_to_target="gt_answer_details",
-            lmms_eval_specific_kwargs={"default": {"pre_prompt": "", "post_prompt": ""}},
-            generation_kwargs={
-                "max_new_tokens": 128,
-                "temperature": 0,
-                "top_p": 1.0,
-                "num_beams": 1,
-                "do_sample": False,
-            },
+            lmms_eval_specific_kwargs=EMPTY_PROMPT_KWARGS,
+            generation_kwargs=greedy_generation(128),
         ),
     }
 

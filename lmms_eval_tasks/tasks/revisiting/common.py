@@ -21,6 +21,7 @@ from typing import Any
 
 from lmms_eval_tasks.harness import TaskHooks
 from lmms_eval_tasks.scoring import RecordError
+from lmms_eval_tasks.taskgen import greedy_generation, prepared_dataset_files
 
 TDIUC_INSTRUCTION = (
     "Please answer the question in one word, answer 'doesnotapply' if you believe the question is not "
@@ -60,13 +61,7 @@ SPECIFIC_KWARGS: dict[str, dict[str, str]] = {
     "gpt4v": {"prompt": "gpt"},
     "batch_gpt4": {"prompt": "gpt"},
 }
-GENERATION_KWARGS: dict[str, Any] = {
-    "max_new_tokens": 100,
-    "temperature": 0,
-    "top_p": 1.0,
-    "num_beams": 1,
-    "do_sample": False,
-}
+GENERATION_KWARGS: dict[str, Any] = greedy_generation(100)
 
 
 def prompt_env(dataset: str) -> str:
@@ -247,8 +242,6 @@ def generated_files(
 ) -> dict[str, str | bytes]:
     """A dataset's generated files (``taskgen.prepared_dataset_files``) with the paper's prompts per model and
     generation settings."""
-    from lmms_eval_tasks.taskgen import prepared_dataset_files
-
     return prepared_dataset_files(
         benchmark,
         descriptions,

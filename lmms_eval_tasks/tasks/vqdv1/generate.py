@@ -5,7 +5,7 @@ Run through ``make generate`` (``python -m lmms_eval_tasks.taskgen``); a test fa
 
 from __future__ import annotations
 
-from lmms_eval_tasks.taskgen import prepared_dataset_files
+from lmms_eval_tasks.taskgen import greedy_generation, prepared_dataset_files
 from lmms_eval_tasks.tasks.vqdv1 import BENCHMARK, make_sample
 
 DESCRIPTIONS = {
@@ -32,11 +32,5 @@ def generated_files() -> dict[str, str | bytes]:
         make_sample,
         lower_is_better=LOWER_IS_BETTER,
         lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
-        generation_kwargs={
-            "max_new_tokens": 200,
-            "temperature": 0,
-            "top_p": 1.0,
-            "num_beams": 1,
-            "do_sample": False,
-        },
+        generation_kwargs=greedy_generation(200),
     )
