@@ -489,3 +489,28 @@ def test_report_opens_in_headless_chromium_without_console_errors(
     assert dom.returncode == 0, dom.stderr[-3000:]
     assert "HallusionBench" in dom.stdout and "<img" in dom.stdout
     assert "Uncaught" not in dom.stderr
+
+
+def test_a_failing_section_falls_back_to_headline_metrics(tmp_path: Path) -> None:
+    from lmms_eval_tasks.registry import Benchmark, register, unregister
+
+    register(
+        Benchmark(
+            name="brokenbench", title="Broken bench", description="", scorer="x:y", record_fields=(),
+            headline_metrics=("score",), report_section="lmms_eval_tasks.report_sections:no_such_function",
+        )
+    )  # fmt: skip
+    try:
+        crafted_run(
+            tmp_path / "out", "brokenbench", "brokenbench", {"score": 12.5},
+            extra=({"benchmark": "tdiuc", "task": "tdiuc", "metrics": {"micro_accuracy": 70.0}},),
+        )  # fmt: skip
+        html_path = write_report_for_runs([tmp_path / "out"], tmp_path / "report")
+    finally:
+        unregister("brokenbench")
+    markdown = (html_path.parent / "report.md").read_text(encoding="utf-8")
+    tables = md_tables(markdown)
+    assert "The brokenbench section could not be rendered (AttributeError" in markdown
+    label = "crafted (crafted-model) / "
+    assert row(tables["Broken :: Headline metrics"], label + "brokenbench")["score"] == "12.50"
+    assert row(tables["TDIUC :: Main results, a row per run"], label + "tdiuc")["micro"] == "70.00"
