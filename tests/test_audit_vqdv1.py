@@ -154,3 +154,61 @@ def test_official_metrics_by_hand() -> None:
     # "Micro Accuracy" line: counts < 5: 1 + 2/3 + 2/3; + mean of the LAST key (count 6) 2/3 -> 3; / 6 = 0.5
     assert m["macro_f1"] == pytest.approx(50.0)
     assert m["f1_5+"] == pytest.approx(100 * (0 + 2 / 3) / 2)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Differential check against an independent reading of the spec, on random small-grid boxes
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _reference_f1(gt: list, pred: list, official: bool) -> float:
+    """The spec's per-query F1 written independently (official: FN = every GT box)."""
+
+    def area(b):
+        return (b[2] - b[0]) * (b[3] - b[1])
+
+    def overlap(a, b):
+        w = min(a[2], b[2]) - max(a[0], b[0])
+        h = min(a[3], b[3]) - max(a[1], b[1])
+        inter = max(0, w) * max(0, h)
+        union = area(a) + area(b) - inter
+        return inter / union if union > 0 else 0.0
+
+    if not gt:
+        return 1.0 if not pred else 0.0
+    if not pred:
+        return 0.0
+    left = list(pred)
+    tp = 0
+    for g in gt:
+        scores = [overlap(g, p) for p in left]
+        if scores and max(scores) >= 0.5:
+            del left[scores.index(max(scores))]  # first of the best
+            tp += 1
+    fp = len(left)
+    fn = len(gt) if official else len(gt) - tp
+    if tp == 0:
+        return 0.0
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    return 2 * precision * recall / (precision + recall)
+
+
+def test_random_queries_match_reference() -> None:
+    import random
+
+    rng = random.Random(11)
+
+    def random_box():
+        x, y = rng.randint(0, 8), rng.randint(0, 8)
+        return [x, y, rng.randint(1, 6), rng.randint(1, 6)]  # xywh, pixels >= 1 so never relative
+
+    for _ in range(3000):
+        gt = [random_box() for _ in range(rng.choice([0, 0, 1, 1, 2, 3, 4, 6]))]
+        pred = [random_box() for _ in range(rng.choice([0, 1, 2, 3, 5]))]
+        pred_xyxy = [(x, y, x + w, y + h) for x, y, w, h in pred]
+        gt_xyxy = [(x, y, x + w, y + h) for x, y, w, h in gt]
+        text = _box_text(pred_xyxy) if pred else "[[]]"
+        record = _record(1, gt or [[]], text)
+        for official in (False, True):
+            got = vqdv1.score_query(record, 0, protocol="official" if official else "default").f1
+            assert got == pytest.approx(_reference_f1(gt_xyxy, pred_xyxy, official)), (gt, pred, official)
