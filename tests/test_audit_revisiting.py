@@ -350,3 +350,37 @@ def test_digits_spelled_as_num2words(number: int, words: str) -> None:
     from lmms_eval_tasks.scoring.revisiting import digits_to_words
 
     assert digits_to_words(str(number)) == words
+
+
+def test_tallyqa_random_aggregates_match_reference() -> None:
+    """Micro, bucket macro and clipped RMSE per split recomputed independently on random records."""
+    rng = random.Random(5)
+    words = {0: "zero", 1: "one", 2: "two", 3: "three", 7: "seven", 15: "fifteen", 20: "twenty"}
+    records = []
+    for i in range(600):
+        answer = rng.choice([0, 0, 1, 1, 2, 3, 4, 5, 6, 9, 12])
+        kind = rng.random()
+        if kind < 0.5:
+            value = rng.choice([answer, answer, rng.randint(-2, 25)])
+            text = str(value)
+        elif kind < 0.8:
+            value = rng.choice(list(words))
+            text = words[value].capitalize() + rng.choice(["", "."])
+        else:
+            value, text = None, rng.choice(["many", "a few", "lots of them", ""])
+        simple = rng.random() < 0.5
+        records.append({"question_id": i, "answer": answer, "prediction": text, "issimple": simple})
+        records[-1]["_value"] = value
+    m = tallyqa.score_records(records)
+    for split, flag in (("simple", True), ("complex", False)):
+        items = [r for r in records if r["issimple"] is flag]
+        right = [r["_value"] is not None and r["_value"] == r["answer"] for r in items]
+        assert m[f"{split}_micro_accuracy"] == pytest.approx(100 * sum(right) / len(items))
+        buckets: dict[str, list[bool]] = {}
+        for r, ok in zip(items, right, strict=True):
+            buckets.setdefault(str(min(r["answer"], 4)), []).append(ok)
+        macro = sum(100 * sum(v) / len(v) for v in buckets.values()) / len(buckets)
+        assert m[f"{split}_macro_accuracy"] == pytest.approx(macro)
+        errors = [(min(max(r["_value"], 0), 15) - r["answer"]) ** 2 for r in items if r["_value"] is not None]
+        assert m[f"{split}_rmse"] == pytest.approx(math.sqrt(sum(errors) / len(errors)))
+        assert m[f"{split}_unparsed"] == sum(r["_value"] is None for r in items)
