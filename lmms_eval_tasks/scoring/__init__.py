@@ -98,6 +98,18 @@ def check_option(
     return value
 
 
+def check_judge_options(judge: Any, judge_model: Any) -> None:
+    """One-line OptionError unless ``judge`` is a Judge object, null or a judge kind (any case, spaces
+    trimmed) and ``judge_model`` a string or null: the judge options every judged scorer takes."""
+    from lmms_eval_tasks.judges import KINDS
+    from lmms_eval_tasks.judges.base import Judge
+
+    if not isinstance(judge, Judge):
+        kind = judge.strip().lower() if isinstance(judge, str) else judge
+        check_option("judge", kind, str, choices=KINDS, allow_none=True)
+    check_option("judge_model", judge_model, str, allow_none=True)
+
+
 def get_scorer(benchmark: str) -> Callable[..., dict[str, Any]]:
     """Return the ``score_records`` function for ``benchmark`` or raise KeyError listing the known ones."""
     from lmms_eval_tasks.registry import get_benchmark, resolve

@@ -20,7 +20,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.scoring import RecordError, check_option, require_field
+from lmms_eval_tasks.scoring import RecordError, check_judge_options, check_option, require_field
 
 # ---------------------------------------------------------------------------------------------------------
 # Data model
@@ -459,13 +459,7 @@ def _scenario_counts(items: Sequence[Item], verdicts: list[list[bool | None]]) -
 
 def _check_judge_options(judge: Any, judge_model: Any, rouge: Any, image_judge: Any) -> None:
     """One-line OptionError for a bad judge, judge_model, rouge or image_judge option (check_option)."""
-    from lmms_eval_tasks.judges import KINDS
-    from lmms_eval_tasks.judges.base import Judge
-
-    if not isinstance(judge, Judge):
-        kind = judge.strip().lower() if isinstance(judge, str) else judge
-        check_option("judge", kind, str, choices=KINDS, allow_none=True)
-    check_option("judge_model", judge_model, str, allow_none=True)
+    check_judge_options(judge, judge_model)
     check_option("rouge", rouge, bool)
     check_option("image_judge", image_judge, bool)
 

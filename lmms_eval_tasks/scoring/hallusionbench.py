@@ -16,7 +16,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.scoring import OptionError, RecordError, check_option, require_field
+from lmms_eval_tasks.scoring import OptionError, RecordError, check_judge_options, check_option, require_field
 
 # ---------------------------------------------------------------------------------------------------------
 # Data model
@@ -925,14 +925,8 @@ def check_options(
     diagnosis: Any = True,
 ) -> None:
     """Validate the scorer options (one-line OptionError); ``judge`` may also be a Judge object."""
-    from lmms_eval_tasks.judges import KINDS
-    from lmms_eval_tasks.judges.base import Judge
-
     check_option("variant", variant, str, choices=VARIANTS)
-    if not isinstance(judge, Judge):
-        judge_kind = judge.strip().lower() if isinstance(judge, str) else judge
-        check_option("judge", judge_kind, str, choices=KINDS, allow_none=True)
-    check_option("judge_model", judge_model, str, allow_none=True)
+    check_judge_options(judge, judge_model)
     if isinstance(judge_model, str) and not judge_model.strip():
         raise OptionError("option judge_model: expected a model name or null, got an empty string")
     check_option("repeats", repeats, int, minimum=1, allow_none=True)
