@@ -44,7 +44,8 @@ def test_normalisation_number_words_articles_punctuation_contractions() -> None:
 def test_leave_one_out_vqa_accuracy(matching: int, expected: float) -> None:
     answers = ["cat"] * matching + ["dog"] * (10 - matching)
     assert vrb.vqa_accuracy("Cat.", answers) == pytest.approx(expected)
-    assert vrb.leave_one_out_accuracy([True] * matching + [False] * (10 - matching)) == pytest.approx(expected)
+    matches = [True] * matching + [False] * (10 - matching)
+    assert vrb.leave_one_out_accuracy(matches) == pytest.approx(expected)
 
 
 def test_official_protocol_is_case_sensitive_exact_match_on_mc_answer() -> None:
@@ -125,7 +126,7 @@ def test_zero_clean_error_gives_undefined_first_drop_not_a_number() -> None:
     assert raw["average_difference"] == pytest.approx(0.3)  # mean(.1,.2,.3,.4,.5)
 
 
-# ---- VRE ----------------------------------------------------------------------------------------------------
+# ---- VRE ---------------------------------------------------------------------------------------------------
 
 # Linear error curves E_l = e0 + s*l give F = s/e0, R = 5s/e0, rho = s, mu = e0 + 2.5 s, Delta = 3 s.
 #   (a,x) e0=.2 s=.02: F .1   R .5   rho .02 mu .25 Delta .06
@@ -203,7 +204,7 @@ def test_nan_accuracy_is_rejected() -> None:
         vrb.robustness({"m": {"x": [0.8, float("nan"), 0.7, 0.6, 0.5, 0.4]}})
 
 
-# ---- harness group (score_records on the union) equals the `vre` command on the same run ---------------------
+# ---- harness group (score_records on the union) equals the `vre` command on the same run -------------------
 
 
 def _record(qid: int, answers: list[str], prediction: str, corruption: str, severity: int) -> dict:
@@ -227,7 +228,8 @@ def test_group_metrics_equal_vre_command(tmp_path) -> None:
         records.append(_record(qid, answers, rng.choice(["cat", "dog", "2"]), "clean", 0))
         for corruption in ("snow", "zoom_blur"):
             for severity in range(1, 6):
-                records.append(_record(qid, answers, rng.choice(["cat", "dog", "2", "x"]), corruption, severity))
+                prediction = rng.choice(["cat", "dog", "2", "x"])
+                records.append(_record(qid, answers, prediction, corruption, severity))
     group = vrb.score_records(records)
     lines = ["model,corruption,severity,accuracy"]
     for level, value in group["accuracy_by_level"].items():
