@@ -140,25 +140,40 @@ def _run_label(reports_by_task: dict[str, dict[str, Any]], folder: Path) -> str:
     return folder.name
 
 
-def load_run(pack_folder: Path) -> Run:
-    """Read every report of one pack folder or run folder (unreadable files are listed, not fatal)."""
+def load_run(pack_folder: Path) -> list[Run]:
+    """Read every report of one pack folder or run folder (unreadable files are listed, not fatal).
+
+    Usually one run; reports of different models in one folder (``random_guess`` runs with different
+    ``--model_args`` share ``<output_path>/lmms_eval_tasks``) become one run per (model, model args).
+    """
     paths = _report_paths(pack_folder)
-    loaded: dict[str, dict[str, Any]] = {}
-    kept_paths: dict[str, Path] = {}
+    groups: dict[tuple[str, str], tuple[dict[str, dict[str, Any]], dict[str, Path]]] = {}
     errors: list[str] = []
     for task, path in paths.items():
         try:
-            loaded[task] = reports.read_report(path)
-            kept_paths[task] = path
+            report = reports.read_report(path)
         except reports.ReportError as error:
             errors.append(str(error))
             logger.warning(str(error))
-    run_ids = [
-        str(report["provenance"].get("run_id") or path.parent.name)
-        for report, path in zip(loaded.values(), kept_paths.values(), strict=True)
-    ]
-    host, host_path = _host_results(pack_folder, run_ids)
-    return Run(_run_label(loaded, pack_folder), pack_folder, loaded, kept_paths, host, host_path, errors)
+            continue
+        provenance = report["provenance"]
+        key = (str(provenance.get("model")), str(provenance.get("model_args")))
+        loaded, kept_paths = groups.setdefault(key, ({}, {}))
+        loaded[task] = report
+        kept_paths[task] = path
+    runs: list[Run] = []
+    for loaded, kept_paths in groups.values():
+        run_ids = [
+            str(report["provenance"].get("run_id") or path.parent.name)
+            for report, path in zip(loaded.values(), kept_paths.values(), strict=True)
+        ]
+        host, host_path = _host_results(pack_folder, run_ids)
+        runs.append(Run(_run_label(loaded, pack_folder), pack_folder, loaded, kept_paths, host, host_path))
+    if runs:
+        runs[0].errors = errors
+    elif errors:
+        logger.warning(f"{pack_folder}: no readable report ({len(errors)} unreadable)")
+    return runs
 
 
 def load_runs(run_dirs: Sequence[str | os.PathLike[str]]) -> list[Run]:
@@ -166,9 +181,7 @@ def load_runs(run_dirs: Sequence[str | os.PathLike[str]]) -> list[Run]:
     runs: list[Run] = []
     for run_dir in run_dirs:
         for pack_folder in _pack_folders(Path(run_dir)):
-            run = load_run(pack_folder)
-            if run.reports:
-                runs.append(run)
+            runs.extend(run for run in load_run(pack_folder) if run.reports)
     if not runs:
         raise ReportInputError(f"no readable pack report in {', '.join(map(str, run_dirs))}")
     seen: dict[str, int] = {}

@@ -95,10 +95,11 @@ def crafted_run(
     limit: int | None = None,
     warnings: tuple[str, ...] = (),
     extra: tuple[dict[str, Any], ...] = (),
+    run_id: str = "20261201_000000",
 ) -> Path:
     """Write crafted reports (schema-checked by ``reports.build_report``) into a run folder of ``output``."""
     args = Namespace(model="crafted", model_args=model_args, limit=limit, seed=None, output_path=str(output))
-    folder = output / "crafted-model" / reports.PACK_FOLDER / "20261201_000000"
+    folder = output / "crafted-model" / reports.PACK_FOLDER / run_id
     for spec in (
         {"benchmark": benchmark, "task": task, "metrics": metrics, "details": details or {}},
         *extra,
@@ -514,3 +515,20 @@ def test_a_failing_section_falls_back_to_headline_metrics(tmp_path: Path) -> Non
     label = "crafted (crafted-model) / "
     assert row(tables["Broken :: Headline metrics"], label + "brokenbench")["score"] == "12.50"
     assert row(tables["TDIUC :: Main results, a row per run"], label + "tdiuc")["micro"] == "70.00"
+
+
+def test_one_pack_folder_with_two_models_gives_two_runs(tmp_path: Path) -> None:
+    crafted_run(tmp_path / "out", "tdiuc", "tdiuc", {"micro_accuracy": 10.0}, model_args="seed=0")
+    crafted_run(
+        tmp_path / "out",
+        "dvqa",
+        "dvqa",
+        {"micro_accuracy": 20.0},
+        model_args="seed=1",
+        run_id="20261201_000001",
+    )
+    runs = load_runs([tmp_path / "out"])
+    assert sorted((run.label, sorted(run.reports)) for run in runs) == [
+        ("crafted (seed=0)", ["tdiuc"]),
+        ("crafted (seed=1)", ["dvqa"]),
+    ]
