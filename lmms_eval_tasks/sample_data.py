@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import random
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,20 @@ def grid_slots(
             cell = cells.pop()
             x = (cell % columns) * cell_width + cell_width // 2
             yield kind, colour, x, (cell // columns) * cell_height + cell_height // 2
+
+
+def drawn_scenes(
+    seed: int,
+    scenes: Sequence[tuple[Any, Any]],
+    draw: Callable[[random.Random, Any], tuple[Image.Image, Any]],
+) -> Iterator[tuple[int, dict[str, Any], Any, Any]]:
+    """For each ``(shapes, questions)`` scene in turn: its index, the ``image_cell`` of what
+    ``draw(rng, shapes)`` drew, the drawn shapes it returned, and the questions; one ``Random(seed)``
+    serves every scene in order, so the sample is deterministic."""
+    rng = random.Random(seed)
+    for index, (shapes, questions) in enumerate(scenes):
+        image, drawn = draw(rng, shapes)
+        yield index, image_cell(image), drawn, questions
 
 
 def png_bytes(image: Image.Image) -> bytes:

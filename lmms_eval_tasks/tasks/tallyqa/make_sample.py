@@ -73,11 +73,8 @@ def _draw(rng: random.Random, shapes: list[tuple[str, str, int]]) -> tuple[Any, 
 
 def rows() -> list[dict[str, Any]]:
     """The sample's rows in TallyQA's schema plus an ``image`` cell."""
-    rng = random.Random(SEED)
     result: list[dict[str, Any]] = []
-    for image_id, (shapes, questions) in enumerate(SCENES):
-        image, drawn = _draw(rng, shapes)
-        cell = sample_data.image_cell(image)
+    for image_id, cell, drawn, questions in sample_data.drawn_scenes(SEED, SCENES, _draw):
         for text, simple, kind, colour in questions:
             count = sum(1 for k, c in drawn if k == kind and (colour is None or c == colour))
             result.append(

@@ -59,11 +59,8 @@ def _draw_scene(rng: random.Random, shapes: list[tuple[str, str, int]]) -> tuple
 
 def rows() -> list[dict[str, Any]]:
     """The sample's rows in the official VQDv1 schema plus an ``image`` cell."""
-    rng = random.Random(SEED)
     result: list[dict[str, Any]] = []
-    for image_id, (shapes, queries) in enumerate(SCENES):
-        image, drawn = _draw_scene(rng, shapes)
-        cell = sample_data.image_cell(image)
+    for image_id, cell, drawn, queries in sample_data.drawn_scenes(SEED, SCENES, _draw_scene):
         for kind, colour in queries:
             boxes = [
                 [float(value) for value in shape["box"]]
