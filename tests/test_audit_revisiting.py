@@ -36,6 +36,13 @@ def test_tdiuc_matching_rule(prediction: str, label: str, default: bool, officia
     assert tdiuc.is_correct(prediction, label, "official") is official
 
 
+@pytest.mark.parametrize(("prediction", "label"), [("mice", "mouse"), ("geese", "goose"), ("women", "woman")])
+def test_tdiuc_irregular_plurals_via_wordnet_exception_files(prediction: str, label: str) -> None:
+    # morphy reads noun.exc: irregular plurals reach the lemma's synset (real WordNet, not a stub)
+    assert tdiuc.is_correct(prediction, label)
+    assert tdiuc.is_correct(prediction, label, "official")
+
+
 def _tdiuc(question_type: str, label: str, prediction: str, n: list[int]) -> dict:
     n[0] += 1
     return {
