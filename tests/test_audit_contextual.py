@@ -172,3 +172,20 @@ def test_submission_files_match_what_the_authors_collect(tmp_path: Path) -> None
     assert json.loads(paths["json"].read_text()) == {
         "org/model": {"https://x/a.png": "It is 3.", "https://x/b.png": ""}
     }
+
+
+def test_repeats_average_rates_and_keep_unjudged_out() -> None:
+    records = [
+        {"image_url": f"u{i}", "instruction": "q", "response": "r", "category": "time", "prediction": "p",
+         "judge_verdict": verdicts}
+        for i, verdicts in enumerate([[1, 1], [0, None], [1, 0]])
+    ]  # fmt: skip
+    metrics = ctx.score_records(records, rouge=False)
+    # repeat 1: 2 / 3 = 66.667; repeat 2: (1 + 0) / 2 judged = 50.0 (the None is not a rejection)
+    assert metrics["acceptance_rate"] == pytest.approx((200 / 3 + 50) / 2)  # 58.333
+    assert metrics["unjudged"] == 1 and metrics["judged"] == 5 and metrics["accepted"] == 3
+    # sample std of (66.667, 50): sqrt(2 * 8.3333^2 / 1) = 11.785
+    assert metrics["acceptance_rate_std"] == pytest.approx(((200 / 3 - 175 / 3) ** 2 * 2) ** 0.5)
+    # majority verdict per question: u0 yes, u1 only one judged repeat (No), u2 tie -> None
+    correct = ctx.per_question_correct(records)
+    assert correct == {"u0": True, "u1": False, "u2": None}
