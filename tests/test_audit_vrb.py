@@ -243,3 +243,28 @@ def test_group_metrics_equal_vre_command(tmp_path) -> None:
     _, result = vre_command.compute([str(path)])
     for key in (*vrb.SUB_METRICS, "accuracy_average", "relative_accuracy_drop", "vre"):
         assert group[key] == pytest.approx(result["models"]["m"][key]), key
+
+
+@pytest.mark.slow
+def test_harness_group_equals_vre_command_on_the_same_run(tmp_path, capsys) -> None:
+    """The launcher's `vrb_sample` group numbers equal `lmms-eval-tasks vre` on that one run folder."""
+    import json
+
+    from lmms_eval_tasks.cli import main
+    from tests.helpers import results_json, run_launcher
+
+    output = tmp_path / "run"
+    completed = run_launcher(
+        "--tasks", "vrb_sample", "--model", "random_guess", "--model_args", "seed=1",
+        "--output_path", str(output),
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    group = results_json(output)["results"]["vrb_sample"]
+    assert main(["vre", f"m={output}"]) == 0
+    cli = json.loads(capsys.readouterr().out)["models"]["m"]
+    for key in ("accuracy_clean", *vrb.SUB_METRICS, "relative_accuracy_drop"):
+        value = group.get(f"{key},none")
+        if value is None or cli[key] is None:
+            assert value is None and cli[key] is None or (value != value and cli[key] is None), key
+        else:
+            assert value == pytest.approx(cli[key]), key
