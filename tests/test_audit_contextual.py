@@ -189,3 +189,30 @@ def test_repeats_average_rates_and_keep_unjudged_out() -> None:
     # majority verdict per question: u0 yes, u1 only one judged repeat (No), u2 tie -> None
     correct = ctx.per_question_correct(records)
     assert correct == {"u0": True, "u1": False, "u2": None}
+
+
+def test_judge_prompt_is_the_official_template_filled_once() -> None:
+    template = (Path(__file__).parent / "data" / "spec" / "prompts" / "contextual_gpt4_judge.txt").read_text()
+    item = ctx.parse_item(
+        {"image_url": "u", "instruction": "What {prediction}?", "response": "ten", "category": "time",
+         "prediction": "It says {groundtruth}"},
+        0,
+    )  # fmt: skip
+    # the official script: PROMPT.format(...) substitutes once; braces inside the values stay literal
+    expected = template.format(
+        instruction="What {prediction}?", groundtruth="ten", prediction="It says {groundtruth}"
+    )
+    assert ctx.judge_prompt(item) == expected
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="AUDIT: spec asks a 95% interval for each rating; only the overall acceptance_rate has one",
+)
+def test_interval_for_each_rating() -> None:
+    metrics = ctx.acceptance_metrics(CATEGORIES, VERDICTS)
+    # e.g. time: 1 accepted of 2 judged: p = .5, half = 1.959964 * sqrt(.25 / 2) = .692952 -> [0, 100] clipped
+    # natural: 3 of 6: half = 1.959964 * sqrt(.25 / 6) = .400076 -> [9.9924, 90.0076]
+    assert metrics["acceptance_rate_natural_ci95_low"] == pytest.approx(9.9924, abs=1e-3)
+    assert metrics["acceptance_rate_natural_ci95_high"] == pytest.approx(90.0076, abs=1e-3)
+    assert metrics["acceptance_rate_time_ci95_low"] == pytest.approx(0.0)
