@@ -268,3 +268,39 @@ def test_harness_group_equals_vre_command_on_the_same_run(tmp_path, capsys) -> N
             assert value is None and cli[key] is None or (value != value and cli[key] is None), key
         else:
             assert value == pytest.approx(cli[key]), key
+
+
+def _pool_csv(tmp_path) -> str:
+    lines = ["model,corruption,severity,accuracy"]
+    for model, corruptions in POOL.items():
+        lines.append(f"{model},clean,0,{corruptions['x'][0]!r}")
+        for name, curve in corruptions.items():
+            lines.extend(f"{model},{name},{level},{curve[level]!r}" for level in range(1, 6))
+    path = tmp_path / "pool.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_vre_command_preferences_numeric(tmp_path, capsys) -> None:
+    import json
+
+    from lmms_eval_tasks.cli import main
+
+    # ln 6 = 1.791759469228055 -> weights .6/.1/.1/.1/.1; VRE_a = .4 + .1 * 15/14 = 0.507143 (see above)
+    assert main(["vre", _pool_csv(tmp_path), "--preferences", "1.791759469228055,0,0,0,0"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    assert output["models"]["a"]["vre"] == pytest.approx(0.4 + 0.1 * 15 / 14)
+    assert output["pool"]["weights"]["first_drop"] == pytest.approx(0.6)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="AUDIT: docs/vrb.md:108 advertises `--preferences ln6,0,0,0,0`; the CLI rejects 'ln6'"
+)
+def test_vre_command_preferences_as_documented(tmp_path, capsys) -> None:
+    import json
+
+    from lmms_eval_tasks.cli import main
+
+    assert main(["vre", _pool_csv(tmp_path), "--preferences", "ln6,0,0,0,0"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    assert output["pool"]["weights"]["first_drop"] == pytest.approx(0.6)
