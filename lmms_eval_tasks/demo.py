@@ -165,6 +165,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"per-task reports (judge, verdicts, DARE's robustness table) under {args.output}/*/lmms_eval_tasks/"
     )
+    if not failed:
+        from lmms_eval_tasks.report import write_report_for_runs
+
+        report_path = write_report_for_runs([args.output / label for label in models], args.output / "report")
+        print(f"report (tables, plots, provenance): {report_path}")
     return 1 if failed else 0
 
 
