@@ -30,6 +30,12 @@ $(SETUP_STAMP): pyproject.toml constraints/cpu.txt
 	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava_hf]'
 	$(PIP) uninstall --quiet -y torchvision timm || true
 	$(MAKE) --no-print-directory tiny-llava
+	@# Headless Chromium for the report's browser test (root only; the test says why it skips otherwise).
+	@if command -v chromium >/dev/null 2>&1; then :; elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } || \
+	  echo "setup: chromium could not be installed: the report's browser test will be skipped"; \
+	else echo "setup: not root: chromium not installed (the report's browser test will be skipped)"; fi
 	touch $@
 
 # WordNet is (re)checked whenever its installer changes: "installed" means every file nltk opens is there,
