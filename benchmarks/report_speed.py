@@ -19,6 +19,7 @@ from typing import Any
 
 from lmms_eval_tasks import reports
 from lmms_eval_tasks.report import write_report_for_runs
+from lmms_eval_tasks.scoring.tdiuc import QUESTION_TYPES
 
 RUNS = 20
 HB_PREFIXES = (
@@ -59,20 +60,7 @@ CORRUPTIONS = (
     "pixelate",
 )
 DARE_CATEGORIES = ("count", "order", "vcr", "trick")
-TDIUC_TYPES = (
-    "absurd",
-    "activity_recognition",
-    "attribute",
-    "color",
-    "counting",
-    "object_presence",
-    "object_recognition",
-    "positional_reasoning",
-    "scene_recognition",
-    "sentiment_understanding",
-    "sport_recognition",
-    "utility_affordance",
-)
+TDIUC_TYPES = QUESTION_TYPES  # the scorer's list, not a copy
 
 
 def _pct(rng: random.Random) -> float:
