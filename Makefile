@@ -58,7 +58,7 @@ doctor: $(SETUP_STAMP) $(WORDNET_STAMP)
 # Regenerates every generated file (task YAML, per-task hook lines, sample data, host task index) from the
 # generators named in the benchmark registry; tests fail when a generated file drifts.
 generate: setup
-	$(PY) -m lmms_eval_tasks.taskgen
+	$(PY) -m lmms_eval_tasks.framework.taskgen
 
 tiny-llava:
 	$(PY) -m lmms_eval_tasks.cli build-tiny-llava --output $(CACHE)/tiny-llava

@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds; the best is reported")
     options = parser.parse_args()
 
-    from lmms_eval_tasks.scoring.hallusionbench import score_records
+    from lmms_eval_tasks.tasks.hallusionbench.scoring import score_records
 
     records = synthetic_records(random.Random(options.seed), repeats=options.repeats)
     single = synthetic_records(random.Random(options.seed), repeats=1)

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from lmms_eval_tasks import TASKS_DIR
-from lmms_eval_tasks.task_index import _load_yaml, pack_tasks, sample_tasks
+from lmms_eval_tasks.host.task_index import _load_yaml, pack_tasks, sample_tasks
 
 ENVIRONMENT = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -39,7 +39,7 @@ from lmms_eval.tasks import TaskManager, get_task_dict
 imported = time.process_time()
 include, task, use_pack = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 if use_pack:
-    from lmms_eval_tasks.launcher import install_pack_tasks
+    from lmms_eval_tasks.host.launcher import install_pack_tasks
     install_pack_tasks()
 manager = TaskManager("ERROR", include_path=include or None)
 tasks = get_task_dict([task], manager)

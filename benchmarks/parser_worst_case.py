@@ -1,6 +1,6 @@
 """Worst-case time of every parser of model output on a corpus of hostile outputs (~100 kB each).
 
-Parsers come from ``lmms_eval_tasks.scoring.parser_index.PARSERS`` (extend that list for a new benchmark);
+Parsers come from ``lmms_eval_tasks.framework.parser_index.PARSERS`` (extend that list for a new benchmark);
 the corpus from ``hostile_corpus()``. Each (parser, text) pair is timed as the best of ``--repeats`` runs
 and normalised to milliseconds per 100 kB of UTF-8 text; the target is under 50 ms for every parser.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from lmms_eval_tasks.scoring.parser_index import PARSERS, call_parser, hostile_corpus, text_bytes
+from lmms_eval_tasks.framework.parser_index import PARSERS, call_parser, hostile_corpus, text_bytes
 
 TARGET_MS = 50.0
 

@@ -17,9 +17,9 @@ from argparse import Namespace
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks import reports
-from lmms_eval_tasks.report import write_report_for_runs
-from lmms_eval_tasks.scoring.tdiuc import QUESTION_TYPES
+from lmms_eval_tasks.reporting import schema as reports
+from lmms_eval_tasks.reporting.human_report import write_report_for_runs
+from lmms_eval_tasks.tasks.tdiuc.scoring import QUESTION_TYPES
 
 RUNS = 20
 HB_PREFIXES = (

@@ -29,7 +29,7 @@ TDIUC_VARIANTS = [
 
 def tdiuc_records(count: int, rng: random.Random) -> list[dict[str, Any]]:
     """``count`` TDIUC records; about a third of the predictions are distinct free-text strings."""
-    from lmms_eval_tasks.scoring.tdiuc import QUESTION_TYPES
+    from lmms_eval_tasks.tasks.tdiuc.scoring import QUESTION_TYPES
 
     records = []
     for index in range(count):
@@ -84,7 +84,8 @@ def main() -> None:
     parser.add_argument("--tallyqa", type=int, default=40_000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    from lmms_eval_tasks.scoring import tallyqa, tdiuc
+    from lmms_eval_tasks.tasks.tallyqa import scoring as tallyqa
+    from lmms_eval_tasks.tasks.tdiuc import scoring as tdiuc
 
     rng = random.Random(args.seed)
     tdiuc_data = tdiuc_records(args.tdiuc, rng)

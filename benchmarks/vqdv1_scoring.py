@@ -10,7 +10,7 @@ import random
 import re
 import time
 
-from lmms_eval_tasks.scoring import vqdv1
+from lmms_eval_tasks.tasks.vqdv1 import scoring as vqdv1
 
 
 def _best_of(function, repeats: int = 5) -> float:

@@ -81,7 +81,7 @@ def main() -> None:
 
     import numpy as np
 
-    from lmms_eval_tasks.scoring.vrb import robustness_array, score_records
+    from lmms_eval_tasks.tasks.vrb.scoring import robustness_array, score_records
 
     records = synthetic_records(options.questions, options.seed)
     print(f"{len(records)} records ({options.questions} questions x 71 levels)")

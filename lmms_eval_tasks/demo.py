@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.registry import benchmark_for_task, benchmarks
+from lmms_eval_tasks.framework.registry import benchmark_for_task, benchmarks
 
 
 def find_results_file(folder: Path) -> Path | None:
@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"per-task reports (judge, verdicts, DARE's robustness table) under {args.output}/*/lmms_eval_tasks/"
     )
     if not failed:
-        from lmms_eval_tasks.report import write_report_for_runs
+        from lmms_eval_tasks.reporting.human_report import write_report_for_runs
 
         report_path = write_report_for_runs([args.output / label for label in models], args.output / "report")
         print(f"report (tables, plots, provenance): {report_path}")

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks import host
+from lmms_eval_tasks.host import patches as host
 
 JUDGE_PROBE_TIMEOUT = 3.0  # seconds: a reachability probe, not a judging request
 LOCAL_DATASET_BUILDERS = {"parquet", "json", "csv", "arrow", "text", "imagefolder", "audiofolder"}
@@ -218,8 +218,8 @@ def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
 
     Tasks on bundled files (``dataset_path: parquet`` etc.) run offline and are left out.
     """
-    from lmms_eval_tasks.registry import benchmark_for_task, benchmarks
-    from lmms_eval_tasks.task_index import pack_tasks, task_config
+    from lmms_eval_tasks.framework.registry import benchmark_for_task, benchmarks
+    from lmms_eval_tasks.host.task_index import pack_tasks, task_config
 
     found: dict[str, dict[tuple[str, str | None], list[str]]] = {name: {} for name in benchmarks()}
     for entry in pack_tasks():

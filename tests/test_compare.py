@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from lmms_eval_tasks import registry
 from lmms_eval_tasks.cli import main
-from lmms_eval_tasks.scoring import RecordError
-from lmms_eval_tasks.scoring.compare import compare_correctness, compare_runs, correctness_by_id, mcnemar
+from lmms_eval_tasks.framework import registry
+from lmms_eval_tasks.framework.comparison import compare_correctness, compare_runs, correctness_by_id, mcnemar
+from lmms_eval_tasks.framework.scoring import RecordError
 
 
 def toy_per_question(records: list[dict], *, strict: bool = False) -> dict[str, bool | None]:
@@ -226,7 +226,7 @@ def test_dare_per_question_uses_its_verdicts() -> None:
     run_a += binary({"A": "Yes", "B": "No", "C": "Yes", "D": "No"})
     run_b = [dare_record("q1", "A", "B"), dare_record("q2", "B", "B"), dare_record("q3", "C", "C")]
     run_b += binary({"A": "Yes", "B": "No", "C": "Yes", "D": "Yes"})
-    from lmms_eval_tasks.scoring.dare import per_question_correct
+    from lmms_eval_tasks.tasks.dare.scoring import per_question_correct
 
     correct_a = per_question_correct(run_a)
     assert correct_a == {
@@ -264,7 +264,7 @@ def hallusion_record(question_id: str, verdict) -> dict:
 
 
 def test_hallusionbench_per_question_majority_over_repeats() -> None:
-    from lmms_eval_tasks.scoring.hallusionbench import per_question_correct
+    from lmms_eval_tasks.tasks.hallusionbench.scoring import per_question_correct
 
     rows = [
         hallusion_record("0", ["1", "1", "0"]),  # 2 of 3 correct -> True

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks import host
 from lmms_eval_tasks.cli import main as cli_main
 from lmms_eval_tasks.doctor import benchmark_datasets, check_datasets, check_judge, check_models
+from lmms_eval_tasks.host import patches as host
 from tests.fake_openai import FakeOpenAIServer
 from tests.helpers import REPO_ROOT, offline_environment
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks import reports
-from lmms_eval_tasks.reports import latest_files
+from lmms_eval_tasks.reporting import schema as reports
+from lmms_eval_tasks.reporting.schema import latest_files
 from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher, samples_jsonl
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""lmms_eval_tasks.host: every host patch tied to the host versions it was written for, with a probe."""
+"""host.patches: every host patch tied to the host versions it was written for, with a probe."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from loguru import logger
 
-from lmms_eval_tasks import host
+from lmms_eval_tasks.host import patches as host
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,7 +156,7 @@ def test_the_task_index_fingerprint_includes_the_host_version(
 ) -> None:
     import shutil
 
-    from lmms_eval_tasks.task_index import load_host_index, write_host_index, yaml_fingerprint
+    from lmms_eval_tasks.host.task_index import load_host_index, write_host_index, yaml_fingerprint
 
     copy = tmp_path / "tasks"
     shutil.copytree(host.TASKS_DIR / "hallusionbench", copy / "hallusionbench")

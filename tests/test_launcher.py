@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.launcher import _with_pack_dir
-from lmms_eval_tasks.task_index import pack_tasks
+from lmms_eval_tasks.host.patches import with_pack_dir
+from lmms_eval_tasks.host.task_index import pack_tasks
 from tests.helpers import run_launcher
 
 pytestmark = pytest.mark.slow
@@ -62,11 +62,11 @@ def _write_local_task(folder: Path, name: str, process_results: str) -> None:
 
 
 def test_pack_dir_is_appended_after_user_paths_once() -> None:
-    pack = _with_pack_dir(None)
+    pack = with_pack_dir(None)
     assert len(pack) == 1
-    assert _with_pack_dir("/user/tasks")[0] == "/user/tasks"
-    assert _with_pack_dir(["/a", "/b"])[:2] == ["/a", "/b"]
-    assert _with_pack_dir(pack) == pack  # idempotent: never added twice
+    assert with_pack_dir("/user/tasks")[0] == "/user/tasks"
+    assert with_pack_dir(["/a", "/b"])[:2] == ["/a", "/b"]
+    assert with_pack_dir(pack) == pack  # idempotent: never added twice
 
 
 def test_tasks_list_shows_pack_tasks_next_to_host_tasks() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.launcher import check_models
+from lmms_eval_tasks.host.launcher import check_models
 from tests.helpers import offline_environment, run_launcher
 
 pytestmark = pytest.mark.slow

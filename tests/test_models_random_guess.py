@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from lmms_eval_tasks import registry
+from lmms_eval_tasks.framework import registry
+from lmms_eval_tasks.framework.registry import Benchmark
 from lmms_eval_tasks.models import SIMPLE_MODELS, answer_spaces
 from lmms_eval_tasks.models.answer_spaces import fallback_answer, listed_option_letters, looks_like_yes_no
 from lmms_eval_tasks.models.random_guess import RandomGuess, request_rng
-from lmms_eval_tasks.registry import Benchmark
 from tests.conftest import TINY_TASK_COLOURS
 
 TASK = "toy_task"

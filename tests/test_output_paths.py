@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks import output_paths
-from lmms_eval_tasks.output_paths import check_output_path, writability_problem
+from lmms_eval_tasks.host import output_paths
+from lmms_eval_tasks.host.output_paths import check_output_path, writability_problem
 from tests.helpers import run_launcher
 
 

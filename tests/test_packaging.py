@@ -64,7 +64,7 @@ def test_installed_distribution_declares_scripts_and_model_entry_point() -> None
     from importlib.metadata import entry_points
 
     scripts = {entry.name: entry.value for entry in entry_points(group="console_scripts")}
-    assert scripts["lmms_eval"] == "lmms_eval_tasks.launcher:run"
+    assert scripts["lmms_eval"] == "lmms_eval_tasks.host.launcher:run"
     assert scripts["lmms-eval-tasks"] == "lmms_eval_tasks.cli:run"
     models = {entry.name: entry.value for entry in entry_points(group="lmms_eval.models")}
     assert models["lmms_eval_tasks"] == "lmms_eval_tasks.models:model_manifests"

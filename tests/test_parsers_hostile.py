@@ -16,7 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lmms_eval_tasks.scoring.parser_index import PARSERS, ParserEntry, call_parser, hostile_corpus, text_bytes
+from lmms_eval_tasks.framework.parser_index import (
+    PARSERS,
+    ParserEntry,
+    call_parser,
+    hostile_corpus,
+    text_bytes,
+)
 
 BUDGET_SECONDS_PER_100KB = 2.0
 BUDGET_FLOOR_SECONDS = 0.25
@@ -86,7 +92,7 @@ def test_parser_survives_generated_text(entry: ParserEntry, text: str) -> None:
 def test_the_reported_hostile_cases_are_fast_and_right() -> None:
     """The two cases of the issue: the DARE list run and the rule judge's whitespace run."""
     from lmms_eval_tasks.judges.rules import extract_option_letter
-    from lmms_eval_tasks.scoring.dare import parse_generated
+    from lmms_eval_tasks.tasks.dare.scoring import parse_generated
 
     text = "x " + "A\nB\n" * 4000
     start = time.perf_counter()

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from lmms_eval_tasks.cli import main
-from lmms_eval_tasks.prepare import PreparationError, env_var, load_prepared, preparers
+from lmms_eval_tasks.framework.preparing import PreparationError, env_var, load_prepared, preparers
 
 
 def jpeg_bytes(colour=(200, 30, 30), size=(64, 48)) -> bytes:

@@ -16,18 +16,18 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from lmms_eval_tasks import reports
 from lmms_eval_tasks.cli import main as cli_main
 from lmms_eval_tasks.demo import sample_tasks
-from lmms_eval_tasks.registry import benchmarks
-from lmms_eval_tasks.report import (
+from lmms_eval_tasks.framework.registry import benchmarks
+from lmms_eval_tasks.reporting import schema as reports
+from lmms_eval_tasks.reporting.human_report import (
     ReportInputError,
     export_csv,
     export_leaderboard,
     load_runs,
     write_report_for_runs,
 )
-from lmms_eval_tasks.report_sections import fmt
+from lmms_eval_tasks.reporting.sections import fmt
 from tests.helpers import run_launcher
 
 PLOT_SIZES = {(720, 400), (600, 600)}
@@ -493,12 +493,12 @@ def test_report_opens_in_headless_chromium_without_console_errors(
 
 
 def test_a_failing_section_falls_back_to_headline_metrics(tmp_path: Path) -> None:
-    from lmms_eval_tasks.registry import Benchmark, register, unregister
+    from lmms_eval_tasks.framework.registry import Benchmark, register, unregister
 
     register(
         Benchmark(
             name="brokenbench", title="Broken bench", description="", scorer="x:y", record_fields=(),
-            headline_metrics=("score",), report_section="lmms_eval_tasks.report_sections:no_such_function",
+            headline_metrics=("score",), report_section="lmms_eval_tasks.reporting.sections:no_such_function",
         )
     )  # fmt: skip
     try:

@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks import __version__, harness, reports
-from lmms_eval_tasks.reports import ReportError, build_report, read_report, strict_loads, validate_report
+from lmms_eval_tasks import __version__
+from lmms_eval_tasks.framework import hooks as harness
+from lmms_eval_tasks.reporting import schema as reports
+from lmms_eval_tasks.reporting.schema import (
+    ReportError,
+    build_report,
+    read_report,
+    strict_loads,
+    validate_report,
+)
 
 
 def _args(output: Path, **extra) -> Namespace:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks import __version__, reports
+from lmms_eval_tasks import __version__
+from lmms_eval_tasks.reporting import schema as reports
 from tests.helpers import run_launcher
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks.cli import main
-from lmms_eval_tasks.scoring import OptionError, check_option, read_jsonl
+from lmms_eval_tasks.framework.scoring import OptionError, check_option, read_jsonl
 
 RECORD = {
     "id": "q1",

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks import TASKS_DIR, registry
-from lmms_eval_tasks.registry import Benchmark, benchmarks
-from lmms_eval_tasks.task_index import _load_yaml, pack_tasks
-from lmms_eval_tasks.taskgen import (
+from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.framework import registry
+from lmms_eval_tasks.framework.registry import Benchmark, benchmarks
+from lmms_eval_tasks.framework.taskgen import (
     GroupYaml,
     TaskYaml,
     drifted,
@@ -20,6 +20,7 @@ from lmms_eval_tasks.taskgen import (
     render_task,
     stale,
 )
+from lmms_eval_tasks.host.task_index import _load_yaml, pack_tasks
 
 
 def _task_metrics(task: str, entries: dict) -> list[str]:

@@ -11,12 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.taskgen import Function, GroupYaml, TaskYaml, render_group, render_task, task_docs_module
+from lmms_eval_tasks.framework.taskgen import (
+    Function,
+    GroupYaml,
+    TaskYaml,
+    render_group,
+    render_task,
+    task_docs_module,
+)
 from tests.helpers import offline_environment, results_json, run_launcher
 
 TOY_PACKAGE = '''
-from lmms_eval_tasks import registry
-from lmms_eval_tasks.registry import Benchmark
+from lmms_eval_tasks.framework import registry
+from lmms_eval_tasks.framework.registry import Benchmark
 
 registry.register(
     Benchmark(
@@ -41,7 +48,7 @@ def score_records(records, bonus=0.0):
 '''
 
 TOY_HOOKS = '''
-from lmms_eval_tasks.harness import TaskHooks
+from lmms_eval_tasks.framework.hooks import TaskHooks
 import toyshape  # registers the benchmark
 
 

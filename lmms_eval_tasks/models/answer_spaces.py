@@ -21,7 +21,7 @@ RandomAnswer = Callable[[str, dict, random.Random], str]
 
 def answer_spaces() -> list[tuple[str, str]]:
     """(task-name prefix, "module:function") for every registered benchmark with an answer space."""
-    from lmms_eval_tasks.registry import benchmarks
+    from lmms_eval_tasks.framework.registry import benchmarks
 
     return [
         (prefix, benchmark.random_answer)

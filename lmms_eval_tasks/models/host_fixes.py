@@ -1,4 +1,4 @@
-"""The pack's fixes for lmms-eval 0.7.3 bugs, under their old names; they live in ``lmms_eval_tasks.host``.
+"""The pack's fixes for lmms-eval 0.7.3 bugs under their old names; they live in ``host.patches``.
 
 Each ``install_*`` applies one patch through ``host.apply_patch``: only on the host versions it was written
 for and when its probe finds the code it expects (otherwise a warning, and the host is left alone).
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lmms_eval_tasks import host
-from lmms_eval_tasks.host import is_loglikelihood_result
+from lmms_eval_tasks.host import patches as host
+from lmms_eval_tasks.host.patches import is_loglikelihood_result
 
 __all__ = [
     "install_host_fixes",

@@ -19,7 +19,7 @@ from lmms_eval.api.model import lmms
 from loguru import logger
 from tqdm import tqdm
 
-from lmms_eval_tasks import host
+from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.models.answer_spaces import answer_function, fallback_answer
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.taskgen import (
+from lmms_eval_tasks.framework.taskgen import (
     EMPTY_PROMPT_KWARGS,
     REPOSITORY_ROOT,
     TaskYaml,
@@ -86,7 +86,7 @@ def data_files() -> dict[str, bytes]:
     """{file name in data/: parquet bytes} from the official CSVs."""
     import datasets
 
-    from lmms_eval_tasks.sample_data import parquet_bytes
+    from lmms_eval_tasks.framework.sample_data import parquet_bytes
     from lmms_eval_tasks.tasks.contextual.prepare import read_csv
 
     files = {}

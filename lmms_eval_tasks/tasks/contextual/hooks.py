@@ -1,6 +1,6 @@
 """Thin lmms-eval hooks for the ConTextual tasks: image, prompt, one ``score`` record per instruction.
 
-Metric logic lives in ``lmms_eval_tasks.scoring.contextual``. Judged tasks (``contextual``,
+Metric logic lives in ``lmms_eval_tasks.tasks.contextual.scoring``. Judged tasks (``contextual``,
 ``contextual_sample``) are judged and scored once per task in aggregation; submission tasks
 (``contextual_test``, ``contextual_sample_submission``) only write the leaderboard predictions file.
 Options from the environment (recorded in each report): ``LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL``
@@ -20,10 +20,10 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks import harness
-from lmms_eval_tasks.harness import TaskHooks
-from lmms_eval_tasks.scoring import RecordError
-from lmms_eval_tasks.scoring import contextual as scoring
+from lmms_eval_tasks.framework import hooks as harness
+from lmms_eval_tasks.framework.hooks import TaskHooks
+from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.tasks.contextual import scoring
 from lmms_eval_tasks.tasks.contextual.prepare import DATA_ENV, default_data_dir, image_filename
 
 PROTOCOL_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL"

@@ -4,7 +4,7 @@ Ten instructions over clock faces (analog and digital), a price list, road and p
 a street-name sign and a small bar chart. The columns are the official CSV's (``image_url, instruction,
 response, category``) plus an HF ``Image`` column; ``image_url`` is a ``sample://`` identifier (nothing is
 downloaded). References are short, so the offline rule judge can decide them. Deterministic: the drift test
-regenerates the parquet file byte for byte (``python -m lmms_eval_tasks.taskgen``).
+regenerates the parquet file byte for byte (``python -m lmms_eval_tasks.framework.taskgen``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_eval_tasks.sample_data import (
+from lmms_eval_tasks.framework.sample_data import (
     BLACK,
     COLOURS,
     WHITE,

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from loguru import logger
 
-from lmms_eval_tasks.scoring.contextual import CATEGORIES
+from lmms_eval_tasks.tasks.contextual.scoring import CATEGORIES
 
 KIND = "contextual"
 DATA_ENV = "LMMS_EVAL_TASKS_DATA_CONTEXTUAL"  # the shared prepare convention: LMMS_EVAL_TASKS_DATA_<KIND>
@@ -64,7 +64,7 @@ class CsvRow:
 def default_data_dir() -> Path:
     """``$LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (or ``$LMMS_EVAL_TASKS_DATA/contextual``), else
     ``$LMMS_EVAL_TASKS_CACHE/contextual`` (``~/.cache/lmms_eval_tasks/contextual``)."""
-    from lmms_eval_tasks.prepare import prepared_dir
+    from lmms_eval_tasks.framework.preparing import prepared_dir
 
     configured = prepared_dir(KIND)
     if configured is not None:

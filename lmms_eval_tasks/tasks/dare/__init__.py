@@ -1,13 +1,13 @@
 """DARE: multiple-choice VQA along four robustness axes (prompts, output formats, option sets, #correct)."""
 
-from lmms_eval_tasks.registry import Benchmark
+from lmms_eval_tasks.framework.registry import Benchmark
 
 BENCHMARK = Benchmark(
     name="dare",
     title="DARE (arXiv 2409.18023)",
     description="multiple-choice VQA along four robustness axes: prompts, output formats, option sets, "
     "number of correct answers",
-    scorer="lmms_eval_tasks.scoring.dare:score_records",
+    scorer="lmms_eval_tasks.tasks.dare.scoring:score_records",
     record_fields=("id", "setup", "format", "prompt", "category", "A", "B", "C", "D", "answer"),
     headline_metrics=(
         "single_accuracy",
@@ -19,10 +19,10 @@ BENCHMARK = Benchmark(
         "multi_f1",
         "unparsed",
     ),
-    per_question="lmms_eval_tasks.scoring.dare:per_question_correct",
+    per_question="lmms_eval_tasks.tasks.dare.scoring:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.dare.hooks:random_answer",
     sample_tasks=("dare_sample",),
     generated_files=("lmms_eval_tasks.tasks.dare.grid:generated_files",),
-    report_section="lmms_eval_tasks.report_sections.dare:render",
+    report_section="lmms_eval_tasks.tasks.dare.report_section:render",
     docs="docs/dare.md",
 )

@@ -1,6 +1,6 @@
 """The DARE task grid: every task and group, their metric keys, and the files generated from them.
 
-``make generate`` (``python -m lmms_eval_tasks.taskgen``) writes, through ``generated_files``, the YAML
+``make generate`` writes, through ``generated_files``, the YAML
 files under ``validation/``, ``test/``, ``sample/`` and ``groups/``, ``task_docs.py`` and the sample
 parquet files; a test checks the committed files match. Task names:
 ``dare[_sample|_test]_<setup>_<format>_p<prompt>`` (setup single, single_var, multi) and the multi
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmms_eval_tasks.scoring.dare import GOLD_COUNTS, PROMPTS, TABLE_COLUMNS
-from lmms_eval_tasks.taskgen import GENERATED_HEADER, GroupYaml, TaskYaml, render_group, render_task
+from lmms_eval_tasks.framework.taskgen import GENERATED_HEADER, GroupYaml, TaskYaml, render_group, render_task
+from lmms_eval_tasks.tasks.dare.scoring import GOLD_COUNTS, PROMPTS, TABLE_COLUMNS
 
 TASK_DIR = Path(__file__).resolve().parent
 FOLDER = "lmms_eval_tasks/tasks/dare"
@@ -310,7 +310,7 @@ def expected_files() -> dict[Path, str]:
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} of every generated DARE file: YAML, task_docs.py, the sample."""
-    from lmms_eval_tasks.taskgen import task_docs_module
+    from lmms_eval_tasks.framework.taskgen import task_docs_module
     from lmms_eval_tasks.tasks.dare import make_sample
 
     files: dict[str, str | bytes] = {

@@ -2,7 +2,7 @@
 
 Every task shares these hooks; a task's identity (setup, format, prompt, variant) reaches them through its
 ``task_docs.process_docs_<task>``, which adds ``dare_*`` columns and the task name to the docs. Metric
-logic lives in ``lmms_eval_tasks.scoring.dare``; see docs/dare.md for the design.
+logic lives in ``lmms_eval_tasks.tasks.dare.scoring``; see docs/dare.md for the design.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.harness import TaskHooks
-from lmms_eval_tasks.scoring import RecordError
-from lmms_eval_tasks.scoring.dare import (
+from lmms_eval_tasks.framework.hooks import TaskHooks
+from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_metric_keys
+from lmms_eval_tasks.tasks.dare.prompts import build_prompt
+from lmms_eval_tasks.tasks.dare.scoring import (
     EXTRA_OPTIONS,
     LETTERS,
     canonical_category,
@@ -29,8 +31,6 @@ from lmms_eval_tasks.scoring.dare import (
     score_verdicts,
     summary_table,
 )
-from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_metric_keys
-from lmms_eval_tasks.tasks.dare.prompts import build_prompt
 
 REQUIRED_FIELDS = ("id", "question", "A", "B", "C", "D", "category", "img")
 # Out-Log candidates for the multi-correct setup: every answer set, NONE first, letters in order.

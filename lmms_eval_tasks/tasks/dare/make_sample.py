@@ -19,8 +19,8 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.sample_data import COLOURS as SHARED_COLOURS
-from lmms_eval_tasks.sample_data import canvas, draw_shape, parquet_bytes, png_bytes
+from lmms_eval_tasks.framework.sample_data import COLOURS as SHARED_COLOURS
+from lmms_eval_tasks.framework.sample_data import canvas, draw_shape, parquet_bytes, png_bytes
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 DEFAULT_SEED = 0

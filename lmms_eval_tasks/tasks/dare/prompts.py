@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lmms_eval_tasks.scoring.dare import (
+from lmms_eval_tasks.tasks.dare.scoring import (
     CATEGORY_SUBJECTS,
     EXTRA_OPTION_TEXTS,
     EXTRA_OPTIONS,

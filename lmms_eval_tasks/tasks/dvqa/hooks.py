@@ -1,6 +1,6 @@
 """lmms-eval hooks for DVQA: chart image, the paper's prompt per model, one ``score`` record per question.
 
-Metric logic lives in ``lmms_eval_tasks.scoring.dvqa``; ``LMMS_EVAL_TASKS_DVQA_PROTOCOL=official``
+Metric logic lives in ``lmms_eval_tasks.tasks.dvqa.scoring``; ``LMMS_EVAL_TASKS_DVQA_PROTOCOL=official``
 switches to the official script's numbers (decimal points removed), ``LMMS_EVAL_TASKS_DVQA_PROMPT``
 overrides the prompt (docs/revisiting.md).
 """

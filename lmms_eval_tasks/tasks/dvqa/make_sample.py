@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks import sample_data
+from lmms_eval_tasks.framework import sample_data
 
 WIDTH, HEIGHT = 192, 144
 SAMPLE_FILE = "dvqa_sample.parquet"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.prepare import DatasetKind
-from lmms_eval_tasks.scoring import RecordError, require_field
-from lmms_eval_tasks.scoring.dvqa import TEMPLATES
+from lmms_eval_tasks.framework.preparing import DatasetKind
+from lmms_eval_tasks.framework.scoring import RecordError, require_field
+from lmms_eval_tasks.tasks.dvqa.scoring import TEMPLATES
 
 
 def image_candidates(entry: dict[str, Any]) -> list[str]:

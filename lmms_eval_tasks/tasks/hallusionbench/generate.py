@@ -1,13 +1,13 @@
 """Every generated file of HallusionBench: the six task YAML files, `task_docs.py` and the bundled sample.
 
-Run through `make generate` (``python -m lmms_eval_tasks.taskgen``); a test fails when a file drifts.
+Run through `make generate`; a test fails when a file drifts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.taskgen import (
+from lmms_eval_tasks.framework.taskgen import (
     EMPTY_PROMPT_KWARGS,
     TaskYaml,
     benchmark_files,

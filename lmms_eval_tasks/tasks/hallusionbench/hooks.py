@@ -1,6 +1,6 @@
 """Thin lmms-eval hooks for the HallusionBench tasks, built with the pack's one hook factory.
 
-All metric logic lives in ``lmms_eval_tasks.scoring.hallusionbench``. Each task's docs carry its name
+All metric logic lives in ``lmms_eval_tasks.tasks.hallusionbench.scoring``. Each task's docs carry its name
 (``task_docs.process_docs_<task>``); ``process_results`` turns a document and the model's answer into a
 ``score`` record; the first aggregation judges and scores the whole task once, annotates the records for
 ``--log_samples`` and writes the pack's report and the leaderboard file. See docs/hallusionbench.md.
@@ -16,10 +16,10 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks import harness
+from lmms_eval_tasks.framework import hooks as harness
+from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.judges.pipeline import JudgingFailed
-from lmms_eval_tasks.scoring import RecordError
-from lmms_eval_tasks.scoring import hallusionbench as scoring
+from lmms_eval_tasks.tasks.hallusionbench import scoring
 
 HF_DATASET = "lmms-lab/HallusionBench"
 SAMPLE_NON_IMAGE = Path(__file__).resolve().parent / "sample" / "non_image.parquet"

@@ -15,8 +15,16 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_eval_tasks.sample_data import BLACK, GREY, WHITE, bitmap_font, canvas, draw_text, parquet_bytes
-from lmms_eval_tasks.scoring.hallusionbench import OFFICIAL_FIELDS
+from lmms_eval_tasks.framework.sample_data import (
+    BLACK,
+    GREY,
+    WHITE,
+    bitmap_font,
+    canvas,
+    draw_text,
+    parquet_bytes,
+)
+from lmms_eval_tasks.tasks.hallusionbench.scoring import OFFICIAL_FIELDS
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 IMAGE_FILE = "image.parquet"

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmms_eval_tasks.harness import TaskHooks
-from lmms_eval_tasks.scoring import RecordError
-from lmms_eval_tasks.taskgen import greedy_generation, prepared_dataset_files
+from lmms_eval_tasks.framework.hooks import TaskHooks
+from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.taskgen import greedy_generation, prepared_dataset_files
 
 TDIUC_INSTRUCTION = (
     "Please answer the question in one word, answer 'doesnotapply' if you believe the question is not "
@@ -115,7 +115,7 @@ def prepare_docs_for(dataset: str, columns: tuple[str, ...]):
 
     def prepare_docs(loaded: Any, task: str) -> Any:
         if task == dataset:
-            from lmms_eval_tasks.prepare import load_prepared
+            from lmms_eval_tasks.framework.preparing import load_prepared
 
             loaded = load_prepared(dataset)
         missing = [column for column in columns if column not in loaded.column_names]

@@ -1,6 +1,6 @@
 """lmms-eval hooks for TallyQA: image, the paper's prompt per model, one ``score`` record per question.
 
-Metric logic lives in ``lmms_eval_tasks.scoring.tallyqa``; ``LMMS_EVAL_TASKS_TALLYQA_PROTOCOL=official``
+Metric logic lives in ``lmms_eval_tasks.tasks.tallyqa.scoring``; ``LMMS_EVAL_TASKS_TALLYQA_PROTOCOL=official``
 switches to the official script's numbers, ``LMMS_EVAL_TASKS_TALLYQA_PROMPT`` overrides the prompt. The
 pack report carries the accuracy by true count (the paper's Figs. 8-9) and, with an output folder, its plot.
 """
@@ -11,9 +11,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.harness import output_dir
-from lmms_eval_tasks.scoring import tallyqa as scoring
+from lmms_eval_tasks.framework.hooks import output_dir
 from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.tallyqa import scoring
 
 DATASET = "tallyqa"
 # Dataset fields copied into each record (the first three are what the scorer needs).

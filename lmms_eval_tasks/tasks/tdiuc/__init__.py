@@ -1,13 +1,13 @@
 """TDIUC (Revisiting MLLM Evaluation): 12 question types, WordNet synonym matching, MPT metrics."""
 
-from lmms_eval_tasks.registry import Benchmark
+from lmms_eval_tasks.framework.registry import Benchmark
 
 BENCHMARK = Benchmark(
     name="tdiuc",
     title="TDIUC (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="VQA over 12 question types incl. absurd ones; exact or WordNet-synonym match; "
     "micro/macro (arithmetic MPT), harmonic and normalized MPT",
-    scorer="lmms_eval_tasks.scoring.tdiuc:score_records",
+    scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score_records",
     record_fields=("question_id", "question_type", "labeled_answer"),
     headline_metrics=(
         "micro_accuracy",
@@ -19,10 +19,10 @@ BENCHMARK = Benchmark(
         "accuracy_counting",
         "accuracy_color",
     ),
-    per_question="lmms_eval_tasks.scoring.tdiuc:per_question_correct",
+    per_question="lmms_eval_tasks.tasks.tdiuc.scoring:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.tdiuc.hooks:random_answer",
     sample_tasks=("tdiuc_sample",),
     generated_files=("lmms_eval_tasks.tasks.tdiuc.generate:generated_files",),
-    report_section="lmms_eval_tasks.report_sections.tdiuc:render",
+    report_section="lmms_eval_tasks.tasks.tdiuc.report_section:render",
     docs="docs/revisiting.md",
 )

@@ -1,6 +1,6 @@
 """Every generated file of TDIUC: the task YAML files, ``task_docs.py`` and the bundled sample.
 
-Run through ``make generate`` (``python -m lmms_eval_tasks.taskgen``); a test fails when a file drifts.
+Run through ``make generate``; a test fails when a file drifts.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """lmms-eval hooks for TDIUC: image, the paper's prompt per model, one ``score`` record per question.
 
-Metric logic lives in ``lmms_eval_tasks.scoring.tdiuc``; ``LMMS_EVAL_TASKS_TDIUC_PROTOCOL=official``
+Metric logic lives in ``lmms_eval_tasks.tasks.tdiuc.scoring``; ``LMMS_EVAL_TASKS_TDIUC_PROTOCOL=official``
 switches the task to the official script's numbers, ``LMMS_EVAL_TASKS_TDIUC_PROMPT`` overrides the prompt
 (docs/revisiting.md).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from lmms_eval_tasks.scoring.tdiuc import ABSURD_ANSWER, QUESTION_TYPES
 from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.tdiuc.scoring import ABSURD_ANSWER, QUESTION_TYPES
 
 DATASET = "tdiuc"
 # Dataset fields copied into each record (the first three are what the scorer needs).

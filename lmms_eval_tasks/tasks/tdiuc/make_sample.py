@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks import sample_data
+from lmms_eval_tasks.framework import sample_data
 
 SIZE = 224
 SAMPLE_FILE = "tdiuc_sample.parquet"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.prepare import DatasetKind
-from lmms_eval_tasks.scoring import RecordError, require_field
-from lmms_eval_tasks.scoring.tdiuc import QUESTION_TYPES
+from lmms_eval_tasks.framework.preparing import DatasetKind
+from lmms_eval_tasks.framework.scoring import RecordError, require_field
+from lmms_eval_tasks.tasks.tdiuc.scoring import QUESTION_TYPES
 
 
 def coco_file(image_id: int) -> str:

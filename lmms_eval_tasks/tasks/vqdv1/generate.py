@@ -1,11 +1,11 @@
 """Every generated file of VQDv1: the task YAML files, ``task_docs.py`` and the bundled sample.
 
-Run through ``make generate`` (``python -m lmms_eval_tasks.taskgen``); a test fails when a file drifts.
+Run through ``make generate``; a test fails when a file drifts.
 """
 
 from __future__ import annotations
 
-from lmms_eval_tasks.taskgen import greedy_generation, prepared_dataset_files
+from lmms_eval_tasks.framework.taskgen import greedy_generation, prepared_dataset_files
 from lmms_eval_tasks.tasks.vqdv1 import BENCHMARK, make_sample
 
 DESCRIPTIONS = {

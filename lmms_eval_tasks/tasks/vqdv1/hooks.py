@@ -1,6 +1,6 @@
 """lmms-eval hooks for VQDv1: image, prompt per model, one ``score`` record per query, aggregation.
 
-Metric logic lives in ``lmms_eval_tasks.scoring.vqdv1``; the coordinate convention of the model's boxes
+Metric logic lives in ``lmms_eval_tasks.tasks.vqdv1.scoring``; the coordinate convention of the model's boxes
 and the protocol are scoring options read from the environment (``LMMS_EVAL_TASKS_VQDV1_COORDS``,
 ``..._BOX_FORMAT``, ``..._SYNTAX``, ``..._PROTOCOL``) and recorded in the pack report (docs/vqdv1.md).
 """
@@ -13,10 +13,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.harness import TaskHooks, output_dir
-from lmms_eval_tasks.scoring import RecordError
-from lmms_eval_tasks.scoring import vqdv1 as scoring
+from lmms_eval_tasks.framework.hooks import TaskHooks, output_dir
+from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.vqdv1 import scoring
 from lmms_eval_tasks.tasks.vqdv1.prompts import PROMPT_ENV, build_prompt, resolve_template
 
 OPTION_ENV = {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.prepare import DatasetKind
-from lmms_eval_tasks.scoring import RecordError, require_field
-from lmms_eval_tasks.scoring.vqdv1 import gt_boxes
+from lmms_eval_tasks.framework.preparing import DatasetKind
+from lmms_eval_tasks.framework.scoring import RecordError, require_field
+from lmms_eval_tasks.tasks.vqdv1.scoring import gt_boxes
 
 REQUIRED_FIELDS = (
     "question_id", "question", "gtbox", "question_type", "image_id", "width", "height", "file_name"

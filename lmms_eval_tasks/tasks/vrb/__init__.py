@@ -1,13 +1,13 @@
 """VRB: VQA accuracy under 14 image corruptions x 5 severities, the robustness sub-metrics and VRE."""
 
-from lmms_eval_tasks.registry import Benchmark
+from lmms_eval_tasks.framework.registry import Benchmark
 
 BENCHMARK = Benchmark(
     name="vrb",
     title="Visual Robustness Benchmark, VRB (WACV 2025, arXiv 2407.03386)",
     description="VQAv2 under 14 corruptions x 5 severities: accuracy per level, First-Drop, Range of Error, "
     "Error Rate, Average Error, Average Difference, VRE",
-    scorer="lmms_eval_tasks.scoring.vrb:score_records",
+    scorer="lmms_eval_tasks.tasks.vrb.scoring:score_records",
     record_fields=(
         "question_id",
         "answers",
@@ -30,6 +30,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vrb.hooks:random_answer",
     sample_tasks=("vrb_sample",),
     generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
-    report_section="lmms_eval_tasks.report_sections.vrb:render",
+    report_section="lmms_eval_tasks.tasks.vrb.report_section:render",
     docs="docs/vrb.md",
 )

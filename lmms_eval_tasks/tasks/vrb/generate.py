@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from lmms_eval_tasks.corruptions import CATEGORIES, VRB_PAPER_CORRUPTIONS
-from lmms_eval_tasks.taskgen import Function, GroupYaml, TaskYaml, render_group, render_task, task_docs_module
+from lmms_eval_tasks.framework.taskgen import (
+    Function,
+    GroupYaml,
+    TaskYaml,
+    render_group,
+    render_task,
+    task_docs_module,
+)
 from lmms_eval_tasks.tasks.vrb import BENCHMARK, make_sample
 
 FOLDER = "lmms_eval_tasks/tasks/vrb"

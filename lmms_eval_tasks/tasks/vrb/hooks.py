@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.corruptions import PROFILES, VRB_PAPER_CORRUPTIONS
-from lmms_eval_tasks.harness import TaskHooks
-from lmms_eval_tasks.scoring import RecordError
-from lmms_eval_tasks.scoring import vrb as scoring
+from lmms_eval_tasks.framework.hooks import TaskHooks
+from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.tasks.vrb import scoring
 
 PROFILE_ENV = "LMMS_EVAL_TASKS_VRB_PROFILE"
 SEED_ENV = "LMMS_EVAL_TASKS_VRB_SEED"

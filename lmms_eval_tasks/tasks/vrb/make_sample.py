@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from lmms_eval_tasks import sample_data
+from lmms_eval_tasks.framework import sample_data
 
 SEED = 0
 SIZE = 160

@@ -1,0 +1,61 @@
+"""`lmms-eval-tasks`: the pack's utility CLI. One module per subcommand, found automatically.
+
+Every public module of this package, and every ``cli_*.py`` module of a benchmark package under
+``lmms_eval_tasks/tasks/`` (its own subcommands, e.g. VRB's ``vre``), defines ``register(subparsers)``, which
+adds its parser and sets ``handler=<function(args) -> int>``. Modules import heavy libraries inside handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from lmms_eval_tasks import TASKS_DIR, __version__
+
+
+def command_modules() -> Iterator[str]:
+    """Names of every module that registers subcommands: this package's, then each benchmark's ``cli_*``."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda item: item.name):
+        if not info.name.startswith("_"):
+            yield f"{__name__}.{info.name}"
+    for package in sorted(pkgutil.iter_modules([str(TASKS_DIR)]), key=lambda item: item.name):
+        if not package.ispkg:
+            continue
+        for info in sorted(pkgutil.iter_modules([str(TASKS_DIR / package.name)]), key=lambda item: item.name):
+            if info.name.startswith("cli_"):
+                yield f"lmms_eval_tasks.tasks.{package.name}.{info.name}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `lmms-eval-tasks`."""
+    parser = argparse.ArgumentParser(
+        prog="lmms-eval-tasks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"lmms-eval-tasks {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in command_modules():
+        module = importlib.import_module(name)
+        register = getattr(module, "register", None)
+        if register is None:
+            raise AttributeError(f"{name} defines no register(subparsers)")
+        register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Any = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    return int(handler(args) or 0)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    raise SystemExit(main())

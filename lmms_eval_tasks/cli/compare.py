@@ -1,0 +1,91 @@
+"""`lmms-eval-tasks compare BENCHMARK RUN_A RUN_B`: are two runs of the same task significantly different?
+
+Re-scores both runs question by question (records files, the pack's ``<task>_samples.jsonl`` files, or run
+output folders with ``--task``), pairs them by question id and prints JSON with both accuracies, the
+discordant counts ``b01``/``b10`` and McNemar's test (``lmms_eval_tasks.framework.comparison``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from typing import Any
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lmms_eval_tasks.cli._common import json_safe
+    from lmms_eval_tasks.framework.comparison import compare_runs, load_run, per_question_function
+    from lmms_eval_tasks.framework.registry import benchmarks
+    from lmms_eval_tasks.framework.scoring import OptionError, RecordError
+
+    prog = "lmms-eval-tasks compare"
+    if args.benchmark not in benchmarks():
+        known = ", ".join(sorted(benchmarks()))
+        print(f"{prog}: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
+        return 2
+    exact = {"auto": None, "exact": True, "asymptotic": False}[args.test]
+    options = dict(args.option or [])
+    try:
+        per_question = per_question_function(args.benchmark)
+        inspect.signature(per_question).bind([], **options)
+    except ValueError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 2
+    except TypeError as error:
+        print(f"{prog}: bad option for {args.benchmark}: {error}", file=sys.stderr)
+        return 2
+    try:
+        records_a = load_run(args.run_a, args.task)
+        records_b = load_run(args.run_b, args.task)
+        result = compare_runs(args.benchmark, records_a, records_b, exact=exact, **options)
+    except FileNotFoundError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 2
+    except RecordError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 1
+    except OptionError as error:  # a bad option value (the name was accepted above)
+        print(f"{prog}: {args.benchmark}: {error}", file=sys.stderr)
+        return 2
+    except ValueError as error:  # different question sets, no per-question correctness
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 1
+    output: dict[str, Any] = {"run_a": str(args.run_a), "run_b": str(args.run_b), **result}
+    print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``compare`` subcommand."""
+    from lmms_eval_tasks.cli._common import parse_option
+
+    parser = subparsers.add_parser(
+        "compare",
+        help="paired comparison of two runs of the same task (McNemar's test)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("benchmark", help="benchmark name, e.g. tdiuc, tallyqa, dvqa, dare, hallusionbench")
+    parser.add_argument("run_a", help="run A: records/samples JSON-lines file, or a run's output folder")
+    parser.add_argument("run_b", help="run B: same kind as run A")
+    parser.add_argument(
+        "--task", help="task name, to find its samples file (latest complete run) when a run is a folder"
+    )
+    parser.add_argument(
+        "--test",
+        choices=("auto", "exact", "asymptotic"),
+        default="auto",
+        help="McNemar variant: auto = exact binomial when b01+b10 < 25, else asymptotic with continuity "
+        "correction (default)",
+    )
+    parser.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        type=parse_option,
+        metavar="KEY=VALUE",
+        help="scoring option for both runs, e.g. protocol=official (repeatable; JSON values allowed)",
+    )
+    parser.set_defaults(handler=_run)

@@ -1,0 +1,73 @@
+"""`lmms-eval-tasks score BENCHMARK FILE`: re-score saved predictions without running a model."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from lmms_eval_tasks.cli._common import json_safe, parse_option
+
+
+def _command_score(args: argparse.Namespace) -> int:
+    from lmms_eval_tasks.framework.registry import benchmarks
+    from lmms_eval_tasks.framework.scoring import RecordError, get_scorer, read_jsonl
+    from lmms_eval_tasks.judges.pipeline import JudgingFailed
+
+    if args.benchmark not in benchmarks():
+        known = ", ".join(sorted(benchmarks()))
+        print(f"lmms-eval-tasks score: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
+        return 2
+    path = Path(args.records)
+    if path.is_dir():
+        print(f"lmms-eval-tasks score: {path} is a directory, not a JSON-lines file", file=sys.stderr)
+        return 2
+    if not path.is_file():
+        print(f"lmms-eval-tasks score: no such file: {path}", file=sys.stderr)
+        return 2
+    try:
+        try:
+            records = read_jsonl(path)
+        except OSError as error:  # unreadable file (permissions, I/O)
+            print(f"lmms-eval-tasks score: cannot read {path}: {error.strerror or error}", file=sys.stderr)
+            return 2
+        if not records:
+            raise RecordError("-", "<file>", f"{path} holds no records")
+        scorer = get_scorer(args.benchmark)
+        options = dict(args.option or [])
+        try:
+            inspect.signature(scorer).bind(records, **options)
+        except TypeError as error:
+            print(f"lmms-eval-tasks score: bad option for {args.benchmark}: {error}", file=sys.stderr)
+            return 2
+        metrics = scorer(records, **options)
+    except RecordError as error:
+        print(f"lmms-eval-tasks score: {path}: {error}", file=sys.stderr)
+        return 1
+    except JudgingFailed as error:  # no reply gave a verdict: no metric exists (docs/judges.md)
+        print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
+        return 3
+    except ValueError as error:  # an option value the scorer rejects (scoring.OptionError, one line)
+        print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(json_safe(metrics), indent=2, default=str, allow_nan=False))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the `score` subcommand."""
+    score = subparsers.add_parser("score", help="re-score saved predictions without running a model")
+    score.add_argument("benchmark", help="benchmark name, e.g. hallusionbench or dare")
+    score.add_argument("records", help="JSON-lines file, one record per line")
+    score.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        type=parse_option,
+        metavar="KEY=VALUE",
+        help="scoring option passed to the benchmark's scorer (repeatable; JSON values allowed)",
+    )
+    score.set_defaults(handler=_command_score)

@@ -1,0 +1,238 @@
+"""Paired comparison of two runs of the same task: per-question correctness and McNemar's test.
+
+Harness-free, and the same for every benchmark: each benchmark's registry entry names a
+``per_question_correct(records, **options) -> dict[question_id, bool | None]`` function
+(``Benchmark.per_question``); this module re-scores both runs with it, pairs the questions by id and tests
+whether the two runs' accuracies differ (the paper's paired McNemar test, alpha 0.05).
+
+Conventions: ``b01`` = questions run A got wrong and run B got right, ``b10`` = A right and B wrong.
+A ``None`` correctness (e.g. an unjudged HallusionBench question) leaves that question out of the pairing;
+the count is reported as ``excluded``. The two runs must score exactly the same set of question ids.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl
+
+# Below this many discordant pairs the chi-square approximation is poor: use the exact binomial test.
+EXACT_BELOW = 25
+ALPHA = 0.05
+_SHOWN_IDS = 5
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """McNemar's test on the discordant counts: statistic, two-sided p-value and the method used."""
+
+    statistic: float
+    p_value: float
+    method: str
+
+
+def mcnemar(b01: int, b10: int, *, exact: bool | None = None) -> McNemarResult:
+    """McNemar's test for paired binary outcomes from the discordant counts ``b01`` and ``b10``.
+
+    Asymptotic (``exact=False``): statistic ``(|b01 - b10| - 1)^2 / (b01 + b10)`` (Edwards' continuity
+    correction, as statsmodels' ``mcnemar(exact=False, correction=True)``), p from chi-square with 1 degree
+    of freedom, ``erfc(sqrt(statistic / 2))``. Exact (``exact=True``): statistic ``min(b01, b10)``, p =
+    ``min(1, 2 * P(X <= min(b01, b10)))`` for X ~ Binomial(b01 + b10, 1/2). ``exact=None`` (default) picks the
+    exact test when ``b01 + b10 < 25``, the asymptotic one otherwise.
+    """
+    for name, value in (("b01", b01), ("b10", b10)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    discordant = b01 + b10
+    if exact is None:
+        exact = discordant < EXACT_BELOW
+    if exact:
+        smaller = min(b01, b10)
+        tail = sum(math.comb(discordant, k) for k in range(smaller + 1)) / 2**discordant
+        return McNemarResult(float(smaller), min(1.0, 2.0 * tail), "exact binomial (two-sided)")
+    if discordant == 0:
+        return McNemarResult(0.0, 1.0, "asymptotic chi-square with continuity correction")
+    statistic = (abs(b01 - b10) - 1) ** 2 / discordant
+    p_value = math.erfc(math.sqrt(statistic / 2.0))
+    return McNemarResult(statistic, p_value, "asymptotic chi-square with continuity correction")
+
+
+def correctness_by_id(
+    ids: Iterable[Any],
+    correct: Iterable[bool | None],
+    id_field: str = "question_id",
+    indices: Iterable[int | str] | None = None,
+) -> dict[str, bool | None]:
+    """``{str(id): correct}`` from parallel sequences; a repeated id raises RecordError naming both records.
+
+    The helper a benchmark's ``per_question_correct`` uses once it has scored its records in order;
+    ``indices`` are the record numbers for error messages (default 0, 1, ...).
+    """
+    ids = list(ids)
+    indices = range(len(ids)) if indices is None else indices
+    result: dict[str, bool | None] = {}
+    first_index: dict[str, int | str] = {}
+    for index, question_id, value in zip(indices, ids, correct, strict=True):
+        key = str(question_id)
+        if key in result:
+            raise RecordError(
+                index, id_field, f"duplicate question id {key!r} (also record {first_index[key]})"
+            )
+        first_index[key] = index
+        result[key] = None if value is None else bool(value)
+    return result
+
+
+def per_question_function(benchmark: str) -> Callable[..., dict[str, bool | None]]:
+    """The benchmark's ``per_question_correct`` (KeyError for unknown benchmarks, ValueError when absent)."""
+    from lmms_eval_tasks.framework.registry import get_benchmark, resolve
+
+    entry = get_benchmark(benchmark)
+    if entry.per_question is None:
+        raise ValueError(
+            f"benchmark {benchmark!r} has no per-question correctness (Benchmark.per_question is None), "
+            "so two runs cannot be compared question by question"
+        )
+    return resolve(entry.per_question)
+
+
+def _samples_in_folder(path: Path, task: str) -> Path:
+    """The pack samples file of ``task`` under a folder the user names (``reports.task_files``: an output
+    path, a host model folder, a ``lmms_eval_tasks`` folder or one run folder; the latest complete run),
+    else in the single model folder under an output path that holds it."""
+    from lmms_eval_tasks.reporting.schema import task_files
+
+    found = task_files(path, task).get("samples")
+    if found is not None:
+        return found
+    below = [
+        files["samples"]
+        for child in sorted(entry for entry in path.iterdir() if entry.is_dir())
+        if "samples" in (files := task_files(child, task))
+    ]
+    if len(below) == 1:
+        return below[0]
+    if below:
+        listed = ", ".join(str(item) for item in below)
+        raise FileNotFoundError(f"several runs of {task!r} under {path} ({listed}): name one of the files")
+    raise FileNotFoundError(f"no samples file for task {task!r} under {path}")
+
+
+def load_run(path: str | Path, task: str | None = None) -> list[dict[str, Any]]:
+    """Records of one run: a records/samples JSON-lines file, or a run's output folder plus ``task``.
+
+    For a folder, reads the pack's ``<task>_samples.jsonl`` of the latest complete run in it (see
+    docs/reports.md for the layout).
+    """
+    path = Path(path)
+    if path.is_dir():
+        if not task:
+            raise FileNotFoundError(f"{path} is a folder: name the task (--task) to read its samples file")
+        path = _samples_in_folder(path, task)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    records = read_jsonl(path)
+    if not records:
+        raise RecordError("-", "<file>", f"{path} holds no records")
+    return records
+
+
+def _difference_message(only_a: Sequence[str], only_b: Sequence[str]) -> str:
+    parts = []
+    for label, ids in (("only in run A", only_a), ("only in run B", only_b)):
+        if ids:
+            shown = ", ".join(repr(i) for i in sorted(ids)[:_SHOWN_IDS])
+            more = f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
+            parts.append(f"{len(ids)} {label} ({shown}{more})")
+    return (
+        "the two runs do not score the same questions: "
+        + "; ".join(parts)
+        + " (compare runs of the same task on the same data, e.g. without different --limit values)"
+    )
+
+
+def compare_correctness(
+    correct_a: dict[str, bool | None], correct_b: dict[str, bool | None], *, exact: bool | None = None
+) -> dict[str, Any]:
+    """Pair two ``{question_id: correct}`` maps and run McNemar's test (ValueError if the id sets differ)."""
+    only_a = [key for key in correct_a if key not in correct_b]
+    only_b = [key for key in correct_b if key not in correct_a]
+    if only_a or only_b:
+        raise ValueError(_difference_message(only_a, only_b))
+    if not correct_a:
+        raise ValueError("no questions to compare")
+    both_right = both_wrong = b01 = b10 = excluded = 0
+    for key, a in correct_a.items():
+        b = correct_b[key]
+        if a is None or b is None:
+            excluded += 1
+        elif a and b:
+            both_right += 1
+        elif a:
+            b10 += 1
+        elif b:
+            b01 += 1
+        else:
+            both_wrong += 1
+    paired = both_right + both_wrong + b01 + b10
+    if paired == 0:
+        raise ValueError(f"none of the {len(correct_a)} questions is scored in both runs")
+    test = mcnemar(b01, b10, exact=exact)
+    return {
+        "questions": paired,
+        "excluded": excluded,
+        "accuracy_a": 100.0 * (both_right + b10) / paired,
+        "accuracy_b": 100.0 * (both_right + b01) / paired,
+        "both_correct": both_right,
+        "both_wrong": both_wrong,
+        "b01": b01,
+        "b10": b10,
+        "statistic": test.statistic,
+        "p_value": test.p_value,
+        "method": test.method,
+        "alpha": ALPHA,
+        "significant": test.p_value < ALPHA,
+    }
+
+
+def compare_runs(
+    benchmark: str,
+    records_a: Sequence[dict[str, Any]],
+    records_b: Sequence[dict[str, Any]],
+    *,
+    exact: bool | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Re-score both runs with the benchmark's per-question function (same ``options``) and compare them.
+
+    Accuracies are percentages over the paired questions (for DARE: over records, not its headline cells).
+    """
+    per_question = per_question_function(benchmark)
+    try:
+        correct_a = per_question(list(records_a), **options)
+    except RecordError as error:
+        raise RecordError(f"run A {error.record_index}", error.field, error.problem) from None
+    try:
+        correct_b = per_question(list(records_b), **options)
+    except RecordError as error:
+        raise RecordError(f"run B {error.record_index}", error.field, error.problem) from None
+    result = {"benchmark": benchmark, "options": dict(options)}
+    result.update(compare_correctness(correct_a, correct_b, exact=exact))
+    return result
+
+
+__all__ = [
+    "ALPHA",
+    "EXACT_BELOW",
+    "McNemarResult",
+    "compare_correctness",
+    "compare_runs",
+    "correctness_by_id",
+    "load_run",
+    "mcnemar",
+    "per_question_function",
+]

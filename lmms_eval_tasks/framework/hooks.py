@@ -1,0 +1,377 @@
+"""Small helpers shared by the task hooks: score a task's records once, write the pack's own reports.
+
+The host calls one aggregation function per metric, each with its own list of per-sample values. Our
+hooks return the same record dict for every metric key, so all lists hold the same records; ``score_once``
+computes the full metrics dict (judging included) once per task and every aggregation reads its key.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks import TASKS_DIR
+
+_lock = threading.Lock()
+# key -> (the items list kept alive so ids stay unique, computed metrics)
+_cache: dict[tuple, tuple[list, dict[str, Any]]] = {}
+
+
+def score_once(
+    task_key: str, items: list[Any], compute: Callable[[list[Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """Return ``compute(items)``, computed once for the same task and the same record objects."""
+    key = (task_key, tuple(id(item) for item in items))
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            return hit[1]
+        result = compute(items)
+        _cache[key] = (items, result)
+        return result
+
+
+class RecordRef(Mapping):
+    """A sample's record as seen under a secondary metric key: the same data, logged as a short pointer.
+
+    Hooks return one record per sample under every metric key; the host's samples file would otherwise
+    hold a full copy per key (DARE tasks have 10-20 keys). Aggregations read it like the record itself.
+    """
+
+    __slots__ = ("record", "primary_key")
+
+    def __init__(self, record: dict[str, Any], primary_key: str) -> None:
+        self.record = record
+        self.primary_key = primary_key
+
+    def __getitem__(self, key: str) -> Any:
+        return self.record[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.record)
+
+    def __len__(self) -> int:
+        return len(self.record)
+
+    def __str__(self) -> str:
+        return f"see {self.primary_key!r}"
+
+    def __repr__(self) -> str:
+        return f"RecordRef({self.primary_key!r})"
+
+
+def record_under_keys(record: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """``{keys[0]: record, other key: RecordRef(record)}``: what a hook's process_results returns."""
+    primary = keys[0]
+    return {key: record if key == primary else RecordRef(record, primary) for key in keys}
+
+
+def unwrap_records(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """The records behind an aggregation's items (plain records or RecordRefs)."""
+    return [item.record if isinstance(item, RecordRef) else item for item in items]
+
+
+def output_dir(args: Any) -> Path | None:
+    """This run's pack folder ``<output_path>/<model_name_sanitized>/lmms_eval_tasks/<run_id>`` (created),
+    or None (Python API, or no output path given). See ``reports.run_dir`` and docs/reports.md."""
+    from lmms_eval_tasks.reporting.schema import run_dir
+
+    return run_dir(args)
+
+
+def run_metadata(args: Any, task_name: str, **options: Any) -> dict[str, Any]:
+    """The provenance block every pack report records (pack/host versions, model, model args redacted,
+    task, UTC timestamp, command line, seeds, judge, limit, deviations); see ``reports.provenance``."""
+    from lmms_eval_tasks.reporting.schema import provenance
+
+    return provenance(args, task_name, **options)
+
+
+def write_report(
+    args: Any, task_name: str, report: dict[str, Any], samples: list[dict[str, Any]] | None = None
+) -> Path | None:
+    """Write a ``reports.build_report`` report as ``<run folder>/<task>_report.json`` (and the records as
+    ``<task>_samples.jsonl``), strict JSON, atomically; return the report path (None without an output path).
+
+    These files complement the host's results and samples files: they hold what the host cannot (judge
+    verdicts per repeat, unjudged items, diagnostics) and survive multi-process gathering, which copies
+    the per-sample dicts before our aggregation annotates them. Each run writes into its own folder.
+    """
+    from lmms_eval_tasks.reporting.schema import ReportError, validate_report, write_report_files
+
+    validate_report(report)
+    if report["task"] != task_name:
+        raise ReportError(f"report.task: {report['task']!r} written as {task_name!r}")
+    folder = output_dir(args)
+    if folder is None:
+        return None
+    if report["provenance"]["run_id"] is None:
+        report = {**report, "provenance": {**report["provenance"], "run_id": folder.name}}
+    return write_report_files(folder, report, samples)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The one hook factory: every benchmark's hooks module builds its YAML-referenced functions from TaskHooks.
+# ---------------------------------------------------------------------------------------------------------
+
+TASK_COLUMN = "pack_task"  # the column process_docs adds: every hook reads its task from the document
+# Set by `lmms-eval-tasks robustness` variants of a pack task: the variant's own name, under which its
+# records are registered and its report written (the hooks keep reading the source task's settings).
+VARIANT_COLUMN = "pack_variant"
+# Keys of a scorer's details that go to the report's provenance block (see reports.build_report).
+_PROVENANCE_DETAILS = ("judge", "corruption", "pack_seeds", "deviations", "warnings")
+
+
+def _as_number(value: Any) -> float | int:
+    """A metric value the host can print: bools as ints, numbers as they are, anything else NaN."""
+    import math
+
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float):
+        return value
+    return math.nan
+
+
+def _include_paths(args: Any) -> list[Path]:
+    """The user's ``--include_path`` folders from the host's CLI namespace (a string or a list)."""
+    value = getattr(args, "include_path", None) if args is not None else None
+    if not value:
+        return []
+    return [Path(path) for path in ([value] if isinstance(value, str) else value)]
+
+
+def group_members(group: str, args: Any = None) -> list[str]:
+    """The member tasks of a group, from its YAML in the pack or in the run's ``--include_path`` folders."""
+    from lmms_eval_tasks.host.task_index import _load_yaml, pack_tasks
+
+    for folder in [TASKS_DIR, *_include_paths(args)]:
+        for entry in pack_tasks(folder):
+            if entry.name == group and entry.kind == "group":
+                members = _load_yaml((folder / entry.path).resolve()).get("task") or []
+                return [member if isinstance(member, str) else member.get("task", "") for member in members]
+    raise KeyError(f"{group!r} is neither a pack group nor a group under the run's --include_path")
+
+
+class TaskHooks:
+    """The hooks of one benchmark's tasks, built once in its ``hooks.py`` and named there explicitly.
+
+    - ``process_docs_for(task)``: validates/expands the docs (``prepare_docs``) and adds the ``pack_task``
+      column, so every later hook knows its task from the document alone.
+    - ``process_results``: ``make_record(doc, results, task) -> record`` (a ``score`` record, JSON-able),
+      returned under each of the task's metric keys (the full record once, references elsewhere).
+    - ``aggregator(metric)``: scores the task's records once (``score_task``, by default the registry's
+      scorer with the task's ``score_options``), writes the pack report, returns the metric.
+    - ``extra_files(records, task) -> {file name: content}``: leaderboard or submission files, written to
+      ``<report folder>/<task>/<file name>`` after the report.
+    - ``aggregate_group``: a cross-task group metric, ``weight_by_size: "<group>:<metric>"`` in the group
+      YAML: the same scoring over the union of the member tasks' records (see docs/architecture.md).
+    """
+
+    def __init__(
+        self,
+        benchmark: str,
+        make_record: Callable[[dict[str, Any], list[Any], str], dict[str, Any]],
+        *,
+        task_settings: Callable[[str], dict[str, Any]] | None = None,
+        metric_keys: Callable[[str], Sequence[str]] | None = None,
+        prepare_docs: Callable[[Any, str], Any] | None = None,
+        score_task: Callable[[list[dict[str, Any]], str, Any], tuple[dict[str, Any], dict[str, Any]]]
+        | None = None,
+        report_details: Callable[[list[dict[str, Any]], dict[str, Any], str], dict[str, Any]] | None = None,
+        extra_files: Callable[[list[dict[str, Any]], str], dict[str, str | bytes]] | None = None,
+        known_metrics: frozenset[str] | None = None,
+    ) -> None:
+        self.benchmark = benchmark
+        self.make_record = make_record
+        self.task_settings = task_settings or (lambda task: {})
+        self._metric_keys = metric_keys
+        self.prepare_docs = prepare_docs
+        self.score_task = score_task
+        self.report_details = report_details
+        self.extra_files = extra_files
+        self.known_metrics = known_metrics
+        self._records_lock = threading.Lock()
+        self._task_records: dict[str, list[dict[str, Any]]] = {}
+        self._last_args: Any = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TaskHooks:
+        """The host deep-copies task configs (and the bound hooks in them): the hooks stay one object,
+        since the records registered for group scores must be shared by every task of the benchmark."""
+        return self
+
+    def __copy__(self) -> TaskHooks:
+        return self
+
+    # ---- docs and per-sample records ------------------------------------------------------------------
+
+    def metric_keys(self, task: str) -> tuple[str, ...]:
+        """The metric keys the task's YAML lists (the benchmark's headline metrics unless overridden)."""
+        if self._metric_keys is not None:
+            return tuple(self._metric_keys(task))
+        from lmms_eval_tasks.framework.registry import get_benchmark
+
+        return get_benchmark(self.benchmark).headline_metrics
+
+    def process_docs_for(self, task: str) -> Callable[[Any], Any]:
+        """The ``process_docs`` of ``task``: ``prepare_docs(dataset, task)``, then the task column."""
+
+        def process_docs(dataset: Any) -> Any:
+            if self.prepare_docs is not None:
+                dataset = self.prepare_docs(dataset, task)
+            if TASK_COLUMN in dataset.column_names:
+                dataset = dataset.remove_columns(TASK_COLUMN)
+            return dataset.add_column(TASK_COLUMN, [task] * len(dataset))
+
+        process_docs.__name__ = process_docs.__qualname__ = f"process_docs_{task}"
+        process_docs.__doc__ = f"Docs of {task}, each tagged with its task name in {TASK_COLUMN!r}."
+        return process_docs
+
+    @staticmethod
+    def task_of(doc: dict[str, Any]) -> str:
+        """The task a document was loaded for (set by ``process_docs_for``)."""
+        task = doc.get(TASK_COLUMN)
+        if not task:
+            raise ValueError(
+                f"document has no {TASK_COLUMN!r} field: was it loaded through the task's process_docs? "
+                f"(fields: {sorted(doc)[:12]})"
+            )
+        return str(task)
+
+    def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        """One record per document under every metric key of its task (no shared state: thread-safe)."""
+        task = self.task_of(doc)
+        record = self.make_record(doc, results, task)
+        record.setdefault("task", task)
+        if doc.get(VARIANT_COLUMN):
+            record["variant"] = str(doc[VARIANT_COLUMN])
+        return record_under_keys(record, self.metric_keys(task))
+
+    # ---- scoring ---------------------------------------------------------------------------------------
+
+    def _score(
+        self,
+        records: list[dict[str, Any]],
+        name: str,
+        args: Any,
+        members: list[str] | None = None,
+        source: str | None = None,
+    ):
+        """Score ``records`` as task ``source`` (default ``name``) and report them under ``name``."""
+        source = source or name
+        if self.score_task is not None:
+            metrics, details = self.score_task(records, source, args)
+        else:
+            from lmms_eval_tasks.framework.registry import get_benchmark
+
+            options = dict(self.task_settings(source).get("score_options", {}))
+            metrics = get_benchmark(self.benchmark).score(records, **options)
+            details = self.report_details(records, metrics, source) if self.report_details else {}
+        from lmms_eval_tasks.reporting.schema import build_report
+
+        details = dict(details)
+        provenance_parts = {key: details.pop(key) for key in _PROVENANCE_DETAILS if key in details}
+        if members is not None:
+            details["members"] = members
+        if source != name:
+            details["variant_of"] = source
+        details.setdefault("records", len(records))
+        report = build_report(
+            benchmark=self.benchmark,
+            task=name,
+            metrics=metrics,
+            args=args,
+            details=details,
+            settings=self.task_settings(source),
+            **provenance_parts,
+        )
+        folder = output_dir(args)
+        if folder is not None and self.extra_files is not None:
+            # Leaderboard and submission files first: the report (and latest.json) then point at a run
+            # whose files are all there. Each file is written atomically.
+            for file_name, content in self.extra_files(records, source).items():
+                target = folder / name / file_name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                data = content.encode("utf-8") if isinstance(content, str) else content
+                temporary = target.with_name(target.name + ".tmp")
+                temporary.write_bytes(data)
+                temporary.replace(target)
+                logger.info(f"{self.benchmark}: {file_name} for {name} written to {target}")
+        path = write_report(args, name, report, samples=records)
+        if path is not None:
+            logger.info(f"{self.benchmark}: report for {name} written to {path}")
+        return metrics
+
+    def aggregator(self, metric: str) -> Callable[..., float | int]:
+        """The aggregation of one metric key: all of a task's metrics come from one scoring of its records."""
+        if self.known_metrics is not None and metric not in self.known_metrics:
+            raise ValueError(f"{self.benchmark}: {metric!r} is no metric key of the benchmark")
+
+        def aggregate(items: list[Any], args: Any = None) -> float | int:
+            records = unwrap_records(items)
+            if not records:
+                raise ValueError(f"{self.benchmark}: aggregation of {metric!r} received no records")
+            source = str(records[0].get("task") or self.task_of(records[0]))
+            name = str(records[0].get("variant") or source)  # a robustness variant reports as itself
+            with self._records_lock:
+                self._task_records[name] = records
+                if args is not None:
+                    self._last_args = args
+            metrics = score_once(name, records, lambda batch: self._score(batch, name, args, source=source))
+            return _as_number(metrics.get(metric))
+
+        aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{metric}"
+        aggregate.__doc__ = f"The task's {metric!r}, from one scoring of all its records."
+        return aggregate
+
+    def aggregators(self, *metrics: str) -> tuple[Callable[..., float | int], ...]:
+        """``aggregator(metric)`` for each name, in order.
+
+        ``aggregate_accuracy, aggregate_unparsed = HOOKS.aggregators("accuracy", "unparsed")``
+        """
+        return tuple(self.aggregator(metric) for metric in metrics)
+
+    def aggregate_group(self, metrics: list[float], sizes: list[int], weight_by_size: Any) -> float | int:
+        """A group's metric: the benchmark's scoring over the union of its member tasks' records.
+
+        The host passes the group YAML's ``weight_by_size``, which carries ``"<group>:<metric>"``: the
+        per-task numbers in ``metrics`` cannot give cross-task statistics (std over prompts, drops across
+        severities), so the records registered by the member tasks' aggregations are scored together.
+        """
+        import math
+
+        group, _, metric = str(weight_by_size).partition(":")
+        if not isinstance(weight_by_size, str) or not group or not metric:
+            raise ValueError(
+                f"aggregate_group needs weight_by_size '<group>:<metric>', got {weight_by_size!r}"
+            )
+        if self.known_metrics is not None and metric not in self.known_metrics:
+            raise ValueError(
+                f"aggregate_group: {metric!r} (from weight_by_size {weight_by_size!r}) is no "
+                f"{self.benchmark} metric key"
+            )
+        with self._records_lock:
+            args = self._last_args
+        try:
+            members = group_members(group, args)
+        except KeyError as error:
+            raise ValueError(f"aggregate_group: weight_by_size {weight_by_size!r}: {error.args[0]}") from None
+        with self._records_lock:
+            present = [name for name in members if name in self._task_records]
+            record_lists = [self._task_records[name] for name in present]
+            args = self._last_args
+        if not present:
+            logger.warning(f"{group}: no member task records were registered; {metric} is NaN")
+            return math.nan
+        missing = sorted(set(members) - set(present))
+        if missing:
+            logger.warning(f"{group}: scoring without records of {missing}")
+        union = [record for records in record_lists for record in records]
+        group_metrics = score_once(
+            f"group:{group}", record_lists, lambda _: self._score(union, group, args, members=present)
+        )
+        return _as_number(group_metrics.get(metric))

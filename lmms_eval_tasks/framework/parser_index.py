@@ -1,0 +1,293 @@
+"""Every parser of untrusted text in the pack, and a corpus of hostile model outputs to run them on.
+
+Model outputs are hostile input: a parser that is quadratic on some text turns one runaway generation
+into an hour of scoring. ``benchmarks/parser_worst_case.py`` times every entry of ``PARSERS`` on
+``hostile_corpus()`` (target: under 50 ms per 100 kB) and ``tests/test_parsers_hostile.py`` runs them on
+generated inputs. A new benchmark adds one ``ParserEntry`` per parser below (see docs/architecture.md).
+Importing this module imports no parser: targets are ``"module:function"`` strings, resolved on use.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ParserEntry:
+    """One parser: called as ``function(text, **kwargs)``; its result's type name must be in ``returns``."""
+
+    name: str
+    target: str
+    returns: tuple[str, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def load(self) -> Callable[[str], Any]:
+        """The parser as a one-argument function."""
+        from lmms_eval_tasks.framework.registry import resolve
+
+        function = resolve(self.target)
+        kwargs = dict(self.kwargs)
+        return lambda text: function(text, **kwargs)
+
+
+_DARE = "lmms_eval_tasks.tasks.dare.scoring"
+_HB = "lmms_eval_tasks.tasks.hallusionbench.scoring"
+_RULES = "lmms_eval_tasks.judges.rules"
+_SPACES = "lmms_eval_tasks.models.answer_spaces"
+_VQD = "lmms_eval_tasks.tasks.vqdv1.scoring"
+_OPTIONS = {"A": "a red apple", "B": "two dogs", "C": "None of the above", "D": "blue"}
+
+PARSERS: list[ParserEntry] = [
+    # DARE: one parser per output format, plus the record-level path that `score` and the hooks use.
+    ParserEntry("dare.parse_generated", f"{_DARE}:parse_generated", ("Parsed",), {"options": _OPTIONS}),
+    ParserEntry("dare.parse_generated[A-F]", f"{_DARE}:parse_generated", ("Parsed",), {"letters": "ABCDEF"}),
+    ParserEntry("dare.parse_letter_list", f"{_DARE}:parse_letter_list", ("Parsed",)),
+    ParserEntry("dare.parse_json_answer", f"{_DARE}:parse_json_answer", ("Parsed",)),
+    ParserEntry("dare.parse_csv_answer", f"{_DARE}:parse_csv_answer", ("Parsed",)),
+    ParserEntry("dare.parse_inverse_answer", f"{_DARE}:parse_inverse_answer", ("Parsed",)),
+    ParserEntry("dare.parse_word_answer", f"{_DARE}:parse_word_answer", ("Parsed",)),
+    ParserEntry("dare.parse_yes_no", f"{_DARE}:parse_yes_no", ("bool", "NoneType")),
+    ParserEntry("dare.hooks._loss_of", "lmms_eval_tasks.tasks.dare.hooks:_loss_of", ("float", "ValueError")),
+    # HallusionBench: judge replies and the VLMEvalKit yes/no extraction.
+    ParserEntry("hallusionbench.parse_correctness_reply", f"{_HB}:parse_correctness_reply", ("str",)),
+    ParserEntry("hallusionbench.parse_consistency_reply", f"{_HB}:parse_consistency_reply", ("bool",)),
+    ParserEntry("hallusionbench.vlmevalkit_yes_no", f"{_HB}:vlmevalkit_yes_no", ("str", "NoneType")),
+    ParserEntry(
+        "hallusionbench.correctness_rule_reply", f"{_HB}:correctness_rule_reply", ("str",), {"gt_answer": "1"}
+    ),
+    ParserEntry(
+        "hallusionbench.consistency_rule_reply",
+        f"{_HB}:consistency_rule_reply",
+        ("str", "NoneType"),
+        {"reference_prediction": "Yes."},
+    ),
+    # The rule judge's extraction rules (shared by every judged benchmark).
+    ParserEntry("rules.extract_yes_no", f"{_RULES}:extract_yes_no", ("str", "NoneType")),
+    ParserEntry("rules.extract_option_letter", f"{_RULES}:extract_option_letter", ("str", "NoneType")),
+    ParserEntry(
+        "rules.extract_option_letter[A-J]",
+        f"{_RULES}:extract_option_letter",
+        ("str", "NoneType"),
+        {"letters": "ABCDEFGHIJ"},
+    ),
+    ParserEntry("rules.extract_number", f"{_RULES}:extract_number", ("str", "NoneType")),
+    ParserEntry("judges.redact.scrub", "lmms_eval_tasks.judges.redact:scrub", ("str",)),
+    # VRB (VQAv2 answers), TDIUC, TallyQA, DVQA, ConTextual, and their shared helpers.
+    ParserEntry("vrb.normalize_answer", "lmms_eval_tasks.tasks.vrb.scoring:normalize_answer", ("str",)),
+    ParserEntry(
+        "vrb.vqa_accuracy",
+        "lmms_eval_tasks.tasks.vrb.scoring:vqa_accuracy",
+        ("float",),
+        {"answers": ["two", "2", "2 dogs", "two", "2", "2", "two dogs", "2", "2", "2"]},
+    ),
+    ParserEntry(
+        "vrb.vqa_accuracy[official]",
+        "lmms_eval_tasks.tasks.vrb.scoring:vqa_accuracy",
+        ("float",),
+        {"answers": ["yes"] * 10, "multiple_choice_answer": "yes", "protocol": "official"},
+    ),
+    ParserEntry(
+        "tdiuc.is_correct", "lmms_eval_tasks.tasks.tdiuc.scoring:is_correct", ("bool",), {"label": "dog"}
+    ),
+    ParserEntry(
+        "tdiuc.is_correct[official]",
+        "lmms_eval_tasks.tasks.tdiuc.scoring:is_correct",
+        ("bool",),
+        {"label": "3", "protocol": "official"},
+    ),
+    ParserEntry(
+        "tallyqa.parse_count", "lmms_eval_tasks.tasks.tallyqa.scoring:parse_count", ("float", "NoneType")
+    ),
+    ParserEntry(
+        "tallyqa.parse_count[official]",
+        "lmms_eval_tasks.tasks.tallyqa.scoring:parse_count",
+        ("float", "NoneType"),
+        {"protocol": "official"},
+    ),
+    ParserEntry(
+        "dvqa.is_correct", "lmms_eval_tasks.tasks.dvqa.scoring:is_correct", ("bool",), {"answer": "10"}
+    ),
+    ParserEntry(
+        "dvqa.is_correct[official]",
+        "lmms_eval_tasks.tasks.dvqa.scoring:is_correct",
+        ("bool",),
+        {"answer": "10", "protocol": "official"},
+    ),
+    ParserEntry(
+        "contextual.parse_judge_reply",
+        "lmms_eval_tasks.tasks.contextual.scoring:parse_judge_reply",
+        ("bool", "NoneType"),
+    ),
+    ParserEntry(
+        "contextual.parse_judge_reply[official]",
+        "lmms_eval_tasks.tasks.contextual.scoring:parse_judge_reply",
+        ("bool", "NoneType"),
+        {"protocol": "official"},
+    ),
+    ParserEntry(
+        "contextual.rule_reply",
+        "lmms_eval_tasks.tasks.contextual.scoring:rule_reply",
+        ("str", "NoneType"),
+        {"reference": "the stop sign"},
+    ),
+    ParserEntry(
+        "revisiting.digits_to_words", "lmms_eval_tasks.tasks.revisiting.scoring:digits_to_words", ("str",)
+    ),
+    ParserEntry(
+        "revisiting.official_digits_to_words",
+        "lmms_eval_tasks.tasks.revisiting.scoring:official_digits_to_words",
+        ("str",),
+        {"powers_of_ten": True},
+    ),
+    # The random baseline reads prompts (which embed dataset text) to guess an answer space.
+    ParserEntry("answer_spaces.listed_option_letters", f"{_SPACES}:listed_option_letters", ("list",)),
+    ParserEntry("answer_spaces.looks_like_yes_no", f"{_SPACES}:looks_like_yes_no", ("bool",)),
+    ParserEntry(
+        "answer_spaces.fallback_answer",
+        "lmms_eval_tasks.framework.parser_index:fallback_answer_seeded",
+        ("str",),
+    ),
+    # VQDv1: predicted boxes (default rule, the official script's extraction, Qwen-VL's <box> syntax).
+    ParserEntry("vqdv1.parse_boxes", f"{_VQD}:parse_boxes", ("list",), {"width": 640, "height": 480}),
+    ParserEntry(
+        "vqdv1.parse_boxes[official]",
+        f"{_VQD}:parse_boxes",
+        ("list",),
+        {"width": 640, "height": 480, "official": True},
+    ),
+    ParserEntry(
+        "vqdv1.parse_boxes[qwen]",
+        f"{_VQD}:parse_boxes",
+        ("list",),
+        {"width": 640, "height": 480, "syntax": "qwen"},
+    ),
+    ParserEntry("vqdv1.is_explicit_empty", f"{_VQD}:is_explicit_empty", ("bool",)),
+]
+
+
+def fallback_answer_seeded(prompt: str) -> str:
+    """``answer_spaces.fallback_answer`` with a fixed seed, as a one-argument parser."""
+    from lmms_eval_tasks.models.answer_spaces import fallback_answer
+
+    return fallback_answer(prompt, random.Random(0))
+
+
+def call_parser(parser: Callable[[str], Any], text: str) -> Any:
+    """Run a parser; a ValueError is a declared outcome of parsers that reject input: returned, not raised."""
+    try:
+        return parser(text)
+    except ValueError as error:
+        return error
+
+
+# Units repeated up to the corpus size; each is a known way to make a naive parser slow or crash.
+_UNITS: dict[str, str] = {
+    "letter-lines": "A\nB\n",
+    "letters-spaced": "A ",
+    "letter-list": "A, B, ",
+    "letter-list-oxford": "A, B, and ",
+    "letters-and": "Both A and C ",
+    "letters-or": "A or B ",
+    "letters-paren": "(A) ",
+    "letters-dot": "A. ",
+    "letters-colon": "A: ",
+    "letters-glued-dot": "A.",
+    "many-letters-a-j": "A B C D E F G H I J ",
+    "lowercase-letters": "a ",
+    "article-a": "A dog ",
+    "dvd": "DVD. ",
+    "answer-markers": "answer: ",
+    "answer-marker-article": "the answer is a dog ",
+    "answer-marker-fillers": "the correct option is the option of the ",
+    "answer-because": "Answer: A because ",
+    "none-words": "NONE ",
+    "none-phrases": "none of the ",
+    "no-correct": "no correct ",
+    "yes-no": "yes no ",
+    "yes-glued": "yes",
+    "questions": "is it? ",
+    "question-lines": "?\n",
+    "aux-no-question": ". is ",
+    "option-lines": "A. x\n",
+    "option-lines-paren": "(B) y\n",
+    "csv-values": "A,",
+    "csv-headers": "answer\n",
+    "csv-spaced": "answer \t",
+    "json-starts": '{"answer": x ',
+    "json-open": "[",
+    "json-objects": "{",
+    "parentheses": "(",
+    "closing": ")]}",
+    "markdown-bold": "**",
+    "backticks": "`",
+    "fences": "```json\n",
+    "hashes": "#",
+    "spaces": " ",
+    "tabs-newlines": "\t\n",
+    "unicode-spaces": "\u00a0\u2003\u3000",
+    "digits": "1",
+    "thousands": "1,000",
+    "decimals": "0.5",
+    "signs": "-",
+    "dots": ".",
+    "number-words": "twenty-one ",
+    "loss-pairs": "(-1.5, True) ",
+    "accents": "é",
+    "combining": "a\u0301",
+    "emoji": "\U0001f600",
+    "arabic-digits": "\u0663",
+    "fullwidth": "\uff21\uff22",
+    "rtl": "\u05d0\u202e",
+    "controls": "\x00\x1b",
+    "words": "lorem ",
+    "no-spaces": "a",
+    "secrets": "api_key = sk-abcdefgh ",
+    "bearer": "bearer ",
+    "boxes-repeated": "[[10, 20, 30, 40], ",
+    "boxes-unclosed": "[1, 2, 3, 4 ",
+    "qwen-boxes": "<box>(1,2),(3,4)</box>",
+}
+
+
+def _repeat_to(unit: str, size: int) -> str:
+    """``unit`` repeated until the UTF-8 text is at least ``size`` bytes."""
+    unit_bytes = len(unit.encode("utf-8", "surrogatepass"))
+    return unit * max(1, -(-size // unit_bytes))
+
+
+def hostile_corpus(size: int = 100_000, seed: int = 0) -> Iterator[tuple[str, str]]:
+    """(name, text) pairs of about ``size`` UTF-8 bytes each: repeated units, prefixed and suffixed runs
+    (e.g. ``'answer' + spaces + '!'``), deep nesting, huge numbers, and seeded random text."""
+    for name, unit in _UNITS.items():
+        yield name, _repeat_to(unit, size)
+    half = size // 2
+    yield "x-then-letter-lines", "x " + _repeat_to("A\nB\n", size)
+    yield "answer-then-spaces", "answer" + " " * size + "!"
+    yield "answer-then-tabs", "Answer:" + " \t" * (size // 2) + "-"
+    yield "bearer-then-spaces", "bearer" + " " * size + ","
+    yield "digits-then-letter", "1" * size + "a"
+    yield "huge-decimal", "9" * half + "." + "9" * half
+    yield "nested-parens-letter", "(" * half + "A" + ")" * half
+    yield "nested-json-answer", '{"answer": ' + "[" * size
+    yield "json-long-string", '{"answer": "' + "A" * size + '"}'
+    yield "json-long-list", '{"answers": [' + '"A", ' * (size // 5) + '"B"]}'
+    yield "json-in-fence", "```json\n" + '{"answer": "B"} ' * (size // 16) + "```"
+    yield "csv-long-row", "answer," + "A," * half
+    yield "letter-after-spaces", " " * size + "B"
+    yield "word-after-spaces", "Answer:" + " " * size + "Banana"
+    rng = random.Random(seed)
+    alphabet = "ABCDEFabcdef ()[]{}.,:;\"'\n\t*#`-_0123456789NOEnoyes"
+    yield f"random-seed{seed}", "".join(rng.choice(alphabet) for _ in range(size))
+    tokens = ["A", "B", "C", "D", "E", "answer", "is", "(", ")", ",", "and", "NONE", "yes", "no", "1", "."]
+    yield f"random-tokens-seed{seed}", " ".join(rng.choice(tokens) for _ in range(size // 3))
+
+
+def text_bytes(text: str) -> int:
+    """Size of ``text`` in UTF-8 bytes (lone surrogates counted as three bytes)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+__all__ = ["PARSERS", "ParserEntry", "call_parser", "hostile_corpus", "text_bytes"]

@@ -1,0 +1,503 @@
+"""Turn a benchmark's released annotation file plus the user's image folder into an HF dataset on disk.
+
+`lmms-eval-tasks prepare <kind> --annotations FILE --images DIR --out DIR` reads the annotation file (a
+JSON list, a JSON object holding one list, or JSON lines), finds every referenced image, checks that it
+exists and decodes (missing or corrupt images are reported by name: the command refuses, or with
+``--skip-missing`` drops those questions and reports the count), and writes a ``DatasetDict`` with
+``datasets.save_to_disk`` (image bytes embedded, so the folder is self-contained). The task then loads it
+from the folder named by ``LMMS_EVAL_TASKS_DATA_<KIND>`` (or ``$LMMS_EVAL_TASKS_DATA/<kind>``):
+``load_prepared``.
+
+Adding a dataset kind (the extension point; nothing here to edit):
+
+- Common case, an annotation file plus an image folder: in the benchmark's package write a module
+  ``lmms_eval_tasks/tasks/<benchmark>/prepare.py`` with ``PREPARERS = [DatasetKind(...)]``, describing the
+  required fields, where each entry's image lives (``image_candidates``) and how to clean an entry
+  (``convert``). See ``tasks/tdiuc/prepare.py``.
+- Anything else (e.g. ConTextual's ``prepare contextual --csv FILE`` with images by URL): put any object
+  with ``name``, ``help``, ``add_arguments(parser)`` and ``run(args) -> int`` in that module's
+  ``PREPARERS`` list (the ``Preparer`` protocol); ``check_images``, ``write_prepared`` and
+  ``read_annotations`` below are reusable building blocks.
+
+``preparers()`` imports every ``lmms_eval_tasks.tasks.<package>.prepare`` module that exists; keep those
+modules light at import (no ``datasets``/``torch`` at module level): the CLI imports them to build its help.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import pkgutil
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from lmms_eval_tasks.framework.scoring import RecordError
+
+DATA_ROOT_ENV = "LMMS_EVAL_TASKS_DATA"
+MANIFEST_NAME = "lmms_eval_tasks_prepare.json"
+_SHOWN_PROBLEMS = 20
+
+
+class Preparer(Protocol):
+    """What ``lmms-eval-tasks prepare <name>`` runs: a sub-command per dataset kind."""
+
+    name: str
+    help: str
+
+    def add_arguments(self, parser: Any) -> None: ...
+
+    def run(self, args: Any) -> int: ...
+
+
+def env_var(kind: str) -> str:
+    """The environment variable naming ``kind``'s prepared folder: ``LMMS_EVAL_TASKS_DATA_<KIND>``."""
+    return f"{DATA_ROOT_ENV}_{kind.upper()}"
+
+
+# ------------------------------------------------------------------------------------------------------
+# Reading and checking
+# ------------------------------------------------------------------------------------------------------
+
+
+def read_annotations(path: str | Path) -> list[dict[str, Any]]:
+    """Entries of an annotation file: a JSON list, a JSON object holding one list of them, or JSON lines."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"annotation file not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        value: Any = json.loads(text)
+    except json.JSONDecodeError:
+        value = []
+        for line_number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise RecordError(
+                    f"{path.name} line {line_number}", "<json>", f"not JSON ({error.msg})"
+                ) from None
+    if isinstance(value, dict):
+        lists = [
+            item
+            for item in value.values()
+            if isinstance(item, list) and item and all(isinstance(entry, dict) for entry in item)
+        ]
+        if len(lists) > 1:
+            raise RecordError("-", "<file>", f"{path.name}: a JSON object with several lists of entries")
+        value = lists[0] if lists else [value]  # no list of entries: a JSON-lines file of one entry
+    if not isinstance(value, list) or not value:
+        raise RecordError("-", "<file>", f"{path.name}: expected a non-empty list of entries")
+    for index, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise RecordError(index, "<entry>", f"expected a JSON object, got {type(entry).__name__}")
+    return value
+
+
+@dataclass
+class ImageProblem:
+    """A referenced image that is missing or does not decode, with the questions that use it."""
+
+    image: str
+    problem: str
+    questions: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        shown = ", ".join(self.questions[:5]) + (" ..." if len(self.questions) > 5 else "")
+        return f"{self.image}: {self.problem} (question {shown})"
+
+
+def _decode(path: Path) -> str | None:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            if image.format == "JPEG":  # decode at 1/8 scale: every byte is still read and checked
+                image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))
+            image.load()
+        return None
+    except Exception as error:  # noqa: BLE001 - any decoder failure means the file is unusable
+        return f"does not decode ({type(error).__name__}: {str(error).strip()[:120]})"
+
+
+class _StrictDecoding:
+    """Within the block, a truncated image is an error (the host turns PIL's LOAD_TRUNCATED_IMAGES on)."""
+
+    def __enter__(self) -> None:
+        from PIL import ImageFile
+
+        self.previous = ImageFile.LOAD_TRUNCATED_IMAGES
+        ImageFile.LOAD_TRUNCATED_IMAGES = False
+
+    def __exit__(self, *exc: object) -> None:
+        from PIL import ImageFile
+
+        ImageFile.LOAD_TRUNCATED_IMAGES = self.previous
+
+
+def decode_problem(path: Path) -> str | None:
+    """None when ``path`` is an image that decodes completely, else the reason (truncation included)."""
+    with _StrictDecoding():
+        return _decode(path)
+
+
+def check_images(
+    references: Sequence[tuple[str, Sequence[str]]],
+    images_dir: str | Path,
+    *,
+    progress: bool = True,
+    workers: int | None = None,
+) -> tuple[list[Path | None], list[ImageProblem]]:
+    """Resolve and decode every referenced image once (``workers`` threads; PIL decodes without the GIL).
+
+    ``references``: per entry, its question id and the relative paths to try in order. Returns per entry the
+    found path (None when missing or corrupt) and the problems, one per distinct image, naming its questions.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tqdm import tqdm
+
+    images_dir = Path(images_dir)
+    resolved: list[Path | None] = []
+    for _, candidates in tqdm(
+        references, desc="finding images", unit="question", disable=not progress, mininterval=1.0
+    ):
+        resolved.append(next((images_dir / c for c in candidates if (images_dir / c).is_file()), None))
+    distinct = list(dict.fromkeys(path for path in resolved if path is not None))
+    workers = workers or min(8, os.cpu_count() or 1)
+    with _StrictDecoding(), ThreadPoolExecutor(max_workers=workers) as pool:
+        outcomes = list(
+            tqdm(
+                pool.map(_decode, distinct),
+                total=len(distinct),
+                desc="decoding images",
+                unit="image",
+                disable=not progress,
+                mininterval=1.0,
+            )
+        )
+    verdicts = dict(zip(distinct, outcomes, strict=True))
+    found: list[Path | None] = []
+    problems: dict[str, ImageProblem] = {}
+    for (question_id, candidates), path in zip(references, resolved, strict=True):
+        if path is None:
+            name = candidates[0] if candidates else "<no image named>"
+            problems.setdefault(name, ImageProblem(name, "missing")).questions.append(str(question_id))
+            found.append(None)
+        elif verdicts[path] is not None:
+            name = str(path.relative_to(images_dir))
+            problems.setdefault(name, ImageProblem(name, verdicts[path])).questions.append(str(question_id))
+            found.append(None)
+        else:
+            found.append(path)
+    return found, list(problems.values())
+
+
+# ------------------------------------------------------------------------------------------------------
+# Writing and loading
+# ------------------------------------------------------------------------------------------------------
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_prepared(
+    rows: list[dict[str, Any]],
+    image_paths: list[Path],
+    out: str | Path,
+    *,
+    kind: str,
+    split: str = "test",
+    manifest: dict[str, Any] | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Save ``rows`` plus an ``image`` column (bytes embedded) as ``DatasetDict({split: ...})`` in ``out``.
+
+    Written to ``<out>.partial`` first and renamed, so an interrupted run never leaves a half dataset.
+    """
+    import datasets
+
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"{out} exists and is not empty (use --overwrite to replace it)")
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    columns: dict[str, list[Any]] = (
+        {name: [row.get(name) for row in rows] for name in rows[0]} if rows else {}
+    )
+    columns["image"] = [str(path.resolve()) for path in image_paths]
+    dataset = datasets.Dataset.from_dict(columns)
+    dataset = dataset.cast_column("image", datasets.Image())
+    datasets.DatasetDict({split: dataset}).save_to_disk(str(staging))
+    (staging / MANIFEST_NAME).write_text(
+        json.dumps({"kind": kind, "split": split, "rows": len(rows), **(manifest or {})}, indent=2) + "\n",
+        encoding="utf-8",
+    )
+    if out.exists():
+        shutil.rmtree(out)
+    staging.rename(out)
+    return out
+
+
+def prepared_dir(kind: str) -> Path | None:
+    """The prepared folder for ``kind`` from the environment, or None when none is configured."""
+    explicit = os.environ.get(env_var(kind), "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    root = os.environ.get(DATA_ROOT_ENV, "").strip()
+    if root:
+        return Path(root).expanduser() / kind
+    return None
+
+
+def load_prepared(kind: str, split: str = "test") -> Any:
+    """The ``split`` of ``kind``'s prepared dataset (a clear error saying how to make it when absent)."""
+    import datasets
+
+    folder = prepared_dir(kind)
+    how = (
+        f"run `lmms-eval-tasks prepare {kind} --annotations FILE --images DIR --out DIR` and set "
+        f"{env_var(kind)}=DIR (or {DATA_ROOT_ENV}=PARENT with the dataset in PARENT/{kind})"
+    )
+    if folder is None:
+        raise FileNotFoundError(f"no prepared {kind} dataset configured: {how}")
+    manifest_path = folder / MANIFEST_NAME
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{folder} is not a prepared {kind} dataset (no {MANIFEST_NAME}): {how}")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    if manifest.get("kind") != kind:
+        raise ValueError(f"{folder} holds a prepared {manifest.get('kind')!r} dataset, not {kind!r}")
+    loaded = datasets.load_from_disk(str(folder))
+    if split not in loaded:
+        raise ValueError(f"{folder} has no {split!r} split (splits: {sorted(loaded)})")
+    return loaded[split]
+
+
+# ------------------------------------------------------------------------------------------------------
+# The common kind: annotation file + image folder
+# ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DatasetKind:
+    """A dataset released as an annotation file plus an image folder (TDIUC, TallyQA, DVQA, VQDv1).
+
+    - ``required_fields``: every entry must carry them (a RecordError names the entry and the field).
+    - ``image_candidates(entry)``: relative paths under ``--images`` to try, in order (the first is the
+      name reported when none exists).
+    - ``convert(entry, index)``: the dataset row (validated, typed); default: the entry unchanged. The
+      ``image`` column is added by ``prepare``; an annotation field called ``image`` must be renamed.
+    """
+
+    name: str
+    help: str
+    required_fields: tuple[str, ...]
+    image_candidates: Callable[[dict[str, Any]], list[str]]
+    convert: Callable[[dict[str, Any], int], dict[str, Any]] | None = None
+    id_field: str = "question_id"
+    split: str = "test"
+
+    def add_arguments(self, parser: Any) -> None:
+        """The common options: --annotations, --images, --out, --skip-missing, --overwrite."""
+        parser.add_argument("--annotations", required=True, type=Path, help="the released annotation file")
+        parser.add_argument("--images", required=True, type=Path, help="folder holding the images")
+        parser.add_argument("--out", required=True, type=Path, help="folder to write the dataset to")
+        parser.add_argument(
+            "--skip-missing",
+            action="store_true",
+            help="drop questions whose image is missing or corrupt (reported, with a count) instead of "
+            "refusing",
+        )
+        parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out folder")
+        parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def rows(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Validate and convert every entry (RecordError naming the entry and the field)."""
+        rows = []
+        for index, entry in enumerate(entries):
+            for name in self.required_fields:
+                if name not in entry:
+                    raise RecordError(self._label(entry, index), name, "missing")
+            row = self.convert(entry, index) if self.convert else dict(entry)
+            if "image" in row:
+                raise ValueError(f"{self.name}: convert() must not return an 'image' field (reserved)")
+            rows.append(row)
+        return rows
+
+    def _label(self, entry: dict[str, Any], index: int) -> str:
+        value = entry.get(self.id_field)
+        return f"{index} ({self.id_field} {value})" if value is not None else str(index)
+
+    def prepare(
+        self,
+        annotations: str | Path,
+        images: str | Path,
+        out: str | Path,
+        *,
+        skip_missing: bool = False,
+        overwrite: bool = False,
+        progress: bool = True,
+    ) -> dict[str, Any]:
+        """Check and write the dataset; returns a summary. Raises PreparationError listing bad images."""
+        started = time.monotonic()
+        annotations = Path(annotations)
+        images = Path(images)
+        if not images.is_dir():
+            raise FileNotFoundError(f"image folder not found: {images}")
+        entries = read_annotations(annotations)
+        rows = self.rows(entries)
+        references = [
+            (str(entry.get(self.id_field, index)), self.image_candidates(entry))
+            for index, entry in enumerate(entries)
+        ]
+        found, problems = check_images(references, images, progress=progress)
+        missing = [p for p in problems if p.problem == "missing"]
+        corrupt = [p for p in problems if p.problem != "missing"]
+        if problems and not skip_missing:
+            raise PreparationError(self.name, missing, corrupt, len(entries))
+        kept = [index for index, path in enumerate(found) if path is not None]
+        if not kept:
+            raise PreparationError(self.name, missing, corrupt, len(entries))
+        manifest = {
+            "annotations": annotations.name,
+            "annotations_sha256": _sha256(annotations),
+            "entries": len(entries),
+            "skipped_questions": len(entries) - len(kept),
+            "missing_images": [p.image for p in missing],
+            "corrupt_images": [p.image for p in corrupt],
+        }
+        write_prepared(
+            [rows[i] for i in kept],
+            [found[i] for i in kept],  # type: ignore[misc]
+            out,
+            kind=self.name,
+            split=self.split,
+            manifest=manifest,
+            overwrite=overwrite,
+        )
+        return {
+            "kind": self.name,
+            "out": str(out),
+            "rows": len(kept),
+            "skipped_questions": len(entries) - len(kept),
+            "missing_images": len(missing),
+            "corrupt_images": len(corrupt),
+            "problems": [p.describe() for p in problems],
+            "seconds": round(time.monotonic() - started, 2),
+        }
+
+    def run(self, args: Any) -> int:
+        """The CLI handler: prepare, print a summary, exit 1 on refused input."""
+        import sys
+
+        prog = f"lmms-eval-tasks prepare {self.name}"
+        try:
+            summary = self.prepare(
+                args.annotations,
+                args.images,
+                args.out,
+                skip_missing=args.skip_missing,
+                overwrite=args.overwrite,
+                progress=not args.quiet,
+            )
+        except (FileNotFoundError, FileExistsError) as error:
+            print(f"{prog}: {error}", file=sys.stderr)
+            return 2
+        except (RecordError, PreparationError) as error:
+            print(f"{prog}: {error}", file=sys.stderr)
+            return 1
+        for line in summary["problems"][:_SHOWN_PROBLEMS]:
+            print(f"skipped: {line}", file=sys.stderr)
+        if summary["skipped_questions"]:
+            print(
+                f"{prog}: skipped {summary['skipped_questions']} questions "
+                f"({summary['missing_images']} missing and {summary['corrupt_images']} corrupt images)",
+                file=sys.stderr,
+            )
+        print(json.dumps({key: value for key, value in summary.items() if key != "problems"}, indent=2))
+        print(f"# use it: export {env_var(self.name)}={Path(args.out).resolve()}", file=sys.stderr)
+        return 0
+
+
+class PreparationError(RuntimeError):
+    """Referenced images are missing or corrupt; the message names each one and its questions."""
+
+    def __init__(
+        self, kind: str, missing: list[ImageProblem], corrupt: list[ImageProblem], entries: int
+    ) -> None:
+        self.missing = missing
+        self.corrupt = corrupt
+        lines = [
+            f"{kind}: {len(missing)} missing and {len(corrupt)} corrupt images "
+            f"(of the images used by {entries} questions):"
+        ]
+        for problem in (missing + corrupt)[:_SHOWN_PROBLEMS]:
+            lines.append(f"  {problem.describe()}")
+        if len(missing) + len(corrupt) > _SHOWN_PROBLEMS:
+            lines.append(f"  ... and {len(missing) + len(corrupt) - _SHOWN_PROBLEMS} more")
+        lines.append("fix the image folder, or pass --skip-missing to leave those questions out")
+        super().__init__("\n".join(lines))
+
+
+# ------------------------------------------------------------------------------------------------------
+# Registry of kinds
+# ------------------------------------------------------------------------------------------------------
+
+_preparers: dict[str, Preparer] | None = None
+
+
+def preparers() -> dict[str, Preparer]:
+    """Every dataset kind, from the ``PREPARERS`` lists of ``lmms_eval_tasks.tasks.<package>.prepare``."""
+    global _preparers
+    if _preparers is None:
+        from lmms_eval_tasks import tasks as tasks_package
+
+        found: dict[str, Preparer] = {}
+        for info in sorted(pkgutil.iter_modules(tasks_package.__path__), key=lambda item: item.name):
+            module_name = f"{tasks_package.__name__}.{info.name}.prepare"
+            if not info.ispkg or importlib.util.find_spec(module_name) is None:
+                continue
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as error:  # noqa: BLE001 - one broken module must not take every kind down
+                from loguru import logger
+
+                logger.warning(f"prepare: {module_name} does not import ({type(error).__name__}: {error})")
+                continue
+            for preparer in getattr(module, "PREPARERS", ()):
+                if preparer.name in found:
+                    raise ValueError(f"two modules define the prepare kind {preparer.name!r}")
+                found[preparer.name] = preparer
+        _preparers = found
+    return dict(_preparers)
+
+
+__all__ = [
+    "DATA_ROOT_ENV",
+    "DatasetKind",
+    "ImageProblem",
+    "PreparationError",
+    "Preparer",
+    "check_images",
+    "decode_problem",
+    "env_var",
+    "load_prepared",
+    "prepared_dir",
+    "preparers",
+    "read_annotations",
+    "write_prepared",
+]

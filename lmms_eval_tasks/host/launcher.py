@@ -1,0 +1,141 @@
+"""The `lmms_eval` launcher: the host harness's CLI with this pack's tasks on the include path.
+
+lmms-eval 0.7.3 has no entry point for task packs and its `LMMS_EVAL_PLUGINS` task path is broken, so the
+launcher makes every TaskManager the host builds also index this pack's task folder (after the built-ins and
+after any `--include_path` or config `include_path` of the user's, which therefore win on a name clash).
+It accepts every host flag and subcommand unchanged, works under `accelerate launch -m lmms_eval_tasks`, and,
+unlike the host (which logs and exits 0), exits non-zero when an evaluation fails. Every change to the host
+(task index, failure recording, fixes for lmms-eval 0.7.3 bugs) lives in `host/patches.py`, applied
+only on the host versions it was written for. Before the host builds any task, the launcher checks that each
+requested `--model` wrapper can run here, and otherwise exits 2 naming what is missing and the ways out.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from lmms_eval_tasks.host import patches as host
+
+SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
+
+
+def install_pack_tasks() -> None:
+    """Make every host TaskManager index the pack's tasks (idempotent; see host.py `pack_task_index`)."""
+    host.apply_patch("pack_task_index")
+
+
+def _requested_models(argv: Sequence[str]) -> list[str]:
+    """Model names named by `--model X`, `--model=X` or the `model:` keys of a `--config` file."""
+    models: list[str] = []
+    config_paths: list[str] = []
+    for index, argument in enumerate(argv):
+        for flag, bucket in (("--model", models), ("--config", config_paths)):
+            if argument == flag and index + 1 < len(argv):
+                bucket.append(argv[index + 1])
+            elif argument.startswith(flag + "="):
+                bucket.append(argument.split("=", 1)[1])
+    for path in config_paths:
+        try:
+            import yaml
+
+            with open(path, encoding="utf-8") as handle:
+                loaded = yaml.safe_load(handle)
+        except (OSError, ValueError):
+            continue  # the host reports unreadable configs itself
+        for entry in loaded if isinstance(loaded, list) else [loaded]:
+            if isinstance(entry, dict) and isinstance(entry.get("model"), str):
+                models.append(entry["model"])
+    return models
+
+
+def _flag_value(argv: Sequence[str], flag: str) -> str | None:
+    """The value of the last ``flag X`` / ``flag=X`` in ``argv``, or None."""
+    value = None
+    for index, argument in enumerate(argv):
+        if argument == flag and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif argument.startswith(flag + "="):
+            value = argument.split("=", 1)[1]
+    return value
+
+
+def check_models(argv: Sequence[str]) -> str | None:
+    """None when every requested ``--model`` wrapper can run here; else the message naming what is missing.
+
+    Runs before the host builds any task or loads any dataset (importing the wrapper is what the host
+    would do first anyway). ``LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1`` turns the check off.
+    """
+    if os.environ.get(SKIP_MODEL_CHECK_ENV, "").strip() not in ("", "0"):
+        return None
+    force_simple = "--force_simple" in argv
+    messages = []
+    for model in dict.fromkeys(_requested_models(argv)):
+        status = host.wrapper_status(model, force_simple=force_simple)
+        if not status.ok:
+            messages.append(host.unavailable_model_message(status, _flag_value(argv, "--model_args")))
+    return "\n".join(messages) or None
+
+
+def _is_evaluation(argv: Sequence[str]) -> bool:
+    """True for the host's flat form (`--model X --tasks Y`) and its `eval` subcommand with arguments."""
+    if not argv:
+        return False
+    return argv[0].startswith("-") or (argv[0] == "eval" and len(argv) > 1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the host CLI with the pack's tasks; returns the process exit code (non-zero on failure)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in ("--version",):
+        from lmms_eval_tasks import __version__
+
+        print(f"lmms-eval-tasks {__version__}")
+        return 0
+    if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
+        from lmms_eval_tasks.host.output_paths import check_output_path
+
+        problem = check_output_path(arguments)  # before any heavy import: an unwritable path fails at once
+        if problem:
+            print(f"lmms_eval: {problem}", file=sys.stderr)
+            return 2
+    install_pack_tasks()
+    host.FAILURES.clear()
+    if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
+        problem = check_models(arguments)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+        host.apply_patches(_requested_models(arguments))
+
+    from lmms_eval.cli.dispatch import main as host_dispatch
+
+    saved_argv = sys.argv
+    sys.argv = ["lmms_eval", *arguments]
+    exit_code: int = 0
+    try:
+        host_dispatch()
+    except SystemExit as stop:
+        if stop.code is None:
+            exit_code = 0
+        elif isinstance(stop.code, int):
+            exit_code = stop.code
+        else:
+            print(stop.code, file=sys.stderr)
+            exit_code = 1
+    except KeyboardInterrupt:
+        exit_code = 130
+    finally:
+        sys.argv = saved_argv
+    if host.FAILURES:
+        for failure in host.FAILURES:
+            message = str(failure) or type(failure).__name__
+            print(f"lmms_eval: evaluation failed: {type(failure).__name__}: {message}", file=sys.stderr)
+        return exit_code or 1
+    return exit_code
+
+
+def run() -> None:
+    """Console-script entry point."""
+    raise SystemExit(main())

@@ -1,0 +1,773 @@
+"""Every change the pack makes to its host, lmms-eval, in one place, each tied to the host versions it
+was written for.
+
+A ``HostPatch`` names the versions it was written for (``written_for``, a PEP 440 specifier) and a probe
+that checks, without changing anything, that the code it patches is still what it expects (signatures,
+and for bug fixes whether the bug is still there). ``apply_patch`` installs a patch only when both hold;
+otherwise it logs a loguru warning saying what is lost and how to get it back, and leaves the host alone.
+``lmms-eval-tasks doctor`` shows the same statuses.
+
+The host version comes from ``host_version()``, the single seam tests replace to simulate another host.
+The module also answers "can this ``--model`` run here?" (``wrapper_status``), from the host's own model
+registry, for the launcher's pre-flight check and ``doctor``.
+
+Import is cheap: lmms-eval, torch and transformers are imported only by the functions that need them.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dis
+import importlib
+import inspect
+import numbers
+import os
+import threading
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks import TASKS_DIR
+
+HOST_DISTRIBUTION = "lmms_eval"
+# The lmms-eval versions the pack supports; must equal the bound in pyproject.toml (a test checks).
+SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.7.4"
+# What every patch below was written for and tested on.
+TESTED_HOST_VERSIONS = "==0.7.3"
+
+_lock = threading.RLock()
+_FIX_MARK = "_lmms_eval_tasks_fix"
+
+
+@cache
+def _installed_host_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(HOST_DISTRIBUTION)
+    except PackageNotFoundError:
+        return None
+
+
+def host_version() -> str | None:
+    """The installed lmms-eval version, or None when it is not installed (tests monkeypatch this)."""
+    return _installed_host_version()
+
+
+def version_in(version: str | None, specifier: str) -> bool:
+    """True when ``version`` satisfies the PEP 440 ``specifier`` (False for None or an unparsable version)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    if version is None:
+        return False
+    try:
+        return SpecifierSet(specifier).contains(Version(version), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
+
+
+def host_supported() -> bool:
+    """True when the installed lmms-eval is within ``SUPPORTED_HOST_VERSIONS``."""
+    return version_in(host_version(), SUPPORTED_HOST_VERSIONS)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Patches
+# ---------------------------------------------------------------------------------------------------------
+
+APPLIES, NOT_NEEDED, MISMATCH = "applies", "not needed", "mismatch"
+
+
+@dataclass(frozen=True)
+class HostPatch:
+    """One change to lmms-eval: what it does, the host versions it was written for, and how to check it.
+
+    ``probe()`` returns ``(APPLIES | NOT_NEEDED | MISMATCH, detail)`` without changing anything;
+    ``install()`` is idempotent. ``models`` lists the ``--model`` values that need the patch (empty: every
+    run). ``without`` says what a run loses when the patch is skipped, and the way around it.
+    """
+
+    name: str
+    summary: str
+    probe: Callable[[], tuple[str, str]]
+    install: Callable[[], None]
+    without: str
+    written_for: str = TESTED_HOST_VERSIONS
+    models: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PatchStatus:
+    """What happened (or would happen) to one patch on this host."""
+
+    name: str
+    state: str  # "applied", "applies", "not needed", "skipped"
+    detail: str
+    summary: str = ""
+    without: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.state != "skipped"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
+
+
+def _parameters(function: Any) -> list[str]:
+    """Parameter names of ``function`` (unwrapping the pack's own wrappers first)."""
+    while getattr(function, _FIX_MARK, False) and hasattr(function, "__wrapped__"):
+        function = function.__wrapped__
+    return list(inspect.signature(function).parameters)
+
+
+def _expect_parameters(owner: str, function: Any, expected: Sequence[str]) -> str | None:
+    """None when ``function`` takes exactly ``expected``; else a one-line description of the difference."""
+    if not callable(function):
+        return f"{owner} is not callable"
+    found = _parameters(function)
+    if found != list(expected):
+        return f"{owner} takes ({', '.join(found)}), expected ({', '.join(expected)})"
+    return None
+
+
+def _mark(wrapper: Any, wrapped: Any) -> Any:
+    setattr(wrapper, _FIX_MARK, True)
+    wrapper.__wrapped__ = wrapped
+    return wrapper
+
+
+# --- 1. the pack's tasks in every host task index ---------------------------------------------------------
+
+_PACK_TASKS_DIR = str(TASKS_DIR)
+
+
+def with_pack_dir(include_path: str | Sequence[str] | None) -> list[str]:
+    """The user's include path(s) with the pack's task folder appended once."""
+    if include_path is None:
+        paths: list[str] = []
+    elif isinstance(include_path, str):
+        paths = [include_path]
+    else:
+        paths = list(include_path)
+    normalised = {os.path.realpath(path) for path in paths}
+    if os.path.realpath(_PACK_TASKS_DIR) not in normalised:
+        paths.append(_PACK_TASKS_DIR)
+    return paths
+
+
+def _probe_task_index() -> tuple[str, str]:
+    from lmms_eval.tasks import TaskManager
+
+    indexer = getattr(TaskManager, "_get_task_and_group", None)
+    problem = _expect_parameters(
+        "TaskManager.initialize_tasks",
+        TaskManager.initialize_tasks,
+        ["self", "include_path", "include_defaults"],
+    ) or _expect_parameters("TaskManager._get_task_and_group", indexer, ["self", "task_dir"])
+    if problem:
+        return MISMATCH, problem
+    if "self.initialize_tasks(" not in inspect.getsource(TaskManager.__init__):
+        return MISMATCH, "TaskManager.__init__ no longer builds its index with initialize_tasks"
+    return APPLIES, "TaskManager.initialize_tasks wrapped to index the pack's task folder last"
+
+
+def _install_task_index() -> None:
+    from lmms_eval.tasks import TaskManager
+
+    from lmms_eval_tasks.host.task_index import load_host_index
+
+    original = TaskManager.initialize_tasks
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
+        include_path = with_pack_dir(include_path)
+        self.include_path = include_path
+        pack_entries = load_host_index()
+        if pack_entries is None:
+            return original(self, include_path=include_path, include_defaults=include_defaults)
+        pack_dir = os.path.realpath(_PACK_TASKS_DIR)
+        others = [path for path in include_path if os.path.realpath(path) != pack_dir]
+        index = original(self, include_path=others or None, include_defaults=include_defaults)
+        return {**pack_entries, **index}  # built-ins and the user's paths win on a name clash
+
+    initialize_tasks.__doc__ = original.__doc__
+    TaskManager.initialize_tasks = _mark(initialize_tasks, original)
+
+
+def host_task_entries(tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
+    """The entries the host's own indexer (``TaskManager._get_task_and_group``) makes for ``tasks_dir``.
+
+    Only the indexing method is used (no full index of the host's ~hundreds of tasks is built); the probe
+    of the ``pack_task_index`` patch checks that this private method still has the expected signature.
+    """
+    from lmms_eval.tasks import TaskManager
+
+    indexer = TaskManager.__new__(TaskManager)
+    indexer.logger = logger
+    return dict(indexer._get_task_and_group(str(tasks_dir)))
+
+
+# --- 2. failures the host logs and swallows ---------------------------------------------------------------
+
+FAILURES: list[BaseException] = []  # filled by the failure_recorder patch; the launcher reads and clears it
+
+
+def _probe_failure_recorder() -> tuple[str, str]:
+    import lmms_eval.__main__ as host_main
+
+    problem = _expect_parameters(
+        "lmms_eval.__main__.cli_evaluate_single", getattr(host_main, "cli_evaluate_single", None), ["args"]
+    )
+    if problem:
+        return MISMATCH, problem
+    if "cli_evaluate_single(" not in inspect.getsource(host_main.cli_evaluate):
+        return MISMATCH, "lmms_eval.__main__.cli_evaluate no longer calls cli_evaluate_single"
+    return APPLIES, "cli_evaluate_single wrapped to record the exceptions the host logs and swallows"
+
+
+def _install_failure_recorder() -> None:
+    import lmms_eval.__main__ as host_main
+
+    original = host_main.cli_evaluate_single
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    def cli_evaluate_single(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        except BaseException as error:  # noqa: BLE001 - recorded, then re-raised for the host to log
+            if not isinstance(error, SystemExit) or error.code not in (None, 0):
+                FAILURES.append(error)
+            raise
+
+    host_main.cli_evaluate_single = _mark(cli_evaluate_single, original)
+
+
+# --- 3. loglikelihood results stringified by the evaluator -------------------------------------------------
+
+
+def is_loglikelihood_result(output: Any) -> bool:
+    """True for a ``(log_prob, is_greedy)`` pair as ``lmms.loglikelihood`` returns it."""
+    return (
+        isinstance(output, tuple | list)
+        and len(output) == 2
+        and isinstance(output[0], numbers.Real)
+        and not isinstance(output[0], bool)
+        and isinstance(output[1], bool | numbers.Integral)
+    )
+
+
+def _probe_loglikelihood_result() -> tuple[str, str]:
+    import lmms_eval.evaluator as evaluator
+
+    current = getattr(evaluator, "unwrap_generation_output", None)
+    problem = _expect_parameters("lmms_eval.evaluator.unwrap_generation_output", current, ["output"])
+    if problem:
+        return MISMATCH, problem
+    if getattr(current, _FIX_MARK, False):
+        return APPLIES, "applied"
+    try:
+        kept, _ = current((-1.5, False))
+    except Exception as error:  # noqa: BLE001 - an unexpected host behaviour is a mismatch, not a crash
+        return MISMATCH, f"unwrap_generation_output((-1.5, False)) raised {type(error).__name__}: {error}"
+    if isinstance(kept, tuple):
+        return NOT_NEEDED, "the host keeps (log_prob, is_greedy) pairs already"
+    if not isinstance(kept, str):
+        return MISMATCH, f"unwrap_generation_output turns a pair into {type(kept).__name__}, expected str"
+    return APPLIES, "the host stringifies (log_prob, is_greedy) pairs; they are kept intact"
+
+
+def _install_loglikelihood_result() -> None:
+    import lmms_eval.evaluator as evaluator
+
+    current = evaluator.unwrap_generation_output
+    if getattr(current, _FIX_MARK, False):
+        return
+
+    def unwrap_generation_output(output: Any) -> tuple[Any, Any]:
+        if is_loglikelihood_result(output):
+            return (float(output[0]), bool(output[1])), None
+        return current(output)
+
+    unwrap_generation_output.__doc__ = current.__doc__
+    evaluator.unwrap_generation_output = _mark(unwrap_generation_output, current)
+
+
+# --- 4. llava_hf loglikelihood on transformers 5 ------------------------------------------------------------
+
+
+def _llava_hf_loglikelihood(self: Any, requests: list[Any]) -> list[tuple[float, bool]]:
+    """llava_hf's loglikelihood, fixed for transformers 5: (mean loss over the continuation, is_greedy).
+
+    Keeps the host's conventions (the value is the mean cross-entropy of the continuation tokens, lower is
+    better, which is what the host's multiple_choice argmin expects; same chat template and ``<image>``
+    placeholders) and fixes three things: the context is tokenized with its images, so it is accepted by
+    transformers 5 and the loss mask lines up with the expanded image tokens; text-only requests pass no
+    images instead of an empty list; ``is_greedy`` compares each continuation token with the prediction
+    made one position earlier.
+    """
+    import torch
+    from lmms_eval.models.simple.llava_hf import VICUNA_CHAT_TEMPLATE
+    from tqdm import tqdm
+
+    template = self.chat_template or self.tokenizer.chat_template or VICUNA_CHAT_TEMPLATE
+    image_token = getattr(self._image_processor, "image_token", None) or "<image>"
+    results: list[tuple[float, bool]] = []
+    for context, doc_to_target, doc_to_visual, doc_id, task, split in tqdm(
+        [request.args for request in requests], disable=self.rank != 0, desc="Model Responding"
+    ):
+        doc = self.task_dict[task][split][doc_id]
+        continuation = doc_to_target if isinstance(doc_to_target, str) else doc_to_target(doc)
+        visuals = self.flatten([doc_to_visual(doc)])
+        user_text = " ".join([image_token] * len(visuals)) + "\n" + context if visuals else context
+        messages = [{"role": "user", "content": user_text}, {"role": "assistant", "content": continuation}]
+        prompt = self.tokenizer.apply_chat_template(
+            messages[:1], chat_template=template, tokenize=False, add_generation_prompt=True
+        )
+        full_text = self.tokenizer.apply_chat_template(
+            messages, chat_template=template, tokenize=False, add_generation_prompt=False
+        )
+        images = visuals or None
+        inputs = self._image_processor(text=[full_text], images=images, return_tensors="pt")
+        inputs = inputs.to(self._device, self.model.dtype)
+        prompt_length = self._image_processor(text=[prompt], images=images, return_tensors="pt")[
+            "input_ids"
+        ].shape[1]
+        input_ids = inputs["input_ids"]
+        labels = input_ids.clone()
+        labels[:, :prompt_length] = -100
+        with torch.inference_mode():
+            outputs = self.model(**inputs, labels=labels)
+        predicted = outputs.logits[:, prompt_length - 1 : input_ids.shape[1] - 1].argmax(dim=-1)
+        is_greedy = bool((predicted == input_ids[:, prompt_length:]).all())
+        results.append((float(outputs.loss.item()), is_greedy))
+    return results
+
+
+def _probe_llava_hf_loglikelihood() -> tuple[str, str]:
+    llava_hf = importlib.import_module("lmms_eval.models.simple.llava_hf")
+    problem = _expect_parameters(
+        "simple LlavaHf.loglikelihood", llava_hf.LlavaHf.loglikelihood, ["self", "requests"]
+    )
+    if problem:
+        return MISMATCH, problem
+    if not isinstance(getattr(llava_hf, "VICUNA_CHAT_TEMPLATE", None), str):
+        return MISMATCH, "lmms_eval.models.simple.llava_hf.VICUNA_CHAT_TEMPLATE is gone"
+    return APPLIES, "simple LlavaHf.loglikelihood replaced (tokenizes the context with its images)"
+
+
+def _install_llava_hf_loglikelihood() -> None:
+    from lmms_eval.models.simple.llava_hf import LlavaHf
+
+    original = LlavaHf.loglikelihood
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    def loglikelihood(self: Any, requests: list[Any]) -> list[tuple[float, bool]]:
+        return _llava_hf_loglikelihood(self, requests)
+
+    loglikelihood.__doc__ = _llava_hf_loglikelihood.__doc__
+    LlavaHf.loglikelihood = _mark(loglikelihood, original)
+
+
+# --- 5. llava_hf answers "" to requests without an image ----------------------------------------------------
+
+
+class _NoEmptyImagesProcessor:
+    """Delegates to a processor, passing ``images=None`` instead of an empty image list.
+
+    A LLaVA processor given ``images=[]`` yields empty ``pixel_values`` that the vision tower cannot
+    unpack, so the host's llava_hf returns "" for every text-only request (e.g. HallusionBench's 178
+    no-image questions, which a judge then reads as "unclear" - counted as right for those questions).
+    """
+
+    def __init__(self, processor: Any) -> None:
+        self._processor = processor
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if "images" in kwargs and kwargs["images"] is not None and len(kwargs["images"]) == 0:
+            kwargs["images"] = None
+        return self._processor(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._processor, name)
+
+
+def _text_only_safe(generate_until: Any) -> Any:
+    def generate_until_with_text_only_requests(self: Any, requests: list[Any]) -> Any:
+        processor = self.__dict__.get("_image_processor")
+        if processor is None or isinstance(processor, _NoEmptyImagesProcessor):
+            return generate_until(self, requests)
+        self._image_processor = _NoEmptyImagesProcessor(processor)
+        try:
+            return generate_until(self, requests)
+        finally:
+            self._image_processor = processor
+
+    return _mark(generate_until_with_text_only_requests, generate_until)
+
+
+def _llava_hf_classes() -> tuple[type, type]:
+    from lmms_eval.models.chat.llava_hf import LlavaHf as ChatLlavaHf
+    from lmms_eval.models.simple.llava_hf import LlavaHf as SimpleLlavaHf
+
+    return SimpleLlavaHf, ChatLlavaHf
+
+
+def _probe_llava_hf_text_only() -> tuple[str, str]:
+    for cls in _llava_hf_classes():
+        label = f"{cls.__module__}.{cls.__name__}.generate_until"
+        method = cls.__dict__.get("generate_until")
+        problem = _expect_parameters(label, method, ["self", "requests"])
+        if problem:
+            return MISMATCH, problem
+        while getattr(method, _FIX_MARK, False):
+            method = method.__wrapped__
+        if "self._image_processor(" not in inspect.getsource(method):
+            return MISMATCH, f"{label} no longer calls self._image_processor"
+    return APPLIES, "llava_hf (simple and chat) passes images=None for requests without an image"
+
+
+def _install_llava_hf_text_only() -> None:
+    for cls in _llava_hf_classes():
+        method = cls.__dict__.get("generate_until")
+        if method is not None and not getattr(method, _FIX_MARK, False):
+            cls.generate_until = _text_only_safe(method)
+
+
+PATCHES: dict[str, HostPatch] = {
+    patch.name: patch
+    for patch in (
+        HostPatch(
+            "pack_task_index",
+            "the pack's tasks in every host task index (after built-ins and the user's --include_path)",
+            _probe_task_index,
+            _install_task_index,
+            "the pack's tasks are unknown to the host; run the host with "
+            "`--include_path $(lmms-eval-tasks tasks-dir)` instead",
+        ),
+        HostPatch(
+            "failure_recorder",
+            "a failed evaluation exits non-zero (the host logs the error and exits 0)",
+            _probe_failure_recorder,
+            _install_failure_recorder,
+            "a failed evaluation may exit 0: read the log for 'Error during evaluation'",
+        ),
+        HostPatch(
+            "loglikelihood_result",
+            "loglikelihood / multiple_choice results reach process_results as (log_prob, is_greedy) pairs",
+            _probe_loglikelihood_result,
+            _install_loglikelihood_result,
+            "loglikelihood and multiple_choice tasks crash in process_results ('too many values to unpack')",
+        ),
+        HostPatch(
+            "llava_hf_loglikelihood",
+            "llava_hf's loglikelihood works on transformers 5",
+            _probe_llava_hf_loglikelihood,
+            _install_llava_hf_loglikelihood,
+            "loglikelihood / multiple_choice tasks may fail on llava_hf",
+            models=("llava_hf",),
+        ),
+        HostPatch(
+            "llava_hf_text_only",
+            "llava_hf answers requests that carry no image (it returned '')",
+            _probe_llava_hf_text_only,
+            _install_llava_hf_text_only,
+            "llava_hf may answer '' to every text-only question",
+            models=("llava_hf",),
+        ),
+    )
+}
+
+
+def check_patch(name: str) -> PatchStatus:
+    """What ``apply_patch(name)`` would do on this host, without changing anything."""
+    patch = PATCHES[name]
+    version = host_version()
+    if not version_in(version, patch.written_for):
+        detail = f"written for lmms-eval {patch.written_for}, this host is {version or 'not installed'}"
+        return PatchStatus(name, "skipped", detail, patch.summary, patch.without)
+    try:
+        state, detail = patch.probe()
+    except Exception as error:  # noqa: BLE001 - a probe that cannot run means the patch does not apply
+        state, detail = MISMATCH, f"probe failed: {type(error).__name__}: {str(error).splitlines()[0]}"
+    if state == MISMATCH:
+        return PatchStatus(name, "skipped", detail, patch.summary, patch.without)
+    return PatchStatus(name, state, detail, patch.summary, patch.without)
+
+
+_warned: set[str] = set()
+
+
+def apply_patch(name: str) -> PatchStatus:
+    """Install one patch when it fits this host (idempotent); otherwise warn once and leave the host alone."""
+    patch = PATCHES[name]
+    with _lock:
+        status = check_patch(name)
+        if status.state == APPLIES:
+            patch.install()
+            status = PatchStatus(name, "applied", status.detail, patch.summary, patch.without)
+        elif status.state == "skipped" and name not in _warned:
+            _warned.add(name)
+            logger.warning(
+                f"lmms-eval-tasks: host patch {name!r} not applied ({status.detail}); "
+                f"consequence: {patch.without}"
+            )
+        return status
+
+
+def patches_for(model_names: Sequence[str] = ()) -> list[str]:
+    """Names of the patches a run with these ``--model`` values needs, in install order."""
+    return [
+        name for name, patch in PATCHES.items() if not patch.models or set(patch.models) & set(model_names)
+    ]
+
+
+def apply_patches(model_names: Sequence[str] = (), names: Sequence[str] | None = None) -> list[PatchStatus]:
+    """Apply the patches a run needs (all model-independent ones, plus those of the named models)."""
+    return [apply_patch(name) for name in (patches_for(model_names) if names is None else names)]
+
+
+def check_patches() -> list[PatchStatus]:
+    """The status of every patch on this host (imports the llava_hf wrapper to probe its patches)."""
+    return [check_patch(name) for name in PATCHES]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Model wrappers: can this --model run here?
+# ---------------------------------------------------------------------------------------------------------
+
+# HF-native alternatives to wrappers that need code outside PyPI, with the checkpoint name mapping
+# (documented in docs/models.md).
+ORIGINAL_TO_HF_CHECKPOINTS: dict[str, str] = {
+    "liuhaotian/llava-v1.5-7b": "llava-hf/llava-1.5-7b-hf",
+    "liuhaotian/llava-v1.5-13b": "llava-hf/llava-1.5-13b-hf",
+    "liuhaotian/llava-v1.6-vicuna-7b": "llava-hf/llava-v1.6-vicuna-7b-hf",
+    "liuhaotian/llava-v1.6-vicuna-13b": "llava-hf/llava-v1.6-vicuna-13b-hf",
+    "liuhaotian/llava-v1.6-mistral-7b": "llava-hf/llava-v1.6-mistral-7b-hf",
+    "liuhaotian/llava-v1.6-34b": "llava-hf/llava-v1.6-34b-hf",
+}
+DEFAULT_ORIGINAL_LLAVA = "liuhaotian/llava-v1.5-7b"  # the host llava wrapper's default `pretrained`
+
+INSTALL_HINTS: dict[str, str] = {
+    "llava": (
+        "install the original LLaVA code (python package `llava`, "
+        "`pip install git+https://github.com/haotian-liu/LLaVA.git`); but no release of it can be installed "
+        "next to this host: every release pins transformers<=4.37.2 (the last, 1.2.2.post1, pins "
+        "transformers==4.37.2 and torch==2.1.2) while lmms-eval 0.7.3 requires transformers>=4.39.2 and this "
+        "environment has transformers {transformers}; `pip install --no-deps` ignores those pins and is "
+        "untested"
+    ),
+}
+
+
+def _transformers_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("transformers")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+# Models `doctor` checks by default (importing all ~120 host wrappers takes several seconds and floods the
+# log with their import warnings; `doctor --all-models` checks every one).
+DEFAULT_DOCTOR_MODELS: tuple[str, ...] = (
+    "llava_hf",
+    "llava",
+    "random_guess",
+    "llava_onevision",
+    "qwen2_5_vl",
+    "qwen2_vl",
+    "internvl2",
+    "idefics2",
+    "instructblip",
+    "openai",
+)
+
+
+@dataclass(frozen=True)
+class WrapperStatus:
+    """Whether one host model wrapper can run on this machine, and if not, why (one line)."""
+
+    model: str
+    ok: bool
+    class_path: str = ""
+    reason: str = ""
+    missing: tuple[str, ...] = ()  # top-level modules the wrapper needs and cannot import
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _model_registry() -> Any:
+    from lmms_eval.models import MODEL_REGISTRY_V2
+
+    return MODEL_REGISTRY_V2
+
+
+def host_model_names() -> list[str]:
+    """Every canonical ``--model`` value of the host registry (built-ins and entry points, e.g. ours)."""
+    return list(_model_registry().list_canonical_model_ids())
+
+
+def _guarded_imports(source: str) -> dict[str, str]:
+    """Names bound by imports inside module-level ``try`` blocks -> the module each is imported from."""
+    bound: dict[str, str] = {}
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.Try):
+            continue
+        for statement in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(statement, ast.ImportFrom) and statement.module and statement.level == 0:
+                for alias in statement.names:
+                    bound[alias.asname or alias.name] = statement.module
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    bound[alias.asname or alias.name.split(".")[0]] = alias.name
+    return bound
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _global_names(constant)
+    return names
+
+
+def unbound_guarded_names(cls: type) -> dict[str, str]:
+    """Names the class's own methods use that its module tried to import in a ``try`` block and could not.
+
+    Many host wrappers (``llava`` among them) import their model code inside ``try: ... except: log``, so
+    they import fine and fail only later, after the tasks were built (``NameError``). Returns
+    {name: module it should come from}.
+    """
+    module = inspect.getmodule(cls)
+    try:
+        source = inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        return {}
+    guarded = _guarded_imports(source)
+    used: set[str] = set()
+    for member in vars(cls).values():
+        function = getattr(member, "__func__", member)
+        function = getattr(function, "fget", function)
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            used |= _global_names(code)
+    namespace = vars(module) if module is not None else {}
+    return {
+        name: guarded[name]
+        for name in sorted(used)
+        if name in guarded and name not in namespace and not hasattr(builtins, name)
+    }
+
+
+def _import_error(module_name: str) -> str | None:
+    """The one-line error importing ``module_name`` raises, or None when it imports."""
+    try:
+        importlib.import_module(module_name)
+    except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
+        return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
+    return None
+
+
+def wrapper_status(model: str, force_simple: bool = False) -> WrapperStatus:
+    """Can ``--model <model>`` run here? Resolves it like the host, imports its class, and checks that the
+    model code the class uses was importable (see ``unbound_guarded_names``)."""
+    registry = _model_registry()
+    try:
+        resolved = registry.resolve(model, force_simple=force_simple)
+    except ValueError:
+        reason = f"unknown model {model!r}: not in the host's model registry"
+        return WrapperStatus(model, False, reason=reason)
+    try:
+        cls = registry.get_model_class(model, force_simple=force_simple)
+    except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
+        missing = (error.name.split(".")[0],) if isinstance(error, ModuleNotFoundError) and error.name else ()
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        return WrapperStatus(
+            model, False, resolved.class_path, f"{type(error).__name__}: {first_line}".rstrip(": "), missing
+        )
+    unbound = unbound_guarded_names(cls)
+    if not unbound:
+        return WrapperStatus(model, True, resolved.class_path)
+    # The try block stopped at its first failing import: report the modules that fail now, with the names
+    # the wrapper's methods use that are therefore undefined.
+    errors: dict[str, str] = {}
+    for module_name in dict.fromkeys(unbound.values()):
+        error = _import_error(module_name)
+        if error is not None:
+            errors[module_name] = error
+    by_error: dict[str, list[str]] = {}
+    for name, module_name in unbound.items():
+        if module_name in errors:
+            by_error.setdefault(errors[module_name], []).append(name)
+    if not by_error:  # every module imports now (installed after the wrapper was imported)
+        by_error = {"its try-guarded imports failed when the wrapper was imported": sorted(unbound)}
+    reason = "imports, but its model code does not: " + "; ".join(
+        f"{error} (undefined: {', '.join(names)})" for error, names in by_error.items()
+    )
+    missing = tuple(dict.fromkeys(module_name.split(".")[0] for module_name in errors))
+    return WrapperStatus(model, False, resolved.class_path, reason, missing)
+
+
+# Modules whose install needs more than `pip install <module>` on this setup.
+MODULE_HINTS: dict[str, str] = {
+    "torchvision": (
+        "torchvision: `make setup` removes it on purpose (the PyPI build fails to import next to the CPU "
+        "torch wheel); install the torchvision build that matches torch, from the same index as torch"
+    ),
+    "llava": "llava: the original LLaVA code, which cannot share this environment (docs/models.md)",
+    "decord": "decord: `pip install -e '.[llava_hf]'`",
+}
+
+
+def install_hint(status: WrapperStatus) -> str:
+    """How to make a wrapper importable, from the modules it misses (one line)."""
+    if not status.missing:
+        return "see the host's documentation of this model"
+    return "install " + "; ".join(MODULE_HINTS.get(module, module) for module in status.missing)
+
+
+def _pretrained(model_args: str | None) -> str | None:
+    for part in (model_args or "").split(","):
+        key, _, value = part.partition("=")
+        if key.strip() == "pretrained":
+            return value.strip()
+    return None
+
+
+def unavailable_model_message(status: WrapperStatus, model_args: str | None = None) -> str:
+    """The launcher's message for a ``--model`` that cannot run here: what is missing and the ways out."""
+    needs = f" needs the module(s) {', '.join(status.missing)}" if status.missing else ""
+    lines = [
+        f"lmms_eval: --model {status.model} cannot run on this machine: the host's wrapper "
+        f"({status.class_path or 'not found'}){needs}, which cannot be imported.",
+        f"  why: {status.reason}",
+    ]
+    if status.model == "llava":
+        original = _pretrained(model_args) or DEFAULT_ORIGINAL_LLAVA
+        hf_name = ORIGINAL_TO_HF_CHECKPOINTS.get(original.rstrip("/"), "llava-hf/llava-1.5-7b-hf")
+        lines += [
+            "  way out 1 (recommended): use the HF-native wrapper with the converted checkpoint:",
+            f"    --model llava_hf --model_args pretrained={hf_name}",
+            "    (original -> HF checkpoint names: docs/models.md)",
+            f"  way out 2: {INSTALL_HINTS['llava'].format(transformers=_transformers_version())}.",
+        ]
+    else:
+        lines += [
+            f"  way out 1: {INSTALL_HINTS.get(status.model) or install_hint(status)}.",
+            "  way out 2: pick a --model that runs here: `lmms-eval-tasks doctor --all-models` lists them.",
+        ]
+    lines.append("  (set LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1 to skip this check)")
+    return "\n".join(lines)

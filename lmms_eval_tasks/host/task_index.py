@@ -1,0 +1,176 @@
+"""Read the pack's task YAML files without the host: names, kinds, descriptions, tags.
+
+Used by `lmms-eval-tasks tasks`, the demo (which runs every `*_sample` task) and the test that guards
+against name clashes with the host's built-in tasks (the host silently prefers its own on a clash).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lmms_eval_tasks import TASKS_DIR
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """One task or group the pack defines."""
+
+    name: str
+    kind: str  # "task" or "group"
+    description: str
+    path: str
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _loader() -> type:
+    import yaml
+
+    class _TaskYamlLoader(yaml.SafeLoader):
+        """SafeLoader that keeps `!function x.y` as the plain string `x.y`."""
+
+    def _function(loader: Any, node: Any) -> str:
+        return loader.construct_scalar(node)
+
+    _TaskYamlLoader.add_constructor("!function", _function)
+    return _TaskYamlLoader
+
+
+@cache
+def _load_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    with open(path, encoding="utf-8") as handle:
+        data = yaml.load(handle, Loader=_loader()) or {}
+    include = data.get("include")
+    if include:
+        base = _load_yaml((path.parent / include).resolve())
+        data = {**base, **{key: value for key, value in data.items() if key != "include"}}
+    return data
+
+
+def _describe(config: dict[str, Any], kind: str) -> str:
+    metadata = config.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("description"):
+        return str(metadata["description"]).strip().splitlines()[0]
+    if kind == "group":
+        members = config.get("task") or []
+        return f"group of {len(members)} tasks"
+    source = config.get("dataset_path", "?")
+    return f"{config.get('output_type', 'generate_until')} task on {source}"
+
+
+def pack_tasks(tasks_dir: Path = TASKS_DIR) -> list[TaskEntry]:
+    """Every task and group defined by `*.yaml` files under ``tasks_dir``, sorted by name."""
+    entries: dict[str, TaskEntry] = {}
+    for path in sorted(tasks_dir.rglob("*.yaml")):
+        config = _load_yaml(path.resolve())
+        tags = config.get("tag") or []
+        tags = (tags,) if isinstance(tags, str) else tuple(tags)
+        if "group" in config and isinstance(config.get("task"), list):
+            name, kind = str(config["group"]), "group"
+        elif "task" in config and isinstance(config["task"], str):
+            name, kind = config["task"], "task"
+        else:
+            continue
+        entries[name] = TaskEntry(name, kind, _describe(config, kind), str(path.relative_to(tasks_dir)), tags)
+    return sorted(entries.values(), key=lambda entry: entry.name)
+
+
+def task_config(entry: TaskEntry, tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
+    """A pack task or group's YAML configuration (``include`` resolved, ``!function`` kept as strings)."""
+    return dict(_load_yaml((tasks_dir / entry.path).resolve()))
+
+
+def pack_names(tasks_dir: Path = TASKS_DIR) -> set[str]:
+    """All task, group and tag names the pack introduces."""
+    names: set[str] = set()
+    for entry in pack_tasks(tasks_dir):
+        names.add(entry.name)
+        names.update(entry.tags)
+    return names
+
+
+def sample_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
+    """Top-level sample tasks/groups (names ending in `_sample`) that run on bundled offline data."""
+    return [entry.name for entry in pack_tasks(tasks_dir) if entry.name.endswith("_sample")]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Precomputed host index: the launcher adds the pack's entries to every host task index without parsing
+# the pack's YAML files again (pure-Python YAML parsing of ~125 files costs about a second per process).
+# ---------------------------------------------------------------------------------------------------------
+
+HOST_INDEX_FILE = TASKS_DIR / "host_index.json"
+
+
+def yaml_fingerprint(tasks_dir: Path = TASKS_DIR) -> str:
+    """SHA-256 over the host's version and every task YAML file and template (names and bytes).
+
+    Changes whenever any of them does: another lmms-eval may index the same YAML differently.
+    """
+    import hashlib
+
+    from lmms_eval_tasks.host.patches import host_version
+
+    digest = hashlib.sha256()
+    digest.update(f"lmms-eval {host_version()}".encode() + b"\0")
+    for path in sorted(tasks_dir.rglob("*")):
+        if path.is_file() and (path.suffix == ".yaml" or path.name.endswith("_yaml")):
+            digest.update(path.relative_to(tasks_dir).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def build_host_index(tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
+    """The entries the host's own indexer makes for ``tasks_dir`` (see ``host.host_task_entries``)."""
+    from lmms_eval_tasks.host.patches import host_task_entries
+
+    return host_task_entries(tasks_dir)
+
+
+def write_host_index(tasks_dir: Path = TASKS_DIR, target: Path = HOST_INDEX_FILE) -> Path:
+    """Regenerate the precomputed index (paths stored relative to ``tasks_dir``)."""
+    import json
+
+    entries = {}
+    for name, entry in sorted(build_host_index(tasks_dir).items()):
+        entry = dict(entry)
+        if isinstance(entry.get("yaml_path"), str):
+            entry["yaml_path"] = (
+                Path(entry["yaml_path"]).resolve().relative_to(tasks_dir.resolve()).as_posix()
+            )
+        entries[name] = entry
+    payload = {"fingerprint": yaml_fingerprint(tasks_dir), "entries": entries}
+    target.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return target
+
+
+def load_host_index(tasks_dir: Path = TASKS_DIR, source: Path = HOST_INDEX_FILE) -> dict[str, Any] | None:
+    """The precomputed entries with absolute paths, or None when missing or stale (then parse the YAML)."""
+    import json
+
+    try:
+        payload = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if payload.get("fingerprint") != yaml_fingerprint(tasks_dir):
+        return None
+    entries = {}
+    for name, entry in payload["entries"].items():
+        entry = dict(entry)
+        if isinstance(entry.get("yaml_path"), str):
+            entry["yaml_path"] = str(tasks_dir / entry["yaml_path"])
+        if isinstance(entry.get("task"), list):
+            entry["task"] = list(entry["task"])
+        entries[name] = entry
+    return entries
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_host_index()}")

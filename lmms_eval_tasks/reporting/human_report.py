@@ -1,0 +1,585 @@
+"""`lmms-eval-tasks report`: one self-contained HTML page (and a Markdown twin) over one or more harness runs.
+
+A *run* is one model folder's pack reports (``<output_path>/<model>/lmms_eval_tasks/``, the latest complete
+report of each task from ``latest.json``) or one run folder (``.../lmms_eval_tasks/<run_id>/``), plus the
+host's ``<run_id>_results.json`` beside it when present. Reports are grouped by benchmark; each benchmark's
+section comes from its registry entry's ``report_section`` (``lmms_eval_tasks.reporting.sections``), and every
+run gets a provenance table. Plots are PNGs drawn with matplotlib (Agg), embedded as data URIs in the HTML
+and written as files next to ``report.md``. The HTML has no scripts and loads nothing from elsewhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.reporting import schema as reports
+from lmms_eval_tasks.reporting.sections import Block, Entry, Plot, SectionContext, Table, Text, fmt
+
+REPORT_HTML = "report.html"
+REPORT_MD = "report.md"
+PLOTS_FOLDER = "plots"
+# Metric names read as "how many records could not be parsed / judged" for the provenance table.
+_UNPARSED_KEYS = ("unparsed", "simple_unparsed", "complex_unparsed")
+_UNJUDGED_KEYS = ("unjudged_verdicts", "unjudged")
+
+
+class ReportInputError(ValueError):
+    """A folder given to ``report``/``export`` holds no pack report that can be read."""
+
+
+@dataclass
+class Run:
+    """The reports of one model folder or run folder, keyed by task, with the host's results if found."""
+
+    label: str
+    folder: Path
+    reports: dict[str, dict[str, Any]]
+    report_paths: dict[str, Path]
+    host_results: dict[str, Any] | None = None
+    host_results_path: Path | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def top_level_tasks(self) -> list[str]:
+        """Tasks that are not a member of a group reported in the same run (groups stand for them)."""
+        members: set[str] = set()
+        for report in self.reports.values():
+            listed = report.get("details", {}).get("members")
+            if isinstance(listed, list):
+                members.update(str(task) for task in listed)
+        return [task for task in self.reports if task not in members]
+
+
+# ---- reading runs ------------------------------------------------------------------------------------
+
+
+def _pack_folders(path: Path) -> list[Path]:
+    """The ``lmms_eval_tasks`` folders (or run folders) under whatever folder the user named."""
+    if not path.exists():
+        raise ReportInputError(f"{path}: no such folder")
+    if path.is_file():
+        raise ReportInputError(f"{path}: expected a harness output folder, got a file")
+    if any(path.glob(f"*{reports.REPORT_SUFFIX}")):
+        return [path]  # one run folder
+    if path.name == reports.PACK_FOLDER:
+        return [path]
+    if (path / reports.PACK_FOLDER).is_dir():
+        return [path / reports.PACK_FOLDER]
+    found = sorted({index.parent for index in path.rglob(f"{reports.PACK_FOLDER}/{reports.LATEST_INDEX}")})
+    if not found:
+        found = sorted({report.parent.parent for report in reports.iter_report_paths(path)})
+    if not found:
+        raise ReportInputError(
+            f"{path}: no pack reports (no {reports.PACK_FOLDER}/ folder with *_report.json)"
+        )
+    return found
+
+
+def _report_paths(pack_folder: Path) -> dict[str, Path]:
+    """Task -> report file: from ``latest.json`` for a pack folder, else every report of the folder
+    (a run folder), else the newest run folder's reports."""
+    if any(pack_folder.glob(f"*{reports.REPORT_SUFFIX}")):
+        return {
+            path.name[: -len(reports.REPORT_SUFFIX)]: path
+            for path in sorted(pack_folder.glob(f"*{reports.REPORT_SUFFIX}"))
+        }
+    try:
+        index = reports.strict_loads((pack_folder / reports.LATEST_INDEX).read_text(encoding="utf-8"))
+        tasks = index.get("tasks", {}) if isinstance(index, dict) else {}
+    except (OSError, ValueError):
+        tasks = {}
+    paths = {
+        task: pack_folder / entry["report"]
+        for task, entry in sorted(tasks.items())
+        if isinstance(entry, dict) and isinstance(entry.get("report"), str)
+    }
+    if paths:
+        return paths
+    run_folders = sorted(folder for folder in pack_folder.iterdir() if folder.is_dir())
+    for folder in reversed(run_folders):
+        if any(folder.glob(f"*{reports.REPORT_SUFFIX}")):
+            return _report_paths(folder)
+    return {}
+
+
+def _host_results(pack_folder: Path, run_ids: Iterable[str]) -> tuple[dict[str, Any] | None, Path | None]:
+    """The host's results JSON of the newest of ``run_ids`` next to the pack folder, if any."""
+    model_folder = (
+        pack_folder.parent if pack_folder.name == reports.PACK_FOLDER else pack_folder.parent.parent
+    )
+    for run_id in sorted(set(run_ids), reverse=True):
+        candidate = model_folder / f"{run_id}_results.json"
+        if candidate.is_file():
+            try:
+                return json.loads(candidate.read_text(encoding="utf-8")), candidate
+            except (OSError, ValueError) as error:
+                logger.warning(f"{candidate}: unreadable host results ({error})")
+    return None, None
+
+
+def _run_label(reports_by_task: dict[str, dict[str, Any]], folder: Path) -> str:
+    """``model (model_args)`` from the first report's provenance, else the folder name."""
+    for report in reports_by_task.values():
+        provenance = report.get("provenance", {})
+        model = provenance.get("model")
+        if model:
+            args = provenance.get("model_args") or ""
+            pretrained = re.search(r"(?:pretrained|model)=([^,]+)", args)
+            detail = Path(pretrained.group(1)).name if pretrained else args
+            return f"{model} ({detail})" if detail else str(model)
+    return folder.name
+
+
+def load_run(pack_folder: Path) -> list[Run]:
+    """Read every report of one pack folder or run folder (unreadable files are listed, not fatal).
+
+    Usually one run; reports of different models in one folder (``random_guess`` runs with different
+    ``--model_args`` share ``<output_path>/lmms_eval_tasks``) become one run per (model, model args).
+    """
+    paths = _report_paths(pack_folder)
+    groups: dict[tuple[str, str], tuple[dict[str, dict[str, Any]], dict[str, Path]]] = {}
+    errors: list[str] = []
+    for task, path in paths.items():
+        try:
+            report = reports.read_report(path)
+        except reports.ReportError as error:
+            errors.append(str(error))
+            logger.warning(str(error))
+            continue
+        provenance = report["provenance"]
+        key = (str(provenance.get("model")), str(provenance.get("model_args")))
+        loaded, kept_paths = groups.setdefault(key, ({}, {}))
+        loaded[task] = report
+        kept_paths[task] = path
+    runs: list[Run] = []
+    for loaded, kept_paths in groups.values():
+        run_ids = [
+            str(report["provenance"].get("run_id") or path.parent.name)
+            for report, path in zip(loaded.values(), kept_paths.values(), strict=True)
+        ]
+        host, host_path = _host_results(pack_folder, run_ids)
+        runs.append(Run(_run_label(loaded, pack_folder), pack_folder, loaded, kept_paths, host, host_path))
+    if runs:
+        runs[0].errors = errors
+    elif errors:
+        logger.warning(f"{pack_folder}: no readable report ({len(errors)} unreadable)")
+    return runs
+
+
+def load_runs(run_dirs: Sequence[str | os.PathLike[str]]) -> list[Run]:
+    """Every run under the given folders, in the order given; labels made unique (``#2``, ``#3``...)."""
+    runs: list[Run] = []
+    for run_dir in run_dirs:
+        for pack_folder in _pack_folders(Path(run_dir)):
+            runs.extend(run for run in load_run(pack_folder) if run.reports)
+    if not runs:
+        raise ReportInputError(f"no readable pack report in {', '.join(map(str, run_dirs))}")
+    seen: dict[str, int] = {}
+    for run in runs:
+        seen[run.label] = seen.get(run.label, 0) + 1
+        if seen[run.label] > 1:
+            run.label = f"{run.label} #{seen[run.label]}"
+    return runs
+
+
+# ---- sections ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Section:
+    """A benchmark's part of the report: title, blocks, and the warnings raised while rendering."""
+
+    benchmark: str
+    title: str
+    blocks: list[Block]
+
+
+def _section_function(benchmark: Any) -> Any:
+    from lmms_eval_tasks.framework.registry import resolve
+    from lmms_eval_tasks.reporting.sections import generic_section
+
+    if getattr(benchmark, "report_section", None):
+        return resolve(benchmark.report_section)
+    return generic_section
+
+
+def build_sections(runs: Sequence[Run]) -> list[Section]:
+    """One section per benchmark present in any run, in registry order (unknown benchmarks last)."""
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    known = benchmarks()
+    entries: dict[str, list[Entry]] = {}
+    for run in runs:
+        top = run.top_level_tasks()
+        for task in top:
+            report = run.reports[task]
+            members = {
+                name: run.reports[name]
+                for name in report.get("details", {}).get("members", []) or []
+                if name in run.reports
+            }
+            entries.setdefault(report["benchmark"], []).append(Entry(run.label, task, report, members))
+    order = [name for name in known if name in entries] + sorted(set(entries) - set(known))
+    sections: list[Section] = []
+    for name in order:
+        benchmark = known.get(name) or SimpleNamespace(
+            name=name, title=name, headline_metrics=(), report_section=None
+        )
+        context = SectionContext(benchmark=benchmark, entries=entries[name])
+        try:
+            blocks = list(_section_function(benchmark)(context))
+        except Exception as error:  # a broken section must not hide the other benchmarks
+            logger.exception(f"report section of {name} failed")
+            from lmms_eval_tasks.reporting.sections import generic_section
+
+            blocks = [
+                Text(
+                    f"The {name} section could not be rendered ({type(error).__name__}: {error}); "
+                    "headline metrics only."
+                ),
+                *generic_section(context),
+            ]
+        sections.append(Section(name, benchmark.title, blocks))
+    return sections
+
+
+# ---- provenance --------------------------------------------------------------------------------------
+
+
+def _usage_blocks(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The judge usage dictionaries of a report (details.judge_usage, else each details.judging.*.usage,
+    else provenance.judge.usage): calls, tokens and estimated cost."""
+    details = report.get("details", {})
+    if isinstance(details.get("judge_usage"), dict):
+        return [details["judge_usage"]]
+    judging = details.get("judging")
+    if isinstance(judging, dict):
+        if isinstance(judging.get("usage"), dict):
+            return [judging["usage"]]
+        found = [
+            part["usage"]
+            for part in judging.values()
+            if isinstance(part, dict) and isinstance(part.get("usage"), dict)
+        ]
+        if found:
+            return found
+    judge = report.get("provenance", {}).get("judge")
+    if isinstance(judge, dict) and isinstance(judge.get("usage"), dict):
+        return [judge["usage"]]
+    return []
+
+
+def _sum(blocks: list[dict[str, Any]], key: str) -> float | int | None:
+    values = [block.get(key) for block in blocks if isinstance(block.get(key), (int, float))]
+    return sum(values) if values else None
+
+
+def _first_metric(metrics: dict[str, Any], keys: Sequence[str]) -> Any:
+    for key in keys:
+        if isinstance(metrics.get(key), (int, float)) and not isinstance(metrics.get(key), bool):
+            return metrics[key]
+    return None
+
+
+def run_warnings(report: dict[str, Any]) -> list[str]:
+    """What a reader must know before trusting a report: its warnings and deviations, plus a rule judge
+    standing in for the paper's GPT-4 judge and a ``--limit`` run, said explicitly."""
+    provenance = report.get("provenance", {})
+    notes = [*report.get("warnings", []), *provenance.get("deviations", [])]
+    judge = provenance.get("judge")
+    if isinstance(judge, dict) and judge.get("kind") == "rule":
+        if not any("rule" in note.lower() and "judge" in note.lower() for note in notes):
+            notes.append(
+                "rule-based judge used where the paper uses a GPT-4 judge: "
+                "not comparable with published numbers"
+            )
+    limit = provenance.get("limit")
+    if limit not in (None, -1) and not any("--limit" in note for note in notes):
+        notes.append(f"--limit {limit}: only part of each task's documents were evaluated")
+    return list(dict.fromkeys(notes))
+
+
+def provenance_table(run: Run) -> Table:
+    """A row per top-level report of ``run``: versions, model, judge, usage, corruption, counts, warnings."""
+    rows: list[list[Any]] = []
+    host_version = (run.host_results or {}).get("lmms_eval_version")
+    for task in run.top_level_tasks():
+        report = run.reports[task]
+        provenance = report["provenance"]
+        judge = provenance.get("judge") if isinstance(provenance.get("judge"), dict) else None
+        usage = _usage_blocks(report)
+        corruption = provenance.get("corruption") if isinstance(provenance.get("corruption"), dict) else None
+        cost = _sum(usage, "estimated_cost_usd")
+        tokens = [_sum(usage, "prompt_tokens"), _sum(usage, "completion_tokens")]
+        rows.append(
+            [
+                task,
+                provenance.get("pack_version"),
+                provenance.get("host_version") or host_version,
+                provenance.get("model"),
+                provenance.get("model_args"),
+                None if judge is None else f"{judge.get('kind')}: {judge.get('model')}",
+                None if judge is None else judge.get("repeats"),
+                None
+                if not usage
+                else (
+                    f"{_sum(usage, 'calls') or 0} calls, {_sum(usage, 'cache_hits') or 0} cached, "
+                    f"{tokens[0] or 0}+{tokens[1] or 0} tokens, ${cost or 0:.4f}"
+                ),
+                None
+                if corruption is None
+                else f"{corruption.get('profile')} (seed {corruption.get('seed')})",
+                _first_metric(report["metrics"], _UNJUDGED_KEYS),
+                _first_metric(report["metrics"], _UNPARSED_KEYS),
+                provenance.get("run_id"),
+                "; ".join(run_warnings(report)) or "none",
+            ]
+        )
+    columns = [
+        "task",
+        "pack",
+        "host",
+        "model",
+        "model args",
+        "judge",
+        "repeats",
+        "judge usage and cost",
+        "corruption profile",
+        "unjudged",
+        "unparsed",
+        "run id",
+        "warnings",
+    ]
+    note = (
+        f"host results: {run.host_results_path}" if run.host_results_path else "host results file not found"
+    )
+    if run.errors:
+        note += "; unreadable reports: " + "; ".join(run.errors)
+    return Table(f"Provenance: {run.label}", columns, rows, note)
+
+
+# ---- rendering ---------------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1400px}
+h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:2em}h3{font-size:1.05em}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
+th:first-child,td:first-child{text-align:left}
+th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
+td.text{text-align:left;max-width:32em}
+.note{color:#555;font-size:.85em}img{display:block;margin:.5em 0;border:1px solid #ddd}
+"""
+
+
+def _html_table(table: Table) -> str:
+    head = "".join(f"<th>{html.escape(column)}</th>" for column in table.columns)
+    body = []
+    for row in table.rows:
+        cells = []
+        for cell in row:
+            text = fmt(cell)
+            kind = "" if isinstance(cell, (int, float)) and not isinstance(cell, bool) else ' class="text"'
+            cells.append(f"<td{kind}>{html.escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
+    return (
+        f"<h3>{html.escape(table.title)}</h3>\n<table><thead><tr>{head}</tr></thead><tbody>"
+        + "\n".join(body)
+        + f"</tbody></table>{note}"
+    )
+
+
+def _html_block(block: Block) -> str:
+    if isinstance(block, Table):
+        return _html_table(block)
+    if isinstance(block, Plot):
+        data = base64.b64encode(block.png).decode("ascii")
+        caption = f'<p class="note">{html.escape(block.caption)}</p>' if block.caption else ""
+        return (
+            f'<h3>{html.escape(block.title)}</h3>\n<img alt="{html.escape(block.title)}" '
+            f'width="{block.width}" height="{block.height}" src="data:image/png;base64,{data}">{caption}'
+        )
+    return f"<p>{html.escape(block.text)}</p>"
+
+
+def _md_cell(cell: Any) -> str:
+    return fmt(cell).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_block(block: Block) -> str:
+    if isinstance(block, Table):
+        lines = [
+            f"### {block.title}",
+            "",
+            "| " + " | ".join(_md_cell(c) for c in block.columns) + " |",
+            "|" + "---|" * len(block.columns),
+        ]
+        lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in block.rows]
+        if block.note:
+            lines += ["", f"_{block.note}_"]
+        return "\n".join(lines)
+    if isinstance(block, Plot):
+        caption = f"\n\n_{block.caption}_" if block.caption else ""
+        return f"### {block.title}\n\n![{block.title}]({PLOTS_FOLDER}/{block.name}){caption}"
+    return block.text
+
+
+def render_html(runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table]) -> str:
+    """The whole report as one HTML document (inline CSS, images as data URIs, no scripts)."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>lmms-eval-tasks report</title>',
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>lmms-eval-tasks report</h1>",
+        "<p>Runs: " + ", ".join(html.escape(f"{run.label} ({run.folder})") for run in runs) + "</p>",
+    ]
+    for section in sections:
+        parts.append(f'<h2 id="{html.escape(section.benchmark)}">{html.escape(section.title)}</h2>')
+        parts.extend(_html_block(block) for block in section.blocks)
+    parts.append("<h2>Provenance</h2>")
+    parts.extend(_html_table(table) for table in provenance)
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def render_markdown(runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table]) -> str:
+    """The same content as Markdown, plots referenced as ``plots/<name>.png``."""
+    parts = [
+        "# lmms-eval-tasks report",
+        "",
+        "Runs: " + ", ".join(f"{run.label} (`{run.folder}`)" for run in runs),
+    ]
+    for section in sections:
+        parts += ["", f"## {section.title}"]
+        parts += ["\n" + _md_block(block) for block in section.blocks]
+    parts += ["", "## Provenance"]
+    parts += ["\n" + _md_block(table) for table in provenance]
+    return "\n".join(parts) + "\n"
+
+
+def write_report(runs: Sequence[Run], out_dir: str | os.PathLike[str]) -> Path:
+    """Render ``runs`` into ``out_dir``: report.html, report.md and plots/*.png; returns report.html."""
+    out = Path(out_dir)
+    (out / PLOTS_FOLDER).mkdir(parents=True, exist_ok=True)
+    sections = build_sections(runs)
+    provenance = [provenance_table(run) for run in runs]
+    for section in sections:
+        for block in section.blocks:
+            if isinstance(block, Plot):
+                (out / PLOTS_FOLDER / block.name).write_bytes(block.png)
+    (out / REPORT_MD).write_text(render_markdown(runs, sections, provenance), encoding="utf-8")
+    html_path = out / REPORT_HTML
+    html_path.write_text(render_html(runs, sections, provenance), encoding="utf-8")
+    return html_path
+
+
+def write_report_for_runs(
+    run_dirs: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str]
+) -> Path:
+    """Read every run under ``run_dirs`` and write the report into ``out_dir``; returns report.html's path."""
+    return write_report(load_runs(run_dirs), out_dir)
+
+
+# ---- exports -----------------------------------------------------------------------------------------
+
+
+def export_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """One row per (run, task, metric) with a scalar value: every metric of every report."""
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        for task, report in run.reports.items():
+            provenance = report["provenance"]
+            for metric, value in report["metrics"].items():
+                rows.append(
+                    {
+                        "run": run.label,
+                        "model": provenance.get("model"),
+                        "model_args": provenance.get("model_args"),
+                        "benchmark": report["benchmark"],
+                        "task": task,
+                        "metric": metric,
+                        "value": value,
+                        "run_id": provenance.get("run_id"),
+                        "report": str(run.report_paths[task]),
+                    }
+                )
+    return rows
+
+
+EXPORT_CSV_FIELDS = ("run", "model", "model_args", "benchmark", "task", "metric", "value", "run_id", "report")
+
+
+def export_csv(run_dirs: Sequence[str | os.PathLike[str]], out_file: str | os.PathLike[str]) -> Path:
+    """Write every metric of every report under ``run_dirs`` as CSV (a row per run, task and metric)."""
+    import csv
+
+    rows = export_rows(load_runs(run_dirs))
+    out = Path(out_file)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(EXPORT_CSV_FIELDS))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "value": "" if row["value"] is None else row["value"]})
+    return out
+
+
+def _leaderboard_source(run_dir: str | os.PathLike[str], benchmark: str, task: str | None) -> list[Path]:
+    """The leaderboard files a benchmark's tasks wrote under ``run_dir`` (newest run first)."""
+    runs = load_runs([run_dir])
+    found: list[Path] = []
+    for run in runs:
+        for name, report in run.reports.items():
+            if report["benchmark"] != benchmark or (task is not None and name != task):
+                continue
+            folder = run.report_paths[name].parent
+            if benchmark == "hallusionbench":
+                candidates = [folder / name / "HallusionBench_result.json"]
+            elif benchmark == "contextual":
+                files = report.get("details", {}).get("submission_files") or {}
+                candidates = [folder / f"{name}_predictions.json", folder / f"{name}_predictions.csv"]
+                candidates += [Path(path) for path in files.values() if isinstance(path, str)]
+            else:
+                candidates = []
+            found.extend(path for path in candidates if path.is_file())
+    return list(dict.fromkeys(found))
+
+
+def export_leaderboard(
+    benchmark: str, run_dir: str | os.PathLike[str], out_file: str | os.PathLike[str], task: str | None = None
+) -> Path:
+    """Copy the leaderboard file a benchmark's task wrote (HallusionBench ``HallusionBench_result.json``,
+    ConTextual ``<task>_predictions.json``/``.csv`` by the extension of ``out_file``) to ``out_file``."""
+    import shutil
+
+    out = Path(out_file)
+    sources = _leaderboard_source(run_dir, benchmark, task)
+    if benchmark == "contextual":
+        wanted = ".csv" if out.suffix.lower() == ".csv" else ".json"
+        sources = [path for path in sources if path.suffix == wanted]
+    if not sources:
+        what = {"hallusionbench": "HallusionBench_result.json", "contextual": "<task>_predictions.json/.csv"}
+        raise ReportInputError(
+            f"{run_dir}: no {what.get(benchmark, 'leaderboard file')} of {benchmark}"
+            + (f" task {task}" if task else "")
+            + " found (was the task run with --output_path?)"
+        )
+    if len(sources) > 1:
+        listing = ", ".join(str(path) for path in sources)
+        raise ReportInputError(
+            f"{run_dir}: several {benchmark} leaderboard files ({listing}); name one with --task"
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(sources[0], out)
+    return out

@@ -1,0 +1,127 @@
+"""ConTextual's report section: acceptance rate per scenario and natural vs digital, with 95% intervals."""
+
+from __future__ import annotations
+
+from lmms_eval_tasks.reporting.sections import (
+    Block,
+    PublishedRow,
+    SectionContext,
+    Table,
+    Text,
+    grouped_bars,
+    metrics_table,
+)
+
+SOURCE = "ConTextual paper (Wadhawan et al., ICML 2024), GPT-4 judge, all 506 test instructions"
+PUBLISHED = (
+    PublishedRow(
+        "GPT-4V",
+        {
+            "acceptance_rate": 47.4,
+            "acceptance_rate_time": 18.0,
+            "acceptance_rate_shopping": 54.0,
+            "acceptance_rate_navigation": 48.0,
+            "acceptance_rate_abstract": 100.0,
+            "acceptance_rate_app": 48.0,
+            "acceptance_rate_web": 42.0,
+            "acceptance_rate_infographics": 28.0,
+            "acceptance_rate_misc_natural_scenes": 48.0,
+        },
+        SOURCE,
+    ),
+    PublishedRow("Gemini-Pro-Vision", {"acceptance_rate": 40.2}, SOURCE),
+    PublishedRow("ShareGPT-4V-7B", {"acceptance_rate": 22.6}, SOURCE),
+    PublishedRow("LLaVA-1.5-13B", {"acceptance_rate": 20.8}, SOURCE),
+    PublishedRow("Humans", {"acceptance_rate": 69.6}, SOURCE),
+)
+
+
+def pooled_counts(per_scenario: dict, scenarios: tuple[str, ...]) -> tuple[int, int]:
+    """(accepted, judged) summed over ``scenarios`` from a report's ``details.per_scenario``."""
+    accepted = sum(int(per_scenario.get(name, {}).get("accepted") or 0) for name in scenarios)
+    judged = sum(int(per_scenario.get(name, {}).get("judged") or 0) for name in scenarios)
+    return accepted, judged
+
+
+def render(context: SectionContext) -> list[Block]:
+    """Main table with the paper's rows, per-scenario rates with 95% intervals, natural vs digital."""
+    from lmms_eval_tasks.tasks.contextual.scoring import (
+        DIGITAL_SCENARIOS,
+        NATURAL_SCENARIOS,
+        SCENARIOS,
+        normal_interval,
+    )
+
+    entries = [entry for entry in context.entries if "acceptance_rate" in entry.metrics]
+    submissions = [entry for entry in context.entries if "submission_rows" in entry.metrics]
+    blocks: list[Block] = [
+        Text(
+            "Acceptance rate in percent (share of responses the judge accepts). Intervals: 95% normal "
+            "approximation from the judged counts (the official analysis' method)."
+        ),
+    ]
+    if entries:
+        columns = [
+            ("acceptance_rate", "overall"),
+            ("acceptance_rate_ci95_low", "95% low"),
+            ("acceptance_rate_ci95_high", "95% high"),
+            *((f"acceptance_rate_{name}", name) for name in SCENARIOS),
+            ("acceptance_rate_natural", "natural"),
+            ("acceptance_rate_digital", "digital"),
+            ("judged", "judged"),
+            ("unjudged", "unjudged"),
+            ("judge_model", "judge"),
+        ]
+        blocks.append(metrics_table("Main results, a row per run", entries, columns, PUBLISHED))
+    groups = [*SCENARIOS, "natural", "digital"]
+    series, errors = {}, {}
+    for entry in entries:
+        per_scenario = entry.details.get("per_scenario") or {}
+        if not per_scenario:
+            continue
+        rows = []
+        values, bounds = [], []
+        for name, members in ((s, (s,)) for s in SCENARIOS):
+            rows.append([name, *_rate_row(per_scenario, members, normal_interval)])
+        rows.append(["natural", *_rate_row(per_scenario, NATURAL_SCENARIOS, normal_interval)])
+        rows.append(["digital", *_rate_row(per_scenario, DIGITAL_SCENARIOS, normal_interval)])
+        for row in rows:
+            values.append(row[1])
+            bounds.append(None if row[2] is None else (row[2], row[3]))
+        series[entry.label], errors[entry.label] = values, bounds
+        blocks.append(
+            Table(
+                f"Per scenario with 95% intervals: {entry.label}",
+                ["scenario", "acceptance %", "95% low", "95% high", "accepted", "judged"],
+                rows,
+                f"natural = {', '.join(NATURAL_SCENARIOS)}; digital = {', '.join(DIGITAL_SCENARIOS)}",
+            )
+        )
+    if series:
+        blocks.insert(
+            2,
+            grouped_bars(
+                "ConTextual acceptance rate per scenario (95% intervals)",
+                context.plot_name("per_scenario"),
+                groups,
+                series,
+                "acceptance %",
+                errors=errors,
+            ),
+        )
+    if submissions:
+        blocks.append(
+            metrics_table(
+                "Leaderboard submissions (unjudged test split)",
+                submissions,
+                [("submission_rows", "rows"), ("empty_predictions", "empty predictions")],
+                note="Export with: lmms-eval-tasks export contextual RUN_DIR --out FILE",
+            )
+        )
+    return blocks
+
+
+def _rate_row(per_scenario: dict, members: tuple[str, ...], interval) -> list:
+    accepted, judged = pooled_counts(per_scenario, members)
+    low, high = interval(accepted, judged)
+    return [100.0 * accepted / judged if judged else None, low, high, accepted, judged]

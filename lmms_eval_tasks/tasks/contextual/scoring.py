@@ -1,0 +1,682 @@
+"""ConTextual scoring: GPT-4 judge verdicts -> acceptance rates per visual scenario, with intervals.
+
+Harness-free: works on saved records (the CSV's ``image_url, instruction, response, category`` plus
+``prediction``), with verdicts either supplied (``judge_verdict``: a raw judge reply, "Yes"/"No", 1/0) or
+produced by the pack's judge with the official prompt. Semantics follow ``rohan598/ConTextual``
+(``eval/response_eval_gpt4.py``, ``analysis/analyze_performance.py``); see docs/contextual.md for the
+two documented differences of the default protocol (verdict parsing, the Misc. Natural Scenes denominator),
+both reproduced by ``protocol="official"``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.framework.scoring import RecordError, check_judge_options, check_option, require_field
+
+# ---------------------------------------------------------------------------------------------------------
+# Data model
+# ---------------------------------------------------------------------------------------------------------
+
+# CSV ``category`` -> the paper's visual scenario (metric key suffix).
+CATEGORY_SCENARIO: dict[str, str] = {
+    "time": "time",
+    "shopping": "shopping",
+    "navigation-transportation": "navigation",
+    "abstract": "abstract",
+    "app": "app",
+    "web": "web",
+    "infographics": "infographics",
+    "stvqa": "misc_natural_scenes",
+    "estvqa": "misc_natural_scenes",
+}
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_SCENARIO)
+SCENARIOS: tuple[str, ...] = (
+    "time",
+    "shopping",
+    "navigation",
+    "abstract",
+    "app",
+    "web",
+    "infographics",
+    "misc_natural_scenes",
+)
+# Paper appendix E.2 scene groups.
+NATURAL_SCENARIOS: tuple[str, ...] = ("shopping", "navigation", "misc_natural_scenes")
+DIGITAL_SCENARIOS: tuple[str, ...] = ("web", "app", "abstract", "infographics", "time")
+CSV_FIELDS: tuple[str, ...] = ("image_url", "instruction", "response", "category")
+SUBMISSION_FIELDS: tuple[str, ...] = ("image_url", "instruction", "category", "response")
+PROTOCOLS = ("default", "official")
+JUDGE_PROMPT = "contextual_gpt4_judge"
+OFFICIAL_MARKER = "Judgement: "
+Z_95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054, statsmodels' norm.isf(0.025)
+# Words in a reference up to which the offline rule judge decides (longer references: no verdict).
+RULE_MAX_REFERENCE_WORDS = 6
+
+HEADLINE_METRICS: tuple[str, ...] = (
+    "acceptance_rate",
+    "acceptance_rate_ci95_low",
+    "acceptance_rate_ci95_high",
+    "acceptance_rate_natural",
+    "acceptance_rate_digital",
+    "acceptance_rate_misc_natural_scenes",
+    "rouge_l",
+    "unjudged",
+)
+RATE_KEYS: tuple[str, ...] = (
+    "acceptance_rate",
+    *(f"acceptance_rate_{scenario}" for scenario in SCENARIOS),
+    "acceptance_rate_natural",
+    "acceptance_rate_digital",
+    "acceptance_rate_ci95_low",
+    "acceptance_rate_ci95_high",
+    "acceptance_rate_stvqa",
+    "acceptance_rate_estvqa",
+)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Judge-reply parsing
+# ---------------------------------------------------------------------------------------------------------
+
+# "Judgement:", "**Judgement:**", "Judgement**:", "judgment :" (any case, both spellings)
+_MARKER = re.compile(r"judg(?:e)?ment[*_]*[ \t]*:", re.IGNORECASE)
+# after the marker: whitespace, markdown and quotes, then the verdict word as a whole word
+_AFTER_MARKER = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)(?![A-Za-z0-9])", re.IGNORECASE)
+_WHOLE_REPLY = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)[\s*_`\"'“”‘’.!]*", re.IGNORECASE)
+
+
+def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
+    """The verdict in a judge reply: True (Yes), False (No) or None (no verdict: the item is unjudged).
+
+    ``default``: the Yes/No word right after the first "Judgement:" marker that is followed by one
+    (markdown such as ``**Yes**`` ignored, any case); with no such marker, a reply that is just "Yes"/"No".
+    ``official``: the authors' rule: after the first "Judgement: ", "Yes" anywhere -> True, else "No"
+    anywhere (also inside "Not", "None") -> False; with no marker, a reply exactly "Yes"/"No".
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    if not isinstance(text, str):
+        return None
+    if protocol == "official":
+        position = text.find(OFFICIAL_MARKER)
+        if position < 0:
+            return True if text == "Yes" else False if text == "No" else None
+        rest = text[position + len(OFFICIAL_MARKER) :]
+        if "Yes" in rest:
+            return True
+        if "No" in rest:
+            return False
+        return None
+    for marker in _MARKER.finditer(text):
+        word = _AFTER_MARKER.match(text, marker.end())
+        if word:
+            return word.group(1).lower() == "yes"
+    whole = _WHOLE_REPLY.fullmatch(text)
+    if whole:
+        return whole.group(1).lower() == "yes"
+    return None
+
+
+def normalize_verdict(value: Any, index: int | str, protocol: str = "default") -> bool | None:
+    """A supplied ``judge_verdict`` (one repeat) as True/False/None; raises RecordError on odd types.
+
+    Accepted: a raw judge reply or "Yes"/"No" (parsed with ``protocol``), 1/0 or true/false (the official
+    ``gpt4_judgments.json`` stores 1/0), null (unjudged).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if value in (0, 1):
+            return bool(value)
+        raise RecordError(index, "judge_verdict", f"expected 1 or 0, got {value!r}")
+    if isinstance(value, str):
+        return parse_judge_reply(value, protocol)
+    raise RecordError(
+        index, "judge_verdict", f"expected a judge reply, Yes/No, 1/0 or null, got {type(value).__name__}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One validated record."""
+
+    index: int
+    image_url: str
+    instruction: str
+    category: str
+    scenario: str
+    response: str | None
+    prediction: str
+
+
+def _text(record: dict[str, Any], name: str, index: int) -> str:
+    value = require_field(record, name, index, (str, type(None)))
+    return "" if value is None else value
+
+
+def parse_item(record: dict[str, Any], index: int) -> Item:
+    """Validate one record; a missing field or an unknown category raises RecordError naming both."""
+    image_url = require_field(record, "image_url", index, str)
+    if not image_url.strip():
+        raise RecordError(index, "image_url", "empty")
+    category = require_field(record, "category", index, str)
+    if category not in CATEGORY_SCENARIO:
+        raise RecordError(
+            index, "category", f"unknown category {category!r}; expected one of {', '.join(CATEGORIES)}"
+        )
+    response = record.get("response")
+    if response is not None and not isinstance(response, str):
+        raise RecordError(index, "response", f"expected str or null, got {type(response).__name__}")
+    return Item(
+        index=index,
+        image_url=image_url,
+        instruction=_text(record, "instruction", index),
+        category=category,
+        scenario=CATEGORY_SCENARIO[category],
+        response=response,
+        prediction=_text(record, "prediction", index),
+    )
+
+
+def parse_items(records: Sequence[dict[str, Any]]) -> list[Item]:
+    """Validate every record; image URLs identify questions (as in the official files) and must be unique."""
+    if not records:
+        raise RecordError("-", "<records>", "no records to score")
+    items = [parse_item(record, index) for index, record in enumerate(records)]
+    seen: dict[str, int] = {}
+    for item in items:
+        if item.image_url in seen:
+            raise RecordError(
+                item.index, "image_url", f"duplicate of record {seen[item.image_url]} ({item.image_url!r})"
+            )
+        seen[item.image_url] = item.index
+    return items
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _rate(accepted: int, judged: int) -> float | None:
+    return 100.0 * accepted / judged if judged else None
+
+
+def normal_interval(accepted: int, judged: int) -> tuple[float | None, float | None]:
+    """95% normal-approximation (Wald) interval in percent, clipped to [0, 100] like statsmodels'
+    ``proportion_confint(method="normal")`` that the official analysis prints."""
+    if judged <= 0:
+        return None, None
+    share = accepted / judged
+    half = Z_95 * math.sqrt(share * (1.0 - share) / judged)
+    return 100.0 * max(0.0, share - half), 100.0 * min(1.0, share + half)
+
+
+def acceptance_metrics(
+    categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
+) -> dict[str, Any]:
+    """All acceptance rates (percent of judged items accepted) for one judge repeat.
+
+    Unjudged items (None) leave every denominator. Misc. Natural Scenes pools stvqa + estvqa as
+    (accepted_st + accepted_est) / (judged_st + judged_est); ``official`` divides by 2 x judged_st instead
+    (the authors' analysis script, which the leaderboard's test numbers follow).
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    accepted = dict.fromkeys(CATEGORIES, 0)
+    judged = dict.fromkeys(CATEGORIES, 0)
+    for category, verdict in zip(categories, verdicts, strict=True):
+        if verdict is None:
+            continue
+        judged[category] += 1
+        accepted[category] += int(verdict)
+
+    def pooled(scenarios: Sequence[str]) -> tuple[int, int]:
+        members = [c for c in CATEGORIES if CATEGORY_SCENARIO[c] in scenarios]
+        return sum(accepted[c] for c in members), sum(judged[c] for c in members)
+
+    total_accepted, total_judged = sum(accepted.values()), sum(judged.values())
+    metrics: dict[str, Any] = {"acceptance_rate": _rate(total_accepted, total_judged)}
+    for scenario in SCENARIOS:
+        metrics[f"acceptance_rate_{scenario}"] = _rate(*pooled((scenario,)))
+    if protocol == "official":
+        metrics["acceptance_rate_misc_natural_scenes"] = _rate(
+            accepted["stvqa"] + accepted["estvqa"], 2 * judged["stvqa"]
+        )
+    metrics["acceptance_rate_natural"] = _rate(*pooled(NATURAL_SCENARIOS))
+    metrics["acceptance_rate_digital"] = _rate(*pooled(DIGITAL_SCENARIOS))
+    low, high = normal_interval(total_accepted, total_judged)
+    metrics["acceptance_rate_ci95_low"], metrics["acceptance_rate_ci95_high"] = low, high
+    metrics["acceptance_rate_stvqa"] = _rate(accepted["stvqa"], judged["stvqa"])
+    metrics["acceptance_rate_estvqa"] = _rate(accepted["estvqa"], judged["estvqa"])
+    metrics["judged"] = total_judged
+    metrics["accepted"] = total_accepted
+    metrics["unjudged"] = sum(1 for verdict in verdicts if verdict is None)
+    return metrics
+
+
+def rouge_l_scores(predictions: Sequence[str], references: Sequence[str]) -> list[float]:
+    """ROUGE-L F-measure (0-1) per pair, with Google's ``rouge-score`` package (its default tokenizer)."""
+    try:
+        from rouge_score import rouge_scorer
+    except ImportError as error:  # pragma: no cover - a declared dependency
+        raise ImportError("ROUGE-L needs the rouge-score package: pip install rouge-score") from error
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    return [
+        scorer.score(reference, prediction)["rougeL"].fmeasure
+        for prediction, reference in zip(predictions, references, strict=True)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Offline rule judge (a non-paper fallback)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _normalise_words(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower()
+    return " ".join(re.sub(r"[^\w]+|_", " ", text).split())
+
+
+def rule_reply(prediction: str, reference: str) -> str | None:
+    """The rule judge's reply: "Judgement: Yes" when a short reference (<= 6 words after normalising)
+    occurs word-aligned in the prediction, "Judgement: No" when not; None (no verdict) for longer references,
+    which only an LLM can compare. Not the paper's metric: an offline fallback for demos and tests."""
+    reference_words = _normalise_words(reference or "")
+    if not reference_words or len(reference_words.split()) > RULE_MAX_REFERENCE_WORDS:
+        return None
+    found = f" {reference_words} " in f" {_normalise_words(prediction or '')} "
+    return "Judgement: Yes" if found else "Judgement: No"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Judging
+# ---------------------------------------------------------------------------------------------------------
+
+
+def judge_prompt(item: Item) -> str:
+    """The official GPT-4 judge prompt for one item (template byte-exact, filled without str.format)."""
+    from lmms_eval_tasks.judges.prompts import render_prompt
+
+    if item.response is None:
+        raise RecordError(item.index, "response", "missing: the judge needs the reference response")
+    return render_prompt(
+        JUDGE_PROMPT, instruction=item.instruction, groundtruth=item.response, prediction=item.prediction
+    )
+
+
+def judge_image(record: dict[str, Any], item: Item) -> Any:
+    """What the image-aware judge is shown: the bytes of ``image_path`` when the record has one (the local
+    copy ``prepare`` made), else the ``image_url`` (the chat API fetches http(s) URLs itself)."""
+    path = record.get("image_path")
+    if isinstance(path, str) and path:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError as error:
+            raise RecordError(item.index, "image_path", f"cannot read {path!r}: {error}") from None
+    if item.image_url.startswith(("http://", "https://", "data:image/")):
+        return item.image_url
+    raise RecordError(item.index, "image_url", "the image-aware judge needs an http(s) URL or an image_path")
+
+
+def judge_items(records: Sequence[dict[str, Any]], items: Sequence[Item], image_judge: bool = False) -> list:
+    """One official judge item per record (id = image URL), with the rule judge's reply for offline runs;
+    ``image_judge`` adds the image (the paper's second, GPT-4V-style judge)."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
+
+    return [
+        JudgeItem(
+            item_id=item.image_url,
+            prompt=judge_prompt(item),
+            rule_reply=rule_reply(item.prediction, item.response or ""),
+            image=judge_image(records[item.index], item) if image_judge else None,
+        )
+        for item in items
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    """Everything one scoring run produced: metrics, per-item verdicts per repeat, judge replies."""
+
+    protocol: str
+    repeats: int
+    metrics: dict[str, Any]
+    per_repeat: list[dict[str, Any]]
+    verdicts: list[list[bool | None]]
+    items: list[Item]
+    replies: list[list[str | None]] = field(default_factory=list)
+    errors: list[list[str | None]] = field(default_factory=list)
+    rouge: list[float | None] = field(default_factory=list)
+    supplied: list[bool] = field(default_factory=list)
+    judge: dict[str, Any] = field(default_factory=dict)
+    judge_usage: dict[str, Any] = field(default_factory=dict)
+    judge_batch: dict[str, Any] = field(default_factory=dict)
+
+    def flat(self) -> dict[str, Any]:
+        """The ``score_records`` output: rates in percent, counts, per-scenario counts, the judge used."""
+        output = dict(self.metrics)
+        output["protocol"] = self.protocol
+        output["repeats"] = self.repeats
+        output["judge"] = self.judge.get("kind", "supplied") if self.judge else "supplied"
+        output["judge_model"] = self.judge.get("model") if self.judge else None
+        return output
+
+    def per_item(self, position: int) -> dict[str, Any]:
+        """What the pack's samples file records for one item (verdicts, replies, ROUGE-L)."""
+        item = self.items[position]
+        return {
+            "image_url": item.image_url,
+            "category": item.category,
+            "scenario": item.scenario,
+            "verdicts": ["Yes" if v else "No" if v is not None else None for v in self.verdicts[position]],
+            "judge_replies": self.replies[position] if self.replies else None,
+            "judge_errors": self.errors[position] if self.errors else None,
+            "verdict_supplied": self.supplied[position] if self.supplied else None,
+            "rouge_l": self.rouge[position] if self.rouge else None,
+        }
+
+
+def _supplied_verdicts(
+    records: Sequence[dict[str, Any]], protocol: str
+) -> dict[int, tuple[list[bool | None], list[str | None]]]:
+    """Verdicts given in ``judge_verdict`` (one value or a list of repeats), else the raw ``judge_replies`` of
+    a previous run (the pack's samples files), by record index; parsed with ``protocol``."""
+    supplied = {}
+    for index, record in enumerate(records):
+        if "judge_verdict" in record:
+            name = "judge_verdict"
+        elif isinstance(record.get("judge_replies"), list):
+            name = "judge_replies"
+        else:
+            continue
+        raw = record[name]
+        values = list(raw) if isinstance(raw, list | tuple) else [raw]
+        if not values:
+            raise RecordError(index, name, "empty list")
+        if name == "judge_replies" and not all(value is None or isinstance(value, str) for value in values):
+            raise RecordError(index, name, "expected a list of reply strings or null")
+        texts = [value if isinstance(value, str) else None for value in values]
+        supplied[index] = ([normalize_verdict(value, index, protocol) for value in values], texts)
+    return supplied
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _combine(per_repeat: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rates averaged over the repeats where defined; counts summed; spread of the headline rate."""
+    combined: dict[str, Any] = {}
+    for key in RATE_KEYS:
+        combined[key] = _mean([m[key] for m in per_repeat if m[key] is not None])
+    for key in ("judged", "accepted", "unjudged"):
+        combined[key] = sum(m[key] for m in per_repeat)
+    rates = [m["acceptance_rate"] for m in per_repeat if m["acceptance_rate"] is not None]
+    if len(per_repeat) > 1:
+        mean = _mean(rates)
+        combined["acceptance_rate_std"] = (
+            math.sqrt(sum((r - mean) ** 2 for r in rates) / (len(rates) - 1)) if len(rates) > 1 else None
+        )
+    return combined
+
+
+def _scenario_counts(items: Sequence[Item], verdicts: list[list[bool | None]]) -> dict[str, dict[str, int]]:
+    counts = {scenario: {"items": 0, "judged": 0, "accepted": 0, "unjudged": 0} for scenario in SCENARIOS}
+    for item, row in zip(items, verdicts, strict=True):
+        entry = counts[item.scenario]
+        entry["items"] += 1
+        for verdict in row:
+            if verdict is None:
+                entry["unjudged"] += 1
+            else:
+                entry["judged"] += 1
+                entry["accepted"] += int(verdict)
+    return counts
+
+
+def _check_judge_options(judge: Any, judge_model: Any, rouge: Any, image_judge: Any) -> None:
+    """One-line OptionError for a bad judge, judge_model, rouge or image_judge option (check_option)."""
+    check_judge_options(judge, judge_model)
+    check_option("rouge", rouge, bool)
+    check_option("image_judge", image_judge, bool)
+
+
+def evaluate(
+    records: Sequence[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    judge: Any = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    rouge: bool = True,
+    image_judge: bool = False,
+    task: str = "contextual",
+) -> Evaluation:
+    """Score ConTextual records; the full result (per repeat, per item) for hooks and reports.
+
+    Records with ``judge_verdict`` use it; the others are judged with the official prompt by ``judge``
+    (None/"auto", "openai", "rule" or a Judge object), ``repeats`` times (default 1, the official protocol;
+    ``LMMS_EVAL_TASKS_JUDGE_REPEATS`` overrides); ``image_judge`` also shows the judge the image.
+    Raises ``JudgingFailed`` when judging was needed and no item got a verdict.
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    _check_judge_options(judge, judge_model, rouge, image_judge)
+    items = parse_items(records)
+    supplied = _supplied_verdicts(records, protocol)
+    to_judge = [item for item in items if item.index not in supplied]
+    lengths = {len(verdicts) for verdicts, _ in supplied.values()}
+    if len(lengths) > 1:
+        first = next(iter(supplied))
+        odd = next(i for i, (v, _) in supplied.items() if len(v) != len(supplied[first][0]))
+        raise RecordError(
+            odd,
+            "judge_verdict",
+            f"{len(supplied[odd][0])} repeats here but {len(supplied[first][0])} in record {first}",
+        )
+    supplied_repeats = lengths.pop() if lengths else None
+    if repeats is not None and supplied_repeats is not None and repeats != supplied_repeats:
+        raise RecordError(
+            next(iter(supplied)),
+            "judge_verdict",
+            f"{supplied_repeats} repeats supplied but repeats={repeats}",
+        )
+    verdicts: list[list[bool | None]] = [[] for _ in items]
+    replies: list[list[str | None]] = [[] for _ in items]
+    errors: list[list[str | None]] = [[] for _ in items]
+    batch_report: dict[str, Any] = {}
+    judge_description: dict[str, Any] = {}
+    judge_usage: dict[str, Any] = {}
+    if to_judge:
+        from lmms_eval_tasks.judges.pipeline import LazyJudge, protocol_repeats
+        from lmms_eval_tasks.judges.pipeline import judge_items as run_judge
+
+        with LazyJudge(judge, model=judge_model, task=task) as lazy:
+            judge_object = lazy.get()
+            repeats = repeats or supplied_repeats or protocol_repeats(judge_object, 1, task)
+            batch = run_judge(
+                judge_items(records, to_judge, image_judge),
+                judge_object,
+                parse=lambda text: parse_judge_reply(text, protocol),
+                repeats=repeats,
+                task=task,
+                desc="ConTextual judge",
+            )
+            batch.require_judged(task)
+            for item, cells in zip(to_judge, batch.cells, strict=True):
+                verdicts[item.index] = [cell.verdict if cell.judged else None for cell in cells]
+                replies[item.index] = [cell.reply for cell in cells]
+                errors[item.index] = [cell.error for cell in cells]
+            batch_report = batch.report()
+            judge_description, judge_usage = judge_object.describe(), batch.usage
+    repeats = repeats or supplied_repeats or 1
+    for index, (values, texts) in supplied.items():
+        verdicts[index] = values
+        replies[index] = texts
+        errors[index] = [None if value is not None else "supplied verdict has no Yes/No" for value in values]
+
+    categories = [item.category for item in items]
+    per_repeat = [
+        acceptance_metrics(categories, [row[repeat] for row in verdicts], protocol)
+        for repeat in range(repeats)
+    ]
+    metrics = _combine(per_repeat)
+    no_verdict = sum(
+        1
+        for row_replies, row_verdicts in zip(replies, verdicts, strict=True)
+        for text, verdict in zip(row_replies, row_verdicts, strict=True)
+        if text is not None and verdict is None
+    )
+    metrics["unjudged_items"] = sum(1 for row in verdicts if any(v is None for v in row))
+    metrics["unjudged_no_verdict_in_reply"] = no_verdict
+    metrics["unjudged_judge_failed"] = metrics["unjudged"] - no_verdict
+    metrics["items"] = len(items)
+    metrics["supplied_verdicts"] = len(supplied)
+    metrics["empty_predictions"] = sum(1 for item in items if not item.prediction.strip())
+    rouge_values: list[float | None] = [None] * len(items)
+    with_reference = [item for item in items if item.response is not None and item.response.strip()]
+    if rouge and with_reference:
+        scores = rouge_l_scores([i.prediction for i in with_reference], [i.response for i in with_reference])
+        for item, score in zip(with_reference, scores, strict=True):
+            rouge_values[item.index] = score
+        metrics["rouge_l"] = 100.0 * sum(scores) / len(scores)
+    else:
+        metrics["rouge_l"] = None
+    metrics["rouge_l_items"] = len(with_reference) if rouge else 0
+    metrics["per_scenario"] = _scenario_counts(items, verdicts)
+    if metrics["unjudged"]:
+        logger.warning(
+            f"ConTextual: {metrics['unjudged']} of {len(items) * repeats} verdicts are unjudged "
+            f"({metrics['unjudged_judge_failed']} judge failures, {no_verdict} replies without a Yes/No "
+            "verdict); they are left out of every acceptance rate, never counted as rejected (see 'unjudged')"
+        )
+    if metrics["empty_predictions"]:
+        logger.warning(
+            f"ConTextual: {metrics['empty_predictions']} model answers are empty (generation errors?)"
+        )
+    return Evaluation(
+        protocol=protocol,
+        repeats=repeats,
+        metrics=metrics,
+        per_repeat=per_repeat,
+        verdicts=verdicts,
+        items=items,
+        replies=replies,
+        errors=errors,
+        rouge=rouge_values,
+        supplied=[item.index in supplied for item in items],
+        judge=judge_description,
+        judge_usage=judge_usage,
+        judge_batch=batch_report,
+    )
+
+
+def score_records(
+    records: Sequence[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    rouge: bool = True,
+    image_judge: bool = False,
+) -> dict[str, Any]:
+    """Metrics for saved records: ``image_url, instruction, response, category, prediction`` (+ optional
+    ``judge_verdict``). Rates in percent of judged items; ``unjudged`` counts items without a verdict."""
+    return evaluate(
+        records,
+        protocol=protocol,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        rouge=rouge,
+        image_judge=image_judge,
+    ).flat()
+
+
+def per_question_correct(
+    records: Sequence[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    image_judge: bool = False,
+) -> dict[str, bool | None]:
+    """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
+    (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``."""
+    evaluation = evaluate(
+        records,
+        protocol=protocol,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        rouge=False,
+        image_judge=image_judge,
+    )
+    correct: dict[str, bool | None] = {}
+    for item, row in zip(evaluation.items, evaluation.verdicts, strict=True):
+        judged = [verdict for verdict in row if verdict is not None]
+        yes = sum(judged)
+        correct[item.image_url] = None if not judged or 2 * yes == len(judged) else 2 * yes > len(judged)
+    left_out = sum(1 for value in correct.values() if value is None)
+    if left_out:
+        logger.warning(
+            f"ConTextual: {left_out} of {len(correct)} items have no verdict (unjudged, or a tie across "
+            "repeats): no per-question correctness for them"
+        )
+    return correct
+
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_SCENARIO",
+    "CSV_FIELDS",
+    "DIGITAL_SCENARIOS",
+    "Evaluation",
+    "HEADLINE_METRICS",
+    "Item",
+    "NATURAL_SCENARIOS",
+    "PROTOCOLS",
+    "SCENARIOS",
+    "SUBMISSION_FIELDS",
+    "acceptance_metrics",
+    "evaluate",
+    "judge_prompt",
+    "judge_image",
+    "judge_items",
+    "normal_interval",
+    "normalize_verdict",
+    "parse_item",
+    "parse_items",
+    "parse_judge_reply",
+    "per_question_correct",
+    "rouge_l_scores",
+    "rule_reply",
+    "score_records",
+]

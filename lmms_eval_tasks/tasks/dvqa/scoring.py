@@ -1,0 +1,106 @@
+"""DVQA scoring (bar-chart QA), as in "Revisiting MLLM Evaluation": exact match after normalisation.
+
+Normalisation (``eval_script/DVQA_eval.py``): remove spaces, lower-case, remove ".", spell ASCII digit
+strings out in words as num2words does ("5" -> "five"), then compare. Removing every "." makes "0.5" equal
+"5" (both become "five"): a bug. The default keeps a "." followed by a digit ("0.5" and ".5" stay) and
+removes the others ("5." -> "5"); ``protocol=official`` removes all of them, and also reads "10" followed by
+superscript digits as a power of ten, as the script does ("10²" -> "one hundred").
+
+Metrics (percent): ``accuracy_<template_id>`` for ``structure`` (structural understanding), ``data``
+(data retrieval), ``reasoning``; ``micro_accuracy``; ``macro_accuracy`` = mean over the templates present.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
+from typing import Any
+
+from lmms_eval_tasks.framework.scoring import RecordError, require_field
+from lmms_eval_tasks.tasks.revisiting.scoring import (
+    category_accuracies,
+    check_options,
+    check_protocol,
+    closing_counts,
+    digits_to_words,
+    judged_records,
+    mean,
+    official_digits_to_words,
+    per_question_correct_for,
+    percent,
+    prediction_text,
+)
+
+TEMPLATES = ("structure", "data", "reasoning")
+TEMPLATE_NAMES = {"structure": "structural understanding", "data": "data retrieval", "reasoning": "reasoning"}
+_PERIOD_NOT_DECIMAL = re.compile(r"\.(?!\d)")  # a "." followed by a digit is a decimal point: kept
+
+
+def normalize(text: str, protocol: str = "default") -> str:
+    """Spaces removed, lower case, periods removed (default: except before a digit), digits in words."""
+    compact = text.strip().replace(" ", "").lower()
+    if protocol == "official":
+        return official_digits_to_words(compact.replace(".", ""), powers_of_ten=True)
+    return digits_to_words(_PERIOD_NOT_DECIMAL.sub("", compact))
+
+
+def is_correct(prediction: str, answer: str, protocol: str = "default") -> bool:
+    """Exact match of the normalised prediction and answer."""
+    return normalize(prediction, protocol) == normalize(answer, protocol)
+
+
+def _answer(record: dict[str, Any], index: int) -> str:
+    value = require_field(record, "answer", index, (str, int, float))
+    if isinstance(value, bool):
+        raise RecordError(index, "answer", f"expected text, got bool {value!r}")
+    return value if isinstance(value, str) else str(value)
+
+
+def judge_records(
+    records: Sequence[dict[str, Any]], protocol: str = "default"
+) -> list[tuple[str, str, bool]]:
+    """Per record: (question_id, template_id, correct); RecordError on bad fields."""
+    protocol = check_protocol(protocol)
+    judged = []
+    for index, record in enumerate(records):
+        question_id = require_field(record, "question_id", index, (str, int))
+        template = require_field(record, "template_id", index, str)
+        if template not in TEMPLATES:
+            raise RecordError(index, "template_id", f"unknown DVQA template {template!r}; known: {TEMPLATES}")
+        answer = _answer(record, index)
+        judged.append(
+            (str(question_id), template, is_correct(prediction_text(record, index), answer, protocol))
+        )
+    return judged
+
+
+def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
+    """DVQA metrics in percent (see the module docstring); ``protocol`` "default" or "official"."""
+    records, judged = judged_records(records, protocol, judge_records)
+    by_template: dict[str, list[bool]] = defaultdict(list)
+    for _, template, correct in judged:
+        by_template[template].append(correct)
+    accuracies = category_accuracies(by_template, TEMPLATES)
+    present = list(accuracies)
+    metrics: dict[str, Any] = {f"accuracy_{name}": accuracies[name] for name in present}
+    metrics["micro_accuracy"] = percent(sum(correct for *_, correct in judged), len(judged))
+    metrics["macro_accuracy"] = mean(list(accuracies.values()))
+    for name in present:
+        metrics[f"questions_{name}"] = len(by_template[name])
+    return closing_counts(metrics, records, judged, protocol)
+
+
+per_question_correct = per_question_correct_for(judge_records, itemgetter(0), itemgetter(2))
+
+
+__all__ = [
+    "TEMPLATES",
+    "check_options",
+    "is_correct",
+    "judge_records",
+    "normalize",
+    "per_question_correct",
+    "score_records",
+]

@@ -1,0 +1,1070 @@
+"""HallusionBench scoring: per-question correctness, the official metrics and the LH/VI decision tree.
+
+Harness-free: works on saved records (the 11 official fields plus ``prediction``), with verdicts either
+supplied (``judge_verdict`` / ``judge_same``) or produced by a judge from ``lmms_eval_tasks.judges``.
+Semantics follow ``tianyi-lab/HallusionBench`` ``utils.py`` (see docs/hallusionbench.md); the only
+differences are the documented handling of unjudged items and the averaging over judge repeats.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.framework.scoring import (
+    OptionError,
+    RecordError,
+    check_judge_options,
+    check_option,
+    require_field,
+)
+
+# ---------------------------------------------------------------------------------------------------------
+# Data model
+# ---------------------------------------------------------------------------------------------------------
+
+CATEGORY_SUBCATEGORIES: dict[str, tuple[str, ...]] = {
+    "VD": ("illusion", "math", "ocr", "figure", "video"),
+    "VS": ("chart", "table", "map", "ocr"),
+}
+# The official JSON row fields, in the official file's key order.
+OFFICIAL_FIELDS: tuple[str, ...] = (
+    "category",
+    "subcategory",
+    "visual_input",
+    "set_id",
+    "figure_id",
+    "sample_note",
+    "question_id",
+    "question",
+    "gt_answer_details",
+    "gt_answer",
+    "filename",
+)
+# Official verdict codes: "1" correct, "0" incorrect, "2" unclear.
+CORRECT, INCORRECT, UNCLEAR = "1", "0", "2"
+VERDICT_WORDS = {CORRECT: "correct", INCORRECT: "incorrect", UNCLEAR: "unclear"}
+_VERDICT_ALIASES = {
+    "correct": CORRECT,
+    "incorrect": INCORRECT,
+    "unclear": UNCLEAR,
+    "1": CORRECT,
+    "0": INCORRECT,
+    "2": UNCLEAR,
+}
+_SAME_ALIASES = {"same": True, "different": False, "1": True, "0": False, "true": True, "false": False}
+
+# Metric names reported for every group (overall, per category, per subcategory).
+CORRECTNESS_METRICS: tuple[str, ...] = (
+    "aAcc",
+    "fAcc",
+    "qAcc",
+    "easy_aAcc",
+    "hard_aAcc",
+    "pct_diff",
+    "fp_ratio",
+    "consistency_correct",
+    "consistency_inconsistent",
+    "consistency_wrong",
+    "overall",
+)
+DIAGNOSIS_METRICS: tuple[str, ...] = ("LH", "VI", "Mixed", "pair_LH", "pair_VI", "pair_Mixed")
+ALL_METRICS: tuple[str, ...] = CORRECTNESS_METRICS + DIAGNOSIS_METRICS
+# The issue's headline output keys (overall group, unprefixed).
+HEADLINE_METRICS: tuple[str, ...] = (*CORRECTNESS_METRICS[:-1], *DIAGNOSIS_METRICS[:3], "overall")
+VLMEVALKIT_METRICS: tuple[str, ...] = ("aAcc", "fAcc", "qAcc", "overall")
+VARIANTS = ("official", "vlmevalkit")
+
+
+def group_names() -> list[str]:
+    """Metric groups: "" (all questions), then each category, then "<category>_<subcategory>"."""
+    names = [""] + list(CATEGORY_SUBCATEGORIES)
+    for category, subcategories in CATEGORY_SUBCATEGORIES.items():
+        names.extend(f"{category}_{subcategory}" for subcategory in subcategories)
+    return names
+
+
+def metric_key(group: str, metric: str) -> str:
+    """Flat output key: ``aAcc`` for the whole set, ``VD_aAcc``, ``VS_chart_aAcc`` for groups."""
+    return f"{group}_{metric}" if group else metric
+
+
+@dataclass(frozen=True)
+class Question:
+    """The identifying fields of one HallusionBench question (all official ids as strings)."""
+
+    index: int
+    category: str
+    subcategory: str
+    visual_input: str
+    set_id: str
+    figure_id: str
+    question_id: str
+    gt_answer: str
+
+    @property
+    def pair_key(self) -> tuple[str, str, str, str]:
+        """Question pair: the same question asked of the pair's figures (and of no figure, for VS)."""
+        return (self.category, self.subcategory, self.set_id, self.question_id)
+
+    @property
+    def figure_key(self) -> tuple[str, str, str, str] | None:
+        """The figure this question is asked about; None for VS figure "0" (no image)."""
+        if self.category == "VS" and self.figure_id == "0":
+            return None
+        return (self.category, self.subcategory, self.set_id, self.figure_id)
+
+    @property
+    def question_key(self) -> tuple[str, str, str, str, str]:
+        return (self.category, self.subcategory, self.set_id, self.figure_id, self.question_id)
+
+    @property
+    def is_reference(self) -> bool:
+        """figure_id "0": the pair's reference member (VD original image, VS no image)."""
+        return self.figure_id == "0"
+
+
+def _id_field(record: dict[str, Any], name: str, index: int) -> str:
+    value = require_field(record, name, index, (str, int))
+    if isinstance(value, bool):
+        raise RecordError(index, name, f"expected a string id, got bool {value!r}")
+    text = str(value).strip()
+    if not text:
+        raise RecordError(index, name, "empty")
+    return text
+
+
+def parse_question(record: dict[str, Any], index: int) -> Question:
+    """Validate one record's identifying fields; raises RecordError naming the record and the field."""
+    category = require_field(record, "category", index, str)
+    if category not in CATEGORY_SUBCATEGORIES:
+        raise RecordError(index, "category", f"unknown category {category!r} (expected VD or VS)")
+    subcategory = require_field(record, "subcategory", index, str)
+    if subcategory not in CATEGORY_SUBCATEGORIES[category]:
+        known = ", ".join(CATEGORY_SUBCATEGORIES[category])
+        raise RecordError(
+            index, "subcategory", f"unknown {category} subcategory {subcategory!r} (known: {known})"
+        )
+    visual_input = _id_field(record, "visual_input", index)
+    if visual_input not in ("0", "1", "2"):
+        raise RecordError(index, "visual_input", f"expected '0', '1' or '2', got {visual_input!r}")
+    figure_id = _id_field(record, "figure_id", index)
+    gt_answer = _id_field(record, "gt_answer", index)
+    if gt_answer not in ("0", "1"):
+        raise RecordError(index, "gt_answer", f"expected '0' (no) or '1' (yes), got {gt_answer!r}")
+    no_image_reference = category == "VS" and figure_id == "0"
+    if no_image_reference and visual_input != "0":
+        raise RecordError(
+            index, "visual_input", f"VS figure_id '0' is the no-image question, got {visual_input!r}"
+        )
+    if visual_input == "0" and not no_image_reference:
+        raise RecordError(
+            index, "visual_input", "'0' (no image) is only valid for VS questions with figure_id '0'"
+        )
+    return Question(
+        index=index,
+        category=category,
+        subcategory=subcategory,
+        visual_input=visual_input,
+        set_id=_id_field(record, "set_id", index),
+        figure_id=figure_id,
+        question_id=_id_field(record, "question_id", index),
+        gt_answer=gt_answer,
+    )
+
+
+def parse_questions(
+    records: Sequence[dict[str, Any]], indices: Sequence[int] | None = None
+) -> list[Question]:
+    """Validate every record and reject duplicate questions (the official code asserts uniqueness).
+
+    ``indices`` are the record numbers used in error messages (default 0, 1, ...).
+    """
+    indices = range(len(records)) if indices is None else indices
+    questions = [parse_question(record, index) for index, record in zip(indices, records, strict=True)]
+    seen: dict[tuple, int] = {}
+    for question in questions:
+        first = seen.setdefault(question.question_key, question.index)
+        if first != question.index:
+            raise RecordError(
+                question.index,
+                "question_id",
+                f"duplicate question {question.question_key} (also record {first})",
+            )
+    return questions
+
+
+def normalize_verdict(value: Any, index: int | str, field_name: str = "judge_verdict") -> str | None:
+    """Map a supplied verdict to "1"/"0"/"2"; None means unjudged. Raises RecordError on anything else."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1, 2):
+        return str(value)
+    if isinstance(value, str) and value.strip().lower() in _VERDICT_ALIASES:
+        return _VERDICT_ALIASES[value.strip().lower()]
+    raise RecordError(
+        index, field_name, f"expected correct/incorrect/unclear, '1'/'0'/'2' or null, got {value!r:.60}"
+    )
+
+
+def normalize_same(value: Any, index: int | str, field_name: str = "judge_same") -> bool | None:
+    """Map a supplied consistency flag to a bool; None means unjudged."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _SAME_ALIASES:
+        return _SAME_ALIASES[value.strip().lower()]
+    raise RecordError(
+        index, field_name, f"expected a bool, 'same'/'different', '1'/'0' or null, got {value!r:.60}"
+    )
+
+
+def parse_correctness_reply(text: str) -> str:
+    """The official parse of a correctness judge reply: "incorrect" -> "0", "correct" -> "1", else "2"."""
+    lowered = text.lower()
+    if "incorrect" in lowered:
+        return INCORRECT
+    if "correct" in lowered:
+        return CORRECT
+    return UNCLEAR
+
+
+def parse_consistency_reply(text: str) -> bool:
+    """The official parse of a consistency judge reply: "same" anywhere in it means consistent."""
+    return "same" in text.lower()
+
+
+# VLMEvalKit's punctuation handling (vlmeval.smp.process_punctuation): only these marks are touched.
+_VLMEVALKIT_MARKS = tuple(';/[]"{}()=+\\_-><@`,?!')
+_DIGIT_COMMA_DIGIT = re.compile(r"\d,\d")
+_PERIOD_AWAY_FROM_DIGITS = re.compile(r"(?<!\d)\.(?!\d)")
+
+
+def vlmevalkit_yes_no(text: str) -> str | None:
+    """VLMEvalKit's YOrN extraction, quirks included, so the VLMEvalKit variant reproduces its numbers.
+
+    Lower-case; each handled mark is deleted if it has a space beside it anywhere in the text (or the text
+    holds digit,digit), else replaced by a space; the first 32 periods not beside a digit are deleted
+    (VLMEvalKit passes re.UNICODE, 32, as the count); words; "yes" without "no" -> "yes", the reverse
+    -> "no", else None. ``:``, ``*`` and ``'`` are left attached to words ("**Yes**" is unknown).
+    """
+    lowered = str(text).lower()
+    delete_every_mark = _DIGIT_COMMA_DIGIT.search(lowered) is not None
+    cleaned = lowered
+    for mark in _VLMEVALKIT_MARKS:
+        spaced = f"{mark} " in lowered or f" {mark}" in lowered
+        cleaned = cleaned.replace(mark, "" if delete_every_mark or spaced else " ")
+    words = _PERIOD_AWAY_FROM_DIGITS.sub("", cleaned, count=32).split()
+    has_yes, has_no = "yes" in words, "no" in words
+    if has_yes and not has_no:
+        return "yes"
+    if has_no and not has_yes:
+        return "no"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Per-question rules
+# ---------------------------------------------------------------------------------------------------------
+
+
+def question_correct(question: Question, verdict: str) -> int:
+    """1 if the verdict counts as correct: "1", or also "2" for VS no-image questions (figure_id "0")."""
+    if question.category == "VS" and question.figure_id == "0":
+        return 1 if verdict in (CORRECT, UNCLEAR) else 0
+    return 1 if verdict == CORRECT else 0
+
+
+def needs_consistency(question: Question, verdict: str, reference_verdict: str | None) -> bool:
+    """True when the decision tree reads the consistency flag for this question and these verdicts."""
+    if question.is_reference or verdict != INCORRECT:
+        return False
+    if question.category == "VD":
+        return reference_verdict == CORRECT
+    if reference_verdict == INCORRECT:
+        return True
+    return reference_verdict == CORRECT and question.visual_input == "2"
+
+
+def diagnose(
+    question: Question, verdict: str, reference_verdict: str | None, same: bool | None
+) -> tuple[int, int] | None:
+    """The official (LH, VI) tuple for one question; None when an input the tree needs is unknown.
+
+    ``reference_verdict`` is the verdict of the pair's figure_id "0" question, ``same`` the consistency
+    flag between this answer and that question's answer. (1,1) Mixed, (1,0) LH, (0,1) VI, (0,0) fine.
+    """
+    j = verdict
+    if question.is_reference:
+        if question.category == "VD":
+            return (0, 1) if j in (INCORRECT, UNCLEAR) else (0, 0)
+        return (1, 0) if j == INCORRECT else (0, 0)
+    if reference_verdict is None:
+        return None
+    if needs_consistency(question, j, reference_verdict) and same is None:
+        return None
+    o = reference_verdict
+    if question.category == "VD":
+        if o == CORRECT and j == INCORRECT:
+            return (1, 1) if same else (0, 1)
+        if o == CORRECT and j == UNCLEAR:
+            return (0, 1)
+        if j in (INCORRECT, UNCLEAR):
+            return (0, 1)
+        return (0, 0)
+    # VS with an image
+    if o == INCORRECT:
+        if j == INCORRECT:
+            return (1, 0) if same else (1, 1)
+        if j == UNCLEAR:
+            return (1, 1)
+        return (0, 0)
+    if o == UNCLEAR:
+        return (0, 1) if j in (INCORRECT, UNCLEAR) else (0, 0)
+    if j == UNCLEAR:
+        return (0, 1)
+    if j == INCORRECT:
+        if question.visual_input == "1":
+            return (0, 1)
+        return (1, 0) if same else (0, 1)
+    return (0, 0)
+
+
+DIAGNOSIS_NAMES = {(0, 0): "none", (1, 0): "LH", (0, 1): "VI", (1, 1): "Mixed"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Metrics for one repeat
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Structure:
+    """Group memberships computed once per question set (shared by every repeat)."""
+
+    questions: list[Question]
+    reference_of: list[int | None]
+    groups: dict[str, list[int]]
+    pairs: dict[str, list[list[int]]]
+    figures: dict[str, list[list[int]]]
+    easy: dict[str, list[list[int]]]
+    hard: dict[str, list[list[int]]]
+    missing_reference: list[int]
+
+
+def _grouped(indices: list[int], key) -> list[list[int]]:
+    buckets: dict[Any, list[int]] = {}
+    for index in indices:
+        group_key = key(index)
+        if group_key is not None:
+            buckets.setdefault(group_key, []).append(index)
+    return list(buckets.values())
+
+
+def build_structure(questions: list[Question]) -> _Structure:
+    """Index the questions: pair references, groups, pairs, figures, easy/hard pair groups."""
+    references: dict[tuple, int] = {}
+    for question in questions:
+        if question.is_reference:
+            references[question.pair_key] = question.index
+    position = {question.index: offset for offset, question in enumerate(questions)}
+    reference_of: list[int | None] = []
+    missing: list[int] = []
+    for question in questions:
+        if question.is_reference:
+            reference_of.append(None)
+            continue
+        reference = references.get(question.pair_key)
+        reference_of.append(None if reference is None else position[reference])
+        if reference is None:
+            missing.append(question.index)
+    groups: dict[str, list[int]] = {name: [] for name in group_names()}
+    for offset, question in enumerate(questions):
+        groups[""].append(offset)
+        groups[question.category].append(offset)
+        groups[f"{question.category}_{question.subcategory}"].append(offset)
+    pairs, figures, easy, hard = {}, {}, {}, {}
+    for name, members in groups.items():
+        pairs[name] = _grouped(members, lambda i: questions[i].pair_key)
+        figures[name] = _grouped(members, lambda i: questions[i].figure_key)
+        easy[name] = _grouped(
+            members, lambda i: questions[i].pair_key if questions[i].visual_input != "2" else None
+        )
+        hard[name] = _grouped(
+            members, lambda i: questions[i].pair_key if questions[i].visual_input == "2" else None
+        )
+    return _Structure(questions, reference_of, groups, pairs, figures, easy, hard, missing)
+
+
+def _percent(numerator: int, denominator: int) -> float | None:
+    return 100.0 * numerator / denominator if denominator else None
+
+
+def _all_correct_share(groups: list[list[int]], correct: list[int | None]) -> tuple[float | None, int]:
+    """Percent of groups whose members are all correct, over groups whose members are all judged."""
+    complete = [members for members in groups if all(correct[i] is not None for i in members)]
+    return _percent(sum(all(correct[i] == 1 for i in members) for members in complete), len(complete)), len(
+        complete
+    )
+
+
+def repeat_metrics(
+    structure: _Structure, verdicts: list[str | None], sames: list[bool | None], diagnosis: bool = True
+) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """All metrics of one judge repeat, for every group; returns (metrics, per-question outcome lists).
+
+    Unjudged questions (verdict None) are left out: of aAcc and the bias metrics directly, and of the
+    pair/figure metrics by leaving out every pair/figure with an unjudged member.
+    """
+    questions = structure.questions
+    correct: list[int | None] = [
+        None if verdict is None else question_correct(question, verdict)
+        for question, verdict in zip(questions, verdicts, strict=True)
+    ]
+    tuples: list[tuple[int, int] | None] = []
+    for offset, (question, verdict) in enumerate(zip(questions, verdicts, strict=True)):
+        if verdict is None or not diagnosis:
+            tuples.append(None)
+            continue
+        reference = structure.reference_of[offset]
+        reference_verdict = None if reference is None else verdicts[reference]
+        tuples.append(diagnose(question, verdict, reference_verdict, sames[offset]))
+    metrics: dict[str, float | None] = {}
+    for group, members in structure.groups.items():
+        judged = [i for i in members if correct[i] is not None]
+        values: dict[str, float | None] = {}
+        values["aAcc"] = _percent(sum(correct[i] for i in judged), len(judged))
+        values["qAcc"], _ = _all_correct_share(structure.pairs[group], correct)
+        values["fAcc"], figures_scored = _all_correct_share(structure.figures[group], correct)
+        values["easy_aAcc"], _ = _all_correct_share(structure.easy[group], correct)
+        values["hard_aAcc"], _ = _all_correct_share(structure.hard[group], correct)
+        if judged:
+            gt = [int(questions[i].gt_answer) for i in judged]
+            answered_right = [int(correct[i] == gt_value) for i, gt_value in zip(judged, gt, strict=True)]
+            values["pct_diff"] = sum(answered_right) / len(judged) - sum(gt) / len(judged)
+            wrong = [i for i in judged if correct[i] == 0]
+            false_positive = sum(1 for i in wrong if questions[i].gt_answer == "0")
+            values["fp_ratio"] = false_positive / len(wrong) if wrong else None
+        else:
+            values["pct_diff"] = values["fp_ratio"] = None
+        complete_figures = [f for f in structure.figures[group] if all(correct[i] is not None for i in f)]
+        counts = [sum(correct[i] for i in f) for f in complete_figures]
+        sizes = [len(f) for f in complete_figures]
+        values["consistency_correct"] = _percent(
+            sum(c == s for c, s in zip(counts, sizes, strict=True)), figures_scored
+        )
+        values["consistency_wrong"] = _percent(sum(c == 0 for c in counts), figures_scored)
+        values["consistency_inconsistent"] = _percent(
+            sum(0 < c < s for c, s in zip(counts, sizes, strict=True)), figures_scored
+        )
+        parts = (values["aAcc"], values["fAcc"], values["qAcc"])
+        values["overall"] = None if None in parts else sum(parts) / 3
+        if diagnosis:
+            found = [tuples[i] for i in judged if tuples[i] is not None]
+            values.update(_diagnosis_shares(found, ""))
+            pair_sums = []
+            for members in structure.pairs[group]:
+                member_tuples = [tuples[i] for i in members]
+                if any(t is None for t in member_tuples):
+                    continue
+                pair_sums.append((sum(t[0] for t in member_tuples), sum(t[1] for t in member_tuples)))
+            values.update(_diagnosis_shares(pair_sums, "pair_"))
+        for name, value in values.items():
+            metrics[metric_key(group, name)] = value
+    outcome = {"correct": correct, "diagnosis": tuples}
+    return metrics, outcome
+
+
+def _diagnosis_shares(tuples: list[tuple[int, int]], prefix: str) -> dict[str, float | None]:
+    """LH/VI/Mixed shares (percent) among the non-zero tuples: both > 0 Mixed, else LH or VI."""
+    lh = sum(1 for a, b in tuples if a > 0 and b == 0)
+    vi = sum(1 for a, b in tuples if a == 0 and b > 0)
+    mixed = sum(1 for a, b in tuples if a > 0 and b > 0)
+    total = lh + vi + mixed
+    return {
+        f"{prefix}LH": _percent(lh, total),
+        f"{prefix}VI": _percent(vi, total),
+        f"{prefix}Mixed": _percent(mixed, total),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Repeats, judging and the public entry points
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    """Everything one scoring run produced: averaged metrics, per-repeat metrics, per-question outcomes."""
+
+    variant: str
+    repeats: int
+    metrics: dict[str, float | None]
+    per_repeat: list[dict[str, float | None]]
+    spread: dict[str, dict[str, float | None]]
+    verdicts: list[list[str | None]]
+    sames: list[list[bool | None]]
+    correct: list[list[int | None]]
+    diagnosis: list[list[tuple[int, int] | None]]
+    counts: dict[str, int]
+    judge: dict[str, Any] = field(default_factory=dict)
+    judge_usage: dict[str, Any] = field(default_factory=dict)
+    replies: dict[str, list[list[str | None]]] = field(default_factory=dict)
+    errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
+    extracted: list[str | None] | None = None
+    dropped_no_image: int = 0
+    # the judging pipeline's summary per batch ("correctness", "consistency", "yes_no_match"): settings,
+    # counts, usage and the unjudged list (lmms_eval_tasks.judges.pipeline.JudgedBatch.report())
+    judging: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # record index of each scored question (the VLMEvalKit variant drops no-image rows); None: 0, 1, ...
+    record_indices: list[int] | None = None
+
+    def flat(self) -> dict[str, Any]:
+        """The ``score_records`` output: metrics (percent, pct_diff/fp_ratio as fractions), spread, counts."""
+        output: dict[str, Any] = dict(self.metrics)
+        for name in HEADLINE_METRICS if self.variant == "official" else VLMEVALKIT_METRICS:
+            output[f"{name}_std"] = self.spread.get(name, {}).get("std")
+        output.update(self.counts)
+        output["repeats"] = self.repeats
+        output["variant"] = self.variant
+        output["judge"] = self.judge.get("kind", "supplied")
+        output["judge_model"] = self.judge.get("model")
+        return output
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _spread(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"std": None, "min": None, "max": None, "repeats_defined": 0}
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    return {"std": std, "min": min(values), "max": max(values), "repeats_defined": len(values)}
+
+
+def combine_repeats(
+    per_repeat: list[dict[str, float | None]],
+) -> tuple[dict[str, float | None], dict[str, dict]]:
+    """Average each metric over the repeats where it is defined; spread = sample std, min, max."""
+    keys = list(per_repeat[0]) if per_repeat else []
+    averaged: dict[str, float | None] = {}
+    spread: dict[str, dict] = {}
+    for key in keys:
+        values = [metrics[key] for metrics in per_repeat if metrics[key] is not None]
+        averaged[key] = _mean(values)
+        spread[key] = _spread(values)
+    return averaged, spread
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _supplied(records: Sequence[dict[str, Any]], name: str, normalize) -> list[list[Any]] | None:
+    """Per-record, per-repeat supplied values of ``name``; None when no record has the field."""
+    present = [name in record for record in records]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = present.index(False)
+        raise RecordError(
+            missing, name, "missing here but given in other records (supply it for all or none)"
+        )
+    values = []
+    for index, record in enumerate(records):
+        raw = _as_list(record[name])
+        if not raw:
+            raise RecordError(index, name, "empty list")
+        values.append([normalize(item, index, name) for item in raw])
+    lengths = {len(v) for v in values}
+    if len(lengths) > 1:
+        first = len(values[0])
+        odd = next(i for i, v in enumerate(values) if len(v) != first)
+        raise RecordError(odd, name, f"{len(values[odd])} repeats here but {first} in record 0")
+    return values
+
+
+def _predictions(records: Sequence[dict[str, Any]], indices: Sequence[int] | None = None) -> list[str]:
+    predictions = []
+    indices = range(len(records)) if indices is None else indices
+    for index, record in zip(indices, records, strict=True):
+        value = require_field(record, "prediction", index, (str, type(None)))
+        predictions.append("" if value is None else value)
+    return predictions
+
+
+def correctness_rule_reply(prediction: str, gt_answer: str) -> str:
+    """Rule judge: extract yes/no; "correct"/"incorrect" against gt_answer, "unclear" if no yes/no found."""
+    from lmms_eval_tasks.judges import rules
+
+    extracted = rules.extract_yes_no(prediction)
+    if extracted is None:
+        return "unclear"
+    return "correct" if (extracted == "yes") == (gt_answer == "1") else "incorrect"
+
+
+def consistency_rule_reply(prediction: str, reference_prediction: str) -> str | None:
+    """Rule judge: "same" if both answers extract to one yes/no, "different" if they differ, else None."""
+    from lmms_eval_tasks.judges import rules
+
+    current, reference = rules.extract_yes_no(prediction), rules.extract_yes_no(reference_prediction)
+    if current is None or reference is None:
+        return None
+    return "same" if current == reference else "different"
+
+
+def _field_text(record: dict[str, Any], name: str, index: int) -> str:
+    value = require_field(record, name, index, (str, type(None)))
+    return "" if value is None else value
+
+
+def _item_id(record: dict[str, Any], index: int) -> str:
+    """A judge item id: record number and question key (``#3 VD/illusion/1/0/0``), unique and readable."""
+    key = "/".join(str(record.get(name)) for name in ("category", "subcategory", "set_id", "figure_id"))
+    return f"#{index} {key}/{record.get('question_id')}"
+
+
+def correctness_requests(records: Sequence[dict[str, Any]], predictions: list[str]) -> list:
+    """One official correctness-judge item per record (id, prompt, the rule judge's reply)."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
+    from lmms_eval_tasks.judges.prompts import render_prompt
+
+    requests = []
+    for index, (record, prediction) in enumerate(zip(records, predictions, strict=True)):
+        prompt = render_prompt(
+            "hallusionbench_correctness_judge",
+            question=_field_text(record, "question", index),
+            gt_answer_details=_field_text(record, "gt_answer_details", index),
+            prediction=prediction,
+        )
+        gt_answer = _id_field(record, "gt_answer", index)  # as validated: 1 and " 1" mean "1"
+        rule_reply = correctness_rule_reply(prediction, gt_answer)
+        requests.append(JudgeItem(_item_id(record, index), prompt, rule_reply=rule_reply))
+    return requests
+
+
+def consistency_needed(structure: _Structure, verdicts: list[list[str | None]]) -> list[int]:
+    """Questions whose diagnosis reads the consistency flag in at least one repeat (the only ones judged)."""
+    needed = []
+    for offset, (question, reference) in enumerate(
+        zip(structure.questions, structure.reference_of, strict=True)
+    ):
+        if reference is None:
+            continue
+        for verdict, reference_verdict in zip(verdicts[offset], verdicts[reference], strict=True):
+            if verdict is not None and needs_consistency(question, verdict, reference_verdict):
+                needed.append(offset)
+                break
+    return needed
+
+
+def consistency_requests(structure: _Structure, predictions: list[str], offsets: Sequence[int]) -> list:
+    """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
+    from lmms_eval_tasks.judges.prompts import render_prompt
+
+    requests = []
+    for offset in offsets:
+        reference = structure.reference_of[offset]
+        if reference is None:
+            raise ValueError(f"question {offset} has no pair reference to compare with")
+        prompt = render_prompt(
+            "hallusionbench_consistency_same_judge",
+            response_current=predictions[offset],
+            response_figure0=predictions[reference],
+        )
+        rule_reply = consistency_rule_reply(predictions[offset], predictions[reference])
+        item_id = f"#{structure.questions[offset].index} same as #{structure.questions[reference].index}"
+        requests.append(JudgeItem(item_id, prompt, rule_reply=rule_reply))
+    return requests
+
+
+JUDGE_TASK = "hallusionbench"  # the judge settings' per-task suffix (LMMS_EVAL_TASKS_JUDGE_*_HALLUSIONBENCH)
+
+
+def _judge_batch(judge_object: Any, items: list, parse, repeats: int, desc: str):
+    """One judging batch through the shared pipeline (judge x repeats -> parsed verdict matrix)."""
+    from lmms_eval_tasks.judges.pipeline import judge_items
+
+    return judge_items(items, judge_object, parse=parse, repeats=repeats, task=JUDGE_TASK, desc=desc)
+
+
+def _official_evaluation(records, questions, structure, judge, repeats, diagnosis) -> Evaluation:
+    supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
+    supplied_sames = _supplied(records, "judge_same", normalize_same)
+    n = len(questions)
+    judge_object = None
+    replies: dict[str, list[list[str | None]]] = {}
+    errors: dict[str, list[list[str | None]]] = {}
+    judging: dict[str, dict[str, Any]] = {}
+    if supplied_verdicts is not None:
+        verdicts = supplied_verdicts
+        if repeats is not None and repeats != len(verdicts[0]):
+            raise RecordError(
+                0, "judge_verdict", f"{len(verdicts[0])} repeats supplied but repeats={repeats} asked"
+            )
+        repeats = len(verdicts[0])
+    else:
+        predictions = _predictions(records)
+        judge_object = judge.get()
+        repeats = repeats or _default_repeats(judge_object)
+        batch = _judge_batch(
+            judge_object,
+            correctness_requests(records, predictions),
+            parse_correctness_reply,
+            repeats,
+            "HallusionBench correctness",
+        )
+        batch.require_judged("HallusionBench correctness")  # no verdict at all: no metric, fail loudly
+        replies["correctness"], errors["correctness"] = batch.replies(), batch.errors()
+        judging["correctness"] = batch.report()
+        verdicts = batch.verdicts()
+    if supplied_sames is not None:
+        if len(supplied_sames[0]) != repeats:
+            raise RecordError(
+                0, "judge_same", f"{len(supplied_sames[0])} repeats but judge_verdict has {repeats}"
+            )
+        sames = supplied_sames
+    elif diagnosis:
+        predictions = _predictions(records)
+        if judge_object is None:
+            judge_object = judge.get()
+        offsets = consistency_needed(structure, verdicts)
+        batch = _judge_batch(
+            judge_object,
+            consistency_requests(structure, predictions, offsets),
+            parse_consistency_reply,
+            repeats,
+            "HallusionBench consistency",
+        )
+        judging["consistency"] = batch.report()
+        sames = [[None] * repeats for _ in range(n)]
+        replies["consistency"] = [[None] * repeats for _ in range(n)]
+        errors["consistency"] = [[None] * repeats for _ in range(n)]
+        for offset, same_row, text_row, error_row in zip(
+            offsets, batch.verdicts(), batch.replies(), batch.errors(), strict=True
+        ):
+            sames[offset], replies["consistency"][offset], errors["consistency"][offset] = (
+                same_row,
+                text_row,
+                error_row,
+            )
+    else:
+        sames = [[None] * repeats for _ in range(n)]
+    evaluation = _evaluate_repeats("official", structure, verdicts, sames, repeats, diagnosis)
+    if judge_object is not None:
+        evaluation.judge = judge_object.describe()
+        evaluation.judge_usage = judge_object.usage()
+    evaluation.replies, evaluation.errors, evaluation.judging = replies, errors, judging
+    return evaluation
+
+
+def _default_repeats(judge_object: Any) -> int:
+    """Judge repeats when not given: the env setting if any, else 3 (the paper's protocol), 1 for rules."""
+    from lmms_eval_tasks.judges.pipeline import protocol_repeats
+
+    return protocol_repeats(judge_object, 3, JUDGE_TASK)
+
+
+def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -> Evaluation:
+    per_repeat, correct_rows, diagnosis_rows = [], [], []
+    n = len(structure.questions)
+    for repeat in range(repeats):
+        metrics, outcome = repeat_metrics(
+            structure,
+            [verdicts[i][repeat] for i in range(n)],
+            [sames[i][repeat] for i in range(n)],
+            diagnosis=diagnosis,
+        )
+        per_repeat.append(metrics)
+        correct_rows.append(outcome["correct"])
+        diagnosis_rows.append(outcome["diagnosis"])
+    averaged, spread = combine_repeats(per_repeat)
+    unjudged = sum(1 for row in verdicts for verdict in row if verdict is None)
+    needed_unjudged = 0
+    undiagnosed = 0
+    if diagnosis:
+        for repeat in range(repeats):
+            for offset, question in enumerate(structure.questions):
+                verdict = verdicts[offset][repeat]
+                if verdict is None:
+                    continue
+                reference = structure.reference_of[offset]
+                reference_verdict = None if reference is None else verdicts[reference][repeat]
+                if needs_consistency(question, verdict, reference_verdict) and sames[offset][repeat] is None:
+                    needed_unjudged += 1
+                if diagnosis_rows[repeat][offset] is None:
+                    undiagnosed += 1
+    counts = {
+        "questions": n,
+        "unjudged_verdicts": unjudged,
+        "unjudged_questions": sum(1 for row in verdicts if any(v is None for v in row)),
+        "question_pairs": len(structure.pairs[""]),
+        "figures": len(structure.figures[""]),
+    }
+    if diagnosis:  # a run without the diagnosis has nothing to report about it
+        counts["unjudged_consistency_needed"] = needed_unjudged
+        counts["undiagnosed_verdicts"] = undiagnosed
+        counts["missing_pair_reference"] = len(structure.missing_reference)
+    if unjudged:
+        logger.warning(
+            f"HallusionBench: {unjudged} of {n * repeats} verdicts are unjudged (judge failed); they are "
+            "left out of the metrics, never counted as wrong (see unjudged_* counts)"
+        )
+    if structure.missing_reference and diagnosis:
+        logger.warning(
+            f"HallusionBench: {len(structure.missing_reference)} questions have no figure_id '0' member "
+            "in their pair (partial run?); they are scored but not diagnosed"
+        )
+    return Evaluation(
+        variant=variant,
+        repeats=repeats,
+        metrics=averaged,
+        per_repeat=per_repeat,
+        spread=spread,
+        verdicts=verdicts,
+        sames=sames,
+        correct=[list(row) for row in zip(*correct_rows, strict=True)],
+        diagnosis=[list(row) for row in zip(*diagnosis_rows, strict=True)],
+        counts=counts,
+    )
+
+
+def _vlmevalkit_match(text: str) -> str:
+    """Parse the yes/no matcher's reply with VLMEvalKit's extraction; anything else is "unknown" (wrong)."""
+    return vlmevalkit_yes_no(text) or "unknown"
+
+
+def _vlmevalkit_evaluation(records, judge) -> Evaluation:
+    """VLMEvalKit's protocol: image questions only, rule yes/no extraction, LLM (yorn prompt) for unknowns."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem, JudgingFailed, failure_message
+    from lmms_eval_tasks.judges.prompts import render_positional
+
+    kept_indices = [
+        index
+        for index, record in enumerate(records)
+        if not (isinstance(record, dict) and str(record.get("visual_input", "")).strip() == "0")
+    ]
+    kept = [records[index] for index in kept_indices]
+    dropped = len(records) - len(kept)
+    if not kept:
+        raise RecordError("-", "visual_input", "no image questions to score (all have visual_input '0')")
+    questions = parse_questions(kept, kept_indices)
+    structure = build_structure(questions)
+    predictions = _predictions(kept, kept_indices)
+    ignored = sum(1 for record in kept if "judge_verdict" in record or "judge_same" in record)
+    if ignored:
+        logger.warning(
+            f"HallusionBench (variant vlmevalkit): {ignored} records carry judge_verdict/judge_same; this "
+            "variant IGNORES them and reads yes/no from each prediction (VLMEvalKit's protocol). Use "
+            "variant=official to score supplied verdicts"
+        )
+    extracted: list[str | None] = [vlmevalkit_yes_no(prediction) for prediction in predictions]
+    unknown = [offset for offset, value in enumerate(extracted) if value is None]
+    judge_object = judge.get()  # resolved even when unused, so results always name the judge
+    verdict_row: list[str | None] = [None] * len(kept)
+    replies = [[None] for _ in kept]
+    errors = [[None] for _ in kept]
+    judging: dict[str, dict[str, Any]] = {}
+    batch = None
+    if unknown:
+        items = [
+            JudgeItem(
+                _item_id(kept[offset], kept_indices[offset]),
+                render_positional(
+                    "vlmevalkit_yorn_match_prompt",
+                    _field_text(kept[offset], "question", kept_indices[offset]),
+                    predictions[offset],
+                ),
+                rule_reply="Unknown",
+            )
+            for offset in unknown
+        ]
+        batch = _judge_batch(judge_object, items, _vlmevalkit_match, 1, "HallusionBench yes/no matching")
+        judging["yes_no_match"] = batch.report()
+        for offset, verdict, text, error in zip(
+            unknown, batch.verdicts(), batch.replies(), batch.errors(), strict=True
+        ):
+            replies[offset], errors[offset] = text, error
+            extracted[offset] = "unjudged" if verdict[0] is None else verdict[0]
+    for offset, (question, answer) in enumerate(zip(questions, extracted, strict=True)):
+        if answer == "unjudged":
+            continue
+        verdict_row[offset] = (
+            CORRECT if answer == ("yes" if question.gt_answer == "1" else "no") else INCORRECT
+        )
+    if batch is not None and all(verdict is None for verdict in verdict_row):
+        raise JudgingFailed(failure_message("HallusionBench yes/no matching", [batch]))
+    verdicts = [[verdict] for verdict in verdict_row]
+    sames = [[None] for _ in kept]
+    evaluation = _evaluate_repeats("vlmevalkit", structure, verdicts, sames, 1, diagnosis=False)
+    keep = {metric_key(group, name) for group in group_names() for name in VLMEVALKIT_METRICS}
+    evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key in keep}
+    evaluation.extracted = [None if value in ("unknown", "unjudged") else value for value in extracted]
+    evaluation.dropped_no_image = dropped
+    evaluation.counts["dropped_no_image_questions"] = dropped
+    evaluation.counts["llm_matched"] = len(unknown)
+    evaluation.counts["ignored_supplied_judge_fields"] = ignored
+    evaluation.replies = {"yes_no_match": replies}
+    evaluation.errors = {"yes_no_match": errors}
+    evaluation.judging = judging
+    evaluation.record_indices = kept_indices
+    evaluation.judge = judge_object.describe()
+    evaluation.judge_usage = judge_object.usage()
+    return evaluation
+
+
+def check_options(
+    *,
+    variant: Any = "official",
+    judge: Any = None,
+    judge_model: Any = None,
+    repeats: Any = None,
+    diagnosis: Any = True,
+) -> None:
+    """Validate the scorer options (one-line OptionError); ``judge`` may also be a Judge object."""
+    check_option("variant", variant, str, choices=VARIANTS)
+    check_judge_options(judge, judge_model)
+    if isinstance(judge_model, str) and not judge_model.strip():
+        raise OptionError("option judge_model: expected a model name or null, got an empty string")
+    check_option("repeats", repeats, int, minimum=1, allow_none=True)
+    check_option("diagnosis", diagnosis, bool)
+
+
+def evaluate(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: Any = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+) -> Evaluation:
+    """Score HallusionBench records; the full result (per repeat, per question) for hooks and reports.
+
+    ``judge``: None/"auto", "openai", "rule" or a Judge object; only used for what is not supplied.
+    ``repeats``: judge repeats (default 3 for an LLM judge, 1 for the rule judge).
+    """
+    check_options(variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=diagnosis)
+    if not records:
+        raise RecordError("-", "<records>", "no records to score")
+    from lmms_eval_tasks.judges.pipeline import LazyJudge
+
+    # created on first use only: with every verdict supplied no judge (and no "no endpoint" warning) exists
+    source = LazyJudge(judge, model=judge_model, task=JUDGE_TASK)
+    try:
+        if variant == "vlmevalkit":
+            evaluation = _vlmevalkit_evaluation(records, source)
+            # only the scored (image) questions: the dropped no-image rows are not this variant's answers
+            scored = [records[index] for index in evaluation.record_indices or []]
+            _count_empty_predictions(scored, evaluation)
+            return evaluation
+        questions = parse_questions(records)
+        structure = build_structure(questions)
+        evaluation = _official_evaluation(records, questions, structure, source, repeats, diagnosis)
+    finally:
+        source.close()
+    if not diagnosis:
+        drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
+        evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
+    _count_empty_predictions(records, evaluation)
+    return evaluation
+
+
+def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Evaluation) -> None:
+    """Count blank model answers and warn: a failed generation reads as "unclear" to the judge (and an
+    unclear answer to a no-image question counts as right), so it must never pass unnoticed."""
+    empty = sum(
+        1
+        for record in records
+        if isinstance(record, dict) and "prediction" in record and not str(record["prediction"] or "").strip()
+    )
+    evaluation.counts["empty_predictions"] = empty
+    if empty:
+        logger.warning(
+            f"HallusionBench: {empty} of {len(records)} model answers are empty (generation errors?); "
+            "they are judged as given (usually 'unclear') - check the model's log"
+        )
+
+
+def score_records(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+) -> dict[str, Any]:
+    """Metrics for saved records: 11 official fields + ``prediction`` (+ ``judge_verdict``/``judge_same``).
+
+    ``variant`` "official" or "vlmevalkit"; ``judge`` "auto" (default), "openai" or "rule", used only for
+    what is not supplied. Percent units except pct_diff and fp_ratio (fractions). See docs/hallusionbench.md.
+    """
+    return evaluate(
+        records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=diagnosis
+    ).flat()
+
+
+__all__ = [
+    "ALL_METRICS",
+    "CATEGORY_SUBCATEGORIES",
+    "Evaluation",
+    "HEADLINE_METRICS",
+    "OFFICIAL_FIELDS",
+    "Question",
+    "consistency_needed",
+    "diagnose",
+    "evaluate",
+    "group_names",
+    "metric_key",
+    "normalize_same",
+    "normalize_verdict",
+    "parse_consistency_reply",
+    "parse_correctness_reply",
+    "parse_question",
+    "parse_questions",
+    "question_correct",
+    "repeat_metrics",
+    "score_records",
+    "vlmevalkit_yes_no",
+]
+
+
+def per_question_correct(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+) -> dict[str, bool | None]:
+    """Correctness per question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
+
+    Keyed ``category/subcategory/set_id/figure_id/question_id``. With several judge repeats a question is
+    correct when most of its judged repeats say so (a tie counts as wrong); a question no repeat judged is
+    None (left out of the pairing). The vlmevalkit variant scores image questions only.
+    """
+    evaluation = evaluate(
+        records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=False
+    )
+    indices = [
+        index
+        for index, record in enumerate(records)
+        if variant == "official" or str(record.get("visual_input", "")).strip() != "0"
+    ]
+    questions = parse_questions([records[index] for index in indices], indices)
+    result: dict[str, bool | None] = {}
+    for question, row in zip(questions, evaluation.correct, strict=True):
+        judged = [value for value in row if value is not None]
+        key = "/".join(question.question_key)
+        result[key] = None if not judged else 2 * sum(judged) > len(judged)
+    return result

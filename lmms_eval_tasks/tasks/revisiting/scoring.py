@@ -1,0 +1,187 @@
+"""Shared text rules of the "Revisiting MLLM Evaluation" datasets (TDIUC, TallyQA, DVQA).
+
+The authors' scoring scripts (``eval_script/*_eval.py`` in ``KevinLuJian/MLLM_supplemental``) compare
+answers after removing spaces, lower-casing and spelling digit strings out in words with the ``num2words``
+package; ``cardinal_words`` reproduces num2words' English cardinals for integers (no dependency), e.g.
+21 -> "twenty-one", 105 -> "one hundred and five", 1234 -> "one thousand, two hundred and thirty-four".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+PROTOCOLS = ("default", "official")
+
+_SMALL = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen"
+).split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_SCALES = (
+    (10**12, "trillion"),
+    (10**9, "billion"),
+    (10**6, "million"),
+    (10**3, "thousand"),
+)
+CARDINAL_LIMIT = 10**15  # num2words spells larger numbers too; answers this large do not occur
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_TEN_POWER = re.compile(f"10([{_SUPERSCRIPTS}]+)")
+
+
+def check_protocol(protocol: Any) -> str:
+    """``protocol`` if it is "default" or "official", else a one-line ``scoring.OptionError``."""
+    from lmms_eval_tasks.framework.scoring import check_option
+
+    return check_option("protocol", protocol, str, choices=PROTOCOLS)
+
+
+def check_options(protocol: Any = "default") -> None:
+    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
+    check_protocol(protocol)
+
+
+def judged_records(
+    records: Iterable[dict[str, Any]], protocol: str, judge: Callable[[list[dict[str, Any]], str], list[Any]]
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The opening of every dataset's ``score_records``: options checked, the records as a list (RecordError
+    when there are none) and the dataset's ``judge(records, protocol)`` of them."""
+    from lmms_eval_tasks.framework.scoring import RecordError
+
+    check_options(protocol)
+    records = list(records)
+    if not records:
+        raise RecordError("-", "<records>", "no records to score")
+    return records, judge(records, protocol)
+
+
+def per_question_correct_for(
+    judge: Callable[[list[dict[str, Any]], str], list[Any]],
+    question_id: Callable[[Any], str],
+    correct: Callable[[Any], bool],
+) -> Callable[..., dict[str, bool | None]]:
+    """A dataset's ``per_question_correct(records, *, protocol)`` for ``lmms-eval-tasks compare``, from its
+    ``judge`` and how to read a judgement's question id and correctness."""
+
+    def per_question_correct(
+        records: Sequence[dict[str, Any]], *, protocol: str = "default"
+    ) -> dict[str, bool | None]:
+        """``{question_id: correct}`` for ``lmms-eval-tasks compare``."""
+        from lmms_eval_tasks.framework.comparison import correctness_by_id
+
+        judged = judge(list(records), protocol)
+        return correctness_by_id([question_id(item) for item in judged], [correct(item) for item in judged])
+
+    return per_question_correct
+
+
+def cardinal_words(number: int) -> str:
+    """English cardinal of a non-negative integer exactly as ``num2words(number)`` (lang "en") spells it."""
+    if number < 0 or number >= CARDINAL_LIMIT:
+        raise ValueError(f"cardinal_words covers 0 .. {CARDINAL_LIMIT - 1}, got {number}")
+    if number < 20:
+        return _SMALL[number]
+    if number < 100:
+        tens, ones = divmod(number, 10)
+        return _TENS[tens] + (f"-{_SMALL[ones]}" if ones else "")
+    if number < 1000:
+        hundreds, rest = divmod(number, 100)
+        head = f"{_SMALL[hundreds]} hundred"
+        return f"{head} and {cardinal_words(rest)}" if rest else head
+    for scale, name in _SCALES:
+        if number >= scale:
+            count, rest = divmod(number, scale)
+            head = f"{cardinal_words(count)} {name}"
+            if not rest:
+                return head
+            # num2words joins a remainder below 100 with "and", a larger one with ", "
+            return f"{head} and {cardinal_words(rest)}" if rest < 100 else f"{head}, {cardinal_words(rest)}"
+    raise AssertionError("unreachable")
+
+
+_MAX_CARDINAL_DIGITS = len(str(CARDINAL_LIMIT))  # longer digit strings are never converted (linear time)
+
+
+def digits_to_words(text: str) -> str:
+    """``text`` spelled out when it is an ASCII digit string (num2words of its value), else unchanged.
+
+    Strings of more digits than ``CARDINAL_LIMIT`` has are left as they are (num2words and the official
+    scripts fail on them; converting them would cost quadratic time)."""
+    if len(text) <= _MAX_CARDINAL_DIGITS and _ASCII_DIGITS.fullmatch(text):
+        value = int(text)
+        if value < CARDINAL_LIMIT:
+            return cardinal_words(value)
+    return text
+
+
+def official_digits_to_words(text: str, powers_of_ten: bool = False) -> str:
+    """The official scripts' rule: ``str.isdigit()`` strings go through num2words.
+
+    ``isdigit`` is also true for superscript digits: the DVQA script (``powers_of_ten=True``) reads "10"
+    followed by superscripts as a power of ten ("10²" -> "one hundred"); any other non-ASCII digit string
+    makes num2words raise and the official script crash - here it is left as it is (and cannot match a
+    label).
+    """
+    if not text.isdigit():
+        return text
+    if _ASCII_DIGITS.fullmatch(text):
+        return digits_to_words(text)
+    power = _TEN_POWER.fullmatch(text) if powers_of_ten and len(text) <= 6 else None
+    if power:
+        exponent = int("".join(str(_SUPERSCRIPTS.index(char)) for char in power.group(1)))
+        if 10**exponent < CARDINAL_LIMIT:
+            return cardinal_words(10**exponent)
+    return text
+
+
+def percent(hits: int | float, total: int) -> float:
+    """100 * hits / total (NaN when total is 0: no question of that kind)."""
+    return 100.0 * hits / total if total else float("nan")
+
+
+def mean(values: list[float]) -> float:
+    """Arithmetic mean (NaN for no values)."""
+    return sum(values) / len(values) if values else float("nan")
+
+
+def harmonic_mean(values: list[float]) -> float:
+    """Harmonic mean ``len / sum(1 / v)``; 0 when any value is 0 (NaN for no values)."""
+    if not values:
+        return float("nan")
+    if any(value == 0 for value in values):
+        return 0.0
+    return len(values) / sum(1.0 / value for value in values)
+
+
+def category_accuracies(by_category: Mapping[str, list[bool]], order: Sequence[str]) -> dict[str, float]:
+    """Percent correct of each category present in ``by_category`` (category -> correctness list), in
+    ``order``."""
+    present = [name for name in order if name in by_category]
+    return {name: percent(sum(by_category[name]), len(by_category[name])) for name in present}
+
+
+def empty_predictions(records: Iterable[dict[str, Any]]) -> int:
+    """How many records have an empty (or blank) prediction."""
+    return sum(1 for record in records if not str(record.get("prediction") or "").strip())
+
+
+def closing_counts(
+    metrics: dict[str, Any], records: list[dict[str, Any]], judged: list[Any], protocol: str, **counts: int
+) -> dict[str, Any]:
+    """``metrics`` completed with the question count, ``counts``, the empty predictions and the protocol."""
+    metrics["questions"] = len(judged)
+    metrics.update(counts)
+    metrics["empty_predictions"] = empty_predictions(records)
+    metrics["protocol"] = protocol
+    return metrics
+
+
+def prediction_text(record: dict[str, Any], index: int | str) -> str:
+    """The record's ``prediction``, surrounding whitespace stripped (as the authors' inference code does
+    before writing its answer files); None -> ""; RecordError when missing or not a string."""
+    from lmms_eval_tasks.framework.scoring import require_field
+
+    value = require_field(record, "prediction", index, (str, type(None)))
+    return "" if value is None else value.strip()

@@ -1,0 +1,176 @@
+"""The paper's "slim" stratified sampling (Revisiting MLLM Evaluation, section 3), seeded and reusable.
+
+Questions are grouped by (question type, answer). With ratio r and minimum k, a group of m questions keeps
+``m`` if m <= k, ``k`` if m*r < k < m, and ``ceil(m*r)`` if m*r >= k, drawn without replacement with a
+seeded ``random.Random``. VQDv1 keeps every query with more than one box and samples only the 0- and 1-box
+queries (grouped by question type and box count). The defaults are the paper's: TDIUC r=0.05, DVQA r=0.025,
+VQDv1 r=0.1, k=200 each; TallyQA uses its whole test set (r=1).
+
+Where the authors' scripts (``dataset_sampling/*.py``) differ: they group by question type only (the
+paper says type and answer; ``group_by="type"`` reproduces it), floor ``int(int(r*N) * share)`` instead of
+``ceil(m*r)``, draw with no seed (so their released JSONs are the reference subsets; this rebuilds
+comparable ones), sample DVQA's easy and hard files separately (so does ``slim`` with two inputs), and
+VQDv1's script samples small groups *with replacement* (duplicated queries); here never.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lmms_eval_tasks.framework.scoring import RecordError
+
+
+def group_quota(size: int, ratio: float, minimum: int) -> int:
+    """How many of a group of ``size`` are kept: size if size <= k; k if size*r < k; else ceil(size*r)."""
+    if size <= minimum:
+        return size
+    scaled = size * ratio
+    if scaled < minimum:
+        return minimum
+    return min(size, math.ceil(scaled - 1e-9))
+
+
+@dataclass(frozen=True)
+class SlimKind:
+    """How one dataset is stratified: its question type and answer per entry, defaults, keep-all rule."""
+
+    name: str
+    question_type: Callable[[dict[str, Any]], Any]
+    answer: Callable[[dict[str, Any]], Any]
+    ratio: float
+    minimum: int = 200
+    keep_all: Callable[[dict[str, Any]], bool] | None = None
+
+
+def _field(name: str) -> Callable[[dict[str, Any]], Any]:
+    def read(entry: dict[str, Any]) -> Any:
+        return entry[name]
+
+    return read
+
+
+def vqdv1_boxes(entry: dict[str, Any]) -> int:
+    """Number of ground-truth boxes of a VQDv1 query (``[[]]`` is zero boxes)."""
+    boxes = entry["gtbox"]
+    return sum(1 for box in boxes if box)
+
+
+KINDS: dict[str, SlimKind] = {
+    "tdiuc": SlimKind("tdiuc", _field("question_type"), _field("labeled_answer"), ratio=0.05),
+    "dvqa": SlimKind("dvqa", _field("template_id"), _field("answer"), ratio=0.025),
+    "tallyqa": SlimKind("tallyqa", _field("issimple"), _field("answer"), ratio=1.0),
+    "vqdv1": SlimKind(
+        "vqdv1",
+        _field("question_type"),
+        vqdv1_boxes,
+        ratio=0.1,
+        keep_all=lambda entry: vqdv1_boxes(entry) > 1,
+    ),
+}
+
+
+@dataclass
+class SlimResult:
+    """The kept entries (original order) and per-question-type counts (total, kept)."""
+
+    entries: list[dict[str, Any]]
+    counts: dict[str, tuple[int, int]]
+
+
+def slim(
+    entries: Sequence[dict[str, Any]],
+    kind: SlimKind,
+    *,
+    ratio: float | None = None,
+    minimum: int | None = None,
+    seed: int = 0,
+    group_by: str = "type+answer",
+) -> SlimResult:
+    """Apply the stratified rule to ``entries`` (a RecordError names an entry lacking a needed field)."""
+    ratio = kind.ratio if ratio is None else ratio
+    minimum = kind.minimum if minimum is None else minimum
+    if not 0 < ratio <= 1:
+        raise ValueError(f"ratio must be in (0, 1], got {ratio}")
+    if minimum < 0:
+        raise ValueError(f"minimum must be >= 0, got {minimum}")
+    if group_by not in ("type+answer", "type"):
+        raise ValueError(f"group_by must be 'type+answer' or 'type', got {group_by!r}")
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    kept: list[int] = []
+    types: list[str] = []
+    for index, entry in enumerate(entries):
+        try:
+            question_type = str(kind.question_type(entry))
+            answer = "" if group_by == "type" else str(kind.answer(entry))
+            keep = kind.keep_all(entry) if kind.keep_all else False
+        except (KeyError, TypeError) as error:
+            raise RecordError(
+                index, str(error).strip("'"), "missing or malformed (needed for stratification)"
+            ) from None
+        types.append(question_type)
+        if keep:
+            kept.append(index)
+        else:
+            groups[(question_type, answer)].append(index)
+    rng = random.Random(seed)
+    for key in sorted(groups):
+        members = groups[key]
+        kept.extend(rng.sample(members, group_quota(len(members), ratio, minimum)))
+    kept.sort()
+    totals: dict[str, int] = defaultdict(int)
+    kept_counts: dict[str, int] = defaultdict(int)
+    for question_type in types:
+        totals[question_type] += 1
+    for index in kept:
+        kept_counts[types[index]] += 1
+    counts = {name: (totals[name], kept_counts[name]) for name in sorted(totals)}
+    return SlimResult([entries[index] for index in kept], counts)
+
+
+def merge_tdiuc(questions: dict[str, Any], annotations: dict[str, Any]) -> list[dict[str, Any]]:
+    """TDIUC's question and annotation files joined by question_id into the slim schema (as the authors')."""
+    by_id = {item["question_id"]: item for item in annotations["annotations"]}
+    merged = []
+    for index, question in enumerate(questions["questions"]):
+        annotation = by_id.get(question["question_id"])
+        if annotation is None:
+            raise RecordError(index, "question_id", f"no annotation for question {question['question_id']}")
+        merged.append(
+            {
+                "index": index,
+                "question_id": question["question_id"],
+                "question": question["question"],
+                "image_id": question["image_id"],
+                "labeled_answer": annotation["answers"][0]["answer"],
+                "question_type": annotation["question_type"],
+            }
+        )
+    return merged
+
+
+def format_counts(counts: dict[str, tuple[int, int]]) -> str:
+    """A Markdown table of per-type counts (the paper's Tables 7-9), with a total row."""
+    lines = ["| question type | full | slim |", "|---|---:|---:|"]
+    for name, (total, kept) in counts.items():
+        lines.append(f"| {name} | {total} | {kept} |")
+    lines.append(
+        f"| **total** | {sum(t for t, _ in counts.values())} | {sum(k for _, k in counts.values())} |"
+    )
+    return "\n".join(lines)
+
+
+__all__ = [
+    "KINDS",
+    "SlimKind",
+    "SlimResult",
+    "format_counts",
+    "group_quota",
+    "merge_tdiuc",
+    "slim",
+    "vqdv1_boxes",
+]

@@ -1,0 +1,113 @@
+"""TallyQA's report section: simple/complex accuracy and RMSE, accuracy vs true count."""
+
+from __future__ import annotations
+
+import re
+
+from lmms_eval_tasks.reporting.sections import (
+    Block,
+    PublishedRow,
+    SectionContext,
+    Table,
+    Text,
+    lines,
+    metrics_table,
+)
+
+SOURCE = (
+    "Revisiting Multi-Modal LLM Evaluation (Lu et al.), LLaVA-1.5-7B; its 'RMSE' is the official script's MSE"
+)
+PUBLISHED = (
+    PublishedRow(
+        "LLaVA-1.5-7B",
+        {
+            "simple_micro_accuracy": 75.5,
+            "simple_macro_accuracy": 66.5,
+            "simple_mse": 1.20,
+            "complex_micro_accuracy": 64.1,
+            "complex_macro_accuracy": 45.5,
+            "complex_mse": 2.21,
+        },
+        SOURCE,
+    ),
+)
+SPLITS = ("simple", "complex")
+MAIN_COLUMNS = tuple(
+    (f"{split}_{key}", f"{split} {header}")
+    for split in SPLITS
+    for key, header in (
+        ("micro_accuracy", "micro"),
+        ("macro_accuracy", "macro"),
+        ("rmse", "RMSE"),
+        ("mse", "MSE (official)"),
+        ("unparsed", "unparsed"),
+    )
+)
+BUCKETS = ("0", "1", "2", "3", "4+")
+
+
+def counts_of(metrics: dict, split: str) -> list[int]:
+    """True counts with an accuracy in the report for ``split``, ascending."""
+    pattern = re.compile(rf"^{split}_accuracy_count_(\d+)$")
+    return sorted(int(match.group(1)) for key in metrics if (match := pattern.match(key)))
+
+
+def render(context: SectionContext) -> list[Block]:
+    """Main table with the paper's row, per-bucket table, accuracy-vs-count plot per split."""
+    entries = context.entries
+    blocks: list[Block] = [
+        Text(
+            "Accuracy in percent. RMSE is the true root mean squared error of predictions "
+            "clipped to [0, 15]; "
+            "the paper's 'RMSE' is the official script's mean squared error (MSE column, official protocol)."
+        ),
+        metrics_table("Main results, a row per run", entries, MAIN_COLUMNS, PUBLISHED),
+        metrics_table(
+            "Accuracy per answer bucket",
+            entries,
+            [
+                (f"{split}_accuracy_bucket_{bucket}", f"{split} {bucket}")
+                for split in SPLITS
+                for bucket in BUCKETS
+            ],
+        ),
+    ]
+    for split in SPLITS:
+        series = {}
+        for entry in entries:
+            counts = counts_of(entry.metrics, split)
+            if counts:
+                series[entry.label] = (
+                    counts,
+                    [entry.metrics.get(f"{split}_accuracy_count_{c}") for c in counts],
+                )
+        if series:
+            blocks.append(
+                lines(
+                    f"TallyQA {split}: accuracy vs true count",
+                    context.plot_name(f"accuracy_by_count_{split}"),
+                    series,
+                    "true count",
+                    "accuracy %",
+                )
+            )
+    for entry in entries:
+        rows = [
+            [
+                split,
+                count,
+                entry.metrics.get(f"{split}_accuracy_count_{count}"),
+                entry.metrics.get(f"{split}_questions_count_{count}"),
+            ]
+            for split in SPLITS
+            for count in counts_of(entry.metrics, split)
+        ]
+        if rows:
+            blocks.append(
+                Table(
+                    f"Accuracy vs true count: {entry.label}",
+                    ["split", "true count", "accuracy", "questions"],
+                    rows,
+                )
+            )
+    return blocks

@@ -1,0 +1,66 @@
+"""TDIUC's report section: accuracy per question type, the four mean-per-type summaries, the paper's row."""
+
+from __future__ import annotations
+
+from lmms_eval_tasks.reporting.sections import Block, PublishedRow, SectionContext, Table, Text, metrics_table
+
+SOURCE = "Revisiting Multi-Modal LLM Evaluation (Lu et al.), LLaVA-1.5-7B"
+PUBLISHED = (
+    PublishedRow(
+        "LLaVA-1.5-7B",
+        {
+            "micro_accuracy": 73.86,
+            "macro_accuracy": 70.42,
+            "accuracy_absurd": 51.48,
+            "accuracy_counting": 51.95,
+            "accuracy_color": 77.37,
+        },
+        SOURCE,
+    ),
+)
+MAIN_COLUMNS = (
+    ("micro_accuracy", "micro"),
+    ("macro_accuracy", "macro (arithmetic MPT)"),
+    ("harmonic_mpt", "harmonic MPT"),
+    ("normalized_arithmetic_mpt", "normalized arithmetic MPT"),
+    ("normalized_harmonic_mpt", "normalized harmonic MPT"),
+    ("accuracy_absurd", "absurd"),
+    ("accuracy_counting", "counting"),
+    ("accuracy_color", "color"),
+    ("questions", "questions"),
+)
+
+
+def question_types(metrics: dict) -> list[str]:
+    """Question types present in a report (``accuracy_<type>`` keys)."""
+    return sorted(key[len("accuracy_") :] for key in metrics if key.startswith("accuracy_"))
+
+
+def render(context: SectionContext) -> list[Block]:
+    """Main table with the paper's row, then a per-type table for each run."""
+    blocks: list[Block] = [
+        Text(
+            "Accuracy in percent. Macro = arithmetic mean-per-type over the types present; normalized MPT "
+            "averages per-unique-answer accuracies within a type first (Kafle & Kanan 2017)."
+        ),
+        metrics_table("Main results, a row per run", context.entries, MAIN_COLUMNS, PUBLISHED),
+    ]
+    for entry in context.entries:
+        rows = [
+            [
+                name,
+                entry.metrics.get(f"accuracy_{name}"),
+                entry.metrics.get(f"normalized_accuracy_{name}"),
+                entry.metrics.get(f"questions_{name}"),
+            ]
+            for name in question_types(entry.metrics)
+        ]
+        if rows:
+            blocks.append(
+                Table(
+                    f"Per question type: {entry.label}",
+                    ["question type", "accuracy", "normalized accuracy", "questions"],
+                    rows,
+                )
+            )
+    return blocks

@@ -1,0 +1,83 @@
+"""VQDv1's report section: micro/macro F1, precision and recall vs ground-truth box count."""
+
+from __future__ import annotations
+
+from lmms_eval_tasks.reporting.sections import (
+    Block,
+    PublishedRow,
+    SectionContext,
+    Table,
+    Text,
+    lines,
+    metrics_table,
+)
+
+SOURCE = "Revisiting Multi-Modal LLM Evaluation (Lu et al.), Table 2, official script's micro F1"
+PUBLISHED = tuple(
+    PublishedRow(model, {"micro_f1": value}, SOURCE)
+    for model, value in (("LLaVA-1.5-7B", 25.06), ("GPT-4o", 25.33), ("LLaVA-NeXT", 27.01))
+)
+BUCKETS = ("0", "1", "2", "3", "4+")
+MAIN_COLUMNS = (
+    ("micro_f1", "micro F1"),
+    ("macro_f1", "macro F1"),
+    ("queries", "queries"),
+    ("unparsed", "unparsed"),
+)
+
+
+def render(context: SectionContext) -> list[Block]:
+    """Main table with the paper's rows (official protocol numbers), per-bucket tables and the P/R plot."""
+    entries = context.entries
+    blocks: list[Block] = [
+        Text(
+            "F1, precision and recall in percent, by number of ground-truth boxes. "
+            "The paper's numbers come from "
+            "the official script (capped F1, swapped labels): "
+            "compare them with a run using protocol=official."
+        ),
+        metrics_table("Main results, a row per run", entries, MAIN_COLUMNS, PUBLISHED),
+    ]
+    series = {}
+    for entry in entries:
+        present = [b for b in BUCKETS if f"queries_{b}" in entry.metrics]
+        if present:
+            xs = [BUCKETS.index(b) for b in present]
+            series[f"precision: {entry.label}"] = (xs, [entry.metrics.get(f"precision_{b}") for b in present])
+            series[f"recall: {entry.label}"] = (xs, [entry.metrics.get(f"recall_{b}") for b in present])
+            rows = [
+                [
+                    b,
+                    *(
+                        entry.metrics.get(f"{key}_{b}")
+                        for key in (
+                            "precision",
+                            "recall",
+                            "f1",
+                            "queries",
+                            "gt_boxes",
+                            "predicted_boxes",
+                            "true_positives",
+                        )
+                    ),
+                ]
+                for b in present
+            ]
+            blocks.append(
+                Table(
+                    f"Per box-count bucket: {entry.label}",
+                    ["boxes", "precision", "recall", "F1", "queries", "gt boxes", "predicted", "TP"],
+                    rows,
+                )
+            )
+    if series:
+        plot = lines(
+            "VQDv1 precision and recall vs ground-truth box count",
+            context.plot_name("precision_recall"),
+            series,
+            "ground-truth boxes",
+            "%",
+            xticks=list(enumerate(BUCKETS)),
+        )
+        blocks.insert(2, plot)
+    return blocks

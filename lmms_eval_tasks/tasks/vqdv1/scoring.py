@@ -1,0 +1,473 @@
+"""VQDv1 scoring: box parsing, greedy IoU matching, per-query F1, micro/macro F1 over box-count buckets.
+
+Harness-free: a record is the dataset's fields (``question_id``, ``gtbox`` as ``[[x, y, w, h], ...]`` or
+``[[]]``, ``width``, ``height``, optionally ``question``, ``question_type``, ``image_id``, ``file_name``)
+plus ``prediction``, the raw model text. The default protocol is the spec's definition; ``protocol=
+"official"`` reproduces ``eval_script/VQDv1_eval.py`` of the authors' repository (KevinLuJian/
+MLLM_supplemental), the script behind the paper's Table 2 (differences: docs/revisiting.md, VQDv1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lmms_eval_tasks.framework.scoring import RecordError, check_option, require_field
+
+PROTOCOLS = ("default", "official")
+# How the four numbers of a predicted box map to pixels: "auto" is the official rule (all four < 1 ->
+# relative to the image size, else pixels); "grid1000" is Qwen-VL's 0-1000 grid.
+COORDS = ("auto", "pixel", "relative", "grid1000")
+BOX_FORMATS = ("xyxy", "xywh")
+# "brackets": every [..] group of exactly four numbers; "qwen": Qwen-VL's <box>(x1,y1),(x2,y2)</box>.
+SYNTAXES = ("brackets", "qwen")
+BUCKETS = ("0", "1", "2", "3", "4+")
+IOU_THRESHOLD = 0.5
+# Explicit "no box" answers (compared after removing whitespace); they are not counted as unparsed.
+_EMPTY_ANSWERS = frozenset({"[]", "[[]]", "()", "none", "[[]].", "[]."})
+# Possessive/atomic quantifiers (Python 3.11+): no backtracking, so every pattern runs in linear time.
+_NUMBER = r"([-+]?+(?:\d++(?:\.\d*+)?+|\.\d++))"
+_SEPARATOR = r"(?:\s*+,\s*+|\s++)"
+_FOUR = _SEPARATOR.join([_NUMBER] * 4)
+# A group of exactly four numbers between brackets: the content cannot hold a bracket, so an outer "[" of
+# "[[1, 2, 3, 4]]" fails at once and the inner group matches (innermost groups, across lines).
+_BRACKET_BOX = re.compile(rf"\[\s*+{_FOUR}\s*+\]")
+_OFFICIAL_GROUP = re.compile(r"\[([^\]]*)\]")
+_OFFICIAL_NUMBER = re.compile(r"[-+]?\d*\.\d+|\d+")
+_QWEN_NUMBER = r"\s*+([-+]?+\d++(?:\.\d++)?+)\s*+"
+_QWEN_BOX = re.compile(
+    rf"<box>\s*\({_QWEN_NUMBER},{_QWEN_NUMBER}\)\s*,\s*\({_QWEN_NUMBER},{_QWEN_NUMBER}\)\s*</box>"
+)
+_OFFICIAL_QWEN_BOX = re.compile(r"<box>\((\d+),(\d+)\),\((\d+),(\d+)\)</box>")
+
+Box = tuple[float, float, float, float]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Parsing (linear time, never eval)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def official_bracket_groups(text: str) -> list[str]:
+    """What ``re.findall(r"\\[(.*?)\\]", text)`` returns (the official parser), in linear time.
+
+    The regex takes the first ``[`` that has a ``]`` later on the same line (``.`` does not cross
+    newlines) and ends at that ``]``. Scanning each line only up to its last ``]`` gives the same groups
+    without the regex's rescans of a line of unclosed ``[`` (quadratic: 20,000 of them take seconds).
+    """
+    groups: list[str] = []
+    for line in text.split("\n"):
+        last = line.rfind("]")
+        if last > 0:
+            groups.extend(_OFFICIAL_GROUP.findall(line, 0, last + 1))
+    return groups
+
+
+def official_numbers(content: str) -> list[str]:
+    """The official script's number tokens, ``re.findall(r"[-+]?\\d*\\.\\d+|\\d+", content)``.
+
+    Linear: each digit run is backtracked over once. Its quirks are kept: "-5" gives "5", "1." gives "1".
+    """
+    return _OFFICIAL_NUMBER.findall(content)
+
+
+def _number(token: str) -> float:
+    """float() of a parsed token; Unicode digits are valid for float(), overflow gives inf (no exception)."""
+    try:
+        return float(token)
+    except (ValueError, OverflowError):  # pragma: no cover - tokens are digit strings by construction
+        return math.nan
+
+
+def _to_pixels(
+    values: Sequence[float], width: float, height: float, coords: str, box_format: str
+) -> Box:
+    x1, y1, a, b = values
+    if coords == "auto":
+        scale = all(value < 1 for value in values)
+        sx, sy = (width, height) if scale else (1.0, 1.0)
+    elif coords == "relative":
+        sx, sy = width, height
+    elif coords == "grid1000":
+        sx, sy = width / 1000.0, height / 1000.0
+    else:
+        sx, sy = 1.0, 1.0
+    x1, y1, a, b = x1 * sx, y1 * sy, a * sx, b * sy
+    if box_format == "xywh":
+        return (x1, y1, x1 + a, y1 + b)
+    return (x1, y1, a, b)
+
+
+def parse_boxes(
+    text: str,
+    width: float,
+    height: float,
+    *,
+    coords: str = "auto",
+    box_format: str = "xyxy",
+    syntax: str = "brackets",
+    official: bool = False,
+) -> list[Box]:
+    """Predicted boxes in pixel ``[x1, y1, x2, y2]`` from raw model text; never raises on any text.
+
+    ``official`` uses the official script's extraction (first ``[`` to next ``]`` on a line, every digit run
+    inside counts, "x1" included); the default accepts only groups that are exactly four numbers.
+    """
+    _check_choice("coords", coords, COORDS)
+    _check_choice("box_format", box_format, BOX_FORMATS)
+    _check_choice("syntax", syntax, SYNTAXES)
+    if not isinstance(text, str):
+        return []
+    tokens: list[Sequence[str]]
+    if syntax == "qwen":
+        pattern = _OFFICIAL_QWEN_BOX if official else _QWEN_BOX
+        tokens = [match.groups() for match in pattern.finditer(text)]
+    elif official:
+        groups = map(official_numbers, official_bracket_groups(text))
+        tokens = [numbers for numbers in groups if len(numbers) == 4]
+    else:
+        tokens = _BRACKET_BOX.findall(text)
+    return [
+        _to_pixels([_number(token) for token in group], width, height, coords, box_format) for group in tokens
+    ]
+
+
+def is_explicit_empty(text: Any) -> bool:
+    """True for answers that say "no box" ("[]", "[[]]", "None"); they are not counted as unparsed."""
+    if not isinstance(text, str) or len(text) > 64:
+        return False
+    squeezed = "".join(text.split()).strip("`").removeprefix("json").lower()
+    return squeezed in _EMPTY_ANSWERS
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def gt_boxes(value: Any, index: int | str) -> list[Box]:
+    """Ground truth ``[[x, y, w, h], ...]`` (``[[]]`` or ``[]`` for none) as pixel ``[x1, y1, x2, y2]``."""
+    if not isinstance(value, list):
+        raise RecordError(index, "gtbox", f"expected a list of [x, y, w, h] boxes, got {value!r:.80}")
+    if value in ([], [[]]):
+        return []
+    boxes: list[Box] = []
+    for box in value:
+        if (
+            not isinstance(box, list | tuple)
+            or len(box) != 4
+            or not all(_finite_number(v) for v in box)
+        ):
+            raise RecordError(index, "gtbox", f"expected [x, y, w, h] with four numbers, got {box!r:.80}")
+        x, y, w, h = (float(v) for v in box)
+        boxes.append((x, y, x + w, y + h))
+    return boxes
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Matching and per-query scores
+# ---------------------------------------------------------------------------------------------------------
+
+
+def iou(first: Box, second: Box, *, official: bool = False) -> float:
+    """Intersection over union of two ``[x1, y1, x2, y2]`` boxes; 0 when the union is empty.
+
+    The default clips negative widths/heights (an inverted box has area 0); ``official`` keeps the
+    script's raw area products (an inverted box can have a positive "area"). Both define IoU as 0 where
+    the script divides by zero.
+    """
+    ix1, iy1 = max(first[0], second[0]), max(first[1], second[1])
+    ix2, iy2 = min(first[2], second[2]), min(first[3], second[3])
+    inter = max(0.0, ix2 - ix1) * max(0.0, iy2 - iy1)
+    if official:
+        area_a = (first[2] - first[0]) * (first[3] - first[1])
+        area_b = (second[2] - second[0]) * (second[3] - second[1])
+    else:
+        area_a = max(0.0, first[2] - first[0]) * max(0.0, first[3] - first[1])
+        area_b = max(0.0, second[2] - second[0]) * max(0.0, second[3] - second[1])
+    union = area_a + area_b - inter
+    if not union or math.isnan(union):
+        return 0.0
+    return inter / union
+
+
+def greedy_match(gt: Sequence[Box], predicted: Sequence[Box], *, official: bool = False) -> int:
+    """True positives: each ground-truth box, in order, takes the remaining prediction with the highest IoU.
+
+    Ties go to the earlier prediction; a pair is a hit when its IoU >= 0.5, and only a hit removes the
+    prediction (the spec's and the official script's rule).
+    """
+    remaining = list(predicted)
+    hits = 0
+    for target in gt:
+        best_index, best = -1, 0.0
+        for position, box in enumerate(remaining):
+            value = iou(target, box, official=official)
+            if value > best:
+                best, best_index = value, position
+        if best_index >= 0 and best >= IOU_THRESHOLD:
+            del remaining[best_index]
+            hits += 1
+    return hits
+
+
+@dataclass(frozen=True)
+class QueryScore:
+    """One query's matching outcome and F1 (0-1)."""
+
+    question_id: str
+    n_gt: int
+    n_pred: int
+    tp: int
+    f1: float
+    unparsed: bool
+
+    @property
+    def bucket(self) -> str:
+        return bucket_of(self.n_gt)
+
+    @property
+    def correct(self) -> bool:
+        """Every ground-truth box found and no extra box (F1 == 1 under the correct definition)."""
+        return self.tp == self.n_gt and self.n_pred == self.n_gt
+
+
+def bucket_of(n_gt: int) -> str:
+    """Box-count bucket name: "0".."3" or "4+"."""
+    return str(n_gt) if n_gt < 4 else "4+"
+
+
+def query_f1(n_gt: int, n_pred: int, tp: int, *, official: bool = False) -> float:
+    """Per-query F1 (0-1); ``official`` counts every ground-truth box as a false negative (the script)."""
+    if n_gt == 0 or n_pred == 0:
+        return 1.0 if n_gt == 0 and n_pred == 0 else 0.0
+    fp = n_pred - tp
+    fn = n_gt if official else n_gt - tp
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Records -> scores -> metrics
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
+    """A one-line OptionError (``score -o`` exits 2) unless ``value`` is one of ``allowed``."""
+    check_option(name, value, str, choices=allowed)
+
+
+def _size(record: dict[str, Any], name: str, index: int) -> float:
+    value = require_field(record, name, index, (int, float))
+    if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+        raise RecordError(index, name, f"expected a positive image size, got {value!r}")
+    return float(value)
+
+
+def _field(record: dict[str, Any], name: str, alias: str) -> str:
+    """``name``, or the official answer files' ``alias`` (labeled_answer / predicted_answer) when absent."""
+    if isinstance(record, dict) and name not in record and alias in record:
+        return alias
+    return name
+
+
+def score_query(
+    record: dict[str, Any],
+    index: int,
+    *,
+    protocol: str = "default",
+    coords: str = "auto",
+    box_format: str = "xyxy",
+    syntax: str = "brackets",
+) -> QueryScore:
+    """Parse, match and score one record (fields named in the module docstring)."""
+    official = protocol == "official"
+    question_id = record.get("question_id", index) if isinstance(record, dict) else index
+    gtbox = require_field(record, _field(record, "gtbox", "labeled_answer"), index, list)
+    gt = gt_boxes(gtbox, index)
+    prediction = require_field(record, _field(record, "prediction", "predicted_answer"), index)
+    if prediction is None:
+        prediction = ""
+    if not isinstance(prediction, str):
+        raise RecordError(index, "prediction", f"expected the model's text, got {type(prediction).__name__}")
+    width, height = _size(record, "width", index), _size(record, "height", index)
+    predicted = parse_boxes(
+        prediction, width, height, coords=coords, box_format=box_format, syntax=syntax, official=official
+    )
+    tp = greedy_match(gt, predicted, official=official) if gt and predicted else 0
+    return QueryScore(
+        question_id=str(question_id),
+        n_gt=len(gt),
+        n_pred=len(predicted),
+        tp=tp,
+        f1=query_f1(len(gt), len(predicted), tp, official=official),
+        unparsed=not predicted and not is_explicit_empty(prediction),
+    )
+
+
+def score_queries(records: Iterable[dict[str, Any]], **options: Any) -> list[QueryScore]:
+    """Score every record (options as ``score_records``)."""
+    for name, allowed in (("protocol", PROTOCOLS), ("coords", COORDS), ("box_format", BOX_FORMATS),
+                          ("syntax", SYNTAXES)):  # fmt: skip
+        if name in options:
+            _check_choice(name, options[name], allowed)
+    return [score_query(record, index, **options) for index, record in enumerate(records)]
+
+
+def _percent(numerator: float, denominator: float) -> float:
+    return 100.0 * numerator / denominator if denominator else math.nan
+
+
+def _mean_percent(values: Sequence[float]) -> float:
+    return 100.0 * sum(values) / len(values) if values else math.nan
+
+
+def default_metrics(scores: Sequence[QueryScore]) -> dict[str, Any]:
+    """The spec's metrics (percent): micro/macro F1, per-bucket precision/recall/F1 and counts."""
+    by_bucket: dict[str, list[QueryScore]] = {bucket: [] for bucket in BUCKETS}
+    for score in scores:
+        by_bucket[score.bucket].append(score)
+    bucket_f1 = {bucket: _mean_percent([s.f1 for s in members]) for bucket, members in by_bucket.items()}
+    present = [value for bucket, value in bucket_f1.items() if by_bucket[bucket]]
+    metrics: dict[str, Any] = {
+        "micro_f1": _mean_percent([score.f1 for score in scores]),
+        "macro_f1": sum(present) / len(present) if present else math.nan,
+        "queries": len(scores),
+        "buckets_present": len(present),
+        "unparsed": sum(score.unparsed for score in scores),
+    }
+    for bucket, members in by_bucket.items():
+        tp = sum(s.tp for s in members)
+        n_pred = sum(s.n_pred for s in members)
+        n_gt = sum(s.n_gt for s in members)
+        metrics[f"precision_{bucket}"] = _percent(tp, n_pred)
+        metrics[f"recall_{bucket}"] = _percent(tp, n_gt)
+        metrics[f"f1_{bucket}"] = bucket_f1[bucket]
+        metrics[f"queries_{bucket}"] = len(members)
+        metrics[f"gt_boxes_{bucket}"] = n_gt
+        metrics[f"predicted_boxes_{bucket}"] = n_pred
+        metrics[f"true_positives_{bucket}"] = tp
+    return metrics
+
+
+def official_metrics(scores: Sequence[QueryScore]) -> dict[str, Any]:
+    """The official script's two printed numbers and its per-count lines (percent), keys as the paper uses.
+
+    ``micro_f1`` = the line labelled "Macro Accuracy" (mean capped F1 over queries); ``macro_f1`` = the line
+    labelled "Micro Accuracy": (sum of the mean F1 of each present count 0..4, plus the mean F1 of the
+    largest count present) / 6, whatever counts are present. ``f1_5+`` is the "above 4" line (counts >= 5;
+    count 4 is its own line). The script itself crashes (division by zero) when no query has >= 5 boxes;
+    then ``official_script_would_fail`` is 1 and the numbers are what its arithmetic gives without the crash.
+    """
+    by_count: dict[int, list[float]] = {}
+    for score in scores:
+        by_count.setdefault(score.n_gt, []).append(score.f1)
+    per_count = {count: sum(values) / len(values) for count, values in by_count.items()}
+    above = [f1 for count, values in by_count.items() if count >= 5 for f1 in values]
+    largest = max(by_count) if by_count else None
+    total = sum(per_count[count] for count in sorted(per_count) if count < 5)
+    if largest is not None:
+        total += per_count[largest]
+    metrics: dict[str, Any] = {
+        "micro_f1": _mean_percent([score.f1 for score in scores]),
+        "macro_f1": 100.0 * total / 6 if largest is not None else math.nan,
+        "queries": len(scores),
+        "unparsed": sum(score.unparsed for score in scores),
+        "official_largest_count": largest if largest is not None else -1,
+        "official_script_would_fail": int(not above),
+    }
+    for count in range(5):
+        metrics[f"f1_{count}"] = 100.0 * per_count[count] if count in per_count else math.nan
+        metrics[f"queries_{count}"] = len(by_count.get(count, []))
+    metrics["f1_5+"] = _mean_percent(above)
+    metrics["queries_5+"] = len(above)
+    return metrics
+
+
+def score_records(
+    records: Iterable[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    coords: str = "auto",
+    box_format: str = "xyxy",
+    syntax: str = "brackets",
+) -> dict[str, Any]:
+    """Score VQDv1 records (percent). Default: the spec's definition; ``protocol="official"``: the script's.
+
+    ``coords`` / ``box_format`` / ``syntax`` say how the model writes boxes (see COORDS, BOX_FORMATS,
+    SYNTAXES); the defaults are the official rule (relative when all four numbers are < 1, else pixels,
+    ``[x1, y1, x2, y2]`` in brackets).
+    """
+    scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+    if not scores:
+        raise ValueError("no VQDv1 records to score")
+    metrics = official_metrics(scores) if protocol == "official" else default_metrics(scores)
+    return metrics
+
+
+def per_question_correct(
+    records: Iterable[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    coords: str = "auto",
+    box_format: str = "xyxy",
+    syntax: str = "brackets",
+) -> dict[str, bool]:
+    """Per query: correct when its F1 is 1 (every box found, no extra box; no box for an empty query).
+
+    Used by ``compare`` (McNemar). The same rule under both protocols: the official capped F1 never
+    reaches 1 on a query with boxes, so "F1 == 1" is read with the correct F1 definition.
+    """
+    scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+    correct: dict[str, bool] = {}
+    for index, score in enumerate(scores):
+        if score.question_id in correct:
+            raise RecordError(index, "question_id", f"duplicate question_id {score.question_id!r}")
+        correct[score.question_id] = score.correct
+    return correct
+
+
+def bucket_table(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of the per-bucket table (default protocol metrics): counts, precision, recall, mean F1."""
+    rows = []
+    for bucket in BUCKETS:
+        if f"precision_{bucket}" not in metrics:
+            continue
+        rows.append(
+            {
+                "boxes": bucket,
+                "queries": metrics[f"queries_{bucket}"],
+                "gt_boxes": metrics[f"gt_boxes_{bucket}"],
+                "predicted_boxes": metrics[f"predicted_boxes_{bucket}"],
+                "true_positives": metrics[f"true_positives_{bucket}"],
+                "precision": metrics[f"precision_{bucket}"],
+                "recall": metrics[f"recall_{bucket}"],
+                "f1": metrics[f"f1_{bucket}"],
+            }
+        )
+    return rows
+
+
+def plot_precision_recall(metrics: dict[str, Any], path: Any, *, title: str = "VQDv1") -> None:
+    """Bar chart of precision and recall per box-count bucket (the paper's Fig. 2) as a PNG (Agg backend)."""
+    from matplotlib.figure import Figure  # no pyplot: the Agg canvas, whatever backend the user has set
+
+    rows = bucket_table(metrics)
+    labels = [row["boxes"] for row in rows]
+    positions = list(range(len(rows)))
+    figure = Figure(figsize=(6, 3.6), dpi=100)
+    axes = figure.subplots()
+    for offset, key, colour in ((-0.2, "precision", "#4C72B0"), (0.2, "recall", "#DD8452")):
+        values = [row[key] if _finite_number(row[key]) else 0.0 for row in rows]
+        axes.bar([p + offset for p in positions], values, width=0.4, label=key, color=colour)
+    axes.set_xticks(positions, labels)
+    axes.set_xlabel("ground-truth boxes per query")
+    axes.set_ylabel("percent")
+    axes.set_ylim(0, 100)
+    axes.set_title(title)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, format="png")

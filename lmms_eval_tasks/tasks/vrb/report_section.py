@@ -1,0 +1,176 @@
+"""VRB's report section: error vs severity per corruption, the VRE radar, per-model and per-corruption tables.
+
+The pooled tables rescale VRE over every run shown (``scoring.robustness``, the function
+behind ``lmms-eval-tasks vre``), so they differ from each run's own single-model ``vre``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lmms_eval_tasks.reporting.sections import (
+    SQUARE,
+    Block,
+    PublishedRow,
+    SectionContext,
+    Table,
+    Text,
+    figure,
+    lines,
+    metrics_table,
+    to_plot,
+)
+
+SOURCE = "VRB paper (Ishmam et al., WACV 2025), clean VQA accuracy on its subset"
+PUBLISHED = tuple(
+    PublishedRow(model, {"accuracy_clean": value}, SOURCE)
+    for model, value in (
+        ("ViLT", 0.713),
+        ("BLIP", 0.782),
+        ("VLE", 0.771),
+        ("PNP", 0.648),
+        ("LLaVA-1.5-7B", 0.783),
+        ("LLaVA-1.5-13B", 0.798),
+    )
+)
+SUB_METRIC_HEADERS = {
+    "first_drop": "F (first drop)",
+    "range_of_error": "R (range of error)",
+    "error_rate": "rho (error rate)",
+    "average_error": "mu (average error)",
+    "average_difference": "Delta (average difference)",
+}
+MAIN_COLUMNS = (
+    ("accuracy_clean", "clean accuracy"),
+    ("accuracy_average", "mean accuracy, levels 0-5"),
+    ("relative_accuracy_drop", "relative drop"),
+    *SUB_METRIC_HEADERS.items(),
+    ("vre", "VRE (own corruptions)"),
+    ("questions", "records"),
+)
+
+
+def level_curve(entry: Any, corruption: str) -> list[float] | None:
+    """Accuracy at severities 0..5 of ``corruption`` for one run (None when a level is missing)."""
+    cell = (entry.details.get("by_corruption") or {}).get(corruption) or {}
+    levels = cell.get("accuracy_by_level")
+    if isinstance(levels, list) and len(levels) == 6 and all(isinstance(v, (int, float)) for v in levels):
+        return [float(v) for v in levels]
+    by_level = entry.details.get("accuracy_by_level") or {}
+    values = [by_level.get("clean"), *(by_level.get(f"{corruption}_s{k}") for k in range(1, 6))]
+    return [float(v) for v in values] if all(isinstance(v, (int, float)) for v in values) else None
+
+
+def _corruptions(entries: list[Any]) -> list[str]:
+    names: list[str] = []
+    for entry in entries:
+        names.extend(
+            entry.details.get("complete_corruptions") or list(entry.details.get("by_corruption") or {})
+        )
+    return list(dict.fromkeys(names))
+
+
+def _radar(context: SectionContext, series: dict[str, list[float | None]], title: str, name: str) -> Any:
+    fig, axes = figure(SQUARE, polar=True)
+    angles = [2 * math.pi * i / 5 for i in range(5)]
+    for label, values in series.items():
+        clean = [0.0 if v is None or not math.isfinite(v) else v for v in values]
+        axes.plot(angles + angles[:1], clean + clean[:1], label=label[:40])
+        axes.fill(angles + angles[:1], clean + clean[:1], alpha=0.1)
+    axes.set_xticks(angles)
+    axes.set_xticklabels(["F", "R", "rho", "mu", "Delta"])
+    axes.set_ylim(0, 1)
+    axes.set_title(title, fontsize=10)
+    if len(series) <= 12:
+        axes.legend(fontsize=6, loc="lower right")
+    return to_plot(
+        fig,
+        title,
+        context.plot_name(name),
+        "Min-max scaled sub-metrics (over the pool of runs shown), averaged over corruptions; larger "
+        "is less robust.",
+    )
+
+
+def render(context: SectionContext) -> list[Block]:
+    """Every VRB table and plot for the runs of this report."""
+    from lmms_eval_tasks.tasks.vrb.scoring import SUB_METRICS, robustness
+
+    entries = context.entries
+    blocks: list[Block] = [
+        Text(
+            "Accuracies and sub-metrics are fractions (VQA accuracy, 0-1). "
+            "F, R, rho, mu, Delta as in the paper; "
+            "each run's own VRE is scaled over its corruptions only."
+        ),
+        metrics_table("Main results, a row per run", entries, MAIN_COLUMNS, PUBLISHED),
+    ]
+    corruptions = _corruptions(entries)
+    for corruption in corruptions:
+        series = {}
+        for entry in entries:
+            curve = level_curve(entry, corruption)
+            if curve is not None:
+                series[entry.label] = (range(6), [1 - value for value in curve])
+        if series:
+            blocks.append(
+                lines(
+                    f"Error vs severity: {corruption}",
+                    context.plot_name(f"error_{corruption}"),
+                    series,
+                    "severity (0 = clean)",
+                    "error (1 - accuracy)",
+                    ylim=(0.0, 1.0),
+                )
+            )
+    pool: dict[str, dict[str, list[float]]] = {}
+    common = [c for c in corruptions if all(level_curve(entry, c) is not None for entry in entries)]
+    if common:
+        pool = {entry.label: {c: level_curve(entry, c) for c in common} for entry in entries}
+    if pool:
+        result = robustness(pool)
+        columns = [*SUB_METRICS, "accuracy_clean", "accuracy_average", "relative_accuracy_drop", "vre"]
+        blocks.append(
+            Table(
+                "Per model (pooled VRE)",
+                ["run / task", *columns],
+                [
+                    [model, *(values.get(key) for key in columns)]
+                    for model, values in result["models"].items()
+                ],
+                "; ".join(result["notes"]) or f"pool: {len(pool)} run(s) x {len(common)} corruption(s)",
+            )
+        )
+        columns = [*SUB_METRICS, "accuracy_average", "relative_accuracy_drop", "vre"]
+        blocks.append(
+            Table(
+                "Per corruption (pooled VRE)",
+                ["corruption", *columns],
+                [
+                    [name, *(values.get(key) for key in columns)]
+                    for name, values in result["corruptions"].items()
+                ],
+            )
+        )
+        if result["pool"]["vre_computed"]:
+            series = {}
+            for model, cells in result["cells"].items():
+                series[model] = [_mean([cells[c]["scaled"][key] for c in common]) for key in SUB_METRICS]
+            blocks.append(_radar(context, series, "VRE radar: scaled sub-metrics per run", "radar"))
+    for entry in entries:
+        by_type = entry.details.get("accuracy_by_question_type") or {}
+        if by_type:
+            blocks.append(
+                Table(
+                    f"Accuracy by question type: {entry.label}",
+                    ["question type", "accuracy"],
+                    [[name, value] for name, value in by_type.items()],
+                )
+            )
+    return blocks
+
+
+def _mean(values: list[Any]) -> float | None:
+    finite = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return sum(finite) / len(finite) if finite else None

@@ -1,0 +1,621 @@
+"""VRB (Ishmam et al., WACV 2025): VQA accuracy and the visual robustness metrics, free of any harness import.
+
+Accuracy (``protocol``): ``paper`` (default) is the standard VQA accuracy of the paper's Eq. 2: answers
+normalised as the official VQA evaluation does (punctuation, number words, articles, contractions), then
+min(#matching annotators / 3, 1) averaged over the leave-one-out annotator subsets; ``vqa_api`` is the
+same with the official VQA API's quirk of normalising only when the annotators disagree; ``official`` is
+the VRB authors' code: case-sensitive exact match against ``multiple_choice_answer``.
+
+Robustness (levels l = 0..5, level 0 clean, E_l = 1 - A_l), per (model, corruption): First-Drop
+(E_1 - E_0) / E_0, Range of Error (max E - min E) / min E over 0..5, Error Rate (least-squares slope of
+E_l on l over 0..5), Average Error (mean E over 0..5), Average Difference (mean over 1..5 of E_l - E_0),
+the mean accuracy over 0..5 and the relative accuracy drop; VRE combines min-max scaled sub-metrics with
+softmax weights over a pool of (model, corruption) cells. See docs/vrb.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from lmms_eval_tasks.framework.scoring import OptionError, RecordError, check_option, require_field
+
+PROTOCOLS = ("paper", "vqa_api", "official")
+LEVELS = (0, 1, 2, 3, 4, 5)
+CLEAN = "clean"
+SUB_METRICS = ("first_drop", "range_of_error", "error_rate", "average_error", "average_difference")
+RECORD_FIELDS = (
+    "question_id",
+    "answers",
+    "multiple_choice_answer",
+    "question_type",
+    "answer_type",
+    "corruption",
+    "severity",
+)
+
+# ---------------------------------------------------------------------------------------------------------
+# Answer normalisation of the official VQA evaluation (processPunctuation + processDigitArticle).
+# ---------------------------------------------------------------------------------------------------------
+
+# Removed (or replaced by a space) anywhere in an answer; the period is handled separately below.
+_PUNCTUATION = tuple(';/[]"{}()=+\\_-><@`,?!')
+# A comma between digits ("1,000") makes every punctuation mark vanish instead of becoming a space.
+_DIGIT_COMMA = re.compile(r"(?<=\d),+(?=\d)")
+# A period not followed by a digit is dropped ("yes." -> "yes", "2.5" kept). The official pattern
+# "(?!<=\d)(\.)(?!\d)" means exactly this (its first group is a look-ahead, not a look-behind), and it is
+# applied with re.UNICODE passed as the count argument, so at most 32 periods go.
+_PERIOD = re.compile(r"\.(?!\d)")
+_PERIOD_MAX_REPLACEMENTS = int(re.UNICODE)  # 32, as in the official call
+_NUMBER_WORDS = {
+    word: str(index)
+    for index, word in enumerate("zero one two three four five six seven eight nine ten".split())
+}
+_NUMBER_WORDS["none"] = "0"
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+# Contractions: apostrophe-less spelling = the official VQA evaluation's canonical form (its table, as data;
+# quirks kept: "somebody'd" maps to "somebodyd", and capitalised keys never match after lower-casing).
+_CONTRACTION_PAIRS = (
+    "aint=ain't arent=aren't cant=can't couldve=could've couldnt=couldn't couldn'tve=couldn't've "
+    "couldnt've=couldn't've didnt=didn't doesnt=doesn't dont=don't hadnt=hadn't hadnt've=hadn't've "
+    "hadn'tve=hadn't've hasnt=hasn't havent=haven't hed=he'd hed've=he'd've he'dve=he'd've hes=he's "
+    "howd=how'd howll=how'll hows=how's Id've=I'd've I'dve=I'd've Im=I'm Ive=I've isnt=isn't itd=it'd "
+    "itd've=it'd've it'dve=it'd've itll=it'll let's=let's maam=ma'am mightnt=mightn't "
+    "mightnt've=mightn't've mightn'tve=mightn't've mightve=might've mustnt=mustn't mustve=must've "
+    "neednt=needn't notve=not've oclock=o'clock oughtnt=oughtn't ow's'at='ow's'at 'ows'at='ow's'at "
+    "'ow'sat='ow's'at shant=shan't shed've=she'd've she'dve=she'd've she's=she's shouldve=should've "
+    "shouldnt=shouldn't shouldnt've=shouldn't've shouldn'tve=shouldn't've somebody'd=somebodyd "
+    "somebodyd've=somebody'd've somebody'dve=somebody'd've somebodyll=somebody'll "
+    "somebodys=somebody's someoned=someone'd someoned've=someone'd've someone'dve=someone'd've "
+    "someonell=someone'll someones=someone's somethingd=something'd somethingd've=something'd've "
+    "something'dve=something'd've somethingll=something'll thats=that's thered=there'd "
+    "thered've=there'd've there'dve=there'd've therere=there're theres=there's theyd=they'd "
+    "theyd've=they'd've they'dve=they'd've theyll=they'll theyre=they're theyve=they've twas='twas "
+    "wasnt=wasn't wed've=we'd've we'dve=we'd've weve=we've werent=weren't whatll=what'll "
+    "whatre=what're whats=what's whatve=what've whens=when's whered=where'd wheres=where's "
+    "whereve=where've whod=who'd whod've=who'd've who'dve=who'd've wholl=who'll whos=who's "
+    "whove=who've whyll=why'll whyre=why're whys=why's wont=won't wouldve=would've wouldnt=wouldn't "
+    "wouldnt've=wouldn't've wouldn'tve=wouldn't've yall=y'all yall'll=y'all'll y'allll=y'all'll "
+    "yall'd've=y'all'd've y'alld've=y'all'd've y'all'dve=y'all'd've youd=you'd youd've=you'd've "
+    "you'dve=you'd've youll=you'll youre=you're youve=you've "
+)
+_CONTRACTIONS = dict(pair.split("=", 1) for pair in _CONTRACTION_PAIRS.split())
+
+
+def process_punctuation(text: str) -> str:
+    """The official VQA punctuation step: strip or space out punctuation, drop periods not before a digit."""
+    remove = _DIGIT_COMMA.search(text) is not None
+    out = text
+    for mark in _PUNCTUATION:
+        if remove or (mark + " ") in text or (" " + mark) in text:
+            out = out.replace(mark, "")
+        else:
+            out = out.replace(mark, " ")
+    return _PERIOD.sub("", out, count=_PERIOD_MAX_REPLACEMENTS)
+
+
+def process_digit_article(text: str) -> str:
+    """The official VQA word step: lower-case, number words to digits, drop articles, fix contractions."""
+    words = [_NUMBER_WORDS.get(word, word) for word in text.lower().split()]
+    words = [_CONTRACTIONS.get(word, word) for word in words if word not in _ARTICLES]
+    return " ".join(words)
+
+
+def _clean_whitespace(text: str) -> str:
+    return text.replace("\n", " ").replace("\t", " ").strip()
+
+
+def normalize_answer(text: str) -> str:
+    """A prediction or human answer as the VQA evaluation compares it ("Two." -> "2", "the dog" -> "dog")."""
+    return process_digit_article(process_punctuation(_clean_whitespace(text)))
+
+
+def leave_one_out_accuracy(matches: Sequence[bool]) -> float:
+    """VQA accuracy from which annotators match: mean over each left-out annotator of min(#others / 3, 1)."""
+    total = sum(1 for match in matches if match)
+    count = len(matches)
+    if count == 0:
+        raise ValueError("no human answers")
+    return sum(min(1.0, (total - (1 if match else 0)) / 3.0) for match in matches) / count
+
+
+def _accuracy_from_count(matching: int, count: int) -> float:
+    """``leave_one_out_accuracy`` when ``matching`` of ``count`` annotators match (the same arithmetic)."""
+    return (matching * min(1.0, (matching - 1) / 3.0) + (count - matching) * min(1.0, matching / 3.0)) / count
+
+
+def vqa_accuracy(
+    prediction: str, answers: Sequence[str], multiple_choice_answer: str = "", protocol: str = "paper"
+) -> float:
+    """Accuracy of one prediction under ``protocol`` (see the module docstring)."""
+    _check_protocol(protocol)
+    if protocol == "official":
+        return 1.0 if prediction.strip() == multiple_choice_answer else 0.0
+    raw = [_clean_whitespace(answer) for answer in answers]
+    if protocol == "vqa_api" and len(set(raw)) <= 1:
+        predicted = _clean_whitespace(prediction)
+        return leave_one_out_accuracy([answer == predicted for answer in raw])
+    predicted = normalize_answer(prediction)
+    return leave_one_out_accuracy([normalize_answer(answer) == predicted for answer in answers])
+
+
+def _check_protocol(protocol: str) -> None:
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {list(PROTOCOLS)}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Robustness sub-metrics, vectorised over any leading axes: accuracy arrays end with the 6 levels 0..5.
+# ---------------------------------------------------------------------------------------------------------
+
+_LEVEL_AXIS = np.arange(6, dtype=np.float64)
+_LEVEL_CENTRED = _LEVEL_AXIS - _LEVEL_AXIS.mean()  # -2.5 .. 2.5; sum of squares 17.5
+
+
+def sub_metrics(accuracy: np.ndarray) -> dict[str, np.ndarray]:
+    """Raw sub-metrics of accuracy curves ``[..., 6]`` (levels 0..5); division by a zero error gives NaN."""
+    accuracy = np.asarray(accuracy, dtype=np.float64)
+    if accuracy.shape[-1] != 6:
+        raise ValueError(
+            f"expected 6 levels (clean + severities 1..5) on the last axis, got {accuracy.shape}"
+        )
+    error = 1.0 - accuracy
+    clean_error = error[..., 0]
+    lowest = error.min(axis=-1)
+    clean_accuracy = accuracy[..., 0]
+    mean_accuracy = accuracy.mean(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        first_drop = np.where(clean_error > 0, (error[..., 1] - clean_error) / clean_error, np.nan)
+        range_of_error = np.where(lowest > 0, (error.max(axis=-1) - lowest) / lowest, np.nan)
+        relative_drop = np.where(
+            clean_accuracy > 0, (clean_accuracy - mean_accuracy) / clean_accuracy, np.nan
+        )
+    error_rate = (
+        (error - error.mean(axis=-1, keepdims=True)) @ _LEVEL_CENTRED / float(_LEVEL_CENTRED @ _LEVEL_CENTRED)
+    )
+    return {
+        "first_drop": first_drop,
+        "range_of_error": range_of_error,
+        "error_rate": error_rate,
+        "average_error": error.mean(axis=-1),
+        "average_difference": (error[..., 1:] - clean_error[..., None]).mean(axis=-1),
+        "accuracy_clean": clean_accuracy,
+        "accuracy_average": mean_accuracy,
+        "relative_accuracy_drop": relative_drop,
+    }
+
+
+def softmax_weights(preferences: Sequence[float]) -> np.ndarray:
+    """W = softmax(preference scores), one per sub-metric (zeros give 0.2 each)."""
+    scores = np.asarray(preferences, dtype=np.float64)
+    if scores.shape != (len(SUB_METRICS),) or not np.all(np.isfinite(scores)):
+        raise ValueError(f"expected {len(SUB_METRICS)} finite preference scores, got {list(preferences)}")
+    exponentials = np.exp(scores - scores.max())
+    return exponentials / exponentials.sum()
+
+
+def resolve_weights(
+    weights: Sequence[float] | None = None, preferences: Sequence[float] | None = None
+) -> np.ndarray:
+    """The five VRE weights: explicit ``weights`` (non-negative, summing to 1), else softmax(preferences)."""
+    if weights is not None and preferences is not None:
+        raise ValueError("give weights or preferences, not both")
+    if weights is None:
+        return softmax_weights(preferences if preferences is not None else [0.0] * len(SUB_METRICS))
+    values = np.asarray(weights, dtype=np.float64)
+    if values.shape != (len(SUB_METRICS),) or not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise ValueError(f"expected {len(SUB_METRICS)} non-negative weights, got {list(weights)}")
+    if abs(values.sum() - 1.0) > 1e-6:
+        raise ValueError(f"weights must sum to 1 (got {values.sum():.6g}); or pass preferences for a softmax")
+    return values
+
+
+def min_max_scale(values: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """Min-max scale over all finite entries; a constant metric scales to 0 (returned note says so)."""
+    values = np.asarray(values, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return np.full_like(values, np.nan), "no finite value in the pool"
+    low, high = finite.min(), finite.max()
+    if high == low:
+        return np.where(np.isfinite(values), 0.0, np.nan), "constant over the pool: scaled to 0"
+    return (values - low) / (high - low), None
+
+
+def _finite_or_none(value: Any) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def robustness(
+    accuracy: Mapping[str, Mapping[str, Sequence[float]]],
+    *,
+    weights: Sequence[float] | None = None,
+    preferences: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """Every robustness metric of a pool: ``accuracy[model][corruption]`` = accuracies at levels 0..5.
+
+    Returns ``{"models": ..., "corruptions": ..., "cells": ..., "pool": ..., "notes": [...]}``. Every model
+    must cover the same corruptions. VRE is null (with a note) when the pool has fewer than two cells.
+    """
+    models = list(accuracy)
+    if not models:
+        raise ValueError("empty pool: no model")
+    corruptions = list(accuracy[models[0]])
+    for model in models:
+        if set(accuracy[model]) != set(corruptions):
+            missing = sorted(set(corruptions) - set(accuracy[model]))
+            extra = sorted(set(accuracy[model]) - set(corruptions))
+            raise ValueError(
+                f"model {model!r} does not cover the pool's corruptions (missing {missing}, extra {extra}): "
+                "VRE means over different corruption sets are not comparable"
+            )
+    if not corruptions:
+        raise ValueError("empty pool: no corruption")
+    table = np.array([[accuracy[model][name] for name in corruptions] for model in models], dtype=np.float64)
+    return robustness_array(table, models, corruptions, weights=weights, preferences=preferences)
+
+
+def robustness_array(
+    table: np.ndarray,
+    models: Sequence[str],
+    corruptions: Sequence[str],
+    *,
+    weights: Sequence[float] | None = None,
+    preferences: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """``robustness`` on an array ``[model, corruption, level]`` of accuracies (the vectorised core)."""
+    if table.ndim != 3 or table.shape[2] != 6 or table.shape[:2] != (len(models), len(corruptions)):
+        raise ValueError(f"accuracy table of shape {table.shape} does not match the models and corruptions")
+    if np.any(~np.isfinite(table)) or np.any((table < 0) | (table > 1)):
+        raise ValueError("accuracies must be fractions in [0, 1]")
+    weight_vector = resolve_weights(weights, preferences)
+    raw = sub_metrics(table)  # each [V, C]
+    notes: list[str] = []
+    cells = table.shape[0] * table.shape[1]
+    clean = table[:, :, 0]
+    if np.any(np.abs(clean - clean[:, :1]) > 1e-9):
+        notes.append("clean (level 0) accuracy differs between a model's corruptions; each cell uses its own")
+    for name in ("first_drop", "range_of_error"):
+        if np.any(~np.isfinite(raw[name])):
+            notes.append(f"{name} undefined (division by a zero error) for some cells: null")
+    vre_models = vre_corruptions = None
+    scaled: dict[str, np.ndarray] = {}
+    if cells < 2:
+        notes.append("VRE needs at least two (model, corruption) cells to min-max scale: null")
+    else:
+        for name in SUB_METRICS:
+            scaled[name], note = min_max_scale(raw[name])
+            if note:
+                notes.append(f"{name}: {note}")
+        stacked = np.stack([scaled[name] for name in SUB_METRICS], axis=-1)  # [V, C, 5]
+        vre_models = stacked.mean(axis=1) @ weight_vector  # NaN propagates: a model with an undefined cell
+        vre_corruptions = stacked.mean(axis=0) @ weight_vector
+
+    clean_model = clean.mean(axis=1)
+    mean_model = raw["accuracy_average"].mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative_model = np.where(clean_model > 0, (clean_model - mean_model) / clean_model, np.nan)
+        clean_sum = clean.sum(axis=0)
+        relative_corruption = np.where(
+            clean_sum > 0, (clean - raw["accuracy_average"]).sum(axis=0) / clean_sum, np.nan
+        )
+
+    def entry(axis: int, index: int) -> dict[str, Any]:
+        take = (lambda array: array[index]) if axis == 1 else (lambda array: array[:, index])
+        values = {name: _finite_or_none(take(raw[name]).mean()) for name in SUB_METRICS}
+        if axis == 1:
+            values.update(
+                accuracy_clean=_finite_or_none(clean_model[index]),
+                accuracy_average=_finite_or_none(mean_model[index]),
+                relative_accuracy_drop=_finite_or_none(relative_model[index]),
+            )
+            values["vre"] = None if vre_models is None else _finite_or_none(vre_models[index])
+        else:
+            values.update(
+                accuracy_average=_finite_or_none(take(raw["accuracy_average"]).mean()),
+                relative_accuracy_drop=_finite_or_none(relative_corruption[index]),
+            )
+            values["vre"] = None if vre_corruptions is None else _finite_or_none(vre_corruptions[index])
+        return values
+
+    cell_entries: dict[str, dict[str, Any]] = {}
+    for v, model in enumerate(models):
+        cell_entries[model] = {}
+        for c, name in enumerate(corruptions):
+            cell = {key: _finite_or_none(raw[key][v, c]) for key in (*SUB_METRICS, "accuracy_average")}
+            cell["relative_accuracy_drop"] = _finite_or_none(raw["relative_accuracy_drop"][v, c])
+            cell["accuracy_by_level"] = [float(value) for value in table[v, c]]
+            if scaled:
+                cell["scaled"] = {key: _finite_or_none(scaled[key][v, c]) for key in SUB_METRICS}
+            cell_entries[model][name] = cell
+    return {
+        "models": {model: entry(1, v) for v, model in enumerate(models)},
+        "corruptions": {name: entry(0, c) for c, name in enumerate(corruptions)},
+        "cells": cell_entries,
+        "pool": {
+            "models": list(models),
+            "corruptions": list(corruptions),
+            "cells": cells,
+            "weights": dict(zip(SUB_METRICS, (float(w) for w in weight_vector), strict=True)),
+            "vre_computed": vre_models is not None,
+        },
+        "notes": notes,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Records: one per (question, corruption level) for one model.
+# ---------------------------------------------------------------------------------------------------------
+
+
+def level_key(corruption: str, severity: int) -> str:
+    """``clean`` for severity 0, else ``<corruption>_s<severity>`` (the task-name suffix)."""
+    return CLEAN if severity == 0 else f"{corruption}_s{severity}"
+
+
+class _AnswerCache:
+    """Normalised human answers per question (shared by all its corruption levels) and predictions."""
+
+    def __init__(self, protocol: str) -> None:
+        self.protocol = protocol
+        # question id -> (the answers as given, {normalised answer: count}, unanimous under vqa_api)
+        self.questions: dict[Any, tuple[list[str], dict[str, int], bool]] = {}
+        self.predictions: dict[str, str] = {}
+        self.by_count: dict[tuple[int, int], float] = {}
+
+    def answer_counts(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool] | None:
+        """The question's answer counts; None when ``answers`` is not a validated list seen before."""
+        cached = self.questions.get(question_id)
+        if cached is not None and cached[0] == answers:
+            return cached[1], cached[2]
+        return None
+
+    def add_question(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool]:
+        raw = [_clean_whitespace(answer) for answer in answers]
+        unanimous_raw = self.protocol == "vqa_api" and len(set(raw)) <= 1
+        counts: dict[str, int] = defaultdict(int)
+        for answer in raw if unanimous_raw else (normalize_answer(answer) for answer in answers):
+            counts[answer] += 1
+        self.questions[question_id] = (answers, dict(counts), unanimous_raw)
+        return self.questions[question_id][1], unanimous_raw
+
+    def accuracy(
+        self, counts: dict[str, int], unanimous_raw: bool, size: int, mc_answer: str, prediction: str
+    ) -> float:
+        if self.protocol == "official":
+            return 1.0 if prediction.strip() == mc_answer else 0.0
+        if unanimous_raw:
+            predicted = _clean_whitespace(prediction)
+        else:
+            predicted = self.predictions.get(prediction)
+            if predicted is None:
+                predicted = normalize_answer(prediction)
+                if len(self.predictions) < 1_000_000:
+                    self.predictions[prediction] = predicted
+        key = (counts.get(predicted, 0), size)
+        value = self.by_count.get(key)
+        if value is None:
+            value = self.by_count[key] = _accuracy_from_count(*key)
+        return value
+
+
+def _validated(record: Any, index: int) -> tuple[Any, list[str], str, str, str, str, int, str, bool]:
+    """The fields of one record, or a RecordError naming the record and the field."""
+    question_id = require_field(record, "question_id", index, (int, str))
+    answers = require_field(record, "answers", index, list)
+    if not answers or not all(isinstance(answer, str) for answer in answers):
+        raise RecordError(index, "answers", "expected a non-empty list of strings (10 human answers)")
+    mc_answer = require_field(record, "multiple_choice_answer", index, str)
+    question_type = require_field(record, "question_type", index, str)
+    answer_type = require_field(record, "answer_type", index, str)
+    corruption = require_field(record, "corruption", index, str)
+    severity = require_field(record, "severity", index, int)
+    if isinstance(severity, bool) or not 0 <= severity <= 5:
+        raise RecordError(index, "severity", f"expected an integer 0..5 (0 = clean), got {severity!r}")
+    if corruption == CLEAN and severity != 0:
+        raise RecordError(index, "severity", f"corruption 'clean' must have severity 0, got {severity}")
+    if not corruption:
+        raise RecordError(index, "corruption", "empty corruption name")
+    if "prediction" not in record:
+        raise RecordError(index, "prediction", "missing")
+    prediction = record["prediction"]
+    missing = prediction is None
+    if missing:
+        prediction = ""
+    elif not isinstance(prediction, str):
+        raise RecordError(index, "prediction", f"expected a string, got {type(prediction).__name__}")
+    return (
+        question_id,
+        answers,
+        mc_answer,
+        question_type,
+        answer_type,
+        corruption,
+        severity,
+        prediction,
+        missing,
+    )
+
+
+def _mean(total: float, count: int) -> float:
+    return total / count if count else float("nan")
+
+
+def _check_options(weights: Any, preferences: Any, details: Any) -> None:
+    """One-line OptionError for a bad weights / preferences / details option (scoring.check_option)."""
+    check_option("details", details, bool)
+    for name, values in (("weights", weights), ("preferences", preferences)):
+        if values is None:
+            continue
+        if isinstance(values, str | bytes | dict) or not hasattr(values, "__iter__"):
+            wanted = f"a list of {len(SUB_METRICS)} numbers or null"
+            raise OptionError(f"option {name}: expected {wanted}, got {values!r:.80}")
+        for position, value in enumerate(values):
+            check_option(f"{name}[{position}]", value, float)
+
+
+def score_records(
+    records: Iterable[dict[str, Any]],
+    protocol: str = "paper",
+    weights: Sequence[float] | None = None,
+    preferences: Sequence[float] | None = None,
+    details: bool = True,
+) -> dict[str, Any]:
+    """Accuracy per level, by question and answer type, and the single-model robustness metrics.
+
+    Records carry question_id, answers (human answers), multiple_choice_answer, question_type,
+    answer_type, corruption, severity (0 = clean) and prediction. Sub-metrics need the clean level and
+    severities 1..5 of a corruption; incomplete corruptions are listed in ``incomplete_corruptions``.
+    """
+    _check_protocol(protocol)
+    _check_options(weights, preferences, details)
+    cache = _AnswerCache(protocol)
+    level_ids: dict[tuple[str, int], int] = {}
+    type_ids: dict[str, dict[str, int]] = {"question_type": {}, "answer_type": {}}
+    record_levels: list[int] = []
+    record_types: dict[str, list[int]] = {"question_type": [], "answer_type": []}
+    accuracies: list[float] = []
+    seen: set[tuple[Any, int]] = set()
+    missing_predictions = 0
+    question_types, answer_types = type_ids["question_type"], type_ids["answer_type"]
+    question_type_of, answer_type_of = record_types["question_type"], record_types["answer_type"]
+    for index, record in enumerate(records):
+        # Fast path: plain field reads and type checks; any doubt goes to _validated, which raises precisely.
+        try:
+            qid = record["question_id"]
+            answers = record["answers"]
+            mc_answer = record["multiple_choice_answer"]
+            qtype = record["question_type"]
+            atype = record["answer_type"]
+            corruption = record["corruption"]
+            severity = record["severity"]
+            prediction = record["prediction"]
+            known = cache.answer_counts(qid, answers) if type(answers) is list else None
+            fast = (
+                known is not None
+                and type(severity) is int
+                and 0 <= severity <= 5
+                and type(prediction) is str
+                and type(mc_answer) is str
+                and type(qtype) is str
+                and type(atype) is str
+                and type(corruption) is str
+                and (severity != 0 or corruption)
+                and (severity == 0 or (corruption and corruption != CLEAN))
+            )
+        except (KeyError, TypeError):
+            fast = False
+        if not fast:
+            qid, answers, mc_answer, qtype, atype, corruption, severity, prediction, missing = _validated(
+                record, index
+            )
+            missing_predictions += missing
+            known = cache.answer_counts(qid, answers) or cache.add_question(qid, answers)
+        level = (CLEAN, 0) if severity == 0 else (corruption, severity)
+        level_id = level_ids.get(level)
+        if level_id is None:
+            level_id = level_ids[level] = len(level_ids)
+        key = (qid, level_id)
+        if key in seen:
+            raise RecordError(
+                index, "question_id", f"duplicate question {qid!r} at level {level_key(*level)}"
+            )
+        seen.add(key)
+        accuracies.append(cache.accuracy(known[0], known[1], len(answers), mc_answer, prediction))
+        record_levels.append(level_id)
+        type_id = question_types.get(qtype)
+        if type_id is None:
+            type_id = question_types[qtype] = len(question_types)
+        question_type_of.append(type_id)
+        type_id = answer_types.get(atype)
+        if type_id is None:
+            type_id = answer_types[atype] = len(answer_types)
+        answer_type_of.append(type_id)
+    count = len(accuracies)
+    if count == 0:
+        raise RecordError("-", "<records>", "no records to score")
+
+    values = np.asarray(accuracies, dtype=np.float64)
+    levels_of = np.asarray(record_levels, dtype=np.int64)
+    level_sums = np.bincount(levels_of, weights=values, minlength=len(level_ids))
+    level_counts = np.bincount(levels_of, minlength=len(level_ids))
+    level_sum = {level: float(level_sums[i]) for level, i in level_ids.items()}
+    level_count = {level: int(level_counts[i]) for level, i in level_ids.items()}
+    total = float(values.sum())
+    by_level = {level_key(*level): _mean(level_sum[level], level_count[level]) for level in sorted(level_sum)}
+    questions_by_level = {level_key(*level): level_count[level] for level in sorted(level_count)}
+    corruptions = sorted({name for name, severity in level_sum if severity > 0})
+    complete = [name for name in corruptions if all((name, k) in level_sum for k in range(1, 6))]
+    has_clean = (CLEAN, 0) in level_sum
+    incomplete = {
+        name: [k for k in range(6) if (k == 0 and not has_clean) or (k > 0 and (name, k) not in level_sum)]
+        for name in corruptions
+        if name not in complete or not has_clean
+    }
+    metrics: dict[str, Any] = {
+        "accuracy": total / count,
+        "accuracy_clean": by_level.get(CLEAN, float("nan")),
+        "relative_accuracy_drop": float("nan"),
+        **dict.fromkeys(SUB_METRICS, float("nan")),
+        "accuracy_average": float("nan"),
+        "vre": float("nan"),
+        "questions": count,
+        "missing_predictions": missing_predictions,
+        "protocol": protocol,
+    }
+    if has_clean and complete:
+        clean = by_level[CLEAN]
+        pool = {
+            "model": {name: [clean, *(by_level[f"{name}_s{k}"] for k in range(1, 6))] for name in complete}
+        }
+        result = robustness(pool, weights=weights, preferences=preferences)
+        model_entry = result["models"]["model"]
+        for key in (*SUB_METRICS, "accuracy_average", "relative_accuracy_drop", "vre"):
+            value = model_entry[key]
+            metrics[key] = float("nan") if value is None else value
+        if details:
+            metrics["by_corruption"] = {
+                name: {key: value for key, value in cell.items() if key != "scaled"}
+                for name, cell in result["cells"]["model"].items()
+            }
+            metrics["vre_by_corruption"] = {
+                name: entry["vre"] for name, entry in result["corruptions"].items()
+            }
+            metrics["robustness_notes"] = result["notes"] + [
+                "vre is scaled over this model's corruptions only; compare models with `lmms-eval-tasks vre`"
+            ]
+    if details:
+        metrics["accuracy_by_level"] = by_level
+        metrics["questions_by_level"] = questions_by_level
+        metrics["complete_corruptions"] = complete
+        metrics["incomplete_corruptions"] = incomplete
+        level_names = [""] * len(level_ids)
+        for level, i in level_ids.items():
+            level_names[i] = level_key(*level)
+        for kind in ("question_type", "answer_type"):
+            names = sorted(type_ids[kind], key=type_ids[kind].get)
+            codes = np.asarray(record_types[kind], dtype=np.int64) * len(level_ids) + levels_of
+            cells = len(names) * len(level_ids)
+            sums = np.bincount(codes, weights=values, minlength=cells).reshape(len(names), len(level_ids))
+            counts = np.bincount(codes, minlength=cells).reshape(len(names), len(level_ids))
+            metrics[f"accuracy_by_{kind}"] = {
+                name: float(sums[i].sum() / counts[i].sum())
+                for i, name in sorted(enumerate(names), key=lambda x: x[1])
+            }
+            metrics[f"accuracy_by_{kind}_and_level"] = {
+                name: {
+                    level_names[j]: float(sums[i, j] / counts[i, j])
+                    for j in sorted(range(len(level_ids)), key=level_names.__getitem__)
+                    if counts[i, j]
+                }
+                for i, name in sorted(enumerate(names), key=lambda x: x[1])
+            }
+    return metrics

@@ -1,0 +1,107 @@
+"""No API key in logs, results, per-sample files, caches or exception messages of a judged run."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
+from loguru import logger
+
+from lmms_eval_tasks.framework.hooks import write_report
+from lmms_eval_tasks.judges import JudgeRequest, get_judge, judge_metadata, replies_log
+from lmms_eval_tasks.judges.redact import REDACTED, safe_url, scrub
+from lmms_eval_tasks.reporting.schema import build_report, latest_files
+
+
+def test_judged_run_writes_no_api_key_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    key = "sk-proj-" + secrets.token_hex(24)
+    isolate_judge_env(monkeypatch, tmp_path / "cache_root")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    loguru_sink = logger.add(logs / "loguru.log", level="DEBUG")
+    http_log = logging.FileHandler(logs / "stdlib.log")
+    root = logging.getLogger()
+    previous_level = root.level
+    root.addHandler(http_log)
+    root.setLevel(logging.DEBUG)
+
+    def faults(call):
+        if call.prompt.endswith("7"):
+            return Fault("unauthorized")  # the error body echoes the key, like OpenAI's 401 message
+        if call.prompt.endswith("3"):
+            return Fault("server_error")
+        return None
+
+    try:
+        with FakeOpenAIServer(lambda prompt: "correct", faults=faults) as server:
+            # the host's older convention: a full .../chat/completions URL
+            monkeypatch.setenv("OPENAI_API_URL", server.base_url + "/chat/completions")
+            monkeypatch.setenv("OPENAI_API_KEY", key)
+            judge = get_judge(task="hallusionbench", backoff_base=0.001, max_retries=1)
+            assert judge.kind == "openai"
+            requests = [JudgeRequest(f"secret scan item {index}") for index in range(30)]
+            replies = judge.judge(requests, repeats=2, desc="secret scan")
+            saw_key = {call.headers.get("authorization") for call in server.calls}
+        metadata = judge_metadata(judge)
+        errors = [reply.error for row in replies for reply in row]
+        samples = [replies_log(row) for row in replies]
+        # a key passed in the model args must not reach the report's provenance either
+        args = SimpleNamespace(
+            output_path=str(tmp_path / "results"), model="dummy", model_args=f"api_key={key}"
+        )
+        report = build_report(
+            benchmark="hallusionbench",
+            task="hallusionbench",
+            metrics={},
+            args=args,
+            details={"judge_usage": metadata["judge_usage"], "errors": errors},
+            judge=metadata["judge"],
+        )
+        write_report(args, "hallusionbench", report, samples)
+        try:
+            get_judge("openai", base_url="http://127.0.0.1:9/v1", api_key=key, max_retries=-1)
+        except ValueError as error:
+            (logs / "exception.txt").write_text(f"{error!r}\n{error}")
+    finally:
+        logger.remove(loguru_sink)
+        root.removeHandler(http_log)
+        root.setLevel(previous_level)
+        http_log.close()
+    captured = capfd.readouterr()
+    (logs / "console.txt").write_text(captured.out + captured.err)
+
+    # the run really used the key and really hit the key-echoing error path
+    assert saw_key == {f"Bearer {key}"}
+    unauthorized = [
+        reply.error for row in replies for reply in row if reply.error and "HTTP 401" in reply.error
+    ]
+    assert len(unauthorized) == 6  # items 7, 17, 27 x 2 repeats
+    assert all(REDACTED in error for error in unauthorized)
+    assert (tmp_path / "cache_root" / "judge" / "judge_cache.sqlite").exists()
+    samples_text = latest_files(tmp_path / "results", "hallusionbench")["samples"].read_text()
+    assert "HTTP 401" in samples_text and "HTTP 500" in samples_text
+    assert "UNJUDGED" in (logs / "loguru.log").read_text()
+
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert len(written) >= 7
+    needles = [key.encode(), key[8:32].encode(), key[-16:].encode()]
+    leaks = [str(path) for path in written for needle in needles if needle in path.read_bytes()]
+    assert leaks == []
+    assert key not in json.dumps(judge.describe()) + json.dumps(judge.usage())
+
+
+def test_scrub_and_safe_url() -> None:
+    key = "sk-abcdefghijklmnop1234"
+    assert key not in scrub(f"Incorrect API key provided: {key}", (key,))
+    assert "sk-abc" not in scrub("Incorrect API key provided: sk-abc***********1234.")
+    assert "tok_live_xyz" not in scrub("Authorization: Bearer tok_live_xyz")
+    assert scrub('{"api_key": "hunter2hunter2"}') == '{"api_key": "' + REDACTED + '"}'
+    assert scrub("plain message, no secrets") == "plain message, no secrets"
+    assert safe_url("https://user:pw@example.com:8443/v1?api-key=abc#x") == "https://example.com:8443/v1"
