@@ -31,6 +31,7 @@ unit give None with a reason, never an exception or NaN.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -64,7 +65,7 @@ def cluster_totals(
     """Per-unit sums of row ``values [n, ...]``: ``[K, ...]``, or ``[K, n_cells, ...]`` with ``cells``."""
     values = np.asarray(values, dtype=np.float64)
     trailing = values.shape[1:]
-    flat = values.reshape(values.shape[0], -1)
+    flat = values.reshape(values.shape[0], int(np.prod(trailing)))
     keys = codes if cells is None else codes * n_cells + cells
     size = n_units if cells is None else n_units * n_cells
     columns = [np.bincount(keys, weights=flat[:, j], minlength=size) for j in range(flat.shape[1])]
@@ -168,8 +169,13 @@ def _package(
 
 
 def _call(statistic: Callable[[np.ndarray], StatisticResult], argument: np.ndarray) -> StatisticResult:
+    """``statistic(argument)`` with floating-point warnings off (0/0 is NaN: reported as undefined)."""
     with np.errstate(all="ignore"):
-        return statistic(argument)
+        if argument.size:
+            return statistic(argument)
+        with warnings.catch_warnings():  # "mean of empty slice" and the like, on empty inputs only
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return statistic(argument)
 
 
 def _prepare_values(
@@ -192,7 +198,7 @@ def _prepare_values(
         if cell_codes.size and (cell_codes.min() < 0 or cell_codes.max() >= n_cells):
             raise ValueError(f"cells must be integer codes in 0..{n_cells - 1}")
     reason = None
-    bad = ~np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1) if values.size else np.zeros(0, bool)
+    bad = ~np.isfinite(values.reshape(values.shape[0], int(np.prod(values.shape[1:])))).all(axis=1)
     if bad.any():
         reason = f"{int(bad.sum())} of {values.shape[0]} rows have NaN or infinite values"
     return cluster_totals(codes, n_units, values, cell_codes, n_cells or 0), reason
@@ -223,7 +229,7 @@ def cluster_bootstrap(
     reason = None
     if values is not None:
         table, reason = _prepare_values(codes, k, values, cells, n_cells)
-        flat = table.reshape(k, -1)
+        flat = table.reshape(k, int(np.prod(table.shape[1:])))
 
         def evaluate(counts: np.ndarray) -> StatisticResult:
             return _call(statistic, (counts @ flat).reshape(counts.shape[0], *table.shape[1:]))
@@ -384,8 +390,8 @@ def paired_bootstrap(
     table_b, reason_b = _prepare_values(codes_b, k, values_b, cells_b, cells_count)
     if table_a.shape != table_b.shape:
         raise ValueError(f"the runs' value tables differ in shape: {table_a.shape} vs {table_b.shape}")
-    flat_a, flat_b = table_a.reshape(k, -1), table_b.reshape(k, -1)
     shape = table_a.shape[1:]
+    flat_a, flat_b = table_a.reshape(k, int(np.prod(shape))), table_b.reshape(k, int(np.prod(shape)))
 
     def evaluate(counts: np.ndarray) -> tuple[list[str] | None, np.ndarray, np.ndarray]:
         rows = counts.shape[0]
