@@ -230,12 +230,7 @@ def check_hallusionbench_estimates(result: dict, structure, correct) -> None:
     """The point estimates equal the scorer's repeat_metrics averaged over the repeats."""
     per_repeat = []
     for repeat in correct:
-        verdicts = [hb.CORRECT if c else hb.INCORRECT for c in repeat]
-        # VS no-image questions count "unclear" as correct: give those their verdict from the correctness
-        verdicts = [
-            v if not (q.category == "VS" and q.figure_id == "0") else (hb.CORRECT if c else hb.INCORRECT)
-            for v, q, c in zip(verdicts, structure.questions, repeat, strict=True)
-        ]
+        verdicts = [hb.CORRECT if c else hb.INCORRECT for c in repeat]  # question_correct gives c back
         metrics, _ = hb.repeat_metrics(structure, verdicts, [None] * len(verdicts), diagnosis=False)
         per_repeat.append(metrics)
     for name in HB_METRICS:
