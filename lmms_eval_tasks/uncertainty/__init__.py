@@ -1,0 +1,77 @@
+"""How sure is each number: standard errors, 95% intervals and paired tests for the pack's metrics.
+
+Pure functions with documented inputs (in the manner of Hugging Face ``evaluate`` modules), harness-free
+and seeded. Each benchmark's scorer gives its rows (records, questions, figures) with the label of the
+unit they depend on (``UNITS``), and a statistic of column totals; see docs/uncertainty.md.
+
+- ``cluster_bootstrap``, ``bootstrap_mean``, ``loop_bootstrap``: cluster bootstrap -> ``Uncertainty``
+- ``paired_bootstrap``: the difference of two runs, resampled by shared units -> ``Difference``
+- ``mean_uncertainty``, ``ratio_uncertainty``, ``wilson_interval``, ``normal_interval``, ``z_value``:
+  closed forms
+- ``mcnemar``, ``discordant_counts``: McNemar's test in the variants of ``mcnemar.VARIANTS`` -> ``McNemar``
+"""
+
+from __future__ import annotations
+
+from lmms_eval_tasks.uncertainty.analytic import (
+    mean_uncertainty,
+    normal_interval,
+    ratio_uncertainty,
+    wilson_interval,
+    z_value,
+)
+from lmms_eval_tasks.uncertainty.bootstrap import (
+    bootstrap_counts,
+    bootstrap_indices,
+    bootstrap_mean,
+    cluster_bootstrap,
+    cluster_totals,
+    factorize,
+    loop_bootstrap,
+    paired_bootstrap,
+)
+from lmms_eval_tasks.uncertainty.mcnemar import VARIANTS, discordant_counts, mcnemar
+from lmms_eval_tasks.uncertainty.result import Difference, McNemar, Uncertainty
+
+# The resampling unit of each benchmark's headline metrics: items within a unit depend on each other
+# (HallusionBench: the questions and figures of one figure group, category/subcategory/set_id; VRB: one
+# image's questions at all 71 levels), units are independent.
+UNITS = {
+    "hallusionbench": "figure group",
+    "dare": "question",
+    "vrb": "image",
+    "tdiuc": "question",
+    "tallyqa": "question",
+    "dvqa": "question",
+    "vqdv1": "query",
+    "contextual": "item",
+}
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 0
+DEFAULT_CONFIDENCE = 0.95
+
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
+    "UNITS",
+    "VARIANTS",
+    "Difference",
+    "McNemar",
+    "Uncertainty",
+    "bootstrap_counts",
+    "bootstrap_indices",
+    "bootstrap_mean",
+    "cluster_bootstrap",
+    "cluster_totals",
+    "discordant_counts",
+    "factorize",
+    "loop_bootstrap",
+    "mcnemar",
+    "mean_uncertainty",
+    "normal_interval",
+    "paired_bootstrap",
+    "ratio_uncertainty",
+    "wilson_interval",
+    "z_value",
+]

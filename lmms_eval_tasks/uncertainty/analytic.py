@@ -1,0 +1,147 @@
+"""Closed-form standard errors and intervals, where they are exact and cheaper than resampling.
+
+- ``mean_uncertainty(values)``: the standard error of a mean of independent items, ``s / sqrt(n)`` with
+  the sample standard deviation (ddof 1), normal interval (method "normal").
+- ``mean_uncertainty(values, clusters)`` / ``ratio_uncertainty(numerator, denominator, clusters)``: the
+  cluster-robust (linearised) standard error of a ratio of sums ``r = sum(y) / sum(m)``:
+  ``SE = sqrt(K / (K - 1) * sum_k (y_k - r m_k)^2) / sum_k m_k`` over the K clusters' totals ``y_k, m_k``
+  (method "analytic"). With one item per cluster and ``m = 1`` it is exactly ``s / sqrt(n)``.
+- ``wilson_interval(successes, n)``: the Wilson score interval of a proportion (method "wilson").
+
+Inputs that leave a number undefined (no items, NaN values, a single cluster) give None with a reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from statistics import NormalDist
+
+import numpy as np
+
+from lmms_eval_tasks.uncertainty.result import Uncertainty
+
+
+def z_value(confidence: float = 0.95) -> float:
+    """The standard-normal quantile of a two-sided ``confidence`` interval (1.959964 for 0.95)."""
+    check_confidence(confidence)
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def check_confidence(confidence: float) -> None:
+    """ValueError unless ``0 < confidence < 1``."""
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+
+
+def normal_interval(
+    estimate: float | None, stderr: float | None, *, confidence: float = 0.95
+) -> tuple[float | None, float | None]:
+    """``estimate -/+ z * stderr``; (None, None) when either is missing or not finite."""
+    z = z_value(confidence)
+    if estimate is None or stderr is None or not (math.isfinite(estimate) and math.isfinite(stderr)):
+        return None, None
+    return estimate - z * stderr, estimate + z * stderr
+
+
+def _undefined(
+    method: str, unit: str, n_units: int, confidence: float, reason: str, estimate: float | None = None
+) -> Uncertainty:
+    return Uncertainty(
+        estimate, None, None, None, method, unit, n_units, confidence=confidence, reason=reason
+    )
+
+
+def mean_uncertainty(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    *,
+    confidence: float = 0.95,
+    unit: str | None = None,
+) -> Uncertainty:
+    """The mean of ``values`` with its SE: independent items, or cluster-robust by ``clusters``."""
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    if clusters is not None:
+        return ratio_uncertainty(values, np.ones_like(values), clusters, confidence=confidence, unit=unit)
+    check_confidence(confidence)
+    unit = unit or "item"
+    n = values.size
+    if n == 0:
+        return _undefined("normal", unit, 0, confidence, "no items")
+    if not np.all(np.isfinite(values)):
+        bad = int(np.count_nonzero(~np.isfinite(values)))
+        return _undefined("normal", unit, n, confidence, f"{bad} of {n} values are NaN or infinite")
+    estimate = float(values.mean())
+    if n < 2:
+        return _undefined("normal", unit, n, confidence, "a single item: no standard error", estimate)
+    stderr = float(values.std(ddof=1) / math.sqrt(n))
+    low, high = normal_interval(estimate, stderr, confidence=confidence)
+    return Uncertainty(estimate, stderr, low, high, "normal", unit, n, confidence=confidence)
+
+
+def ratio_uncertainty(
+    numerator: Sequence[float] | np.ndarray,
+    denominator: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    unit: str | None = None,
+) -> Uncertainty:
+    """``sum(numerator) / sum(denominator)`` with its cluster-robust standard error (see the module doc)."""
+    from lmms_eval_tasks.uncertainty.bootstrap import cluster_totals, factorize
+
+    check_confidence(confidence)
+    unit = unit or "cluster"
+    numerator = np.asarray(numerator, dtype=np.float64).reshape(-1)
+    denominator = np.asarray(denominator, dtype=np.float64).reshape(-1)
+    codes, labels = factorize(clusters)
+    if not numerator.size == denominator.size == codes.size:
+        raise ValueError(
+            f"numerator, denominator and clusters differ in length ({numerator.size}, {denominator.size}, "
+            f"{codes.size})"
+        )
+    k = len(labels)
+    if k == 0:
+        return _undefined("analytic", unit, 0, confidence, "no items")
+    both = np.column_stack([numerator, denominator])
+    if not np.all(np.isfinite(both)):
+        bad = int(np.count_nonzero(~np.all(np.isfinite(both), axis=1)))
+        return _undefined("analytic", unit, k, confidence, f"{bad} of {codes.size} items have NaN values")
+    totals = cluster_totals(codes, k, both)
+    y, m = totals[:, 0], totals[:, 1]
+    if m.sum() == 0:
+        return _undefined("analytic", unit, k, confidence, "the denominator sums to zero")
+    estimate = float(y.sum() / m.sum())
+    if k < 2:
+        return _undefined("analytic", unit, k, confidence, f"a single {unit}: no standard error", estimate)
+    residual = y - estimate * m
+    stderr = float(math.sqrt(k / (k - 1) * float(residual @ residual)) / m.sum())
+    low, high = normal_interval(estimate, stderr, confidence=confidence)
+    return Uncertainty(estimate, stderr, low, high, "analytic", unit, k, confidence=confidence)
+
+
+def wilson_interval(successes: int, n: int, *, confidence: float = 0.95, unit: str = "item") -> Uncertainty:
+    """The proportion ``successes / n``, its standard error ``sqrt(p (1 - p) / n)`` and Wilson interval."""
+    check_confidence(confidence)
+    for name, value in (("successes", successes), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if successes > n:
+        raise ValueError(f"successes ({successes}) exceed n ({n})")
+    if n == 0:
+        return _undefined("wilson", unit, 0, confidence, "no items")
+    z = z_value(confidence)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    stderr = math.sqrt(p * (1 - p) / n)
+    return Uncertainty(
+        p,
+        stderr,
+        max(0.0, centre - half),
+        min(1.0, centre + half),
+        "wilson",
+        unit,
+        int(n),
+        confidence=confidence,
+    )

@@ -1,0 +1,92 @@
+"""McNemar's test for two runs' per-question correctness, in the variants users meet in papers.
+
+Conventions (those of ``scoring/compare.py``): ``b01`` = questions run A got wrong and run B got right,
+``b10`` = A right and B wrong; n = b01 + b10 discordant pairs. Variants:
+
+- ``auto`` (default, as ``compare.mcnemar(exact=None)``): ``exact`` below 25 discordant pairs, else
+  ``corrected``.
+- ``corrected``: two-sided asymptotic with Edwards' continuity correction, chi2 = (|b01 - b10| - 1)^2 / n,
+  p = erfc(sqrt(chi2 / 2)) (statsmodels ``mcnemar(exact=False, correction=True)``).
+- ``exact``: two-sided exact binomial, statistic min(b01, b10), p = min(1, 2 P(X <= min(b01, b10))) for
+  X ~ Binomial(n, 1/2).
+- ``uncorrected``: two-sided asymptotic without correction, chi2 = (b01 - b10)^2 / n,
+  p = erfc(sqrt(chi2 / 2)).
+- ``paper``: one-sided asymptotic without continuity correction, toward the better run (the "Revisiting
+  MLLM Evaluation" paper's p-values). The alternative hypothesis is that the run with more discordant wins
+  (B when b01 > b10, A when b10 > b01) is the more accurate one: p = P(Z >= |b01 - b10| / sqrt(n)) =
+  erfc(sqrt(chi2 / 2)) / 2, half the ``uncorrected`` p-value. The direction is taken from the data, so this
+  p-value is only valid when that direction was hypothesised before looking; b01 = b10 > 0 gives 0.5.
+
+No discordant pair (n = 0) gives statistic 0 and p = 1 in every variant.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from lmms_eval_tasks.uncertainty.result import McNemar
+
+VARIANTS = ("auto", "corrected", "exact", "uncorrected", "paper")
+EXACT_BELOW = 25  # compare.py's threshold for the auto variant
+_EXACT_INTEGER_UP_TO = 20_000  # exact integer tail sums up to here, scipy's binomial cdf beyond
+_METHODS = {
+    "corrected": "asymptotic chi-square with continuity correction",
+    "exact": "exact binomial (two-sided)",
+    "uncorrected": "asymptotic chi-square without continuity correction",
+    "paper": "asymptotic, one-sided toward the better run, without continuity correction",
+}
+
+
+def _binomial_lower_tail(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2): exact integer sum (as compare.py), scipy for very large n."""
+    if n > _EXACT_INTEGER_UP_TO:
+        from scipy.stats import binom
+
+        return float(binom.cdf(k, n, 0.5))
+    term, total = 1, 1  # C(n, 0)
+    for j in range(k):
+        term = term * (n - j) // (j + 1)
+        total += term
+    return total / 2**n
+
+
+def mcnemar(b01: int, b10: int, *, variant: str = "auto") -> McNemar:
+    """McNemar's test of the discordant counts ``b01`` (A wrong, B right) and ``b10`` (see the module doc)."""
+    for name, value in (("b01", b01), ("b10", b10)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown McNemar variant {variant!r}; expected one of {list(VARIANTS)}")
+    n = b01 + b10
+    if variant == "auto":
+        variant = "exact" if n < EXACT_BELOW else "corrected"
+    better = "b" if b01 > b10 else "a" if b10 > b01 else None
+
+    def result(statistic: float, p_value: float) -> McNemar:
+        return McNemar(float(statistic), float(p_value), _METHODS[variant], variant, b01, b10, better)
+
+    if variant == "exact":
+        smaller = min(b01, b10)
+        return result(smaller, min(1.0, 2.0 * _binomial_lower_tail(smaller, n)))
+    if n == 0:
+        return result(0.0, 1.0)
+    if variant == "corrected":
+        statistic = (abs(b01 - b10) - 1) ** 2 / n
+        return result(statistic, math.erfc(math.sqrt(statistic / 2.0)))
+    statistic = (b01 - b10) ** 2 / n
+    two_sided = math.erfc(math.sqrt(statistic / 2.0))
+    return result(statistic, two_sided if variant == "uncorrected" else two_sided / 2.0)
+
+
+def discordant_counts(correct_a: Iterable[bool | None], correct_b: Iterable[bool | None]) -> tuple[int, int]:
+    """``(b01, b10)`` from two parallel sequences of per-question correctness (None entries left out)."""
+    b01 = b10 = 0
+    for a, b in zip(correct_a, correct_b, strict=True):
+        if a is None or b is None:
+            continue
+        if b and not a:
+            b01 += 1
+        elif a and not b:
+            b10 += 1
+    return b01, b10

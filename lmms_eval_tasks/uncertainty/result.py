@@ -1,0 +1,110 @@
+"""Result records of the uncertainty engine: an estimate with its standard error and interval, a paired
+difference, a McNemar test. Frozen, with ``as_dict()`` giving JSON-safe values (None, never NaN)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+METHODS = ("bootstrap", "analytic", "wilson", "normal")
+
+
+def finite_or_none(value: Any) -> float | None:
+    """``float(value)`` when it is a finite number, else None (NaN, infinities and None become None)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _json_safe(record: Any) -> dict[str, Any]:
+    output: dict[str, Any] = {}
+    for key, value in asdict(record).items():
+        if isinstance(value, float):
+            output[key] = finite_or_none(value)
+        else:
+            output[key] = value
+    return output
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """A point estimate with its standard error and a two-sided ``confidence`` interval.
+
+    ``method``: "bootstrap" (percentile interval of a cluster bootstrap), "analytic" (cluster-robust
+    standard error, normal interval), "wilson" (Wilson score interval of a proportion) or "normal"
+    (independent-items standard error, normal interval). ``unit`` names the resampling / clustering unit
+    ("figure group", "image", "question", ...), ``n_units`` how many there were. ``stderr``, ``low`` and
+    ``high`` are None when they cannot be computed; ``reason`` then says why (it may also carry a note,
+    e.g. how many resamples were undefined and left out, while the numbers are given).
+    """
+
+    estimate: float | None
+    stderr: float | None
+    low: float | None
+    high: float | None
+    method: str
+    unit: str
+    n_units: int
+    n_resamples: int | None = None
+    seed: int | None = None
+    confidence: float = 0.95
+    reason: str | None = None
+    undefined_resamples: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-safe dict (non-finite numbers become None)."""
+        return _json_safe(self)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A paired difference ``estimate = estimate_b - estimate_a`` with its bootstrap interval and p-value.
+
+    ``p_value`` is two-sided: twice the smaller share of resampled differences on either side of 0 (ties
+    count on both sides), with the +1 correction ``(1 + k) / (R + 1)``, capped at 1.
+    """
+
+    estimate: float | None
+    stderr: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    estimate_a: float | None
+    estimate_b: float | None
+    method: str
+    unit: str
+    n_units: int
+    n_resamples: int | None = None
+    seed: int | None = None
+    confidence: float = 0.95
+    reason: str | None = None
+    undefined_resamples: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-safe dict (non-finite numbers become None)."""
+        return _json_safe(self)
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """McNemar's test on the discordant counts (``b01``: A wrong, B right; ``b10``: A right, B wrong).
+
+    ``better`` is the run with more discordant wins ("a" or "b"), None on a tie.
+    """
+
+    statistic: float
+    p_value: float
+    method: str
+    variant: str
+    b01: int
+    b10: int
+    better: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-safe dict."""
+        return _json_safe(self)
