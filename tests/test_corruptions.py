@@ -172,7 +172,7 @@ def test_identical_definitions_draw_identical_noise_across_profiles() -> None:
         assert np.abs(vrb - imagenet_c).max() <= 1, name
 
 
-# vrb_official is vrb plus the official JPEG artefacts: checked against that in test_corruptions_official_profile.py.
+# vrb_official (vrb plus the official JPEG artefacts) is checked in test_corruptions_official_profile.py.
 @pytest.mark.parametrize("profile", ["vrb", "imagenet_c"])
 def test_severity_independent_extras(profile: str) -> None:
     image = _image(30, 45)
