@@ -191,7 +191,7 @@ def make_generator(seed: int, name: str, severity: int) -> np.random.Generator:
 
 MAX_PIXELS_ENV = "LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS"
 DEFAULT_MAX_PIXELS = 4096 * 4096
-"""Largest image (height x width) corrupted unless raised: peak memory is up to ~25x the RGB array."""
+"""Largest image (height x width) corrupted unless raised: peak memory is up to ~27x the RGB array."""
 
 
 def max_pixels_limit(max_pixels: int | None = None) -> int:
@@ -233,7 +233,7 @@ def check_size(image: Any, max_pixels: int | None = None) -> None:
     height, width = size
     raise ValueError(
         f"image is {height}x{width} = {height * width:,} pixels, above the corruption limit of {limit:,} "
-        f"(peak memory up to ~25x the image array); raise it with corrupt(..., max_pixels=N) or "
+        f"(peak memory up to ~27x the image array); raise it with corrupt(..., max_pixels=N) or "
         f"{MAX_PIXELS_ENV}=N (0 = no limit), or downscale the image"
     )
 
