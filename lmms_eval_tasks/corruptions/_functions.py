@@ -2,7 +2,7 @@
 
 They return float images in [0, 255] (the caller quantises them the profile's way: truncation for
 ``imagenet_c`` like ``np.uint8``, rounding for ``vrb`` like ``cv2.imwrite``) or final uint8 images.
-Profile differences are keyword arguments; ``engine.py`` binds them into the two registries.
+Profile differences are keyword arguments; ``engine.py`` binds them into the profiles' registries.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ def _name_key(name: str) -> int:
 
 def make_generator(seed: int, name: str, severity: int) -> np.random.Generator:
     """The PCG64 generator for one (seed, corruption, severity); the profile is deliberately not mixed in,
-    so corruptions defined identically in both profiles draw identical noise."""
+    so corruptions defined identically in several profiles draw identical noise."""
     return np.random.default_rng(np.random.SeedSequence([_check_seed(seed), _name_key(name), int(severity)]))
 
 
