@@ -1,8 +1,9 @@
 """Image corruptions: the pack's own deterministic, fast engine on NumPy, SciPy and OpenCV.
 
 ``corrupt(image, name, severity, seed=..., profile="vrb")`` corrupts one image. Profiles: ``vrb`` (the
-VRB paper's official generator, its quirks included) and ``imagenet_c`` (Hendrycks & Dietterich as in
-the ``imagecorruptions`` package). ``CorruptionSpec``/``corrupt_visual`` apply a corruption lazily in
+VRB paper's official generator, its quirks included), ``vrb_official`` (the same plus the official
+pipeline's JPEG artefacts) and ``imagenet_c`` (Hendrycks & Dietterich as in the ``imagecorruptions``
+package). ``CorruptionSpec``/``corrupt_visual`` apply a corruption lazily in
 harness hooks; ``materialize`` writes a corrupted copy of a Hugging Face dataset; ``contact_sheet``
 draws one image under every corruption. See docs/corruptions.md.
 """
@@ -11,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.corruptions.engine import MIN_SIDE, as_rgb_uint8, corrupt, corruption_names
+from lmms_eval_tasks.corruptions.engine import (
+    DEFAULT_MAX_PIXELS,
+    MAX_PIXELS_ENV,
+    MIN_SIDE,
+    as_rgb_uint8,
+    corrupt,
+    corruption_names,
+)
 from lmms_eval_tasks.corruptions.tables import (
     CATEGORIES,
     IMAGENET_C_CORRUPTIONS,
@@ -45,8 +53,10 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CATEGORIES",
+    "DEFAULT_MAX_PIXELS",
     "ENGINE_VERSION",
     "IMAGENET_C_CORRUPTIONS",
+    "MAX_PIXELS_ENV",
     "MIN_SIDE",
     "PROFILES",
     "SEVERITY_INDEPENDENT",

@@ -2,7 +2,7 @@
 
 They return float images in [0, 255] (the caller quantises them the profile's way: truncation for
 ``imagenet_c`` like ``np.uint8``, rounding for ``vrb`` like ``cv2.imwrite``) or final uint8 images.
-Profile differences are keyword arguments; ``engine.py`` binds them into the two registries.
+Profile differences are keyword arguments; ``engine.py`` binds them into the profiles' registries.
 """
 
 from __future__ import annotations
@@ -580,6 +580,44 @@ def jpeg_vrb(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
     return cv2.cvtColor(cv2.imdecode(encoded, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
 
 
+def _pillow_decode(encoded: np.ndarray) -> np.ndarray:
+    """Decode JPEG bytes with Pillow, as ``imageio.imread`` (the official code's reader) does: RGB order."""
+    from PIL import Image
+
+    decoded = Image.open(io.BytesIO(encoded.tobytes()))
+    return np.array(decoded if decoded.mode == "RGB" else decoded.convert("RGB"))
+
+
+def _cv2_jpeg(pixels: np.ndarray, quality: int) -> np.ndarray:
+    """``cv2.imwrite``'s JPEG bytes for ``pixels`` (taken as BGR, as OpenCV does) at ``quality``."""
+    cv2 = cv2_module()
+    ok, encoded = cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise RuntimeError("OpenCV failed to encode the image as JPEG")
+    return encoded
+
+
+def jpeg_vrb_official(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
+    """The official code's JPEG step: the RGB array handed to ``cv2.imwrite`` as if BGR, read back by imageio.
+
+    The encoder converts to YCbCr with red and blue exchanged (and subsamples the wrong chroma), so the
+    compression artefacts differ from a correct encode; the read-back array is in BGR order, which the
+    official pipeline's next ``cv2.imwrite`` turns back into the right colours: returned here as RGB.
+    """
+    return np.ascontiguousarray(_pillow_decode(_cv2_jpeg(image, quality))[..., ::-1])
+
+
+OFFICIAL_SAVE_QUALITY = 95
+"""``cv2.imwrite``'s default JPEG quality: the official pipeline saves every corrupted image with it."""
+
+
+def official_save_reload(image: np.ndarray) -> np.ndarray:
+    """The official pipeline's storage: ``cv2.imwrite`` of the BGR array as a quality-95 JPEG (4:2:0),
+    read back with imageio (Pillow) as RGB, which is what its models see."""
+    cv2 = cv2_module()
+    return _pillow_decode(_cv2_jpeg(cv2.cvtColor(image, cv2.COLOR_RGB2BGR), OFFICIAL_SAVE_QUALITY))
+
+
 # ----------------------------------------------------------------------------- colour (severity-independent)
 
 
@@ -592,6 +630,16 @@ def grayscale(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
 def grayscale_inverse(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
     """255 - grey, repeated on three channels."""
     return 255 - grayscale(image, None, noise)
+
+
+def grayscale_official(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
+    """The official grey: ``COLOR_BGR2GRAY`` on RGB data, so red weighs 0.114 and blue 0.299."""
+    return grayscale(np.ascontiguousarray(image[..., ::-1]), None, noise)
+
+
+def grayscale_inverse_official(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
+    """255 - the official grey, repeated on three channels."""
+    return 255 - grayscale_official(image, None, noise)
 
 
 def color_inversion(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -65,9 +66,21 @@ _REGISTRY: dict[str, dict[str, Corruption]] = {
     },
 }
 
+# ``vrb`` plus the official pipeline's artefacts: ``cv2.imwrite`` of an RGB array as if BGR in its JPEG
+# step, and grey from ``COLOR_BGR2GRAY`` on RGB data (the weights of red and blue exchanged); every result
+# then goes through the quality-95 JPEG file the official code saves and its models read back.
+_REGISTRY["vrb_official"] = {
+    **_REGISTRY["vrb"],
+    "jpeg_compression": fn.jpeg_vrb_official,
+    "grayscale": fn.grayscale_official,
+    "grayscale_inverse": fn.grayscale_inverse_official,
+}
+SAVED_AS_JPEG: frozenset[str] = frozenset({"vrb_official"})
+"""Profiles whose results are passed through the official pipeline's quality-95 OpenCV JPEG file."""
+
 # How float results become uint8: imagecorruptions ends with np.uint8 (truncation); the VRB generator
 # writes float32 arrays with cv2.imwrite, which rounds (half to even).
-_ROUNDING = {"imagenet_c": "truncate", "vrb": "round"}
+_ROUNDING = {"imagenet_c": "truncate", "vrb": "round", "vrb_official": "round"}
 
 
 def corruption_names(profile: str = "vrb") -> list[str]:
@@ -172,23 +185,78 @@ def _name_key(name: str) -> int:
 
 def make_generator(seed: int, name: str, severity: int) -> np.random.Generator:
     """The PCG64 generator for one (seed, corruption, severity); the profile is deliberately not mixed in,
-    so corruptions defined identically in both profiles draw identical noise."""
+    so corruptions defined identically in several profiles draw identical noise."""
     return np.random.default_rng(np.random.SeedSequence([_check_seed(seed), _name_key(name), int(severity)]))
 
 
-def corrupt(image: Any, name: str, severity: int, *, seed: int, profile: str = "vrb") -> np.ndarray:
+MAX_PIXELS_ENV = "LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS"
+DEFAULT_MAX_PIXELS = 4096 * 4096
+"""Largest image (height x width) corrupted unless raised: peak memory is up to ~27x the RGB array."""
+
+
+def max_pixels_limit(max_pixels: int | None = None) -> int:
+    """The pixel limit in force: ``max_pixels`` if given, else ``$LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS``, else
+    ``DEFAULT_MAX_PIXELS``; 0 means no limit."""
+    if max_pixels is None:
+        text = os.environ.get(MAX_PIXELS_ENV, "").strip()
+        if not text:
+            return DEFAULT_MAX_PIXELS
+        try:
+            max_pixels = int(text)
+        except ValueError:
+            raise ValueError(
+                f"{MAX_PIXELS_ENV}={text!r}: expected a non-negative integer (0 = no limit)"
+            ) from None
+        source = MAX_PIXELS_ENV
+    else:
+        source = "max_pixels"
+    if isinstance(max_pixels, bool) or not isinstance(max_pixels, int | np.integer) or max_pixels < 0:
+        raise ValueError(f"{source}={max_pixels!r}: expected a non-negative integer (0 = no limit)")
+    return int(max_pixels)
+
+
+def _image_size(image: Any) -> tuple[int, int] | None:
+    if hasattr(image, "convert") and hasattr(image, "size"):
+        width, height = image.size
+        return int(height), int(width)
+    if isinstance(image, np.ndarray) and image.ndim >= 2:
+        return int(image.shape[0]), int(image.shape[1])
+    return None
+
+
+def check_size(image: Any, max_pixels: int | None = None) -> None:
+    """Refuse, with a ValueError naming the size, the limit and how to raise it, an image above the limit."""
+    limit = max_pixels_limit(max_pixels)
+    size = _image_size(image)
+    if not limit or size is None or size[0] * size[1] <= limit:
+        return
+    height, width = size
+    raise ValueError(
+        f"image is {height}x{width} = {height * width:,} pixels, above the corruption limit of {limit:,} "
+        f"(peak memory up to ~27x the image array); raise it with corrupt(..., max_pixels=N) or "
+        f"{MAX_PIXELS_ENV}=N (0 = no limit), or downscale the image"
+    )
+
+
+def corrupt(
+    image: Any, name: str, severity: int, *, seed: int, profile: str = "vrb", max_pixels: int | None = None
+) -> np.ndarray:
     """Corrupt one image: uint8 HxWx3 RGB in (PIL images accepted), uint8 RGB out.
 
-    The output has the input's size except ``pixelate`` in the ``vrb`` profile (downscale only, as the
+    The output has the input's size except ``pixelate`` in the ``vrb`` profiles (downscale only, as the
     official generator). The same (image, name, severity, seed, profile) always gives the same bytes.
+    Images above ``max_pixels`` (default ``max_pixels_limit()``) are refused with a ValueError.
     """
     check_request(name, severity, profile)
     seed = _check_seed(seed)
+    check_size(image, max_pixels)
     pixels = as_rgb_uint8(image)
     parameters = SEVERITY_TABLES[profile][name][int(severity) - 1]
     noise = FastNoise(make_generator(seed, name, int(severity)))
-    out = _REGISTRY[profile][name](pixels, parameters, noise)
-    return quantize(out, profile)
+    out = quantize(_REGISTRY[profile][name](pixels, parameters, noise), profile)
+    if profile in SAVED_AS_JPEG:
+        out = fn.official_save_reload(out)
+    return out
 
 
 def quantize(out: np.ndarray, profile: str) -> np.ndarray:

@@ -1,15 +1,17 @@
 """Severity tables as plain data: one row of parameters per severity 1..5, per profile and corruption.
 
-Two profiles: ``vrb`` reproduces the Visual Robustness Benchmark's official generator (Ishmam et al.,
-WACV 2025) and ``imagenet_c`` the Hendrycks & Dietterich definitions as implemented by the
-``imagecorruptions`` 1.1.2 package. Results record the profile, the row used and the seed.
+Three profiles: ``vrb`` reproduces the Visual Robustness Benchmark's official generator (Ishmam et al.,
+WACV 2025), ``vrb_official`` the same with the official pipeline's storage artefacts (its swapped-channel
+JPEG encode and the quality-95 JPEG every corrupted image is saved as; same tables as ``vrb``) and
+``imagenet_c`` the Hendrycks & Dietterich definitions as implemented by the ``imagecorruptions`` 1.1.2
+package. Results record the profile, the row used and the seed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-PROFILES: tuple[str, ...] = ("vrb", "imagenet_c")
+PROFILES: tuple[str, ...] = ("vrb", "imagenet_c", "vrb_official")
 
 # Parameters shared by both profiles (the official VRB generator copied them from ImageNet-C).
 _GAUSSIAN_NOISE = (0.08, 0.12, 0.18, 0.26, 0.38)  # sigma of N(0, sigma) added to x in [0, 1]
@@ -107,6 +109,9 @@ SEVERITY_TABLES: dict[str, dict[str, tuple[Any, ...]]] = {
         "color_inversion": _NO_PARAMETER,
     },
 }
+
+# Same definitions and tables as ``vrb``; only the pipeline's storage artefacts differ (engine.py).
+SEVERITY_TABLES["vrb_official"] = dict(SEVERITY_TABLES["vrb"])
 
 # The 14 corruptions of the VRB paper, in its order (the `vrb` profile adds glass blur and the extras).
 VRB_PAPER_CORRUPTIONS: tuple[str, ...] = (

@@ -29,7 +29,9 @@ def register(subparsers: Any) -> None:
         "--corruptions", nargs="+", default=None, help="names (space or comma separated; default: VRB's 14)"
     )
     parser.add_argument("--severities", nargs="+", default=None, help="1..5 (default: all five)")
-    parser.add_argument("--profile", default="vrb", help="corruption profile: vrb (default) or imagenet_c")
+    parser.add_argument(
+        "--profile", default="vrb", help="corruption profile: vrb (default), vrb_official or imagenet_c"
+    )
     parser.add_argument("--seed", type=int, default=0, help="base seed of the per-image corruption noise")
     parser.add_argument("--group", default=None, help="group name (default: <task>_vrb, or vrb_robustness)")
     parser.add_argument(

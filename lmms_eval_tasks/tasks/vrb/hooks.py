@@ -2,9 +2,10 @@
 one ``score`` record per question, aggregation (per level task and across levels in the groups).
 
 Run parameters come from the environment and are recorded in every record and report:
-``LMMS_EVAL_TASKS_VRB_PROFILE`` (``vrb`` default, or ``imagenet_c``), ``LMMS_EVAL_TASKS_VRB_SEED`` (0; the
-subset draw and every image's corruption noise), ``LMMS_EVAL_TASKS_VRB_IMAGES`` (3000 images, all their
-questions), ``LMMS_EVAL_TASKS_VRB_PROTOCOL`` (``paper``/``vqa_api``/``official``) and
+``LMMS_EVAL_TASKS_VRB_PROFILE`` (``vrb`` default, ``vrb_official`` or ``imagenet_c``),
+``LMMS_EVAL_TASKS_VRB_SEED`` (0; the subset draw and every image's corruption noise),
+``LMMS_EVAL_TASKS_VRB_IMAGES`` (3000 images, all their questions),
+``LMMS_EVAL_TASKS_VRB_PROTOCOL`` (``paper``/``vqa_api``/``official``) and
 ``LMMS_EVAL_TASKS_VRB_PROMPT`` (``vrb_llava``/``vqav2``, overriding the per-model choice). See docs/vrb.md.
 """
 
