@@ -246,7 +246,7 @@ def test_mcnemar_variants_by_hand() -> None:
 
 
 def test_mcnemar_keeps_compare_py_numbers() -> None:
-    from lmms_eval_tasks.scoring.compare import mcnemar as compare_mcnemar
+    from lmms_eval_tasks.framework.comparison import mcnemar as compare_mcnemar
 
     for b01, b10 in ((0, 0), (2, 8), (12, 12), (30, 10), (2013, 2059), (3152, 2938), (1, 40)):
         for exact, variant in ((None, "auto"), (False, "corrected"), (True, "exact")):

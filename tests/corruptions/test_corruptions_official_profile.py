@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from lmms_eval_tasks.cli.corrupt import corrupt_cli
 from lmms_eval_tasks.corruptions import (
     PROFILES,
     SEVERITY_TABLES,
@@ -26,7 +27,6 @@ from lmms_eval_tasks.corruptions import (
     corruption_names,
     materialize,
 )
-from lmms_eval_tasks.corruptions.cli import corrupt_cli
 from lmms_eval_tasks.corruptions.engine import DEFAULT_MAX_PIXELS, MAX_PIXELS_ENV, max_pixels_limit
 
 # Corruptions whose official definition differs from ``vrb`` beyond the saved file (tested separately).
