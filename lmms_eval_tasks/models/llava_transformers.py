@@ -11,6 +11,7 @@ and under ``accelerate launch`` each process takes its share of the requests. Se
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from lmms_eval.api.instance import Instance
@@ -75,6 +76,18 @@ def _device_default() -> str:
     return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
+def _process_layout(accelerator: Any) -> tuple[int, int, int]:
+    """(rank, world size, local rank) of this process, as the host's evaluator shards requests."""
+    import torch.distributed as distributed
+
+    if distributed.is_available() and distributed.is_initialized():
+        rank, world_size = distributed.get_rank(), distributed.get_world_size()
+    else:
+        rank = int(os.environ.get("RANK", accelerator.process_index))
+        world_size = int(os.environ.get("WORLD_SIZE", accelerator.num_processes))
+    return rank, world_size, int(os.environ.get("LOCAL_RANK", accelerator.local_process_index))
+
+
 class LlavaTransformers(LlavaHf):
     """LLaVA-1.5 / 1.6 on transformers with the host ``llava`` wrapper's arguments and prompt format."""
 
@@ -117,9 +130,10 @@ class LlavaTransformers(LlavaHf):
         substitution.record_checkpoint(pretrained, checkpoint)
         accelerator = Accelerator()
         self.accelerator = accelerator
-        if accelerator.num_processes > 1:
+        rank, world_size, local_rank = _process_layout(accelerator)
+        if world_size > 1:
             on_gpu = torch.cuda.is_available() and (device is None or not str(device).startswith("cpu"))
-            device = f"cuda:{accelerator.local_process_index}" if on_gpu else "cpu"
+            device = f"cuda:{local_rank}" if on_gpu else "cpu"
             device_map = device
         device = device or _device_default()
         device_map = device_map or device
@@ -169,8 +183,7 @@ class LlavaTransformers(LlavaHf):
         self.use_cache = use_cache
         self.truncation, self.truncate_context, self.model_name = truncation, truncate_context, model_name
         self.max_frames_num = 0
-        self._rank = accelerator.process_index
-        self._world_size = accelerator.num_processes
+        self._rank, self._world_size = rank, world_size
         logger.info(
             f"llava_transformers: {pretrained} -> {checkpoint} ({model_type}, {dtype}, {self._device}, "
             f"process {self._rank + 1}/{self._world_size})"
