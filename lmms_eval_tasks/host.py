@@ -522,7 +522,7 @@ PATCHES: dict[str, HostPatch] = {
             models=("llava_hf",),
         ),
         HostPatch(
-            "llava_hf_chat_loglikelihood",
+            "chat_loglikelihood",
             "--model llava_hf runs loglikelihood / multiple_choice tasks without --force_simple",
             _probe_chat_loglikelihood,
             _install_chat_loglikelihood,
