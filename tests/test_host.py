@@ -61,7 +61,12 @@ def test_every_patch_applies_to_the_installed_host() -> None:
 def test_patches_for_a_run_depend_on_its_models() -> None:
     common = ["pack_task_index", "failure_recorder", "loglikelihood_result"]
     assert host.patches_for(["random_guess"]) == common
-    assert host.patches_for(["llava_hf"]) == [*common, "llava_hf_loglikelihood", "llava_hf_text_only"]
+    assert host.patches_for(["llava_hf"]) == [
+        *common,
+        "llava_hf_loglikelihood",
+        "llava_hf_text_only",
+        "chat_loglikelihood",
+    ]
 
 
 def test_another_host_version_skips_every_patch_with_a_warning(

@@ -28,15 +28,16 @@ def _timed_run(*arguments: str, **extra: str):
 
 
 def test_model_llava_stops_before_any_dataset_with_both_ways_out(tmp_path: Path) -> None:
-    """The card's command on a sample task, where the original LLaVA code is not installed.
+    """The card's command on a sample task, where the original LLaVA code is not installed, with the opt-out.
 
     A control run of the same task with the pack's baseline shows the host's task-building log line and
     costs more CPU; the refused run shows neither and writes nothing.
     """
     refused_output, control_output = tmp_path / "llava", tmp_path / "control"
     refused, refused_cpu, refused_wall = _timed_run(
-        "--model", "llava", "--tasks", "hallusionbench_sample", "--output_path", str(refused_output)
-    )
+        "--model", "llava", "--tasks", "hallusionbench_sample", "--output_path", str(refused_output),
+        LMMS_EVAL_TASKS_NO_SUBSTITUTION="1",  # without it the pack serves llava (tests/test_card_command.py)
+    )  # fmt: skip
     log = refused.stdout + refused.stderr
     assert refused.returncode == 2, log[-3000:]
     assert "lmms_eval: --model llava cannot run on this machine" in refused.stderr

@@ -146,32 +146,29 @@ def test_llava_hf_generate_until_in_process(llava_hf) -> None:
     assert first.text and first.text == again.text  # greedy decoding of fixed weights
 
 
-def test_llava_hf_loglikelihood_in_process(llava_hf) -> None:
-    """lmms-eval 0.7.3's llava_hf loglikelihood breaks on transformers 5 (for every LLaVA, not just this one).
+def test_llava_loglikelihood_in_process(fixed_llava_hf, tiny_llava_dir: Path) -> None:
+    """Loglikelihood on transformers 5, for the host's llava_hf (with the pack's fix) and the pack's LLaVA.
 
-    It tokenizes the context, which holds ``<image>``, without images; transformers 5's processors reject
-    that. This test records the host bug (xfail) and starts passing on its own once the host fixes it.
+    The host's own llava_hf loglikelihood tokenizes the context, which holds ``<image>``, without images;
+    transformers 5's processors reject that. Both models here pass the image with its image tokens.
     """
     from lmms_eval.api.instance import Instance
+    from lmms_eval.models import get_model
 
     doc = _square_doc()
-    llava_hf.task_dict = {"tiny": {"test": {0: doc}}}
     request = Instance(
         "loglikelihood",
         (doc["question"], "Yes", lambda document: [document["image"]], 0, "tiny", "test"),
         idx=0,
         metadata={"task": "tiny", "doc_id": 0, "repeats": 1},
     )
-    from lmms_eval.models.simple.llava_hf import LlavaHf
-
-    host_method = getattr(LlavaHf.loglikelihood, "__wrapped__", LlavaHf.loglikelihood)  # unpatched
-    try:
-        [(value, is_greedy)] = host_method(llava_hf, [request])
-    except ValueError as error:
-        if "tokens in the text but no images were passed" in str(error):
-            pytest.xfail(f"host llava_hf loglikelihood vs transformers 5: {error}")
-        raise
-    assert math.isfinite(value) and isinstance(is_greedy, bool)
+    with _one_torch_thread():
+        pack_llava = get_model("llava_transformers").create_from_arg_string(f"pretrained={tiny_llava_dir}")
+    for model in (fixed_llava_hf, pack_llava):
+        model.task_dict = {"tiny": {"test": {0: doc}}}
+        with _one_torch_thread():
+            [(value, is_greedy)] = model.loglikelihood([request])
+        assert math.isfinite(value) and value > 0 and isinstance(is_greedy, bool), type(model)
 
 
 def test_simple_evaluate_runs_llava_hf_on_the_tiny_model(

@@ -103,6 +103,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_pack_tasks()
     host.FAILURES.clear()
     if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
+        from lmms_eval_tasks import substitution
+
+        notice, problem = substitution.prepare(
+            _requested_models(arguments), _flag_value(arguments, "--model_args")
+        )
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+        if notice and os.environ.get("LOCAL_RANK", "0") == "0":
+            print(notice, file=sys.stderr)
         problem = check_models(arguments)
         if problem:
             print(problem, file=sys.stderr)

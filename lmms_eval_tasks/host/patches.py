@@ -444,6 +444,42 @@ def _install_llava_hf_text_only() -> None:
             cls.generate_until = _text_only_safe(method)
 
 
+# --- 6. chat llava_hf refuses loglikelihood / multiple_choice tasks ----------------------------------------
+
+_GENERATION_ONLY = "Currently messages is used for generation only"
+
+
+def _probe_chat_loglikelihood() -> tuple[str, str]:
+    from lmms_eval.api.task import ConfigurableMessagesTask
+
+    method = ConfigurableMessagesTask.__dict__.get("construct_requests")
+    problem = _expect_parameters(
+        "ConfigurableMessagesTask.construct_requests", method, ["self", "doc_id", "ctx", "kwargs"]
+    )
+    if problem:
+        return MISMATCH, problem
+    while getattr(method, _FIX_MARK, False):
+        method = method.__wrapped__
+    if _GENERATION_ONLY not in inspect.getsource(method):
+        return NOT_NEEDED, "chat tasks no longer refuse loglikelihood requests"
+    return APPLIES, "chat-mode loglikelihood / multiple_choice tasks send the simple request shape"
+
+
+def _install_chat_loglikelihood() -> None:
+    from lmms_eval.api.task import ConfigurableMessagesTask, ConfigurableTask
+
+    original = ConfigurableMessagesTask.construct_requests
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    def construct_requests(self: Any, doc_id: int, ctx: str, **kwargs: Any) -> Any:
+        if str(self.OUTPUT_TYPE).startswith("generate_until"):
+            return original(self, doc_id, ctx, **kwargs)
+        return ConfigurableTask.construct_requests(self, doc_id, ctx, **kwargs)
+
+    ConfigurableMessagesTask.construct_requests = _mark(construct_requests, original)
+
+
 PATCHES: dict[str, HostPatch] = {
     patch.name: patch
     for patch in (
@@ -483,6 +519,14 @@ PATCHES: dict[str, HostPatch] = {
             _probe_llava_hf_text_only,
             _install_llava_hf_text_only,
             "llava_hf may answer '' to every text-only question",
+            models=("llava_hf",),
+        ),
+        HostPatch(
+            "chat_loglikelihood",
+            "--model llava_hf runs loglikelihood / multiple_choice tasks without --force_simple",
+            _probe_chat_loglikelihood,
+            _install_chat_loglikelihood,
+            "loglikelihood / multiple_choice tasks need `--force_simple` on llava_hf",
             models=("llava_hf",),
         ),
     )
@@ -548,15 +592,7 @@ def check_patches() -> list[PatchStatus]:
 
 # HF-native alternatives to wrappers that need code outside PyPI, with the checkpoint name mapping
 # (documented in docs/models.md).
-ORIGINAL_TO_HF_CHECKPOINTS: dict[str, str] = {
-    "liuhaotian/llava-v1.5-7b": "llava-hf/llava-1.5-7b-hf",
-    "liuhaotian/llava-v1.5-13b": "llava-hf/llava-1.5-13b-hf",
-    "liuhaotian/llava-v1.6-vicuna-7b": "llava-hf/llava-v1.6-vicuna-7b-hf",
-    "liuhaotian/llava-v1.6-vicuna-13b": "llava-hf/llava-v1.6-vicuna-13b-hf",
-    "liuhaotian/llava-v1.6-mistral-7b": "llava-hf/llava-v1.6-mistral-7b-hf",
-    "liuhaotian/llava-v1.6-34b": "llava-hf/llava-v1.6-34b-hf",
-}
-DEFAULT_ORIGINAL_LLAVA = "liuhaotian/llava-v1.5-7b"  # the host llava wrapper's default `pretrained`
+from lmms_eval_tasks.substitution import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS  # noqa: E402
 
 INSTALL_HINTS: dict[str, str] = {
     "llava": (
@@ -763,6 +799,8 @@ def unavailable_model_message(status: WrapperStatus, model_args: str | None = No
             f"    --model llava_hf --model_args pretrained={hf_name}",
             "    (original -> HF checkpoint names: docs/models.md)",
             f"  way out 2: {INSTALL_HINTS['llava'].format(transformers=_transformers_version())}.",
+            "  way out 3: unset LMMS_EVAL_TASKS_NO_SUBSTITUTION: the launcher then serves --model llava with "
+            "the pack's LLaVA on transformers (docs/models.md)",
         ]
     else:
         lines += [

@@ -259,6 +259,11 @@ def provenance(
     if limit is not None and limit != -1:
         deviations.insert(0, f"--limit {limit}: only part of each task's documents were evaluated")
     model = getattr(args, "model", None) if args is not None else None
+    from lmms_eval_tasks import substitution
+
+    substituted = substitution.active()  # `--model llava` served by the pack's LLaVA (docs/models.md)
+    if substituted is not None:
+        deviations.append(substitution.deviation(substituted))
     return {
         "pack_version": __version__,
         "host_version": host_version(),
@@ -274,6 +279,7 @@ def provenance(
         "corruption": None if corruption is None else dict(corruption),
         "limit": limit,
         "deviations": deviations,
+        "model_substitution": substituted,  # optional key: reports from older packs lack it
     }
 
 
@@ -434,6 +440,13 @@ def _validate_provenance(block: Any, task: str) -> None:
         limit is None or (isinstance(limit, (int, float)) and not isinstance(limit, bool)),
         f"{where}.limit",
         "expected a number or null",
+    )
+    substituted = block.get("model_substitution")
+    _expect(
+        substituted is None
+        or (isinstance(substituted, dict) and {"asked", "used", "checkpoint"} <= set(substituted)),
+        f"{where}.model_substitution",
+        "expected null or an object with asked, used, checkpoint",
     )
     deviations = block["deviations"]
     _expect(

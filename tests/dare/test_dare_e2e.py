@@ -129,50 +129,13 @@ def test_tiny_llava_generation_path(tmp_path: Path, tiny_llava_dir: Path) -> Non
     )
 
 
-def _host_llava_loglikelihood_works(tiny_llava_dir: Path) -> str | None:
-    """None if the host's llava_hf loglikelihood runs on this transformers, else the host's error.
-
-    The pack's host fixes (``install_*`` in ``lmms_eval_tasks.models.host_fixes``) are applied first, so
-    this starts passing as soon as the pack or the host fixes the wrapper.
-    """
-    from lmms_eval.api.instance import Instance
-
-    from lmms_eval_tasks.models import host_fixes
-
-    for name in dir(host_fixes):
-        if name.startswith("install_") and callable(getattr(host_fixes, name)):
-            getattr(host_fixes, name)()
-    from lmms_eval.models import get_model
-    from PIL import Image
-
-    model = get_model("llava_hf", force_simple=True).create_from_arg_string(
-        f"pretrained={tiny_llava_dir},device=cpu,device_map=cpu"
-    )
-    model.task_dict = {"probe": {"test": {0: {"image": Image.new("RGB", (32, 32), "red")}}}}
-    request = Instance(
-        "loglikelihood",
-        ("Is it red?", "A", lambda doc: [doc["image"]], 0, "probe", "test"),
-        idx=0,
-        metadata={"task": "probe", "doc_id": 0, "repeats": 1},
-    )
-    try:
-        model.loglikelihood([request])
-    except ValueError as error:
-        return str(error)
-    return None
-
-
 def test_tiny_llava_loglikelihood_path(tmp_path: Path, tiny_llava_dir: Path) -> None:
-    """Out-Log through llava_hf in simple mode (chat-mode tasks only generate in lmms-eval 0.7.3)."""
-    host_error = _host_llava_loglikelihood_works(tiny_llava_dir)
-    if host_error is not None and "no images were passed" in host_error:
-        pytest.xfail(f"lmms-eval 0.7.3 llava_hf loglikelihood is broken on transformers 5: {host_error}")
+    """Out-Log through the host's chat llava_hf, no --force_simple (the pack's host patches make it work)."""
     output = tmp_path / "llava_log"
     tasks = ["dare_sample_single_log_p1", "dare_sample_multi_log_p2"]
     completed = run_launcher(
         "--model",
         "llava_hf",
-        "--force_simple",
         "--model_args",
         f"pretrained={tiny_llava_dir},device=cpu,device_map=cpu",
         "--tasks",

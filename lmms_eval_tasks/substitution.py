@@ -1,0 +1,213 @@
+"""`--model llava` without the original LLaVA code: the launcher serves it with the pack's LLaVA model.
+
+The host's ``llava`` wrapper needs the original LLaVA code (python package ``llava``), which cannot share an
+environment with lmms-eval 0.7.3. When that code does not import, the launcher re-registers the host model
+name ``llava`` to ``lmms_eval_tasks.models.llava_transformers.LlavaTransformers`` (the same LLaVA weights in
+their transformers conversions), says so in one line, and every pack report records the substitution in its
+provenance. ``LMMS_EVAL_TASKS_NO_SUBSTITUTION=1`` turns this off (``--model llava`` then fails as the host
+would). Importing this module is cheap (no torch, no lmms-eval). See docs/models.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+NO_SUBSTITUTION_ENV = "LMMS_EVAL_TASKS_NO_SUBSTITUTION"
+ASKED_MODEL = "llava"
+USED_MODEL = "llava_transformers"
+USED_CLASS = "lmms_eval_tasks.models.llava_transformers.LlavaTransformers"
+
+# The host llava wrapper's default `pretrained` (lmms_eval/models/simple/llava.py in lmms-eval 0.7.3).
+DEFAULT_ORIGINAL_LLAVA = "liuhaotian/llava-v1.5-7b"
+# Original LLaVA checkpoints -> their transformers conversions on the Hugging Face Hub (docs/models.md).
+ORIGINAL_TO_HF_CHECKPOINTS: dict[str, str] = {
+    "liuhaotian/llava-v1.5-7b": "llava-hf/llava-1.5-7b-hf",
+    "liuhaotian/llava-v1.5-13b": "llava-hf/llava-1.5-13b-hf",
+    "liuhaotian/llava-v1.6-vicuna-7b": "llava-hf/llava-v1.6-vicuna-7b-hf",
+    "liuhaotian/llava-v1.6-vicuna-13b": "llava-hf/llava-v1.6-vicuna-13b-hf",
+    "liuhaotian/llava-v1.6-mistral-7b": "llava-hf/llava-v1.6-mistral-7b-hf",
+    "liuhaotian/llava-v1.6-34b": "llava-hf/llava-v1.6-34b-hf",
+}
+_ORIGINAL_ORGANISATION = "liuhaotian/"
+
+# The host llava wrapper's keyword arguments and what the pack's model does with each (docs/models.md).
+HONOURED_ARGS = (
+    "pretrained",
+    "device",
+    "device_map",
+    "batch_size",
+    "attn_implementation",
+    "use_cache",
+    "tie_weights",
+    "conv_template",
+)
+ACCEPTED_WITHOUT_EFFECT = (
+    "truncation",
+    "truncate_context",
+    "model_name",
+)  # the host stores them, never reads
+REFUSED_ARGS = {
+    "customized_config": "it overrides the original code's model config, which the transformers "
+    "conversion does not use",
+}
+# conv_template values the pack renders exactly as the original code's conversation templates do.
+CONVERSATION_SYSTEMS: dict[str, str] = {
+    "vicuna_v1": "A chat between a curious user and an artificial intelligence assistant. "
+    "The assistant gives helpful, detailed, and polite answers to the user's questions.",
+    "llava_v1": "A chat between a curious human and an artificial intelligence assistant. "
+    "The assistant gives helpful, detailed, and polite answers to the human's questions.",
+}
+DEFAULT_CONV_TEMPLATE = "vicuna_v1"
+
+_active: dict[str, Any] | None = None
+
+
+class SubstitutionError(ValueError):
+    """A ``--model llava`` argument the pack's LLaVA cannot honour (one line, with the fix)."""
+
+
+def disabled() -> bool:
+    """True when ``LMMS_EVAL_TASKS_NO_SUBSTITUTION`` asks for the original LLaVA code only."""
+    return os.environ.get(NO_SUBSTITUTION_ENV, "").strip() not in ("", "0")
+
+
+def known_names() -> str:
+    """The original checkpoint names with a known conversion, comma-separated."""
+    return ", ".join(ORIGINAL_TO_HF_CHECKPOINTS)
+
+
+def resolve_checkpoint(pretrained: str | None) -> str:
+    """The transformers checkpoint for the host llava's ``pretrained`` (its default when None).
+
+    Original names map to their conversions; a local folder or any other Hub name is used as given (it must
+    be in transformers format); other names of the original code's organisation, and bare names, raise.
+    """
+    name = (pretrained or DEFAULT_ORIGINAL_LLAVA).strip()
+    stripped = name.rstrip("/")
+    if stripped in ORIGINAL_TO_HF_CHECKPOINTS:
+        return ORIGINAL_TO_HF_CHECKPOINTS[stripped]
+    if Path(name).expanduser().exists():
+        return str(Path(name).expanduser())
+    if stripped.startswith(_ORIGINAL_ORGANISATION) or "/" not in stripped:
+        raise SubstitutionError(
+            f"--model llava: no transformers conversion is known for pretrained={name}; known original "
+            f"names: {known_names()}; or give a local folder or Hub name of a transformers-format LLaVA "
+            f"(e.g. pretrained=llava-hf/llava-1.5-7b-hf)"
+        )
+    return stripped
+
+
+def parse_model_args(model_args: str | None) -> dict[str, str]:
+    """``k=v,k2=v2`` as the host splits it (values kept as text)."""
+    parsed: dict[str, str] = {}
+    for part in (model_args or "").split(","):
+        if part.strip():
+            key, _, value = part.partition("=")
+            parsed[key.strip()] = value.strip()
+    return parsed
+
+
+def check_model_args(arguments: Mapping[str, Any]) -> None:
+    """Raise ``SubstitutionError`` for a ``--model_args`` key or value the pack's LLaVA cannot honour."""
+    for key in arguments:
+        if key in REFUSED_ARGS:
+            raise SubstitutionError(
+                f"--model llava: model_args {key} is refused by the pack's LLaVA on transformers: "
+                f"{REFUSED_ARGS[key]}; drop it, or run the original code ({NO_SUBSTITUTION_ENV}=1)"
+            )
+        if key not in HONOURED_ARGS and key not in ACCEPTED_WITHOUT_EFFECT:
+            known = ", ".join((*HONOURED_ARGS, *ACCEPTED_WITHOUT_EFFECT))
+            raise SubstitutionError(
+                f"--model llava: unknown model_args key {key!r} (the host's llava wrapper refuses it too); "
+                f"accepted keys: {known}"
+            )
+    template = arguments.get("conv_template")
+    if template is not None and str(template) not in CONVERSATION_SYSTEMS:
+        raise SubstitutionError(
+            f"--model llava: conv_template={template} is not rendered by the pack's LLaVA on transformers "
+            f"(supported: {', '.join(CONVERSATION_SYSTEMS)}); use --model llava_hf with the checkpoint's "
+            f"own chat template, or run the original code ({NO_SUBSTITUTION_ENV}=1)"
+        )
+    resolve_checkpoint(None if arguments.get("pretrained") is None else str(arguments["pretrained"]))
+
+
+def active() -> dict[str, Any] | None:
+    """The substitution this process made (``asked``, ``used``, ``checkpoint``, ...), or None."""
+    return None if _active is None else dict(_active)
+
+
+def record_checkpoint(asked_checkpoint: str, checkpoint: str) -> None:
+    """Called by the pack's model when built under a substitution: the checkpoint actually loaded."""
+    if _active is not None:
+        _active.update(asked_checkpoint=asked_checkpoint, checkpoint=checkpoint)
+
+
+def deviation(record: Mapping[str, Any]) -> str:
+    """The provenance deviation line for a substitution record."""
+    return (
+        f"--model {record['asked']} was served by {record['used']} ({USED_CLASS}) on checkpoint "
+        f"{record.get('checkpoint')}: the original LLaVA code did not import; image preprocessing and "
+        f"tokenization differ slightly from the original (docs/models.md)"
+    )
+
+
+def register(checkpoint: str | None, asked_checkpoint: str | None) -> dict[str, Any]:
+    """Point the host registry's ``llava`` at the pack's model and remember the substitution."""
+    global _active
+    from lmms_eval.models import MODEL_REGISTRY_V2
+    from lmms_eval.models.registry_v2 import ModelManifest
+
+    manifest = ModelManifest(model_id=ASKED_MODEL, simple_class_path=USED_CLASS)
+    MODEL_REGISTRY_V2.register_manifest(manifest, overwrite=True)
+    _active = {
+        "asked": ASKED_MODEL,
+        "used": USED_MODEL,
+        "checkpoint": checkpoint,
+        "asked_checkpoint": asked_checkpoint,
+    }
+    return dict(_active)
+
+
+def prepare(requested_models: Sequence[str], model_args: str | None) -> tuple[str | None, str | None]:
+    """Substitute ``--model llava`` when its original code does not import: (one-line notice, error).
+
+    Both are None when ``llava`` is not requested, when the original code imports (the host's wrapper is
+    used unchanged) or when ``LMMS_EVAL_TASKS_NO_SUBSTITUTION`` is set (the launcher's model check then
+    refuses ``llava`` as before).
+    """
+    if ASKED_MODEL not in requested_models or disabled():
+        return None, None
+    from lmms_eval_tasks import host
+
+    if host.wrapper_status(ASKED_MODEL).ok:
+        return None, None
+    arguments = parse_model_args(model_args) if len(set(requested_models)) == 1 else {}
+    try:
+        check_model_args(arguments)
+    except SubstitutionError as error:
+        return None, f"lmms_eval: {error}"
+    asked_checkpoint = arguments.get("pretrained") or DEFAULT_ORIGINAL_LLAVA
+    checkpoint = resolve_checkpoint(asked_checkpoint)
+    register(checkpoint, asked_checkpoint)
+    notice = (
+        f"lmms_eval: --model llava is served by the pack's LLaVA on transformers ({USED_MODEL}), because the "
+        f"original LLaVA code does not import here: pretrained={asked_checkpoint} -> {checkpoint} "
+        f"(docs/models.md; {NO_SUBSTITUTION_ENV}=1 refuses instead)"
+    )
+    return notice, None
+
+
+__all__ = [
+    "DEFAULT_ORIGINAL_LLAVA",
+    "NO_SUBSTITUTION_ENV",
+    "ORIGINAL_TO_HF_CHECKPOINTS",
+    "SubstitutionError",
+    "active",
+    "check_model_args",
+    "deviation",
+    "prepare",
+    "resolve_checkpoint",
+]
