@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks import reports, substitution
-from lmms_eval_tasks.substitution import SubstitutionError, check_model_args, resolve_checkpoint
+from lmms_eval_tasks.host import substitution
+from lmms_eval_tasks.host.substitution import SubstitutionError, check_model_args, resolve_checkpoint
+from lmms_eval_tasks.reporting import schema as reports
 from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher, samples_jsonl
 
 LOG_TASK = "dare_sample_single_log_p1"
@@ -92,7 +93,7 @@ def test_prepare_substitutes_and_the_opt_out_refuses(
 ) -> None:
     from lmms_eval.models import MODEL_REGISTRY_V2
 
-    from lmms_eval_tasks.launcher import check_models
+    from lmms_eval_tasks.host.launcher import check_models
 
     assert substitution.prepare(["random_guess"], None) == (None, None)
     monkeypatch.setenv(substitution.NO_SUBSTITUTION_ENV, "1")

@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_pack_tasks()
     host.FAILURES.clear()
     if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
-        from lmms_eval_tasks import substitution
+        from lmms_eval_tasks.host import substitution
 
         notice, problem = substitution.prepare(
             _requested_models(arguments), _flag_value(arguments, "--model_args")

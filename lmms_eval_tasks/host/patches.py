@@ -592,7 +592,7 @@ def check_patches() -> list[PatchStatus]:
 
 # HF-native alternatives to wrappers that need code outside PyPI, with the checkpoint name mapping
 # (documented in docs/models.md).
-from lmms_eval_tasks.substitution import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS  # noqa: E402
+from lmms_eval_tasks.host.substitution import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS  # noqa: E402
 
 INSTALL_HINTS: dict[str, str] = {
     "llava": (

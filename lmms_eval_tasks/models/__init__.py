@@ -13,7 +13,7 @@ from typing import Any
 SIMPLE_MODELS: dict[str, str] = {
     "random_guess": "lmms_eval_tasks.models.random_guess.RandomGuess",
     # LLaVA-1.5/1.6 on transformers with the host llava wrapper's arguments; serves `--model llava` when the
-    # original LLaVA code cannot import (lmms_eval_tasks/substitution.py)
+    # original LLaVA code cannot import (lmms_eval_tasks/host/substitution.py)
     "llava_transformers": "lmms_eval_tasks.models.llava_transformers.LlavaTransformers",
 }
 

@@ -1,7 +1,7 @@
 """The pack's LLaVA on transformers: what ``--model llava`` runs when the original LLaVA code cannot import.
 
 A simple (string-prompt) lmms-eval model with the host ``llava`` wrapper's arguments and prompt format: the
-original checkpoint names map to their transformers conversions (``lmms_eval_tasks.substitution``), the
+original checkpoint names map to their transformers conversions (``lmms_eval_tasks.host.substitution``), the
 prompt is the original ``vicuna_v1`` / ``llava_v1`` conversation text with ``<image>`` lines before the
 question, and LLaVA-1.5 images are padded to a square with the processor's mean colour, as the original
 code does (``image_aspect_ratio: pad``), before the transformers processor resizes them. It answers
@@ -18,7 +18,7 @@ from lmms_eval.api.instance import Instance
 from lmms_eval.models.simple.llava_hf import LlavaHf
 from loguru import logger
 
-from lmms_eval_tasks import substitution
+from lmms_eval_tasks.host import substitution
 
 IMAGE_TOKEN = "<image>"
 
@@ -210,7 +210,7 @@ class LlavaTransformers(LlavaHf):
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
         """Mean loss of each continuation and whether it is the greedy one, with its images passed along."""
-        from lmms_eval_tasks.host import _llava_hf_loglikelihood
+        from lmms_eval_tasks.host.patches import _llava_hf_loglikelihood
 
         return _llava_hf_loglikelihood(self, requests)
 

@@ -259,7 +259,7 @@ def provenance(
     if limit is not None and limit != -1:
         deviations.insert(0, f"--limit {limit}: only part of each task's documents were evaluated")
     model = getattr(args, "model", None) if args is not None else None
-    from lmms_eval_tasks import substitution
+    from lmms_eval_tasks.host import substitution
 
     substituted = substitution.active()  # `--model llava` served by the pack's LLaVA (docs/models.md)
     if substituted is not None:

@@ -180,7 +180,7 @@ def prepare(requested_models: Sequence[str], model_args: str | None) -> tuple[st
     """
     if ASKED_MODEL not in requested_models or disabled():
         return None, None
-    from lmms_eval_tasks import host
+    from lmms_eval_tasks.host import patches as host
 
     if host.wrapper_status(ASKED_MODEL).ok:
         return None, None
