@@ -19,7 +19,7 @@ from typing import Any
 from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl
 from lmms_eval_tasks.uncertainty.result import McNemar as McNemarResult
 
-# Below this many discordant pairs the chi-square approximation is poor: ``auto`` uses the exact binomial test.
+# Below this many discordant pairs the chi-square approximation is poor: ``auto`` uses the exact test.
 EXACT_BELOW = 25
 ALPHA = 0.05
 _SHOWN_IDS = 5

@@ -78,7 +78,9 @@ def test_compare_test_paper_prints_the_papers_p_values(
     assert default["statistic"] == pytest.approx((abs(b01 - b10) - 1) ** 2 / (b01 + b10))
 
 
-def test_compare_test_uncorrected_is_twice_the_paper_p(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_test_uncorrected_is_twice_the_paper_p(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # b01 = 30, b10 = 10: chi2 = 400 / 40 = 10, two-sided p = erfc(sqrt(5)) = 0.001565; paper = half of it
     run_a, run_b = tdiuc_runs(30, 10, both_right=3, both_wrong=2)
     file_a = write_jsonl(tmp_path / "a.jsonl", run_a)
