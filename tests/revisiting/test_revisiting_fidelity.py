@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,51 @@ def test_compare_test_uncorrected_is_twice_the_paper_p(
     assert uncorrected["p_value"] == pytest.approx(math.erfc(math.sqrt(5.0)))
     assert main(["compare", "tdiuc", str(file_a), str(file_b), "--test", "paper"]) == 0
     assert json.loads(capsys.readouterr().out)["p_value"] == pytest.approx(math.erfc(math.sqrt(5.0)) / 2)
+
+
+# --- 2. Unicode digits under protocol=official ------------------------------------------------------------
+
+# Full-width, Arabic-Indic, Devanagari and Bengali digits are str.isdecimal(): num2words reads them (its
+# Decimal() accepts any Unicode decimal digit) and the official TDIUC and DVQA scripts count them as numbers.
+UNICODE_DIGITS = ["３", "٣", "३", "৩", "１０", "٢١"]  # 3, 3, 3, 3, 10, 21
+
+
+def test_official_protocol_reads_unicode_decimal_digits_as_numbers() -> None:
+    from lmms_eval_tasks.tasks.revisiting.scoring import official_digits_to_words
+
+    assert [official_digits_to_words(text) for text in UNICODE_DIGITS] == [
+        "three", "three", "three", "three", "ten", "twenty-one",
+    ]  # fmt: skip
+    # superscripts are isdigit() but not decimal: num2words cannot read them (script crash); left as text
+    assert official_digits_to_words("²") == "²"
+    assert official_digits_to_words("10²", powers_of_ten=True) == "one hundred"  # DVQA's power-of-ten rule
+    assert official_digits_to_words("10²") == "10²"  # TDIUC has no such rule (the script would crash)
+
+
+def test_unicode_digits_tdiuc_and_dvqa_official_match_the_scripts(tmp_path: Path) -> None:
+    from lmms_eval_tasks.tasks.dvqa import scoring as dvqa
+    from lmms_eval_tasks.tasks.tdiuc import scoring as tdiuc
+    from tests.revisiting.test_revisiting_official import as_records, run_official
+
+    labels = ["3", "3", "3", "3", "10", "21", "4", "10"]
+    predictions = [*UNICODE_DIGITS, "３", "١٠"]  # the last two: 3 vs label 4 (wrong), 10 vs 10 (right)
+    tdiuc_rows = [
+        {"question_id": i, "question_type": "counting", "labeled_answer": label, "predicted_answer": text}
+        for i, (label, text) in enumerate(zip(labels, predictions, strict=True))
+    ]
+    printed = run_official("tdiuc_eval_restated.py", tdiuc_rows, tmp_path)
+    # 7 of 8 right (only "３" vs "4" is wrong): counting accuracy 0.875
+    assert "Question type: counting: accuracy: 0.8750, questions = 8, correct = 7" in printed
+    records = as_records(tdiuc_rows)
+    assert tdiuc.score_records(records, protocol="official")["accuracy_counting"] == pytest.approx(87.5)
+    # the default protocol reads only ASCII digits: "３" is text and matches no label (0 of 8)
+    assert tdiuc.score_records(records)["accuracy_counting"] == 0.0
+
+    dvqa_rows = [
+        {"question_id": i, "template_id": "data", "labeled_answer": label, "predicted_answer": text}
+        for i, (label, text) in enumerate(zip(labels, predictions, strict=True))
+    ]
+    printed = run_official("dvqa_eval_restated.py", dvqa_rows, tmp_path)
+    assert re.search(r"micro accuracy: 0\.8750", printed), printed
+    official = dvqa.score_records(as_records(dvqa_rows, "answer"), protocol="official")
+    assert official["micro_accuracy"] == pytest.approx(87.5)
