@@ -140,3 +140,92 @@ def test_unicode_digits_tdiuc_and_dvqa_official_match_the_scripts(tmp_path: Path
     assert re.search(r"micro accuracy: 0\.8750", printed), printed
     official = dvqa.score_records(as_records(dvqa_rows, "answer"), protocol="official")
     assert official["micro_accuracy"] == pytest.approx(87.5)
+
+
+# --- 3. slim sizes: the authors' rounding reproduces the released subset sizes ----------------------------
+
+# Synthetic full datasets of the paper's full sizes. The per-type counts are chosen so that the authors'
+# formula gives the released per-type subset counts (TDIUC: object_presence 10,766, absurd 6,020, color
+# 3,124, counting 2,645, object_recognition 1,534, scene_recognition 1,101, positional_reasoning 614,
+# sport_recognition 502, attribute 459, activity_recognition 200, sentiment_understanding 200,
+# utility_affordance 171 = 27,336; DVQA: reasoning 15,844, data 9,269, structure 3,930 = 29,043).
+TDIUC_FULL = {
+    "object_presence": 215_333, "absurd": 120_411, "color": 62_490, "counting": 52_910,
+    "object_recognition": 30_690, "scene_recognition": 22_030, "positional_reasoning": 12_290,
+    "sport_recognition": 10_050, "attribute": 9_190, "utility_affordance": 171,
+    "activity_recognition": 1_651, "sentiment_understanding": 1_652,
+}  # fmt: skip
+DVQA_EASY = {"reasoning": 316_415, "data": 184_983, "structure": 79_159}  # val_easy: 580,557
+DVQA_HARD = {"reasoning": 317_406, "data": 185_806, "structure": 78_109}  # val_hard: 581,321
+VQDV1_SINGLE = {"simple": 102_083, "color": 34_028, "positional": 34_016}  # 0- and 1-box queries
+VQDV1_MULTI = 20_047  # queries with 2+ boxes, all kept
+
+
+def entries(counts: dict[str, int], type_field: str, answer_field: str) -> list[dict]:
+    return [{type_field: name, answer_field: "a"} for name, count in counts.items() for _ in range(count)]
+
+
+def test_official_rounding_gives_the_released_tdiuc_size() -> None:
+    from lmms_eval_tasks.tasks.revisiting.slim import KINDS, official_group_quota, slim
+
+    full = entries(TDIUC_FULL, "question_type", "labeled_answer")
+    assert len(full) == 538_868
+    # T = int(0.05 * 538,868) = int(26,943.4) = 26,943; object_presence: int(26,943 * 215,333 / 538,868)
+    # = int(10,766.5...) = 10,766; activity_recognition: int(26,943 * 1,651 / 538,868) = 82 < 200 -> 200;
+    # utility_affordance: 171 < 200 questions -> all 171
+    assert official_group_quota(215_333, 538_868, 0.05, 200) == 10_766
+    assert official_group_quota(1_651, 538_868, 0.05, 200) == 200
+    assert official_group_quota(171, 538_868, 0.05, 200) == 171
+    official = slim(full, KINDS["tdiuc"], group_by="type", rounding="official", seed=0)
+    assert len(official.entries) == 27_336
+    assert official.counts["object_presence"] == (215_333, 10_766)
+    # the paper's ceil(m * r): object_presence ceil(10,766.65) = 10,767 ... 9 types one more: 27,345
+    assert len(slim(full, KINDS["tdiuc"], group_by="type", seed=0).entries) == 27_345
+
+
+def test_official_rounding_gives_the_released_dvqa_tallyqa_vqdv1_sizes() -> None:
+    from lmms_eval_tasks.tasks.revisiting.slim import KINDS, slim
+
+    # DVQA: each file apart. easy T = int(0.025 * 580,557) = 14,513, hard T = int(14,533.025) = 14,533;
+    # the floors lose 2 + 1: 14,511 + 14,532 = 29,043 (the paper's Table 1 misprints 29,025)
+    sizes = [
+        len(
+            slim(
+                entries(counts, "template_id", "answer"), KINDS["dvqa"], group_by="type", rounding=rounding
+            ).entries
+        )
+        for rounding in ("official", "paper")
+        for counts in (DVQA_EASY, DVQA_HARD)
+    ]
+    assert sizes[0] + sizes[1] == 29_043
+    assert sizes[2] + sizes[3] == 29_050  # ceil per template rounds up instead
+    # TallyQA: r = 1, the whole test set (simple 22,991 + complex 15,598)
+    tally = entries({True: 22_991, False: 15_598}, "issimple", "answer")
+    assert len(slim(tally, KINDS["tallyqa"], group_by="type", rounding="official").entries) == 38_589
+    # VQDv1: 20,047 multi-box queries kept; M = 170,127 0/1-box queries, T = int(17,012.7) = 17,012, floors
+    # 10,207 + 3,402 + 3,401 = 17,010 -> 37,057 of 190,174 (ceil: 10,209 + 3,403 + 3,402 = 17,014 -> 37,061)
+    vqd = [
+        {"question_type": name, "gtbox": [[0, 0, 1, 1]] if i % 2 else [[]]}
+        for name, count in VQDV1_SINGLE.items()
+        for i in range(count)
+    ] + [{"question_type": "simple", "gtbox": [[0, 0, 1, 1], [1, 1, 2, 2]]}] * VQDV1_MULTI
+    assert len(vqd) == 190_174
+    assert len(slim(vqd, KINDS["vqdv1"], group_by="type", rounding="official").entries) == 37_057
+    assert len(slim(vqd, KINDS["vqdv1"], group_by="type").entries) == 37_061
+
+
+def test_cli_slim_rounding_official(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 1,010 color + 5,000 counting, r = 0.05, k = 20, by type: T = int(300.5) = 300;
+    # official color int(300 * 1,010 / 6,010) = int(50.42) = 50, counting int(249.58) = 249 -> 299
+    # paper: ceil(50.5) = 51 + ceil(250) = 250 -> 301
+    full = entries({"color": 1_010, "counting": 5_000}, "question_type", "labeled_answer")
+    source = tmp_path / "full.json"
+    source.write_text(json.dumps(full), encoding="utf-8")
+    common = ["slim", "tdiuc", "--input", str(source), "--ratio", "0.05", "--min", "20", "--group-by", "type"]
+    assert main([*common, "--out", str(tmp_path / "o.json"), "--rounding", "official"]) == 0
+    assert (
+        "kept 299 of 6010 (r=0.05, k=20, seed=0, group by type, rounding official)" in capsys.readouterr().out
+    )
+    assert len(json.loads((tmp_path / "o.json").read_text())) == 299
+    assert main([*common, "--out", str(tmp_path / "p.json")]) == 0
+    assert "kept 301 of 6010 (r=0.05, k=20, seed=0, group by type, rounding paper)" in capsys.readouterr().out
