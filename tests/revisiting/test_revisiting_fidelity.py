@@ -229,3 +229,33 @@ def test_cli_slim_rounding_official(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert len(json.loads((tmp_path / "o.json").read_text())) == 299
     assert main([*common, "--out", str(tmp_path / "p.json")]) == 0
     assert "kept 301 of 6010 (r=0.05, k=20, seed=0, group by type, rounding paper)" in capsys.readouterr().out
+
+
+# --- 5. a truncated annotation file says where it is broken -----------------------------------------------
+
+
+def test_truncated_annotation_file_names_the_line_where_it_breaks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lmms_eval_tasks.framework.preparing import read_annotations
+    from lmms_eval_tasks.framework.scoring import RecordError
+
+    full = [{"question_id": i, "question_type": "color", "labeled_answer": "red"} for i in range(50)]
+    text = json.dumps(full, indent=1)  # 5 lines per entry + the brackets: 252 lines
+    cut = text[: text.index('"question_id": 30,')]  # cut in the 31st entry, on line 1 + 30 * 5 + 2 = 153
+    source = tmp_path / "TDIUC_sampling.json"
+    source.write_text(cut, encoding="utf-8")
+    with pytest.raises(RecordError) as caught:
+        read_annotations(source)
+    message = str(caught.value)
+    assert message.startswith("record TDIUC_sampling.json line 153 column")
+    assert "truncated" in message and "line 1 " not in message
+    # a broken value in the middle is not "truncated": its own line and column
+    source.write_text(text.replace('"red"', "red", 1), encoding="utf-8")  # entry 0's answer, line 5
+    # line 5 is '  "labeled_answer": red': 2 spaces + 18 characters, so red starts in column 21
+    with pytest.raises(RecordError, match=r"line 5 column 21: field '<json>': not JSON \(Expecting value\)$"):
+        read_annotations(source)
+    # the CLI's last line is the cause
+    source.write_text(cut, encoding="utf-8")
+    assert main(["slim", "tdiuc", "--input", str(source), "--out", str(tmp_path / "o.json")]) == 1
+    assert "line 153" in capsys.readouterr().err.strip().splitlines()[-1]
