@@ -333,3 +333,18 @@ def test_vre_scale_100_applies_to_csv_input(tmp_path, capsys) -> None:
     for model, values in expected["models"].items():
         for key, value in values.items():
             assert scaled["models"][model][key] == pytest.approx(value, abs=1e-12), (model, key)
+
+
+def test_docs_name_the_vqav2_copy_the_host_reads() -> None:
+    # the host 0.7.3's VQAv2 template names its dataset; docs/vrb.md must name that copy, not another
+    import lmms_eval
+
+    template = Path(lmms_eval.__file__).parent / "tasks" / "vqav2" / "_default_template_vqav2_yaml"
+    host_path = next(
+        line.split(":", 1)[1].strip()
+        for line in template.read_text().splitlines()
+        if line.startswith("dataset_path:")
+    )
+    assert host_path == "lmms-lab-encoder/VQAv2"
+    docs = (Path(__file__).parents[2] / "docs" / "vrb.md").read_text()
+    assert f"host 0.7.3's own `vqav2_val` task\nreads `{host_path}`" in docs
