@@ -16,7 +16,7 @@ from typing import Any
 
 def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.cli._common import json_safe
-    from lmms_eval_tasks.framework.comparison import compare_runs, load_run, per_question_function
+    from lmms_eval_tasks.framework.comparison import TESTS, compare_runs, load_run, per_question_function
     from lmms_eval_tasks.framework.registry import benchmarks
     from lmms_eval_tasks.framework.scoring import OptionError, RecordError
 
@@ -25,7 +25,7 @@ def _run(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(benchmarks()))
         print(f"{prog}: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
         return 2
-    exact = {"auto": None, "exact": True, "asymptotic": False}[args.test]
+    variant = TESTS[args.test]
     options = dict(args.option or [])
     try:
         per_question = per_question_function(args.benchmark)
@@ -39,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         records_a = load_run(args.run_a, args.task)
         records_b = load_run(args.run_b, args.task)
-        result = compare_runs(args.benchmark, records_a, records_b, exact=exact, **options)
+        result = compare_runs(args.benchmark, records_a, records_b, variant=variant, **options)
     except FileNotFoundError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
@@ -55,6 +55,17 @@ def _run(args: argparse.Namespace) -> int:
     output: dict[str, Any] = {"run_a": str(args.run_a), "run_b": str(args.run_b), **result}
     print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))
     return 0
+
+
+_TESTS_HELP = {
+    "auto": "two-sided: exact binomial when b01+b10 < 25, else asymptotic with continuity correction "
+    "(default)",
+    "exact": "two-sided exact binomial",
+    "asymptotic": "two-sided chi-square with continuity correction",
+    "uncorrected": "two-sided chi-square without continuity correction",
+    "paper": "one-sided toward the better run, without continuity correction (the Revisiting paper's "
+    "p-values; assumes the direction the data show, half the uncorrected p)",
+}
 
 
 def register(subparsers: Any) -> None:
@@ -75,10 +86,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--test",
-        choices=("auto", "exact", "asymptotic"),
+        choices=tuple(_TESTS_HELP),
         default="auto",
-        help="McNemar variant: auto = exact binomial when b01+b10 < 25, else asymptotic with continuity "
-        "correction (default)",
+        help="McNemar variant; "
+        + "; ".join(f"{name} = {text}" for name, text in _TESTS_HELP.items())
+        + ". The output's 'sided' says which kind of p-value it is",
     )
     parser.add_argument(
         "--option",

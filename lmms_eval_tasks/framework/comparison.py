@@ -12,53 +12,51 @@ the count is reported as ``excluded``. The two runs must score exactly the same 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl
+from lmms_eval_tasks.uncertainty.result import McNemar as McNemarResult
 
-# Below this many discordant pairs the chi-square approximation is poor: use the exact binomial test.
+# Below this many discordant pairs the chi-square approximation is poor: ``auto`` uses the exact test.
 EXACT_BELOW = 25
 ALPHA = 0.05
 _SHOWN_IDS = 5
 
 
-@dataclass(frozen=True)
-class McNemarResult:
-    """McNemar's test on the discordant counts: statistic, two-sided p-value and the method used."""
+# ``compare --test`` choices -> the McNemar variant of ``lmms_eval_tasks.uncertainty.mcnemar``.
+TESTS = {
+    "auto": "auto",
+    "exact": "exact",
+    "asymptotic": "corrected",
+    "uncorrected": "uncorrected",
+    "paper": "paper",
+}
+# What each variant tests, printed next to the p-value so a reader knows which p-value it is.
+SIDEDNESS = {
+    "exact": "two-sided",
+    "corrected": "two-sided",
+    "uncorrected": "two-sided",
+    "paper": "one-sided: alternative = the run with more discordant wins (`better`) is the more accurate",
+}
 
-    statistic: float
-    p_value: float
-    method: str
 
+def mcnemar(b01: int, b10: int, *, exact: bool | None = None, variant: str | None = None) -> McNemarResult:
+    """McNemar's test from the discordant counts ``b01`` and ``b10`` (the pack's one implementation).
 
-def mcnemar(b01: int, b10: int, *, exact: bool | None = None) -> McNemarResult:
-    """McNemar's test for paired binary outcomes from the discordant counts ``b01`` and ``b10``.
-
-    Asymptotic (``exact=False``): statistic ``(|b01 - b10| - 1)^2 / (b01 + b10)`` (Edwards' continuity
-    correction, as statsmodels' ``mcnemar(exact=False, correction=True)``), p from chi-square with 1 degree
-    of freedom, ``erfc(sqrt(statistic / 2))``. Exact (``exact=True``): statistic ``min(b01, b10)``, p =
-    ``min(1, 2 * P(X <= min(b01, b10)))`` for X ~ Binomial(b01 + b10, 1/2). ``exact=None`` (default) picks the
-    exact test when ``b01 + b10 < 25``, the asymptotic one otherwise.
+    Delegates to ``lmms_eval_tasks.uncertainty.mcnemar``. ``variant`` names one of its variants (``auto``,
+    ``corrected``, ``exact``, ``uncorrected``, ``paper``); without it, ``exact=True`` is the two-sided exact
+    binomial test, ``exact=False`` the two-sided asymptotic test with Edwards' continuity correction,
+    ``exact=None`` (default) the exact test when ``b01 + b10 < 25``, the corrected one otherwise.
     """
-    for name, value in (("b01", b01), ("b10", b10)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    discordant = b01 + b10
-    if exact is None:
-        exact = discordant < EXACT_BELOW
-    if exact:
-        smaller = min(b01, b10)
-        tail = sum(math.comb(discordant, k) for k in range(smaller + 1)) / 2**discordant
-        return McNemarResult(float(smaller), min(1.0, 2.0 * tail), "exact binomial (two-sided)")
-    if discordant == 0:
-        return McNemarResult(0.0, 1.0, "asymptotic chi-square with continuity correction")
-    statistic = (abs(b01 - b10) - 1) ** 2 / discordant
-    p_value = math.erfc(math.sqrt(statistic / 2.0))
-    return McNemarResult(statistic, p_value, "asymptotic chi-square with continuity correction")
+    from lmms_eval_tasks.uncertainty.mcnemar import mcnemar as uncertainty_mcnemar
+
+    if variant is None:
+        variant = {None: "auto", True: "exact", False: "corrected"}[exact]
+    elif exact is not None:
+        raise ValueError("give either exact or variant, not both")
+    return uncertainty_mcnemar(b01, b10, variant=variant)
 
 
 def correctness_by_id(
@@ -156,7 +154,11 @@ def _difference_message(only_a: Sequence[str], only_b: Sequence[str]) -> str:
 
 
 def compare_correctness(
-    correct_a: dict[str, bool | None], correct_b: dict[str, bool | None], *, exact: bool | None = None
+    correct_a: dict[str, bool | None],
+    correct_b: dict[str, bool | None],
+    *,
+    exact: bool | None = None,
+    variant: str | None = None,
 ) -> dict[str, Any]:
     """Pair two ``{question_id: correct}`` maps and run McNemar's test (ValueError if the id sets differ)."""
     only_a = [key for key in correct_a if key not in correct_b]
@@ -181,7 +183,7 @@ def compare_correctness(
     paired = both_right + both_wrong + b01 + b10
     if paired == 0:
         raise ValueError(f"none of the {len(correct_a)} questions is scored in both runs")
-    test = mcnemar(b01, b10, exact=exact)
+    test = mcnemar(b01, b10, exact=exact, variant=variant)
     return {
         "questions": paired,
         "excluded": excluded,
@@ -194,6 +196,9 @@ def compare_correctness(
         "statistic": test.statistic,
         "p_value": test.p_value,
         "method": test.method,
+        "variant": test.variant,
+        "sided": SIDEDNESS[test.variant],
+        "better": test.better,
         "alpha": ALPHA,
         "significant": test.p_value < ALPHA,
     }
@@ -205,6 +210,7 @@ def compare_runs(
     records_b: Sequence[dict[str, Any]],
     *,
     exact: bool | None = None,
+    variant: str | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Re-score both runs with the benchmark's per-question function (same ``options``) and compare them.
@@ -221,7 +227,7 @@ def compare_runs(
     except RecordError as error:
         raise RecordError(f"run B {error.record_index}", error.field, error.problem) from None
     result = {"benchmark": benchmark, "options": dict(options)}
-    result.update(compare_correctness(correct_a, correct_b, exact=exact))
+    result.update(compare_correctness(correct_a, correct_b, exact=exact, variant=variant))
     return result
 
 
@@ -229,6 +235,8 @@ __all__ = [
     "ALPHA",
     "EXACT_BELOW",
     "McNemarResult",
+    "SIDEDNESS",
+    "TESTS",
     "compare_correctness",
     "compare_runs",
     "correctness_by_id",

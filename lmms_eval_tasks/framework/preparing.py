@@ -66,6 +66,20 @@ def env_var(kind: str) -> str:
 # ------------------------------------------------------------------------------------------------------
 
 
+def _document_error(path: Path, text: str, error: json.JSONDecodeError) -> RecordError:
+    """Where a JSON document is broken (line and column), and "truncated" when it breaks on its last line."""
+    where = f"{path.name} line {error.lineno} column {error.colno}"
+    if "\n" not in text[error.pos :].rstrip():  # broken on the last line: the rest of the file is missing
+        lines = text.count("\n") + 1
+        problem = (
+            f"not JSON: the file ends in the middle of the document ({error.msg}) after {lines} lines - "
+            "it looks truncated; download or copy it again"
+        )
+    else:
+        problem = f"not JSON ({error.msg})"
+    return RecordError(where, "<json>", problem)
+
+
 def read_annotations(path: str | Path) -> list[dict[str, Any]]:
     """Entries of an annotation file: a JSON list, a JSON object holding one list of them, or JSON lines."""
     path = Path(path)
@@ -74,7 +88,7 @@ def read_annotations(path: str | Path) -> list[dict[str, Any]]:
     text = path.read_text(encoding="utf-8")
     try:
         value: Any = json.loads(text)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as document_error:
         value = []
         for line_number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -82,6 +96,8 @@ def read_annotations(path: str | Path) -> list[dict[str, Any]]:
             try:
                 value.append(json.loads(line))
             except json.JSONDecodeError as error:
+                if not value:  # not JSON lines either: a broken JSON document, say where it breaks
+                    raise _document_error(path, text, document_error) from None
                 raise RecordError(
                     f"{path.name} line {line_number}", "<json>", f"not JSON ({error.msg})"
                 ) from None

@@ -111,7 +111,7 @@ def test_cli_prints_the_per_type_table(tmp_path, capsys) -> None:
     arguments = ["slim", "tdiuc", "--input", str(full), "--out", str(out), "--ratio", "0.05", "--min", "20"]
     assert main([*arguments, "--seed", "7"]) == 0
     printed = capsys.readouterr().out
-    assert "kept 310 of 6010 (r=0.05, k=20, seed=7, group by type+answer)" in printed
+    assert "kept 310 of 6010 (r=0.05, k=20, seed=7, group by type+answer, rounding paper)" in printed
     assert "| color | 1010 | 60 |" in printed and "| counting | 5000 | 250 |" in printed
     assert "| **total** | 6010 | 310 |" in printed
     assert len(json.loads(out.read_text())) == 310

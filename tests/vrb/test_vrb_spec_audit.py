@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -293,14 +294,57 @@ def test_vre_command_preferences_numeric(tmp_path, capsys) -> None:
     assert output["pool"]["weights"]["first_drop"] == pytest.approx(0.6)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="AUDIT: docs/vrb.md:108 advertises `--preferences ln6,0,0,0,0`; the CLI rejects 'ln6'"
-)
 def test_vre_command_preferences_as_documented(tmp_path, capsys) -> None:
     import json
 
     from lmms_eval_tasks.cli import main
 
+    # docs/vrb.md: `--preferences ln6,0,0,0,0`; softmax(ln 6, 0, 0, 0, 0) = (6, 1, 1, 1, 1) / 10
     assert main(["vre", _pool_csv(tmp_path), "--preferences", "ln6,0,0,0,0"]) == 0
     output = json.loads(capsys.readouterr().out)
     assert output["pool"]["weights"]["first_drop"] == pytest.approx(0.6)
+    assert output["pool"]["weights"]["range_of_error"] == pytest.approx(0.1)
+    assert output["models"]["a"]["vre"] == pytest.approx(0.4 + 0.1 * 15 / 14)  # as with 1.7917...
+    # ln of a non-positive number is refused with the syntax in the message
+    with pytest.raises(SystemExit):
+        main(["vre", _pool_csv(tmp_path), "--preferences", "ln0,0,0,0,0"])
+    assert "ln<number>, e.g. ln6" in capsys.readouterr().err
+
+
+def test_vre_scale_100_applies_to_csv_input(tmp_path, capsys) -> None:
+    import json
+
+    from lmms_eval_tasks.cli import main
+
+    # the same pool in percent: without --scale the error names the fix; with --scale 100 the numbers equal
+    fractions = _pool_csv(tmp_path)
+    assert main(["vre", fractions]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    lines = Path(fractions).read_text().splitlines()
+    percent = [lines[0]] + [
+        ",".join([*row.split(",")[:3], repr(100 * float(row.split(",")[3]))]) for row in lines[1:]
+    ]
+    percent_csv = tmp_path / "percent.csv"
+    percent_csv.write_text("\n".join(percent) + "\n")
+    assert main(["vre", str(percent_csv)]) == 2
+    assert "use --scale 100 for %" in capsys.readouterr().err
+    assert main(["vre", str(percent_csv), "--scale", "100"]) == 0
+    scaled = json.loads(capsys.readouterr().out)
+    for model, values in expected["models"].items():
+        for key, value in values.items():
+            assert scaled["models"][model][key] == pytest.approx(value, abs=1e-12), (model, key)
+
+
+def test_docs_name_the_vqav2_copy_the_host_reads() -> None:
+    # the host 0.7.3's VQAv2 template names its dataset; docs/vrb.md must name that copy, not another
+    import lmms_eval
+
+    template = Path(lmms_eval.__file__).parent / "tasks" / "vqav2" / "_default_template_vqav2_yaml"
+    host_path = next(
+        line.split(":", 1)[1].strip()
+        for line in template.read_text().splitlines()
+        if line.startswith("dataset_path:")
+    )
+    assert host_path == "lmms-lab-encoder/VQAv2"
+    docs = (Path(__file__).parents[2] / "docs" / "vrb.md").read_text()
+    assert f"host 0.7.3's own `vqav2_val` task\nreads `{host_path}`" in docs

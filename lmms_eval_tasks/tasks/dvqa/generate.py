@@ -9,7 +9,7 @@ from lmms_eval_tasks.tasks.dvqa import BENCHMARK, make_sample
 from lmms_eval_tasks.tasks.revisiting import common
 
 DESCRIPTIONS = {
-    "dvqa": "DVQA slim subset (29,025 bar-chart questions) from the folder prepared by "
+    "dvqa": "DVQA slim subset (29,043 bar-chart questions) from the folder prepared by "
     "`lmms-eval-tasks prepare dvqa` ($LMMS_EVAL_TASKS_DATA_DVQA); exact match, decimals kept",
     "dvqa_sample": "DVQA bundled sample (19 questions on 3 generated bar charts), scored like dvqa",
 }

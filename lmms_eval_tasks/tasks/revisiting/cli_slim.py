@@ -48,6 +48,7 @@ def _run(args: argparse.Namespace) -> int:
                 minimum=args.min,
                 seed=args.seed + offset,
                 group_by=args.group_by,
+                rounding=args.rounding,
             )
             kept.extend(result.entries)
             for name, (total, chosen) in result.counts.items():
@@ -69,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
     minimum = kind.minimum if args.min is None else args.min
     print(
         f"{args.kind}: kept {len(kept)} of {sum(t for t, _ in counts.values())} (r={ratio}, k={minimum}, "
-        f"seed={args.seed}, group by {args.group_by}) -> {out}"
+        f"seed={args.seed}, group by {args.group_by}, rounding {args.rounding}) -> {out}"
     )
     print(format_counts({name: (total, chosen) for name, (total, chosen) in counts.items()}))
     return 0
@@ -98,5 +99,12 @@ def register(subparsers: Any) -> None:
         choices=("type+answer", "type"),
         default="type+answer",
         help="strata: question type and answer (the paper, default) or type only (the authors' scripts)",
+    )
+    parser.add_argument(
+        "--rounding",
+        choices=("paper", "official"),
+        default="paper",
+        help="group sizes: ceil(m*r) per group (the paper, default) or int(int(r*N)*m/N) (the authors' "
+        "scripts; with --group-by type it gives the released subset sizes)",
     )
     parser.set_defaults(handler=_run)

@@ -119,15 +119,19 @@ def digits_to_words(text: str) -> str:
 def official_digits_to_words(text: str, powers_of_ten: bool = False) -> str:
     """The official scripts' rule: ``str.isdigit()`` strings go through num2words.
 
-    ``isdigit`` is also true for superscript digits: the DVQA script (``powers_of_ten=True``) reads "10"
-    followed by superscripts as a power of ten ("10²" -> "one hundred"); any other non-ASCII digit string
-    makes num2words raise and the official script crash - here it is left as it is (and cannot match a
-    label).
+    num2words reads any string of Unicode decimal digits (``Decimal``, like ``int``, accepts them), so
+    full-width "３", Arabic-Indic "٣" and Devanagari "३" are numbers ("three") here as in the TDIUC and DVQA
+    scripts. ``isdigit`` is also true for superscript digits, which num2words cannot read: the DVQA script
+    (``powers_of_ten=True``) reads "10" followed by superscripts as a power of ten ("10²" -> "one hundred");
+    any other superscript string makes the official script crash - here it is left as it is (and cannot
+    match a label).
     """
     if not text.isdigit():
         return text
-    if _ASCII_DIGITS.fullmatch(text):
-        return digits_to_words(text)
+    if text.isdecimal():
+        if len(text) <= _MAX_CARDINAL_DIGITS and int(text) < CARDINAL_LIMIT:
+            return cardinal_words(int(text))
+        return text
     power = _TEN_POWER.fullmatch(text) if powers_of_ten and len(text) <= 6 else None
     if power:
         exponent = int("".join(str(_SUPERSCRIPTS.index(char)) for char in power.group(1)))

@@ -8,7 +8,8 @@ VQDv1 r=0.1, k=200 each; TallyQA uses its whole test set (r=1).
 
 Where the authors' scripts (``dataset_sampling/*.py``) differ: they group by question type only (the
 paper says type and answer; ``group_by="type"`` reproduces it), floor ``int(int(r*N) * share)`` instead of
-``ceil(m*r)``, draw with no seed (so their released JSONs are the reference subsets; this rebuilds
+``ceil(m*r)`` (``rounding="official"`` reproduces it: with ``group_by="type"`` it gives the released sizes),
+draw with no seed (so their released JSONs are the reference subsets; this rebuilds
 comparable ones), sample DVQA's easy and hard files separately (so does ``slim`` with two inputs), and
 VQDv1's script samples small groups *with replacement* (duplicated queries); here never.
 """
@@ -33,6 +34,26 @@ def group_quota(size: int, ratio: float, minimum: int) -> int:
     if scaled < minimum:
         return minimum
     return min(size, math.ceil(scaled - 1e-9))
+
+
+ROUNDINGS = ("paper", "official")
+
+
+def official_group_quota(size: int, total: int, ratio: float, minimum: int) -> int:
+    """The authors' ``dataset_sampling`` quota of a group of ``size`` among ``total`` sampled entries.
+
+    As their pandas code computes it, in floating point: share = size / total, required =
+    ``int(int(r * total) * share)`` (rounded down twice); the whole group (``int(total * share)``) when
+    ``total * share < k``, k when required < k, else required. r = 1 keeps everything (the authors use
+    TallyQA's whole test set without sampling).
+    """
+    if ratio >= 1:
+        return size
+    share = size / total
+    if total * share < minimum:
+        return min(size, int(total * share))
+    required = int(int(ratio * total) * share)
+    return minimum if required < minimum else min(size, required)
 
 
 @dataclass(frozen=True)
@@ -90,8 +111,13 @@ def slim(
     minimum: int | None = None,
     seed: int = 0,
     group_by: str = "type+answer",
+    rounding: str = "paper",
 ) -> SlimResult:
-    """Apply the stratified rule to ``entries`` (a RecordError names an entry lacking a needed field)."""
+    """Apply the stratified rule to ``entries`` (a RecordError names an entry lacking a needed field).
+
+    ``rounding`` "paper" (default) is the paper's ``ceil(m * r)`` per group, "official" the authors'
+    scripts' ``int(int(r * N) * m / N)`` over the N sampled entries (``official_group_quota``).
+    """
     ratio = kind.ratio if ratio is None else ratio
     minimum = kind.minimum if minimum is None else minimum
     if not 0 < ratio <= 1:
@@ -100,6 +126,8 @@ def slim(
         raise ValueError(f"minimum must be >= 0, got {minimum}")
     if group_by not in ("type+answer", "type"):
         raise ValueError(f"group_by must be 'type+answer' or 'type', got {group_by!r}")
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be 'paper' or 'official', got {rounding!r}")
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     kept: list[int] = []
     types: list[str] = []
@@ -118,9 +146,14 @@ def slim(
         else:
             groups[(question_type, answer)].append(index)
     rng = random.Random(seed)
+    sampled = sum(len(members) for members in groups.values())
     for key in sorted(groups):
         members = groups[key]
-        kept.extend(rng.sample(members, group_quota(len(members), ratio, minimum)))
+        if rounding == "official":
+            quota = official_group_quota(len(members), sampled, ratio, minimum)
+        else:
+            quota = group_quota(len(members), ratio, minimum)
+        kept.extend(rng.sample(members, quota))
     kept.sort()
     totals: dict[str, int] = defaultdict(int)
     kept_counts: dict[str, int] = defaultdict(int)
@@ -166,11 +199,13 @@ def format_counts(counts: dict[str, tuple[int, int]]) -> str:
 
 __all__ = [
     "KINDS",
+    "ROUNDINGS",
     "SlimKind",
     "SlimResult",
     "format_counts",
     "group_quota",
     "merge_tdiuc",
+    "official_group_quota",
     "slim",
     "vqdv1_boxes",
 ]

@@ -34,12 +34,23 @@ class InputError(ValueError):
 Row = tuple[str, str, int, float, str]  # model, corruption, severity, accuracy, source (for messages)
 
 
+def _number(part: str) -> float:
+    """A number, or ``ln<number>`` for its natural logarithm (``ln6`` = 1.7918, as the paper writes)."""
+    part = part.strip()
+    if part.lower().startswith("ln"):
+        argument = float(part[2:])
+        if not argument > 0:
+            raise ValueError(part)
+        return math.log(argument)
+    return float(part)
+
+
 def _floats(text: str, option: str) -> list[float]:
     try:
-        values = [float(part) for part in text.split(",")]
+        values = [_number(part) for part in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{option}: expected 5 comma-separated numbers, got {text!r}"
+            f"{option}: expected 5 comma-separated numbers (or ln<number>, e.g. ln6), got {text!r}"
         ) from None
     if len(values) != 5:
         raise argparse.ArgumentTypeError(
@@ -68,7 +79,8 @@ def register(subparsers: Any) -> None:
     weights.add_argument(
         "--preferences",
         type=lambda text: _floats(text, "--preferences"),
-        help="p1,...,p5: weights = softmax(p) (default: all 0, i.e. 0.2 each)",
+        help="p1,...,p5: weights = softmax(p) (default: all 0, i.e. 0.2 each); ln<x> is log(x): "
+        "ln6,0,0,0,0 gives the paper's 0.6/0.1 example",
     )
     parser.add_argument(
         "--metric",
@@ -78,7 +90,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--scale",
         default="1",
-        help="run folders: divide values by this (100 for percentages); per source task: TASK=100,TASK2=1",
+        help="divide accuracies by this (100 for percentages), CSV and run folders; per source task of a "
+        "run folder: TASK=100,TASK2=1 (a CSV uses the plain number)",
     )
     parser.add_argument("--plots", type=Path, default=None, help="folder for PNG plots")
     parser.add_argument("--cells", action="store_true", help="also print every (model, corruption) cell")
@@ -88,8 +101,10 @@ def register(subparsers: Any) -> None:
 # ---- reading ---------------------------------------------------------------------------------------------
 
 
-def read_csv(path: Path) -> list[Row]:
-    """Rows of a ``model,corruption,severity,accuracy`` CSV (errors name the file and line)."""
+def read_csv(path: Path, scale: str | float = 1.0) -> list[Row]:
+    """Rows of a ``model,corruption,severity,accuracy`` CSV (errors name the file and line); accuracies are
+    divided by ``scale`` (its plain number; ``TASK=N`` parts are for run folders)."""
+    divisor = parse_scale(scale).get("", 1.0)
     rows: list[Row] = []
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
@@ -108,7 +123,7 @@ def read_csv(path: Path) -> list[Row]:
             model, corruption = (row["model"] or "").strip(), (row["corruption"] or "").strip()
             if not model or not corruption:
                 raise InputError(f"{where}: empty model or corruption")
-            rows.append((model, corruption, severity, accuracy, where))
+            rows.append((model, corruption, severity, accuracy / divisor, where))
     if not rows:
         raise InputError(f"{path}: no rows")
     return rows
@@ -208,7 +223,7 @@ def read_inputs(inputs: Sequence[str], metric: str | None = None, scale: str | f
         elif path.is_file():
             if label:
                 raise InputError(f"{item}: NAME= applies to run folders; a CSV names its models in a column")
-            rows.extend(read_csv(path))
+            rows.extend(read_csv(path, scale))
         else:
             raise InputError(f"{path}: no such file or folder")
     return rows

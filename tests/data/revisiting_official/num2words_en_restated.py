@@ -69,8 +69,9 @@ def _piece(value):
 
 
 def num2words(text):
-    """Like ``num2words.num2words(text)`` for a string of ASCII digits; raises for anything else."""
-    return _piece(int(text))[0] if text.isascii() and text.isdigit() else _raise(text)
+    """Like ``num2words.num2words(text)`` for a string of decimal digits (num2words reads it with ``Decimal``,
+    which accepts any Unicode decimal digits: "３", "٣", "३"); raises for anything else (superscripts)."""
+    return _piece(int(text))[0] if text.isdecimal() else _raise(text)
 
 
 def _raise(text):
