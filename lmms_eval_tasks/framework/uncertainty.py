@@ -80,7 +80,7 @@ def accepted_options(function: Callable[..., Any], options: Mapping[str, Any]) -
 
 
 def bootstrap_rows(rows: Rows, *, n_resamples: int, seed: int) -> dict[str, Any]:
-    """``{metric: Uncertainty}``: the cluster bootstrap of ``rows`` (closed forms where ``rows`` gives them)."""
+    """``{metric: Uncertainty}``: the cluster bootstrap of ``rows`` (closed forms where given)."""
     from lmms_eval_tasks.uncertainty import Uncertainty, cluster_bootstrap
 
     result = cluster_bootstrap(
@@ -152,7 +152,9 @@ def score_with_uncertainty(
     for name, value in uncertainties.items():
         estimate, scored = value.estimate, metrics.get(name)
         if isinstance(scored, int | float) and estimate is not None and abs(float(scored) - estimate) > 1e-6:
-            logger.warning(f"{benchmark}: {name} bootstrap estimate {estimate} differs from the scorer's {scored}")
+            logger.warning(
+                f"{benchmark}: {name} bootstrap estimate {estimate} differs from the scorer's {scored}"
+            )
     return {**metrics, **stderr_metrics(uncertainties)}, uncertainty_block(uncertainties)
 
 

@@ -269,7 +269,7 @@ def _probe_pack_stderr() -> tuple[str, str]:
         return MISMATCH, problem
     source = inspect.getsource(evaluator_utils.TaskOutput.calculate_aggregate_metric)
     if "stderr_for_metric(" not in source or '_stderr,{filter_key}"] = stderr_fn(items)' not in source:
-        return MISMATCH, "TaskOutput.calculate_aggregate_metric no longer fills _stderr from stderr_for_metric"
+        return MISMATCH, "calculate_aggregate_metric no longer fills _stderr from stderr_for_metric"
     return APPLIES, "stderr_for_metric wrapped: pack aggregations give their bootstrap standard error"
 
 

@@ -22,9 +22,14 @@ def _outcomes(records: list[dict[str, Any]], options: dict[str, Any]) -> tuple[l
     """Per question: correctness and diagnosis name per repeat; from the hooks' annotations when present,
     else from ``scoring.evaluate`` (supplied verdicts, or the judge's cache)."""
     if records and all(isinstance(r.get("correct"), list) and "diagnosis" in r for r in records):
-        return [r["correct"] for r in records], [r["diagnosis"] or [None] * len(r["correct"]) for r in records]
+        return [r["correct"] for r in records], [
+            r["diagnosis"] or [None] * len(r["correct"]) for r in records
+        ]
     evaluation = scoring.evaluate(records, **options)
-    names = [[None if t is None else scoring.DIAGNOSIS_NAMES[tuple(t)] for t in row] for row in evaluation.diagnosis]
+    names = [
+        [None if t is None else scoring.DIAGNOSIS_NAMES[tuple(t)] for t in row]
+        for row in evaluation.diagnosis
+    ]
     return evaluation.correct, names
 
 
@@ -65,9 +70,13 @@ def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
             shares = 100.0 * totals[..., 0:6:2] / totals[..., 1:6:2]  # [R, repeat, 3]
             found = totals[..., 6:9]
             diagnosed = found.sum(axis=-1, keepdims=True)
-            diagnosis_shares = np.where(diagnosed > 0, 100.0 * found / np.where(diagnosed > 0, diagnosed, 1), np.nan)
+            diagnosis_shares = np.where(
+                diagnosed > 0, 100.0 * found / np.where(diagnosed > 0, diagnosed, 1), np.nan
+            )
             overall = shares.mean(axis=-1)
-            out = {name: np.nanmean(shares[..., m], axis=1) for m, name in enumerate(("aAcc", "fAcc", "qAcc"))}
+            out = {
+                name: np.nanmean(shares[..., m], axis=1) for m, name in enumerate(("aAcc", "fAcc", "qAcc"))
+            }
             out["overall"] = np.nanmean(overall, axis=1)
             for d, name in enumerate(_DIAGNOSES):
                 out[name] = np.nanmean(diagnosis_shares[..., d], axis=1)

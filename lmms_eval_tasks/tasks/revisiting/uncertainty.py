@@ -48,6 +48,8 @@ def present_harmonic(values: np.ndarray) -> np.ndarray:
     count = defined.sum(axis=-1)
     zero = (defined & (values == 0)).any(axis=-1)
     with np.errstate(all="ignore"):
-        inverse = np.where(defined & (values != 0), 1.0 / np.where(values != 0, values, 1.0), 0.0).sum(axis=-1)
+        inverse = np.where(defined & (values != 0), 1.0 / np.where(values != 0, values, 1.0), 0.0).sum(
+            axis=-1
+        )
         harmonic = count / inverse
     return np.where(count == 0, np.nan, np.where(zero, 0.0, harmonic))

@@ -54,5 +54,3 @@ def uncertainty_rows(records: list[dict[str, Any]], *, protocol: str = "default"
 
     ids = [item["question_id"] for item in judged]
     return Rows(ids, values_array, statistic, UNITS["tallyqa"], codes, len(CELLS), identity=ids)
-
-

@@ -36,18 +36,26 @@ def uncertainty_rows(
     """One row per record, unit: its image (``image_id``; records without one fall back to the question,
     noted), cell: its corruption level; values (accuracy, 1)."""
     accuracy = record_accuracies(records, protocol)
-    levels = [(CLEAN, 0) if r["severity"] == 0 else (str(r["corruption"]), int(r["severity"])) for r in records]
+    levels = [
+        (CLEAN, 0) if r["severity"] == 0 else (str(r["corruption"]), int(r["severity"])) for r in records
+    ]
     corruptions = sorted({name for name, severity in levels if severity > 0})
     order = [(CLEAN, 0)] + [(name, s) for name in corruptions for s in range(1, 6)]
     position = {level: i for i, level in enumerate(order)}
     codes = np.asarray([position[level] for level in levels], dtype=np.int64)
     present = set(levels)
-    complete = [c for c in corruptions if all((c, s) in present for s in range(1, 6))] if (CLEAN, 0) in present else []
+    complete = (
+        [c for c in corruptions if all((c, s) in present for s in range(1, 6))]
+        if (CLEAN, 0) in present
+        else []
+    )
     complete_index = [corruptions.index(c) for c in complete]
     weight_vector = resolve_weights(weights, preferences)
     with_image = all(record.get("image_id") is not None for record in records)
     units = [r["image_id"] if with_image else r["question_id"] for r in records]
-    note = None if with_image else "records carry no image_id: resampled by question (ignores the shared image)"
+    note = (
+        None if with_image else "records carry no image_id: resampled by question (ignores the shared image)"
+    )
     values = np.column_stack([accuracy, np.ones_like(accuracy)])
 
     def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:
@@ -65,7 +73,9 @@ def uncertainty_rows(
             out[key] = raw[key].mean(axis=1)
         clean, mean = level_accuracy[:, 0], raw["accuracy_average"].mean(axis=1)
         out["accuracy_average"] = mean
-        out["relative_accuracy_drop"] = np.where(clean > 0, (clean - mean) / np.where(clean > 0, clean, 1), np.nan)
+        out["relative_accuracy_drop"] = np.where(
+            clean > 0, (clean - mean) / np.where(clean > 0, clean, 1), np.nan
+        )
         if len(complete) >= 2:
             stacked = np.stack([raw[key] for key in SUB_METRICS], axis=-1)  # [R, C, 5]
             finite = np.isfinite(stacked)
