@@ -110,7 +110,7 @@ def test_contextual_keeps_the_official_normal_interval():
 
     # 50 items, 20 accepted: p = .4, stderr 100 * sqrt(.4 * .6 / 50) = 6.9282, interval 40 +- 1.96 * that
     records = [
-        {"image_url": f"u{i}", "instruction": "i", "response": "r", 
+        {"image_url": f"u{i}", "instruction": "i", "response": "r",
          "category": CATEGORIES[i % len(CATEGORIES)],
          "prediction": "p", "judge_verdict": i < 20}
         for i in range(50)
