@@ -27,9 +27,13 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     variant = TESTS[args.test]
     options = dict(args.option or [])
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
+    mcnemar_test = get_benchmark(args.benchmark).per_question is not None  # VRB: bootstrap only
     try:
-        per_question = per_question_function(args.benchmark)
-        inspect.signature(per_question).bind([], **options)
+        if mcnemar_test:
+            per_question = per_question_function(args.benchmark)
+            inspect.signature(per_question).bind([], **options)
     except ValueError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
@@ -39,7 +43,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         records_a = load_run(args.run_a, args.task)
         records_b = load_run(args.run_b, args.task)
-        result = compare_runs(args.benchmark, records_a, records_b, variant=variant, **options)
+        if mcnemar_test:
+            result = compare_runs(args.benchmark, records_a, records_b, variant=variant, **options)
+        else:
+            result = {"benchmark": args.benchmark, "options": dict(options)}
     except FileNotFoundError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
@@ -53,6 +60,25 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{prog}: {error}", file=sys.stderr)
         return 1
     output: dict[str, Any] = {"run_a": str(args.run_a), "run_b": str(args.run_b), **result}
+    from lmms_eval_tasks.framework.uncertainty import paired_difference, rows_function
+
+    if rows_function(args.benchmark) is not None:
+        try:
+            differences = paired_difference(
+                args.benchmark,
+                records_a,
+                records_b,
+                metrics=[args.metric] if args.metric else None,
+                **options,
+                **({"bootstrap_resamples": args.resamples, "bootstrap_seed": args.seed}),
+            )
+        except (OptionError, ValueError) as error:  # runs whose records differ: refused, one line
+            print(f"{prog}: {error}", file=sys.stderr)
+            return 1
+        if args.metric and args.metric not in differences:
+            print(f"{prog}: {args.benchmark} has no metric {args.metric!r} to compare", file=sys.stderr)
+            return 2
+        output["paired_bootstrap"] = {name: value.as_dict() for name, value in differences.items()}
     print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))
     return 0
 
@@ -92,6 +118,11 @@ def register(subparsers: Any) -> None:
         + "; ".join(f"{name} = {text}" for name, text in _TESTS_HELP.items())
         + ". The output's 'sided' says which kind of p-value it is",
     )
+    parser.add_argument("--metric", help="compare only this metric (default: every headline metric)")
+    parser.add_argument(
+        "--resamples", type=int, default=1000, help="paired bootstrap resamples"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="paired bootstrap seed (default 0)")
     parser.add_argument(
         "--option",
         "-o",

@@ -39,11 +39,20 @@ def _command_score(args: argparse.Namespace) -> int:
         scorer = get_scorer(args.benchmark)
         options = dict(args.option or [])
         try:
-            inspect.signature(scorer).bind(records, **options)
+            from lmms_eval_tasks.framework.uncertainty import OPTION_NAMES
+
+            own = {key: value for key, value in options.items() if key not in OPTION_NAMES}
+            inspect.signature(scorer).bind(records, **own)
         except TypeError as error:
             print(f"lmms-eval-tasks score: bad option for {args.benchmark}: {error}", file=sys.stderr)
             return 2
-        metrics = scorer(records, **options)
+        from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty, split_options
+
+        scoring_options = split_options(options)[0]  # bootstrap_resamples / bootstrap_seed checked here
+        metrics = scorer(records, **scoring_options)
+        metrics, uncertainty = score_with_uncertainty(args.benchmark, records, metrics, **options)
+        if uncertainty:
+            metrics["uncertainty"] = uncertainty
     except RecordError as error:
         print(f"lmms-eval-tasks score: {path}: {error}", file=sys.stderr)
         return 1

@@ -271,9 +271,15 @@ class TaskHooks:
             options = dict(self.task_settings(source).get("score_options", {}))
             metrics = get_benchmark(self.benchmark).score(records, **options)
             details = self.report_details(records, metrics, source) if self.report_details else {}
+        from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty
         from lmms_eval_tasks.reporting.schema import build_report
 
+        settings = self.task_settings(source)
+        options = {**settings.get("score_options", {}), **settings.get("uncertainty_options", {})}
+        metrics, uncertainty = score_with_uncertainty(self.benchmark, records, metrics, **options)
         details = dict(details)
+        if uncertainty:
+            details["uncertainty"] = uncertainty
         provenance_parts = {key: details.pop(key) for key in _PROVENANCE_DETAILS if key in details}
         if members is not None:
             details["members"] = members
@@ -324,6 +330,15 @@ class TaskHooks:
             metrics = score_once(name, records, lambda batch: self._score(batch, name, args, source=source))
             return _as_number(metrics.get(metric))
 
+        def stderr(items: list[Any]) -> float | str:
+            """The metric's bootstrap standard error, from the same one scoring (N/A when there is none)."""
+            records = unwrap_records(items)
+            name = str(records[0].get("variant") or records[0].get("task") or self.task_of(records[0]))
+            metrics = score_once(name, records, lambda batch: {})
+            value = metrics.get(f"{metric}_stderr")
+            return value if isinstance(value, int | float) and not isinstance(value, bool) else "N/A"
+
+        aggregate.pack_stderr = stderr  # read by the host patch "pack_stderr" (host/patches.py)
         aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{metric}"
         aggregate.__doc__ = f"The task's {metric!r}, from one scoring of all its records."
         return aggregate

@@ -37,6 +37,8 @@ class Benchmark:
     - ``generated_files``: ``generated_files() -> dict[relative path, bytes]``: every file this benchmark
       generates (YAML, sample data), relative to the repository root; ``make generate`` writes them and a
       test fails when one drifts. Listed in the order they must be produced.
+    - ``uncertainty``: ``uncertainty_rows(records, **options) -> framework.uncertainty.Rows``: the
+      bootstrap input of the headline metrics (standard errors, intervals, paired ``compare``).
     - ``report_section``: renders the benchmark's section of ``lmms-eval-tasks report``.
     - ``docs``: the benchmark's page, relative to the repository root.
     """
@@ -52,6 +54,7 @@ class Benchmark:
     random_answer: str | None = None
     sample_tasks: tuple[str, ...] = ()
     generated_files: tuple[str, ...] = ()
+    uncertainty: str | None = None
     report_section: str | None = None
     docs: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)

@@ -252,6 +252,43 @@ def _install_failure_recorder() -> None:
     host_main.cli_evaluate_single = _mark(cli_evaluate_single, original)
 
 
+# --- the pack's standard errors in the host's Stderr column ------------------------------------------------
+
+STDERR_ATTRIBUTE = "pack_stderr"  # an aggregation carrying this: items -> its metric's standard error
+
+
+def _probe_pack_stderr() -> tuple[str, str]:
+    import lmms_eval.evaluator_utils as evaluator_utils
+
+    problem = _expect_parameters(
+        "lmms_eval.evaluator_utils.stderr_for_metric",
+        getattr(evaluator_utils, "stderr_for_metric", None),
+        ["metric", "bootstrap_iters"],
+    )
+    if problem:
+        return MISMATCH, problem
+    source = inspect.getsource(evaluator_utils.TaskOutput.calculate_aggregate_metric)
+    if "stderr_for_metric(" not in source or '_stderr,{filter_key}"] = stderr_fn(items)' not in source:
+        return MISMATCH, "calculate_aggregate_metric no longer fills _stderr from stderr_for_metric"
+    return APPLIES, "stderr_for_metric wrapped: pack aggregations give their bootstrap standard error"
+
+
+def _install_pack_stderr() -> None:
+    import lmms_eval.evaluator_utils as evaluator_utils
+
+    original = evaluator_utils.stderr_for_metric
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    def stderr_for_metric(metric: Any, bootstrap_iters: int) -> Any:
+        provider = getattr(metric, STDERR_ATTRIBUTE, None)
+        if provider is not None and isinstance(bootstrap_iters, int) and bootstrap_iters > 0:
+            return provider
+        return original(metric=metric, bootstrap_iters=bootstrap_iters)
+
+    evaluator_utils.stderr_for_metric = _mark(stderr_for_metric, original)
+
+
 # --- 3. loglikelihood results stringified by the evaluator -------------------------------------------------
 
 
@@ -497,6 +534,14 @@ PATCHES: dict[str, HostPatch] = {
             _probe_failure_recorder,
             _install_failure_recorder,
             "a failed evaluation may exit 0: read the log for 'Error during evaluation'",
+        ),
+        HostPatch(
+            "pack_stderr",
+            "the host's Stderr column shows the pack's bootstrap standard errors (value ± stderr)",
+            _probe_pack_stderr,
+            _install_pack_stderr,
+            "the host's table prints N/A for pack metrics; the standard errors and intervals are in the "
+            "pack report (<metric>_stderr and details.uncertainty)",
         ),
         HostPatch(
             "loglikelihood_result",

@@ -22,6 +22,7 @@ BENCHMARK = Benchmark(
     per_question="lmms_eval_tasks.tasks.contextual.scoring:per_question_correct",
     sample_tasks=("contextual_sample",),
     generated_files=("lmms_eval_tasks.tasks.contextual.generate:generated_files",),
+    uncertainty="lmms_eval_tasks.tasks.contextual.uncertainty:uncertainty_rows",
     report_section="lmms_eval_tasks.tasks.contextual.report_section:render",
     docs="docs/contextual.md",
 )

@@ -20,6 +20,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.dvqa.hooks:random_answer",
     sample_tasks=("dvqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.dvqa.generate:generated_files",),
+    uncertainty="lmms_eval_tasks.tasks.dvqa.uncertainty:uncertainty_rows",
     report_section="lmms_eval_tasks.tasks.dvqa.report_section:render",
     docs="docs/revisiting.md",
 )

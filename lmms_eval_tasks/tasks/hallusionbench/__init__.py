@@ -28,6 +28,7 @@ BENCHMARK = Benchmark(
         "hallusionbench_vlmevalkit_sample",
     ),
     generated_files=("lmms_eval_tasks.tasks.hallusionbench.generate:generated_files",),
+    uncertainty="lmms_eval_tasks.tasks.hallusionbench.uncertainty:uncertainty_rows",
     report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",
     docs="docs/hallusionbench.md",
 )

@@ -22,6 +22,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.tallyqa.hooks:random_answer",
     sample_tasks=("tallyqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.tallyqa.generate:generated_files",),
+    uncertainty="lmms_eval_tasks.tasks.tallyqa.uncertainty:uncertainty_rows",
     report_section="lmms_eval_tasks.tasks.tallyqa.report_section:render",
     docs="docs/revisiting.md",
 )

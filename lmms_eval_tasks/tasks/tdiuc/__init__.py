@@ -23,6 +23,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.tdiuc.hooks:random_answer",
     sample_tasks=("tdiuc_sample",),
     generated_files=("lmms_eval_tasks.tasks.tdiuc.generate:generated_files",),
+    uncertainty="lmms_eval_tasks.tasks.tdiuc.uncertainty:uncertainty_rows",
     report_section="lmms_eval_tasks.tasks.tdiuc.report_section:render",
     docs="docs/revisiting.md",
 )

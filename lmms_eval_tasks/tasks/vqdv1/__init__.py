@@ -14,6 +14,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vqdv1.hooks:random_answer",
     sample_tasks=("vqdv1_sample",),
     generated_files=("lmms_eval_tasks.tasks.vqdv1.generate:generated_files",),
+    uncertainty="lmms_eval_tasks.tasks.vqdv1.uncertainty:uncertainty_rows",
     report_section="lmms_eval_tasks.tasks.vqdv1.report_section:render",
     docs="docs/vqdv1.md",
 )

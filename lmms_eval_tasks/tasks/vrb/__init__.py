@@ -30,6 +30,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vrb.hooks:random_answer",
     sample_tasks=("vrb_sample",),
     generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
+    uncertainty="lmms_eval_tasks.tasks.vrb.uncertainty:uncertainty_rows",
     report_section="lmms_eval_tasks.tasks.vrb.report_section:render",
     docs="docs/vrb.md",
 )

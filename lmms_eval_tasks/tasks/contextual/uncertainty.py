@@ -1,0 +1,82 @@
+"""ConTextual standard errors: the official normal (Wald) interval of the overall acceptance rate (the
+paper's analysis prints it; analytic, per item), and the bootstrap by item of the scenario-pool rates and
+ROUGE-L, averaged over judge repeats as the scorer does."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lmms_eval_tasks.framework.uncertainty import Rows
+from lmms_eval_tasks.tasks.contextual import scoring
+from lmms_eval_tasks.uncertainty import UNITS, Uncertainty
+
+_CELL = {name: i for i, name in enumerate(scoring.CATEGORIES)}
+
+
+def _outcomes(records: list[dict[str, Any]], options: dict[str, Any]) -> tuple[list, list, list[str]]:
+    """Per item: verdicts per repeat, ROUGE-L (0-1 or None), category; from the hooks' annotations when
+    present, else from ``scoring.evaluate`` (supplied verdicts, or the judge's cache)."""
+    items = scoring.parse_items(records)
+    categories = [item.category for item in items]
+    if records and all(isinstance(r.get("judge_verdicts"), list) and "rouge_l" in r for r in records):
+        return [r["judge_verdicts"] for r in records], [r["rouge_l"] for r in records], categories
+    evaluation = scoring.evaluate(records, **options)
+    rouge = evaluation.rouge or [None] * len(items)
+    return evaluation.verdicts, rouge, categories
+
+
+def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
+    """One row per item (unit: item), cell = its category; values per repeat (accepted, judged, ROUGE-L,
+    ROUGE-L defined) with ROUGE-L in the first repeat's slot only."""
+    protocol = options.get("protocol", "default")
+    verdicts, rouge, categories = _outcomes(records, options)
+    repeats = max(len(row) for row in verdicts)
+    values = np.zeros((len(records), repeats, 4))
+    for i, row in enumerate(verdicts):
+        for r, verdict in enumerate(row):
+            if verdict is not None:
+                values[i, r, 0:2] = (float(bool(verdict)), 1.0)
+        if rouge[i] is not None:
+            values[i, 0, 2:4] = (float(rouge[i]), 1.0)
+    codes = np.asarray([_CELL[c] for c in categories], dtype=np.int64)
+    pools = {
+        "natural": scoring.NATURAL_SCENARIOS,
+        "digital": scoring.DIGITAL_SCENARIOS,
+        **{name: (name,) for name in scoring.SCENARIOS},
+    }
+    masks = {
+        name: np.asarray([scoring.CATEGORY_SCENARIO[c] in members for c in scoring.CATEGORIES], dtype=float)
+        for name, members in pools.items()
+    }
+    st, est = _CELL["stvqa"], _CELL["estvqa"]
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, cells, repeats, 4]
+        accepted, judged = totals[..., 0], totals[..., 1]
+        with np.errstate(all="ignore"):
+            out = {"acceptance_rate": np.nanmean(100 * accepted.sum(1) / judged.sum(1), axis=1)}
+            for name, mask in masks.items():
+                rate = 100 * np.einsum("rcp,c->rp", accepted, mask) / np.einsum("rcp,c->rp", judged, mask)
+                out[f"acceptance_rate_{name}"] = np.nanmean(rate, axis=1)
+            if protocol == "official":
+                rate = 100 * (accepted[:, st] + accepted[:, est]) / (2 * judged[:, st])
+                out["acceptance_rate_misc_natural_scenes"] = np.nanmean(rate, axis=1)
+            out["rouge_l"] = 100 * totals[:, :, 0, 2].sum(1) / totals[:, :, 0, 3].sum(1)
+        return out
+
+    closed: dict[str, Uncertainty] = {}
+    flat = values[:, :, :2].sum(axis=1)
+    if repeats == 1 and flat[:, 1].sum() > 0:
+        accepted, judged = flat[:, 0].sum(), flat[:, 1].sum()
+        share = accepted / judged
+        stderr = 100.0 * math.sqrt(share * (1 - share) / judged)
+        low, high = scoring.normal_interval(int(accepted), int(judged))
+        closed["acceptance_rate"] = Uncertainty(
+            100.0 * share, stderr, low, high, "normal", UNITS["contextual"], int(judged),
+            reason="the official normal (Wald) interval, clipped to [0, 100]",
+        )  # fmt: skip
+    ids = [str(r.get("image_url", i)) + "|" + str(r.get("instruction", "")) for i, r in enumerate(records)]
+    return Rows(ids, values, statistic, UNITS["contextual"], codes, len(scoring.CATEGORIES),
+                identity=ids, closed_form=closed)  # fmt: skip
