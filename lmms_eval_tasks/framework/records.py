@@ -60,8 +60,9 @@ class RecordSchema:
     """What a benchmark's records are: ``fields``, the ``identity`` (field names whose values identify a
     record: a second record with the same identity is refused), optionally ``identity_key``
     (``"module:function"``, ``record -> tuple`` of the same length, in the same order) when the identity
-    is derived from the fields (DARE's canonical category, VRB's clean level), ``identity_note`` (one sentence added to duplicate errors) and
-    ``example``: a minimal valid record set that scores offline, where the contract tests start from."""
+    is derived from the fields (DARE's canonical category, VRB's clean level), ``identity_note`` (one
+    sentence added to duplicate errors) and ``example``: a minimal valid record set that scores offline,
+    where the contract tests start from."""
 
     fields: tuple[RecordField, ...]
     identity: tuple[str, ...]
