@@ -9,14 +9,24 @@ RECORD_SCHEMA = RecordSchema(
         RecordField("instruction", "str", nullable=True),
         RecordField("response", "str", required=False, nullable=True, doc="the reference answer"),
         RecordField("category", "str", choices="lmms_eval_tasks.tasks.contextual.scoring:CATEGORIES"),
-    RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
     ),
     identity=("image_url",),
     example=(
-        {"image_url": "https://example.org/1.png", "instruction": "What does the sign say?",
-         "response": "stop", "category": "time", "prediction": "stop"},
-        {"image_url": "https://example.org/2.png", "instruction": "Which shop is open?",
-         "response": "the bakery", "category": "shopping", "prediction": "the bank"},
+        {
+            "image_url": "https://example.org/1.png",
+            "instruction": "What does the sign say?",
+            "response": "stop",
+            "category": "time",
+            "prediction": "stop",
+        },
+        {
+            "image_url": "https://example.org/2.png",
+            "instruction": "Which shop is open?",
+            "response": "the bakery",
+            "category": "shopping",
+            "prediction": "the bank",
+        },
     ),
 )
 
@@ -40,6 +50,7 @@ BENCHMARK = Benchmark(
     per_question="lmms_eval_tasks.tasks.contextual.scoring:per_question_correct",
     sample_tasks=("contextual_sample",),
     generated_files=("lmms_eval_tasks.tasks.contextual.generate:generated_files",),
+    parsers="lmms_eval_tasks.tasks.contextual.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.contextual.report_section:render",
     docs="docs/contextual.md",
 )

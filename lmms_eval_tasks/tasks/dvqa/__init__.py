@@ -8,7 +8,7 @@ RECORD_SCHEMA = RecordSchema(
         RecordField("question_id", "id"),
         RecordField("template_id", "str", choices=("structure", "data", "reasoning")),
         RecordField("answer", "scalar", doc="the gold answer (text or a finite number; NaN is refused)"),
-    RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
     ),
     identity=("question_id",),
     example=(
@@ -35,6 +35,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.dvqa.hooks:random_answer",
     sample_tasks=("dvqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.dvqa.generate:generated_files",),
+    parsers="lmms_eval_tasks.tasks.dvqa.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.dvqa.report_section:render",
     docs="docs/revisiting.md",
 )

@@ -18,9 +18,18 @@ RECORD_SCHEMA = RecordSchema(
     ),
     identity=("category", "subcategory", "set_id", "figure_id", "question_id"),
     example=tuple(
-        {"category": "VD", "subcategory": "illusion", "visual_input": "1", "set_id": "0",
-         "figure_id": figure, "question_id": "0", "question": "Is the left line longer?",
-         "gt_answer_details": "They are equal.", "gt_answer": gt, "prediction": prediction}
+        {
+            "category": "VD",
+            "subcategory": "illusion",
+            "visual_input": "1",
+            "set_id": "0",
+            "figure_id": figure,
+            "question_id": "0",
+            "question": "Is the left line longer?",
+            "gt_answer_details": "They are equal.",
+            "gt_answer": gt,
+            "prediction": prediction,
+        }
         for figure, gt, prediction in (("0", "0", "No, they are equal."), ("1", "1", "Yes."))
     ),
 )
@@ -41,6 +50,7 @@ BENCHMARK = Benchmark(
         "hallusionbench_vlmevalkit_sample",
     ),
     generated_files=("lmms_eval_tasks.tasks.hallusionbench.generate:generated_files",),
+    parsers="lmms_eval_tasks.tasks.hallusionbench.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",
     docs="docs/hallusionbench.md",
 )

@@ -8,7 +8,7 @@ RECORD_SCHEMA = RecordSchema(
         RecordField("question_id", "id"),
         RecordField("answer", "scalar", doc="the gold count (a non-negative integer or its digits)"),
         RecordField("issimple", "bool"),
-    RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
     ),
     identity=("question_id",),
     example=(
@@ -37,6 +37,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.tallyqa.hooks:random_answer",
     sample_tasks=("tallyqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.tallyqa.generate:generated_files",),
+    parsers="lmms_eval_tasks.tasks.tallyqa.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.tallyqa.report_section:render",
     docs="docs/revisiting.md",
 )

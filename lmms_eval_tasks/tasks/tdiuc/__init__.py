@@ -8,7 +8,7 @@ RECORD_SCHEMA = RecordSchema(
         RecordField("question_id", "id"),
         RecordField("question_type", "str", choices="lmms_eval_tasks.tasks.tdiuc.scoring:QUESTION_TYPES"),
         RecordField("labeled_answer", "str", doc="the gold answer ('doesnotapply' for absurd questions)"),
-    RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
     ),
     identity=("question_id",),
     example=(
@@ -38,6 +38,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.tdiuc.hooks:random_answer",
     sample_tasks=("tdiuc_sample",),
     generated_files=("lmms_eval_tasks.tasks.tdiuc.generate:generated_files",),
+    parsers="lmms_eval_tasks.tasks.tdiuc.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.tdiuc.report_section:render",
     docs="docs/revisiting.md",
 )

@@ -21,10 +21,22 @@ RECORD_SCHEMA = RecordSchema(
     identity_note="VQDv1 repeats queries on purpose (sampled with replacement): give each record the "
     "'row' field that `prepare vqdv1` and the hooks write",
     example=(
-        {"question_id": 1, "row": 0, "gtbox": [[10, 10, 20, 20]], "width": 100, "height": 100,
-         "prediction": "[10, 10, 30, 30]"},
-        {"question_id": 1, "row": 1, "gtbox": [[10, 10, 20, 20]], "width": 100, "height": 100,
-         "prediction": "[]"},
+        {
+            "question_id": 1,
+            "row": 0,
+            "gtbox": [[10, 10, 20, 20]],
+            "width": 100,
+            "height": 100,
+            "prediction": "[10, 10, 30, 30]",
+        },
+        {
+            "question_id": 1,
+            "row": 1,
+            "gtbox": [[10, 10, 20, 20]],
+            "width": 100,
+            "height": 100,
+            "prediction": "[]",
+        },
         {"question_id": 2, "row": 2, "gtbox": [[]], "width": 100, "height": 100, "prediction": "[]"},
     ),
 )
@@ -41,6 +53,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vqdv1.hooks:random_answer",
     sample_tasks=("vqdv1_sample",),
     generated_files=("lmms_eval_tasks.tasks.vqdv1.generate:generated_files",),
+    parsers="lmms_eval_tasks.tasks.vqdv1.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.vqdv1.report_section:render",
     docs="docs/vqdv1.md",
 )

@@ -22,11 +22,21 @@ RECORD_SCHEMA = RecordSchema(
     identity=("question_id", "corruption", "severity"),
     identity_key="lmms_eval_tasks.tasks.vrb.scoring:record_identity",
     example=tuple(
-        {"question_id": 1, "answers": ["two"] * 10, "multiple_choice_answer": "two",
-         "question_type": "how many", "answer_type": "number", "corruption": corruption,
-         "severity": severity, "prediction": prediction}
-        for corruption, severity, prediction in (("clean", 0, "two"), ("brightness", 1, "2"),
-                                                 ("brightness", 2, "three"))
+        {
+            "question_id": 1,
+            "answers": ["two"] * 10,
+            "multiple_choice_answer": "two",
+            "question_type": "how many",
+            "answer_type": "number",
+            "corruption": corruption,
+            "severity": severity,
+            "prediction": prediction,
+        }
+        for corruption, severity, prediction in (
+            ("clean", 0, "two"),
+            ("brightness", 1, "2"),
+            ("brightness", 2, "three"),
+        )
     ),
 )
 
@@ -50,6 +60,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vrb.hooks:random_answer",
     sample_tasks=("vrb_sample",),
     generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
+    parsers="lmms_eval_tasks.tasks.vrb.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.vrb.report_section:render",
     docs="docs/vrb.md",
 )
