@@ -32,6 +32,7 @@ KINDS: dict[str, str] = {
     "strings": "a string or a list of strings",
     "list": "a list",
     "object": "a JSON object",
+    "any": "any JSON value",
 }
 _SHOWN = 60
 
@@ -181,6 +182,8 @@ def _kind_ok(kind: str, value: Any) -> bool:
         return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
     if kind == "list":
         return isinstance(value, list)
+    if kind == "any":
+        return True
     return isinstance(value, dict)
 
 
