@@ -498,7 +498,8 @@ def test_a_failing_section_falls_back_to_headline_metrics(tmp_path: Path) -> Non
     register(
         Benchmark(
             name="brokenbench", title="Broken bench", description="", scorer="x:y",
-            record_schema=toy_schema(), headline_metrics=("score",), report_section="lmms_eval_tasks.reporting.sections:no_such_function",
+            record_schema=toy_schema(), headline_metrics=("score",),
+            report_section="lmms_eval_tasks.reporting.sections:no_such_function",
         )
     )  # fmt: skip
     try:
