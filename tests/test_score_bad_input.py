@@ -58,7 +58,7 @@ def test_an_id_answered_three_times_is_rejected_not_counted_three_times(
     path = _write(tmp_path, [RECORD, {**RECORD, "id": "q2"}, RECORD, RECORD])
     code, error = _score(capsys, "dare", str(path))
     assert code == 1
-    assert "record 2 (line 3): field 'setup': duplicate record (setup='single', format='gen', prompt='1', " in error
+    assert "record 2 (line 3): field 'setup': duplicate record (setup='single', format='gen', " in error
     assert "category='count', id='q1', option=''); also record 0 (line 1)" in error
 
 

@@ -114,8 +114,9 @@ class RecordSchema:
         return tuple(_identity_value(_get(record, self.field(name))) for name in self.identity)
 
     def identity_label(self, record: dict[str, Any]) -> str:
-        """The identity as one string, ``"/"``-joined: the key ``compare`` pairs two runs' records by."""
-        return "/".join("" if value is None else str(value) for value in self.identity_of(record))
+        """The identity as one string, ``"/"``-joined, absent optional parts left out (a VQDv1 record without
+        ``row`` is keyed by its question id alone): the key ``compare`` pairs two runs' records by."""
+        return "/".join(str(value) for value in self.identity_of(record) if value is not None)
 
 
 def _identity_value(value: Any) -> Any:

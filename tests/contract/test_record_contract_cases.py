@@ -34,7 +34,8 @@ def test_tdiuc_refuses_a_duplicate_instead_of_counting_it(tmp_path: Path, capsys
 
 def test_dvqa_refuses_a_nan_answer(tmp_path: Path, capsys) -> None:
     path = tmp_path / "nan.jsonl"
-    path.write_text('{"question_id": 1, "template_id": "data", "answer": NaN, "prediction": "nan"}\n', "utf-8")
+    line = '{"question_id": 1, "template_id": "data", "answer": NaN, "prediction": "nan"}\n'
+    path.write_text(line, "utf-8")
     error = _error(capsys, "score", "dvqa", str(path))
     assert error.endswith("record 0 (line 1): field 'answer': expected a string or a finite number, got NaN")
 
