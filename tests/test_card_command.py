@@ -91,7 +91,6 @@ def test_prepare_substitutes_and_the_opt_out_refuses(
     monkeypatch: pytest.MonkeyPatch, restore_llava_registration: None
 ) -> None:
     from lmms_eval.models import MODEL_REGISTRY_V2
-
     from lmms_eval_tasks.launcher import check_models
 
     assert substitution.prepare(["random_guess"], None) == (None, None)
