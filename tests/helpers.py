@@ -62,3 +62,21 @@ def samples_jsonl(output_path: Path, task: str) -> list[dict[str, Any]]:
     found = sorted(output_path.rglob(f"*_samples_{task}.jsonl"))
     assert len(found) == 1, f"expected one samples file for {task} under {output_path}, found {found}"
     return [json.loads(line) for line in found[0].read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def toy_schema(*fields: str) -> Any:
+    """A record schema for a toy benchmark registered by a test: ``fields`` required (any kind), every
+    record its own identity (toys do not test the contract; tests/contract does)."""
+    from lmms_eval_tasks.framework.records import RecordField, RecordSchema
+
+    names = fields or ("prediction",)
+    return RecordSchema(
+        fields=tuple(RecordField(name, "any") for name in names),
+        identity=(names[0],),
+        identity_key="tests.helpers:object_identity",
+    )
+
+
+def object_identity(record: Any) -> tuple[int]:
+    """Each record object is its own identity (for ``toy_schema``)."""
+    return (id(record),)

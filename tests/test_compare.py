@@ -11,6 +11,7 @@ from lmms_eval_tasks.cli import main
 from lmms_eval_tasks.framework import registry
 from lmms_eval_tasks.framework.comparison import compare_correctness, compare_runs, correctness_by_id, mcnemar
 from lmms_eval_tasks.framework.scoring import RecordError
+from tests.helpers import toy_schema
 
 
 def toy_per_question(records: list[dict], *, strict: bool = False) -> dict[str, bool | None]:
@@ -26,7 +27,7 @@ def toy_benchmark():
             title="toy",
             description="test benchmark",
             scorer="tests.test_compare:toy_per_question",
-            record_fields=("question_id", "correct"),
+            record_schema=toy_schema("question_id", "correct"),
             headline_metrics=("accuracy",),
             per_question="tests.test_compare:toy_per_question",
         )
@@ -142,7 +143,7 @@ def test_benchmark_without_per_question_is_refused() -> None:
             title="toy",
             description="no per-question",
             scorer="tests.test_compare:toy_per_question",
-            record_fields=(),
+            record_schema=toy_schema(),
             headline_metrics=("accuracy",),
         )
     )

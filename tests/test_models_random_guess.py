@@ -18,6 +18,7 @@ from lmms_eval_tasks.models import SIMPLE_MODELS, answer_spaces
 from lmms_eval_tasks.models.answer_spaces import fallback_answer, listed_option_letters, looks_like_yes_no
 from lmms_eval_tasks.models.random_guess import RandomGuess, request_rng
 from tests.conftest import TINY_TASK_COLOURS
+from tests.helpers import toy_schema
 
 TASK = "toy_task"
 SPLIT = "test"
@@ -182,7 +183,7 @@ def _toy_benchmark(name: str, prefix: str, random_answer: str) -> Benchmark:
         title=name,
         description="toy benchmark for the answer-space tests",
         scorer="lmms_eval_tasks.no_such_module:score_records",
-        record_fields=("question",),
+        record_schema=toy_schema("question"),
         headline_metrics=("accuracy",),
         task_prefixes=(prefix,),
         random_answer=random_answer,

@@ -28,7 +28,7 @@ from lmms_eval_tasks.reporting.human_report import (
     write_report_for_runs,
 )
 from lmms_eval_tasks.reporting.sections import fmt
-from tests.helpers import run_launcher
+from tests.helpers import run_launcher, toy_schema
 
 PLOT_SIZES = {(720, 400), (600, 600)}
 SUBMISSION_TASK = "contextual_sample_submission"
@@ -497,8 +497,9 @@ def test_a_failing_section_falls_back_to_headline_metrics(tmp_path: Path) -> Non
 
     register(
         Benchmark(
-            name="brokenbench", title="Broken bench", description="", scorer="x:y", record_fields=(),
-            headline_metrics=("score",), report_section="lmms_eval_tasks.reporting.sections:no_such_function",
+            name="brokenbench", title="Broken bench", description="", scorer="x:y",
+            record_schema=toy_schema(), headline_metrics=("score",),
+            report_section="lmms_eval_tasks.reporting.sections:no_such_function",
         )
     )  # fmt: skip
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks.cli import main
+from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.framework.scoring import OptionError, check_option, read_jsonl
 
 RECORD = {
@@ -57,8 +58,8 @@ def test_an_id_answered_three_times_is_rejected_not_counted_three_times(
     path = _write(tmp_path, [RECORD, {**RECORD, "id": "q2"}, RECORD, RECORD])
     code, error = _score(capsys, "dare", str(path))
     assert code == 1
-    assert "record 2: field 'id': duplicate record for question 'q1'" in error
-    assert "(count, single gen p1 standard); also record 0" in error
+    assert "record 2 (line 3): field 'setup': duplicate record (setup='single', format='gen', " in error
+    assert "category='count', id='q1', option=''); also record 0 (line 1)" in error
 
 
 def test_a_conflicting_answer_to_the_same_question_is_rejected(
@@ -66,7 +67,7 @@ def test_a_conflicting_answer_to_the_same_question_is_rejected(
 ) -> None:
     path = _write(tmp_path, [RECORD, {**RECORD, "prediction": "C"}])
     code, error = _score(capsys, "dare", str(path))
-    assert code == 1 and "record 1: field 'id': conflicting record for question 'q1'" in error
+    assert code == 1 and "record 1 (line 2): field 'setup': conflicting record (" in error
 
 
 def test_the_same_id_in_another_task_setting_is_a_different_record(
@@ -85,8 +86,8 @@ def test_the_same_id_in_another_task_setting_is_a_different_record(
     assert json.loads(capsys.readouterr().out)["records"] == 5
     duplicate_option = [*records, {**binary, "option": "B", "prediction": "yes"}]
     code, error = _score(capsys, "dare", str(_write(tmp_path, duplicate_option)))
-    assert code == 1 and "duplicate record for question 'q1'" in error
-    assert "(count, multi binary p1 binary option B); also record 4" in error
+    assert code == 1 and "duplicate record (setup='multi', format='binary', prompt='1', " in error
+    assert "id='q1', option='B'); also record 4 (line 5)" in error
 
 
 # --- options --------------------------------------------------------------------------------------
@@ -138,7 +139,7 @@ def test_dare_primary_format_must_be_a_format(
 def test_hallusionbench_options_are_validated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, message: str
 ) -> None:
-    path = _write(tmp_path, [{"prediction": "yes"}])
+    path = _write(tmp_path, list(get_benchmark("hallusionbench").record_schema.example))
     code, error = _score(capsys, "hallusionbench", str(path), "-o", option)
     assert code == 2 and error == f"lmms-eval-tasks score: hallusionbench: {message}"
 
@@ -207,6 +208,6 @@ def test_a_directory_is_reported_as_a_directory(tmp_path: Path, capsys: pytest.C
 def test_new_benchmarks_options_are_validated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], benchmark: str, option: str, message: str
 ) -> None:
-    path = _write(tmp_path, [{"prediction": "yes"}])
+    path = _write(tmp_path, list(get_benchmark(benchmark).record_schema.example))
     code, error = _score(capsys, benchmark, str(path), "-o", option)
     assert code == 2 and error == f"lmms-eval-tasks score: {benchmark}: {message}"

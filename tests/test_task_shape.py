@@ -21,6 +21,7 @@ from lmms_eval_tasks.framework.taskgen import (
     stale,
 )
 from lmms_eval_tasks.host.task_index import _load_yaml, pack_tasks
+from tests.helpers import toy_schema
 
 
 def _task_metrics(task: str, entries: dict) -> list[str]:
@@ -102,7 +103,7 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
             title="Toy",
             description="a toy benchmark",
             scorer="toy_scoring:score_records",
-            record_fields=("answer",),
+            record_schema=toy_schema("answer"),
             headline_metrics=("accuracy",),
         )
         registry.register(toy)

@@ -31,7 +31,7 @@ registry.register(
         title="Toy",
         description="toy benchmark for the task-shape test",
         scorer="toyshape.scoring:score_records",
-        record_fields=("answer",),
+        record_schema=toy_schema("answer"),
         headline_metrics=("accuracy", "answered"),
     )
 )

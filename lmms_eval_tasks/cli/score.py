@@ -13,8 +13,8 @@ from lmms_eval_tasks.cli._common import json_safe, parse_option
 
 
 def _command_score(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.framework.registry import benchmarks
-    from lmms_eval_tasks.framework.scoring import RecordError, get_scorer, read_jsonl
+    from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
+    from lmms_eval_tasks.framework.scoring import RecordError, get_scorer, read_jsonl_numbered
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
 
     if args.benchmark not in benchmarks():
@@ -30,7 +30,7 @@ def _command_score(args: argparse.Namespace) -> int:
         return 2
     try:
         try:
-            records = read_jsonl(path)
+            records, lines = read_jsonl_numbered(path)
         except OSError as error:  # unreadable file (permissions, I/O)
             print(f"lmms-eval-tasks score: cannot read {path}: {error.strerror or error}", file=sys.stderr)
             return 2
@@ -48,6 +48,7 @@ def _command_score(args: argparse.Namespace) -> int:
             return 2
         from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty, split_options
 
+        get_benchmark(args.benchmark).validate(records, lines=lines)  # the record contract
         scoring_options = split_options(options)[0]  # bootstrap_resamples / bootstrap_seed checked here
         metrics = scorer(records, **scoring_options)
         metrics, uncertainty = score_with_uncertainty(args.benchmark, records, metrics, **options)

@@ -2,7 +2,9 @@
 
 Harness-free, and the same for every benchmark: each benchmark's registry entry names a
 ``per_question_correct(records, **options) -> dict[question_id, bool | None]`` function
-(``Benchmark.per_question``); this module re-scores both runs with it, pairs the questions by id and tests
+(``Benchmark.per_question``); this module checks both runs against the benchmark's record contract
+(``framework.records``), re-scores them with it, pairs the questions by the declared record identity
+(``RecordSchema.identity_label``: a VQDv1 query asked twice is two rows, paired row by row) and tests
 whether the two runs' accuracies differ (the paper's paired McNemar test, alpha 0.05).
 
 Conventions: ``b01`` = questions run A got wrong and run B got right, ``b10`` = A right and B wrong.
@@ -217,7 +219,12 @@ def compare_runs(
 
     Accuracies are percentages over the paired questions (for DARE: over records, not its headline cells).
     """
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
     per_question = per_question_function(benchmark)
+    entry = get_benchmark(benchmark)
+    for run, records in (("A", records_a), ("B", records_b)):
+        entry.validate(list(records), label=lambda index, run=run: f"run {run} {index}")
     try:
         correct_a = per_question(list(records_a), **options)
     except RecordError as error:

@@ -262,12 +262,13 @@ class TaskHooks:
         source: str | None = None,
     ):
         """Score ``records`` as task ``source`` (default ``name``) and report them under ``name``."""
+        from lmms_eval_tasks.framework.registry import get_benchmark
+
         source = source or name
         if self.score_task is not None:
+            get_benchmark(self.benchmark).validate(records)  # the record contract (score() checks it too)
             metrics, details = self.score_task(records, source, args)
         else:
-            from lmms_eval_tasks.framework.registry import get_benchmark
-
             options = dict(self.task_settings(source).get("score_options", {}))
             metrics = get_benchmark(self.benchmark).score(records, **options)
             details = self.report_details(records, metrics, source) if self.report_details else {}

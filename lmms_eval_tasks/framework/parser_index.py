@@ -3,8 +3,10 @@
 Model outputs are hostile input: a parser that is quadratic on some text turns one runaway generation
 into an hour of scoring. ``benchmarks/parser_worst_case.py`` times every entry of ``PARSERS`` on
 ``hostile_corpus()`` (target: under 50 ms per 100 kB) and ``tests/test_parsers_hostile.py`` runs them on
-generated inputs. A new benchmark adds one ``ParserEntry`` per parser below (see docs/architecture.md).
-Importing this module imports no parser: targets are ``"module:function"`` strings, resolved on use.
+generated inputs. A benchmark lists its own parsers (one ``ParserEntry`` each) in
+``tasks/<benchmark>/parsers.py``, named by ``Benchmark.parsers``; ``all_parsers()`` (and ``PARSERS``)
+collect them after the shared ones below (see docs/architecture.md). Importing this module imports no
+parser: targets are ``"module:function"`` strings, resolved on use.
 """
 
 from __future__ import annotations
@@ -33,38 +35,11 @@ class ParserEntry:
         return lambda text: function(text, **kwargs)
 
 
-_DARE = "lmms_eval_tasks.tasks.dare.scoring"
-_HB = "lmms_eval_tasks.tasks.hallusionbench.scoring"
 _RULES = "lmms_eval_tasks.judges.rules"
 _SPACES = "lmms_eval_tasks.models.answer_spaces"
-_VQD = "lmms_eval_tasks.tasks.vqdv1.scoring"
-_OPTIONS = {"A": "a red apple", "B": "two dogs", "C": "None of the above", "D": "blue"}
 
-PARSERS: list[ParserEntry] = [
-    # DARE: one parser per output format, plus the record-level path that `score` and the hooks use.
-    ParserEntry("dare.parse_generated", f"{_DARE}:parse_generated", ("Parsed",), {"options": _OPTIONS}),
-    ParserEntry("dare.parse_generated[A-F]", f"{_DARE}:parse_generated", ("Parsed",), {"letters": "ABCDEF"}),
-    ParserEntry("dare.parse_letter_list", f"{_DARE}:parse_letter_list", ("Parsed",)),
-    ParserEntry("dare.parse_json_answer", f"{_DARE}:parse_json_answer", ("Parsed",)),
-    ParserEntry("dare.parse_csv_answer", f"{_DARE}:parse_csv_answer", ("Parsed",)),
-    ParserEntry("dare.parse_inverse_answer", f"{_DARE}:parse_inverse_answer", ("Parsed",)),
-    ParserEntry("dare.parse_word_answer", f"{_DARE}:parse_word_answer", ("Parsed",)),
-    ParserEntry("dare.parse_yes_no", f"{_DARE}:parse_yes_no", ("bool", "NoneType")),
-    ParserEntry("dare.hooks._loss_of", "lmms_eval_tasks.tasks.dare.hooks:_loss_of", ("float", "ValueError")),
-    # HallusionBench: judge replies and the VLMEvalKit yes/no extraction.
-    ParserEntry("hallusionbench.parse_correctness_reply", f"{_HB}:parse_correctness_reply", ("str",)),
-    ParserEntry("hallusionbench.parse_consistency_reply", f"{_HB}:parse_consistency_reply", ("bool",)),
-    ParserEntry("hallusionbench.vlmevalkit_yes_no", f"{_HB}:vlmevalkit_yes_no", ("str", "NoneType")),
-    ParserEntry(
-        "hallusionbench.correctness_rule_reply", f"{_HB}:correctness_rule_reply", ("str",), {"gt_answer": "1"}
-    ),
-    ParserEntry(
-        "hallusionbench.consistency_rule_reply",
-        f"{_HB}:consistency_rule_reply",
-        ("str", "NoneType"),
-        {"reference_prediction": "Yes."},
-    ),
-    # The rule judge's extraction rules (shared by every judged benchmark).
+# Parsers shared by every benchmark; each benchmark lists its own in ``tasks/<benchmark>/parsers.py``.
+SHARED_PARSERS: list[ParserEntry] = [
     ParserEntry("rules.extract_yes_no", f"{_RULES}:extract_yes_no", ("str", "NoneType")),
     ParserEntry("rules.extract_option_letter", f"{_RULES}:extract_option_letter", ("str", "NoneType")),
     ParserEntry(
@@ -75,74 +50,6 @@ PARSERS: list[ParserEntry] = [
     ),
     ParserEntry("rules.extract_number", f"{_RULES}:extract_number", ("str", "NoneType")),
     ParserEntry("judges.redact.scrub", "lmms_eval_tasks.judges.redact:scrub", ("str",)),
-    # VRB (VQAv2 answers), TDIUC, TallyQA, DVQA, ConTextual, and their shared helpers.
-    ParserEntry("vrb.normalize_answer", "lmms_eval_tasks.tasks.vrb.scoring:normalize_answer", ("str",)),
-    ParserEntry(
-        "vrb.vqa_accuracy",
-        "lmms_eval_tasks.tasks.vrb.scoring:vqa_accuracy",
-        ("float",),
-        {"answers": ["two", "2", "2 dogs", "two", "2", "2", "two dogs", "2", "2", "2"]},
-    ),
-    ParserEntry(
-        "vrb.vqa_accuracy[official]",
-        "lmms_eval_tasks.tasks.vrb.scoring:vqa_accuracy",
-        ("float",),
-        {"answers": ["yes"] * 10, "multiple_choice_answer": "yes", "protocol": "official"},
-    ),
-    ParserEntry(
-        "tdiuc.is_correct", "lmms_eval_tasks.tasks.tdiuc.scoring:is_correct", ("bool",), {"label": "dog"}
-    ),
-    ParserEntry(
-        "tdiuc.is_correct[official]",
-        "lmms_eval_tasks.tasks.tdiuc.scoring:is_correct",
-        ("bool",),
-        {"label": "3", "protocol": "official"},
-    ),
-    ParserEntry(
-        "tallyqa.parse_count", "lmms_eval_tasks.tasks.tallyqa.scoring:parse_count", ("float", "NoneType")
-    ),
-    ParserEntry(
-        "tallyqa.parse_count[official]",
-        "lmms_eval_tasks.tasks.tallyqa.scoring:parse_count",
-        ("float", "NoneType"),
-        {"protocol": "official"},
-    ),
-    ParserEntry(
-        "dvqa.is_correct", "lmms_eval_tasks.tasks.dvqa.scoring:is_correct", ("bool",), {"answer": "10"}
-    ),
-    ParserEntry(
-        "dvqa.is_correct[official]",
-        "lmms_eval_tasks.tasks.dvqa.scoring:is_correct",
-        ("bool",),
-        {"answer": "10", "protocol": "official"},
-    ),
-    ParserEntry(
-        "contextual.parse_judge_reply",
-        "lmms_eval_tasks.tasks.contextual.scoring:parse_judge_reply",
-        ("bool", "NoneType"),
-    ),
-    ParserEntry(
-        "contextual.parse_judge_reply[official]",
-        "lmms_eval_tasks.tasks.contextual.scoring:parse_judge_reply",
-        ("bool", "NoneType"),
-        {"protocol": "official"},
-    ),
-    ParserEntry(
-        "contextual.rule_reply",
-        "lmms_eval_tasks.tasks.contextual.scoring:rule_reply",
-        ("str", "NoneType"),
-        {"reference": "the stop sign"},
-    ),
-    ParserEntry(
-        "revisiting.digits_to_words", "lmms_eval_tasks.tasks.revisiting.scoring:digits_to_words", ("str",)
-    ),
-    ParserEntry(
-        "revisiting.official_digits_to_words",
-        "lmms_eval_tasks.tasks.revisiting.scoring:official_digits_to_words",
-        ("str",),
-        {"powers_of_ten": True},
-    ),
-    # The random baseline reads prompts (which embed dataset text) to guess an answer space.
     ParserEntry("answer_spaces.listed_option_letters", f"{_SPACES}:listed_option_letters", ("list",)),
     ParserEntry("answer_spaces.looks_like_yes_no", f"{_SPACES}:looks_like_yes_no", ("bool",)),
     ParserEntry(
@@ -150,22 +57,25 @@ PARSERS: list[ParserEntry] = [
         "lmms_eval_tasks.framework.parser_index:fallback_answer_seeded",
         ("str",),
     ),
-    # VQDv1: predicted boxes (default rule, the official script's extraction, Qwen-VL's <box> syntax).
-    ParserEntry("vqdv1.parse_boxes", f"{_VQD}:parse_boxes", ("list",), {"width": 640, "height": 480}),
-    ParserEntry(
-        "vqdv1.parse_boxes[official]",
-        f"{_VQD}:parse_boxes",
-        ("list",),
-        {"width": 640, "height": 480, "official": True},
-    ),
-    ParserEntry(
-        "vqdv1.parse_boxes[qwen]",
-        f"{_VQD}:parse_boxes",
-        ("list",),
-        {"width": 640, "height": 480, "syntax": "qwen"},
-    ),
-    ParserEntry("vqdv1.is_explicit_empty", f"{_VQD}:is_explicit_empty", ("bool",)),
 ]
+
+
+def all_parsers() -> list[ParserEntry]:
+    """The shared parsers, then every registered benchmark's (``Benchmark.parsers``), by benchmark name."""
+    from lmms_eval_tasks.framework.registry import benchmarks, resolve
+
+    entries = list(SHARED_PARSERS)
+    for _name, benchmark in sorted(benchmarks().items()):
+        if benchmark.parsers is not None:
+            entries.extend(resolve(benchmark.parsers))
+    return entries
+
+
+def __getattr__(name: str) -> Any:
+    """``PARSERS``: every parser of the pack (``all_parsers()``), collected on first use."""
+    if name == "PARSERS":
+        return all_parsers()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fallback_answer_seeded(prompt: str) -> str:
@@ -290,4 +200,4 @@ def text_bytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-__all__ = ["PARSERS", "ParserEntry", "call_parser", "hostile_corpus", "text_bytes"]
+__all__ = ["SHARED_PARSERS", "ParserEntry", "all_parsers", "call_parser", "hostile_corpus", "text_bytes"]

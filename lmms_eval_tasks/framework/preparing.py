@@ -317,6 +317,8 @@ class DatasetKind:
       name reported when none exists).
     - ``convert(entry, index)``: the dataset row (validated, typed); default: the entry unchanged. The
       ``image`` column is added by ``prepare``; an annotation field called ``image`` must be renamed.
+    - ``summarize(rows) -> dict``: facts about the written rows added to the summary (a ``note`` entry is
+      also printed), e.g. how many VQDv1 queries repeat.
     """
 
     name: str
@@ -324,6 +326,7 @@ class DatasetKind:
     required_fields: tuple[str, ...]
     image_candidates: Callable[[dict[str, Any]], list[str]]
     convert: Callable[[dict[str, Any], int], dict[str, Any]] | None = None
+    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
     id_field: str = "question_id"
     split: str = "test"
 
@@ -413,6 +416,7 @@ class DatasetKind:
             "missing_images": len(missing),
             "corrupt_images": len(corrupt),
             "problems": [p.describe() for p in problems],
+            **(self.summarize([rows[i] for i in kept]) if self.summarize else {}),
             "seconds": round(time.monotonic() - started, 2),
         }
 
@@ -444,7 +448,10 @@ class DatasetKind:
                 f"({summary['missing_images']} missing and {summary['corrupt_images']} corrupt images)",
                 file=sys.stderr,
             )
-        print(json.dumps({key: value for key, value in summary.items() if key != "problems"}, indent=2))
+        if summary.get("note"):
+            print(f"{prog}: {summary['note']}", file=sys.stderr)
+        shown = {key: value for key, value in summary.items() if key not in ("problems", "note")}
+        print(json.dumps(shown, indent=2))
         print(f"# use it: export {env_var(self.name)}={Path(args.out).resolve()}", file=sys.stderr)
         return 0
 

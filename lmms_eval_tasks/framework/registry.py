@@ -15,7 +15,10 @@ import pkgutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lmms_eval_tasks.framework.records import RecordSchema
 
 MAX_HEADLINE_METRICS = 8
 
@@ -26,8 +29,11 @@ class Benchmark:
 
     - ``name``: the ``score``/``compare`` name and the default task-name prefix (``dare`` owns ``dare_*``).
     - ``scorer``: ``score_records(records, **options) -> dict`` in a harness-free scoring module.
-    - ``record_fields``: fields every ``score`` record must carry (besides ``prediction``), for help texts
-      and validation messages.
+    - ``record_schema``: the record contract (``framework.records.RecordSchema``): fields, kinds, allowed
+      values, what identifies a record, a minimal valid example; enforced by ``score``, ``compare`` and the
+      hooks before the scorer runs.
+    - ``parsers``: ``"module:attr"`` naming this benchmark's list of ``parser_index.ParserEntry`` (every
+      parser of untrusted text it has), collected by ``parser_index.all_parsers``; None when it has none.
     - ``headline_metrics``: at most eight metric keys, the ones listed in task YAML and shown by the demo;
       the full breakdown stays in the pack's report and in ``score``.
     - ``per_question``: ``per_question_correct(records, **options) -> dict[question_id, bool]`` for
@@ -47,7 +53,7 @@ class Benchmark:
     title: str
     description: str
     scorer: str
-    record_fields: tuple[str, ...]
+    record_schema: RecordSchema
     headline_metrics: tuple[str, ...]
     task_prefixes: tuple[str, ...] = ()
     per_question: str | None = None
@@ -56,6 +62,7 @@ class Benchmark:
     generated_files: tuple[str, ...] = ()
     uncertainty: str | None = None
     report_section: str | None = None
+    parsers: str | None = None
     docs: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
@@ -74,8 +81,16 @@ class Benchmark:
         """True when ``task_name`` starts with one of this benchmark's prefixes."""
         return any(task_name.startswith(prefix) for prefix in self.task_prefixes)
 
+    def validate(self, records: list[dict[str, Any]], **kwargs: Any) -> None:
+        """Check ``records`` against the record contract (``records.validate_records``; RecordError)."""
+        from lmms_eval_tasks.framework.records import validate_records
+
+        validate_records(self.record_schema, records, **kwargs)
+
     def score(self, records: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
-        """Score saved records with this benchmark's scorer."""
+        """Validate saved records against the record contract, then score them with this benchmark's
+        scorer."""
+        self.validate(records)
         return resolve(self.scorer)(records, **options)
 
 

@@ -123,7 +123,13 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     A line that is not UTF-8, not JSON or not a JSON object raises RecordError naming the line (and, for
     bad bytes, the column); a directory raises IsADirectoryError.
     """
+    return read_jsonl_numbered(path)[0]
+
+
+def read_jsonl_numbered(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """``read_jsonl`` plus each record's line number (1-based), for errors that name the line."""
     records: list[dict[str, Any]] = []
+    numbers: list[int] = []
     if Path(path).is_dir():
         raise IsADirectoryError(f"{path} is a directory, not a JSON-lines file")
     with open(path, "rb") as handle:
@@ -150,7 +156,8 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
             if not isinstance(value, dict):
                 raise RecordError(f"at line {line_number}", "<json>", "expected a JSON object per line")
             records.append(value)
-    return records
+            numbers.append(line_number)
+    return records, numbers
 
 
 def iter_indexed(records: Iterable[dict[str, Any]]) -> Iterable[tuple[int, dict[str, Any]]]:

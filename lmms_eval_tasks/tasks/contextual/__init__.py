@@ -1,6 +1,34 @@
 """ConTextual: context-sensitive text-rich visual reasoning, GPT-4 judged acceptance rate (ICML 2024)."""
 
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+RECORD_SCHEMA = RecordSchema(
+    fields=(
+        RecordField("image_url", "str", doc="identifies the question, as in the official files"),
+        RecordField("instruction", "str", nullable=True),
+        RecordField("response", "str", required=False, nullable=True, doc="the reference answer"),
+        RecordField("category", "str", choices="lmms_eval_tasks.tasks.contextual.scoring:CATEGORIES"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+    ),
+    identity=("image_url",),
+    example=(
+        {
+            "image_url": "https://example.org/1.png",
+            "instruction": "What does the sign say?",
+            "response": "stop",
+            "category": "time",
+            "prediction": "stop",
+        },
+        {
+            "image_url": "https://example.org/2.png",
+            "instruction": "Which shop is open?",
+            "response": "the bakery",
+            "category": "shopping",
+            "prediction": "the bank",
+        },
+    ),
+)
 
 BENCHMARK = Benchmark(
     name="contextual",
@@ -8,7 +36,7 @@ BENCHMARK = Benchmark(
     description="context-sensitive text-rich visual reasoning: GPT-4 judged acceptance rate over 8 visual "
     "scenarios, natural vs digital scenes, 95% interval, ROUGE-L",
     scorer="lmms_eval_tasks.tasks.contextual.scoring:score_records",
-    record_fields=("image_url", "instruction", "response", "category"),
+    record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "acceptance_rate",
         "acceptance_rate_ci95_low",
@@ -23,6 +51,7 @@ BENCHMARK = Benchmark(
     sample_tasks=("contextual_sample",),
     generated_files=("lmms_eval_tasks.tasks.contextual.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.contextual.uncertainty:uncertainty_rows",
+    parsers="lmms_eval_tasks.tasks.contextual.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.contextual.report_section:render",
     docs="docs/contextual.md",
 )

@@ -1,6 +1,56 @@
 """DARE: multiple-choice VQA along four robustness axes (prompts, output formats, option sets, #correct)."""
 
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+_OPTION_TEXT = "the text of option {}"
+RECORD_SCHEMA = RecordSchema(
+    fields=(
+        RecordField("id", "id"),
+        RecordField("setup", "str", choices=("single", "single_var", "multi")),
+        RecordField("format", "str", choices=("gen", "log", "json", "inv", "csv", "word", "binary")),
+        RecordField("prompt", "id", doc="prompt number 1, 2 or 3 ('p1' accepted)"),
+        RecordField("category", "str", doc="a DARE category (aliases accepted; checked by the scorer)"),
+        *(RecordField(letter, "str", nullable=True, doc=_OPTION_TEXT.format(letter)) for letter in "ABCD"),
+        RecordField("answer", "strings", doc="the correct letters or option texts"),
+        RecordField("instance_id", "id", required=False, nullable=True, doc="single_var needs it"),
+        RecordField("extra_options", "str", required=False, nullable=True, doc="multi: all, none, all_none"),
+        RecordField("option", "str", required=False, nullable=True, doc="binary: the option asked"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+    ),
+    identity=("setup", "format", "prompt", "extra_options", "category", "id", "option"),
+    identity_key="lmms_eval_tasks.tasks.dare.scoring:record_identity",
+    example=(
+        {
+            "id": "q1",
+            "instance_id": 1,
+            "category": "count",
+            "setup": "single",
+            "answer": ["B"],
+            "A": "1",
+            "B": "2",
+            "C": "3",
+            "D": "4",
+            "format": "gen",
+            "prompt": 1,
+            "prediction": "B",
+        },
+        {
+            "id": "q2",
+            "instance_id": 2,
+            "category": "count",
+            "setup": "single",
+            "answer": ["A"],
+            "A": "1",
+            "B": "2",
+            "C": "3",
+            "D": "4",
+            "format": "gen",
+            "prompt": 1,
+            "prediction": "C",
+        },
+    ),
+)
 
 BENCHMARK = Benchmark(
     name="dare",
@@ -8,7 +58,7 @@ BENCHMARK = Benchmark(
     description="multiple-choice VQA along four robustness axes: prompts, output formats, option sets, "
     "number of correct answers",
     scorer="lmms_eval_tasks.tasks.dare.scoring:score_records",
-    record_fields=("id", "setup", "format", "prompt", "category", "A", "B", "C", "D", "answer"),
+    record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "single_accuracy",
         "single_accuracy_std_over_prompts",
@@ -23,6 +73,7 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.dare.hooks:random_answer",
     sample_tasks=("dare_sample",),
     generated_files=("lmms_eval_tasks.tasks.dare.grid:generated_files",),
+    parsers="lmms_eval_tasks.tasks.dare.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.dare.report_section:render",
     docs="docs/dare.md",
 )

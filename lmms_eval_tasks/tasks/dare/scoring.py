@@ -1168,23 +1168,16 @@ def record_key(verdict: Verdict) -> tuple[str, str, int, str, str, str, str]:
     )
 
 
-def reject_duplicates(verdicts: list[Verdict]) -> None:
-    """Raise RecordError on a second record answering the same thing (``record_key``): counted twice it
-    would weigh that question double; with a different answer, which one counts is undefined."""
-    seen: dict[tuple, Verdict] = {}
-    for verdict in verdicts:
-        first = seen.setdefault(record_key(verdict), verdict)
-        if first is verdict:
-            continue
-        kind = "duplicate" if first.parsed == verdict.parsed else "conflicting"
-        option = f" option {verdict.option}" if verdict.option else ""
-        raise RecordError(
-            verdict.index,
-            "id",
-            f"{kind} record for question {verdict.question_id!r} ({verdict.category}, {verdict.setup} "
-            f"{verdict.answer_format} p{verdict.prompt} {verdict.variant}{option}); "
-            f"also record {first.index}",
-        )
+def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
+    """What a record answers, for the record contract (``RECORD_SCHEMA.identity`` order): setup, format,
+    prompt number, multi variant, canonical category, id and (binary format) the option letter; the same
+    thing ``record_key`` reads from a verdict, computed from a validated record."""
+    setup, answer_format = record.get("setup"), record.get("format")
+    prompt = str(record.get("prompt")).strip().lower().removeprefix("p")
+    category = canonical_category(record.get("category")) or record.get("category")
+    variant = multi_variant(record) if setup == "multi" else "standard"
+    option = str(record.get("option") or "").strip().upper() if answer_format == "binary" else ""
+    return (setup, answer_format, prompt, variant, category, str(record.get("id")).strip(), option)
 
 
 def score_verdicts(
@@ -1192,10 +1185,10 @@ def score_verdicts(
 ) -> dict[str, float | int]:
     """Compute every DARE metric from already scored records (see ``score_records``).
 
-    Raises OptionError on a bad option and RecordError on duplicate or conflicting records.
+    Raises OptionError on a bad option. Duplicate records are refused before scoring by the record
+    contract (``framework.records``; identity ``record_identity``).
     """
     check_options(primary_format, std_ddof)
-    reject_duplicates(verdicts)
     metrics: dict[str, float | int] = dict(_setup_metrics(verdicts, primary_format, std_ddof, detailed=True))
     categories = [
         category

@@ -1,6 +1,21 @@
 """DVQA (Revisiting MLLM Evaluation): bar-chart QA by template (structure, data retrieval, reasoning)."""
 
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+RECORD_SCHEMA = RecordSchema(
+    fields=(
+        RecordField("question_id", "id"),
+        RecordField("template_id", "str", choices=("structure", "data", "reasoning")),
+        RecordField("answer", "scalar", doc="the gold answer (text or a finite number; NaN is refused)"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+    ),
+    identity=("question_id",),
+    example=(
+        {"question_id": 1, "template_id": "structure", "answer": "3", "prediction": "three"},
+        {"question_id": 2, "template_id": "data", "answer": "0.5", "prediction": "5"},
+    ),
+)
 
 BENCHMARK = Benchmark(
     name="dvqa",
@@ -8,7 +23,7 @@ BENCHMARK = Benchmark(
     description="bar-chart QA: structural understanding, data retrieval, reasoning; exact match, decimals "
     "kept",
     scorer="lmms_eval_tasks.tasks.dvqa.scoring:score_records",
-    record_fields=("question_id", "template_id", "answer"),
+    record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "micro_accuracy",
         "macro_accuracy",
@@ -21,6 +36,7 @@ BENCHMARK = Benchmark(
     sample_tasks=("dvqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.dvqa.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.dvqa.uncertainty:uncertainty_rows",
+    parsers="lmms_eval_tasks.tasks.dvqa.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.dvqa.report_section:render",
     docs="docs/revisiting.md",
 )

@@ -92,7 +92,7 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
     return closing_counts(metrics, records, judged, protocol)
 
 
-per_question_correct = per_question_correct_for(judge_records, itemgetter(0), itemgetter(2))
+per_question_correct = per_question_correct_for(judge_records, "dvqa", itemgetter(2))
 
 
 __all__ = [

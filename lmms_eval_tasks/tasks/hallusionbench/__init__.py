@@ -1,6 +1,38 @@
 """HallusionBench: yes/no image-context reasoning, figure consistency and the hallucination diagnosis."""
 
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+RECORD_SCHEMA = RecordSchema(
+    fields=(
+        RecordField("category", "str", choices=("VD", "VS")),
+        RecordField("subcategory", "str", doc="one of its category's subcategories (checked by the scorer)"),
+        RecordField("visual_input", "id", choices=("0", "1", "2")),
+        RecordField("set_id", "id"),
+        RecordField("figure_id", "id"),
+        RecordField("question_id", "id"),
+        RecordField("question", "str", required=False, nullable=True),
+        RecordField("gt_answer", "id", choices=("0", "1"), doc="'1' = yes, '0' = no"),
+        RecordField("gt_answer_details", "str", required=False, nullable=True),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+    ),
+    identity=("category", "subcategory", "set_id", "figure_id", "question_id"),
+    example=tuple(
+        {
+            "category": "VD",
+            "subcategory": "illusion",
+            "visual_input": "1",
+            "set_id": "0",
+            "figure_id": figure,
+            "question_id": "0",
+            "question": "Is the left line longer?",
+            "gt_answer_details": "They are equal.",
+            "gt_answer": gt,
+            "prediction": prediction,
+        }
+        for figure, gt, prediction in (("0", "0", "No, they are equal."), ("1", "1", "Yes."))
+    ),
+)
 
 BENCHMARK = Benchmark(
     name="hallusionbench",
@@ -8,17 +40,7 @@ BENCHMARK = Benchmark(
     description="yes/no image-context reasoning: aAcc/fAcc/qAcc, yes/no bias, figure consistency, "
     "Language Hallucination vs Visual Illusion diagnosis",
     scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score_records",
-    record_fields=(
-        "category",
-        "subcategory",
-        "visual_input",
-        "set_id",
-        "figure_id",
-        "question_id",
-        "question",
-        "gt_answer",
-        "gt_answer_details",
-    ),
+    record_schema=RECORD_SCHEMA,
     headline_metrics=("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
     per_question="lmms_eval_tasks.tasks.hallusionbench.scoring:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.hallusionbench.hooks:random_answer",
@@ -29,6 +51,7 @@ BENCHMARK = Benchmark(
     ),
     generated_files=("lmms_eval_tasks.tasks.hallusionbench.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.hallusionbench.uncertainty:uncertainty_rows",
+    parsers="lmms_eval_tasks.tasks.hallusionbench.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",
     docs="docs/hallusionbench.md",
 )

@@ -181,22 +181,13 @@ def parse_question(record: dict[str, Any], index: int) -> Question:
 def parse_questions(
     records: Sequence[dict[str, Any]], indices: Sequence[int] | None = None
 ) -> list[Question]:
-    """Validate every record and reject duplicate questions (the official code asserts uniqueness).
+    """Validate every record's identifying fields (semantic rules; duplicate questions, which the official
+    code asserts against, are refused before scoring by the record contract, ``framework.records``).
 
     ``indices`` are the record numbers used in error messages (default 0, 1, ...).
     """
     indices = range(len(records)) if indices is None else indices
-    questions = [parse_question(record, index) for index, record in zip(indices, records, strict=True)]
-    seen: dict[tuple, int] = {}
-    for question in questions:
-        first = seen.setdefault(question.question_key, question.index)
-        if first != question.index:
-            raise RecordError(
-                question.index,
-                "question_id",
-                f"duplicate question {question.question_key} (also record {first})",
-            )
-    return questions
+    return [parse_question(record, index) for index, record in zip(indices, records, strict=True)]
 
 
 def normalize_verdict(value: Any, index: int | str, field_name: str = "judge_verdict") -> str | None:

@@ -59,20 +59,24 @@ def judged_records(
 
 def per_question_correct_for(
     judge: Callable[[list[dict[str, Any]], str], list[Any]],
-    question_id: Callable[[Any], str],
+    benchmark: str,
     correct: Callable[[Any], bool],
 ) -> Callable[..., dict[str, bool | None]]:
     """A dataset's ``per_question_correct(records, *, protocol)`` for ``lmms-eval-tasks compare``, from its
-    ``judge`` and how to read a judgement's question id and correctness."""
+    ``judge``, how to read a judgement's correctness, and the ``benchmark`` whose record identity keys it."""
 
     def per_question_correct(
         records: Sequence[dict[str, Any]], *, protocol: str = "default"
     ) -> dict[str, bool | None]:
-        """``{question_id: correct}`` for ``lmms-eval-tasks compare``."""
+        """``{record identity: correct}`` for ``lmms-eval-tasks compare``."""
         from lmms_eval_tasks.framework.comparison import correctness_by_id
+        from lmms_eval_tasks.framework.records import schema_of
 
-        judged = judge(list(records), protocol)
-        return correctness_by_id([question_id(item) for item in judged], [correct(item) for item in judged])
+        records = list(records)
+        judged = judge(records, protocol)
+        schema = schema_of(benchmark)
+        keys = [schema.identity_label(record) for record in records]
+        return correctness_by_id(keys, [correct(item) for item in judged], id_field=schema.identity[0])
 
     return per_question_correct
 

@@ -1,13 +1,28 @@
 """TallyQA (Revisiting MLLM Evaluation): counting, simple vs complex questions, accuracy and RMSE."""
 
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+RECORD_SCHEMA = RecordSchema(
+    fields=(
+        RecordField("question_id", "id"),
+        RecordField("answer", "scalar", doc="the gold count (a non-negative integer or its digits)"),
+        RecordField("issimple", "bool"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+    ),
+    identity=("question_id",),
+    example=(
+        {"question_id": 1, "answer": 2, "issimple": True, "prediction": "2"},
+        {"question_id": 2, "answer": 5, "issimple": False, "prediction": "four"},
+    ),
+)
 
 BENCHMARK = Benchmark(
     name="tallyqa",
     title="TallyQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="counting questions, simple and complex: micro/macro accuracy (count buckets 0-3, 4+), RMSE",
     scorer="lmms_eval_tasks.tasks.tallyqa.scoring:score_records",
-    record_fields=("question_id", "answer", "issimple"),
+    record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "simple_micro_accuracy",
         "simple_macro_accuracy",
@@ -23,6 +38,7 @@ BENCHMARK = Benchmark(
     sample_tasks=("tallyqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.tallyqa.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.tallyqa.uncertainty:uncertainty_rows",
+    parsers="lmms_eval_tasks.tasks.tallyqa.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.tallyqa.report_section:render",
     docs="docs/revisiting.md",
 )

@@ -211,7 +211,7 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
 
 
 per_question_correct = per_question_correct_for(
-    judge_records, itemgetter("question_id"), itemgetter("correct")
+    judge_records, "tallyqa", itemgetter("correct")
 )
 
 

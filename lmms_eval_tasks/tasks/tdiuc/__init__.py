@@ -1,6 +1,21 @@
 """TDIUC (Revisiting MLLM Evaluation): 12 question types, WordNet synonym matching, MPT metrics."""
 
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+RECORD_SCHEMA = RecordSchema(
+    fields=(
+        RecordField("question_id", "id"),
+        RecordField("question_type", "str", choices="lmms_eval_tasks.tasks.tdiuc.scoring:QUESTION_TYPES"),
+        RecordField("labeled_answer", "str", doc="the gold answer ('doesnotapply' for absurd questions)"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+    ),
+    identity=("question_id",),
+    example=(
+        {"question_id": 1, "question_type": "color", "labeled_answer": "red", "prediction": "red"},
+        {"question_id": 2, "question_type": "counting", "labeled_answer": "2", "prediction": "three"},
+    ),
+)
 
 BENCHMARK = Benchmark(
     name="tdiuc",
@@ -8,7 +23,7 @@ BENCHMARK = Benchmark(
     description="VQA over 12 question types incl. absurd ones; exact or WordNet-synonym match; "
     "micro/macro (arithmetic MPT), harmonic and normalized MPT",
     scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score_records",
-    record_fields=("question_id", "question_type", "labeled_answer"),
+    record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "micro_accuracy",
         "macro_accuracy",
@@ -24,6 +39,7 @@ BENCHMARK = Benchmark(
     sample_tasks=("tdiuc_sample",),
     generated_files=("lmms_eval_tasks.tasks.tdiuc.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.tdiuc.uncertainty:uncertainty_rows",
+    parsers="lmms_eval_tasks.tasks.tdiuc.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.tdiuc.report_section:render",
     docs="docs/revisiting.md",
 )

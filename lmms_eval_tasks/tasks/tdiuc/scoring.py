@@ -183,7 +183,7 @@ def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default
     return closing_counts(metrics, records, judged, protocol, question_types=len(types))
 
 
-per_question_correct = per_question_correct_for(judge_records, itemgetter(0), itemgetter(3))
+per_question_correct = per_question_correct_for(judge_records, "tdiuc", itemgetter(3))
 
 
 __all__ = [

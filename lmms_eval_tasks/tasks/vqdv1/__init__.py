@@ -1,6 +1,45 @@
 """VQDv1 (Revisiting MLLM Evaluation): visual query detection, 0..N boxes per query, F1 by box count."""
 
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+RECORD_SCHEMA = RecordSchema(
+    fields=(
+        RecordField("question_id", "id"),
+        RecordField(
+            "row",
+            "int",
+            required=False,
+            doc="the record's row in the prepared subset: the authors' subset repeats queries on purpose",
+        ),
+        RecordField("gtbox", "list", aliases=("labeled_answer",), doc="gold boxes [[x, y, w, h], ...]"),
+        RecordField("width", "number"),
+        RecordField("height", "number"),
+        RecordField("prediction", "str", nullable=True, aliases=("predicted_answer",), doc="model output"),
+    ),
+    identity=("question_id", "row"),
+    identity_note="VQDv1 repeats queries on purpose (sampled with replacement): give each record the "
+    "'row' field that `prepare vqdv1` and the hooks write",
+    example=(
+        {
+            "question_id": 1,
+            "row": 0,
+            "gtbox": [[10, 10, 20, 20]],
+            "width": 100,
+            "height": 100,
+            "prediction": "[10, 10, 30, 30]",
+        },
+        {
+            "question_id": 1,
+            "row": 1,
+            "gtbox": [[10, 10, 20, 20]],
+            "width": 100,
+            "height": 100,
+            "prediction": "[]",
+        },
+        {"question_id": 2, "row": 2, "gtbox": [[]], "width": 100, "height": 100, "prediction": "[]"},
+    ),
+)
 
 BENCHMARK = Benchmark(
     name="vqdv1",
@@ -8,13 +47,14 @@ BENCHMARK = Benchmark(
     description="visual query detection: every box answering a query (0..N), per-query F1, micro/macro F1 "
     "over box counts 0, 1, 2, 3, 4+",
     scorer="lmms_eval_tasks.tasks.vqdv1.scoring:score_records",
-    record_fields=("question_id", "gtbox", "width", "height"),
+    record_schema=RECORD_SCHEMA,
     headline_metrics=("micro_f1", "macro_f1", "f1_0", "f1_1", "f1_2", "f1_3", "unparsed"),
     per_question="lmms_eval_tasks.tasks.vqdv1.scoring:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.vqdv1.hooks:random_answer",
     sample_tasks=("vqdv1_sample",),
     generated_files=("lmms_eval_tasks.tasks.vqdv1.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.vqdv1.uncertainty:uncertainty_rows",
+    parsers="lmms_eval_tasks.tasks.vqdv1.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.vqdv1.report_section:render",
     docs="docs/vqdv1.md",
 )

@@ -31,6 +31,7 @@ RECORD_FIELDS = (
     "gtbox",
     "width",
     "height",
+    "row",
     "question",
     "question_type",
     "image_id",
@@ -134,12 +135,24 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 
 DATASET_COLUMNS = ("question_id", "question", "gtbox", "width", "height", "image")
+_prepare_columns = common.prepare_docs_for("vqdv1", DATASET_COLUMNS)
+
+
+def prepare_docs(dataset: Any, task: str) -> Any:
+    """The task's docs, each with its ``row`` (written by ``prepare vqdv1``; else its position): the record
+    identity, since the authors' subset repeats queries on purpose (sampled with replacement)."""
+    dataset = _prepare_columns(dataset, task)
+    if "row" not in dataset.column_names:
+        dataset = dataset.add_column("row", list(range(len(dataset))))
+    return dataset
+
+
 HOOKS = TaskHooks(
     "vqdv1",
     make_record,
     task_settings=task_settings,
     score_task=score_task,
-    prepare_docs=common.prepare_docs_for("vqdv1", DATASET_COLUMNS),
+    prepare_docs=prepare_docs,
 )
 process_results = HOOKS.process_results
 aggregate_micro_f1, aggregate_macro_f1, aggregate_f1_0, aggregate_f1_1, aggregate_f1_2, aggregate_f1_3 = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from lmms_eval_tasks.framework.preparing import DatasetKind
@@ -33,8 +34,10 @@ def _size(entry: dict[str, Any], name: str, index: int) -> int:
 
 
 def convert(entry: dict[str, Any], index: int) -> dict[str, Any]:
-    """One dataset row in the official schema (``gtbox`` as float lists, ``[[]]`` for none), typed."""
+    """One dataset row in the official schema (``gtbox`` as float lists, ``[[]]`` for none), typed, plus
+    ``row``: its position in the annotation file, the record identity (queries repeat on purpose)."""
     return {
+        "row": index,
         "question_id": require_field(entry, "question_id", index, (int, str)),
         "question": require_field(entry, "question", index, str),
         "gtbox": _boxes(entry, index),
@@ -46,6 +49,22 @@ def convert(entry: dict[str, Any], index: int) -> dict[str, Any]:
     }
 
 
+def repeats(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many queries the subset repeats: the authors sampled with replacement, so a repeated query is a
+    second row (its own record, identity ``(question_id, row)``), not a duplicate."""
+    counts = Counter(str(row["question_id"]) for row in rows)
+    repeated = {key: count for key, count in counts.items() if count > 1}
+    note = (
+        f"{len(repeated)} queries repeat ({sum(repeated.values()) - len(repeated)} extra rows; sampled with "
+        "replacement as in the authors' subset): each row is its own record, identified by 'row'"
+    )
+    return {
+        "repeated_queries": len(repeated),
+        "repeated_rows": sum(repeated.values()) - len(repeated),
+        "note": note,
+    }
+
+
 PREPARERS = [
     DatasetKind(
         name="vqdv1",
@@ -53,5 +72,6 @@ PREPARERS = [
         required_fields=REQUIRED_FIELDS,
         image_candidates=image_candidates,
         convert=convert,
+        summarize=repeats,
     )
 ]

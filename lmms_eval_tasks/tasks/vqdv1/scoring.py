@@ -416,18 +416,20 @@ def per_question_correct(
     box_format: str = "xyxy",
     syntax: str = "brackets",
 ) -> dict[str, bool]:
-    """Per query: correct when its F1 is 1 (every box found, no extra box; no box for an empty query).
+    """Per record (identity question_id/row): correct when its F1 is 1 (every box found, no extra box; no
+    box for an empty query).
 
     Used by ``compare`` (McNemar). The same rule under both protocols: the official capped F1 never
     reaches 1 on a query with boxes, so "F1 == 1" is read with the correct F1 definition.
     """
+    from lmms_eval_tasks.framework.comparison import correctness_by_id
+    from lmms_eval_tasks.framework.records import schema_of
+
+    records = list(records)
     scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
-    correct: dict[str, bool] = {}
-    for index, score in enumerate(scores):
-        if score.question_id in correct:
-            raise RecordError(index, "question_id", f"duplicate question_id {score.question_id!r}")
-        correct[score.question_id] = score.correct
-    return correct
+    schema = schema_of("vqdv1")  # identity (question_id, row): a repeated query is paired row by row
+    keys = [schema.identity_label(record) for record in records]
+    return correctness_by_id(keys, [score.correct for score in scores])
 
 
 def bucket_table(metrics: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,6 +1,44 @@
 """VRB: VQA accuracy under 14 image corruptions x 5 severities, the robustness sub-metrics and VRE."""
 
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+RECORD_SCHEMA = RecordSchema(
+    fields=(
+        RecordField("question_id", "id"),
+        RecordField("answers", "list", doc="the ten human answers (strings)"),
+        RecordField("multiple_choice_answer", "str"),
+        RecordField("question_type", "str"),
+        RecordField("answer_type", "str"),
+        RecordField(
+            "corruption",
+            "str",
+            choices="lmms_eval_tasks.tasks.vrb.scoring:known_corruptions",
+            doc="'clean' or a corruption name of the engine (a misspelt name would drop cells silently)",
+        ),
+        RecordField("severity", "int", choices=(0, 1, 2, 3, 4, 5), doc="0 = clean"),
+        RecordField("prediction", "str", nullable=True, doc="the model's raw output (null = no output)"),
+    ),
+    identity=("question_id", "corruption", "severity"),
+    identity_key="lmms_eval_tasks.tasks.vrb.scoring:record_identity",
+    example=tuple(
+        {
+            "question_id": 1,
+            "answers": ["two"] * 10,
+            "multiple_choice_answer": "two",
+            "question_type": "how many",
+            "answer_type": "number",
+            "corruption": corruption,
+            "severity": severity,
+            "prediction": prediction,
+        }
+        for corruption, severity, prediction in (
+            ("clean", 0, "two"),
+            ("brightness", 1, "2"),
+            ("brightness", 2, "three"),
+        )
+    ),
+)
 
 BENCHMARK = Benchmark(
     name="vrb",
@@ -8,15 +46,7 @@ BENCHMARK = Benchmark(
     description="VQAv2 under 14 corruptions x 5 severities: accuracy per level, First-Drop, Range of Error, "
     "Error Rate, Average Error, Average Difference, VRE",
     scorer="lmms_eval_tasks.tasks.vrb.scoring:score_records",
-    record_fields=(
-        "question_id",
-        "answers",
-        "multiple_choice_answer",
-        "question_type",
-        "answer_type",
-        "corruption",
-        "severity",
-    ),
+    record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "accuracy",
         "accuracy_clean",
@@ -31,6 +61,7 @@ BENCHMARK = Benchmark(
     sample_tasks=("vrb_sample",),
     generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.vrb.uncertainty:uncertainty_rows",
+    parsers="lmms_eval_tasks.tasks.vrb.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.vrb.report_section:render",
     docs="docs/vrb.md",
 )

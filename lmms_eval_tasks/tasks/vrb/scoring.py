@@ -356,6 +356,24 @@ def robustness_array(
 # ---------------------------------------------------------------------------------------------------------
 
 
+def known_corruptions() -> tuple[str, ...]:
+    """``clean`` and every corruption name the engine defines (all profiles): the record contract's
+    allowed ``corruption`` values, so a misspelt name is refused instead of dropping cells."""
+    from lmms_eval_tasks.corruptions.tables import SEVERITY_TABLES
+
+    names = {name for table in SEVERITY_TABLES.values() for name in table}
+    return (CLEAN, *sorted(names))
+
+
+def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
+    """(question id, corruption, severity) of a validated record; every severity-0 record is the clean
+    level, whatever its corruption name (as the scorer groups them)."""
+    question_id = str(record.get("question_id")).strip()
+    if record.get("severity") == 0:
+        return (question_id, CLEAN, 0)
+    return (question_id, record.get("corruption"), record.get("severity"))
+
+
 def level_key(corruption: str, severity: int) -> str:
     """``clean`` for severity 0, else ``<corruption>_s<severity>`` (the task-name suffix)."""
     return CLEAN if severity == 0 else f"{corruption}_s{severity}"
@@ -483,7 +501,6 @@ def score_records(
     record_levels: list[int] = []
     record_types: dict[str, list[int]] = {"question_type": [], "answer_type": []}
     accuracies: list[float] = []
-    seen: set[tuple[Any, int]] = set()
     missing_predictions = 0
     question_types, answer_types = type_ids["question_type"], type_ids["answer_type"]
     question_type_of, answer_type_of = record_types["question_type"], record_types["answer_type"]
@@ -523,12 +540,6 @@ def score_records(
         level_id = level_ids.get(level)
         if level_id is None:
             level_id = level_ids[level] = len(level_ids)
-        key = (qid, level_id)
-        if key in seen:
-            raise RecordError(
-                index, "question_id", f"duplicate question {qid!r} at level {level_key(*level)}"
-            )
-        seen.add(key)
         accuracies.append(cache.accuracy(known[0], known[1], len(answers), mc_answer, prediction))
         record_levels.append(level_id)
         type_id = question_types.get(qtype)

@@ -1,0 +1,292 @@
+"""The record contract: each benchmark declares its ``score`` record schema, one validator enforces it.
+
+A benchmark's ``RecordSchema`` (in ``tasks/<benchmark>/__init__.py``, named by ``Benchmark.record_schema``)
+lists its fields (kind, required or optional, null allowed or not, allowed values) and what identifies a
+record. ``validate_records`` checks a record list against it before any scoring: in ``lmms-eval-tasks
+score``, in ``compare`` (each run) and in the harness path (``framework.hooks.TaskHooks``), so every
+benchmark refuses the same bad input the same way. Errors are ``scoring.RecordError``: one line naming the
+record (and its line in the file, when known), the field and the problem. Semantic checks (a DARE answer
+letter, a HallusionBench subcategory of its category) stay in the scorers.
+
+Light at import: standard library only; choices and identity functions named as ``"module:attr"`` strings
+are imported when a record is checked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lmms_eval_tasks.framework.scoring import RecordError
+
+# kind -> words used in error messages
+KINDS: dict[str, str] = {
+    "str": "a string",
+    "id": "a string or an integer id",
+    "int": "an integer",
+    "number": "a finite number",
+    "scalar": "a string or a finite number",
+    "bool": "true or false",
+    "strings": "a string or a list of strings",
+    "list": "a list",
+    "object": "a JSON object",
+    "any": "any JSON value",
+}
+_SHOWN = 60
+
+
+@dataclass(frozen=True)
+class RecordField:
+    """One field of a record: its kind (see ``KINDS``), whether it must be present, whether null is allowed,
+    the allowed values (a tuple, or ``"module:attr"`` naming one, compared after ``str()`` for ids), other
+    names it may carry (``aliases``, e.g. the official answer files' ``labeled_answer``), and a doc line."""
+
+    name: str
+    kind: str
+    required: bool = True
+    nullable: bool = False
+    choices: tuple[Any, ...] | str | None = None
+    aliases: tuple[str, ...] = ()
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"field {self.name!r}: unknown kind {self.kind!r}; known: {', '.join(KINDS)}")
+
+
+@dataclass(frozen=True)
+class RecordSchema:
+    """What a benchmark's records are: ``fields``, the ``identity`` (field names whose values identify a
+    record: a second record with the same identity is refused), optionally ``identity_key``
+    (``"module:function"``, ``record -> tuple`` of the same length, in the same order) when the identity
+    is derived from the fields (DARE's canonical category, VRB's clean level), ``identity_note`` (one
+    sentence added to duplicate errors) and ``example``: a minimal valid record set that scores offline,
+    where the contract tests start from."""
+
+    fields: tuple[RecordField, ...]
+    identity: tuple[str, ...]
+    identity_key: str | None = None
+    identity_note: str = ""
+    example: tuple[dict[str, Any], ...] = ()
+    _resolved: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        names = [spec.name for spec in self.fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"record schema lists a field twice: {names}")
+        unknown = [name for name in self.identity if name not in names]
+        if unknown or not self.identity:
+            raise ValueError(f"record schema identity {self.identity} names no declared field: {unknown}")
+
+    def field(self, name: str) -> RecordField:
+        """The declared field called ``name`` (KeyError when none is)."""
+        for spec in self.fields:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    def required_fields(self) -> tuple[RecordField, ...]:
+        """The fields every record must carry."""
+        return tuple(spec for spec in self.fields if spec.required)
+
+    def _lazy(self, target: str) -> Any:
+        value = self._resolved.get(target)
+        if value is None:
+            from lmms_eval_tasks.framework.registry import resolve
+
+            value = resolve(target)
+            self._resolved[target] = value
+        return value
+
+    def choices_of(self, spec: RecordField) -> tuple[Any, ...] | None:
+        """The allowed values of ``spec`` (resolved when named as ``"module:attr"``)."""
+        if spec.choices is None or isinstance(spec.choices, tuple):
+            return spec.choices
+        value = self._lazy(spec.choices)
+        return tuple(value() if callable(value) else value)
+
+    def identity_of(self, record: dict[str, Any]) -> tuple[Any, ...]:
+        """The values that identify ``record`` (ids as strings, so 7 and "7" are the same question)."""
+        if self.identity_key is not None:
+            return tuple(self._lazy(self.identity_key)(record))
+        return tuple(_identity_value(_get(record, self.field(name))) for name in self.identity)
+
+    def identity_label(self, record: dict[str, Any]) -> str:
+        """The identity as one string, ``"/"``-joined, absent optional parts left out (a VQDv1 record without
+        ``row`` is keyed by its question id alone): the key ``compare`` pairs two runs' records by."""
+        return "/".join(str(value) for value in self.identity_of(record) if value is not None)
+
+
+def _identity_value(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | str):
+        return str(value).strip()
+    return repr(value)
+
+
+def _get(record: dict[str, Any], spec: RecordField) -> Any:
+    if spec.name in record:
+        return record[spec.name]
+    for alias in spec.aliases:
+        if alias in record:
+            return record[alias]
+    return None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _non_finite(value: Any, depth: int = 0) -> bool:
+    """True when a NaN or an infinity sits anywhere in ``value`` (lists and objects searched, 20 deep)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth > 20:
+        return False
+    if isinstance(value, list):
+        return any(_non_finite(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return any(_non_finite(item, depth + 1) for item in value.values())
+    return False
+
+
+def _kind_ok(kind: str, value: Any) -> bool:
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "id":
+        return isinstance(value, str | int) and not isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if kind == "scalar":
+        return isinstance(value, str) or (
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        )
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "strings":
+        return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "any":
+        return True
+    return isinstance(value, dict)
+
+
+def check_record(schema: RecordSchema, record: Any, index: int | str) -> None:
+    """Raise RecordError unless ``record`` is a JSON object whose declared fields match ``schema``."""
+    if not isinstance(record, dict):
+        raise RecordError(index, "<record>", f"expected a JSON object, got {type(record).__name__}")
+    for spec in schema.fields:
+        name = spec.name
+        if name in record:
+            value = record[name]
+        else:
+            present = next((alias for alias in spec.aliases if alias in record), None)
+            if present is None:
+                if spec.required:
+                    also = f" (or {' / '.join(spec.aliases)})" if spec.aliases else ""
+                    raise RecordError(index, name, f"missing{also}; {_field_words(spec)}")
+                continue
+            name, value = present, record[present]
+        if value is None:
+            if spec.nullable:
+                continue
+            raise RecordError(index, name, f"null; {_field_words(spec)}")
+        if not _kind_ok(spec.kind, value):
+            raise RecordError(index, name, f"{_field_words(spec)}, got {_shown(value)}")
+        if spec.kind in ("list", "object") and _non_finite(value):
+            raise RecordError(index, name, "holds NaN or Infinity; expected finite numbers")
+        choices = schema.choices_of(spec)
+        if choices is not None:
+            compared = str(value).strip() if spec.kind == "id" else value
+            if compared not in choices:
+                known = ", ".join(str(choice) for choice in choices)
+                raise RecordError(index, name, f"unknown value {_shown(value)}; known: {known}")
+
+
+def _field_words(spec: RecordField) -> str:
+    words = f"expected {KINDS[spec.kind]}"
+    return words + " or null" if spec.nullable else words
+
+
+def validate_records(
+    schema: RecordSchema,
+    records: Sequence[Any],
+    *,
+    lines: Sequence[int] | None = None,
+    label: Callable[[int], str] | None = None,
+) -> None:
+    """Check every record against ``schema`` and refuse a second record with the same identity.
+
+    Raises RecordError (one line): no records, a record that is no object, a required field missing or
+    null, a wrong kind (NaN and Infinity are no numbers), a value outside the declared choices, or a
+    duplicate ("duplicate" when the two records are equal, "conflicting" when they differ, e.g. another
+    prediction). ``lines`` (the file line of each record) or ``label`` name records in messages.
+    """
+    if label is None:
+        label = (lambda i: f"{i} (line {lines[i]})") if lines is not None else (lambda i: i)  # type: ignore[assignment]
+    if not records:
+        raise RecordError("-", "<records>", "no records to score")
+    seen: dict[tuple[Any, ...], int] = {}
+    for index, record in enumerate(records):
+        check_record(schema, record, label(index))
+        identity = schema.identity_of(record)
+        first = seen.setdefault(identity, index)
+        if first == index:
+            continue
+        kind = "duplicate" if _same(records[first], record) else "conflicting"
+        pairs = zip(schema.identity, identity, strict=True)
+        shown = ", ".join(f"{name}={_shown(value)}" for name, value in pairs)
+        note = f"; {schema.identity_note}" if schema.identity_note else ""
+        raise RecordError(
+            label(index),
+            schema.identity[0],
+            f"{kind} record ({shown}); also record {label(first)}: each record may appear once{note}",
+        )
+
+
+def _same(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    """Equal records, ignoring where they came from (task, variant) as the harness adds them."""
+    ignored = ("task", "variant")
+    return {k: v for k, v in first.items() if k not in ignored} == {
+        k: v for k, v in second.items() if k not in ignored
+    }
+
+
+def schema_of(benchmark: str) -> RecordSchema:
+    """The record schema of the registered ``benchmark`` (KeyError listing the known ones)."""
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
+    return get_benchmark(benchmark).record_schema
+
+
+def validate_benchmark_records(benchmark: str, records: Sequence[Any], **kwargs: Any) -> None:
+    """``validate_records`` with the registered ``benchmark``'s schema."""
+    validate_records(schema_of(benchmark), records, **kwargs)
+
+
+__all__ = [
+    "KINDS",
+    "RecordField",
+    "RecordSchema",
+    "check_record",
+    "schema_of",
+    "validate_benchmark_records",
+    "validate_records",
+]

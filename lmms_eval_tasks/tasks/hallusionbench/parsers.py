@@ -1,0 +1,26 @@
+"""HallusionBench: judge replies and the VLMEvalKit yes/no extraction.
+
+Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
+all_parsers`` collects this list through ``Benchmark.parsers``.
+"""
+
+from __future__ import annotations
+
+from lmms_eval_tasks.framework.parser_index import ParserEntry
+
+_HB = "lmms_eval_tasks.tasks.hallusionbench.scoring"
+
+PARSERS: list[ParserEntry] = [
+    ParserEntry("hallusionbench.parse_correctness_reply", f"{_HB}:parse_correctness_reply", ("str",)),
+    ParserEntry("hallusionbench.parse_consistency_reply", f"{_HB}:parse_consistency_reply", ("bool",)),
+    ParserEntry("hallusionbench.vlmevalkit_yes_no", f"{_HB}:vlmevalkit_yes_no", ("str", "NoneType")),
+    ParserEntry(
+        "hallusionbench.correctness_rule_reply", f"{_HB}:correctness_rule_reply", ("str",), {"gt_answer": "1"}
+    ),
+    ParserEntry(
+        "hallusionbench.consistency_rule_reply",
+        f"{_HB}:consistency_rule_reply",
+        ("str", "NoneType"),
+        {"reference_prediction": "Yes."},
+    ),
+]

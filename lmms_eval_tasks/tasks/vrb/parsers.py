@@ -1,0 +1,25 @@
+"""VRB: the VQAv2 answer normalisation and accuracy.
+
+Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
+all_parsers`` collects this list through ``Benchmark.parsers``.
+"""
+
+from __future__ import annotations
+
+from lmms_eval_tasks.framework.parser_index import ParserEntry
+
+PARSERS: list[ParserEntry] = [
+    ParserEntry("vrb.normalize_answer", "lmms_eval_tasks.tasks.vrb.scoring:normalize_answer", ("str",)),
+    ParserEntry(
+        "vrb.vqa_accuracy",
+        "lmms_eval_tasks.tasks.vrb.scoring:vqa_accuracy",
+        ("float",),
+        {"answers": ["two", "2", "2 dogs", "two", "2", "2", "two dogs", "2", "2", "2"]},
+    ),
+    ParserEntry(
+        "vrb.vqa_accuracy[official]",
+        "lmms_eval_tasks.tasks.vrb.scoring:vqa_accuracy",
+        ("float",),
+        {"answers": ["yes"] * 10, "multiple_choice_answer": "yes", "protocol": "official"},
+    ),
+]

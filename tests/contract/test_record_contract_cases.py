@@ -1,0 +1,111 @@
+"""The cases the record contract was built for (numbers from the 525-case audit), by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.cli import main
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(list(argv)) == 1
+    return capsys.readouterr().err.strip()
+
+
+def test_tdiuc_refuses_a_duplicate_instead_of_counting_it(tmp_path: Path, capsys) -> None:
+    # 1 right of 2: micro 50.0; a second copy of the wrong one used to give 1/3 = 33.3.
+    records = [
+        {"question_id": 1, "question_type": "color", "labeled_answer": "red", "prediction": "red"},
+        {"question_id": 2, "question_type": "color", "labeled_answer": "red", "prediction": "blue"},
+    ]
+    assert main(["score", "tdiuc", str(_write(tmp_path / "a.jsonl", records))]) == 0
+    assert json.loads(capsys.readouterr().out)["micro_accuracy"] == pytest.approx(50.0)
+    error = _error(capsys, "score", "tdiuc", str(_write(tmp_path / "b.jsonl", [*records, records[1]])))
+    assert "record 2 (line 3): field 'question_id': duplicate record (question_id='2')" in error
+
+
+def test_dvqa_refuses_a_nan_answer(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "nan.jsonl"
+    line = '{"question_id": 1, "template_id": "data", "answer": NaN, "prediction": "nan"}\n'
+    path.write_text(line, "utf-8")
+    error = _error(capsys, "score", "dvqa", str(path))
+    assert error.endswith("record 0 (line 1): field 'answer': expected a string or a finite number, got NaN")
+
+
+def test_vrb_refuses_a_misspelt_corruption_listing_the_known_names(tmp_path: Path, capsys) -> None:
+    record = {"question_id": 1, "answers": ["two"] * 10, "multiple_choice_answer": "two",
+              "question_type": "how many", "answer_type": "number", "prediction": "two"}  # fmt: skip
+    records = [{**record, "corruption": "clean", "severity": 0},
+               {**record, "corruption": "gausian_noise", "severity": 3}]  # fmt: skip
+    error = _error(capsys, "score", "vrb", str(_write(tmp_path / "v.jsonl", records)))
+    assert "record 1 (line 2): field 'corruption': unknown value 'gausian_noise'; known: clean, " in error
+    assert "gaussian_noise" in error and "snow" in error
+
+
+def _vqd(question_id: int, row: int | None, prediction: str) -> dict:
+    record = {"question_id": question_id, "gtbox": [[0, 0, 10, 10]], "width": 50, "height": 50,
+              "prediction": prediction}  # fmt: skip
+    return record if row is None else {**record, "row": row}
+
+
+def test_vqdv1_repeated_queries_are_rows_and_a_true_duplicate_is_refused(tmp_path: Path, capsys) -> None:
+    # query 7 asked twice (rows 0 and 1): F1 1 and 0, query 8 F1 1: micro F1 = (1 + 0 + 1) / 3 = 66.67
+    records = [_vqd(7, 0, "[0, 0, 10, 10]"), _vqd(7, 1, "[]"), _vqd(8, 2, "[0, 0, 10, 10]")]
+    assert main(["score", "vqdv1", str(_write(tmp_path / "ok.jsonl", records))]) == 0
+    assert json.loads(capsys.readouterr().out)["micro_f1"] == pytest.approx(200 / 3)
+    error = _error(capsys, "score", "vqdv1", str(_write(tmp_path / "dup.jsonl", [*records, records[1]])))
+    assert "duplicate record (question_id='7', row='1')" in error
+    without_row = [_vqd(7, None, "[]"), _vqd(7, None, "[]")]
+    error = _error(capsys, "score", "vqdv1", str(_write(tmp_path / "norow.jsonl", without_row)))
+    assert "give each record the 'row' field" in error
+    bad_id = [{**records[0], "question_id": [7]}]
+    error = _error(capsys, "score", "vqdv1", str(_write(tmp_path / "id.jsonl", bad_id)))
+    assert "field 'question_id': expected a string or an integer id, got a list" in error
+
+
+def test_compare_vqdv1_pairs_repeated_queries_by_row(tmp_path: Path, capsys) -> None:
+    run_a = [_vqd(7, 0, "[0, 0, 10, 10]"), _vqd(7, 1, "[]"), _vqd(8, 2, "[0, 0, 10, 10]")]
+    run_b = [_vqd(7, 0, "[]"), _vqd(7, 1, "[0, 0, 10, 10]"), _vqd(8, 2, "[0, 0, 10, 10]")]
+    path_a, path_b = _write(tmp_path / "a.jsonl", run_a), _write(tmp_path / "b.jsonl", run_b)
+    assert main(["compare", "vqdv1", str(path_a), str(path_b)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # row 0: A right, B wrong (b10); row 1: A wrong, B right (b01); row 2 both right
+    assert (result["questions"], result["b10"], result["b01"], result["both_correct"]) == (3, 1, 1, 1)
+    assert main(["compare", "vqdv1", str(path_a), str(_write(tmp_path / "c.jsonl", [*run_b, run_b[0]]))]) == 1
+    assert "run B 3: field 'question_id': duplicate record" in capsys.readouterr().err
+
+
+def test_prepare_then_score_a_vqdv1_subset_with_repeated_queries(tmp_path: Path, capsys) -> None:
+    from PIL import Image
+
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.new("RGB", (50, 40)).save(images / "a.jpg")
+    entry = {"question_id": 7, "question": "the dog", "gtbox": [[0, 0, 10, 10]], "question_type": "simple",
+             "image_id": 1, "width": 50, "height": 40, "file_name": "a.jpg"}  # fmt: skip
+    annotations = tmp_path / "VQDv1_sampling.json"
+    annotations.write_text(json.dumps([entry, entry, {**entry, "question_id": 8}]), "utf-8")
+    out = tmp_path / "prepared"
+    argv = ["prepare", "vqdv1", "--annotations", str(annotations), "--images", str(images), "--out", str(out)]
+    assert main([*argv, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert (summary["rows"], summary["repeated_queries"], summary["repeated_rows"]) == (3, 1, 1)
+    assert "1 queries repeat (1 extra rows" in captured.err
+    from datasets import load_from_disk
+
+    rows = load_from_disk(str(out))["test"]
+    assert rows["row"] == [0, 1, 2] and rows["question_id"] == [7, 7, 8]
+    records = [{**{k: row[k] for k in ("question_id", "row", "gtbox", "width", "height")},
+                "prediction": "[0, 0, 10, 10]"} for row in rows]  # fmt: skip
+    assert main(["score", "vqdv1", str(_write(tmp_path / "r.jsonl", records))]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["queries"] == 3 and metrics["micro_f1"] == pytest.approx(100.0)
