@@ -76,4 +76,5 @@ BENCHMARK = Benchmark(
     parsers="lmms_eval_tasks.tasks.dare.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.dare.report_section:render",
     docs="docs/dare.md",
+    uncertainty="lmms_eval_tasks.tasks.dare.uncertainty:uncertainty_rows",
 )
