@@ -1,23 +1,23 @@
-"""Time the cluster bootstrap (1,000 resamples) of every headline metric of a full-size VRB run and of
-HallusionBench, on one core.
+"""Time the REAL per-benchmark standard errors (``framework.uncertainty.headline_uncertainty``: the
+benchmark's ``tasks/<b>/uncertainty.py`` rows, then the cluster bootstrap, 1,000 resamples, every headline
+metric) on a full-size VRB run and on HallusionBench, on one core.
 
 VRB: one model's synthetic run, ~3,000 images x ~5.3 questions x 71 levels (clean + 14 corruptions x 5
-severities) = ~1.1 million per-record VQA accuracies, resampled by image (an image's questions at all 71
-levels move together). Metrics from each resample's totals: overall accuracy, the 71 per-level accuracies,
-per corruption the accuracy curve over levels 0..5 and from it First-Drop, Range of Error, Error Rate,
-Average Error, Average Difference, mean accuracy and relative drop (``scoring.vrb.sub_metrics``, the
-scorer's own vectorised definitions), and the model-level means and single-model VRE (equal weights,
-min-max scaled over the model's corruptions). The point estimates are checked against the scorer's
-``robustness()``.
+severities) = ~1.1 million records (dicts, as ``score`` reads them: 10 human answers, a prediction whose
+VQA accuracy is 0, .3, .6, .9 or 1), resampled by image. Timed: ``headline_uncertainty("vrb", records)``
+(``tasks/vrb/uncertainty.py``: the records' VQA accuracies, the level cells, the statistic of every
+headline metric from each resample's accuracy curves). Building the records is not timed.
 
 HallusionBench: 1,129 questions x 3 judge repeats (the synthetic records of benchmarks/
-hallusionbench_scoring.py), resampled by figure group (category, subcategory, set_id); aAcc, fAcc, qAcc
-(mean over repeats) and their mean; checked against the scorer's ``repeat_metrics``.
+hallusionbench_scoring.py), resampled by figure group; timed: ``headline_uncertainty("hallusionbench")``.
 
-Reference in the same run: the Python-loop bootstrap (``loop_bootstrap``, one call per resample, same
-draws) on a slice, which must give the same numbers as the vectorised engine on that slice; its time is
-extrapolated to the full size. Budgets (full mode; exit 1 if missed): VRB 10 s, HallusionBench 1 s.
-``--quick`` runs a reduced size (no budget). Last line: RESULT seconds=<vrb> hallusionbench_seconds=<s> ...
+References in the same run: (1) a hand-written vectorised statistic on plain arrays (this file's
+``vrb_metrics``, whose point estimates are checked against the scorer's ``robustness()``; HallusionBench's
+checked against ``repeat_metrics``) must give the real function's numbers (estimate, stderr, bounds) for
+every shared metric, same draws; (2) the Python-loop bootstrap (``loop_bootstrap``, one call per resample)
+must give the hand statistic's numbers on a slice; its time is extrapolated to the full size. Budgets
+(full mode; exit 1 if missed): VRB 10 s, HallusionBench 1 s. ``--quick`` runs a reduced size (no budget).
+Last line: RESULT seconds=<vrb> hallusionbench_seconds=<s> ...
 """
 
 from __future__ import annotations
@@ -69,6 +69,36 @@ def vrb_run(images: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndar
     levels = np.broadcast_to(np.arange(LEVELS), logit.shape)
     image = np.broadcast_to(question_image[:, None], logit.shape)
     return image.reshape(-1).copy(), levels.reshape(-1).copy(), accuracy.reshape(-1)
+
+
+_ANSWERS = ["a"] * 4 + ["b"] * 3 + ["c"] * 2 + ["d"]  # a prediction matching k of them scores min(1, ~k/3)
+_PREDICTION = {1.0: "a", 0.9: "b", 0.6: "c", 0.3: "d", 0.0: "z"}
+
+
+def vrb_records(image: np.ndarray, level: np.ndarray, accuracy: np.ndarray) -> list[dict]:
+    """The run as scorer records: one question per 71 consecutive rows, predictions of the given accuracy."""
+    rows = zip(image.tolist(), level.tolist(), accuracy.tolist(), strict=True)
+    names = [("clean", 0)] + [(name, s) for name in CORRUPTIONS for s in range(1, 6)]
+    return [
+        {"question_id": i // LEVELS, "image_id": int(img), "answers": _ANSWERS, "multiple_choice_answer": "a",
+         "question_type": "what", "answer_type": "other", "corruption": names[lvl][0],
+         "severity": names[lvl][1], "prediction": _PREDICTION[float(acc)]}
+        for i, (img, lvl, acc) in enumerate(rows)
+    ]  # fmt: skip
+
+
+def real_bootstrap(benchmark: str, records: list[dict]) -> dict:
+    """The pack's own path: the benchmark's uncertainty rows and the bootstrap of every headline metric."""
+    from lmms_eval_tasks.framework.uncertainty import headline_uncertainty
+
+    return headline_uncertainty(benchmark, records, bootstrap_resamples=RESAMPLES, bootstrap_seed=SEED)
+
+
+def same_shared_numbers(real: dict, reference: dict) -> list[str]:
+    """The real function agrees with the reference on every metric both give (1e-9 relative); the names."""
+    shared = [name for name in real if name in reference]
+    same_numbers({name: real[name] for name in shared}, {name: reference[name] for name in shared})
+    return shared
 
 
 def _curves(level_accuracy: np.ndarray) -> np.ndarray:
@@ -161,13 +191,22 @@ def same_numbers(vectorised: dict, looped: dict) -> None:
 # --- HallusionBench -----------------------------------------------------------------------------------------
 
 
-def hallusionbench_run(repeats: int = 3) -> tuple[hb._Structure, list[list[int]], list[tuple[str, str, str]]]:
-    """The 1,129 synthetic records' structure, per-repeat correctness and each question's figure group."""
+def _hallusionbench_module():
     path = Path(__file__).resolve().parent / "hallusionbench_scoring.py"
     spec = importlib.util.spec_from_file_location("hallusionbench_scoring_benchmark", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    records = module.synthetic_records(random.Random(7), repeats=repeats)
+    return module
+
+
+def hallusionbench_records(repeats: int = 3) -> list[dict]:
+    """The 1,129 synthetic records with ``repeats`` judge verdicts each."""
+    return _hallusionbench_module().synthetic_records(random.Random(7), repeats=repeats)
+
+
+def hallusionbench_run(repeats: int = 3) -> tuple[hb._Structure, list[list[int]], list[tuple[str, str, str]]]:
+    """The 1,129 synthetic records' structure, per-repeat correctness and each question's figure group."""
+    records = hallusionbench_records(repeats)
     structure = hb.build_structure(hb.parse_questions(records))
     correct = [
         [
@@ -260,37 +299,44 @@ def main() -> int:
     slice_images, loop_resamples = (30, 10) if args.quick else (150, 20)
 
     image, level, accuracy = vrb_run(images)
-    records = image.size
-    result, vrb_seconds = _timed(vrb_bootstrap, image, level, accuracy, RESAMPLES)
-    check_vrb_estimates(result, level, accuracy)
-    # reference on a slice: the first slice_images images, all their records
+    records = vrb_records(image, level, accuracy)
+    real, vrb_seconds = _timed(real_bootstrap, "vrb", records)
+    del records
+    reference = vrb_bootstrap(image, level, accuracy, RESAMPLES)
+    check_vrb_estimates(reference, level, accuracy)
+    shared = same_shared_numbers(real, reference)
+    # reference 2 on a slice: the first slice_images images, all their records, by the Python loop
     keep = np.isin(image, np.unique(image)[:slice_images])
     part = image[keep], level[keep], accuracy[keep]
     looped, loop_seconds = _timed(vrb_loop, *part, loop_resamples)
     same_numbers(vrb_bootstrap(*part, loop_resamples), looped)
-    loop_estimate = loop_seconds / loop_resamples * RESAMPLES * records / part[0].size
+    loop_estimate = loop_seconds / loop_resamples * RESAMPLES * image.size / part[0].size
     print(
-        f"VRB: {records:,} records, {len(np.unique(image)):,} images, {len(result)} metrics, "
-        f"{RESAMPLES} resamples: {vrb_seconds:.2f} s; Python-loop reference (same numbers on "
+        f"VRB: {image.size:,} records, {len(np.unique(image)):,} images, {len(real)} headline metrics "
+        f"(tasks/vrb/uncertainty.py), {RESAMPLES} resamples: {vrb_seconds:.2f} s; same numbers as the "
+        f"hand-written statistic on {len(shared)} metrics; Python-loop reference (same numbers on "
         f"{part[0].size:,} records x {loop_resamples} resamples) extrapolates to {loop_estimate:.0f} s"
     )
-    for key in ("accuracy", "accuracy/clean", "first_drop", "error_rate", "average_error", "vre"):
-        entry = result[key]
+    for key, entry in real.items():
         print(f"  {key}: {entry.estimate:.4f} +- {entry.stderr:.4f} [{entry.low:.4f}, {entry.high:.4f}]")
 
+    hb_records = hallusionbench_records()
+    hb_real, hb_seconds = _timed(real_bootstrap, "hallusionbench", hb_records)
     structure, correct, groups = hallusionbench_run()
-    hb_result, hb_seconds = _timed(hallusionbench_bootstrap, structure, correct, groups, RESAMPLES)
+    hb_result = hallusionbench_bootstrap(structure, correct, groups, RESAMPLES)
     check_hallusionbench_estimates(hb_result, structure, correct)
+    hb_shared = same_shared_numbers(hb_real, hb_result)
     hb_looped, hb_loop_seconds = _timed(hallusionbench_loop, structure, correct, groups, 50)
     same_numbers(hallusionbench_bootstrap(structure, correct, groups, 50), hb_looped)
     hb_loop_estimate = hb_loop_seconds / 50 * RESAMPLES
     print(
         f"HallusionBench: {len(structure.questions)} questions x {len(correct)} repeats, "
-        f"{hb_result['aAcc'].n_units} figure groups, {RESAMPLES} resamples: {hb_seconds:.3f} s; "
-        f"Python loop (same numbers on 50 resamples) extrapolates to {hb_loop_estimate:.1f} s"
+        f"{hb_real['aAcc'].n_units} figure groups, {len(hb_real)} headline metrics "
+        f"(tasks/hallusionbench/uncertainty.py), {RESAMPLES} resamples: {hb_seconds:.3f} s; same numbers "
+        f"as the hand-written statistic on {len(hb_shared)} metrics; Python loop (same numbers on 50 "
+        f"resamples) extrapolates to {hb_loop_estimate:.1f} s"
     )
-    for key in (*HB_METRICS, "overall"):
-        entry = hb_result[key]
+    for key, entry in hb_real.items():
         print(f"  {key}: {entry.estimate:.2f} +- {entry.stderr:.2f} [{entry.low:.2f}, {entry.high:.2f}]")
 
     missed = not args.quick and (vrb_seconds > VRB_BUDGET or hb_seconds > HALLUSIONBENCH_BUDGET)
@@ -301,7 +347,7 @@ def main() -> int:
             file=sys.stderr,
         )
     print(
-        f"RESULT seconds={vrb_seconds:.3f} hallusionbench_seconds={hb_seconds:.4f} records={records} "
+        f"RESULT seconds={vrb_seconds:.3f} hallusionbench_seconds={hb_seconds:.4f} records={image.size} "
         f"resamples={RESAMPLES} loop_reference_seconds={loop_estimate:.1f} "
         f"hallusionbench_loop_reference_seconds={hb_loop_estimate:.2f} quick={int(args.quick)}"
     )

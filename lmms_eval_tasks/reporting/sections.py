@@ -121,6 +121,87 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+Z_95 = 1.959963984540054
+NOT_SIGNIFICANT = "≈"  # marks a run whose difference from the best run is not significant at 95%
+# Headline metrics where smaller is better (errors, drops, spreads, failure counts); the rest: larger.
+_LOWER_IS_BETTER = re.compile(r"unparsed|rmse|drop|error|std_over|range|difference|unjudged|^vre$")
+UNPAIRED_NOTE = (
+    f"CI: the 95% interval of the run's number (its standard error's method and unit: docs/uncertainty.md). "
+    f"'best' marks the best run per column, '{NOT_SIGNIFICANT}' a run whose difference from it is not "
+    f"significant at 95%: |difference| < {Z_95:.2f} x sqrt(se_a^2 + se_b^2), the standard error of the "
+    "difference of two independent runs (not overlapping intervals, which is no test). Runs on the same "
+    "questions are positively correlated, so this unpaired test is conservative; `lmms-eval-tasks compare` "
+    "gives the paired test."
+)
+
+
+def uncertainty_of(entry: Entry, key: str) -> dict[str, Any] | None:
+    """The run's ``details.uncertainty[key]`` block (estimate, stderr, low, high, ...), or None."""
+    block = entry.details.get("uncertainty")
+    value = block.get(key) if isinstance(block, Mapping) else None
+    return value if isinstance(value, Mapping) else None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def stderr_of(entry: Entry, key: str) -> float | None:
+    """The standard error of ``key``: the ``<key>_stderr`` metric, else the uncertainty block's."""
+    value = _number(entry.metrics.get(f"{key}_stderr"))
+    if value is None:
+        value = _number((uncertainty_of(entry, key) or {}).get("stderr"))
+    return value
+
+
+def interval_of(entry: Entry, key: str) -> tuple[float, float] | None:
+    """The 95% interval (low, high) of ``key`` from the uncertainty block, or None."""
+    block = uncertainty_of(entry, key) or {}
+    low, high = _number(block.get("low")), _number(block.get("high"))
+    return None if low is None or high is None else (low, high)
+
+
+def interval_errors(
+    entries: Sequence[Entry], keys: Sequence[str]
+) -> dict[str, list[tuple[float, float] | None]]:
+    """``grouped_bars`` error bars: per entry label, the interval of each key (None where absent)."""
+    return {entry.label: [interval_of(entry, key) for key in keys] for entry in entries}
+
+
+def significance_marks(
+    values: Sequence[float | None], stderrs: Sequence[float | None], lower_is_better: bool = False
+) -> list[str]:
+    """Per run: 'best', NOT_SIGNIFICANT (|x - best| < 1.96 sqrt(se^2 + se_best^2)) or '' (significantly
+    different, or no standard error to tell); all '' with fewer than two runs that have a value."""
+    present = [i for i, value in enumerate(values) if value is not None]
+    if len(present) < 2:
+        return [""] * len(values)
+    best = (min if lower_is_better else max)(present, key=lambda i: values[i])
+    marks = []
+    for i, value in enumerate(values):
+        if i == best:
+            marks.append("best")
+            continue
+        se, se_best = stderrs[i], stderrs[best]
+        if value is None or se is None or se_best is None:
+            marks.append("")
+            continue
+        spread = math.sqrt(se * se + se_best * se_best)
+        difference = abs(value - values[best])
+        marks.append(NOT_SIGNIFICANT if (difference == 0 or difference < Z_95 * spread) else "")
+    return marks
+
+
+def interval_cell(interval: tuple[float, float] | None, mark: str) -> str | None:
+    """A CI column's text: ``[low, high]`` and the significance mark; None when there is no interval."""
+    if interval is None:
+        return mark or None
+    text = f"[{fmt(interval[0])}, {fmt(interval[1])}]"
+    return f"{text} {mark}" if mark else text
+
+
 def metrics_table(
     title: str,
     entries: Sequence[Entry],
@@ -128,20 +209,47 @@ def metrics_table(
     published: Iterable[PublishedRow] = (),
     note: str = "",
     value: Callable[[Entry, str], Any] | None = None,
+    intervals: bool = True,
 ) -> Table:
-    """A row per entry (``run / task``) with ``columns`` = (metric key, header), then the published rows."""
+    """A row per entry (``run / task``) with ``columns`` = (metric key, header), then the published rows.
+
+    With ``intervals``, a metric some run has a 95% interval for (``details.uncertainty``) gets a
+    ``<header> 95% CI`` column after it, with the significance marks of ``significance_marks``.
+    """
     read = value or (lambda entry, key: entry.metrics.get(key))
-    rows = [[entry.label, *(read(entry, key) for key, _ in columns)] for entry in entries]
+    layout: list[tuple[str, str, bool]] = []
+    for key, header in columns:
+        layout.append((key, header, False))
+        if intervals and any(interval_of(entry, key) is not None for entry in entries):
+            layout.append((key, f"{header} 95% CI", True))
+    cells: dict[str, list[str]] = {}
+    for key, _, is_interval in layout:
+        if is_interval:
+            values = [_number(read(entry, key)) for entry in entries]
+            stderrs = [stderr_of(entry, key) for entry in entries]
+            marks = significance_marks(values, stderrs, bool(_LOWER_IS_BETTER.search(key)))
+            cells[key] = [
+                interval_cell(interval_of(entry, key), mark)
+                for entry, mark in zip(entries, marks, strict=True)
+            ]
+    rows = [
+        [entry.label, *(cells[key][i] if is_interval else read(entry, key) for key, _, is_interval in layout)]
+        for i, entry in enumerate(entries)
+    ]
     published = list(published)
     for row in published:
-        rows.append([row.row_label, *(row.values.get(key) for key, _ in columns)])
+        rows.append(
+            [row.row_label, *(None if is_interval else row.values.get(key) for key, _, is_interval in layout)]
+        )
+    if cells:
+        note = (note + " " if note else "") + UNPAIRED_NOTE
     if published:
         sources = "; ".join(dict.fromkeys(row.source for row in published))
         note = (note + " " if note else "") + (
             f"Rows marked '{PUBLISHED_MARK}' are the paper's numbers, copied as data, not produced by a run "
             f"of the pack (source: {sources})."
         )
-    return Table(title, ["run / task", *(header for _, header in columns)], rows, note)
+    return Table(title, ["run / task", *(header for _, header, _ in layout)], rows, note)
 
 
 def figure(size: tuple[float, float] = WIDE, polar: bool = False) -> tuple[Any, Any]:

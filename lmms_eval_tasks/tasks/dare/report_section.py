@@ -12,6 +12,7 @@ from lmms_eval_tasks.reporting.sections import (
     Table,
     Text,
     grouped_bars,
+    interval_errors,
     metrics_table,
 )
 
@@ -172,7 +173,9 @@ def render(context: SectionContext) -> list[Block]:
                     for entry in with_multi
                 },
                 "exact match %",
-                caption="Random guessing: 6.25% for every k (one of 16 answer sets).",
+                caption="Random guessing: 6.25% for every k (one of 16 answer sets). Error bars: 95% "
+                "intervals (bootstrap by question), where the run has them.",
+                errors=interval_errors(with_multi, [f"multi_exact_k{k}" for k in range(5)]),
             )
         )
         variants = (

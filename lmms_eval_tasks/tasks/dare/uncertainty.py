@@ -76,7 +76,9 @@ def uncertainty_rows(records: list[dict[str, Any]], primary_format: str = "gen",
             key = (question(verdict), verdict.prompt)
             instances[key] = instances.get(key, True) and verdict.correct
         elif (
-            verdict.setup == "multi" and verdict.variant == "standard" and verdict.answer_format == multi_format
+            verdict.setup == "multi"
+            and verdict.variant == "standard"
+            and verdict.answer_format == multi_format
         ):
             # a standard multi record is one whole question (binary records are the "binary" variant)
             answered = verdict.parsed.status != "unparsed" and not verdict.contradictory

@@ -8,6 +8,7 @@ from lmms_eval_tasks.reporting.sections import (
     SectionContext,
     Text,
     grouped_bars,
+    interval_errors,
     metrics_table,
 )
 
@@ -49,5 +50,7 @@ def render(context: SectionContext) -> list[Block]:
             [header for _, header in TYPES],
             {entry.label: [entry.metrics.get(f"accuracy_{name}") for name, _ in TYPES] for entry in entries},
             "accuracy %",
+            caption="Error bars: 95% intervals (bootstrap by question), where the run has them.",
+            errors=interval_errors(entries, [f"accuracy_{name}" for name, _ in TYPES]),
         ),
     ]

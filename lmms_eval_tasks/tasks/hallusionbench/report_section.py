@@ -12,6 +12,7 @@ from lmms_eval_tasks.reporting.sections import (
     Text,
     fmt,
     grouped_bars,
+    interval_errors,
     metrics_table,
 )
 
@@ -97,6 +98,7 @@ def render(context: SectionContext) -> list[Block]:
                 list(DIAGNOSIS),
                 {entry.label: [entry.metrics.get(key) for key in DIAGNOSIS] for entry in diagnosed},
                 "% of wrong answers",
+                errors=interval_errors(diagnosed, list(DIAGNOSIS)),
             )
         )
     bias_columns = (
