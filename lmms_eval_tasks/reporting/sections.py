@@ -125,6 +125,8 @@ Z_95 = 1.959963984540054
 NOT_SIGNIFICANT = "≈"  # marks a run whose difference from the best run is not significant at 95%
 # Headline metrics where smaller is better (errors, drops, spreads, failure counts); the rest: larger.
 _LOWER_IS_BETTER = re.compile(r"unparsed|rmse|drop|error|std_over|range|difference|unjudged|^vre$")
+# Shares with no better direction (HallusionBench's diagnosis of wrong answers): intervals, no marks.
+_NO_DIRECTION = re.compile(r"^(LH|VI|Mixed)$")
 UNPAIRED_NOTE = (
     f"CI: the 95% interval of the run's number (its standard error's method and unit: docs/uncertainty.md). "
     f"'best' marks the best run per column, '{NOT_SIGNIFICANT}' a run whose difference from it is not "
@@ -228,6 +230,7 @@ def metrics_table(
             values = [_number(read(entry, key)) for entry in entries]
             stderrs = [stderr_of(entry, key) for entry in entries]
             marks = significance_marks(values, stderrs, bool(_LOWER_IS_BETTER.search(key)))
+            marks = [""] * len(marks) if _NO_DIRECTION.match(key) else marks
             cells[key] = [
                 interval_cell(interval_of(entry, key), mark)
                 for entry, mark in zip(entries, marks, strict=True)
