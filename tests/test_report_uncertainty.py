@@ -19,7 +19,8 @@ from tests.test_report import crafted_run, html_images, md_tables, row
 
 def _block(estimate: float, stderr: float, low: float, high: float) -> dict:
     return {"estimate": estimate, "stderr": stderr, "low": low, "high": high, "method": "bootstrap",
-            "unit": "question", "n_units": 400, "n_resamples": 1000, "seed": 0, "confidence": 0.95}  # fmt: skip
+            "unit": "question", "n_units": 400, "n_resamples": 1000, "seed": 0,
+            "confidence": 0.95}  # fmt: skip
 
 
 def test_significance_marks_by_hand() -> None:
@@ -93,7 +94,7 @@ def test_error_bars_on_plots_and_chromium_screenshot(tmp_path: Path) -> None:
     assert html_images(page)  # the diagnosis bar chart, with its error bars drawn by grouped_bars
     tables = md_tables((html_path.parent / "report.md").read_text(encoding="utf-8"))
     assert any("LH 95% CI" in table[0] or "VI 95% CI" in table[0] for table in tables.values())
-    browser = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         pytest.skip("chromium not installed")
     screenshot = tmp_path / "shot.png"
