@@ -81,7 +81,8 @@ def render(context: SectionContext) -> list[Block]:
             continue
         rows = []
         values, bounds = [], []
-        pools = [*((s, (s,)) for s in SCENARIOS), ("natural", NATURAL_SCENARIOS), ("digital", DIGITAL_SCENARIOS)]
+        pools = [*((s, (s,)) for s in SCENARIOS)]
+        pools += [("natural", NATURAL_SCENARIOS), ("digital", DIGITAL_SCENARIOS)]
         for name, members in pools:
             rows.append([name, *_rate_row(entry.metrics, name, per_scenario, members, normal_interval)])
         for row in rows:

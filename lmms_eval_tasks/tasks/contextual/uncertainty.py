@@ -71,7 +71,7 @@ def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
         return out
 
     closed: dict[str, Uncertainty] = {}
-    if repeats == 1:  # every rate's interval as the scorer computes it (scoring.rate_counts / normal_interval)
+    if repeats == 1:  # every rate's interval as the scorer computes it (rate_counts, normal_interval)
         counts = scoring.rate_counts(categories, [row[0] if row else None for row in verdicts], protocol)
         for name, (accepted, judged) in counts.items():
             if judged <= 0:
