@@ -247,8 +247,10 @@ def judge_deviation(benchmark: str, judge: Mapping[str, Any] | None) -> str | No
     model = None if not judge else judge.get("model")
     if not paper or not model or re.fullmatch(re.escape(paper) + r"(-\d{4})?", str(model)):
         return None
-    kind = judge.get("kind") if judge else None
-    used = f"the {kind} judge {model!r}" if kind == "rule" else f"judge model {model!r}"
+    if judge.get("kind") == "rule":  # the wording the report page uses for a rule judge
+        return f"rule-based judge used where the paper uses a GPT-4 judge ({paper!r}): not comparable with "\
+            "published numbers"
+    used = f"judge model {model!r}"
     return (
         f"{used} instead of the paper's {paper!r} (its official code's judge): judged numbers are not "
         f"directly comparable with published ones; set the judge model to {paper} to follow the paper"
