@@ -47,6 +47,8 @@ class Benchmark:
       bootstrap input of the headline metrics (standard errors, intervals, paired ``compare``).
     - ``report_section``: renders the benchmark's section of ``lmms-eval-tasks report``.
     - ``docs``: the benchmark's page, relative to the repository root.
+    - ``paper_judge_model``: the judge model of the paper and its official code (judged benchmarks); a
+      report judged by any other model lists that under its provenance deviations.
     """
 
     name: str
@@ -64,6 +66,7 @@ class Benchmark:
     report_section: str | None = None
     parsers: str | None = None
     docs: str = ""
+    paper_judge_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:

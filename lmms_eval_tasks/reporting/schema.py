@@ -238,6 +238,25 @@ def host_run_id() -> str | None:
     return None
 
 
+def judge_deviation(benchmark: str, judge: Mapping[str, Any] | None) -> str | None:
+    """The deviation line when ``judge`` is not the paper's judge model (``Benchmark.paper_judge_model``);
+    None when it is (the bare name or a dated snapshot such as gpt-4-0613), or nothing was judged."""
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    paper = getattr(benchmarks().get(benchmark), "paper_judge_model", None)
+    model = None if not judge else judge.get("model")
+    if not paper or not model or re.fullmatch(re.escape(paper) + r"(-\d{4})?", str(model)):
+        return None
+    if judge.get("kind") == "rule":  # the wording the report page uses for a rule judge
+        return f"rule-based judge used where the paper uses a GPT-4 judge ({paper!r}): not comparable with "\
+            "published numbers"
+    used = f"judge model {model!r}"
+    return (
+        f"{used} instead of the paper's {paper!r} (its official code's judge): judged numbers are not "
+        f"directly comparable with published ones; set the judge model to {paper} to follow the paper"
+    )
+
+
 def provenance(
     args: Any,
     task: str,
@@ -326,13 +345,22 @@ def build_report(
                 judge=judge,
                 corruption=corruption,
                 pack_seeds=pack_seeds,
-                deviations=deviations,
+                deviations=_with_judge_deviation(benchmark, judge, deviations),
             )
         ),
         "warnings": [str(warning) for warning in warnings],
     }
     validate_report(report)
     return report
+
+
+def _with_judge_deviation(benchmark: str, judge: Mapping[str, Any] | None, deviations: Sequence[str]) -> list:
+    """``deviations`` plus the judge-model line (``judge_deviation``) unless one already names the judge."""
+    line = judge_deviation(benchmark, judge)
+    listed = list(deviations)
+    if line is None or any("judge instead of the paper" in item for item in listed):
+        return listed
+    return [*listed, line]
 
 
 def _expect(condition: bool, where: str, message: str) -> None:

@@ -193,3 +193,23 @@ def test_submission_file_in_the_authors_format(judge_env, tmp_path) -> None:
     assert list(submitted) == ["tiny/llava"]
     assert submitted["tiny/llava"][docs[4]["image_url"]] == answers[4]
     assert values["_report"]["details"]["complete"] is True
+
+
+def test_judge_model_other_than_the_papers_gpt4_is_a_deviation(judge_env, tmp_path) -> None:
+    from fake_openai import FakeOpenAIServer
+
+    docs = docs_for("contextual_sample")
+    records = records_for("contextual_sample", docs, [doc["response"] for doc in docs])
+    deviations = {}
+    with FakeOpenAIServer(lambda prompt: "Judgement: Yes") as server:
+        judge_env.setenv("OPENAI_API_URL", server.base_url)
+        for model in ("gpt-4o-2024-11-20", "gpt-4"):  # the pack's default, then the paper's judge
+            judge_env.setenv("LMMS_EVAL_TASKS_JUDGE_MODEL", model)
+            fresh = [{k: v for k, v in r.items() if not k.startswith(("judge_", "rouge"))} for r in records]
+            report = run_aggregations("contextual_sample", fresh, tmp_path / model)["_report"]
+            assert report["provenance"]["judge"]["model"] == model
+            deviations[model] = report["provenance"]["deviations"]
+        assert {call.body["model"] for call in server.calls} == {"gpt-4o-2024-11-20", "gpt-4"}
+    assert [line for line in deviations["gpt-4o-2024-11-20"] if "judge model 'gpt-4o-2024-11-20'" in line]
+    assert "instead of the paper's 'gpt-4'" in " ".join(deviations["gpt-4o-2024-11-20"])
+    assert not [line for line in deviations["gpt-4"] if "judge" in line]

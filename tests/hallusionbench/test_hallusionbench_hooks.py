@@ -375,3 +375,65 @@ def test_unreadable_or_missing_image_names_the_document_and_field(monkeypatch):
     with pytest.raises(RecordError) as caught:
         hooks.doc_to_visual(doc)
     assert caught.value.field == "image" and caught.value.record_index == label
+
+
+def test_judge_replies_without_a_verdict_word_are_counted_listed_and_optionally_unjudged(
+    judge_env, tmp_path
+):
+    docs = sample_docs()
+    predictions = [answer(doc) for doc in docs]
+    predictions[1] = "Yes, they are."  # VD illusion figure 1 (gt no): wrong; its consistency flag is read
+    records = records_for("hallusionbench_sample", docs, predictions)
+    table = rule_reply_table(records)
+    correctness = {r.prompt: i for i, r in enumerate(scoring.correctness_requests(records, predictions))}
+    for prompt, index in correctness.items():
+        if index in (2, 16, 26):  # VD math fig 0, VS chart fig 2 q 0, VS table no-image (unique prompts)
+            table[prompt] = "maybe"
+    structure = scoring.build_structure(scoring.parse_questions(records))
+    (consistency,) = scoring.consistency_requests(structure, predictions, [1])  # 1 vs its figure-0 answer
+    table[consistency.prompt] = "maybe"
+    with FakeOpenAIServer(lambda prompt: table[prompt]) as server:
+        use_server(judge_env, server)
+        official = scoring.evaluate(records, judge="openai", repeats=1)
+        unjudged = scoring.evaluate(records, judge="openai", repeats=1, no_verdict="unjudged")
+        values = run_aggregations("hallusionbench_sample", records, tmp_path)  # the hook run, official
+    # official: "maybe" -> unclear: wrong for 2 and 16, right for 26 (a VS no-image question); 1 is wrong
+    # -> 29 - 3 = 26 correct of 29 = 89.655%
+    assert official.metrics["aAcc"] == pytest.approx(100 * 26 / 29)
+    assert official.counts["no_verdict"] == 4 and official.counts["unjudged_verdicts"] == 0
+    assert official.counts["no_verdict_correctness"] == 3 and official.counts["no_verdict_consistency"] == 1
+    assert official.sames[1] == [False]  # official consistency parse: no "same" -> different
+    # unjudged: 2, 16, 26 leave the denominator; 1 stays wrong -> 25 of 26 = 96.154%
+    assert unjudged.metrics["aAcc"] == pytest.approx(100 * 25 / 26)
+    assert unjudged.counts["no_verdict"] == 4 and unjudged.counts["unjudged_verdicts"] == 3
+    assert unjudged.sames[1] == [None]
+    listed = {(entry["batch"], entry["reply"]) for entry in unjudged.no_verdict_replies}
+    assert listed == {("correctness", "maybe"), ("consistency", "maybe")}
+    assert len(unjudged.no_verdict_replies) == 4
+    # the hook run (3 repeats, the cache answers the same): counted per verdict, listed, warned about
+    report = reports.read_report(reports.latest_report_path(tmp_path, "hallusionbench_sample"))
+    assert values["no_verdict"] == 4 * 3
+    assert values["aAcc"] == pytest.approx(100 * 26 / 29)
+    assert len(report["details"]["no_verdict_replies"]) == 12
+    assert report["details"]["no_verdict"] == "official"
+    assert any("12 judge replies without a verdict word" in warning for warning in report["warnings"])
+    assert report["provenance"]["settings"]["no_verdict"] == "official"
+
+
+def test_hook_run_with_no_verdict_unjudged_from_the_environment(judge_env, tmp_path):
+    docs = sample_docs()
+    records = records_for("hallusionbench_sample", docs, [answer(doc) for doc in docs])
+    table = rule_reply_table(records)
+    prompts = [r.prompt for r in scoring.correctness_requests(records, [r["prediction"] for r in records])]
+    table[prompts[2]] = "I am not sure."  # no verdict word
+    judge_env.setenv("LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT", "unjudged")
+    judge_env.setenv("LMMS_EVAL_TASKS_JUDGE_REPEATS", "1")
+    with FakeOpenAIServer(lambda prompt: table[prompt]) as server:
+        use_server(judge_env, server)
+        values = run_aggregations("hallusionbench_sample", records, tmp_path)
+    # 28 judged, all right: 28 / 28 = 100%; the item is unjudged, not wrong
+    assert values["aAcc"] == pytest.approx(100.0)
+    assert values["no_verdict"] == 1 and values["unjudged_verdicts"] == 1
+    judge_env.setenv("LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT", "sometimes")
+    with pytest.raises(ValueError, match="LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT='sometimes'"):
+        hooks.no_verdict_option()

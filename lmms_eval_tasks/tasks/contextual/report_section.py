@@ -81,10 +81,10 @@ def render(context: SectionContext) -> list[Block]:
             continue
         rows = []
         values, bounds = [], []
-        for name, members in ((s, (s,)) for s in SCENARIOS):
-            rows.append([name, *_rate_row(per_scenario, members, normal_interval)])
-        rows.append(["natural", *_rate_row(per_scenario, NATURAL_SCENARIOS, normal_interval)])
-        rows.append(["digital", *_rate_row(per_scenario, DIGITAL_SCENARIOS, normal_interval)])
+        pools = [*((s, (s,)) for s in SCENARIOS)]
+        pools += [("natural", NATURAL_SCENARIOS), ("digital", DIGITAL_SCENARIOS)]
+        for name, members in pools:
+            rows.append([name, *_rate_row(entry.metrics, name, per_scenario, members, normal_interval)])
         for row in rows:
             values.append(row[1])
             bounds.append(None if row[2] is None else (row[2], row[3]))
@@ -121,7 +121,12 @@ def render(context: SectionContext) -> list[Block]:
     return blocks
 
 
-def _rate_row(per_scenario: dict, members: tuple[str, ...], interval) -> list:
+def _rate_row(metrics: dict, name: str, per_scenario: dict, members: tuple[str, ...], interval) -> list:
+    """[rate, 95% low, 95% high, accepted, judged]: the scorer's rate and interval when the report has them
+    (averaged over repeats, the run's protocol), else computed from the pooled counts (older reports)."""
     accepted, judged = pooled_counts(per_scenario, members)
+    key = f"acceptance_rate_{name}"
+    if key in metrics and f"{key}_ci95_low" in metrics:
+        return [metrics[key], metrics[f"{key}_ci95_low"], metrics[f"{key}_ci95_high"], accepted, judged]
     low, high = interval(accepted, judged)
     return [100.0 * accepted / judged if judged else None, low, high, accepted, judged]

@@ -71,15 +71,20 @@ HEADLINE_METRICS: tuple[str, ...] = (
     "rouge_l",
     "unjudged",
 )
-RATE_KEYS: tuple[str, ...] = (
-    "acceptance_rate",
+# Every rate besides the overall one: each gets its own 95% interval (``<rate>_ci95_low/high``).
+POOLED_RATE_KEYS: tuple[str, ...] = (
     *(f"acceptance_rate_{scenario}" for scenario in SCENARIOS),
     "acceptance_rate_natural",
     "acceptance_rate_digital",
-    "acceptance_rate_ci95_low",
-    "acceptance_rate_ci95_high",
     "acceptance_rate_stvqa",
     "acceptance_rate_estvqa",
+)
+RATE_KEYS: tuple[str, ...] = (
+    "acceptance_rate",
+    *POOLED_RATE_KEYS,
+    "acceptance_rate_ci95_low",
+    "acceptance_rate_ci95_high",
+    *(f"{key}_ci95_{end}" for key in POOLED_RATE_KEYS for end in ("low", "high")),
 )
 
 
@@ -216,15 +221,16 @@ def normal_interval(accepted: int, judged: int) -> tuple[float | None, float | N
     ``proportion_confint(method="normal")`` that the official analysis prints."""
     if judged <= 0:
         return None, None
-    share = accepted / judged
+    share = min(1.0, max(0.0, accepted / judged))  # the official Misc. rate can pass 100: no negative root
     half = Z_95 * math.sqrt(share * (1.0 - share) / judged)
     return 100.0 * max(0.0, share - half), 100.0 * min(1.0, share + half)
 
 
-def acceptance_metrics(
+def rate_counts(
     categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
-) -> dict[str, Any]:
-    """All acceptance rates (percent of judged items accepted) for one judge repeat.
+) -> dict[str, tuple[int, int]]:
+    """``{rate key: (accepted, denominator)}`` for one judge repeat: the one source of every rate and its
+    interval (scorer, bootstrap rows, report page), so they cannot disagree.
 
     Unjudged items (None) leave every denominator. Misc. Natural Scenes pools stvqa + estvqa as
     (accepted_st + accepted_est) / (judged_st + judged_est); ``official`` divides by 2 x judged_st instead
@@ -244,20 +250,38 @@ def acceptance_metrics(
         members = [c for c in CATEGORIES if CATEGORY_SCENARIO[c] in scenarios]
         return sum(accepted[c] for c in members), sum(judged[c] for c in members)
 
-    total_accepted, total_judged = sum(accepted.values()), sum(judged.values())
-    metrics: dict[str, Any] = {"acceptance_rate": _rate(total_accepted, total_judged)}
+    counts = {"acceptance_rate": (sum(accepted.values()), sum(judged.values()))}
     for scenario in SCENARIOS:
-        metrics[f"acceptance_rate_{scenario}"] = _rate(*pooled((scenario,)))
+        counts[f"acceptance_rate_{scenario}"] = pooled((scenario,))
     if protocol == "official":
-        metrics["acceptance_rate_misc_natural_scenes"] = _rate(
-            accepted["stvqa"] + accepted["estvqa"], 2 * judged["stvqa"]
+        counts["acceptance_rate_misc_natural_scenes"] = (
+            accepted["stvqa"] + accepted["estvqa"],
+            2 * judged["stvqa"],
         )
-    metrics["acceptance_rate_natural"] = _rate(*pooled(NATURAL_SCENARIOS))
-    metrics["acceptance_rate_digital"] = _rate(*pooled(DIGITAL_SCENARIOS))
+    counts["acceptance_rate_natural"] = pooled(NATURAL_SCENARIOS)
+    counts["acceptance_rate_digital"] = pooled(DIGITAL_SCENARIOS)
+    counts["acceptance_rate_stvqa"] = (accepted["stvqa"], judged["stvqa"])
+    counts["acceptance_rate_estvqa"] = (accepted["estvqa"], judged["estvqa"])
+    return counts
+
+
+def acceptance_metrics(
+    categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
+) -> dict[str, Any]:
+    """All acceptance rates (percent of judged items accepted) for one judge repeat, each with its 95%
+    normal interval (``<rate>_ci95_low/high``; the overall one is ``acceptance_rate_ci95_low/high``).
+
+    Denominators as in ``rate_counts``: unjudged items leave them; ``official`` changes only Misc. Natural
+    Scenes (2 x judged stvqa, its interval too).
+    """
+    counts = rate_counts(categories, verdicts, protocol)
+    total_accepted, total_judged = counts["acceptance_rate"]
+    metrics: dict[str, Any] = {"acceptance_rate": _rate(total_accepted, total_judged)}
     low, high = normal_interval(total_accepted, total_judged)
     metrics["acceptance_rate_ci95_low"], metrics["acceptance_rate_ci95_high"] = low, high
-    metrics["acceptance_rate_stvqa"] = _rate(accepted["stvqa"], judged["stvqa"])
-    metrics["acceptance_rate_estvqa"] = _rate(accepted["estvqa"], judged["estvqa"])
+    for key in POOLED_RATE_KEYS:
+        metrics[key] = _rate(*counts[key])
+        metrics[f"{key}_ci95_low"], metrics[f"{key}_ci95_high"] = normal_interval(*counts[key])
     metrics["judged"] = total_judged
     metrics["accepted"] = total_accepted
     metrics["unjudged"] = sum(1 for verdict in verdicts if verdict is None)
@@ -669,6 +693,7 @@ __all__ = [
     "parse_items",
     "parse_judge_reply",
     "per_question_correct",
+    "rate_counts",
     "rouge_l_scores",
     "rule_reply",
     "score_records",

@@ -1,6 +1,7 @@
-"""ConTextual standard errors: the official normal (Wald) interval of the overall acceptance rate (the
-paper's analysis prints it; analytic, per item), and the bootstrap by item of the scenario-pool rates and
-ROUGE-L, averaged over judge repeats as the scorer does."""
+"""ConTextual standard errors: the official normal (Wald) interval of every acceptance rate (the paper's
+analysis prints it for the overall rate; the pack gives each scenario rate the same, analytic, per item)
+with one judge repeat, else the bootstrap by item averaged over repeats as the scorer does; ROUGE-L by
+bootstrap."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from lmms_eval_tasks.tasks.contextual import scoring
 from lmms_eval_tasks.uncertainty import UNITS, Uncertainty
 
 _CELL = {name: i for i, name in enumerate(scoring.CATEGORIES)}
+_VERDICT = {"Yes": True, "No": False, None: None, True: True, False: False}
 
 
 def _outcomes(records: list[dict[str, Any]], options: dict[str, Any]) -> tuple[list, list, list[str]]:
@@ -22,7 +24,9 @@ def _outcomes(records: list[dict[str, Any]], options: dict[str, Any]) -> tuple[l
     items = scoring.parse_items(records)
     categories = [item.category for item in items]
     if records and all(isinstance(r.get("judge_verdicts"), list) and "rouge_l" in r for r in records):
-        return [r["judge_verdicts"] for r in records], [r["rouge_l"] for r in records], categories
+        # the hooks annotate "Yes"/"No"/None (Evaluation.per_item): bool("No") would count as accepted
+        verdicts = [[_VERDICT[v] for v in r["judge_verdicts"]] for r in records]
+        return verdicts, [r["rouge_l"] for r in records], categories
     evaluation = scoring.evaluate(records, **options)
     rouge = evaluation.rouge or [None] * len(items)
     return evaluation.verdicts, rouge, categories
@@ -67,16 +71,18 @@ def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
         return out
 
     closed: dict[str, Uncertainty] = {}
-    flat = values[:, :, :2].sum(axis=1)
-    if repeats == 1 and flat[:, 1].sum() > 0:
-        accepted, judged = flat[:, 0].sum(), flat[:, 1].sum()
-        share = accepted / judged
-        stderr = 100.0 * math.sqrt(share * (1 - share) / judged)
-        low, high = scoring.normal_interval(int(accepted), int(judged))
-        closed["acceptance_rate"] = Uncertainty(
-            100.0 * share, stderr, low, high, "normal", UNITS["contextual"], int(judged),
-            reason="the official normal (Wald) interval, clipped to [0, 100]",
-        )  # fmt: skip
+    if repeats == 1:  # every rate's interval as the scorer computes it (rate_counts, normal_interval)
+        counts = scoring.rate_counts(categories, [row[0] if row else None for row in verdicts], protocol)
+        for name, (accepted, judged) in counts.items():
+            if judged <= 0:
+                continue
+            share = min(1.0, max(0.0, accepted / judged))
+            stderr = 100.0 * math.sqrt(share * (1 - share) / judged)
+            low, high = scoring.normal_interval(accepted, judged)
+            closed[name] = Uncertainty(
+                100.0 * accepted / judged, stderr, low, high, "normal", UNITS["contextual"], int(judged),
+                reason="the official normal (Wald) interval, clipped to [0, 100]",
+            )  # fmt: skip
     ids = [str(r.get("image_url", i)) + "|" + str(r.get("instruction", "")) for i, r in enumerate(records)]
     return Rows(ids, values, statistic, UNITS["contextual"], codes, len(scoring.CATEGORIES),
                 identity=ids, closed_form=closed)  # fmt: skip

@@ -54,4 +54,5 @@ BENCHMARK = Benchmark(
     parsers="lmms_eval_tasks.tasks.hallusionbench.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",
     docs="docs/hallusionbench.md",
+    paper_judge_model="gpt-4",  # the paper's and the official judging script's judge
 )

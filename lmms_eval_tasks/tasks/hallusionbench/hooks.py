@@ -9,6 +9,7 @@ All metric logic lives in ``lmms_eval_tasks.tasks.hallusionbench.scoring``. Each
 from __future__ import annotations
 
 import json
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,13 +245,28 @@ def _deviations(task: str, evaluation: scoring.Evaluation) -> list[str]:
     return deviations
 
 
+NO_VERDICT_ENV = "LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT"
+
+
+def no_verdict_option() -> str:
+    """How a run scores judge replies without a verdict word: ``official`` (default) or ``unjudged``."""
+    value = os.environ.get(NO_VERDICT_ENV, "").strip() or "official"
+    if value not in scoring.NO_VERDICT_CHOICES:
+        choices = ", ".join(scoring.NO_VERDICT_CHOICES)
+        raise ValueError(f"{NO_VERDICT_ENV}={value!r}: expected one of {choices}")
+    return value
+
+
 def score_task(records: list[dict[str, Any]], task: str, args: Any = None) -> tuple[dict, dict]:
     """Judge and score one task's records and annotate them; returns (metric values, report details)."""
     if task not in TASKS:
         raise ValueError(f"HallusionBench records carry an unknown task name {task!r}")
     settings = TASKS[task]
+    no_verdict = no_verdict_option() if settings.variant == "official" else "official"
     try:
-        evaluation = scoring.evaluate(records, variant=settings.variant, judge=settings.judge)
+        evaluation = scoring.evaluate(
+            records, variant=settings.variant, judge=settings.judge, no_verdict=no_verdict
+        )
     except JudgingFailed as error:  # no verdict at all: fail the host's evaluation (the launcher exits 1)
         raise JudgingFailed(f"{task}: {error}") from None
     judge_name = evaluation.judge.get("model", "?")
@@ -259,6 +275,7 @@ def score_task(records: list[dict[str, Any]], task: str, args: Any = None) -> tu
     values["unjudged_verdicts"] = evaluation.counts["unjudged_verdicts"]
     values["llm_matched"] = evaluation.counts.get("llm_matched", 0)
     values["empty_predictions"] = evaluation.counts["empty_predictions"]
+    values["no_verdict"] = evaluation.counts.get("no_verdict", 0)
     values["judge_is_rule_based"] = 1 if evaluation.judge.get("kind") == "rule" else 0
     kind = evaluation.judge.get("kind")
     logger.info(
@@ -274,20 +291,42 @@ def score_task(records: list[dict[str, Any]], task: str, args: Any = None) -> tu
         "judge_usage": evaluation.judge_usage,
         "judging": evaluation.judging,  # per judging batch: settings, counts, usage, unjudged items
         "unjudged": _unjudged_list(records, evaluation),
+        "no_verdict": evaluation.no_verdict,  # how verdict-less judge replies were scored
+        "no_verdict_replies": evaluation.no_verdict_replies,
         "judge": {**evaluation.judge, "repeats": evaluation.repeats},
         "deviations": _deviations(task, evaluation),
         "warnings": [
             f"{evaluation.counts[name]} {name.replace('_', ' ')}"
             for name in ("unjudged_verdicts", "empty_predictions")
             if evaluation.counts.get(name)
-        ],
+        ]
+        + _no_verdict_warning(evaluation),
     }
     return values, details
 
 
+def _no_verdict_warning(evaluation: scoring.Evaluation) -> list[str]:
+    """The report's warning about judge replies without a verdict word (none when there are none)."""
+    count = evaluation.counts.get("no_verdict", 0)
+    if not count:
+        return []
+    if evaluation.no_verdict == "official":
+        how = "scored as the official parse does (correctness: unclear, consistency: different)"
+        other = "unjudged"
+    else:
+        how, other = "left unjudged (out of the metrics)", "official"
+    return [
+        f"{count} judge replies without a verdict word, {how}; listed in details.no_verdict_replies. "
+        f"Set {NO_VERDICT_ENV}={other} (or score with no_verdict={other}) to compare"
+    ]
+
+
 def task_settings(task: str) -> dict[str, Any]:
     """What a task's report records as its settings: the scoring variant and the judge kind."""
-    return {"variant": TASKS[task].variant, "judge": TASKS[task].judge or "auto"}
+    settings = {"variant": TASKS[task].variant, "judge": TASKS[task].judge or "auto"}
+    if TASKS[task].variant == "official":
+        settings["no_verdict"] = no_verdict_option()
+    return settings
 
 
 def leaderboard_files(records: list[dict[str, Any]], task: str) -> dict[str, str]:

@@ -231,6 +231,40 @@ def parse_consistency_reply(text: str) -> bool:
     return "same" in text.lower()
 
 
+NO_VERDICT_CHOICES = ("official", "unjudged")
+
+
+def correctness_has_verdict(text: str) -> bool:
+    """True when a correctness reply holds a verdict word (correct, incorrect, unclear); the official parse
+    reads any other reply ("maybe") as unclear without saying so."""
+    lowered = text.lower()
+    return "correct" in lowered or "unclear" in lowered
+
+
+def consistency_has_verdict(text: str) -> bool:
+    """True when a consistency reply says "same" or "different"; the official parse reads any other reply
+    as different."""
+    lowered = text.lower()
+    return "same" in lowered or "different" in lowered
+
+
+def _reply_parser(parse, has_verdict, no_verdict: str):
+    """The official ``parse``, or with ``no_verdict="unjudged"`` None (unjudged) for a verdict-less reply."""
+    if no_verdict == "official":
+        return parse
+    return lambda text: parse(text) if has_verdict(text) else None
+
+
+def _no_verdict_cells(replies: list[list[str | None]], has_verdict) -> list[tuple[int, int, str]]:
+    """(row, repeat, reply) of every reply without a verdict word."""
+    return [
+        (row, repeat, text)
+        for row, texts in enumerate(replies)
+        for repeat, text in enumerate(texts)
+        if isinstance(text, str) and not has_verdict(text)
+    ]
+
+
 # VLMEvalKit's punctuation handling (vlmeval.smp.process_punctuation): only these marks are touched.
 _VLMEVALKIT_MARKS = tuple(';/[]"{}()=+\\_-><@`,?!')
 _DIGIT_COMMA_DIGIT = re.compile(r"\d,\d")
@@ -515,6 +549,9 @@ class Evaluation:
     judging: dict[str, dict[str, Any]] = field(default_factory=dict)
     # record index of each scored question (the VLMEvalKit variant drops no-image rows); None: 0, 1, ...
     record_indices: list[int] | None = None
+    # judge replies without a verdict word (batch, item_id, repeat, reply) and how they were scored
+    no_verdict_replies: list[dict[str, Any]] = field(default_factory=list)
+    no_verdict: str = "official"
 
     def flat(self) -> dict[str, Any]:
         """The ``score_records`` output: metrics (percent, pct_diff/fp_ratio as fractions), spread, counts."""
@@ -688,7 +725,9 @@ def _judge_batch(judge_object: Any, items: list, parse, repeats: int, desc: str)
     return judge_items(items, judge_object, parse=parse, repeats=repeats, task=JUDGE_TASK, desc=desc)
 
 
-def _official_evaluation(records, questions, structure, judge, repeats, diagnosis) -> Evaluation:
+def _official_evaluation(
+    records, questions, structure, judge, repeats, diagnosis, no_verdict="official"
+) -> Evaluation:
     supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
     supplied_sames = _supplied(records, "judge_same", normalize_same)
     n = len(questions)
@@ -710,7 +749,7 @@ def _official_evaluation(records, questions, structure, judge, repeats, diagnosi
         batch = _judge_batch(
             judge_object,
             correctness_requests(records, predictions),
-            parse_correctness_reply,
+            _reply_parser(parse_correctness_reply, correctness_has_verdict, no_verdict),
             repeats,
             "HallusionBench correctness",
         )
@@ -732,7 +771,7 @@ def _official_evaluation(records, questions, structure, judge, repeats, diagnosi
         batch = _judge_batch(
             judge_object,
             consistency_requests(structure, predictions, offsets),
-            parse_consistency_reply,
+            _reply_parser(parse_consistency_reply, consistency_has_verdict, no_verdict),
             repeats,
             "HallusionBench consistency",
         )
@@ -755,7 +794,36 @@ def _official_evaluation(records, questions, structure, judge, repeats, diagnosi
         evaluation.judge = judge_object.describe()
         evaluation.judge_usage = judge_object.usage()
     evaluation.replies, evaluation.errors, evaluation.judging = replies, errors, judging
+    _count_no_verdict(records, evaluation, no_verdict)
     return evaluation
+
+
+def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation, no_verdict: str) -> None:
+    """Count (``no_verdict``, per batch) and list (``no_verdict_replies``) the judge replies without a
+    verdict word, and warn: the official parse scores them silently (unclear / different)."""
+    found = []
+    checks = (("correctness", correctness_has_verdict), ("consistency", consistency_has_verdict))
+    for batch, has_verdict in checks:
+        cells = _no_verdict_cells(evaluation.replies.get(batch, []), has_verdict)
+        evaluation.counts[f"no_verdict_{batch}"] = len(cells)
+        found += [
+            {"batch": batch, "item_id": _item_id(records[row], row), "repeat": repeat, "reply": text[:200]}
+            for row, repeat, text in cells
+        ]
+    evaluation.counts["no_verdict"] = len(found)
+    evaluation.no_verdict_replies = found
+    evaluation.no_verdict = no_verdict
+    if found:
+        treatment = (
+            "scored as the official parse does (correctness: unclear; consistency: different)"
+            if no_verdict == "official"
+            else "left unjudged (out of the metrics)"
+        )
+        other = "no_verdict=unjudged" if no_verdict == "official" else "no_verdict=official"
+        logger.warning(
+            f"HallusionBench: {len(found)} judge replies have no verdict word; {treatment}. "
+            f"Score with {other} to see the difference (see 'no_verdict_replies' in the report)"
+        )
 
 
 def _default_repeats(judge_object: Any) -> int:
@@ -920,9 +988,11 @@ def check_options(
     judge_model: Any = None,
     repeats: Any = None,
     diagnosis: Any = True,
+    no_verdict: Any = "official",
 ) -> None:
     """Validate the scorer options (one-line OptionError); ``judge`` may also be a Judge object."""
     check_option("variant", variant, str, choices=VARIANTS)
+    check_option("no_verdict", no_verdict, str, choices=NO_VERDICT_CHOICES)
     check_judge_options(judge, judge_model)
     if isinstance(judge_model, str) and not judge_model.strip():
         raise OptionError("option judge_model: expected a model name or null, got an empty string")
@@ -938,13 +1008,23 @@ def evaluate(
     judge_model: str | None = None,
     repeats: int | None = None,
     diagnosis: bool = True,
+    no_verdict: str = "official",
 ) -> Evaluation:
     """Score HallusionBench records; the full result (per repeat, per question) for hooks and reports.
 
     ``judge``: None/"auto", "openai", "rule" or a Judge object; only used for what is not supplied.
-    ``repeats``: judge repeats (default 3 for an LLM judge, 1 for the rule judge).
+    ``repeats``: judge repeats (default 3 for an LLM judge, 1 for the rule judge). ``no_verdict``: a judge
+    reply without a verdict word is scored by the official parse ("official") or left unjudged
+    ("unjudged"); either way counted (``no_verdict``) and listed.
     """
-    check_options(variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=diagnosis)
+    check_options(
+        variant=variant,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        diagnosis=diagnosis,
+        no_verdict=no_verdict,
+    )
     if not records:
         raise RecordError("-", "<records>", "no records to score")
     from lmms_eval_tasks.judges.pipeline import LazyJudge
@@ -960,7 +1040,9 @@ def evaluate(
             return evaluation
         questions = parse_questions(records)
         structure = build_structure(questions)
-        evaluation = _official_evaluation(records, questions, structure, source, repeats, diagnosis)
+        evaluation = _official_evaluation(
+            records, questions, structure, source, repeats, diagnosis, no_verdict
+        )
     finally:
         source.close()
     if not diagnosis:
@@ -994,14 +1076,22 @@ def score_records(
     judge_model: str | None = None,
     repeats: int | None = None,
     diagnosis: bool = True,
+    no_verdict: str = "official",
 ) -> dict[str, Any]:
     """Metrics for saved records: 11 official fields + ``prediction`` (+ ``judge_verdict``/``judge_same``).
 
     ``variant`` "official" or "vlmevalkit"; ``judge`` "auto" (default), "openai" or "rule", used only for
-    what is not supplied. Percent units except pct_diff and fp_ratio (fractions). See docs/hallusionbench.md.
+    what is not supplied; ``no_verdict`` "official" or "unjudged" (verdict-less judge replies). Percent
+    units except pct_diff and fp_ratio (fractions). See docs/hallusionbench.md.
     """
     return evaluate(
-        records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=diagnosis
+        records,
+        variant=variant,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        diagnosis=diagnosis,
+        no_verdict=no_verdict,
     ).flat()
 
 
@@ -1012,7 +1102,9 @@ __all__ = [
     "HEADLINE_METRICS",
     "OFFICIAL_FIELDS",
     "Question",
+    "consistency_has_verdict",
     "consistency_needed",
+    "correctness_has_verdict",
     "diagnose",
     "evaluate",
     "group_names",
@@ -1037,6 +1129,7 @@ def per_question_correct(
     judge: str | None = None,
     judge_model: str | None = None,
     repeats: int | None = None,
+    no_verdict: str = "official",
 ) -> dict[str, bool | None]:
     """Correctness per question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
 
@@ -1045,7 +1138,13 @@ def per_question_correct(
     None (left out of the pairing). The vlmevalkit variant scores image questions only.
     """
     evaluation = evaluate(
-        records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats, diagnosis=False
+        records,
+        variant=variant,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        diagnosis=False,
+        no_verdict=no_verdict,
     )
     indices = [
         index
