@@ -35,7 +35,8 @@ def _outcomes(records: list[dict[str, Any]], options: dict[str, Any]) -> tuple[l
 
 def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
     """Rows: every question (aAcc, diagnosis), figure (fAcc) and question pair (qAcc), unit: figure group."""
-    if options.get("variant", "official") != "official":
+    vlmevalkit_annotated = any("yes_no_match_reply" in record for record in records)  # hooks' vlmevalkit run
+    if options.get("variant", "official") != "official" or vlmevalkit_annotated:
         raise ValueError("standard errors cover the official variant only (variant=vlmevalkit has none yet)")
     questions = scoring.parse_questions(records)
     structure = scoring.build_structure(questions)
