@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.contextual.scoring import (
     acceptance_metrics,
@@ -226,8 +227,12 @@ def test_score_records_bad_records_name_record_and_field() -> None:
     del missing["image_url"]
     with pytest.raises(RecordError, match="record 1: field 'image_url': missing"):
         score_records([good, missing])
-    with pytest.raises(RecordError, match="record 1: field 'image_url': duplicate of record 0"):
-        score_records([good, dict(good)])
+    # duplicates are the record contract's (Benchmark.score validates first), not the scorer's
+    contextual = get_benchmark("contextual")
+    with pytest.raises(RecordError, match="record 1: field 'image_url': duplicate record .*also record 0"):
+        contextual.score([good, dict(good)])
+    with pytest.raises(RecordError, match="record 1: field 'image_url': conflicting record .*also record 0"):
+        contextual.score([good, {**good, "prediction": "No"}])
     with pytest.raises(RecordError, match="record 0: field 'judge_verdict'"):
         score_records([record(0, "time", 7)])
     no_reference = dict(record(0, "time", None))
@@ -482,5 +487,6 @@ def test_score_command(tmp_path, capsys) -> None:
     assert json.loads(capsys.readouterr().out)["acceptance_rate_misc_natural_scenes"] == pytest.approx(75.0)
     records[3]["category"] = "maps"
     path.write_text("".join(json.dumps(item) + "\n" for item in records), encoding="utf-8")
-    assert main(["score", "contextual", str(path)]) == 1
-    assert "record 3: field 'category': unknown category 'maps'" in capsys.readouterr().err
+    assert main(["score", "contextual", str(path)]) == 1  # refused by the record contract, with the file line
+    error = capsys.readouterr().err
+    assert "record 3 (line 4): field 'category': unknown value 'maps'; known: time, shopping, " in error

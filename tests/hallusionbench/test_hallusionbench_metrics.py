@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.hallusionbench import scoring as hb
 
@@ -292,15 +293,21 @@ def test_missing_pair_reference_is_counted_not_crashing():
         (lambda rows: rows[8].update(judge_same="perhaps"), "judge_same", 8),
         (lambda rows: rows[9].pop("judge_verdict"), "judge_verdict", 9),
         (lambda rows: rows[2].update(judge_verdict=["1", "1"]), "judge_verdict", 2),
-        (lambda rows: rows[3].update(question_id="0", figure_id="1"), "question_id", 3),
+        # a duplicate names the identity's first field; the message lists every identity value
+        (lambda rows: rows[3].update(question_id="0", figure_id="1"), "category", 3),
     ],
 )
 def test_bad_records_name_the_record_and_field(change, field, index):
     rows = fill_same(crafted_records())
     change(rows)
     with pytest.raises(RecordError) as caught:
-        hb.score_records(rows)
+        get_benchmark("hallusionbench").score(rows)  # the record contract, then the scorer's own checks
     assert caught.value.field == field and caught.value.record_index == index
+    if field == "category" and index == 3:  # the duplicate case: record 1 is VD/illusion/0/1/0 too
+        assert str(caught.value) == (
+            "record 3: field 'category': conflicting record (category='VD', subcategory='illusion', "
+            "set_id='0', figure_id='1', question_id='0'); also record 1: each record may appear once"
+        )
 
 
 def test_unknown_option_is_rejected():

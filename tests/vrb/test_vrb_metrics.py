@@ -11,6 +11,7 @@ import random
 import numpy as np
 import pytest
 
+from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.vrb.scoring import (
     leave_one_out_accuracy,
@@ -374,8 +375,12 @@ def test_missing_field_and_duplicates_and_none_prediction() -> None:
     del record["answer_type"]
     with pytest.raises(RecordError, match="answer_type"):
         score_records([record])
-    with pytest.raises(RecordError, match="duplicate"):
-        score_records([_record(1, "clean", 0, "2"), _record(1, "clean", 0, "3")])
+    # duplicates are the record contract's (Benchmark.score validates first), not the scorer's
+    vrb = get_benchmark("vrb")
+    with pytest.raises(RecordError, match=r"record 1: field 'question_id': duplicate record"):
+        vrb.score([_record(1, "clean", 0, "2"), _record(1, "clean", 0, "2")])
+    with pytest.raises(RecordError, match=r"record 1: field 'question_id': conflicting record"):
+        vrb.score([_record(1, "clean", 0, "2"), _record(1, "clean", 0, "3")])
     metrics = score_records([_record(1, "clean", 0, None), _record(2, "clean", 0, "yes")])
     assert metrics["missing_predictions"] == 1 and metrics["accuracy"] == 0.5
 
