@@ -303,11 +303,17 @@ def test_bad_records_name_the_record_and_field(change, field, index):
     with pytest.raises(RecordError) as caught:
         get_benchmark("hallusionbench").score(rows)  # the record contract, then the scorer's own checks
     assert caught.value.field == field and caught.value.record_index == index
-    if field == "category" and index == 3:  # the duplicate case: record 1 is VD/illusion/0/1/0 too
-        assert str(caught.value) == (
-            "record 3: field 'category': conflicting record (category='VD', subcategory='illusion', "
-            "set_id='0', figure_id='1', question_id='0'); also record 1: each record may appear once"
-        )
+
+
+def test_a_second_record_of_one_question_names_both_records():
+    rows = fill_same(crafted_records())
+    rows[3].update(question_id="0", figure_id="1")  # record 1 is VD/illusion/set 0/figure 1/question 0
+    with pytest.raises(RecordError) as caught:
+        get_benchmark("hallusionbench").score(rows)
+    assert str(caught.value) == (
+        "record 3: field 'category': conflicting record (category='VD', subcategory='illusion', "
+        "set_id='0', figure_id='1', question_id='0'); also record 1: each record may appear once"
+    )
 
 
 def test_unknown_option_is_rejected():
