@@ -203,3 +203,34 @@ def test_a_hostile_prediction_scores_in_linear_time(
             timings[(size, unit)] = elapsed
         timings[size] = sum(timings[(size, unit)] for unit in units)
     assert timings[100_000] < 40 * timings[10_000] + 0.5, timings
+
+
+def _hook_task(name: str) -> str:
+    """A real task of the benchmark (from the generated host index), the one its sample runs if a task."""
+    entries = json.loads((Path(__file__).parents[2] / "lmms_eval_tasks/tasks/host_index.json").read_text())
+    tasks = sorted(
+        task
+        for task, entry in entries["entries"].items()
+        if entry["type"] == "task" and benchmarks()[name].owns_task(task) and "sample" in task
+    )
+    assert tasks, f"{name}: no sample task in the host index"
+    return tasks[0]
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("copy", ["duplicate", "conflicting"])
+def test_the_harness_path_refuses_a_second_copy(name: str, copy: str) -> None:
+    # the hooks' aggregation (framework.hooks.TaskHooks, what lmms-eval calls) runs the same contract
+    import importlib
+
+    from lmms_eval_tasks.framework.scoring import RecordError
+
+    hooks = importlib.import_module(f"lmms_eval_tasks.tasks.{name}.hooks").HOOKS
+    task = _hook_task(name)
+    records = [{**record, "task": task} for record in _example(name)]
+    second = dict(records[0]) if copy == "duplicate" else {**records[0], "prediction": "something else"}
+    metric = hooks.metric_keys(task)[0]
+    with pytest.raises(RecordError) as caught:
+        hooks.aggregator(metric)([*records, second])
+    assert str(caught.value).startswith(f"record {len(records)}: field "), caught.value
+    assert f"{copy} record (" in str(caught.value) and "also record 0" in str(caught.value)
