@@ -211,3 +211,56 @@ def test_new_benchmarks_options_are_validated(
     path = _write(tmp_path, list(get_benchmark(benchmark).record_schema.example))
     code, error = _score(capsys, benchmark, str(path), "-o", option)
     assert code == 2 and error == f"lmms-eval-tasks score: {benchmark}: {message}"
+
+
+# --- options before records -------------------------------------------------------------------------
+
+BAD_OPTION = {  # one bad option value per benchmark, and the one-line message it gets
+    "dare": ("std_ddof=2", 'option std_ddof: expected one of 0, 1, got 2'),
+    "hallusionbench": ("variant=vlm", 'option variant: expected one of "official", "vlmevalkit", got "vlm"'),
+    "vrb": ("details=1", "option details: expected true or false, got 1"),
+    "contextual": ("rouge=null", "option rouge: expected true or false, got null"),
+    "tdiuc": ('protocol="paper"', 'option protocol: expected one of "default", "official", got "paper"'),
+    "tallyqa": ('protocol="paper"', 'option protocol: expected one of "default", "official", got "paper"'),
+    "dvqa": ('protocol="paper"', 'option protocol: expected one of "default", "official", got "paper"'),
+    "vqdv1": ('coords="inches"', 'option coords: expected one of "auto", "pixel", "relative", "grid1000", '
+              'got "inches"'),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("benchmark", sorted(BAD_OPTION))
+@pytest.mark.parametrize("records", ["duplicate", "empty", "not-json"])
+def test_a_bad_option_is_reported_before_bad_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], benchmark: str, records: str
+) -> None:
+    # the records alone would exit 1; with a bad -o too the option is the first problem: exit 2
+    example = list(get_benchmark(benchmark).record_schema.example)
+    path = _write(tmp_path, [*example, example[0]])
+    if records == "empty":
+        path.write_text("", encoding="utf-8")
+    elif records == "not-json":
+        path.write_text("{not json\n", encoding="utf-8")
+    assert main(["score", benchmark, str(path)]) == 1
+    capsys.readouterr()
+    option, message = BAD_OPTION[benchmark]
+    code, error = _score(capsys, benchmark, str(path), "-o", option)
+    assert (code, error) == (2, f"lmms-eval-tasks score: {benchmark}: {message}")
+
+
+def test_every_benchmark_has_a_bad_option_case() -> None:
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    assert sorted(BAD_OPTION) == sorted(benchmarks())
+    assert all(benchmark.option_check for benchmark in benchmarks().values())
+
+
+@pytest.mark.parametrize("benchmark", sorted(BAD_OPTION))
+def test_benchmark_score_checks_options_before_records(benchmark: str) -> None:
+    # the Python API too: Benchmark.score checks option values, then the record contract
+    from lmms_eval_tasks.cli._common import parse_option
+
+    key, value = parse_option(BAD_OPTION[benchmark][0])
+    example = list(get_benchmark(benchmark).record_schema.example)
+    with pytest.raises(ValueError) as caught:
+        get_benchmark(benchmark).score([*example, example[0]], **{key: value})
+    assert f"option {key}" in str(caught.value) and "duplicate" not in str(caught.value)

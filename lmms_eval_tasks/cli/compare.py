@@ -34,6 +34,7 @@ def _run(args: argparse.Namespace) -> int:
         if mcnemar_test:
             per_question = per_question_function(args.benchmark)
             inspect.signature(per_question).bind([], **options)
+        get_benchmark(args.benchmark).check_options(**options)  # option values before any record is read
     except ValueError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2

@@ -28,6 +28,25 @@ def _command_score(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"lmms-eval-tasks score: no such file: {path}", file=sys.stderr)
         return 2
+    # Options before records: a bad -o exits 2 whatever the file holds (names against the scorer's
+    # signature, then the bootstrap options, then the values by the benchmark's option check).
+    from lmms_eval_tasks.framework.uncertainty import OPTION_NAMES, score_with_uncertainty, split_options
+
+    benchmark = get_benchmark(args.benchmark)
+    scorer = get_scorer(args.benchmark)
+    options = dict(args.option or [])
+    try:
+        own = {key: value for key, value in options.items() if key not in OPTION_NAMES}
+        inspect.signature(scorer).bind([], **own)
+    except TypeError as error:
+        print(f"lmms-eval-tasks score: bad option for {args.benchmark}: {error}", file=sys.stderr)
+        return 2
+    try:
+        scoring_options = split_options(options)[0]  # bootstrap_resamples / bootstrap_seed
+        benchmark.check_options(**scoring_options)
+    except ValueError as error:  # scoring.OptionError, one line
+        print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
+        return 2
     try:
         try:
             records, lines = read_jsonl_numbered(path)
@@ -36,20 +55,7 @@ def _command_score(args: argparse.Namespace) -> int:
             return 2
         if not records:
             raise RecordError("-", "<file>", f"{path} holds no records")
-        scorer = get_scorer(args.benchmark)
-        options = dict(args.option or [])
-        try:
-            from lmms_eval_tasks.framework.uncertainty import OPTION_NAMES
-
-            own = {key: value for key, value in options.items() if key not in OPTION_NAMES}
-            inspect.signature(scorer).bind(records, **own)
-        except TypeError as error:
-            print(f"lmms-eval-tasks score: bad option for {args.benchmark}: {error}", file=sys.stderr)
-            return 2
-        from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty, split_options
-
-        get_benchmark(args.benchmark).validate(records, lines=lines)  # the record contract
-        scoring_options = split_options(options)[0]  # bootstrap_resamples / bootstrap_seed checked here
+        benchmark.validate(records, lines=lines)  # the record contract
         metrics = scorer(records, **scoring_options)
         metrics, uncertainty = score_with_uncertainty(args.benchmark, records, metrics, **options)
         if uncertainty:

@@ -32,6 +32,9 @@ class Benchmark:
     - ``record_schema``: the record contract (``framework.records.RecordSchema``): fields, kinds, allowed
       values, what identifies a record, a minimal valid example; enforced by ``score``, ``compare`` and the
       hooks before the scorer runs.
+    - ``option_check``: ``check_options(**options) -> None`` raising a one-line ``OptionError`` (a
+      ``ValueError``) for a bad scorer option value; ``score`` and ``compare`` call it before reading any
+      record, so a bad ``-o`` exits 2 whatever the records hold. None when the scorer takes no options.
     - ``parsers``: ``"module:attr"`` naming this benchmark's list of ``parser_index.ParserEntry`` (every
       parser of untrusted text it has), collected by ``parser_index.all_parsers``; None when it has none.
     - ``headline_metrics``: at most eight metric keys, the ones listed in task YAML and shown by the demo;
@@ -65,6 +68,7 @@ class Benchmark:
     uncertainty: str | None = None
     report_section: str | None = None
     parsers: str | None = None
+    option_check: str | None = None
     docs: str = ""
     paper_judge_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
@@ -90,9 +94,25 @@ class Benchmark:
 
         validate_records(self.record_schema, records, **kwargs)
 
+    def check_options(self, **options: Any) -> None:
+        """Check scorer option values (``option_check``; OptionError/ValueError) before any record is read:
+        options first, so a bad option is reported as such (exit 2) even when the records are bad too.
+        Only the options the check declares are passed (names are checked against the scorer's signature
+        by the caller, or by the scorer itself)."""
+        if self.option_check is None:
+            return
+        import inspect
+
+        check = resolve(self.option_check)
+        parameters = inspect.signature(check).parameters
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            options = {key: value for key, value in options.items() if key in parameters}
+        check(**options)
+
     def score(self, records: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
-        """Validate saved records against the record contract, then score them with this benchmark's
-        scorer."""
+        """Check the options, validate saved records against the record contract, then score them with
+        this benchmark's scorer."""
+        self.check_options(**options)
         self.validate(records)
         return resolve(self.scorer)(records, **options)
 

@@ -300,7 +300,8 @@ _NUMBER = st.one_of(
     options=OPTIONS,
 )
 # the shortest unit, "[0, 0, 0, 0]," (13 characters), cut by 40: 3 whole boxes lost (40 = 3 * 13 + 1)
-@example(["0"] * 4, ",", 40, {"coords": "auto", "box_format": "xyxy", "syntax": "brackets", "official": False})
+@example(["0"] * 4, ",", 40, {"coords": "auto", "box_format": "xyxy", "syntax": "brackets",
+                              "official": False})  # fmt: skip
 def test_parser_linear_time_on_100kb_repeated_boxes(numbers, separator, cut, options):
     # A model repeating one box until its token limit: ~100 kB, cut anywhere. Generous budget (2 s; the
     # scanners take a few tens of milliseconds) so only a quadratic parser fails. The text ends on a whole

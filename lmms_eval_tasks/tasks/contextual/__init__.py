@@ -36,6 +36,7 @@ BENCHMARK = Benchmark(
     description="context-sensitive text-rich visual reasoning: GPT-4 judged acceptance rate over 8 visual "
     "scenarios, natural vs digital scenes, 95% interval, ROUGE-L",
     scorer="lmms_eval_tasks.tasks.contextual.scoring:score_records",
+    option_check="lmms_eval_tasks.tasks.contextual.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "acceptance_rate",

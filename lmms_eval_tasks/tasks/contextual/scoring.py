@@ -481,6 +481,23 @@ def _check_judge_options(judge: Any, judge_model: Any, rouge: Any, image_judge: 
     check_option("image_judge", image_judge, bool)
 
 
+def check_options(
+    *,
+    protocol: Any = "default",
+    judge: Any = None,
+    judge_model: Any = None,
+    repeats: Any = None,
+    rouge: Any = True,
+    image_judge: Any = False,
+) -> None:
+    """Validate ``score_records`` options before any record is read (one-line ValueError/OptionError)."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    _check_judge_options(judge, judge_model, rouge, image_judge)
+
+
 def evaluate(
     records: Sequence[dict[str, Any]],
     *,
@@ -499,11 +516,10 @@ def evaluate(
     ``LMMS_EVAL_TASKS_JUDGE_REPEATS`` overrides); ``image_judge`` also shows the judge the image.
     Raises ``JudgingFailed`` when judging was needed and no item got a verdict.
     """
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    _check_judge_options(judge, judge_model, rouge, image_judge)
+    check_options(
+        protocol=protocol, judge=judge, judge_model=judge_model, repeats=repeats, rouge=rouge,
+        image_judge=image_judge,
+    )  # fmt: skip
     items = parse_items(records)
     supplied = _supplied_verdicts(records, protocol)
     to_judge = [item for item in items if item.index not in supplied]
@@ -673,6 +689,7 @@ def per_question_correct(
 __all__ = [
     "CATEGORIES",
     "CATEGORY_SCENARIO",
+    "check_options",
     "CSV_FIELDS",
     "DIGITAL_SCENARIOS",
     "Evaluation",

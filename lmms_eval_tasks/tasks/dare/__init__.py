@@ -58,6 +58,7 @@ BENCHMARK = Benchmark(
     description="multiple-choice VQA along four robustness axes: prompts, output formats, option sets, "
     "number of correct answers",
     scorer="lmms_eval_tasks.tasks.dare.scoring:score_records",
+    option_check="lmms_eval_tasks.tasks.dare.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "single_accuracy",

@@ -23,6 +23,7 @@ BENCHMARK = Benchmark(
     description="bar-chart QA: structural understanding, data retrieval, reasoning; exact match, decimals "
     "kept",
     scorer="lmms_eval_tasks.tasks.dvqa.scoring:score_records",
+    option_check="lmms_eval_tasks.tasks.dvqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "micro_accuracy",

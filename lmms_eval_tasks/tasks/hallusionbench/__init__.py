@@ -40,6 +40,7 @@ BENCHMARK = Benchmark(
     description="yes/no image-context reasoning: aAcc/fAcc/qAcc, yes/no bias, figure consistency, "
     "Language Hallucination vs Visual Illusion diagnosis",
     scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score_records",
+    option_check="lmms_eval_tasks.tasks.hallusionbench.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
     per_question="lmms_eval_tasks.tasks.hallusionbench.scoring:per_question_correct",

@@ -22,6 +22,7 @@ BENCHMARK = Benchmark(
     title="TallyQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="counting questions, simple and complex: micro/macro accuracy (count buckets 0-3, 4+), RMSE",
     scorer="lmms_eval_tasks.tasks.tallyqa.scoring:score_records",
+    option_check="lmms_eval_tasks.tasks.tallyqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "simple_micro_accuracy",

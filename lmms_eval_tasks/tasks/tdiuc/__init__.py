@@ -23,6 +23,7 @@ BENCHMARK = Benchmark(
     description="VQA over 12 question types incl. absurd ones; exact or WordNet-synonym match; "
     "micro/macro (arithmetic MPT), harmonic and normalized MPT",
     scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score_records",
+    option_check="lmms_eval_tasks.tasks.tdiuc.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "micro_accuracy",

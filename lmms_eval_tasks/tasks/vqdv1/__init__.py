@@ -47,6 +47,7 @@ BENCHMARK = Benchmark(
     description="visual query detection: every box answering a query (0..N), per-query F1, micro/macro F1 "
     "over box counts 0, 1, 2, 3, 4+",
     scorer="lmms_eval_tasks.tasks.vqdv1.scoring:score_records",
+    option_check="lmms_eval_tasks.tasks.vqdv1.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=("micro_f1", "macro_f1", "f1_0", "f1_1", "f1_2", "f1_3", "unparsed"),
     per_question="lmms_eval_tasks.tasks.vqdv1.scoring:per_question_correct",

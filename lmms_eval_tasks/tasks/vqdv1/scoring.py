@@ -308,6 +308,16 @@ def score_query(
     )
 
 
+def check_options(
+    *, protocol: Any = "default", coords: Any = "auto", box_format: Any = "xyxy", syntax: Any = "brackets"
+) -> None:
+    """Validate ``score_records`` options before any record is read (one-line OptionError)."""
+    _check_choice("protocol", protocol, PROTOCOLS)
+    _check_choice("coords", coords, COORDS)
+    _check_choice("box_format", box_format, BOX_FORMATS)
+    _check_choice("syntax", syntax, SYNTAXES)
+
+
 def score_queries(records: Iterable[dict[str, Any]], **options: Any) -> list[QueryScore]:
     """Score every record (options as ``score_records``)."""
     for name, allowed in (("protocol", PROTOCOLS), ("coords", COORDS), ("box_format", BOX_FORMATS),

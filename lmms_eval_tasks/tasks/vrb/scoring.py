@@ -480,6 +480,14 @@ def _check_options(weights: Any, preferences: Any, details: Any) -> None:
             check_option(f"{name}[{position}]", value, float)
 
 
+def check_options(
+    *, protocol: Any = "paper", weights: Any = None, preferences: Any = None, details: Any = True
+) -> None:
+    """Validate ``score_records`` options before any record is read (one-line ValueError/OptionError)."""
+    _check_protocol(protocol)
+    _check_options(weights, preferences, details)
+
+
 def score_records(
     records: Iterable[dict[str, Any]],
     protocol: str = "paper",
@@ -493,8 +501,7 @@ def score_records(
     answer_type, corruption, severity (0 = clean) and prediction. Sub-metrics need the clean level and
     severities 1..5 of a corruption; incomplete corruptions are listed in ``incomplete_corruptions``.
     """
-    _check_protocol(protocol)
-    _check_options(weights, preferences, details)
+    check_options(protocol=protocol, weights=weights, preferences=preferences, details=details)
     cache = _AnswerCache(protocol)
     level_ids: dict[tuple[str, int], int] = {}
     type_ids: dict[str, dict[str, int]] = {"question_type": {}, "answer_type": {}}
