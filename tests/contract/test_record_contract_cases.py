@@ -109,3 +109,70 @@ def test_prepare_then_score_a_vqdv1_subset_with_repeated_queries(tmp_path: Path,
     assert main(["score", "vqdv1", str(_write(tmp_path / "r.jsonl", records))]) == 0
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["queries"] == 3 and metrics["micro_f1"] == pytest.approx(100.0)
+
+
+def _dvqa(question_id: int, template: str, prediction: str) -> dict:
+    return {"question_id": question_id, "template_id": template, "answer": "3", "prediction": prediction}
+
+
+def test_dvqa_macro_refuses_a_duplicate_instead_of_counting_it(tmp_path: Path, capsys) -> None:
+    # structure: q1 right, q2 wrong = 50; data: q3 right = 100; reasoning: q4 wrong = 0
+    # macro = (50 + 100 + 0) / 3 = 50.0, micro = 2 / 4 = 50.0
+    records = [_dvqa(1, "structure", "3"), _dvqa(2, "structure", "4"), _dvqa(3, "data", "3"),
+               _dvqa(4, "reasoning", "4")]  # fmt: skip
+    assert main(["score", "dvqa", str(_write(tmp_path / "a.jsonl", records))]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["macro_accuracy"] == pytest.approx(50.0)
+    assert metrics["micro_accuracy"] == pytest.approx(50.0)
+    # q2 counted twice would give structure 1/3 = 33.33 and macro (33.33 + 100 + 0) / 3 = 44.44: refused
+    from lmms_eval_tasks.tasks.dvqa.scoring import score_records
+
+    twice = score_records([*records, records[1]])  # the bare scorer, without the contract: the harm
+    assert twice["macro_accuracy"] == pytest.approx((100 / 3 + 100 + 0) / 3)  # 44.44
+    error = _error(capsys, "score", "dvqa", str(_write(tmp_path / "b.jsonl", [*records, records[1]])))
+    assert "record 4 (line 5): field 'question_id': duplicate record (question_id='2')" in error
+    assert "also record 1 (line 2)" in error
+
+
+def test_dvqa_nan_prediction_is_not_counted_correct_against_a_nan_answer(tmp_path: Path, capsys) -> None:
+    # q1: answer NaN, prediction "nan" (would "match" as text); q2: answer 3, prediction 4 (wrong)
+    path = tmp_path / "nan2.jsonl"
+    path.write_text('{"question_id": 2, "template_id": "data", "answer": "3", "prediction": "4"}\n'
+                    '{"question_id": 1, "template_id": "data", "answer": NaN, "prediction": "nan"}\n',
+                    "utf-8")  # fmt: skip
+    error = _error(capsys, "score", "dvqa", str(path))
+    assert error.endswith("record 1 (line 2): field 'answer': expected a string or a finite number, got NaN")
+    # without the NaN record: 0 of 1 right, micro 0.0 (never 1 of 2 = 50.0)
+    assert main(["score", "dvqa", str(_write(tmp_path / "ok.jsonl", [_dvqa(2, "data", "4")]))]) == 0
+    assert json.loads(capsys.readouterr().out)["micro_accuracy"] == pytest.approx(0.0)
+
+
+def _vrb(question_id: int, corruption: str, severity: int, prediction: str) -> dict:
+    return {"question_id": question_id, "answers": ["two"] * 10, "multiple_choice_answer": "two",
+            "question_type": "how many", "answer_type": "number", "corruption": corruption,
+            "severity": severity, "prediction": prediction}  # fmt: skip
+
+
+def test_vrb_misspelt_corruption_refused_and_the_valid_set_scores_as_before(tmp_path: Path, capsys) -> None:
+    # two questions at clean + gaussian_noise 1..5; q2 wrong from severity 3: accuracy per level
+    # [1, 1, 1, .5, .5, .5] (10 identical answers: a match scores 1, leave-one-out min(9/3, 1))
+    valid = [_vrb(q, "clean", 0, "two") for q in (1, 2)] + [
+        _vrb(q, "gaussian_noise", s, "three" if q == 2 and s >= 3 else "two") for s in range(1, 6) for q in (1, 2)
+    ]
+    assert main(["score", "vrb", str(_write(tmp_path / "ok.jsonl", valid))]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert m["accuracy"] == pytest.approx(9 / 12)  # 9 of 12 records right
+    assert m["accuracy_by_level"] == pytest.approx(
+        {"clean": 1.0, **{f"gaussian_noise_s{s}": 1.0 if s < 3 else 0.5 for s in range(1, 6)}}
+    )
+    # error E = [0, 0, 0, .5, .5, .5]: average_error = 1.5 / 6 = .25, average_difference = 1.5 / 5 = .3,
+    # accuracy_average = .75, relative drop (1 - .75) / 1 = .25; error_rate = least-squares slope over
+    # levels 0..5: centred levels [-2.5 .. 2.5], centred E [-.25 x3, .25 x3]: .25 * 9 / 17.5 = 0.128571
+    assert m["average_error"] == pytest.approx(0.25) and m["average_difference"] == pytest.approx(0.3)
+    assert m["accuracy_average"] == pytest.approx(0.75)
+    assert m["relative_accuracy_drop"] == pytest.approx(0.25)
+    assert m["error_rate"] == pytest.approx(2.25 / 17.5)
+    assert m["first_drop"] is None and m["vre"] is None  # zero clean error; VRE needs two cells: null
+    bad = [*valid, _vrb(1, "gausian_noise", 3, "two")]
+    error = _error(capsys, "score", "vrb", str(_write(tmp_path / "bad.jsonl", bad)))
+    assert "record 12 (line 13): field 'corruption': unknown value 'gausian_noise'" in error
