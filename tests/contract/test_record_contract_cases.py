@@ -157,7 +157,8 @@ def test_vrb_misspelt_corruption_refused_and_the_valid_set_scores_as_before(tmp_
     # two questions at clean + gaussian_noise 1..5; q2 wrong from severity 3: accuracy per level
     # [1, 1, 1, .5, .5, .5] (10 identical answers: a match scores 1, leave-one-out min(9/3, 1))
     noisy = [(q, s, "three" if q == 2 and s >= 3 else "two") for s in range(1, 6) for q in (1, 2)]
-    valid = [_vrb(q, "clean", 0, "two") for q in (1, 2)] + [_vrb(q, "gaussian_noise", s, p) for q, s, p in noisy]
+    valid = [_vrb(q, "clean", 0, "two") for q in (1, 2)]
+    valid += [_vrb(q, "gaussian_noise", s, p) for q, s, p in noisy]
     assert main(["score", "vrb", str(_write(tmp_path / "ok.jsonl", valid))]) == 0
     m = json.loads(capsys.readouterr().out)
     assert m["accuracy"] == pytest.approx(9 / 12)  # 9 of 12 records right
