@@ -267,19 +267,106 @@ def figure(size: tuple[float, float] = WIDE, polar: bool = False) -> tuple[Any, 
     return fig, axes
 
 
-def to_plot(fig: Any, title: str, name: str, caption: str = "") -> Plot:
-    """Render ``fig`` to PNG bytes at its fixed size and close it."""
+def to_plot(fig: Any, title: str, name: str, caption: str = "", legend_height: float = 0.0) -> Plot:
+    """Render ``fig`` to PNG bytes at its fixed size and close it (``legend_height``: the bottom share of
+    the figure kept free for a figure legend)."""
     import matplotlib.pyplot as plt
 
     width, height = (round(side * DPI) for side in fig.get_size_inches())
     try:
-        fig.tight_layout()
+        fig.tight_layout(rect=(0.0, legend_height, 1.0, 1.0))
     except (ValueError, RuntimeError):  # layout is cosmetic; never lose the plot over it
         pass
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI)
     plt.close(fig)
     return Plot(title, name, buffer.getvalue(), width, height, caption)
+
+
+# Colour, line style and marker per series: 10 colours x 4 line styles x 14 markers, so the 14 VRB
+# corruptions (or any 14 runs) each get a combination no other series has, also in grey print.
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+_LINESTYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "p", "h", "8", "d")
+LEGEND_WRAP = 48  # characters per legend line: labels are wrapped, never cut
+LEGEND_ROW_INCHES = 0.22  # extra figure height per legend row (legends sit below the axes)
+
+
+def series_style(index: int) -> dict[str, str]:
+    """Colour, line style and marker of the ``index``-th series: distinct for the first 40 series."""
+    return {
+        "color": _COLOURS[index % len(_COLOURS)],
+        "linestyle": _LINESTYLES[index % len(_LINESTYLES)],
+        "marker": _MARKERS[index % len(_MARKERS)],
+    }
+
+
+def wrap_label(label: str, width: int = LEGEND_WRAP) -> str:
+    """A legend label in full, wrapped onto several lines (at ``/``, spaces or anywhere) rather than cut."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label.replace(" / ", " /\u00a0"), width, break_on_hyphens=False)) or label
+
+
+def legend_layout(labels: Sequence[str], width_inches: float) -> tuple[int, int]:
+    """(columns, rows) of a below-the-axes legend of ``labels`` (wrapped) on a figure that wide."""
+    wrapped = [wrap_label(label) for label in labels]
+    longest = max((max(len(line) for line in text.split("\n")) for text in wrapped), default=1)
+    columns = max(1, min(len(wrapped), int(width_inches * 100 // (longest * 5.2 + 40))))
+    rows = 0
+    for start in range(0, len(wrapped), columns):
+        rows += max(text.count("\n") + 1 for text in wrapped[start : start + columns])
+    return columns, rows
+
+
+def legend_figure(
+    labels: Sequence[str], size: tuple[float, float] = WIDE, polar: bool = False
+) -> tuple[Any, Any]:
+    """A figure ``size`` plus room below for the legend of ``labels`` (height grows by legend rows)."""
+    _, rows = legend_layout(labels, size[0]) if labels else (1, 0)
+    return figure((size[0], round(size[1] + LEGEND_ROW_INCHES * rows, 2)), polar=polar)
+
+
+def add_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str]) -> float:
+    """The legend below the axes, every label in full (wrapped), in as many columns as fit; returns the
+    share of the figure's height it takes (pass it to ``to_plot`` as ``legend_height``)."""
+    if not labels:
+        return 0.0
+    columns, rows = legend_layout(labels, fig.get_size_inches()[0])
+    height = fig.get_size_inches()[1]
+    reserved = (LEGEND_ROW_INCHES * rows + 0.15) / height
+    fig.legend(handles, [wrap_label(label) for label in labels], loc="lower center", ncol=columns,
+               fontsize=7, frameon=False, bbox_to_anchor=(0.5, 0.0))  # fmt: skip
+    return min(0.7, reserved)
+
+
+def finite_values(values: Iterable[Any]) -> list[float]:
+    """The finite numbers among ``values`` (None, NaN and infinities dropped)."""
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return [float(v) for v in numbers if math.isfinite(v)]
+
+
+def mark_no_data(axes: Any, values: Iterable[Any], what: str = "") -> str:
+    """Say in the plot when there is nothing to see: "no data" when no value is a number, "every value is 0"
+    when all are 0 (bars of height 0 look like an empty frame). Returns the note ("" when there is data)."""
+    finite = finite_values(values)
+    if not finite:
+        note = f"no data{': ' + what if what else ''} (no value is defined)"
+    elif all(value == 0 for value in finite):
+        note = f"every value is 0 ({len(finite)} value{'s' if len(finite) != 1 else ''})"
+    else:
+        return ""
+    box = {"boxstyle": "round", "facecolor": "#f6f6f6", "edgecolor": "#bbb"}
+    axes.text(0.5, 0.5, note, transform=axes.transAxes, ha="center", va="center", fontsize=12,
+              color="#555", bbox=box)  # fmt: skip
+    return note
+
+
+def _with_note(caption: str, note: str) -> str:
+    if not note:
+        return caption
+    return f"{caption} Plot: {note}." if caption else f"Plot: {note}."
 
 
 def grouped_bars(
@@ -293,10 +380,12 @@ def grouped_bars(
     ylim: tuple[float, float] | None = (0.0, 100.0),
 ) -> Plot:
     """Bars per group (x) for each series (a colour per series, e.g. a run); None values draw nothing.
-    ``errors`` maps a series to (low, high) interval bounds per group, drawn as error bars."""
-    fig, axes = figure()
+    ``errors`` maps a series to (low, high) interval bounds per group, drawn as error bars. The legend
+    (full labels) sits below the axes; a plot with no value or only zeros says so in the frame."""
+    fig, axes = legend_figure(list(series))
     count = max(1, len(series))
     width = 0.8 / count
+    handles = []
     for index, (label, values) in enumerate(series.items()):
         xs = [group + (index - (count - 1) / 2) * width for group in range(len(groups))]
         heights = [math.nan if value is None else float(value) for value in values]
@@ -312,16 +401,20 @@ def grouped_bars(
                 for b, h in zip(bounds, heights, strict=True)
             ]
             yerr = [lows, highs]
-        axes.bar(xs, heights, width=width, label=_short(label), yerr=yerr, capsize=2 if yerr else 0)
+        style = series_style(index)
+        handles.append(
+            axes.bar(xs, heights, width=width, color=style["color"], yerr=yerr, capsize=2 if yerr else 0,
+                     hatch=("", "//", "..", "xx")[index // len(_COLOURS) % 4])  # fmt: skip
+        )
+    note = mark_no_data(axes, [value for values in series.values() for value in values])
     axes.set_xticks(range(len(groups)))
     axes.set_xticklabels(groups, fontsize=8, rotation=20 if len(groups) > 6 else 0)
     axes.set_ylabel(ylabel)
     axes.set_title(title, fontsize=10)
     if ylim is not None:
         axes.set_ylim(*ylim)
-    if len(series) <= 12:
-        axes.legend(fontsize=6)
-    return to_plot(fig, title, name, caption)
+    legend_height = add_legend(fig, handles, list(series))
+    return to_plot(fig, title, name, _with_note(caption, note), legend_height)
 
 
 def lines(
@@ -335,12 +428,18 @@ def lines(
     xticks: Sequence[tuple[float, str]] | None = None,
 ) -> Plot:
     """A line per series: ``series[label] = (xs, ys)``; None values break the line. ``xticks``: (position,
-    label) pairs; by default every x value present gets a tick."""
-    fig, axes = figure()
+    label) pairs; by default every x value present gets a tick. Each series has its own colour, line style
+    and marker (``series_style``); the legend (full labels) sits below the axes."""
+    fig, axes = legend_figure(list(series))
     positions: set[float] = set()
-    for label, (xs, ys) in series.items():
-        axes.plot(list(xs), [math.nan if y is None else y for y in ys], marker="o", label=_short(label))
+    handles = []
+    for index, (xs, ys) in enumerate(series.values()):
+        (handle,) = axes.plot(
+            list(xs), [math.nan if y is None else y for y in ys], markersize=5, **series_style(index)
+        )
+        handles.append(handle)
         positions.update(xs)
+    note = mark_no_data(axes, [y for _, ys in series.values() for y in ys])
     ticks = list(xticks) if xticks is not None else [(x, fmt(x)) for x in sorted(positions)]
     axes.set_xticks([x for x, _ in ticks])
     axes.set_xticklabels([text for _, text in ticks], fontsize=8)
@@ -349,13 +448,8 @@ def lines(
     axes.set_title(title, fontsize=10)
     if ylim is not None:
         axes.set_ylim(*ylim)
-    if len(series) <= 12:
-        axes.legend(fontsize=6)
-    return to_plot(fig, title, name, caption)
-
-
-def _short(label: str, limit: int = 40) -> str:
-    return label if len(label) <= limit else label[: limit - 3] + "..."
+    legend_height = add_legend(fig, handles, list(series))
+    return to_plot(fig, title, name, _with_note(caption, note), legend_height)
 
 
 def generic_section(context: SectionContext) -> list[Block]:

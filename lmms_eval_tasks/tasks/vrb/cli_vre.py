@@ -293,21 +293,16 @@ def write_plots(table: dict[str, dict[str, list[float]]], result: dict[str, Any]
     import numpy as np
 
     from lmms_eval_tasks.corruptions import CATEGORIES
+    from lmms_eval_tasks.reporting.sections import series_style
     from lmms_eval_tasks.tasks.vrb.scoring import SUB_METRICS
 
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for model, by_corruption in table.items():
         figure, axes = plt.subplots(figsize=(7, 4.5))
-        colours = plt.get_cmap("tab20")
         for index, (corruption, accuracy) in enumerate(by_corruption.items()):
-            axes.plot(
-                range(6),
-                [1 - value for value in accuracy],
-                marker="o",
-                color=colours(index % 20),
-                label=corruption,
-            )
+            # colour x line style x marker: 14 corruptions stay apart (tab20 paired shades did not)
+            axes.plot(range(6), [1 - value for value in accuracy], label=corruption, **series_style(index))
         axes.set_xlabel("severity (0 = clean)")
         axes.set_ylabel("error 1 - accuracy")
         axes.set_title(f"Error vs severity: {model}")

@@ -16,9 +16,12 @@ from lmms_eval_tasks.reporting.sections import (
     SectionContext,
     Table,
     Text,
-    figure,
+    add_legend,
+    grouped_bars,
+    legend_figure,
     lines,
     metrics_table,
+    series_style,
     to_plot,
 )
 
@@ -71,26 +74,48 @@ def _corruptions(entries: list[Any]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+RADAR_AXES = ("F", "R", "rho", "mu", "Delta")
+RADAR_CAPTION = (
+    "Min-max scaled sub-metrics (over the pool of runs shown), averaged over corruptions; "
+    "larger is less robust."
+)
+
+
 def _radar(context: SectionContext, series: dict[str, list[float | None]], title: str, name: str) -> Any:
-    fig, axes = figure(SQUARE, polar=True)
+    """The VRE radar; bars instead when fewer than 3 axes have a non-zero value (a radar would collapse
+    to a line or a point and hide that), with the reason in the caption."""
+    shown = [
+        axis
+        for index, axis in enumerate(RADAR_AXES)
+        if any(isinstance(values[index], (int, float)) and math.isfinite(values[index]) and values[index] != 0
+               for values in series.values())
+    ]  # fmt: skip
+    if len(shown) < 3:
+        flat = [axis for axis in RADAR_AXES if axis not in shown]
+        return grouped_bars(
+            title.replace("radar", "bars"),
+            context.plot_name(name),
+            list(RADAR_AXES),
+            series,
+            "scaled sub-metric (0-1)",
+            RADAR_CAPTION + f" Drawn as bars, not a radar: {', '.join(flat)} "
+            f"{'is' if len(flat) == 1 else 'are'} 0 or undefined for every run, so a radar would collapse.",
+            ylim=(0.0, 1.0),
+        )
+    fig, axes = legend_figure(list(series), SQUARE, polar=True)
     angles = [2 * math.pi * i / 5 for i in range(5)]
-    for label, values in series.items():
+    handles = []
+    for index, values in enumerate(series.values()):
         clean = [0.0 if v is None or not math.isfinite(v) else v for v in values]
-        axes.plot(angles + angles[:1], clean + clean[:1], label=label[:40])
-        axes.fill(angles + angles[:1], clean + clean[:1], alpha=0.1)
+        (handle,) = axes.plot(angles + angles[:1], clean + clean[:1], **series_style(index))
+        axes.fill(angles + angles[:1], clean + clean[:1], alpha=0.1, color=series_style(index)["color"])
+        handles.append(handle)
     axes.set_xticks(angles)
-    axes.set_xticklabels(["F", "R", "rho", "mu", "Delta"])
+    axes.set_xticklabels(list(RADAR_AXES))
     axes.set_ylim(0, 1)
     axes.set_title(title, fontsize=10)
-    if len(series) <= 12:
-        axes.legend(fontsize=6, loc="lower right")
-    return to_plot(
-        fig,
-        title,
-        context.plot_name(name),
-        "Min-max scaled sub-metrics (over the pool of runs shown), averaged over corruptions; larger "
-        "is less robust.",
-    )
+    legend_height = add_legend(fig, handles, list(series))
+    return to_plot(fig, title, context.plot_name(name), RADAR_CAPTION, legend_height)
 
 
 def render(context: SectionContext) -> list[Block]:
@@ -124,6 +149,21 @@ def render(context: SectionContext) -> list[Block]:
                     ylim=(0.0, 1.0),
                 )
             )
+    if len(corruptions) > 1:
+        for entry in entries:
+            curves = {c: level_curve(entry, c) for c in corruptions}
+            every = {c: (range(6), [1 - value for value in curve]) for c, curve in curves.items() if curve}
+            if every:
+                blocks.append(
+                    lines(
+                        f"Error vs severity, every corruption: {entry.label}",
+                        context.plot_name(f"error_all_{entry.run}_{entry.task}"),
+                        every,
+                        "severity (0 = clean)",
+                        "error (1 - accuracy)",
+                        ylim=(0.0, 1.0),
+                    )
+                )
     pool: dict[str, dict[str, list[float]]] = {}
     common = [c for c in corruptions if all(level_curve(entry, c) is not None for entry in entries)]
     if common:
