@@ -25,6 +25,7 @@ from loguru import logger
 
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.sections import Block, Entry, Plot, SectionContext, Table, Text, fmt
+from lmms_eval_tasks.reporting.undefined import is_undefined, not_available, undefined_reason
 
 REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
@@ -249,8 +250,147 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
                 ),
                 *generic_section(context),
             ]
+        notes = undefined_notes(context.entries)
+        if notes:
+            blocks.append(Text(notes))
         sections.append(Section(name, benchmark.title, blocks))
     return sections
+
+
+def undefined_notes(entries: Sequence[Entry]) -> str:
+    """One paragraph naming every undefined (``n/a``) metric of ``entries`` with its reason, so no n/a
+    cell of a section is left unexplained."""
+    parts: list[str] = []
+    for entry in entries:
+        by_reason: dict[str, list[str]] = {}
+        for metric, value in entry.metrics.items():
+            if is_undefined(value):
+                reason = undefined_reason(entry.report.get("benchmark", ""), metric, entry.report)
+                by_reason.setdefault(reason, []).append(metric)
+        for reason, metrics in by_reason.items():
+            parts.append(f"{entry.label}: {', '.join(metrics)}: {reason}")
+    return ("Undefined values (n/a): " + "; ".join(parts) + ".") if parts else ""
+
+
+# ---- overview ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class OverviewCell:
+    """One benchmark's headline of one top-level task of a run: value, interval text, reason if undefined."""
+
+    task: str
+    value: Any
+    interval: str = ""
+    reason: str = ""
+
+    @property
+    def text(self) -> str:
+        """The value as read in the overview: a number, or ``n/a (reason)``."""
+        return not_available(self.reason) if is_undefined(self.value) else fmt(self.value)
+
+
+@dataclass
+class Overview:
+    """Models x benchmarks: ``columns`` = (benchmark, title, headline metric); ``rows`` = (run label,
+    {benchmark: cells, primary task first}); ``intervals`` = benchmarks with at least one interval."""
+
+    columns: list[tuple[str, str, str]]
+    rows: list[tuple[str, dict[str, list[OverviewCell]]]]
+    intervals: set[str]
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not is_undefined(value)
+
+
+def interval_text(report: dict[str, Any], metric: str) -> str:
+    """``[low, high]`` from the report's ``uncertainty[metric]`` block or its ``<metric>_ci95_low/high``
+    metrics, else ``s.e. x`` from a ``<metric>_stderr`` metric, else "" (no interval recorded)."""
+    metrics = report.get("metrics", {})
+    block = (report.get("uncertainty") or {}).get(metric)
+    if isinstance(block, dict) and _finite(block.get("low")) and _finite(block.get("high")):
+        return f"[{fmt(float(block['low']))}, {fmt(float(block['high']))}]"
+    low, high = metrics.get(f"{metric}_ci95_low"), metrics.get(f"{metric}_ci95_high")
+    if _finite(low) and _finite(high):
+        return f"[{fmt(float(low))}, {fmt(float(high))}]"
+    stderr = metrics.get(f"{metric}_stderr")
+    if _finite(stderr):
+        return f"s.e. {fmt(float(stderr))}"
+    return ""
+
+
+def build_overview(runs: Sequence[Run], sections: Sequence[Section]) -> Overview:
+    """The first table of the report: a row per run, a column per benchmark (its first headline metric,
+    from the registry), the value of each of the run's top-level tasks of that benchmark."""
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    known = benchmarks()
+    columns: list[tuple[str, str, str]] = []
+    for section in sections:
+        benchmark = known.get(section.benchmark)
+        headline = list(getattr(benchmark, "headline_metrics", ()) or ())
+        if not headline:  # unknown benchmark: its first numeric metric
+            for run in runs:
+                for report in run.reports.values():
+                    if report["benchmark"] == section.benchmark:
+                        headline += [
+                            key
+                            for key, value in report["metrics"].items()
+                            if isinstance(value, (int, float)) and not isinstance(value, bool)
+                        ]
+        if headline:
+            columns.append((section.benchmark, section.title.split(" (")[0], headline[0]))
+    rows: list[tuple[str, dict[str, list[OverviewCell]]]] = []
+    intervals: set[str] = set()
+    for run in runs:
+        cells: dict[str, list[OverviewCell]] = {}
+        tasks = sorted(run.top_level_tasks(), key=lambda task: (len(task), task))  # shortest name first
+        for benchmark, _, metric in columns:
+            for task in tasks:
+                report = run.reports[task]
+                if report["benchmark"] != benchmark:
+                    continue
+                value = report["metrics"].get(metric)
+                cell = OverviewCell(task, value, interval_text(report, metric))
+                if is_undefined(value):
+                    cell.reason = undefined_reason(benchmark, metric, report)
+                if cell.interval:
+                    intervals.add(benchmark)
+                cells.setdefault(benchmark, []).append(cell)
+        rows.append((run.label, cells))
+    return Overview(columns, rows, intervals)
+
+
+def _short_task(task: str, benchmark: str) -> str:
+    """``hallusionbench_offline_sample`` -> ``offline_sample`` (the benchmark is the column already)."""
+    return task[len(benchmark) + 1 :] if task.startswith(benchmark + "_") else task
+
+
+def _overview_cells(overview: Overview, cells: dict[str, list[OverviewCell]]) -> list[tuple[list[str], bool]]:
+    """Per column (value column, then the interval column when the benchmark has one): the cell's lines
+    and whether it is numeric (right-aligned)."""
+    out: list[tuple[list[str], bool]] = []
+    for benchmark, _, _ in overview.columns:
+        found = cells.get(benchmark, [])
+        several = len(found) > 1
+        numeric = bool(found) and all(not is_undefined(cell.value) for cell in found)
+        texts = [
+            f"{_short_task(cell.task, benchmark)}: {cell.text}" if several else cell.text for cell in found
+        ]
+        out.append((texts or ["-"], numeric))
+        if benchmark in overview.intervals:
+            out.append(([cell.interval or "-" for cell in found] or ["-"], True))
+    return out
+
+
+OVERVIEW_NOTE = (
+    "A row per run, a column per benchmark: its headline metric (the first of the benchmark's headline "
+    "metrics) for each top-level task or group of the run; a run with several tasks of a benchmark lists "
+    "each, named. Intervals appear next to a benchmark when its reports carry them (95%, from the "
+    "report's uncertainty block, or the standard error). '-': not run. The benchmark's section holds "
+    "every other number."
+)
 
 
 # ---- provenance --------------------------------------------------------------------------------------
@@ -378,6 +518,7 @@ th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:t
 th:first-child,td:first-child{text-align:left}
 th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
 td.text{text-align:left;max-width:32em}
+table.overview td,table.overview th{font-size:1.05em}nav ol{margin:.3em 0 1em}nav li{margin:.15em 0}
 .note{color:#555;font-size:.85em}img{display:block;margin:.5em 0;border:1px solid #ddd}
 """
 
@@ -435,22 +576,79 @@ def _md_block(block: Block) -> str:
     return block.text
 
 
+def _html_overview(overview: Overview) -> str:
+    head = ["<th>run</th>"]
+    for benchmark, title, metric in overview.columns:
+        link = f'<a href="#{html.escape(benchmark)}">{html.escape(title)}</a>'
+        head.append(f"<th>{link}<br>{html.escape(metric).replace('_', '_<wbr>')}</th>")
+        if benchmark in overview.intervals:
+            head.append(f"<th>{html.escape(title)}<br>interval</th>")
+    body = []
+    for label, cells in overview.rows:
+        tds = [f'<td class="text">{html.escape(label)}</td>']
+        for lines, numeric in _overview_cells(overview, cells):
+            kind = "" if numeric else ' class="text"'
+            tds.append(f"<td{kind}>" + "<br>".join(html.escape(line) for line in lines) + "</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    return (
+        '<h2 id="overview">Overview</h2>\n<table class="overview"><thead><tr>'
+        + "".join(head)
+        + "</tr></thead><tbody>"
+        + "\n".join(body)
+        + f'</tbody></table><p class="note">{html.escape(OVERVIEW_NOTE)}</p>'
+    )
+
+
+def _toc_entries(sections: Sequence[Section], provenance: Sequence[Table]) -> list[tuple[str, str, str]]:
+    """(anchor, title, what it holds) for the table of contents."""
+    entries = [("overview", "Overview", "models x benchmarks, headline metrics")]
+    for section in sections:
+        tables = sum(isinstance(block, Table) for block in section.blocks)
+        plots = sum(isinstance(block, Plot) for block in section.blocks)
+        entries.append((section.benchmark, section.title, f"{tables} tables, {plots} plots"))
+    entries.append(("provenance", "Provenance", f"{len(provenance)} runs: versions, judges, warnings"))
+    return entries
+
+
 def render_html(runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table]) -> str:
-    """The whole report as one HTML document (inline CSS, images as data URIs, no scripts)."""
+    """The whole report as one HTML document (inline CSS, images as data URIs, no scripts): overview,
+    table of contents, a section per benchmark, provenance."""
+    toc = "".join(
+        f'<li><a href="#{html.escape(anchor)}">{html.escape(title)}</a> '
+        f'<span class="note">{html.escape(what)}</span></li>'
+        for anchor, title, what in _toc_entries(sections, provenance)
+    )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>lmms-eval-tasks report</title>',
         f"<style>{_CSS}</style></head><body>",
         "<h1>lmms-eval-tasks report</h1>",
         "<p>Runs: " + ", ".join(html.escape(f"{run.label} ({run.folder})") for run in runs) + "</p>",
+        _html_overview(build_overview(runs, sections)),
+        f'<nav id="contents"><h2>Contents</h2><ol>{toc}</ol></nav>',
     ]
     for section in sections:
         parts.append(f'<h2 id="{html.escape(section.benchmark)}">{html.escape(section.title)}</h2>')
         parts.extend(_html_block(block) for block in section.blocks)
-    parts.append("<h2>Provenance</h2>")
+    parts.append('<h2 id="provenance">Provenance</h2>')
     parts.extend(_html_table(table) for table in provenance)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _md_overview(overview: Overview) -> list[str]:
+    header = ["run"]
+    for benchmark, title, metric in overview.columns:
+        header.append(f"[{title}](#{benchmark}) {metric}")
+        if benchmark in overview.intervals:
+            header.append(f"{title} interval")
+    lines = ['<a id="overview"></a>', "", "## Overview", ""]
+    lines += ["| " + " | ".join(_md_cell(c) for c in header) + " |", "|" + "---|" * len(header)]
+    for label, cells in overview.rows:
+        values = [_md_cell(label), *("<br>".join(_md_cell(line) for line in lines_) for lines_, _ in
+                                     _overview_cells(overview, cells))]  # fmt: skip
+        lines.append("| " + " | ".join(values) + " |")
+    return [*lines, "", f"_{OVERVIEW_NOTE}_"]
 
 
 def render_markdown(runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table]) -> str:
@@ -459,11 +657,17 @@ def render_markdown(runs: Sequence[Run], sections: Sequence[Section], provenance
         "# lmms-eval-tasks report",
         "",
         "Runs: " + ", ".join(f"{run.label} (`{run.folder}`)" for run in runs),
+        "",
+        *_md_overview(build_overview(runs, sections)),
+        "",
+        "## Contents",
+        "",
+        *(f"1. [{title}](#{anchor}): {what}" for anchor, title, what in _toc_entries(sections, provenance)),
     ]
     for section in sections:
-        parts += ["", f"## {section.title}"]
+        parts += ["", f'<a id="{section.benchmark}"></a>', "", f"## {section.title}"]
         parts += ["\n" + _md_block(block) for block in section.blocks]
-    parts += ["", "## Provenance"]
+    parts += ["", '<a id="provenance"></a>', "", "## Provenance"]
     parts += ["\n" + _md_block(table) for table in provenance]
     return "\n".join(parts) + "\n"
 

@@ -335,7 +335,7 @@ def add_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str]) -> float
         return 0.0
     columns, rows = legend_layout(labels, fig.get_size_inches()[0])
     height = fig.get_size_inches()[1]
-    reserved = (LEGEND_ROW_INCHES * rows + 0.15) / height
+    reserved = (LEGEND_ROW_INCHES * rows + 0.08) / height
     fig.legend(handles, [wrap_label(label) for label in labels], loc="lower center", ncol=columns,
                fontsize=7, frameon=False, bbox_to_anchor=(0.5, 0.0))  # fmt: skip
     return min(0.7, reserved)
