@@ -38,11 +38,18 @@ def _headline(task: str) -> tuple[str, ...] | None:
     return benchmark.headline_metrics if benchmark is not None else None
 
 
-def summarise_results(
-    results: dict[str, Any], tasks: Sequence[str], max_metrics: int = 8
-) -> list[tuple[str, str]]:
-    """(task, "metric=value ...") rows for the requested top-level tasks/groups of a host results JSON."""
-    rows: list[tuple[str, str]] = []
+def summarise_values(
+    results: dict[str, Any],
+    tasks: Sequence[str],
+    reports: dict[str, dict[str, Any]] | None = None,
+    max_metrics: int = 8,
+) -> dict[str, dict[str, Any]]:
+    """{task: {metric: value}} for the requested top-level tasks/groups of a host results JSON: the
+    benchmark's headline metrics (else the first numeric ones); an undefined value (NaN, None) is None and
+    its reason, from the task's pack report in ``reports`` when given, is under ``"undefined"``."""
+    from lmms_eval_tasks.reporting.undefined import is_undefined, undefined_reason
+
+    summary: dict[str, dict[str, Any]] = {}
     every = results.get("results", {})
     for task in tasks:
         metrics = {key.split(",")[0]: value for key, value in every.get(task, {}).items()}
@@ -54,15 +61,56 @@ def summarise_results(
                 if "_stderr" not in name and name != "alias" and isinstance(value, int | float)
             )[:max_metrics]
         )
-        shown = []
+        values: dict[str, Any] = {}
+        undefined: dict[str, str] = {}
+        report = (reports or {}).get(task)
+        benchmark = benchmark_for_task(task)
         for name in wanted:
-            value = metrics.get(name)
-            if isinstance(value, float):
+            if name not in metrics:
+                continue
+            value = metrics[name]
+            if isinstance(value, bool) or not isinstance(value, int | float) or is_undefined(value):
+                if value is not None and not isinstance(value, float):
+                    continue  # a string or other non-number: not a metric value
+                values[name] = None
+                undefined[name] = undefined_reason(benchmark.name if benchmark else "", name, report)
+            else:
+                values[name] = value
+        summary[task] = {"metrics": values, "undefined": undefined}
+    return summary
+
+
+def summarise_results(
+    results: dict[str, Any],
+    tasks: Sequence[str],
+    max_metrics: int = 8,
+    reports: dict[str, dict[str, Any]] | None = None,
+) -> list[tuple[str, str]]:
+    """(task, "metric=value ...") rows for the requested top-level tasks/groups of a host results JSON;
+    an undefined value reads ``metric=n/a (reason)``, never ``nan``."""
+    rows: list[tuple[str, str]] = []
+    for task, summary in summarise_values(results, tasks, reports, max_metrics).items():
+        shown = []
+        for name, value in summary["metrics"].items():
+            if value is None:
+                shown.append(f"{name}=n/a ({summary['undefined'][name]})")
+            elif isinstance(value, float):
                 shown.append(f"{name}={value:.4g}")
-            elif isinstance(value, int):
+            else:
                 shown.append(f"{name}={value}")
         rows.append((task, " ".join(shown) if shown else "(no metrics)"))
     return rows
+
+
+def pack_reports(folder: Path) -> dict[str, dict[str, Any]]:
+    """{task: pack report} of the newest reports under ``folder`` ({} when there is none to read)."""
+    from lmms_eval_tasks.reporting.human_report import ReportInputError, load_runs
+
+    try:
+        runs = load_runs([folder])
+    except ReportInputError:
+        return {}
+    return {task: report for run in runs for task, report in run.reports.items()}
 
 
 def run_launcher(arguments: list[str], log_path: Path, environment: dict[str, str]) -> int:
@@ -141,7 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if results_file is not None:
             results = json.loads(results_file.read_text(encoding="utf-8"))
             run["results_file"] = str(results_file)
-            run["rows"] = summarise_results(results, tasks)
+            reports = pack_reports(folder)
+            run["rows"] = summarise_results(results, tasks, reports=reports)
+            run["values"] = summarise_values(results, tasks, reports)
         else:
             failed = True
         summary["runs"][label] = run
@@ -155,7 +205,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines.append(f"| {label} | {task} | {metrics} |")
     table = "\n".join(lines)
     (args.output / "summary.md").write_text(table + "\n", encoding="utf-8")
-    (args.output / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    # strict JSON: undefined values are null (with their reason), never a NaN token
+    (args.output / "summary.json").write_text(
+        json.dumps(summary, indent=2, allow_nan=False), encoding="utf-8"
+    )
     print(table)
     for label, run in summary["runs"].items():
         print(

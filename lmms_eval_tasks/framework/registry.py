@@ -49,6 +49,8 @@ class Benchmark:
     - ``uncertainty``: ``uncertainty_rows(records, **options) -> framework.uncertainty.Rows``: the
       bootstrap input of the headline metrics (standard errors, intervals, paired ``compare``).
     - ``report_section``: renders the benchmark's section of ``lmms-eval-tasks report``.
+    - ``group_metrics``: metrics defined only across a group's member tasks (VRB sub-metrics, DARE std
+      over prompts): the host's table shows them on the groups, not as NaN on each member task.
     - ``docs``: the benchmark's page, relative to the repository root.
     - ``paper_judge_model``: the judge model of the paper and its official code (judged benchmarks); a
       report judged by any other model lists that under its provenance deviations.
@@ -69,6 +71,7 @@ class Benchmark:
     report_section: str | None = None
     parsers: str | None = None
     option_check: str | None = None
+    group_metrics: tuple[str, ...] = ()
     docs: str = ""
     paper_judge_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)

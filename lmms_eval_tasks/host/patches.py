@@ -289,6 +289,76 @@ def _install_pack_stderr() -> None:
     evaluator_utils.stderr_for_metric = _mark(stderr_for_metric, original)
 
 
+# --- cross-task metrics shown on groups only ---------------------------------------------------------------
+
+
+def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> list[tuple[str, str]]:
+    """Remove from every task (not group) entry of the host's ``results`` the benchmark's group-only metrics
+    (``Benchmark.group_metrics``) whose value there is not a finite number, with their ``_stderr`` twins;
+    a defined value is never removed. Returns the (task, metric) pairs removed."""
+    import math
+
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+
+    removed: list[tuple[str, str]] = []
+    for name, values in results.items():
+        if name in groups or not isinstance(values, dict):
+            continue
+        benchmark = benchmark_for_task(str(name))
+        only = set(getattr(benchmark, "group_metrics", ()) or ())
+        for key in [key for key in values if isinstance(key, str) and key.partition(",")[0] in only]:
+            metric, _, filter_name = key.partition(",")
+            value = values[key]
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                continue
+            del values[key]
+            values.pop(f"{metric}_stderr,{filter_name}", None)
+            removed.append((str(name), metric))
+    return removed
+
+
+def _probe_group_only_metrics() -> tuple[str, str]:
+    import lmms_eval.evaluator as evaluator
+    import lmms_eval.evaluator_utils as evaluator_utils
+
+    problem = _expect_parameters(
+        "lmms_eval.evaluator.consolidate_group_results",
+        getattr(evaluator, "consolidate_group_results", None),
+        ["results", "versions", "task_dict", "task_root", "show_group_table", "task_aggregation_list"],
+    )
+    if problem:
+        return MISMATCH, problem
+    if not callable(getattr(evaluator_utils, "get_subtask_list", None)):
+        return MISMATCH, "lmms_eval.evaluator_utils.get_subtask_list is gone"
+    source = inspect.getsource(evaluator.evaluate)
+    if "consolidate_group_results(results, versions, task_dict)" not in source:
+        return MISMATCH, "lmms_eval.evaluator.evaluate no longer calls consolidate_group_results"
+    return APPLIES, "consolidate_group_results wrapped: group-only metrics leave the member tasks' rows"
+
+
+def _install_group_only_metrics() -> None:
+    import lmms_eval.evaluator as evaluator
+    import lmms_eval.evaluator_utils as evaluator_utils
+
+    original = evaluator.consolidate_group_results
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    def consolidate_group_results(
+        results: Any, versions: Any, task_dict: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        # the top-level call only (the host recurses through evaluator_utils): groups are computed first,
+        # from member rows that still carry every key, then the members' undefined copies go
+        output = original(results, versions, task_dict, *args, **kwargs)
+        groups = {name for name, members in evaluator_utils.get_subtask_list(task_dict).items() if members}
+        removed = drop_undefined_group_metrics(output[0], groups)
+        if removed:
+            logger.debug(f"group-only metrics left out of {len({task for task, _ in removed})} task rows")
+        return output
+
+    evaluator.consolidate_group_results = _mark(consolidate_group_results, original)
+
+
 # --- 3. loglikelihood results stringified by the evaluator -------------------------------------------------
 
 
@@ -542,6 +612,14 @@ PATCHES: dict[str, HostPatch] = {
             _install_pack_stderr,
             "the host's table prints N/A for pack metrics; the standard errors and intervals are in the "
             "pack report (<metric>_stderr and details.uncertainty)",
+        ),
+        HostPatch(
+            "group_only_metrics",
+            "a metric defined only across tasks (VRB sub-metrics, DARE std over prompts) is shown on the "
+            "groups, not as NaN on every member task",
+            _probe_group_only_metrics,
+            _install_group_only_metrics,
+            "member tasks list those metrics as NaN in the host's table and results; read them on the groups",
         ),
         HostPatch(
             "loglikelihood_result",

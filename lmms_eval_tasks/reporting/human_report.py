@@ -25,7 +25,7 @@ from loguru import logger
 
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.sections import Block, Entry, Plot, SectionContext, Table, Text, fmt
-from lmms_eval_tasks.reporting.undefined import is_undefined, not_available, undefined_reason
+from lmms_eval_tasks.reporting.undefined import is_undefined, not_available, uncertainty_of, undefined_reason
 
 REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
@@ -305,10 +305,10 @@ def _finite(value: Any) -> bool:
 
 
 def interval_text(report: dict[str, Any], metric: str) -> str:
-    """``[low, high]`` from the report's ``uncertainty[metric]`` block or its ``<metric>_ci95_low/high``
-    metrics, else ``s.e. x`` from a ``<metric>_stderr`` metric, else "" (no interval recorded)."""
+    """``[low, high]`` from the report's uncertainty record of ``metric`` (``details.uncertainty``) or
+    its ``<metric>_ci95_low/high`` metrics, else ``s.e. x`` from ``<metric>_stderr``, else "" (none)."""
     metrics = report.get("metrics", {})
-    block = (report.get("uncertainty") or {}).get(metric)
+    block = uncertainty_of(report, metric)
     if isinstance(block, dict) and _finite(block.get("low")) and _finite(block.get("high")):
         return f"[{fmt(float(block['low']))}, {fmt(float(block['high']))}]"
     low, high = metrics.get(f"{metric}_ci95_low"), metrics.get(f"{metric}_ci95_high")

@@ -4,8 +4,8 @@ A metric is undefined when its formula has nothing to work on (no parsed predict
 accuracy of 0 under a relative drop, no question of a type). Scores store such values as ``null`` in the
 pack's report JSON (NaN in the host's results); ``undefined_reason`` names the cause from the report's own
 numbers, so readers see ``n/a (no simple prediction parsed as a number: 8 of 8 unparsed)`` rather than
-``nan``. A reason recorded by the scorer (``details.undefined[metric]``) or by the uncertainty engine
-(``uncertainty[metric].reason``) wins over the rules here.
+``nan``. A reason recorded by the scorer (``details.undefined[metric]``) wins; the benchmark rules here
+come next, then the uncertainty engine's (``details.uncertainty[metric].reason``), then generic ones.
 """
 
 from __future__ import annotations
@@ -30,14 +30,30 @@ def _number(metrics: Mapping[str, Any], key: str) -> float | None:
     return float(value)
 
 
-def _recorded(report: Mapping[str, Any], metric: str) -> str | None:
-    """A reason the scorer or the uncertainty engine wrote into the report for ``metric``."""
+def _from_scorer(report: Mapping[str, Any], metric: str) -> str | None:
+    """A reason the scorer wrote into the report for ``metric`` (``details.undefined``)."""
     undefined = (report.get("details") or {}).get("undefined")
     if isinstance(undefined, Mapping) and isinstance(undefined.get(metric), str):
         return undefined[metric]
-    block = (report.get("uncertainty") or {}).get(metric)
-    if isinstance(block, Mapping) and block.get("estimate") is None and isinstance(block.get("reason"), str):
-        return block["reason"]
+    return None
+
+
+def _from_uncertainty(report: Mapping[str, Any], metric: str) -> str | None:
+    """The uncertainty engine's reason for ``metric`` (or for the value a ``<metric>_stderr`` belongs to)."""
+    base = metric.removesuffix("_stderr")
+    block = uncertainty_of(report, base)
+    if isinstance(block, Mapping) and isinstance(block.get("reason"), str):
+        if base != metric or block.get("estimate") is None:
+            return block["reason"]
+    return None
+
+
+def uncertainty_of(report: Mapping[str, Any], metric: str) -> Mapping[str, Any] | None:
+    """The uncertainty record of ``metric`` (``details.uncertainty``, or a top-level ``uncertainty``)."""
+    for holder in (report.get("details") or {}, report):
+        block = (holder.get("uncertainty") or {}).get(metric) if isinstance(holder, Mapping) else None
+        if isinstance(block, Mapping):
+            return block
     return None
 
 
@@ -53,7 +69,7 @@ def _vrb_reason(metric: str, metrics: Mapping[str, Any], report: Mapping[str, An
     ):
         return "needs a complete corruption (clean + severities 1-5); none is complete in this run"
     if metric == "relative_accuracy_drop" and clean == 0:
-        return "clean accuracy is 0, so a drop relative to it is undefined (0/0)"
+        return "clean accuracy is 0, so a drop relative to it is undefined: 0/0"
     if metric == "first_drop" and clean == 1:
         return "clean error is 0, so the first drop relative to it is undefined"
     if metric == "range_of_error":
@@ -73,22 +89,20 @@ def _split_reason(metric: str, metrics: Mapping[str, Any]) -> str | None:
     if questions == 0:
         return f"no {split} question in this run"
     if questions is not None and unparsed is not None:
-        return f"no {split} prediction parsed as a number ({unparsed:g} of {questions:g} unparsed)"
+        return f"no {split} prediction parsed as a number: {unparsed:g} of {questions:g} unparsed"
     return f"no {split} prediction parsed as a number"
 
 
 def undefined_reason(benchmark: str, metric: str, report: Mapping[str, Any] | None) -> str:
     """Why ``metric`` of ``benchmark`` has no value in ``report`` (a pack report dict; None when unknown)."""
     report = report or {}
-    recorded = _recorded(report, metric)
-    if recorded:
-        return recorded
     metrics = report.get("metrics") or {}
-    if benchmark == "vrb":
-        reason = _vrb_reason(metric, metrics, report)
-        if reason:
-            return reason
-    reason = _split_reason(metric, metrics)
+    reason = (
+        _from_scorer(report, metric)
+        or (_vrb_reason(metric, metrics, report) if benchmark == "vrb" else None)
+        or _split_reason(metric, metrics)
+        or _from_uncertainty(report, metric)
+    )
     if reason:
         return reason
     if re.fullmatch(r"f1_\d+", metric):
@@ -97,6 +111,8 @@ def undefined_reason(benchmark: str, metric: str, report: Mapping[str, Any] | No
         return "no question of this kind in this run"
     if metric in {"macro_f1", "macro_accuracy"} or metric.endswith("_macro_accuracy"):
         return "no class with questions in this run"
+    if metric.endswith("_stderr"):
+        return "no standard error recorded for this metric (the value it belongs to may be undefined)"
     questions = _number(metrics, "questions")
     if questions == 0:
         return "no question was scored"

@@ -76,6 +76,13 @@ BENCHMARK = Benchmark(
     generated_files=("lmms_eval_tasks.tasks.dare.grid:generated_files",),
     parsers="lmms_eval_tasks.tasks.dare.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.dare.report_section:render",
+    # across a group's prompts / formats / option variants only: NaN on one setup's task
+    group_metrics=(
+        "single_accuracy_std_over_prompts",
+        "multi_f1_std_over_prompts",
+        "single_format_range",
+        "single_var_drop",
+    ),
     docs="docs/dare.md",
     uncertainty="lmms_eval_tasks.tasks.dare.uncertainty:uncertainty_rows",
 )

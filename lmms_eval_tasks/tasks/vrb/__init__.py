@@ -64,5 +64,17 @@ BENCHMARK = Benchmark(
     uncertainty="lmms_eval_tasks.tasks.vrb.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.vrb.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.vrb.report_section:render",
+    # across levels only: a level task has its accuracy (the clean level also accuracy_clean)
+    group_metrics=(
+        "accuracy_clean",
+        "relative_accuracy_drop",
+        "first_drop",
+        "range_of_error",
+        "error_rate",
+        "average_error",
+        "average_difference",
+        "accuracy_average",
+        "vre",
+    ),
     docs="docs/vrb.md",
 )
