@@ -30,7 +30,7 @@ from lmms_eval_tasks.reporting.human_report import (
 from lmms_eval_tasks.reporting.sections import fmt
 from tests.helpers import run_launcher, toy_schema
 
-PLOT_SIZES = {(720, 400), (600, 600)}
+PLOT_SIZES = {(720, 400), (600, 600)}  # (width, height) before the legend rows below the axes
 SUBMISSION_TASK = "contextual_sample_submission"
 
 
@@ -77,7 +77,8 @@ def assert_png(data: bytes, width: int, height: int) -> None:
     with Image.open(io.BytesIO(data)) as image:
         assert image.format == "PNG"
         assert image.size == (width, height)
-        assert image.size in PLOT_SIZES
+        # the legend sits below the axes: the figure grows by its rows (at most 30 rows of 22 px)
+        assert any(image.size[0] == w and h <= image.size[1] <= h + 660 for w, h in PLOT_SIZES), image.size
         colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
         assert colours is not None and len(colours) > 20  # drawn, not a blank canvas
 
@@ -132,6 +133,7 @@ def sample_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--batch_size", "1", "--output_path", str(output), "--log_samples", "--seed", "0",
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    (output.parent / "launcher_stdout.txt").write_text(completed.stdout, encoding="utf-8")
     return output
 
 
@@ -156,7 +158,7 @@ def test_report_of_every_benchmark_holds_the_runs_numbers_and_valid_plots(
     # a section per benchmark that has a sample task, with its title
     for name, benchmark in benchmarks().items():
         if benchmark.sample_tasks:
-            assert f'<h2 id="{name}">' in page, name
+            assert f'<section id="{name}"><h2>' in page, name
             assert benchmark.report_section, f"{name} has no report section"
 
     label = "random_guess (seed=0) / "
@@ -257,7 +259,9 @@ def test_report_of_every_benchmark_holds_the_runs_numbers_and_valid_plots(
         assert_png(data, width, height)
         assert (sample_report.parent / "plots" / name).read_bytes() == data
     assert (sample_report.parent / "plots" / "vrb_radar.png").stat().st_size > 0
-    assert Image.open(sample_report.parent / "plots" / "vrb_radar.png").size == (600, 600)
+    # one run: every scaled sub-metric is 0 (min-max over a pool of one), so the radar is drawn as bars
+    assert Image.open(sample_report.parent / "plots" / "vrb_radar.png").size[0] == 720
+    assert "Drawn as bars, not a radar: F, R, rho, mu, Delta are 0 or undefined for every run" in markdown
 
     # self-contained: no script, no external resource
     assert "<script" not in page.lower()
@@ -490,6 +494,101 @@ def test_report_opens_in_headless_chromium_without_console_errors(
     assert dom.returncode == 0, dom.stderr[-3000:]
     assert "HallusionBench" in dom.stdout and "<img" in dom.stdout
     assert "Uncaught" not in dom.stderr
+
+
+def test_host_table_shows_each_number_once_and_no_nan(sample_output: Path) -> None:
+    """The host's printed table of a sample run of every benchmark has no NaN cell: cross-task metrics
+    (VRB sub-metrics, DARE std over prompts) sit on the groups only (host patch group_only_metrics)."""
+    stdout = (sample_output.parent / "launcher_stdout.txt").read_text(encoding="utf-8")
+    table = [line for line in stdout.splitlines() if line.startswith("|") and "|none" in line]
+    assert len(table) > 100, stdout[-2000:]
+    assert not [line for line in table if re.search(r"\|\s*nan\s*\|", line, re.IGNORECASE)]
+    results = json.loads(sorted(sample_output.rglob("*_results.json"))[-1].read_text(encoding="utf-8"))
+    every = results["results"]
+    # a corruption level lists its accuracy only; the clean level also its (defined) accuracy_clean
+    level_keys = {key.split(",")[0] for key in every["vrb_sample_brightness_s1"]}
+    assert level_keys <= {"accuracy", "accuracy_stderr", "alias"}
+    assert every["vrb_sample_clean"]["accuracy_clean,none"] == every["vrb_sample_clean"]["accuracy,none"]
+    # the group carries every sub-metric, equal to the pack report's numbers
+    vrb = _latest_report(sample_output, "vrb_sample")["metrics"]
+    for metric in ("first_drop", "range_of_error", "error_rate", "average_error", "average_difference",
+                   "relative_accuracy_drop", "accuracy_clean"):  # fmt: skip
+        assert every["vrb_sample"][f"{metric},none"] == pytest.approx(vrb[metric]), metric
+    dare = _latest_report(sample_output, "dare_sample")["metrics"]
+    assert every["dare_sample"]["single_accuracy_std_over_prompts,none"] == pytest.approx(
+        dare["single_accuracy_std_over_prompts"]
+    )
+    assert "single_accuracy_std_over_prompts,none" not in every["dare_sample_single_gen_p1"]
+    assert "single_accuracy,none" in every["dare_sample_single_gen_p1"]
+
+
+_OFFSETS_SCRIPT = (
+    "<script>window.addEventListener('load',()=>{const o={};"
+    "document.querySelectorAll('body>section[id],body>nav[id]').forEach(e=>{"
+    "const r=e.getBoundingClientRect();"
+    "o[e.id]=[Math.round(r.top+window.scrollY),Math.round(r.height)]});"
+    "o._page=[0,document.documentElement.scrollHeight];"
+    "document.body.setAttribute('data-offsets',JSON.stringify(o))})</script>"
+)
+
+
+def test_screenshots_of_every_section_of_the_report(sample_report: Path, tmp_path: Path) -> None:
+    """Headless Chromium over the report: a full-page screenshot cut into one PNG per section (overview,
+    contents, each benchmark, provenance), each non-blank; kept in $LMMS_EVAL_TASKS_SCREENSHOTS if set."""
+    import os
+    import subprocess
+
+    browser = _chromium()
+    if browser is None:
+        pytest.skip(
+            "chromium not installed (make setup installs the Debian package `chromium` when run as root)"
+        )
+    common = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
+              "--window-size=1200,1600"]  # fmt: skip
+    # section positions from a copy of the page with a measuring script (the report itself has none)
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        sample_report.read_text(encoding="utf-8").replace("</body>", _OFFSETS_SCRIPT + "</body>"),
+        encoding="utf-8",
+    )
+    dom = subprocess.run([*common, "--dump-dom", probe.as_uri()], capture_output=True, text=True,
+                         timeout=120, check=False)  # fmt: skip
+    found = re.search(r'data-offsets="([^"]+)"', dom.stdout)
+    assert found, dom.stderr[-2000:]
+    offsets = json.loads(html_unescape(found.group(1)))
+    expected = {"overview", "contents", "provenance"} | {
+        name for name, benchmark in benchmarks().items() if benchmark.sample_tasks
+    }
+    assert expected <= set(offsets), sorted(offsets)
+    # the page opens on the overview, then the contents
+    assert offsets["overview"][0] < offsets["contents"][0] < min(
+        offsets[name][0] for name in expected - {"overview", "contents"}
+    )
+    height = offsets["_page"][1]
+    full = tmp_path / "full.png"
+    shot = subprocess.run([*common[:-1], f"--window-size=1200,{height}", f"--screenshot={full}",
+                           sample_report.resolve().as_uri()], capture_output=True, text=True, timeout=180,
+                          check=False)  # fmt: skip
+    assert shot.returncode == 0, shot.stderr[-3000:]
+    keep = Path(os.environ.get("LMMS_EVAL_TASKS_SCREENSHOTS") or tmp_path / "sections")
+    keep.mkdir(parents=True, exist_ok=True)
+    with Image.open(full) as image:
+        page = image.convert("RGB")
+    assert page.size == (1200, height)
+    for name in sorted(expected):
+        top, size = offsets[name]
+        crop = page.crop((0, top, 1200, top + size))
+        crop.save(keep / f"{name}.png")
+        colours = crop.getcolors(maxcolors=1_000_000)
+        assert colours is not None and len(colours) > 20, name  # text and tables, not a blank band
+        assert size > 100, (name, size)
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
 
 
 def test_a_failing_section_falls_back_to_headline_metrics(tmp_path: Path) -> None:

@@ -591,11 +591,11 @@ def _html_overview(overview: Overview) -> str:
             tds.append(f"<td{kind}>" + "<br>".join(html.escape(line) for line in lines) + "</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
     return (
-        '<h2 id="overview">Overview</h2>\n<table class="overview"><thead><tr>'
+        '<section id="overview"><h2>Overview</h2>\n<table class="overview"><thead><tr>'
         + "".join(head)
         + "</tr></thead><tbody>"
         + "\n".join(body)
-        + f'</tbody></table><p class="note">{html.escape(OVERVIEW_NOTE)}</p>'
+        + f'</tbody></table><p class="note">{html.escape(OVERVIEW_NOTE)}</p></section>'
     )
 
 
@@ -628,11 +628,12 @@ def render_html(runs: Sequence[Run], sections: Sequence[Section], provenance: Se
         f'<nav id="contents"><h2>Contents</h2><ol>{toc}</ol></nav>',
     ]
     for section in sections:
-        parts.append(f'<h2 id="{html.escape(section.benchmark)}">{html.escape(section.title)}</h2>')
+        parts.append(f'<section id="{html.escape(section.benchmark)}"><h2>{html.escape(section.title)}</h2>')
         parts.extend(_html_block(block) for block in section.blocks)
-    parts.append('<h2 id="provenance">Provenance</h2>')
+        parts.append("</section>")
+    parts.append('<section id="provenance"><h2>Provenance</h2>')
     parts.extend(_html_table(table) for table in provenance)
-    parts.append("</body></html>")
+    parts.append("</section></body></html>")
     return "\n".join(parts) + "\n"
 
 
