@@ -54,11 +54,10 @@ def test_report_opens_on_an_overview_with_intervals_and_a_table_of_contents(tmp_
     assert page.index('<nav id="contents">') < page.index('<section id="tallyqa">')
     # one row per run; a column per benchmark headline (registry's first) with a link to its section
     overview = page[page.index('<section id="overview">') : page.index("</section>")]
-    assert '<a href="#tdiuc">TDIUC</a><br>micro_<wbr>accuracy' in overview
-    assert '<a href="#tallyqa">TallyQA</a><br>simple_<wbr>micro_<wbr>accuracy' in overview
-    # the interval column exists for TDIUC only (its report carries one): [62.5, 77.5] formatted 2 decimals
-    assert "TDIUC<br>interval" in overview and "TallyQA<br>interval" not in overview
-    assert "<td>70.00</td><td>[62.50, 77.50]</td>" in overview
+    # the interval follows the value for TDIUC only (its report carries one): [62.5, 77.5] at 2 decimals
+    assert '<a href="#tdiuc">TDIUC</a><br>micro_<wbr>accuracy<br>[95% interval]</th>' in overview
+    assert '<a href="#tallyqa">TallyQA</a><br>simple_<wbr>micro_<wbr>accuracy</th>' in overview
+    assert "<td>70.00 [62.50, 77.50]</td>" in overview
     assert "<td>40.00</td>" in overview
     # contents: overview, each section (tables and plots counted), provenance; every link has its target
     for anchor in ("overview", "tallyqa", "tdiuc", "provenance"):
@@ -66,7 +65,20 @@ def test_report_opens_on_an_overview_with_intervals_and_a_table_of_contents(tmp_
     # Markdown twin: same overview values
     overview_md = markdown[markdown.index("## Overview") : markdown.index("## Contents")]
     cells = [line for line in overview_md.splitlines() if line.startswith("| crafted")]
-    assert cells == ["| crafted (crafted-model) | 40.00 | 70.00 | [62.50, 77.50] |"]
+    assert cells == ["| crafted (crafted-model) | 40.00 | 70.00 [62.50, 77.50] |"]
+
+
+def test_an_interval_around_another_number_is_not_shown(tmp_path: Path) -> None:
+    # the uncertainty record says estimate 100 for a value of 0: its [100, 100] would mislead; the
+    # report's own ci95 metrics [0, 0] are shown instead
+    output = crafted_run(
+        tmp_path / "out", "tdiuc", "tdiuc_x",
+        {"micro_accuracy": 0.0, "micro_accuracy_ci95_low": 0.0, "micro_accuracy_ci95_high": 0.0},
+        {"uncertainty": {"micro_accuracy": {"estimate": 100.0, "stderr": 0.0, "low": 100.0, "high": 100.0}}},
+    )  # fmt: skip
+    page = write_report_for_runs([output], tmp_path / "report").read_text(encoding="utf-8")
+    overview = page[page.index('<section id="overview">') : page.index("</section>")]
+    assert "<td>0.00 [0.00, 0.00]</td>" in overview and "100.00" not in overview
 
 
 def test_undefined_values_read_n_a_with_their_reason_in_the_report(tmp_path: Path) -> None:
@@ -89,7 +101,8 @@ def test_a_run_with_several_tasks_of_a_benchmark_lists_each_in_the_overview(tmp_
     )  # fmt: skip
     page = write_report_for_runs([output], tmp_path / "report").read_text(encoding="utf-8")
     overview = page[page.index('<section id="overview">') : page.index("</section>")]
-    # shortest task name first, each named without the benchmark prefix; undefined with its reason
+    # shortest task name first, each named without the benchmark prefix; undefined with its reason (the
+    # report has the key, null, and no recorded cause)
     assert (
         '<td class="text">a: 50.00<br>offline_a: n/a (the scorer gave no value for this run and '
         "recorded no reason)</td>" in overview
@@ -121,7 +134,18 @@ def test_a_run_with_several_tasks_of_a_benchmark_lists_each_in_the_overview(tmp_
 def test_undefined_reason_names_the_cause(
     benchmark: str, metric: str, metrics: dict, details: dict, reason: str
 ) -> None:
-    assert undefined_reason(benchmark, metric, {"metrics": metrics, "details": details}) == reason
+    report = {"metrics": {metric: None, **metrics}, "details": details}  # the report holds the key, null
+    assert undefined_reason(benchmark, metric, report) == reason
+
+
+def test_a_metric_the_task_does_not_compute_says_so() -> None:
+    submission = {"metrics": {"submission_rows": 10}, "details": {"submission_files": {"json": "x.json"}}}
+    assert undefined_reason("contextual", "acceptance_rate", submission) == (
+        "a leaderboard submission of an unjudged split: predictions only, not scored here"
+    )
+    assert undefined_reason("tdiuc", "micro_accuracy", {"metrics": {"questions": 3}}) == (
+        "this task does not compute it"
+    )
 
 
 def test_demo_summary_prints_n_a_with_the_reason_and_writes_null() -> None:

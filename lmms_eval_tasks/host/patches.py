@@ -305,15 +305,19 @@ def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> l
         if name in groups or not isinstance(values, dict):
             continue
         benchmark = benchmark_for_task(str(name))
-        only = set(getattr(benchmark, "group_metrics", ()) or ())
-        for key in [key for key in values if isinstance(key, str) and key.partition(",")[0] in only]:
-            metric, _, filter_name = key.partition(",")
-            value = values[key]
-            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-                continue
-            del values[key]
-            values.pop(f"{metric}_stderr,{filter_name}", None)
-            removed.append((str(name), metric))
+        for metric in getattr(benchmark, "group_metrics", ()) or ():
+            keys = [key for key in values if isinstance(key, str) and key.partition(",")[0] == metric]
+            for key in keys:
+                value = values[key]
+                if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                    continue
+                filter_name = key.partition(",")[2]
+                del values[key]
+                # its standard errors too: _stderr (ours), _stderr_clt / _stderr_clustered (the host's)
+                for twin in [k for k in values if isinstance(k, str) and k.startswith(f"{metric}_stderr")]:
+                    if twin.partition(",")[2] == filter_name:
+                        del values[twin]
+                removed.append((str(name), metric))
     return removed
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -309,6 +310,13 @@ def interval_text(report: dict[str, Any], metric: str) -> str:
     its ``<metric>_ci95_low/high`` metrics, else ``s.e. x`` from ``<metric>_stderr``, else "" (none)."""
     metrics = report.get("metrics", {})
     block = uncertainty_of(report, metric)
+    value, estimate = metrics.get(metric), (block or {}).get("estimate")
+    if _finite(value) and _finite(estimate) and not math.isclose(value, estimate, rel_tol=1e-6, abs_tol=1e-9):
+        logger.warning(
+            f"{report.get('task')}: uncertainty estimate {estimate} of {metric} is not its value {value}; "
+            "interval not shown"
+        )
+        block = None  # an interval around another number would mislead
     if isinstance(block, dict) and _finite(block.get("low")) and _finite(block.get("high")):
         return f"[{fmt(float(block['low']))}, {fmt(float(block['high']))}]"
     low, high = metrics.get(f"{metric}_ci95_low"), metrics.get(f"{metric}_ci95_high")
@@ -368,28 +376,28 @@ def _short_task(task: str, benchmark: str) -> str:
 
 
 def _overview_cells(overview: Overview, cells: dict[str, list[OverviewCell]]) -> list[tuple[list[str], bool]]:
-    """Per column (value column, then the interval column when the benchmark has one): the cell's lines
-    and whether it is numeric (right-aligned)."""
+    """Per benchmark column: the cell's lines (``value [low, high]``, one line per task, named when there
+    are several) and whether it is numeric (right-aligned)."""
     out: list[tuple[list[str], bool]] = []
     for benchmark, _, _ in overview.columns:
         found = cells.get(benchmark, [])
         several = len(found) > 1
         numeric = bool(found) and all(not is_undefined(cell.value) for cell in found)
-        texts = [
-            f"{_short_task(cell.task, benchmark)}: {cell.text}" if several else cell.text for cell in found
-        ]
+        texts = []
+        for cell in found:
+            text = f"{cell.text} {cell.interval}" if cell.interval else cell.text
+            texts.append(f"{_short_task(cell.task, benchmark)}: {text}" if several else text)
         out.append((texts or ["-"], numeric))
-        if benchmark in overview.intervals:
-            out.append(([cell.interval or "-" for cell in found] or ["-"], True))
     return out
 
 
 OVERVIEW_NOTE = (
     "A row per run, a column per benchmark: its headline metric (the first of the benchmark's headline "
     "metrics) for each top-level task or group of the run; a run with several tasks of a benchmark lists "
-    "each, named. Intervals appear next to a benchmark when its reports carry them (95%, from the "
-    "report's uncertainty block, or the standard error). '-': not run. The benchmark's section holds "
-    "every other number."
+    "each, named. A 95% interval follows the value when the report carries one (its uncertainty record, "
+    "else its ci95 metrics; 's.e.' when only a standard error is known); an uncertainty record whose "
+    "estimate is not the reported value is not shown. '-': not run. The benchmark's section holds every "
+    "other number."
 )
 
 
@@ -580,9 +588,8 @@ def _html_overview(overview: Overview) -> str:
     head = ["<th>run</th>"]
     for benchmark, title, metric in overview.columns:
         link = f'<a href="#{html.escape(benchmark)}">{html.escape(title)}</a>'
-        head.append(f"<th>{link}<br>{html.escape(metric).replace('_', '_<wbr>')}</th>")
-        if benchmark in overview.intervals:
-            head.append(f"<th>{html.escape(title)}<br>interval</th>")
+        interval = "<br>[95% interval]" if benchmark in overview.intervals else ""
+        head.append(f"<th>{link}<br>{html.escape(metric).replace('_', '_<wbr>')}{interval}</th>")
     body = []
     for label, cells in overview.rows:
         tds = [f'<td class="text">{html.escape(label)}</td>']
@@ -640,9 +647,8 @@ def render_html(runs: Sequence[Run], sections: Sequence[Section], provenance: Se
 def _md_overview(overview: Overview) -> list[str]:
     header = ["run"]
     for benchmark, title, metric in overview.columns:
-        header.append(f"[{title}](#{benchmark}) {metric}")
-        if benchmark in overview.intervals:
-            header.append(f"{title} interval")
+        interval = " [95% interval]" if benchmark in overview.intervals else ""
+        header.append(f"[{title}](#{benchmark}) {metric}{interval}")
     lines = ['<a id="overview"></a>', "", "## Overview", ""]
     lines += ["| " + " | ".join(_md_cell(c) for c in header) + " |", "|" + "---|" * len(header)]
     for label, cells in overview.rows:

@@ -97,9 +97,15 @@ def undefined_reason(benchmark: str, metric: str, report: Mapping[str, Any] | No
     """Why ``metric`` of ``benchmark`` has no value in ``report`` (a pack report dict; None when unknown)."""
     report = report or {}
     metrics = report.get("metrics") or {}
+    recorded = _from_scorer(report, metric)
+    if recorded:
+        return recorded
+    if metrics and metric not in metrics and not metric.endswith("_stderr"):
+        if (report.get("details") or {}).get("submission_files"):
+            return "a leaderboard submission of an unjudged split: predictions only, not scored here"
+        return "this task does not compute it"
     reason = (
-        _from_scorer(report, metric)
-        or (_vrb_reason(metric, metrics, report) if benchmark == "vrb" else None)
+        (_vrb_reason(metric, metrics, report) if benchmark == "vrb" else None)
         or _split_reason(metric, metrics)
         or _from_uncertainty(report, metric)
     )
