@@ -363,6 +363,69 @@ def _install_group_only_metrics() -> None:
     evaluator.consolidate_group_results = _mark(consolidate_group_results, original)
 
 
+# --- an undefined pack metric reads N/A in the host's table, not NaN ----------------------------------------
+
+
+def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the host's results for printing: a pack task's non-finite metric value becomes None (the
+    host prints N/A); the results JSON keeps what the host wrote. The reason is in the pack report."""
+    import math
+
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+
+    view = dict(result_dict)
+    for column in ("results", "groups"):
+        rows = result_dict.get(column)
+        if not isinstance(rows, dict):
+            continue
+        view[column] = {
+            name: {
+                key: None if isinstance(value, float) and not math.isfinite(value) else value
+                for key, value in values.items()
+            }
+            if isinstance(values, dict) and benchmark_for_task(str(name)) is not None
+            else values
+            for name, values in rows.items()
+        }
+    return view
+
+
+def _probe_table_na() -> tuple[str, str]:
+    import lmms_eval.__main__ as host_main
+    import lmms_eval.utils as host_utils
+
+    problem = _expect_parameters(
+        "lmms_eval.utils.make_table",
+        getattr(host_utils, "make_table", None),
+        ["result_dict", "column", "sort_results"],
+    )
+    if problem:
+        return MISMATCH, problem
+    if getattr(host_main, "make_table", None) is None:
+        return MISMATCH, "lmms_eval.__main__ no longer imports make_table"
+    if 'if v == "" or v is None:' not in inspect.getsource(host_utils.make_table):
+        return MISMATCH, "make_table no longer prints None as N/A"
+    return APPLIES, "make_table wrapped: a pack metric's NaN prints as N/A"
+
+
+def _install_table_na() -> None:
+    import lmms_eval.__main__ as host_main
+    import lmms_eval.evaluator as evaluator
+    import lmms_eval.utils as host_utils
+
+    original = host_utils.make_table
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    def make_table(result_dict: Any, column: str = "results", sort_results: bool = False) -> Any:
+        return original(table_view(result_dict), column, sort_results)
+
+    wrapped = _mark(make_table, original)
+    for module in (host_utils, host_main, evaluator):
+        if getattr(module, "make_table", None) is original:
+            module.make_table = wrapped
+
+
 # --- 3. loglikelihood results stringified by the evaluator -------------------------------------------------
 
 
@@ -624,6 +687,13 @@ PATCHES: dict[str, HostPatch] = {
             _probe_group_only_metrics,
             _install_group_only_metrics,
             "member tasks list those metrics as NaN in the host's table and results; read them on the groups",
+        ),
+        HostPatch(
+            "table_na",
+            "an undefined pack metric prints N/A in the host's table, not NaN (the pack report says why)",
+            _probe_table_na,
+            _install_table_na,
+            "undefined pack metrics print NaN in the host's table; the pack report has null and the reason",
         ),
         HostPatch(
             "loglikelihood_result",
