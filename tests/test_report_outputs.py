@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,30 @@ def test_group_only_metrics_leave_member_rows_when_undefined() -> None:
     assert results["vrb_sample_fog_s1"] == {"accuracy,none": 0.2}
     assert math.isnan(results["vrb_sample"]["first_drop,none"])
     assert math.isnan(results["tallyqa_sample"]["simple_rmse,none"])
+
+
+def test_the_hosts_table_prints_an_undefined_pack_metric_as_n_a() -> None:
+    from lmms_eval_tasks.host import patches
+
+    status = patches.apply_patch("table_na")
+    assert status.ok, status.detail
+    import lmms_eval.utils as host_utils
+
+    results = {
+        "results": {
+            "tallyqa_sample": {"alias": "tallyqa_sample", "simple_rmse,none": math.nan,
+                               "simple_micro_accuracy,none": 12.5},
+            "mme": {"alias": "mme", "score,none": math.nan},  # a host task: left as the host prints it
+        },
+        "n-shot": {"tallyqa_sample": 0, "mme": 0},
+        "higher_is_better": {"tallyqa_sample": {}, "mme": {}},
+    }  # fmt: skip
+    table = host_utils.make_table(results)
+    [rmse] = [line for line in table.splitlines() if "simple_rmse" in line]
+    [accuracy] = [line for line in table.splitlines() if "simple_micro_accuracy" in line]
+    [host_row] = [line for line in table.splitlines() if "|mme" in line]
+    assert re.search(r"\|\s*N/A\s*\|", rmse) and "nan" not in rmse.lower()
+    assert re.search(r"\|\s*12\.5\s*\|", accuracy)
+    assert "nan" in host_row.lower()
+    # the results themselves are untouched (the JSON keeps what the host wrote)
+    assert math.isnan(results["results"]["tallyqa_sample"]["simple_rmse,none"])
