@@ -58,7 +58,7 @@ def test_report_opens_on_an_overview_with_intervals_and_a_table_of_contents(tmp_
     # the interval follows the value for TDIUC only (its report carries one): [62.5, 77.5] at 2 decimals
     assert '<a href="#tdiuc">TDIUC</a><br>micro_<wbr>accuracy<br>[95% interval]</th>' in overview
     assert '<a href="#tallyqa">TallyQA</a><br>simple_<wbr>micro_<wbr>accuracy</th>' in overview
-    assert "<td>70.00 [62.50, 77.50]</td>" in overview
+    assert '<td><span class="nw">70.00</span> <span class="nw">[62.50, 77.50]</span></td>' in overview
     assert "<td>40.00</td>" in overview
     # contents: overview, each section (tables and plots counted), provenance; every link has its target
     for anchor in ("overview", "tallyqa", "tdiuc", "provenance"):
@@ -79,7 +79,8 @@ def test_an_interval_around_another_number_is_not_shown(tmp_path: Path) -> None:
     )  # fmt: skip
     page = write_report_for_runs([output], tmp_path / "report").read_text(encoding="utf-8")
     overview = page[page.index('<section id="overview">') : page.index("</section>")]
-    assert "<td>0.00 [0.00, 0.00]</td>" in overview and "100.00" not in overview
+    assert '<td><span class="nw">0.00</span> <span class="nw">[0.00, 0.00]</span></td>' in overview
+    assert "100.00" not in overview
 
 
 def test_undefined_values_read_n_a_with_their_reason_in_the_report(tmp_path: Path) -> None:
@@ -277,3 +278,12 @@ def test_the_hosts_table_prints_an_undefined_pack_metric_as_n_a() -> None:
     assert "nan" in host_row.lower()
     # the results themselves are untouched (the JSON keeps what the host wrote)
     assert math.isnan(results["results"]["tallyqa_sample"]["simple_rmse,none"])
+
+
+def test_lines_drawn_on_top_of_each_other_are_named() -> None:
+    # three corruptions at error 1.0 on every level: one visible line, so the caption names all three
+    flat = {name: (range(6), [1.0] * 6) for name in ("brightness", "defocus_blur", "gaussian_noise")}
+    plot = lines("t", "flat.png", {**flat, "fog": (range(6), [0.5] * 6)}, "severity", "error", ylim=(0, 1))
+    assert plot.caption == (
+        "Plot: brightness, defocus_blur, gaussian_noise coincide (drawn on top of each other)."
+    )

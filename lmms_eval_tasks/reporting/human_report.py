@@ -265,6 +265,9 @@ def undefined_notes(entries: Sequence[Entry]) -> str:
     for entry in entries:
         by_reason: dict[str, list[str]] = {}
         for metric, value in entry.metrics.items():
+            base = metric.removesuffix("_stderr")
+            if base != metric and is_undefined(entry.metrics.get(base, 0.0)):
+                continue  # the standard error of an undefined value: the value's reason says it all
             if is_undefined(value):
                 reason = undefined_reason(entry.report.get("benchmark", ""), metric, entry.report)
                 by_reason.setdefault(reason, []).append(metric)
@@ -526,7 +529,8 @@ th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:t
 th:first-child,td:first-child{text-align:left}
 th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
 td.text{text-align:left;max-width:32em}
-table.overview td,table.overview th{font-size:1.05em}nav ol{margin:.3em 0 1em}nav li{margin:.15em 0}
+table.overview td,table.overview th{font-size:1.05em}.nw{white-space:nowrap}
+nav ol{margin:.3em 0 1em}nav li{margin:.15em 0}
 .note{color:#555;font-size:.85em}img{display:block;margin:.5em 0;border:1px solid #ddd}
 """
 
@@ -584,6 +588,14 @@ def _md_block(block: Block) -> str:
     return block.text
 
 
+def _html_overview_line(line: str) -> str:
+    """A value and its interval, each kept on one line (the break may come between them)."""
+    value, bracket, interval = line.partition(" [")
+    if not bracket or value.startswith("n/a") or ": n/a" in value:
+        return html.escape(line)
+    return f'<span class="nw">{html.escape(value)}</span> <span class="nw">[{html.escape(interval)}</span>'
+
+
 def _html_overview(overview: Overview) -> str:
     head = ["<th>run</th>"]
     for benchmark, title, metric in overview.columns:
@@ -595,7 +607,7 @@ def _html_overview(overview: Overview) -> str:
         tds = [f'<td class="text">{html.escape(label)}</td>']
         for lines, numeric in _overview_cells(overview, cells):
             kind = "" if numeric else ' class="text"'
-            tds.append(f"<td{kind}>" + "<br>".join(html.escape(line) for line in lines) + "</td>")
+            tds.append(f"<td{kind}>" + "<br>".join(_html_overview_line(line) for line in lines) + "</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
     return (
         '<section id="overview"><h2>Overview</h2>\n<table class="overview"><thead><tr>'

@@ -363,6 +363,15 @@ def mark_no_data(axes: Any, values: Iterable[Any], what: str = "") -> str:
     return note
 
 
+def coinciding(series: Mapping[str, tuple[Sequence[float], Sequence[float | None]]]) -> str:
+    """A note naming series drawn exactly on top of one another (only the last one drawn is visible)."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for label, (xs, ys) in series.items():
+        groups.setdefault((tuple(xs), tuple(ys)), []).append(label)
+    same = [labels for labels in groups.values() if len(labels) > 1]
+    return "; ".join(f"{', '.join(labels)} coincide (drawn on top of each other)" for labels in same)
+
+
 def _with_note(caption: str, note: str) -> str:
     if not note:
         return caption
@@ -439,7 +448,7 @@ def lines(
         )
         handles.append(handle)
         positions.update(xs)
-    note = mark_no_data(axes, [y for _, ys in series.values() for y in ys])
+    note = mark_no_data(axes, [y for _, ys in series.values() for y in ys]) or coinciding(series)
     ticks = list(xticks) if xticks is not None else [(x, fmt(x)) for x in sorted(positions)]
     axes.set_xticks([x for x, _ in ticks])
     axes.set_xticklabels([text for _, text in ticks], fontsize=8)
