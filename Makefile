@@ -27,7 +27,7 @@ $(SETUP_STAMP): pyproject.toml constraints/cpu.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c constraints/cpu.txt torch==2.13.0
-	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava_hf]'
+	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava-hf]'
 	$(PIP) uninstall --quiet -y torchvision timm || true
 	$(MAKE) --no-print-directory tiny-llava
 	@# Headless Chromium for the report's browser test (root only; the test says why it skips otherwise).

@@ -809,7 +809,7 @@ MODULE_HINTS: dict[str, str] = {
         "torch wheel); install the torchvision build that matches torch, from the same index as torch"
     ),
     "llava": "llava: the original LLaVA code, which cannot share this environment (docs/models.md)",
-    "decord": "decord: `pip install -e '.[llava_hf]'`",
+    "decord": "decord: `pip install 'lmms-eval-tasks[llava-hf]'` (or `pip install decord`)",
 }
 
 
