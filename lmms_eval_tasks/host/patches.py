@@ -522,6 +522,12 @@ def _install_chat_loglikelihood() -> None:
 _LOADING_TASK = threading.local()
 
 
+def loading_task() -> Any | None:
+    """The host task whose ``download`` (dataset load and ``process_docs``) is running, or None."""
+    stack = getattr(_LOADING_TASK, "stack", None)
+    return stack[-1] if stack else None
+
+
 def loading_task_dataset() -> Any | None:
     """The DatasetDict the host just loaded for the task whose ``process_docs`` is running, or None.
 
@@ -529,8 +535,7 @@ def loading_task_dataset() -> Any | None:
     task's own ``dataset_path``/``dataset_kwargs``, so a hook reading a sibling split (HallusionBench's
     ``non_image``) follows a mirror or a local copy the user configured.
     """
-    stack = getattr(_LOADING_TASK, "stack", None)
-    return getattr(stack[-1], "dataset", None) if stack else None
+    return getattr(loading_task(), "dataset", None)
 
 
 def _probe_task_dataset_context() -> tuple[str, str]:
