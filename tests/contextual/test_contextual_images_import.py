@@ -1,4 +1,4 @@
-"""`prepare contextual --images` (images got elsewhere), the download circuit breaker, the failed-rows list."""
+"""`prepare contextual --images` (images got elsewhere), the download breaker, the failed-rows list."""
 
 from __future__ import annotations
 
