@@ -18,7 +18,8 @@ import re
 import shutil
 from pathlib import Path
 
-DEBIAN_WORDNET_DIR = Path("/usr/share/wordnet")
+# Debian's wordnet-base files; LMMS_EVAL_TASKS_WORDNET_SOURCE names another folder of WordNet 3.0 dict files.
+DEBIAN_WORDNET_DIR = Path(os.environ.get("LMMS_EVAL_TASKS_WORDNET_SOURCE") or "/usr/share/wordnet")
 _DICT_FILES = (
     "data.adj",
     "data.adv",

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import REPO_ROOT, offline_environment, results_json, run_launcher
+from helpers import COMMIT, REPO_ROOT, build_hub_cache, offline_environment, results_json, run_launcher
 
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.tasks.vrb.generate import VQAV2_DATASET, VQAV2_VALIDATION_FILES
@@ -22,7 +22,6 @@ from lmms_eval_tasks.tasks.vrb.generate import VQAV2_DATASET, VQAV2_VALIDATION_F
 pytestmark = pytest.mark.slow
 
 HALLUSIONBENCH = "lmms-lab-encoder/HallusionBench"
-COMMIT = "0123456789abcdef0123456789abcdef01234567"  # the hub commit folder a download leaves
 SAMPLES = {
     "hallusionbench": TASKS_DIR / "hallusionbench" / "sample",
     "vrb": TASKS_DIR / "vrb" / "sample",
@@ -49,38 +48,6 @@ def test_the_pack_reads_the_dataset_ids_the_host_reads() -> None:
             )
         )
         assert config["dataset_path"] in (HALLUSIONBENCH, VQAV2_DATASET), relative
-
-
-def build_hub_cache(cache: Path, repo_id: str, splits: dict[str, Path], data_files: Any = None) -> Path:
-    """A `datasets` cache of ``repo_id`` as a hub download writes it: the real parquet builder prepares the
-    splits (``<org>___<snake name>/<config id>/0.0.0/<commit>/<name>-<split>.arrow`` + dataset_info.json);
-    the config folder gets the id an offline load looks up (``default``, or ``default-<hash of the
-    data_files>`` when the task passes data_files), as `datasets`' own ``create_config_id`` computes it."""
-    import datasets
-    from datasets.data_files import DataFilesDict
-    from datasets.naming import camelcase_to_snakecase
-    from datasets.packaged_modules.parquet.parquet import Parquet
-
-    name = camelcase_to_snakecase(repo_id.split("/")[1])
-    builder = Parquet(
-        cache_dir=str(cache),
-        dataset_name=name,  # no repo_id: the builder checks hub files belong to it; the folder is moved below
-        hash=COMMIT,
-        data_files=DataFilesDict.from_patterns({split: [str(path)] for split, path in splits.items()}),
-    )
-    builder.download_and_prepare()
-    prepared = Path(builder.cache_dir)
-    config_id = datasets.BuilderConfig("default").create_config_id(
-        {"data_files": data_files} if data_files else {}
-    )
-    target = cache / f"{repo_id.split('/')[0]}___{name}" / config_id / "0.0.0" / COMMIT
-    target.parent.mkdir(parents=True, exist_ok=True)
-    prepared.rename(target)
-    info_path = target / "dataset_info.json"
-    info = json.loads(info_path.read_text(encoding="utf-8"))
-    info["config_name"] = "default"
-    info_path.write_text(json.dumps(info), encoding="utf-8")
-    return target
 
 
 @pytest.fixture(scope="module")
