@@ -261,12 +261,21 @@ def _loads() -> str | None:
 
 def _download(target: Path) -> str | None:
     """nltk's downloader into ``target``; None on success, else why it failed (one line)."""
+    import contextlib
+    import io
+
     import nltk
 
+    chatter = io.StringIO()  # nltk prints its errors as "[nltk_data] ..." lines even when quiet
     try:
-        ok = nltk.download("wordnet", download_dir=str(target), quiet=True, raise_on_error=True)
+        with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            ok = nltk.download(
+                "wordnet", download_dir=str(target), quiet=True, raise_on_error=True, print_error_to=chatter
+            )
     except Exception as error:  # noqa: BLE001 - network and archive errors of every kind: reported, not raised
-        return f"nltk's downloader failed: {type(error).__name__}: {' '.join(str(error).split())[:200]}"
+        reason = " ".join(str(error).split())
+        shown = reason if len(reason) <= 160 else reason[:160] + "..."
+        return f"nltk's downloader failed: {type(error).__name__}: {shown}"
     return None if ok else "nltk's downloader failed"
 
 
