@@ -185,13 +185,17 @@ def test_tdiuc_missing_wordnet_is_a_clear_error(monkeypatch) -> None:
     from lmms_eval_tasks.wordnet import WordNetMissing
 
     def broken(target=None, source=None):
-        raise WordNetMissing("WordNet is missing (...); fix: run `lmms-eval-tasks setup-wordnet` with network")
+        raise WordNetMissing(
+            "WordNet is missing (...); fix: run `lmms-eval-tasks setup-wordnet` with network"
+        )
 
     monkeypatch.setattr(tdiuc, "_wordnet", None)
     monkeypatch.setattr("lmms_eval_tasks.wordnet.ensure_wordnet", broken)
     tdiuc.synset_names.cache_clear()
     try:
-        with pytest.raises(WordNetMissing, match="TDIUC scoring needs WordNet.*lmms-eval-tasks setup-wordnet"):
+        with pytest.raises(
+            WordNetMissing, match="TDIUC scoring needs WordNet.*lmms-eval-tasks setup-wordnet"
+        ):
             tdiuc.score_records([tdiuc_record(1, "color", "red", "crimson")])
     finally:
         tdiuc.synset_names.cache_clear()
