@@ -27,7 +27,7 @@ $(SETUP_STAMP): pyproject.toml constraints/cpu.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c constraints/cpu.txt torch==2.13.0
-	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava_hf]'
+	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava-hf]'
 	$(PIP) uninstall --quiet -y torchvision timm || true
 	$(MAKE) --no-print-directory tiny-llava
 	@# Headless Chromium for the report's browser test (root only; the test says why it skips otherwise).
@@ -49,11 +49,11 @@ wordnet:
 
 # Set-up ends by checking what works (exit 1 on a broken setup); re-checked whenever set-up changed.
 $(DOCTOR_STAMP): $(SETUP_STAMP) $(WORDNET_STAMP)
-	$(PY) -m lmms_eval_tasks.cli doctor
+	$(PY) -m lmms_eval_tasks.cli doctor --dev
 	touch $@
 
 doctor: $(SETUP_STAMP) $(WORDNET_STAMP)
-	$(PY) -m lmms_eval_tasks.cli doctor
+	$(PY) -m lmms_eval_tasks.cli doctor --dev
 
 # Regenerates every generated file (task YAML, per-task hook lines, sample data, host task index) from the
 # generators named in the benchmark registry; tests fail when a generated file drifts.

@@ -1,10 +1,12 @@
 """`lmms-eval-tasks doctor`: what works on this machine and what does not, each failing line with its fix.
 
-Required checks (a failure makes the command exit 1): the host lmms-eval version is in the supported range,
-every host patch applies, torch and transformers import, WordNet loads through nltk, the tiny random LLaVA
-is built, and the pack's own model wrappers import. Informational checks (never change the exit code): the
-judge endpoint is configured and reachable, which benchmarks' datasets are in the local Hugging Face cache,
-and which host model wrappers can run here (the ``--model`` values worth starting a long job with).
+Required checks (a failure makes the command exit 1): what every user's run needs — the host lmms-eval
+version is in the supported range, every host patch applies, torch and transformers import, and the pack's
+own model wrappers import. Per-benchmark needs (informational: only that benchmark's runs need them): WordNet
+for TDIUC (installed on first use when it can be), the judge endpoint for the judged tasks, each benchmark's
+datasets as an offline run will find them. Development checks (``make setup``'s tiny random LLaVA, for the
+demo and the test suite) are informational unless ``--dev``. Which host model wrappers can run here is
+informational too (the ``--model`` values worth starting a long job with).
 """
 
 from __future__ import annotations
@@ -109,40 +111,69 @@ def _check_import(module_name: str, fix: str) -> Check:
 
 
 def check_wordnet() -> Check:
-    """WordNet through nltk, from the pack's nltk data folder: ``wordnet.synsets("dog")``."""
-    from lmms_eval_tasks.wordnet import default_nltk_data_dir, ensure_wordnet_on_path
+    """WordNet for TDIUC: loads through nltk, or can be installed on first use (Debian files); never required.
+
+    Looks only (never downloads): a run installs it on first use (``wordnet.ensure_wordnet``).
+    """
+    from lmms_eval_tasks.wordnet import (
+        _REQUIRED,
+        DEBIAN_WORDNET_DIR,
+        FIX_COMMAND,
+        default_nltk_data_dir,
+        ensure_wordnet_on_path,
+    )
 
     folder = default_nltk_data_dir()
-    fix = (
-        "run `make wordnet` (or `lmms-eval-tasks setup-wordnet --target "
-        f"{folder}` after `apt-get install wordnet-base`), with NLTK_DATA pointing at that folder"
-    )
+    name = "wordnet (tdiuc)"
     try:
         ensure_wordnet_on_path()
         from nltk.corpus import wordnet
 
         synsets = wordnet.synsets("dog")
     except BaseException as error:  # noqa: BLE001 - LookupError, OSError, or a damaged file
+        if all((DEBIAN_WORDNET_DIR / file).is_file() for file in _REQUIRED):
+            return Check(
+                "benchmarks",
+                name,
+                True,
+                False,
+                f"not in {folder} yet; the first TDIUC run copies it from {DEBIAN_WORDNET_DIR}",
+            )
+        lines = [line.strip() for line in str(error).splitlines() if line.strip().strip("*").strip()]
+        reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
         return Check(
-            "runtime", "wordnet", False, True, f"nltk cannot load WordNet: {_first_line(error)}", fix
+            "benchmarks",
+            name,
+            False,
+            False,
+            f"nltk cannot load WordNet ({reason}); TDIUC runs try nltk's downloader into {folder}",
+            f"run `{FIX_COMMAND}` (with network, or after "
+            "`apt-get install --no-install-recommends wordnet-base`)",
         )
     if not synsets:
-        return Check("runtime", "wordnet", False, True, "WordNet loads but has no synsets for 'dog'", fix)
-    return Check("runtime", "wordnet", True, True, f"WordNet loads ({len(synsets)} synsets for 'dog')")
+        return Check(
+            "benchmarks",
+            name,
+            False,
+            False,
+            "WordNet loads but has no synsets for 'dog'",
+            f"run `{FIX_COMMAND}`",
+        )
+    return Check("benchmarks", name, True, False, f"WordNet loads ({len(synsets)} synsets for 'dog')")
 
 
-def check_tiny_llava(directory: Path | None = None) -> Check:
-    """The tiny random LLaVA the demo and tests run (``<cache>/tiny-llava``), completely built."""
+def check_tiny_llava(directory: Path | None = None, required: bool = False) -> Check:
+    """The tiny random LLaVA of `make setup` (``<cache>/tiny-llava``): the demo's and the tests' fixture."""
     from lmms_eval_tasks.models.tiny_llava import is_complete_build
 
     directory = directory or pack_cache_root() / "tiny-llava"
     if is_complete_build(directory, seed=0):
-        return Check("runtime", "tiny llava", True, True, f"built at {directory}")
+        return Check("development", "tiny llava", True, required, f"built at {directory}")
     return Check(
-        "runtime",
+        "development",
         "tiny llava",
         False,
-        True,
+        required,
         f"not built (or incomplete) at {directory}",
         f"make tiny-llava (or `lmms-eval-tasks build-tiny-llava --output {directory}`)",
     )
@@ -161,6 +192,9 @@ def _probe_request(endpoint: Any) -> urllib.request.Request:
     return urllib.request.Request(url, headers=headers, method="GET")
 
 
+JUDGE_CHECK = "judge (judged tasks)"
+
+
 def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
     """Judge endpoint configured (judges/config.py) and answering a cheap ``GET /models``; hides keys."""
     from lmms_eval_tasks.judges.config import resolve_endpoint
@@ -172,11 +206,11 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
     try:
         endpoint = resolve_endpoint()
     except ValueError as error:
-        return Check("judge", "judge endpoint", False, False, f"misconfigured: {error}", fix_configure)
+        return Check("benchmarks", JUDGE_CHECK, False, False, f"misconfigured: {error}", fix_configure)
     if endpoint is None:
         return Check(
-            "judge",
-            "judge endpoint",
+            "benchmarks",
+            JUDGE_CHECK,
             False,
             False,
             "not configured: judged tasks fall back to the rule judge",
@@ -191,8 +225,8 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
     except (urllib.error.URLError, OSError, ValueError) as error:
         reason = getattr(error, "reason", error)
         return Check(
-            "judge",
-            "judge endpoint",
+            "benchmarks",
+            JUDGE_CHECK,
             False,
             False,
             f"{where} is not reachable: {reason}",
@@ -200,14 +234,14 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
         )
     if status in (401, 403):
         return Check(
-            "judge",
-            "judge endpoint",
+            "benchmarks",
+            JUDGE_CHECK,
             False,
             False,
             f"{where} rejects the key (HTTP {status})",
             "check the API key",
         )
-    return Check("judge", "judge endpoint", True, False, f"{where} answers (HTTP {status})")
+    return Check("benchmarks", JUDGE_CHECK, True, False, f"{where} answers (HTTP {status})")
 
 
 # --- datasets -----------------------------------------------------------------------------------------------
@@ -218,10 +252,20 @@ def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
 
     Tasks on bundled files (``dataset_path: parquet`` etc.) run offline and are left out.
     """
+    return {
+        benchmark: [(path, name, tasks) for (path, name, _files), tasks in found]
+        for benchmark, found in _benchmark_sources().items()
+    }
+
+
+def _benchmark_sources() -> dict[str, list[tuple[tuple[str, str | None, str | None], list[str]]]]:
+    """Benchmark -> ((dataset_path, dataset_name, data_files as JSON or None), tasks), from the task YAML."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task, benchmarks
     from lmms_eval_tasks.host.task_index import pack_tasks, task_config
 
-    found: dict[str, dict[tuple[str, str | None], list[str]]] = {name: {} for name in benchmarks()}
+    found: dict[str, dict[tuple[str, str | None, str | None], list[str]]] = {
+        name: {} for name in benchmarks()
+    }
     for entry in pack_tasks():
         if entry.kind != "task":
             continue
@@ -231,12 +275,14 @@ def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
         if benchmark is None or not isinstance(path, str) or path in LOCAL_DATASET_BUILDERS:
             continue
         name = config.get("dataset_name")
-        key = (path, str(name) if name is not None else None)
+        files = (config.get("dataset_kwargs") or {}).get("data_files")
+        key = (
+            path,
+            str(name) if name is not None else None,
+            json.dumps(files, sort_keys=True) if files else None,
+        )
         found.setdefault(benchmark.name, {}).setdefault(key, []).append(entry.name)
-    return {
-        benchmark: [(path, name, tasks) for (path, name), tasks in sorted(datasets.items(), key=str)]
-        for benchmark, datasets in found.items()
-    }
+    return {benchmark: sorted(sources.items(), key=str) for benchmark, sources in found.items()}
 
 
 def datasets_cache_dir() -> Path:
@@ -259,47 +305,89 @@ def hub_cache_dir() -> Path:
     return hf_home / "hub"
 
 
-def dataset_cached(path: str, name: str | None) -> str | None:
-    """Where a hub dataset is cached locally ("datasets cache" / "hub cache"), or None; reads folders only.
+def datasets_cache_folder(path: str) -> Path:
+    """``datasets``' folder for a hub id: ``<cache>/<org>___<snake_case name>`` (``cambridgeltl___dare``)."""
+    from datasets.naming import camelcase_to_snakecase
 
-    ``datasets`` keeps prepared data under ``<cache>/<org>___<name>/<config>/``; huggingface_hub keeps
-    downloads under ``<hub cache>/datasets--<org>--<name>/snapshots/``. Either lets an offline run load it.
+    parts = path.split("/")
+    parts[-1] = camelcase_to_snakecase(parts[-1])
+    return datasets_cache_dir() / "___".join(parts)
+
+
+def offline_cache_entry(path: str, name: str | None, data_files: Any = None) -> Path | None:
+    """The prepared folder an offline ``load_dataset(path, name, data_files=...)`` reads, or None.
+
+    Asks ``datasets``' own offline lookup (its ``cache`` builder's ``_find_hash_in_cache``: the config id
+    with its ``data_files`` suffix, the newest version/hash folder), so the answer is what a run will find.
     """
-    prepared = datasets_cache_dir() / path.replace("/", "___")
-    if name is not None and (prepared / name).is_dir():
-        return "datasets cache"
-    if name is None and prepared.is_dir() and any(prepared.iterdir()):
-        return "datasets cache"
+    from datasets.packaged_modules.cache import cache as datasets_cache
+
+    config_kwargs = {"data_files": data_files} if data_files else {}
+    try:
+        config, version, commit = datasets_cache._find_hash_in_cache(
+            dataset_name=path,
+            config_name=name,
+            cache_dir=str(datasets_cache_dir()),
+            config_kwargs=config_kwargs,
+            custom_features=None,
+        )
+    except (ValueError, FileNotFoundError, OSError, KeyError, json.JSONDecodeError):
+        return None
+    return datasets_cache_folder(path) / config / version / commit
+
+
+def hub_snapshot(path: str) -> Path | None:
+    """The newest huggingface_hub snapshot folder of dataset ``path``, or None."""
     snapshots = hub_cache_dir() / f"datasets--{path.replace('/', '--')}" / "snapshots"
-    if snapshots.is_dir() and any(snapshots.iterdir()):
-        return "hub cache"
-    return None
+    found = sorted(snapshots.iterdir(), key=lambda item: item.stat().st_mtime) if snapshots.is_dir() else []
+    return found[-1] if found else None
+
+
+def dataset_cached(path: str, name: str | None, data_files: Any = None) -> str | None:
+    """ "datasets cache" when an offline run loads the dataset from the prepared cache, else None.
+
+    A bare huggingface_hub snapshot does not count: ``datasets`` offline does not load a hub id from it
+    (``check_datasets`` names it, with the way to use it).
+    """
+    return "datasets cache" if offline_cache_entry(path, name, data_files) is not None else None
 
 
 def check_datasets() -> list[Check]:
-    """For each benchmark, whether its real (hub) datasets are in the local cache, so it can run offline."""
+    """For each benchmark, whether an offline run finds its real (hub) datasets in the `datasets` cache."""
     checks = []
-    for benchmark, datasets in benchmark_datasets().items():
-        if not datasets:
+    for benchmark, sources in _benchmark_sources().items():
+        if not sources:
             checks.append(
                 Check(
                     "datasets", benchmark, True, False, "no hub dataset in its task YAML (local files only)"
                 )
             )
             continue
-        cached, missing = [], []
-        for path, name, _tasks in datasets:
-            label = f"{path}" + (f" [{name}]" if name else "")
-            where = dataset_cached(path, name)
-            (cached if where else missing).append(f"{label} ({where})" if where else label)
+        cached, missing, snapshots = [], [], []
+        for (path, name, files), _tasks in sources:
+            label = f"{path}" + (f" [{name}]" if name else "") + (f" data_files={files}" if files else "")
+            entry = offline_cache_entry(path, name, json.loads(files) if files else None)
+            if entry is not None:
+                cached.append(f"{label} (datasets cache {entry})")
+                continue
+            missing.append(label)
+            snapshot = hub_snapshot(path)
+            if snapshot is not None:
+                snapshots.append(f"{path} has a hub snapshot at {snapshot}")
         if missing:
-            summary = f"not cached: {', '.join(missing)}" + (
+            summary = f"not in the datasets cache at {datasets_cache_dir()}: {', '.join(missing)}" + (
                 f"; cached: {', '.join(cached)}" if cached else ""
             )
             fix = (
                 "its real tasks download the data on first run (needs network and, for gated sets, "
                 "`huggingface-cli login`); its *_sample tasks run offline"
             )
+            if snapshots:
+                fix = (
+                    f"{'; '.join(snapshots)}, which `datasets` offline does not load: run once with network "
+                    "(it prepares the cache from the snapshot's files), or set the task's dataset_path to "
+                    "that folder; " + fix
+                )
             checks.append(Check("datasets", benchmark, False, False, summary, fix))
         else:
             checks.append(Check("datasets", benchmark, True, False, f"cached: {', '.join(cached)}"))
@@ -371,19 +459,19 @@ def _quiet_host(verbose: bool) -> Iterator[None]:
 
 
 def run_checks(
-    all_models: bool = False, tiny_llava: Path | None = None, verbose: bool = False
+    all_models: bool = False, tiny_llava: Path | None = None, verbose: bool = False, dev: bool = False
 ) -> list[Check]:
-    """Every check, in report order."""
+    """Every check, in report order (``dev``: the development checks are required too)."""
     steps: list[Callable[[], Check | list[Check]]] = [
         check_host,
         lambda: _check_import("torch", "make setup (installs the CPU wheel of torch)"),
         lambda: _check_import("transformers", "make setup (or pip install -e .)"),
-        check_wordnet,
-        lambda: check_tiny_llava(tiny_llava),
         check_pack_models,
-        lambda: check_models(all_models),
+        check_wordnet,
         check_judge,
         check_datasets,
+        lambda: check_models(all_models),
+        lambda: check_tiny_llava(tiny_llava, required=dev),
     ]
     checks: list[Check] = []
     with _quiet_host(verbose):

@@ -4,8 +4,11 @@ nltk only reads WordNet from its own data folders and needs a `lexnames` file De
 this copies the dictionary files into `<nltk_data>/corpora/wordnet/` and writes `lexnames`. nltk 3.10 also
 opens `index.sense` every time it loads WordNet; Debian ships it separately (`wordnet-sense-index`), so
 when the source folder lacks it, it is built from the data and index files (``build_index_sense``, the
-same lines as Princeton's file). "Installed" means: every file nltk opens is there. Online users can run
-`nltk.download("wordnet")` instead; either way `ensure_wordnet_on_path()` makes nltk find it.
+same lines as Princeton's file). "Installed" means: every file nltk opens is there.
+
+``ensure_wordnet()`` is what a run calls on first use: WordNet already on nltk's path, else Debian's files
+copied into the pack's folder, else nltk's downloader into that folder; else ``WordNetMissing``, one line
+naming the one command that fixes it (`lmms-eval-tasks setup-wordnet`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import re
 import shutil
 from pathlib import Path
 
-DEBIAN_WORDNET_DIR = Path("/usr/share/wordnet")
+# Debian's wordnet-base files; LMMS_EVAL_TASKS_WORDNET_SOURCE names another folder of WordNet 3.0 dict files.
+DEBIAN_WORDNET_DIR = Path(os.environ.get("LMMS_EVAL_TASKS_WORDNET_SOURCE") or "/usr/share/wordnet")
 _DICT_FILES = (
     "data.adj",
     "data.adv",
@@ -233,6 +237,84 @@ def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path = 
     shutil.rmtree(destination, ignore_errors=True)
     staging.rename(destination)
     return destination
+
+
+FIX_COMMAND = "lmms-eval-tasks setup-wordnet"
+
+
+class WordNetMissing(RuntimeError):
+    """WordNet cannot be found or installed here; the message is one line ending with the fix."""
+
+
+def _loads() -> str | None:
+    """None when nltk loads WordNet from its current path; else the first informative line of why not."""
+    try:
+        from nltk.corpus import wordnet
+
+        if not wordnet.synsets("dog"):
+            return "WordNet loaded but has no synsets for 'dog' (damaged files)"
+        return None
+    except (LookupError, OSError) as error:
+        lines = [line.strip() for line in str(error).splitlines() if line.strip().strip("*").strip()]
+        return lines[0] if lines else type(error).__name__
+
+
+def _download(target: Path) -> str | None:
+    """nltk's downloader into ``target``; None on success, else why it failed (one line)."""
+    import contextlib
+    import io
+
+    import nltk
+
+    chatter = io.StringIO()  # nltk prints its errors as "[nltk_data] ..." lines even when quiet
+    try:
+        with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            ok = nltk.download(
+                "wordnet", download_dir=str(target), quiet=True, raise_on_error=True, print_error_to=chatter
+            )
+    except Exception as error:  # noqa: BLE001 - network and archive errors of every kind: reported, not raised
+        reason = " ".join(str(error).split())
+        shown = reason if len(reason) <= 160 else reason[:160] + "..."
+        return f"nltk's downloader failed: {type(error).__name__}: {shown}"
+    return None if ok else "nltk's downloader failed"
+
+
+def ensure_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN_WORDNET_DIR) -> str:
+    """Make nltk load WordNet (found, copied from ``source``, or downloaded into ``target``); say how.
+
+    Raises ``WordNetMissing`` (one line: what is missing, then the fix) when none of the three works.
+    """
+    folder = Path(target) if target is not None else default_nltk_data_dir()
+    ensure_wordnet_on_path(folder)
+    if _loads() is None:
+        return f"WordNet found on nltk's path ({folder} first)"
+    tried = []
+    if all((Path(source) / name).is_file() for name in _REQUIRED):
+        try:
+            prepare_nltk_wordnet(folder, source=source)
+        except OSError as error:
+            tried.append(f"copying {source} into {folder} failed: {error}")
+        else:
+            if _loads() is None:
+                return f"WordNet installed into {folder} from {source}"
+            tried.append(f"the copy of {source} in {folder} does not load")
+    else:
+        tried.append(f"no Debian WordNet files in {source}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        tried.append(f"cannot create {folder}: {error}")
+    else:
+        problem = _download(folder)
+        if problem is None:
+            if _loads() is None:
+                return f"WordNet downloaded into {folder} by nltk"
+            problem = f"the download in {folder} does not load"
+        tried.append(problem)
+    raise WordNetMissing(
+        f"WordNet is missing ({'; '.join(tried)}); fix: run `{FIX_COMMAND}` with network, or "
+        f"`apt-get install --no-install-recommends wordnet-base` then `{FIX_COMMAND}`"
+    )
 
 
 def ensure_wordnet_on_path(target: str | Path | None = None) -> None:

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+COMMIT = "0123456789abcdef0123456789abcdef01234567"  # the hub commit folder a download leaves
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -80,3 +82,37 @@ def toy_schema(*fields: str) -> Any:
 def object_identity(record: Any) -> tuple[int]:
     """Each record object is its own identity (for ``toy_schema``)."""
     return (id(record),)
+
+
+def build_hub_cache(
+    cache: Path, repo_id: str, splits: dict[str, Path], data_files: Any = None, config: str = "default"
+) -> Path:
+    """A `datasets` cache of ``repo_id`` as a hub download writes it: the real parquet builder prepares the
+    splits (``<org>___<snake name>/<config id>/0.0.0/<commit>/<name>-<split>.arrow`` + dataset_info.json);
+    the config folder gets the id an offline load looks up (``default``, or ``default-<hash of the
+    data_files>`` when the task passes data_files), as `datasets`' own ``create_config_id`` computes it."""
+    import datasets
+    from datasets.data_files import DataFilesDict
+    from datasets.naming import camelcase_to_snakecase
+    from datasets.packaged_modules.parquet.parquet import Parquet
+
+    name = camelcase_to_snakecase(repo_id.split("/")[1])
+    builder = Parquet(
+        cache_dir=str(cache),
+        dataset_name=name,  # no repo_id: the builder checks hub files belong to it; the folder is moved below
+        hash=COMMIT,
+        data_files=DataFilesDict.from_patterns({split: [str(path)] for split, path in splits.items()}),
+    )
+    builder.download_and_prepare()
+    prepared = Path(builder.cache_dir)
+    config_id = datasets.BuilderConfig(config).create_config_id(
+        {"data_files": data_files} if data_files else {}
+    )
+    target = cache / f"{repo_id.split('/')[0]}___{name}" / config_id / "0.0.0" / COMMIT
+    target.parent.mkdir(parents=True, exist_ok=True)
+    prepared.rename(target)
+    info_path = target / "dataset_info.json"
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    info["config_name"] = config
+    info_path.write_text(json.dumps(info), encoding="utf-8")
+    return target

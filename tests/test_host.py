@@ -61,6 +61,7 @@ def test_every_patch_applies_to_the_installed_host() -> None:
 def test_patches_for_a_run_depend_on_its_models() -> None:
     common = [
         "pack_task_index",
+        "task_dataset_context",
         "failure_recorder",
         "pack_stderr",
         "group_only_metrics",
@@ -89,8 +90,9 @@ def test_another_host_version_skips_every_patch_with_a_warning(
     assert status.detail == "written for lmms-eval ==0.7.3, this host is 0.7.4"
     assert evaluator.unwrap_generation_output is before  # the host is left alone
     assert len(warnings_logged) == 1
-    assert "'loglikelihood_result' not applied (written for lmms-eval ==0.7.3, this host is 0.7.4)" in (
-        warnings_logged[0]
+    assert (
+        "'loglikelihood_result' not applied (written for lmms-eval ==0.7.3, this host is 0.7.4)"
+        in (warnings_logged[0])
     )
     assert "too many values to unpack" in warnings_logged[0]  # says what the run loses
     host.apply_patch("loglikelihood_result")

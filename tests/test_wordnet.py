@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -132,3 +133,124 @@ def test_check_wordnet_loads_names_the_fix_when_the_folder_is_empty(tmp_path: Pa
         cwd=tmp_path,
     ).stdout
     assert "nltk cannot load WordNet" in output and "make setup" in output
+
+
+# ---- first use: found, copied from Debian's files, downloaded, or one line with the fix -------------------
+
+ENSURE = (
+    "import sys; from lmms_eval_tasks.wordnet import ensure_wordnet;"
+    "print(ensure_wordnet(sys.argv[1], source=sys.argv[2]));"
+    "from nltk.corpus import wordnet as wn; print(wn.synset('dog.n.01').lexname())"
+)
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _no_wordnet_environment(tmp_path: Path) -> dict[str, str]:
+    """No WordNet anywhere nltk looks, no Debian files, and nltk's downloader refused at once (a proxy on a
+    closed local port stands in for a machine without network)."""
+    proxy = f"http://127.0.0.1:{_closed_port()}"
+    environment = {
+        **os.environ,
+        "NLTK_DATA": str(tmp_path / "nltk_data"),
+        "HOME": str(tmp_path),
+        "LMMS_EVAL_TASKS_WORDNET_SOURCE": str(tmp_path / "no_debian_files"),
+        "HTTPS_PROXY": proxy,
+        "https_proxy": proxy,
+        "HTTP_PROXY": proxy,
+        "http_proxy": proxy,
+    }
+    environment.pop("NO_PROXY", None)
+    environment.pop("no_proxy", None)
+    return environment
+
+
+def test_first_use_copies_debian_files_into_the_packs_folder(tmp_path: Path) -> None:
+    if not (Path("/usr/share/wordnet") / "data.noun").is_file():
+        pytest.fail("Debian's wordnet-base is not installed: `make setup` installs it")
+    environment = {
+        **_no_wordnet_environment(tmp_path),
+        "LMMS_EVAL_TASKS_WORDNET_SOURCE": "/usr/share/wordnet",
+    }
+    target = tmp_path / "nltk_data"
+    completed = subprocess.run(
+        [sys.executable, "-c", ENSURE, str(target), "/usr/share/wordnet"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.splitlines() == [
+        f"WordNet installed into {target} from /usr/share/wordnet",
+        "noun.animal",
+    ]
+    assert is_prepared(target / "corpora" / "wordnet")
+
+
+def test_no_wordnet_score_tdiuc_ends_in_one_line_with_the_fix(tmp_path: Path) -> None:
+    records = tmp_path / "records.jsonl"
+    records.write_text(
+        json.dumps(
+            {"question_id": 1, "question_type": "attribute", "labeled_answer": "dog", "prediction": "puppy"}
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "lmms_eval_tasks.cli", "score", "tdiuc", str(records)],
+        capture_output=True,
+        text=True,
+        env=_no_wordnet_environment(tmp_path),
+        check=False,
+        timeout=300,
+    )
+    assert completed.returncode == 1
+    lines = completed.stderr.strip().splitlines()
+    assert len(lines) == 1, completed.stderr  # no traceback, no nltk banner
+    assert "Traceback" not in completed.stderr and "*****" not in completed.stderr
+    line = lines[0]
+    assert line.startswith(
+        "lmms-eval-tasks score: TDIUC scoring needs WordNet (synonym matching): WordNet is missing ("
+    )
+    assert f"no Debian WordNet files in {tmp_path / 'no_debian_files'}" in line
+    assert "nltk's downloader failed" in line
+    assert line.endswith(
+        "fix: run `lmms-eval-tasks setup-wordnet` with network, or "
+        "`apt-get install --no-install-recommends wordnet-base` then `lmms-eval-tasks setup-wordnet`"
+    )
+
+
+def test_no_wordnet_the_launcher_stops_before_the_host_with_one_line(tmp_path: Path) -> None:
+    environment = {**_no_wordnet_environment(tmp_path), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lmms_eval_tasks",
+            "--model",
+            "random_guess",
+            "--tasks",
+            "tdiuc_sample",
+            "--output_path",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+        timeout=300,
+    )
+    assert completed.returncode == 2, completed.stderr[-3000:]
+    last = completed.stderr.strip().splitlines()[-1]
+    assert last.startswith("lmms_eval: TDIUC scoring needs WordNet (synonym matching): WordNet is missing"), (
+        last
+    )
+    assert "Traceback" not in completed.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -53,7 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
-    return int(handler(args) or 0)
+    from lmms_eval_tasks.wordnet import WordNetMissing
+
+    try:
+        return int(handler(args) or 0)
+    except WordNetMissing as error:  # `score tdiuc`, `compare tdiuc` on a machine without WordNet: one line
+        print(f"lmms-eval-tasks {args.command}: {error}", file=sys.stderr)
+        return 1
 
 
 def run() -> None:

@@ -10,7 +10,9 @@ from typing import Any
 def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.doctor import report, run_checks
 
-    checks = run_checks(all_models=args.all_models, tiny_llava=args.tiny_llava, verbose=args.verbose)
+    checks = run_checks(
+        all_models=args.all_models, tiny_llava=args.tiny_llava, verbose=args.verbose, dev=args.dev
+    )
     return report(checks, as_json=args.json)
 
 
@@ -18,11 +20,12 @@ def register(subparsers: Any) -> None:
     """Add the `doctor` subcommand."""
     parser = subparsers.add_parser(
         "doctor",
-        help="check the setup: host version and patches, torch, WordNet, tiny LLaVA, judge, datasets, models",
+        help="check the setup: host and patches, torch, per-benchmark needs, datasets, models, dev fixtures",
         description=(
-            "Check what works on this machine; exit 1 when a required check fails (host version and "
-            "patches, torch/transformers, WordNet, tiny LLaVA, the pack's models). The judge endpoint, "
-            "dataset cache and host model wrappers are informational."
+            "Check what works on this machine; exit 1 when a required check fails (what every run needs: "
+            "host version and patches, torch/transformers, the pack's models). Per-benchmark needs (WordNet "
+            "for TDIUC, the judge endpoint for judged tasks), the dataset cache and host model wrappers are "
+            "informational; the development fixture (tiny LLaVA) is required only with --dev."
         ),
     )
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
@@ -36,6 +39,9 @@ def register(subparsers: Any) -> None:
         type=Path,
         default=None,
         help="tiny LLaVA folder to check (default: $LMMS_EVAL_TASKS_CACHE/tiny-llava)",
+    )
+    parser.add_argument(
+        "--dev", action="store_true", help="also require the development set-up (`make setup`'s tiny LLaVA)"
     )
     parser.add_argument("--verbose", action="store_true", help="show the host's import-time log output")
     parser.set_defaults(handler=_run)

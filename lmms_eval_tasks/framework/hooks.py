@@ -221,8 +221,16 @@ class TaskHooks:
         """The ``process_docs`` of ``task``: ``prepare_docs(dataset, task)``, then the task column."""
 
         def process_docs(dataset: Any) -> Any:
+            from lmms_eval_tasks.framework import datasets_read
+            from lmms_eval_tasks.host.patches import loading_task
+
+            datasets_read.record(task, datasets_read.describe(dataset, loading_task()), replace=True)
             if self.prepare_docs is not None:
+                loaded = dataset
                 dataset = self.prepare_docs(dataset, task)
+                files = getattr(dataset, "cache_files", None)
+                if files and files != getattr(loaded, "cache_files", None):  # a prepared folder replaced it
+                    datasets_read.record(task, datasets_read.describe(dataset), replace=True)
             if TASK_COLUMN in dataset.column_names:
                 dataset = dataset.remove_columns(TASK_COLUMN)
             return dataset.add_column(TASK_COLUMN, [task] * len(dataset))

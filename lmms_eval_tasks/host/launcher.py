@@ -78,6 +78,86 @@ def check_models(argv: Sequence[str]) -> str | None:
     return "\n".join(messages) or None
 
 
+_PACK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_DATASET_FIX = (
+    "fix: an offline run (HF_HUB_OFFLINE=1 / HF_DATASETS_OFFLINE=1) reads only what the `datasets` cache "
+    "holds; run once with network, or point the task's dataset_path at a local copy; "
+    "`lmms-eval-tasks doctor` lists what is cached"
+)
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error`` and what it wraps, outermost first: tenacity ``RetryError``s, then ``__cause__``/context."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and all(current is not other for other in seen):
+        seen.append(current)
+        attempt = getattr(current, "last_attempt", None)  # tenacity.RetryError, without importing tenacity
+        inner = None
+        if attempt is not None and callable(getattr(attempt, "exception", None)):
+            try:
+                inner = attempt.exception()
+            except BaseException:  # noqa: BLE001 - a cancelled future: nothing more to unwrap
+                inner = None
+        if inner is None:
+            inner = current.__cause__
+        if inner is None and not current.__suppress_context__:
+            inner = current.__context__
+        current = inner
+    return seen
+
+
+def _raised_in_pack(error: BaseException) -> bool:
+    """True when the innermost frame of ``error``'s traceback is the pack's own code."""
+    traceback = error.__traceback__
+    filename = None
+    while traceback is not None:
+        filename = traceback.tb_frame.f_code.co_filename
+        traceback = traceback.tb_next
+    return filename is not None and os.path.abspath(filename).startswith(_PACK_DIR + os.sep)
+
+
+def root_cause(error: BaseException) -> BaseException:
+    """The exception a user should read: the innermost one the pack raised, else the innermost of all."""
+    chain = _chain(error)
+    own = [item for item in chain if _raised_in_pack(item)]
+    return (own or chain)[-1]
+
+
+def failure_line(error: BaseException) -> str:
+    """One line naming the root cause of a failed evaluation (and the fix, for a dataset not cached)."""
+    cause = root_cause(error)
+    message = " ".join((str(cause) or type(cause).__name__).split())
+    line = f"lmms_eval: evaluation failed: {type(cause).__name__}: {message}"
+    module = type(cause).__module__.split(".")[0]
+    dataset_problem = module in ("datasets", "huggingface_hub", "requests", "httpx") or (
+        isinstance(cause, (ConnectionError, FileNotFoundError, ValueError))
+        and any(word in message for word in ("Hugging Face Hub", "Couldn't find cache", "is not cached"))
+    )
+    if dataset_problem and not _raised_in_pack(cause) and "fix:" not in message:
+        line += f"; {_DATASET_FIX}"
+    return line
+
+
+def _needs_wordnet(argv: Sequence[str]) -> bool:
+    """True when ``--tasks`` names TDIUC (``tdiuc*``) or the Revisiting group that holds it."""
+    value = _flag_value(argv, "--tasks") or ""
+    return any(name.strip().startswith(("tdiuc", "revisiting")) for name in value.split(","))
+
+
+def check_wordnet(argv: Sequence[str]) -> str | None:
+    """None when the run needs no WordNet or it is ready (found or installed now); else the one-line fix."""
+    if not _needs_wordnet(argv):
+        return None
+    from lmms_eval_tasks.wordnet import WordNetMissing, ensure_wordnet
+
+    try:
+        ensure_wordnet()
+    except WordNetMissing as error:
+        return f"lmms_eval: TDIUC scoring needs WordNet (synonym matching): {error}"
+    return None
+
+
 def _is_evaluation(argv: Sequence[str]) -> bool:
     """True for the host's flat form (`--model X --tasks Y`) and its `eval` subcommand with arguments."""
     if not argv:
@@ -113,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if notice and os.environ.get("LOCAL_RANK", "0") == "0":
             print(notice, file=sys.stderr)
-        problem = check_models(arguments)
+        problem = check_models(arguments) or check_wordnet(arguments)
         if problem:
             print(problem, file=sys.stderr)
             return 2
@@ -140,8 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.argv = saved_argv
     if host.FAILURES:
         for failure in host.FAILURES:
-            message = str(failure) or type(failure).__name__
-            print(f"lmms_eval: evaluation failed: {type(failure).__name__}: {message}", file=sys.stderr)
+            print(failure_line(failure), file=sys.stderr)
         return exit_code or 1
     return exit_code
 

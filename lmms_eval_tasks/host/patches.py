@@ -654,6 +654,60 @@ def _install_chat_loglikelihood() -> None:
     ConfigurableMessagesTask.construct_requests = _mark(construct_requests, original)
 
 
+# --- 7. the task whose dataset is loading, for process_docs that need a sibling split ---------------------
+
+_LOADING_TASK = threading.local()
+
+
+def loading_task() -> Any | None:
+    """The host task whose ``download`` (dataset load and ``process_docs``) is running, or None."""
+    stack = getattr(_LOADING_TASK, "stack", None)
+    return stack[-1] if stack else None
+
+
+def loading_task_dataset() -> Any | None:
+    """The DatasetDict the host just loaded for the task whose ``process_docs`` is running, or None.
+
+    Set by the ``task_dataset_context`` patch around ``ConfigurableTask.download``: the splits come from the
+    task's own ``dataset_path``/``dataset_kwargs``, so a hook reading a sibling split (HallusionBench's
+    ``non_image``) follows a mirror or a local copy the user configured.
+    """
+    return getattr(loading_task(), "dataset", None)
+
+
+def _probe_task_dataset_context() -> tuple[str, str]:
+    from lmms_eval.api.task import ConfigurableTask
+
+    problem = _expect_parameters(
+        "ConfigurableTask.download", ConfigurableTask.download, ["self", "dataset_kwargs"]
+    )
+    if problem:
+        return MISMATCH, problem
+    source = inspect.getsource(ConfigurableTask.download)
+    if "self.config.process_docs(self.dataset[split])" not in source:
+        return MISMATCH, "ConfigurableTask.download no longer calls process_docs on self.dataset[split]"
+    return APPLIES, "ConfigurableTask.download wrapped so process_docs can read the task's other splits"
+
+
+def _install_task_dataset_context() -> None:
+    from lmms_eval.api.task import ConfigurableTask
+
+    original = ConfigurableTask.download
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    def download(self: Any, dataset_kwargs: Any = None) -> Any:
+        stack = _LOADING_TASK.__dict__.setdefault("stack", [])
+        stack.append(self)
+        try:
+            return original(self, dataset_kwargs)
+        finally:
+            stack.pop()
+
+    download.__doc__ = original.__doc__
+    ConfigurableTask.download = _mark(download, original)
+
+
 PATCHES: dict[str, HostPatch] = {
     patch.name: patch
     for patch in (
@@ -664,6 +718,14 @@ PATCHES: dict[str, HostPatch] = {
             _install_task_index,
             "the pack's tasks are unknown to the host; run the host with "
             "`--include_path $(lmms-eval-tasks tasks-dir)` instead",
+        ),
+        HostPatch(
+            "task_dataset_context",
+            "process_docs can read the task's other splits (HallusionBench's non_image from the same source)",
+            _probe_task_dataset_context,
+            _install_task_dataset_context,
+            "hallusionbench reads its non_image split from lmms-lab-encoder/HallusionBench, not from an "
+            "overridden dataset_path",
         ),
         HostPatch(
             "failure_recorder",
@@ -961,7 +1023,7 @@ MODULE_HINTS: dict[str, str] = {
         "torch wheel); install the torchvision build that matches torch, from the same index as torch"
     ),
     "llava": "llava: the original LLaVA code, which cannot share this environment (docs/models.md)",
-    "decord": "decord: `pip install -e '.[llava_hf]'`",
+    "decord": "decord: `pip install 'lmms-eval-tasks[llava-hf]'` (or `pip install decord`)",
 }
 
 

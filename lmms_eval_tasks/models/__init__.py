@@ -17,6 +17,28 @@ SIMPLE_MODELS: dict[str, str] = {
     "llava_transformers": "lmms_eval_tasks.models.llava_transformers.LlavaTransformers",
 }
 
+# The host's legacy `LMMS_EVAL_PLUGINS=lmms_eval_tasks` switch reads {name: "Class"} and imports
+# `lmms_eval_tasks.models.<name>.<Class>`: derived from SIMPLE_MODELS (whose modules carry the model's name).
+AVAILABLE_MODELS: dict[str, str] = {name: path.rsplit(".", 1)[1] for name, path in SIMPLE_MODELS.items()}
+
+PLUGIN_TASKS_NOTE = (
+    "lmms-eval-tasks: LMMS_EVAL_PLUGINS loads the pack's models only; the pack's tasks need the "
+    "`lmms_eval` launcher (or `lmms-eval --include_path $(lmms-eval-tasks tasks-dir)`)"
+)
+
+
+def _note_plugin_switch() -> None:
+    """Say once, on stderr, that the plugin switch brings no pack tasks (unless the launcher is running)."""
+    import os
+    import sys
+
+    plugins = [name.strip() for name in os.environ.get("LMMS_EVAL_PLUGINS", "").split(",")]
+    if __package__.split(".")[0] in plugins and "lmms_eval_tasks.host.launcher" not in sys.modules:
+        print(PLUGIN_TASKS_NOTE, file=sys.stderr)
+
+
+_note_plugin_switch()
+
 
 def model_manifests() -> list[Any]:
     """The ``ModelManifest``s the host's registry loads from our entry point."""
@@ -25,4 +47,4 @@ def model_manifests() -> list[Any]:
     return [ModelManifest(model_id=name, simple_class_path=path) for name, path in SIMPLE_MODELS.items()]
 
 
-__all__ = ["SIMPLE_MODELS", "model_manifests"]
+__all__ = ["AVAILABLE_MODELS", "SIMPLE_MODELS", "model_manifests"]

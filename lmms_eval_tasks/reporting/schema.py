@@ -54,6 +54,7 @@ PROVENANCE_KEYS = (
     "limit",
     "deviations",
 )
+DATASET_READ_KEYS = ("id", "config", "split", "revision")  # each entry of provenance.datasets
 HOST_SEED_NAMES = ("random", "numpy", "torch", "fewshot")
 # A secret-looking argument name: ends with key/token/secret/... as a word (api_key, hf_token, --password),
 # not merely containing it (tokenizer, max_new_tokens stay readable).
@@ -299,7 +300,15 @@ def provenance(
         "limit": limit,
         "deviations": deviations,
         "model_substitution": substituted,  # optional key: reports from older packs lack it
+        "datasets": _datasets_read(task),
     }
+
+
+def _datasets_read(task: str) -> list[dict[str, Any]]:
+    """Every dataset ``task`` (or a group's members) read in this run: id, config, split, revision."""
+    from lmms_eval_tasks.framework.datasets_read import datasets_read
+
+    return datasets_read(task)
 
 
 # ---- building and validating -------------------------------------------------------------------------
@@ -456,6 +465,13 @@ def _validate_provenance(block: Any, task: str) -> None:
     )
     _expect(isinstance(seeds["pack"], dict), f"{where}.seeds.pack", "expected an object")
     _expect(isinstance(block["settings"], dict), f"{where}.settings", "expected an object")
+    read = block.get("datasets", [])  # absent in reports written before pack 0.1.0 recorded it
+    _expect(
+        isinstance(read, list)
+        and all(isinstance(item, dict) and set(DATASET_READ_KEYS) <= set(item) for item in read),
+        f"{where}.datasets",
+        "expected a list of {id, config, split, revision} objects",
+    )
     judge = block["judge"]
     _expect(
         judge is None or (isinstance(judge, dict) and isinstance(judge.get("kind"), str)),

@@ -182,14 +182,20 @@ def test_tdiuc_per_question() -> None:
 
 
 def test_tdiuc_missing_wordnet_is_a_clear_error(monkeypatch) -> None:
-    def broken(target=None):
-        raise RuntimeError("nltk cannot load WordNet from /nowhere: fix: run `make setup`")
+    from lmms_eval_tasks.wordnet import WordNetMissing
+
+    def broken(target=None, source=None):
+        raise WordNetMissing(
+            "WordNet is missing (...); fix: run `lmms-eval-tasks setup-wordnet` with network"
+        )
 
     monkeypatch.setattr(tdiuc, "_wordnet", None)
-    monkeypatch.setattr("lmms_eval_tasks.wordnet.check_wordnet_loads", broken)
+    monkeypatch.setattr("lmms_eval_tasks.wordnet.ensure_wordnet", broken)
     tdiuc.synset_names.cache_clear()
     try:
-        with pytest.raises(RuntimeError, match="TDIUC scoring needs WordNet.*make setup"):
+        with pytest.raises(
+            WordNetMissing, match="TDIUC scoring needs WordNet.*lmms-eval-tasks setup-wordnet"
+        ):
             tdiuc.score_records([tdiuc_record(1, "color", "red", "crimson")])
     finally:
         tdiuc.synset_names.cache_clear()

@@ -347,4 +347,8 @@ def test_docs_name_the_vqav2_copy_the_host_reads() -> None:
     )
     assert host_path == "lmms-lab-encoder/VQAv2"
     docs = (Path(__file__).parents[2] / "docs" / "vrb.md").read_text()
-    assert f"host 0.7.3's own `vqav2_val` task\nreads `{host_path}`" in docs
+    assert f"Data: the Hugging Face copy the host's VQAv2 tasks read, `{host_path}`" in docs
+    # and the pack's VRB tasks read that same copy
+    from lmms_eval_tasks.tasks.vrb.generate import VQAV2_DATASET
+
+    assert VQAV2_DATASET == host_path

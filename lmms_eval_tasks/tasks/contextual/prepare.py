@@ -5,6 +5,10 @@ retried with backoff, resumable: finished files are kept and never fetched again
 and writes ``<out>/images/<name>`` plus ``<out>/<csv stem>.parquet`` (the CSV's columns and an HF ``Image``
 column). The tasks then read the images from ``<out>/images`` (``LMMS_EVAL_TASKS_DATA_CONTEXTUAL=<out>``),
 offline. Registered with the shared ``lmms-eval-tasks prepare`` command through ``PREPARERS``.
+
+Images got elsewhere (the CSVs' S3 host has been reported offline) come in with ``--images DIR|ARCHIVE``,
+matched to rows by the URL's file name. Downloads stop early when the same connection error keeps repeating
+(a circuit breaker), and every failed row is written to ``<out>/<stem>.failed.jsonl``; a rerun resumes.
 """
 
 from __future__ import annotations
@@ -17,16 +21,18 @@ import json
 import os
 import random
 import sys
+import tarfile
 import threading
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from loguru import logger
 
@@ -39,6 +45,9 @@ IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp", ".tif", ".
 MAX_IMAGE_BYTES = 64 * 1024 * 1024
 _PERMANENT_STATUS = {400, 401, 403, 404, 410, 451}
 _USER_AGENT = "lmms-eval-tasks (ConTextual image download)"
+# Identical connection errors in a row (any image) after which downloading stops: the host is unreachable.
+BREAKER_THRESHOLD = 8
+_CONNECTION_ERROR = "connection error: "
 
 
 class PrepareError(RuntimeError):
@@ -210,12 +219,14 @@ def download_images(
     backoff_max: float = 30.0,
     fetch: Callable[[str, float], bytes] | None = None,
     progress: bool = True,
+    breaker: int = BREAKER_THRESHOLD,
 ) -> DownloadReport:
     """Download every row's image into ``image_dir`` once; files already there are kept (resume).
 
     A file appears only after its bytes decoded (written to ``.part``, then renamed), so an interrupted run
     leaves no half image behind. 404-like statuses and undecodable bytes fail at once; connection errors,
-    timeouts, 429 and 5xx are retried ``retries`` times with exponential backoff and jitter.
+    timeouts, 429 and 5xx are retried ``retries`` times with exponential backoff and jitter. After ``breaker``
+    identical connection errors in a row (0: never) the run stops: the rows not fetched fail with that cause.
     """
     from PIL import ImageFile
     from tqdm.auto import tqdm
@@ -229,6 +240,21 @@ def download_images(
     lock = threading.Lock()
     stop = threading.Event()
     jitter = random.Random(0)
+    streak: dict[str, Any] = {"reason": None, "count": 0, "tripped": None}
+
+    def note(reason: str | None) -> None:
+        """Count identical connection errors in a row; trip the breaker at ``breaker`` of them."""
+        with lock:
+            if reason is None or not reason.startswith(_CONNECTION_ERROR):
+                streak["reason"], streak["count"] = None, 0
+                return
+            streak["count"] = streak["count"] + 1 if reason == streak["reason"] else 1
+            streak["reason"] = reason
+            if breaker and streak["count"] >= breaker and streak["tripped"] is None:
+                streak["tripped"] = (
+                    f"not attempted: downloads stopped after {breaker} identical errors ({reason})"
+                )
+                stop.set()
 
     def one(row: CsvRow) -> tuple[str, str | None]:
         target = image_dir / image_filename(row.image_url)
@@ -237,7 +263,7 @@ def download_images(
         reason = "not attempted"
         for attempt in range(retries + 1):
             if stop.is_set():
-                return "failed", "interrupted"
+                return "failed", (reason if attempt else None) or streak["tripped"] or "interrupted"
             try:
                 data = fetch(row.image_url, timeout)
                 try:
@@ -246,6 +272,7 @@ def download_images(
                     raise _Failure(str(error), False) from None
             except _Failure as failure:
                 reason = failure.reason
+                note(reason)
                 if not failure.retryable or attempt == retries:
                     return "failed", reason
                 with lock:
@@ -253,9 +280,8 @@ def download_images(
                 delay = min(backoff_max, backoff_base * 2**attempt) * (0.5 + 0.5 * jitter.random())
                 stop.wait(max(delay, failure.retry_after or 0.0))
                 continue
-            partial = target.with_name(f"{target.name}.{threading.get_ident()}.part")
-            partial.write_bytes(data)
-            os.replace(partial, target)
+            note(None)
+            _write_atomically(target, data)
             return "downloaded", None
         return "failed", reason
 
@@ -288,6 +314,103 @@ def download_images(
     pool.shutdown(wait=True)
     report.failed.sort(key=lambda entry: entry["row"])
     return report
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` through a ``.part`` file, so no half image ever has the final name."""
+    partial = target.with_name(f"{target.name}.{threading.get_ident()}.part")
+    partial.write_bytes(data)
+    os.replace(partial, target)
+
+
+def url_file_name(url: str) -> str:
+    """The file name at the end of an image URL's path (percent-decoded): how ``--images`` matches rows."""
+    return unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+
+
+def _source_files(source: Path) -> dict[str, list[tuple[str, Callable[[], bytes]]]]:
+    """File name -> [(path inside the source, reader)] for a folder (recursive) or a zip/tar archive."""
+    found: dict[str, list[tuple[str, Callable[[], bytes]]]] = {}
+    if source.is_dir():
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                found.setdefault(path.name, []).append((path.relative_to(source).as_posix(), path.read_bytes))
+        return found
+    if zipfile.is_zipfile(source):
+        archive = zipfile.ZipFile(source)
+        for name in sorted(archive.namelist()):
+            if not name.endswith("/"):
+                found.setdefault(name.rsplit("/", 1)[-1], []).append(
+                    (name, lambda name=name: archive.read(name))
+                )
+        return found
+    if tarfile.is_tarfile(source):
+        archive = tarfile.open(source)
+        for member in sorted(archive.getmembers(), key=lambda member: member.name):
+            if member.isfile():
+
+                def read(member: tarfile.TarInfo = member) -> bytes:
+                    handle = archive.extractfile(member)
+                    return handle.read() if handle is not None else b""
+
+                found.setdefault(member.name.rsplit("/", 1)[-1], []).append((member.name, read))
+        return found
+    raise PrepareError(f"--images {source}: not a folder, zip or tar archive")
+
+
+def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | Path) -> dict[str, Any]:
+    """Copy images the user got elsewhere (a folder or archive) in as the rows' images, matched by the
+    URL's file name (the URL's path end breaks ties); each is decoded first. Returns counts and problems."""
+    source, image_dir = Path(source), Path(image_dir)
+    if not source.exists():
+        raise PrepareError(f"--images {source}: no such folder or archive")
+    files = _source_files(source)
+    image_dir.mkdir(parents=True, exist_ok=True)
+    by_name: dict[str, list[CsvRow]] = {}
+    for row in rows:
+        by_name.setdefault(url_file_name(row.image_url), []).append(row)
+    imported, present, problems = 0, 0, []
+    for row in rows:
+        target = image_dir / image_filename(row.image_url)
+        if target.is_file():
+            present += 1
+            continue
+        name = url_file_name(row.image_url)
+        candidates = files.get(name, [])
+        if len(candidates) > 1 or (candidates and len(by_name[name]) > 1):
+            url_path = unquote(urlsplit(row.image_url).path).lstrip("/")
+            candidates = [
+                item for item in candidates if url_path.endswith(item[0]) or item[0].endswith(url_path)
+            ]
+            if len(candidates) != 1:
+                problems.append(
+                    {
+                        "row": row.row,
+                        "line": row.line,
+                        "image_url": row.image_url,
+                        "reason": f"--images: file name {name!r} is ambiguous (rows or files share it)",
+                    }
+                )
+                continue
+        if not candidates:
+            continue
+        where, read = candidates[0]
+        data = read()
+        try:
+            verify_image(data)
+        except ValueError as error:
+            problems.append(
+                {
+                    "row": row.row,
+                    "line": row.line,
+                    "image_url": row.image_url,
+                    "reason": f"--images {where}: {error}",
+                }
+            )
+            continue
+        _write_atomically(target, data)
+        imported += 1
+    return {"source": str(source), "imported": imported, "already_present": present, "problems": problems}
 
 
 def _row_label(row: int, line: int) -> str:
@@ -337,11 +460,16 @@ def prepare(
     backoff_base: float = 1.0,
     fetch: Callable[[str, float], bytes] | None = None,
     progress: bool = True,
+    images: str | Path | None = None,
+    download: bool = True,
+    breaker: int = BREAKER_THRESHOLD,
 ) -> dict[str, Any]:
-    """Read ``csv_path`` (None: the bundled official rows of ``split``), download its images into
-    ``out_dir/images``, write ``out_dir/<stem>.parquet``.
+    """Read ``csv_path`` (None: the bundled official rows of ``split``), import images from ``images`` (a
+    folder or archive, optional), download the rest into ``out_dir/images`` (unless not ``download``), write
+    ``out_dir/<stem>.parquet``.
 
-    Raises PrepareError naming every row whose image is missing, unless ``skip_missing`` (then those rows
+    Every row still without an image is written to ``<out>/<stem>.failed.jsonl`` (removed when none is).
+    Raises PrepareError naming the rows whose image is missing, unless ``skip_missing`` (then those rows
     are left out of the dataset, counted and listed in the summary and in ``<stem>.prepare.json``).
     """
     out_dir = Path(out_dir)
@@ -353,21 +481,53 @@ def prepare(
         rows, stem, source = read_csv(csv_path), csv_path.stem, str(csv_path)
     image_dir = out_dir / "images"
     started = time.monotonic()
-    report = download_images(
-        rows,
-        image_dir,
-        workers=workers,
-        retries=retries,
-        timeout=timeout,
-        backoff_base=backoff_base,
-        fetch=fetch,
-        progress=progress,
-    )
+    imported = import_images(rows, image_dir, images) if images is not None else None
+    if download:
+        report = download_images(
+            rows,
+            image_dir,
+            workers=workers,
+            retries=retries,
+            timeout=timeout,
+            backoff_base=backoff_base,
+            fetch=fetch,
+            progress=progress,
+            breaker=breaker,
+        )
+    else:
+        report = DownloadReport(rows=len(rows))
+        for row in rows:
+            if (image_dir / image_filename(row.image_url)).is_file():
+                report.cached += 1
+            else:
+                report.failed.append(
+                    {
+                        "row": row.row,
+                        "line": row.line,
+                        "image_url": row.image_url,
+                        "reason": "not in --images (download off)",
+                    }
+                )
+    if imported is not None:  # an import problem (ambiguous name, undecodable file) explains a missing row
+        reasons = {entry["row"]: entry["reason"] for entry in imported["problems"]}
+        for entry in report.failed:
+            if entry["row"] in reasons:
+                entry["reason"] = f"{reasons[entry['row']]}; download: {entry['reason']}"
+    failed_list = out_dir / f"{stem}.failed.jsonl"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if report.failed:
+        failed_list.write_text(
+            "".join(json.dumps({"csv": source, **entry}) + "\n" for entry in report.failed), encoding="utf-8"
+        )
+    else:
+        failed_list.unlink(missing_ok=True)
     if report.failed and not skip_missing:
         raise PrepareError(
-            f"{len(report.failed)} of {len(rows)} images of {source} could not be fetched or decoded:\n"
+            f"{len(report.failed)} of {len(rows)} images of {source} could not be fetched or decoded "
+            f"(all listed in {failed_list}):\n"
             f"{_failure_lines(report.failed)}\n"
-            "Images already fetched are kept: rerun to retry, or pass --skip-missing to leave these rows out."
+            "Images already fetched are kept: rerun to resume, add images got elsewhere with --images "
+            "DIR|ARCHIVE, or pass --skip-missing to leave these rows out."
         )
     failed_rows = {entry["row"] for entry in report.failed}
     kept = [row for row in rows if row.row not in failed_rows]
@@ -389,6 +549,8 @@ def prepare(
         "skipped_missing": len(report.failed),
         "seconds": round(time.monotonic() - started, 2),
         **report.as_dict(),
+        **({"imported": imported} if imported is not None else {}),
+        **({"failed_list": str(failed_list)} if report.failed else {}),
     }
     (out_dir / f"{stem}.prepare.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary
@@ -417,6 +579,22 @@ def add_arguments(parser: Any) -> None:
         "$LMMS_EVAL_TASKS_CACHE/contextual); the tasks read "
         f"images from it when {DATA_ENV} points there",
     )
+    parser.add_argument(
+        "--images",
+        type=Path,
+        default=None,
+        help="a folder or zip/tar archive of images got elsewhere, matched to rows by the URL's file name",
+    )
+    parser.add_argument(
+        "--no-download", action="store_true", help="only use --images and images already in --out"
+    )
+    parser.add_argument(
+        "--breaker",
+        type=int,
+        default=BREAKER_THRESHOLD,
+        help=f"stop downloading after this many identical connection errors in a row (default "
+        f"{BREAKER_THRESHOLD}; 0: never)",
+    )
     parser.add_argument("--skip-missing", action="store_true", help="leave out rows whose image fails")
     parser.add_argument("--workers", type=int, default=8, help="concurrent downloads (default 8)")
     parser.add_argument("--retries", type=int, default=4, help="retries per image (default 4)")
@@ -435,8 +613,11 @@ def run(args: Any) -> int:
             workers=args.workers,
             retries=args.retries,
             timeout=args.timeout,
+            images=args.images,
+            download=not args.no_download,
+            breaker=args.breaker,
         )
-    except (PrepareError, OSError) as error:
+    except (PrepareError, OSError, zipfile.BadZipFile, tarfile.TarError) as error:
         print(f"lmms-eval-tasks prepare contextual: {error}", file=sys.stderr, flush=True)
         return 1
     print(json.dumps(summary, indent=2))

@@ -41,7 +41,12 @@ def _settings(task: str) -> dict[str, Any]:
     if task.endswith("_sample"):
         data = {
             "dataset_path": "parquet",
-            "dataset_kwargs": {"data_files": {"image": f"sample/{make_sample.IMAGE_FILE}"}},
+            "dataset_kwargs": {
+                "data_files": {
+                    "image": f"sample/{make_sample.IMAGE_FILE}",
+                    "non_image": f"sample/{make_sample.NON_IMAGE_FILE}",
+                }
+            },
         }
     else:
         data = {"dataset_path": HF_DATASET}

@@ -22,7 +22,8 @@ from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.judges.pipeline import JudgingFailed
 from lmms_eval_tasks.tasks.hallusionbench import scoring
 
-HF_DATASET = "lmms-lab/HallusionBench"
+HF_DATASET = "lmms-lab-encoder/HallusionBench"  # the host 0.7.3 reads this id (moved from lmms-lab/)
+NON_IMAGE_SPLIT = "non_image"
 SAMPLE_NON_IMAGE = Path(__file__).resolve().parent / "sample" / "non_image.parquet"
 LEADERBOARD_FILE = "HallusionBench_result.json"
 PRIMARY_KEY = "aAcc"
@@ -119,11 +120,35 @@ def concatenate_non_image(image_split, non_image_split):
     return concatenate_datasets([image_split, extra])
 
 
-def process_docs_full(dataset):
-    """Add the HF ``non_image`` split (178 VS figure_id "0" questions) to the ``image`` split (951)."""
+def _non_image_split(task: str) -> Any:
+    """The ``non_image`` split of the dataset the host loaded for ``task`` (its own path and kwargs).
+
+    Outside the pack's launcher (no ``task_dataset_context`` patch) there is no loaded DatasetDict to read:
+    then the default id is loaded, with a warning, since an overridden ``dataset_path`` cannot be seen.
+    """
+    from lmms_eval_tasks.framework import datasets_read
+    from lmms_eval_tasks.host.patches import loading_task, loading_task_dataset
+
+    loaded = loading_task_dataset()
+    if loaded is not None:
+        if NON_IMAGE_SPLIT in loaded:
+            datasets_read.record(task, datasets_read.describe(loaded[NON_IMAGE_SPLIT], loading_task()))
+            return loaded[NON_IMAGE_SPLIT]
+        raise ValueError(
+            f"{task}: the task's dataset has no {NON_IMAGE_SPLIT!r} split (splits: {sorted(loaded)}); "
+            f"fix: point dataset_path/dataset_kwargs at a copy of {HF_DATASET} with both splits "
+            f"(image, {NON_IMAGE_SPLIT})"
+        )
     from datasets import load_dataset
 
-    return concatenate_non_image(dataset, load_dataset(HF_DATASET, split="non_image"))
+    source: dict[str, Any] = {"path": HF_DATASET}
+    if task.endswith("_sample"):
+        source = {"path": "parquet", "data_files": str(SAMPLE_NON_IMAGE)}
+    logger.warning(
+        f"{task}: not run through the pack's launcher; reading {NON_IMAGE_SPLIT} from {source['path']} "
+        "(an overridden dataset_path is not followed)"
+    )
+    return load_dataset(**source, split="train" if task.endswith("_sample") else NON_IMAGE_SPLIT)
 
 
 def process_docs_sample(dataset):
@@ -151,7 +176,7 @@ def prepare_docs(dataset: Any, task: str) -> Any:
     """Official-protocol tasks add the no-image questions to the image split (1129, or the sample's 29)."""
     if TASKS[task].variant != "official":
         return dataset
-    return process_docs_sample(dataset) if task.endswith("_sample") else process_docs_full(dataset)
+    return concatenate_non_image(dataset, _non_image_split(task))
 
 
 def metric_keys(task: str) -> tuple[str, ...]:

@@ -28,6 +28,8 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
+from loguru import logger
+
 from lmms_eval_tasks.framework.scoring import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
     category_accuracies,
@@ -65,17 +67,21 @@ _wordnet: Any = None
 
 
 def wordnet() -> Any:
-    """nltk's WordNet reader, loaded once (thread-safe); RuntimeError with the fix when it is missing."""
+    """nltk's WordNet reader, loaded once (thread-safe); installed on first use (``ensure_wordnet``).
+
+    Raises ``WordNetMissing`` (one line with the fix) when it can be neither found nor installed.
+    """
     global _wordnet
     if _wordnet is None:
         with _wordnet_lock:
             if _wordnet is None:
-                from lmms_eval_tasks.wordnet import check_wordnet_loads
+                from lmms_eval_tasks.wordnet import WordNetMissing, ensure_wordnet
 
                 try:
-                    check_wordnet_loads()
-                except RuntimeError as error:
-                    raise RuntimeError(f"TDIUC scoring needs WordNet (synonym matching): {error}") from None
+                    how = ensure_wordnet()
+                except WordNetMissing as error:
+                    raise WordNetMissing(f"TDIUC scoring needs WordNet (synonym matching): {error}") from None
+                logger.info(f"TDIUC: {how}")
                 from nltk.corpus import wordnet as reader
 
                 _wordnet = reader

@@ -64,6 +64,12 @@ SPECIFIC_KWARGS: dict[str, Any] = {
 }
 
 
+# The id the host 0.7.3 reads (moved from lmms-lab/), so one cache serves the host and the pack; only the
+# validation parquet shards (the repo's `data/validation-*` files), not the testdev/test shards (unused).
+VQAV2_DATASET = "lmms-lab-encoder/VQAv2"
+VQAV2_VALIDATION_FILES = {"validation": "data/validation-*"}
+
+
 def level_tasks(prefix: str, corruptions: tuple[str, ...]) -> list[str]:
     """``<prefix>_clean`` then ``<prefix>_<corruption>_s<k>`` for every corruption and severity 1..5."""
     return [f"{prefix}_clean"] + [f"{prefix}_{name}_s{k}" for name in corruptions for k in range(1, 6)]
@@ -90,7 +96,7 @@ def _settings(task: str) -> dict[str, Any]:
             "dataset_kwargs": {"data_files": {"validation": f"sample/{make_sample.SAMPLE_FILE}"}},
         }
     else:
-        data = {"dataset_path": "lmms-lab/VQAv2"}
+        data = {"dataset_path": VQAV2_DATASET, "dataset_kwargs": {"data_files": VQAV2_VALIDATION_FILES}}
     return {
         **data,
         "test_split": "validation",

@@ -1,0 +1,95 @@
+"""Which datasets a run read (id, config, split, revision), for every pack report's provenance.
+
+``process_docs`` (framework/hooks.py) describes the dataset the host loaded for a task: the hub id and
+config the task's YAML names, the split, and the revision the ``datasets`` cache holds (its folder name is
+the hub commit for hub datasets), or, for local files and prepared folders, the dataset's fingerprint.
+Hooks that read more (HallusionBench's ``non_image`` split) add theirs. Thread-safe; cheap at import.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_LOCAL_BUILDERS = {"parquet", "json", "csv", "arrow", "text", "imagefolder", "audiofolder"}
+_lock = threading.Lock()
+_READ: dict[str, list[dict[str, Any]]] = {}
+
+
+def _cache_file(dataset: Any) -> Path | None:
+    files = getattr(dataset, "cache_files", None) or []
+    return Path(files[0]["filename"]) if files else None
+
+
+def describe(dataset: Any, source: Any = None) -> dict[str, Any]:
+    """``{id, config, split, revision, revision_kind, data_files}`` of a loaded ``datasets.Dataset``.
+
+    ``source`` is the host task that loaded it (its ``DATASET_PATH``/``DATASET_NAME``/``dataset_kwargs``),
+    or None. ``revision_kind`` is "hub commit" (the commit the cache folder holds), else "fingerprint".
+    """
+    info = getattr(dataset, "info", None)
+    path = getattr(source, "DATASET_PATH", None)
+    config = getattr(source, "DATASET_NAME", None) or getattr(info, "config_name", None)
+    kwargs = getattr(getattr(source, "config", None), "dataset_kwargs", None) or {}
+    cache_file = _cache_file(dataset)
+    split = getattr(dataset, "split", None)
+    entry: dict[str, Any] = {
+        "id": path,
+        "config": None if config is None else str(config),
+        "split": None if split is None else str(split),
+        "revision": None,
+        "revision_kind": None,
+        "data_files": kwargs.get("data_files") if isinstance(kwargs, dict) else None,
+    }
+    hub = isinstance(path, str) and path not in _LOCAL_BUILDERS and not Path(path).exists()
+    if hub and cache_file is not None and _COMMIT.match(cache_file.parent.name):
+        entry["revision"], entry["revision_kind"] = cache_file.parent.name, "hub commit"
+        return entry
+    if path is None or not hub:
+        if cache_file is not None and (cache_file.parent.parent / "dataset_dict.json").is_file():
+            entry["id"] = str(cache_file.parent.parent)  # a prepared folder (save_to_disk)
+    entry["revision"] = getattr(dataset, "_fingerprint", None)
+    entry["revision_kind"] = "fingerprint" if entry["revision"] else None
+    return entry
+
+
+def record(task: str, entry: dict[str, Any], replace: bool = False) -> None:
+    """Note that ``task`` read ``entry`` (``replace``: instead of what it noted so far)."""
+    with _lock:
+        entries = [] if replace else _READ.setdefault(task, [])
+        if entry not in entries:
+            entries.append(entry)
+        _READ[task] = entries
+
+
+def datasets_read(task: str) -> list[dict[str, Any]]:
+    """What ``task`` read in this process; for a group, what its member tasks read (in member order)."""
+    with _lock:
+        if task in _READ:
+            return [dict(entry) for entry in _READ[task]]
+    found: list[dict[str, Any]] = []
+    for member in _members(task):
+        for entry in datasets_read(member):
+            if entry not in found:
+                found.append(entry)
+    return found
+
+
+def _members(group: str) -> list[str]:
+    """The member tasks/groups of a pack group (from the task YAML index), [] for anything else."""
+    from lmms_eval_tasks.host.task_index import pack_tasks, task_config
+
+    for entry in pack_tasks():
+        if entry.name == group and entry.kind == "group":
+            members = task_config(entry).get("task") or []
+            return [member if isinstance(member, str) else str(member.get("task")) for member in members]
+    return []
+
+
+def clear() -> None:
+    """Forget everything recorded (tests)."""
+    with _lock:
+        _READ.clear()

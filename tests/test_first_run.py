@@ -1,0 +1,222 @@
+"""The first real run, as a new user gets there: the host's dataset ids served from a `datasets` cache laid
+out as the host's own download leaves it, a mirror through `dataset_path`, VRB's validation-only files, the
+launcher's last line on a failed run, and the legacy plugin switch."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers import COMMIT, REPO_ROOT, build_hub_cache, offline_environment, results_json, run_launcher
+
+from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.tasks.vrb.generate import VQAV2_DATASET, VQAV2_VALIDATION_FILES
+
+pytestmark = pytest.mark.slow
+
+HALLUSIONBENCH = "lmms-lab-encoder/HallusionBench"
+SAMPLES = {
+    "hallusionbench": TASKS_DIR / "hallusionbench" / "sample",
+    "vrb": TASKS_DIR / "vrb" / "sample",
+}
+
+
+def host_yaml_dataset_path(relative: str) -> str:
+    """``dataset_path`` of a host task YAML in the installed lmms_eval package."""
+    import lmms_eval
+
+    text = (Path(lmms_eval.__file__).parent / "tasks" / relative).read_text(encoding="utf-8")
+    return next(
+        line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("dataset_path:")
+    )
+
+
+def test_the_pack_reads_the_dataset_ids_the_host_reads() -> None:
+    assert host_yaml_dataset_path("hallusion_bench/hallusion_bench_image.yaml") == HALLUSIONBENCH
+    assert host_yaml_dataset_path("vqav2/_default_template_vqav2_yaml") == VQAV2_DATASET
+    for relative in ("hallusionbench/hallusionbench.yaml", "vrb/levels/vrb_clean.yaml"):
+        config = yaml.safe_load(
+            "\n".join(
+                line for line in (TASKS_DIR / relative).read_text().splitlines() if "!function" not in line
+            )
+        )
+        assert config["dataset_path"] in (HALLUSIONBENCH, VQAV2_DATASET), relative
+
+
+@pytest.fixture(scope="module")
+def host_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cache = tmp_path_factory.mktemp("hf_datasets")
+    hallusionbench = SAMPLES["hallusionbench"]
+    build_hub_cache(
+        cache,
+        HALLUSIONBENCH,
+        {"image": hallusionbench / "image.parquet", "non_image": hallusionbench / "non_image.parquet"},
+    )
+    build_hub_cache(
+        cache, VQAV2_DATASET, {"validation": SAMPLES["vrb"] / "vrb_sample.parquet"}, VQAV2_VALIDATION_FILES
+    )
+    for leftover in cache.glob("*.lock"):
+        leftover.unlink()
+    return cache
+
+
+def _environment(cache: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
+    return offline_environment(
+        HF_DATASETS_CACHE=str(cache), HF_HUB_CACHE=str(tmp_path / "empty_hub"), **extra
+    )
+
+
+def _report(output: Path, task: str) -> dict[str, Any]:
+    [path] = list(output.rglob(f"lmms_eval_tasks/*/{task}_report.json"))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_hallusionbench_and_vrb_clean_run_offline_from_the_hosts_cache(
+    host_cache: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model",
+        "random_guess",
+        "--model_args",
+        "seed=0",
+        "--tasks",
+        "hallusionbench_offline,vrb_clean",
+        "--output_path",
+        str(output),
+        environment=_environment(host_cache, tmp_path),
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    results = results_json(output)
+    # the sample's 24 image + 5 non_image questions, the non_image split read from the same cache
+    assert results["n-samples"]["hallusionbench_offline"]["effective"] == 29
+    assert results["n-samples"]["vrb_clean"]["effective"] == len(
+        __import__("pyarrow.parquet").parquet.read_table(SAMPLES["vrb"] / "vrb_sample.parquet")
+    )
+    read = _report(output, "hallusionbench_offline")["provenance"]["datasets"]
+    assert [(entry["id"], entry["split"], entry["revision"]) for entry in read] == [
+        (HALLUSIONBENCH, "image", COMMIT),
+        (HALLUSIONBENCH, "non_image", COMMIT),
+    ]
+    assert all(entry["revision_kind"] == "hub commit" for entry in read)
+    [vrb] = _report(output, "vrb_clean")["provenance"]["datasets"]
+    assert (vrb["id"], vrb["split"], vrb["revision"], vrb["data_files"]) == (
+        VQAV2_DATASET,
+        "validation",
+        COMMIT,
+        VQAV2_VALIDATION_FILES,
+    )
+
+
+def test_an_overridden_dataset_path_moves_every_hallusionbench_split(tmp_path: Path) -> None:
+    """A mirror: a local folder holding both splits as parquet files; nothing under the hub id is cached."""
+    mirror = tmp_path / "mirror" / "data"
+    mirror.mkdir(parents=True)
+    shutil.copyfile(SAMPLES["hallusionbench"] / "image.parquet", mirror / "image-00000-of-00001.parquet")
+    shutil.copyfile(
+        SAMPLES["hallusionbench"] / "non_image.parquet", mirror / "non_image-00000-of-00001.parquet"
+    )
+    include = tmp_path / "tasks"
+    include.mkdir()
+    (include / "my_hallusionbench.yaml").write_text(
+        "include: " + str(TASKS_DIR / "hallusionbench" / "hallusionbench_offline.yaml") + "\n"
+        "task: my_hallusionbench\n"
+        f"dataset_path: {mirror.parent}\n",
+        encoding="utf-8",
+    )
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model",
+        "random_guess",
+        "--model_args",
+        "seed=0",
+        "--tasks",
+        "my_hallusionbench",
+        "--include_path",
+        str(include),
+        "--output_path",
+        str(output),
+        environment=_environment(tmp_path / "empty_cache", tmp_path),
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    assert results_json(output)["n-samples"]["my_hallusionbench"]["effective"] == 29
+
+
+def test_vrb_passes_only_the_validation_files_to_the_real_builder(tmp_path: Path) -> None:
+    """The task's load_dataset arguments through `datasets`' resolution on a local copy of the repo layout:
+    the validation shards are read, the testdev/test shards are not (nor downloaded from the hub)."""
+    import datasets
+
+    repo = tmp_path / "VQAv2"
+    (repo / "data").mkdir(parents=True)
+    for name in (
+        "validation-00000-of-00002",
+        "validation-00001-of-00002",
+        "testdev-00000-of-00001",
+        "test-00000-of-00001",
+    ):
+        shutil.copyfile(SAMPLES["vrb"] / "vrb_sample.parquet", repo / "data" / f"{name}.parquet")
+    config = yaml.safe_load(
+        "\n".join(
+            line
+            for line in (TASKS_DIR / "vrb" / "levels" / "vrb_clean.yaml").read_text().splitlines()
+            if "!function" not in line
+        )
+    )
+    builder = datasets.load_dataset_builder(
+        str(repo), **config["dataset_kwargs"], cache_dir=str(tmp_path / "c")
+    )
+    resolved = {
+        split: sorted(Path(path).name for path in files) for split, files in builder.config.data_files.items()
+    }
+    assert resolved == {
+        "validation": ["validation-00000-of-00002.parquet", "validation-00001-of-00002.parquet"]
+    }
+
+
+def test_missing_contextual_images_the_last_line_is_the_packs_message(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model",
+        "random_guess",
+        "--model_args",
+        "seed=0",
+        "--tasks",
+        "contextual",
+        "--output_path",
+        str(output),
+        environment=offline_environment(LMMS_EVAL_TASKS_DATA_CONTEXTUAL=str(tmp_path / "no_images")),
+    )
+    assert completed.returncode != 0
+    last = completed.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "lmms_eval: evaluation failed: FileNotFoundError: contextual: 100 of 100 images"
+    ), last
+    assert "row 0 (" in last and "lmms-eval-tasks prepare contextual" in last, last
+    assert "RetryError" not in last
+
+
+def test_plugin_switch_loads_the_packs_models_and_says_where_its_tasks_are(tmp_path: Path) -> None:
+    script = "from lmms_eval.models import get_model\nprint(get_model('random_guess').__name__)\n"
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO_ROOT,
+        env={**offline_environment(), "LMMS_EVAL_PLUGINS": "lmms_eval_tasks"},
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert completed.stdout.strip().splitlines()[-1] == "RandomGuess"
+    notes = [
+        line for line in completed.stderr.splitlines() if "LMMS_EVAL_PLUGINS loads the pack's models" in line
+    ]
+    assert len(notes) == 1 and "`lmms_eval` launcher" in notes[0] and "--include_path" in notes[0]
+    assert os.environ.get("LMMS_EVAL_PLUGINS") is None
