@@ -23,7 +23,18 @@ from tests.helpers import offline_environment, results_json, run_launcher
 
 TOY_PACKAGE = '''
 from lmms_eval_tasks.framework import registry
+from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+
+SCHEMA = RecordSchema(
+    fields=(
+        RecordField("question_id", "id"),
+        RecordField("answer", "str"),
+        RecordField("prediction", "str"),
+        RecordField("task", "str", required=False),
+    ),
+    identity=("task", "question_id"),
+)
 
 registry.register(
     Benchmark(
@@ -31,7 +42,7 @@ registry.register(
         title="Toy",
         description="toy benchmark for the task-shape test",
         scorer="toyshape.scoring:score_records",
-        record_schema=toy_schema("answer"),
+        record_schema=SCHEMA,
         headline_metrics=("accuracy", "answered"),
     )
 )
