@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from lmms_eval_tasks.uncertainty.analytic import (
     mean_uncertainty,
+    nanmean,
     normal_interval,
     ratio_uncertainty,
     wilson_interval,
@@ -69,6 +70,7 @@ __all__ = [
     "loop_bootstrap",
     "mcnemar",
     "mean_uncertainty",
+    "nanmean",
     "normal_interval",
     "paired_bootstrap",
     "ratio_uncertainty",

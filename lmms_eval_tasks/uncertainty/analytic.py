@@ -145,3 +145,13 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95, unit: s
         int(n),
         confidence=confidence,
     )
+
+
+def nanmean(values: np.ndarray, axis: int) -> np.ndarray:
+    """Mean over ``axis`` ignoring NaN; NaN where every value is NaN (numpy's ``nanmean`` without its
+    "Mean of empty slice" warning: an empty category in a resample is expected, not a fault)."""
+    present = ~np.isnan(values)
+    count = present.sum(axis=axis)
+    total = np.where(present, values, 0.0).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)

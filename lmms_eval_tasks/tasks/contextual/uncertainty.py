@@ -12,7 +12,7 @@ import numpy as np
 
 from lmms_eval_tasks.framework.uncertainty import Rows
 from lmms_eval_tasks.tasks.contextual import scoring
-from lmms_eval_tasks.uncertainty import UNITS, Uncertainty
+from lmms_eval_tasks.uncertainty import UNITS, Uncertainty, nanmean
 
 _CELL = {name: i for i, name in enumerate(scoring.CATEGORIES)}
 _VERDICT = {"Yes": True, "No": False, None: None, True: True, False: False}
@@ -60,13 +60,13 @@ def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
     def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, cells, repeats, 4]
         accepted, judged = totals[..., 0], totals[..., 1]
         with np.errstate(all="ignore"):
-            out = {"acceptance_rate": np.nanmean(100 * accepted.sum(1) / judged.sum(1), axis=1)}
+            out = {"acceptance_rate": nanmean(100 * accepted.sum(1) / judged.sum(1), axis=1)}
             for name, mask in masks.items():
                 rate = 100 * np.einsum("rcp,c->rp", accepted, mask) / np.einsum("rcp,c->rp", judged, mask)
-                out[f"acceptance_rate_{name}"] = np.nanmean(rate, axis=1)
+                out[f"acceptance_rate_{name}"] = nanmean(rate, axis=1)
             if protocol == "official":
                 rate = 100 * (accepted[:, st] + accepted[:, est]) / (2 * judged[:, st])
-                out["acceptance_rate_misc_natural_scenes"] = np.nanmean(rate, axis=1)
+                out["acceptance_rate_misc_natural_scenes"] = nanmean(rate, axis=1)
             out["rouge_l"] = 100 * totals[:, :, 0, 2].sum(1) / totals[:, :, 0, 3].sum(1)
         return out
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from lmms_eval_tasks.framework.uncertainty import Rows
 from lmms_eval_tasks.tasks.hallusionbench import scoring
-from lmms_eval_tasks.uncertainty import UNITS
+from lmms_eval_tasks.uncertainty import UNITS, nanmean
 
 # value columns per repeat: (hits, judged) for aAcc, fAcc, qAcc; then LH, VI, Mixed indicators
 _COLUMNS = 9
@@ -76,11 +76,11 @@ def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
             )
             overall = shares.mean(axis=-1)
             out = {
-                name: np.nanmean(shares[..., m], axis=1) for m, name in enumerate(("aAcc", "fAcc", "qAcc"))
+                name: nanmean(shares[..., m], axis=1) for m, name in enumerate(("aAcc", "fAcc", "qAcc"))
             }
-            out["overall"] = np.nanmean(overall, axis=1)
+            out["overall"] = nanmean(overall, axis=1)
             for d, name in enumerate(_DIAGNOSES):
-                out[name] = np.nanmean(diagnosis_shares[..., d], axis=1)
+                out[name] = nanmean(diagnosis_shares[..., d], axis=1)
         return out
 
     identity = ["/".join(q.question_key) for q in questions]
