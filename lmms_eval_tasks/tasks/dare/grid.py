@@ -283,7 +283,8 @@ TEMPLATES = {
     "See docs/dare.md.",
     "_dare_log_template_yaml": "Shared by the Out-Log DARE tasks: one loglikelihood request per candidate "
     "answer (the\nletters A-D, or the 16 answer sets of the multi-correct setup); the lowest loss is the "
-    "model's choice.\nThe wrappers put the continuation in the assistant turn, so no leading space (target_delimiter).",
+    "model's choice.\nThe wrappers put the continuation in the assistant turn, so no leading space "
+    "(target_delimiter).",
 }
 
 
