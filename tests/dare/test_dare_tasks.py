@@ -25,8 +25,8 @@ def test_committed_yaml_files_match_the_generator() -> None:
         assert path.read_text(encoding="utf-8") == content, f"{relative} differs from the generator"
     generated_on_disk = {
         path.relative_to(TASK_DIR)
-        for folder in ("validation", "test", "sample", "groups")
-        for path in (TASK_DIR / folder).glob("*.yaml")
+        for path in (TASK_DIR / "yaml").rglob("*")
+        if path.is_file() and (path.suffix == ".yaml" or path.name.endswith("_yaml"))
     }
     assert generated_on_disk == set(expected)
 

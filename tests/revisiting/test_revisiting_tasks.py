@@ -66,7 +66,7 @@ def test_doc_to_text_per_model_and_override(monkeypatch) -> None:
 
 
 def test_task_yaml_names_every_model_variant() -> None:
-    text = (Path(tdiuc_hooks.__file__).parent / "tdiuc.yaml").read_text()
+    text = (Path(tdiuc_hooks.__file__).parent / "yaml" / "_tdiuc_template_yaml").read_text()
     for model, variant in common.SPECIFIC_KWARGS.items():
         assert f'  {model}:\n    prompt: "{variant["prompt"]}"' in text
 
