@@ -32,12 +32,17 @@ registry.register(
         description="toy benchmark for the task-shape test",
         scorer="toyshape.scoring:score_records",
         record_schema=toy_schema("answer"),
+        options="toyshape.scoring:score_options",
         headline_metrics=("accuracy", "answered"),
     )
 )
 '''
 
 TOY_SCORING = '''
+def score_options(task):
+    return {"bonus": 0.0}
+
+
 def score_records(records, bonus=0.0):
     correct = [record["prediction"].strip().lower() == record["answer"] for record in records]
     return {
@@ -57,7 +62,7 @@ def make_record(doc, results, task):
 
 
 def task_settings(task):
-    return {"score_options": {"bonus": 0.0}, "toy_setting": task}
+    return {"toy_setting": task}
 
 
 def doc_to_visual(doc):

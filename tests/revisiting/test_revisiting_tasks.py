@@ -90,10 +90,10 @@ def test_records_carry_the_scorer_fields_and_fail_by_name() -> None:
 
 def test_protocol_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("LMMS_EVAL_TASKS_TALLYQA_PROTOCOL", "official")
-    assert tallyqa_hooks.task_settings("tallyqa")["score_options"] == {"protocol": "official"}
+    assert get_benchmark("tallyqa").task_options("tallyqa") == {"protocol": "official"}
     monkeypatch.setenv("LMMS_EVAL_TASKS_TALLYQA_PROTOCOL", "paper")
     with pytest.raises(ValueError, match="expected default or official"):
-        tallyqa_hooks.task_settings("tallyqa")
+        get_benchmark("tallyqa").task_options("tallyqa")
 
 
 def test_random_answers_stay_in_the_answer_spaces() -> None:
