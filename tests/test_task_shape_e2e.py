@@ -75,8 +75,6 @@ def doc_to_text(doc, lmms_eval_specific_kwargs=None):
 
 HOOKS = TaskHooks("toyshape", make_record, task_settings=task_settings)
 process_results = HOOKS.process_results
-aggregate_accuracy = HOOKS.aggregator("accuracy")
-aggregate_answered = HOOKS.aggregator("answered")
 aggregate_group = HOOKS.aggregate_group
 '''
 
@@ -89,7 +87,8 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
     (package / "scoring.py").write_text(TOY_SCORING, encoding="utf-8")
     (package / "hooks.py").write_text(TOY_HOOKS, encoding="utf-8")
     tasks = ["toyshape_a", "toyshape_b"]
-    (package / "task_docs.py").write_text(task_docs_module("toyshape.hooks", tasks, "test"), encoding="utf-8")
+    docs = task_docs_module("toyshape.hooks", tasks, "test", ["accuracy", "answered"])  # + aggregations
+    (package / "task_docs.py").write_text(docs, encoding="utf-8")
     folder = tmp_path / "tasks"
     folder.mkdir()
     rows = [

@@ -123,7 +123,7 @@ def render_task(spec: TaskYaml, source: str) -> str:
     metric_list = [
         {
             "metric": key,
-            "aggregation": Function(f"{spec.hooks}.aggregate_{key}"),
+            "aggregation": Function(f"{spec.docs_module or spec.hooks}.aggregate_{key}"),
             "higher_is_better": higher,
         }
         for key, higher in spec.metrics
@@ -141,7 +141,11 @@ def _task_body(spec: TaskYaml) -> dict[str, Any]:
     if spec.docs_module:
         body["process_docs"] = Function(f"{spec.docs_module}.process_docs_{spec.task}")
     body["metric_list"] = [
-        {"metric": key, "aggregation": Function(f"{spec.hooks}.aggregate_{key}"), "higher_is_better": higher}
+        {
+            "metric": key,
+            "aggregation": Function(f"{spec.docs_module or spec.hooks}.aggregate_{key}"),
+            "higher_is_better": higher,
+        }
         for key, higher in spec.metrics
     ]
     return body
@@ -249,17 +253,25 @@ def render_group(spec: GroupYaml, source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def task_docs_module(hooks: str, tasks: Sequence[str], source: str) -> str:
-    """Python source of a benchmark's ``task_docs.py``: one explicit ``process_docs_<task>`` line per task."""
+def task_docs_module(hooks: str, tasks: Sequence[str], source: str, metrics: Sequence[str] = ()) -> str:
+    """Python source of a benchmark's ``task_docs.py``: one explicit ``process_docs_<task>`` line per task
+    and one ``aggregate_<metric>`` line per metric key the task YAML lists (``metrics``, in order, once
+    each): the YAML's metric lists and these lines come from the same specs, so no list is written twice."""
     lines = [
         GENERATED_HEADER.format(source=source),
-        '"""Each task\'s process_docs: the shared hooks, told which task the documents belong to."""',
+        '"""Each task\'s process_docs and each metric\'s aggregation: the shared hooks, told which one."""',
         "",
         f"from {hooks} import HOOKS",
         "",
     ]
     lines.extend(f'process_docs_{task} = HOOKS.process_docs_for("{task}")' for task in tasks)
+    lines.extend(f'aggregate_{key} = HOOKS.aggregator("{key}")' for key in dict.fromkeys(metrics))
     return "\n".join(lines) + "\n"
+
+
+def spec_metrics(specs: Sequence[TaskYaml]) -> list[str]:
+    """Every metric key the tasks' YAML lists, in first-seen order (what ``task_docs_module`` aggregates)."""
+    return list(dict.fromkeys(key for spec in specs for key, _higher in spec.metrics))
 
 
 EMPTY_PROMPT_KWARGS = {"default": {"pre_prompt": "", "post_prompt": ""}}  # no text around the question
@@ -317,7 +329,9 @@ def benchmark_files(
         )
     )
     files.update({f"{yaml_folder}/{spec.group}.yaml": render_group(spec, source) for spec in groups})
-    files[f"{folder}/task_docs.py"] = task_docs_module(hooks, [spec.task for spec in tasks], source)
+    files[f"{folder}/task_docs.py"] = task_docs_module(
+        hooks, [spec.task for spec in tasks], source, spec_metrics(tasks)
+    )
     for file_name, content in (samples or {}).items():
         files[f"{folder}/sample/{file_name}"] = content
     return files

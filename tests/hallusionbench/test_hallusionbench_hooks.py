@@ -15,7 +15,7 @@ from fake_openai import FakeOpenAIServer, always_fail
 
 from lmms_eval_tasks.framework import hooks as harness
 from lmms_eval_tasks.reporting import schema as reports
-from lmms_eval_tasks.tasks.hallusionbench import hooks, scoring
+from lmms_eval_tasks.tasks.hallusionbench import hooks, scoring, task_docs
 
 TASK_DIR = Path(hooks.__file__).resolve().parent
 
@@ -125,8 +125,8 @@ def test_every_task_yaml_is_wired_to_the_shared_hooks():
         names = [entry["metric"] for entry in config["metric_list"]]
         assert names == list(hooks.RESULT_KEYS[hooks.TASKS[task].variant])
         for entry in config["metric_list"]:
-            function = entry["aggregation"].removeprefix(f"{package}.hooks.")
-            assert callable(getattr(hooks, function)), function
+            function = entry["aggregation"].removeprefix(f"{package}.task_docs.")
+            assert callable(getattr(task_docs, function)), function
     assert set(tasks) == set(hooks.TASKS)
     assert tasks["hallusionbench"]["dataset_path"] == hooks.HF_DATASET
 

@@ -358,13 +358,16 @@ def expected_files() -> dict[Path, str]:
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} of every generated DARE file: YAML, task_docs.py, the sample."""
-    from lmms_eval_tasks.framework.taskgen import task_docs_module
+    from lmms_eval_tasks.framework.taskgen import spec_metrics, task_docs_module
     from lmms_eval_tasks.tasks.dare import make_sample
 
     files: dict[str, str | bytes] = {
         f"{FOLDER}/{relative.as_posix()}": content for relative, content in expected_files().items()
     }
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, [task.name for task in all_tasks()], SOURCE)
+    specs = [task_spec(task) for task in all_tasks()]
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(
+        HOOKS, [task.name for task in all_tasks()], SOURCE, spec_metrics(specs)
+    )
     for path, content in make_sample.sample_files().items():
         files[f"{FOLDER}/sample/{path}"] = content
     return files

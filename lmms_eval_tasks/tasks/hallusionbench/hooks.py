@@ -17,7 +17,7 @@ from loguru import logger
 
 from lmms_eval_tasks.framework import hooks as harness
 from lmms_eval_tasks.framework.scoring import RecordError
-from lmms_eval_tasks.tasks.hallusionbench import scoring
+from lmms_eval_tasks.tasks.hallusionbench import BENCHMARK, scoring
 from lmms_eval_tasks.tasks.hallusionbench.settings import TASKS, no_verdict_option
 
 HF_DATASET = "lmms-lab/HallusionBench"
@@ -26,19 +26,9 @@ LEADERBOARD_FILE = "HallusionBench_result.json"
 PRIMARY_KEY = "aAcc"
 
 
-
 # What each task lists in YAML (the host's results): the headline metrics. Every other metric (easy/hard,
 # bias, consistency, per category and subcategory) is in the pack's report and in `score`.
-OFFICIAL_RESULT_KEYS: tuple[str, ...] = (
-    "aAcc",
-    "fAcc",
-    "qAcc",
-    "overall",
-    "LH",
-    "VI",
-    "Mixed",
-    "unjudged_verdicts",
-)
+OFFICIAL_RESULT_KEYS: tuple[str, ...] = BENCHMARK.headline_metrics  # declared once, in the registry entry
 VLMEVALKIT_RESULT_KEYS: tuple[str, ...] = (*scoring.VLMEVALKIT_METRICS, "unjudged_verdicts", "llm_matched")
 RESULT_KEYS = {"official": OFFICIAL_RESULT_KEYS, "vlmevalkit": VLMEVALKIT_RESULT_KEYS}
 HIGHER_IS_BETTER = frozenset({"aAcc", "fAcc", "qAcc", "overall"})
@@ -143,6 +133,7 @@ def metric_keys(task: str) -> tuple[str, ...]:
 
 # ---- scoring once per task: scoring.score_task, with the options of settings.score_options ----------
 
+
 def leaderboard_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The official JSON rows (11 fields, official key order) plus ``model_prediction``."""
     return [
@@ -184,11 +175,6 @@ HOOKS = harness.TaskHooks(
     extra_files=leaderboard_files,
 )
 process_results = HOOKS.process_results
-aggregate_aAcc, aggregate_fAcc, aggregate_qAcc, aggregate_overall = HOOKS.aggregators(
-    "aAcc", "fAcc", "qAcc", "overall"
-)
-aggregate_LH, aggregate_VI, aggregate_Mixed = HOOKS.aggregators("LH", "VI", "Mixed")
-aggregate_unjudged_verdicts, aggregate_llm_matched = HOOKS.aggregators("unjudged_verdicts", "llm_matched")
 
 
 # ---- baseline model support --------------------------------------------------------------------------

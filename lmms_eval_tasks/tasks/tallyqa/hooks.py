@@ -53,23 +53,4 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 HOOKS = SHARED.task_hooks(COLUMNS, report_details=report_details)
 process_results = HOOKS.process_results
-(
-    aggregate_simple_micro_accuracy,
-    aggregate_simple_macro_accuracy,
-    aggregate_simple_rmse,
-    aggregate_complex_micro_accuracy,
-    aggregate_complex_macro_accuracy,
-    aggregate_complex_rmse,
-    aggregate_micro_accuracy,
-    aggregate_unparsed,
-) = HOOKS.aggregators(
-    "simple_micro_accuracy",
-    "simple_macro_accuracy",
-    "simple_rmse",
-    "complex_micro_accuracy",
-    "complex_macro_accuracy",
-    "complex_rmse",
-    "micro_accuracy",
-    "unparsed",
-)
 aggregate_group = HOOKS.aggregate_group

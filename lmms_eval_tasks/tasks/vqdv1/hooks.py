@@ -127,8 +127,4 @@ HOOKS = TaskHooks(
     prepare_docs=prepare_docs,
 )
 process_results = HOOKS.process_results
-aggregate_micro_f1, aggregate_macro_f1, aggregate_f1_0, aggregate_f1_1, aggregate_f1_2, aggregate_f1_3 = (
-    HOOKS.aggregators("micro_f1", "macro_f1", "f1_0", "f1_1", "f1_2", "f1_3")
-)
-aggregate_unparsed = HOOKS.aggregator("unparsed")
 aggregate_group = HOOKS.aggregate_group
