@@ -78,6 +78,7 @@ def test_the_hook_runtime_records_its_options_and_score_options_from_reuses_them
     assert report["metrics"]["judge_is_rule_based"] == 1 and report["metrics"]["llm_matched"] == 0
     records = str(_write(tmp_path, RECORDS))
     rescored = _score(capsys, "hallusionbench", records, "--options-from", str(report_path))
+    assert rescored.pop("uncertainty") == report["details"]["uncertainty"]  # score shows it with the metrics
     assert rescored == report["metrics"]
     # -o wins over the report's options, and reaches the scorer (which echoes the variant it used).
     other = _score(
