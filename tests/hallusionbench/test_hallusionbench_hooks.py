@@ -75,7 +75,7 @@ def run_aggregations(task: str, records: list[dict], output: Path) -> dict[str, 
         for key in keys:
             per_key[key].append(returned[key])
     args = Namespace(output_path=str(output))
-    values = {key: getattr(hooks, f"aggregate_{key}")(per_key[key], args=args) for key in keys}
+    values = {key: getattr(task_docs, f"aggregate_{key}")(per_key[key], args=args) for key in keys}
     report = reports.read_report(reports.latest_report_path(output, task))
     return {**report["metrics"], **values}
 
