@@ -64,7 +64,8 @@ def test_score_details_prints_metrics_details_and_options(tmp_path, capsys) -> N
 
 
 def test_the_hook_runtime_records_its_options_and_score_options_from_reuses_them(tmp_path, capsys) -> None:
-    """The offline task's aggregation writes a report holding its options (variant official, rule judge);
+    """The offline task's aggregation writes a report holding its options (official variant, rule judge,
+    official no-verdict rule);
     `score --options-from` that report re-scores the task's own records to the same metrics."""
     from lmms_eval_tasks.tasks.hallusionbench import hooks
 
@@ -74,7 +75,8 @@ def test_the_hook_runtime_records_its_options_and_score_options_from_reuses_them
     assert hooks.HOOKS.aggregator("aAcc")([item["aAcc"] for item in items], args) == 50.0
     [report_path] = sorted((tmp_path / "out").rglob(f"{task}_report.json"))
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    assert report["provenance"]["settings"]["score_options"] == {"variant": "official", "judge": "rule"}
+    options = {"variant": "official", "judge": "rule", "no_verdict": "official"}
+    assert report["provenance"]["settings"]["score_options"] == options
     assert report["metrics"]["judge_is_rule_based"] == 1 and report["metrics"]["llm_matched"] == 0
     records = str(_write(tmp_path, RECORDS))
     rescored = _score(capsys, "hallusionbench", records, "--options-from", str(report_path))
@@ -85,7 +87,7 @@ def test_the_hook_runtime_records_its_options_and_score_options_from_reuses_them
         capsys, "hallusionbench", records, "--options-from", str(report_path),
         "-o", 'variant="vlmevalkit"', "--details",
     )  # fmt: skip
-    assert other["options"] == {"variant": "vlmevalkit", "judge": "rule"}
+    assert other["options"] == {**options, "variant": "vlmevalkit"}
     assert other["metrics"]["variant"] == "vlmevalkit"
 
 
