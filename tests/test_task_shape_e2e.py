@@ -7,6 +7,7 @@ union of both tasks' records (not a mean of task numbers), and each task's repor
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from tests.helpers import offline_environment, results_json, run_launcher
 TOY_PACKAGE = '''
 from lmms_eval_tasks.framework import registry
 from lmms_eval_tasks.framework.registry import Benchmark
+from tests.helpers import toy_schema
 
 registry.register(
     Benchmark(
@@ -115,7 +117,8 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
     (folder / "toyshape_all.yaml").write_text(render_group(group, "test"), encoding="utf-8")
 
     output = tmp_path / "out"
-    environment = offline_environment(PYTHONPATH=str(tmp_path / "code"))
+    repository = str(Path(__file__).resolve().parents[1])  # the toy package imports tests.helpers
+    environment = offline_environment(PYTHONPATH=os.pathsep.join([str(tmp_path / "code"), repository]))
     result = run_launcher(
         "--model", "dummy", "--model_args", "response=yes",
         "--tasks", "toyshape_all", "--include_path", str(folder),
