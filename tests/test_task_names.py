@@ -38,7 +38,7 @@ def test_every_pack_task_and_group_is_indexed_from_the_pack(host_index: dict) ->
 def test_every_benchmark_ships_an_offline_sample_task() -> None:
     samples = set(sample_tasks())
     benchmark_folders = {
-        path.name for path in TASKS_DIR.iterdir() if path.is_dir() and any(path.glob("*.yaml"))
+        path.name for path in TASKS_DIR.iterdir() if path.is_dir() and any(path.rglob("*.yaml"))
     }
     for benchmark in benchmark_folders:
         assert any(name.startswith(benchmark) for name in samples), f"{benchmark} has no *_sample task"
@@ -77,6 +77,6 @@ def test_a_stale_precomputed_index_is_ignored(tmp_path: Path) -> None:
     index_file = tmp_path / "index.json"
     write_host_index(copy, index_file)
     assert load_host_index(copy, index_file) is not None
-    yaml_file = copy / "hallusionbench" / "hallusionbench_sample.yaml"
+    yaml_file = copy / "hallusionbench" / "yaml" / "hallusionbench_sample.yaml"
     yaml_file.write_text(yaml_file.read_text() + "\n# edited\n")
     assert load_host_index(copy, index_file) is None  # the launcher then parses the YAML itself

@@ -122,3 +122,60 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
         registry.unregister("toybench")
         sys.path.remove(str(tmp_path))
     assert "toybench" not in benchmarks()
+
+
+def test_prepared_data_tasks_say_where_their_data_comes_from() -> None:
+    """The full TDIUC/TallyQA/DVQA/VQDv1 YAML names a labelled one-row stand-in, never the sample, and its
+    comment names the prepare command and the variable; the stand-in's only row says the same."""
+    import datasets
+
+    from lmms_eval_tasks import TASKS_DIR
+
+    for name in ("tdiuc", "tallyqa", "dvqa", "vqdv1"):
+        text = (TASKS_DIR / name / "yaml" / f"{name}.yaml").read_text(encoding="utf-8")
+        assert f"# Data: the folder written by `lmms-eval-tasks prepare {name}`" in text
+        assert f"$LMMS_EVAL_TASKS_DATA_{name.upper()}" in text
+        assert 'test: "stand_in.parquet"' in text and "sample/" not in text
+        rows = datasets.load_dataset(
+            "parquet", data_files=str(TASKS_DIR / name / "yaml" / "stand_in.parquet"), split="train"
+        )
+        assert rows.column_names == ["pack_stand_in"] and len(rows) == 1
+        assert f"lmms-eval-tasks prepare {name}" in rows[0]["pack_stand_in"]
+
+
+def test_a_vrb_level_yaml_holds_only_what_differs() -> None:
+    """Every VRB level file includes its template and stays under 12 lines (the brief's budget)."""
+    from lmms_eval_tasks import TASKS_DIR
+
+    levels = sorted((TASKS_DIR / "vrb" / "yaml" / "levels").glob("*.yaml"))
+    assert len(levels) == 71
+    for path in levels:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert len(lines) < 12, path.name
+        assert lines[1] == "include: ../_vrb_levels_template_yaml", path.name
+
+
+def test_hub_data_files_stay_patterns_inside_the_hub_repository() -> None:
+    """Only local builders' data_files are rewritten relative to the YAML file: a hub dataset's pattern
+    (VRB's ``data/validation-*`` inside ``lmms-lab-encoder/VQAv2``) must reach `datasets` as written."""
+    import yaml
+
+    from lmms_eval_tasks import TASKS_DIR
+    from lmms_eval_tasks.framework.taskgen import LOCAL_BUILDERS
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    checked = 0
+    for path in sorted(item for item in TASKS_DIR.rglob("*yaml") if item.is_file()):
+        config = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
+        dataset_path = config.get("dataset_path")
+        files = (config.get("dataset_kwargs") or {}).get("data_files")
+        if dataset_path is None or files is None or dataset_path in LOCAL_BUILDERS:
+            continue
+        patterns = files.values() if isinstance(files, dict) else [files]
+        for pattern in patterns:
+            assert not str(pattern).startswith(".."), f"{path}: hub data_files {pattern!r} made a path"
+            checked += 1
+    assert checked >= 1  # VRB's levels template reads validation files only

@@ -7,6 +7,7 @@ union of both tasks' records (not a mean of task numbers), and each task's repor
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -43,12 +44,17 @@ registry.register(
         description="toy benchmark for the task-shape test",
         scorer="toyshape.scoring:score_records",
         record_schema=SCHEMA,
+        options="toyshape.scoring:score_options",
         headline_metrics=("accuracy", "answered"),
     )
 )
 '''
 
 TOY_SCORING = '''
+def score_options(task):
+    return {"bonus": 0.0}
+
+
 def score_records(records, bonus=0.0):
     correct = [record["prediction"].strip().lower() == record["answer"] for record in records]
     return {
@@ -68,7 +74,7 @@ def make_record(doc, results, task):
 
 
 def task_settings(task):
-    return {"score_options": {"bonus": 0.0}, "toy_setting": task}
+    return {"toy_setting": task}
 
 
 def doc_to_visual(doc):
@@ -81,8 +87,6 @@ def doc_to_text(doc, lmms_eval_specific_kwargs=None):
 
 HOOKS = TaskHooks("toyshape", make_record, task_settings=task_settings)
 process_results = HOOKS.process_results
-aggregate_accuracy = HOOKS.aggregator("accuracy")
-aggregate_answered = HOOKS.aggregator("answered")
 aggregate_group = HOOKS.aggregate_group
 '''
 
@@ -95,7 +99,8 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
     (package / "scoring.py").write_text(TOY_SCORING, encoding="utf-8")
     (package / "hooks.py").write_text(TOY_HOOKS, encoding="utf-8")
     tasks = ["toyshape_a", "toyshape_b"]
-    (package / "task_docs.py").write_text(task_docs_module("toyshape.hooks", tasks, "test"), encoding="utf-8")
+    docs = task_docs_module("toyshape.hooks", tasks, "test", ["accuracy", "answered"])  # + aggregations
+    (package / "task_docs.py").write_text(docs, encoding="utf-8")
     folder = tmp_path / "tasks"
     folder.mkdir()
     rows = [
@@ -122,7 +127,8 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
     (folder / "toyshape_all.yaml").write_text(render_group(group, "test"), encoding="utf-8")
 
     output = tmp_path / "out"
-    environment = offline_environment(PYTHONPATH=str(tmp_path / "code"))
+    repository = str(Path(__file__).resolve().parents[1])  # the toy package imports tests.helpers
+    environment = offline_environment(PYTHONPATH=os.pathsep.join([str(tmp_path / "code"), repository]))
     result = run_launcher(
         "--model", "dummy", "--model_args", "response=yes",
         "--tasks", "toyshape_all", "--include_path", str(folder),

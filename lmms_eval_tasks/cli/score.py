@@ -12,9 +12,32 @@ from typing import Any
 from lmms_eval_tasks.cli._common import json_safe, parse_option
 
 
+def report_options(path: Path, benchmark: str) -> dict[str, Any]:
+    """The options a run used, from its pack report (``provenance.settings``: ``score_options``, then
+    ``uncertainty_options``)."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"--options-from {path}: cannot read the report ({error})") from None
+    if not isinstance(report, dict) or "provenance" not in report:
+        raise ValueError(
+            f"--options-from {path}: not a pack report (no 'provenance'); give a <task>_report.json"
+        )
+    if report.get("benchmark") != benchmark:
+        raise ValueError(f"--options-from {path}: a {report.get('benchmark')!r} report, not {benchmark!r}")
+    settings = report["provenance"].get("settings") or {}
+    options = settings.get("score_options")
+    if not isinstance(options, dict):
+        raise ValueError(
+            f"--options-from {path}: provenance.settings.score_options is missing (a report written before "
+            "the pack recorded its options); pass them with -o KEY=VALUE"
+        )
+    return {**options, **(settings.get("uncertainty_options") or {})}
+
+
 def _command_score(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
-    from lmms_eval_tasks.framework.scoring import RecordError, get_scorer, read_jsonl_numbered
+    from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark, resolve
+    from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl_numbered
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
 
     if args.benchmark not in benchmarks():
@@ -33,8 +56,15 @@ def _command_score(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.framework.uncertainty import OPTION_NAMES, score_with_uncertainty, split_options
 
     benchmark = get_benchmark(args.benchmark)
-    scorer = get_scorer(args.benchmark)
-    options = dict(args.option or [])
+    scorer = resolve(benchmark.scorer)
+    options: dict[str, Any] = {}
+    if args.options_from:
+        try:
+            options.update(report_options(Path(args.options_from), args.benchmark))
+        except ValueError as error:
+            print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
+            return 2
+    options.update(dict(args.option or []))  # -o wins over the report's options
     try:
         own = {key: value for key, value in options.items() if key not in OPTION_NAMES}
         inspect.signature(scorer).bind([], **own)
@@ -56,7 +86,7 @@ def _command_score(args: argparse.Namespace) -> int:
         if not records:
             raise RecordError("-", "<file>", f"{path} holds no records")
         benchmark.validate(records, lines=lines)  # the record contract
-        metrics = scorer(records, **scoring_options)
+        metrics, details = benchmark.score_with_details(records, **scoring_options)  # the one path
         metrics, uncertainty = score_with_uncertainty(args.benchmark, records, metrics, **options)
         if uncertainty:
             metrics["uncertainty"] = uncertainty
@@ -69,7 +99,8 @@ def _command_score(args: argparse.Namespace) -> int:
     except ValueError as error:  # an option value the scorer rejects (scoring.OptionError, one line)
         print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
         return 2
-    print(json.dumps(json_safe(metrics), indent=2, default=str, allow_nan=False))
+    output = {"metrics": metrics, "details": details, "options": options} if args.details else metrics
+    print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))
     return 0
 
 
@@ -84,6 +115,18 @@ def register(subparsers: Any) -> None:
         action="append",
         type=parse_option,
         metavar="KEY=VALUE",
-        help="scoring option passed to the benchmark's scorer (repeatable; JSON values allowed)",
+        help="scoring option passed to the benchmark's scorer (repeatable; JSON values allowed; wins over "
+        "--options-from)",
+    )
+    score.add_argument(
+        "--options-from",
+        metavar="REPORT",
+        help="re-score with the options a run used: its pack report <task>_report.json "
+        "(provenance.settings.score_options)",
+    )
+    score.add_argument(
+        "--details",
+        action="store_true",
+        help='print {"metrics", "details", "options"}: the same details the pack report holds',
     )
     score.set_defaults(handler=_command_score)

@@ -164,8 +164,11 @@ class TaskHooks:
       column, so every later hook knows its task from the document alone.
     - ``process_results``: ``make_record(doc, results, task) -> record`` (a ``score`` record, JSON-able),
       returned under each of the task's metric keys (the full record once, references elsewhere).
-    - ``aggregator(metric)``: scores the task's records once (``score_task``, by default the registry's
-      scorer with the task's ``score_options``), writes the pack report, returns the metric.
+    - ``aggregator(metric)``: scores the task's records once on the one scoring path (the registry's
+      ``score_task`` with the options of its settings function, recorded in the report as
+      ``provenance.settings.score_options``), writes the pack report, returns the metric.
+    - ``report_details(records, metrics, task, args) -> dict``: what only a run knows (deviations, plots in
+      the run folder), added to the scorer's details.
     - ``extra_files(records, task) -> {file name: content}``: leaderboard or submission files, written to
       ``<report folder>/<task>/<file name>`` after the report.
     - ``aggregate_group``: a cross-task group metric, ``weight_by_size: "<group>:<metric>"`` in the group
@@ -182,7 +185,8 @@ class TaskHooks:
         prepare_docs: Callable[[Any, str], Any] | None = None,
         score_task: Callable[[list[dict[str, Any]], str, Any], tuple[dict[str, Any], dict[str, Any]]]
         | None = None,
-        report_details: Callable[[list[dict[str, Any]], dict[str, Any], str], dict[str, Any]] | None = None,
+        report_details: Callable[[list[dict[str, Any]], dict[str, Any], str, Any], dict[str, Any]]
+        | None = None,
         extra_files: Callable[[list[dict[str, Any]], str], dict[str, str | bytes]] | None = None,
         known_metrics: frozenset[str] | None = None,
     ) -> None:
@@ -273,18 +277,28 @@ class TaskHooks:
         from lmms_eval_tasks.framework.registry import get_benchmark
 
         source = source or name
-        if self.score_task is not None:
+        settings = dict(self.task_settings(source))
+        if self.score_task is not None:  # a benchmark not yet on the one scoring path (see docs)
             get_benchmark(self.benchmark).validate(records)  # the record contract (score() checks it too)
             metrics, details = self.score_task(records, source, args)
+            options = dict(settings.get("score_options", {}))
         else:
-            options = dict(self.task_settings(source).get("score_options", {}))
-            metrics = get_benchmark(self.benchmark).score(records, **options)
-            details = self.report_details(records, metrics, source) if self.report_details else {}
+            benchmark = get_benchmark(self.benchmark)
+            benchmark.validate(records)  # the record contract, before the scorer runs
+            options = benchmark.task_options(source)
+            metrics, details = benchmark.score_with_details(records, **options)
+            if self.report_details is not None:
+                run_details = self.report_details(records, metrics, source, args)
+                merged = {**details, **run_details}
+                for key in ("deviations", "warnings"):  # the run's first, then the scorer's
+                    if key in details and key in run_details:
+                        merged[key] = [*run_details[key], *details[key]]
+                details = merged
+            settings["score_options"] = options
         from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty
         from lmms_eval_tasks.reporting.schema import build_report
 
-        settings = self.task_settings(source)
-        options = {**settings.get("score_options", {}), **settings.get("uncertainty_options", {})}
+        options = {**options, **settings.get("uncertainty_options", {})}
         metrics, uncertainty = score_with_uncertainty(self.benchmark, records, metrics, **options)
         details = dict(details)
         if uncertainty:
@@ -301,7 +315,7 @@ class TaskHooks:
             metrics=metrics,
             args=args,
             details=details,
-            settings=self.task_settings(source),
+            settings=settings,
             **provenance_parts,
         )
         folder = output_dir(args)

@@ -37,6 +37,11 @@ class Benchmark:
       record, so a bad ``-o`` exits 2 whatever the records hold. None when the scorer takes no options.
     - ``parsers``: ``"module:attr"`` naming this benchmark's list of ``parser_index.ParserEntry`` (every
       parser of untrusted text it has), collected by ``parser_index.all_parsers``; None when it has none.
+    - ``score_task``: ``score_task(records, **options) -> (metrics, details)``, the one scoring path: the
+      hook runtime and ``lmms-eval-tasks score`` both call it (default: ``score_task`` next to ``scorer``).
+    - ``options``: ``score_options(task) -> dict``, the benchmark's settings function, the only reader of
+      its scoring environment variables (None: no options); the hook runtime passes its result to
+      ``score_task`` and records it in the report (``provenance.settings.score_options``).
     - ``headline_metrics``: at most eight metric keys, the ones listed in task YAML and shown by the demo;
       the full breakdown stays in the pack's report and in ``score``.
     - ``per_question``: ``per_question_correct(records, **options) -> dict[question_id, bool]`` for
@@ -74,6 +79,8 @@ class Benchmark:
     group_metrics: tuple[str, ...] = ()
     docs: str = ""
     paper_judge_model: str | None = None
+    score_task: str = ""
+    options: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -86,6 +93,8 @@ class Benchmark:
             )
         if not self.task_prefixes:
             object.__setattr__(self, "task_prefixes", (self.name,))
+        if not self.score_task:
+            object.__setattr__(self, "score_task", f"{self.scorer.partition(':')[0]}:score_task")
 
     def owns_task(self, task_name: str) -> bool:
         """True when ``task_name`` starts with one of this benchmark's prefixes."""
@@ -118,6 +127,23 @@ class Benchmark:
         self.check_options(**options)
         self.validate(records)
         return resolve(self.scorer)(records, **options)
+
+    def score_with_details(
+        self, records: list[dict[str, Any]], **options: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Score records already checked with ``validate`` on the one scoring path: ``(metrics, details)``
+        from ``score_task``; a benchmark registered from outside the pack with only ``score_records`` gets
+        ``(metrics, {})``."""
+        module_name, _, function_name = self.score_task.partition(":")
+        if not hasattr(importlib.import_module(module_name), function_name) and self.score_task == (
+            f"{self.scorer.partition(':')[0]}:score_task"
+        ):
+            return resolve(self.scorer)(records, **options), {}
+        return resolve(self.score_task)(records, **options)
+
+    def task_options(self, task: str) -> dict[str, Any]:
+        """The scoring options of ``task`` from the benchmark's settings function ({} without one)."""
+        return dict(resolve(self.options)(task)) if self.options else {}
 
 
 _lock = threading.Lock()

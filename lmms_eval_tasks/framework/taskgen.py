@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import posixpath
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ class TaskYaml:
     docs_module: str | None = None  # dotted module with process_docs_<task>; None: no process_docs
     description: str = ""
     version: float | str = 1.0
+    comment: str = ""  # lines written under the header (where the task gets its data, ...)
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ def render_task(spec: TaskYaml, source: str) -> str:
     metric_list = [
         {
             "metric": key,
-            "aggregation": Function(f"{spec.hooks}.aggregate_{key}"),
+            "aggregation": Function(f"{spec.docs_module or spec.hooks}.aggregate_{key}"),
             "higher_is_better": higher,
         }
         for key, higher in spec.metrics
@@ -129,6 +131,111 @@ def render_task(spec: TaskYaml, source: str) -> str:
     lines.extend(_emit("metric_list", metric_list))
     lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
     return "\n".join(lines) + "\n"
+
+
+def _task_body(spec: TaskYaml) -> dict[str, Any]:
+    """Every key a task's YAML sets besides ``task``/``include``/``metadata``, in order."""
+    if len(spec.metrics) > 8:
+        raise ValueError(f"{spec.task}: {len(spec.metrics)} metrics; task YAML lists at most 8 (headline)")
+    body = dict(spec.settings)
+    if spec.docs_module:
+        body["process_docs"] = Function(f"{spec.docs_module}.process_docs_{spec.task}")
+    body["metric_list"] = [
+        {
+            "metric": key,
+            "aggregation": Function(f"{spec.docs_module or spec.hooks}.aggregate_{key}"),
+            "higher_is_better": higher,
+        }
+        for key, higher in spec.metrics
+    ]
+    return body
+
+
+# `datasets`' packaged builders that read local files: only their data_files are paths on disk (a hub
+# dataset's data_files, e.g. VQAv2's "data/validation-*", are patterns inside the hub repository).
+LOCAL_BUILDERS = frozenset({"arrow", "csv", "imagefolder", "json", "parquet", "text"})
+
+
+def _relocate(key: str, value: Any, folder: str, yaml_dir: str, dataset_path: Any) -> Any:
+    """``dataset_kwargs`` with its local ``data_files`` (written relative to the benchmark ``folder``) made
+    relative to ``yaml_dir``, the folder of the file that writes them: the host resolves them there."""
+    if key != "dataset_kwargs" or not isinstance(value, Mapping) or "data_files" not in value:
+        return value
+    if dataset_path not in LOCAL_BUILDERS:
+        return value
+
+    def move(item: Any) -> Any:
+        if isinstance(item, str):
+            return posixpath.relpath(posixpath.join(folder, item), yaml_dir)
+        if isinstance(item, Mapping):
+            return {name: move(inner) for name, inner in item.items()}
+        return [move(inner) for inner in item]
+
+    return {**value, "data_files": move(value["data_files"])}
+
+
+def _comment_lines(text: str) -> list[str]:
+    return [f"# {line}".rstrip() for line in text.splitlines()] if text else []
+
+
+def templated_files(
+    folder: str,
+    source: str,
+    specs: Sequence[TaskYaml],
+    template: str,
+    task_path: Callable[[str], str],
+    comment: str = "",
+) -> dict[str, str]:
+    """A template plus one stub per task: ``{repository path: text}``.
+
+    The template (``<folder>/<template>``, a name not ending in ``.yaml`` so the host never loads it as a
+    task) holds every key that all ``specs`` set, with the value most of them share; each stub
+    (``task_path(task)``) includes it and writes only its name, the keys whose value differs, its
+    ``process_docs`` and its ``metadata``. ``data_files`` are given relative to ``folder`` and written
+    relative to the file that holds them (the host resolves them against that file's folder).
+    """
+    if not specs:
+        raise ValueError(f"{template}: no tasks to template")
+    bodies = {spec.task: _task_body(spec) for spec in specs}
+    shared: dict[str, Any] = {}
+    for key in bodies[specs[0].task]:
+        values = [body[key] for body in bodies.values() if key in body]
+        if len(values) < len(bodies) or key == "process_docs":
+            continue
+        counts: list[tuple[Any, int]] = []
+        for value in values:
+            for index, (seen, count) in enumerate(counts):
+                if seen == value:
+                    counts[index] = (seen, count + 1)
+                    break
+            else:
+                counts.append((value, 1))
+        best, count = max(counts, key=lambda item: item[1])
+        if count >= 2 or len(bodies) == 1:
+            shared[key] = best
+    template_path = f"{folder}/{template}"
+    template_dir = posixpath.dirname(template_path)
+    lines = [GENERATED_HEADER.format(source=source)]
+    lines.extend(
+        _comment_lines(comment or f"Shared by {len(specs)} tasks: each task file holds only what differs.")
+    )
+    for key, value in shared.items():
+        lines.extend(_emit(key, _relocate(key, value, folder, template_dir, shared.get("dataset_path"))))
+    files = {template_path: "\n".join(lines) + "\n"}
+    for spec in specs:
+        path = task_path(spec.task)
+        yaml_dir = posixpath.dirname(path)
+        lines = [GENERATED_HEADER.format(source=source), *_comment_lines(spec.comment)]
+        lines.append(f"include: {posixpath.relpath(template_path, yaml_dir)}")
+        lines.append(f"task: {spec.task}")
+        for key, value in bodies[spec.task].items():
+            if key in shared and shared[key] == value:
+                continue
+            dataset_path = bodies[spec.task].get("dataset_path")
+            lines.extend(_emit(key, _relocate(key, value, folder, yaml_dir, dataset_path)))
+        lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
+        files[path] = "\n".join(lines) + "\n"
+    return files
 
 
 def group_metric_order(metrics: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
@@ -154,17 +261,25 @@ def render_group(spec: GroupYaml, source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def task_docs_module(hooks: str, tasks: Sequence[str], source: str) -> str:
-    """Python source of a benchmark's ``task_docs.py``: one explicit ``process_docs_<task>`` line per task."""
+def task_docs_module(hooks: str, tasks: Sequence[str], source: str, metrics: Sequence[str] = ()) -> str:
+    """Python source of a benchmark's ``task_docs.py``: one explicit ``process_docs_<task>`` line per task
+    and one ``aggregate_<metric>`` line per metric key the task YAML lists (``metrics``, in order, once
+    each): the YAML's metric lists and these lines come from the same specs, so no list is written twice."""
     lines = [
         GENERATED_HEADER.format(source=source),
-        '"""Each task\'s process_docs: the shared hooks, told which task the documents belong to."""',
+        '"""Each task\'s process_docs and each metric\'s aggregation: the shared hooks, told which one."""',
         "",
         f"from {hooks} import HOOKS",
         "",
     ]
     lines.extend(f'process_docs_{task} = HOOKS.process_docs_for("{task}")' for task in tasks)
+    lines.extend(f'aggregate_{key} = HOOKS.aggregator("{key}")' for key in dict.fromkeys(metrics))
     return "\n".join(lines) + "\n"
+
+
+def spec_metrics(specs: Sequence[TaskYaml]) -> list[str]:
+    """Every metric key the tasks' YAML lists, in first-seen order (what ``task_docs_module`` aggregates)."""
+    return list(dict.fromkeys(key for spec in specs for key, _higher in spec.metrics))
 
 
 EMPTY_PROMPT_KWARGS = {"default": {"pre_prompt": "", "post_prompt": ""}}  # no text around the question
@@ -196,6 +311,10 @@ def hook_settings(hooks: str, *, doc_to_target: Any = None, **extra: Any) -> dic
     return settings
 
 
+YAML_FOLDER = "yaml"  # a benchmark's generated YAML (templates, task stubs, groups) lives in <folder>/yaml/
+STAND_IN_FILE = "stand_in.parquet"  # what the host opens for a prepared-data task before process_docs
+
+
 def benchmark_files(
     folder: str,
     source: str,
@@ -203,17 +322,48 @@ def benchmark_files(
     tasks: Sequence[TaskYaml],
     groups: Sequence[GroupYaml] = (),
     samples: Mapping[str, str | bytes] | None = None,
-    task_folder: str = "",
 ) -> dict[str, str | bytes]:
-    """A benchmark's generated files by repository path: task and group YAML, ``task_docs.py`` (listing
-    every task) and the bundled sample files (under ``<folder>/sample/``)."""
-    prefix = f"{folder}/{task_folder}/" if task_folder else f"{folder}/"
-    files: dict[str, str | bytes] = {f"{prefix}{spec.task}.yaml": render_task(spec, source) for spec in tasks}
-    files.update({f"{prefix}{spec.group}.yaml": render_group(spec, source) for spec in groups})
-    files[f"{folder}/task_docs.py"] = task_docs_module(hooks, [spec.task for spec in tasks], source)
-    for name, content in (samples or {}).items():
-        files[f"{folder}/sample/{name}"] = content
+    """A benchmark's generated files by repository path: one template and a stub per task plus the groups
+    (in ``<folder>/yaml/``), ``task_docs.py`` (listing every task), the samples (``<folder>/sample/``)."""
+    name = folder.rstrip("/").rsplit("/", 1)[-1]
+    yaml_folder = f"{folder}/{YAML_FOLDER}"
+    files: dict[str, str | bytes] = dict(
+        templated_files(
+            folder,
+            source,
+            tasks,
+            f"{YAML_FOLDER}/_{name}_template_yaml",
+            lambda task: f"{yaml_folder}/{task}.yaml",
+        )
+    )
+    files.update({f"{yaml_folder}/{spec.group}.yaml": render_group(spec, source) for spec in groups})
+    files[f"{folder}/task_docs.py"] = task_docs_module(
+        hooks, [spec.task for spec in tasks], source, spec_metrics(tasks)
+    )
+    for file_name, content in (samples or {}).items():
+        files[f"{folder}/sample/{file_name}"] = content
     return files
+
+
+def stand_in_parquet(note: str, split_column: str = "pack_stand_in") -> bytes:
+    """A one-row parquet whose only field says where the task really reads its data: the host must open
+    some dataset before ``process_docs`` runs, and this one cannot be mistaken for the data."""
+    import datasets
+
+    from lmms_eval_tasks.framework.sample_data import parquet_bytes
+
+    return parquet_bytes([{split_column: note}], datasets.Features({split_column: datasets.Value("string")}))
+
+
+def prepared_data_comment(name: str) -> str:
+    """The comment of a prepared-data task's YAML: where its data comes from, and what the stand-in is."""
+    from lmms_eval_tasks.framework.preparing import DATA_ROOT_ENV, env_var
+
+    return (
+        f"Data: the folder written by `lmms-eval-tasks prepare {name}`, found through ${env_var(name)}\n"
+        f"(or ${DATA_ROOT_ENV}/{name}); process_docs loads it and fails naming the variable when it is\n"
+        f"missing. The host opens a dataset before process_docs runs: {STAND_IN_FILE} is one row saying so."
+    )
 
 
 def prepared_dataset_files(
@@ -223,32 +373,46 @@ def prepared_dataset_files(
     lower_is_better: Collection[str] = (),
     **extra: Any,
 ) -> dict[str, str | bytes]:
-    """Generated files of a benchmark (its registry ``Benchmark``) whose tasks (``descriptions``: task ->
-    description) all name the bundled parquet ``make_sample.SAMPLE_FILE``: the full task's ``process_docs``
-    swaps in the folder from ``lmms-eval-tasks prepare`` (the host cannot read a folder from an environment
-    variable), so there the file is only a placeholder. Hooks in ``tasks/<name>/hooks.py``; the headline
-    metrics are higher-is-better but ``lower_is_better``; ``extra``: further YAML settings."""
+    """Generated files of a benchmark (its registry ``Benchmark``) with a prepared-data task (named like the
+    benchmark) and a sample task: the sample task reads the bundled parquet ``make_sample.SAMPLE_FILE``; the
+    full task's ``process_docs`` loads the folder from ``lmms-eval-tasks prepare`` (the host cannot read a
+    folder from an environment variable), so its YAML names a labelled stand-in and says so in a comment.
+    Hooks in ``tasks/<name>/hooks.py``; the headline metrics are higher-is-better but ``lower_is_better``;
+    ``extra``: further YAML settings."""
     folder = f"lmms_eval_tasks/tasks/{benchmark.name}"
     hooks = f"lmms_eval_tasks.tasks.{benchmark.name}.hooks"
     metrics = [(key, key not in lower_is_better) for key in benchmark.headline_metrics]
-    settings = {
-        "dataset_path": "parquet",
-        "dataset_kwargs": {"data_files": {"test": f"sample/{make_sample.SAMPLE_FILE}"}},
-        "test_split": "test",
-        **hook_settings(hooks, doc_to_target=Function(f"{hooks}.doc_to_target"), **extra),
-    }
+
+    def settings(task: str) -> dict[str, Any]:
+        stand_in = f"{YAML_FOLDER}/{STAND_IN_FILE}"
+        data_file = stand_in if task == benchmark.name else f"sample/{make_sample.SAMPLE_FILE}"
+        return {
+            "dataset_path": "parquet",
+            "dataset_kwargs": {"data_files": {"test": data_file}},
+            "test_split": "test",
+            **hook_settings(hooks, doc_to_target=Function(f"{hooks}.doc_to_target"), **extra),
+        }
+
     tasks = [
         TaskYaml(
             task=task,
             hooks=hooks,
             metrics=metrics,
-            settings=settings,
+            settings=settings(task),
             docs_module=f"lmms_eval_tasks.tasks.{benchmark.name}.task_docs",
             description=description,
+            comment=prepared_data_comment(benchmark.name) if task == benchmark.name else "",
         )
         for task, description in descriptions.items()
     ]
-    return benchmark_files(folder, f"{folder}/generate.py", hooks, tasks, samples=make_sample.sample_files())
+    files = benchmark_files(folder, f"{folder}/generate.py", hooks, tasks, samples=make_sample.sample_files())
+    if benchmark.name in descriptions:
+        note = (
+            f"stand-in: the {benchmark.name} task reads the folder prepared by "
+            f"`lmms-eval-tasks prepare {benchmark.name}`, not this file"
+        )
+        files[f"{folder}/{YAML_FOLDER}/{STAND_IN_FILE}"] = stand_in_parquet(note)
+    return files
 
 
 def host_group_writer(metric: str, configs: Sequence[str]) -> str | None:
@@ -295,7 +459,8 @@ def stale(files: Mapping[Path, bytes]) -> list[Path]:
     marker = GENERATED_HEADER.split("{source}")[0].encode()
     found = []
     for path in sorted(TASKS_DIR.rglob("*")):
-        if path.suffix in (".yaml", ".py") and path.resolve() not in files and path.is_file():
+        generated_kind = path.suffix in (".yaml", ".py") or path.name.endswith("_yaml")
+        if generated_kind and path.resolve() not in files and path.is_file():
             with open(path, "rb") as handle:
                 if handle.read(len(marker)) == marker:
                     found.append(path.resolve())

@@ -13,7 +13,7 @@ import pytest
 from lmms_eval_tasks.framework import hooks as harness
 from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.reporting import schema as reports
-from lmms_eval_tasks.tasks.contextual import generate, hooks, make_sample, prepare
+from lmms_eval_tasks.tasks.contextual import generate, hooks, make_sample, prepare, task_docs
 
 TASK_DIR = Path(hooks.__file__).resolve().parent
 DATA = Path(__file__).resolve().parents[1] / "data" / "contextual"
@@ -65,7 +65,7 @@ def run_aggregations(task: str, records: list[dict], output: Path) -> dict:
         for key in keys:
             per_key[key].append(returned[key])
     args = Namespace(output_path=str(output), model="llava_hf", model_args="pretrained=tiny/llava,device=cpu")
-    values = {key: getattr(hooks, f"aggregate_{key}")(per_key[key], args=args) for key in keys}
+    values = {key: getattr(task_docs, f"aggregate_{key}")(per_key[key], args=args) for key in keys}
     found = sorted(output.rglob(f"{task}_report.json"), key=lambda path: path.stat().st_mtime)
     report = reports.read_report(found[-1])
     return {**report["metrics"], **values, "_report": report}

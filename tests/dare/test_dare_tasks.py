@@ -25,8 +25,8 @@ def test_committed_yaml_files_match_the_generator() -> None:
         assert path.read_text(encoding="utf-8") == content, f"{relative} differs from the generator"
     generated_on_disk = {
         path.relative_to(TASK_DIR)
-        for folder in ("validation", "test", "sample", "groups")
-        for path in (TASK_DIR / folder).glob("*.yaml")
+        for path in (TASK_DIR / "yaml").rglob("*")
+        if path.is_file() and (path.suffix == ".yaml" or path.name.endswith("_yaml"))
     }
     assert generated_on_disk == set(expected)
 
@@ -51,7 +51,7 @@ def test_every_hook_named_in_yaml_resolves() -> None:
                     name = line.rsplit(".", 1)[1]
                     assert callable(getattr(module, name)), name
     with pytest.raises(AttributeError):
-        hooks.aggregate_no_such_metric  # noqa: B018
+        task_docs.aggregate_no_such_metric  # noqa: B018
 
 
 # --- sample data -----------------------------------------------------------------------------------
@@ -319,12 +319,12 @@ def test_group_metrics_are_scores_over_the_union_of_member_records(tmp_path: Pat
         output_path = str(tmp_path)
 
     for name, records in per_task.items():
-        value = hooks.aggregate_single_accuracy(records, args=Args())
+        value = task_docs.aggregate_single_accuracy(records, args=Args())
         assert (
             value
             == {"dare_single_gen_p1": 100.0, "dare_single_gen_p2": 50.0, "dare_single_gen_p3": 0.0}[name]
         )
-        assert math.isnan(hooks.aggregate_single_accuracy_std_over_prompts(records, args=Args()))
+        assert math.isnan(task_docs.aggregate_single_accuracy_std_over_prompts(records, args=Args()))
     group_value = hooks.aggregate_group([100.0, 50.0, 0.0], [2, 2, 2], "dare_gen:single_accuracy")
     assert group_value == 50.0  # mean over prompts (100 + 50 + 0) / 3
     std = hooks.aggregate_group([math.nan] * 3, [2, 2, 2], "dare_gen:single_accuracy_std_over_prompts")

@@ -15,7 +15,7 @@ from fake_openai import FakeOpenAIServer, always_fail
 
 from lmms_eval_tasks.framework import hooks as harness
 from lmms_eval_tasks.reporting import schema as reports
-from lmms_eval_tasks.tasks.hallusionbench import hooks, scoring
+from lmms_eval_tasks.tasks.hallusionbench import hooks, scoring, task_docs
 
 TASK_DIR = Path(hooks.__file__).resolve().parent
 
@@ -75,7 +75,7 @@ def run_aggregations(task: str, records: list[dict], output: Path) -> dict[str, 
         for key in keys:
             per_key[key].append(returned[key])
     args = Namespace(output_path=str(output))
-    values = {key: getattr(hooks, f"aggregate_{key}")(per_key[key], args=args) for key in keys}
+    values = {key: getattr(task_docs, f"aggregate_{key}")(per_key[key], args=args) for key in keys}
     report = reports.read_report(reports.latest_report_path(output, task))
     return {**report["metrics"], **values}
 
@@ -106,12 +106,15 @@ def _yaml(path: Path) -> dict:
         pass
 
     Loader.add_constructor("!function", lambda loader, node: "!function " + loader.construct_scalar(node))
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
+    config = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
+    if "include" in config:  # the host's rule: the included template first, the file's own keys on top
+        return {**_yaml(path.parent / config.pop("include")), **config}
+    return config
 
 
 def test_every_task_yaml_is_wired_to_the_shared_hooks():
     tasks = {}
-    for path in sorted(TASK_DIR.glob("*.yaml")):
+    for path in sorted((TASK_DIR / "yaml").glob("*.yaml")):
         config = _yaml(path)
         task = config["task"]
         tasks[task] = config
@@ -122,8 +125,8 @@ def test_every_task_yaml_is_wired_to_the_shared_hooks():
         names = [entry["metric"] for entry in config["metric_list"]]
         assert names == list(hooks.RESULT_KEYS[hooks.TASKS[task].variant])
         for entry in config["metric_list"]:
-            function = entry["aggregation"].removeprefix(f"{package}.hooks.")
-            assert callable(getattr(hooks, function)), function
+            function = entry["aggregation"].removeprefix(f"{package}.task_docs.")
+            assert callable(getattr(task_docs, function)), function
     assert set(tasks) == set(hooks.TASKS)
     assert tasks["hallusionbench"]["dataset_path"] == hooks.HF_DATASET
 

@@ -14,7 +14,7 @@ from loguru import logger
 from lmms_eval_tasks import cli
 from lmms_eval_tasks.framework import hooks as harness
 from lmms_eval_tasks.judges import JudgingFailed
-from lmms_eval_tasks.tasks.hallusionbench import hooks
+from lmms_eval_tasks.tasks.hallusionbench import hooks, task_docs
 from lmms_eval_tasks.tasks.hallusionbench import scoring as hb
 from tests.hallusionbench.test_hallusionbench_metrics import crafted_records, fill_same, record
 
@@ -76,7 +76,7 @@ def test_task_aggregation_fails_naming_the_task(failing_endpoint, tmp_path):
     keys = hooks.RESULT_KEYS["official"]
     items = [harness.record_under_keys(row, keys)[keys[0]] for row in rows]
     with pytest.raises(JudgingFailed, match=r"^hallusionbench_sample: HallusionBench correctness: judging"):
-        hooks.aggregate_aAcc(items, args=Namespace(output_path=str(tmp_path)))
+        task_docs.aggregate_aAcc(items, args=Namespace(output_path=str(tmp_path)))
 
 
 def test_partly_failed_judging_scores_and_warns_above_the_threshold(monkeypatch, tmp_path, warnings):

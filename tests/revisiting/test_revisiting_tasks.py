@@ -66,7 +66,7 @@ def test_doc_to_text_per_model_and_override(monkeypatch) -> None:
 
 
 def test_task_yaml_names_every_model_variant() -> None:
-    text = (Path(tdiuc_hooks.__file__).parent / "tdiuc.yaml").read_text()
+    text = (Path(tdiuc_hooks.__file__).parent / "yaml" / "_tdiuc_template_yaml").read_text()
     for model, variant in common.SPECIFIC_KWARGS.items():
         assert f'  {model}:\n    prompt: "{variant["prompt"]}"' in text
 
@@ -90,10 +90,10 @@ def test_records_carry_the_scorer_fields_and_fail_by_name() -> None:
 
 def test_protocol_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("LMMS_EVAL_TASKS_TALLYQA_PROTOCOL", "official")
-    assert tallyqa_hooks.task_settings("tallyqa")["score_options"] == {"protocol": "official"}
+    assert get_benchmark("tallyqa").task_options("tallyqa") == {"protocol": "official"}
     monkeypatch.setenv("LMMS_EVAL_TASKS_TALLYQA_PROTOCOL", "paper")
     with pytest.raises(ValueError, match="expected default or official"):
-        tallyqa_hooks.task_settings("tallyqa")
+        get_benchmark("tallyqa").task_options("tallyqa")
 
 
 def test_random_answers_stay_in_the_answer_spaces() -> None:

@@ -15,8 +15,9 @@ from lmms_eval_tasks.framework.taskgen import (
     TaskYaml,
     greedy_generation,
     hook_settings,
-    render_task,
+    spec_metrics,
     task_docs_module,
+    templated_files,
 )
 from lmms_eval_tasks.tasks.contextual import make_sample
 from lmms_eval_tasks.tasks.contextual.hooks import LOWER_IS_BETTER, TASKS, metric_keys
@@ -26,6 +27,11 @@ HOOKS = "lmms_eval_tasks.tasks.contextual.hooks"
 SOURCE = "lmms_eval_tasks/tasks/contextual/generate.py"
 CSV_FOLDER = REPOSITORY_ROOT / "tests" / "data" / "contextual"
 DATA = {"contextual": ("validation", "contextual_val"), "contextual_test": ("test", "contextual_test")}
+IMAGES_COMMENT = (
+    "Data: the instructions (and references) come from the data/ parquet named here; the images from the\n"
+    "folder written by `lmms-eval-tasks prepare contextual` ($LMMS_EVAL_TASKS_DATA_CONTEXTUAL, or\n"
+    "$LMMS_EVAL_TASKS_DATA/contextual), which process_docs reads and fails naming when it is missing."
+)
 MAX_NEW_TOKENS = 300  # the authors' GPT-4V runs (max_tokens=300)
 
 DESCRIPTIONS = {
@@ -77,6 +83,7 @@ def task_specs() -> list[TaskYaml]:
             settings=_settings(task),
             docs_module="lmms_eval_tasks.tasks.contextual.task_docs",
             description=DESCRIPTIONS[task],
+            comment="" if task.startswith("contextual_sample") else IMAGES_COMMENT,
         )
         for task in TASKS
     ]
@@ -103,10 +110,16 @@ def data_files() -> dict[str, bytes]:
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated ConTextual file."""
-    files: dict[str, str | bytes] = {
-        f"{FOLDER}/{spec.task}.yaml": render_task(spec, SOURCE) for spec in task_specs()
-    }
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, list(TASKS), SOURCE)
+    files: dict[str, str | bytes] = dict(
+        templated_files(
+            FOLDER,
+            SOURCE,
+            task_specs(),
+            "yaml/_contextual_template_yaml",
+            lambda task: f"{FOLDER}/yaml/{task}.yaml",
+        )
+    )
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, list(TASKS), SOURCE, spec_metrics(task_specs()))
     for name, content in data_files().items():
         files[f"{FOLDER}/data/{name}"] = content
     for name, content in make_sample.sample_files().items():

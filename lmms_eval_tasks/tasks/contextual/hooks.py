@@ -306,28 +306,6 @@ HOOKS = TaskHooks(
     score_task=score_task,
 )
 process_results = HOOKS.process_results
-(
-    aggregate_acceptance_rate,
-    aggregate_acceptance_rate_ci95_low,
-    aggregate_acceptance_rate_ci95_high,
-    aggregate_acceptance_rate_natural,
-    aggregate_acceptance_rate_digital,
-    aggregate_acceptance_rate_misc_natural_scenes,
-    aggregate_rouge_l,
-    aggregate_unjudged,
-) = HOOKS.aggregators(
-    "acceptance_rate",
-    "acceptance_rate_ci95_low",
-    "acceptance_rate_ci95_high",
-    "acceptance_rate_natural",
-    "acceptance_rate_digital",
-    "acceptance_rate_misc_natural_scenes",
-    "rouge_l",
-    "unjudged",
-)
-aggregate_submission_rows, aggregate_empty_predictions = HOOKS.aggregators(
-    "submission_rows", "empty_predictions"
-)
 aggregate_group = HOOKS.aggregate_group
 
 __all__ = ["HOOKS", "TASKS", "doc_to_text", "doc_to_visual", "make_record"]

@@ -21,6 +21,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.framework.scoring import RecordError, check_judge_options, check_option, require_field
+from lmms_eval_tasks.tasks.contextual import BENCHMARK
 
 # ---------------------------------------------------------------------------------------------------------
 # Data model
@@ -61,16 +62,7 @@ Z_95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054, statsmodels' norm.isf(0
 # Words in a reference up to which the offline rule judge decides (longer references: no verdict).
 RULE_MAX_REFERENCE_WORDS = 6
 
-HEADLINE_METRICS: tuple[str, ...] = (
-    "acceptance_rate",
-    "acceptance_rate_ci95_low",
-    "acceptance_rate_ci95_high",
-    "acceptance_rate_natural",
-    "acceptance_rate_digital",
-    "acceptance_rate_misc_natural_scenes",
-    "rouge_l",
-    "unjudged",
-)
+HEADLINE_METRICS: tuple[str, ...] = BENCHMARK.headline_metrics  # declared once, in the registry entry
 # Every rate besides the overall one: each gets its own 95% interval (``<rate>_ci95_low/high``).
 POOLED_RATE_KEYS: tuple[str, ...] = (
     *(f"acceptance_rate_{scenario}" for scenario in SCENARIOS),

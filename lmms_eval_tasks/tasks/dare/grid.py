@@ -13,7 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmms_eval_tasks.framework.taskgen import GENERATED_HEADER, GroupYaml, TaskYaml, render_group, render_task
+from lmms_eval_tasks.framework.taskgen import (
+    GENERATED_HEADER,
+    Function,
+    GroupYaml,
+    TaskYaml,
+    render_group,
+    templated_files,
+)
 from lmms_eval_tasks.tasks.dare.scoring import GOLD_COUNTS, PROMPTS, TABLE_COLUMNS
 
 TASK_DIR = Path(__file__).resolve().parent
@@ -253,31 +260,72 @@ def group_description(group: str) -> str:
     return f"DARE group {group}"
 
 
+# What every generating DARE task shares (its template), and what the Out-Log tasks change: one
+# loglikelihood request per candidate answer (the letters A-D, or the 16 answer sets of the multi-correct
+# setup); the lowest loss is the model's choice. The wrappers put the continuation in the assistant turn,
+# so no leading space (target_delimiter "").
+GENERATE_SETTINGS = {
+    "output_type": "generate_until",
+    "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),
+    "doc_to_text": Function(f"{HOOKS}.doc_to_text"),
+    "doc_to_target": Function(f"{HOOKS}.doc_to_target"),
+    "process_results": Function(f"{HOOKS}.process_results"),
+    "generation_kwargs": {"max_new_tokens": 64, "temperature": 0, "do_sample": False},
+}
+LOG_SETTINGS = {
+    **GENERATE_SETTINGS,
+    "output_type": "multiple_choice",
+    "doc_to_choice": Function(f"{HOOKS}.doc_to_choice"),
+    "target_delimiter": "",
+}
+TEMPLATES = {
+    "_dare_template_yaml": "Shared by every generating DARE task; each task file holds only what differs. "
+    "See docs/dare.md.",
+    "_dare_log_template_yaml": "Shared by the Out-Log DARE tasks: one loglikelihood request per candidate "
+    "answer (the\nletters A-D, or the 16 answer sets of the multi-correct setup); the lowest loss is the "
+    "model's choice.\nThe wrappers put the continuation in the assistant turn, so no leading space "
+    "(target_delimiter).",
+}
+
+
 def task_spec(task: TaskSpec) -> TaskYaml:
     """The task's YAML description (hooks are shared; the task's identity reaches them via process_docs)."""
-    template = "_dare_log_template_yaml" if task.answer_format == "log" else "_dare_template_yaml"
     if task.source == "sample":
         data = {
             "dataset_path": "parquet",
-            "dataset_kwargs": {"data_files": {"validation": f"{task.config}_validation.parquet"}},
+            "dataset_kwargs": {"data_files": {"validation": f"sample/{task.config}_validation.parquet"}},
         }
     else:
-        data = {"dataset_name": task.config}
+        data = {"dataset_path": "cambridgeltl/DARE", "dataset_name": task.config}
+    shared = LOG_SETTINGS if task.answer_format == "log" else GENERATE_SETTINGS
     return TaskYaml(
         task=task.name,
         hooks=HOOKS,
         metrics=[(key, higher_is_better(key)) for key in task.result_keys()],
-        settings={**data, f"{task.split}_split": task.split},
-        include=f"../{template}",
+        settings={**data, **shared, f"{task.split}_split": task.split},
         docs_module=DOCS_MODULE,
         description=task_description(task),
         version=0.1,
     )
 
 
-def task_yaml(task: TaskSpec) -> str:
-    """The YAML text of one task."""
-    return render_task(task_spec(task), SOURCE)
+def task_files() -> dict[str, str]:
+    """{repository path: text} of the two templates and every task's stub (``yaml/<source>/<task>.yaml``)."""
+    files: dict[str, str] = {}
+    for template, comment in TEMPLATES.items():
+        log = template == "_dare_log_template_yaml"
+        specs = [task_spec(task) for task in all_tasks() if (task.answer_format == "log") == log]
+        files.update(
+            templated_files(
+                FOLDER,
+                SOURCE,
+                specs,
+                f"yaml/{template}",
+                lambda name: f"{FOLDER}/yaml/{TASKS_BY_NAME[name].source}/{name}.yaml",
+                comment=comment,
+            )
+        )
+    return files
 
 
 def group_yaml(group: str) -> str:
@@ -303,20 +351,23 @@ def group_yaml(group: str) -> str:
 
 def expected_files() -> dict[Path, str]:
     """Every generated YAML path (relative to the task folder) and its content."""
-    files = {Path(task.source) / f"{task.name}.yaml": task_yaml(task) for task in all_tasks()}
-    files.update({Path("groups") / f"{group}.yaml": group_yaml(group) for group in groups()})
+    files = {Path(path).relative_to(FOLDER): text for path, text in task_files().items()}
+    files.update({Path("yaml/groups") / f"{group}.yaml": group_yaml(group) for group in groups()})
     return files
 
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} of every generated DARE file: YAML, task_docs.py, the sample."""
-    from lmms_eval_tasks.framework.taskgen import task_docs_module
+    from lmms_eval_tasks.framework.taskgen import spec_metrics, task_docs_module
     from lmms_eval_tasks.tasks.dare import make_sample
 
     files: dict[str, str | bytes] = {
         f"{FOLDER}/{relative.as_posix()}": content for relative, content in expected_files().items()
     }
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, [task.name for task in all_tasks()], SOURCE)
+    specs = [task_spec(task) for task in all_tasks()]
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(
+        HOOKS, [task.name for task in all_tasks()], SOURCE, spec_metrics(specs)
+    )
     for path, content in make_sample.sample_files().items():
         files[f"{FOLDER}/sample/{path}"] = content
     return files

@@ -37,13 +37,4 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 HOOKS = SHARED.task_hooks(COLUMNS)
 process_results = HOOKS.process_results
-(
-    aggregate_micro_accuracy,
-    aggregate_macro_accuracy,
-    aggregate_accuracy_structure,
-    aggregate_accuracy_data,
-    aggregate_accuracy_reasoning,
-) = HOOKS.aggregators(
-    "micro_accuracy", "macro_accuracy", "accuracy_structure", "accuracy_data", "accuracy_reasoning"
-)
 aggregate_group = HOOKS.aggregate_group

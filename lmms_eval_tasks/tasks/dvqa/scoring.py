@@ -104,3 +104,8 @@ __all__ = [
     "per_question_correct",
     "score_records",
 ]
+
+
+def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one scoring path (harness and ``score``): ``(score_records(records, **options), details)``."""
+    return score_records(records, **options), {}

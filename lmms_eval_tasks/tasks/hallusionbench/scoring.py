@@ -1084,15 +1084,170 @@ def score_records(
     what is not supplied; ``no_verdict`` "official" or "unjudged" (verdict-less judge replies). Percent
     units except pct_diff and fp_ratio (fractions). See docs/hallusionbench.md.
     """
-    return evaluate(
-        records,
+    copies = [dict(record) for record in records]  # score_task annotates the records it scores
+    metrics, _details = score_task(
+        copies,
         variant=variant,
         judge=judge,
         judge_model=judge_model,
         repeats=repeats,
         diagnosis=diagnosis,
         no_verdict=no_verdict,
-    ).flat()
+    )
+    return metrics
+
+
+# ---- the one scoring path: score_task ----------------------------------------------------------------
+
+
+def _verdict_words(row: list[str | None]) -> list[str | None]:
+    return [None if verdict is None else VERDICT_WORDS[verdict] for verdict in row]
+
+
+def _annotate(records: list[dict[str, Any]], evaluation: Evaluation, judge_name: str) -> None:
+    """Add verdicts, correctness, consistency and diagnosis per repeat to each record (for --log_samples)."""
+    if evaluation.variant == "vlmevalkit":
+        kept = [record for record in records if str(record.get("visual_input")) != "0"]
+        replies = evaluation.replies.get("yes_no_match", [[None]] * len(kept))
+        for offset, record in enumerate(kept):
+            record["judge"] = judge_name
+            record["extracted_answer"] = evaluation.extracted[offset]
+            record["yes_no_match_reply"] = replies[offset][0]
+            record["correct"] = evaluation.correct[offset]
+        return
+    correctness = evaluation.replies.get("correctness")
+    consistency = evaluation.replies.get("consistency")
+    for offset, record in enumerate(records):
+        record["judge"] = judge_name
+        record["judge_verdicts"] = _verdict_words(evaluation.verdicts[offset])
+        record["correct"] = evaluation.correct[offset]
+        same = evaluation.sames[offset]
+        record["consistency_same"] = None if all(flag is None for flag in same) else same
+        record["diagnosis"] = [
+            None if found is None else DIAGNOSIS_NAMES[found]
+            for found in evaluation.diagnosis[offset]
+        ]
+        if correctness is not None:
+            record["judge_replies"] = correctness[offset]
+            record["judge_errors"] = evaluation.errors["correctness"][offset]
+        if consistency is not None:
+            record["consistency_replies"] = consistency[offset]
+
+
+def _unjudged_list(records: list[dict[str, Any]], evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Every judgement without a verdict (the judging pipeline gives each one its reason)."""
+    entries = []
+    indices = evaluation.record_indices or list(range(len(records)))
+    for kind, rows in evaluation.replies.items():
+        errors = evaluation.errors.get(kind, [])
+        for offset, row in enumerate(rows):
+            for repeat in range(len(row)):
+                error = errors[offset][repeat] if offset < len(errors) else None
+                if error is not None:  # unjudged (no reply) or an unreadable reply
+                    index = indices[offset]
+                    entries.append(
+                        {
+                            "kind": kind,
+                            "record": index,
+                            "repeat": repeat,
+                            "error": error,
+                            "question_key": [
+                                records[index].get(name)
+                                for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
+                            ],
+                        }
+                    )
+    return entries
+
+
+def _deviations(evaluation: Evaluation) -> list[str]:
+    """How this scoring departs from the paper's protocol (GPT-4 judge, all 1129 questions)."""
+    deviations = []
+    if evaluation.judge.get("kind") == "rule":
+        deviations.append("rule-based yes/no judge instead of the paper's GPT-4 judge")
+    if evaluation.variant == "vlmevalkit":
+        deviations.append("VLMEvalKit variant: image questions only, VLMEvalKit's answer matching")
+    return deviations
+
+
+def _no_verdict_warning(evaluation: Evaluation) -> list[str]:
+    """The report's warning about judge replies without a verdict word (none when there are none)."""
+    from lmms_eval_tasks.tasks.hallusionbench.settings import NO_VERDICT_ENV
+
+    count = evaluation.counts.get("no_verdict", 0)
+    if not count:
+        return []
+    if evaluation.no_verdict == "official":
+        how = "scored as the official parse does (correctness: unclear, consistency: different)"
+        other = "unjudged"
+    else:
+        how, other = "left unjudged (out of the metrics)", "official"
+    return [
+        f"{count} judge replies without a verdict word, {how}; listed in details.no_verdict_replies. "
+        f"Set {NO_VERDICT_ENV}={other} (or score with no_verdict={other}) to compare"
+    ]
+
+
+def score_task(
+    records: list[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+    no_verdict: str = "official",
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Judge and score records, annotating each (for --log_samples): ``(metrics, details)``, the one path
+    both the harness and ``lmms-eval-tasks score`` take. Options as ``score_records``."""
+    from lmms_eval_tasks.judges.pipeline import JudgingFailed
+
+    try:
+        evaluation = evaluate(
+            records,
+            variant=variant,
+            judge=judge,
+            judge_model=judge_model,
+            repeats=repeats,
+            diagnosis=diagnosis,
+            no_verdict=no_verdict,
+        )
+    except JudgingFailed as error:  # no verdict at all: fail the host's evaluation (the launcher exits 1)
+        tasks = sorted({str(record.get("task")) for record in records if record.get("task")})
+        raise JudgingFailed(f"{', '.join(tasks)}: {error}" if tasks else str(error)) from None
+    judge_name = evaluation.judge.get("model", "?")
+    _annotate(records, evaluation, judge_name)
+    values: dict[str, Any] = evaluation.flat()
+    values["unjudged_verdicts"] = evaluation.counts["unjudged_verdicts"]
+    values["llm_matched"] = evaluation.counts.get("llm_matched", 0)
+    values["empty_predictions"] = evaluation.counts["empty_predictions"]
+    values["no_verdict"] = evaluation.counts.get("no_verdict", 0)
+    values["judge_is_rule_based"] = 1 if evaluation.judge.get("kind") == "rule" else 0
+    logger.info(
+        f"HallusionBench: judged by {evaluation.judge.get('kind')} / {judge_name}, {evaluation.repeats} "
+        f"repeat(s); aAcc={values.get('aAcc')}, fAcc={values.get('fAcc')}, qAcc={values.get('qAcc')}"
+    )
+    details = {
+        "variant": evaluation.variant,
+        "units": "percent, except pct_diff and fp_ratio (fractions)",
+        "spread": evaluation.spread,
+        "per_repeat": evaluation.per_repeat,
+        "counts": evaluation.counts,
+        "judge_usage": evaluation.judge_usage,
+        "judging": evaluation.judging,  # per judging batch: settings, counts, usage, unjudged items
+        "unjudged": _unjudged_list(records, evaluation),
+        "no_verdict": evaluation.no_verdict,  # how verdict-less judge replies were scored
+        "no_verdict_replies": evaluation.no_verdict_replies,
+        "judge": {**evaluation.judge, "repeats": evaluation.repeats},
+        "deviations": _deviations(evaluation),
+        "warnings": [
+            f"{evaluation.counts[name]} {name.replace('_', ' ')}"
+            for name in ("unjudged_verdicts", "empty_predictions")
+            if evaluation.counts.get(name)
+        ]
+        + _no_verdict_warning(evaluation),
+    }
+    return values, details
 
 
 __all__ = [
@@ -1118,6 +1273,7 @@ __all__ = [
     "question_correct",
     "repeat_metrics",
     "score_records",
+    "score_task",
     "vlmevalkit_yes_no",
 ]
 

@@ -181,9 +181,11 @@ def deviations(dataset: str, task: str) -> list[str]:
 
 
 def report_details_for(dataset: str):
-    """A ``report_details(records, metrics, task)`` that records the run's deviations."""
+    """A ``report_details(records, metrics, task, args)`` that records the run's deviations."""
 
-    def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str) -> dict[str, Any]:
+    def report_details(
+        records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any = None
+    ) -> dict[str, Any]:
         return {"deviations": deviations(dataset, task)}
 
     return report_details
@@ -220,7 +222,6 @@ class DatasetHooks:
     def task_settings(self, task: str) -> dict[str, Any]:
         """Scoring options and the prompt in force, recorded in the task's report."""
         return {
-            "score_options": protocol_option(self.dataset),
             "prompt_override": os.environ.get(prompt_env(self.dataset), "").strip() or None,
             **self.report_settings,
         }

@@ -35,19 +35,15 @@ make_record = SHARED.make_record
 task_settings = SHARED.task_settings
 
 
-def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Score once; the report gets the accuracy by true count and, with an output folder, its plot."""
-    metrics = scoring.score_records(records, **common.protocol_option(DATASET))
-    details: dict[str, Any] = {
-        "accuracy_by_count": scoring.accuracy_by_count(metrics),
-        "deviations": common.deviations(DATASET, task),
-    }
+def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any) -> dict:
+    """What only a run knows: its deviations and, with an output folder, the accuracy-by-count plot."""
+    details: dict[str, Any] = {"deviations": common.deviations(DATASET, task)}
     folder = output_dir(args) if args is not None else None
     if folder is not None:
         path = Path(folder) / f"{task}_accuracy_by_count.png"
         scoring.plot_accuracy_by_count(metrics, path, title=task)
         details["accuracy_by_count_plot"] = str(path)
-    return metrics, details
+    return details
 
 
 def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
@@ -55,25 +51,6 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
     return str(rng.randint(0, scoring.CLIP_MAX))
 
 
-HOOKS = SHARED.task_hooks(COLUMNS, score_task=score_task, report_details=None)
+HOOKS = SHARED.task_hooks(COLUMNS, report_details=report_details)
 process_results = HOOKS.process_results
-(
-    aggregate_simple_micro_accuracy,
-    aggregate_simple_macro_accuracy,
-    aggregate_simple_rmse,
-    aggregate_complex_micro_accuracy,
-    aggregate_complex_macro_accuracy,
-    aggregate_complex_rmse,
-    aggregate_micro_accuracy,
-    aggregate_unparsed,
-) = HOOKS.aggregators(
-    "simple_micro_accuracy",
-    "simple_macro_accuracy",
-    "simple_rmse",
-    "complex_micro_accuracy",
-    "complex_macro_accuracy",
-    "complex_rmse",
-    "micro_accuracy",
-    "unparsed",
-)
 aggregate_group = HOOKS.aggregate_group

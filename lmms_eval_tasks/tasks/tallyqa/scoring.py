@@ -264,3 +264,9 @@ __all__ = [
     "plot_accuracy_by_count",
     "score_records",
 ]
+
+
+def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one scoring path (harness and ``score``): the metrics, and the accuracy by true count."""
+    metrics = score_records(records, **options)
+    return metrics, {"accuracy_by_count": accuracy_by_count(metrics)}

@@ -61,23 +61,4 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 HOOKS = SHARED.task_hooks(COLUMNS)
 process_results = HOOKS.process_results
-(
-    aggregate_micro_accuracy,
-    aggregate_macro_accuracy,
-    aggregate_harmonic_mpt,
-    aggregate_normalized_arithmetic_mpt,
-    aggregate_normalized_harmonic_mpt,
-    aggregate_accuracy_absurd,
-    aggregate_accuracy_counting,
-    aggregate_accuracy_color,
-) = HOOKS.aggregators(
-    "micro_accuracy",
-    "macro_accuracy",
-    "harmonic_mpt",
-    "normalized_arithmetic_mpt",
-    "normalized_harmonic_mpt",
-    "accuracy_absurd",
-    "accuracy_counting",
-    "accuracy_color",
-)
 aggregate_group = HOOKS.aggregate_group

@@ -206,3 +206,8 @@ __all__ = [
     "synset_names",
     "wordnet",
 ]
+
+
+def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one scoring path (harness and ``score``): ``(score_records(records, **options), details)``."""
+    return score_records(records, **options), {}

@@ -49,6 +49,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.vqdv1.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.vqdv1.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    options="lmms_eval_tasks.tasks.vqdv1.settings:score_options",
     headline_metrics=("micro_f1", "macro_f1", "f1_0", "f1_1", "f1_2", "f1_3", "unparsed"),
     per_question="lmms_eval_tasks.tasks.vqdv1.scoring:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.vqdv1.hooks:random_answer",

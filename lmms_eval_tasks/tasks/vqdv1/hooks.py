@@ -19,12 +19,6 @@ from lmms_eval_tasks.tasks.revisiting import common
 from lmms_eval_tasks.tasks.vqdv1 import scoring
 from lmms_eval_tasks.tasks.vqdv1.prompts import PROMPT_ENV, build_prompt, resolve_template
 
-OPTION_ENV = {
-    "protocol": ("LMMS_EVAL_TASKS_VQDV1_PROTOCOL", scoring.PROTOCOLS),
-    "coords": ("LMMS_EVAL_TASKS_VQDV1_COORDS", scoring.COORDS),
-    "box_format": ("LMMS_EVAL_TASKS_VQDV1_BOX_FORMAT", scoring.BOX_FORMATS),
-    "syntax": ("LMMS_EVAL_TASKS_VQDV1_SYNTAX", scoring.SYNTAXES),
-}
 # Dataset fields copied into each record (the first four are required; the rest when present).
 RECORD_FIELDS = (
     "question_id",
@@ -39,23 +33,10 @@ RECORD_FIELDS = (
 )
 
 
-def score_options() -> dict[str, str]:
-    """Scoring options from the environment (defaults: the spec's protocol, the official coordinate rule)."""
-    options: dict[str, str] = {}
-    for option, (variable, allowed) in OPTION_ENV.items():
-        value = os.environ.get(variable, "").strip()
-        if value:
-            if value not in allowed:
-                raise ValueError(f"{variable}={value!r}: expected one of {', '.join(allowed)}")
-            options[option] = value
-    return options
-
-
 def task_settings(task: str) -> dict[str, Any]:
     """Scoring options and the prompt in force, recorded in the task's report."""
     prompt = os.environ.get(PROMPT_ENV, "").strip()
     return {
-        "score_options": score_options(),
         "prompt_override": prompt or None,
         "iou_threshold": scoring.IOU_THRESHOLD,
     }
@@ -94,32 +75,23 @@ def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str,
     return record
 
 
-def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str) -> dict[str, Any]:
-    """The per-bucket precision/recall table (and, when the host gives an output folder, its plot)."""
-    details: dict[str, Any] = {"buckets": scoring.bucket_table(metrics)}
-    if "micro_f1" in metrics and not details["buckets"]:
-        details["note"] = "protocol=official: the official script reports no per-bucket precision/recall"
-    return details
-
-
 def _plot_path(args: Any, task: str) -> Path | None:
     """``<run folder>/<task>_precision_recall.png`` next to the report, or None without an output path."""
     folder = output_dir(args) if args is not None else None
     return None if folder is None else Path(folder) / f"{task}_precision_recall.png"
 
 
-def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Score once with the registry's scorer; the report gets the bucket table and the plot's path."""
-    metrics = scoring.score_records(records, **score_options())
-    details = report_details(records, metrics, task)
+def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any) -> dict:
+    """What only a run knows: the precision/recall plot (with an output folder) and an overridden prompt."""
+    details: dict[str, Any] = {}
     path = _plot_path(args, task)
-    if path is not None and details["buckets"]:
+    if path is not None and scoring.bucket_table(metrics):
         path.parent.mkdir(parents=True, exist_ok=True)
         scoring.plot_precision_recall(metrics, path, title=task)
         details["precision_recall_plot"] = str(path)
     if os.environ.get(PROMPT_ENV, "").strip():
         details["prompt_template"] = resolve_template(None)
-    return metrics, details
+    return details
 
 
 def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
@@ -151,12 +123,8 @@ HOOKS = TaskHooks(
     "vqdv1",
     make_record,
     task_settings=task_settings,
-    score_task=score_task,
+    report_details=report_details,
     prepare_docs=prepare_docs,
 )
 process_results = HOOKS.process_results
-aggregate_micro_f1, aggregate_macro_f1, aggregate_f1_0, aggregate_f1_1, aggregate_f1_2, aggregate_f1_3 = (
-    HOOKS.aggregators("micro_f1", "macro_f1", "f1_0", "f1_1", "f1_2", "f1_3")
-)
-aggregate_unparsed = HOOKS.aggregator("unparsed")
 aggregate_group = HOOKS.aggregate_group

@@ -483,3 +483,12 @@ def plot_precision_recall(metrics: dict[str, Any], path: Any, *, title: str = "V
     axes.legend()
     figure.tight_layout()
     figure.savefig(path, format="png")
+
+
+def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one scoring path (harness and ``score``): the metrics, and the per-bucket precision/recall."""
+    metrics = score_records(records, **options)
+    details: dict[str, Any] = {"buckets": bucket_table(metrics)}
+    if "micro_f1" in metrics and not details["buckets"]:
+        details["note"] = "protocol=official: the official script reports no per-bucket precision/recall"
+    return metrics, details

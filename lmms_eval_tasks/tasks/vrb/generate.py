@@ -1,10 +1,11 @@
 """Every generated file of VRB: the level tasks, the groups, ``task_docs.py`` and the bundled sample.
 
-Tasks: ``vrb_clean`` and ``vrb_<corruption>_s<1..5>`` for the paper's 14 corruptions (in ``levels/``), the
-same for the sample's corruptions as ``vrb_sample_*`` (next to ``sample/``). Groups (``groups/``): ``vrb``
-(all 71 levels), ``vrb_<corruption>`` (clean + its 5 levels), ``vrb_s<k>`` (the 14 corruptions at
-severity k), one per corruption class (``vrb_noise``, ...: clean + every level of the class's
-corruptions), and ``vrb_sample``. Run through ``make generate``; a test fails when a file drifts.
+Tasks: ``vrb_clean`` and ``vrb_<corruption>_s<1..5>`` for the paper's 14 corruptions (in ``yaml/levels/``),
+the same for the sample's corruptions as ``vrb_sample_*`` (``yaml/sample/``); each set includes its template
+(``yaml/_vrb_<setting>_template_yaml``). Groups (``yaml/groups/``): ``vrb`` (all 71 levels),
+``vrb_<corruption>`` (clean + its 5 levels), ``vrb_s<k>`` (the 14 corruptions at severity k), one per
+corruption class (``vrb_noise``, ...: clean + every level of the class's corruptions), and ``vrb_sample``.
+Run through ``make generate``; a test fails when a file drifts.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from lmms_eval_tasks.framework.taskgen import (
     GroupYaml,
     TaskYaml,
     render_group,
-    render_task,
+    spec_metrics,
     task_docs_module,
+    templated_files,
 )
 from lmms_eval_tasks.tasks.vrb import BENCHMARK, make_sample
 
@@ -161,17 +163,27 @@ def group_specs() -> list[GroupYaml]:
 
 
 def _task_path(task: str) -> str:
-    return f"{FOLDER}/{task}.yaml" if task.startswith("vrb_sample") else f"{FOLDER}/levels/{task}.yaml"
+    where = "sample" if task.startswith("vrb_sample") else "levels"
+    return f"{FOLDER}/yaml/{where}/{task}.yaml"
 
 
 def generated_files() -> dict[str, str | bytes]:
-    """{repository path: content} for every generated VRB file."""
-    files: dict[str, str | bytes] = {
-        _task_path(spec.task): render_task(spec, SOURCE) for spec in task_specs()
-    }
+    """{repository path: content} for every generated VRB file: one template per setting (VQAv2 levels,
+    sample levels) and a stub per level task, the groups, ``task_docs.py`` and the sample."""
+    specs = task_specs()
+    files: dict[str, str | bytes] = {}
+    for setting, chosen in (
+        ("levels", [spec for spec in specs if not spec.task.startswith("vrb_sample")]),
+        ("sample", [spec for spec in specs if spec.task.startswith("vrb_sample")]),
+    ):
+        files.update(
+            templated_files(FOLDER, SOURCE, chosen, f"yaml/_vrb_{setting}_template_yaml", _task_path)
+        )
     for spec in group_specs():
-        files[f"{FOLDER}/groups/{spec.group}.yaml"] = render_group(spec, SOURCE)
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, TASKS + SAMPLE_TASKS, SOURCE)
+        files[f"{FOLDER}/yaml/groups/{spec.group}.yaml"] = render_group(spec, SOURCE)
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(
+        HOOKS, TASKS + SAMPLE_TASKS, SOURCE, spec_metrics(specs)
+    )
     for name, content in make_sample.sample_files().items():
         files[f"{FOLDER}/sample/{name}"] = content
     return files

@@ -256,12 +256,4 @@ HOOKS = TaskHooks(
     "vrb", make_record, task_settings=task_settings, prepare_docs=prepare_docs, score_task=score_task
 )
 process_results = HOOKS.process_results
-aggregate_accuracy = HOOKS.aggregator("accuracy")
-aggregate_accuracy_clean = HOOKS.aggregator("accuracy_clean")
-aggregate_relative_accuracy_drop = HOOKS.aggregator("relative_accuracy_drop")
-aggregate_first_drop = HOOKS.aggregator("first_drop")
-aggregate_range_of_error = HOOKS.aggregator("range_of_error")
-aggregate_error_rate = HOOKS.aggregator("error_rate")
-aggregate_average_error = HOOKS.aggregator("average_error")
-aggregate_average_difference = HOOKS.aggregator("average_difference")
 aggregate_group = HOOKS.aggregate_group

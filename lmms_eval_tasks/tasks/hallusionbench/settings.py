@@ -1,0 +1,56 @@
+"""HallusionBench's settings: how each task is scored, the one place its scoring options come from.
+
+Its one environment variable, ``LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT``, is read here; the judge (model,
+key, repeats) is the shared judge configuration (``lmms_eval_tasks.judges.config``), used by
+``scoring.score_task`` when ``judge`` is auto or openai.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from lmms_eval_tasks.tasks.hallusionbench.scoring import NO_VERDICT_CHOICES
+
+NO_VERDICT_ENV = "LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT"
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """How one task is scored: the variant and the judge kind (None: auto, from the judge configuration)."""
+
+    variant: str
+    judge: str | None
+
+
+TASKS: dict[str, TaskSettings] = {
+    "hallusionbench": TaskSettings("official", None),
+    "hallusionbench_offline": TaskSettings("official", "rule"),
+    "hallusionbench_vlmevalkit": TaskSettings("vlmevalkit", None),
+    "hallusionbench_sample": TaskSettings("official", None),
+    "hallusionbench_offline_sample": TaskSettings("official", "rule"),
+    "hallusionbench_vlmevalkit_sample": TaskSettings("vlmevalkit", None),
+}
+
+
+def score_options(task: str) -> dict[str, Any]:
+    """The ``score_task`` options of ``task`` (the variant, and the judge kind when the task fixes one)."""
+    if task not in TASKS:
+        known = ", ".join(sorted(TASKS))
+        raise ValueError(f"HallusionBench records carry an unknown task name {task!r} (known: {known})")
+    settings = TASKS[task]
+    options: dict[str, Any] = {"variant": settings.variant}
+    if settings.judge is not None:
+        options["judge"] = settings.judge
+    if settings.variant == "official":
+        options["no_verdict"] = no_verdict_option()
+    return options
+
+
+def no_verdict_option() -> str:
+    """How a run scores judge replies without a verdict word: ``official`` (default) or ``unjudged``."""
+    value = os.environ.get(NO_VERDICT_ENV, "").strip() or "official"
+    if value not in NO_VERDICT_CHOICES:
+        raise ValueError(f"{NO_VERDICT_ENV}={value!r}: expected one of {', '.join(NO_VERDICT_CHOICES)}")
+    return value

@@ -1,0 +1,12 @@
+"""TDIUC's scoring options, one function: the protocol (``LMMS_EVAL_TASKS_TDIUC_PROTOCOL``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval_tasks.tasks.revisiting import common
+
+
+def score_options(task: str = "tdiuc") -> dict[str, Any]:
+    """The ``score_task`` options of a tdiuc task: ``{"protocol": ...}`` when the environment sets one."""
+    return dict(common.protocol_option("tdiuc"))

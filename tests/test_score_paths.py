@@ -1,0 +1,108 @@
+"""One scoring path: `score` and the hook runtime call the same ``score_task`` with the same options.
+
+Crafted HallusionBench records, offline rule judge (no network): one figure, two questions.
+q0: gt yes, prediction "Yes" -> correct; q1: gt no, prediction "Yes, it is." -> wrong.
+aAcc = 1/2 = 50.0; fAcc = 0/1 = 0.0 (the figure has a wrong question); the rule judge matched every
+answer itself, so llm_matched = 0 and judge_is_rule_based = 1.
+"""
+
+from __future__ import annotations
+
+import json
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.cli import main
+
+FIELDS = {
+    "category": "VD",
+    "subcategory": "illusion",
+    "visual_input": "1",
+    "set_id": "0",
+    "figure_id": "0",
+    "filename": "a.png",
+    "sample_note": "",
+}
+RECORDS = [
+    {**FIELDS, "question_id": "0", "question": "Is the left line longer?", "gt_answer": "1",
+     "gt_answer_details": "yes", "prediction": "Yes"},
+    {**FIELDS, "question_id": "1", "question": "Is the right line longer?", "gt_answer": "0",
+     "gt_answer_details": "no", "prediction": "Yes, it is."},
+]  # fmt: skip
+
+
+def _write(tmp_path: Path, records: list[dict]) -> Path:
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+def _score(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(["score", *argv]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_score_gives_the_harness_only_metrics_of_hallusionbench(tmp_path, capsys) -> None:
+    metrics = _score(capsys, "hallusionbench", str(_write(tmp_path, RECORDS)), "-o", 'judge="rule"')
+    assert metrics["aAcc"] == 50.0 and metrics["fAcc"] == 0.0
+    assert metrics["judge_is_rule_based"] == 1
+    assert metrics["llm_matched"] == 0
+
+
+def test_score_details_prints_metrics_details_and_options(tmp_path, capsys) -> None:
+    path = str(_write(tmp_path, RECORDS))
+    plain = _score(capsys, "hallusionbench", path, "-o", 'judge="rule"')
+    full = _score(capsys, "hallusionbench", path, "-o", 'judge="rule"', "--details")
+    assert set(full) == {"metrics", "details", "options"}
+    assert full["metrics"] == plain
+    assert full["options"] == {"judge": "rule"}
+    assert full["details"]["judge"]["kind"] == "rule"
+    assert full["details"]["deviations"] == ["rule-based yes/no judge instead of the paper's GPT-4 judge"]
+    assert full["details"]["unjudged"] == []
+
+
+def test_the_hook_runtime_records_its_options_and_score_options_from_reuses_them(tmp_path, capsys) -> None:
+    """The offline task's aggregation writes a report holding its options (official variant, rule judge,
+    official no-verdict rule);
+    `score --options-from` that report re-scores the task's own records to the same metrics."""
+    from lmms_eval_tasks.tasks.hallusionbench import hooks
+
+    task = "hallusionbench_offline_sample"
+    items = [hooks.process_results({**rec, "pack_task": task}, [rec["prediction"]]) for rec in RECORDS]
+    args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
+    assert hooks.HOOKS.aggregator("aAcc")([item["aAcc"] for item in items], args) == 50.0
+    [report_path] = sorted((tmp_path / "out").rglob(f"{task}_report.json"))
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    options = {"variant": "official", "judge": "rule", "no_verdict": "official"}
+    assert report["provenance"]["settings"]["score_options"] == options
+    assert report["metrics"]["judge_is_rule_based"] == 1 and report["metrics"]["llm_matched"] == 0
+    records = str(_write(tmp_path, RECORDS))
+    rescored = _score(capsys, "hallusionbench", records, "--options-from", str(report_path))
+    assert rescored.pop("uncertainty") == report["details"]["uncertainty"]  # score shows it with the metrics
+    assert rescored == report["metrics"]
+    # -o wins over the report's options, and reaches the scorer (which echoes the variant it used).
+    other = _score(
+        capsys, "hallusionbench", records, "--options-from", str(report_path),
+        "-o", 'variant="vlmevalkit"', "--details",
+    )  # fmt: skip
+    assert other["options"] == {**options, "variant": "vlmevalkit"}
+    assert other["metrics"]["variant"] == "vlmevalkit"
+
+
+def test_options_from_a_file_that_is_no_report_fails_in_one_line(tmp_path, capsys) -> None:
+    records = str(_write(tmp_path, RECORDS))
+    not_a_report = tmp_path / "results.json"
+    not_a_report.write_text('{"results": {}}', encoding="utf-8")
+    assert main(["score", "hallusionbench", records, "--options-from", str(not_a_report)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "not a pack report" in error[0] and "_report.json" in error[0]
+    old = tmp_path / "old_report.json"
+    old.write_text(json.dumps({"benchmark": "hallusionbench", "provenance": {"settings": {}}}), "utf-8")
+    assert main(["score", "hallusionbench", records, "--options-from", str(old)]) == 2
+    assert "score_options is missing" in capsys.readouterr().err
+    other = tmp_path / "dare_report.json"
+    other.write_text(json.dumps({"benchmark": "dare", "provenance": {"settings": {}}}), encoding="utf-8")
+    assert main(["score", "hallusionbench", records, "--options-from", str(other)]) == 2
+    assert "a 'dare' report, not 'hallusionbench'" in capsys.readouterr().err
