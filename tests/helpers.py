@@ -116,3 +116,17 @@ def build_hub_cache(
     info["config_name"] = config
     info_path.write_text(json.dumps(info), encoding="utf-8")
     return target
+
+
+def task_yaml(path: Path) -> dict[str, Any]:
+    """A task YAML as the host reads it: ``include:`` templates merged under the file's own keys
+    (``!function`` lines dropped: the values here are plain keys such as ``dataset_path``)."""
+    import yaml
+
+    lines = path.read_text(encoding="utf-8").splitlines()
+    text = "\n".join(line for line in lines if "!function" not in line)
+    config = yaml.safe_load(text) or {}
+    include = config.pop("include", None)
+    if include is None:
+        return config
+    return {**task_yaml((path.parent / include).resolve()), **config}

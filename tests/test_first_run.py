@@ -13,11 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from helpers import COMMIT, REPO_ROOT, build_hub_cache, offline_environment, results_json, run_launcher
 
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.tasks.vrb.generate import VQAV2_DATASET, VQAV2_VALIDATION_FILES
+from tests.helpers import (
+    COMMIT,
+    REPO_ROOT,
+    build_hub_cache,
+    offline_environment,
+    results_json,
+    run_launcher,
+    task_yaml,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -41,12 +48,8 @@ def host_yaml_dataset_path(relative: str) -> str:
 def test_the_pack_reads_the_dataset_ids_the_host_reads() -> None:
     assert host_yaml_dataset_path("hallusion_bench/hallusion_bench_image.yaml") == HALLUSIONBENCH
     assert host_yaml_dataset_path("vqav2/_default_template_vqav2_yaml") == VQAV2_DATASET
-    for relative in ("hallusionbench/hallusionbench.yaml", "vrb/levels/vrb_clean.yaml"):
-        config = yaml.safe_load(
-            "\n".join(
-                line for line in (TASKS_DIR / relative).read_text().splitlines() if "!function" not in line
-            )
-        )
+    for relative in ("hallusionbench/yaml/hallusionbench.yaml", "vrb/yaml/levels/vrb_clean.yaml"):
+        config = task_yaml(TASKS_DIR / relative)
         assert config["dataset_path"] in (HALLUSIONBENCH, VQAV2_DATASET), relative
 
 
@@ -126,7 +129,7 @@ def test_an_overridden_dataset_path_moves_every_hallusionbench_split(tmp_path: P
     include = tmp_path / "tasks"
     include.mkdir()
     (include / "my_hallusionbench.yaml").write_text(
-        "include: " + str(TASKS_DIR / "hallusionbench" / "hallusionbench_offline.yaml") + "\n"
+        "include: " + str(TASKS_DIR / "hallusionbench" / "yaml" / "hallusionbench_offline.yaml") + "\n"
         "task: my_hallusionbench\n"
         f"dataset_path: {mirror.parent}\n",
         encoding="utf-8",
@@ -163,13 +166,7 @@ def test_vrb_passes_only_the_validation_files_to_the_real_builder(tmp_path: Path
         "test-00000-of-00001",
     ):
         shutil.copyfile(SAMPLES["vrb"] / "vrb_sample.parquet", repo / "data" / f"{name}.parquet")
-    config = yaml.safe_load(
-        "\n".join(
-            line
-            for line in (TASKS_DIR / "vrb" / "levels" / "vrb_clean.yaml").read_text().splitlines()
-            if "!function" not in line
-        )
-    )
+    config = task_yaml(TASKS_DIR / "vrb" / "yaml" / "levels" / "vrb_clean.yaml")
     builder = datasets.load_dataset_builder(
         str(repo), **config["dataset_kwargs"], cache_dir=str(tmp_path / "c")
     )
