@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -29,3 +32,17 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(item) for item in value]
     return value
+
+
+def end_quietly_on_closed_pipe(entry: Callable[[], int | None]) -> int:
+    """``entry()``'s exit code; 141 (the shell's code for SIGPIPE) without a traceback when stdout was
+    closed early (``lmms_eval ... | head``)."""
+    try:
+        code = int(entry() or 0)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at /dev/null so that flush cannot fail loudly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141

@@ -295,12 +295,9 @@ def score_task(records: list[dict[str, Any]], task: str, args: Any = None) -> tu
         "no_verdict_replies": evaluation.no_verdict_replies,
         "judge": {**evaluation.judge, "repeats": evaluation.repeats},
         "deviations": _deviations(task, evaluation),
-        "warnings": [
-            f"{evaluation.counts[name]} {name.replace('_', ' ')}"
-            for name in ("unjudged_verdicts", "empty_predictions")
-            if evaluation.counts.get(name)
-        ]
-        + _no_verdict_warning(evaluation),
+        # non-zero counts (unjudged verdicts, empty predictions, replies without a verdict) become warnings
+        # by the shared rule (framework.hooks.count_warnings, the benchmark's count_keys); this one says more
+        "warnings": _no_verdict_warning(evaluation),
     }
     return values, details
 
