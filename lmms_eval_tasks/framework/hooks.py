@@ -7,6 +7,7 @@ computes the full metrics dict (judging included) once per task and every aggreg
 
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 import threading
@@ -19,20 +20,25 @@ from loguru import logger
 from lmms_eval_tasks import TASKS_DIR
 
 _lock = threading.Lock()
-# key -> (the items list kept alive so ids stay unique, computed metrics)
-_cache: dict[tuple, tuple[list, dict[str, Any]]] = {}
+# key -> (the items list kept alive so ids stay unique, computed result or the exception it raised)
+_cache: dict[tuple, tuple[list, Any]] = {}
 
 
-def score_once(
-    task_key: str, items: list[Any], compute: Callable[[list[Any]], dict[str, Any]]
-) -> dict[str, Any]:
-    """Return ``compute(items)``, computed once for the same task and the same record objects."""
+def score_once(task_key: str, items: list[Any], compute: Callable[[list[Any]], Any]) -> Any:
+    """Return ``compute(items)``, computed once for the same task and the same record objects (a failure
+    too is computed once: every later metric of the task re-raises it instead of judging again)."""
     key = (task_key, tuple(id(item) for item in items))
     with _lock:
         hit = _cache.get(key)
         if hit is not None:
+            if isinstance(hit[1], BaseException):
+                raise hit[1]
             return hit[1]
-        result = compute(items)
+        try:
+            result = compute(items)
+        except Exception as error:
+            _cache[key] = (items, error)
+            raise
         _cache[key] = (items, result)
         return result
 
@@ -179,11 +185,12 @@ def _pending_path(folder: Path, name: str) -> Path:
 
 
 class SavedRecords(NamedTuple):
-    """A task whose scoring failed after its records were saved: what ``score`` re-judges."""
+    """A task whose scoring failed after its records were saved: what ``score`` re-judges, and why."""
 
     benchmark: str
     task: str
     path: Path
+    error: str = ""
 
     def command(self) -> str:
         """The one command that scores the saved records and completes the run's report."""
@@ -192,6 +199,11 @@ class SavedRecords(NamedTuple):
 
 # Filled when a task's scoring fails after its records were saved; the launcher's last lines name them.
 SAVED_FOR_SCORING: list[SavedRecords] = []
+
+
+def _saved(name: str) -> bool:
+    """True when task ``name``'s scoring failed after its records were saved (the launcher fails the run)."""
+    return any(saved.task == name for saved in SAVED_FOR_SCORING)
 
 
 def _saved_args(args: Any) -> dict[str, Any]:
@@ -548,16 +560,25 @@ class TaskHooks:
                 self._task_records[name] = records
                 if args is not None:
                     self._last_args = args
-            metrics, _ = score_once(
-                name, records, lambda batch: self._score(batch, name, args, source=source)
-            )
+            try:
+                metrics, _ = score_once(
+                    name, records, lambda batch: self._score(batch, name, args, source=source)
+                )
+            except Exception:
+                if _saved(name):  # records kept: the host goes on (other tasks, its own files); NaN here
+                    return math.nan
+                raise
             return _as_number(metrics.get(metric))
 
         def stderr(items: list[Any]) -> float | str:
             """The metric's bootstrap standard error, from the same one scoring (N/A when there is none)."""
             records = unwrap_records(items)
             name = str(records[0].get("variant") or records[0].get("task") or self.task_of(records[0]))
-            metrics = score_once(name, records, lambda batch: {})
+            try:
+                scored = score_once(name, records, lambda batch: ({}, None))
+            except Exception:  # the task's scoring failed (its aggregation said so): no standard error
+                return "N/A"
+            metrics = scored[0] if isinstance(scored, tuple) else scored
             value = metrics.get(f"{metric}_stderr")
             return value if isinstance(value, int | float) and not isinstance(value, bool) else "N/A"
 
@@ -609,7 +630,12 @@ class TaskHooks:
         if missing:
             logger.warning(f"{group}: scoring without records of {missing}")
         union = [record for records in record_lists for record in records]
-        group_metrics, _ = score_once(
-            f"group:{group}", record_lists, lambda _: self._score(union, group, args, members=present)
-        )
+        try:
+            group_metrics, _ = score_once(
+                f"group:{group}", record_lists, lambda _: self._score(union, group, args, members=present)
+            )
+        except Exception:
+            if _saved(group):
+                return math.nan
+            raise
         return _as_number(group_metrics.get(metric))

@@ -151,7 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:
         _print_output_problems(problems)
         exit_code = exit_code or 1
-    for saved in dict.fromkeys(SAVED_FOR_SCORING):  # last: the generations kept, and the way on
+    saved_tasks = list(dict.fromkeys(SAVED_FOR_SCORING))
+    for saved in saved_tasks:
+        print(f"lmms_eval: evaluation failed: {saved.task}: {saved.error}", file=sys.stderr)
+    for saved in saved_tasks:  # last: the generations kept, and the way on
         print(
             f"lmms_eval: {saved.task}: scoring failed after generation; the model's outputs are saved in "
             f"{saved.path}: once the cause above is fixed, score them and complete the run's report with: "
