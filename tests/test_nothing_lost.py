@@ -143,8 +143,11 @@ def test_a_host_save_on_a_full_disk_fails_the_run_naming_the_file(tmp_path):
     results = next(output.glob("*_results.json"))
     with pytest.raises(ValueError):  # cut: the host itself only logged a warning and went on
         json.loads(results.read_text(encoding="utf-8"))
-    last = completed.stderr.strip().splitlines()[-1]
-    assert str(results) in last and "incomplete" in last, last
+    lines = completed.stderr.strip().splitlines()
+    assert any(str(results) in line and "results file is incomplete" in line for line in lines[-3:])
+    last = lines[-1]  # the last file named: the samples file, cut too
+    samples = next(output.glob("*_samples_contextual_sample.jsonl"))
+    assert f"{samples}: the host's samples file of contextual_sample is incomplete" in last, last
     assert "free space" in last
     # the pack's own files were written before the host's save, whole
     report = read_report(next(output.glob("lmms_eval_tasks/*/contextual_sample_report.json")))

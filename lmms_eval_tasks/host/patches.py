@@ -334,7 +334,7 @@ def _install_host_outputs() -> None:
         folder = _host_output_folder(self)
         if folder is not None:
             path = folder / f"{str(datetime_str).replace(':', '-')}_results.json"
-            HOST_OUTPUTS.append(("results", path, 0, None))
+            HOST_OUTPUTS.append(("results file", path, 0, None))
         return aggregated(self, results, samples, datetime_str)
 
     def save_results_samples(self: Any, task_name: str, samples: Any) -> None:
@@ -342,7 +342,7 @@ def _install_host_outputs() -> None:
         if folder is not None:
             date_id = getattr(self, "date_id", None)
             path = folder / f"{date_id}_samples_{task_name}.jsonl" if date_id else None
-            HOST_OUTPUTS.append((f"samples of {task_name}", path, _size(path), len(samples)))
+            HOST_OUTPUTS.append((f"samples file of {task_name}", path, _size(path), len(samples)))
         return samples_method(self, task_name, samples)
 
     EvaluationTracker.save_results_aggregated = _mark(save_results_aggregated, aggregated)
@@ -357,14 +357,14 @@ def host_output_problems() -> list[str]:
     problems = []
     for kind, path, offset, expected in HOST_OUTPUTS:
         if path is None:
-            problems.append(f"the host's {kind} file was not written (its results file failed first)")
+            problems.append(f"the host's {kind} was not written (its results file failed first)")
             continue
         try:
             with open(path, "rb") as handle:
                 handle.seek(offset)
                 data = handle.read()
         except OSError as error:
-            problems.append(f"{path}: the host's {kind} file was not written ({error.strerror or error})")
+            problems.append(f"{path}: the host's {kind} was not written ({error.strerror or error})")
             continue
         try:
             if expected is None:
@@ -378,7 +378,7 @@ def host_output_problems() -> list[str]:
         except (UnicodeDecodeError, ValueError) as error:
             reason = str(error).splitlines()[0][:120]
             problems.append(
-                f"{path}: the host's {kind} file is incomplete ({len(data)} bytes, {reason}): disk full?"
+                f"{path}: the host's {kind} is incomplete ({len(data)} bytes, {reason}): disk full?"
             )
     return problems
 

@@ -1,0 +1,72 @@
+"""The shared rule: every declared count that changes a headline number and is not zero is a report warning,
+for every benchmark (from the benchmark's ``count_keys``), wherever the scorer put the count."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from argparse import Namespace
+
+from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
+from helpers import REPO_ROOT, offline_environment
+
+from lmms_eval_tasks.framework.hooks import count_warnings
+from lmms_eval_tasks.framework.registry import benchmarks
+from lmms_eval_tasks.reporting.schema import read_report
+
+
+def test_non_zero_counts_from_metrics_details_and_counts_become_warnings():
+    metrics = {"unjudged": 2, "empty_predictions": 0, "accuracy": 0.5}
+    details = {"counts": {"no_verdict": 1}, "unparsed": 3.0}
+    keys = ("unjudged", "empty_predictions", "no_verdict", "unparsed")
+    warnings = count_warnings(keys, metrics, details, 10)
+    # unjudged 2 (metrics), no_verdict 1 (details.counts), unparsed 3 (details, a whole float); empty: zero
+    assert [warning.split(":")[0] for warning in warnings] == ["unjudged", "no_verdict", "unparsed"]
+    assert warnings[0].startswith("unjudged: 2 (of 10 records)")
+    assert warnings[1].startswith("no_verdict: 1 (of 10 records) judge replies hold no verdict word")
+    assert count_warnings(("unjudged",), {"unjudged": 0}, {}, 10) == []
+    assert count_warnings(("unjudged",), {"unjudged": True}, {}, 10) == []  # a flag, not a count
+
+
+def test_every_benchmark_declares_its_counts():
+    declared = {name: benchmark.count_keys for name, benchmark in benchmarks().items()}
+    assert "no_verdict" in declared["hallusionbench"] and "unjudged_verdicts" in declared["hallusionbench"]
+    assert {"unjudged", "empty_predictions"} <= set(declared["contextual"])
+    assert all("unparsed" in declared[name] for name in ("dare", "tallyqa", "vqdv1", "tdiuc", "dvqa"))
+
+
+def test_contextual_report_lists_its_unjudged_items(monkeypatch, tmp_path):
+    from lmms_eval_tasks.tasks.contextual.hooks import HOOKS
+
+    isolate_judge_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE", "auto")
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_RETRIES", "0")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    records = [
+        {"image_url": f"https://example.org/{index}.png", "instruction": f"What does sign {index} say?",
+         "category": "stvqa", "response": "OPEN", "prediction": "OPEN" if index % 2 else "CLOSED",
+         "task": "contextual_sample"}
+        for index in range(5)
+    ]  # fmt: skip
+    faults = lambda call: Fault("bad_request") if "sign 4" in call.prompt else None  # noqa: E731
+    with FakeOpenAIServer(lambda prompt: "Judgement: Yes", faults=faults) as server:
+        monkeypatch.setenv("OPENAI_API_URL", server.base_url)
+        args = Namespace(output_path=str(tmp_path / "out"), model="m", model_args="", limit=None, seed=None)
+        metrics, path = HOOKS._score(records, "contextual_sample", args)
+    # 1 of 5 instructions (20 %) without a verdict: 4 judged, all "Yes" -> 100 % of the judged
+    assert metrics["unjudged"] == 1 and metrics["acceptance_rate"] == 100.0
+    report = read_report(path)
+    assert any(warning.startswith("unjudged: 1 (of 5 records)") for warning in report["warnings"])
+
+
+def test_a_closed_pipe_ends_quietly():
+    command = (
+        f"{sys.executable} -m lmms_eval_tasks.cli tasks | head -c 10 >/dev/null; "
+        f"{sys.executable} -m lmms_eval_tasks --version | head -c 3 >/dev/null"
+    )
+    completed = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, env=offline_environment(), cwd=REPO_ROOT,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert "Traceback" not in completed.stderr and "BrokenPipe" not in completed.stderr, completed.stderr
