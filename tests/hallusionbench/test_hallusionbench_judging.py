@@ -76,7 +76,31 @@ def test_task_aggregation_fails_naming_the_task(failing_endpoint, tmp_path):
     keys = hooks.RESULT_KEYS["official"]
     items = [harness.record_under_keys(row, keys)[keys[0]] for row in rows]
     with pytest.raises(JudgingFailed, match=r"^hallusionbench_sample: HallusionBench correctness: judging"):
-        hooks.aggregate_aAcc(items, args=Namespace(output_path=str(tmp_path)))
+        hooks.aggregate_aAcc(items, args=Namespace(output_path=None))  # nowhere to keep the records: raise
+
+
+def test_task_aggregation_that_fails_with_an_output_path_keeps_the_records(failing_endpoint, tmp_path):
+    import math
+
+    rows = unjudged_records()
+    for row in rows:
+        row["task"] = "hallusionbench_sample"
+    keys = hooks.RESULT_KEYS["official"]
+    items = [harness.record_under_keys(row, keys)[keys[0]] for row in rows]
+    harness.SAVED_FOR_SCORING.clear()
+    args = Namespace(output_path=str(tmp_path), model="m", model_args="seed=0", limit=None, seed=None)
+    # the host goes on (NaN for this task); the records are saved, the launcher fails the run naming them
+    assert math.isnan(hooks.aggregate_aAcc(items, args=args))
+    calls = failing_endpoint.call_count()
+    assert math.isnan(hooks.aggregate_fAcc(items, args=args))
+    assert failing_endpoint.call_count() == calls  # the failure is computed once: no second judging
+    (saved,) = harness.SAVED_FOR_SCORING
+    assert saved.task == "hallusionbench_sample" and saved.benchmark == "hallusionbench"
+    assert saved.error.startswith("JudgingFailed: hallusionbench_sample: HallusionBench correctness")
+    assert len(saved.path.read_text(encoding="utf-8").splitlines()) == len(rows)
+    assert harness.pending_for(saved.path)["task"] == "hallusionbench_sample"
+    assert not list(saved.path.parent.glob("*_report.json"))
+    harness.SAVED_FOR_SCORING.clear()
 
 
 def test_partly_failed_judging_scores_and_warns_above_the_threshold(monkeypatch, tmp_path, warnings):
