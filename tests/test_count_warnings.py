@@ -17,15 +17,26 @@ from lmms_eval_tasks.reporting.schema import read_report
 
 def test_non_zero_counts_from_metrics_details_and_counts_become_warnings():
     metrics = {"unjudged": 2, "empty_predictions": 0, "accuracy": 0.5}
-    details = {"counts": {"no_verdict": 1}, "unparsed": 3.0}
+    details = {"counts": {"no_verdict": 1}, "unparsed": 3.0, "no_verdict": "official"}
     keys = ("unjudged", "empty_predictions", "no_verdict", "unparsed")
     warnings = count_warnings(keys, metrics, details, 10)
-    # unjudged 2 (metrics), no_verdict 1 (details.counts), unparsed 3 (details, a whole float); empty: zero
-    assert [warning.split(":")[0] for warning in warnings] == ["unjudged", "no_verdict", "unparsed"]
-    assert warnings[0].startswith("unjudged: 2 (of 10 records)")
-    assert warnings[1].startswith("no_verdict: 1 (of 10 records) judge replies hold no verdict word")
+    # unjudged 2 (metrics), no_verdict 1 (details.counts: details.no_verdict is a mode, not a count),
+    # unparsed 3 (details, a whole float); empty_predictions is zero: no warning
+    assert warnings == [
+        "2 unjudged verdicts (of 10 records, count 'unjudged'): the judge gave none; left out of the judged "
+        "metrics",
+        "1 judge replies without a verdict word (of 10 records, count 'no_verdict'): see the report's "
+        "details for how they scored",
+        "3 unparsed answers (of 10 records, count 'unparsed'): scored as wrong",
+    ]
     assert count_warnings(("unjudged",), {"unjudged": 0}, {}, 10) == []
     assert count_warnings(("unjudged",), {"unjudged": True}, {}, 10) == []  # a flag, not a count
+    # a scorer's own warning that states the count (and says more) is not repeated
+    given = ["1 judge replies without a verdict word, scored as the official parse does"]
+    assert [w.split(" (")[0] for w in count_warnings(keys, metrics, details, 10, given)] == [
+        "2 unjudged verdicts",
+        "3 unparsed answers",
+    ]
 
 
 def test_every_benchmark_declares_its_counts():
@@ -57,7 +68,8 @@ def test_contextual_report_lists_its_unjudged_items(monkeypatch, tmp_path):
     # 1 of 5 instructions (20 %) without a verdict: 4 judged, all "Yes" -> 100 % of the judged
     assert metrics["unjudged"] == 1 and metrics["acceptance_rate"] == 100.0
     report = read_report(path)
-    assert any(warning.startswith("unjudged: 1 (of 5 records)") for warning in report["warnings"])
+    expected = "1 unjudged verdicts (of 5 records, count 'unjudged'): the judge gave none; left out of the "
+    assert expected + "judged metrics" in report["warnings"]
 
 
 def test_a_closed_pipe_ends_quietly():

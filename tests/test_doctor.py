@@ -93,7 +93,7 @@ def test_unsupported_host_version(
     assert "fix: pip install 'lmms-eval>=0.7.3,<0.7.4'" in text
     assert "✗ patch loglikelihood_result   skipped: written for lmms-eval ==0.7.3, this host is 0.8.1" in text
     assert text.splitlines()[-1].startswith(
-        "7 required check(s) failed: lmms-eval version, patch pack_task_index"
+        "9 required check(s) failed: lmms-eval version, patch pack_task_index"
     )
     code, payload = _doctor_json(capsys, "--tiny-llava", str(tiny_llava_dir))
     assert code == 1 and payload["ok"] is False

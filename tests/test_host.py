@@ -59,7 +59,7 @@ def test_every_patch_applies_to_the_installed_host() -> None:
 
 
 def test_patches_for_a_run_depend_on_its_models() -> None:
-    common = ["pack_task_index", "failure_recorder", "host_outputs", "loglikelihood_result"]
+    common = ["pack_task_index", "failure_recorder", "pack_stderr", "host_outputs", "loglikelihood_result"]
     assert host.patches_for(["random_guess"]) == common
     assert host.patches_for(["llava_hf"]) == [
         *common,
