@@ -69,8 +69,9 @@ demo: setup
 test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS); status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; exit 1; fi; exit $$status
 
+# Every script in benchmarks/ (each honours --quick: `make bench BENCH_ARGS=--quick`; the tests run that).
 bench: setup
-	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script $(BENCH_ARGS) || exit 1; done
 
 lint: setup
 	$(VENV)/bin/ruff check lmms_eval_tasks tests benchmarks

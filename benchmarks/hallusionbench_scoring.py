@@ -86,7 +86,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds; the best is reported")
+    parser.add_argument("--quick", action="store_true", help="small run: checks the script works")
     options = parser.parse_args()
+    if options.quick:
+        options.rounds = 1
 
     from lmms_eval_tasks.tasks.hallusionbench.scoring import score_records
 

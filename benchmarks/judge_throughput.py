@@ -39,7 +39,10 @@ def main() -> None:
         default=100,
         help="items timed one at a time, extrapolated per item (0: time all items)",
     )
+    parser.add_argument("--quick", action="store_true", help="small run: checks the script works")
     arguments = parser.parse_args()
+    if arguments.quick:
+        arguments.items, arguments.latency, arguments.sequential_subset = 60, 0.01, 10
 
     requests = [
         JudgeRequest(

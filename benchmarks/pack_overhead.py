@@ -90,6 +90,18 @@ def first_sample_leaf_task() -> tuple[str, dict]:
     raise SystemExit("no *_sample task in the pack")
 
 
+def text_column(data_file: str) -> str:
+    """The first string column of a bundled data file: what the plain task's prompt reads (sample tasks
+    differ: ConTextual has ``instruction``, HallusionBench ``question``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for schema_field in pq.read_schema(data_file):
+        if pa.types.is_string(schema_field.type) or pa.types.is_large_string(schema_field.type):
+            return schema_field.name
+    raise SystemExit(f"{data_file}: no string column for the plain reference task's prompt")
+
+
 def write_plain_task(folder: Path, config: dict) -> str:
     """A host-only YAML task reading the same bundled data file with built-in settings only."""
     data_files = config["dataset_kwargs"]["data_files"]
@@ -97,6 +109,7 @@ def write_plain_task(folder: Path, config: dict) -> str:
     files = data_files[split] if isinstance(data_files, dict) else data_files
     files = [files] if isinstance(files, str) else list(files)
     absolute = [str((Path(config["_folder"]) / path).resolve()) for path in files]
+    column = text_column(absolute[0])
     name = "pack_overhead_plain_reference"
     (folder / f"{name}.yaml").write_text(
         "\n".join(
@@ -108,8 +121,8 @@ def write_plain_task(folder: Path, config: dict) -> str:
                 f"    {split}: {json.dumps(absolute)}",
                 f"test_split: {split}",
                 "output_type: generate_until",
-                'doc_to_text: "{{question}}"',
-                'doc_to_target: "{{question}}"',
+                f'doc_to_text: "{{{{{column}}}}}"',
+                f'doc_to_target: "{{{{{column}}}}}"',
                 "metric_list:",
                 "  - metric: exact_match",
             ]
@@ -123,7 +136,10 @@ def write_plain_task(folder: Path, config: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=5, help="alternating host/pack runs per figure")
+    parser.add_argument("--quick", action="store_true", help="small run: checks the script works")
     args = parser.parse_args()
+    if args.quick:
+        args.pairs = 1
 
     list_host, list_pack = [], []
     for _ in range(args.pairs):

@@ -27,7 +27,10 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000, help="bytes per hostile input")
     parser.add_argument("--repeats", type=int, default=3, help="runs per (parser, input); the best counts")
     parser.add_argument("--only", default="", help="only parsers whose name starts with this")
+    parser.add_argument("--quick", action="store_true", help="small run: checks the script works")
     args = parser.parse_args()
+    if args.quick:
+        args.size, args.repeats = 5_000, 1
 
     corpus = list(hostile_corpus(args.size))
     entries = [entry for entry in PARSERS if entry.name.startswith(args.only)]

@@ -83,7 +83,10 @@ def main() -> None:
     parser.add_argument("--tdiuc", type=int, default=30_000)
     parser.add_argument("--tallyqa", type=int, default=40_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="small run: checks the script works")
     args = parser.parse_args()
+    if args.quick:
+        args.tdiuc, args.tallyqa = 300, 400
     from lmms_eval_tasks.tasks.tallyqa import scoring as tallyqa
     from lmms_eval_tasks.tasks.tdiuc import scoring as tdiuc
 

@@ -77,7 +77,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--questions", type=int, default=16_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="small run: checks the script works")
     options = parser.parse_args()
+    if options.quick:
+        options.questions = 200
 
     import numpy as np
 

@@ -71,7 +71,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=4, help="seeds per (photo, corruption, severity)")
     parser.add_argument("--all", action="store_true", help="also measure the non-noise corruptions")
+    parser.add_argument("--quick", action="store_true", help="small run: checks the script works")
     args = parser.parse_args()
+    if args.quick:
+        args.seeds = 1
     images = photos()
     mismatches = 0
     with tempfile.TemporaryDirectory() as scratch:

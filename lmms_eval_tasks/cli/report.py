@@ -1,8 +1,10 @@
 """`lmms-eval-tasks report RUN_DIR... --out DIR`: report.html and report.md over one or more harness runs.
 
 Each RUN_DIR is a harness output folder (``--output_path``), a model folder below it, a pack folder
-``.../lmms_eval_tasks`` (the latest complete report of each task) or one run folder
-``.../lmms_eval_tasks/<run_id>``. The HTML is self-contained (tables, PNG plots as data URIs, no scripts).
+``.../lmms_eval_tasks`` or one run folder ``.../lmms_eval_tasks/<run_id>``; every pack folder below it
+counts, at any depth. Each (model, model args) is one run, with the newest report of each task; what is
+left out (older reports of the same setup, unreadable reports, tasks whose scoring failed) is printed.
+The HTML is self-contained (tables, PNG plots as data URIs, no scripts).
 """
 
 from __future__ import annotations
@@ -16,11 +18,16 @@ from typing import Any
 def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.reporting.human_report import ReportInputError, write_report_for_runs
 
+    skipped: list[str] = []
     try:
-        path = write_report_for_runs(args.run_dirs, args.out)
+        path = write_report_for_runs(args.run_dirs, args.out, skipped)
     except ReportInputError as error:
+        for note in skipped:
+            print(f"lmms-eval-tasks report: skipped {note}", file=sys.stderr)
         print(f"lmms-eval-tasks report: {error}", file=sys.stderr)
         return 2
+    for note in skipped:
+        print(f"lmms-eval-tasks report: skipped {note}", file=sys.stderr)
     print(path)
     return 0
 

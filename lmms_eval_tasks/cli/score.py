@@ -1,4 +1,8 @@
-"""`lmms-eval-tasks score BENCHMARK FILE`: re-score saved predictions without running a model."""
+"""`lmms-eval-tasks score BENCHMARK FILE`: re-score saved predictions without running a model.
+
+When FILE is the records file of a run whose scoring failed (a ``<task>_pending.json`` sits next to it,
+e.g. the judge refused every call), the records are scored as that run would have and the run's report is
+written into its folder (docs/reports.md, "When judging fails")."""
 
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ def report_options(path: Path, benchmark: str) -> dict[str, Any]:
 
 
 def _command_score(args: argparse.Namespace) -> int:
+    from lmms_eval_tasks.framework.hooks import complete_pending, pending_for
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark, resolve
     from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl_numbered
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
@@ -86,6 +91,36 @@ def _command_score(args: argparse.Namespace) -> int:
         if not records:
             raise RecordError("-", "<file>", f"{path} holds no records")
         benchmark.validate(records, lines=lines)  # the record contract
+        try:
+            pending = pending_for(path)
+        except ValueError as error:
+            print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
+            return 2
+        if pending is not None and pending.get("benchmark") != args.benchmark:
+            print(
+                f"lmms-eval-tasks score: {path} holds {pending.get('benchmark')} records of task "
+                f"{pending.get('task')}: run `lmms-eval-tasks score {pending.get('benchmark')} {path}`",
+                file=sys.stderr,
+            )
+            return 2
+        if pending is not None and options:
+            print(
+                f"lmms-eval-tasks score: {path} awaits its run's report, which is scored with the run's "
+                "settings: scoring with --option here and leaving the run's report alone",
+                file=sys.stderr,
+            )
+            pending = None
+        if pending is not None:  # a run whose scoring failed: score as the run would have, write its report
+            try:
+                metrics, report_path = complete_pending(path, records, pending)
+            except ValueError as error:
+                if isinstance(error, RecordError | JudgingFailed):
+                    raise
+                print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
+                return 2
+            print(json.dumps(json_safe(metrics), indent=2, default=str, allow_nan=False))
+            print(f"lmms-eval-tasks score: the run's report is complete: {report_path}", file=sys.stderr)
+            return 0
         metrics, details = benchmark.score_with_details(records, **scoring_options)  # the one path
         metrics, uncertainty = score_with_uncertainty(args.benchmark, records, metrics, **options)
         if uncertainty:

@@ -7,30 +7,38 @@ computes the full metrics dict (judging included) once per task and every aggreg
 
 from __future__ import annotations
 
+import math
+import shlex
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from loguru import logger
 
 from lmms_eval_tasks import TASKS_DIR
 
 _lock = threading.Lock()
-# key -> (the items list kept alive so ids stay unique, computed metrics)
-_cache: dict[tuple, tuple[list, dict[str, Any]]] = {}
+# key -> (the items list kept alive so ids stay unique, computed result or the exception it raised)
+_cache: dict[tuple, tuple[list, Any]] = {}
 
 
-def score_once(
-    task_key: str, items: list[Any], compute: Callable[[list[Any]], dict[str, Any]]
-) -> dict[str, Any]:
-    """Return ``compute(items)``, computed once for the same task and the same record objects."""
+def score_once(task_key: str, items: list[Any], compute: Callable[[list[Any]], Any]) -> Any:
+    """Return ``compute(items)``, computed once for the same task and the same record objects (a failure
+    too is computed once: every later metric of the task re-raises it instead of judging again)."""
     key = (task_key, tuple(id(item) for item in items))
     with _lock:
         hit = _cache.get(key)
         if hit is not None:
+            if isinstance(hit[1], BaseException):
+                raise hit[1]
             return hit[1]
-        result = compute(items)
+        try:
+            result = compute(items)
+        except Exception as error:
+            _cache[key] = (items, error)
+            raise
         _cache[key] = (items, result)
         return result
 
@@ -124,6 +132,196 @@ TASK_COLUMN = "pack_task"  # the column process_docs adds: every hook reads its 
 VARIANT_COLUMN = "pack_variant"
 # Keys of a scorer's details that go to the report's provenance block (see reports.build_report).
 _PROVENANCE_DETAILS = ("judge", "corruption", "pack_seeds", "deviations", "warnings")
+PENDING_SUFFIX = "_pending.json"  # next to <task>_samples.jsonl while the task's records await scoring
+# What each count of a benchmark's ``count_keys`` is, and what it does to the headline numbers.
+COUNT_MEANINGS: dict[str, tuple[str, str]] = {
+    "unparsed": ("unparsed answers", "scored as wrong"),
+    "simple_unparsed": ("unparsed answers to simple questions", "scored as wrong"),
+    "complex_unparsed": ("unparsed answers to complex questions", "scored as wrong"),
+    "unjudged": ("unjudged verdicts", "the judge gave none; left out of the judged metrics"),
+    "unjudged_verdicts": ("unjudged verdicts", "the judge gave none; left out of the judged metrics"),
+    "empty_predictions": ("empty predictions", "generation errors? scored as the model's answers"),
+    "no_verdict": ("judge replies without a verdict word", "see the report's details for how they scored"),
+}
+
+
+def _count_value(key: str, metrics: Mapping[str, Any], details: Mapping[str, Any]) -> int | None:
+    """``key``'s count from the metrics, else the details, else ``details["counts"]`` (None if absent)."""
+    counts = details.get("counts") if isinstance(details.get("counts"), Mapping) else {}
+    for source in (metrics, details, counts):
+        value = source.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if isinstance(value, float) and not value.is_integer():
+            continue
+        return int(value)
+    return None
+
+
+def count_warnings(
+    count_keys: Sequence[str],
+    metrics: Mapping[str, Any],
+    details: Mapping[str, Any],
+    records: int,
+    given: Sequence[str] = (),
+) -> list[str]:
+    """The shared rule: one warning per declared count that is not zero, ``"N <what> (of <records> records,
+    count '<key>'): <consequence>"``, unless a scorer's own warning in ``given`` already starts with
+    ``"N <what>"`` (and says more). Verdict counts may exceed the records when judged in repeats."""
+    warnings: list[str] = []
+    for key in dict.fromkeys(count_keys):
+        value = _count_value(key, metrics, details)
+        if not value:
+            continue
+        what, consequence = COUNT_MEANINGS.get(key, (key.replace("_", " "), "see the report's details"))
+        if any(str(warning).startswith(f"{value} {what}") for warning in [*given, *warnings]):
+            continue
+        warnings.append(f"{value} {what} (of {records} records, count {key!r}): {consequence}")
+    return warnings
+
+
+def _pending_path(folder: Path, name: str) -> Path:
+    return folder / f"{name}{PENDING_SUFFIX}"
+
+
+class SavedRecords(NamedTuple):
+    """A task whose scoring failed after its records were saved: what ``score`` re-judges, and why."""
+
+    benchmark: str
+    task: str
+    path: Path
+    error: str = ""
+
+    def command(self) -> str:
+        """The one command that scores the saved records and completes the run's report."""
+        return f"lmms-eval-tasks score {self.benchmark} {shlex.quote(str(self.path))}"
+
+
+# Filled when a task's scoring fails after its records were saved; the launcher's last lines name them.
+SAVED_FOR_SCORING: list[SavedRecords] = []
+
+
+def _saved(name: str) -> bool:
+    """True when task ``name``'s scoring failed after its records were saved (the launcher fails the run)."""
+    return any(saved.task == name for saved in SAVED_FOR_SCORING)
+
+
+def _saved_args(args: Any) -> dict[str, Any]:
+    """The CLI arguments a report's provenance reads, JSON-able, model args redacted."""
+    from lmms_eval_tasks.reporting.schema import _model_args_text, redact_arguments, to_strict_json
+
+    model_args = _model_args_text(getattr(args, "model_args", None)) if args is not None else ""
+    return {
+        "model": getattr(args, "model", None) if args is not None else None,
+        "model_args": redact_arguments(model_args) if model_args else None,
+        "limit": to_strict_json(getattr(args, "limit", None)) if args is not None else None,
+        "seed": to_strict_json(getattr(args, "seed", None)) if args is not None else None,
+    }
+
+
+def save_pending(
+    folder: Path,
+    benchmark: str,
+    name: str,
+    source: str,
+    members: list[str] | None,
+    args: Any,
+    settings: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+) -> Path:
+    """Write ``<name>_samples.jsonl`` (the ``score`` records) and ``<name>_pending.json`` (what completing
+    the report needs) before scoring, so a failing judge loses no generation; returns the records file."""
+    from lmms_eval_tasks.reporting.schema import (
+        SAMPLES_SUFFIX,
+        SCHEMA_VERSION,
+        _write_atomically,
+        dumps_strict,
+        redact_command_line,
+    )
+
+    records_path = folder / f"{name}{SAMPLES_SUFFIX}"
+    _write_atomically(records_path, "".join(dumps_strict(record) + "\n" for record in records))
+    pending = {
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": benchmark,
+        "task": name,
+        "source": source,
+        "members": members,
+        "records": records_path.name,
+        "settings": settings,
+        "args": _saved_args(args),
+        "command_line": redact_command_line(sys.argv) if args is not None else None,
+    }
+    _write_atomically(_pending_path(folder, name), dumps_strict(pending, indent=2) + "\n")
+    return records_path
+
+
+def pending_for(records_path: Path) -> dict[str, Any] | None:
+    """The pending marker saved next to a records file by a run whose scoring failed, or None."""
+    from lmms_eval_tasks.reporting.schema import SAMPLES_SUFFIX, strict_loads
+
+    if not records_path.name.endswith(SAMPLES_SUFFIX):
+        return None
+    marker = _pending_path(records_path.parent, records_path.name[: -len(SAMPLES_SUFFIX)])
+    if not marker.is_file():
+        return None
+    try:
+        pending = strict_loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"{marker}: unreadable ({error}); delete it to score the records alone") from None
+    if not isinstance(pending, dict) or pending.get("records") != records_path.name:
+        raise ValueError(f"{marker}: not a pending marker of {records_path.name}; delete it")
+    return pending
+
+
+def benchmark_hooks(benchmark: str) -> TaskHooks:
+    """The ``TaskHooks`` of a benchmark (``lmms_eval_tasks.tasks.<benchmark>.hooks.HOOKS``)."""
+    import importlib
+
+    module = importlib.import_module(f"lmms_eval_tasks.tasks.{benchmark}.hooks")
+    hooks = getattr(module, "HOOKS", None)
+    if not isinstance(hooks, TaskHooks):
+        raise ValueError(f"{benchmark}: its hooks module defines no TaskHooks HOOKS")
+    return hooks
+
+
+def complete_pending(
+    records_path: Path, records: list[dict[str, Any]], pending: Mapping[str, Any]
+) -> tuple[dict[str, Any], Path]:
+    """Score a failed run's saved records as the run would have, write its report into the run folder
+    (removing the pending marker); returns (metrics, report path). Raises ValueError when this
+    environment's task settings differ from the run's (the numbers would not be the run's)."""
+    from types import SimpleNamespace
+
+    hooks = benchmark_hooks(str(pending["benchmark"]))
+    source, name = str(pending["source"]), str(pending["task"])
+    settings = to_json_like(hooks.task_settings(source))
+    saved = pending.get("settings") or {}
+    differing = sorted(key for key in set(settings) | set(saved) if settings.get(key) != saved.get(key))
+    if differing:
+        key = differing[0]
+        raise ValueError(
+            f"{records_path}: setting {key!r} of {source} was {saved.get(key)!r} in the run, is "
+            f"{settings.get(key)!r} here; set the run's environment (see the report's settings) and retry"
+        )
+    args = SimpleNamespace(output_path=None, **(pending.get("args") or {}))
+    metrics, report_path = hooks._score(
+        records,
+        name,
+        args,
+        members=pending.get("members"),
+        source=source,
+        folder=records_path.parent,
+        command_line=pending.get("command_line"),
+    )
+    return metrics, report_path
+
+
+def to_json_like(value: Any) -> Any:
+    """``value`` as it reads back from strict JSON (tuples as lists), to compare saved settings."""
+    from lmms_eval_tasks.reporting.schema import dumps_strict, strict_loads
+
+    return strict_loads(dumps_strict(value))
 
 
 def _as_number(value: Any) -> float | int:
@@ -272,34 +470,54 @@ class TaskHooks:
         args: Any,
         members: list[str] | None = None,
         source: str | None = None,
-    ):
-        """Score ``records`` as task ``source`` (default ``name``) and report them under ``name``."""
+        folder: Path | None = None,
+        command_line: list[str] | None = None,
+    ) -> tuple[dict[str, Any], Path | None]:
+        """Score ``records`` as task ``source`` (default ``name``) and report them under ``name``; returns
+        (metrics, report path). The records are saved first: a failing judge loses no generation."""
         from lmms_eval_tasks.framework.registry import get_benchmark
+        from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty
+        from lmms_eval_tasks.reporting.schema import build_report, write_report_files
 
         source = source or name
+        folder = folder if folder is not None else output_dir(args)
+        records_path = None
         settings = dict(self.task_settings(source))
-        if self.score_task is not None:  # a benchmark not yet on the one scoring path (see docs)
-            get_benchmark(self.benchmark).validate(records)  # the record contract (score() checks it too)
-            metrics, details = self.score_task(records, source, args)
-            options = dict(settings.get("score_options", {}))
-        else:
-            benchmark = get_benchmark(self.benchmark)
-            benchmark.validate(records)  # the record contract, before the scorer runs
-            options = benchmark.task_options(source)
-            metrics, details = benchmark.score_with_details(records, **options)
-            if self.report_details is not None:
-                run_details = self.report_details(records, metrics, source, args)
-                merged = {**details, **run_details}
-                for key in ("deviations", "warnings"):  # the run's first, then the scorer's
-                    if key in details and key in run_details:
-                        merged[key] = [*run_details[key], *details[key]]
-                details = merged
-            settings["score_options"] = options
-        from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty
-        from lmms_eval_tasks.reporting.schema import build_report
+        if folder is not None:
+            records_path = save_pending(
+                folder, self.benchmark, name, source, members, args, settings, records
+            )
+        try:
+            if self.score_task is not None:  # a benchmark not yet on the one scoring path (see docs)
+                get_benchmark(self.benchmark).validate(records)  # the record contract (score() checks it)
+                metrics, details = self.score_task(records, source, args)
+                options = dict(settings.get("score_options", {}))
+            else:
+                benchmark = get_benchmark(self.benchmark)
+                benchmark.validate(records)  # the record contract, before the scorer runs
+                options = benchmark.task_options(source)
+                metrics, details = benchmark.score_with_details(records, **options)
+                if self.report_details is not None:
+                    run_details = self.report_details(records, metrics, source, args)
+                    merged = {**details, **run_details}
+                    for key in ("deviations", "warnings"):  # the run's first, then the scorer's
+                        if key in details and key in run_details:
+                            merged[key] = [*run_details[key], *details[key]]
+                    details = merged
+                settings["score_options"] = options
+            options = {**options, **settings.get("uncertainty_options", {})}
+            metrics, uncertainty = score_with_uncertainty(self.benchmark, records, metrics, **options)
+        except Exception as error:
+            if records_path is not None:
+                reason = f"{type(error).__name__}: {str(error) or type(error).__name__}"
+                saved = SavedRecords(self.benchmark, name, records_path, reason)
+                SAVED_FOR_SCORING.append(saved)
+                logger.error(
+                    f"{name}: scoring failed; its {len(records)} records are saved in {records_path}: "
+                    f"once the cause is fixed, score them and complete the report with `{saved.command()}`"
+                )
+            raise
 
-        options = {**options, **settings.get("uncertainty_options", {})}
-        metrics, uncertainty = score_with_uncertainty(self.benchmark, records, metrics, **options)
         details = dict(details)
         if uncertainty:
             details["uncertainty"] = uncertainty
@@ -309,6 +527,11 @@ class TaskHooks:
         if source != name:
             details["variant_of"] = source
         details.setdefault("records", len(records))
+        given = list(provenance_parts.get("warnings", []))
+        count_keys = get_benchmark(self.benchmark).count_keys
+        provenance_parts["warnings"] = list(
+            dict.fromkeys([*given, *count_warnings(count_keys, metrics, details, len(records), given)])
+        )
         report = build_report(
             benchmark=self.benchmark,
             task=name,
@@ -318,7 +541,12 @@ class TaskHooks:
             settings=settings,
             **provenance_parts,
         )
-        folder = output_dir(args)
+        if command_line is not None:  # completed later by `score`: the run's own command line
+            report["provenance"]["command_line"] = list(command_line)
+            report["details"]["scored_later"] = {
+                "by": "lmms-eval-tasks score",
+                "timestamp": report["provenance"]["timestamp"],
+            }
         if folder is not None and self.extra_files is not None:
             # Leaderboard and submission files first: the report (and latest.json) then point at a run
             # whose files are all there. Each file is written atomically.
@@ -330,10 +558,14 @@ class TaskHooks:
                 temporary.write_bytes(data)
                 temporary.replace(target)
                 logger.info(f"{self.benchmark}: {file_name} for {name} written to {target}")
-        path = write_report(args, name, report, samples=records)
-        if path is not None:
+        path = None
+        if folder is not None:
+            if report["provenance"]["run_id"] is None:
+                report["provenance"]["run_id"] = folder.name
+            path = write_report_files(folder, report, records)
+            _pending_path(folder, name).unlink(missing_ok=True)
             logger.info(f"{self.benchmark}: report for {name} written to {path}")
-        return metrics
+        return metrics, path
 
     def aggregator(self, metric: str) -> Callable[..., float | int]:
         """The aggregation of one metric key: all of a task's metrics come from one scoring of its records."""
@@ -350,14 +582,25 @@ class TaskHooks:
                 self._task_records[name] = records
                 if args is not None:
                     self._last_args = args
-            metrics = score_once(name, records, lambda batch: self._score(batch, name, args, source=source))
+            try:
+                metrics, _ = score_once(
+                    name, records, lambda batch: self._score(batch, name, args, source=source)
+                )
+            except Exception:
+                if _saved(name):  # records kept: the host goes on (other tasks, its own files); NaN here
+                    return math.nan
+                raise
             return _as_number(metrics.get(metric))
 
         def stderr(items: list[Any]) -> float | str:
             """The metric's bootstrap standard error, from the same one scoring (N/A when there is none)."""
             records = unwrap_records(items)
             name = str(records[0].get("variant") or records[0].get("task") or self.task_of(records[0]))
-            metrics = score_once(name, records, lambda batch: {})
+            try:
+                scored = score_once(name, records, lambda batch: ({}, None))
+            except Exception:  # the task's scoring failed (its aggregation said so): no standard error
+                return "N/A"
+            metrics = scored[0] if isinstance(scored, tuple) else scored
             value = metrics.get(f"{metric}_stderr")
             return value if isinstance(value, int | float) and not isinstance(value, bool) else "N/A"
 
@@ -409,7 +652,12 @@ class TaskHooks:
         if missing:
             logger.warning(f"{group}: scoring without records of {missing}")
         union = [record for records in record_lists for record in records]
-        group_metrics = score_once(
-            f"group:{group}", record_lists, lambda _: self._score(union, group, args, members=present)
-        )
+        try:
+            group_metrics, _ = score_once(
+                f"group:{group}", record_lists, lambda _: self._score(union, group, args, members=present)
+            )
+        except Exception:
+            if _saved(group):
+                return math.nan
+            raise
         return _as_number(group_metrics.get(metric))

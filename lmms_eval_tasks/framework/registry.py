@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from lmms_eval_tasks.framework.records import RecordSchema
 
 MAX_HEADLINE_METRICS = 8
+# Counts that change a headline number when not zero; a benchmark declares its own in ``count_keys``.
+DEFAULT_COUNT_KEYS: tuple[str, ...] = ("unparsed", "unjudged", "empty_predictions", "no_verdict")
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class Benchmark:
     - ``docs``: the benchmark's page, relative to the repository root.
     - ``paper_judge_model``: the judge model of the paper and its official code (judged benchmarks); a
       report judged by any other model lists that under its provenance deviations.
+    - ``count_keys``: counts a scorer reports (in its metrics, its details or ``details["counts"]``) that
+      change a headline number when not zero (unparsed, unjudged, empty predictions, judge replies
+      without a verdict); every non-zero one becomes a report warning (``framework.hooks.count_warnings``).
     """
 
     name: str
@@ -81,6 +86,7 @@ class Benchmark:
     paper_judge_model: str | None = None
     score_task: str = ""
     options: str | None = None
+    count_keys: tuple[str, ...] = DEFAULT_COUNT_KEYS
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:

@@ -182,6 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     install_pack_tasks()
     host.FAILURES.clear()
+    host.HOST_OUTPUTS.clear()
+    from lmms_eval_tasks.framework.hooks import SAVED_FOR_SCORING
+
+    SAVED_FOR_SCORING.clear()
     if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
         from lmms_eval_tasks.host import substitution
 
@@ -218,13 +222,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_code = 130
     finally:
         sys.argv = saved_argv
+    problems = host.host_output_problems()
     if host.FAILURES:
         for failure in host.FAILURES:
             print(failure_line(failure), file=sys.stderr)
-        return exit_code or 1
+        exit_code = exit_code or 1
+    if problems:
+        _print_output_problems(problems)
+        exit_code = exit_code or 1
+    saved_tasks = list(dict.fromkeys(SAVED_FOR_SCORING))
+    for saved in saved_tasks:
+        print(f"lmms_eval: evaluation failed: {saved.task}: {saved.error}", file=sys.stderr)
+    for saved in saved_tasks:  # last: the generations kept, and the way on
+        print(
+            f"lmms_eval: {saved.task}: scoring failed after generation; the model's outputs are saved in "
+            f"{saved.path}: once the cause above is fixed, score them and complete the run's report with: "
+            f"{saved.command()}",
+            file=sys.stderr,
+        )
+        exit_code = exit_code or 1
     return exit_code
+
+
+def _print_output_problems(problems: list[str]) -> None:
+    """Name every host file that was not written whole, then where the pack's complete copies are."""
+    from lmms_eval_tasks.reporting.schema import claimed_run_dirs
+
+    kept = [folder for folder in claimed_run_dirs() if any(folder.glob("*_report.json"))]
+    for problem in problems[:-1]:
+        print(f"lmms_eval: {problem}", file=sys.stderr)
+    copy = f"; the pack's own reports and records of this run are complete in {', '.join(map(str, kept))}"
+    print(
+        f"lmms_eval: {problems[-1]}{copy if kept else ''}; free space (or fix the output folder) and rerun",
+        file=sys.stderr,
+    )
 
 
 def run() -> None:
     """Console-script entry point."""
-    raise SystemExit(main())
+    from lmms_eval_tasks.cli._common import end_quietly_on_closed_pipe
+
+    raise SystemExit(end_quietly_on_closed_pipe(main))

@@ -287,6 +287,100 @@ def _install_pack_stderr() -> None:
         return original(metric=metric, bootstrap_iters=bootstrap_iters)
 
     evaluator_utils.stderr_for_metric = _mark(stderr_for_metric, original)
+# --- 2b. results and samples files the host fails to write, silently -----------------------------------
+
+# Filled by the host_outputs patch: every results/samples file the host set out to write in this process,
+# as (kind, path or None when the host could not even name it, bytes before the write, samples expected).
+HOST_OUTPUTS: list[tuple[str, Path | None, int, int | None]] = []
+
+
+def _probe_host_outputs() -> tuple[str, str]:
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    for name, expected in (
+        ("save_results_aggregated", ["self", "results", "samples", "datetime_str"]),
+        ("save_results_samples", ["self", "task_name", "samples"]),
+    ):
+        method = getattr(EvaluationTracker, name, None)
+        problem = _expect_parameters(f"EvaluationTracker.{name}", method, expected)
+        if problem:
+            return MISMATCH, problem
+    return APPLIES, "EvaluationTracker's save methods wrapped to record the files they were to write"
+
+
+def _host_output_folder(tracker: Any) -> Path | None:
+    output = getattr(tracker, "output_path", None)
+    if not output:
+        return None
+    return Path(output) / str(getattr(tracker.general_config_tracker, "model_name_sanitized", "") or "")
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
+
+
+def _install_host_outputs() -> None:
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    aggregated = EvaluationTracker.save_results_aggregated
+    samples_method = EvaluationTracker.save_results_samples
+    if getattr(aggregated, _FIX_MARK, False):
+        return
+
+    def save_results_aggregated(self: Any, results: dict, samples: dict, datetime_str: str) -> None:
+        folder = _host_output_folder(self)
+        if folder is not None:
+            path = folder / f"{str(datetime_str).replace(':', '-')}_results.json"
+            HOST_OUTPUTS.append(("results file", path, 0, None))
+        return aggregated(self, results, samples, datetime_str)
+
+    def save_results_samples(self: Any, task_name: str, samples: Any) -> None:
+        folder = _host_output_folder(self)
+        if folder is not None:
+            date_id = getattr(self, "date_id", None)
+            path = folder / f"{date_id}_samples_{task_name}.jsonl" if date_id else None
+            HOST_OUTPUTS.append((f"samples file of {task_name}", path, _size(path), len(samples)))
+        return samples_method(self, task_name, samples)
+
+    EvaluationTracker.save_results_aggregated = _mark(save_results_aggregated, aggregated)
+    EvaluationTracker.save_results_samples = _mark(save_results_samples, samples_method)
+
+
+def host_output_problems() -> list[str]:
+    """One line per results/samples file the host set out to write and did not write completely
+    (missing, not JSON, fewer lines than samples), naming the file; [] when all are whole."""
+    import json
+
+    problems = []
+    for kind, path, offset, expected in HOST_OUTPUTS:
+        if path is None:
+            problems.append(f"the host's {kind} was not written (its results file failed first)")
+            continue
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except OSError as error:
+            problems.append(f"{path}: the host's {kind} was not written ({error.strerror or error})")
+            continue
+        try:
+            if expected is None:
+                json.loads(data.decode("utf-8"))
+            else:
+                lines = [line for line in data.decode("utf-8").splitlines() if line.strip()]
+                for line in lines:
+                    json.loads(line)
+                if len(lines) != expected:
+                    raise ValueError(f"{len(lines)} of {expected} samples")
+        except (UnicodeDecodeError, ValueError) as error:
+            reason = str(error).splitlines()[0][:120]
+            problems.append(
+                f"{path}: the host's {kind} is incomplete ({len(data)} bytes, {reason}): disk full?"
+            )
+    return problems
 
 
 # --- cross-task metrics shown on groups only ---------------------------------------------------------------
@@ -756,6 +850,13 @@ PATCHES: dict[str, HostPatch] = {
             _probe_table_na,
             _install_table_na,
             "undefined pack metrics print NaN in the host's table; the pack report has null and the reason",
+        ),
+        HostPatch(
+            "host_outputs",
+            "a results or samples file the host fails to write (full disk) fails the run, naming the file",
+            _probe_host_outputs,
+            _install_host_outputs,
+            "a full disk while the host saves may leave a cut results file and exit 0: check the files",
         ),
         HostPatch(
             "loglikelihood_result",

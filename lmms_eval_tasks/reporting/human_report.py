@@ -1,8 +1,9 @@
 """`lmms-eval-tasks report`: one self-contained HTML page (and a Markdown twin) over one or more harness runs.
 
-A *run* is one model folder's pack reports (``<output_path>/<model>/lmms_eval_tasks/``, the latest complete
-report of each task from ``latest.json``) or one run folder (``.../lmms_eval_tasks/<run_id>/``), plus the
-host's ``<run_id>_results.json`` beside it when present. Reports are grouped by benchmark; each benchmark's
+A *run* is one (model, model args) of a pack folder (``<output_path>[/<model>]/lmms_eval_tasks/``, the
+newest report of each task over its run folders) or of one run folder (``.../lmms_eval_tasks/<run_id>/``),
+plus the host's ``<run_id>_results.json`` beside it when present. Reports are grouped by benchmark;
+each benchmark's
 section comes from its registry entry's ``report_section`` (``lmms_eval_tasks.reporting.sections``), and every
 run gets a provenance table. Plots are PNGs drawn with matplotlib (Agg), embedded as data URIs in the HTML
 and written as files next to ``report.md``. The HTML has no scripts and loads nothing from elsewhere.
@@ -66,20 +67,17 @@ class Run:
 
 
 def _pack_folders(path: Path) -> list[Path]:
-    """The ``lmms_eval_tasks`` folders (or run folders) under whatever folder the user named."""
+    """The ``lmms_eval_tasks`` folders (or the one run folder) under whatever folder the user named: every
+    pack folder at any depth (the output path's own, each model sub-folder's, nested output paths)."""
     if not path.exists():
         raise ReportInputError(f"{path}: no such folder")
     if path.is_file():
         raise ReportInputError(f"{path}: expected a harness output folder, got a file")
-    if any(path.glob(f"*{reports.REPORT_SUFFIX}")):
+    if any(path.glob(f"*{reports.REPORT_SUFFIX}")) or any(path.glob(f"*{PENDING_SUFFIX}")):
         return [path]  # one run folder
     if path.name == reports.PACK_FOLDER:
         return [path]
-    if (path / reports.PACK_FOLDER).is_dir():
-        return [path / reports.PACK_FOLDER]
-    found = sorted({index.parent for index in path.rglob(f"{reports.PACK_FOLDER}/{reports.LATEST_INDEX}")})
-    if not found:
-        found = sorted({report.parent.parent for report in reports.iter_report_paths(path)})
+    found = sorted(folder for folder in path.rglob(reports.PACK_FOLDER) if folder.is_dir())
     if not found:
         raise ReportInputError(
             f"{path}: no pack reports (no {reports.PACK_FOLDER}/ folder with *_report.json)"
@@ -87,31 +85,33 @@ def _pack_folders(path: Path) -> list[Path]:
     return found
 
 
-def _report_paths(pack_folder: Path) -> dict[str, Path]:
-    """Task -> report file: from ``latest.json`` for a pack folder, else every report of the folder
-    (a run folder), else the newest run folder's reports."""
-    if any(pack_folder.glob(f"*{reports.REPORT_SUFFIX}")):
-        return {
-            path.name[: -len(reports.REPORT_SUFFIX)]: path
-            for path in sorted(pack_folder.glob(f"*{reports.REPORT_SUFFIX}"))
-        }
-    try:
-        index = reports.strict_loads((pack_folder / reports.LATEST_INDEX).read_text(encoding="utf-8"))
-        tasks = index.get("tasks", {}) if isinstance(index, dict) else {}
-    except (OSError, ValueError):
-        tasks = {}
-    paths = {
-        task: pack_folder / entry["report"]
-        for task, entry in sorted(tasks.items())
-        if isinstance(entry, dict) and isinstance(entry.get("report"), str)
-    }
-    if paths:
-        return paths
-    run_folders = sorted(folder for folder in pack_folder.iterdir() if folder.is_dir())
-    for folder in reversed(run_folders):
-        if any(folder.glob(f"*{reports.REPORT_SUFFIX}")):
-            return _report_paths(folder)
-    return {}
+PENDING_SUFFIX = "_pending.json"  # framework.hooks.PENDING_SUFFIX (not imported: hooks is heavier)
+
+
+def _run_folders(pack_folder: Path) -> list[Path]:
+    """The run folders of a pack folder, oldest first (a run folder stands for itself)."""
+    if pack_folder.name != reports.PACK_FOLDER:
+        return [pack_folder]
+    return sorted(folder for folder in pack_folder.iterdir() if folder.is_dir())
+
+
+def _pending_notes(folder: Path) -> list[str]:
+    """Why a task of a run folder has no report: its scoring failed (records saved, `score` completes it)."""
+    notes = []
+    for marker in sorted(folder.glob(f"*{PENDING_SUFFIX}")):
+        task = marker.name[: -len(PENDING_SUFFIX)]
+        if (folder / f"{task}{reports.REPORT_SUFFIX}").is_file():
+            continue
+        try:
+            benchmark = reports.strict_loads(marker.read_text(encoding="utf-8")).get("benchmark", "BENCHMARK")
+        except (OSError, ValueError, AttributeError):
+            benchmark = "BENCHMARK"
+        records = folder / f"{task}{reports.SAMPLES_SUFFIX}"
+        notes.append(
+            f"{folder}: {task}: no report, its scoring failed (records saved); complete it with "
+            f"`lmms-eval-tasks score {benchmark} {records}`"
+        )
+    return notes
 
 
 def _host_results(pack_folder: Path, run_ids: Iterable[str]) -> tuple[dict[str, Any] | None, Path | None]:
@@ -142,29 +142,41 @@ def _run_label(reports_by_task: dict[str, dict[str, Any]], folder: Path) -> str:
     return folder.name
 
 
-def load_run(pack_folder: Path) -> list[Run]:
-    """Read every report of one pack folder or run folder (unreadable files are listed, not fatal).
-
-    Usually one run; reports of different models in one folder (``random_guess`` runs with different
-    ``--model_args`` share ``<output_path>/lmms_eval_tasks``) become one run per (model, model args).
-    """
-    paths = _report_paths(pack_folder)
+def load_run(pack_folder: Path, skipped: list[str] | None = None) -> list[Run]:
+    """Every run of one pack folder or run folder: one per (model, model args), each with the newest
+    report of every task; older reports of the same task and model setup, unreadable reports and tasks
+    whose scoring failed are appended to ``skipped`` with the reason (and logged)."""
+    notes: list[str] = [] if skipped is None else skipped
     groups: dict[tuple[str, str], tuple[dict[str, dict[str, Any]], dict[str, Path]]] = {}
     errors: list[str] = []
-    for task, path in paths.items():
-        try:
-            report = reports.read_report(path)
-        except reports.ReportError as error:
-            errors.append(str(error))
-            logger.warning(str(error))
-            continue
-        provenance = report["provenance"]
-        key = (str(provenance.get("model")), str(provenance.get("model_args")))
-        loaded, kept_paths = groups.setdefault(key, ({}, {}))
-        loaded[task] = report
-        kept_paths[task] = path
+    for folder in _run_folders(pack_folder):
+        notes.extend(_pending_notes(folder))
+        for path in sorted(folder.glob(f"*{reports.REPORT_SUFFIX}")):
+            task = path.name[: -len(reports.REPORT_SUFFIX)]
+            try:
+                report = reports.read_report(path)
+            except reports.ReportError as error:
+                errors.append(str(error))
+                notes.append(f"{path}: unreadable, left out ({error})")
+                continue
+            provenance = report["provenance"]
+            key = (str(provenance.get("model")), str(provenance.get("model_args")))
+            loaded, kept_paths = groups.setdefault(key, ({}, {}))
+            if task in loaded:
+                kept = (loaded[task]["provenance"]["timestamp"], kept_paths[task])
+                older, newer = sorted([kept, (provenance["timestamp"], path)])
+                notes.append(f"{older[1]}: an older run of the same model and model args, shown: {newer[1]}")
+                if newer[1] != path:
+                    continue
+            loaded[task] = report
+            kept_paths[task] = path
+    for note in notes:
+        logger.warning(f"report: skipped {note}")
     runs: list[Run] = []
     for loaded, kept_paths in groups.values():
+        ordered = sorted(loaded)
+        loaded = {task: loaded[task] for task in ordered}
+        kept_paths = {task: kept_paths[task] for task in ordered}
         run_ids = [
             str(report["provenance"].get("run_id") or path.parent.name)
             for report, path in zip(loaded.values(), kept_paths.values(), strict=True)
@@ -178,12 +190,13 @@ def load_run(pack_folder: Path) -> list[Run]:
     return runs
 
 
-def load_runs(run_dirs: Sequence[str | os.PathLike[str]]) -> list[Run]:
-    """Every run under the given folders, in the order given; labels made unique (``#2``, ``#3``...)."""
+def load_runs(run_dirs: Sequence[str | os.PathLike[str]], skipped: list[str] | None = None) -> list[Run]:
+    """Every run under the given folders, in the order given; labels made unique (``#2``, ``#3``...).
+    What was left out, and why, is appended to ``skipped``."""
     runs: list[Run] = []
     for run_dir in run_dirs:
         for pack_folder in _pack_folders(Path(run_dir)):
-            runs.extend(run for run in load_run(pack_folder) if run.reports)
+            runs.extend(run for run in load_run(pack_folder, skipped) if run.reports)
     if not runs:
         raise ReportInputError(f"no readable pack report in {', '.join(map(str, run_dirs))}")
     seen: dict[str, int] = {}
@@ -708,10 +721,13 @@ def write_report(runs: Sequence[Run], out_dir: str | os.PathLike[str]) -> Path:
 
 
 def write_report_for_runs(
-    run_dirs: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str]
+    run_dirs: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    skipped: list[str] | None = None,
 ) -> Path:
-    """Read every run under ``run_dirs`` and write the report into ``out_dir``; returns report.html's path."""
-    return write_report(load_runs(run_dirs), out_dir)
+    """Read every run under ``run_dirs`` and write the report into ``out_dir``; returns report.html's path.
+    What was left out, and why, is appended to ``skipped``."""
+    return write_report(load_runs(run_dirs, skipped), out_dir)
 
 
 # ---- exports -----------------------------------------------------------------------------------------

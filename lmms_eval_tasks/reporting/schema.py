@@ -566,6 +566,12 @@ def run_dir(args: Any) -> Path | None:
     raise OSError(f"cannot claim a run folder under {base}")
 
 
+def claimed_run_dirs() -> list[Path]:
+    """The run folders this process has written into (the launcher names them when the host's save fails)."""
+    with _claims_lock:
+        return [folder for _, folder in _claims.values()]
+
+
 def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path]) -> None:
     """Point ``<model_dir>/latest.json`` at this task's newly written files (under a file lock)."""
     index_path = folder.parent / LATEST_INDEX

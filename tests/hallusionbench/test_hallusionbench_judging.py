@@ -76,7 +76,31 @@ def test_task_aggregation_fails_naming_the_task(failing_endpoint, tmp_path):
     keys = hooks.RESULT_KEYS["official"]
     items = [harness.record_under_keys(row, keys)[keys[0]] for row in rows]
     with pytest.raises(JudgingFailed, match=r"^hallusionbench_sample: HallusionBench correctness: judging"):
-        task_docs.aggregate_aAcc(items, args=Namespace(output_path=str(tmp_path)))
+        task_docs.aggregate_aAcc(items, args=Namespace(output_path=None))  # nowhere to keep records: raise
+
+
+def test_task_aggregation_that_fails_with_an_output_path_keeps_the_records(failing_endpoint, tmp_path):
+    import math
+
+    rows = unjudged_records()
+    for row in rows:
+        row["task"] = "hallusionbench_sample"
+    keys = hooks.RESULT_KEYS["official"]
+    items = [harness.record_under_keys(row, keys)[keys[0]] for row in rows]
+    harness.SAVED_FOR_SCORING.clear()
+    args = Namespace(output_path=str(tmp_path), model="m", model_args="seed=0", limit=None, seed=None)
+    # the host goes on (NaN for this task); the records are saved, the launcher fails the run naming them
+    assert math.isnan(task_docs.aggregate_aAcc(items, args=args))
+    calls = failing_endpoint.call_count()
+    assert math.isnan(task_docs.aggregate_fAcc(items, args=args))
+    assert failing_endpoint.call_count() == calls  # the failure is computed once: no second judging
+    (saved,) = harness.SAVED_FOR_SCORING
+    assert saved.task == "hallusionbench_sample" and saved.benchmark == "hallusionbench"
+    assert saved.error.startswith("JudgingFailed: hallusionbench_sample: HallusionBench correctness")
+    assert len(saved.path.read_text(encoding="utf-8").splitlines()) == len(rows)
+    assert harness.pending_for(saved.path)["task"] == "hallusionbench_sample"
+    assert not list(saved.path.parent.glob("*_report.json"))
+    harness.SAVED_FOR_SCORING.clear()
 
 
 def test_partly_failed_judging_scores_and_warns_above_the_threshold(monkeypatch, tmp_path, warnings):
@@ -150,7 +174,8 @@ def test_rule_consistency_can_be_undecided_when_verdicts_come_from_elsewhere():
 @pytest.mark.slow
 def test_launcher_exits_1_when_the_judge_endpoint_always_fails(tmp_path):
     """End to end: random baseline on the sample task, a fake endpoint failing every call: the aggregation
-    raises, the host's evaluation fails, the launcher exits 1 and says why (redacted); no results file."""
+    fails, the launcher exits 1 and says why (redacted); the generations are kept (the host goes on and writes
+    its files, the task's records are saved) and the last line is the command that scores them later."""
     from helpers import offline_environment, run_launcher
 
     output = tmp_path / "out"
@@ -183,4 +208,6 @@ def test_launcher_exits_1_when_the_judge_endpoint_always_fails(tmp_path):
     assert reason in failure[0]
     assert "HTTP 500" in failure[0]
     assert KEY not in completed.stderr + completed.stdout
-    assert not list(output.rglob("*_results.json"))
+    (saved,) = output.rglob("hallusionbench_sample_samples.jsonl")
+    assert lines[-1].endswith(f"lmms-eval-tasks score hallusionbench {saved}"), lines[-1]
+    assert not list(output.rglob("*_report.json"))  # no report until the records are scored

@@ -239,7 +239,6 @@ def score_task(records: list[dict[str, Any]], name: str, args: Any = None) -> tu
         "summary_table": table,
         "summary_table_markdown": format_table(table),
         "deviations": ["bundled generated sample data, not the DARE dataset"] if sample_data else [],
-        "warnings": [f"{metrics['unparsed']} unparsed answer(s)"] if metrics.get("unparsed") else [],
     }
     return metrics, details
 
