@@ -523,6 +523,24 @@ def test_host_table_shows_each_number_once_and_no_nan(sample_output: Path) -> No
     assert "single_accuracy,none" in every["dare_sample_single_gen_p1"]
 
 
+def test_group_stderr_in_the_host_results_is_the_pack_bootstrap_of_the_group(sample_output: Path) -> None:
+    """A group's Stderr in the host's results is the pack report's bootstrap standard error of the group
+    (its records resampled together), not the host's pooled stderr of the member tasks: on the sample run
+    DARE's multi_exact_k4 is 100 on prompt 3 and 0 on prompts 1-2 of the same questions, so every resample
+    gives the mean 33.33 (pack stderr ~0), while pooling the members' stderrs gave 6.35; VRB's group
+    sub-metrics (no member has them) were N/A."""
+    results = json.loads(sorted(sample_output.rglob("*_results.json"))[-1].read_text(encoding="utf-8"))
+    every = results["results"]
+    dare = ("single_accuracy", "single_accuracy_std_over_prompts", "multi_exact_k4", "multi_f1")
+    vrb = ("accuracy", "accuracy_clean", "first_drop", "relative_accuracy_drop")
+    for group, metrics in (("dare_sample", dare), ("vrb_sample", vrb)):
+        report = _latest_report(sample_output, group)["metrics"]
+        for metric in metrics:
+            expected = report[f"{metric}_stderr"]
+            assert isinstance(expected, float), (group, metric, expected)
+            assert every[group][f"{metric}_stderr,none"] == pytest.approx(expected), (group, metric)
+
+
 _OFFSETS_SCRIPT = (
     "<script>window.addEventListener('load',()=>{const o={};"
     "document.querySelectorAll('body>section[id],body>nav[id]').forEach(e=>{"

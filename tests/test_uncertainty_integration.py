@@ -170,6 +170,17 @@ def test_paired_difference_of_a_run_with_itself_is_zero_with_p_one():
     assert result["micro_accuracy"].estimate == 0 and result["micro_accuracy"].p_value == 1.0
 
 
+def test_vrb_paired_difference_refuses_runs_with_other_corrupted_images():
+    # same questions, levels and predictions, but run B's images were corrupted with another seed (or
+    # another profile): its "fog 3" is another image, so pairing the two runs by question is meaningless
+    run_a = [{**record, "profile": "vrb", "seed": 0} for record in _vrb(5)]
+    assert paired_difference("vrb", run_a, run_a, bootstrap_resamples=50)["accuracy"].estimate == 0
+    for change in ({"seed": 1}, {"profile": "imagecorruptions"}):
+        run_b = [{**record, **change} for record in run_a]
+        with pytest.raises(ValueError, match="different records"):
+            paired_difference("vrb", run_a, run_b, bootstrap_resamples=50)
+
+
 def test_paired_difference_refuses_runs_with_different_records():
     with pytest.raises(ValueError, match="different records"):
         paired_difference("tdiuc", _tdiuc([True] * 10), _tdiuc([True] * 10, prefix="other"))

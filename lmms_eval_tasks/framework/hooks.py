@@ -22,6 +22,20 @@ from lmms_eval_tasks import TASKS_DIR
 _lock = threading.Lock()
 # key -> (the items list kept alive so ids stay unique, computed result or the exception it raised)
 _cache: dict[tuple, tuple[list, Any]] = {}
+# group name -> the metrics of its last scoring by ``aggregate_group`` (read by the host patch
+# "group_only_metrics": a group's Stderr is the pack's bootstrap of the group, not the host's pooled one)
+_group_metrics: dict[str, dict[str, Any]] = {}
+
+
+def group_stderr(group: str, metric: str) -> float | str | None:
+    """The pack's standard error of ``metric`` on ``group`` ("N/A" when it has none), None when the pack
+    did not score ``group`` (not a pack group, or its metric is no ``aggregate_group`` one)."""
+    with _lock:
+        metrics = _group_metrics.get(group)
+    if metrics is None or metric not in metrics:
+        return None
+    value = metrics.get(f"{metric}_stderr")
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else "N/A"
 
 
 def score_once(task_key: str, items: list[Any], compute: Callable[[list[Any]], Any]) -> Any:
@@ -660,4 +674,6 @@ class TaskHooks:
             if _saved(group):
                 return math.nan
             raise
+        with _lock:
+            _group_metrics[group] = group_metrics
         return _as_number(group_metrics.get(metric))

@@ -415,6 +415,45 @@ def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> l
     return removed
 
 
+def pack_group_stderrs(results: dict[str, Any], groups: set[str], host_stderrs: bool = True) -> list[str]:
+    """Set every pack group's ``<metric>_stderr,<filter>`` in the host's ``results`` to the pack's bootstrap
+    standard error of the group (scored on the union of its members' records), replacing the host's pooled
+    member stderr, which is wrong for cross-task metrics (mean and std over prompts, accuracy curves). With
+    ``host_stderrs`` False (the host computed none: ``--bootstrap_iters 0``) nothing changes. Returns the
+    groups changed."""
+    from lmms_eval_tasks.framework.hooks import group_stderr
+
+    changed: list[str] = []
+    if not host_stderrs:
+        return changed
+    for name in groups:
+        values = results.get(name)
+        if not isinstance(values, dict):
+            continue
+        for key in list(values):
+            metric, _, filter_name = str(key).partition(",")
+            if not filter_name or "_stderr" in metric:
+                continue
+            value = group_stderr(str(name), metric)
+            if value is not None:
+                values[f"{metric}_stderr,{filter_name}"] = value
+                if str(name) not in changed:
+                    changed.append(str(name))
+    return changed
+
+
+def _host_computed_stderrs(results: dict[str, Any], groups: set[str]) -> bool:
+    """Whether the host computed standard errors at all (``--bootstrap_iters`` > 0): some task row holds a
+    numeric ``_stderr`` value (with 0 every one is "N/A")."""
+    return any(
+        isinstance(value, int | float) and not isinstance(value, bool)
+        for name, values in results.items()
+        if name not in groups and isinstance(values, dict)
+        for key, value in values.items()
+        if "_stderr" in str(key)
+    )
+
+
 def _probe_group_only_metrics() -> tuple[str, str]:
     import lmms_eval.evaluator as evaluator
     import lmms_eval.evaluator_utils as evaluator_utils
@@ -431,7 +470,10 @@ def _probe_group_only_metrics() -> tuple[str, str]:
     source = inspect.getsource(evaluator.evaluate)
     if "consolidate_group_results(results, versions, task_dict)" not in source:
         return MISMATCH, "lmms_eval.evaluator.evaluate no longer calls consolidate_group_results"
-    return APPLIES, "consolidate_group_results wrapped: group-only metrics leave the member tasks' rows"
+    return APPLIES, (
+        "consolidate_group_results wrapped: group-only metrics leave the member tasks' rows; a pack group's "
+        "Stderr is the pack's bootstrap of the group"
+    )
 
 
 def _install_group_only_metrics() -> None:
@@ -449,6 +491,7 @@ def _install_group_only_metrics() -> None:
         # from member rows that still carry every key, then the members' undefined copies go
         output = original(results, versions, task_dict, *args, **kwargs)
         groups = {name for name, members in evaluator_utils.get_subtask_list(task_dict).items() if members}
+        pack_group_stderrs(output[0], groups, _host_computed_stderrs(output[0], groups))
         removed = drop_undefined_group_metrics(output[0], groups)
         if removed:
             logger.debug(f"group-only metrics left out of {len({task for task, _ in removed})} task rows")

@@ -87,6 +87,10 @@ def uncertainty_rows(
             out["vre"] = scaled.mean(axis=1) @ weight_vector
         return out
 
-    identity = [f"{r['question_id']}@{level[0]}:{level[1]}" for r, level in zip(records, levels, strict=True)]
+    # the corruption profile and seed name the image a record saw: runs corrupted differently never pair
+    identity = [
+        f"{r['question_id']}@{level[0]}:{level[1]}|{r.get('profile')}|{r.get('seed')}"
+        for r, level in zip(records, levels, strict=True)
+    ]
     unit = UNITS["vrb"] if with_image else "question"
     return Rows(units, values, statistic, unit, codes, len(order), identity=identity, note=note)
