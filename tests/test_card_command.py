@@ -124,6 +124,92 @@ def test_prepare_substitutes_and_the_opt_out_refuses(
     reports.validate_report(reports.build_report(benchmark="dare", task="t", metrics={"x": 1.0}))
 
 
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_pretrained_is_an_error_not_the_default(
+    value: str, restore_llava_registration: None
+) -> None:
+    # `pretrained=$CHECKPOINT` with the variable unset must not evaluate the 7B default in its place.
+    with pytest.raises(SubstitutionError, match="pretrained= is empty") as caught:
+        resolve_checkpoint(value)
+    assert "\n" not in str(caught.value)
+    notice, problem = substitution.prepare(["llava"], f"pretrained={value}")
+    assert notice is None and problem is not None and "pretrained= is empty" in problem
+
+
+@pytest.mark.parametrize("name", ["/no/such/dir", "./ckpt-not-here", "~/no-such-ckpt", "org/name/extra"])
+def test_a_missing_folder_is_an_error_naming_it_before_the_run(name: str) -> None:
+    # Taken as a Hub id it failed only at model load, with a dataset-cache "fix" as the last line.
+    with pytest.raises(SubstitutionError, match="is no folder on this machine") as caught:
+        resolve_checkpoint(name)
+    assert name in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_batch_size_in_model_args_is_refused_with_the_fix(restore_llava_registration: None) -> None:
+    # The host passes --batch_size to the model too: batch_size in model_args was a TypeError at load.
+    notice, problem = substitution.prepare(["llava"], "batch_size=1")
+    assert notice is None and problem is not None
+    assert "batch_size in --model_args" in problem and "drop it" in problem and "\n" not in problem
+
+
+@pytest.mark.parametrize(
+    ("value", "refuses"),
+    [("0", False), ("false", False), ("FALSE", False), ("no", False), ("off", False), (" ", False)]
+    + [("1", True), ("yes", True), ("true", True)],
+)
+def test_off_spellings_of_the_opt_out_keep_the_substitution(
+    value: str, refuses: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(substitution.NO_SUBSTITUTION_ENV, value)
+    assert substitution.disabled() is refuses
+
+
+def _config(tmp_path: Path, entries: list[dict[str, str]]) -> Path:
+    import yaml
+
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump(entries), encoding="utf-8")
+    return path
+
+
+def test_a_config_list_is_checked_run_by_run_and_only_llava_reports_record_it(
+    tmp_path: Path, restore_llava_registration: None
+) -> None:
+    from types import SimpleNamespace
+
+    from lmms_eval_tasks.host.launcher import _runs
+
+    entries = [
+        {"model": "llava", "model_args": "pretrained=liuhaotian/llava-v1.5-13b", "tasks": "dare_sample"},
+        {"model": "llava_hf", "model_args": "pretrained=llava-hf/llava-1.5-7b-hf", "tasks": "dare_sample"},
+    ]
+    config = _config(tmp_path, entries)
+    runs = _runs(["--config", str(config)])
+    assert runs == [(entry["model"], entry["model_args"]) for entry in entries]
+    # the command line's --model_args overrides every entry's, as the host merges them
+    overridden = _runs(["--config", str(config), "--model_args", "pretrained=x/y"])
+    assert overridden[0] == ("llava", "pretrained=x/y")
+    assert _runs(["--model", "llava", "--model", "llava_hf"]) == [("llava_hf", None)]  # argparse: last wins
+
+    refused = _config(tmp_path, [{"model": "llava", "model_args": "customized_config=x.json"}])
+    notice, problem = substitution.prepare(*_split(_runs(["--config", str(refused)])))
+    assert notice is None and problem is not None and "customized_config" in problem
+
+    notice, problem = substitution.prepare(*_split(runs))
+    assert problem is None and notice is not None
+    assert "pretrained=liuhaotian/llava-v1.5-13b -> llava-hf/llava-1.5-13b-hf" in notice  # the config's
+    assert "llava-v1.5-7b" not in notice
+    llava_hf_run = SimpleNamespace(model="llava_hf", model_args="pretrained=llava-hf/llava-hf", limit=None)
+    block = reports.provenance(llava_hf_run, "dare_sample")
+    assert block["model_substitution"] is None  # the llava_hf run of the same process was not substituted
+    assert not any("served by" in line for line in block["deviations"])
+    llava_run = SimpleNamespace(model="llava", model_args="pretrained=liuhaotian/llava-v1.5-13b", limit=None)
+    assert reports.provenance(llava_run, "dare_sample")["model_substitution"]["asked"] == "llava"
+
+
+def _split(runs: list[tuple[str, str | None]]) -> tuple[list[str], list[str | None]]:
+    return [model for model, _ in runs], [text for model, text in runs if model == "llava"]
+
+
 # ---- the launcher, end to end on the tiny LLaVA (slow) ---------------------------------------------------
 
 

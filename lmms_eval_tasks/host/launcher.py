@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from lmms_eval_tasks.host import patches as host
 
@@ -50,6 +51,35 @@ def _requested_models(argv: Sequence[str]) -> list[str]:
     return models
 
 
+def _runs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
+    """(model, model_args) of each evaluation the host will run, merging a ``--config`` list as it does.
+
+    The last ``--model``/``--model_args`` win; a config file gives one run per entry, and a value given on
+    the command line (other than the host's defaults ``hf`` / empty) overrides each entry's.
+    """
+    model, model_args = _flag_value(argv, "--model"), _flag_value(argv, "--model_args")
+    config_path = _flag_value(argv, "--config")
+    entries: list[Any] = [{}]
+    if config_path:
+        try:
+            import yaml
+
+            with open(config_path, encoding="utf-8") as handle:
+                loaded = yaml.safe_load(handle)
+            entries = loaded if isinstance(loaded, list) else [loaded]
+        except (OSError, ValueError):
+            entries = [{}]  # the host reports unreadable configs itself
+    runs = []
+    for entry in entries:
+        entry = entry if isinstance(entry, dict) else {}
+        run_model = model if model not in (None, "hf") else entry.get("model", model or "hf")
+        run_args = model_args if model_args else entry.get("model_args", model_args)
+        if isinstance(run_args, dict):
+            run_args = ",".join(f"{key}={value}" for key, value in run_args.items())
+        runs.append((str(run_model), None if run_args is None else str(run_args)))
+    return runs
+
+
 def _flag_value(argv: Sequence[str], flag: str) -> str | None:
     """The value of the last ``flag X`` / ``flag=X`` in ``argv``, or None."""
     value = None
@@ -67,7 +97,9 @@ def check_models(argv: Sequence[str]) -> str | None:
     Runs before the host builds any task or loads any dataset (importing the wrapper is what the host
     would do first anyway). ``LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1`` turns the check off.
     """
-    if os.environ.get(SKIP_MODEL_CHECK_ENV, "").strip() not in ("", "0"):
+    from lmms_eval_tasks.host.substitution import env_flag
+
+    if env_flag(SKIP_MODEL_CHECK_ENV):
         return None
     force_simple = "--force_simple" in argv
     messages = []
@@ -189,8 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
         from lmms_eval_tasks.host import substitution
 
+        runs = _runs(arguments)
         notice, problem = substitution.prepare(
-            _requested_models(arguments), _flag_value(arguments, "--model_args")
+            [model for model, _ in runs], [text for model, text in runs if model == substitution.ASKED_MODEL]
         )
         if problem:
             print(problem, file=sys.stderr)

@@ -38,7 +38,6 @@ HONOURED_ARGS = (
     "pretrained",
     "device",
     "device_map",
-    "batch_size",
     "attn_implementation",
     "use_cache",
     "tie_weights",
@@ -69,9 +68,18 @@ class SubstitutionError(ValueError):
     """A ``--model llava`` argument the pack's LLaVA cannot honour (one line, with the fix)."""
 
 
+# Values of an on/off environment variable that mean "off" (any other non-empty value means "on").
+OFF_VALUES = ("", "0", "false", "no", "off")
+
+
+def env_flag(name: str) -> bool:
+    """True when the on/off environment variable ``name`` is set to anything but an "off" spelling."""
+    return os.environ.get(name, "").strip().lower() not in OFF_VALUES
+
+
 def disabled() -> bool:
     """True when ``LMMS_EVAL_TASKS_NO_SUBSTITUTION`` asks for the original LLaVA code only."""
-    return os.environ.get(NO_SUBSTITUTION_ENV, "").strip() not in ("", "0")
+    return env_flag(NO_SUBSTITUTION_ENV)
 
 
 def known_names() -> str:
@@ -85,12 +93,23 @@ def resolve_checkpoint(pretrained: str | None) -> str:
     Original names map to their conversions; a local folder or any other Hub name is used as given (it must
     be in transformers format); other names of the original code's organisation, and bare names, raise.
     """
-    name = (pretrained or DEFAULT_ORIGINAL_LLAVA).strip()
+    name = DEFAULT_ORIGINAL_LLAVA if pretrained is None else str(pretrained).strip()
+    if not name:  # e.g. pretrained=$CHECKPOINT with the variable unset: never fall back to the default
+        raise SubstitutionError(
+            "--model llava: pretrained= is empty; give an original name "
+            f"(e.g. pretrained={DEFAULT_ORIGINAL_LLAVA}), a local folder or a Hub name, or drop the key "
+            "for the host's default"
+        )
     stripped = name.rstrip("/")
     if stripped in ORIGINAL_TO_HF_CHECKPOINTS:
         return ORIGINAL_TO_HF_CHECKPOINTS[stripped]
     if Path(name).expanduser().exists():
         return str(Path(name).expanduser())
+    if name.startswith(("/", ".", "~")) or "\\" in name or stripped.count("/") > 1:
+        raise SubstitutionError(
+            f"--model llava: pretrained={name} is no folder on this machine and not a Hub name "
+            "(organisation/name); fix the path, or give a Hub name such as llava-hf/llava-1.5-7b-hf"
+        )
     if stripped.startswith(_ORIGINAL_ORGANISATION) or "/" not in stripped:
         raise SubstitutionError(
             f"--model llava: no transformers conversion is known for pretrained={name}; known original "
@@ -113,6 +132,12 @@ def parse_model_args(model_args: str | None) -> dict[str, str]:
 def check_model_args(arguments: Mapping[str, Any]) -> None:
     """Raise ``SubstitutionError`` for a ``--model_args`` key or value the pack's LLaVA cannot honour."""
     for key in arguments:
+        if key == "batch_size":  # the host passes --batch_size to every model as well
+            raise SubstitutionError(
+                "--model llava: batch_size in --model_args fails on this host (it also passes --batch_size "
+                "to the model: 'got multiple values for keyword argument'); drop it (the pack's LLaVA "
+                "answers one request at a time, --batch_size 1)"
+            )
         if key in REFUSED_ARGS:
             raise SubstitutionError(
                 f"--model llava: model_args {key} is refused by the pack's LLaVA on transformers: "
@@ -171,12 +196,15 @@ def register(checkpoint: str | None, asked_checkpoint: str | None) -> dict[str, 
     return dict(_active)
 
 
-def prepare(requested_models: Sequence[str], model_args: str | None) -> tuple[str | None, str | None]:
+def prepare(
+    requested_models: Sequence[str], model_args: str | None | Sequence[str | None]
+) -> tuple[str | None, str | None]:
     """Substitute ``--model llava`` when its original code does not import: (one-line notice, error).
 
-    Both are None when ``llava`` is not requested, when the original code imports (the host's wrapper is
-    used unchanged) or when ``LMMS_EVAL_TASKS_NO_SUBSTITUTION`` is set (the launcher's model check then
-    refuses ``llava`` as before).
+    ``model_args`` is the ``--model_args`` text of the ``llava`` run, or one text per ``llava`` run of a
+    ``--config`` file; each is checked, and the notice names the checkpoint of each. Both are None when
+    ``llava`` is not requested, when the original code imports (the host's wrapper is used unchanged) or
+    when ``LMMS_EVAL_TASKS_NO_SUBSTITUTION`` is set (the launcher's model check then refuses ``llava``).
     """
     if ASKED_MODEL not in requested_models or disabled():
         return None, None
@@ -184,17 +212,23 @@ def prepare(requested_models: Sequence[str], model_args: str | None) -> tuple[st
 
     if host.wrapper_status(ASKED_MODEL).ok:
         return None, None
-    arguments = parse_model_args(model_args) if len(set(requested_models)) == 1 else {}
-    try:
-        check_model_args(arguments)
-    except SubstitutionError as error:
-        return None, f"lmms_eval: {error}"
-    asked_checkpoint = arguments.get("pretrained") or DEFAULT_ORIGINAL_LLAVA
-    checkpoint = resolve_checkpoint(asked_checkpoint)
-    register(checkpoint, asked_checkpoint)
+    runs = [model_args] if model_args is None or isinstance(model_args, str) else list(model_args)
+    mappings: list[str] = []
+    for text in runs or [None]:
+        arguments = parse_model_args(text)
+        try:
+            check_model_args(arguments)
+        except SubstitutionError as error:
+            return None, f"lmms_eval: {error}"
+        asked = DEFAULT_ORIGINAL_LLAVA if "pretrained" not in arguments else arguments["pretrained"]
+        mapping = f"pretrained={asked} -> {resolve_checkpoint(asked)}"
+        if mapping not in mappings:
+            mappings.append(mapping)
+    first = parse_model_args(runs[0] if runs else None).get("pretrained", DEFAULT_ORIGINAL_LLAVA)
+    register(resolve_checkpoint(first), first)  # each model build records its own (record_checkpoint)
     notice = (
         f"lmms_eval: --model llava is served by the pack's LLaVA on transformers ({USED_MODEL}), because the "
-        f"original LLaVA code does not import here: pretrained={asked_checkpoint} -> {checkpoint} "
+        f"original LLaVA code does not import here: {'; '.join(mappings)} "
         f"(docs/models.md; {NO_SUBSTITUTION_ENV}=1 refuses instead)"
     )
     return notice, None

@@ -282,6 +282,8 @@ def provenance(
     from lmms_eval_tasks.host import substitution
 
     substituted = substitution.active()  # `--model llava` served by the pack's LLaVA (docs/models.md)
+    if substituted is not None and model is not None and str(model) != substituted["asked"]:
+        substituted = None  # another run of the same process (a --config list): not this report's model
     if substituted is not None:
         deviations.append(substitution.deviation(substituted))
     return {
