@@ -37,11 +37,24 @@ Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
 # --- the resampling machinery ----------------------------------------------------------------------------
 
 
-def test_factorize_first_appearance_for_arrays_and_sequences() -> None:
+def test_factorize_sorts_units_for_arrays_and_sequences() -> None:
     codes, labels = factorize(np.array([30, 10, 30, 20]))
-    assert codes.tolist() == [0, 1, 0, 2] and labels == [30, 10, 20]
-    codes, labels = factorize([("VD", "1"), ("VS", "0"), ("VD", "1")])
-    assert codes.tolist() == [0, 1, 0] and labels == [("VD", "1"), ("VS", "0")]
+    assert codes.tolist() == [2, 0, 2, 1] and labels == [10, 20, 30]
+    codes, labels = factorize([("VS", "0"), ("VD", "1"), ("VS", "0")])
+    assert codes.tolist() == [1, 0, 1] and labels == [("VD", "1"), ("VS", "0")]
+
+
+def test_the_bootstrap_does_not_depend_on_the_order_records_arrive_in() -> None:
+    """Two processes deliver the same records in another order (accelerate shards): same interval."""
+    rng = np.random.default_rng(5)
+    clusters = [f"q{i % 40}" for i in range(200)]
+    values = rng.integers(0, 2, size=200).astype(float)
+    order = rng.permutation(200)
+    first = bootstrap_mean(values, clusters, n_resamples=300, seed=2)
+    shuffled = bootstrap_mean(values[order], [clusters[i] for i in order], n_resamples=300, seed=2)
+    assert (first.stderr, first.low, first.high) == pytest.approx(
+        (shuffled.stderr, shuffled.low, shuffled.high)
+    )
 
 
 def test_counts_are_the_drawn_indices_and_rows_sum_to_k() -> None:

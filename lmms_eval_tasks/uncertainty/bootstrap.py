@@ -16,7 +16,7 @@ Three ways to give the statistic, fastest first:
    from them (per-level accuracies -> accuracy curves -> First-Drop, Error Rate, ...; macro means of
    per-type accuracies; RMSE from summed squared errors) fit here.
 2. Counts path (``values`` None): ``statistic(counts)`` receives the count matrix ``C[R, K]`` (float64),
-   units in the order of ``factorize(clusters)`` (first appearance), and returns ``[R]`` (or a dict): any
+   units in the order of ``factorize(clusters)`` (sorted), and returns ``[R]`` (or a dict): any
    vectorised function of per-unit arrays (weighted medians, ...).
 3. Fallback ``loop_bootstrap``: ``statistic(rows)`` gets the row indices of one resample (units repeated
    as drawn) and returns a number (or a dict); a Python loop over the resamples, with the same draws, so
@@ -45,18 +45,29 @@ _BLOCK_ELEMENTS = 1 << 22  # draws per block: bounds memory at ~32 MB per block,
 
 
 def factorize(labels: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, list[Any]]:
-    """Integer codes ``0..K-1`` per row and the K distinct labels, in order of first appearance."""
+    """Integer codes ``0..K-1`` per row and the K distinct labels, in sorted order (numbers and strings by
+    value, other labels by type name and ``repr``): the units' order, and so every resample, does not depend
+    on the order the records arrive in (one process or several, any ``--limit`` shard order)."""
     if isinstance(labels, np.ndarray) and labels.dtype.kind in "biufUSM" and labels.ndim == 1:
         if labels.size == 0:
             return np.zeros(0, dtype=np.int64), []
-        uniques, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")
-        rank = np.empty(order.size, dtype=np.int64)
-        rank[order] = np.arange(order.size)
-        return rank[inverse.reshape(-1)], uniques[order].tolist()
-    index: dict[Hashable, int] = {}
-    codes = np.fromiter((index.setdefault(label, len(index)) for label in labels), dtype=np.int64)
-    return codes, list(index)
+        uniques, inverse = np.unique(labels, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int64), uniques.tolist()
+    labels = list(labels)
+    distinct = sorted(set(labels), key=_label_order)
+    index = {label: code for code, label in enumerate(distinct)}
+    codes = np.fromiter((index[label] for label in labels), dtype=np.int64, count=len(labels))
+    return codes, distinct
+
+
+def _label_order(label: Hashable) -> tuple[int, Any, str]:
+    """A total order over any hashable labels, stable across processes: numbers by value and strings
+    lexicographically (the order ``np.unique`` gives arrays), then anything else by type name and repr."""
+    if isinstance(label, int | float) and not isinstance(label, bool):
+        return (0, float(label), "")
+    if isinstance(label, str):
+        return (1, 0.0, label)
+    return (2, 0.0, f"{type(label).__name__}:{label!r}")
 
 
 def cluster_totals(
