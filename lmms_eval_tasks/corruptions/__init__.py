@@ -30,7 +30,7 @@ from lmms_eval_tasks.corruptions.tables import (
     severity_parameters,
 )
 
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"
 """Bumped whenever an algorithm's output changes for the same inputs (part of every cache key and record)."""
 
 _LAZY = {

@@ -382,8 +382,10 @@ def frost(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndar
 
 
 def _to_uint8(values: np.ndarray, rounding: str) -> np.ndarray:
+    """Float levels to uint8: ``round`` as the VRB generator's ``np.float32(...)`` then ``cv2.imwrite``
+    (the float32 cast first, so a level within float32 precision of .5 is a tie, then half to even)."""
     if rounding == "round":
-        values = np.rint(values)
+        values = np.rint(np.asarray(values, dtype=np.float32))
     return np.clip(values, 0, 255).astype(np.uint8)
 
 

@@ -395,3 +395,32 @@ def test_vrb_snow_agrees_with_the_generator_definition(reference: Any, photo: np
         ours = quantize(implementation("vrb", "snow")(photo, parameters, ReplayNoise(severity)), "vrb")
         difference = np.abs(ours.astype(int) - theirs)
         assert difference.max() <= 1 and (difference > 0).mean() < 0.01, severity
+
+
+def test_vrb_brightness_and_contrast_round_like_the_generators_float32_save(photo: np.ndarray) -> None:
+    """Bit-exact: the generator casts to float32 before cv2.imwrite rounds, so near-.5 levels are ties.
+
+    Pixel (210, 111, 172) at brightness c = 0.1: HSV value 210/255 + 0.1, so red becomes
+    (210/255 + 0.1) * 255 = 210 + 25.5 = 235.5 (float64 235.49999999999997 before the cast); float32 makes
+    it 235.5, which cv2 rounds half to even: 236 (rounding the float64 value gives 235).
+    """
+    from skimage import color
+
+    tie = np.full((16, 16, 3), (210, 111, 172), dtype=np.uint8)  # the smallest image corrupt() takes
+    assert (corrupt(tie, "brightness", 1, seed=0, profile="vrb")[..., 0] == 236).all()
+    rng = np.random.default_rng(1)
+    images = [photo, rng.integers(0, 256, (40, 40, 3), dtype=np.uint8)]
+    table = SEVERITY_TABLES["vrb"]
+    for image in images:
+        pixels = image / 255.0
+        for severity in range(1, 6):
+            hsv = color.rgb2hsv(pixels)
+            hsv[..., 2] = np.clip(hsv[..., 2] + table["brightness"][severity - 1], 0, 1)
+            means = pixels.mean(axis=(0, 1), keepdims=True)
+            expected = {
+                "brightness": np.clip(color.hsv2rgb(hsv), 0, 1) * 255,
+                "contrast": np.clip((pixels - means) * table["contrast"][severity - 1] + means, 0, 1) * 255,
+            }
+            for name, values in expected.items():
+                ours = corrupt(image, name, severity, seed=0, profile="vrb")
+                assert np.array_equal(ours, _vrb_save(values)), (name, severity)
