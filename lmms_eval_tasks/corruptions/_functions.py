@@ -429,7 +429,7 @@ def saturate(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.n
     """
     cv2 = cv2_module()
     factor, offset = params
-    dtype = getattr(noise, "dtype", np.float32)
+    dtype = np.float64  # as scikit-image's HSV; a float32 ratio is amplified by c0 (up to 20) past a level
     red, green, blue = cv2.split(image)
     value = cv2.max(cv2.max(red, green), blue).astype(dtype)
     delta = value - cv2.min(cv2.min(red, green), blue).astype(dtype)

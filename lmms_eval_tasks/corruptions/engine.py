@@ -264,7 +264,8 @@ def quantize(out: np.ndarray, profile: str) -> np.ndarray:
     if out.dtype == np.uint8:
         return np.ascontiguousarray(out)
     if _ROUNDING[profile] == "round":
-        if out.dtype == np.float32 and out.ndim == 3 and out.shape[2] <= 4:
+        out = np.asarray(out, dtype=np.float32)  # the generator's np.float32(...) before cv2.imwrite rounds
+        if out.ndim == 3 and out.shape[2] <= 4:
             import cv2
 
             return cv2.convertScaleAbs(out)  # saturating, round half to even, one pass

@@ -397,7 +397,7 @@ def test_vrb_snow_agrees_with_the_generator_definition(reference: Any, photo: np
         assert difference.max() <= 1 and (difference > 0).mean() < 0.01, severity
 
 
-def test_vrb_brightness_and_contrast_round_like_the_generators_float32_save(photo: np.ndarray) -> None:
+def test_vrb_brightness_contrast_saturate_round_like_the_generators_float32_save(photo: np.ndarray) -> None:
     """Bit-exact: the generator casts to float32 before cv2.imwrite rounds, so near-.5 levels are ties.
 
     Pixel (210, 111, 172) at brightness c = 0.1: HSV value 210/255 + 0.1, so red becomes
@@ -417,8 +417,13 @@ def test_vrb_brightness_and_contrast_round_like_the_generators_float32_save(phot
             hsv = color.rgb2hsv(pixels)
             hsv[..., 2] = np.clip(hsv[..., 2] + table["brightness"][severity - 1], 0, 1)
             means = pixels.mean(axis=(0, 1), keepdims=True)
+            saturated = color.rgb2hsv(pixels)
+            scale, offset = table["saturate"][severity - 1]
+            saturated[..., 1] = np.clip(saturated[..., 1] * scale + offset, 0, 1)
             expected = {
                 "brightness": np.clip(color.hsv2rgb(hsv), 0, 1) * 255,
+                # saturate: float64 as scikit-image (a float32 ratio times c0 = 20 drifted up to 3 levels)
+                "saturate": np.clip(color.hsv2rgb(saturated), 0, 1) * 255,
                 "contrast": np.clip((pixels - means) * table["contrast"][severity - 1] + means, 0, 1) * 255,
             }
             for name, values in expected.items():
