@@ -335,6 +335,15 @@ def test_vre_scale_100_applies_to_csv_input(tmp_path, capsys) -> None:
             assert scaled["models"][model][key] == pytest.approx(value, abs=1e-12), (model, key)
 
 
+def test_vre_scale_must_be_a_positive_finite_number(tmp_path, capsys) -> None:
+    from lmms_eval_tasks.cli import main
+
+    # --scale inf divided every accuracy to 0.0 and printed metrics of an all-wrong model (exit 0)
+    for bad in ("inf", "1e309", "nan", "0", "-1", "tdiuc=inf"):
+        assert main(["vre", _pool_csv(tmp_path), "--scale", bad]) == 2, bad
+        assert "must be a positive finite number" in capsys.readouterr().err.splitlines()[-1], bad
+
+
 def test_docs_name_the_vqav2_copy_the_host_reads() -> None:
     # the host 0.7.3's VQAv2 template names its dataset; docs/vrb.md must name that copy, not another
     import lmms_eval

@@ -162,8 +162,8 @@ def parse_scale(text: str | float) -> dict[str, float]:
             number = float(value)
         except ValueError:
             raise InputError(f"--scale: {part!r} is not a number or TASK=number") from None
-        if not number > 0:
-            raise InputError(f"--scale: {part!r} must be positive")
+        if not 0 < number < math.inf:  # inf would turn every accuracy into 0 without a word
+            raise InputError(f"--scale: {part!r} must be a positive finite number")
         scales[key.strip()] = number
     return scales
 
