@@ -440,3 +440,25 @@ def test_hook_run_with_no_verdict_unjudged_from_the_environment(judge_env, tmp_p
     judge_env.setenv("LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT", "sometimes")
     with pytest.raises(ValueError, match="LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT='sometimes'"):
         hooks.no_verdict_option()
+
+
+def test_judge_model_other_than_the_papers_gpt4_is_a_deviation_in_the_report(judge_env, tmp_path):
+    docs = sample_docs()
+    records = records_for("hallusionbench_sample", docs, [answer(doc) for doc in docs])
+    table = rule_reply_table(records)
+    deviations = {}
+    with FakeOpenAIServer(lambda prompt: table[prompt]) as server:
+        use_server(judge_env, server)
+        for model in ("gpt-4o-2024-11-20", "gpt-4-turbo", "gpt-4", "gpt-4-0613"):
+            judge_env.setenv("LMMS_EVAL_TASKS_JUDGE_MODEL", model)
+            fresh = [{k: v for k, v in r.items() if not k.startswith("judge_")} for r in records]
+            output = tmp_path / model
+            run_aggregations("hallusionbench_sample", fresh, output)
+            report = reports.read_report(reports.latest_report_path(output, "hallusionbench_sample"))
+            assert report["provenance"]["judge"]["model"] == model
+            deviations[model] = [line for line in report["provenance"]["deviations"] if "judge" in line]
+    # another model (GPT-4 Turbo too) is named against the paper's gpt-4; gpt-4 and its dated snapshot not
+    for model in ("gpt-4o-2024-11-20", "gpt-4-turbo"):
+        assert len(deviations[model]) == 1, deviations[model]
+        assert f"judge model {model!r} instead of the paper's 'gpt-4'" in deviations[model][0]
+    assert deviations["gpt-4"] == [] and deviations["gpt-4-0613"] == []
