@@ -168,6 +168,27 @@ def test_official_misc_denominator_is_twice_stvqa() -> None:
     assert metrics["acceptance_rate_natural"] == pytest.approx(100 * 4 / 7)
 
 
+def test_official_misc_rate_above_100_has_no_interval() -> None:
+    # official Misc.: (accepted stvqa + accepted estvqa) / (2 x judged stvqa) = (1 + 3) / (2 x 1) = 200 %;
+    # statsmodels' normal interval of p = 2 takes the root of 2 x (1 - 2) / 2 < 0: NaN. Before, the share
+    # was clipped to 1 and the "interval" [100, 100] excluded its own estimate 200.
+    categories = ["stvqa"] + ["estvqa"] * 3
+    metrics = acceptance_metrics(categories, [True, True, True, True], "official")
+    assert metrics["acceptance_rate_misc_natural_scenes"] == pytest.approx(200.0)
+    assert metrics["acceptance_rate_misc_natural_scenes_ci95_low"] is None
+    assert metrics["acceptance_rate_misc_natural_scenes_ci95_high"] is None
+    assert normal_interval(4, 2) == (None, None)
+    # the report's uncertainty record says why, with the estimate kept
+    from lmms_eval_tasks.tasks.contextual.uncertainty import uncertainty_rows
+
+    records = [record(i, category, "Judgement: Yes") for i, category in enumerate(categories)]
+    closed = uncertainty_rows(records, protocol="official").closed_form["acceptance_rate_misc_natural_scenes"]
+    assert closed.estimate == pytest.approx(200.0) and closed.low is None and closed.high is None
+    assert "above 100%" in closed.reason
+    # the default pooled denominator stays a proportion: 4 / 4 = 100 %, interval [100, 100]
+    assert acceptance_metrics(categories, [True] * 4)["acceptance_rate_misc_natural_scenes_ci95_low"] == 100.0
+
+
 def test_normal_interval_clipped_like_statsmodels() -> None:
     # p = 0.9, n = 10: half = 1.959964 * sqrt(0.09 / 10) = 0.185939 -> [0.714061, 1.085939] -> high clipped
     low, high = normal_interval(9, 10)

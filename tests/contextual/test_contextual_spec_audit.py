@@ -227,8 +227,9 @@ def test_interval_for_each_rating() -> None:
     # half = 1.959964 * sqrt(1 * 0 / 2) = 0 -> [100, 100]
     official = ctx.acceptance_metrics(CATEGORIES, VERDICTS, protocol="official")
     assert official["acceptance_rate_misc_natural_scenes_ci95_low"] == pytest.approx(100.0)
-    # official rate above 100 (3 accepted / (2 x 1)): share clipped to 1 for the interval, no crash
-    assert ctx.normal_interval(3, 2) == (100.0, 100.0)
+    # official rate above 100 (3 accepted / (2 x 1) = 150 %): no interval (statsmodels: NaN), no crash;
+    # a clipped [100, 100] would exclude its own estimate
+    assert ctx.normal_interval(3, 2) == (None, None)
 
 
 def test_per_rating_intervals_reach_score_output_averaged_over_repeats() -> None:

@@ -210,10 +210,11 @@ def _rate(accepted: int, judged: int) -> float | None:
 
 def normal_interval(accepted: int, judged: int) -> tuple[float | None, float | None]:
     """95% normal-approximation (Wald) interval in percent, clipped to [0, 100] like statsmodels'
-    ``proportion_confint(method="normal")`` that the official analysis prints."""
-    if judged <= 0:
+    ``proportion_confint(method="normal")`` that the official analysis prints; None for a rate above 100
+    (the official Misc. denominator 2 x judged stvqa): statsmodels' root of a negative number is NaN)."""
+    if judged <= 0 or accepted > judged:
         return None, None
-    share = min(1.0, max(0.0, accepted / judged))  # the official Misc. rate can pass 100: no negative root
+    share = max(0.0, accepted / judged)
     half = Z_95 * math.sqrt(share * (1.0 - share) / judged)
     return 100.0 * max(0.0, share - half), 100.0 * min(1.0, share + half)
 

@@ -76,9 +76,16 @@ def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
         for name, (accepted, judged) in counts.items():
             if judged <= 0:
                 continue
-            share = min(1.0, max(0.0, accepted / judged))
-            stderr = 100.0 * math.sqrt(share * (1 - share) / judged)
             low, high = scoring.normal_interval(accepted, judged)
+            if low is None:  # a rate above 100 (official Misc. denominator): no proportion, no interval
+                closed[name] = Uncertainty(
+                    100.0 * accepted / judged, None, None, None, "normal", UNITS["contextual"], int(judged),
+                    reason=f"{accepted} accepted of a denominator of {judged}: a rate above 100% has no "
+                    "normal interval (the official analysis prints NaN)",
+                )  # fmt: skip
+                continue
+            share = max(0.0, accepted / judged)
+            stderr = 100.0 * math.sqrt(share * (1 - share) / judged)
             closed[name] = Uncertainty(
                 100.0 * accepted / judged, stderr, low, high, "normal", UNITS["contextual"], int(judged),
                 reason="the official normal (Wald) interval, clipped to [0, 100]",
