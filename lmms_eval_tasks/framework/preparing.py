@@ -85,7 +85,15 @@ def read_annotations(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"annotation file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")  # a leading byte-order mark (Windows tools) is not a broken file
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise RecordError(
+            f"{path.name} line {line}", "<encoding>", f"not UTF-8 (byte 0x{data[error.start]:02x} at offset "
+            f"{error.start}): save the file as UTF-8"
+        ) from None
     try:
         value: Any = json.loads(text)
     except json.JSONDecodeError as document_error:

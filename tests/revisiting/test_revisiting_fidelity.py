@@ -259,3 +259,20 @@ def test_truncated_annotation_file_names_the_line_where_it_breaks(
     source.write_text(cut, encoding="utf-8")
     assert main(["slim", "tdiuc", "--input", str(source), "--out", str(tmp_path / "o.json")]) == 1
     assert "line 153" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_annotation_file_with_a_byte_order_mark_reads_and_non_utf8_names_the_byte(tmp_path: Path) -> None:
+    from lmms_eval_tasks.framework.preparing import read_annotations
+    from lmms_eval_tasks.framework.scoring import RecordError
+
+    entries = [{"question_id": 1, "question_type": "color", "labeled_answer": "red"}]
+    # a UTF-8 BOM (Notepad, PowerShell) was reported as "truncated; download or copy it again"
+    source = tmp_path / "TDIUC_sampling.json"
+    source.write_bytes(b"\xef\xbb\xbf" + json.dumps(entries).encode("utf-8"))
+    assert read_annotations(source) == entries
+    # Latin-1 "caf\xe9" on line 2: the error names file, line and byte (it named neither before);
+    # offset: '[{"question_id": 1,' is 19 bytes, the newline 1, '"labeled_answer": "caf' 22 -> 42
+    source.write_bytes(b'[{"question_id": 1,\n"labeled_answer": "caf\xe9"}]')
+    pattern = r"TDIUC_sampling\.json line 2: .*not UTF-8 \(byte 0xe9 at offset 42\): save the file as UTF-8$"
+    with pytest.raises(RecordError, match=pattern):
+        read_annotations(source)
