@@ -155,6 +155,7 @@ COUNT_MEANINGS: dict[str, tuple[str, str]] = {
     "unjudged": ("unjudged verdicts", "the judge gave none; left out of the judged metrics"),
     "unjudged_verdicts": ("unjudged verdicts", "the judge gave none; left out of the judged metrics"),
     "empty_predictions": ("empty predictions", "generation errors? scored as the model's answers"),
+    "missing_predictions": ("missing (null) predictions", "generation errors? scored as wrong"),
     "no_verdict": ("judge replies without a verdict word", "see the report's details for how they scored"),
 }
 
