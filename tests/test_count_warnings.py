@@ -88,3 +88,21 @@ def test_a_closed_pipe_ends_quietly():
     )  # fmt: skip
     for sign in ("Traceback", "BrokenPipe", "Logging error"):
         assert sign not in completed.stderr, completed.stderr[-2000:]
+
+
+def test_vrb_null_predictions_are_a_report_warning(tmp_path):
+    """VRB scores a null prediction as wrong (docs/vrb.md) and counts it in ``missing_predictions``: a count
+    that lowers the headline accuracy, so the report says it."""
+    from lmms_eval_tasks.tasks.vrb.hooks import HOOKS
+
+    def record(qid: int, prediction: str | None) -> dict:
+        return {"question_id": qid, "answers": ["yes"] * 10, "multiple_choice_answer": "yes",
+                "question_type": "is this", "answer_type": "yes/no", "corruption": "clean", "severity": 0,
+                "prediction": prediction, "task": "vrb_sample"}  # fmt: skip
+
+    args = Namespace(output_path=str(tmp_path / "out"), model="m", model_args="", limit=None, seed=None)
+    metrics, path = HOOKS._score([record(1, None), record(2, "yes")], "vrb_sample", args)
+    # q1 null -> 0, q2 "yes" matches 10 of 10 answers -> 1: accuracy (0 + 1) / 2 = 0.5
+    assert metrics["missing_predictions"] == 1 and metrics["accuracy"] == 0.5
+    expected = "1 missing (null) predictions (of 2 records, count 'missing_predictions'): generation errors? "
+    assert expected + "scored as wrong" in read_report(path)["warnings"]

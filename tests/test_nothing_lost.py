@@ -199,3 +199,32 @@ def test_every_model_and_every_model_args_of_one_output_folder_is_a_run_in_the_r
     for _, model_args, _ in setups:
         assert model_args in markdown, model_args
     assert "skipped" in completed.stderr and "contextual_sample" in completed.stderr
+
+
+def test_a_pack_report_that_cannot_be_written_names_the_file_and_keeps_the_records(tmp_path):
+    """A real OS write limit (RLIMIT_FSIZE 3000 bytes: the saved records, 2955 bytes, fit; the report does
+    not): the run fails naming the report file, the records stay whole and the last line is `score`."""
+    import resource
+    import signal
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG from write() instead of a kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
+
+    output = tmp_path / "out"
+    completed = subprocess.run(
+        [sys.executable, "-m", "lmms_eval_tasks", "--tasks", "contextual_sample", *MODEL,
+         "--output_path", str(output), "--log_samples"],
+        capture_output=True, text=True, env=offline_environment(), cwd=REPO_ROOT, timeout=900, check=False,
+        preexec_fn=small_files,
+    )  # fmt: skip
+    assert completed.returncode == 1, completed.stderr[-3000:]
+    run_folder = next(path for path in output.glob("lmms_eval_tasks/*") if path.is_dir())
+    records = run_folder / "contextual_sample_samples.jsonl"
+    assert f"cannot write {run_folder / 'contextual_sample_report.json'}" in completed.stderr
+    assert not (run_folder / "contextual_sample_report.json").exists()  # whole or absent
+    assert not list(run_folder.glob(".*.tmp"))
+    rows = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 10
+    last = completed.stderr.strip().splitlines()[-1]
+    assert f"lmms-eval-tasks score contextual {records}" in last, last

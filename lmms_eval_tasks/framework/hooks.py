@@ -155,6 +155,7 @@ COUNT_MEANINGS: dict[str, tuple[str, str]] = {
     "unjudged": ("unjudged verdicts", "the judge gave none; left out of the judged metrics"),
     "unjudged_verdicts": ("unjudged verdicts", "the judge gave none; left out of the judged metrics"),
     "empty_predictions": ("empty predictions", "generation errors? scored as the model's answers"),
+    "missing_predictions": ("missing (null) predictions", "generation errors? scored as wrong"),
     "no_verdict": ("judge replies without a verdict word", "see the report's details for how they scored"),
 }
 
@@ -213,6 +214,30 @@ class SavedRecords(NamedTuple):
 
 # Filled when a task's scoring fails after its records were saved; the launcher's last lines name them.
 SAVED_FOR_SCORING: list[SavedRecords] = []
+
+
+def _keep(benchmark: str, name: str, records_path: Path, count: int, error: BaseException) -> None:
+    """Record that task ``name``'s report failed after its records were saved, and say how to finish it."""
+    reason = f"{type(error).__name__}: {str(error) or type(error).__name__}"
+    saved = SavedRecords(benchmark, name, records_path, reason)
+    SAVED_FOR_SCORING.append(saved)
+    logger.error(
+        f"{name}: scoring failed; its {count} records are saved in {records_path}: "
+        f"once the cause is fixed, score them and complete the report with `{saved.command()}`"
+    )
+
+
+def write_bytes_atomically(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` whole or not at all; a failed write raises an OSError naming it."""
+    from lmms_eval_tasks.reporting.schema import _write_error
+
+    temporary = target.with_name(target.name + ".tmp")
+    try:
+        temporary.write_bytes(data)
+        temporary.replace(target)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise _write_error(target, error) from None
 
 
 def _saved(name: str) -> bool:
@@ -523,13 +548,7 @@ class TaskHooks:
             metrics, uncertainty = score_with_uncertainty(self.benchmark, records, metrics, **options)
         except Exception as error:
             if records_path is not None:
-                reason = f"{type(error).__name__}: {str(error) or type(error).__name__}"
-                saved = SavedRecords(self.benchmark, name, records_path, reason)
-                SAVED_FOR_SCORING.append(saved)
-                logger.error(
-                    f"{name}: scoring failed; its {len(records)} records are saved in {records_path}: "
-                    f"once the cause is fixed, score them and complete the report with `{saved.command()}`"
-                )
+                _keep(self.benchmark, name, records_path, len(records), error)
             raise
 
         details = dict(details)
@@ -561,24 +580,27 @@ class TaskHooks:
                 "by": "lmms-eval-tasks score",
                 "timestamp": report["provenance"]["timestamp"],
             }
-        if folder is not None and self.extra_files is not None:
-            # Leaderboard and submission files first: the report (and latest.json) then point at a run
-            # whose files are all there. Each file is written atomically.
-            for file_name, content in self.extra_files(records, source).items():
-                target = folder / name / file_name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                data = content.encode("utf-8") if isinstance(content, str) else content
-                temporary = target.with_name(target.name + ".tmp")
-                temporary.write_bytes(data)
-                temporary.replace(target)
-                logger.info(f"{self.benchmark}: {file_name} for {name} written to {target}")
         path = None
-        if folder is not None:
-            if report["provenance"]["run_id"] is None:
-                report["provenance"]["run_id"] = folder.name
-            path = write_report_files(folder, report, records)
-            _pending_path(folder, name).unlink(missing_ok=True)
-            logger.info(f"{self.benchmark}: report for {name} written to {path}")
+        try:
+            if folder is not None and self.extra_files is not None:
+                # Leaderboard and submission files first: the report (and latest.json) then point at a
+                # run whose files are all there. Each file is written atomically.
+                for file_name, content in self.extra_files(records, source).items():
+                    target = folder / name / file_name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    data = content.encode("utf-8") if isinstance(content, str) else content
+                    write_bytes_atomically(target, data)
+                    logger.info(f"{self.benchmark}: {file_name} for {name} written to {target}")
+            if folder is not None:
+                if report["provenance"]["run_id"] is None:
+                    report["provenance"]["run_id"] = folder.name
+                path = write_report_files(folder, report, records)
+                _pending_path(folder, name).unlink(missing_ok=True)
+                logger.info(f"{self.benchmark}: report for {name} written to {path}")
+        except OSError as error:  # a full disk: the records saved before scoring are what `score` reads
+            if records_path is not None:
+                _keep(self.benchmark, name, records_path, len(records), error)
+            raise
         return metrics, path
 
     def aggregator(self, metric: str) -> Callable[..., float | int]:

@@ -111,15 +111,27 @@ def dumps_strict(value: Any, indent: int | None = None) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and an atomic replace."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write ``text`` to ``path`` through a temporary file in the same folder and an atomic replace: the
+    file is whole or absent, and a failed write (full disk) raises an OSError naming ``path``."""
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise _write_error(path, error) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):  # the OS message names no file (a write through a descriptor)
+            raise _write_error(path, error) from None
         raise
+
+
+def _write_error(path: Path, error: OSError) -> OSError:
+    """``error`` as one line naming the file not written, and the fix."""
+    reason = error.strerror or str(error)
+    return OSError(error.errno, f"cannot write {path}: {reason}; free space (or fix the folder) and rerun")
 
 
 def write_json(path: str | os.PathLike[str], value: Any, indent: int | None = 2) -> Path:

@@ -1,7 +1,7 @@
 """VRB: VQA accuracy under 14 image corruptions x 5 severities, the robustness sub-metrics and VRE."""
 
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
-from lmms_eval_tasks.framework.registry import Benchmark
+from lmms_eval_tasks.framework.registry import DEFAULT_COUNT_KEYS, Benchmark
 
 RECORD_SCHEMA = RecordSchema(
     fields=(
@@ -59,6 +59,8 @@ BENCHMARK = Benchmark(
         "average_difference",
     ),
     random_answer="lmms_eval_tasks.tasks.vrb.hooks:random_answer",
+    # a null prediction scores as a wrong answer (docs/vrb.md): every one is a report warning
+    count_keys=(*DEFAULT_COUNT_KEYS, "missing_predictions"),
     sample_tasks=("vrb_sample",),
     generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.vrb.uncertainty:uncertainty_rows",
