@@ -121,12 +121,16 @@ def check_wordnet() -> Check:
         FIX_COMMAND,
         default_nltk_data_dir,
         ensure_wordnet_on_path,
+        found_copy_damage,
     )
 
     folder = default_nltk_data_dir()
     name = "wordnet (tdiuc)"
     try:
         ensure_wordnet_on_path()
+        problem = found_copy_damage()
+        if problem:  # nltk would load it and return None for the synsets the cut-off files lost
+            return Check("benchmarks", name, False, False, problem, f"run `{FIX_COMMAND}`")
         from nltk.corpus import wordnet
 
         synsets = wordnet.synsets("dog")

@@ -4,7 +4,7 @@ nltk only reads WordNet from its own data folders and needs a `lexnames` file De
 this copies the dictionary files into `<nltk_data>/corpora/wordnet/` and writes `lexnames`. nltk 3.10 also
 opens `index.sense` every time it loads WordNet; Debian ships it separately (`wordnet-sense-index`), so
 when the source folder lacks it, it is built from the data and index files (``build_index_sense``, the
-same lines as Princeton's file). "Installed" means: every file nltk opens is there.
+same lines as Princeton's file). "Installed" means: every file nltk opens is there, no data file cut short.
 
 ``ensure_wordnet()`` is what a run calls on first use: WordNet already on nltk's path, else Debian's files
 copied into the pack's folder, else nltk's downloader into that folder; else ``WordNetMissing``, one line
@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 # Debian's wordnet-base files; LMMS_EVAL_TASKS_WORDNET_SOURCE names another folder of WordNet 3.0 dict files.
@@ -201,9 +202,42 @@ def build_index_sense(source: str | Path) -> str:
     return "".join(text for _, text in lines)
 
 
+def damage(folder: str | Path) -> str | None:
+    """None when ``folder``'s data files hold every synset its index files name; else what is cut short.
+
+    A WordNet data line starts with its own byte offset, so a data file cut short (an interrupted copy or
+    unzip) is seen without a reference: an index names an offset past its end, or its last line is not whole.
+    nltk itself would load such a copy and return None for the lost synsets.
+    """
+    folder = Path(folder)
+    for pos_name in _POS_FILES:
+        data, index = folder / f"data.{pos_name}", folder / f"index.{pos_name}"
+        largest = -1
+        with open(index, "rb") as handle:
+            for line in handle:
+                if line.startswith(b" "):
+                    continue
+                fields = line.split()
+                try:
+                    synset_count, pointer_count = int(fields[2]), int(fields[3])
+                    offsets = fields[6 + pointer_count : 6 + pointer_count + synset_count]
+                    for offset in offsets:
+                        largest = max(largest, int(offset))
+                except (IndexError, ValueError):
+                    return f"{index.name} has a broken line ({line[:40]!r})"
+        if largest < 0:
+            return f"{index.name} names no synset"
+        with open(data, "rb") as handle:
+            handle.seek(largest)
+            last = handle.readline()  # the data file's last line: every synset is named by some index line
+        if not (last.startswith(b"%08d " % largest) and last.endswith(b"\n")):
+            return f"{data.name} is cut short (no whole synset at offset {largest}, which {index.name} names)"
+    return None
+
+
 def is_prepared(folder: str | Path) -> bool:
-    """True when ``folder`` (``<nltk_data>/corpora/wordnet``) holds every file nltk opens."""
-    return all((Path(folder) / name).is_file() for name in NLTK_OPENS)
+    """True when ``folder`` (``<nltk_data>/corpora/wordnet``) holds every file nltk opens, none cut short."""
+    return all((Path(folder) / name).is_file() for name in NLTK_OPENS) and damage(folder) is None
 
 
 def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN_WORDNET_DIR) -> Path:
@@ -223,32 +257,79 @@ def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path = 
             f"WordNet files {missing} not found in {source}; install them with "
             "`apt-get install --no-install-recommends wordnet-base` or run nltk.download('wordnet')"
         )
-    staging = destination.with_name("wordnet.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for name in _DICT_FILES:
-        if (source / name).is_file():
-            shutil.copyfile(source / name, staging / name)
-    (staging / "lexnames").write_text(lexnames_text(), encoding="ascii")
-    if not (staging / "index.sense").is_file():
-        (staging / "index.sense").write_text(
-            build_index_sense(source), encoding="utf-8", errors="surrogateescape"
-        )
-    shutil.rmtree(destination, ignore_errors=True)
-    staging.rename(destination)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    # a staging folder of this process's own: accelerate's N processes (or two runs) may install at once
+    staging = Path(tempfile.mkdtemp(prefix="wordnet.", suffix=".partial", dir=destination.parent))
+    try:
+        for name in _DICT_FILES:
+            if (source / name).is_file():
+                shutil.copyfile(source / name, staging / name)
+        (staging / "lexnames").write_text(lexnames_text(), encoding="ascii")
+        if not (staging / "index.sense").is_file():
+            (staging / "index.sense").write_text(
+                build_index_sense(source), encoding="utf-8", errors="surrogateescape"
+            )
+        _move_into_place(staging, destination)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return destination
 
 
+def _discard(folder: Path) -> None:
+    """Remove ``folder`` by renaming it aside first, so no reader sees it half deleted."""
+    aside = Path(tempfile.mkdtemp(prefix="wordnet.", suffix=".replaced", dir=folder.parent))
+    try:
+        folder.rename(aside / folder.name)
+    except FileNotFoundError:
+        pass  # another installer moved it aside already
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def _move_into_place(staging: Path, destination: Path) -> None:
+    """Rename ``staging`` to ``destination``; a complete copy another process put there first is kept, an
+    incomplete one is moved aside (renames only: a reader never sees a half-written folder)."""
+    for _ in range(3):
+        try:
+            staging.rename(destination)
+            return
+        except OSError:
+            if is_prepared(destination):
+                return  # another installer won; its copy is the same files
+        _discard(destination)
+    staging.rename(destination)
+
+
 FIX_COMMAND = "lmms-eval-tasks setup-wordnet"
+_DAMAGED = "the WordNet copy in"
 
 
 class WordNetMissing(RuntimeError):
     """WordNet cannot be found or installed here; the message is one line ending with the fix."""
 
 
+def found_copy_damage() -> str | None:
+    """None unless the WordNet folder nltk would load first is cut short; then one line naming it and why.
+
+    Looks before nltk loads it (a loaded reader stays in the process); LookupError when nltk finds none.
+    """
+    import nltk
+
+    found = nltk.data.find("corpora/wordnet")
+    folder = Path(getattr(found, "path", ""))
+    if folder.is_dir() and all((folder / name).is_file() for name in _REQUIRED):
+        problem = damage(folder)
+        if problem:
+            return f"{_DAMAGED} {folder} is damaged ({problem})"
+    return None
+
+
 def _loads() -> str | None:
     """None when nltk loads WordNet from its current path; else the first informative line of why not."""
     try:
+        problem = found_copy_damage()
+        if problem:
+            return problem
         from nltk.corpus import wordnet
 
         if not wordnet.synsets("dog"):
@@ -286,9 +367,13 @@ def ensure_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN
     """
     folder = Path(target) if target is not None else default_nltk_data_dir()
     ensure_wordnet_on_path(folder)
-    if _loads() is None:
+    found = _loads()
+    if found is None:
         return f"WordNet found on nltk's path ({folder} first)"
-    tried = []
+    tried = [found] if found.startswith(_DAMAGED) else []
+    own = folder / "corpora" / "wordnet"
+    if own.is_dir() and not is_prepared(own) and all((own / name).is_file() for name in _REQUIRED):
+        _discard(own)  # cut short in the pack's folder: a fresh copy (or nltk's zip beside it) replaces it
     if all((Path(source) / name).is_file() for name in _REQUIRED):
         try:
             prepare_nltk_wordnet(folder, source=source)

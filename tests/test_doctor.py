@@ -283,3 +283,33 @@ def test_dataset_lines_say_what_an_offline_run_finds(tmp_path: Path, monkeypatch
     assert len(loaded) == len(
         datasets.Dataset.from_parquet(str(SAMPLE_PARQUET), cache_dir=str(tmp_path / "x"))
     )
+
+
+def test_a_cut_short_wordnet_copy_is_reported_damaged_not_ready(tmp_path: Path) -> None:
+    # nltk loads a copy whose data.noun was cut off and still finds one synset of 'dog' (the verb): not ready
+    from lmms_eval_tasks.wordnet import prepare_nltk_wordnet
+
+    target = tmp_path / "nltk_data"
+    folder = prepare_nltk_wordnet(target, source="/usr/share/wordnet")
+    with open(folder / "data.noun", "r+b") as handle:
+        handle.truncate(100_000)
+    environment = offline_environment(NLTK_DATA=str(target), HOME=str(tmp_path))
+    script = (
+        "import json\nfrom lmms_eval_tasks.doctor import check_wordnet\n"
+        "print(json.dumps(check_wordnet().as_dict()))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=REPO_ROOT,
+        check=True,
+    )
+    check = json.loads(completed.stdout)
+    assert check["ok"] is False and check["required"] is False
+    assert check["summary"] == (
+        f"the WordNet copy in {folder} is damaged (data.noun is cut short (no whole synset at offset "
+        "15300051, which index.noun names))"
+    )
+    assert check["fix"] == "run `lmms-eval-tasks setup-wordnet`"

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.wordnet import build_index_sense, is_prepared, lexnames_text, prepare_nltk_wordnet
+from lmms_eval_tasks.wordnet import (
+    build_index_sense,
+    damage,
+    is_prepared,
+    lexnames_text,
+    prepare_nltk_wordnet,
+)
 
 
 def test_lexnames_has_the_45_wordnet_lexicographer_files() -> None:
@@ -254,3 +260,98 @@ def test_no_wordnet_the_launcher_stops_before_the_host_with_one_line(tmp_path: P
         last
     )
     assert "Traceback" not in completed.stderr
+
+
+def test_processes_installing_wordnet_at_once_all_end_with_one_complete_copy(tmp_path: Path) -> None:
+    # `accelerate launch --num_processes N` runs the launcher's WordNet pre-check in every process at once:
+    # each must end with WordNet loading; none may delete another's half-written copy (shared staging).
+    source = _debian_base_only_copy(tmp_path)  # index.sense is built: seconds, a wide window for a race
+    target = tmp_path / "nltk_data"
+    environment = {**_no_wordnet_environment(tmp_path), "LMMS_EVAL_TASKS_WORDNET_SOURCE": str(source)}
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", ENSURE, str(target), str(source)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment,
+        )
+        for _ in range(3)
+    ]
+    outputs = [process.communicate(timeout=600) for process in processes]
+    for process, (stdout, stderr) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, stderr[-2000:]
+        assert stdout.splitlines()[-1] == "noun.animal"
+    assert is_prepared(target / "corpora" / "wordnet")
+    assert sorted(path.name for path in (target / "corpora").iterdir()) == ["wordnet"]  # no staging left
+
+
+def _cut_short_copy(target: Path) -> Path:
+    """A prepared WordNet folder whose data.noun an interrupted copy or unzip cut off after 100 kB."""
+    folder = prepare_nltk_wordnet(target, source="/usr/share/wordnet")
+    with open(folder / "data.noun", "r+b") as handle:
+        handle.truncate(100_000)
+    return folder
+
+
+CHECK_DOG = (
+    "import sys; from lmms_eval_tasks.wordnet import ensure_wordnet, WordNetMissing\n"
+    "try:\n    print(ensure_wordnet(sys.argv[1], source=sys.argv[2]))\n"
+    "except WordNetMissing as error:\n    print(error); raise SystemExit(1)\n"
+    "from nltk.corpus import wordnet as wn; print([s and s.name() for s in wn.synsets('dog')][:2])"
+)
+
+
+def test_a_cut_short_copy_is_damaged_not_prepared_and_first_use_replaces_it(tmp_path: Path) -> None:
+    # nltk loads such a copy and answers wn.synsets('dog') with [None, None, ...]: TDIUC would crash mid-run
+    # (or, with fewer lost lines, miss synonyms). 100 kB of data.noun's 15.3 MB: dog's synsets are past it.
+    target = tmp_path / "nltk_data"
+    folder = _cut_short_copy(target)
+    assert not is_prepared(folder)
+    assert (
+        damage(folder)
+        == "data.noun is cut short (no whole synset at offset 15300051, which index.noun names)"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", CHECK_DOG, str(target), "/usr/share/wordnet"],
+        capture_output=True,
+        text=True,
+        env=_no_wordnet_environment(tmp_path),
+        check=False,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-2000:]
+    assert completed.stdout.splitlines() == [
+        f"WordNet installed into {target} from /usr/share/wordnet",
+        "['dog.n.01', 'frump.n.01']",
+    ]
+    assert is_prepared(folder)
+    assert sorted(path.name for path in (target / "corpora").iterdir()) == ["wordnet"]
+
+
+def test_a_cut_short_copy_without_a_source_fails_in_one_line_naming_it(tmp_path: Path) -> None:
+    target = tmp_path / "nltk_data"
+    folder = _cut_short_copy(target)
+    completed = subprocess.run(
+        [sys.executable, "-c", CHECK_DOG, str(target), str(tmp_path / "no_debian_files")],
+        capture_output=True,
+        text=True,
+        env=_no_wordnet_environment(tmp_path),
+        check=False,
+        timeout=300,
+    )
+    assert completed.returncode == 1
+    line = completed.stdout.strip()
+    assert line.startswith(
+        f"WordNet is missing (the WordNet copy in {folder} is damaged (data.noun is cut short"
+    )
+    assert line.endswith("then `lmms-eval-tasks setup-wordnet`")
+
+
+def test_damage_is_none_for_the_debian_files_and_names_a_missing_last_newline(tmp_path: Path) -> None:
+    assert damage("/usr/share/wordnet") is None
+    folder = prepare_nltk_wordnet(tmp_path / "nltk_data", source="/usr/share/wordnet")
+    size = (folder / "data.adv").stat().st_size
+    with open(folder / "data.adv", "r+b") as handle:
+        handle.truncate(size - 1)  # only the last byte (the last synset's newline) lost
+    assert damage(folder) == "data.adv is cut short (no whole synset at offset 516492, which index.adv names)"
