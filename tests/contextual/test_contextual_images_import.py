@@ -155,3 +155,34 @@ def test_breaker_counts_only_identical_connection_errors_in_a_row() -> None:
     )
     assert len(report.failed) == 12 and report.retries == 12
     assert not any(entry["reason"].startswith("not attempted") for entry in report.failed)
+
+
+def test_one_file_cannot_be_the_image_of_two_urls_that_share_its_name(tmp_path: Path) -> None:
+    # a/1.png and b/1.png are two different images; the one 1.png at the folder's top fits both URL paths'
+    # ends, so it is the image of neither (it was copied in as both: two rows scored on one picture)
+    urls = ["http://h.invalid/a/1.png", "http://h.invalid/b/1.png"]
+    got = tmp_path / "got"
+    got.mkdir()
+    (got / "1.png").write_bytes(_png((7, 7, 7)))
+    rows = prep.read_csv(_csv(tmp_path, urls))
+    result = prep.import_images(rows, tmp_path / "images", got)
+    assert result["imported"] == 0
+    assert [entry["row"] for entry in result["problems"]] == [0, 1]
+    assert all("ambiguous" in entry["reason"] for entry in result["problems"])
+    assert not (tmp_path / "images" / prep.image_filename(urls[0])).exists()
+
+
+def test_url_paths_match_whole_folder_names_not_string_ends(tmp_path: Path) -> None:
+    # the file xa/1.png ends with the characters "a/1.png" but lies in folder xa, not a: not a/1.png's image
+    urls = ["http://h.invalid/a/1.png", "http://h.invalid/b/1.png"]
+    got = tmp_path / "got"
+    for folder, color in (("xa", (5, 5, 5)), ("b", (6, 6, 6))):
+        (got / folder).mkdir(parents=True)
+        (got / folder / "1.png").write_bytes(_png(color))
+    rows = prep.read_csv(_csv(tmp_path, urls))
+    result = prep.import_images(rows, tmp_path / "images", got)
+    assert result["imported"] == 1  # b/1.png only
+    assert [entry["row"] for entry in result["problems"]] == [0]
+    with Image.open(tmp_path / "images" / prep.image_filename(urls[1])) as image:
+        assert image.getpixel((0, 0)) == (6, 6, 6)
+    assert not (tmp_path / "images" / prep.image_filename(urls[0])).exists()

@@ -369,6 +369,18 @@ def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | P
     by_name: dict[str, list[CsvRow]] = {}
     for row in rows:
         by_name.setdefault(url_file_name(row.image_url), []).append(row)
+    matches: dict[int, list[tuple[str, Callable[[], bytes]]]] = {}
+    for row in rows:
+        name = url_file_name(row.image_url)
+        candidates = files.get(name, [])
+        if len(candidates) > 1 or (candidates and len(by_name[name]) > 1):
+            url_parts = unquote(urlsplit(row.image_url).path).strip("/").split("/")
+            candidates = [item for item in candidates if _same_path_end(url_parts, item[0].split("/"))]
+        matches[row.row] = candidates
+    claims: dict[str, int] = {}  # one file matched by two rows' paths ("x.png" for a/x.png and b/x.png)
+    for candidates in matches.values():
+        if len(candidates) == 1:
+            claims[candidates[0][0]] = claims.get(candidates[0][0], 0) + 1
     imported, present, problems = 0, 0, []
     for row in rows:
         target = image_dir / image_filename(row.image_url)
@@ -376,22 +388,18 @@ def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | P
             present += 1
             continue
         name = url_file_name(row.image_url)
-        candidates = files.get(name, [])
-        if len(candidates) > 1 or (candidates and len(by_name[name]) > 1):
-            url_path = unquote(urlsplit(row.image_url).path).lstrip("/")
-            candidates = [
-                item for item in candidates if url_path.endswith(item[0]) or item[0].endswith(url_path)
-            ]
-            if len(candidates) != 1:
-                problems.append(
-                    {
-                        "row": row.row,
-                        "line": row.line,
-                        "image_url": row.image_url,
-                        "reason": f"--images: file name {name!r} is ambiguous (rows or files share it)",
-                    }
-                )
-                continue
+        candidates = matches[row.row]
+        shared = len(files.get(name, [])) > 1 or len(by_name[name]) > 1
+        if shared and (len(candidates) != 1 or claims[candidates[0][0]] > 1):
+            problems.append(
+                {
+                    "row": row.row,
+                    "line": row.line,
+                    "image_url": row.image_url,
+                    "reason": f"--images: file name {name!r} is ambiguous (rows or files share it)",
+                }
+            )
+            continue
         if not candidates:
             continue
         where, read = candidates[0]
@@ -411,6 +419,13 @@ def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | P
         _write_atomically(target, data)
         imported += 1
     return {"source": str(source), "imported": imported, "already_present": present, "problems": problems}
+
+
+def _same_path_end(url_parts: list[str], file_parts: list[str]) -> bool:
+    """True when one path's folders and name are the other's last ones (``a/x.png`` ends ``h/a/x.png``;
+    ``xa/x.png`` does not end ``a/x.png``): whole path parts, not characters."""
+    shorter = min(len(url_parts), len(file_parts))
+    return url_parts[-shorter:] == file_parts[-shorter:]
 
 
 def _row_label(row: int, line: int) -> str:
