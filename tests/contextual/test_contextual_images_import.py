@@ -186,3 +186,25 @@ def test_url_paths_match_whole_folder_names_not_string_ends(tmp_path: Path) -> N
     with Image.open(tmp_path / "images" / prep.image_filename(urls[1])) as image:
         assert image.getpixel((0, 0)) == (6, 6, 6)
     assert not (tmp_path / "images" / prep.image_filename(urls[0])).exists()
+
+
+def test_a_half_image_is_not_imported_even_where_the_host_made_pil_lenient(tmp_path: Path) -> None:
+    import random
+
+    import lmms_eval.api.task  # noqa: F401 - sets PIL's ImageFile.LOAD_TRUNCATED_IMAGES = True, as in a run
+    from PIL import ImageFile
+
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is True
+    noise = random.Random(0)
+    image = Image.frombytes("RGB", (64, 64), bytes(noise.randrange(256) for _ in range(64 * 64 * 3)))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    got = tmp_path / "got"
+    got.mkdir()
+    (got / "half.png").write_bytes(buffer.getvalue()[: len(buffer.getvalue()) // 2])  # a cut-off download
+    rows = prep.read_csv(_csv(tmp_path, ["http://h.invalid/half.png"]))
+    result = prep.import_images(rows, tmp_path / "images", got)
+    assert result["imported"] == 0
+    [problem] = result["problems"]
+    assert problem["reason"] == "--images half.png: not a decodable image (OSError: image file is truncated)"
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is True  # the host's setting is back afterwards

@@ -361,9 +361,21 @@ def _source_files(source: Path) -> dict[str, list[tuple[str, Callable[[], bytes]
 def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | Path) -> dict[str, Any]:
     """Copy images the user got elsewhere (a folder or archive) in as the rows' images, matched by the
     URL's file name (the URL's path end breaks ties); each is decoded first. Returns counts and problems."""
+    from PIL import ImageFile
+
     source, image_dir = Path(source), Path(image_dir)
     if not source.exists():
         raise PrepareError(f"--images {source}: no such folder or archive")
+    lenient = ImageFile.LOAD_TRUNCATED_IMAGES  # on wherever the host is imported: a half file would pass
+    ImageFile.LOAD_TRUNCATED_IMAGES = False
+    try:
+        return _import_images(rows, image_dir, source)
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = lenient
+
+
+def _import_images(rows: Sequence[CsvRow], image_dir: Path, source: Path) -> dict[str, Any]:
+    """``import_images`` with PIL's lenient mode off."""
     files = _source_files(source)
     image_dir.mkdir(parents=True, exist_ok=True)
     by_name: dict[str, list[CsvRow]] = {}
