@@ -217,3 +217,44 @@ def test_plugin_switch_loads_the_packs_models_and_says_where_its_tasks_are(tmp_p
     ]
     assert len(notes) == 1 and "`lmms_eval` launcher" in notes[0] and "--include_path" in notes[0]
     assert os.environ.get("LMMS_EVAL_PLUGINS") is None
+
+
+def _raised(make: Any) -> BaseException:
+    try:
+        make()
+    except BaseException as error:  # noqa: BLE001 - the test inspects what was raised
+        return error
+    raise AssertionError("nothing raised")
+
+
+def test_last_line_of_a_cause_without_words_keeps_its_wrappers_message() -> None:
+    # `raise ConnectionError(...) from TimeoutError()`: the innermost cause has no message; the last line
+    # said "TimeoutError: TimeoutError" and lost what timed out (and the offline-dataset fix)
+    from lmms_eval_tasks.host.launcher import failure_line
+
+    def timed_out() -> None:
+        try:
+            raise TimeoutError()
+        except TimeoutError as error:
+            raise ConnectionError("Couldn't reach 'lmms-lab-encoder/VRB' on the Hugging Face Hub") from error
+
+    line = failure_line(_raised(timed_out))
+    assert line.startswith(
+        "lmms_eval: evaluation failed: ConnectionError (from TimeoutError): Couldn't reach "
+        "'lmms-lab-encoder/VRB' on the Hugging Face Hub; fix: an offline run"
+    ), line
+
+    def interrupted() -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as error:
+            raise RuntimeError("judge stopped after 3 of 10 items") from error
+
+    assert failure_line(_raised(interrupted)) == (
+        "lmms_eval: evaluation failed: RuntimeError (from KeyboardInterrupt): "
+        "judge stopped after 3 of 10 items"
+    )
+    # nothing anywhere says more than the type: the type it is
+    assert failure_line(_raised(lambda: (_ for _ in ()).throw(OSError()))) == (
+        "lmms_eval: evaluation failed: OSError: OSError"
+    )

@@ -159,8 +159,15 @@ def root_cause(error: BaseException) -> BaseException:
 def failure_line(error: BaseException) -> str:
     """One line naming the root cause of a failed evaluation (and the fix, for a dataset not cached)."""
     cause = root_cause(error)
+    named = f"{type(cause).__name__}: "
+    if not str(cause).strip():  # TimeoutError(), KeyboardInterrupt: the nearest wrapper says what failed
+        chain = _chain(error)
+        outer = [item for item in chain[: chain.index(cause)] if str(item).strip()]
+        if outer:
+            named = f"{type(outer[-1]).__name__} (from {type(cause).__name__}): "
+            cause = outer[-1]
     message = " ".join((str(cause) or type(cause).__name__).split())
-    line = f"lmms_eval: evaluation failed: {type(cause).__name__}: {message}"
+    line = f"lmms_eval: evaluation failed: {named}{message}"
     module = type(cause).__module__.split(".")[0]
     dataset_problem = module in ("datasets", "huggingface_hub", "requests", "httpx") or (
         isinstance(cause, (ConnectionError, FileNotFoundError, ValueError))
