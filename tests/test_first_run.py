@@ -258,3 +258,37 @@ def test_last_line_of_a_cause_without_words_keeps_its_wrappers_message() -> None
     assert failure_line(_raised(lambda: (_ for _ in ()).throw(OSError()))) == (
         "lmms_eval: evaluation failed: OSError: OSError"
     )
+
+
+def test_provenance_datasets_keep_no_credentials_of_a_data_files_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a task YAML's dataset_kwargs may name files behind a signed or credentialed URL; the report's
+    # provenance.datasets must not carry the user info, the query, or the HF token's value
+    from lmms_eval_tasks.framework import datasets_read
+    from lmms_eval_tasks.reporting.schema import provenance
+
+    monkeypatch.setenv("HF_TOKEN", "hf_secretvalue123456")
+    task = "toy_credentials_task"
+    datasets_read.record(
+        task,
+        {
+            "id": "https://bob:hunter2@data.example/ds",
+            "config": None,
+            "split": "test",
+            "revision": "abc",
+            "revision_kind": "fingerprint",
+            "data_files": {
+                "test": [
+                    "https://data.example/t.parquet?X-Amz-Signature=s3cr3t",
+                    "/data/hf_secretvalue123456/x",
+                ]
+            },
+        },
+        replace=True,
+    )
+    try:
+        [entry] = provenance(None, task)["datasets"]
+    finally:
+        datasets_read.clear()
+    assert entry["id"] == "https://data.example/ds"
+    assert entry["data_files"] == {"test": ["https://data.example/t.parquet", "/data/[REDACTED]/x"]}
+    assert "hunter2" not in json.dumps(entry) and "s3cr3t" not in json.dumps(entry)

@@ -319,10 +319,21 @@ def provenance(
 
 
 def _datasets_read(task: str) -> list[dict[str, Any]]:
-    """Every dataset ``task`` (or a group's members) read in this run: id, config, split, revision."""
+    """Every dataset ``task`` (or a group's members) read in this run: id, config, split, revision; a URL
+    keeps neither user info nor query (``https://user:token@host/x?sig=...``), known secrets are scrubbed."""
     from lmms_eval_tasks.framework.datasets_read import datasets_read
+    from lmms_eval_tasks.judges.redact import safe_url, scrub
 
-    return datasets_read(task)
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return scrub(safe_url(value) if "://" in value else value) or value
+        if isinstance(value, Mapping):
+            return {key: clean(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(item) for item in value]
+        return value
+
+    return [clean(entry) for entry in datasets_read(task)]
 
 
 # ---- building and validating -------------------------------------------------------------------------
