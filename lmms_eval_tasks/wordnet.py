@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import tempfile
+import zipfile
 from pathlib import Path
 
 # Debian's wordnet-base files; LMMS_EVAL_TASKS_WORDNET_SOURCE names another folder of WordNet 3.0 dict files.
@@ -335,6 +336,8 @@ def _loads() -> str | None:
         if not wordnet.synsets("dog"):
             return "WordNet loaded but has no synsets for 'dog' (damaged files)"
         return None
+    except zipfile.BadZipFile as error:  # nltk's wordnet.zip cut short (an interrupted download)
+        return f"{_DAMAGED} nltk's wordnet.zip is damaged ({error})"
     except (LookupError, OSError) as error:
         lines = [line.strip() for line in str(error).splitlines() if line.strip().strip("*").strip()]
         return lines[0] if lines else type(error).__name__

@@ -355,3 +355,37 @@ def test_damage_is_none_for_the_debian_files_and_names_a_missing_last_newline(tm
     with open(folder / "data.adv", "r+b") as handle:
         handle.truncate(size - 1)  # only the last byte (the last synset's newline) lost
     assert damage(folder) == "data.adv is cut short (no whole synset at offset 516492, which index.adv names)"
+
+
+def test_a_broken_wordnet_zip_is_one_line_not_a_traceback_and_a_copy_shadows_it(tmp_path: Path) -> None:
+    # nltk's downloader leaves corpora/wordnet.zip; cut short, nltk raised zipfile.BadZipFile through
+    # ensure_wordnet (a traceback from `score tdiuc`, the launcher's pre-check and setup-wordnet)
+    target = tmp_path / "nltk_data"
+    (target / "corpora").mkdir(parents=True)
+    (target / "corpora" / "wordnet.zip").write_bytes(b"PK\x03\x04" + b"\x00" * 500)
+    broken = subprocess.run(
+        [sys.executable, "-c", CHECK_DOG, str(target), str(tmp_path / "no_debian_files")],
+        capture_output=True,
+        text=True,
+        env=_no_wordnet_environment(tmp_path),
+        check=False,
+        timeout=300,
+    )
+    assert broken.returncode == 1, broken.stderr[-2000:]
+    assert "Traceback" not in broken.stderr
+    assert broken.stdout.startswith(
+        "WordNet is missing (the WordNet copy in nltk's wordnet.zip is damaged (File is not a zip file); "
+    )
+    installed = subprocess.run(
+        [sys.executable, "-c", CHECK_DOG, str(target), "/usr/share/wordnet"],
+        capture_output=True,
+        text=True,
+        env=_no_wordnet_environment(tmp_path),
+        check=False,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    assert installed.stdout.splitlines() == [
+        f"WordNet installed into {target} from /usr/share/wordnet",
+        "['dog.n.01', 'frump.n.01']",
+    ]
