@@ -399,10 +399,25 @@ def ensure_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN
                 return f"WordNet downloaded into {folder} by nltk"
             problem = f"the download in {folder} does not load"
         tried.append(problem)
+    if not _writable(folder):  # neither a copy nor a download can land there: setup-wordnet would fail too
+        raise WordNetMissing(
+            f"WordNet is missing ({'; '.join(tried)}); fix: point NLTK_DATA at a folder you can write "
+            f"({folder} is not writable), or run `{FIX_COMMAND} --target DIR` and add DIR to NLTK_DATA"
+        )
     raise WordNetMissing(
         f"WordNet is missing ({'; '.join(tried)}); fix: run `{FIX_COMMAND}` with network, or "
         f"`apt-get install --no-install-recommends wordnet-base` then `{FIX_COMMAND}`"
     )
+
+
+def _writable(folder: Path) -> bool:
+    """True when a folder can be created inside ``folder`` (created itself when missing)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tempfile.mkdtemp(prefix=".write-check.", dir=folder))
+    except OSError:
+        return False
+    return True
 
 
 def ensure_wordnet_on_path(target: str | Path | None = None) -> None:

@@ -389,3 +389,26 @@ def test_a_broken_wordnet_zip_is_one_line_not_a_traceback_and_a_copy_shadows_it(
         f"WordNet installed into {target} from /usr/share/wordnet",
         "['dog.n.01', 'frump.n.01']",
     ]
+
+
+def test_an_unwritable_nltk_folder_names_that_folder_as_the_fix_not_setup_wordnet(tmp_path: Path) -> None:
+    # NLTK_DATA below a regular file (any user, root included, cannot create it): the copy and the download
+    # both fail there, so "run setup-wordnet" (which writes to the same folder) is no fix
+    (tmp_path / "a_file").write_text("x", encoding="utf-8")
+    target = tmp_path / "a_file" / "nltk_data"
+    environment = {**_no_wordnet_environment(tmp_path), "NLTK_DATA": str(target)}
+    completed = subprocess.run(
+        [sys.executable, "-c", CHECK_DOG, str(target), "/usr/share/wordnet"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+        timeout=300,
+    )
+    assert completed.returncode == 1, completed.stderr[-2000:]
+    line = completed.stdout.strip()
+    assert f"copying /usr/share/wordnet into {target} failed" in line
+    assert line.endswith(
+        f"fix: point NLTK_DATA at a folder you can write ({target} is not writable), or run "
+        "`lmms-eval-tasks setup-wordnet --target DIR` and add DIR to NLTK_DATA"
+    ), line
