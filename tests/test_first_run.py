@@ -292,3 +292,20 @@ def test_provenance_datasets_keep_no_credentials_of_a_data_files_url(monkeypatch
     assert entry["id"] == "https://data.example/ds"
     assert entry["data_files"] == {"test": ["https://data.example/t.parquet", "/data/[REDACTED]/x"]}
     assert "hunter2" not in json.dumps(entry) and "s3cr3t" not in json.dumps(entry)
+
+
+def test_last_line_never_shows_a_secret_from_the_causes_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lmms_eval_tasks.host.launcher import failure_line
+
+    monkeypatch.setenv("HF_TOKEN", "hf_tokenvalue0123456789")
+
+    def refused() -> None:
+        raise ConnectionError(
+            "401 for url https://hub.example/x?token=hf_tokenvalue0123456789 (Authorization: Bearer abc123)"
+        )
+
+    line = failure_line(_raised(refused))
+    assert "hf_tokenvalue0123456789" not in line and "abc123" not in line, line
+    assert line.startswith(
+        "lmms_eval: evaluation failed: ConnectionError: 401 for url https://hub.example/x?token=[REDACTED]"
+    )

@@ -166,7 +166,9 @@ def failure_line(error: BaseException) -> str:
         if outer:
             named = f"{type(outer[-1]).__name__} (from {type(cause).__name__}): "
             cause = outer[-1]
-    message = " ".join((str(cause) or type(cause).__name__).split())
+    from lmms_eval_tasks.judges.redact import scrub
+
+    message = scrub(" ".join((str(cause) or type(cause).__name__).split()))  # a URL's token, an API key
     line = f"lmms_eval: evaluation failed: {named}{message}"
     module = type(cause).__module__.split(".")[0]
     dataset_problem = module in ("datasets", "huggingface_hub", "requests", "httpx") or (
