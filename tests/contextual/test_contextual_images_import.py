@@ -208,3 +208,34 @@ def test_a_half_image_is_not_imported_even_where_the_host_made_pil_lenient(tmp_p
     [problem] = result["problems"]
     assert problem["reason"] == "--images half.png: not a decodable image (OSError: image file is truncated)"
     assert ImageFile.LOAD_TRUNCATED_IMAGES is True  # the host's setting is back afterwards
+
+
+def test_counts_below_their_minimum_are_refused_at_the_command_line(tmp_path: Path, capsys) -> None:
+    # `--retries -1` made range(0) attempts: every row "failed" with "not attempted" and nothing fetched;
+    # `--breaker -1` tripped on the first error
+    csv_path = _csv(tmp_path, ["http://h.invalid/a.png"])
+    for flag, value, says in (
+        ("--retries", "-1", "-1 is less than 0"),
+        ("--breaker", "-1", "-1 is less than 0"),
+        ("--workers", "0", "0 is less than 1"),
+        ("--timeout", "0", "0 is not a positive number of seconds"),
+        ("--timeout", "inf", "inf is not a positive number of seconds"),
+    ):
+        try:
+            code = cli_main(
+                ["prepare", "contextual", "--csv", str(csv_path), "--out", str(tmp_path), flag, value]
+            )
+        except SystemExit as stop:
+            code = stop.code
+        assert code == 2, (flag, value)
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert error.endswith(f"argument {flag}: {says}"), error
+    assert not (tmp_path / "images").exists()  # nothing was attempted
+
+
+def test_download_images_refuses_negative_retries_rather_than_trying_nothing(tmp_path: Path) -> None:
+    import pytest
+
+    rows = [prep.CsvRow(0, 0, {"image_url": "http://h.invalid/0.png"})]
+    with pytest.raises(prep.PrepareError, match=r"retries \(-1\) and breaker \(8\) must be 0 or more"):
+        prep.download_images(rows, tmp_path / "img", retries=-1, progress=False)

@@ -231,6 +231,8 @@ def download_images(
     from PIL import ImageFile
     from tqdm.auto import tqdm
 
+    if retries < 0 or breaker < 0:  # range(retries + 1) would try nothing and call every row failed
+        raise PrepareError(f"retries ({retries}) and breaker ({breaker}) must be 0 or more")
     fetch = fetch or _fetch
     image_dir = Path(image_dir)
     image_dir.mkdir(parents=True, exist_ok=True)
@@ -583,6 +585,36 @@ def prepare(
     return summary
 
 
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum`` (``--retries -1`` tried no row at all)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a positive finite number of seconds."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
 def add_arguments(parser: Any) -> None:
     """The ``prepare contextual`` options."""
     parser.add_argument(
@@ -617,15 +649,15 @@ def add_arguments(parser: Any) -> None:
     )
     parser.add_argument(
         "--breaker",
-        type=int,
+        type=_count(0),
         default=BREAKER_THRESHOLD,
         help=f"stop downloading after this many identical connection errors in a row (default "
         f"{BREAKER_THRESHOLD}; 0: never)",
     )
     parser.add_argument("--skip-missing", action="store_true", help="leave out rows whose image fails")
-    parser.add_argument("--workers", type=int, default=8, help="concurrent downloads (default 8)")
-    parser.add_argument("--retries", type=int, default=4, help="retries per image (default 4)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    parser.add_argument("--workers", type=_count(1), default=8, help="concurrent downloads (default 8)")
+    parser.add_argument("--retries", type=_count(0), default=4, help="retries per image (default 4)")
+    parser.add_argument("--timeout", type=_seconds, default=30.0, help="seconds per request (default 30)")
 
 
 def run(args: Any) -> int:
