@@ -106,3 +106,29 @@ def test_options_from_a_file_that_is_no_report_fails_in_one_line(tmp_path, capsy
     other.write_text(json.dumps({"benchmark": "dare", "provenance": {"settings": {}}}), encoding="utf-8")
     assert main(["score", "hallusionbench", records, "--options-from", str(other)]) == 2
     assert "a 'dare' report, not 'hallusionbench'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("benchmark", ["dare", "vrb"])
+def test_a_hook_level_scorer_report_records_its_options_for_options_from(tmp_path, capsys, benchmark) -> None:
+    """DARE and VRB still score through their hook-level ``score_task``; their reports must carry
+    ``provenance.settings.score_options`` too (DARE's: none, ``{}``), so `score --options-from` re-scores
+    their records to the report's numbers instead of refusing the report as one "written before the pack
+    recorded its options"."""
+    from lmms_eval_tasks.framework.registry import get_benchmark, resolve
+
+    bench = get_benchmark(benchmark)
+    hooks = resolve(f"lmms_eval_tasks.tasks.{benchmark}.hooks:HOOKS")
+    task = {"dare": "dare_sample_single_gen_p1", "vrb": "vrb_sample"}[benchmark]
+    records = [{**record, "task": task} for record in bench.record_schema.example]
+    args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
+    (tmp_path / "out").mkdir()
+    hooks._score(records, task, args, folder=tmp_path / "out")
+    report = json.loads((tmp_path / "out" / f"{task}_report.json").read_text(encoding="utf-8"))
+    assert isinstance(report["provenance"]["settings"]["score_options"], dict)
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    report_path = str(tmp_path / "out" / f"{task}_report.json")
+    rescored = _score(capsys, benchmark, str(path), "--options-from", report_path)
+    rescored.pop("uncertainty", None)
+    shared = {key: value for key, value in report["metrics"].items() if key in rescored}
+    assert shared and all(rescored[key] == value for key, value in shared.items())

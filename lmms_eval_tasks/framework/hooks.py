@@ -531,6 +531,7 @@ class TaskHooks:
                 get_benchmark(self.benchmark).validate(records)  # the record contract (score() checks it)
                 metrics, details = self.score_task(records, source, args)
                 options = dict(settings.get("score_options", {}))
+                settings["score_options"] = options  # recorded even when empty: `score --options-from`
             else:
                 benchmark = get_benchmark(self.benchmark)
                 benchmark.validate(records)  # the record contract, before the scorer runs
