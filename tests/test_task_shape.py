@@ -19,6 +19,7 @@ from lmms_eval_tasks.framework.taskgen import (
     render_group,
     render_task,
     stale,
+    templated_files,
 )
 from lmms_eval_tasks.host.task_index import _load_yaml, pack_tasks
 from tests.helpers import toy_schema
@@ -179,3 +180,18 @@ def test_hub_data_files_stay_patterns_inside_the_hub_repository() -> None:
             assert not str(pattern).startswith(".."), f"{path}: hub data_files {pattern!r} made a path"
             checked += 1
     assert checked >= 1  # VRB's levels template reads validation files only
+
+
+def test_a_generating_task_without_doc_to_target_is_refused_when_rendered() -> None:
+    """lmms-eval 0.7.3 calls doc_to_target on the first document when it builds a task; unset, the run
+    ends in a bare "TypeError: TypeError". The generator refuses such a task naming it and the fix."""
+    from lmms_eval_tasks.framework.taskgen import hook_settings
+
+    spec = TaskYaml(task="toy_sample", hooks="toy.hooks", metrics=[("accuracy", True)],
+                    settings=hook_settings("toy.hooks"))  # fmt: skip
+    for render in (lambda: render_task(spec, "toy"), lambda: templated_files("t", "toy", [spec], "_t", str)):
+        with pytest.raises(ValueError, match=r"toy_sample: no doc_to_target; .*doc_to_target=<field name"):
+            render()
+    fixed = TaskYaml(task="toy_sample", hooks="toy.hooks", metrics=[("accuracy", True)],
+                     settings=hook_settings("toy.hooks", doc_to_target="answer"))  # fmt: skip
+    assert 'doc_to_target: "answer"' in render_task(fixed, "toy")

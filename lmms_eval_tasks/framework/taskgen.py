@@ -108,10 +108,22 @@ def _emit(key: str, value: Any, indent: int = 0) -> list[str]:
     return [f"{pad}{key}: {_scalar(value)}"]
 
 
-def render_task(spec: TaskYaml, source: str) -> str:
-    """The task's YAML text (``source`` names the generator to edit, for the header)."""
+def _check_spec(spec: TaskYaml) -> None:
+    """Refuse a task the host cannot load: more than 8 metrics, or a generating task without
+    ``doc_to_target`` (lmms-eval 0.7.3 calls it on the first document when it builds the task and raises a
+    bare ``TypeError`` when it is unset), unless the task includes a template that may set it."""
     if len(spec.metrics) > 8:
         raise ValueError(f"{spec.task}: {len(spec.metrics)} metrics; task YAML lists at most 8 (headline)")
+    if "output_type" in spec.settings and "doc_to_target" not in spec.settings and spec.include is None:
+        raise ValueError(
+            f"{spec.task}: no doc_to_target; the host calls it when it loads the task (a bare TypeError "
+            "otherwise): give hook_settings(..., doc_to_target=<field name or Function(hook)>)"
+        )
+
+
+def render_task(spec: TaskYaml, source: str) -> str:
+    """The task's YAML text (``source`` names the generator to edit, for the header)."""
+    _check_spec(spec)
     lines = [GENERATED_HEADER.format(source=source)]
     if spec.include:
         lines.append(f"include: {spec.include}")
@@ -135,8 +147,7 @@ def render_task(spec: TaskYaml, source: str) -> str:
 
 def _task_body(spec: TaskYaml) -> dict[str, Any]:
     """Every key a task's YAML sets besides ``task``/``include``/``metadata``, in order."""
-    if len(spec.metrics) > 8:
-        raise ValueError(f"{spec.task}: {len(spec.metrics)} metrics; task YAML lists at most 8 (headline)")
+    _check_spec(spec)
     body = dict(spec.settings)
     if spec.docs_module:
         body["process_docs"] = Function(f"{spec.docs_module}.process_docs_{spec.task}")
