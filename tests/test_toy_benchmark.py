@@ -48,6 +48,7 @@ BENCHMARK = Benchmark(
     option_check="lmms_eval_tasks.tasks.mybench.scoring:check_options",
     headline_metrics=("accuracy", "unparsed"),
     per_question="lmms_eval_tasks.tasks.mybench.scoring:per_question_correct",
+    parsers="lmms_eval_tasks.tasks.mybench.parsers:PARSERS",
     random_answer="lmms_eval_tasks.tasks.mybench.hooks:random_answer",
     sample_tasks=("mybench_sample",),
     generated_files=("lmms_eval_tasks.tasks.mybench.generate:generated_files",),
@@ -71,11 +72,16 @@ def check_options(**options: Any) -> None:
         check_option("bonus", options["bonus"], float, minimum=0)
 
 
-def _correct(record: dict[str, Any]) -> bool | None:
-    prediction = record.get("prediction")
-    if prediction is None or not prediction.strip():
+def normalise(text: str | None) -> str | None:
+    """The prediction compared: stripped and lower-cased; None when there is none (never raises)."""
+    if not isinstance(text, str) or not text.strip():
         return None
-    return prediction.strip().lower() == record["answer"].strip().lower()
+    return text.strip().lower()
+
+
+def _correct(record: dict[str, Any]) -> bool | None:
+    prediction = normalise(record.get("prediction"))
+    return None if prediction is None else prediction == record["answer"].strip().lower()
 
 
 def score_records(records: list[dict[str, Any]], bonus: float = 0.0) -> dict[str, Any]:
@@ -94,9 +100,13 @@ def per_question_correct(records: list[dict[str, Any]], bonus: float = 0.0) -> d
 '''
 
 PARSERS = '''\
-"""MyBench parsers: none beyond strip/lower (listed for the parser index)."""
+"""MyBench's parsers of untrusted text, for the parser index (the hostile-output guard runs each)."""
 
-PARSERS: dict = {}
+from lmms_eval_tasks.framework.parser_index import ParserEntry
+
+PARSERS: list[ParserEntry] = [
+    ParserEntry("mybench.normalise", "lmms_eval_tasks.tasks.mybench.scoring:normalise", ("str", "NoneType")),
+]
 '''
 
 HOOKS = '''\
@@ -210,6 +220,10 @@ def test_a_benchmark_in_one_folder_runs_through_launcher_score_compare_report(tm
     assert generated.returncode == 0, generated.stderr[-2000:]
     assert (folder / "yaml" / "mybench_sample.yaml").is_file() and (folder / "task_docs.py").is_file()
     assert len((folder / "yaml" / "mybench_sample.yaml").read_text("utf-8").splitlines()) < 12  # a stub
+
+    listed = _run(root, "-c", "from lmms_eval_tasks.framework.parser_index import all_parsers as a; "
+                  "print([p.name for p in a() if p.name.startswith('mybench')])")  # fmt: skip
+    assert listed.stdout.strip() == "['mybench.normalise']", listed.stderr
 
     out = tmp_path / "out"
     run = _run(root, "-m", "lmms_eval_tasks", "--model", "random_guess", "--tasks", "mybench_sample",
