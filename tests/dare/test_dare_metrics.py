@@ -405,3 +405,35 @@ def test_instances_with_missing_variants_are_counted() -> None:
     metrics = score_records(records)
     assert metrics["single_var_accuracy"] == 100.0
     assert metrics["single_var_incomplete_instances"] == 1
+
+
+def test_score_leaves_test_split_records_out_as_the_harness_does(tmp_path, capsys) -> None:
+    """A run's records file can hold test-split records (answers withheld, ``answer: []``): the harness
+    exports them unscored ("exported", their unparsed outputs counted); `score` of the same file must give
+    the same numbers, not refuse the file nor count a test record. Validation: q1 gold B, "B" right, q2
+    gold A, "C" wrong: single_accuracy 1/2 = 50.0. Test: q3 "B" (parses), q4 "no idea" (unparsed):
+    exported 2, unparsed 0 + 1 = 1."""
+    from argparse import Namespace
+
+    from lmms_eval_tasks.cli import main
+    from lmms_eval_tasks.tasks.dare import BENCHMARK
+    from lmms_eval_tasks.tasks.dare.hooks import HOOKS
+
+    task = "dare_sample_single_gen_p1"
+    validation = [
+        {**record, "task": task, "split": "validation"} for record in BENCHMARK.record_schema.example
+    ]
+    withheld = {**validation[0], "split": "test", "answer": []}
+    test = [{**withheld, "id": "q3", "prediction": "B"}, {**withheld, "id": "q4", "prediction": "no idea"}]
+    records = validation + test
+    (tmp_path / "out").mkdir()
+    args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
+    _metrics, report_path = HOOKS._score(records, task, args, folder=tmp_path / "out")
+    harness = json.loads(report_path.read_text(encoding="utf-8"))["metrics"]  # NaN written as null
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    assert main(["score", "dare", str(path)]) == 0, capsys.readouterr().err
+    scored = json.loads(capsys.readouterr().out)
+    scored.pop("uncertainty", None)
+    assert (scored["single_accuracy"], scored["exported"], scored["unparsed"]) == (50.0, 2, 1)
+    assert scored == harness

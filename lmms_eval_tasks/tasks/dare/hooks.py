@@ -28,7 +28,7 @@ from lmms_eval_tasks.tasks.dare.scoring import (
     gold_letters,
     parse_record,
     score_record,
-    score_verdicts,
+    score_records,
     summary_table,
 )
 
@@ -223,14 +223,7 @@ def make_record(doc: dict[str, Any], results: list[Any], task_name: str | None =
 
 def score_task(records: list[dict[str, Any]], name: str, args: Any = None) -> tuple[dict, dict]:
     """DARE scoring of a task's (or a group's union of) records: (metrics, report details with the table)."""
-    scorable = [record for record in records if record.get("split") != "test"]
-    verdicts = [score_record(record, index) for index, record in enumerate(scorable)]
-    metrics: dict[str, Any] = dict(score_verdicts(verdicts))
-    if len(scorable) < len(records):
-        metrics["exported"] = len(records) - len(scorable)
-        metrics["unparsed"] = metrics.get("unparsed", 0) + sum(
-            record.get("parse_status") == "unparsed" for record in records if record.get("split") == "test"
-        )
+    metrics: dict[str, Any] = dict(score_records(records))  # test-split records exported, as in `score`
     table = summary_table(metrics)
     if table and name not in TASKS_BY_NAME:
         logger.info(f"DARE robustness summary for {name}:\n{format_table(table)}")

@@ -568,7 +568,6 @@ _CSV_INLINE = re.compile(
 )
 
 
-
 @lru_cache(maxsize=16)
 def _csv_more_values(letters: str) -> re.Pattern[str]:
     """Further option-letter values on the row (",B, 'C'"), matched as one span: a 50,000-value row
@@ -1234,8 +1233,23 @@ def score_records(
     numbers (falling back to the first present of PRIMARY_FORMAT_ORDER); ``std_ddof`` 0 = population std.
     """
     check_options(primary_format, std_ddof)
-    verdicts = [score_record(record, index) for index, record in enumerate(records)]
-    return score_verdicts(verdicts, primary_format=primary_format, std_ddof=std_ddof)
+    records = list(records)
+    verdicts = [score_record(record, index) for index, record in scored_records(records)]
+    metrics: dict[str, float | int] = dict(
+        score_verdicts(verdicts, primary_format=primary_format, std_ddof=std_ddof)
+    )
+    exported = [(index, record) for index, record in enumerate(records) if record.get("split") == "test"]
+    if exported:  # test split: answers withheld, exported unscored; their unparsed outputs still count
+        metrics["exported"] = len(exported)
+        unparsed = sum(parse_record(record, index).status == "unparsed" for index, record in exported)
+        metrics["unparsed"] = int(metrics.get("unparsed", 0)) + unparsed
+    return metrics
+
+
+def scored_records(records: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """(index, record) of every record that is scored: all but the test split's (its answers are
+    withheld; a run exports those records), so `score` and a harness run score the same records."""
+    return [(index, record) for index, record in enumerate(records) if record.get("split") != "test"]
 
 
 def summary_table(metrics: dict[str, Any]) -> dict[str, dict[str, float]]:

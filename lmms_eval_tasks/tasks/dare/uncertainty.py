@@ -19,6 +19,7 @@ from lmms_eval_tasks.tasks.dare.scoring import (
     check_options,
     record_identity,
     score_record,
+    scored_records,
 )
 from lmms_eval_tasks.uncertainty import UNITS
 
@@ -45,7 +46,7 @@ def uncertainty_rows(records: list[dict[str, Any]], primary_format: str = "gen",
     standard questions (cell = prompt x #gold; binary records combined), one unparsed row per record;
     unit: the question (``category``/``id``, single_var ``category``/``instance_id``)."""
     check_options(primary_format, std_ddof)
-    verdicts = [score_record(record, index) for index, record in enumerate(records)]
+    verdicts = [score_record(record, index) for index, record in scored_records(records)]
 
     def question(verdict: Any) -> str:
         name = verdict.instance_id if verdict.setup == "single_var" else verdict.question_id
