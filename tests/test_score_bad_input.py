@@ -264,3 +264,23 @@ def test_benchmark_score_checks_options_before_records(benchmark: str) -> None:
     with pytest.raises(ValueError) as caught:
         get_benchmark(benchmark).score([*example, example[0]], **{key: value})
     assert f"option {key}" in str(caught.value) and "duplicate" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "field", "value", "problem"),
+    [
+        ("contextual", "image_url", "", "field 'image_url': empty"),
+        ("tallyqa", "answer", 1.5, "field 'answer': expected int or str, got float 1.5"),
+        ("hallusionbench", "subcategory", "zzz", "field 'subcategory': unknown VD subcategory 'zzz'"),
+    ],
+)
+def test_a_scorer_refusal_names_the_file_line_too(tmp_path, capsys, benchmark, field, value, problem) -> None:
+    """Semantic checks live in the scorers, which number records from 0; `score` adds the file line
+    (blank lines shift the second record to line 4), as the record contract's own messages do."""
+    records = [dict(record) for record in get_benchmark(benchmark).record_schema.example]
+    records[1][field] = value
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n" + "".join(json.dumps(record) + "\n\n" for record in records), encoding="utf-8")
+    assert main(["score", benchmark, str(path)]) == 1
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(f"lmms-eval-tasks score: {path}: record 1 (line 4): {problem}"), error

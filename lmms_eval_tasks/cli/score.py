@@ -82,6 +82,7 @@ def _command_score(args: argparse.Namespace) -> int:
     except ValueError as error:  # scoring.OptionError, one line
         print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
         return 2
+    lines: list[int] = []
     try:
         try:
             records, lines = read_jsonl_numbered(path)
@@ -126,6 +127,9 @@ def _command_score(args: argparse.Namespace) -> int:
         if uncertainty:
             metrics["uncertainty"] = uncertainty
     except RecordError as error:
+        index = error.record_index
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(lines):
+            error = RecordError(f"{index} (line {lines[index]})", error.field, error.problem)  # a scorer's
         print(f"lmms-eval-tasks score: {path}: {error}", file=sys.stderr)
         return 1
     except JudgingFailed as error:  # no reply gave a verdict: no metric exists (docs/judges.md)
