@@ -237,15 +237,37 @@ def validate_records(
     Raises RecordError (one line): no records, a record that is no object, a required field missing or
     null, a wrong kind (NaN and Infinity are no numbers), a value outside the declared choices, or a
     duplicate ("duplicate" when the two records are equal, "conflicting" when they differ, e.g. another
-    prediction). ``lines`` (the file line of each record) or ``label`` name records in messages.
+    prediction), or an optional identity field on some records only (without ``identity_key``). ``lines``
+    (the file line of each record) or ``label`` name records in messages.
     """
     if label is None:
         label = (lambda i: f"{i} (line {lines[i]})") if lines is not None else (lambda i: i)  # type: ignore[assignment]
     if not records:
         raise RecordError("-", "<records>", "no records to score")
     seen: dict[tuple[Any, ...], int] = {}
+    # An optional identity field (VQDv1's row) is on every record or on none, else one question can enter
+    # twice under two keys; a derived identity (``identity_key``: DARE's option) decides that itself.
+    optional = (
+        []
+        if schema.identity_key
+        else [schema.field(n) for n in schema.identity if not schema.field(n).required]
+    )
+    given: dict[tuple[str, bool], int] = {}  # (optional identity field, present) -> first record
     for index, record in enumerate(records):
         check_record(schema, record, label(index))
+        for spec in optional:
+            present = _get(record, spec) is not None
+            first_other = given.get((spec.name, not present))
+            given.setdefault((spec.name, present), index)
+            if first_other is not None:
+                note = f"; {schema.identity_note}" if schema.identity_note else ""
+                has, lacks = (index, first_other) if present else (first_other, index)
+                raise RecordError(
+                    label(lacks),
+                    spec.name,
+                    f"missing, while record {label(has)} has it: an identity field is given on every record "
+                    f"or on none{note}",
+                )
         identity = schema.identity_of(record)
         first = seen.setdefault(identity, index)
         if first == index:

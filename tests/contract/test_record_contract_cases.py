@@ -176,3 +176,20 @@ def test_vrb_misspelt_corruption_refused_and_the_valid_set_scores_as_before(tmp_
     bad = [*valid, _vrb(1, "gausian_noise", 3, "two")]
     error = _error(capsys, "score", "vrb", str(_write(tmp_path / "bad.jsonl", bad)))
     assert "record 12 (line 13): field 'corruption': unknown value 'gausian_noise'" in error
+
+
+def test_vqdv1_a_query_with_a_row_and_again_without_one_is_refused(tmp_path: Path, capsys) -> None:
+    # query 7 at row 0 (F1 1) and a copy without row (F1 0) was micro F1 (1 + 0) / 2 = 50.0 over 2
+    # "queries": one query counted twice under two identities. Rows go on every record or on none.
+    records = [_vqd(7, 0, "[0, 0, 10, 10]"), _vqd(8, 1, "[]"), _vqd(7, None, "[]")]
+    error = _error(capsys, "score", "vqdv1", str(_write(tmp_path / "mixed.jsonl", records)))
+    assert "record 2 (line 3): field 'row': missing, while record 0 (line 1) has it" in error
+    assert "give each record the 'row' field" in error
+    first_without = [_vqd(7, None, "[]"), _vqd(7, 0, "[0, 0, 10, 10]")]
+    error = _error(capsys, "score", "vqdv1", str(_write(tmp_path / "mixed2.jsonl", first_without)))
+    assert "record 0 (line 1): field 'row': missing, while record 1 (line 2) has it" in error
+    # all without row (distinct queries) or all with row still score: q7 F1 1, q8 F1 0 -> 50.0
+    for rows in ((None, None), (0, 1)):
+        plain = [_vqd(7, rows[0], "[0, 0, 10, 10]"), _vqd(8, rows[1], "[]")]
+        assert main(["score", "vqdv1", str(_write(tmp_path / "ok.jsonl", plain))]) == 0
+        assert json.loads(capsys.readouterr().out)["micro_f1"] == pytest.approx(50.0)
