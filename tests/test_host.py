@@ -67,6 +67,7 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
         "group_only_metrics",
         "table_na",
         "host_outputs",
+        "run_context",
         "loglikelihood_result",
     ]
     assert host.patches_for(["random_guess"]) == common

@@ -11,6 +11,7 @@ import pytest
 
 from lmms_eval_tasks import __version__
 from lmms_eval_tasks.framework import hooks as harness
+from lmms_eval_tasks.host import run_state
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.schema import (
     ReportError,
@@ -32,6 +33,20 @@ def _args(output: Path, **extra) -> Namespace:
     }
     values.update(extra)
     return Namespace(**values)
+
+
+@pytest.fixture
+def host_run():
+    """``host_run(args, datetime_str)`` opens a host evaluation's run state as the run_context patch does."""
+    opened: list[run_state.RunState] = []
+
+    def open_run(args: Namespace, datetime_str: str) -> Namespace:
+        opened.append(run_state.begin_run(args, datetime_str))
+        return args
+
+    yield open_run
+    for state in opened:
+        run_state.end_run(state)
 
 
 def _report(args: Namespace | None, task: str = "toy_task", **metrics) -> dict:
@@ -156,11 +171,11 @@ def test_read_report_rejects_non_standard_json(tmp_path: Path) -> None:
         read_report(path)
 
 
-def test_layout_follows_the_hosts_per_model_folders(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(reports, "host_run_id", lambda: "20261201_081530")
-    random_args = _args(tmp_path)
-    llava_args = _args(
-        tmp_path, model="llava_hf", model_args="pretrained=llava-hf/llava-1.5-7b-hf,device=cpu"
+def test_layout_follows_the_hosts_per_model_folders(tmp_path: Path, host_run) -> None:
+    random_args = host_run(_args(tmp_path), "20261201_081530")
+    llava_args = host_run(
+        _args(tmp_path, model="llava_hf", model_args="pretrained=llava-hf/llava-1.5-7b-hf,device=cpu"),
+        "20261201_081530",
     )
     random_path = harness.write_report(random_args, "toy_task", _report(random_args))
     llava_path = harness.write_report(llava_args, "toy_task", _report(llava_args))
@@ -176,10 +191,10 @@ def test_layout_follows_the_hosts_per_model_folders(tmp_path: Path, monkeypatch)
     assert sorted(reports.iter_report_paths(tmp_path)) == sorted([random_path, llava_path])
 
 
-def test_runs_never_share_a_folder(tmp_path: Path, monkeypatch) -> None:
+def test_runs_never_share_a_folder(tmp_path: Path, host_run) -> None:
     """Two runs of the same model started in the same second (same host date id) keep their own files."""
-    monkeypatch.setattr(reports, "host_run_id", lambda: "20261201_081530")
-    first, second = _args(tmp_path, model_args="seed=0"), _args(tmp_path, model_args="seed=1")
+    first = host_run(_args(tmp_path, model_args="seed=0"), "20261201_081530")
+    second = host_run(_args(tmp_path, model_args="seed=1"), "20261201_081530")
     first_path = harness.write_report(first, "toy_task", _report(first))
     second_path = harness.write_report(second, "toy_task", _report(second))
     assert first_path.parent.name == "20261201_081530" and second_path.parent.name == "20261201_081530-2"
@@ -191,16 +206,13 @@ def test_runs_never_share_a_folder(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_interrupted_rerun_leaves_the_previous_report_under_its_own_older_run(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, host_run
 ) -> None:
     """Run A scores tasks t1 and t2. Rerun B scores t2, then dies before t1 is scored."""
-    run_id = {"value": "20261201_080000"}
-    monkeypatch.setattr(reports, "host_run_id", lambda: run_id["value"])
-    run_a = _args(tmp_path)
+    run_a = host_run(_args(tmp_path), "20261201_080000")
     a_t1 = harness.write_report(run_a, "t1", _report(run_a, task="t1", accuracy=10.0))
     a_t2 = harness.write_report(run_a, "t2", _report(run_a, task="t2", accuracy=20.0))
-    run_id["value"] = "20261201_090000"
-    run_b = _args(tmp_path)
+    run_b = host_run(_args(tmp_path), "20261201_090000")
     b_t2 = harness.write_report(run_b, "t2", _report(run_b, task="t2", accuracy=25.0))
     # ... run B is killed here: t1 is never scored in run B.
     assert b_t2.parent.name == "20261201_090000"
@@ -214,13 +226,11 @@ def test_interrupted_rerun_leaves_the_previous_report_under_its_own_older_run(
     assert reports.latest_report_path(tmp_path, "t2") == b_t2
 
 
-def test_a_failed_write_does_not_move_latest(tmp_path: Path, monkeypatch) -> None:
+def test_a_failed_write_does_not_move_latest(tmp_path: Path, host_run) -> None:
     """latest.json moves only after the report and its samples are completely written."""
-    monkeypatch.setattr(reports, "host_run_id", lambda: "20261201_080000")
-    run_a = _args(tmp_path)
+    run_a = host_run(_args(tmp_path), "20261201_080000")
     good = harness.write_report(run_a, "t1", _report(run_a, task="t1"), samples=[{"id": 1}])
-    monkeypatch.setattr(reports, "host_run_id", lambda: "20261201_090000")
-    run_b = _args(tmp_path)
+    run_b = host_run(_args(tmp_path), "20261201_090000")
 
     class Unserialisable:
         def __str__(self) -> str:
@@ -243,9 +253,8 @@ def test_no_output_path_writes_nothing(tmp_path: Path) -> None:
         harness.write_report(_args(tmp_path), "toy_task", {"schema_version": 1, "task": "toy_task"})
 
 
-def test_task_files_from_any_folder_a_user_names(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(reports, "host_run_id", lambda: "20261201_080000")
-    args = _args(tmp_path)
+def test_task_files_from_any_folder_a_user_names(tmp_path: Path, host_run) -> None:
+    args = host_run(_args(tmp_path), "20261201_080000")
     path = harness.write_report(args, "t1", _report(args, task="t1"), samples=[{"id": 1}])
     expected = {"report": path, "samples": path.parent / "t1_samples.jsonl"}
     for folder in (tmp_path, tmp_path / "lmms_eval_tasks", path.parent):

@@ -118,7 +118,8 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
         assert "aggregation: !function toy.hooks.aggregate_accuracy" in text
         group_spec = GroupYaml("toybench", ["toybench_sample"], "toy.hooks", [("accuracy", True)])
         group = render_group(group_spec, "t")
-        assert 'weight_by_size: "toybench:accuracy"' in group
+        assert "aggregation: !function toy.task_docs.aggregate_toybench_accuracy" in group
+        assert "weight_by_size" not in group  # the host's field keeps its meaning
     finally:
         registry.unregister("toybench")
         sys.path.remove(str(tmp_path))

@@ -87,7 +87,6 @@ def doc_to_text(doc, lmms_eval_specific_kwargs=None):
 
 HOOKS = TaskHooks("toyshape", make_record, task_settings=task_settings)
 process_results = HOOKS.process_results
-aggregate_group = HOOKS.aggregate_group
 '''
 
 
@@ -99,8 +98,7 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
     (package / "scoring.py").write_text(TOY_SCORING, encoding="utf-8")
     (package / "hooks.py").write_text(TOY_HOOKS, encoding="utf-8")
     tasks = ["toyshape_a", "toyshape_b"]
-    docs = task_docs_module("toyshape.hooks", tasks, "test", ["accuracy", "answered"])  # + aggregations
-    (package / "task_docs.py").write_text(docs, encoding="utf-8")
+
     folder = tmp_path / "tasks"
     folder.mkdir()
     rows = [
@@ -125,6 +123,11 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
         (folder / f"{task}.yaml").write_text(render_task(spec, "test"), encoding="utf-8")
     group = GroupYaml("toyshape_all", tasks, "toyshape.hooks", metrics, "both toy tasks")
     (folder / "toyshape_all.yaml").write_text(render_group(group, "test"), encoding="utf-8")
+    # the per-task aggregations and the group's, as taskgen generates them for a benchmark
+    task_docs = task_docs_module("toyshape.hooks", tasks, "test", ["accuracy", "answered"], [group])
+    assert 'aggregate_accuracy = HOOKS.aggregator("accuracy")' in task_docs
+    assert 'aggregate_toyshape_all_accuracy = HOOKS.group_aggregator("toyshape_all", "accuracy")' in task_docs
+    (package / "task_docs.py").write_text(task_docs, encoding="utf-8")
 
     output = tmp_path / "out"
     repository = str(Path(__file__).resolve().parents[1])  # the toy package imports tests.helpers

@@ -1,8 +1,9 @@
 """Small helpers shared by the task hooks: score a task's records once, write the pack's own reports.
 
 The host calls one aggregation function per metric, each with its own list of per-sample values. Our
-hooks return the same record dict for every metric key, so all lists hold the same records; ``score_once``
-computes the full metrics dict (judging included) once per task and every aggregation reads its key.
+hooks return the same record dict for every metric key, so all lists hold the same records; the run's
+state (``host/run_state.py``, ``RunState.score_once``) computes the full metrics dict (judging included)
+once per task and every aggregation reads its key.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import math
 import shlex
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -18,43 +18,18 @@ from typing import Any, NamedTuple
 from loguru import logger
 
 from lmms_eval_tasks import TASKS_DIR
-
-_lock = threading.Lock()
-# key -> (the items list kept alive so ids stay unique, computed result or the exception it raised)
-_cache: dict[tuple, tuple[list, Any]] = {}
-# group name -> the metrics of its last scoring by ``aggregate_group`` (read by the host patch
-# "group_only_metrics": a group's Stderr is the pack's bootstrap of the group, not the host's pooled one)
-_group_metrics: dict[str, dict[str, Any]] = {}
+from lmms_eval_tasks.host.run_state import current_run
 
 
 def group_stderr(group: str, metric: str) -> float | str | None:
-    """The pack's standard error of ``metric`` on ``group`` ("N/A" when it has none), None when the pack
-    did not score ``group`` (not a pack group, or its metric is no ``aggregate_group`` one)."""
-    with _lock:
-        metrics = _group_metrics.get(group)
+    """The pack's standard error of ``metric`` on ``group`` in the current run ("N/A" when it has none),
+    None when the run did not score ``group`` (not a pack group, or its metric is no group aggregator's);
+    read by the host patch "group_only_metrics" (a group's Stderr is the pack's bootstrap of the group)."""
+    metrics = current_run().group_metrics(group)
     if metrics is None or metric not in metrics:
         return None
     value = metrics.get(f"{metric}_stderr")
     return value if isinstance(value, int | float) and not isinstance(value, bool) else "N/A"
-
-
-def score_once(task_key: str, items: list[Any], compute: Callable[[list[Any]], Any]) -> Any:
-    """Return ``compute(items)``, computed once for the same task and the same record objects (a failure
-    too is computed once: every later metric of the task re-raises it instead of judging again)."""
-    key = (task_key, tuple(id(item) for item in items))
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            if isinstance(hit[1], BaseException):
-                raise hit[1]
-            return hit[1]
-        try:
-            result = compute(items)
-        except Exception as error:
-            _cache[key] = (items, error)
-            raise
-        _cache[key] = (items, result)
-        return result
 
 
 class RecordRef(Mapping):
@@ -103,14 +78,6 @@ def output_dir(args: Any) -> Path | None:
     from lmms_eval_tasks.reporting.schema import run_dir
 
     return run_dir(args)
-
-
-def run_metadata(args: Any, task_name: str, **options: Any) -> dict[str, Any]:
-    """The provenance block every pack report records (pack/host versions, model, model args redacted,
-    task, UTC timestamp, command line, seeds, judge, limit, deviations); see ``reports.provenance``."""
-    from lmms_eval_tasks.reporting.schema import provenance
-
-    return provenance(args, task_name, **options)
 
 
 def write_report(
@@ -408,8 +375,9 @@ class TaskHooks:
       the run folder), added to the scorer's details.
     - ``extra_files(records, task) -> {file name: content}``: leaderboard or submission files, written to
       ``<report folder>/<task>/<file name>`` after the report.
-    - ``aggregate_group``: a cross-task group metric, ``weight_by_size: "<group>:<metric>"`` in the group
-      YAML: the same scoring over the union of the member tasks' records (see docs/architecture.md).
+    - ``group_aggregator(group, metric)``: a cross-task group metric (one generated
+      ``aggregate_<group>_<metric>`` line per group metric in the benchmark's ``task_docs.py``): the same
+      scoring over the union of the member tasks' records, read from the run's state (docs/architecture.md).
     """
 
     def __init__(
@@ -436,13 +404,9 @@ class TaskHooks:
         self.report_details = report_details
         self.extra_files = extra_files
         self.known_metrics = known_metrics
-        self._records_lock = threading.Lock()
-        self._task_records: dict[str, list[dict[str, Any]]] = {}
-        self._last_args: Any = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TaskHooks:
-        """The host deep-copies task configs (and the bound hooks in them): the hooks stay one object,
-        since the records registered for group scores must be shared by every task of the benchmark."""
+        """The host deep-copies task configs (and the bound hooks in them): the hooks stay one object."""
         return self
 
     def __copy__(self) -> TaskHooks:
@@ -615,12 +579,10 @@ class TaskHooks:
                 raise ValueError(f"{self.benchmark}: aggregation of {metric!r} received no records")
             source = str(records[0].get("task") or self.task_of(records[0]))
             name = str(records[0].get("variant") or source)  # a robustness variant reports as itself
-            with self._records_lock:
-                self._task_records[name] = records
-                if args is not None:
-                    self._last_args = args
+            state = current_run(args)
+            state.add_records(name, records, args)  # for the groups this task belongs to
             try:
-                metrics, _ = score_once(
+                metrics, _ = state.score_once(
                     name, records, lambda batch: self._score(batch, name, args, source=source)
                 )
             except Exception:
@@ -633,9 +595,8 @@ class TaskHooks:
             """The metric's bootstrap standard error, from the same one scoring (N/A when there is none)."""
             records = unwrap_records(items)
             name = str(records[0].get("variant") or records[0].get("task") or self.task_of(records[0]))
-            try:
-                scored = score_once(name, records, lambda batch: ({}, None))
-            except Exception:  # the task's scoring failed (its aggregation said so): no standard error
+            scored = current_run().scored(name, records)  # the host calls it after the aggregation
+            if scored is None:  # the task's scoring failed (its aggregation said so): no standard error
                 return "N/A"
             metrics = scored[0] if isinstance(scored, tuple) else scored
             value = metrics.get(f"{metric}_stderr")
@@ -653,50 +614,50 @@ class TaskHooks:
         """
         return tuple(self.aggregator(metric) for metric in metrics)
 
-    def aggregate_group(self, metrics: list[float], sizes: list[int], weight_by_size: Any) -> float | int:
-        """A group's metric: the benchmark's scoring over the union of its member tasks' records.
+    def group_aggregator(self, group: str, metric: str) -> Callable[..., float | int]:
+        """The aggregation of ``metric`` for ``group``: the benchmark's scoring over the union of the records
+        its member tasks' aggregations kept in the run's state (``host/run_state.py``).
 
-        The host passes the group YAML's ``weight_by_size``, which carries ``"<group>:<metric>"``: the
-        per-task numbers in ``metrics`` cannot give cross-task statistics (std over prompts, drops across
-        severities), so the records registered by the member tasks' aggregations are scored together.
+        The host passes the members' per-task numbers, which cannot give cross-task statistics (std over
+        prompts, drops across severities); they are ignored. Generated as ``aggregate_<group>_<metric>``.
         """
+        if self.known_metrics is not None and metric not in self.known_metrics:
+            raise ValueError(f"{self.benchmark}: group {group!r}: {metric!r} is no metric key of the benchmark")
+
+        def aggregate(metrics: list[float], sizes: list[int], weight_by_size: Any = False) -> float | int:
+            return self._aggregate_group(group, metric)
+
+        aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{group}_{metric}"
+        aggregate.__doc__ = f"{group}'s {metric!r}, from one scoring of all its member tasks' records."
+        return aggregate
+
+    def _aggregate_group(self, group: str, metric: str) -> float | int:
+        """``group_aggregator``'s work: members from the group YAML, their records from the run's state."""
         import math
 
-        group, _, metric = str(weight_by_size).partition(":")
-        if not isinstance(weight_by_size, str) or not group or not metric:
-            raise ValueError(
-                f"aggregate_group needs weight_by_size '<group>:<metric>', got {weight_by_size!r}"
-            )
-        if self.known_metrics is not None and metric not in self.known_metrics:
-            raise ValueError(
-                f"aggregate_group: {metric!r} (from weight_by_size {weight_by_size!r}) is no "
-                f"{self.benchmark} metric key"
-            )
-        with self._records_lock:
-            args = self._last_args
+        state = current_run()
+        args = state.args
         try:
             members = group_members(group, args)
         except KeyError as error:
-            raise ValueError(f"aggregate_group: weight_by_size {weight_by_size!r}: {error.args[0]}") from None
-        with self._records_lock:
-            present = [name for name in members if name in self._task_records]
-            record_lists = [self._task_records[name] for name in present]
-            args = self._last_args
-        if not present:
+            raise ValueError(f"{self.benchmark}: aggregation of {group}'s {metric!r}: {error.args[0]}") from None
+        kept = state.records_of(members)
+        if not kept:
             logger.warning(f"{group}: no member task records were registered; {metric} is NaN")
             return math.nan
+        present = list(kept)
         missing = sorted(set(members) - set(present))
         if missing:
             logger.warning(f"{group}: scoring without records of {missing}")
+        record_lists = list(kept.values())
         union = [record for records in record_lists for record in records]
         try:
-            group_metrics, _ = score_once(
+            group_metrics, _ = state.score_once(
                 f"group:{group}", record_lists, lambda _: self._score(union, group, args, members=present)
             )
         except Exception:
             if _saved(group):
                 return math.nan
             raise
-        with _lock:
-            _group_metrics[group] = group_metrics
+        state.set_group_metrics(group, group_metrics)
         return _as_number(group_metrics.get(metric))

@@ -6,10 +6,11 @@ and renders them here, so all benchmarks share one set of rules:
 - a task lists only its metric keys (the benchmark's headline metrics, at most eight), each aggregated by
   ``<hooks>.aggregate_<metric>``; its ``process_docs`` is ``<docs module>.process_docs_<task>``, an explicit
   line in the benchmark's generated ``task_docs.py`` (``task_docs_module``), so every name can be grepped;
-- a group's ``aggregate_metric_list`` covers every metric of its members, aggregated by
-  ``<hooks>.aggregate_group`` with ``weight_by_size: "<group>:<metric>"``, ordered by name length: the host
-  matches group metrics by substring and the last match wins, so the exact name is always written last
-  (``host_group_writer`` restates the host's rule; a test checks every group with it).
+- a group's ``aggregate_metric_list`` covers every metric of its members, each aggregated by its own
+  ``<docs module>.aggregate_<group>_<metric>`` (a ``HOOKS.group_aggregator`` line in ``task_docs.py``),
+  ordered by name length: the host matches group metrics by substring and the last match wins, so the
+  exact name is always written last (``host_group_writer`` restates the host's rule; a test checks every
+  group with it).
 
 ``make generate`` writes every benchmark's generated files, then
 the precomputed host task index; ``--check`` lists drifted files and exits 1 instead of writing.
@@ -62,6 +63,12 @@ class GroupYaml:
     metrics: Sequence[tuple[str, bool]]
     description: str = ""
     version: float | str = 1.0
+    docs_module: str = ""  # dotted module with aggregate_<group>_<metric>; "" : <hooks package>.task_docs
+
+    @property
+    def aggregators_module(self) -> str:
+        """The module the group's aggregation functions are generated into (its benchmark's task_docs)."""
+        return self.docs_module or f"{self.hooks.rpartition('.')[0]}.task_docs"
 
 
 def _scalar(value: Any) -> str:
@@ -262,8 +269,7 @@ def render_group(spec: GroupYaml, source: str) -> str:
     aggregate = [
         {
             "metric": f"{key},none",
-            "aggregation": Function(f"{spec.hooks}.aggregate_group"),
-            "weight_by_size": f"{spec.group}:{key}",
+            "aggregation": Function(f"{spec.aggregators_module}.{group_aggregator_name(spec.group, key)}"),
         }
         for key, _higher in group_metric_order(spec.metrics)
     ]
@@ -272,19 +278,36 @@ def render_group(spec: GroupYaml, source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def task_docs_module(hooks: str, tasks: Sequence[str], source: str, metrics: Sequence[str] = ()) -> str:
-    """Python source of a benchmark's ``task_docs.py``: one explicit ``process_docs_<task>`` line per task
-    and one ``aggregate_<metric>`` line per metric key the task YAML lists (``metrics``, in order, once
-    each): the YAML's metric lists and these lines come from the same specs, so no list is written twice."""
-    lines = [
-        GENERATED_HEADER.format(source=source),
-        '"""Each task\'s process_docs and each metric\'s aggregation: the shared hooks, told which one."""',
-        "",
-        f"from {hooks} import HOOKS",
-        "",
-    ]
+def group_aggregator_name(group: str, metric: str) -> str:
+    """The generated name of a group metric's aggregation function: ``aggregate_<group>_<metric>``."""
+    name = f"aggregate_{group}_{metric}"
+    if not name.isidentifier():
+        raise ValueError(f"group {group!r}, metric {metric!r}: {name!r} is no Python identifier")
+    return name
+
+
+def task_docs_module(
+    hooks: str,
+    tasks: Sequence[str],
+    source: str,
+    metrics: Sequence[str] = (),
+    groups: Sequence[GroupYaml] = (),
+) -> str:
+    """Python source of a benchmark's ``task_docs.py``: one explicit ``process_docs_<task>`` line per task,
+    one ``aggregate_<metric>`` line per metric key the task YAML lists (``metrics``, in order, once each)
+    and one ``aggregate_<group>_<metric>`` line per group metric: the YAML's metric lists and these lines
+    come from the same specs, so no list is written twice."""
+    summary = "Each task's process_docs and each metric's aggregation: the shared hooks, told which one."
+    if groups:
+        summary = "Each task's process_docs, each metric's and each group metric's aggregation, from the hooks."
+    lines = [GENERATED_HEADER.format(source=source), f'"""{summary}"""', "", f"from {hooks} import HOOKS", ""]
     lines.extend(f'process_docs_{task} = HOOKS.process_docs_for("{task}")' for task in tasks)
     lines.extend(f'aggregate_{key} = HOOKS.aggregator("{key}")' for key in dict.fromkeys(metrics))
+    for spec in groups:
+        lines.extend(
+            f'{group_aggregator_name(spec.group, key)} = HOOKS.group_aggregator("{spec.group}", "{key}")'
+            for key, _higher in group_metric_order(spec.metrics)
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -349,7 +372,7 @@ def benchmark_files(
     )
     files.update({f"{yaml_folder}/{spec.group}.yaml": render_group(spec, source) for spec in groups})
     files[f"{folder}/task_docs.py"] = task_docs_module(
-        hooks, [spec.task for spec in tasks], source, spec_metrics(tasks)
+        hooks, [spec.task for spec in tasks], source, spec_metrics(tasks), groups
     )
     for file_name, content in (samples or {}).items():
         files[f"{folder}/sample/{file_name}"] = content

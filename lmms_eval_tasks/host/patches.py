@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dis
+import functools
 import importlib
 import inspect
 import numbers
@@ -563,6 +564,44 @@ def _install_table_na() -> None:
             module.make_table = wrapped
 
 
+# --- each run's context, recorded where the host makes it ------------------------------------------------
+
+
+def _probe_run_context() -> tuple[str, str]:
+    import lmms_eval.__main__ as host_main
+    import lmms_eval.evaluator as evaluator
+
+    current = getattr(evaluator, "simple_evaluate", None)
+    if not callable(current):
+        return MISMATCH, "lmms_eval.evaluator.simple_evaluate is gone"
+    found = _parameters(current)
+    missing = [name for name in ("cli_args", "datetime_str") if name not in found]
+    if missing:
+        return MISMATCH, f"lmms_eval.evaluator.simple_evaluate takes no {', '.join(missing)}"
+    source = inspect.getsource(host_main.cli_evaluate_single)
+    for needle in ("evaluator.simple_evaluate(", "cli_args=args", "datetime_str=datetime_str"):
+        if needle not in source:
+            return MISMATCH, f"lmms_eval.__main__.cli_evaluate_single no longer passes {needle!r}"
+    return APPLIES, "simple_evaluate wrapped to open the run's state (CLI args, run id) for the pack's hooks"
+
+
+def _install_run_context() -> None:
+    import lmms_eval.evaluator as evaluator
+
+    from lmms_eval_tasks.host.run_state import host_run
+
+    original = evaluator.simple_evaluate
+    if getattr(original, _FIX_MARK, False):
+        return
+
+    @functools.wraps(original)
+    def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
+        with host_run(kwargs.get("cli_args"), kwargs.get("datetime_str")):
+            return original(*args, **kwargs)
+
+    evaluator.simple_evaluate = _mark(simple_evaluate, original)
+
+
 # --- 3. loglikelihood results stringified by the evaluator -------------------------------------------------
 
 
@@ -900,6 +939,14 @@ PATCHES: dict[str, HostPatch] = {
             _probe_host_outputs,
             _install_host_outputs,
             "a full disk while the host saves may leave a cut results file and exit 0: check the files",
+        ),
+        HostPatch(
+            "run_context",
+            "the pack's reports pair with the host's results (same run id) and groups see their tasks' records",
+            _probe_run_context,
+            _install_run_context,
+            "pack reports are filed under the current UTC time instead of the host's run id, and groups "
+            "are scored from every record of the process; run through the `lmms_eval` launcher",
         ),
         HostPatch(
             "loglikelihood_result",

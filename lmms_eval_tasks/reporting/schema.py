@@ -234,23 +234,6 @@ def model_folder_name(model_args: Any) -> str:
         return ""
 
 
-def host_run_id() -> str | None:
-    """The host's ``datetime_str`` of the evaluation in progress (its results file is
-    ``<date_id>_results.json`` with ``date_id = datetime_str.replace(":", "-")``), or None outside one.
-
-    lmms-eval 0.7.3 computes it in the CLI and passes it to ``simple_evaluate`` only; the aggregation that
-    writes the pack report runs inside that call, so the value is read from the calling frame.
-    """
-    frame = sys._getframe(1)
-    while frame is not None:
-        code_name, module = frame.f_code.co_name, frame.f_globals.get("__name__")
-        if code_name == "simple_evaluate" and module == "lmms_eval.evaluator":
-            value = frame.f_locals.get("datetime_str")
-            return value.replace(":", "-") if isinstance(value, str) and value else None
-        frame = frame.f_back
-    return None
-
-
 def judge_deviation(benchmark: str, judge: Mapping[str, Any] | None) -> str | None:
     """The deviation line when ``judge`` is not the paper's judge model (``Benchmark.paper_judge_model``);
     None when it is (the bare name or a dated snapshot such as gpt-4-0613), or nothing was judged."""
@@ -542,8 +525,8 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 # ---- where files go ----------------------------------------------------------------------------------
 
 _claims_lock = threading.Lock()
-# run key -> (the args object, kept alive so its id stays unique; the run's folder)
-_claims: dict[tuple, tuple[Any, Path]] = {}
+# outside a host evaluation: (model folder, model, model args) -> the folder claimed for them
+_claims: dict[tuple, Path] = {}
 
 
 def model_dir(args: Any) -> Path | None:
@@ -562,32 +545,41 @@ def model_dir(args: Any) -> Path | None:
 def run_dir(args: Any) -> Path | None:
     """This run's own folder ``<model_dir>/<run_id>``, created on first use and never reused by another run.
 
-    ``run_id`` is the host's date id of the evaluation (pairing the folder with ``<date_id>_results.json``);
-    outside a host evaluation it is the current UTC time. A folder already holding another run's files
-    gets a ``-2``, ``-3``... suffix.
+    ``run_id`` is the host's date id of the evaluation (pairing the folder with ``<date_id>_results.json``),
+    recorded in the run's state by the ``run_context`` host patch (``host/run_state.py``); outside a host
+    evaluation it is the current UTC time. A folder already holding another run's files gets a ``-2``,
+    ``-3``... suffix.
     """
+    from lmms_eval_tasks.host.run_state import current_run
+
     base = model_dir(args)
     if base is None:
         return None
-    host_id = host_run_id()
-    if host_id is not None:
-        key: tuple = (str(base), host_id, id(args))
-    else:  # hooks called outside the host's CLI (tests, scripts): one folder per model setup and process
-        key = (str(base), getattr(args, "model", None), _model_args_text(getattr(args, "model_args", None)))
+    state = current_run(args)
+    if state.host:
+        return state.claim_folder(lambda: _claim_new_folder(base, state.run_id))
+    # hooks called outside a host evaluation (tests, scripts): one folder per model setup and process
+    key = (str(base), getattr(args, "model", None), _model_args_text(getattr(args, "model_args", None)))
     with _claims_lock:
         claimed = _claims.get(key)
-        if claimed is not None and claimed[1].is_dir():
-            return claimed[1]
-        stem = host_id or datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
-        base.mkdir(parents=True, exist_ok=True)
-        for attempt in range(1, 1000):
-            folder = base / (stem if attempt == 1 else f"{stem}-{attempt}")
-            try:
-                folder.mkdir()
-            except FileExistsError:
-                continue
-            _claims[key] = (args, folder)
-            return folder
+        if claimed is not None and claimed.is_dir():
+            return claimed
+        folder = _claim_new_folder(base, None)
+        _claims[key] = folder
+        return folder
+
+
+def _claim_new_folder(base: Path, run_id: str | None) -> Path:
+    """A new folder ``<base>/<run_id or UTC time>[-N]`` that no other run has."""
+    stem = run_id or datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    base.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1, 1000):
+        folder = base / (stem if attempt == 1 else f"{stem}-{attempt}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
     raise OSError(f"cannot claim a run folder under {base}")
 
 

@@ -325,9 +325,10 @@ def test_group_metrics_are_scores_over_the_union_of_member_records(tmp_path: Pat
             == {"dare_single_gen_p1": 100.0, "dare_single_gen_p2": 50.0, "dare_single_gen_p3": 0.0}[name]
         )
         assert math.isnan(task_docs.aggregate_single_accuracy_std_over_prompts(records, args=Args()))
-    group_value = hooks.aggregate_group([100.0, 50.0, 0.0], [2, 2, 2], "dare_gen:single_accuracy")
+    # the generated group aggregations, as the host calls them (members' numbers, sizes, weight_by_size)
+    group_value = task_docs.aggregate_dare_gen_single_accuracy([100.0, 50.0, 0.0], [2, 2, 2], False)
     assert group_value == 50.0  # mean over prompts (100 + 50 + 0) / 3
-    std = hooks.aggregate_group([math.nan] * 3, [2, 2, 2], "dare_gen:single_accuracy_std_over_prompts")
+    std = task_docs.aggregate_dare_gen_single_accuracy_std_over_prompts([math.nan] * 3, [2, 2, 2], False)
     assert std == pytest.approx(math.sqrt((50**2 + 0 + 50**2) / 3))
     union = [record for records in per_task.values() for record in records]
     assert group_value == score_records(union)["single_accuracy"]
@@ -335,8 +336,6 @@ def test_group_metrics_are_scores_over_the_union_of_member_records(tmp_path: Pat
     assert report is not None and "| all | 50.0 |" in report.read_text(encoding="utf-8")
     assert reports.read_report(report)["details"]["members"] == list(per_task)
     assert reports.latest_report_path(tmp_path, "dare_single_gen_p1").is_file()
-    with pytest.raises(ValueError, match="weight_by_size"):
-        hooks.aggregate_group([1.0], [1], True)
 
 
 def test_docs_show_every_prompt_text_verbatim() -> None:
@@ -349,11 +348,9 @@ def test_docs_show_every_prompt_text_verbatim() -> None:
         assert f"`{group}`" in docs, group
 
 
-def test_group_aggregation_rejects_unknown_metric_keys() -> None:
-    # A typo in weight_by_size used to return NaN silently.
+def test_group_aggregation_rejects_unknown_metric_keys_and_groups() -> None:
+    # A typo in a group metric used to return NaN silently: now it fails where the function is made.
     with pytest.raises(ValueError, match="single_acuracy"):
-        hooks.aggregate_group([1.0], [1], "dare:single_acuracy")
-    with pytest.raises(ValueError, match="weight_by_size"):
-        hooks.aggregate_group([1.0], [1], "no_such_group:single_accuracy")
-    with pytest.raises(ValueError, match="weight_by_size"):
-        hooks.aggregate_group([1.0], [1], False)
+        hooks.HOOKS.group_aggregator("dare", "single_acuracy")
+    with pytest.raises(ValueError, match="no_such_group"):
+        hooks.HOOKS.group_aggregator("no_such_group", "single_accuracy")([1.0], [1], False)

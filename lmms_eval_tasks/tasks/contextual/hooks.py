@@ -306,6 +306,5 @@ HOOKS = TaskHooks(
     score_task=score_task,
 )
 process_results = HOOKS.process_results
-aggregate_group = HOOKS.aggregate_group
 
 __all__ = ["HOOKS", "TASKS", "doc_to_text", "doc_to_visual", "make_record"]

@@ -328,8 +328,8 @@ def task_files() -> dict[str, str]:
     return files
 
 
-def group_yaml(group: str) -> str:
-    """The YAML text of a group whose metrics are DARE's scores over the union of its members' records.
+def group_spec(group: str) -> GroupYaml:
+    """A group whose metrics are DARE's scores over the union of its members' records.
 
     A group lists the benchmark's headline metrics that its members report (every other number is in
     the group's pack report): the same keys the demo and leaderboards read.
@@ -338,15 +338,20 @@ def group_yaml(group: str) -> str:
 
     member_keys = set(group_metric_keys(group))
     keys = [key for key in BENCHMARK.headline_metrics if key in member_keys] or ["exported", "unparsed"]
-    spec = GroupYaml(
+    return GroupYaml(
         group=group,
         members=groups()[group],
         hooks=HOOKS,
         metrics=[(key, higher_is_better(key)) for key in keys],
         description=group_description(group),
         version=0.1,
+        docs_module=DOCS_MODULE,
     )
-    return render_group(spec, SOURCE)
+
+
+def group_yaml(group: str) -> str:
+    """The YAML text of a group (``group_spec``)."""
+    return render_group(group_spec(group), SOURCE)
 
 
 def expected_files() -> dict[Path, str]:
@@ -365,8 +370,9 @@ def generated_files() -> dict[str, str | bytes]:
         f"{FOLDER}/{relative.as_posix()}": content for relative, content in expected_files().items()
     }
     specs = [task_spec(task) for task in all_tasks()]
+    group_specs = [group_spec(group) for group in groups()]
     files[f"{FOLDER}/task_docs.py"] = task_docs_module(
-        HOOKS, [task.name for task in all_tasks()], SOURCE, spec_metrics(specs)
+        HOOKS, [task.name for task in all_tasks()], SOURCE, spec_metrics(specs), group_specs
     )
     for path, content in make_sample.sample_files().items():
         files[f"{FOLDER}/sample/{path}"] = content

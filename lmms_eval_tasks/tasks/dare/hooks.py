@@ -291,4 +291,3 @@ HOOKS = TaskHooks(
     known_metrics=frozenset(all_metric_keys()),
 )
 process_results = HOOKS.process_results
-aggregate_group = HOOKS.aggregate_group

@@ -61,4 +61,3 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 HOOKS = SHARED.task_hooks(COLUMNS)
 process_results = HOOKS.process_results
-aggregate_group = HOOKS.aggregate_group

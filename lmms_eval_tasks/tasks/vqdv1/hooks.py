@@ -127,4 +127,3 @@ HOOKS = TaskHooks(
     prepare_docs=prepare_docs,
 )
 process_results = HOOKS.process_results
-aggregate_group = HOOKS.aggregate_group

@@ -135,7 +135,7 @@ def group_specs() -> list[GroupYaml]:
     """Every VRB group: its members are level tasks (never other groups), so group scoring sees them all."""
 
     def group(name: str, members: list[str], description: str) -> GroupYaml:
-        return GroupYaml(name, members, HOOKS, _metrics(), description=description)
+        return GroupYaml(name, members, HOOKS, _metrics(), description=description, docs_module=DOCS_MODULE)
 
     groups = [
         group("vrb", TASKS, "VRB: clean + 14 corruptions x 5 severities; accuracy per level, sub-metrics")
@@ -182,7 +182,7 @@ def generated_files() -> dict[str, str | bytes]:
     for spec in group_specs():
         files[f"{FOLDER}/yaml/groups/{spec.group}.yaml"] = render_group(spec, SOURCE)
     files[f"{FOLDER}/task_docs.py"] = task_docs_module(
-        HOOKS, TASKS + SAMPLE_TASKS, SOURCE, spec_metrics(specs)
+        HOOKS, TASKS + SAMPLE_TASKS, SOURCE, spec_metrics(specs), group_specs()
     )
     for name, content in make_sample.sample_files().items():
         files[f"{FOLDER}/sample/{name}"] = content

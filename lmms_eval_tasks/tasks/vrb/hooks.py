@@ -256,4 +256,3 @@ HOOKS = TaskHooks(
     "vrb", make_record, task_settings=task_settings, prepare_docs=prepare_docs, score_task=score_task
 )
 process_results = HOOKS.process_results
-aggregate_group = HOOKS.aggregate_group

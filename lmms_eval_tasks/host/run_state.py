@@ -1,0 +1,139 @@
+"""The state of one evaluation run, held explicitly: the host's arguments, run id and the pack's folder,
+the records each task's aggregation scored (which its groups' aggregations read), their scores and each
+group's metrics (whose standard errors the host's group table shows).
+
+The ``run_context`` host patch (``host/patches.py``) opens a ``RunState`` where lmms-eval 0.7.3 makes the
+run's date id and hands the CLI arguments to the evaluation (``evaluator.simple_evaluate(cli_args=...,
+datetime_str=...)``) and closes it when the call returns. Hooks called outside a host evaluation (tests,
+scripts, the Python API without the patch) share one ``standalone`` state per process, whose run id is
+None: the report folder is then named from the current UTC time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(eq=False)
+class RunState:
+    """One run: ``args`` (the host's CLI namespace, or None), ``run_id`` (the host's date id, the
+    ``<date_id>`` of its ``<date_id>_results.json``), whether a host evaluation opened it (``host``), the
+    pack folder claimed for it, and the records of every task scored so far (by task name, thread-safe)."""
+
+    args: Any = None
+    run_id: str | None = None
+    host: bool = False
+    folder: Path | None = None
+    _records: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # key -> (the items kept alive so their ids stay unique, the computed result or the exception it raised)
+    _scores: dict[tuple, tuple[Any, Any]] = field(default_factory=dict, repr=False)
+    _score_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # group name -> the metrics of its last scoring by a group aggregator (``group_stderr`` reads them)
+    _group_metrics: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    def add_records(self, task: str, records: list[dict[str, Any]], args: Any = None) -> None:
+        """Keep ``task``'s records for its groups (the per-task aggregation calls this before scoring); a
+        standalone state also keeps the latest ``args`` (a host run's are those the host passed)."""
+        with self._lock:
+            self._records[task] = records
+            if args is not None and not self.host:
+                self.args = args
+
+    def records_of(self, tasks: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """The records kept for each of ``tasks`` that has any, in the order given."""
+        with self._lock:
+            return {task: self._records[task] for task in tasks if task in self._records}
+
+    def score_once(self, key: str, items: Sequence[Any], compute: Callable[[Sequence[Any]], Any]) -> Any:
+        """``compute(items)``, computed once in this run for the same key and the same item objects (the host
+        calls one aggregation per metric, each with the same records); a failure too is computed once:
+        every later metric of the task re-raises it instead of judging again."""
+        full_key = (key, tuple(id(item) for item in items))
+        with self._score_lock:
+            hit = self._scores.get(full_key)
+            if hit is None:
+                try:
+                    result = compute(items)
+                except Exception as error:
+                    self._scores[full_key] = (items, error)
+                    raise
+                hit = (items, result)
+                self._scores[full_key] = hit
+        if isinstance(hit[1], BaseException):
+            raise hit[1]
+        return hit[1]
+
+    def scored(self, key: str, items: Sequence[Any]) -> Any:
+        """What ``score_once`` computed for this key and these item objects, or None (nothing computed, or
+        the computation failed); nothing is computed here."""
+        with self._score_lock:
+            hit = self._scores.get((key, tuple(id(item) for item in items)))
+        return None if hit is None or isinstance(hit[1], BaseException) else hit[1]
+
+    def set_group_metrics(self, group: str, metrics: dict[str, Any]) -> None:
+        """Keep the metrics of ``group``'s scoring (its standard errors go to the host's group table)."""
+        with self._lock:
+            self._group_metrics[group] = metrics
+
+    def group_metrics(self, group: str) -> dict[str, Any] | None:
+        """The metrics of ``group``'s last scoring in this run, or None when it was not scored."""
+        with self._lock:
+            return self._group_metrics.get(group)
+
+    def claim_folder(self, make: Any) -> Path:
+        """The run's pack folder: ``make()`` on first call (under the lock), the same folder afterwards."""
+        with self._lock:
+            if self.folder is None or not self.folder.is_dir():
+                self.folder = make()
+            return self.folder
+
+
+_lock = threading.Lock()
+_active: list[RunState] = []  # host evaluations in progress, innermost last
+_standalone = RunState()
+
+
+def begin_run(args: Any, datetime_str: str | None) -> RunState:
+    """Open the state of a host evaluation (``datetime_str`` as the host makes it; ':' become '-', as in
+    the host's results file name)."""
+    run_id = datetime_str.replace(":", "-") if isinstance(datetime_str, str) and datetime_str else None
+    state = RunState(args=args, run_id=run_id, host=True)
+    with _lock:
+        _active.append(state)
+    return state
+
+
+def end_run(state: RunState) -> None:
+    """Close a host evaluation's state (its records are released)."""
+    with _lock:
+        if state in _active:
+            _active.remove(state)
+
+
+@contextmanager
+def host_run(args: Any, datetime_str: str | None) -> Iterator[RunState]:
+    """``begin_run`` ... ``end_run`` around one host evaluation."""
+    state = begin_run(args, datetime_str)
+    try:
+        yield state
+    finally:
+        end_run(state)
+
+
+def current_run(args: Any = None) -> RunState:
+    """The state of the run ``args`` belongs to: the open host evaluation with these very arguments, else
+    the innermost open one, else the process's standalone state."""
+    with _lock:
+        if args is not None:
+            for state in reversed(_active):
+                if state.args is args:
+                    return state
+        if _active:
+            return _active[-1]
+    return _standalone
