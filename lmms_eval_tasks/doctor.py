@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.host import patches as host
+from lmms_eval_tasks.host import version as host_versions
 
 JUDGE_PROBE_TIMEOUT = 3.0  # seconds: a reachability probe, not a judging request
 LOCAL_DATASET_BUILDERS = {"parquet", "json", "csv", "arrow", "text", "imagefolder", "audiofolder"}
@@ -60,16 +61,16 @@ def _first_line(error: BaseException) -> str:
 
 def check_host() -> list[Check]:
     """The host version against the supported range, and every host patch's probe."""
-    version = host.host_version()
-    supported = host.SUPPORTED_HOST_VERSIONS
+    installed = host_versions.host_version()
+    supported = host_versions.SUPPORTED_HOST_VERSIONS
     checks = [
         Check(
             "host",
             "lmms-eval version",
-            host.host_supported(),
+            host_versions.host_supported(),
             True,
-            f"lmms-eval {version or 'is not installed'} (supported: {supported})",
-            "" if host.host_supported() else f"pip install 'lmms-eval{supported}'",
+            f"lmms-eval {installed or 'is not installed'} (supported: {supported})",
+            "" if host_versions.host_supported() else f"pip install 'lmms-eval{supported}'",
         )
     ]
     for name, patch in host.PATCHES.items():

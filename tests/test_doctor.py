@@ -12,7 +12,7 @@ import pytest
 
 from lmms_eval_tasks.cli import main as cli_main
 from lmms_eval_tasks.doctor import JUDGE_CHECK, benchmark_datasets, check_datasets, check_judge, check_models
-from lmms_eval_tasks.host import patches as host
+from lmms_eval_tasks.host import version as host_versions
 from tests.fake_openai import FakeOpenAIServer
 from tests.helpers import COMMIT, REPO_ROOT, build_hub_cache, offline_environment
 
@@ -86,7 +86,7 @@ def test_good_setup_passes(capsys: pytest.CaptureFixture[str], tiny_llava_dir: P
 def test_unsupported_host_version(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tiny_llava_dir: Path, no_judge: None
 ) -> None:
-    monkeypatch.setattr(host, "host_version", lambda: "0.8.1")
+    monkeypatch.setattr(host_versions, "host_version", lambda: "0.8.1")
     code = cli_main(["doctor", "--tiny-llava", str(tiny_llava_dir)])
     text = capsys.readouterr().out
     assert code == 1
@@ -106,8 +106,8 @@ def test_a_version_in_range_but_untested_fails_on_the_patches_only(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tiny_llava_dir: Path, no_judge: None
 ) -> None:
     # A future release that widens the supported range before every patch is re-declared for it.
-    monkeypatch.setattr(host, "SUPPORTED_HOST_VERSIONS", ">=0.7.3,<0.8")
-    monkeypatch.setattr(host, "host_version", lambda: "0.7.4")
+    monkeypatch.setattr(host_versions, "SUPPORTED_HOST_VERSIONS", ">=0.7.3,<0.8")
+    monkeypatch.setattr(host_versions, "host_version", lambda: "0.7.4")
     code, payload = _doctor_json(capsys, "--tiny-llava", str(tiny_llava_dir))
     checks = _by_name(payload)
     assert code == 1 and checks["lmms-eval version"]["ok"] is True

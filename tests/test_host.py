@@ -9,6 +9,8 @@ import pytest
 from loguru import logger
 
 from lmms_eval_tasks.host import patches as host
+from lmms_eval_tasks.host import version as host_versions
+from lmms_eval_tasks.host.task_index import host_task_entries
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,8 +33,8 @@ def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_supported_range_is_the_pyproject_bound() -> None:
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     (requirement,) = [dep for dep in project["dependencies"] if dep.startswith("lmms-eval")]
-    assert requirement == f"lmms-eval{host.SUPPORTED_HOST_VERSIONS}"
-    assert host.host_version() == "0.7.3" and host.host_supported()
+    assert requirement == f"lmms-eval{host_versions.SUPPORTED_HOST_VERSIONS}"
+    assert host_versions.host_version() == "0.7.3" and host_versions.host_supported()
 
 
 @pytest.mark.parametrize(
@@ -48,7 +50,7 @@ def test_supported_range_is_the_pyproject_bound() -> None:
     ],
 )
 def test_version_in(version: str | None, specifier: str, expected: bool) -> None:
-    assert host.version_in(version, specifier) is expected
+    assert host_versions.version_in(version, specifier) is expected
 
 
 def test_every_patch_applies_to_the_installed_host() -> None:
@@ -85,7 +87,7 @@ def test_another_host_version_skips_every_patch_with_a_warning(
     import lmms_eval.evaluator as evaluator
 
     monkeypatch.setattr(evaluator, "unwrap_generation_output", evaluator.unwrap_generation_output)
-    monkeypatch.setattr(host, "host_version", lambda: "0.7.4")
+    monkeypatch.setattr(host_versions, "host_version", lambda: "0.7.4")
     before = evaluator.unwrap_generation_output
     status = host.apply_patch("loglikelihood_result")
     assert (status.state, status.ok) == ("skipped", False)
@@ -162,7 +164,7 @@ def test_pack_task_index_patch_adds_the_pack_after_user_paths(
 
 def test_host_task_entries_index_a_folder(tmp_path: Path) -> None:
     (tmp_path / "toy.yaml").write_text("task: toy_task\ndataset_path: json\noutput_type: generate_until\n")
-    entries = host.host_task_entries(tmp_path)
+    entries = host_task_entries(tmp_path)
     assert entries["toy_task"]["type"] == "task"
     assert Path(entries["toy_task"]["yaml_path"]) == tmp_path / "toy.yaml"
 
@@ -179,7 +181,7 @@ def test_the_task_index_fingerprint_includes_the_host_version(
     index_file = write_host_index(copy, tmp_path / "index.json")
     written_for = yaml_fingerprint(copy)
     assert load_host_index(copy, index_file) is not None
-    monkeypatch.setattr(host, "host_version", lambda: "0.7.4")
+    monkeypatch.setattr(host_versions, "host_version", lambda: "0.7.4")
     assert yaml_fingerprint(copy) != written_for
     assert load_host_index(copy, index_file) is None  # another host: the launcher lets it parse the YAML
 

@@ -622,7 +622,9 @@ class TaskHooks:
         prompts, drops across severities); they are ignored. Generated as ``aggregate_<group>_<metric>``.
         """
         if self.known_metrics is not None and metric not in self.known_metrics:
-            raise ValueError(f"{self.benchmark}: group {group!r}: {metric!r} is no metric key of the benchmark")
+            raise ValueError(
+                f"{self.benchmark}: group {group!r}: {metric!r} is no metric key of the benchmark"
+            )
 
         def aggregate(metrics: list[float], sizes: list[int], weight_by_size: Any = False) -> float | int:
             return self._aggregate_group(group, metric)
@@ -640,7 +642,8 @@ class TaskHooks:
         try:
             members = group_members(group, args)
         except KeyError as error:
-            raise ValueError(f"{self.benchmark}: aggregation of {group}'s {metric!r}: {error.args[0]}") from None
+            where = f"{self.benchmark}: aggregation of {group}'s {metric!r}"
+            raise ValueError(f"{where}: {error.args[0]}") from None
         kept = state.records_of(members)
         if not kept:
             logger.warning(f"{group}: no member task records were registered; {metric} is NaN")

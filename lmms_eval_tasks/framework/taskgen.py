@@ -304,10 +304,11 @@ def task_docs_module(
     lines.extend(f'process_docs_{task} = HOOKS.process_docs_for("{task}")' for task in tasks)
     lines.extend(f'aggregate_{key} = HOOKS.aggregator("{key}")' for key in dict.fromkeys(metrics))
     for spec in groups:
-        lines.extend(
-            f'{group_aggregator_name(spec.group, key)} = HOOKS.group_aggregator("{spec.group}", "{key}")'
-            for key, _higher in group_metric_order(spec.metrics)
-        )
+        for key, _higher in group_metric_order(spec.metrics):
+            name, arguments = group_aggregator_name(spec.group, key), f'"{spec.group}", "{key}"'
+            line = f"{name} = HOOKS.group_aggregator({arguments})"
+            wrapped = f"{name} = HOOKS.group_aggregator(\n    {arguments}\n)"
+            lines.append(line if len(line) <= 110 else wrapped)
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,8 @@ and for bug fixes whether the bug is still there). ``apply_patch`` installs a pa
 otherwise it logs a loguru warning saying what is lost and how to get it back, and leaves the host alone.
 ``lmms-eval-tasks doctor`` shows the same statuses.
 
-The host version comes from ``host_version()``, the single seam tests replace to simulate another host.
+The host version comes from ``host/version.py`` (``version.host_version()``, the single seam tests replace
+to simulate another host).
 The module also answers "can this ``--model`` run here?" (``wrapper_status``), from the host's own model
 registry, for the launcher's pre-flight check and ``doctor``.
 
@@ -28,55 +29,17 @@ import threading
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from loguru import logger
 
 from lmms_eval_tasks import TASKS_DIR
-
-HOST_DISTRIBUTION = "lmms_eval"
-# The lmms-eval versions the pack supports; must equal the bound in pyproject.toml (a test checks).
-SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.7.4"
-# What every patch below was written for and tested on.
-TESTED_HOST_VERSIONS = "==0.7.3"
+from lmms_eval_tasks.host import version
+from lmms_eval_tasks.host.task_index import load_host_index
+from lmms_eval_tasks.host.version import TESTED_HOST_VERSIONS
 
 _lock = threading.RLock()
 _FIX_MARK = "_lmms_eval_tasks_fix"
-
-
-@cache
-def _installed_host_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(HOST_DISTRIBUTION)
-    except PackageNotFoundError:
-        return None
-
-
-def host_version() -> str | None:
-    """The installed lmms-eval version, or None when it is not installed (tests monkeypatch this)."""
-    return _installed_host_version()
-
-
-def version_in(version: str | None, specifier: str) -> bool:
-    """True when ``version`` satisfies the PEP 440 ``specifier`` (False for None or an unparsable version)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
-    if version is None:
-        return False
-    try:
-        return SpecifierSet(specifier).contains(Version(version), prereleases=True)
-    except (InvalidSpecifier, InvalidVersion):
-        return False
-
-
-def host_supported() -> bool:
-    """True when the installed lmms-eval is within ``SUPPORTED_HOST_VERSIONS``."""
-    return version_in(host_version(), SUPPORTED_HOST_VERSIONS)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -183,8 +146,6 @@ def _probe_task_index() -> tuple[str, str]:
 def _install_task_index() -> None:
     from lmms_eval.tasks import TaskManager
 
-    from lmms_eval_tasks.host.task_index import load_host_index
-
     original = TaskManager.initialize_tasks
     if getattr(original, _FIX_MARK, False):
         return
@@ -202,19 +163,6 @@ def _install_task_index() -> None:
 
     initialize_tasks.__doc__ = original.__doc__
     TaskManager.initialize_tasks = _mark(initialize_tasks, original)
-
-
-def host_task_entries(tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
-    """The entries the host's own indexer (``TaskManager._get_task_and_group``) makes for ``tasks_dir``.
-
-    Only the indexing method is used (no full index of the host's ~hundreds of tasks is built); the probe
-    of the ``pack_task_index`` patch checks that this private method still has the expected signature.
-    """
-    from lmms_eval.tasks import TaskManager
-
-    indexer = TaskManager.__new__(TaskManager)
-    indexer.logger = logger
-    return dict(indexer._get_task_and_group(str(tasks_dir)))
 
 
 # --- 2. failures the host logs and swallows ---------------------------------------------------------------
@@ -942,7 +890,7 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "run_context",
-            "the pack's reports pair with the host's results (same run id) and groups see their tasks' records",
+            "pack reports pair with the host's results (same run id); groups see their own run's records",
             _probe_run_context,
             _install_run_context,
             "pack reports are filed under the current UTC time instead of the host's run id, and groups "
@@ -986,9 +934,9 @@ PATCHES: dict[str, HostPatch] = {
 def check_patch(name: str) -> PatchStatus:
     """What ``apply_patch(name)`` would do on this host, without changing anything."""
     patch = PATCHES[name]
-    version = host_version()
-    if not version_in(version, patch.written_for):
-        detail = f"written for lmms-eval {patch.written_for}, this host is {version or 'not installed'}"
+    installed = version.host_version()
+    if not version.version_in(installed, patch.written_for):
+        detail = f"written for lmms-eval {patch.written_for}, this host is {installed or 'not installed'}"
         return PatchStatus(name, "skipped", detail, patch.summary, patch.without)
     try:
         state, detail = patch.probe()

@@ -9,22 +9,9 @@ See docs/judges.md for the environment variables, the cache and the guarantees.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any
-
-from loguru import logger
-
 from lmms_eval_tasks.judges import rules
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest
-from lmms_eval_tasks.judges.config import (
-    DEFAULT_MODEL,
-    ENV_PREFIX,
-    default_cache_path,
-    env_setting,
-    numeric_setting,
-    resolve_endpoint,
-)
+from lmms_eval_tasks.judges.factory import KINDS, get_judge
 from lmms_eval_tasks.judges.pipeline import (
     JudgedBatch,
     JudgeItem,
@@ -37,109 +24,6 @@ from lmms_eval_tasks.judges.pipeline import (
 )
 from lmms_eval_tasks.judges.prompts import load_prompt, render_positional, render_prompt
 from lmms_eval_tasks.judges.rule_judge import RULE_UNDECIDED, RuleJudge
-
-KINDS = ("auto", "openai", "rule")
-_NUMERIC_OVERRIDES = (
-    "concurrency",
-    "timeout",
-    "max_retries",
-    "max_tokens",
-    "temperature",
-    "backoff_base",
-    "backoff_max",
-    "circuit_breaker",
-    "total_timeout",
-)
-_OTHER_OVERRIDES = ("base_url", "api_key", "api_type", "cache", "cache_path", "cache_namespace")
-
-
-def _resolve_kind(kind: str | None, task: str | None) -> str:
-    if kind is None and task:
-        kind = env_setting("kind", task)
-    if kind is None:
-        kind = os.environ.get(ENV_PREFIX) or env_setting("kind")
-    kind = (kind or "auto").strip().lower()
-    if kind not in KINDS:
-        raise ValueError(f"judge kind must be one of {KINDS} (argument or {ENV_PREFIX}), got {kind!r}")
-    return kind
-
-
-def _resolve_model(model: str | None, task: str | None, deployment: str | None) -> str:
-    if model:
-        return model
-    return (
-        env_setting("model", task)
-        or deployment
-        or os.environ.get("MODEL_VERSION")  # the host lmms-eval's judge-model variable
-        or DEFAULT_MODEL
-    )
-
-
-def get_judge(
-    kind: str | None = None,
-    *,
-    model: str | None = None,
-    repeats: int | None = None,
-    task: str | None = None,
-    **overrides: Any,
-) -> Judge:
-    """The pack's judge: "auto" (OpenAI-compatible if an endpoint is set, else rule-based), "openai", "rule".
-
-    Explicit arguments win over per-task env vars (``LMMS_EVAL_TASKS_JUDGE_MODEL_<TASK>``), which win over
-    global ones. Overrides: base_url, api_key, api_type, concurrency, timeout, max_retries, max_tokens,
-    temperature, backoff_base, backoff_max, circuit_breaker, total_timeout, cache (False: memory only),
-    cache_path, cache_namespace.
-    """
-    unknown = sorted(set(overrides) - set(_NUMERIC_OVERRIDES) - set(_OTHER_OVERRIDES))
-    if unknown:
-        raise TypeError(f"get_judge() got unknown overrides {unknown}")
-    kind = _resolve_kind(kind, task)
-    resolved_repeats = int(numeric_setting("repeats", repeats, task))
-    endpoint = None
-    if kind != "rule":
-        endpoint = resolve_endpoint(
-            overrides.get("base_url"), overrides.get("api_key"), overrides.get("api_type")
-        )
-    if kind == "rule":
-        return RuleJudge(repeats=resolved_repeats, reason="requested", task=task)
-    if endpoint is None:
-        if kind == "openai":
-            raise ValueError(
-                "judge kind 'openai' needs an endpoint: set OPENAI_API_KEY (and/or OPENAI_API_URL for a "
-                "local server) or AZURE_ENDPOINT + AZURE_API_KEY"
-            )
-        logger.warning(
-            f"!!! No LLM judge endpoint configured (OPENAI_API_KEY / OPENAI_API_URL / AZURE_*)"
-            f"{' for task ' + task if task else ''}: using the OFFLINE RULE-BASED judge. Results are marked "
-            f"judge=rule-based and are not comparable with GPT-judged numbers. Set {ENV_PREFIX}=rule to "
-            f"silence this warning."
-        )
-        return RuleJudge(repeats=resolved_repeats, reason="auto: no endpoint configured", task=task)
-
-    from lmms_eval_tasks.judges.openai_judge import OpenAIJudge
-
-    numbers = {name: numeric_setting(name, overrides.get(name), task) for name in _NUMERIC_OVERRIDES}
-    deployment = endpoint.deployment or (
-        os.environ.get("DEPLOYMENT_NAME") if endpoint.api_type == "azure" else None
-    )
-    use_cache = overrides.get("cache", True)
-    if use_cache is False or str(env_setting("cache_enabled") or "1").lower() in {"0", "false", "no", "off"}:
-        cache_path: Path | None = None
-    else:
-        cache_path = Path(overrides["cache_path"]) if overrides.get("cache_path") else default_cache_path()
-    namespace = overrides.get("cache_namespace")
-    if namespace is None:
-        namespace = env_setting("cache_namespace", task) or ""
-    return OpenAIJudge(
-        endpoint,
-        model=_resolve_model(model, task, deployment),
-        repeats=resolved_repeats,
-        cache_path=cache_path,
-        cache_namespace=namespace,
-        task=task,
-        **numbers,
-    )
-
 
 __all__ = [
     "KINDS",

@@ -344,7 +344,7 @@ class LazyJudge:
         if self.spec is not None and not isinstance(self.spec, str):
             return self.spec
         if self.created is None:
-            from lmms_eval_tasks.judges import get_judge
+            from lmms_eval_tasks.judges.factory import get_judge
 
             kind = None if self.spec in (None, "auto") else self.spec
             self.created = get_judge(kind, model=self.model, task=self.task)

@@ -19,19 +19,13 @@ from statistics import NormalDist
 
 import numpy as np
 
-from lmms_eval_tasks.uncertainty.result import Uncertainty
+from lmms_eval_tasks.uncertainty.result import Uncertainty, check_confidence
 
 
 def z_value(confidence: float = 0.95) -> float:
     """The standard-normal quantile of a two-sided ``confidence`` interval (1.959964 for 0.95)."""
     check_confidence(confidence)
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
-
-
-def check_confidence(confidence: float) -> None:
-    """ValueError unless ``0 < confidence < 1``."""
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
 
 
 def normal_interval(

@@ -37,8 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from lmms_eval_tasks.uncertainty.analytic import check_confidence
-from lmms_eval_tasks.uncertainty.result import Difference, Uncertainty, finite_or_none
+from lmms_eval_tasks.uncertainty.result import Difference, Uncertainty, check_confidence, finite_or_none
 
 StatisticResult = np.ndarray | Mapping[str, np.ndarray]
 _BLOCK_ELEMENTS = 1 << 22  # draws per block: bounds memory at ~32 MB per block, whatever R and K

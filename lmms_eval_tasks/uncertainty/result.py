@@ -10,6 +10,12 @@ from typing import Any
 METHODS = ("bootstrap", "analytic", "wilson", "normal")
 
 
+def check_confidence(confidence: float) -> None:
+    """ValueError unless ``0 < confidence < 1``."""
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+
+
 def finite_or_none(value: Any) -> float | None:
     """``float(value)`` when it is a finite number, else None (NaN, infinities and None become None)."""
     if value is None:

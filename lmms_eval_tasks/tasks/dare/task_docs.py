@@ -152,7 +152,9 @@ aggregate_dare_multi_exact_k2 = HOOKS.group_aggregator("dare", "multi_exact_k2")
 aggregate_dare_multi_exact_k4 = HOOKS.group_aggregator("dare", "multi_exact_k4")
 aggregate_dare_single_accuracy = HOOKS.group_aggregator("dare", "single_accuracy")
 aggregate_dare_single_var_accuracy = HOOKS.group_aggregator("dare", "single_var_accuracy")
-aggregate_dare_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare", "single_accuracy_std_over_prompts")
+aggregate_dare_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_log_multi_f1 = HOOKS.group_aggregator("dare_log", "multi_f1")
 aggregate_dare_log_unparsed = HOOKS.group_aggregator("dare_log", "unparsed")
 aggregate_dare_log_multi_exact_k0 = HOOKS.group_aggregator("dare_log", "multi_exact_k0")
@@ -160,7 +162,9 @@ aggregate_dare_log_multi_exact_k2 = HOOKS.group_aggregator("dare_log", "multi_ex
 aggregate_dare_log_multi_exact_k4 = HOOKS.group_aggregator("dare_log", "multi_exact_k4")
 aggregate_dare_log_single_accuracy = HOOKS.group_aggregator("dare_log", "single_accuracy")
 aggregate_dare_log_single_var_accuracy = HOOKS.group_aggregator("dare_log", "single_var_accuracy")
-aggregate_dare_log_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_log", "single_accuracy_std_over_prompts")
+aggregate_dare_log_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_log", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_multi_variants_unparsed = HOOKS.group_aggregator("dare_multi_variants", "unparsed")
 aggregate_dare_full_multi_f1 = HOOKS.group_aggregator("dare_full", "multi_f1")
 aggregate_dare_full_unparsed = HOOKS.group_aggregator("dare_full", "unparsed")
@@ -169,20 +173,30 @@ aggregate_dare_full_multi_exact_k2 = HOOKS.group_aggregator("dare_full", "multi_
 aggregate_dare_full_multi_exact_k4 = HOOKS.group_aggregator("dare_full", "multi_exact_k4")
 aggregate_dare_full_single_accuracy = HOOKS.group_aggregator("dare_full", "single_accuracy")
 aggregate_dare_full_single_var_accuracy = HOOKS.group_aggregator("dare_full", "single_var_accuracy")
-aggregate_dare_full_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_full", "single_accuracy_std_over_prompts")
+aggregate_dare_full_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_full", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_single_unparsed = HOOKS.group_aggregator("dare_single", "unparsed")
 aggregate_dare_single_single_accuracy = HOOKS.group_aggregator("dare_single", "single_accuracy")
-aggregate_dare_single_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_single", "single_accuracy_std_over_prompts")
+aggregate_dare_single_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_single", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_single_var_unparsed = HOOKS.group_aggregator("dare_single_var", "unparsed")
-aggregate_dare_single_var_single_var_accuracy = HOOKS.group_aggregator("dare_single_var", "single_var_accuracy")
+aggregate_dare_single_var_single_var_accuracy = HOOKS.group_aggregator(
+    "dare_single_var", "single_var_accuracy"
+)
 aggregate_dare_multi_multi_f1 = HOOKS.group_aggregator("dare_multi", "multi_f1")
 aggregate_dare_multi_unparsed = HOOKS.group_aggregator("dare_multi", "unparsed")
 aggregate_dare_multi_multi_exact_k0 = HOOKS.group_aggregator("dare_multi", "multi_exact_k0")
 aggregate_dare_multi_multi_exact_k2 = HOOKS.group_aggregator("dare_multi", "multi_exact_k2")
 aggregate_dare_multi_multi_exact_k4 = HOOKS.group_aggregator("dare_multi", "multi_exact_k4")
 aggregate_dare_single_formats_unparsed = HOOKS.group_aggregator("dare_single_formats", "unparsed")
-aggregate_dare_single_formats_single_accuracy = HOOKS.group_aggregator("dare_single_formats", "single_accuracy")
-aggregate_dare_single_formats_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_single_formats", "single_accuracy_std_over_prompts")
+aggregate_dare_single_formats_single_accuracy = HOOKS.group_aggregator(
+    "dare_single_formats", "single_accuracy"
+)
+aggregate_dare_single_formats_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_single_formats", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_gen_multi_f1 = HOOKS.group_aggregator("dare_gen", "multi_f1")
 aggregate_dare_gen_unparsed = HOOKS.group_aggregator("dare_gen", "unparsed")
 aggregate_dare_gen_multi_exact_k0 = HOOKS.group_aggregator("dare_gen", "multi_exact_k0")
@@ -190,7 +204,9 @@ aggregate_dare_gen_multi_exact_k2 = HOOKS.group_aggregator("dare_gen", "multi_ex
 aggregate_dare_gen_multi_exact_k4 = HOOKS.group_aggregator("dare_gen", "multi_exact_k4")
 aggregate_dare_gen_single_accuracy = HOOKS.group_aggregator("dare_gen", "single_accuracy")
 aggregate_dare_gen_single_var_accuracy = HOOKS.group_aggregator("dare_gen", "single_var_accuracy")
-aggregate_dare_gen_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_gen", "single_accuracy_std_over_prompts")
+aggregate_dare_gen_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_gen", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_json_multi_f1 = HOOKS.group_aggregator("dare_json", "multi_f1")
 aggregate_dare_json_unparsed = HOOKS.group_aggregator("dare_json", "unparsed")
 aggregate_dare_json_multi_exact_k0 = HOOKS.group_aggregator("dare_json", "multi_exact_k0")
@@ -198,7 +214,9 @@ aggregate_dare_json_multi_exact_k2 = HOOKS.group_aggregator("dare_json", "multi_
 aggregate_dare_json_multi_exact_k4 = HOOKS.group_aggregator("dare_json", "multi_exact_k4")
 aggregate_dare_json_single_accuracy = HOOKS.group_aggregator("dare_json", "single_accuracy")
 aggregate_dare_json_single_var_accuracy = HOOKS.group_aggregator("dare_json", "single_var_accuracy")
-aggregate_dare_json_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_json", "single_accuracy_std_over_prompts")
+aggregate_dare_json_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_json", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_p1_multi_f1 = HOOKS.group_aggregator("dare_p1", "multi_f1")
 aggregate_dare_p1_unparsed = HOOKS.group_aggregator("dare_p1", "unparsed")
 aggregate_dare_p1_multi_exact_k0 = HOOKS.group_aggregator("dare_p1", "multi_exact_k0")
@@ -206,7 +224,9 @@ aggregate_dare_p1_multi_exact_k2 = HOOKS.group_aggregator("dare_p1", "multi_exac
 aggregate_dare_p1_multi_exact_k4 = HOOKS.group_aggregator("dare_p1", "multi_exact_k4")
 aggregate_dare_p1_single_accuracy = HOOKS.group_aggregator("dare_p1", "single_accuracy")
 aggregate_dare_p1_single_var_accuracy = HOOKS.group_aggregator("dare_p1", "single_var_accuracy")
-aggregate_dare_p1_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_p1", "single_accuracy_std_over_prompts")
+aggregate_dare_p1_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_p1", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_p2_multi_f1 = HOOKS.group_aggregator("dare_p2", "multi_f1")
 aggregate_dare_p2_unparsed = HOOKS.group_aggregator("dare_p2", "unparsed")
 aggregate_dare_p2_multi_exact_k0 = HOOKS.group_aggregator("dare_p2", "multi_exact_k0")
@@ -214,7 +234,9 @@ aggregate_dare_p2_multi_exact_k2 = HOOKS.group_aggregator("dare_p2", "multi_exac
 aggregate_dare_p2_multi_exact_k4 = HOOKS.group_aggregator("dare_p2", "multi_exact_k4")
 aggregate_dare_p2_single_accuracy = HOOKS.group_aggregator("dare_p2", "single_accuracy")
 aggregate_dare_p2_single_var_accuracy = HOOKS.group_aggregator("dare_p2", "single_var_accuracy")
-aggregate_dare_p2_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_p2", "single_accuracy_std_over_prompts")
+aggregate_dare_p2_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_p2", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_p3_multi_f1 = HOOKS.group_aggregator("dare_p3", "multi_f1")
 aggregate_dare_p3_unparsed = HOOKS.group_aggregator("dare_p3", "unparsed")
 aggregate_dare_p3_multi_exact_k0 = HOOKS.group_aggregator("dare_p3", "multi_exact_k0")
@@ -222,7 +244,9 @@ aggregate_dare_p3_multi_exact_k2 = HOOKS.group_aggregator("dare_p3", "multi_exac
 aggregate_dare_p3_multi_exact_k4 = HOOKS.group_aggregator("dare_p3", "multi_exact_k4")
 aggregate_dare_p3_single_accuracy = HOOKS.group_aggregator("dare_p3", "single_accuracy")
 aggregate_dare_p3_single_var_accuracy = HOOKS.group_aggregator("dare_p3", "single_var_accuracy")
-aggregate_dare_p3_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_p3", "single_accuracy_std_over_prompts")
+aggregate_dare_p3_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_p3", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_test_unparsed = HOOKS.group_aggregator("dare_test", "unparsed")
 aggregate_dare_sample_multi_f1 = HOOKS.group_aggregator("dare_sample", "multi_f1")
 aggregate_dare_sample_unparsed = HOOKS.group_aggregator("dare_sample", "unparsed")
@@ -231,20 +255,30 @@ aggregate_dare_sample_multi_exact_k2 = HOOKS.group_aggregator("dare_sample", "mu
 aggregate_dare_sample_multi_exact_k4 = HOOKS.group_aggregator("dare_sample", "multi_exact_k4")
 aggregate_dare_sample_single_accuracy = HOOKS.group_aggregator("dare_sample", "single_accuracy")
 aggregate_dare_sample_single_var_accuracy = HOOKS.group_aggregator("dare_sample", "single_var_accuracy")
-aggregate_dare_sample_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_sample", "single_accuracy_std_over_prompts")
+aggregate_dare_sample_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_sample", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_sample_log_multi_f1 = HOOKS.group_aggregator("dare_sample_log", "multi_f1")
 aggregate_dare_sample_log_unparsed = HOOKS.group_aggregator("dare_sample_log", "unparsed")
 aggregate_dare_sample_log_multi_exact_k0 = HOOKS.group_aggregator("dare_sample_log", "multi_exact_k0")
 aggregate_dare_sample_log_multi_exact_k2 = HOOKS.group_aggregator("dare_sample_log", "multi_exact_k2")
 aggregate_dare_sample_log_multi_exact_k4 = HOOKS.group_aggregator("dare_sample_log", "multi_exact_k4")
 aggregate_dare_sample_log_single_accuracy = HOOKS.group_aggregator("dare_sample_log", "single_accuracy")
-aggregate_dare_sample_log_single_var_accuracy = HOOKS.group_aggregator("dare_sample_log", "single_var_accuracy")
-aggregate_dare_sample_log_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_sample_log", "single_accuracy_std_over_prompts")
+aggregate_dare_sample_log_single_var_accuracy = HOOKS.group_aggregator(
+    "dare_sample_log", "single_var_accuracy"
+)
+aggregate_dare_sample_log_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_sample_log", "single_accuracy_std_over_prompts"
+)
 aggregate_dare_sample_full_multi_f1 = HOOKS.group_aggregator("dare_sample_full", "multi_f1")
 aggregate_dare_sample_full_unparsed = HOOKS.group_aggregator("dare_sample_full", "unparsed")
 aggregate_dare_sample_full_multi_exact_k0 = HOOKS.group_aggregator("dare_sample_full", "multi_exact_k0")
 aggregate_dare_sample_full_multi_exact_k2 = HOOKS.group_aggregator("dare_sample_full", "multi_exact_k2")
 aggregate_dare_sample_full_multi_exact_k4 = HOOKS.group_aggregator("dare_sample_full", "multi_exact_k4")
 aggregate_dare_sample_full_single_accuracy = HOOKS.group_aggregator("dare_sample_full", "single_accuracy")
-aggregate_dare_sample_full_single_var_accuracy = HOOKS.group_aggregator("dare_sample_full", "single_var_accuracy")
-aggregate_dare_sample_full_single_accuracy_std_over_prompts = HOOKS.group_aggregator("dare_sample_full", "single_accuracy_std_over_prompts")
+aggregate_dare_sample_full_single_var_accuracy = HOOKS.group_aggregator(
+    "dare_sample_full", "single_var_accuracy"
+)
+aggregate_dare_sample_full_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
+    "dare_sample_full", "single_accuracy_std_over_prompts"
+)

@@ -113,39 +113,57 @@ aggregate_vrb_shot_noise_average_error = HOOKS.group_aggregator("vrb_shot_noise"
 aggregate_vrb_shot_noise_accuracy_clean = HOOKS.group_aggregator("vrb_shot_noise", "accuracy_clean")
 aggregate_vrb_shot_noise_range_of_error = HOOKS.group_aggregator("vrb_shot_noise", "range_of_error")
 aggregate_vrb_shot_noise_average_difference = HOOKS.group_aggregator("vrb_shot_noise", "average_difference")
-aggregate_vrb_shot_noise_relative_accuracy_drop = HOOKS.group_aggregator("vrb_shot_noise", "relative_accuracy_drop")
+aggregate_vrb_shot_noise_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_shot_noise", "relative_accuracy_drop"
+)
 aggregate_vrb_gaussian_noise_accuracy = HOOKS.group_aggregator("vrb_gaussian_noise", "accuracy")
 aggregate_vrb_gaussian_noise_error_rate = HOOKS.group_aggregator("vrb_gaussian_noise", "error_rate")
 aggregate_vrb_gaussian_noise_first_drop = HOOKS.group_aggregator("vrb_gaussian_noise", "first_drop")
 aggregate_vrb_gaussian_noise_average_error = HOOKS.group_aggregator("vrb_gaussian_noise", "average_error")
 aggregate_vrb_gaussian_noise_accuracy_clean = HOOKS.group_aggregator("vrb_gaussian_noise", "accuracy_clean")
 aggregate_vrb_gaussian_noise_range_of_error = HOOKS.group_aggregator("vrb_gaussian_noise", "range_of_error")
-aggregate_vrb_gaussian_noise_average_difference = HOOKS.group_aggregator("vrb_gaussian_noise", "average_difference")
-aggregate_vrb_gaussian_noise_relative_accuracy_drop = HOOKS.group_aggregator("vrb_gaussian_noise", "relative_accuracy_drop")
+aggregate_vrb_gaussian_noise_average_difference = HOOKS.group_aggregator(
+    "vrb_gaussian_noise", "average_difference"
+)
+aggregate_vrb_gaussian_noise_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_gaussian_noise", "relative_accuracy_drop"
+)
 aggregate_vrb_impulse_noise_accuracy = HOOKS.group_aggregator("vrb_impulse_noise", "accuracy")
 aggregate_vrb_impulse_noise_error_rate = HOOKS.group_aggregator("vrb_impulse_noise", "error_rate")
 aggregate_vrb_impulse_noise_first_drop = HOOKS.group_aggregator("vrb_impulse_noise", "first_drop")
 aggregate_vrb_impulse_noise_average_error = HOOKS.group_aggregator("vrb_impulse_noise", "average_error")
 aggregate_vrb_impulse_noise_accuracy_clean = HOOKS.group_aggregator("vrb_impulse_noise", "accuracy_clean")
 aggregate_vrb_impulse_noise_range_of_error = HOOKS.group_aggregator("vrb_impulse_noise", "range_of_error")
-aggregate_vrb_impulse_noise_average_difference = HOOKS.group_aggregator("vrb_impulse_noise", "average_difference")
-aggregate_vrb_impulse_noise_relative_accuracy_drop = HOOKS.group_aggregator("vrb_impulse_noise", "relative_accuracy_drop")
+aggregate_vrb_impulse_noise_average_difference = HOOKS.group_aggregator(
+    "vrb_impulse_noise", "average_difference"
+)
+aggregate_vrb_impulse_noise_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_impulse_noise", "relative_accuracy_drop"
+)
 aggregate_vrb_speckle_noise_accuracy = HOOKS.group_aggregator("vrb_speckle_noise", "accuracy")
 aggregate_vrb_speckle_noise_error_rate = HOOKS.group_aggregator("vrb_speckle_noise", "error_rate")
 aggregate_vrb_speckle_noise_first_drop = HOOKS.group_aggregator("vrb_speckle_noise", "first_drop")
 aggregate_vrb_speckle_noise_average_error = HOOKS.group_aggregator("vrb_speckle_noise", "average_error")
 aggregate_vrb_speckle_noise_accuracy_clean = HOOKS.group_aggregator("vrb_speckle_noise", "accuracy_clean")
 aggregate_vrb_speckle_noise_range_of_error = HOOKS.group_aggregator("vrb_speckle_noise", "range_of_error")
-aggregate_vrb_speckle_noise_average_difference = HOOKS.group_aggregator("vrb_speckle_noise", "average_difference")
-aggregate_vrb_speckle_noise_relative_accuracy_drop = HOOKS.group_aggregator("vrb_speckle_noise", "relative_accuracy_drop")
+aggregate_vrb_speckle_noise_average_difference = HOOKS.group_aggregator(
+    "vrb_speckle_noise", "average_difference"
+)
+aggregate_vrb_speckle_noise_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_speckle_noise", "relative_accuracy_drop"
+)
 aggregate_vrb_defocus_blur_accuracy = HOOKS.group_aggregator("vrb_defocus_blur", "accuracy")
 aggregate_vrb_defocus_blur_error_rate = HOOKS.group_aggregator("vrb_defocus_blur", "error_rate")
 aggregate_vrb_defocus_blur_first_drop = HOOKS.group_aggregator("vrb_defocus_blur", "first_drop")
 aggregate_vrb_defocus_blur_average_error = HOOKS.group_aggregator("vrb_defocus_blur", "average_error")
 aggregate_vrb_defocus_blur_accuracy_clean = HOOKS.group_aggregator("vrb_defocus_blur", "accuracy_clean")
 aggregate_vrb_defocus_blur_range_of_error = HOOKS.group_aggregator("vrb_defocus_blur", "range_of_error")
-aggregate_vrb_defocus_blur_average_difference = HOOKS.group_aggregator("vrb_defocus_blur", "average_difference")
-aggregate_vrb_defocus_blur_relative_accuracy_drop = HOOKS.group_aggregator("vrb_defocus_blur", "relative_accuracy_drop")
+aggregate_vrb_defocus_blur_average_difference = HOOKS.group_aggregator(
+    "vrb_defocus_blur", "average_difference"
+)
+aggregate_vrb_defocus_blur_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_defocus_blur", "relative_accuracy_drop"
+)
 aggregate_vrb_zoom_blur_accuracy = HOOKS.group_aggregator("vrb_zoom_blur", "accuracy")
 aggregate_vrb_zoom_blur_error_rate = HOOKS.group_aggregator("vrb_zoom_blur", "error_rate")
 aggregate_vrb_zoom_blur_first_drop = HOOKS.group_aggregator("vrb_zoom_blur", "first_drop")
@@ -153,7 +171,9 @@ aggregate_vrb_zoom_blur_average_error = HOOKS.group_aggregator("vrb_zoom_blur", 
 aggregate_vrb_zoom_blur_accuracy_clean = HOOKS.group_aggregator("vrb_zoom_blur", "accuracy_clean")
 aggregate_vrb_zoom_blur_range_of_error = HOOKS.group_aggregator("vrb_zoom_blur", "range_of_error")
 aggregate_vrb_zoom_blur_average_difference = HOOKS.group_aggregator("vrb_zoom_blur", "average_difference")
-aggregate_vrb_zoom_blur_relative_accuracy_drop = HOOKS.group_aggregator("vrb_zoom_blur", "relative_accuracy_drop")
+aggregate_vrb_zoom_blur_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_zoom_blur", "relative_accuracy_drop"
+)
 aggregate_vrb_snow_accuracy = HOOKS.group_aggregator("vrb_snow", "accuracy")
 aggregate_vrb_snow_error_rate = HOOKS.group_aggregator("vrb_snow", "error_rate")
 aggregate_vrb_snow_first_drop = HOOKS.group_aggregator("vrb_snow", "first_drop")
@@ -169,7 +189,9 @@ aggregate_vrb_brightness_average_error = HOOKS.group_aggregator("vrb_brightness"
 aggregate_vrb_brightness_accuracy_clean = HOOKS.group_aggregator("vrb_brightness", "accuracy_clean")
 aggregate_vrb_brightness_range_of_error = HOOKS.group_aggregator("vrb_brightness", "range_of_error")
 aggregate_vrb_brightness_average_difference = HOOKS.group_aggregator("vrb_brightness", "average_difference")
-aggregate_vrb_brightness_relative_accuracy_drop = HOOKS.group_aggregator("vrb_brightness", "relative_accuracy_drop")
+aggregate_vrb_brightness_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_brightness", "relative_accuracy_drop"
+)
 aggregate_vrb_contrast_accuracy = HOOKS.group_aggregator("vrb_contrast", "accuracy")
 aggregate_vrb_contrast_error_rate = HOOKS.group_aggregator("vrb_contrast", "error_rate")
 aggregate_vrb_contrast_first_drop = HOOKS.group_aggregator("vrb_contrast", "first_drop")
@@ -177,7 +199,9 @@ aggregate_vrb_contrast_average_error = HOOKS.group_aggregator("vrb_contrast", "a
 aggregate_vrb_contrast_accuracy_clean = HOOKS.group_aggregator("vrb_contrast", "accuracy_clean")
 aggregate_vrb_contrast_range_of_error = HOOKS.group_aggregator("vrb_contrast", "range_of_error")
 aggregate_vrb_contrast_average_difference = HOOKS.group_aggregator("vrb_contrast", "average_difference")
-aggregate_vrb_contrast_relative_accuracy_drop = HOOKS.group_aggregator("vrb_contrast", "relative_accuracy_drop")
+aggregate_vrb_contrast_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_contrast", "relative_accuracy_drop"
+)
 aggregate_vrb_saturate_accuracy = HOOKS.group_aggregator("vrb_saturate", "accuracy")
 aggregate_vrb_saturate_error_rate = HOOKS.group_aggregator("vrb_saturate", "error_rate")
 aggregate_vrb_saturate_first_drop = HOOKS.group_aggregator("vrb_saturate", "first_drop")
@@ -185,15 +209,27 @@ aggregate_vrb_saturate_average_error = HOOKS.group_aggregator("vrb_saturate", "a
 aggregate_vrb_saturate_accuracy_clean = HOOKS.group_aggregator("vrb_saturate", "accuracy_clean")
 aggregate_vrb_saturate_range_of_error = HOOKS.group_aggregator("vrb_saturate", "range_of_error")
 aggregate_vrb_saturate_average_difference = HOOKS.group_aggregator("vrb_saturate", "average_difference")
-aggregate_vrb_saturate_relative_accuracy_drop = HOOKS.group_aggregator("vrb_saturate", "relative_accuracy_drop")
+aggregate_vrb_saturate_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_saturate", "relative_accuracy_drop"
+)
 aggregate_vrb_elastic_transform_accuracy = HOOKS.group_aggregator("vrb_elastic_transform", "accuracy")
 aggregate_vrb_elastic_transform_error_rate = HOOKS.group_aggregator("vrb_elastic_transform", "error_rate")
 aggregate_vrb_elastic_transform_first_drop = HOOKS.group_aggregator("vrb_elastic_transform", "first_drop")
-aggregate_vrb_elastic_transform_average_error = HOOKS.group_aggregator("vrb_elastic_transform", "average_error")
-aggregate_vrb_elastic_transform_accuracy_clean = HOOKS.group_aggregator("vrb_elastic_transform", "accuracy_clean")
-aggregate_vrb_elastic_transform_range_of_error = HOOKS.group_aggregator("vrb_elastic_transform", "range_of_error")
-aggregate_vrb_elastic_transform_average_difference = HOOKS.group_aggregator("vrb_elastic_transform", "average_difference")
-aggregate_vrb_elastic_transform_relative_accuracy_drop = HOOKS.group_aggregator("vrb_elastic_transform", "relative_accuracy_drop")
+aggregate_vrb_elastic_transform_average_error = HOOKS.group_aggregator(
+    "vrb_elastic_transform", "average_error"
+)
+aggregate_vrb_elastic_transform_accuracy_clean = HOOKS.group_aggregator(
+    "vrb_elastic_transform", "accuracy_clean"
+)
+aggregate_vrb_elastic_transform_range_of_error = HOOKS.group_aggregator(
+    "vrb_elastic_transform", "range_of_error"
+)
+aggregate_vrb_elastic_transform_average_difference = HOOKS.group_aggregator(
+    "vrb_elastic_transform", "average_difference"
+)
+aggregate_vrb_elastic_transform_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_elastic_transform", "relative_accuracy_drop"
+)
 aggregate_vrb_spatter_accuracy = HOOKS.group_aggregator("vrb_spatter", "accuracy")
 aggregate_vrb_spatter_error_rate = HOOKS.group_aggregator("vrb_spatter", "error_rate")
 aggregate_vrb_spatter_first_drop = HOOKS.group_aggregator("vrb_spatter", "first_drop")
@@ -209,15 +245,25 @@ aggregate_vrb_pixelate_average_error = HOOKS.group_aggregator("vrb_pixelate", "a
 aggregate_vrb_pixelate_accuracy_clean = HOOKS.group_aggregator("vrb_pixelate", "accuracy_clean")
 aggregate_vrb_pixelate_range_of_error = HOOKS.group_aggregator("vrb_pixelate", "range_of_error")
 aggregate_vrb_pixelate_average_difference = HOOKS.group_aggregator("vrb_pixelate", "average_difference")
-aggregate_vrb_pixelate_relative_accuracy_drop = HOOKS.group_aggregator("vrb_pixelate", "relative_accuracy_drop")
+aggregate_vrb_pixelate_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_pixelate", "relative_accuracy_drop"
+)
 aggregate_vrb_jpeg_compression_accuracy = HOOKS.group_aggregator("vrb_jpeg_compression", "accuracy")
 aggregate_vrb_jpeg_compression_error_rate = HOOKS.group_aggregator("vrb_jpeg_compression", "error_rate")
 aggregate_vrb_jpeg_compression_first_drop = HOOKS.group_aggregator("vrb_jpeg_compression", "first_drop")
 aggregate_vrb_jpeg_compression_average_error = HOOKS.group_aggregator("vrb_jpeg_compression", "average_error")
-aggregate_vrb_jpeg_compression_accuracy_clean = HOOKS.group_aggregator("vrb_jpeg_compression", "accuracy_clean")
-aggregate_vrb_jpeg_compression_range_of_error = HOOKS.group_aggregator("vrb_jpeg_compression", "range_of_error")
-aggregate_vrb_jpeg_compression_average_difference = HOOKS.group_aggregator("vrb_jpeg_compression", "average_difference")
-aggregate_vrb_jpeg_compression_relative_accuracy_drop = HOOKS.group_aggregator("vrb_jpeg_compression", "relative_accuracy_drop")
+aggregate_vrb_jpeg_compression_accuracy_clean = HOOKS.group_aggregator(
+    "vrb_jpeg_compression", "accuracy_clean"
+)
+aggregate_vrb_jpeg_compression_range_of_error = HOOKS.group_aggregator(
+    "vrb_jpeg_compression", "range_of_error"
+)
+aggregate_vrb_jpeg_compression_average_difference = HOOKS.group_aggregator(
+    "vrb_jpeg_compression", "average_difference"
+)
+aggregate_vrb_jpeg_compression_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_jpeg_compression", "relative_accuracy_drop"
+)
 aggregate_vrb_s1_accuracy = HOOKS.group_aggregator("vrb_s1", "accuracy")
 aggregate_vrb_s1_error_rate = HOOKS.group_aggregator("vrb_s1", "error_rate")
 aggregate_vrb_s1_first_drop = HOOKS.group_aggregator("vrb_s1", "first_drop")
@@ -289,7 +335,9 @@ aggregate_vrb_attribute_average_error = HOOKS.group_aggregator("vrb_attribute", 
 aggregate_vrb_attribute_accuracy_clean = HOOKS.group_aggregator("vrb_attribute", "accuracy_clean")
 aggregate_vrb_attribute_range_of_error = HOOKS.group_aggregator("vrb_attribute", "range_of_error")
 aggregate_vrb_attribute_average_difference = HOOKS.group_aggregator("vrb_attribute", "average_difference")
-aggregate_vrb_attribute_relative_accuracy_drop = HOOKS.group_aggregator("vrb_attribute", "relative_accuracy_drop")
+aggregate_vrb_attribute_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_attribute", "relative_accuracy_drop"
+)
 aggregate_vrb_physical_accuracy = HOOKS.group_aggregator("vrb_physical", "accuracy")
 aggregate_vrb_physical_error_rate = HOOKS.group_aggregator("vrb_physical", "error_rate")
 aggregate_vrb_physical_first_drop = HOOKS.group_aggregator("vrb_physical", "first_drop")
@@ -297,7 +345,9 @@ aggregate_vrb_physical_average_error = HOOKS.group_aggregator("vrb_physical", "a
 aggregate_vrb_physical_accuracy_clean = HOOKS.group_aggregator("vrb_physical", "accuracy_clean")
 aggregate_vrb_physical_range_of_error = HOOKS.group_aggregator("vrb_physical", "range_of_error")
 aggregate_vrb_physical_average_difference = HOOKS.group_aggregator("vrb_physical", "average_difference")
-aggregate_vrb_physical_relative_accuracy_drop = HOOKS.group_aggregator("vrb_physical", "relative_accuracy_drop")
+aggregate_vrb_physical_relative_accuracy_drop = HOOKS.group_aggregator(
+    "vrb_physical", "relative_accuracy_drop"
+)
 aggregate_vrb_digital_accuracy = HOOKS.group_aggregator("vrb_digital", "accuracy")
 aggregate_vrb_digital_error_rate = HOOKS.group_aggregator("vrb_digital", "error_rate")
 aggregate_vrb_digital_first_drop = HOOKS.group_aggregator("vrb_digital", "first_drop")

@@ -1,0 +1,49 @@
+"""Which lmms-eval is installed, and which versions the pack supports and its host patches were written for.
+
+``host_version()`` is the single seam tests replace to simulate another host: the patches
+(``host/patches.py``), the task-index fingerprint (``host/task_index.py``) and ``doctor`` all read the
+version through this module's attribute.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+HOST_DISTRIBUTION = "lmms_eval"
+# The lmms-eval versions the pack supports; must equal the bound in pyproject.toml (a test checks).
+SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.7.4"
+# What every host patch (host/patches.py) was written for and tested on.
+TESTED_HOST_VERSIONS = "==0.7.3"
+
+
+@cache
+def _installed_host_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(HOST_DISTRIBUTION)
+    except PackageNotFoundError:
+        return None
+
+
+def host_version() -> str | None:
+    """The installed lmms-eval version, or None when it is not installed (tests monkeypatch this)."""
+    return _installed_host_version()
+
+
+def version_in(version: str | None, specifier: str) -> bool:
+    """True when ``version`` satisfies the PEP 440 ``specifier`` (False for None or an unparsable version)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    if version is None:
+        return False
+    try:
+        return SpecifierSet(specifier).contains(Version(version), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
+
+
+def host_supported() -> bool:
+    """True when the installed lmms-eval is within ``SUPPORTED_HOST_VERSIONS``."""
+    return version_in(host_version(), SUPPORTED_HOST_VERSIONS)
