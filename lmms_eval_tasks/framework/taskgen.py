@@ -299,7 +299,7 @@ def task_docs_module(
     come from the same specs, so no list is written twice."""
     summary = "Each task's process_docs and each metric's aggregation: the shared hooks, told which one."
     if groups:
-        summary = "Each task's process_docs, each metric's and each group metric's aggregation, from the hooks."
+        summary = "Each task's process_docs, each metric's and each group metric's aggregation: the hooks."
     lines = [GENERATED_HEADER.format(source=source), f'"""{summary}"""', "", f"from {hooks} import HOOKS", ""]
     lines.extend(f'process_docs_{task} = HOOKS.process_docs_for("{task}")' for task in tasks)
     lines.extend(f'aggregate_{key} = HOOKS.aggregator("{key}")' for key in dict.fromkeys(metrics))

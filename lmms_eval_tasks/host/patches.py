@@ -29,6 +29,7 @@ import threading
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from loguru import logger
