@@ -308,12 +308,3 @@ def from_four_channels(image: np.ndarray) -> np.ndarray:
     if image.dtype == np.float32:
         return cv2_module().cvtColor(image, cv2_module().COLOR_RGBA2RGB)
     return np.ascontiguousarray(image[..., :3])
-
-
-def rgb_to_gray(image: np.ndarray) -> np.ndarray:
-    """ITU-R BT.601 luma (OpenCV's RGB2GRAY weights) of a float RGB image, as a 2-D array."""
-    return (
-        image[..., 0] * np.float32(0.299)
-        + image[..., 1] * np.float32(0.587)
-        + image[..., 2] * np.float32(0.114)
-    )

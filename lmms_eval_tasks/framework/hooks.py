@@ -74,7 +74,7 @@ def unwrap_records(items: Sequence[Any]) -> list[dict[str, Any]]:
 
 def output_dir(args: Any) -> Path | None:
     """This run's pack folder ``<output_path>/<model_name_sanitized>/lmms_eval_tasks/<run_id>`` (created),
-    or None (Python API, or no output path given). See ``reports.run_dir`` and docs/reports.md."""
+    or None (Python API, or no output path given). See ``reporting.schema.run_dir`` and docs/reports.md."""
     from lmms_eval_tasks.reporting.schema import run_dir
 
     return run_dir(args)
@@ -83,8 +83,9 @@ def output_dir(args: Any) -> Path | None:
 def write_report(
     args: Any, task_name: str, report: dict[str, Any], samples: list[dict[str, Any]] | None = None
 ) -> Path | None:
-    """Write a ``reports.build_report`` report as ``<run folder>/<task>_report.json`` (and the records as
-    ``<task>_samples.jsonl``), strict JSON, atomically; return the report path (None without an output path).
+    """Write a ``reporting.schema.build_report`` report as ``<run folder>/<task>_report.json`` (and the
+    records as ``<task>_samples.jsonl``), strict JSON, atomically; return the report path (None without an
+    output path).
 
     These files complement the host's results and samples files: they hold what the host cannot (judge
     verdicts per repeat, unjudged items, diagnostics) and survive multi-process gathering, which copies
@@ -111,7 +112,7 @@ TASK_COLUMN = "pack_task"  # the column process_docs adds: every hook reads its 
 # Set by `lmms-eval-tasks robustness` variants of a pack task: the variant's own name, under which its
 # records are registered and its report written (the hooks keep reading the source task's settings).
 VARIANT_COLUMN = "pack_variant"
-# Keys of a scorer's details that go to the report's provenance block (see reports.build_report).
+# Keys of a scorer's details that go to the report's provenance block (see reporting.schema.build_report).
 _PROVENANCE_DETAILS = ("judge", "corruption", "pack_seeds", "deviations", "warnings")
 PENDING_SUFFIX = "_pending.json"  # next to <task>_samples.jsonl while the task's records await scoring
 # What each count of a benchmark's ``count_keys`` is, and what it does to the headline numbers.

@@ -167,12 +167,6 @@ class _StrictDecoding:
         ImageFile.LOAD_TRUNCATED_IMAGES = self.previous
 
 
-def decode_problem(path: Path) -> str | None:
-    """None when ``path`` is an image that decodes completely, else the reason (truncation included)."""
-    with _StrictDecoding():
-        return _decode(path)
-
-
 def check_images(
     references: Sequence[tuple[str, Sequence[str]]],
     images_dir: str | Path,
@@ -524,7 +518,6 @@ __all__ = [
     "PreparationError",
     "Preparer",
     "check_images",
-    "decode_problem",
     "env_var",
     "load_prepared",
     "prepared_dir",

@@ -182,11 +182,3 @@ def sample_parquet(
 ) -> dict[str, bytes]:
     """``{name: parquet bytes}`` of a bundled sample: ``rows`` with ``row_features(rows, list_columns)``."""
     return {name: parquet_bytes(rows, row_features(rows, list_columns))}
-
-
-def write_parquet(rows: Sequence[Mapping[str, Any]], features: Any, path: str | Path) -> Path:
-    """Write ``rows`` as a parquet file at ``path`` (parents created); returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(parquet_bytes(rows, features))
-    return path

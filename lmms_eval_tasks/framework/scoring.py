@@ -158,8 +158,3 @@ def read_jsonl_numbered(path: str | Path) -> tuple[list[dict[str, Any]], list[in
             records.append(value)
             numbers.append(line_number)
     return records, numbers
-
-
-def iter_indexed(records: Iterable[dict[str, Any]]) -> Iterable[tuple[int, dict[str, Any]]]:
-    """Enumerate records from 0, the index used in RecordError messages."""
-    return enumerate(records)

@@ -134,14 +134,6 @@ def _write_error(path: Path, error: OSError) -> OSError:
     return OSError(error.errno, f"cannot write {path}: {reason}; free space (or fix the folder) and rerun")
 
 
-def write_json(path: str | os.PathLike[str], value: Any, indent: int | None = 2) -> Path:
-    """Write ``value`` to ``path`` as strict JSON, atomically (for benchmark files next to the report)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomically(path, dumps_strict(value, indent=indent) + "\n")
-    return path
-
-
 # ---- provenance --------------------------------------------------------------------------------------
 
 

@@ -470,14 +470,3 @@ def generic_section(context: SectionContext) -> list[Block]:
             keys.extend(key for key, value in entry.metrics.items() if isinstance(value, (int, float)))
         headline = list(dict.fromkeys(keys))[:8]
     return [metrics_table("Headline metrics", context.entries, [(key, key) for key in headline])]
-
-
-def wilson_interval(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
-    """The 95% Wilson score interval of a proportion, as fractions; None when there are no trials."""
-    if trials <= 0:
-        return None
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmms_eval_tasks.framework.taskgen import (
-    GENERATED_HEADER,
     Function,
     GroupYaml,
     TaskYaml,
@@ -28,7 +27,6 @@ FOLDER = "lmms_eval_tasks/tasks/dare"
 HOOKS = "lmms_eval_tasks.tasks.dare.hooks"
 DOCS_MODULE = "lmms_eval_tasks.tasks.dare.task_docs"
 SOURCE = "lmms_eval_tasks/tasks/dare/grid.py"
-HEADER = GENERATED_HEADER.format(source=SOURCE) + "\n"
 CONFIG_OF_SETUP = {"single": "1_correct", "single_var": "1_correct_var", "multi": "n_correct"}
 SOURCES = ("validation", "test", "sample")
 # Categories present in each source's scorable split (culture exists only in test; VCR has no

@@ -24,8 +24,6 @@ LETTERS = "ABCD"
 SETUPS = ("single", "single_var", "multi")
 # Output formats; "binary" is the paper's per-option yes/no variant of the multi-correct setup.
 FORMATS = ("gen", "log", "json", "inv", "csv", "word", "binary")
-SINGLE_FORMATS = ("gen", "log", "json", "inv", "csv", "word")
-MULTI_FORMATS = ("gen", "log", "json", "binary")
 # When a setup was run in several formats, its headline numbers use the first of these that is present.
 PRIMARY_FORMAT_ORDER = ("gen", "log", "json", "csv", "word", "inv", "binary")
 PROMPTS = (1, 2, 3)

@@ -34,7 +34,6 @@ from lmms_eval_tasks.tasks.revisiting.scoring import (
 )
 
 TEMPLATES = ("structure", "data", "reasoning")
-TEMPLATE_NAMES = {"structure": "structural understanding", "data": "data retrieval", "reasoning": "reasoning"}
 _PERIOD_NOT_DECIMAL = re.compile(r"\.(?!\d)")  # a "." followed by a digit is a decimal point: kept
 
 

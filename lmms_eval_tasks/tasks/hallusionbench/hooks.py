@@ -24,7 +24,6 @@ HF_DATASET = "lmms-lab-encoder/HallusionBench"  # the host 0.7.3 reads this id (
 NON_IMAGE_SPLIT = "non_image"
 SAMPLE_NON_IMAGE = Path(__file__).resolve().parent / "sample" / "non_image.parquet"
 LEADERBOARD_FILE = "HallusionBench_result.json"
-PRIMARY_KEY = "aAcc"
 
 
 # What each task lists in YAML (the host's results): the headline metrics. Every other metric (easy/hard,

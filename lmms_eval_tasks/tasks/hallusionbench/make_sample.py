@@ -388,23 +388,6 @@ def _features(with_image: bool):
     return Features(columns)
 
 
-def build_datasets():
-    """(image split, non_image split) as ``datasets.Dataset`` objects, the HF layout."""
-    from datasets import Dataset
-
-    rows = build_rows()
-    with_image = [row for row in rows if row["visual_input"] != "0"]
-    without_image = [
-        {key: value for key, value in row.items() if key != "image"}
-        for row in rows
-        if row["visual_input"] == "0"
-    ]
-    return (
-        Dataset.from_list(with_image, features=_features(True)),
-        Dataset.from_list(without_image, features=_features(False)),
-    )
-
-
 def sample_files() -> dict[str, bytes]:
     """The two parquet files (HF layout) by file name: questions with an image, and the no-image ones."""
     rows = build_rows()
