@@ -108,3 +108,20 @@ def test_records_are_kept_safely_from_many_threads() -> None:
         thread.join()
     kept = state.records_of([f"task{index}" for index in range(64)])
     assert [records[0]["index"] for records in kept.values()] == list(range(64))
+
+
+def test_a_tasks_records_are_scored_once_per_run() -> None:
+    calls: list[int] = []
+    records = [{"id": 1}, {"id": 2}]
+
+    def compute(items):
+        calls.append(len(items))
+        return {"accuracy": 50.0}
+
+    first, second = run_state.RunState(), run_state.RunState()
+    assert first.score_once("t", records, compute) == {"accuracy": 50.0}
+    assert first.score_once("t", records, compute) == {"accuracy": 50.0}  # the host's second metric key
+    assert calls == [2]
+    first.score_once("t", [{"id": 1}, {"id": 2}], compute)  # other record objects: scored again
+    second.score_once("t", records, compute)  # another run: scored again
+    assert calls == [2, 2, 2]
