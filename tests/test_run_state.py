@@ -125,3 +125,5 @@ def test_a_tasks_records_are_scored_once_per_run() -> None:
     first.score_once("t", [{"id": 1}, {"id": 2}], compute)  # other record objects: scored again
     second.score_once("t", records, compute)  # another run: scored again
     assert calls == [2, 2, 2]
+    assert first.scored("t", records) == {"accuracy": 50.0}
+    assert second.scored("t", [{"id": 1}]) is None  # a lookup computes and keeps nothing

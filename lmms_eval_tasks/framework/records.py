@@ -94,7 +94,7 @@ class RecordSchema:
     def _lazy(self, target: str) -> Any:
         value = self._resolved.get(target)
         if value is None:
-            from lmms_eval_tasks.framework.registry import resolve
+            from lmms_eval_tasks.framework.targets import resolve
 
             value = resolve(target)
             self._resolved[target] = value
@@ -291,24 +291,10 @@ def _same(first: dict[str, Any], second: dict[str, Any]) -> bool:
     }
 
 
-def schema_of(benchmark: str) -> RecordSchema:
-    """The record schema of the registered ``benchmark`` (KeyError listing the known ones)."""
-    from lmms_eval_tasks.framework.registry import get_benchmark
-
-    return get_benchmark(benchmark).record_schema
-
-
-def validate_benchmark_records(benchmark: str, records: Sequence[Any], **kwargs: Any) -> None:
-    """``validate_records`` with the registered ``benchmark``'s schema."""
-    validate_records(schema_of(benchmark), records, **kwargs)
-
-
 __all__ = [
     "KINDS",
     "RecordField",
     "RecordSchema",
     "check_record",
-    "schema_of",
-    "validate_benchmark_records",
     "validate_records",
 ]

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lmms_eval_tasks.framework.targets import resolve
+
 if TYPE_CHECKING:
     from lmms_eval_tasks.framework.records import RecordSchema
 
@@ -157,18 +159,6 @@ _discovered: dict[str, Benchmark] | None = None
 _registered: dict[str, Benchmark] = {}
 
 
-def resolve(target: str) -> Callable[..., Any]:
-    """Import ``"module:function"`` and return the function (a clear error when either is missing)."""
-    module_name, separator, function_name = target.partition(":")
-    if not separator or not function_name:
-        raise ValueError(f"expected 'module:function', got {target!r}")
-    module = importlib.import_module(module_name)
-    try:
-        return getattr(module, function_name)
-    except AttributeError:
-        raise AttributeError(f"{module_name} has no {function_name!r} (named by {target!r})") from None
-
-
 def _discover() -> dict[str, Benchmark]:
     from lmms_eval_tasks import tasks as tasks_package
 
@@ -225,3 +215,13 @@ def benchmark_for_task(task_name: str) -> Benchmark | None:
             if task_name.startswith(prefix) and (best is None or len(prefix) > best[0]):
                 best = (len(prefix), benchmark)
     return best[1] if best else None
+
+
+def schema_of(benchmark: str) -> RecordSchema:
+    """The record schema of the registered ``benchmark`` (KeyError listing the known ones)."""
+    return get_benchmark(benchmark).record_schema
+
+
+def get_scorer(benchmark: str) -> Callable[..., dict[str, Any]]:
+    """Return the ``score_records`` function for ``benchmark`` or raise KeyError listing the known ones."""
+    return resolve(get_benchmark(benchmark).scorer)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -108,13 +108,6 @@ def check_judge_options(judge: Any, judge_model: Any) -> None:
         kind = judge.strip().lower() if isinstance(judge, str) else judge
         check_option("judge", kind, str, choices=KINDS, allow_none=True)
     check_option("judge_model", judge_model, str, allow_none=True)
-
-
-def get_scorer(benchmark: str) -> Callable[..., dict[str, Any]]:
-    """Return the ``score_records`` function for ``benchmark`` or raise KeyError listing the known ones."""
-    from lmms_eval_tasks.framework.registry import get_benchmark, resolve
-
-    return resolve(get_benchmark(benchmark).scorer)
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ from loguru import logger
 
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.host import version
+from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
 from lmms_eval_tasks.host.task_index import load_host_index
 from lmms_eval_tasks.host.version import TESTED_HOST_VERSIONS
 
@@ -988,10 +989,6 @@ def check_patches() -> list[PatchStatus]:
 # ---------------------------------------------------------------------------------------------------------
 # Model wrappers: can this --model run here?
 # ---------------------------------------------------------------------------------------------------------
-
-# HF-native alternatives to wrappers that need code outside PyPI, with the checkpoint name mapping
-# (documented in docs/models.md).
-from lmms_eval_tasks.host.substitution import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS  # noqa: E402
 
 INSTALL_HINTS: dict[str, str] = {
     "llava": (

@@ -15,22 +15,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
+
 NO_SUBSTITUTION_ENV = "LMMS_EVAL_TASKS_NO_SUBSTITUTION"
 ASKED_MODEL = "llava"
 USED_MODEL = "llava_transformers"
 USED_CLASS = "lmms_eval_tasks.models.llava_transformers.LlavaTransformers"
 
-# The host llava wrapper's default `pretrained` (lmms_eval/models/simple/llava.py in lmms-eval 0.7.3).
-DEFAULT_ORIGINAL_LLAVA = "liuhaotian/llava-v1.5-7b"
-# Original LLaVA checkpoints -> their transformers conversions on the Hugging Face Hub (docs/models.md).
-ORIGINAL_TO_HF_CHECKPOINTS: dict[str, str] = {
-    "liuhaotian/llava-v1.5-7b": "llava-hf/llava-1.5-7b-hf",
-    "liuhaotian/llava-v1.5-13b": "llava-hf/llava-1.5-13b-hf",
-    "liuhaotian/llava-v1.6-vicuna-7b": "llava-hf/llava-v1.6-vicuna-7b-hf",
-    "liuhaotian/llava-v1.6-vicuna-13b": "llava-hf/llava-v1.6-vicuna-13b-hf",
-    "liuhaotian/llava-v1.6-mistral-7b": "llava-hf/llava-v1.6-mistral-7b-hf",
-    "liuhaotian/llava-v1.6-34b": "llava-hf/llava-v1.6-34b-hf",
-}
 _ORIGINAL_ORGANISATION = "liuhaotian/"
 
 # The host llava wrapper's keyword arguments and what the pack's model does with each (docs/models.md).

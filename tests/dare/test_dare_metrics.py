@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from lmms_eval_tasks.framework.scoring import RecordError, get_scorer
+from lmms_eval_tasks.framework.registry import get_scorer
+from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.dare.scoring import (
     format_table,
     gold_letters,

@@ -70,7 +70,7 @@ def per_question_correct_for(
     ) -> dict[str, bool | None]:
         """``{record identity: correct}`` for ``lmms-eval-tasks compare``."""
         from lmms_eval_tasks.framework.comparison import correctness_by_id
-        from lmms_eval_tasks.framework.records import schema_of
+        from lmms_eval_tasks.framework.registry import schema_of
 
         records = list(records)
         judged = judge(records, protocol)

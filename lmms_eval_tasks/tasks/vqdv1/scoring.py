@@ -433,7 +433,7 @@ def per_question_correct(
     reaches 1 on a query with boxes, so "F1 == 1" is read with the correct F1 definition.
     """
     from lmms_eval_tasks.framework.comparison import correctness_by_id
-    from lmms_eval_tasks.framework.records import schema_of
+    from lmms_eval_tasks.framework.registry import schema_of
 
     records = list(records)
     scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
