@@ -26,6 +26,7 @@ TOY_PACKAGE = '''
 from lmms_eval_tasks.framework import registry
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+from tests.helpers import toy_schema
 
 SCHEMA = RecordSchema(
     fields=(
