@@ -4,6 +4,7 @@ their members' records from that run's state, never from another run's."""
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import threading
 from argparse import Namespace
@@ -14,7 +15,6 @@ import pytest
 from lmms_eval_tasks.framework import hooks as harness
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import run_state
-from lmms_eval_tasks.tasks.dare import hooks as dare_hooks
 from lmms_eval_tasks.tasks.dare import task_docs as dare_docs
 from tests.dare.test_dare_tasks import _records
 
@@ -76,7 +76,7 @@ def test_a_groups_records_come_from_its_own_run(tmp_path: Path) -> None:
 
     run_a = Namespace(output_path=str(tmp_path / "a"), model="random_guess", model_args="seed=0", limit=None)
     run_b = Namespace(output_path=str(tmp_path / "b"), model="random_guess", model_args="seed=0", limit=None)
-    accuracy = dare_hooks.aggregate_single_accuracy
+    accuracy = dare_docs.aggregate_single_accuracy
     with run_state.host_run(run_a, "20261201_080000"):
         assert accuracy(records("dare_single_gen_p1", {"q1": "A", "q2": "B"}), args=run_a) == 100.0
     with run_state.host_run(run_b, "20261201_090000") as state_b:
@@ -85,9 +85,20 @@ def test_a_groups_records_come_from_its_own_run(tmp_path: Path) -> None:
         kept = state_b.records_of(["dare_single_gen_p1", "dare_single_gen_p2", "dare_single_gen_p3"])
         assert list(kept) == ["dare_single_gen_p2", "dare_single_gen_p3"]
         group_value = dare_docs.aggregate_dare_gen_single_accuracy([math.nan] * 2, [2, 2], False)
+        # the group's Stderr the host's table shows (patch group_only_metrics) is this run's own scoring's
+        report_path = tmp_path / "b" / "lmms_eval_tasks" / "20261201_090000" / "dare_gen_report.json"
+        group_report = json.loads(report_path.read_text(encoding="utf-8"))
+        assert state_b.group_stderr("dare_gen", "single_accuracy") == group_report["metrics"].get(
+            "single_accuracy_stderr", "N/A"
+        )
+        assert state_b.group_stderr("dare_gen", "no_such_metric") is None
+        assert state_b.group_stderr("dare_p1", "single_accuracy") is None  # not scored in this run
     assert group_value == 25.0
     group_folder = tmp_path / "b" / "lmms_eval_tasks" / "20261201_090000"
     assert (group_folder / "dare_gen_report.json").is_file()  # filed under run B's host run id
+    # nothing lost for groups: the union (2 + 2 records) was saved under the group's name, marker removed
+    saved = (group_folder / "dare_gen_samples.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(saved) == 4 and not (group_folder / "dare_gen_pending.json").exists()
     assert not (tmp_path / "a" / "lmms_eval_tasks" / "20261201_080000" / "dare_gen_report.json").exists()
 
 
@@ -127,3 +138,27 @@ def test_a_tasks_records_are_scored_once_per_run() -> None:
     assert calls == [2, 2, 2]
     assert first.scored("t", records) == {"accuracy": 50.0}
     assert second.scored("t", [{"id": 1}]) is None  # a lookup computes and keeps nothing
+
+
+def test_a_failed_scoring_is_computed_once_and_has_no_scores() -> None:
+    calls: list[int] = []
+    records = [{"id": 1}]
+
+    def compute(items):
+        calls.append(len(items))
+        raise RuntimeError("judge unreachable")
+
+    state = run_state.RunState()
+    for _ in range(3):  # the host's three metric keys: one judging attempt, the same error each time
+        with pytest.raises(RuntimeError, match="judge unreachable"):
+            state.score_once("t", records, compute)
+    assert calls == [1]
+    assert state.scored("t", records) is None  # pack_stderr then shows N/A
+
+
+def test_group_stderr_reads_the_groups_metrics() -> None:
+    state = run_state.RunState()
+    state.set_group_metrics("g", {"accuracy": 50.0, "accuracy_stderr": 12.5, "drop": 3.0, "flag": True})
+    assert state.group_stderr("g", "accuracy") == 12.5
+    assert state.group_stderr("g", "drop") == "N/A"  # scored, but no standard error
+    assert state.group_stderr("g", "missing") is None and state.group_stderr("other", "accuracy") is None

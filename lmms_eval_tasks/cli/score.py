@@ -42,8 +42,8 @@ def report_options(path: Path, benchmark: str) -> dict[str, Any]:
 def _command_score(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.framework.hooks import complete_pending, pending_for
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
-    from lmms_eval_tasks.framework.targets import resolve
     from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl_numbered
+    from lmms_eval_tasks.framework.targets import resolve
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
 
     if args.benchmark not in benchmarks():

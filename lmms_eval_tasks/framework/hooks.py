@@ -21,17 +21,6 @@ from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.host.run_state import current_run
 
 
-def group_stderr(group: str, metric: str) -> float | str | None:
-    """The pack's standard error of ``metric`` on ``group`` in the current run ("N/A" when it has none),
-    None when the run did not score ``group`` (not a pack group, or its metric is no group aggregator's);
-    read by the host patch "group_only_metrics" (a group's Stderr is the pack's bootstrap of the group)."""
-    metrics = current_run().group_metrics(group)
-    if metrics is None or metric not in metrics:
-        return None
-    value = metrics.get(f"{metric}_stderr")
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else "N/A"
-
-
 class RecordRef(Mapping):
     """A sample's record as seen under a secondary metric key: the same data, logged as a short pointer.
 

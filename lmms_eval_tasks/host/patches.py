@@ -372,8 +372,9 @@ def pack_group_stderrs(results: dict[str, Any], groups: set[str], host_stderrs: 
     member stderr, which is wrong for cross-task metrics (mean and std over prompts, accuracy curves). With
     ``host_stderrs`` False (the host computed none: ``--bootstrap_iters 0``) nothing changes. Returns the
     groups changed."""
-    from lmms_eval_tasks.framework.hooks import group_stderr
+    from lmms_eval_tasks.host.run_state import current_run
 
+    state = current_run()  # the evaluation whose groups the host is consolidating
     changed: list[str] = []
     if not host_stderrs:
         return changed
@@ -385,7 +386,7 @@ def pack_group_stderrs(results: dict[str, Any], groups: set[str], host_stderrs: 
             metric, _, filter_name = str(key).partition(",")
             if not filter_name or "_stderr" in metric:
                 continue
-            value = group_stderr(str(name), metric)
+            value = state.group_stderr(str(name), metric)
             if value is not None:
                 values[f"{metric}_stderr,{filter_name}"] = value
                 if str(name) not in changed:

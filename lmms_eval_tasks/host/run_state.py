@@ -86,6 +86,16 @@ class RunState:
         with self._lock:
             return self._group_metrics.get(group)
 
+    def group_stderr(self, group: str, metric: str) -> float | str | None:
+        """The pack's standard error of ``metric`` on ``group`` in this run ("N/A" when it has none), None
+        when the run did not score ``group`` (not a pack group, or ``metric`` is none of its metrics); read
+        by the host patch "group_only_metrics" (a group's Stderr is the pack's bootstrap of the group)."""
+        metrics = self.group_metrics(group)
+        if metrics is None or metric not in metrics:
+            return None
+        value = metrics.get(f"{metric}_stderr")
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else "N/A"
+
     def claim_folder(self, make: Any) -> Path:
         """The run's pack folder: ``make()`` on first call (under the lock), the same folder afterwards."""
         with self._lock:

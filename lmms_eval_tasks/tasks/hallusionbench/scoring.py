@@ -232,6 +232,8 @@ def parse_consistency_reply(text: str) -> bool:
 
 
 NO_VERDICT_CHOICES = ("official", "unjudged")
+# The variable settings.py reads ``no_verdict`` from (named here, in warnings, without importing settings)
+NO_VERDICT_ENV = "LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT"
 
 
 def correctness_has_verdict(text: str) -> bool:
@@ -1172,8 +1174,6 @@ def _deviations(evaluation: Evaluation) -> list[str]:
 
 def _no_verdict_warning(evaluation: Evaluation) -> list[str]:
     """The report's warning about judge replies without a verdict word (none when there are none)."""
-    from lmms_eval_tasks.tasks.hallusionbench.settings import NO_VERDICT_ENV
-
     count = evaluation.counts.get("no_verdict", 0)
     if not count:
         return []

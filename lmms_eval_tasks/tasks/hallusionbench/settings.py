@@ -11,9 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from lmms_eval_tasks.tasks.hallusionbench.scoring import NO_VERDICT_CHOICES
-
-NO_VERDICT_ENV = "LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT"
+from lmms_eval_tasks.tasks.hallusionbench.scoring import NO_VERDICT_CHOICES, NO_VERDICT_ENV
 
 
 @dataclass(frozen=True)
