@@ -94,8 +94,8 @@ def test_unsupported_host_version(
     assert "fix: pip install 'lmms-eval>=0.7.3,<0.7.4'" in text
     assert "✗ patch loglikelihood_result   skipped: written for lmms-eval ==0.7.3, this host is 0.8.1" in text
     assert text.splitlines()[-1].startswith(
-        # the version and all 11 patches (8 for every run + 3 for llava_hf)
-        "12 required check(s) failed: lmms-eval version, patch pack_task_index"
+        # the version and all 12 patches (9 for every run, run_context included, + 3 for llava_hf)
+        "13 required check(s) failed: lmms-eval version, patch pack_task_index"
     )
     code, payload = _doctor_json(capsys, "--tiny-llava", str(tiny_llava_dir))
     assert code == 1 and payload["ok"] is False

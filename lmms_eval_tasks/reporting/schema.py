@@ -516,9 +516,11 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 # ---- where files go ----------------------------------------------------------------------------------
 
-_claims_lock = threading.Lock()
+_claims_lock = threading.RLock()  # re-entered: run_dir holds it while _claim_new_folder records
 # outside a host evaluation: (model folder, model, model args) -> the folder claimed for them
 _claims: dict[tuple, Path] = {}
+# every run folder this process created, host runs' too (the launcher names them after the run's end)
+_claimed_folders: list[Path] = []
 
 
 def model_dir(args: Any) -> Path | None:
@@ -571,6 +573,8 @@ def _claim_new_folder(base: Path, run_id: str | None) -> Path:
             folder.mkdir()
         except FileExistsError:
             continue
+        with _claims_lock:
+            _claimed_folders.append(folder)
         return folder
     raise OSError(f"cannot claim a run folder under {base}")
 
@@ -578,7 +582,7 @@ def _claim_new_folder(base: Path, run_id: str | None) -> Path:
 def claimed_run_dirs() -> list[Path]:
     """The run folders this process has written into (the launcher names them when the host's save fails)."""
     with _claims_lock:
-        return [folder for _, folder in _claims.values()]
+        return list(_claimed_folders)
 
 
 def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path]) -> None:
