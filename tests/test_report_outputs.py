@@ -69,6 +69,16 @@ def test_report_opens_on_an_overview_with_intervals_and_a_table_of_contents(tmp_
     assert cells == ["| crafted (crafted-model) | 40.00 | 70.00 [62.50, 77.50] |"]
 
 
+def test_every_table_scrolls_inside_the_page_instead_of_being_cut(tmp_path: Path) -> None:
+    """A main-results table with interval columns is wider than a 1200 px window (ConTextual's was cut at
+    the right edge): every table sits in a horizontally scrolling box."""
+    html_path = write_report_for_runs([_two_benchmark_run(tmp_path)], tmp_path / "report")
+    page = html_path.read_text(encoding="utf-8")
+    tables = re.findall(r"(.{0,20})<table", page)
+    assert tables and all(before.endswith('<div class="scroll">') for before in tables), tables
+    assert ".scroll{overflow-x:auto" in page
+
+
 def test_an_interval_around_another_number_is_not_shown(tmp_path: Path) -> None:
     # the uncertainty record says estimate 100 for a value of 0: its [100, 100] would mislead; the
     # report's own ci95 metrics [0, 0] are shown instead

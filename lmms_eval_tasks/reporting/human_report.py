@@ -545,6 +545,7 @@ td.text{text-align:left;max-width:32em}
 table.overview td,table.overview th{font-size:1.05em}.nw{white-space:nowrap}
 nav ol{margin:.3em 0 1em}nav li{margin:.15em 0}
 .note{color:#555;font-size:.85em}img{display:block;margin:.5em 0;border:1px solid #ddd}
+.scroll{overflow-x:auto;max-width:100%}
 """
 
 
@@ -560,9 +561,10 @@ def _html_table(table: Table) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
     return (
-        f"<h3>{html.escape(table.title)}</h3>\n<table><thead><tr>{head}</tr></thead><tbody>"
+        f"<h3>{html.escape(table.title)}</h3>\n"
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>'
         + "\n".join(body)
-        + f"</tbody></table>{note}"
+        + f"</tbody></table></div>{note}"
     )
 
 
@@ -623,11 +625,11 @@ def _html_overview(overview: Overview) -> str:
             tds.append(f"<td{kind}>" + "<br>".join(_html_overview_line(line) for line in lines) + "</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
     return (
-        '<section id="overview"><h2>Overview</h2>\n<table class="overview"><thead><tr>'
+        '<section id="overview"><h2>Overview</h2>\n<div class="scroll"><table class="overview"><thead><tr>'
         + "".join(head)
         + "</tr></thead><tbody>"
         + "\n".join(body)
-        + f'</tbody></table><p class="note">{html.escape(OVERVIEW_NOTE)}</p></section>'
+        + f'</tbody></table></div><p class="note">{html.escape(OVERVIEW_NOTE)}</p></section>'
     )
 
 
