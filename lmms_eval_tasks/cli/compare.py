@@ -77,7 +77,14 @@ def _run(args: argparse.Namespace) -> int:
             print(f"{prog}: {error}", file=sys.stderr)
             return 1
         if args.metric and args.metric not in differences:
-            print(f"{prog}: {args.benchmark} has no metric {args.metric!r} to compare", file=sys.stderr)
+            from lmms_eval_tasks.framework.registry import get_benchmark
+
+            compared = ", ".join(get_benchmark(args.benchmark).headline_metrics)
+            print(
+                f"{prog}: {args.benchmark}: no paired comparison of {args.metric!r} (a count, or not one "
+                f"of its metrics); --metric takes one of its headline metrics: {compared}",
+                file=sys.stderr,
+            )
             return 2
         output["paired_bootstrap"] = {name: value.as_dict() for name, value in differences.items()}
     print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))

@@ -277,3 +277,17 @@ def test_annotation_file_with_a_byte_order_mark_reads_and_non_utf8_names_the_byt
     pattern = r"TDIUC_sampling\.json line 2: .*not UTF-8 \(byte 0xe9 at offset 42\): save the file as UTF-8$"
     with pytest.raises(RecordError, match=pattern):
         read_annotations(source)
+
+
+def test_compare_metric_without_a_paired_comparison_says_what_it_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--metric` on a count (no interval) or on no metric at all: exit 2, and the line lists the metrics
+    that can be compared instead of claiming the benchmark lacks a metric it has."""
+    run_a, run_b = tdiuc_runs(b01=3, b10=1, both_right=4, both_wrong=2)
+    a, b = write_jsonl(tmp_path / "a.jsonl", run_a), write_jsonl(tmp_path / "b.jsonl", run_b)
+    for metric in ("questions", "nope"):
+        assert main(["compare", "tdiuc", str(a), str(b), "--metric", metric, "--resamples", "50"]) == 2
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        assert f"no paired comparison of {metric!r}" in line and "micro_accuracy" in line, line
+    assert main(["compare", "tdiuc", str(a), str(b), "--metric", "micro_accuracy", "--resamples", "50"]) == 0
