@@ -114,6 +114,15 @@ COUNT_MEANINGS: dict[str, tuple[str, str]] = {
     "empty_predictions": ("empty predictions", "generation errors? scored as the model's answers"),
     "missing_predictions": ("missing (null) predictions", "generation errors? scored as wrong"),
     "no_verdict": ("judge replies without a verdict word", "see the report's details for how they scored"),
+    "undiagnosed_verdicts": (
+        "judged verdicts without an LH/VI diagnosis",
+        "an input of the decision tree (pair reference verdict or consistency verdict) is unknown; left out "
+        "of the LH/VI/Mixed shares",
+    ),
+    "unjudged_consistency_needed": (
+        "consistency verdicts the diagnosis needed but the judge did not give",
+        "those answers are left out of the LH/VI/Mixed shares",
+    ),
 }
 
 
@@ -162,7 +171,8 @@ class SavedRecords(NamedTuple):
     benchmark: str
     task: str
     path: Path
-    error: str = ""
+    error: str = ""  # the cause, "<ExceptionType>: <message>" (secrets scrubbed)
+    step: str = "scoring"  # which step failed: "scoring" or "writing the report"
 
     def command(self) -> str:
         """The one command that scores the saved records and completes the run's report."""
@@ -173,15 +183,41 @@ class SavedRecords(NamedTuple):
 SAVED_FOR_SCORING: list[SavedRecords] = []
 
 
-def _keep(benchmark: str, name: str, records_path: Path, count: int, error: BaseException) -> None:
-    """Record that task ``name``'s report failed after its records were saved, and say how to finish it."""
-    reason = f"{type(error).__name__}: {str(error) or type(error).__name__}"
-    saved = SavedRecords(benchmark, name, records_path, reason)
+SCORING_STEP = "scoring"  # the step of ``_keep``: the scorer (or its judge) raised
+WRITING_STEP = (
+    "writing the report"  # the step of ``_keep``: scoring succeeded, its files could not be written
+)
+
+
+def _keep(
+    benchmark: str, name: str, records_path: Path, count: int, error: BaseException, step: str = SCORING_STEP
+) -> None:
+    """Record that task ``name``'s ``step`` failed after its records were saved, and say how to finish it
+    (the reason, naming the step, also goes into the pending marker so ``report`` can say which failed)."""
+    from lmms_eval_tasks.judges.redact import scrub
+
+    cause = scrub(f"{type(error).__name__}: {str(error) or type(error).__name__}")
+    saved = SavedRecords(benchmark, name, records_path, cause, step)
     SAVED_FOR_SCORING.append(saved)
+    reason = f"{step} failed: {cause}"
+    _note_failure(_pending_path(records_path.parent, name), step, reason)
     logger.error(
-        f"{name}: scoring failed; its {count} records are saved in {records_path}: "
+        f"{name}: {reason}; its {count} records are saved in {records_path}: "
         f"once the cause is fixed, score them and complete the report with `{saved.command()}`"
     )
+
+
+def _note_failure(marker: Path, step: str, reason: str) -> None:
+    """Add the failed step and its reason to a pending marker (best effort: on a full disk it may fail)."""
+    from lmms_eval_tasks.reporting.schema import _write_atomically, dumps_strict, strict_loads
+
+    try:
+        pending = strict_loads(marker.read_text(encoding="utf-8"))
+        if isinstance(pending, dict):
+            pending.update(failed_step=step, failure=reason)
+            _write_atomically(marker, dumps_strict(pending, indent=2) + "\n")
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        logger.warning(f"{marker}: could not note the failed step ({error}); `report` will not name it")
 
 
 def write_bytes_atomically(target: Path, data: bytes) -> None:
@@ -248,8 +284,33 @@ def save_pending(
         "args": _saved_args(args),
         "command_line": redact_command_line(sys.argv) if args is not None else None,
     }
+    judge = _judge_now(benchmark)
+    if judge is not None:  # what `score` compares: completing with another judge is said, not silent
+        pending["judge"] = judge
     _write_atomically(_pending_path(folder, name), dumps_strict(pending, indent=2) + "\n")
     return records_path
+
+
+def _judge_now(benchmark: str) -> dict[str, Any] | None:
+    """The judge (kind, model, repeats) this environment gives a judged benchmark, None if not judged."""
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
+    if get_benchmark(benchmark).paper_judge_model is None:
+        return None
+    from lmms_eval_tasks.judges.factory import judge_identity
+
+    return judge_identity(benchmark)  # the benchmarks' judge task is their name (per-task env suffix)
+
+
+def judge_changes(run: Mapping[str, Any] | None, now: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{setting: {"run": ..., "now": ...}}`` for the judge kind, model and repeats that differ."""
+    if not isinstance(run, Mapping) or not isinstance(now, Mapping):
+        return {}  # a marker from before the pack recorded its judge, or a benchmark without one
+    return {
+        key: {"run": run.get(key), "now": now.get(key)}
+        for key in ("kind", "model", "repeats")
+        if run.get(key) != now.get(key)
+    }
 
 
 def pending_for(records_path: Path) -> dict[str, Any] | None:
@@ -300,6 +361,16 @@ def complete_pending(
             f"{records_path}: setting {key!r} of {source} was {saved.get(key)!r} in the run, is "
             f"{settings.get(key)!r} here; set the run's environment (see the report's settings) and retry"
         )
+    changed = judge_changes(pending.get("judge"), _judge_now(hooks.benchmark))
+    if changed:
+        said = ", ".join(
+            f"{key} {value['run']!r} in the run, {value['now']!r} now" for key, value in changed.items()
+        )
+        print(
+            f"lmms-eval-tasks score: {records_path}: the judge differs from the run's ({said}): completing "
+            "the run's report with this judge; its details.scored_later.judge_changed records it",
+            file=sys.stderr,
+        )
     args = SimpleNamespace(output_path=None, **(pending.get("args") or {}))
     metrics, report_path = hooks._score(
         records,
@@ -309,6 +380,7 @@ def complete_pending(
         source=source,
         folder=records_path.parent,
         command_line=pending.get("command_line"),
+        scored_later=({"judge_changed": changed} if changed else None),
     )
     return metrics, report_path
 
@@ -465,6 +537,7 @@ class TaskHooks:
         source: str | None = None,
         folder: Path | None = None,
         command_line: list[str] | None = None,
+        scored_later: Mapping[str, Any] | None = None,
     ) -> tuple[dict[str, Any], Path | None]:
         """Score ``records`` as task ``source`` (default ``name``) and report them under ``name``; returns
         (metrics, report path). The records are saved first: a failing judge loses no generation."""
@@ -534,6 +607,7 @@ class TaskHooks:
             report["details"]["scored_later"] = {
                 "by": "lmms-eval-tasks score",
                 "timestamp": report["provenance"]["timestamp"],
+                **(scored_later or {}),
             }
         path = None
         try:
@@ -554,7 +628,7 @@ class TaskHooks:
                 logger.info(f"{self.benchmark}: report for {name} written to {path}")
         except OSError as error:  # a full disk: the records saved before scoring are what `score` reads
             if records_path is not None:
-                _keep(self.benchmark, name, records_path, len(records), error)
+                _keep(self.benchmark, name, records_path, len(records), error, WRITING_STEP)
             raise
         return metrics, path
 

@@ -273,17 +273,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_output_problems(problems)
         exit_code = exit_code or 1
     saved_tasks = list(dict.fromkeys(SAVED_FOR_SCORING))
-    for saved in saved_tasks:
-        print(f"lmms_eval: evaluation failed: {saved.task}: {saved.error}", file=sys.stderr)
-    for saved in saved_tasks:  # last: the generations kept, and the way on
-        print(
-            f"lmms_eval: {saved.task}: scoring failed after generation; the model's outputs are saved in "
-            f"{saved.path}: once the cause above is fixed, score them and complete the run's report with: "
-            f"{saved.command()}",
-            file=sys.stderr,
-        )
+    for line in saved_records_lines(saved_tasks):  # last: the generations kept, and the way on
+        print(line, file=sys.stderr)
+    if saved_tasks:
         exit_code = exit_code or 1
     return exit_code
+
+
+def saved_records_lines(saved_tasks: Sequence[Any]) -> list[str]:
+    """The launcher's last lines for tasks whose scoring or report write failed after their records were
+    saved: each cause naming the failed step, then where the outputs are and the command that finishes."""
+    lines = [
+        f"lmms_eval: evaluation failed: {saved.task}: {saved.step} failed: {saved.error}"
+        for saved in saved_tasks
+    ]
+    lines += [
+        f"lmms_eval: {saved.task}: {saved.step} failed after generation; the model's outputs are saved in "
+        f"{saved.path}: once the cause above is fixed, score them and complete the run's report with: "
+        f"{saved.command()}"
+        for saved in saved_tasks
+    ]
+    return lines
 
 
 def _print_output_problems(problems: list[str]) -> None:

@@ -124,3 +124,25 @@ def get_judge(
         task=task,
         **numbers,
     )
+
+
+def judge_identity(task: str | None = None) -> dict[str, Any]:
+    """The judge this environment would use for ``task`` (kind, model, repeats; never a key), resolved
+    without creating a client: what a pending run records so a later ``score`` can say what changed.
+    ``repeats`` is None when no repeats are set (the benchmark protocol's number applies)."""
+    from lmms_eval_tasks.judges.redact import scrub
+
+    try:
+        kind = _resolve_kind(None, task)
+        endpoint = None if kind == "rule" else resolve_endpoint()
+        repeats = int(numeric_setting("repeats", None, task)) if env_setting("repeats", task) else None
+    except ValueError as error:  # the judge itself will fail with the same message; record why
+        return {"kind": None, "model": None, "repeats": None, "error": scrub(str(error))}
+    if kind == "rule" or (endpoint is None and kind == "auto"):
+        return {"kind": "rule", "model": None, "repeats": repeats}
+    deployment = None
+    if endpoint is not None:
+        deployment = endpoint.deployment or (
+            os.environ.get("DEPLOYMENT_NAME") if endpoint.api_type == "azure" else None
+        )
+    return {"kind": "openai", "model": scrub(_resolve_model(None, task, deployment)), "repeats": repeats}

@@ -103,12 +103,16 @@ def _pending_notes(folder: Path) -> list[str]:
         if (folder / f"{task}{reports.REPORT_SUFFIX}").is_file():
             continue
         try:
-            benchmark = reports.strict_loads(marker.read_text(encoding="utf-8")).get("benchmark", "BENCHMARK")
-        except (OSError, ValueError, AttributeError):
-            benchmark = "BENCHMARK"
+            pending = reports.strict_loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pending = None
+        pending = pending if isinstance(pending, dict) else {}
+        benchmark = pending.get("benchmark") or "BENCHMARK"
+        failure = pending.get("failure")  # "<step> failed: <cause>", noted by the run when a step failed
+        why = f"{failure}" if isinstance(failure, str) and failure else "its scoring failed"
         records = folder / f"{task}{reports.SAMPLES_SUFFIX}"
         notes.append(
-            f"{folder}: {task}: no report, its scoring failed (records saved); complete it with "
+            f"{folder}: {task}: no report, {why} (records saved); complete it with "
             f"`lmms-eval-tasks score {benchmark} {records}`"
         )
     return notes

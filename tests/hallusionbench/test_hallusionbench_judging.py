@@ -211,3 +211,35 @@ def test_launcher_exits_1_when_the_judge_endpoint_always_fails(tmp_path):
     (saved,) = output.rglob("hallusionbench_sample_samples.jsonl")
     assert lines[-1].endswith(f"lmms-eval-tasks score hallusionbench {saved}"), lines[-1]
     assert not list(output.rglob("*_report.json"))  # no report until the records are scored
+
+
+def test_undiagnosed_and_unjudged_consistency_counts_are_report_warnings(monkeypatch, tmp_path):
+    """The diagnosis counts change the LH/VI/Mixed shares, so a non-zero one is a report warning.
+
+    Crafted: a VD pair, reference (figure 0) supplied "correct", figure 1 supplied "incorrect": VD with
+    o=correct, j=incorrect needs the consistency flag, which the rule judge cannot decide for an answer
+    without yes/no -> unjudged_consistency_needed = 1, and that question has no (LH, VI) tuple ->
+    undiagnosed_verdicts = 1 (the reference is diagnosed: VD, correct -> (0, 0)); 1 repeat, 2 records."""
+    isolate_judge_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE", "rule")
+    rows = [
+        record("VD", "illusion", "0", "0", "0", "1", "1", verdict="correct", prediction="Yes."),
+        record("VD", "illusion", "0", "1", "0", "2", "0", verdict="incorrect", prediction="The left one."),
+    ]
+    for row in rows:
+        row["task"] = "hallusionbench_sample"
+    args = Namespace(output_path=str(tmp_path / "out"), model="m", model_args="", limit=None, seed=None)
+    metrics, path = hooks.HOOKS._score(rows, "hallusionbench_sample", args)
+    report = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert report["details"]["counts"]["undiagnosed_verdicts"] == 1
+    assert report["details"]["counts"]["unjudged_consistency_needed"] == 1
+    warnings = report["warnings"]
+    assert (
+        "1 judged verdicts without an LH/VI diagnosis (of 2 records, count 'undiagnosed_verdicts'): an input "
+        "of the decision tree (pair reference verdict or consistency verdict) is unknown; left out of the "
+        "LH/VI/Mixed shares"
+    ) in warnings
+    assert (
+        "1 consistency verdicts the diagnosis needed but the judge did not give (of 2 records, count "
+        "'unjudged_consistency_needed'): those answers are left out of the LH/VI/Mixed shares"
+    ) in warnings

@@ -44,7 +44,13 @@ BENCHMARK = Benchmark(
     record_schema=RECORD_SCHEMA,
     options="lmms_eval_tasks.tasks.hallusionbench.settings:score_options",
     headline_metrics=("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
-    count_keys=("unjudged_verdicts", "empty_predictions", "no_verdict"),
+    count_keys=(
+        "unjudged_verdicts",
+        "empty_predictions",
+        "no_verdict",
+        "undiagnosed_verdicts",  # with the next: change the LH/VI/Mixed headline shares when not zero
+        "unjudged_consistency_needed",
+    ),
     per_question="lmms_eval_tasks.tasks.hallusionbench.scoring:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.hallusionbench.hooks:random_answer",
     sample_tasks=(
