@@ -169,7 +169,7 @@ def test_vrb_tasks_use_and_record_the_profile(monkeypatch: pytest.MonkeyPatch) -
     record = hooks.make_record(doc, ["2"], task)
     assert record["profile"] == "vrb_official"
     assert hooks.task_settings(task)["profile"] == "vrb_official"
-    _, details = hooks.score_task([record], task, None)
+    details = hooks.report_details([record], {}, task, None)  # run-only: the corruption the run applied
     assert details["corruption"]["profile"] == "vrb_official"  # the report's provenance.corruption
 
 

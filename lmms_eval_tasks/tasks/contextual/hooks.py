@@ -3,10 +3,9 @@
 Metric logic lives in ``lmms_eval_tasks.tasks.contextual.scoring``. Judged tasks (``contextual``,
 ``contextual_sample``) are judged and scored once per task in aggregation; submission tasks
 (``contextual_test``, ``contextual_sample_submission``) only write the leaderboard predictions file.
-Options from the environment (recorded in each report): ``LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL``
-(default/official), ``LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE=1`` (the image-aware judge),
-``LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (the folder ``prepare`` wrote) and
-``LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING=1``.
+Scoring is ``scoring.score_task`` (the one path) with the options of ``settings.score_options``, the one
+reader of the ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables (recorded in each report); the images folder is
+``LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (the folder ``prepare`` wrote).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,56 +23,27 @@ from lmms_eval_tasks.framework.hooks import TaskHooks
 from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.contextual import scoring
 from lmms_eval_tasks.tasks.contextual.prepare import DATA_ENV, default_data_dir, image_filename
+from lmms_eval_tasks.tasks.contextual.settings import (  # noqa: F401  (re-exported: the environment names)
+    IMAGE_JUDGE_ENV,
+    PROTOCOL_ENV,
+    SKIP_MISSING_ENV,
+    TASKS,
+    TaskSpec,
+    flag,
+    task_spec,
+)
 
-PROTOCOL_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL"
-IMAGE_JUDGE_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE"
-SKIP_MISSING_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING"
 SUBMISSION_METRICS: tuple[str, ...] = ("submission_rows", "empty_predictions")
 LOWER_IS_BETTER = {"unjudged", "empty_predictions"}
-_TRUE = {"1", "true", "yes", "on"}
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """One task: judged or submission-only, and whether its images are bundled or prepared."""
-
-    judged: bool
-    bundled_images: bool
-    expected_rows: int
-
-
-TASKS: dict[str, TaskSpec] = {
-    "contextual": TaskSpec(judged=True, bundled_images=False, expected_rows=100),
-    "contextual_test": TaskSpec(judged=False, bundled_images=False, expected_rows=506),
-    "contextual_sample": TaskSpec(judged=True, bundled_images=True, expected_rows=10),
-    "contextual_sample_submission": TaskSpec(judged=False, bundled_images=True, expected_rows=10),
-}
-
-
-def _spec(task: str) -> TaskSpec:
-    if task not in TASKS:
-        raise KeyError(f"unknown ConTextual task {task!r}; known: {', '.join(TASKS)}")
-    return TASKS[task]
-
-
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in _TRUE
-
-
-def score_options() -> dict[str, Any]:
-    """Scoring options from the environment: the protocol and the image-aware judge."""
-    protocol = os.environ.get(PROTOCOL_ENV, "").strip() or "default"
-    if protocol not in scoring.PROTOCOLS:
-        raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {', '.join(scoring.PROTOCOLS)}")
-    return {"protocol": protocol, "image_judge": _flag(IMAGE_JUDGE_ENV)}
+_spec = task_spec
+_flag = flag
 
 
 def task_settings(task: str) -> dict[str, Any]:
     """What each report records about the task's settings."""
     spec = _spec(task)
     settings: dict[str, Any] = {"kind": "judged" if spec.judged else "submission"}
-    if spec.judged:
-        settings["score_options"] = score_options()
+    if spec.judged:  # its score_options are added by the hook runtime (settings.score_options)
         settings["judge_prompt"] = scoring.JUDGE_PROMPT
     if not spec.bundled_images:
         settings["images_folder"] = str(images_dir())
@@ -223,78 +192,19 @@ def write_submission(records: list[dict[str, Any]], folder: Path, task: str, mod
     return {"csv": csv_path, "json": json_path}
 
 
-def _submission(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    urls = [record.get("image_url") for record in records]
-    if len(set(urls)) != len(urls):
-        raise RecordError("-", "image_url", f"{task}: duplicate instructions in the predictions")
-    expected = _spec(task).expected_rows
-    empty = sum(1 for record in records if not str(record.get("prediction") or "").strip())
-    metrics = {"submission_rows": len(records), "empty_predictions": empty}
-    details: dict[str, Any] = {"expected_rows": expected, "complete": len(records) == expected}
-    if len(records) != expected:
-        logger.warning(
-            f"!!! {task}: {len(records)} of {expected} instructions predicted (--limit or skipped images?): "
-            "the leaderboard needs all of them"
-        )
+def report_details(
+    records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any
+) -> dict[str, Any]:
+    """What only a run knows: a submission task's leaderboard files, written to the run's folder."""
+    if _spec(task).judged:
+        return {}
     folder = harness.output_dir(args)
     if folder is None:
         logger.warning(f"{task}: no --output_path: the submission file is not written")
-        return metrics, details
-    paths = write_submission(records, folder, task, _model_name(args))
-    details["submission_files"] = {kind: str(path) for kind, path in paths.items()}
-    logger.info(f"{task}: leaderboard predictions written to {paths['csv']} and {paths['json']}")
-    return metrics, details
-
-
-def _official_view(evaluation: scoring.Evaluation) -> dict[str, Any]:
-    """The same judge replies read with the official protocol (parse + Misc denominator): no extra calls."""
-    if evaluation.protocol == "official":
         return {}
-    rows = []
-    for item, replies in zip(evaluation.items, evaluation.replies, strict=True):
-        rows.append({"category": item.category, "replies": replies})
-    per_repeat = []
-    for repeat in range(evaluation.repeats):
-        verdicts = [
-            scoring.parse_judge_reply(row["replies"][repeat], "official")
-            if row["replies"][repeat] is not None
-            else None
-            for row in rows
-        ]
-        per_repeat.append(scoring.acceptance_metrics([row["category"] for row in rows], verdicts, "official"))
-    keys = ("acceptance_rate", "acceptance_rate_misc_natural_scenes", "judged", "unjudged")
-    return {key: [metrics[key] for metrics in per_repeat] for key in keys}
-
-
-def _judged(records: list[dict[str, Any]], task: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    # judge settings use the benchmark's suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
-    evaluation = scoring.evaluate(records, task="contextual", **score_options())
-    for position, record in enumerate(records):  # what --log_samples shows in a single process
-        per_item = evaluation.per_item(position)
-        record["judge_verdicts"] = per_item["verdicts"]
-        record["judge_replies"] = per_item["judge_replies"]
-        record["rouge_l"] = per_item["rouge_l"]
-    metrics = evaluation.flat()
-    details: dict[str, Any] = {
-        "per_scenario": metrics.pop("per_scenario"),
-        "judge": {**evaluation.judge, "usage": evaluation.judge_usage},
-        "judging": evaluation.judge_batch,
-        "per_repeat": evaluation.per_repeat,
-        "official_protocol_same_replies": _official_view(evaluation),
-    }
-    if metrics.get("judge") == "rule":
-        details["warnings"] = [
-            "judged by the offline RULE judge (short-reference containment), not the paper's GPT-4 judge: "
-            "not comparable with published ConTextual numbers"
-        ]
-    return metrics, details
-
-
-def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Judge and score a judged task once; write the predictions file for a submission task."""
-    if _spec(task).judged:
-        return _judged(records, task)
-    return _submission(records, task, args)
+    paths = write_submission(records, folder, task, _model_name(args))
+    logger.info(f"{task}: leaderboard predictions written to {paths['csv']} and {paths['json']}")
+    return {"submission_files": {kind: str(path) for kind, path in paths.items()}}
 
 
 HOOKS = TaskHooks(
@@ -303,7 +213,7 @@ HOOKS = TaskHooks(
     task_settings=task_settings,
     metric_keys=metric_keys,
     prepare_docs=prepare_docs,
-    score_task=score_task,
+    report_details=report_details,
 )
 process_results = HOOKS.process_results
 

@@ -482,8 +482,15 @@ def check_options(
     repeats: Any = None,
     rouge: Any = True,
     image_judge: Any = False,
+    submission: Any = False,
+    expected_rows: Any = None,
 ) -> None:
     """Validate ``score_records`` options before any record is read (one-line ValueError/OptionError)."""
+    check_option("submission", submission, bool)
+    if expected_rows is not None and (
+        isinstance(expected_rows, bool) or not isinstance(expected_rows, int) or expected_rows < 1
+    ):
+        raise ValueError(f"expected_rows must be a positive integer or null, got {expected_rows!r}")
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
     if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
@@ -631,9 +638,15 @@ def score_records(
     repeats: int | None = None,
     rouge: bool = True,
     image_judge: bool = False,
+    submission: bool = False,
+    expected_rows: int | None = None,
 ) -> dict[str, Any]:
     """Metrics for saved records: ``image_url, instruction, response, category, prediction`` (+ optional
-    ``judge_verdict``). Rates in percent of judged items; ``unjudged`` counts items without a verdict."""
+    ``judge_verdict``). Rates in percent of judged items; ``unjudged`` counts items without a verdict.
+    ``submission``: the leaderboard predictions' counts only (no judge; ``expected_rows`` for a check)."""
+    if submission:
+        check_options(submission=submission, expected_rows=expected_rows)
+        return _submission(records, expected_rows)[0]
     return evaluate(
         records,
         protocol=protocol,
@@ -643,6 +656,83 @@ def score_records(
         rouge=rouge,
         image_judge=image_judge,
     ).flat()
+
+
+# ---- the one scoring path: score_task -----------------------------------------------------------------
+
+
+def _submission(
+    records: Sequence[dict[str, Any]], expected_rows: int | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A submission task's counts (rows, empty predictions) and whether it holds every expected row."""
+    urls = [record.get("image_url") for record in records]
+    if len(set(urls)) != len(urls):
+        raise RecordError("-", "image_url", "duplicate instructions in the predictions")
+    empty = sum(1 for record in records if not str(record.get("prediction") or "").strip())
+    metrics = {"submission_rows": len(records), "empty_predictions": empty}
+    details: dict[str, Any] = {"expected_rows": expected_rows, "complete": len(records) == expected_rows}
+    if expected_rows is not None and len(records) != expected_rows:
+        logger.warning(
+            f"!!! ConTextual: {len(records)} of {expected_rows} instructions predicted (--limit or skipped "
+            "images?): the leaderboard needs all of them"
+        )
+    return metrics, details
+
+
+def _official_view(evaluation: Evaluation) -> dict[str, Any]:
+    """The same judge replies read with the official protocol (parse + Misc denominator): no extra calls."""
+    if evaluation.protocol == "official":
+        return {}
+    rows = []
+    for item, replies in zip(evaluation.items, evaluation.replies, strict=True):
+        rows.append({"category": item.category, "replies": replies})
+    per_repeat = []
+    for repeat in range(evaluation.repeats):
+        verdicts = [
+            parse_judge_reply(row["replies"][repeat], "official")
+            if row["replies"][repeat] is not None
+            else None
+            for row in rows
+        ]
+        per_repeat.append(acceptance_metrics([row["category"] for row in rows], verdicts, "official"))
+    keys = ("acceptance_rate", "acceptance_rate_misc_natural_scenes", "judged", "unjudged")
+    return {key: [metrics[key] for metrics in per_repeat] for key in keys}
+
+
+def score_task(
+    records: Sequence[dict[str, Any]],
+    *,
+    submission: bool = False,
+    expected_rows: int | None = None,
+    **options: Any,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one scoring path (``score`` and a run): judge and score once (metrics; per scenario, judge,
+    batch and per-repeat details), annotating each record with its verdicts for ``--log_samples``; a
+    submission task gets its counts only."""
+    check_options(submission=submission, expected_rows=expected_rows, **options)
+    if submission:
+        return _submission(records, expected_rows)
+    # judge settings use the benchmark's suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
+    evaluation = evaluate(records, task="contextual", **options)
+    for position, record in enumerate(records):  # what --log_samples shows in a single process
+        per_item = evaluation.per_item(position)
+        record["judge_verdicts"] = per_item["verdicts"]
+        record["judge_replies"] = per_item["judge_replies"]
+        record["rouge_l"] = per_item["rouge_l"]
+    metrics = evaluation.flat()
+    details: dict[str, Any] = {
+        "per_scenario": metrics.pop("per_scenario"),
+        "judge": {**evaluation.judge, "usage": evaluation.judge_usage},
+        "judging": evaluation.judge_batch,
+        "per_repeat": evaluation.per_repeat,
+        "official_protocol_same_replies": _official_view(evaluation),
+    }
+    if metrics.get("judge") == "rule":
+        details["warnings"] = [
+            "judged by the offline RULE judge (short-reference containment), not the paper's GPT-4 judge: "
+            "not comparable with published ConTextual numbers"
+        ]
+    return metrics, details
 
 
 def per_question_correct(
@@ -707,4 +797,5 @@ __all__ = [
     "rouge_l_scores",
     "rule_reply",
     "score_records",
+    "score_task",
 ]

@@ -35,6 +35,9 @@ def _outcomes(records: list[dict[str, Any]], options: dict[str, Any]) -> tuple[l
 def uncertainty_rows(records: list[dict[str, Any]], **options: Any) -> Rows:
     """One row per item (unit: item), cell = its category; values per repeat (accepted, judged, ROUGE-L,
     ROUGE-L defined) with ROUGE-L in the first repeat's slot only."""
+    if options.pop("submission", False):
+        raise ValueError("a submission task has no verdicts: no standard errors")
+    options.pop("expected_rows", None)
     protocol = options.get("protocol", "default")
     verdicts, rouge, categories = _outcomes(records, options)
     repeats = max(len(row) for row in verdicts)

@@ -28,7 +28,6 @@ from lmms_eval_tasks.tasks.dare.scoring import (
     gold_letters,
     parse_record,
     score_record,
-    score_records,
     summary_table,
 )
 
@@ -221,19 +220,12 @@ def make_record(doc: dict[str, Any], results: list[Any], task_name: str | None =
     return record
 
 
-def score_task(records: list[dict[str, Any]], name: str, args: Any = None) -> tuple[dict, dict]:
-    """DARE scoring of a task's (or a group's union of) records: (metrics, report details with the table)."""
-    metrics: dict[str, Any] = dict(score_records(records))  # test-split records exported, as in `score`
+def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], name: str, args: Any) -> dict:
+    """Nothing the scorer does not give; a group's run logs its robustness summary table."""
     table = summary_table(metrics)
     if table and name not in TASKS_BY_NAME:
         logger.info(f"DARE robustness summary for {name}:\n{format_table(table)}")
-    sample_data = any("_sample" in str(record.get("task", "")) for record in records)
-    details = {
-        "summary_table": table,
-        "summary_table_markdown": format_table(table),
-        "deviations": ["bundled generated sample data, not the DARE dataset"] if sample_data else [],
-    }
-    return metrics, details
+    return {}
 
 
 def result_keys(name: str) -> tuple[str, ...]:
@@ -287,7 +279,7 @@ HOOKS = TaskHooks(
     make_record,
     metric_keys=result_keys,
     prepare_docs=prepare_docs,
-    score_task=score_task,
+    report_details=report_details,
     known_metrics=frozenset(all_metric_keys()),
 )
 process_results = HOOKS.process_results

@@ -1244,6 +1244,22 @@ def score_records(
     return metrics
 
 
+def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one scoring path (``score`` and a run): the metrics, and the robustness summary table (per
+    category) as details; records of the bundled sample carry the deviation saying so."""
+    records = list(records)
+    metrics: dict[str, Any] = dict(score_records(records, **options))  # test-split records exported
+    table = summary_table(metrics)
+    sample_data = any("_sample" in str(record.get("task", "")) for record in records)
+    details = {
+        "summary_table": table,
+        "summary_table_markdown": format_table(table),
+        "deviations": ["bundled generated sample data, not the DARE dataset"] if sample_data else [],
+    }
+    return metrics, details
+
+
+
 def scored_records(records: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     """(index, record) of every record that is scored: all but the test split's (its answers are
     withheld; a run exports those records), so `score` and a harness run score the same records."""

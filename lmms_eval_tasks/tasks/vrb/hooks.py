@@ -1,35 +1,34 @@
 """lmms-eval hooks for VRB: seeded VQAv2 subset, the corruption applied when an image is loaded, prompts,
 one ``score`` record per question, aggregation (per level task and across levels in the groups).
 
-Run parameters come from the environment and are recorded in every record and report:
-``LMMS_EVAL_TASKS_VRB_PROFILE`` (``vrb`` default, ``vrb_official`` or ``imagenet_c``),
-``LMMS_EVAL_TASKS_VRB_SEED`` (0; the subset draw and every image's corruption noise),
-``LMMS_EVAL_TASKS_VRB_IMAGES`` (3000 images, all their questions),
-``LMMS_EVAL_TASKS_VRB_PROTOCOL`` (``paper``/``vqa_api``/``official``) and
-``LMMS_EVAL_TASKS_VRB_PROMPT`` (``vrb_llava``/``vqav2``, overriding the per-model choice). See docs/vrb.md.
+Run parameters (profile, seed, subset size, protocol, prompt) come from the environment through
+``settings.run_parameters``, the one reader of the ``LMMS_EVAL_TASKS_VRB_*`` variables, and are recorded
+in every record and report. Scoring is ``scoring.score_task`` (the one path). See docs/vrb.md.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import re
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.corruptions import PROFILES, VRB_PAPER_CORRUPTIONS
+from lmms_eval_tasks.corruptions import VRB_PAPER_CORRUPTIONS
 from lmms_eval_tasks.framework.hooks import TaskHooks
 from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.vrb import scoring
+from lmms_eval_tasks.tasks.vrb.settings import (  # noqa: F401  (the environment names, re-exported)
+    DEFAULT_IMAGES,
+    IMAGES_ENV,
+    PROFILE_ENV,
+    PROMPT_ENV,
+    PROMPTS,
+    PROTOCOL_ENV,
+    SEED_ENV,
+    run_parameters,
+)
 
-PROFILE_ENV = "LMMS_EVAL_TASKS_VRB_PROFILE"
-SEED_ENV = "LMMS_EVAL_TASKS_VRB_SEED"
-IMAGES_ENV = "LMMS_EVAL_TASKS_VRB_IMAGES"
-PROTOCOL_ENV = "LMMS_EVAL_TASKS_VRB_PROTOCOL"
-PROMPT_ENV = "LMMS_EVAL_TASKS_VRB_PROMPT"
-DEFAULT_IMAGES = 3000  # the paper's subset: 3,000 val2014 images with all their questions (~16,000)
-PROMPTS = ("vrb_llava", "vqav2")
 # The host's vqav2 prompt (lmms_eval/tasks/vqav2/_default_template_vqav2_yaml).
 VQAV2_POST_PROMPT = "\nAnswer the question using a single word or phrase."
 LLAVA_PROMPT = (Path(__file__).resolve().parent / "llava_prompt.txt").read_text(encoding="utf-8")
@@ -56,39 +55,6 @@ def task_level(task: str) -> tuple[str, int]:
 def is_sample_task(task: str) -> bool:
     """True for the bundled-sample tasks (``vrb_sample_*``): no subset draw."""
     return task.startswith("vrb_sample_")
-
-
-def _env_int(name: str, default: int, minimum: int) -> int:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{name}={text!r}: expected an integer") from None
-    if value < minimum:
-        raise ValueError(f"{name}={value}: must be >= {minimum}")
-    return value
-
-
-def run_parameters() -> dict[str, Any]:
-    """Profile, seed, subset size, protocol and prompt override of this run (validated)."""
-    profile = os.environ.get(PROFILE_ENV, "").strip() or "vrb"
-    if profile not in PROFILES:
-        raise ValueError(f"{PROFILE_ENV}={profile!r}: expected one of {list(PROFILES)}")
-    protocol = os.environ.get(PROTOCOL_ENV, "").strip() or "paper"
-    if protocol not in scoring.PROTOCOLS:
-        raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {list(scoring.PROTOCOLS)}")
-    prompt = os.environ.get(PROMPT_ENV, "").strip() or None
-    if prompt is not None and prompt not in PROMPTS:
-        raise ValueError(f"{PROMPT_ENV}={prompt!r}: expected one of {list(PROMPTS)}")
-    return {
-        "profile": profile,
-        "seed": _env_int(SEED_ENV, 0, 0),
-        "subset_images": _env_int(IMAGES_ENV, DEFAULT_IMAGES, 1),
-        "protocol": protocol,
-        "prompt_override": prompt,
-    }
 
 
 def select_subset(image_ids: list[Any], images: int, seed: int) -> list[int]:
@@ -213,9 +179,10 @@ def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str,
 
 
 def task_settings(task: str) -> dict[str, Any]:
-    """Scoring options and every run parameter, recorded in the task's (or group's) report."""
+    """Every run parameter, recorded in the task's (or group's) report (its scoring options are added by
+    the hook runtime from ``settings.score_options``)."""
     parameters = run_parameters()
-    settings: dict[str, Any] = {"score_options": {"protocol": parameters["protocol"]}, **parameters}
+    settings: dict[str, Any] = {**parameters}
     if is_sample_task(task):
         settings["subset_images"] = None  # the bundled sample is used whole
     try:
@@ -226,20 +193,24 @@ def task_settings(task: str) -> dict[str, Any]:
     return settings
 
 
-def score_task(records: list[dict[str, Any]], task: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Score once; flat numbers are the metrics, the per-level and per-type tables go to the details."""
+def report_details(
+    records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any
+) -> dict[str, Any]:
+    """What only a run knows: the corruption profile and seed it applied to the images (environment)."""
     parameters = run_parameters()
-    result = scoring.score_records(records, protocol=parameters["protocol"])
-    metrics = {key: value for key, value in result.items() if not isinstance(value, dict | list)}
-    details = {key: value for key, value in result.items() if isinstance(value, dict | list)}
-    details["corruption"] = {
+    levels = {
+        scoring.level_key(scoring.CLEAN, 0)
+        if record["severity"] == 0
+        else scoring.level_key(record["corruption"], record["severity"])
+        for record in records
+    }
+    corruption = {
         "profile": parameters["profile"],
         "seed": parameters["seed"],
         "per_image_seed": "blake2b('vrb:<seed>:<image_id>') mixed with corruption and severity by the engine",
-        "levels": sorted(result.get("accuracy_by_level", {})),
+        "levels": sorted(levels),
     }
-    details["pack_seeds"] = {"vrb_seed": parameters["seed"]}
-    return metrics, details
+    return {"corruption": corruption, "pack_seeds": {"vrb_seed": parameters["seed"]}}
 
 
 def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
@@ -253,6 +224,6 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 
 HOOKS = TaskHooks(
-    "vrb", make_record, task_settings=task_settings, prepare_docs=prepare_docs, score_task=score_task
+    "vrb", make_record, task_settings=task_settings, prepare_docs=prepare_docs, report_details=report_details
 )
 process_results = HOOKS.process_results

@@ -637,3 +637,12 @@ def score_records(
                 for i, name in sorted(enumerate(names), key=lambda x: x[1])
             }
     return metrics
+
+
+def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one scoring path (``score`` and a run): flat numbers are the metrics, the per-level, per-type
+    and robustness tables the details."""
+    result = score_records(records, **options)
+    metrics = {key: value for key, value in result.items() if not isinstance(value, dict | list)}
+    details = {key: value for key, value in result.items() if isinstance(value, dict | list)}
+    return metrics, details

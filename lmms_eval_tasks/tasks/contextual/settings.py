@@ -1,0 +1,66 @@
+"""ConTextual's settings: its tasks, and the one reader of its own ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables.
+
+``LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL`` (default/official), ``LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE=1`` (the
+image-aware judge) and ``LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING=1`` (run without the rows whose images are
+missing). The judge itself (model, key, repeats) is the shared judge configuration
+(``lmms_eval_tasks.judges.config``), read when ``scoring.score_task`` judges.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+PROTOCOL_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL"
+IMAGE_JUDGE_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE"
+SKIP_MISSING_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING"
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task: judged or submission-only, and whether its images are bundled or prepared."""
+
+    judged: bool
+    bundled_images: bool
+    expected_rows: int
+
+
+TASKS: dict[str, TaskSpec] = {
+    "contextual": TaskSpec(judged=True, bundled_images=False, expected_rows=100),
+    "contextual_test": TaskSpec(judged=False, bundled_images=False, expected_rows=506),
+    "contextual_sample": TaskSpec(judged=True, bundled_images=True, expected_rows=10),
+    "contextual_sample_submission": TaskSpec(judged=False, bundled_images=True, expected_rows=10),
+}
+
+
+def task_spec(task: str) -> TaskSpec:
+    """The spec of a ConTextual task (KeyError naming the known tasks otherwise)."""
+    if task not in TASKS:
+        raise KeyError(f"unknown ConTextual task {task!r}; known: {', '.join(TASKS)}")
+    return TASKS[task]
+
+
+def flag(name: str) -> bool:
+    """True when the environment variable ``name`` is set to 1/true/yes/on."""
+    return os.environ.get(name, "").strip().lower() in _TRUE
+
+
+def judged_options() -> dict[str, Any]:
+    """The judged tasks' options from the environment: the protocol and the image-aware judge."""
+    from lmms_eval_tasks.tasks.contextual.scoring import PROTOCOLS
+
+    protocol = os.environ.get(PROTOCOL_ENV, "").strip() or "default"
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+    return {"protocol": protocol, "image_judge": flag(IMAGE_JUDGE_ENV)}
+
+
+def score_options(task: str) -> dict[str, Any]:
+    """The ``score_task`` options of ``task``: a judged task's protocol and image judge; a submission
+    task's ``submission`` flag and the rows the leaderboard expects."""
+    spec = task_spec(task)
+    if spec.judged:
+        return judged_options()
+    return {"submission": True, "expected_rows": spec.expected_rows}

@@ -1,0 +1,62 @@
+"""VRB's settings: the one reader of its ``LMMS_EVAL_TASKS_VRB_*`` variables, and its scoring options.
+
+``LMMS_EVAL_TASKS_VRB_PROFILE`` (``vrb`` default, ``vrb_official`` or ``imagenet_c``),
+``LMMS_EVAL_TASKS_VRB_SEED`` (0; the subset draw and every image's corruption noise),
+``LMMS_EVAL_TASKS_VRB_IMAGES`` (3000 images, all their questions),
+``LMMS_EVAL_TASKS_VRB_PROTOCOL`` (``paper``/``vqa_api``/``official``, the one scoring option) and
+``LMMS_EVAL_TASKS_VRB_PROMPT`` (``vrb_llava``/``vqav2``, overriding the per-model choice). See docs/vrb.md.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+PROFILE_ENV = "LMMS_EVAL_TASKS_VRB_PROFILE"
+SEED_ENV = "LMMS_EVAL_TASKS_VRB_SEED"
+IMAGES_ENV = "LMMS_EVAL_TASKS_VRB_IMAGES"
+PROTOCOL_ENV = "LMMS_EVAL_TASKS_VRB_PROTOCOL"
+PROMPT_ENV = "LMMS_EVAL_TASKS_VRB_PROMPT"
+DEFAULT_IMAGES = 3000  # the paper's subset: 3,000 val2014 images with all their questions (~16,000)
+PROMPTS = ("vrb_llava", "vqav2")
+
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r}: expected an integer") from None
+    if value < minimum:
+        raise ValueError(f"{name}={value}: must be >= {minimum}")
+    return value
+
+
+def run_parameters() -> dict[str, Any]:
+    """Profile, seed, subset size, protocol and prompt override of this run (validated)."""
+    from lmms_eval_tasks.corruptions import PROFILES
+    from lmms_eval_tasks.tasks.vrb.scoring import PROTOCOLS
+
+    profile = os.environ.get(PROFILE_ENV, "").strip() or "vrb"
+    if profile not in PROFILES:
+        raise ValueError(f"{PROFILE_ENV}={profile!r}: expected one of {list(PROFILES)}")
+    protocol = os.environ.get(PROTOCOL_ENV, "").strip() or "paper"
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {list(PROTOCOLS)}")
+    prompt = os.environ.get(PROMPT_ENV, "").strip() or None
+    if prompt is not None and prompt not in PROMPTS:
+        raise ValueError(f"{PROMPT_ENV}={prompt!r}: expected one of {list(PROMPTS)}")
+    return {
+        "profile": profile,
+        "seed": _env_int(SEED_ENV, 0, 0),
+        "subset_images": _env_int(IMAGES_ENV, DEFAULT_IMAGES, 1),
+        "protocol": protocol,
+        "prompt_override": prompt,
+    }
+
+
+def score_options(task: str = "vrb") -> dict[str, Any]:
+    """The ``score_task`` options of a VRB task or group: ``{"protocol": ...}`` (every level the same)."""
+    return {"protocol": run_parameters()["protocol"]}
