@@ -132,3 +132,56 @@ def test_a_hook_level_scorer_report_records_its_options_for_options_from(tmp_pat
     rescored.pop("uncertainty", None)
     shared = {key: value for key, value in report["metrics"].items() if key in rescored}
     assert shared and all(rescored[key] == value for key, value in shared.items())
+
+
+# Run-only details (written by each benchmark's hooks.report_details, or added by the hook runtime), left
+# out of the comparison: VRB's corruption profile/seed the run applied, and the runtime's own keys.
+RUN_ONLY_DETAILS = {"corruption", "pack_seeds", "uncertainty", "records", "submission_files"}
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "task"),
+    [("dare", "dare_sample_single_gen_p1"), ("vrb", "vrb_sample_clean"), ("contextual", "contextual_sample")],
+)
+def test_score_details_on_a_runs_samples_file_gives_the_reports_metrics_and_details(
+    tmp_path, capsys, monkeypatch, benchmark, task
+) -> None:
+    """The hook runtime scores a task's records and writes its report and samples file; `score --details
+    --options-from` that report on that samples file gives the same metrics and the same details (one
+    scoring path: the same ``score_task`` with the same options). ConTextual is judged by the offline rule
+    judge (no key in the isolated judge environment)."""
+    from fake_openai import isolate_judge_env
+
+    from lmms_eval_tasks.framework.registry import get_benchmark, resolve
+
+    isolate_judge_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "judge_cache.sqlite"))
+    bench = get_benchmark(benchmark)
+    hooks = resolve(f"lmms_eval_tasks.tasks.{benchmark}.hooks:HOOKS")
+    records = [{**record, "task": task} for record in bench.record_schema.example]
+    args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
+    (tmp_path / "out").mkdir()
+    hooks._score(records, task, args, folder=tmp_path / "out")
+    report_path = tmp_path / "out" / f"{task}_report.json"
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    samples = tmp_path / "out" / f"{task}_samples.jsonl"
+    assert report["provenance"]["settings"]["score_options"] == bench.task_options(task)
+    full = _score(capsys, benchmark, str(samples), "--options-from", str(report_path), "--details")
+    assert full["metrics"].pop("uncertainty") == report["details"]["uncertainty"]
+    details = dict(full["details"])
+    for key in ("deviations", "warnings"):  # the runtime moves these into the report's provenance
+        assert set(details.pop(key, [])) <= set(report["provenance"].get(key) or [])
+    reported = {key: value for key, value in report["details"].items() if key not in RUN_ONLY_DETAILS}
+    if benchmark == "contextual":
+        # the samples file carries the run's verdicts: `score` reuses them (no second judging), so only
+        # who judged differs: "supplied" (2 records) instead of the run's rule judge.
+        assert (full["metrics"].pop("judge"), report["metrics"].pop("judge")) == ("supplied", "rule")
+        assert full["metrics"].pop("judge_model") is None
+        assert report["metrics"].pop("judge_model") == "rule-based"
+        supplied = (full["metrics"].pop("supplied_verdicts"), report["metrics"].pop("supplied_verdicts"))
+        assert supplied == (2, 0)
+        for key in ("judge", "judging"):
+            details.pop(key, None), reported.pop(key, None)  # the report keeps the judge in provenance
+    assert full["metrics"] == report["metrics"]
+    assert details == reported
+    assert details  # each of the three has scorer details (tables, per scenario and per repeat)

@@ -393,9 +393,10 @@ def test_score_cli_prints_strict_json(tmp_path, capsys) -> None:
     path = tmp_path / "records.jsonl"
     records = [_record(1, "clean", 0, "2"), _record(2, "clean", 0, "no")]
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    assert main(["score", "vrb", str(path)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["accuracy"] == 0.5 and printed["accuracy_by_level"] == {"clean": 0.5}
+    assert main(["score", "vrb", str(path), "--details"]) == 0  # the tables are details (one path)
+    full = json.loads(capsys.readouterr().out)
+    printed = full["metrics"]
+    assert printed["accuracy"] == 0.5 and full["details"]["accuracy_by_level"] == {"clean": 0.5}
     assert printed["first_drop"] is None  # no corrupted level: null, not NaN
     assert main(["score", "vrb", str(path), "-o", "protocol=official"]) == 0
     assert json.loads(capsys.readouterr().out)["protocol"] == "official"
