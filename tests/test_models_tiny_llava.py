@@ -206,15 +206,12 @@ def loglikelihood_fixes(monkeypatch: pytest.MonkeyPatch) -> None:
     import lmms_eval.evaluator as evaluator
     from lmms_eval.models.simple.llava_hf import LlavaHf
 
-    from lmms_eval_tasks.models.host_fixes import (
-        install_llava_hf_loglikelihood_fix,
-        install_loglikelihood_result_fix,
-    )
+    from lmms_eval_tasks.host import patches as host
 
     monkeypatch.setattr(LlavaHf, "loglikelihood", LlavaHf.loglikelihood)
     monkeypatch.setattr(evaluator, "unwrap_generation_output", evaluator.unwrap_generation_output)
-    install_llava_hf_loglikelihood_fix()
-    install_loglikelihood_result_fix()
+    host.apply_patch("llava_hf_loglikelihood")
+    host.apply_patch("loglikelihood_result")
 
 
 @pytest.fixture
@@ -296,11 +293,17 @@ def test_multiple_choice_runs_on_simple_llava_hf_with_the_fixes(
     assert len(answers) == 8 and all(isinstance(answer, str) and answer for answer in answers)
 
 
-def test_install_host_fixes_patches_only_what_the_run_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_host_patches_for_a_run_patch_only_what_its_models_need(monkeypatch: pytest.MonkeyPatch) -> None:
     import lmms_eval.evaluator as evaluator
     from lmms_eval.models.simple.llava_hf import LlavaHf
 
-    from lmms_eval_tasks.models.host_fixes import install_host_fixes
+    from lmms_eval_tasks.host import patches as host
+
+    def install_host_fixes(models: list[str]) -> None:
+        # the bug fixes a run's models need (the launcher installs the task index and failure recorder)
+        integration = ("pack_task_index", "failure_recorder")
+        names = [name for name in host.patches_for(models) if name not in integration]
+        host.apply_patches(models, names)
 
     monkeypatch.setattr(
         LlavaHf, "loglikelihood", getattr(LlavaHf.loglikelihood, "__wrapped__", LlavaHf.loglikelihood)
