@@ -336,7 +336,7 @@ def test_cli_scores_a_jsonl_file(tmp_path, capsys):
     rows[4]["subcategory"] = "maps"
     path.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
     assert main(["score", "hallusionbench", str(path)]) == 1
-    assert "record 4: field 'subcategory'" in capsys.readouterr().err
+    assert "record 4 (line 5): field 'subcategory'" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------------------------------------
