@@ -308,7 +308,18 @@ def test_unusable_cache_file_degrades_to_memory_with_a_warning(server, tmp_path,
     assert broken.read_bytes() == b"this is not a sqlite database" * 100  # left for the user to inspect
 
 
-def test_ctrl_c_stops_judging_promptly_and_keeps_finished_replies(tmp_path):
+@pytest.fixture
+def python_sigint_handler():
+    """Python's own SIGINT handler (KeyboardInterrupt) for the test: a process started in the background by a
+    non-interactive shell inherits SIGINT as ignored, and Python then never installs it."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_stops_judging_promptly_and_keeps_finished_replies(tmp_path, python_sigint_handler):
     import os
     import signal
     import threading
@@ -335,7 +346,7 @@ def test_ctrl_c_stops_judging_promptly_and_keeps_finished_replies(tmp_path):
     assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests_for(100)]
 
 
-def test_ctrl_c_wakes_jobs_sleeping_on_a_long_retry_after(tmp_path):
+def test_ctrl_c_wakes_jobs_sleeping_on_a_long_retry_after(tmp_path, python_sigint_handler):
     import os
     import signal
     import threading
