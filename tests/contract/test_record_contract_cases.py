@@ -159,10 +159,11 @@ def test_vrb_misspelt_corruption_refused_and_the_valid_set_scores_as_before(tmp_
     noisy = [(q, s, "three" if q == 2 and s >= 3 else "two") for s in range(1, 6) for q in (1, 2)]
     valid = [_vrb(q, "clean", 0, "two") for q in (1, 2)]
     valid += [_vrb(q, "gaussian_noise", s, p) for q, s, p in noisy]
-    assert main(["score", "vrb", str(_write(tmp_path / "ok.jsonl", valid))]) == 0
-    m = json.loads(capsys.readouterr().out)
+    assert main(["score", "vrb", str(_write(tmp_path / "ok.jsonl", valid)), "--details"]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    m = scored["metrics"]
     assert m["accuracy"] == pytest.approx(9 / 12)  # 9 of 12 records right
-    assert m["accuracy_by_level"] == pytest.approx(
+    assert scored["details"]["accuracy_by_level"] == pytest.approx(
         {"clean": 1.0, **{f"gaussian_noise_s{s}": 1.0 if s < 3 else 0.5 for s in range(1, 6)}}
     )
     # error E = [0, 0, 0, .5, .5, .5]: average_error = 1.5 / 6 = .25, average_difference = 1.5 / 5 = .3,
