@@ -450,8 +450,6 @@ class TaskHooks:
         task_settings: Callable[[str], dict[str, Any]] | None = None,
         metric_keys: Callable[[str], Sequence[str]] | None = None,
         prepare_docs: Callable[[Any, str], Any] | None = None,
-        score_task: Callable[[list[dict[str, Any]], str, Any], tuple[dict[str, Any], dict[str, Any]]]
-        | None = None,
         report_details: Callable[[list[dict[str, Any]], dict[str, Any], str, Any], dict[str, Any]]
         | None = None,
         extra_files: Callable[[list[dict[str, Any]], str], dict[str, str | bytes]] | None = None,
@@ -462,7 +460,6 @@ class TaskHooks:
         self.task_settings = task_settings or (lambda task: {})
         self._metric_keys = metric_keys
         self.prepare_docs = prepare_docs
-        self.score_task = score_task
         self.report_details = report_details
         self.extra_files = extra_files
         self.known_metrics = known_metrics
@@ -554,24 +551,18 @@ class TaskHooks:
                 folder, self.benchmark, name, source, members, args, settings, records
             )
         try:
-            if self.score_task is not None:  # a benchmark not yet on the one scoring path (see docs)
-                get_benchmark(self.benchmark).validate(records)  # the record contract (score() checks it)
-                metrics, details = self.score_task(records, source, args)
-                options = dict(settings.get("score_options", {}))
-                settings["score_options"] = options  # recorded even when empty: `score --options-from`
-            else:
-                benchmark = get_benchmark(self.benchmark)
-                benchmark.validate(records)  # the record contract, before the scorer runs
-                options = benchmark.task_options(source)
-                metrics, details = benchmark.score_with_details(records, **options)
-                if self.report_details is not None:
-                    run_details = self.report_details(records, metrics, source, args)
-                    merged = {**details, **run_details}
-                    for key in ("deviations", "warnings"):  # the run's first, then the scorer's
-                        if key in details and key in run_details:
-                            merged[key] = [*run_details[key], *details[key]]
-                    details = merged
-                settings["score_options"] = options
+            benchmark = get_benchmark(self.benchmark)
+            benchmark.validate(records)  # the record contract, before the scorer runs
+            options = benchmark.task_options(source)
+            metrics, details = benchmark.score_with_details(records, **options)
+            if self.report_details is not None:
+                run_details = self.report_details(records, metrics, source, args)
+                merged = {**details, **run_details}
+                for key in ("deviations", "warnings"):  # the run's first, then the scorer's
+                    if key in details and key in run_details:
+                        merged[key] = [*run_details[key], *details[key]]
+                details = merged
+            settings["score_options"] = options  # recorded even when empty: `score --options-from`
             options = {**options, **settings.get("uncertainty_options", {})}
             metrics, uncertainty = score_with_uncertainty(self.benchmark, records, metrics, **options)
         except Exception as error:
