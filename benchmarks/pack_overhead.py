@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from lmms_eval_tasks import TASKS_DIR
-from lmms_eval_tasks.host.task_index import _load_yaml, pack_tasks, sample_tasks
+from lmms_eval_tasks.host.task_index import load_yaml, pack_tasks, sample_tasks
 
 ENVIRONMENT = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -80,12 +80,12 @@ def first_sample_leaf_task() -> tuple[str, dict]:
     by_name = {entry.name: entry for entry in pack_tasks()}
     for name in sample_tasks():
         entry = by_name[name]
-        config = _load_yaml((TASKS_DIR / entry.path).resolve())
+        config = load_yaml((TASKS_DIR / entry.path).resolve())
         while entry.kind == "group":
             member = config["task"][0]
             member = member if isinstance(member, str) else member.get("task")
             entry = by_name[member]
-            config = _load_yaml((TASKS_DIR / entry.path).resolve())
+            config = load_yaml((TASKS_DIR / entry.path).resolve())
         return entry.name, {**config, "_folder": str((TASKS_DIR / entry.path).parent)}
     raise SystemExit("no *_sample task in the pack")
 

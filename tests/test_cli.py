@@ -9,7 +9,7 @@ import pytest
 
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.cli import main
-from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl, require_field
+from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl, require_field
 
 
 def test_tasks_dir_prints_the_pack_folder(capsys: pytest.CaptureFixture[str]) -> None:

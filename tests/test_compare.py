@@ -10,7 +10,7 @@ import pytest
 from lmms_eval_tasks.cli import main
 from lmms_eval_tasks.framework import registry
 from lmms_eval_tasks.framework.comparison import compare_correctness, compare_runs, correctness_by_id, mcnemar
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.input_checks import RecordError
 from tests.helpers import toy_schema
 
 

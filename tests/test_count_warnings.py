@@ -11,8 +11,9 @@ import pytest
 from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
 from helpers import REPO_ROOT, offline_environment
 
-from lmms_eval_tasks.framework.hooks import count_warnings
+from lmms_eval_tasks.framework.count_warnings import count_warnings
 from lmms_eval_tasks.framework.registry import benchmarks
+from lmms_eval_tasks.framework.task_pipeline import score_and_report
 from lmms_eval_tasks.reporting.schema import read_report
 
 
@@ -65,7 +66,7 @@ def test_contextual_report_lists_its_unjudged_items(monkeypatch, tmp_path):
     with FakeOpenAIServer(lambda prompt: "Judgement: Yes", faults=faults) as server:
         monkeypatch.setenv("OPENAI_API_URL", server.base_url)
         args = Namespace(output_path=str(tmp_path / "out"), model="m", model_args="", limit=None, seed=None)
-        metrics, path = HOOKS._score(records, "contextual_sample", args)
+        metrics, path = score_and_report(HOOKS, records, "contextual_sample", args)
     # 1 of 5 instructions (20 %) without a verdict: 4 judged, all "Yes" -> 100 % of the judged
     assert metrics["unjudged"] == 1 and metrics["acceptance_rate"] == 100.0
     report = read_report(path)
@@ -101,7 +102,7 @@ def test_vrb_null_predictions_are_a_report_warning(tmp_path):
                 "prediction": prediction, "task": "vrb_sample"}  # fmt: skip
 
     args = Namespace(output_path=str(tmp_path / "out"), model="m", model_args="", limit=None, seed=None)
-    metrics, path = HOOKS._score([record(1, None), record(2, "yes")], "vrb_sample", args)
+    metrics, path = score_and_report(HOOKS, [record(1, None), record(2, "yes")], "vrb_sample", args)
     # q1 null -> 0, q2 "yes" matches 10 of 10 answers -> 1: accuracy (0 + 1) / 2 = 0.5
     assert metrics["missing_predictions"] == 1 and metrics["accuracy"] == 0.5
     expected = "1 missing (null) predictions (of 2 records, count 'missing_predictions'): generation errors? "

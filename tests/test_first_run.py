@@ -263,7 +263,7 @@ def test_last_line_of_a_cause_without_words_keeps_its_wrappers_message() -> None
 def test_provenance_datasets_keep_no_credentials_of_a_data_files_url(monkeypatch: pytest.MonkeyPatch) -> None:
     # a task YAML's dataset_kwargs may name files behind a signed or credentialed URL; the report's
     # provenance.datasets must not carry the user info, the query, or the HF token's value
-    from lmms_eval_tasks.framework import datasets_read
+    from lmms_eval_tasks.reporting import datasets_read
     from lmms_eval_tasks.reporting.schema import provenance
 
     monkeypatch.setenv("HF_TOKEN", "hf_secretvalue123456")

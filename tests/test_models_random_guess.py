@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from lmms_eval_tasks.framework import registry
+from lmms_eval_tasks.framework import answer_spaces, registry
+from lmms_eval_tasks.framework.answer_spaces import fallback_answer, listed_option_letters, looks_like_yes_no
 from lmms_eval_tasks.framework.registry import Benchmark
-from lmms_eval_tasks.models import SIMPLE_MODELS, answer_spaces
-from lmms_eval_tasks.models.answer_spaces import fallback_answer, listed_option_letters, looks_like_yes_no
+from lmms_eval_tasks.models import SIMPLE_MODELS
 from lmms_eval_tasks.models.random_guess import RandomGuess, request_rng
 from tests.conftest import TINY_TASK_COLOURS
 from tests.helpers import toy_schema

@@ -11,7 +11,8 @@ from argparse import Namespace
 import pytest
 from fake_openai import FakeOpenAIServer, isolate_judge_env
 
-from lmms_eval_tasks.framework import hooks as harness
+from lmms_eval_tasks.framework import saved_records, task_pipeline
+from lmms_eval_tasks.framework.task_pipeline import score_and_report
 from lmms_eval_tasks.host.launcher import saved_records_lines
 from lmms_eval_tasks.judges import JudgingFailed
 from lmms_eval_tasks.reporting import schema
@@ -37,9 +38,9 @@ def judge_env(monkeypatch, tmp_path):
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE", "auto")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_RETRIES", "0")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    harness.SAVED_FOR_SCORING.clear()
+    saved_records.SAVED_FOR_SCORING.clear()
     yield monkeypatch
-    harness.SAVED_FOR_SCORING.clear()
+    saved_records.SAVED_FOR_SCORING.clear()
 
 
 def args_for(tmp_path) -> Namespace:
@@ -53,14 +54,14 @@ def refused_run(monkeypatch, tmp_path, model: str, repeats: str):
     with FakeOpenAIServer(lambda prompt: "Judgement: Yes", faults=lambda call: "unauthorized") as server:
         monkeypatch.setenv("OPENAI_API_URL", server.base_url)
         with pytest.raises(JudgingFailed):
-            HOOKS._score(contextual_records(), "contextual_sample", args_for(tmp_path))
-    (saved,) = harness.SAVED_FOR_SCORING
+            score_and_report(HOOKS, contextual_records(), "contextual_sample", args_for(tmp_path))
+    (saved,) = saved_records.SAVED_FOR_SCORING
     return saved
 
 
 def test_completing_with_another_judge_model_and_repeats_says_what_changed(judge_env, tmp_path, capsys):
     saved = refused_run(judge_env, tmp_path, "judge-a", "1")
-    pending = harness.pending_for(saved.path)
+    pending = saved_records.pending_for(saved.path)
     assert pending["judge"] == {"kind": "openai", "model": "judge-a", "repeats": 1}
     assert KEY not in saved.path.with_name("contextual_sample_pending.json").read_text(encoding="utf-8")
     judge_env.setenv("LMMS_EVAL_TASKS_JUDGE_MODEL", "judge-b")
@@ -69,7 +70,7 @@ def test_completing_with_another_judge_model_and_repeats_says_what_changed(judge
     records = [json.loads(line) for line in saved.path.read_text(encoding="utf-8").splitlines()]
     with FakeOpenAIServer(lambda prompt: "Judgement: Yes") as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
-        metrics, path = harness.complete_pending(saved.path, records, pending)
+        metrics, path = task_pipeline.complete_pending(saved.path, records, pending)
     lines = [line for line in capsys.readouterr().err.splitlines() if "judge differs" in line]
     assert lines == [
         f"lmms-eval-tasks score: {saved.path}: the judge differs from the run's (model 'judge-a' in the run, "
@@ -87,12 +88,12 @@ def test_completing_with_another_judge_model_and_repeats_says_what_changed(judge
 
 def test_completing_with_the_runs_judge_says_nothing(judge_env, tmp_path, capsys):
     saved = refused_run(judge_env, tmp_path, "judge-a", "1")
-    pending = harness.pending_for(saved.path)
+    pending = saved_records.pending_for(saved.path)
     records = [json.loads(line) for line in saved.path.read_text(encoding="utf-8").splitlines()]
     capsys.readouterr()
     with FakeOpenAIServer(lambda prompt: "Judgement: No") as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)  # another endpoint: not the judge's identity
-        metrics, path = harness.complete_pending(saved.path, records, pending)
+        metrics, path = task_pipeline.complete_pending(saved.path, records, pending)
     assert "judge differs" not in capsys.readouterr().err
     assert "judge_changed" not in schema.read_report(path)["details"]["scored_later"]
     assert metrics["acceptance_rate"] == 0.0  # every reply "No": 0 of 4 accepted
@@ -119,8 +120,8 @@ def test_a_failed_report_write_says_writing_the_report_failed(judge_env, tmp_pat
 
     judge_env.setattr(schema, "write_report_files", full_disk)
     with pytest.raises(OSError):
-        HOOKS._score(contextual_records(), "contextual_sample", args_for(tmp_path))
-    (saved,) = harness.SAVED_FOR_SCORING
+        score_and_report(HOOKS, contextual_records(), "contextual_sample", args_for(tmp_path))
+    (saved,) = saved_records.SAVED_FOR_SCORING
     assert saved.step == "writing the report"
     first, last = saved_records_lines([saved])
     assert first == (

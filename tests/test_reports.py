@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks import __version__
-from lmms_eval_tasks.framework import hooks as harness
-from lmms_eval_tasks.host import run_state
+from lmms_eval_tasks.framework import run_state, task_pipeline
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.schema import (
     ReportError,
@@ -70,7 +69,7 @@ def test_non_finite_values_are_written_as_null_and_parse_strictly(tmp_path: Path
     )
     assert report["metrics"] == {"accuracy": 50.0, "std": None, "ratio": None, "count": 3, "rule": True}
     samples = [{"id": 1, "losses": [1.5, math.nan, -math.inf]}]
-    path = harness.write_report(args, "toy_task", report, samples)
+    path = task_pipeline.write_report(args, "toy_task", report, samples)
     text = path.read_text(encoding="utf-8")
     assert "NaN" not in text and "Infinity" not in text
     loaded = strict_loads(text)
@@ -177,8 +176,8 @@ def test_layout_follows_the_hosts_per_model_folders(tmp_path: Path, host_run) ->
         _args(tmp_path, model="llava_hf", model_args="pretrained=llava-hf/llava-1.5-7b-hf,device=cpu"),
         "20261201_081530",
     )
-    random_path = harness.write_report(random_args, "toy_task", _report(random_args))
-    llava_path = harness.write_report(llava_args, "toy_task", _report(llava_args))
+    random_path = task_pipeline.write_report(random_args, "toy_task", _report(random_args))
+    llava_path = task_pipeline.write_report(llava_args, "toy_task", _report(llava_args))
     # the host's folder names: none for random_guess (no pretrained=), "llava-hf__llava-1.5-7b-hf" for llava
     assert random_path == tmp_path / "lmms_eval_tasks" / "20261201_081530" / "toy_task_report.json"
     llava_folder = tmp_path / "llava-hf__llava-1.5-7b-hf" / "lmms_eval_tasks"
@@ -195,11 +194,11 @@ def test_runs_never_share_a_folder(tmp_path: Path, host_run) -> None:
     """Two runs of the same model started in the same second (same host date id) keep their own files."""
     first = host_run(_args(tmp_path, model_args="seed=0"), "20261201_081530")
     second = host_run(_args(tmp_path, model_args="seed=1"), "20261201_081530")
-    first_path = harness.write_report(first, "toy_task", _report(first))
-    second_path = harness.write_report(second, "toy_task", _report(second))
+    first_path = task_pipeline.write_report(first, "toy_task", _report(first))
+    second_path = task_pipeline.write_report(second, "toy_task", _report(second))
     assert first_path.parent.name == "20261201_081530" and second_path.parent.name == "20261201_081530-2"
     # a second task of the first run joins the first run's folder
-    other = harness.write_report(first, "toy_other", _report(first, task="toy_other"))
+    other = task_pipeline.write_report(first, "toy_other", _report(first, task="toy_other"))
     assert other.parent == first_path.parent
     assert read_report(first_path)["provenance"]["model_args"] == "seed=0"
     assert read_report(second_path)["provenance"]["model_args"] == "seed=1"
@@ -210,10 +209,10 @@ def test_interrupted_rerun_leaves_the_previous_report_under_its_own_older_run(
 ) -> None:
     """Run A scores tasks t1 and t2. Rerun B scores t2, then dies before t1 is scored."""
     run_a = host_run(_args(tmp_path), "20261201_080000")
-    a_t1 = harness.write_report(run_a, "t1", _report(run_a, task="t1", accuracy=10.0))
-    a_t2 = harness.write_report(run_a, "t2", _report(run_a, task="t2", accuracy=20.0))
+    a_t1 = task_pipeline.write_report(run_a, "t1", _report(run_a, task="t1", accuracy=10.0))
+    a_t2 = task_pipeline.write_report(run_a, "t2", _report(run_a, task="t2", accuracy=20.0))
     run_b = host_run(_args(tmp_path), "20261201_090000")
-    b_t2 = harness.write_report(run_b, "t2", _report(run_b, task="t2", accuracy=25.0))
+    b_t2 = task_pipeline.write_report(run_b, "t2", _report(run_b, task="t2", accuracy=25.0))
     # ... run B is killed here: t1 is never scored in run B.
     assert b_t2.parent.name == "20261201_090000"
     assert not (b_t2.parent / "t1_report.json").exists()  # nothing in B's folder claims to be t1
@@ -229,7 +228,7 @@ def test_interrupted_rerun_leaves_the_previous_report_under_its_own_older_run(
 def test_a_failed_write_does_not_move_latest(tmp_path: Path, host_run) -> None:
     """latest.json moves only after the report and its samples are completely written."""
     run_a = host_run(_args(tmp_path), "20261201_080000")
-    good = harness.write_report(run_a, "t1", _report(run_a, task="t1"), samples=[{"id": 1}])
+    good = task_pipeline.write_report(run_a, "t1", _report(run_a, task="t1"), samples=[{"id": 1}])
     run_b = host_run(_args(tmp_path), "20261201_090000")
 
     class Unserialisable:
@@ -237,7 +236,7 @@ def test_a_failed_write_does_not_move_latest(tmp_path: Path, host_run) -> None:
             raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError, match="disk full"):
-        harness.write_report(run_b, "t1", _report(run_b, task="t1"), samples=[{"id": Unserialisable()}])
+        task_pipeline.write_report(run_b, "t1", _report(run_b, task="t1"), samples=[{"id": Unserialisable()}])
     assert reports.latest_report_path(tmp_path, "t1") == good
     assert [path.name for path in (tmp_path / "lmms_eval_tasks" / "20261201_090000").iterdir()] == []
 
@@ -245,17 +244,17 @@ def test_a_failed_write_does_not_move_latest(tmp_path: Path, host_run) -> None:
 def test_no_output_path_writes_nothing(tmp_path: Path) -> None:
     report = _report(None)
     assert report["provenance"]["model"] is None and report["provenance"]["command_line"] is None
-    assert harness.write_report(None, "toy_task", report) is None
-    assert harness.write_report(Namespace(output_path=None), "toy_task", report) is None
+    assert task_pipeline.write_report(None, "toy_task", report) is None
+    assert task_pipeline.write_report(Namespace(output_path=None), "toy_task", report) is None
     with pytest.raises(ReportError, match="written as 'other'"):
-        harness.write_report(_args(tmp_path), "other", report)
+        task_pipeline.write_report(_args(tmp_path), "other", report)
     with pytest.raises(ReportError, match="missing field"):
-        harness.write_report(_args(tmp_path), "toy_task", {"schema_version": 1, "task": "toy_task"})
+        task_pipeline.write_report(_args(tmp_path), "toy_task", {"schema_version": 1, "task": "toy_task"})
 
 
 def test_task_files_from_any_folder_a_user_names(tmp_path: Path, host_run) -> None:
     args = host_run(_args(tmp_path), "20261201_080000")
-    path = harness.write_report(args, "t1", _report(args, task="t1"), samples=[{"id": 1}])
+    path = task_pipeline.write_report(args, "t1", _report(args, task="t1"), samples=[{"id": 1}])
     expected = {"report": path, "samples": path.parent / "t1_samples.jsonl"}
     for folder in (tmp_path, tmp_path / "lmms_eval_tasks", path.parent):
         assert reports.task_files(folder, "t1") == expected, folder

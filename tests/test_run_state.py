@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.framework import hooks as harness
+from lmms_eval_tasks.framework import hook_factory, run_state
 from lmms_eval_tasks.host import patches as host
-from lmms_eval_tasks.host import run_state
 from lmms_eval_tasks.tasks.dare import task_docs as dare_docs
 from tests.dare.test_dare_tasks import _records
 
-PACKAGE = Path(harness.__file__).resolve().parents[1]
+PACKAGE = Path(hook_factory.__file__).resolve().parents[1]
 
 
 def test_no_stack_frame_walks_in_the_package() -> None:

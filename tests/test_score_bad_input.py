@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks.cli import main
+from lmms_eval_tasks.framework.input_checks import OptionError, check_option, read_jsonl
 from lmms_eval_tasks.framework.registry import get_benchmark
-from lmms_eval_tasks.framework.scoring import OptionError, check_option, read_jsonl
 
 RECORD = {
     "id": "q1",
@@ -257,7 +257,7 @@ def test_every_benchmark_has_a_bad_option_case() -> None:
 @pytest.mark.parametrize("benchmark", sorted(BAD_OPTION))
 def test_benchmark_score_checks_options_before_records(benchmark: str) -> None:
     # the Python API too: Benchmark.score checks option values, then the record contract
-    from lmms_eval_tasks.cli._common import parse_option
+    from lmms_eval_tasks.cli._arguments import parse_option
 
     key, value = parse_option(BAD_OPTION[benchmark][0])
     example = list(get_benchmark(benchmark).record_schema.example)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks.cli import main
+from lmms_eval_tasks.framework.task_pipeline import score_and_report
 
 FIELDS = {
     "category": "VD",
@@ -122,7 +123,7 @@ def test_a_hook_level_scorer_report_records_its_options_for_options_from(tmp_pat
     records = [{**record, "task": task} for record in bench.record_schema.example]
     args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
     (tmp_path / "out").mkdir()
-    hooks._score(records, task, args, folder=tmp_path / "out")
+    score_and_report(hooks, records, task, args, folder=tmp_path / "out")
     report = json.loads((tmp_path / "out" / f"{task}_report.json").read_text(encoding="utf-8"))
     assert isinstance(report["provenance"]["settings"]["score_options"], dict)
     path = tmp_path / "records.jsonl"
@@ -161,7 +162,7 @@ def test_score_details_on_a_runs_samples_file_gives_the_reports_metrics_and_deta
     records = [{**record, "task": task} for record in bench.record_schema.example]
     args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
     (tmp_path / "out").mkdir()
-    hooks._score(records, task, args, folder=tmp_path / "out")
+    score_and_report(hooks, records, task, args, folder=tmp_path / "out")
     report_path = tmp_path / "out" / f"{task}_report.json"
     report = json.loads(report_path.read_text(encoding="utf-8"))
     samples = tmp_path / "out" / f"{task}_samples.jsonl"

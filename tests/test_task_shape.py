@@ -21,7 +21,7 @@ from lmms_eval_tasks.framework.taskgen import (
     stale,
     templated_files,
 )
-from lmms_eval_tasks.host.task_index import _load_yaml, pack_tasks
+from lmms_eval_tasks.host.task_index import load_yaml, pack_tasks
 from tests.helpers import toy_schema
 
 
@@ -29,12 +29,12 @@ def _task_metrics(task: str, entries: dict) -> list[str]:
     entry = entries[task]
     if entry.kind == "group":
         return [metric for member in _members(entry) for metric in _task_metrics(member, entries)]
-    config = _load_yaml((TASKS_DIR / entry.path).resolve())
+    config = load_yaml((TASKS_DIR / entry.path).resolve())
     return [item["metric"] for item in config.get("metric_list") or []]
 
 
 def _members(entry) -> list[str]:
-    return list(_load_yaml((TASKS_DIR / entry.path).resolve()).get("task") or [])
+    return list(load_yaml((TASKS_DIR / entry.path).resolve()).get("task") or [])
 
 
 def test_every_group_metric_is_written_by_its_own_config_under_the_hosts_substring_rule() -> None:
@@ -45,7 +45,7 @@ def test_every_group_metric_is_written_by_its_own_config_under_the_hosts_substri
     for entry in entries.values():
         if entry.kind != "group":
             continue
-        config = _load_yaml((TASKS_DIR / entry.path).resolve())
+        config = load_yaml((TASKS_DIR / entry.path).resolve())
         aggregate = [item["metric"] for item in config.get("aggregate_metric_list") or []]
         if not aggregate:
             continue
@@ -186,13 +186,13 @@ def test_hub_data_files_stay_patterns_inside_the_hub_repository() -> None:
 def test_a_generating_task_without_doc_to_target_is_refused_when_rendered() -> None:
     """lmms-eval 0.7.3 calls doc_to_target on the first document when it builds a task; unset, the run
     ends in a bare "TypeError: TypeError". The generator refuses such a task naming it and the fix."""
-    from lmms_eval_tasks.framework.taskgen import hook_settings
+    from lmms_eval_tasks.framework.taskgen import hook_fields
 
     spec = TaskYaml(task="toy_sample", hooks="toy.hooks", metrics=[("accuracy", True)],
-                    settings=hook_settings("toy.hooks"))  # fmt: skip
+                    fields=hook_fields("toy.hooks"))  # fmt: skip
     for render in (lambda: render_task(spec, "toy"), lambda: templated_files("t", "toy", [spec], "_t", str)):
         with pytest.raises(ValueError, match=r"toy_sample: no doc_to_target; .*doc_to_target=<field name"):
             render()
     fixed = TaskYaml(task="toy_sample", hooks="toy.hooks", metrics=[("accuracy", True)],
-                     settings=hook_settings("toy.hooks", doc_to_target="answer"))  # fmt: skip
+                     fields=hook_fields("toy.hooks", doc_to_target="answer"))  # fmt: skip
     assert 'doc_to_target: "answer"' in render_task(fixed, "toy")

@@ -66,7 +66,7 @@ def score_records(records, bonus=0.0):
 '''
 
 TOY_HOOKS = '''
-from lmms_eval_tasks.framework.hooks import TaskHooks
+from lmms_eval_tasks.framework.hook_factory import TaskHooks
 import toyshape  # registers the benchmark
 
 

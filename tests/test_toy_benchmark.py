@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.framework.scoring import check_option
+from lmms_eval_tasks.framework.input_checks import check_option
 
 
 def check_options(**options: Any) -> None:
@@ -117,7 +117,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from lmms_eval_tasks.framework.hooks import TaskHooks
+from lmms_eval_tasks.framework.hook_factory import TaskHooks
 
 
 def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
@@ -176,11 +176,11 @@ def generated_files() -> dict[str, str | bytes]:
         task="mybench_sample",
         hooks=HOOKS,
         metrics=[("accuracy", True), ("unparsed", False)],
-        settings={
+        fields={
             "dataset_path": "parquet",
             "dataset_kwargs": {"data_files": {"test": "sample/mybench_sample.parquet"}},
             "test_split": "test",
-            **taskgen.hook_settings(
+            **taskgen.hook_fields(
                 HOOKS, doc_to_target="answer", generation_kwargs=taskgen.greedy_generation(8)
             ),
         },

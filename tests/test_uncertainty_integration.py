@@ -50,7 +50,7 @@ def test_the_seed_is_recorded_and_reproduces():
 
 
 def test_bad_bootstrap_options_fail_in_one_line():
-    from lmms_eval_tasks.framework.scoring import OptionError
+    from lmms_eval_tasks.framework.input_checks import OptionError
 
     with pytest.raises(OptionError, match="bootstrap_resamples"):
         headline_uncertainty("tdiuc", _tdiuc([True, False]), bootstrap_resamples=-3)

@@ -65,6 +65,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> None:
     """Console-script entry point (quiet on a closed pipe: ``lmms-eval-tasks tasks | head``)."""
-    from lmms_eval_tasks.cli._common import end_quietly_on_closed_pipe
+    from lmms_eval_tasks.closed_pipe import end_quietly_on_closed_pipe
 
     raise SystemExit(end_quietly_on_closed_pipe(main))

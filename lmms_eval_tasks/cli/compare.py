@@ -15,10 +15,10 @@ from typing import Any
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.cli._common import json_safe
+    from lmms_eval_tasks.cli._arguments import json_safe
     from lmms_eval_tasks.framework.comparison import TESTS, compare_runs, load_run, per_question_function
+    from lmms_eval_tasks.framework.input_checks import OptionError, RecordError
     from lmms_eval_tasks.framework.registry import benchmarks
-    from lmms_eval_tasks.framework.scoring import OptionError, RecordError
 
     prog = "lmms-eval-tasks compare"
     if args.benchmark not in benchmarks():
@@ -104,7 +104,7 @@ _TESTS_HELP = {
 
 def register(subparsers: Any) -> None:
     """Add the ``compare`` subcommand."""
-    from lmms_eval_tasks.cli._common import parse_option
+    from lmms_eval_tasks.cli._arguments import parse_option
 
     parser = subparsers.add_parser(
         "compare",

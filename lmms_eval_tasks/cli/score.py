@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.cli._common import json_safe, parse_option
+from lmms_eval_tasks.cli._arguments import json_safe, parse_option
 
 
 def report_options(path: Path, benchmark: str) -> dict[str, Any]:
@@ -40,10 +40,11 @@ def report_options(path: Path, benchmark: str) -> dict[str, Any]:
 
 
 def _command_score(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.framework.hooks import complete_pending, pending_for
+    from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl_numbered
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
-    from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl_numbered
+    from lmms_eval_tasks.framework.saved_records import pending_for
     from lmms_eval_tasks.framework.targets import resolve
+    from lmms_eval_tasks.framework.task_pipeline import complete_pending
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
 
     if args.benchmark not in benchmarks():

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from lmms_eval_tasks.corruptions import _functions as fn
-from lmms_eval_tasks.corruptions._ops import FastNoise
+from lmms_eval_tasks.corruptions import algorithms
+from lmms_eval_tasks.corruptions.primitives import FastNoise
 from lmms_eval_tasks.corruptions.tables import PROFILES, SEVERITY_TABLES
 
 MIN_SIDE = 16
@@ -21,48 +21,48 @@ Corruption = Callable[[np.ndarray, Any, Any], np.ndarray]
 
 _REGISTRY: dict[str, dict[str, Corruption]] = {
     "imagenet_c": {
-        "gaussian_noise": partial(fn.gaussian_noise, rounding="truncate"),
-        "shot_noise": fn.shot_noise_imagenet_c,
-        "impulse_noise": fn.impulse_noise,
-        "defocus_blur": fn.defocus_blur,
-        "glass_blur": fn.glass_blur,
-        "motion_blur": fn.motion_blur,
-        "zoom_blur": partial(fn.zoom_blur, trim="top_left"),
-        "snow": partial(fn.snow, trim="top_left", quantize_layer=False),
-        "frost": fn.frost,
-        "fog": fn.fog,
-        "brightness": partial(fn.brightness, rounding="truncate"),
-        "contrast": partial(fn.contrast, rounding="truncate"),
-        "elastic_transform": fn.elastic_imagenet_c,
-        "pixelate": fn.pixelate_imagenet_c,
-        "jpeg_compression": fn.jpeg_imagenet_c,
-        "speckle_noise": partial(fn.speckle_noise, rounding="truncate"),
-        "gaussian_blur": fn.gaussian_blur,
-        "spatter": fn.spatter,
-        "saturate": fn.saturate,
-        "grayscale": fn.grayscale,
-        "grayscale_inverse": fn.grayscale_inverse,
-        "color_inversion": fn.color_inversion,
+        "gaussian_noise": partial(algorithms.gaussian_noise, rounding="truncate"),
+        "shot_noise": algorithms.shot_noise_imagenet_c,
+        "impulse_noise": algorithms.impulse_noise,
+        "defocus_blur": algorithms.defocus_blur,
+        "glass_blur": algorithms.glass_blur,
+        "motion_blur": algorithms.motion_blur,
+        "zoom_blur": partial(algorithms.zoom_blur, trim="top_left"),
+        "snow": partial(algorithms.snow, trim="top_left", quantize_layer=False),
+        "frost": algorithms.frost,
+        "fog": algorithms.fog,
+        "brightness": partial(algorithms.brightness, rounding="truncate"),
+        "contrast": partial(algorithms.contrast, rounding="truncate"),
+        "elastic_transform": algorithms.elastic_imagenet_c,
+        "pixelate": algorithms.pixelate_imagenet_c,
+        "jpeg_compression": algorithms.jpeg_imagenet_c,
+        "speckle_noise": partial(algorithms.speckle_noise, rounding="truncate"),
+        "gaussian_blur": algorithms.gaussian_blur,
+        "spatter": algorithms.spatter,
+        "saturate": algorithms.saturate,
+        "grayscale": algorithms.grayscale,
+        "grayscale_inverse": algorithms.grayscale_inverse,
+        "color_inversion": algorithms.color_inversion,
     },
     "vrb": {
-        "shot_noise": fn.shot_noise_vrb,
-        "gaussian_noise": partial(fn.gaussian_noise, rounding="round"),
-        "impulse_noise": fn.impulse_noise,
-        "speckle_noise": partial(fn.speckle_noise, rounding="round"),
-        "defocus_blur": fn.defocus_blur,
-        "zoom_blur": partial(fn.zoom_blur, trim="center"),
-        "snow": partial(fn.snow, trim="center", quantize_layer=True),
-        "brightness": partial(fn.brightness, rounding="round"),
-        "contrast": partial(fn.contrast, rounding="round"),
-        "saturate": fn.saturate,
-        "elastic_transform": fn.elastic_vrb,
-        "spatter": fn.spatter,
-        "pixelate": fn.pixelate_vrb,
-        "jpeg_compression": fn.jpeg_vrb,
-        "glass_blur": fn.glass_blur,
-        "grayscale": fn.grayscale,
-        "grayscale_inverse": fn.grayscale_inverse,
-        "color_inversion": fn.color_inversion,
+        "shot_noise": algorithms.shot_noise_vrb,
+        "gaussian_noise": partial(algorithms.gaussian_noise, rounding="round"),
+        "impulse_noise": algorithms.impulse_noise,
+        "speckle_noise": partial(algorithms.speckle_noise, rounding="round"),
+        "defocus_blur": algorithms.defocus_blur,
+        "zoom_blur": partial(algorithms.zoom_blur, trim="center"),
+        "snow": partial(algorithms.snow, trim="center", quantize_layer=True),
+        "brightness": partial(algorithms.brightness, rounding="round"),
+        "contrast": partial(algorithms.contrast, rounding="round"),
+        "saturate": algorithms.saturate,
+        "elastic_transform": algorithms.elastic_vrb,
+        "spatter": algorithms.spatter,
+        "pixelate": algorithms.pixelate_vrb,
+        "jpeg_compression": algorithms.jpeg_vrb,
+        "glass_blur": algorithms.glass_blur,
+        "grayscale": algorithms.grayscale,
+        "grayscale_inverse": algorithms.grayscale_inverse,
+        "color_inversion": algorithms.color_inversion,
     },
 }
 
@@ -71,9 +71,9 @@ _REGISTRY: dict[str, dict[str, Corruption]] = {
 # then goes through the quality-95 JPEG file the official code saves and its models read back.
 _REGISTRY["vrb_official"] = {
     **_REGISTRY["vrb"],
-    "jpeg_compression": fn.jpeg_vrb_official,
-    "grayscale": fn.grayscale_official,
-    "grayscale_inverse": fn.grayscale_inverse_official,
+    "jpeg_compression": algorithms.jpeg_vrb_official,
+    "grayscale": algorithms.grayscale_official,
+    "grayscale_inverse": algorithms.grayscale_inverse_official,
 }
 SAVED_AS_JPEG: frozenset[str] = frozenset({"vrb_official"})
 """Profiles whose results are passed through the official pipeline's quality-95 OpenCV JPEG file."""
@@ -255,7 +255,7 @@ def corrupt(
     noise = FastNoise(make_generator(seed, name, int(severity)))
     out = quantize(_REGISTRY[profile][name](pixels, parameters, noise), profile)
     if profile in SAVED_AS_JPEG:
-        out = fn.official_save_reload(out)
+        out = algorithms.official_save_reload(out)
     return out
 
 

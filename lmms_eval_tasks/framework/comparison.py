@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.framework.scoring import RecordError, read_jsonl
+from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl
 from lmms_eval_tasks.uncertainty.result import McNemar as McNemarResult
 
 # Below this many discordant pairs the chi-square approximation is poor: ``auto`` uses the exact test.

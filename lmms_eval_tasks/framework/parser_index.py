@@ -36,7 +36,7 @@ class ParserEntry:
 
 
 _RULES = "lmms_eval_tasks.judges.rules"
-_SPACES = "lmms_eval_tasks.models.answer_spaces"
+_SPACES = "lmms_eval_tasks.framework.answer_spaces"
 
 # Parsers shared by every benchmark; each benchmark lists its own in ``tasks/<benchmark>/parsers.py``.
 SHARED_PARSERS: list[ParserEntry] = [
@@ -80,7 +80,7 @@ def __getattr__(name: str) -> Any:
 
 def fallback_answer_seeded(prompt: str) -> str:
     """``answer_spaces.fallback_answer`` with a fixed seed, as a one-argument parser."""
-    from lmms_eval_tasks.models.answer_spaces import fallback_answer
+    from lmms_eval_tasks.framework.answer_spaces import fallback_answer
 
     return fallback_answer(prompt, random.Random(0))
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.input_checks import RecordError
 
 DATA_ROOT_ENV = "LMMS_EVAL_TASKS_DATA"
 MANIFEST_NAME = "lmms_eval_tasks_prepare.json"

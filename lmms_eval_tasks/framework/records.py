@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.input_checks import RecordError
 
 # kind -> words used in error messages
 KINDS: dict[str, str] = {

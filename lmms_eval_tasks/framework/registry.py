@@ -43,7 +43,7 @@ class Benchmark:
       parser of untrusted text it has), collected by ``parser_index.all_parsers``; None when it has none.
     - ``score_task``: ``score_task(records, **options) -> (metrics, details)``, the one scoring path: the
       hook runtime and ``lmms-eval-tasks score`` both call it (default: ``score_task`` next to ``scorer``).
-    - ``options``: ``score_options(task) -> dict``, the benchmark's settings function, the only reader of
+    - ``options``: ``score_options(task) -> dict``, the benchmark's config function, the only reader of
       its scoring environment variables (None: no options); the hook runtime passes its result to
       ``score_task`` and records it in the report (``provenance.settings.score_options``).
     - ``headline_metrics``: at most eight metric keys, the ones listed in task YAML and shown by the demo;
@@ -150,7 +150,7 @@ class Benchmark:
         return resolve(self.score_task)(records, **options)
 
     def task_options(self, task: str) -> dict[str, Any]:
-        """The scoring options of ``task`` from the benchmark's settings function ({} without one)."""
+        """The scoring options of ``task`` from the benchmark's config function ({} without one)."""
         return dict(resolve(self.options)(task)) if self.options else {}
 
 

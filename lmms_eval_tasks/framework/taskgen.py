@@ -40,12 +40,12 @@ class Function:
 
 @dataclass(frozen=True)
 class TaskYaml:
-    """One task: its name, metric keys ((key, higher_is_better) pairs) and other YAML settings in order."""
+    """One task: its name, metric keys ((key, higher_is_better) pairs) and other YAML fields in order."""
 
     task: str
     hooks: str  # dotted module of the benchmark's hooks (aggregate_<metric> lives there)
     metrics: Sequence[tuple[str, bool]]
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, Any] = field(default_factory=dict)
     include: str | None = None
     docs_module: str | None = None  # dotted module with process_docs_<task>; None: no process_docs
     description: str = ""
@@ -121,10 +121,10 @@ def _check_spec(spec: TaskYaml) -> None:
     bare ``TypeError`` when it is unset), unless the task includes a template that may set it."""
     if len(spec.metrics) > 8:
         raise ValueError(f"{spec.task}: {len(spec.metrics)} metrics; task YAML lists at most 8 (headline)")
-    if "output_type" in spec.settings and "doc_to_target" not in spec.settings and spec.include is None:
+    if "output_type" in spec.fields and "doc_to_target" not in spec.fields and spec.include is None:
         raise ValueError(
             f"{spec.task}: no doc_to_target; the host calls it when it loads the task (a bare TypeError "
-            "otherwise): give hook_settings(..., doc_to_target=<field name or Function(hook)>)"
+            "otherwise): give hook_fields(..., doc_to_target=<field name or Function(hook)>)"
         )
 
 
@@ -135,7 +135,7 @@ def render_task(spec: TaskYaml, source: str) -> str:
     if spec.include:
         lines.append(f"include: {spec.include}")
     lines.append(f"task: {spec.task}")
-    for key, value in spec.settings.items():
+    for key, value in spec.fields.items():
         lines.extend(_emit(key, value))
     if spec.docs_module:
         lines.extend(_emit("process_docs", Function(f"{spec.docs_module}.process_docs_{spec.task}")))
@@ -155,7 +155,7 @@ def render_task(spec: TaskYaml, source: str) -> str:
 def _task_body(spec: TaskYaml) -> dict[str, Any]:
     """Every key a task's YAML sets besides ``task``/``include``/``metadata``, in order."""
     _check_spec(spec)
-    body = dict(spec.settings)
+    body = dict(spec.fields)
     if spec.docs_module:
         body["process_docs"] = Function(f"{spec.docs_module}.process_docs_{spec.task}")
     body["metric_list"] = [
@@ -331,19 +331,19 @@ def greedy_generation(max_new_tokens: int) -> dict[str, Any]:
     }
 
 
-def hook_settings(hooks: str, *, doc_to_target: Any = None, **extra: Any) -> dict[str, Any]:
-    """The YAML settings every generating task of a benchmark shares: its hooks for the visual, the prompt,
-    the results (and the target, a field name or a hook), then ``extra`` settings in order."""
-    settings: dict[str, Any] = {
+def hook_fields(hooks: str, *, doc_to_target: Any = None, **extra: Any) -> dict[str, Any]:
+    """The YAML fields every generating task of a benchmark shares: its hooks for the visual, the prompt,
+    the results (and the target, a field name or a hook), then ``extra`` fields in order."""
+    fields: dict[str, Any] = {
         "output_type": "generate_until",
         "doc_to_visual": Function(f"{hooks}.doc_to_visual"),
         "doc_to_text": Function(f"{hooks}.doc_to_text"),
     }
     if doc_to_target is not None:
-        settings["doc_to_target"] = doc_to_target
-    settings["process_results"] = Function(f"{hooks}.process_results")
-    settings.update(extra)
-    return settings
+        fields["doc_to_target"] = doc_to_target
+    fields["process_results"] = Function(f"{hooks}.process_results")
+    fields.update(extra)
+    return fields
 
 
 YAML_FOLDER = "yaml"  # a benchmark's generated YAML (templates, task stubs, groups) lives in <folder>/yaml/
@@ -413,19 +413,19 @@ def prepared_dataset_files(
     full task's ``process_docs`` loads the folder from ``lmms-eval-tasks prepare`` (the host cannot read a
     folder from an environment variable), so its YAML names a labelled stand-in and says so in a comment.
     Hooks in ``tasks/<name>/hooks.py``; the headline metrics are higher-is-better but ``lower_is_better``;
-    ``extra``: further YAML settings."""
+    ``extra``: further YAML fields."""
     folder = f"lmms_eval_tasks/tasks/{benchmark.name}"
     hooks = f"lmms_eval_tasks.tasks.{benchmark.name}.hooks"
     metrics = [(key, key not in lower_is_better) for key in benchmark.headline_metrics]
 
-    def settings(task: str) -> dict[str, Any]:
+    def fields(task: str) -> dict[str, Any]:
         stand_in = f"{YAML_FOLDER}/{STAND_IN_FILE}"
         data_file = stand_in if task == benchmark.name else f"sample/{make_sample.SAMPLE_FILE}"
         return {
             "dataset_path": "parquet",
             "dataset_kwargs": {"data_files": {"test": data_file}},
             "test_split": "test",
-            **hook_settings(hooks, doc_to_target=Function(f"{hooks}.doc_to_target"), **extra),
+            **hook_fields(hooks, doc_to_target=Function(f"{hooks}.doc_to_target"), **extra),
         }
 
     tasks = [
@@ -433,7 +433,7 @@ def prepared_dataset_files(
             task=task,
             hooks=hooks,
             metrics=metrics,
-            settings=settings(task),
+            fields=fields(task),
             docs_module=f"lmms_eval_tasks.tasks.{benchmark.name}.task_docs",
             description=description,
             comment=prepared_data_comment(benchmark.name) if task == benchmark.name else "",

@@ -46,14 +46,14 @@ class Rows:
 
 def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], int, int]:
     """(the scorer's own options, resamples, seed): the bootstrap options checked (one-line OptionError)."""
-    from lmms_eval_tasks.framework.scoring import check_option
+    from lmms_eval_tasks.framework.input_checks import check_option
 
     rest = {key: value for key, value in options.items() if key not in OPTION_NAMES}
     resamples = check_option(
         "bootstrap_resamples", options.get("bootstrap_resamples", DEFAULT_RESAMPLES), int, minimum=0
     )
     if resamples == 1:
-        from lmms_eval_tasks.framework.scoring import OptionError
+        from lmms_eval_tasks.framework.input_checks import OptionError
 
         raise OptionError("option bootstrap_resamples: expected 0 (off) or an integer >= 2, got 1")
     seed = check_option("bootstrap_seed", options.get("bootstrap_seed", DEFAULT_SEED), int, minimum=0)
@@ -142,7 +142,7 @@ def score_with_uncertainty(
     try:
         uncertainties = headline_uncertainty(benchmark, records, **options)
     except Exception as error:  # noqa: BLE001 - the point estimates stand; the interval's absence is logged
-        from lmms_eval_tasks.framework.scoring import OptionError
+        from lmms_eval_tasks.framework.input_checks import OptionError
 
         if isinstance(error, OptionError):
             raise

@@ -224,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_pack_tasks()
     host.FAILURES.clear()
     host.HOST_OUTPUTS.clear()
-    from lmms_eval_tasks.framework.hooks import SAVED_FOR_SCORING
+    from lmms_eval_tasks.framework.saved_records import SAVED_FOR_SCORING
 
     SAVED_FOR_SCORING.clear()
     if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
@@ -312,6 +312,6 @@ def _print_output_problems(problems: list[str]) -> None:
 
 def run() -> None:
     """Console-script entry point."""
-    from lmms_eval_tasks.cli._common import end_quietly_on_closed_pipe
+    from lmms_eval_tasks.closed_pipe import end_quietly_on_closed_pipe
 
     raise SystemExit(end_quietly_on_closed_pipe(main))

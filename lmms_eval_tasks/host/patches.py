@@ -372,7 +372,7 @@ def pack_group_stderrs(results: dict[str, Any], groups: set[str], host_stderrs: 
     member stderr, which is wrong for cross-task metrics (mean and std over prompts, accuracy curves). With
     ``host_stderrs`` False (the host computed none: ``--bootstrap_iters 0``) nothing changes. Returns the
     groups changed."""
-    from lmms_eval_tasks.host.run_state import current_run
+    from lmms_eval_tasks.framework.run_state import current_run
 
     state = current_run()  # the evaluation whose groups the host is consolidating
     changed: list[str] = []
@@ -539,7 +539,7 @@ def _probe_run_context() -> tuple[str, str]:
 def _install_run_context() -> None:
     import lmms_eval.evaluator as evaluator
 
-    from lmms_eval_tasks.host.run_state import host_run
+    from lmms_eval_tasks.framework.run_state import host_run
 
     original = evaluator.simple_evaluate
     if getattr(original, _FIX_MARK, False):

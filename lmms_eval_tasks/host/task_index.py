@@ -42,14 +42,14 @@ def _loader() -> type:
 
 
 @cache
-def _load_yaml(path: Path) -> dict[str, Any]:
+def load_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
     with open(path, encoding="utf-8") as handle:
         data = yaml.load(handle, Loader=_loader()) or {}
     include = data.get("include")
     if include:
-        base = _load_yaml((path.parent / include).resolve())
+        base = load_yaml((path.parent / include).resolve())
         data = {**base, **{key: value for key, value in data.items() if key != "include"}}
     return data
 
@@ -69,7 +69,7 @@ def pack_tasks(tasks_dir: Path = TASKS_DIR) -> list[TaskEntry]:
     """Every task and group defined by `*.yaml` files under ``tasks_dir``, sorted by name."""
     entries: dict[str, TaskEntry] = {}
     for path in sorted(tasks_dir.rglob("*.yaml")):
-        config = _load_yaml(path.resolve())
+        config = load_yaml(path.resolve())
         tags = config.get("tag") or []
         tags = (tags,) if isinstance(tags, str) else tuple(tags)
         if "group" in config and isinstance(config.get("task"), list):
@@ -84,7 +84,7 @@ def pack_tasks(tasks_dir: Path = TASKS_DIR) -> list[TaskEntry]:
 
 def task_config(entry: TaskEntry, tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
     """A pack task or group's YAML configuration (``include`` resolved, ``!function`` kept as strings)."""
-    return dict(_load_yaml((tasks_dir / entry.path).resolve()))
+    return dict(load_yaml((tasks_dir / entry.path).resolve()))
 
 
 def pack_names(tasks_dir: Path = TASKS_DIR) -> set[str]:

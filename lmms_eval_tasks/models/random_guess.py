@@ -3,7 +3,7 @@
 It is the "Random Chance" row of a results table: no weights, no torch work, instant. Every answer is a
 function of (seed, task name, doc id, request index within the doc, repeat index) only, so results do not
 depend on batch size, request order, process count or ranks. Answer spaces come from
-``lmms_eval_tasks.models.answer_spaces`` (per-benchmark hooks, else a generic fallback).
+``lmms_eval_tasks.framework.answer_spaces`` (per-benchmark hooks, else a generic fallback).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from lmms_eval.api.model import lmms
 from loguru import logger
 from tqdm import tqdm
 
+from lmms_eval_tasks.framework.answer_spaces import answer_function, fallback_answer
 from lmms_eval_tasks.host import patches as host
-from lmms_eval_tasks.models.answer_spaces import answer_function, fallback_answer
 
 
 def request_rng(

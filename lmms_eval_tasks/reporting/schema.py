@@ -110,13 +110,13 @@ def dumps_strict(value: Any, indent: int | None = None) -> str:
     return json.dumps(to_strict_json(value), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and an atomic replace: the
     file is whole or absent, and a failed write (full disk) raises an OSError naming ``path``."""
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as error:
-        raise _write_error(path, error) from None
+        raise write_error(path, error) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
@@ -124,14 +124,25 @@ def _write_atomically(path: Path, text: str) -> None:
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
         if isinstance(error, OSError):  # the OS message names no file (a write through a descriptor)
-            raise _write_error(path, error) from None
+            raise write_error(path, error) from None
         raise
 
 
-def _write_error(path: Path, error: OSError) -> OSError:
+def write_error(path: Path, error: OSError) -> OSError:
     """``error`` as one line naming the file not written, and the fix."""
     reason = error.strerror or str(error)
     return OSError(error.errno, f"cannot write {path}: {reason}; free space (or fix the folder) and rerun")
+
+
+def write_bytes_atomically(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` whole or not at all; a failed write raises an OSError naming it."""
+    temporary = target.with_name(target.name + ".tmp")
+    try:
+        temporary.write_bytes(data)
+        temporary.replace(target)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise write_error(target, error) from None
 
 
 # ---- provenance --------------------------------------------------------------------------------------
@@ -148,7 +159,7 @@ def host_version() -> str | None:
         return None
 
 
-def _model_args_text(model_args: Any) -> str:
+def model_args_text(model_args: Any) -> str:
     """The ``--model_args`` string as the host received it ("" when absent; a dict as ``k=v,...``)."""
     if model_args is None:
         return ""
@@ -216,7 +227,7 @@ def model_folder_name(model_args: Any) -> str:
     lmms-eval derives it from ``pretrained=``/``model=``/... in the model args, not from ``--model``:
     ``--model random_guess --model_args seed=0`` writes into ``<output_path>`` itself.
     """
-    text = _model_args_text(model_args)
+    text = model_args_text(model_args)
     try:
         from lmms_eval.loggers.evaluation_tracker import GeneralConfigTracker
         from lmms_eval.utils import sanitize_model_name
@@ -260,7 +271,7 @@ def provenance(
     """The provenance block: who produced these numbers, with what, and how (secrets redacted)."""
     from lmms_eval_tasks.judges.redact import scrub
 
-    model_args = _model_args_text(getattr(args, "model_args", None)) if args is not None else ""
+    model_args = model_args_text(getattr(args, "model_args", None)) if args is not None else ""
     limit = getattr(args, "limit", None) if args is not None else None
     deviations = list(deviations)
     if limit is not None and limit != -1:
@@ -296,8 +307,8 @@ def provenance(
 def _datasets_read(task: str) -> list[dict[str, Any]]:
     """Every dataset ``task`` (or a group's members) read in this run: id, config, split, revision; a URL
     keeps neither user info nor query (``https://user:token@host/x?sig=...``), known secrets are scrubbed."""
-    from lmms_eval_tasks.framework.datasets_read import datasets_read
     from lmms_eval_tasks.judges.redact import safe_url, scrub
+    from lmms_eval_tasks.reporting.datasets_read import datasets_read
 
     def clean(value: Any) -> Any:
         if isinstance(value, str):
@@ -540,11 +551,11 @@ def run_dir(args: Any) -> Path | None:
     """This run's own folder ``<model_dir>/<run_id>``, created on first use and never reused by another run.
 
     ``run_id`` is the host's date id of the evaluation (pairing the folder with ``<date_id>_results.json``),
-    recorded in the run's state by the ``run_context`` host patch (``host/run_state.py``); outside a host
+    recorded in the run's state by the ``run_context`` host patch (``framework/run_state.py``); outside a host
     evaluation it is the current UTC time. A folder already holding another run's files gets a ``-2``,
     ``-3``... suffix.
     """
-    from lmms_eval_tasks.host.run_state import current_run
+    from lmms_eval_tasks.framework.run_state import current_run
 
     base = model_dir(args)
     if base is None:
@@ -553,7 +564,7 @@ def run_dir(args: Any) -> Path | None:
     if state.host:
         return state.claim_folder(lambda: _claim_new_folder(base, state.run_id))
     # hooks called outside a host evaluation (tests, scripts): one folder per model setup and process
-    key = (str(base), getattr(args, "model", None), _model_args_text(getattr(args, "model_args", None)))
+    key = (str(base), getattr(args, "model", None), model_args_text(getattr(args, "model_args", None)))
     with _claims_lock:
         claimed = _claims.get(key)
         if claimed is not None and claimed.is_dir():
@@ -612,7 +623,7 @@ def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path])
             index = {"schema_version": SCHEMA_VERSION, "tasks": {}}
         index["tasks"][report["task"]] = entry
         index["tasks"] = dict(sorted(index["tasks"].items()))
-        _write_atomically(index_path, dumps_strict(index, indent=2) + "\n")
+        write_atomically(index_path, dumps_strict(index, indent=2) + "\n")
 
 
 def write_report_files(
@@ -626,10 +637,10 @@ def write_report_files(
     files: dict[str, Path] = {}
     if samples is not None:
         samples_path = folder / f"{task}{SAMPLES_SUFFIX}"
-        _write_atomically(samples_path, "".join(dumps_strict(sample) + "\n" for sample in samples))
+        write_atomically(samples_path, "".join(dumps_strict(sample) + "\n" for sample in samples))
         files["samples"] = samples_path
     report_path = folder / f"{task}{REPORT_SUFFIX}"
-    _write_atomically(report_path, dumps_strict(report, indent=2) + "\n")
+    write_atomically(report_path, dumps_strict(report, indent=2) + "\n")
     files["report"] = report_path
     _update_latest(folder, report, files)
     return report_path

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.registry import get_benchmark
-from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.contextual.scoring import (
     acceptance_metrics,
     evaluate,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.framework import hooks as harness
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework import hook_factory
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.tasks.contextual import generate, hooks, make_sample, prepare, task_docs
 
@@ -61,7 +61,7 @@ def run_aggregations(task: str, records: list[dict], output: Path) -> dict:
     keys = hooks.metric_keys(task)
     per_key = {key: [] for key in keys}
     for record in records:
-        returned = harness.record_under_keys(record, keys)
+        returned = hook_factory.record_under_keys(record, keys)
         for key in keys:
             per_key[key].append(returned[key])
     args = Namespace(output_path=str(output), model="llava_hf", model_args="pretrained=tiny/llava,device=cpu")

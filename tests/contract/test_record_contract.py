@@ -223,7 +223,7 @@ def test_the_harness_path_refuses_a_second_copy(name: str, copy: str) -> None:
     # the hooks' aggregation (framework.hooks.TaskHooks, what lmms-eval calls) runs the same contract
     import importlib
 
-    from lmms_eval_tasks.framework.scoring import RecordError
+    from lmms_eval_tasks.framework.input_checks import RecordError
 
     hooks = importlib.import_module(f"lmms_eval_tasks.tasks.{name}.hooks").HOOKS
     task = _hook_task(name)

@@ -222,8 +222,8 @@ def test_procedural_frost_texture_resembles_the_photos() -> None:
     """Per-channel means and spreads of our texture fall within the range of the reference photos."""
     import cv2
 
-    from lmms_eval_tasks.corruptions._functions import frost_texture
-    from lmms_eval_tasks.corruptions._ops import FastNoise
+    from lmms_eval_tasks.corruptions.algorithms import frost_texture
+    from lmms_eval_tasks.corruptions.primitives import FastNoise
 
     folder = Path(importlib.util.find_spec("imagecorruptions").origin).parent / "frost"
     photos = [
@@ -249,7 +249,7 @@ def test_large_radius_gaussian_matches_scipy() -> None:
     """VRB elastic severities 1-2 blur with sigma 170.8 / 19.52 (radius 512 / 59): the matrix path."""
     from scipy.ndimage import gaussian_filter
 
-    from lmms_eval_tasks.corruptions._ops import gaussian_filter as ours
+    from lmms_eval_tasks.corruptions.primitives import gaussian_filter as ours
 
     field = np.random.default_rng(0).uniform(-1, 1, (61, 97))
     for sigma in (170.8, 19.52, 2.44):
@@ -338,7 +338,7 @@ def test_vrb_attribute_corruptions_agree_with_the_generator_definitions(photo: n
     import cv2
     from skimage import color
 
-    from lmms_eval_tasks.corruptions._ops import disk_kernel
+    from lmms_eval_tasks.corruptions.primitives import disk_kernel
 
     pixels = photo / 255.0
     table = SEVERITY_TABLES["vrb"]

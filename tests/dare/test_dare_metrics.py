@@ -7,8 +7,9 @@ import math
 
 import pytest
 
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.registry import get_scorer
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.task_pipeline import score_and_report
 from lmms_eval_tasks.tasks.dare.scoring import (
     format_table,
     gold_letters,
@@ -429,7 +430,7 @@ def test_score_leaves_test_split_records_out_as_the_harness_does(tmp_path, capsy
     records = validation + test
     (tmp_path / "out").mkdir()
     args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
-    _metrics, report_path = HOOKS._score(records, task, args, folder=tmp_path / "out")
+    _metrics, report_path = score_and_report(HOOKS, records, task, args, folder=tmp_path / "out")
     harness = json.loads(report_path.read_text(encoding="utf-8"))["metrics"]  # NaN written as null
     path = tmp_path / "records.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")

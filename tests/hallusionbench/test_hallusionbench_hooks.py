@@ -13,7 +13,7 @@ import pytest
 import yaml
 from fake_openai import FakeOpenAIServer, always_fail
 
-from lmms_eval_tasks.framework import hooks as harness
+from lmms_eval_tasks.framework import hook_factory
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.tasks.hallusionbench import hooks, scoring, task_docs
 
@@ -71,7 +71,7 @@ def run_aggregations(task: str, records: list[dict], output: Path) -> dict[str, 
     keys = hooks.metric_keys(task)
     per_key = {key: [] for key in keys}
     for record in records:
-        returned = harness.record_under_keys(record, keys)
+        returned = hook_factory.record_under_keys(record, keys)
         for key in keys:
             per_key[key].append(returned[key])
     args = Namespace(output_path=str(output))
@@ -361,7 +361,7 @@ def test_unreadable_or_missing_image_names_the_document_and_field(monkeypatch):
 
     monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", False)
 
-    from lmms_eval_tasks.framework.scoring import RecordError
+    from lmms_eval_tasks.framework.input_checks import RecordError
 
     doc = dict(sample_docs()[1])  # VD illusion, an image question
     label = "_".join(doc[name] for name in ("category", "subcategory", "set_id", "figure_id", "question_id"))

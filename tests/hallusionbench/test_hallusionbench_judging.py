@@ -12,7 +12,8 @@ from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
 from loguru import logger
 
 from lmms_eval_tasks import cli
-from lmms_eval_tasks.framework import hooks as harness
+from lmms_eval_tasks.framework import hook_factory, saved_records
+from lmms_eval_tasks.framework.task_pipeline import score_and_report
 from lmms_eval_tasks.judges import JudgingFailed
 from lmms_eval_tasks.tasks.hallusionbench import hooks, task_docs
 from lmms_eval_tasks.tasks.hallusionbench import scoring as hb
@@ -74,7 +75,7 @@ def test_task_aggregation_fails_naming_the_task(failing_endpoint, tmp_path):
     for row in rows:
         row["task"] = "hallusionbench_sample"
     keys = hooks.RESULT_KEYS["official"]
-    items = [harness.record_under_keys(row, keys)[keys[0]] for row in rows]
+    items = [hook_factory.record_under_keys(row, keys)[keys[0]] for row in rows]
     with pytest.raises(JudgingFailed, match=r"^hallusionbench_sample: HallusionBench correctness: judging"):
         task_docs.aggregate_aAcc(items, args=Namespace(output_path=None))  # nowhere to keep records: raise
 
@@ -86,21 +87,21 @@ def test_task_aggregation_that_fails_with_an_output_path_keeps_the_records(faili
     for row in rows:
         row["task"] = "hallusionbench_sample"
     keys = hooks.RESULT_KEYS["official"]
-    items = [harness.record_under_keys(row, keys)[keys[0]] for row in rows]
-    harness.SAVED_FOR_SCORING.clear()
+    items = [hook_factory.record_under_keys(row, keys)[keys[0]] for row in rows]
+    saved_records.SAVED_FOR_SCORING.clear()
     args = Namespace(output_path=str(tmp_path), model="m", model_args="seed=0", limit=None, seed=None)
     # the host goes on (NaN for this task); the records are saved, the launcher fails the run naming them
     assert math.isnan(task_docs.aggregate_aAcc(items, args=args))
     calls = failing_endpoint.call_count()
     assert math.isnan(task_docs.aggregate_fAcc(items, args=args))
     assert failing_endpoint.call_count() == calls  # the failure is computed once: no second judging
-    (saved,) = harness.SAVED_FOR_SCORING
+    (saved,) = saved_records.SAVED_FOR_SCORING
     assert saved.task == "hallusionbench_sample" and saved.benchmark == "hallusionbench"
     assert saved.error.startswith("JudgingFailed: hallusionbench_sample: HallusionBench correctness")
     assert len(saved.path.read_text(encoding="utf-8").splitlines()) == len(rows)
-    assert harness.pending_for(saved.path)["task"] == "hallusionbench_sample"
+    assert saved_records.pending_for(saved.path)["task"] == "hallusionbench_sample"
     assert not list(saved.path.parent.glob("*_report.json"))
-    harness.SAVED_FOR_SCORING.clear()
+    saved_records.SAVED_FOR_SCORING.clear()
 
 
 def test_partly_failed_judging_scores_and_warns_above_the_threshold(monkeypatch, tmp_path, warnings):
@@ -229,7 +230,7 @@ def test_undiagnosed_and_unjudged_consistency_counts_are_report_warnings(monkeyp
     for row in rows:
         row["task"] = "hallusionbench_sample"
     args = Namespace(output_path=str(tmp_path / "out"), model="m", model_args="", limit=None, seed=None)
-    metrics, path = hooks.HOOKS._score(rows, "hallusionbench_sample", args)
+    metrics, path = score_and_report(hooks.HOOKS, rows, "hallusionbench_sample", args)
     report = json.loads(Path(path).read_text(encoding="utf-8"))
     assert report["details"]["counts"]["undiagnosed_verdicts"] == 1
     assert report["details"]["counts"]["unjudged_consistency_needed"] == 1

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.registry import get_benchmark
-from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.hallusionbench import scoring as hb
 
 

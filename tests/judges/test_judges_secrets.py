@@ -12,7 +12,7 @@ import pytest
 from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
 from loguru import logger
 
-from lmms_eval_tasks.framework.hooks import write_report
+from lmms_eval_tasks.framework.task_pipeline import write_report
 from lmms_eval_tasks.judges import JudgeRequest, get_judge, judge_metadata, replies_log
 from lmms_eval_tasks.judges.redact import REDACTED, safe_url, scrub
 from lmms_eval_tasks.reporting.schema import build_report, latest_files

@@ -238,8 +238,8 @@ def test_cli_slim_rounding_official(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_truncated_annotation_file_names_the_line_where_it_breaks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from lmms_eval_tasks.framework.input_checks import RecordError
     from lmms_eval_tasks.framework.preparing import read_annotations
-    from lmms_eval_tasks.framework.scoring import RecordError
 
     full = [{"question_id": i, "question_type": "color", "labeled_answer": "red"} for i in range(50)]
     text = json.dumps(full, indent=1)  # 5 lines per entry + the brackets: 252 lines
@@ -263,8 +263,8 @@ def test_truncated_annotation_file_names_the_line_where_it_breaks(
 
 
 def test_annotation_file_with_a_byte_order_mark_reads_and_non_utf8_names_the_byte(tmp_path: Path) -> None:
+    from lmms_eval_tasks.framework.input_checks import RecordError
     from lmms_eval_tasks.framework.preparing import read_annotations
-    from lmms_eval_tasks.framework.scoring import RecordError
 
     entries = [{"question_id": 1, "question_type": "color", "labeled_answer": "red"}]
     # a UTF-8 BOM (Notepad, PowerShell) was reported as "truncated; download or copy it again"

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.dvqa import scoring as dvqa
 from lmms_eval_tasks.tasks.revisiting.scoring import cardinal_words, official_digits_to_words
 from lmms_eval_tasks.tasks.tallyqa import scoring as tallyqa

@@ -330,14 +330,14 @@ PROMPT_DIR = __import__("pathlib").Path(__file__).parents[1] / "data" / "spec" /
     ],
 )
 def test_prompts_match_spec_files(dataset: str, variant: str, filename: str) -> None:
-    from lmms_eval_tasks.tasks.revisiting.common import PROMPTS
+    from lmms_eval_tasks.tasks.revisiting.shared_tasks import PROMPTS
 
     assert PROMPTS[dataset][variant] == (PROMPT_DIR / filename).read_text(encoding="utf-8")
 
 
 def test_llava15_tdiuc_wrapping() -> None:
     # spec: LLaVA-1.5 wraps it as `USER: <image>\n{question},{prompt}\nASSISTANT:` (no space after the comma)
-    from lmms_eval_tasks.tasks.revisiting.common import PROMPTS, TDIUC_INSTRUCTION
+    from lmms_eval_tasks.tasks.revisiting.shared_tasks import PROMPTS, TDIUC_INSTRUCTION
 
     assert PROMPTS["tdiuc"]["llava15"] == "{question}," + TDIUC_INSTRUCTION
 

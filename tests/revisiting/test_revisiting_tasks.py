@@ -16,7 +16,7 @@ from lmms_eval_tasks.framework.preparing import env_var, preparers
 from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.tasks.dvqa import hooks as dvqa_hooks
 from lmms_eval_tasks.tasks.dvqa import make_sample as dvqa_sample
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 from lmms_eval_tasks.tasks.tallyqa import hooks as tallyqa_hooks
 from lmms_eval_tasks.tasks.tallyqa import make_sample as tallyqa_sample
 from lmms_eval_tasks.tasks.tdiuc import hooks as tdiuc_hooks
@@ -37,16 +37,16 @@ SPEC_PROMPTS = Path(__file__).parents[1] / "data" / "spec" / "prompts"
     ],
 )
 def test_prompts_are_the_specs_byte_for_byte(dataset: str, variant: str, spec_file: str) -> None:
-    assert common.PROMPTS[dataset][variant] == (SPEC_PROMPTS / spec_file).read_text(encoding="utf-8")
+    assert shared_tasks.PROMPTS[dataset][variant] == (SPEC_PROMPTS / spec_file).read_text(encoding="utf-8")
 
 
 def test_llava15_layouts_follow_the_authors_inference_code() -> None:
     # TDIUC: f"USER: <image>\n{question},{prompt}\nASSISTANT:" -> no space after the comma
-    hf = common.PROMPTS["tdiuc"]["hf"]
-    assert common.PROMPTS["tdiuc"]["llava15"] == hf.replace("{question}, ", "{question},")
+    hf = shared_tasks.PROMPTS["tdiuc"]["hf"]
+    assert shared_tasks.PROMPTS["tdiuc"]["llava15"] == hf.replace("{question}, ", "{question},")
     # TallyQA/DVQA: f"USER: <image>\n {question}, {prompt} \nASSISTANT:" -> a space on both sides
     for dataset in ("tallyqa", "dvqa"):
-        assert common.PROMPTS[dataset]["llava15"] == " " + common.PROMPTS[dataset]["hf"] + " "
+        assert shared_tasks.PROMPTS[dataset]["llava15"] == " " + shared_tasks.PROMPTS[dataset]["hf"] + " "
 
 
 def test_doc_to_text_per_model_and_override(monkeypatch) -> None:
@@ -67,7 +67,7 @@ def test_doc_to_text_per_model_and_override(monkeypatch) -> None:
 
 def test_task_yaml_names_every_model_variant() -> None:
     text = (Path(tdiuc_hooks.__file__).parent / "yaml" / "_tdiuc_template_yaml").read_text()
-    for model, variant in common.SPECIFIC_KWARGS.items():
+    for model, variant in shared_tasks.SPECIFIC_KWARGS.items():
         assert f'  {model}:\n    prompt: "{variant["prompt"]}"' in text
 
 

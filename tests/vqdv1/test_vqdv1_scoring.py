@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.vqdv1 import scoring as vqdv1
 
 W = H = 100

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.sample_data import COLOURS
-from lmms_eval_tasks.framework.scoring import RecordError
-from lmms_eval_tasks.tasks.vqdv1 import generate, hooks, make_sample, prompts, settings
+from lmms_eval_tasks.tasks.vqdv1 import config, generate, hooks, make_sample, prompts
 from lmms_eval_tasks.tasks.vqdv1 import scoring as vqdv1
 
 REPO = Path(__file__).resolve().parents[2]
@@ -127,10 +127,10 @@ def test_doc_to_visual_names_the_query_for_a_missing_image():
 def test_scoring_options_from_the_environment(monkeypatch):
     monkeypatch.setenv("LMMS_EVAL_TASKS_VQDV1_COORDS", "grid1000")
     monkeypatch.setenv("LMMS_EVAL_TASKS_VQDV1_PROTOCOL", "official")
-    assert settings.score_options("vqdv1") == {"protocol": "official", "coords": "grid1000"}
+    assert config.score_options("vqdv1") == {"protocol": "official", "coords": "grid1000"}
     monkeypatch.setenv("LMMS_EVAL_TASKS_VQDV1_COORDS", "percent")
     with pytest.raises(ValueError, match="LMMS_EVAL_TASKS_VQDV1_COORDS"):
-        settings.score_options("vqdv1")
+        config.score_options("vqdv1")
 
 
 def test_random_answer_is_a_box_list_inside_the_image():

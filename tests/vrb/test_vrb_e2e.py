@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.framework.scoring import read_jsonl
+from lmms_eval_tasks.framework.input_checks import read_jsonl
 from lmms_eval_tasks.tasks.vrb.generate import SAMPLE_TASKS
 from lmms_eval_tasks.tasks.vrb.scoring import SUB_METRICS, score_records
 from tests.helpers import results_json, run_launcher

@@ -11,8 +11,8 @@ import random
 import numpy as np
 import pytest
 
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.registry import get_benchmark
-from lmms_eval_tasks.framework.scoring import RecordError
 from lmms_eval_tasks.tasks.vrb.scoring import (
     leave_one_out_accuracy,
     min_max_scale,

@@ -37,7 +37,7 @@ BENCHMARK = Benchmark(
     "scenarios, natural vs digital scenes, 95% interval, ROUGE-L",
     scorer="lmms_eval_tasks.tasks.contextual.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.contextual.scoring:check_options",
-    options="lmms_eval_tasks.tasks.contextual.settings:score_options",
+    options="lmms_eval_tasks.tasks.contextual.config:score_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "acceptance_rate",

@@ -14,7 +14,7 @@ from lmms_eval_tasks.framework.taskgen import (
     REPOSITORY_ROOT,
     TaskYaml,
     greedy_generation,
-    hook_settings,
+    hook_fields,
     spec_metrics,
     task_docs_module,
     templated_files,
@@ -61,10 +61,10 @@ def _data_settings(task: str) -> dict[str, Any]:
     }
 
 
-def _settings(task: str) -> dict[str, Any]:
+def _fields(task: str) -> dict[str, Any]:
     return {
         **_data_settings(task),
-        **hook_settings(
+        **hook_fields(
             HOOKS,
             doc_to_target="response" if TASKS[task].judged else "instruction",
             lmms_eval_specific_kwargs=EMPTY_PROMPT_KWARGS,
@@ -80,7 +80,7 @@ def task_specs() -> list[TaskYaml]:
             task=task,
             hooks=HOOKS,
             metrics=[(key, key not in LOWER_IS_BETTER) for key in metric_keys(task)],
-            settings=_settings(task),
+            fields=_fields(task),
             docs_module="lmms_eval_tasks.tasks.contextual.task_docs",
             description=DESCRIPTIONS[task],
             comment="" if task.startswith("contextual_sample") else IMAGES_COMMENT,

@@ -3,7 +3,7 @@
 Metric logic lives in ``lmms_eval_tasks.tasks.contextual.scoring``. Judged tasks (``contextual``,
 ``contextual_sample``) are judged and scored once per task in aggregation; submission tasks
 (``contextual_test``, ``contextual_sample_submission``) only write the leaderboard predictions file.
-Scoring is ``scoring.score_task`` (the one path) with the options of ``settings.score_options``, the one
+Scoring is ``scoring.score_task`` (the one path) with the options of ``config.score_options``, the one
 reader of the ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables (recorded in each report); the images folder is
 ``LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (the folder ``prepare`` wrote).
 """
@@ -18,12 +18,11 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.framework import hooks as harness
-from lmms_eval_tasks.framework.hooks import TaskHooks
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework import task_pipeline
+from lmms_eval_tasks.framework.hook_factory import TaskHooks
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.contextual import scoring
-from lmms_eval_tasks.tasks.contextual.prepare import DATA_ENV, default_data_dir, image_filename
-from lmms_eval_tasks.tasks.contextual.settings import (  # noqa: F401  (re-exported: the environment names)
+from lmms_eval_tasks.tasks.contextual.config import (  # noqa: F401  (re-exported: the environment names)
     IMAGE_JUDGE_ENV,
     PROTOCOL_ENV,
     SKIP_MISSING_ENV,
@@ -32,6 +31,7 @@ from lmms_eval_tasks.tasks.contextual.settings import (  # noqa: F401  (re-expor
     flag,
     task_spec,
 )
+from lmms_eval_tasks.tasks.contextual.prepare import DATA_ENV, default_data_dir, image_filename
 
 SUBMISSION_METRICS: tuple[str, ...] = ("submission_rows", "empty_predictions")
 LOWER_IS_BETTER = {"unjudged", "empty_predictions"}
@@ -43,7 +43,7 @@ def task_settings(task: str) -> dict[str, Any]:
     """What each report records about the task's settings."""
     spec = _spec(task)
     settings: dict[str, Any] = {"kind": "judged" if spec.judged else "submission"}
-    if spec.judged:  # its score_options are added by the hook runtime (settings.score_options)
+    if spec.judged:  # its score_options are added by the hook runtime (config.score_options)
         settings["judge_prompt"] = scoring.JUDGE_PROMPT
     if not spec.bundled_images:
         settings["images_folder"] = str(images_dir())
@@ -198,7 +198,7 @@ def report_details(
     """What only a run knows: a submission task's leaderboard files, written to the run's folder."""
     if _spec(task).judged:
         return {}
-    folder = harness.output_dir(args)
+    folder = task_pipeline.output_dir(args)
     if folder is None:
         logger.warning(f"{task}: no --output_path: the submission file is not written")
         return {}

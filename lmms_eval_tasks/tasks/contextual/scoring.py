@@ -20,7 +20,12 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.framework.scoring import RecordError, check_judge_options, check_option, require_field
+from lmms_eval_tasks.framework.input_checks import (
+    RecordError,
+    check_judge_options,
+    check_option,
+    require_field,
+)
 from lmms_eval_tasks.tasks.contextual import BENCHMARK
 
 # ---------------------------------------------------------------------------------------------------------

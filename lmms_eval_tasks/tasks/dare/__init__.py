@@ -59,7 +59,6 @@ BENCHMARK = Benchmark(
     "number of correct answers",
     scorer="lmms_eval_tasks.tasks.dare.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.dare.scoring:check_options",
-    options="lmms_eval_tasks.tasks.dare.settings:score_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "single_accuracy",

@@ -300,7 +300,7 @@ def task_spec(task: TaskSpec) -> TaskYaml:
         task=task.name,
         hooks=HOOKS,
         metrics=[(key, higher_is_better(key)) for key in task.result_keys()],
-        settings={**data, **shared, f"{task.split}_split": task.split},
+        fields={**data, **shared, f"{task.split}_split": task.split},
         docs_module=DOCS_MODULE,
         description=task_description(task),
         version=0.1,

@@ -16,8 +16,8 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.framework.hooks import TaskHooks
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.hook_factory import TaskHooks
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_metric_keys
 from lmms_eval_tasks.tasks.dare.prompts import build_prompt
 from lmms_eval_tasks.tasks.dare.scoring import (

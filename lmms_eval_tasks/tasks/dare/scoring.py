@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from lmms_eval_tasks.framework.scoring import RecordError, check_option, require_field
+from lmms_eval_tasks.framework.input_checks import RecordError, check_option, require_field
 
 LETTERS = "ABCD"
 SETUPS = ("single", "single_var", "multi")

@@ -25,7 +25,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.dvqa.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.dvqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
-    options="lmms_eval_tasks.tasks.dvqa.settings:score_options",
+    options="lmms_eval_tasks.tasks.dvqa.config:score_options",
     headline_metrics=(
         "micro_accuracy",
         "macro_accuracy",

@@ -6,7 +6,7 @@ Run through ``make generate``; a test fails when a file drifts.
 from __future__ import annotations
 
 from lmms_eval_tasks.tasks.dvqa import BENCHMARK, make_sample
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 
 DESCRIPTIONS = {
     "dvqa": "DVQA slim subset (29,043 bar-chart questions) from the folder prepared by "
@@ -17,4 +17,4 @@ DESCRIPTIONS = {
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated DVQA file."""
-    return common.generated_files(BENCHMARK, DESCRIPTIONS, make_sample)
+    return shared_tasks.generated_files(BENCHMARK, DESCRIPTIONS, make_sample)

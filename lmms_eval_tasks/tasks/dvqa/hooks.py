@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 
 DATASET = "dvqa"
 # Dataset fields copied into each record (the first three are what the scorer needs).
@@ -19,8 +19,8 @@ COLUMNS = ("question_id", "question", "template_id", "answer", "image")
 _WORDS = ("yes", "no")
 
 
-SHARED = common.DatasetHooks(DATASET, RECORD_FIELDS, required=3, target_field="answer")
-doc_to_visual = common.doc_to_visual  # the chart (RGB); errors name the question
+SHARED = shared_tasks.DatasetHooks(DATASET, RECORD_FIELDS, required=3, target_field="answer")
+doc_to_visual = shared_tasks.doc_to_visual  # the chart (RGB); errors name the question
 doc_to_text = SHARED.doc_to_text
 doc_to_target = SHARED.doc_to_target
 make_record = SHARED.make_record

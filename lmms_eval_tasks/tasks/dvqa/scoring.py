@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
-from lmms_eval_tasks.framework.scoring import RecordError, require_field
+from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
     category_accuracies,
     check_options,

@@ -42,7 +42,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.hallusionbench.scoring:check_options",
     record_schema=RECORD_SCHEMA,
-    options="lmms_eval_tasks.tasks.hallusionbench.settings:score_options",
+    options="lmms_eval_tasks.tasks.hallusionbench.config:score_options",
     headline_metrics=("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
     count_keys=(
         "unjudged_verdicts",

@@ -12,7 +12,7 @@ from lmms_eval_tasks.framework.taskgen import (
     TaskYaml,
     benchmark_files,
     greedy_generation,
-    hook_settings,
+    hook_fields,
 )
 from lmms_eval_tasks.tasks.hallusionbench import make_sample
 from lmms_eval_tasks.tasks.hallusionbench.hooks import HF_DATASET, HIGHER_IS_BETTER, RESULT_KEYS, TASKS
@@ -36,7 +36,7 @@ DESCRIPTIONS = {
 }
 
 
-def _settings(task: str) -> dict[str, Any]:
+def _fields(task: str) -> dict[str, Any]:
     data: dict[str, Any]
     if task.endswith("_sample"):
         data = {
@@ -53,7 +53,7 @@ def _settings(task: str) -> dict[str, Any]:
     return {
         **data,
         "test_split": "image",
-        **hook_settings(
+        **hook_fields(
             HOOKS,
             doc_to_target="gt_answer_details",
             lmms_eval_specific_kwargs=EMPTY_PROMPT_KWARGS,
@@ -68,12 +68,12 @@ def task_specs() -> list[TaskYaml]:
         TaskYaml(
             task=task,
             hooks=HOOKS,
-            metrics=[(key, key in HIGHER_IS_BETTER) for key in RESULT_KEYS[settings.variant]],
-            settings=_settings(task),
+            metrics=[(key, key in HIGHER_IS_BETTER) for key in RESULT_KEYS[variant.variant]],
+            fields=_fields(task),
             docs_module="lmms_eval_tasks.tasks.hallusionbench.task_docs",
             description=DESCRIPTIONS[task],
         )
-        for task, settings in TASKS.items()
+        for task, variant in TASKS.items()
     ]
 
 

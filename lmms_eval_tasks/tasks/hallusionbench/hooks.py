@@ -15,10 +15,10 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.framework import hooks as harness
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework import hook_factory
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.hallusionbench import BENCHMARK, scoring
-from lmms_eval_tasks.tasks.hallusionbench.settings import TASKS, no_verdict_option
+from lmms_eval_tasks.tasks.hallusionbench.config import TASKS, no_verdict_option
 
 HF_DATASET = "lmms-lab-encoder/HallusionBench"  # the host 0.7.3 reads this id (moved from lmms-lab/)
 NON_IMAGE_SPLIT = "non_image"
@@ -97,8 +97,8 @@ def _non_image_split(task: str) -> Any:
     Outside the pack's launcher (no ``task_dataset_context`` patch) there is no loaded DatasetDict to read:
     then the default id is loaded, with a warning, since an overridden ``dataset_path`` cannot be seen.
     """
-    from lmms_eval_tasks.framework import datasets_read
     from lmms_eval_tasks.host.patches import loading_task, loading_task_dataset
+    from lmms_eval_tasks.reporting import datasets_read
 
     loaded = loading_task_dataset()
     if loaded is not None:
@@ -155,7 +155,7 @@ def metric_keys(task: str) -> tuple[str, ...]:
     return RESULT_KEYS[TASKS[task].variant]
 
 
-# ---- scoring once per task: scoring.score_task, with the options of settings.score_options ----------
+# ---- scoring once per task: scoring.score_task, with the options of config.score_options ----------
 
 
 def leaderboard_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -189,7 +189,7 @@ def leaderboard_files(records: list[dict[str, Any]], task: str) -> dict[str, str
     return {LEADERBOARD_FILE: json.dumps(leaderboard_rows(records), indent=2, ensure_ascii=False)}
 
 
-HOOKS = harness.TaskHooks(
+HOOKS = hook_factory.TaskHooks(
     "hallusionbench",
     make_record,
     task_settings=task_settings,

@@ -16,7 +16,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.framework.scoring import (
+from lmms_eval_tasks.framework.input_checks import (
     OptionError,
     RecordError,
     check_judge_options,

@@ -16,8 +16,8 @@ from typing import Any
 
 
 def _run(args: argparse.Namespace) -> int:
+    from lmms_eval_tasks.framework.input_checks import RecordError
     from lmms_eval_tasks.framework.preparing import read_annotations
-    from lmms_eval_tasks.framework.scoring import RecordError
     from lmms_eval_tasks.tasks.revisiting.slim import KINDS, format_counts, merge_tdiuc, slim
 
     prog = "lmms-eval-tasks slim"

@@ -33,7 +33,7 @@ _TEN_POWER = re.compile(f"10([{_SUPERSCRIPTS}]+)")
 
 def check_protocol(protocol: Any) -> str:
     """``protocol`` if it is "default" or "official", else a one-line ``scoring.OptionError``."""
-    from lmms_eval_tasks.framework.scoring import check_option
+    from lmms_eval_tasks.framework.input_checks import check_option
 
     return check_option("protocol", protocol, str, choices=PROTOCOLS)
 
@@ -48,7 +48,7 @@ def judged_records(
 ) -> tuple[list[dict[str, Any]], list[Any]]:
     """The opening of every dataset's ``score_records``: options checked, the records as a list (RecordError
     when there are none) and the dataset's ``judge(records, protocol)`` of them."""
-    from lmms_eval_tasks.framework.scoring import RecordError
+    from lmms_eval_tasks.framework.input_checks import RecordError
 
     check_options(protocol)
     records = list(records)
@@ -189,7 +189,7 @@ def closing_counts(
 def prediction_text(record: dict[str, Any], index: int | str) -> str:
     """The record's ``prediction``, surrounding whitespace stripped (as the authors' inference code does
     before writing its answer files); None -> ""; RecordError when missing or not a string."""
-    from lmms_eval_tasks.framework.scoring import require_field
+    from lmms_eval_tasks.framework.input_checks import require_field
 
     value = require_field(record, "prediction", index, (str, type(None)))
     return "" if value is None else value.strip()

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.input_checks import RecordError
 
 
 def group_quota(size: int, ratio: float, minimum: int) -> int:

@@ -24,7 +24,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.tallyqa.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.tallyqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
-    options="lmms_eval_tasks.tasks.tallyqa.settings:score_options",
+    options="lmms_eval_tasks.tasks.tallyqa.config:score_options",
     headline_metrics=(
         "simple_micro_accuracy",
         "simple_macro_accuracy",

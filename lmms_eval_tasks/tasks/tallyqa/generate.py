@@ -5,7 +5,7 @@ Run through ``make generate``; a test fails when a file drifts.
 
 from __future__ import annotations
 
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 from lmms_eval_tasks.tasks.tallyqa import BENCHMARK, make_sample
 
 DESCRIPTIONS = {
@@ -19,4 +19,4 @@ LOWER_IS_BETTER = {"simple_rmse", "complex_rmse", "unparsed"}
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated TallyQA file."""
-    return common.generated_files(BENCHMARK, DESCRIPTIONS, make_sample, lower_is_better=LOWER_IS_BETTER)
+    return shared_tasks.generated_files(BENCHMARK, DESCRIPTIONS, make_sample, lower_is_better=LOWER_IS_BETTER)

@@ -11,8 +11,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.framework.hooks import output_dir
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.framework.task_pipeline import output_dir
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 from lmms_eval_tasks.tasks.tallyqa import scoring
 
 DATASET = "tallyqa"
@@ -21,14 +21,14 @@ RECORD_FIELDS = ("question_id", "answer", "issimple", "question", "image_id", "i
 COLUMNS = ("question_id", "question", "answer", "issimple", "image")
 
 
-SHARED = common.DatasetHooks(
+SHARED = shared_tasks.DatasetHooks(
     DATASET,
     RECORD_FIELDS,
     required=3,
     target_field="answer",
     report_settings={"rmse_clip": [0, scoring.CLIP_MAX]},
 )
-doc_to_visual = common.doc_to_visual  # the question's image (RGB); errors name the question
+doc_to_visual = shared_tasks.doc_to_visual  # the question's image (RGB); errors name the question
 doc_to_text = SHARED.doc_to_text
 doc_to_target = SHARED.doc_to_target  # the true count
 make_record = SHARED.make_record
@@ -37,7 +37,7 @@ task_settings = SHARED.task_settings
 
 def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any) -> dict:
     """What only a run knows: its deviations and, with an output folder, the accuracy-by-count plot."""
-    details: dict[str, Any] = {"deviations": common.deviations(DATASET, task)}
+    details: dict[str, Any] = {"deviations": shared_tasks.deviations(DATASET, task)}
     folder = output_dir(args) if args is not None else None
     if folder is not None:
         path = Path(folder) / f"{task}_accuracy_by_count.png"

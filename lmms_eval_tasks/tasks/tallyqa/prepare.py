@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
+from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.framework.preparing import DatasetKind
-from lmms_eval_tasks.framework.scoring import RecordError, require_field
 
 
 def image_candidates(entry: dict[str, Any]) -> list[str]:

@@ -24,7 +24,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.framework.scoring import RecordError, require_field
+from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
     check_options,
     check_protocol,

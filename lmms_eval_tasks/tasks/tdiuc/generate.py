@@ -5,7 +5,7 @@ Run through ``make generate``; a test fails when a file drifts.
 
 from __future__ import annotations
 
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 from lmms_eval_tasks.tasks.tdiuc import BENCHMARK, make_sample
 
 DESCRIPTIONS = {
@@ -18,4 +18,4 @@ DESCRIPTIONS = {
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated TDIUC file."""
-    return common.generated_files(BENCHMARK, DESCRIPTIONS, make_sample)
+    return shared_tasks.generated_files(BENCHMARK, DESCRIPTIONS, make_sample)

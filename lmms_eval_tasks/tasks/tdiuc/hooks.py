@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 from lmms_eval_tasks.tasks.tdiuc.scoring import ABSURD_ANSWER, QUESTION_TYPES
 
 DATASET = "tdiuc"
@@ -35,14 +35,14 @@ ANSWER_SPACES: dict[str, tuple[str, ...]] = {
 }
 
 
-SHARED = common.DatasetHooks(
+SHARED = shared_tasks.DatasetHooks(
     DATASET,
     RECORD_FIELDS,
     required=3,
     target_field="labeled_answer",
     report_settings={"matching": "exact after normalisation, or a shared WordNet synset"},
 )
-doc_to_visual = common.doc_to_visual  # the question's image (RGB); errors name the question
+doc_to_visual = shared_tasks.doc_to_visual  # the question's image (RGB); errors name the question
 doc_to_text = SHARED.doc_to_text
 doc_to_target = SHARED.doc_to_target
 make_record = SHARED.make_record

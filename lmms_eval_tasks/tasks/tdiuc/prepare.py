@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.framework.preparing import DatasetKind
-from lmms_eval_tasks.framework.scoring import RecordError, require_field
 from lmms_eval_tasks.tasks.tdiuc.scoring import QUESTION_TYPES
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.framework.scoring import RecordError, require_field
+from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
     category_accuracies,
     check_options,

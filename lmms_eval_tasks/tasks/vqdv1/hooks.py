@@ -13,9 +13,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.framework.hooks import TaskHooks, output_dir
-from lmms_eval_tasks.framework.scoring import RecordError
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.framework.hook_factory import TaskHooks
+from lmms_eval_tasks.framework.input_checks import RecordError
+from lmms_eval_tasks.framework.task_pipeline import output_dir
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 from lmms_eval_tasks.tasks.vqdv1 import scoring
 from lmms_eval_tasks.tasks.vqdv1.prompts import PROMPT_ENV, build_prompt, resolve_template
 
@@ -54,7 +55,7 @@ def _gtbox(doc: dict[str, Any]) -> list[Any]:
     return [list(box) for box in value]
 
 
-doc_to_visual = common.doc_to_visual  # the query's image (RGB); errors name the query
+doc_to_visual = shared_tasks.doc_to_visual  # the query's image (RGB); errors name the query
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
@@ -69,9 +70,9 @@ def doc_to_target(doc: dict[str, Any]) -> str:
 
 def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
     """One ``score`` record: the dataset's fields plus the raw model text."""
-    record = common.copy_fields(doc, RECORD_FIELDS, RECORD_FIELDS[:4])
+    record = shared_tasks.copy_fields(doc, RECORD_FIELDS, RECORD_FIELDS[:4])
     record["gtbox"] = _gtbox(doc)
-    record["prediction"] = common.prediction_of(results)
+    record["prediction"] = shared_tasks.prediction_of(results)
     return record
 
 
@@ -107,7 +108,7 @@ def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> st
 
 
 DATASET_COLUMNS = ("question_id", "question", "gtbox", "width", "height", "image")
-_prepare_columns = common.prepare_docs_for("vqdv1", DATASET_COLUMNS)
+_prepare_columns = shared_tasks.prepare_docs_for("vqdv1", DATASET_COLUMNS)
 
 
 def prepare_docs(dataset: Any, task: str) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lmms_eval_tasks.framework.scoring import RecordError, check_option, require_field
+from lmms_eval_tasks.framework.input_checks import RecordError, check_option, require_field
 
 PROTOCOLS = ("default", "official")
 # How the four numbers of a predicted box map to pixels: "auto" is the official rule (all four < 1 ->

@@ -47,7 +47,7 @@ BENCHMARK = Benchmark(
     "Error Rate, Average Error, Average Difference, VRE",
     scorer="lmms_eval_tasks.tasks.vrb.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.vrb.scoring:check_options",
-    options="lmms_eval_tasks.tasks.vrb.settings:score_options",
+    options="lmms_eval_tasks.tasks.vrb.config:score_options",
     record_schema=RECORD_SCHEMA,
     headline_metrics=(
         "accuracy",

@@ -91,7 +91,7 @@ def _describe(task: str) -> str:
     return f"VRB {corruption} severity {severity} (applied when the image loads), {where}"
 
 
-def _settings(task: str) -> dict[str, Any]:
+def _fields(task: str) -> dict[str, Any]:
     if task.startswith("vrb_sample"):
         data: dict[str, Any] = {
             "dataset_path": "parquet",
@@ -123,7 +123,7 @@ def task_specs() -> list[TaskYaml]:
             task=task,
             hooks=HOOKS,
             metrics=_metrics(),
-            settings=_settings(task),
+            fields=_fields(task),
             docs_module=DOCS_MODULE,
             description=_describe(task),
         )

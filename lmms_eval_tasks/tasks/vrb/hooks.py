@@ -2,7 +2,7 @@
 one ``score`` record per question, aggregation (per level task and across levels in the groups).
 
 Run parameters (profile, seed, subset size, protocol, prompt) come from the environment through
-``settings.run_parameters``, the one reader of the ``LMMS_EVAL_TASKS_VRB_*`` variables, and are recorded
+``config.run_parameters``, the one reader of the ``LMMS_EVAL_TASKS_VRB_*`` variables, and are recorded
 in every record and report. Scoring is ``scoring.score_task`` (the one path). See docs/vrb.md.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.corruptions import VRB_PAPER_CORRUPTIONS
-from lmms_eval_tasks.framework.hooks import TaskHooks
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.hook_factory import TaskHooks
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.vrb import scoring
-from lmms_eval_tasks.tasks.vrb.settings import (  # noqa: F401  (the environment names, re-exported)
+from lmms_eval_tasks.tasks.vrb.config import (  # noqa: F401  (the environment names, re-exported)
     DEFAULT_IMAGES,
     IMAGES_ENV,
     PROFILE_ENV,
@@ -180,7 +180,7 @@ def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str,
 
 def task_settings(task: str) -> dict[str, Any]:
     """Every run parameter, recorded in the task's (or group's) report (its scoring options are added by
-    the hook runtime from ``settings.score_options``)."""
+    the hook runtime from ``config.score_options``)."""
     parameters = run_parameters()
     settings: dict[str, Any] = {**parameters}
     if is_sample_task(task):

@@ -72,7 +72,7 @@ def variant_process_docs(source_yaml: str, variant: str) -> Callable[[Any], Any]
     """A ``process_docs`` that runs the source task's (if any), then tags every doc with the variant's name
     (``pack_variant``): the pack's hooks then register and report each variant under its own name instead
     of the source task's, so variants run in one command never overwrite each other's reports."""
-    from lmms_eval_tasks.framework.hooks import VARIANT_COLUMN
+    from lmms_eval_tasks.framework.hook_factory import VARIANT_COLUMN
 
     lock = threading.Lock()
     state: dict[str, Any] = {}

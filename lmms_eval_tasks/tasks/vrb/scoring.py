@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from lmms_eval_tasks.framework.scoring import OptionError, RecordError, check_option, require_field
+from lmms_eval_tasks.framework.input_checks import OptionError, RecordError, check_option, require_field
 
 PROTOCOLS = ("paper", "vqa_api", "official")
 LEVELS = (0, 1, 2, 3, 4, 5)

@@ -1,37 +1,14 @@
-"""Argument and output helpers shared by the subcommand modules."""
+"""Ending quietly when the reader of stdout goes away (`lmms-eval-tasks ... | head`, `lmms_eval ... | head`).
+
+Shared by the ``lmms-eval-tasks`` command (``cli/``) and the ``lmms_eval`` launcher (``host/launcher.py``).
+"""
 
 from __future__ import annotations
 
-import argparse
-import json
-import math
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
-
-
-def parse_option(text: str) -> tuple[str, Any]:
-    """Parse a `key=value` option; values are JSON when they parse as JSON, else strings."""
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
-    key, raw = text.split("=", 1)
-    try:
-        value: Any = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    return key.strip(), value
-
-
-def json_safe(value: Any) -> Any:
-    """Replace NaN/inf (metrics that cannot be computed on this input) with null: strict JSON for readers."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
-    return value
 
 
 class _ClosedPipeGuard:

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmms_eval_tasks.framework.hooks import TaskHooks
-from lmms_eval_tasks.framework.scoring import RecordError
+from lmms_eval_tasks.framework.hook_factory import TaskHooks
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.taskgen import greedy_generation, prepared_dataset_files
 
 TDIUC_INSTRUCTION = (

@@ -1,4 +1,4 @@
-"""HallusionBench's settings: how each task is scored, the one place its scoring options come from.
+"""HallusionBench's config: how each task is scored, the one place its scoring options come from.
 
 Its one environment variable, ``LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT``, is read here; the judge (model,
 key, repeats) is the shared judge configuration (``lmms_eval_tasks.judges.config``), used by
@@ -15,20 +15,20 @@ from lmms_eval_tasks.tasks.hallusionbench.scoring import NO_VERDICT_CHOICES, NO_
 
 
 @dataclass(frozen=True)
-class TaskSettings:
+class TaskVariant:
     """How one task is scored: the variant and the judge kind (None: auto, from the judge configuration)."""
 
     variant: str
     judge: str | None
 
 
-TASKS: dict[str, TaskSettings] = {
-    "hallusionbench": TaskSettings("official", None),
-    "hallusionbench_offline": TaskSettings("official", "rule"),
-    "hallusionbench_vlmevalkit": TaskSettings("vlmevalkit", None),
-    "hallusionbench_sample": TaskSettings("official", None),
-    "hallusionbench_offline_sample": TaskSettings("official", "rule"),
-    "hallusionbench_vlmevalkit_sample": TaskSettings("vlmevalkit", None),
+TASKS: dict[str, TaskVariant] = {
+    "hallusionbench": TaskVariant("official", None),
+    "hallusionbench_offline": TaskVariant("official", "rule"),
+    "hallusionbench_vlmevalkit": TaskVariant("vlmevalkit", None),
+    "hallusionbench_sample": TaskVariant("official", None),
+    "hallusionbench_offline_sample": TaskVariant("official", "rule"),
+    "hallusionbench_vlmevalkit_sample": TaskVariant("vlmevalkit", None),
 }
 
 
@@ -37,11 +37,11 @@ def score_options(task: str) -> dict[str, Any]:
     if task not in TASKS:
         known = ", ".join(sorted(TASKS))
         raise ValueError(f"HallusionBench records carry an unknown task name {task!r} (known: {known})")
-    settings = TASKS[task]
-    options: dict[str, Any] = {"variant": settings.variant}
-    if settings.judge is not None:
-        options["judge"] = settings.judge
-    if settings.variant == "official":
+    variant = TASKS[task]
+    options: dict[str, Any] = {"variant": variant.variant}
+    if variant.judge is not None:
+        options["judge"] = variant.judge
+    if variant.variant == "official":
         options["no_verdict"] = no_verdict_option()
     return options
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from lmms_eval_tasks.corruptions import _ops
-from lmms_eval_tasks.corruptions._ops import cv2_module
+from lmms_eval_tasks.corruptions import primitives
+from lmms_eval_tasks.corruptions.primitives import cv2_module
 
 _INV255 = 1.0 / 255.0
 
@@ -151,7 +151,7 @@ def defocus_blur(image: np.ndarray, params: tuple[int, float], noise: Any) -> np
     """Convolution with an antialiased disk (OpenCV's default reflect-101 border, as the reference)."""
     cv2 = cv2_module()
     radius, alias_blur = params
-    kernel = _ops.disk_kernel(int(radius), float(alias_blur))
+    kernel = primitives.disk_kernel(int(radius), float(alias_blur))
     dtype = getattr(noise, "dtype", np.float32)
     source = image if dtype == np.float32 else image.astype(dtype)  # uint8 in, float32 out is fastest
     out = cv2.filter2D(source, cv2.CV_32F if dtype == np.float32 else -1, kernel)
@@ -160,7 +160,7 @@ def defocus_blur(image: np.ndarray, params: tuple[int, float], noise: Any) -> np
 
 def gaussian_blur(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
     """scikit-image ``gaussian(sigma)``: nearest border, truncate 4."""
-    out = _ops.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
+    out = primitives.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
     return np.clip(out, 0, 255, out=out)
 
 
@@ -234,11 +234,11 @@ def glass_blur(image: np.ndarray, params: tuple[float, int, int], noise: Any) ->
     """Gaussian blur, local pixel shuffle, Gaussian blur (ImageNet-C glass blur)."""
     sigma, delta, iterations = params
     height, width = image.shape[:2]
-    blurred = _ops.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
+    blurred = primitives.gaussian_filter(_float(image, noise), float(sigma), mode="nearest", truncate=4.0)
     blurred = np.clip(blurred, 0, 255, out=blurred).astype(np.uint8)
     source = _glass_sources(height, width, int(delta), int(iterations), noise)
     shuffled = np.take(blurred.reshape(-1, 3), source, axis=0).reshape(image.shape)
-    out = _ops.gaussian_filter(_float(shuffled, noise), float(sigma), mode="nearest", truncate=4.0)
+    out = primitives.gaussian_filter(_float(shuffled, noise), float(sigma), mode="nearest", truncate=4.0)
     return np.clip(out, 0, 255, out=out)
 
 
@@ -246,8 +246,8 @@ def motion_blur(image: np.ndarray, params: tuple[int, float], noise: Any) -> np.
     """Blur along a random direction in [-45, 45] degrees with ImageMagick-style one-sided taps."""
     radius, sigma = params
     angle = noise.uniform(-45, 45)
-    taps = _ops.motion_taps(int(radius), float(sigma), angle, image.shape[:2])
-    out = _ops.motion_blur(_float(image, noise), taps)
+    taps = primitives.motion_taps(int(radius), float(sigma), angle, image.shape[:2])
+    out = primitives.motion_blur(_float(image, noise), taps)
     return np.clip(out, 0, 255, out=out)
 
 
@@ -257,11 +257,11 @@ def zoom_blur(image: np.ndarray, params: tuple[float, float, float], noise: Any,
     factors = np.arange(*params)
     height, width = image.shape[:2]
     # Four channels: OpenCV's vectorised warp path, 2-3 times faster than three.
-    source = _ops.to_four_channels(_float(image, noise))
+    source = primitives.to_four_channels(_float(image, noise))
     total = source.copy()
     for factor in factors:
-        cv2.accumulate(_ops.zoom_layer(source, float(factor), (height, width), trim), total)
-    total = _ops.from_four_channels(total)
+        cv2.accumulate(primitives.zoom_layer(source, float(factor), (height, width), trim), total)
+    total = primitives.from_four_channels(total)
     total *= 1.0 / (len(factors) + 1)
     return np.clip(total, 0, 255, out=total)
 
@@ -279,15 +279,17 @@ def snow(image: np.ndarray, params: tuple, noise: Any, *, trim: str, quantize_la
     mean, std, zoom, threshold, radius, sigma, blend = params
     height, width = image.shape[:2]
     layer = noise.normal(mean, std, (height, width))
-    layer_shape = _ops.zoomed_shape((height, width), float(zoom)) if trim == "top_left" else (height, width)
-    layer = _ops.zoom_layer_exact(layer, float(zoom), layer_shape, trim)
+    layer_shape = (
+        primitives.zoomed_shape((height, width), float(zoom)) if trim == "top_left" else (height, width)
+    )
+    layer = primitives.zoom_layer_exact(layer, float(zoom), layer_shape, trim)
     layer[layer < threshold] = 0
     layer = np.clip(layer, 0, 1, out=layer)
     angle = noise.uniform(-135, -45)
     if quantize_layer:
         layer = (layer * 255).astype(np.uint8).astype(layer.dtype) * _INV255
-    taps = _ops.motion_taps(int(radius), float(sigma), angle, layer.shape)
-    layer = _ops.motion_blur(layer, taps)
+    taps = primitives.motion_taps(int(radius), float(sigma), angle, layer.shape)
+    layer = primitives.motion_blur(layer, taps)
     layer = (np.round(layer * 255) * _INV255).astype(layer.dtype)[:height, :width]
     cv2 = cv2_module()
     pixels = image.astype(np.float32)
@@ -308,10 +310,10 @@ def fog(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarra
     """Plasma-fractal fog added to the image, then rescaled by max / (max + strength)."""
     strength, decay = params
     height, width = image.shape[:2]
-    map_size = _ops.next_power_of_two(max(height, width, 3))
+    map_size = primitives.next_power_of_two(max(height, width, 3))
     pixels = _float(image, noise) * _INV255
     peak = pixels.max()
-    pixels += strength * _ops.plasma_fractal(map_size, float(decay), noise)[:height, :width][..., None]
+    pixels += strength * primitives.plasma_fractal(map_size, float(decay), noise)[:height, :width][..., None]
     return np.clip(pixels * (peak / (peak + strength)), 0, 1) * 255
 
 
@@ -455,13 +457,13 @@ def elastic_imagenet_c(image: np.ndarray, alpha: float, noise: Any) -> np.ndarra
     sigma = (height * 0.01, width * 0.01)
     max_shift = height * 0.005
     shift_cols = (
-        _ops.gaussian_filter(
+        primitives.gaussian_filter(
             noise.uniform(-max_shift, max_shift, (height, width)), sigma, mode="reflect", truncate=3
         )
         * alpha
     )
     shift_rows = (
-        _ops.gaussian_filter(
+        primitives.gaussian_filter(
             noise.uniform(-max_shift, max_shift, (height, width)), sigma, mode="reflect", truncate=3
         )
         * alpha
@@ -473,9 +475,11 @@ def _displace(cv2: Any, pixels: np.ndarray, shift_rows: np.ndarray, shift_cols: 
     height, width = pixels.shape[:2]
     map_cols = (shift_cols + np.arange(width, dtype=np.float32)[None, :]).astype(np.float32)
     map_rows = (shift_rows + np.arange(height, dtype=np.float32)[:, None]).astype(np.float32)
-    four = pixels if pixels.shape[2] == 4 else _ops.to_four_channels(pixels)  # vectorised 4-channel path
+    four = (
+        pixels if pixels.shape[2] == 4 else primitives.to_four_channels(pixels)
+    )  # vectorised 4-channel path
     out = cv2.remap(four, map_cols, map_rows, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    out = _ops.from_four_channels(out)
+    out = primitives.from_four_channels(out)
     return np.clip(out, 0, 255, out=out)
 
 
@@ -490,16 +494,18 @@ def elastic_vrb(image: np.ndarray, params: tuple[float, float, float], noise: An
     moved = points + np.asarray(noise.uniform(-affine, affine, points.shape), dtype=np.float32)
     matrix = cv2.getAffineTransform(points, moved)
     pixels = cv2.warpAffine(
-        _ops.to_four_channels(image.astype(np.float32)),
+        primitives.to_four_channels(image.astype(np.float32)),
         matrix,
         (width, height),
         borderMode=cv2.BORDER_REFLECT_101,
     )
     shift_cols = (
-        _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha
+        primitives.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3)
+        * alpha
     )
     shift_rows = (
-        _ops.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3) * alpha
+        primitives.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3)
+        * alpha
     )
     return _displace(cv2, pixels, shift_rows, shift_cols)
 
@@ -511,7 +517,7 @@ def spatter(image: np.ndarray, params: tuple, noise: Any) -> np.ndarray:
     height, width = image.shape[:2]
     pixels = image.astype(np.float32) * np.float32(_INV255)
     liquid = noise.normal(mean, std, (height, width))
-    liquid = _ops.gaussian_filter(liquid, float(sigma), mode="nearest", truncate=4.0)
+    liquid = primitives.gaussian_filter(liquid, float(sigma), mode="nearest", truncate=4.0)
     liquid[liquid < threshold] = 0
     if mode == 0:
         liquid_levels = np.clip(liquid * 255, 0, 255).astype(np.uint8)
@@ -530,7 +536,7 @@ def spatter(image: np.ndarray, params: tuple, noise: Any) -> np.ndarray:
         out = pixels + mask[..., None] * colour
     else:
         mask = (liquid > threshold).astype(np.float32)
-        mask = _ops.gaussian_filter(mask, float(intensity), mode="nearest", truncate=4.0)
+        mask = primitives.gaussian_filter(mask, float(intensity), mode="nearest", truncate=4.0)
         mask[mask < 0.8] = 0
         colour = np.array([63, 42, 20], dtype=np.float32) * np.float32(_INV255)
         out = pixels * (1 - mask[..., None]) + mask[..., None] * colour

@@ -1,4 +1,4 @@
-"""VRB's settings: the one reader of its ``LMMS_EVAL_TASKS_VRB_*`` variables, and its scoring options.
+"""VRB's config: the one reader of its ``LMMS_EVAL_TASKS_VRB_*`` variables, and its scoring options.
 
 ``LMMS_EVAL_TASKS_VRB_PROFILE`` (``vrb`` default, ``vrb_official`` or ``imagenet_c``),
 ``LMMS_EVAL_TASKS_VRB_SEED`` (0; the subset draw and every image's corruption noise),

@@ -1,4 +1,4 @@
-"""ConTextual's settings: its tasks, and the one reader of its own ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables.
+"""ConTextual's config: its tasks, and the one reader of its own ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables.
 
 ``LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL`` (default/official), ``LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE=1`` (the
 image-aware judge) and ``LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING=1`` (run without the rows whose images are

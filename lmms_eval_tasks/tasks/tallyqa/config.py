@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval_tasks.tasks.revisiting import common
+from lmms_eval_tasks.tasks.revisiting import shared_tasks
 
 
 def score_options(task: str = "tallyqa") -> dict[str, Any]:
     """The ``score_task`` options of a tallyqa task: ``{"protocol": ...}`` when the environment sets one."""
-    return dict(common.protocol_option("tallyqa"))
+    return dict(shared_tasks.protocol_option("tallyqa"))

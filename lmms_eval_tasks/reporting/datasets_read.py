@@ -1,6 +1,6 @@
 """Which datasets a run read (id, config, split, revision), for every pack report's provenance.
 
-``process_docs`` (framework/hooks.py) describes the dataset the host loaded for a task: the hub id and
+``process_docs`` (framework/hook_factory.py) describes the dataset the host loaded for a task: the hub id and
 config the task's YAML names, the split, and the revision the ``datasets`` cache holds (its folder name is
 the hub commit for hub datasets), or, for local files and prepared folders, the dataset's fingerprint.
 Hooks that read more (HallusionBench's ``non_image`` split) add theirs. Thread-safe; cheap at import.

@@ -1,0 +1,31 @@
+"""Option parsing and JSON output shared by the subcommand modules (``score -o``, ``compare -o``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """Parse a `key=value` option; values are JSON when they parse as JSON, else strings."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    key, raw = text.split("=", 1)
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def json_safe(value: Any) -> Any:
+    """Replace NaN/inf (metrics that cannot be computed on this input) with null: strict JSON for readers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    return value

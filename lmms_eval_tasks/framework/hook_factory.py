@@ -1,0 +1,287 @@
+"""The one hook factory: each benchmark's ``hooks.py`` builds its YAML-referenced functions from it.
+
+The host calls one aggregation function per metric, each with its own list of per-sample values. The
+hooks return the same record for every metric key, so all lists hold the same records; the run's state
+(``framework/run_state.py``, ``RunState.score_once``) runs the task pipeline (``task_pipeline.py``,
+``score_and_report``: judging included) once per task and every aggregation reads its key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.framework.run_state import current_run
+from lmms_eval_tasks.framework.saved_records import is_saved
+from lmms_eval_tasks.framework.task_pipeline import score_and_report
+
+TASK_COLUMN = "pack_task"  # the column process_docs adds: every hook reads its task from the document
+# Set by `lmms-eval-tasks robustness` variants of a pack task: the variant's own name, under which its
+# records are registered and its report written (the hooks keep reading the source task's settings).
+VARIANT_COLUMN = "pack_variant"
+
+
+class RecordRef(Mapping):
+    """A sample's record as seen under a secondary metric key: the same data, logged as a short pointer.
+
+    Hooks return one record per sample under every metric key; the host's samples file would otherwise
+    hold a full copy per key (DARE tasks have 10-20 keys). Aggregations read it like the record itself.
+    """
+
+    __slots__ = ("record", "primary_key")
+
+    def __init__(self, record: dict[str, Any], primary_key: str) -> None:
+        self.record = record
+        self.primary_key = primary_key
+
+    def __getitem__(self, key: str) -> Any:
+        return self.record[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.record)
+
+    def __len__(self) -> int:
+        return len(self.record)
+
+    def __str__(self) -> str:
+        return f"see {self.primary_key!r}"
+
+    def __repr__(self) -> str:
+        return f"RecordRef({self.primary_key!r})"
+
+
+def record_under_keys(record: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """``{keys[0]: record, other key: RecordRef(record)}``: what a hook's process_results returns."""
+    primary = keys[0]
+    return {key: record if key == primary else RecordRef(record, primary) for key in keys}
+
+
+def unwrap_records(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """The records behind an aggregation's items (plain records or RecordRefs)."""
+    return [item.record if isinstance(item, RecordRef) else item for item in items]
+
+
+def _as_number(value: Any) -> float | int:
+    """A metric value the host can print: bools as ints, numbers as they are, anything else NaN."""
+
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float):
+        return value
+    return math.nan
+
+
+def _include_paths(args: Any) -> list[Path]:
+    """The user's ``--include_path`` folders from the host's CLI namespace (a string or a list)."""
+    value = getattr(args, "include_path", None) if args is not None else None
+    if not value:
+        return []
+    return [Path(path) for path in ([value] if isinstance(value, str) else value)]
+
+
+def group_members(group: str, args: Any = None) -> list[str]:
+    """The member tasks of a group, from its YAML in the pack or in the run's ``--include_path`` folders."""
+    from lmms_eval_tasks.host.task_index import load_yaml, pack_tasks
+
+    for folder in [TASKS_DIR, *_include_paths(args)]:
+        for entry in pack_tasks(folder):
+            if entry.name == group and entry.kind == "group":
+                members = load_yaml((folder / entry.path).resolve()).get("task") or []
+                return [member if isinstance(member, str) else member.get("task", "") for member in members]
+    raise KeyError(f"{group!r} is neither a pack group nor a group under the run's --include_path")
+
+
+class TaskHooks:
+    """The hooks of one benchmark's tasks, built once in its ``hooks.py`` and named there explicitly.
+
+    - ``process_docs_for(task)``: validates/expands the docs (``prepare_docs``) and adds the ``pack_task``
+      column, so every later hook knows its task from the document alone.
+    - ``process_results``: ``make_record(doc, results, task) -> record`` (a ``score`` record, JSON-able),
+      returned under each of the task's metric keys (the full record once, references elsewhere).
+    - ``aggregator(metric)``: runs the task pipeline (``task_pipeline.score_and_report``) once per task:
+      the benchmark's scorer with the options of its config (recorded in the report as
+      ``provenance.settings.score_options``), the pack report; returns the metric.
+    - ``report_details(records, metrics, task, args) -> dict``: what only a run knows (deviations, plots in
+      the run folder), added to the scorer's details.
+    - ``extra_files(records, task) -> {file name: content}``: leaderboard or submission files, written to
+      ``<report folder>/<task>/<file name>`` after the report.
+    - ``group_aggregator(group, metric)``: a cross-task group metric (one generated
+      ``aggregate_<group>_<metric>`` line per group metric in the benchmark's ``task_docs.py``): the same
+      scoring over the union of the member tasks' records, read from the run's state (docs/architecture.md).
+    """
+
+    def __init__(
+        self,
+        benchmark: str,
+        make_record: Callable[[dict[str, Any], list[Any], str], dict[str, Any]],
+        *,
+        task_settings: Callable[[str], dict[str, Any]] | None = None,
+        metric_keys: Callable[[str], Sequence[str]] | None = None,
+        prepare_docs: Callable[[Any, str], Any] | None = None,
+        report_details: Callable[[list[dict[str, Any]], dict[str, Any], str, Any], dict[str, Any]]
+        | None = None,
+        extra_files: Callable[[list[dict[str, Any]], str], dict[str, str | bytes]] | None = None,
+        known_metrics: frozenset[str] | None = None,
+    ) -> None:
+        self.benchmark = benchmark
+        self.make_record = make_record
+        self.task_settings = task_settings or (lambda task: {})
+        self._metric_keys = metric_keys
+        self.prepare_docs = prepare_docs
+        self.report_details = report_details
+        self.extra_files = extra_files
+        self.known_metrics = known_metrics
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TaskHooks:
+        """The host deep-copies task configs (and the bound hooks in them): the hooks stay one object."""
+        return self
+
+    def __copy__(self) -> TaskHooks:
+        return self
+
+    # ---- docs and per-sample records ------------------------------------------------------------------
+
+    def metric_keys(self, task: str) -> tuple[str, ...]:
+        """The metric keys the task's YAML lists (the benchmark's headline metrics unless overridden)."""
+        if self._metric_keys is not None:
+            return tuple(self._metric_keys(task))
+        from lmms_eval_tasks.framework.registry import get_benchmark
+
+        return get_benchmark(self.benchmark).headline_metrics
+
+    def process_docs_for(self, task: str) -> Callable[[Any], Any]:
+        """The ``process_docs`` of ``task``: ``prepare_docs(dataset, task)``, then the task column."""
+
+        def process_docs(dataset: Any) -> Any:
+            from lmms_eval_tasks.host.patches import loading_task
+            from lmms_eval_tasks.reporting import datasets_read
+
+            datasets_read.record(task, datasets_read.describe(dataset, loading_task()), replace=True)
+            if self.prepare_docs is not None:
+                loaded = dataset
+                dataset = self.prepare_docs(dataset, task)
+                files = getattr(dataset, "cache_files", None)
+                if files and files != getattr(loaded, "cache_files", None):  # a prepared folder replaced it
+                    datasets_read.record(task, datasets_read.describe(dataset), replace=True)
+            if TASK_COLUMN in dataset.column_names:
+                dataset = dataset.remove_columns(TASK_COLUMN)
+            return dataset.add_column(TASK_COLUMN, [task] * len(dataset))
+
+        process_docs.__name__ = process_docs.__qualname__ = f"process_docs_{task}"
+        process_docs.__doc__ = f"Docs of {task}, each tagged with its task name in {TASK_COLUMN!r}."
+        return process_docs
+
+    @staticmethod
+    def task_of(doc: dict[str, Any]) -> str:
+        """The task a document was loaded for (set by ``process_docs_for``)."""
+        task = doc.get(TASK_COLUMN)
+        if not task:
+            raise ValueError(
+                f"document has no {TASK_COLUMN!r} field: was it loaded through the task's process_docs? "
+                f"(fields: {sorted(doc)[:12]})"
+            )
+        return str(task)
+
+    def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        """One record per document under every metric key of its task (no shared state: thread-safe)."""
+        task = self.task_of(doc)
+        record = self.make_record(doc, results, task)
+        record.setdefault("task", task)
+        if doc.get(VARIANT_COLUMN):
+            record["variant"] = str(doc[VARIANT_COLUMN])
+        return record_under_keys(record, self.metric_keys(task))
+
+    # ---- scoring: once per task, through the run's state --------------------------------------------
+
+    def aggregator(self, metric: str) -> Callable[..., float | int]:
+        """The aggregation of one metric key: all of a task's metrics come from one scoring of its records."""
+        if self.known_metrics is not None and metric not in self.known_metrics:
+            raise ValueError(f"{self.benchmark}: {metric!r} is no metric key of the benchmark")
+
+        def aggregate(items: list[Any], args: Any = None) -> float | int:
+            records = unwrap_records(items)
+            if not records:
+                raise ValueError(f"{self.benchmark}: aggregation of {metric!r} received no records")
+            source = str(records[0].get("task") or self.task_of(records[0]))
+            name = str(records[0].get("variant") or source)  # a robustness variant reports as itself
+            state = current_run(args)
+            state.add_records(name, records, args)  # for the groups this task belongs to
+            try:
+                score = partial(score_and_report, self, name=name, args=args, source=source)
+                metrics, _ = state.score_once(name, records, score)
+            except Exception:
+                if is_saved(name):  # records kept: the host goes on (other tasks, its own files); NaN here
+                    return math.nan
+                raise
+            return _as_number(metrics.get(metric))
+
+        def stderr(items: list[Any]) -> float | str:
+            """The metric's bootstrap standard error, from the same one scoring (N/A when there is none)."""
+            records = unwrap_records(items)
+            name = str(records[0].get("variant") or records[0].get("task") or self.task_of(records[0]))
+            scored = current_run().scored(name, records)  # the host calls it after the aggregation
+            if scored is None:  # the task's scoring failed (its aggregation said so): no standard error
+                return "N/A"
+            metrics = scored[0] if isinstance(scored, tuple) else scored
+            value = metrics.get(f"{metric}_stderr")
+            return value if isinstance(value, int | float) and not isinstance(value, bool) else "N/A"
+
+        aggregate.pack_stderr = stderr  # read by the host patch "pack_stderr" (host/patches.py)
+        aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{metric}"
+        aggregate.__doc__ = f"The task's {metric!r}, from one scoring of all its records."
+        return aggregate
+
+    def group_aggregator(self, group: str, metric: str) -> Callable[..., float | int]:
+        """The aggregation of ``metric`` for ``group``: the benchmark's scoring over the union of the records
+        its member tasks' aggregations kept in the run's state (``framework/run_state.py``).
+
+        The host passes the members' per-task numbers, which cannot give cross-task statistics (std over
+        prompts, drops across severities); they are ignored. Generated as ``aggregate_<group>_<metric>``.
+        """
+        if self.known_metrics is not None and metric not in self.known_metrics:
+            raise ValueError(
+                f"{self.benchmark}: group {group!r}: {metric!r} is no metric key of the benchmark"
+            )
+
+        def aggregate(metrics: list[float], sizes: list[int], weight_by_size: Any = False) -> float | int:
+            return self._aggregate_group(group, metric)
+
+        aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{group}_{metric}"
+        aggregate.__doc__ = f"{group}'s {metric!r}, from one scoring of all its member tasks' records."
+        return aggregate
+
+    def _aggregate_group(self, group: str, metric: str) -> float | int:
+        """``group_aggregator``'s work: members from the group YAML, their records from the run's state."""
+
+        state = current_run()
+        args = state.args
+        try:
+            members = group_members(group, args)
+        except KeyError as error:
+            where = f"{self.benchmark}: aggregation of {group}'s {metric!r}"
+            raise ValueError(f"{where}: {error.args[0]}") from None
+        kept = state.records_of(members)
+        if not kept:
+            logger.warning(f"{group}: no member task records were registered; {metric} is NaN")
+            return math.nan
+        present = list(kept)
+        missing = sorted(set(members) - set(present))
+        if missing:
+            logger.warning(f"{group}: scoring without records of {missing}")
+        record_lists = list(kept.values())
+        union = [record for records in record_lists for record in records]
+        try:
+            score = partial(score_and_report, self, union, group, args, members=present)
+            group_metrics, _ = state.score_once(f"group:{group}", record_lists, lambda _: score())
+        except Exception:
+            if is_saved(group):
+                return math.nan
+            raise
+        state.set_group_metrics(group, group_metrics)
+        return _as_number(group_metrics.get(metric))

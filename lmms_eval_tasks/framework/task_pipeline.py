@@ -1,0 +1,282 @@
+"""What happens when a task's records are complete: one pipeline, read top down.
+
+``score_and_report`` is called once per task (and once per group) by the aggregation of ``TaskHooks``
+(``hook_factory.py``), through the run's state so that it runs once however many metrics the host asks
+for; ``lmms-eval-tasks score`` calls it again (``complete_pending``) to finish a run whose scoring failed.
+Each step is a function of the module that owns it:
+
+1. save      ``saved_records.save_pending``: the records and a pending marker, before anything can fail
+2. validate  ``Benchmark.validate``: the record contract (``records.validate_records``), once
+3. options   ``Benchmark.task_options`` + ``Benchmark.check_options``: the benchmark's config, checked once
+4. score     ``Benchmark.score_with_details``: the benchmark's one scorer, plus what only the run knows
+5. intervals ``uncertainty.score_with_uncertainty``: standard errors by resampling that scorer's records
+6. warnings  ``count_warnings.with_count_warnings``: one line per count that changes a headline number
+7. report    ``reporting.schema.build_report`` + ``write_report_files``: the pack report and its files
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.framework import saved_records
+from lmms_eval_tasks.framework.count_warnings import with_count_warnings
+from lmms_eval_tasks.framework.registry import get_benchmark
+from lmms_eval_tasks.reporting import schema
+
+# Keys of a scorer's details that go to the report's provenance block (see reporting.schema.build_report).
+PROVENANCE_DETAILS = ("judge", "corruption", "pack_seeds", "deviations", "warnings")
+
+
+def score_and_report(
+    hooks: Any,
+    records: list[dict[str, Any]],
+    name: str,
+    args: Any,
+    *,
+    source: str | None = None,
+    members: list[str] | None = None,
+    folder: Path | None = None,
+    completing: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], Path | None]:
+    """Score ``records`` as task ``source`` (default ``name``) of ``hooks.benchmark`` and report them under
+    ``name`` (a task, a robustness variant or a group of ``members``); returns (metrics, report path).
+
+    The records are saved first, so a failing judge loses no generation; a failure in any later step
+    keeps them for ``lmms-eval-tasks score`` and re-raises. ``completing``: the pending marker of a run
+    that ``score`` completes (its command line and judge change go into the report).
+    """
+    source = source or name
+    benchmark = get_benchmark(hooks.benchmark)
+    folder = folder if folder is not None else output_dir(args)
+    settings = dict(hooks.task_settings(source))
+    records_path = None
+    if folder is not None:  # 1. save
+        records_path = saved_records.save_pending(
+            folder, benchmark.name, name, source, members, args, settings, records
+        )
+    try:
+        benchmark.validate(records)  # 2. validate
+        options = benchmark.task_options(source)  # 3. options
+        benchmark.check_options(**options)
+        metrics, details = benchmark.score_with_details(records, **options)  # 4. score
+        details = with_run_details(details, hooks, records, metrics, source, args)
+        settings["score_options"] = options  # recorded even when empty: `score --options-from`
+        metrics, details = with_intervals(  # 5. intervals
+            benchmark.name, records, metrics, details, {**options, **settings.get("uncertainty_options", {})}
+        )
+    except Exception as error:
+        if records_path is not None:
+            saved_records.keep_for_scoring(benchmark.name, name, records_path, len(records), error)
+        raise
+    details, provenance = split_provenance(details, len(records), members, source, name)
+    provenance["warnings"] = with_count_warnings(  # 6. warnings
+        provenance["warnings"], benchmark.count_keys, metrics, details, len(records)
+    )
+    report = schema.build_report(  # 7. report
+        benchmark=benchmark.name,
+        task=name,
+        metrics=metrics,
+        args=args,
+        details=details,
+        settings=settings,
+        **provenance,
+    )
+    if completing is not None and completing.get("command_line") is not None:
+        mark_scored_later(report, completing)
+    try:
+        path = write_task_files(folder, hooks, report, records, name, source)
+    except OSError as error:  # a full disk: the records saved before scoring are what `score` reads
+        if records_path is not None:
+            step = saved_records.WRITING_STEP
+            saved_records.keep_for_scoring(benchmark.name, name, records_path, len(records), error, step)
+        raise
+    return metrics, path
+
+
+def with_run_details(
+    details: dict[str, Any],
+    hooks: Any,
+    records: list[dict[str, Any]],
+    metrics: dict[str, Any],
+    task: str,
+    args: Any,
+) -> dict[str, Any]:
+    """The scorer's details plus what only the run knows (``hooks.report_details``: deviations, plots);
+    deviations and warnings are joined, the run's first."""
+    if hooks.report_details is None:
+        return details
+    run_details = hooks.report_details(records, metrics, task, args)
+    merged = {**details, **run_details}
+    for key in ("deviations", "warnings"):
+        if key in details and key in run_details:
+            merged[key] = [*run_details[key], *details[key]]
+    return merged
+
+
+def with_intervals(
+    benchmark: str,
+    records: list[dict[str, Any]],
+    metrics: dict[str, Any],
+    details: dict[str, Any],
+    options: Mapping[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The metrics with their ``<metric>_stderr`` and the details with the ``uncertainty`` block."""
+    from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty
+
+    metrics, uncertainty = score_with_uncertainty(benchmark, records, metrics, **options)
+    details = dict(details)
+    if uncertainty:
+        details["uncertainty"] = uncertainty
+    return metrics, details
+
+
+def split_provenance(
+    details: dict[str, Any], count: int, members: list[str] | None, source: str, name: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the report's details, its provenance parts): the judge, corruption, seeds, deviations and warnings a
+    scorer returns go to the provenance; the members of a group and the source of a variant to the details."""
+    details = dict(details)
+    provenance = {key: details.pop(key) for key in PROVENANCE_DETAILS if key in details}
+    provenance["warnings"] = list(provenance.get("warnings", []))
+    if members is not None:
+        details["members"] = members
+    if source != name:
+        details["variant_of"] = source
+    details.setdefault("records", count)
+    return details, provenance
+
+
+def mark_scored_later(report: dict[str, Any], pending: Mapping[str, Any]) -> None:
+    """A report completed by ``score``: the run's own command line, and who scored it when."""
+    report["provenance"]["command_line"] = list(pending["command_line"])
+    report["details"]["scored_later"] = {
+        "by": "lmms-eval-tasks score",
+        "timestamp": report["provenance"]["timestamp"],
+        **(pending.get("scored_later") or {}),
+    }
+
+
+def write_task_files(
+    folder: Path | None,
+    hooks: Any,
+    report: dict[str, Any],
+    records: list[dict[str, Any]],
+    name: str,
+    source: str,
+) -> Path | None:
+    """Write the task's extra files (leaderboard, submission), then its report and records; remove the
+    pending marker. Extra files first: the report (and latest.json) then point at a run whose files are all
+    there. Returns the report path (None without a run folder)."""
+    if folder is None:
+        return None
+    if hooks.extra_files is not None:
+        for file_name, content in hooks.extra_files(records, source).items():
+            target = folder / name / file_name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = content.encode("utf-8") if isinstance(content, str) else content
+            schema.write_bytes_atomically(target, data)
+            logger.info(f"{hooks.benchmark}: {file_name} for {name} written to {target}")
+    if report["provenance"]["run_id"] is None:
+        report["provenance"]["run_id"] = folder.name
+    path = schema.write_report_files(folder, report, records)
+    saved_records.pending_path(folder, name).unlink(missing_ok=True)
+    logger.info(f"{hooks.benchmark}: report for {name} written to {path}")
+    return path
+
+
+def output_dir(args: Any) -> Path | None:
+    """This run's pack folder ``<output_path>/<model_name_sanitized>/lmms_eval_tasks/<run_id>`` (created),
+    or None (Python API, or no output path given). See ``reporting.schema.run_dir`` and docs/reports.md."""
+    return schema.run_dir(args)
+
+
+def write_report(
+    args: Any, task_name: str, report: dict[str, Any], samples: list[dict[str, Any]] | None = None
+) -> Path | None:
+    """Write a ``reporting.schema.build_report`` report as ``<run folder>/<task>_report.json`` (and the
+    records as ``<task>_samples.jsonl``), strict JSON, atomically; return the report path (None without an
+    output path).
+
+    These files complement the host's results and samples files: they hold what the host cannot (judge
+    verdicts per repeat, unjudged items, diagnostics) and survive multi-process gathering, which copies
+    the per-sample dicts before our aggregation annotates them. Each run writes into its own folder.
+    """
+    schema.validate_report(report)
+    if report["task"] != task_name:
+        raise schema.ReportError(f"report.task: {report['task']!r} written as {task_name!r}")
+    folder = output_dir(args)
+    if folder is None:
+        return None
+    if report["provenance"]["run_id"] is None:
+        report = {**report, "provenance": {**report["provenance"], "run_id": folder.name}}
+    return schema.write_report_files(folder, report, samples)
+
+
+# ---- completing a run whose scoring failed (`lmms-eval-tasks score <benchmark> <samples file>`) ----------
+
+
+def complete_pending(
+    records_path: Path, records: list[dict[str, Any]], pending: Mapping[str, Any]
+) -> tuple[dict[str, Any], Path]:
+    """Score a failed run's saved records as the run would have, write its report into the run folder
+    (removing the pending marker); returns (metrics, report path). Raises ValueError when this
+    environment's task settings differ from the run's (the numbers would not be the run's)."""
+    from types import SimpleNamespace
+
+    hooks = benchmark_hooks(str(pending["benchmark"]))
+    source, name = str(pending["source"]), str(pending["task"])
+    settings = to_json_like(hooks.task_settings(source))
+    saved = pending.get("settings") or {}
+    differing = sorted(key for key in set(settings) | set(saved) if settings.get(key) != saved.get(key))
+    if differing:
+        key = differing[0]
+        raise ValueError(
+            f"{records_path}: setting {key!r} of {source} was {saved.get(key)!r} in the run, is "
+            f"{settings.get(key)!r} here; set the run's environment (see the report's settings) and retry"
+        )
+    changed = saved_records.judge_changes(pending.get("judge"), saved_records.judge_now(hooks.benchmark))
+    if changed:
+        said = ", ".join(
+            f"{key} {value['run']!r} in the run, {value['now']!r} now" for key, value in changed.items()
+        )
+        print(
+            f"lmms-eval-tasks score: {records_path}: the judge differs from the run's ({said}): completing "
+            "the run's report with this judge; its details.scored_later.judge_changed records it",
+            file=sys.stderr,
+        )
+    args = SimpleNamespace(output_path=None, **(pending.get("args") or {}))
+    completing = {
+        "command_line": pending.get("command_line"),
+        "scored_later": {"judge_changed": changed} if changed else None,
+    }
+    metrics, report_path = score_and_report(
+        hooks,
+        records,
+        name,
+        args,
+        source=source,
+        members=pending.get("members"),
+        folder=records_path.parent,
+        completing=completing,
+    )
+    return metrics, report_path
+
+
+def benchmark_hooks(benchmark: str) -> Any:
+    """The ``TaskHooks`` of a benchmark (``lmms_eval_tasks.tasks.<benchmark>.hooks.HOOKS``)."""
+    module = importlib.import_module(f"lmms_eval_tasks.tasks.{benchmark}.hooks")
+    hooks = getattr(module, "HOOKS", None)
+    if not callable(getattr(hooks, "task_settings", None)):
+        raise ValueError(f"{benchmark}: its hooks module defines no TaskHooks HOOKS")
+    return hooks
+
+
+def to_json_like(value: Any) -> Any:
+    """``value`` as it reads back from strict JSON (tuples as lists), to compare saved settings."""
+    return schema.strict_loads(schema.dumps_strict(value))
