@@ -156,19 +156,23 @@ class TaskHooks:
         return get_benchmark(self.benchmark).headline_metrics
 
     def process_docs_for(self, task: str) -> Callable[[Any], Any]:
-        """The ``process_docs`` of ``task``: ``prepare_docs(dataset, task)``, then the task column."""
+        """The ``process_docs`` of ``task``: ``prepare_docs(dataset, task)``, the dataset contract and a
+        ``--limit`` rounded to whole scoring units (``cuts.prepared_rows``), then the task column."""
 
         def process_docs(dataset: Any) -> Any:
+            from lmms_eval_tasks.framework.cuts import prepared_rows
+            from lmms_eval_tasks.framework.dataset_contract import checked_rows
             from lmms_eval_tasks.host.patches import loading_task
             from lmms_eval_tasks.reporting import datasets_read
 
             datasets_read.record(task, datasets_read.describe(dataset, loading_task()), replace=True)
-            if self.prepare_docs is not None:
+            if self.prepare_docs is not None:  # the contract first: prepare_docs reads the rows too
                 loaded = dataset
-                dataset = self.prepare_docs(dataset, task)
+                dataset = self.prepare_docs(checked_rows(self.benchmark, dataset, task), task)
                 files = getattr(dataset, "cache_files", None)
                 if files and files != getattr(loaded, "cache_files", None):  # a prepared folder replaced it
                     datasets_read.record(task, datasets_read.describe(dataset), replace=True)
+            dataset = prepared_rows(self.benchmark, dataset, task)  # the contract; a --limit to whole units
             if TASK_COLUMN in dataset.column_names:
                 dataset = dataset.remove_columns(TASK_COLUMN)
             return dataset.add_column(TASK_COLUMN, [task] * len(dataset))

@@ -36,6 +36,8 @@ class Benchmark:
     - ``record_schema``: the record contract (``framework.records.RecordSchema``): fields, kinds, allowed
       values, what identifies a record, a minimal valid example; enforced by ``score``, ``compare`` and the
       hooks before the scorer runs.
+    - ``row_schema``: the dataset contract (``framework.dataset_contract.RowSchema``): the columns its hooks
+      read from a dataset row, their kinds, how its images load; enforced when a task's docs are prepared.
     - ``option_check``: ``check_options(**options) -> None`` raising a one-line ``OptionError`` (a
       ``ValueError``) for a bad scorer option value; ``score`` and ``compare`` call it before reading any
       record, so a bad ``-o`` exits 2 whatever the records hold. None when the scorer takes no options.
@@ -89,6 +91,7 @@ class Benchmark:
     score_task: str = ""
     options: str | None = None
     count_keys: tuple[str, ...] = DEFAULT_COUNT_KEYS
+    row_schema: Any = None  # a dataset_contract.RowSchema (not imported here: that module reads the registry)
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:

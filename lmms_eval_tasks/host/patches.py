@@ -476,6 +476,21 @@ def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
             else values
             for name, values in rows.items()
         }
+    return cut_labels(view)  # a task whose --limit the pack rounded to whole units says so in its row
+
+
+def cut_labels(view: dict[str, Any]) -> dict[str, Any]:
+    """``view`` with each rounded task's row named with its cut (``framework.cuts.table_label``)."""
+    from lmms_eval_tasks.framework.cuts import cut_note, table_label
+
+    rows = view.get("results")
+    if isinstance(rows, dict):
+        view["results"] = {
+            name: {**values, "alias": table_label(str(name), str(values.get("alias", name)))}
+            if isinstance(values, dict) and cut_note(str(name)) is not None
+            else values
+            for name, values in rows.items()
+        }
     return view
 
 

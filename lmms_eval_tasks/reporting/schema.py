@@ -272,10 +272,10 @@ def provenance(
     from lmms_eval_tasks.judges.redact import scrub
 
     model_args = model_args_text(getattr(args, "model_args", None)) if args is not None else ""
-    limit = getattr(args, "limit", None) if args is not None else None
-    deviations = list(deviations)
-    if limit is not None and limit != -1:
-        deviations.insert(0, f"--limit {limit}: only part of each task's documents were evaluated")
+    from lmms_eval_tasks.reporting.run_deviations import argument_deviations, recorded_limit
+
+    limit = recorded_limit(args)  # null for a full run, the host's -1 included
+    deviations = [*argument_deviations(args, task), *deviations]  # --limit (rounded?), --gen_kwargs
     model = getattr(args, "model", None) if args is not None else None
     from lmms_eval_tasks.host import substitution
 

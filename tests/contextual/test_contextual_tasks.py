@@ -116,7 +116,7 @@ def test_missing_prepared_images_are_named_before_the_run(judge_env, tmp_path) -
     record = hooks.make_record(docs[0], ["an answer"], "contextual")
     assert record["image_path"] == str(images / prepare.image_filename(urls[0]))
     (images / prepare.image_filename(urls[1])).write_bytes(b"<html>")
-    with pytest.raises(RecordError, match=r"row 1 \(https://.*\): field 'image_url': .* cannot be decoded"):
+    with pytest.raises(RecordError, match=r"row 1 \(https://.*\): field 'image_url': cannot be decoded"):
         hooks.doc_to_visual(docs[1])
 
 

@@ -204,7 +204,7 @@ def test_unknown_category_names_the_doc_and_the_field() -> None:
     )
     with pytest.raises(ValueError, match=r"doc 3 \(id='sample-1c-003'\): field 'category'"):
         task_docs.process_docs_dare_sample_single_gen_p1(broken)
-    with pytest.raises(ValueError, match="no field 'img'"):
+    with pytest.raises(ValueError, match="no column 'img'"):
         task_docs.process_docs_dare_sample_single_gen_p1(dataset.remove_columns("img"))
 
 

@@ -117,7 +117,7 @@ def test_random_answers_stay_in_the_answer_spaces() -> None:
 def test_the_full_task_reads_the_prepared_folder(tmp_path, monkeypatch) -> None:
     from datasets import Dataset
 
-    placeholder = Dataset.from_dict({"question_id": [1]})
+    placeholder = Dataset.from_dict({"pack_stand_in": ["the prepared folder"]})  # as the YAML
     monkeypatch.delenv(env_var("dvqa"), raising=False)
     monkeypatch.delenv("LMMS_EVAL_TASKS_DATA", raising=False)
     with pytest.raises(FileNotFoundError, match="lmms-eval-tasks prepare dvqa"):
@@ -138,7 +138,7 @@ def test_the_full_task_reads_the_prepared_folder(tmp_path, monkeypatch) -> None:
     assert docs.num_rows == len(entries)
     assert docs[0]["pack_task"] == "dvqa" and docs[0]["answer"] == entries[0]["answer"]
     # the sample task ignores the prepared folder and checks its own columns
-    with pytest.raises(ValueError, match="dvqa_sample: the dataset has no 'question', 'template_id'"):
+    with pytest.raises(ValueError, match="dvqa_sample: the dataset has no 'question_id', 'question'"):
         dvqa_hooks.HOOKS.process_docs_for("dvqa_sample")(placeholder)
 
 

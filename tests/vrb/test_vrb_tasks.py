@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import random
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from lmms_eval_tasks.corruptions import VRB_PAPER_CORRUPTIONS, corrupt
 from lmms_eval_tasks.tasks.vrb import generate, hooks, make_sample
@@ -67,7 +69,8 @@ def test_prepare_docs_uses_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
 def test_doc_to_visual_is_corrupt_seeded_by_image_id(sample_docs, monkeypatch: pytest.MonkeyPatch) -> None:
     clean_doc = _doc(sample_docs, "vrb_sample_clean")
     clean = np.asarray(hooks.doc_to_visual(clean_doc)[0])
-    assert np.array_equal(clean, np.asarray(clean_doc["image"].convert("RGB")))
+    stored = Image.open(io.BytesIO(clean_doc["image"]["bytes"]))  # the docs keep images undecoded
+    assert np.array_equal(clean, np.asarray(stored.convert("RGB")))
     doc = _doc(sample_docs, "vrb_sample_gaussian_noise_s3")
     seen = np.asarray(hooks.doc_to_visual(doc)[0])
     seed = hooks.image_seed(0, doc["image_id"])

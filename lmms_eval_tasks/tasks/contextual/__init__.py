@@ -1,5 +1,6 @@
 """ConTextual: context-sensitive text-rich visual reasoning, GPT-4 judged acceptance rate (ICML 2024)."""
 
+from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
 
@@ -30,6 +31,19 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
+# The dataset contract: the columns the hooks read from a row (docs/contextual.md).
+ROW_SCHEMA = RowSchema(
+    fields=(
+        RowField("image_url", "text", doc="identifies the instruction; names the prepared image file"),
+        RowField("instruction", "text", doc="the prompt"),
+        RowField("category", "text"),
+        RowField("response", "text", needed_by="lmms_eval_tasks.tasks.contextual.config:reads_response"),
+        RowField("image", "image", needed_by="lmms_eval_tasks.tasks.contextual.config:reads_image_column"),
+    ),
+    identity=("csv_row", "image_url"),
+    image_note="no EXIF orientation: the downloaded files are opened with PIL.Image.open(...).convert('RGB')",
+)
+
 BENCHMARK = Benchmark(
     name="contextual",
     title="ConTextual (ICML 2024)",
@@ -39,6 +53,7 @@ BENCHMARK = Benchmark(
     option_check="lmms_eval_tasks.tasks.contextual.scoring:check_options",
     options="lmms_eval_tasks.tasks.contextual.config:score_options",
     record_schema=RECORD_SCHEMA,
+    row_schema=ROW_SCHEMA,
     headline_metrics=(
         "acceptance_rate",
         "acceptance_rate_ci95_low",

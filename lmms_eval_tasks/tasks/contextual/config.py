@@ -42,6 +42,16 @@ def task_spec(task: str) -> TaskSpec:
     return TASKS[task]
 
 
+def reads_response(task: str) -> bool:
+    """True when ``task``'s rows must hold the reference ``response`` (judged tasks)."""
+    return task_spec(task).judged
+
+
+def reads_image_column(task: str) -> bool:
+    """True when ``task``'s images are in its ``image`` column (bundled), not files ``prepare`` downloaded."""
+    return task_spec(task).bundled_images
+
+
 def flag(name: str) -> bool:
     """True when the environment variable ``name`` is set to 1/true/yes/on."""
     return os.environ.get(name, "").strip().lower() in _TRUE

@@ -19,6 +19,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.framework import task_pipeline
+from lmms_eval_tasks.framework.dataset_contract import image_of
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.contextual import scoring
@@ -103,11 +104,9 @@ def prepare_docs(dataset: Any, task: str) -> Any:
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
-    """The instruction's image as RGB: bundled in the sample, else the file ``prepare`` downloaded."""
-    from PIL import Image
-
-    image = doc.get("image")
-    if image is None:
+    """The instruction's image as RGB: bundled in the sample, else the file ``prepare`` downloaded (the
+    pack's one loader, ``framework.images.load_rgb``; errors name the row)."""
+    if doc.get("image") is None:
         path = _image_path(doc)
         if not path.is_file():
             raise RecordError(
@@ -115,15 +114,8 @@ def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
                 "image_url",
                 f"image not found at {path}; run `lmms-eval-tasks prepare contextual`",
             )
-        try:
-            with Image.open(path) as opened:
-                return [opened.convert("RGB")]
-        except Exception as error:  # PIL raises several types for damaged files
-            raise RecordError(_label(doc), "image_url", f"{path} cannot be decoded: {error}") from error
-    try:
-        return [image.convert("RGB")]
-    except Exception as error:
-        raise RecordError(_label(doc), "image", f"cannot be decoded: {error}") from error
+        return [image_of("contextual", {"image_url": str(path)}, "image_url", _label(doc))]
+    return [image_of("contextual", doc, "image", _label(doc))]
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:

@@ -1,5 +1,6 @@
 """DARE: multiple-choice VQA along four robustness axes (prompts, output formats, option sets, #correct)."""
 
+from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema, ScoringUnit
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
 
@@ -52,6 +53,36 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
+# The dataset contract: the columns the hooks read from a row (docs/dare.md).
+ROW_SCHEMA = RowSchema(
+    fields=(
+        RowField("id", "id"),
+        RowField("question", "text"),
+        *(RowField(letter, "str", nullable=True, doc=_OPTION_TEXT.format(letter)) for letter in "ABCD"),
+        RowField("category", "text"),
+        RowField("img", "image"),
+        RowField("answer", "strings", needed_by="lmms_eval_tasks.tasks.dare.grid:reads_answer"),
+        RowField("instance_id", "id", needed_by="lmms_eval_tasks.tasks.dare.grid:reads_instance_id"),
+    ),
+    identity=("id",),
+    units=(
+        ScoringUnit(
+            "question",
+            key=("id",),
+            needed_by="lmms_eval_tasks.tasks.dare.grid:asks_each_option",
+            why="a binary task asks each of a question's four options; its exact match needs all four",
+        ),
+        ScoringUnit(
+            "instance",
+            key=("instance_id",),
+            needed_by="lmms_eval_tasks.tasks.dare.grid:reads_instance_id",
+            why="the worst case over option sets needs every variant of an instance",
+        ),
+    ),
+    exif_transpose=True,
+    image_note="EXIF orientation applied: the Hub data as the datasets library decodes it (host loader)",
+)
+
 BENCHMARK = Benchmark(
     name="dare",
     title="DARE (arXiv 2409.18023)",
@@ -60,6 +91,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.dare.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.dare.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    row_schema=ROW_SCHEMA,
     headline_metrics=(
         "single_accuracy",
         "single_accuracy_std_over_prompts",

@@ -149,6 +149,21 @@ def all_tasks() -> list[TaskSpec]:
 TASKS_BY_NAME: dict[str, TaskSpec] = {task.name: task for task in all_tasks()}
 
 
+def reads_answer(task: str) -> bool:
+    """True when ``task``'s hooks read the ``answer`` column (scored tasks; the test split's are withheld)."""
+    return TASKS_BY_NAME[task].scored
+
+
+def asks_each_option(task: str) -> bool:
+    """True for binary tasks: one document per option of a question (its scoring unit is the question)."""
+    return TASKS_BY_NAME[task].answer_format == "binary"
+
+
+def reads_instance_id(task: str) -> bool:
+    """True when ``task``'s hooks read ``instance_id`` (single_var groups a question's variants by it)."""
+    return TASKS_BY_NAME[task].setup == "single_var"
+
+
 def groups() -> dict[str, list[str]]:
     """Group name -> member task names (groups hold tasks only, so each group scores its own union).
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_tasks.framework.dataset_contract import image_of
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_metric_keys
@@ -23,6 +24,7 @@ from lmms_eval_tasks.tasks.dare.prompts import build_prompt
 from lmms_eval_tasks.tasks.dare.scoring import (
     EXTRA_OPTIONS,
     LETTERS,
+    PROMPTS,
     canonical_category,
     format_table,
     gold_letters,
@@ -100,13 +102,8 @@ def _task_of(doc: dict[str, Any]) -> TaskSpec:
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
-    """The question's image as RGB."""
-    image = doc.get("img")
-    if image is None or not hasattr(image, "convert"):
-        raise ValueError(
-            f"DARE doc {doc.get('id')!r}: field 'img': expected an image, got {type(image).__name__}"
-        )
-    return [image.convert("RGB")]
+    """The question's image as RGB (the pack's one loader; errors name the question)."""
+    return [image_of("dare", doc, "img", str(doc.get("id")))]
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
@@ -220,12 +217,44 @@ def make_record(doc: dict[str, Any], results: list[Any], task_name: str | None =
     return record
 
 
+def grid_warnings(records: list[dict[str, Any]]) -> list[str]:
+    """What a partial grid does to the cross-cell numbers: a single-correct setup run on fewer than the
+    paper's three prompts (single_accuracy then averages those only), and cells (format x prompt x variant)
+    of one setup that cover different questions (a --limit on binary tasks, a failed member task)."""
+    warnings: list[str] = []
+    single = [record for record in records if record.get("setup") == "single"]
+    prompts = sorted({str(record.get("prompt")).lstrip("p") for record in single})
+    if prompts and len(prompts) < len(PROMPTS):
+        shown = ", ".join(f"p{prompt}" for prompt in prompts)
+        warnings.append(
+            f"single_accuracy averages prompt {shown} only, not the paper's {len(PROMPTS)} prompts "
+            "(its std over prompts needs them all): run the DARE group (every prompt task) for the paper's "
+            "number"
+        )
+    cells: dict[str, dict[tuple, set[str]]] = {}
+    for record in records:
+        cell = (record.get("format"), record.get("prompt"), record.get("extra_options"))
+        cells.setdefault(str(record.get("setup")), {}).setdefault(cell, set()).add(str(record.get("id")))
+    for setup, by_cell in sorted(cells.items()):
+        every = set().union(*by_cell.values())
+        missing = {question for ids in by_cell.values() for question in every - ids}
+        if len(by_cell) > 1 and missing:
+            warnings.append(
+                f"{len(missing)} of {len(every)} {setup} questions are missing from some of its "
+                f"{len(by_cell)} cells (format x prompt): the numbers across cells (std over prompts, format "
+                "range, worst case) compare different questions (a --limit on binary tasks, or a member task "
+                "that failed?)"
+            )
+    return warnings
+
+
 def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], name: str, args: Any) -> dict:
-    """Nothing the scorer does not give; a group's run logs its robustness summary table."""
+    """A partial grid's warnings (``grid_warnings``); a group's run logs its robustness summary table."""
     table = summary_table(metrics)
     if table and name not in TASKS_BY_NAME:
         logger.info(f"DARE robustness summary for {name}:\n{format_table(table)}")
-    return {}
+    warnings = grid_warnings(records)
+    return {"warnings": warnings} if warnings else {}
 
 
 def result_keys(name: str) -> tuple[str, ...]:

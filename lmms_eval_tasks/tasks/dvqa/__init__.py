@@ -1,5 +1,6 @@
 """DVQA (Revisiting MLLM Evaluation): bar-chart QA by template (structure, data retrieval, reasoning)."""
 
+from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
 
@@ -17,6 +18,20 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
+# The dataset contract: the columns the hooks read from a row (docs/revisiting.md).
+ROW_SCHEMA = RowSchema(
+    fields=(
+        RowField("question_id", "id"),
+        RowField("question", "text"),
+        RowField("template_id", "text"),
+        RowField("answer", "scalar"),
+        RowField("image", "image"),
+    ),
+    identity=("question_id",),
+    image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...).convert('RGB') "
+    "and the annotations (boxes, sizes) are in the stored pixel layout",
+)
+
 BENCHMARK = Benchmark(
     name="dvqa",
     title="DVQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
@@ -25,6 +40,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.dvqa.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.dvqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    row_schema=ROW_SCHEMA,
     options="lmms_eval_tasks.tasks.dvqa.config:score_options",
     headline_metrics=(
         "micro_accuracy",

@@ -20,7 +20,7 @@ _WORDS = ("yes", "no")
 
 
 SHARED = shared_tasks.DatasetHooks(DATASET, RECORD_FIELDS, required=3, target_field="answer")
-doc_to_visual = shared_tasks.doc_to_visual  # the chart (RGB); errors name the question
+doc_to_visual = shared_tasks.visual_hook("dvqa")  # the chart (RGB); errors name the question
 doc_to_text = SHARED.doc_to_text
 doc_to_target = SHARED.doc_to_target
 make_record = SHARED.make_record

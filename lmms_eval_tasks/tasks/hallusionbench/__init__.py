@@ -1,5 +1,6 @@
 """HallusionBench: yes/no image-context reasoning, figure consistency and the hallucination diagnosis."""
 
+from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema, ScoringUnit
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
 
@@ -34,6 +35,32 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
+# The dataset contract: the columns the hooks read from a row (docs/hallusionbench.md, "Data").
+ROW_SCHEMA = RowSchema(
+    fields=(
+        RowField("category", "text"),
+        RowField("subcategory", "text"),
+        RowField("visual_input", "id"),
+        RowField("set_id", "id"),
+        RowField("figure_id", "id"),
+        RowField("question_id", "id"),
+        RowField("question", "text", doc="the prompt: the raw question"),
+        RowField("gt_answer", "id"),
+        RowField("gt_answer_details", "str", doc="the judge's reference answer"),
+        RowField("image", "image", null_when=("visual_input", ("0",)), doc="none on no-image questions"),
+    ),
+    identity=("category", "subcategory", "set_id", "figure_id", "question_id"),
+    units=(
+        ScoringUnit(
+            "figure set",
+            key=("category", "subcategory", "set_id"),
+            why="qAcc needs every figure of a question, fAcc every question of a figure",
+        ),
+    ),
+    exif_transpose=True,
+    image_note="EXIF orientation applied: the Hub data as the datasets library decodes it (host loader)",
+)
+
 BENCHMARK = Benchmark(
     name="hallusionbench",
     title="HallusionBench (CVPR 2024)",
@@ -42,6 +69,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.hallusionbench.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    row_schema=ROW_SCHEMA,
     options="lmms_eval_tasks.tasks.hallusionbench.config:score_options",
     headline_metrics=("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
     count_keys=(

@@ -16,6 +16,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.framework import hook_factory
+from lmms_eval_tasks.framework.dataset_contract import image_of
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.hallusionbench import BENCHMARK, scoring
 from lmms_eval_tasks.tasks.hallusionbench.config import TASKS, no_verdict_option
@@ -48,10 +49,9 @@ def doc_to_visual(doc: dict[str, Any]) -> list:
     """The question's image as RGB, or no visual at all for the VS no-image questions (visual_input "0").
 
     A missing image on an image question, or one that cannot be decoded, raises a RecordError naming the
-    question and the ``image`` field (the datasets library decodes lazily, so decoding happens here).
+    question and the ``image`` field (images are decoded here, by the pack's one loader).
     """
-    image = doc.get("image")
-    if image is None:
+    if doc.get("image") is None:
         if str(doc.get("visual_input", "")).strip() == "0":
             return []
         raise RecordError(
@@ -59,12 +59,7 @@ def doc_to_visual(doc: dict[str, Any]) -> list:
             "image",
             f"missing on an image question (visual_input {doc.get('visual_input')!r})",
         )
-    try:
-        return [image.convert("RGB")]
-    except Exception as error:  # PIL raises OSError, ValueError, SyntaxError... on damaged files
-        raise RecordError(
-            _document_label(doc), "image", f"cannot be decoded ({type(error).__name__}: {error})"
-        ) from error
+    return [image_of("hallusionbench", doc, "image", _document_label(doc))]
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:

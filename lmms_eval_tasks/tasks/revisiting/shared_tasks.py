@@ -87,15 +87,16 @@ def build_prompt(dataset: str, question: str, kwargs: Mapping[str, Any] | None =
     return resolve_template(dataset, kwargs).replace("{question}", question)
 
 
-def doc_to_visual(doc: Mapping[str, Any]) -> list[Any]:
-    """The document's image as RGB; a missing or undecodable image raises an error naming the question."""
-    image = doc.get("image")
-    if image is None:
-        raise RecordError(doc.get("question_id", "?"), "image", "missing")
-    try:
-        return [image.convert("RGB")]
-    except Exception as error:  # noqa: BLE001 - PIL raises several types for corrupt data
-        raise RecordError(doc.get("question_id", "?"), "image", f"cannot decode: {error}") from error
+def visual_hook(dataset: str):
+    """The ``doc_to_visual`` of ``dataset`` (tdiuc, tallyqa, dvqa, vqdv1): the document's image as RGB, by
+    the pack's one loader; a missing or undecodable image raises an error naming the question."""
+    from lmms_eval_tasks.framework.dataset_contract import image_of
+
+    def doc_to_visual(doc: Mapping[str, Any]) -> list[Any]:
+        return [image_of(dataset, doc, "image", doc.get("question_id", "?"))]
+
+    doc_to_visual.__doc__ = f"The {dataset} question's image as RGB; errors name the question."
+    return doc_to_visual
 
 
 def protocol_option(dataset: str) -> dict[str, str]:

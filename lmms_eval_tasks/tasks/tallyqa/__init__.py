@@ -1,5 +1,6 @@
 """TallyQA (Revisiting MLLM Evaluation): counting, simple vs complex questions, accuracy and RMSE."""
 
+from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
 
@@ -17,6 +18,20 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
+# The dataset contract: the columns the hooks read from a row (docs/revisiting.md).
+ROW_SCHEMA = RowSchema(
+    fields=(
+        RowField("question_id", "id"),
+        RowField("question", "text"),
+        RowField("answer", "scalar"),
+        RowField("issimple", "bool"),
+        RowField("image", "image"),
+    ),
+    identity=("question_id",),
+    image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...).convert('RGB') "
+    "and the annotations (boxes, sizes) are in the stored pixel layout",
+)
+
 BENCHMARK = Benchmark(
     name="tallyqa",
     title="TallyQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
@@ -24,6 +39,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.tallyqa.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.tallyqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    row_schema=ROW_SCHEMA,
     options="lmms_eval_tasks.tasks.tallyqa.config:score_options",
     headline_metrics=(
         "simple_micro_accuracy",

@@ -28,7 +28,7 @@ SHARED = shared_tasks.DatasetHooks(
     target_field="answer",
     report_settings={"rmse_clip": [0, scoring.CLIP_MAX]},
 )
-doc_to_visual = shared_tasks.doc_to_visual  # the question's image (RGB); errors name the question
+doc_to_visual = shared_tasks.visual_hook("tallyqa")  # the question's image (RGB); errors name the question
 doc_to_text = SHARED.doc_to_text
 doc_to_target = SHARED.doc_to_target  # the true count
 make_record = SHARED.make_record

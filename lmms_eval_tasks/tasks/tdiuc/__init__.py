@@ -1,5 +1,6 @@
 """TDIUC (Revisiting MLLM Evaluation): 12 question types, WordNet synonym matching, MPT metrics."""
 
+from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
 
@@ -17,6 +18,20 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
+# The dataset contract: the columns the hooks read from a row (docs/revisiting.md).
+ROW_SCHEMA = RowSchema(
+    fields=(
+        RowField("question_id", "id"),
+        RowField("question", "text"),
+        RowField("question_type", "text"),
+        RowField("labeled_answer", "scalar"),
+        RowField("image", "image"),
+    ),
+    identity=("question_id",),
+    image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...).convert('RGB') "
+    "and the annotations (boxes, sizes) are in the stored pixel layout",
+)
+
 BENCHMARK = Benchmark(
     name="tdiuc",
     title="TDIUC (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
@@ -25,6 +40,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.tdiuc.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    row_schema=ROW_SCHEMA,
     options="lmms_eval_tasks.tasks.tdiuc.config:score_options",
     headline_metrics=(
         "micro_accuracy",

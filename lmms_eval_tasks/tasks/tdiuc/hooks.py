@@ -42,7 +42,7 @@ SHARED = shared_tasks.DatasetHooks(
     target_field="labeled_answer",
     report_settings={"matching": "exact after normalisation, or a shared WordNet synset"},
 )
-doc_to_visual = shared_tasks.doc_to_visual  # the question's image (RGB); errors name the question
+doc_to_visual = shared_tasks.visual_hook("tdiuc")  # the question's image (RGB); errors name the question
 doc_to_text = SHARED.doc_to_text
 doc_to_target = SHARED.doc_to_target
 make_record = SHARED.make_record

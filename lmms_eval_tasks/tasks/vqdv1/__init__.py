@@ -1,5 +1,6 @@
 """VQDv1 (Revisiting MLLM Evaluation): visual query detection, 0..N boxes per query, F1 by box count."""
 
+from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
 
@@ -41,6 +42,21 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
+# The dataset contract: the columns the hooks read from a row (docs/vqdv1.md).
+ROW_SCHEMA = RowSchema(
+    fields=(
+        RowField("question_id", "id"),
+        RowField("question", "text"),
+        RowField("gtbox", "any", doc="0..N gold boxes (a list, or its JSON text)"),
+        RowField("width", "number"),
+        RowField("height", "number"),
+        RowField("image", "image"),
+    ),
+    identity=("question_id", "row"),
+    image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...).convert('RGB') "
+    "and the annotations (boxes, sizes) are in the stored pixel layout",
+)
+
 BENCHMARK = Benchmark(
     name="vqdv1",
     title="VQDv1 (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
@@ -49,6 +65,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.vqdv1.scoring:score_records",
     option_check="lmms_eval_tasks.tasks.vqdv1.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    row_schema=ROW_SCHEMA,
     options="lmms_eval_tasks.tasks.vqdv1.config:score_options",
     headline_metrics=("micro_f1", "macro_f1", "f1_0", "f1_1", "f1_2", "f1_3", "unparsed"),
     per_question="lmms_eval_tasks.tasks.vqdv1.scoring:per_question_correct",

@@ -55,7 +55,7 @@ def _gtbox(doc: dict[str, Any]) -> list[Any]:
     return [list(box) for box in value]
 
 
-doc_to_visual = shared_tasks.doc_to_visual  # the query's image (RGB); errors name the query
+doc_to_visual = shared_tasks.visual_hook("vqdv1")  # the query's image (RGB); errors name the query
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:

@@ -1,5 +1,6 @@
 """VRB: VQA accuracy under 14 image corruptions x 5 severities, the robustness sub-metrics and VRE."""
 
+from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import DEFAULT_COUNT_KEYS, Benchmark
 
@@ -40,6 +41,23 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
+# The dataset contract: the columns the hooks read from a row (docs/vrb.md).
+ROW_SCHEMA = RowSchema(
+    fields=(
+        RowField("question_id", "id"),
+        RowField("question", "text"),
+        RowField("image", "image"),
+        RowField("image_id", "id", doc="the corruption seed is derived from it"),
+        RowField("multiple_choice_answer", "str"),
+        RowField("question_type", "str"),
+        RowField("answer_type", "str"),
+        RowField("answers", "list", doc="the ten human answers"),
+    ),
+    identity=("question_id",),
+    image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...).convert('RGB') "
+    "and the annotations (boxes, sizes) are in the stored pixel layout",
+)
+
 BENCHMARK = Benchmark(
     name="vrb",
     title="Visual Robustness Benchmark, VRB (WACV 2025, arXiv 2407.03386)",
@@ -49,6 +67,7 @@ BENCHMARK = Benchmark(
     option_check="lmms_eval_tasks.tasks.vrb.scoring:check_options",
     options="lmms_eval_tasks.tasks.vrb.config:score_options",
     record_schema=RECORD_SCHEMA,
+    row_schema=ROW_SCHEMA,
     headline_metrics=(
         "accuracy",
         "accuracy_clean",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.corruptions import VRB_PAPER_CORRUPTIONS
+from lmms_eval_tasks.framework.dataset_contract import image_of
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.vrb import scoring
@@ -112,6 +113,7 @@ def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
     if doc.get("image_id") is None:
         raise RecordError(question, "image_id", "missing (the corruption seed is derived from it)")
     parameters = run_parameters()
+    image = image_of("vrb", doc, "image", question)  # the pack's one loader (16-bit, alpha, ... to RGB)
     try:
         return [
             corrupted_image(

@@ -1,0 +1,105 @@
+"""Honest cuts: a ``--limit`` never scores part of a benchmark's scoring unit as if it were whole.
+
+A benchmark's ``RowSchema.units`` names the rows its metrics need together: HallusionBench's figure set
+(category, subcategory, set_id: every question pair, for qAcc, and every figure, for fAcc, lies inside one
+set; the no-image members of VS sets come from the ``non_image`` split, appended at the end), DARE's binary
+question (its four option documents). Under ``--limit N`` (a whole number, checked by the launcher) a task's
+``process_docs`` orders the documents so each unit is contiguous (in the order units first appear) and keeps
+the whole units that fit in N documents; the host then takes all of them. What was kept is recorded per
+task (``cut_note``) and said in the report's deviations and in the host's table (``table_label``).
+
+VRB needs no rounding: its subset is drawn by image before the limit, so every level task evaluates the same
+first N questions. DARE's cross-task grid (std over prompts, format range) is checked when a group is scored
+(``tasks/dare/hooks.py``: cells over different questions or missing prompts are warned).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_lock = threading.Lock()
+_NOTES: dict[str, str] = {}  # task -> what its --limit kept (replaced each time its docs are prepared)
+
+
+def limit_in_force() -> int | None:
+    """The run's ``--limit`` as a whole number of documents, or None (no limit, -1, or not a host run)."""
+    from lmms_eval_tasks.framework.run_state import current_run
+
+    limit = getattr(current_run().args, "limit", None)
+    if limit is None:
+        return None
+    try:
+        value = float(limit)
+    except (TypeError, ValueError):
+        return None
+    return int(value) if value >= 1 else None
+
+
+def whole_units(schema: Any, dataset: Any, task: str, limit: int | None) -> Any:
+    """``dataset`` rounded down to the whole scoring units that fit in ``limit`` documents (units made
+    contiguous first); unchanged without a limit, a unit, or when everything fits. A first unit larger than
+    the limit is refused in one line (``RowError``) naming the smallest limit that keeps it whole."""
+    from lmms_eval_tasks.framework.dataset_contract import RowError
+
+    unit = schema.unit_for(task) if schema is not None else None
+    with _lock:
+        _NOTES.pop(task, None)
+    if unit is None or limit is None or limit >= len(dataset):
+        return dataset
+    columns = [dataset[name] for name in unit.key]
+    keys = list(zip(*columns, strict=True)) if columns else []
+    members: dict[tuple, list[int]] = {}
+    for index, key in enumerate(keys):
+        members.setdefault(key, []).append(index)
+    kept: list[int] = []
+    units = 0
+    for rows in members.values():
+        if len(kept) + len(rows) > limit:
+            break
+        kept.extend(rows)
+        units += 1
+    if not kept:
+        first = next(iter(members.values()))
+        raise RowError(
+            f"{task}: --limit {limit} is smaller than its first {unit.name} ({len(first)} documents, which "
+            f"{unit.why or 'its metrics need together'}); give --limit {len(first)} or more"
+        )
+    note = (
+        f"--limit {limit}: rounded down to {len(kept)} documents, {units} whole {unit.name}s of "
+        f"{len(members)} ({unit.why or 'its metrics need every member'})"
+    )
+    with _lock:
+        _NOTES[task] = note
+    from loguru import logger
+
+    logger.warning(f"{task}: {note}")
+    return dataset.select(kept)
+
+
+def prepared_rows(benchmark: str, dataset: Any, task: str) -> Any:
+    """A task's final docs: the dataset contract (``dataset_contract.checked_rows``), then a ``--limit``
+    rounded down to whole scoring units (a cut never leaves half a question pair in the metrics)."""
+    from lmms_eval_tasks.framework.dataset_contract import checked_rows
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
+    dataset = checked_rows(benchmark, dataset, task)
+    return whole_units(get_benchmark(benchmark).row_schema, dataset, task, limit_in_force())
+
+
+def cut_note(task: str) -> str | None:
+    """What ``--limit`` kept of ``task`` in this process (None when it was not rounded)."""
+    with _lock:
+        return _NOTES.get(task)
+
+
+def table_label(task: str, label: str) -> str:
+    """The host table's name of ``task``: ``label`` plus ``[--limit N: M docs, K whole <unit>s]`` when cut."""
+    note = cut_note(task)
+    if note is None:
+        return label
+    limit, _, rest = note.partition(": rounded down to ")
+    return f"{label} [{limit}: {rest.split(' (')[0]}]"
+
+
+__all__ = ["cut_note", "limit_in_force", "prepared_rows", "table_label", "whole_units"]

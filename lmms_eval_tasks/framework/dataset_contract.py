@@ -1,0 +1,315 @@
+"""The dataset contract: each benchmark declares the fields its hooks read from a dataset row, one check
+enforces it when a task's docs are prepared (``process_docs``), before any model runs.
+
+A benchmark's ``RowSchema`` (in ``tasks/<benchmark>/__init__.py``, named by ``Benchmark.row_schema``, the
+same style as its record schema) lists each column its hooks read: its kind (see ``ROW_KINDS``), whether
+null is allowed (always, or only when another column holds given values: HallusionBench's no-image
+questions), and which tasks read it (``needed_by``: DARE's answers only on the scored split). ``check_rows``
+refuses, in one line, a missing column (naming the task and the column) and a null, wrong-typed or, where
+text is needed, empty value (naming the row by its identity and the field). No benchmark's paper drops
+rows, so a bad row is refused, never silently skipped (ConTextual's opt-in skip of rows whose image was
+not downloaded is its own, counted and reported).
+
+The check reads the Arrow columns in batches (images are never decoded here: their bytes are checked for
+presence; decoding is ``framework.images.load_rgb``'s, which names the row when it fails).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# kind -> words used in error messages
+ROW_KINDS: dict[str, str] = {
+    "text": "non-empty text",
+    "str": "a string",
+    "id": "a string or an integer id",
+    "int": "an integer",
+    "number": "a finite number",
+    "scalar": "a string or a finite number",
+    "bool": "true or false",
+    "strings": "a string or a list of strings",
+    "list": "a non-empty list",
+    "image": "an image (bytes or a path)",
+    "any": "any value",
+}
+_BATCH = 2048
+STAND_IN_COLUMN = "pack_stand_in"  # taskgen.stand_in_parquet: a one-row placeholder, not the data
+_SHOWN = 60
+
+
+class RowError(ValueError):
+    """A dataset row (or column) breaks its benchmark's dataset contract; the message is one line."""
+
+
+@dataclass(frozen=True)
+class RowField:
+    """One column a benchmark's hooks read: its ``kind`` (see ``ROW_KINDS``), whether a row may hold null
+    (``nullable``; or only where column ``null_when[0]`` holds one of ``null_when[1]``), which tasks
+    read it (``needed_by``: ``"module:function"``, ``task -> bool``; None: every task) and a doc line."""
+
+    name: str
+    kind: str
+    nullable: bool = False
+    null_when: tuple[str, tuple[str, ...]] | None = None
+    needed_by: str | None = None
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ROW_KINDS:
+            raise ValueError(
+                f"row field {self.name!r}: unknown kind {self.kind!r}; known: {', '.join(ROW_KINDS)}"
+            )
+
+
+@dataclass(frozen=True)
+class ScoringUnit:
+    """Rows a metric needs together (HallusionBench's figure sets: question pairs and figures; DARE's binary
+    question: its four options), keyed by the columns ``key``; ``needed_by`` as for ``RowField``; ``why``
+    says which metrics need the whole unit. A ``--limit`` is rounded down to whole units
+    (``framework.cuts``)."""
+
+    name: str
+    key: tuple[str, ...]
+    needed_by: str | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class RowSchema:
+    """What a benchmark's dataset rows hold: ``fields``, the ``identity`` (columns naming a row in errors,
+    e.g. HallusionBench's category/subcategory/set/figure/question) and how its images are loaded:
+    ``exif_transpose`` (apply the EXIF orientation tag, as the benchmark's official loader does or not) and
+    ``image_note`` (which official loader that follows, for the docs), and its ``units``: the rows its
+    metrics need together, to which a ``--limit`` is rounded (``ScoringUnit``)."""
+
+    fields: tuple[RowField, ...]
+    identity: tuple[str, ...]
+    exif_transpose: bool = False
+    image_note: str = ""
+    units: tuple[ScoringUnit, ...] = ()
+
+    def __post_init__(self) -> None:
+        names = [spec.name for spec in self.fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"row schema lists a field twice: {names}")
+
+    def fields_for(self, task: str) -> tuple[RowField, ...]:
+        """The fields ``task`` reads (``needed_by`` resolved)."""
+        from lmms_eval_tasks.framework.targets import resolve
+
+        return tuple(spec for spec in self.fields if spec.needed_by is None or resolve(spec.needed_by)(task))
+
+    def unit_for(self, task: str) -> ScoringUnit | None:
+        """The scoring unit of ``task`` (the first whose ``needed_by`` accepts it), or None."""
+        from lmms_eval_tasks.framework.targets import resolve
+
+        return next(
+            (unit for unit in self.units if unit.needed_by is None or resolve(unit.needed_by)(task)), None
+        )
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list" if value else "an empty list"
+    if isinstance(value, bytes):
+        return f"{len(value)} bytes"
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _column_kind_ok(kind: str, arrow_type: Any) -> bool:
+    """True when an Arrow column of ``arrow_type`` can hold values of ``kind`` (null-typed columns: only
+    nulls, caught row by row)."""
+    import pyarrow as pa
+
+    types = pa.types
+    if types.is_null(arrow_type) or kind == "any":
+        return True
+    text = types.is_string(arrow_type) or types.is_large_string(arrow_type)
+    integer = types.is_integer(arrow_type)
+    number = integer or types.is_floating(arrow_type) or types.is_decimal(arrow_type)
+    listed = (
+        types.is_list(arrow_type) or types.is_large_list(arrow_type) or types.is_fixed_size_list(arrow_type)
+    )
+    if kind in ("text", "str"):
+        return text
+    if kind == "id":
+        return text or integer
+    if kind == "int":
+        return integer
+    if kind == "number":
+        return number
+    if kind == "scalar":
+        return text or number
+    if kind == "bool":
+        return types.is_boolean(arrow_type)
+    if kind == "strings":
+        if text:
+            return True
+        return listed and (
+            types.is_string(arrow_type.value_type) or types.is_large_string(arrow_type.value_type)
+        )
+    if kind == "list":
+        return listed
+    if kind == "image":
+        if types.is_struct(arrow_type):
+            names = {arrow_type.field(i).name for i in range(arrow_type.num_fields)}
+            return bool(names & {"bytes", "path"})
+        return types.is_binary(arrow_type) or types.is_large_binary(arrow_type) or text
+    return False
+
+
+def _bad_mask(kind: str, column: Any) -> Any:
+    """A boolean Arrow mask of the non-null values that break ``kind`` (NaN numbers, empty text or lists,
+    images without bytes or path)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrow_type = column.type
+    false = pa.array([False] * len(column))
+    if kind == "text":
+        return pc.fill_null(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(column)), 0), False)
+    if kind in ("number", "scalar") and pa.types.is_floating(arrow_type):
+        return pc.fill_null(pc.invert(pc.is_finite(column)), False)
+    if kind == "list" and not pa.types.is_null(arrow_type):
+        return pc.fill_null(pc.equal(pc.list_value_length(column), 0), False)
+    if kind == "image" and pa.types.is_struct(arrow_type):
+        parts = [
+            pc.is_null(pc.struct_field(column, name))
+            for name in ("bytes", "path")
+            if arrow_type.get_field_index(name) >= 0
+        ]
+        empty = parts[0]
+        for part in parts[1:]:
+            empty = pc.and_(empty, part)
+        return pc.and_(pc.invert(pc.is_null(column)), pc.fill_null(empty, False))
+    return false
+
+
+def _label(batch: Any, index: int, identity: Sequence[str], position: int) -> str:
+    """``row <identity values joined by '/'> (row <position>)``, or ``row <position>``."""
+    values = [
+        str(batch.column(name)[index].as_py())
+        for name in identity
+        if name in batch.column_names and batch.column(name)[index].is_valid
+    ]
+    return f"row {'/'.join(values)} (row {position})" if values else f"row {position}"
+
+
+def check_rows(schema: RowSchema, dataset: Any, task: str) -> None:
+    """Raise ``RowError`` (one line) unless every row of ``dataset`` (a ``datasets.Dataset``) holds what
+    ``task``'s hooks read: the column present, the value not null (unless allowed), of its kind, and
+    non-empty where text is needed. Images are checked for presence, not decoded."""
+    fields = schema.fields_for(task)
+    columns = set(dataset.column_names)
+    missing = [spec.name for spec in fields if spec.name not in columns]
+    if missing:
+        raise RowError(
+            f"{task}: the dataset has no column {', '.join(map(repr, missing))} (its hooks read it; "
+            f"columns: {', '.join(sorted(columns))}); fix: point the task at a complete copy of the dataset"
+        )
+    needed = list(
+        dict.fromkeys(
+            [spec.name for spec in fields]
+            + [name for name in schema.identity if name in columns]
+            + [spec.null_when[0] for spec in fields if spec.null_when and spec.null_when[0] in columns]
+        )
+    )
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    selected = dataset.select_columns(needed).with_format("arrow")
+    position = 0
+    for batch in selected.iter(batch_size=_BATCH):
+        for spec in fields:
+            column = batch.column(spec.name)
+            if not _column_kind_ok(spec.kind, column.type):
+                first = next((i for i in range(len(column)) if column[i].is_valid), 0)
+                value = column[first].as_py() if len(column) else None
+                where = _label(batch, first, schema.identity, position + first)
+                raise RowError(
+                    f"{task}: {where}: field {spec.name!r}: expected {ROW_KINDS[spec.kind]}, "
+                    f"got {_shown(value)} "
+                    f"(the column holds {column.type})"
+                )
+            nulls = pc.is_null(column)
+            if spec.nullable:
+                nulls = pc.and_(nulls, pa.scalar(False))
+            elif spec.null_when is not None:
+                other, values = spec.null_when
+                allowed = pc.fill_null(
+                    pc.is_in(pc.cast(batch.column(other), "string"), value_set=_strings(values)), False
+                )
+                nulls = pc.and_(nulls, pc.invert(allowed))
+            bad = pc.or_(nulls, _bad_mask(spec.kind, column))
+            if pc.any(bad).as_py():
+                index = pc.index(bad, True).as_py()
+                value = column[index].as_py()
+                where = _label(batch, index, schema.identity, position + index)
+                problem = "null" if value is None else f"got {_shown(value)}"
+                if spec.kind == "text" and isinstance(value, str):
+                    problem = "empty"
+                raise RowError(
+                    f"{task}: {where}: field {spec.name!r}: {problem}; expected {ROW_KINDS[spec.kind]}"
+                )
+        position += batch.num_rows
+
+
+def _strings(values: Sequence[str]) -> Any:
+    import pyarrow as pa
+
+    return pa.array([str(value) for value in values], type=pa.string())
+
+
+def checked_rows(benchmark: str, dataset: Any, task: str) -> Any:
+    """``dataset`` checked against the registered benchmark's row schema (``check_rows``), its image columns
+    left undecoded (``datasets.Image(decode=False)``): the hooks decode each image with
+    ``framework.images.load_rgb``, which names the row when it fails (the ``datasets`` library would raise
+    a bare ``UnidentifiedImageError`` while the host reads the row). Unchanged without a schema, and for a
+    stand-in (``taskgen.stand_in_parquet``: the task's ``prepare_docs`` reads its prepared folder instead).
+
+    ``TaskHooks.process_docs_for`` calls it on the loaded dataset (before ``prepare_docs``, which reads the
+    rows too) and on the prepared one (HallusionBench's added no-image questions, a prepared folder)."""
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
+    schema = get_benchmark(benchmark).row_schema
+    if schema is None or STAND_IN_COLUMN in dataset.column_names:
+        return dataset
+    check_rows(schema, dataset, task)
+    features = getattr(dataset, "features", None) or {}
+    for spec in schema.fields_for(task):
+        feature = features.get(spec.name)
+        if spec.kind == "image" and type(feature).__name__ == "Image" and getattr(feature, "decode", False):
+            from datasets import Image
+
+            dataset = dataset.cast_column(spec.name, Image(decode=False))
+    return dataset
+
+
+def image_of(benchmark: str, doc: Any, field: str, row: str | int) -> Any:
+    """The image in ``doc[field]`` as RGB, loaded the benchmark's way (``RowSchema.exif_transpose``) by
+    ``framework.images.load_rgb`` (a one-line RecordError naming ``row`` when it is missing or broken)."""
+    from lmms_eval_tasks.framework.images import load_rgb
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
+    schema = get_benchmark(benchmark).row_schema
+    exif = bool(schema is not None and schema.exif_transpose)
+    return load_rgb(doc.get(field), row, field, exif_transpose=exif)
+
+
+__all__ = [
+    "ROW_KINDS",
+    "RowError",
+    "RowField",
+    "RowSchema",
+    "ScoringUnit",
+    "check_rows",
+    "checked_rows",
+    "image_of",
+]

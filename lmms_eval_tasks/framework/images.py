@@ -1,0 +1,118 @@
+"""Images as the model should see them: the one loader every benchmark's ``doc_to_visual`` uses.
+
+``load_rgb`` takes what a dataset row holds (the ``{"bytes", "path"}`` of an undecoded ``datasets.Image``
+column, a PIL image, bytes or a file path) and returns an 8-bit RGB PIL image:
+
+- 16-bit grey (``I;16*``, and ``I`` with values in 0..65535) is scaled by 1/257, float (``F``) images in
+  [0, 1] by 255 (the corruption engine's ``to_rgb_image``); PIL's own ``convert("RGB")`` clips them to
+  0..255, which turns a 16-bit photo almost white. Other ``I``/``F`` ranges are refused;
+- transparency (``RGBA``, ``LA``, ``PA``, a palette with a transparent index) is composited over white, as
+  a viewer shows the image (``convert("RGB")`` shows whatever colour the transparent pixels store, often
+  black); ``CMYK``, ``YCbCr`` and the 1-bit and grey modes go through PIL's conversion;
+- an animated image (GIF, APNG, WebP) gives its first frame;
+- the EXIF orientation tag is applied only when the benchmark's official loader applies it
+  (``RowSchema.exif_transpose``; none of the pack's benchmarks does: their official code and the
+  ``datasets`` library open images with ``PIL.Image.open(...).convert("RGB")``);
+- an image that does not decode, or is larger than the corruption engine's pixel limit
+  (``LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS``, default 4096 x 4096; 0 = no limit), is refused with a one-line
+  ``RecordError`` naming the row and the field.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+from lmms_eval_tasks.framework.input_checks import RecordError
+
+WHITE = (255, 255, 255)
+_ALPHA_MODES = ("RGBA", "LA", "PA", "RGBa", "La")
+
+
+def _open(value: Any) -> Any:
+    """A PIL image from what a row holds (not yet decoded; PIL reads the header only)."""
+    from PIL import Image
+
+    if isinstance(value, Image.Image):
+        return value
+    if isinstance(value, dict):
+        data, path = value.get("bytes"), value.get("path")
+        if data:
+            return Image.open(io.BytesIO(data))
+        if path:
+            return Image.open(path)
+        raise ValueError("the image holds neither bytes nor a path")
+    if isinstance(value, bytes | bytearray):
+        return Image.open(io.BytesIO(bytes(value)))
+    if isinstance(value, str | os.PathLike):
+        return Image.open(value)
+    raise TypeError(f"expected an image, got {type(value).__name__}")
+
+
+def _flatten(image: Any) -> Any:
+    """``image`` (alpha or transparent palette) composited over white, as RGB."""
+    from PIL import Image
+
+    rgba = image.convert("RGBA")
+    background = Image.new("RGBA", rgba.size, WHITE + (255,))
+    return Image.alpha_composite(background, rgba).convert("RGB")
+
+
+def to_rgb(image: Any) -> Any:
+    """A decoded PIL image as 8-bit RGB (see the module docstring for each mode); ValueError when its
+    values cannot be mapped to 8 bits."""
+    from lmms_eval_tasks.corruptions.engine import to_rgb_image
+
+    mode = image.mode
+    if mode == "RGB":
+        return image
+    if mode in _ALPHA_MODES or (mode == "P" and "transparency" in image.info):
+        return _flatten(image)
+    if mode == "P":
+        return image.convert("RGB")
+    return to_rgb_image(image)  # I;16*, I, F scaled (others refused); 1, L, CMYK, YCbCr through PIL
+
+
+def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose: bool = False) -> Any:
+    """The image in a dataset row as an 8-bit RGB PIL image, or a one-line ``RecordError`` naming ``row``
+    and ``field`` when it is missing, does not decode, is absurdly large or has values no 8-bit image can
+    show. ``exif_transpose``: apply the EXIF orientation (only where the benchmark's official loader does)."""
+    import warnings
+
+    from PIL import Image, ImageOps
+
+    from lmms_eval_tasks.corruptions.engine import MAX_PIXELS_ENV, max_pixels_limit
+
+    if value is None:
+        raise RecordError(row, field, "missing (null)")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = _open(value)
+    except Exception as error:  # PIL raises UnidentifiedImageError, OSError, SyntaxError... on bad files
+        raise RecordError(row, field, f"cannot be decoded ({type(error).__name__}: {error})") from None
+    width, height = image.size
+    limit = max_pixels_limit()
+    if width < 1 or height < 1 or (limit and width * height > limit):
+        raise RecordError(
+            row,
+            field,
+            f"image is {width}x{height} = {width * height:,} pixels, outside 1..{limit:,} (the corruption "
+            f"engine's limit; raise it with {MAX_PIXELS_ENV}=N, 0 = no limit, or downscale the image)",
+        )
+    try:
+        if getattr(image, "n_frames", 1) > 1:
+            image.seek(0)  # an animated image: its first frame
+        image.load()
+        if exif_transpose:
+            image = ImageOps.exif_transpose(image)
+        rgb = to_rgb(image)
+        if rgb is image:
+            rgb = image.copy()  # detached from the file (and from an animation's later frames)
+    except Exception as error:  # a truncated file fails when its pixels are read
+        raise RecordError(row, field, f"cannot be decoded ({type(error).__name__}: {error})") from None
+    return rgb
+
+
+__all__ = ["WHITE", "load_rgb", "to_rgb"]

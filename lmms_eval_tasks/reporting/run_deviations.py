@@ -1,0 +1,97 @@
+"""What a run's own arguments changed, as report deviations with their values.
+
+- ``--limit``: the recorded limit is null for a full run (the host's ``-1`` included); a limit is a
+  deviation, and where the pack rounded it to whole scoring units (``framework.cuts``) the deviation says
+  how many documents and units were kept.
+- ``--gen_kwargs``: generation settings that differ from the task's own (its YAML ``generation_kwargs``:
+  ``max_new_tokens``, ``temperature``, ...) are listed with both values (``max_new_tokens=1`` where
+  ConTextual asks for 300 leaves answers cut short). They are recorded, not refused: a user may have a
+  reason (a model that needs sampling), and the report says the numbers are not the paper's protocol.
+``--num_fewshot`` above 0 is refused by the launcher (``host/argument_checks.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def recorded_limit(args: Any) -> Any:
+    """The ``--limit`` a report records: None for a full run (no limit, or the host's ``-1``)."""
+    limit = getattr(args, "limit", None) if args is not None else None
+    if limit is None:
+        return None
+    try:
+        return None if float(limit) == -1 else limit
+    except (TypeError, ValueError):
+        return limit
+
+
+def _parsed_gen_kwargs(value: Any) -> dict[str, str]:
+    """``--gen_kwargs`` as ``{key: text}`` (the host's ``k=v,k2=v2`` string, or a mapping)."""
+    if isinstance(value, dict):
+        return {str(key): str(item) for key, item in value.items()}
+    pairs: dict[str, str] = {}
+    for part in str(value or "").split(","):
+        key, sep, item = part.partition("=")
+        if sep and key.strip():
+            pairs[key.strip()] = item.strip()
+    return pairs
+
+
+def _same(given: str, own: Any) -> bool:
+    if str(own).lower() == given.lower():
+        return True
+    try:
+        return float(given) == float(own)
+    except (TypeError, ValueError):
+        return False
+
+
+def _task_generation_kwargs(task: str) -> dict[str, Any] | None:
+    """The task's own ``generation_kwargs`` from the pack's YAML (None for a group or an unknown name)."""
+    from lmms_eval_tasks.host.task_index import pack_tasks, task_config
+
+    entry = next((item for item in pack_tasks() if item.name == task and item.kind == "task"), None)
+    if entry is None:
+        return None
+    own = task_config(entry).get("generation_kwargs")
+    return dict(own) if isinstance(own, dict) else {}
+
+
+def argument_deviations(args: Any, task: str) -> list[str]:
+    """One deviation per run argument that changes ``task``'s numbers: the limit (and its rounding), the
+    generation settings that differ from the task's own (with both values)."""
+    from lmms_eval_tasks.framework.cuts import cut_note
+
+    deviations: list[str] = []
+    limit = recorded_limit(args)
+    if limit is not None:
+        note = cut_note(task)
+        deviations.append(
+            note + "; only part of the task's documents were evaluated"
+            if note
+            else f"--limit {limit}: only part of each task's documents were evaluated"
+        )
+    given = _parsed_gen_kwargs(getattr(args, "gen_kwargs", None) if args is not None else None)
+    if given:
+        own = _task_generation_kwargs(task)
+        if own is None:
+            shown = ", ".join(f"{key}={value}" for key, value in given.items())
+            deviations.append(
+                f"--gen_kwargs {shown}: generation settings set for the run, not the tasks' own"
+            )
+        else:
+            changed = {
+                key: value for key, value in given.items() if key not in own or not _same(value, own[key])
+            }
+            if changed:
+                shown = ", ".join(f"{key}={value}" for key, value in changed.items())
+                theirs = ", ".join(f"{key}={own[key]}" for key in changed if key in own) or "not set"
+                deviations.append(
+                    f"--gen_kwargs {shown}: generation settings differ from the task's own ({theirs}); "
+                    "the numbers do not follow the paper's protocol"
+                )
+    return deviations
+
+
+__all__ = ["argument_deviations", "recorded_limit"]

@@ -1,0 +1,155 @@
+"""Odd runs users launch: cut runs (``--limit``), generation settings and few-shot requests, each either
+refused in one line or said in the report (and the host's table) with its values.
+
+Each test fails on the code before issue 30: it goes through entry points that existed then (the launcher,
+a task's ``process_docs``, ``reporting.schema.provenance``, DARE's ``report_details``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from lmms_eval_tasks.framework.run_state import host_run
+from lmms_eval_tasks.host.launcher import main as launcher_main
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *arguments: str) -> str:
+    code = launcher_main(["--model", "random_guess", *arguments])
+    error = capsys.readouterr().err.strip()
+    assert code == 2, error
+    assert error and "\n" not in error and "Traceback" not in error, error
+    return error
+
+
+@pytest.mark.parametrize("limit", ["0", "-2", "-0.5"])
+def test_a_zero_or_negative_limit_is_refused_in_one_line(capsys, tmp_path, limit: str) -> None:
+    error = _refused(
+        capsys, "--tasks", "hallusionbench_sample", "--limit", limit, "--output_path", str(tmp_path)
+    )
+    assert f"--limit {limit}: expected a positive number of documents" in error
+    assert not any(tmp_path.iterdir())  # nothing started
+
+
+def test_a_fractional_limit_on_a_pack_task_is_refused(capsys, tmp_path) -> None:
+    error = _refused(capsys, "--tasks", "vrb_sample", "--limit", "0.5", "--output_path", str(tmp_path))
+    assert "--limit 0.5: a fraction is not supported on the pack's tasks (vrb_sample)" in error
+
+
+def test_few_shot_on_a_pack_task_is_refused_in_one_line(capsys, tmp_path) -> None:
+    error = _refused(capsys, "--tasks", "dare_sample", "--num_fewshot", "2", "--output_path", str(tmp_path))
+    assert "--num_fewshot 2: the pack's tasks (dare_sample) are zero-shot" in error
+
+
+def test_limit_minus_one_is_recorded_as_a_full_run() -> None:
+    from lmms_eval_tasks.reporting.schema import provenance
+
+    block = provenance(
+        argparse.Namespace(limit=-1.0, model="random_guess", model_args=""), "vrb_sample_clean"
+    )
+    assert block["limit"] is None
+    assert not any("--limit" in deviation for deviation in block["deviations"])
+
+
+def test_generation_settings_that_differ_are_deviations_with_values() -> None:
+    from lmms_eval_tasks.reporting.schema import provenance
+
+    args = argparse.Namespace(limit=None, model="random_guess", model_args="", gen_kwargs="max_new_tokens=1")
+    (line,) = [item for item in provenance(args, "contextual_sample")["deviations"] if "gen_kwargs" in item]
+    assert "max_new_tokens=1" in line and "(max_new_tokens=300)" in line  # ConTextual asks for 300
+    same = argparse.Namespace(
+        limit=None, model="m", model_args="", gen_kwargs="max_new_tokens=300,temperature=0"
+    )
+    assert not any("gen_kwargs" in item for item in provenance(same, "contextual_sample")["deviations"])
+
+
+# ---- HallusionBench: a --limit never splits a question pair or a figure --------------------------------
+
+
+def _hallusionbench_sample():
+    from datasets import load_dataset
+
+    from lmms_eval_tasks.tasks.hallusionbench.hooks import SAMPLE_NON_IMAGE
+
+    return load_dataset("parquet", data_files=str(SAMPLE_NON_IMAGE.parent / "image.parquet"), split="train")
+
+
+def _units(docs) -> tuple[Counter, Counter]:
+    pairs = Counter((d["category"], d["subcategory"], d["set_id"], d["question_id"]) for d in docs)
+    figures = Counter((d["category"], d["subcategory"], d["set_id"], d["figure_id"]) for d in docs)
+    return pairs, figures
+
+
+@pytest.mark.parametrize("limit", [3, 7, 12])
+def test_a_hallusionbench_limit_takes_whole_pairs_and_figures(limit: int) -> None:
+    from lmms_eval_tasks.tasks.hallusionbench import task_docs
+
+    full = list(task_docs.process_docs_hallusionbench_sample(_hallusionbench_sample()))
+    all_pairs, all_figures = _units(full)
+    with host_run(argparse.Namespace(limit=float(limit)), "2026-01-01T00:00:00"):
+        docs = task_docs.process_docs_hallusionbench_sample(_hallusionbench_sample())
+    taken = list(docs)[:limit]  # what the host evaluates under --limit
+    assert 0 < len(taken) <= limit
+    pairs, figures = _units(taken)
+    assert all(count == all_pairs[key] for key, count in pairs.items()), "a question pair was split"
+    assert all(count == all_figures[key] for key, count in figures.items()), "a figure was split"
+
+
+def test_a_hallusionbench_cut_is_said_in_the_report_and_the_host_table() -> None:
+    from lmms_eval_tasks.host.patches import table_view
+    from lmms_eval_tasks.reporting.schema import provenance
+    from lmms_eval_tasks.tasks.hallusionbench import task_docs
+
+    args = argparse.Namespace(limit=7.0, model="random_guess", model_args="")
+    with host_run(args, "2026-01-01T00:00:00"):
+        docs = task_docs.process_docs_hallusionbench_sample(_hallusionbench_sample())
+    kept = len(docs)
+    (line,) = [item for item in provenance(args, "hallusionbench_sample")["deviations"] if "--limit" in item]
+    assert line.startswith(f"--limit 7: rounded down to {kept} documents, ") and "whole figure sets" in line
+    view = table_view(
+        {"results": {"hallusionbench_sample": {"alias": "hallusionbench_sample", "aAcc,none": 50.0}}}
+    )
+    alias = view["results"]["hallusionbench_sample"]["alias"]
+    assert alias.startswith("hallusionbench_sample [--limit 7: ") and f"{kept} documents" in alias
+
+
+def test_a_limit_smaller_than_the_first_unit_says_the_smallest_that_works() -> None:
+    from lmms_eval_tasks.tasks.hallusionbench import task_docs
+
+    with host_run(argparse.Namespace(limit=1.0), "2026-01-01T00:00:00"):
+        with pytest.raises(
+            ValueError, match=r"--limit 1 is smaller than its first figure set \((\d+) documents"
+        ):
+            task_docs.process_docs_hallusionbench_sample(_hallusionbench_sample())
+
+
+# ---- DARE: a partial grid says what its cross-prompt numbers are made of -------------------------------
+
+
+def test_a_partial_dare_grid_warns_that_single_accuracy_is_one_prompt() -> None:
+    from datasets import load_dataset
+
+    from lmms_eval_tasks.tasks.dare import hooks, make_sample
+
+    dataset = load_dataset("parquet", data_files=str(make_sample.sample_path("1_correct")), split="train")
+    task = "dare_sample_single_gen_p1"
+    docs = hooks.HOOKS.process_docs_for(task)(dataset)
+    rng = random.Random(0)
+    records = [hooks.make_record(doc, [rng.choice("ABCD")], task) for doc in docs]
+    details = hooks.report_details(records, {}, task, None)
+    warnings = details.get("warnings", [])
+    assert any(
+        w.startswith("single_accuracy averages prompt p1 only, not the paper's 3 prompts") for w in warnings
+    )
+    # two prompts over different questions (a cut binary task, a failed member): the cells are said to differ
+    other = [hooks.make_record(doc, ["A"], "dare_sample_single_gen_p2") for doc in list(docs)[:3]]
+    warnings = hooks.report_details(records + other, {}, "dare_sample", None)["warnings"]
+    missing = len(docs) - 3
+    assert any(w.startswith(f"{missing} of {len(docs)} single questions are missing") for w in warnings), (
+        warnings
+    )
+    json.dumps(warnings)
