@@ -1,12 +1,13 @@
 """`lmms-eval-tasks doctor`: what works on this machine and what does not, each failing line with its fix.
 
 Required checks (a failure makes the command exit 1): what every user's run needs — the host lmms-eval
-version is in the supported range, every host patch applies, torch and transformers import, and the pack's
-own model wrappers import. Per-benchmark needs (informational: only that benchmark's runs need them): WordNet
-for TDIUC (installed on first use when it can be), the judge endpoint for the judged tasks, each benchmark's
-datasets as an offline run will find them. Development checks (``make setup``'s tiny random LLaVA, for the
-demo and the test suite) are informational unless ``--dev``. Which host model wrappers can run here is
-informational too (the ``--model`` values worth starting a long job with).
+version is in the supported range, every host patch's probe passes (or finds its fix not needed), torch
+and transformers import, and the pack's own model wrappers import. Per-benchmark needs (informational:
+only that benchmark's runs need them): WordNet for TDIUC (installed on first use when it can be), the judge
+endpoint for the judged tasks, each benchmark's datasets as an offline run will find them. Development
+checks (``make setup``'s tiny random LLaVA, for the demo and the test suite) are informational unless
+``--dev``. Which host model wrappers can run here is informational too (the ``--model`` values worth
+starting a long job with).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import version as host_versions
 
@@ -74,7 +76,7 @@ def check_host() -> list[Check]:
         )
     ]
     for name, patch in host.PATCHES.items():
-        if patch.models and not all(host.wrapper_status(model).ok for model in patch.models):
+        if patch.models and not all(model_availability.wrapper_status(model).ok for model in patch.models):
             checks.append(
                 Check(
                     "host",
@@ -88,10 +90,12 @@ def check_host() -> list[Check]:
         status = host.check_patch(name)
         fix = ""
         if not status.ok:
-            fix = (
-                f"without it {status.without}; the patch was written for lmms-eval {patch.written_for}: "
-                + (f"pip install 'lmms-eval{patch.written_for}'")
-            )
+            fix = f"without it {status.without}"
+            if not host_versions.host_tested():
+                tested = host_versions.TESTED_HOST_VERSIONS[-1]
+                fix += (
+                    f"; the patches were {host_versions.TESTED_HOST_TEXT}: pip install 'lmms-eval=={tested}'"
+                )
         checks.append(
             Check("host", f"patch {name}", status.ok, True, f"{status.state}: {status.detail}", fix)
         )
@@ -406,7 +410,7 @@ def check_pack_models() -> Check:
     """The pack's own models (``random_guess``) resolve through the host registry and import: required."""
     from lmms_eval_tasks.models import SIMPLE_MODELS
 
-    broken = [status for status in map(host.wrapper_status, SIMPLE_MODELS) if not status.ok]
+    broken = [status for status in map(model_availability.wrapper_status, SIMPLE_MODELS) if not status.ok]
     if broken:
         reasons = "; ".join(f"{status.model}: {status.reason}" for status in broken)
         return Check("runtime", "pack models", False, True, reasons, "reinstall the pack: pip install -e .")
@@ -418,19 +422,19 @@ def check_models(all_models: bool = False) -> list[Check]:
     from lmms_eval_tasks.models import SIMPLE_MODELS
 
     if all_models:
-        names = host.host_model_names()
+        names = model_availability.host_model_names()
     else:
-        names = list(dict.fromkeys([*host.DEFAULT_DOCTOR_MODELS, *SIMPLE_MODELS]))
+        names = list(dict.fromkeys([*model_availability.DEFAULT_DOCTOR_MODELS, *SIMPLE_MODELS]))
     checks = []
     for model in names:
-        status = host.wrapper_status(model)
+        status = model_availability.wrapper_status(model)
         if status.ok:
             checks.append(Check("models", model, True, False, f"imports ({status.class_path})"))
             continue
         if model == "llava":
             fix = "use --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf (docs/models.md)"
         else:
-            fix = host.install_hint(status)
+            fix = model_availability.install_hint(status)
         checks.append(Check("models", model, False, False, status.reason, fix))
     return checks
 

@@ -80,41 +80,52 @@ def test_good_setup_passes(capsys: pytest.CaptureFixture[str], tiny_llava_dir: P
     checks = _by_name(payload)
     assert all(check["ok"] for check in payload["checks"] if check["required"])
     assert checks[JUDGE_CHECK]["required"] is False and checks[JUDGE_CHECK]["ok"] is False
-    assert checks["lmms-eval version"]["summary"] == "lmms-eval 0.7.3 (supported: >=0.7.3,<0.7.4)"
+    supported = host_versions.SUPPORTED_HOST_VERSIONS
+    assert checks["lmms-eval version"]["summary"] == f"lmms-eval 0.7.3 (supported: {supported})"
 
 
 def test_unsupported_host_version(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tiny_llava_dir: Path, no_judge: None
 ) -> None:
+    """Outside the supported range the version check fails; the patches are still judged by their probes."""
     monkeypatch.setattr(host_versions, "host_version", lambda: "0.8.1")
     code = cli_main(["doctor", "--tiny-llava", str(tiny_llava_dir)])
     text = capsys.readouterr().out
     assert code == 1
-    assert "  ✗ lmms-eval version            lmms-eval 0.8.1 (supported: >=0.7.3,<0.7.4)" in text
-    assert "fix: pip install 'lmms-eval>=0.7.3,<0.7.4'" in text
-    assert "✗ patch loglikelihood_result   skipped: written for lmms-eval ==0.7.3, this host is 0.8.1" in text
-    assert text.splitlines()[-1].startswith(
-        # the version and all 12 patches (9 for every run, run_context included, + 3 for llava_hf)
-        "13 required check(s) failed: lmms-eval version, patch pack_task_index"
-    )
-    code, payload = _doctor_json(capsys, "--tiny-llava", str(tiny_llava_dir))
-    assert code == 1 and payload["ok"] is False
-    assert not any(check["ok"] for name, check in _by_name(payload).items() if name.startswith("patch "))
+    supported = host_versions.SUPPORTED_HOST_VERSIONS
+    assert f"  ✗ lmms-eval version            lmms-eval 0.8.1 (supported: {supported})" in text
+    assert f"fix: pip install 'lmms-eval{supported}'" in text
+    assert "✓ patch loglikelihood_result   applies: the host stringifies (log_prob, is_greedy) pairs" in text
+    assert text.splitlines()[-1].startswith("1 required check(s) failed: lmms-eval version")
 
 
-def test_a_version_in_range_but_untested_fails_on_the_patches_only(
+def test_an_untested_host_version_lists_the_patches_that_do_not_apply(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tiny_llava_dir: Path, no_judge: None
 ) -> None:
-    # A future release that widens the supported range before every patch is re-declared for it.
-    monkeypatch.setattr(host_versions, "SUPPORTED_HOST_VERSIONS", ">=0.7.3,<0.8")
-    monkeypatch.setattr(host_versions, "host_version", lambda: "0.7.4")
+    """A release in the supported range the patches were not tested on, where one probe fails (the host
+    changed what the patch wraps): that patch fails, with what a run loses and the tested release."""
+    import lmms_eval.utils as host_utils
+
+    def make_table(result_dict, column="results"):  # noqa: ANN001, ANN202 - a changed host function
+        return ""
+
+    monkeypatch.setattr(host_utils, "make_table", make_table)
+    monkeypatch.setattr(host_versions, "SUPPORTED_HOST_VERSIONS", ">=0.7.2,<0.9")
+    monkeypatch.setattr(host_versions, "host_version", lambda: "0.8.4")
     code, payload = _doctor_json(capsys, "--tiny-llava", str(tiny_llava_dir))
     checks = _by_name(payload)
     assert code == 1 and checks["lmms-eval version"]["ok"] is True
-    assert checks["patch failure_recorder"]["summary"] == (
-        "skipped: written for lmms-eval ==0.7.3, this host is 0.7.4"
+    failed = [name for name, check in checks.items() if check["required"] and not check["ok"]]
+    assert failed == ["patch table_na"]
+    assert checks["patch table_na"]["summary"] == (
+        "skipped: lmms_eval.utils.make_table takes (result_dict, column), expected (result_dict, column, "
+        "sort_results)"
     )
-    assert "exit 0" in checks["patch failure_recorder"]["fix"]  # what a run loses without it
+    fix = checks["patch table_na"]["fix"]
+    assert "print NaN in the host's table" in fix  # what a run loses without it
+    tested = host_versions.TESTED_HOST_VERSIONS[-1]
+    way_back = f"the patches were {host_versions.TESTED_HOST_TEXT}: pip install 'lmms-eval=={tested}'"
+    assert fix.endswith(way_back)
 
 
 def test_missing_tiny_llava_fails_only_the_development_checks(

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from loguru import logger
 
+from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import version as host_versions
+from lmms_eval_tasks.host.patch_kit import unwrapped
 from lmms_eval_tasks.host.task_index import host_task_entries
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +59,7 @@ def test_every_patch_applies_to_the_installed_host() -> None:
     statuses = {status.name: status for status in host.check_patches()}
     assert set(statuses) == set(host.PATCHES)
     assert all(status.state in ("applies", "applied") for status in statuses.values()), statuses
-    assert all(patch.written_for == "==0.7.3" for patch in host.PATCHES.values())
+    assert host_versions.host_tested()
 
 
 def test_patches_for_a_run_depend_on_its_models() -> None:
@@ -81,27 +83,65 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
     ]
 
 
-def test_another_host_version_skips_every_patch_with_a_warning(
+def test_another_host_version_gets_every_patch_whose_probe_passes(
     monkeypatch: pytest.MonkeyPatch, warnings_logged: list[str], fresh_warnings: None
 ) -> None:
+    """The version gates nothing: on an untested release a patch applies when its probe passes."""
     import lmms_eval.evaluator as evaluator
 
-    monkeypatch.setattr(evaluator, "unwrap_generation_output", evaluator.unwrap_generation_output)
-    monkeypatch.setattr(host_versions, "host_version", lambda: "0.7.4")
-    before = evaluator.unwrap_generation_output
+    original = unwrapped(evaluator.unwrap_generation_output)
+    monkeypatch.setattr(evaluator, "unwrap_generation_output", original)
+    monkeypatch.setattr(host_versions, "host_version", lambda: "0.7.9")
+    assert not host_versions.host_tested()
     status = host.apply_patch("loglikelihood_result")
-    assert (status.state, status.ok) == ("skipped", False)
-    assert status.detail == "written for lmms-eval ==0.7.3, this host is 0.7.4"
-    assert evaluator.unwrap_generation_output is before  # the host is left alone
-    assert len(warnings_logged) == 1
+    assert (status.state, status.ok) == ("applied", True)
+    assert evaluator.unwrap_generation_output((-1.5, False)) == ((-1.5, False), None)
+    assert warnings_logged == []
+
+
+def test_patches_that_do_not_apply_are_named_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, warnings_logged: list[str], fresh_warnings: None
+) -> None:
+    """On an untested host two patches whose probes fail: one warning line, each patch with its reason and
+    what a run loses; the host is left alone; the report's provenance records it."""
+    import lmms_eval.evaluator as evaluator
+    from lmms_eval.tasks import TaskManager
+
+    def initialize_tasks(self, include_path=None, include_defaults=True, extra=None):  # noqa: ANN001
+        return {}
+
+    def unwrap_generation_output(output):  # noqa: ANN001, ANN202 - a host that raises on pairs
+        raise TypeError("no pairs here")
+
+    monkeypatch.setattr(TaskManager, "initialize_tasks", initialize_tasks)
+    monkeypatch.setattr(evaluator, "unwrap_generation_output", unwrap_generation_output)
+    monkeypatch.setattr(host_versions, "host_version", lambda: "0.7.9")
+    monkeypatch.setattr(host, "_APPLIED", {})
+    statuses = host.apply_patches(names=["pack_task_index", "loglikelihood_result", "table_na"])
+    assert [status.state for status in statuses] == ["skipped", "skipped", "applied"]
+    assert TaskManager.initialize_tasks is initialize_tasks
+    assert evaluator.unwrap_generation_output is unwrap_generation_output
+    assert len(warnings_logged) == 1 and len(warnings_logged[0].strip().splitlines()) == 1
+    line = warnings_logged[0]
+    assert "on lmms-eval 0.7.9, a version the pack's patches were not tested on (tested on lmms-eval" in line
+    assert "2 host patch(es) did not apply: pack_task_index (TaskManager.initialize_tasks takes " in line
+    assert "--include_path $(lmms-eval-tasks tasks-dir)" in line  # the way around it
     assert (
-        "'loglikelihood_result' not applied (written for lmms-eval ==0.7.3, this host is 0.7.4)"
-        in (warnings_logged[0])
+        "loglikelihood_result (unwrap_generation_output((-1.5, False)) raised TypeError: no pairs here"
+        in line
     )
-    assert "too many values to unpack" in warnings_logged[0]  # says what the run loses
-    host.apply_patch("loglikelihood_result")
+    assert "too many values to unpack" in line
+    host.apply_patches(names=["pack_task_index"])
     assert len(warnings_logged) == 1  # warned once per patch
-    assert not any(status.ok for status in host.check_patches())
+    assert host.patches_of_this_run() == {
+        "applied": ["table_na"],
+        "not_needed": [],
+        "skipped": {
+            "pack_task_index": statuses[0].detail,
+            "loglikelihood_result": statuses[1].detail,
+        },
+        "host_tested": False,
+    }
 
 
 def test_a_probe_mismatch_skips_the_patch(
@@ -121,7 +161,28 @@ def test_a_probe_mismatch_skips_the_patch(
         "expected (self, include_path, include_defaults)"
     )
     assert TaskManager.initialize_tasks is initialize_tasks
+    assert "not tested on" not in warnings_logged[0]  # 0.7.3 is a tested release
     assert "--include_path $(lmms-eval-tasks tasks-dir)" in warnings_logged[0]  # the way around it
+
+
+def test_no_probe_reads_source_text() -> None:
+    """Probes check behaviour (calls, signatures, compiled code's names), never the host's source text."""
+    import ast
+
+    readers = {"getsource", "getsourcelines", "findsource", "getsourcefile", "getfile", "linecache"}
+    from lmms_eval_tasks.host import host_bug_fixes, patch_kit
+
+    for module in (host, host_bug_fixes, patch_kit):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        used |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        used |= {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        }
+        assert not readers & used, (module.__name__, readers & used)
 
 
 def test_a_fix_the_host_no_longer_needs_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -188,14 +249,14 @@ def test_the_task_index_fingerprint_includes_the_host_version(
 
 def test_wrapper_status_on_this_machine() -> None:
     """llava_hf and the pack's baseline can run; llava imports but its LLaVA code is missing."""
-    assert host.wrapper_status("llava_hf").ok
-    baseline = host.wrapper_status("random_guess")
+    assert model_availability.wrapper_status("llava_hf").ok
+    baseline = model_availability.wrapper_status("random_guess")
     assert baseline.ok and baseline.class_path == "lmms_eval_tasks.models.random_guess.RandomGuess"
-    llava = host.wrapper_status("llava")
+    llava = model_availability.wrapper_status("llava")
     assert not llava.ok and llava.missing == ("llava",)
     assert llava.class_path == "lmms_eval.models.simple.llava.Llava"
     assert "No module named 'llava'" in llava.reason and "get_model_name_from_path" in llava.reason
-    unknown = host.wrapper_status("no_such_model")
+    unknown = model_availability.wrapper_status("no_such_model")
     assert not unknown.ok and "not in the host's model registry" in unknown.reason
 
 
@@ -226,7 +287,7 @@ def test_unbound_guarded_names_finds_names_a_failed_try_import_left_undefined(tm
     sys.modules["toy_wrapper"] = module
     try:
         spec.loader.exec_module(module)
-        assert host.unbound_guarded_names(module.Wrapper) == {
+        assert model_availability.unbound_guarded_names(module.Wrapper) == {
             "Tok": "surely_not_installed_pkg.core",
             "build_model": "surely_not_installed_pkg.core",
         }
@@ -235,11 +296,13 @@ def test_unbound_guarded_names_finds_names_a_failed_try_import_left_undefined(tm
 
 
 def test_llava_message_names_what_is_missing_and_both_ways_out() -> None:
-    status = host.wrapper_status("llava")
-    message = host.unavailable_model_message(status, "pretrained=liuhaotian/llava-v1.6-vicuna-13b,device=cpu")
+    status = model_availability.wrapper_status("llava")
+    message = model_availability.unavailable_model_message(
+        status, "pretrained=liuhaotian/llava-v1.6-vicuna-13b,device=cpu"
+    )
     assert message.startswith("lmms_eval: --model llava cannot run on this machine")
     assert "needs the module(s) llava" in message
     assert "--model llava_hf --model_args pretrained=llava-hf/llava-v1.6-vicuna-13b-hf" in message
     assert "haotian-liu/LLaVA" in message and "transformers==4.37.2" in message
-    default = host.unavailable_model_message(status)
+    default = model_availability.unavailable_model_message(status)
     assert "pretrained=llava-hf/llava-1.5-7b-hf" in default  # the wrapper's default checkpoint, mapped

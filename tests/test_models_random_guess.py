@@ -296,7 +296,7 @@ def test_evaluator_keeps_loglikelihood_pairs_once_the_model_exists() -> None:
     import lmms_eval.evaluator as evaluator
     from lmms_eval.api.instance import GenerationResult, TokenCounts
 
-    from lmms_eval_tasks.host.patches import is_loglikelihood_result
+    from lmms_eval_tasks.host.host_bug_fixes import is_loglikelihood_result
 
     _model()
     unwrap = evaluator.unwrap_generation_output

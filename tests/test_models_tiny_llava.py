@@ -242,7 +242,7 @@ def test_fixed_loglikelihood_is_the_mean_continuation_loss(fixed_llava_hf) -> No
             # Recompute by hand: token log-probs of everything after the templated prompt.
             processor, model = fixed_llava_hf._image_processor, fixed_llava_hf.model
             images = doc_to_visual(doc) or None
-            user = ("<image>\n" if images else "") + doc["question"]
+            user = ("<image>" if images else "") + "\n" + doc["question"]  # the host's prompt, as it is
             prompt = processor.tokenizer.apply_chat_template(
                 [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
             )

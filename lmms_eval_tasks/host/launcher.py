@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 
 SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
@@ -104,9 +105,11 @@ def check_models(argv: Sequence[str]) -> str | None:
     force_simple = "--force_simple" in argv
     messages = []
     for model in dict.fromkeys(_requested_models(argv)):
-        status = host.wrapper_status(model, force_simple=force_simple)
+        status = model_availability.wrapper_status(model, force_simple=force_simple)
         if not status.ok:
-            messages.append(host.unavailable_model_message(status, _flag_value(argv, "--model_args")))
+            messages.append(
+                model_availability.unavailable_model_message(status, _flag_value(argv, "--model_args"))
+            )
     return "\n".join(messages) or None
 
 

@@ -1,33 +1,29 @@
-"""Every change the pack makes to its host, lmms-eval, in one place, each tied to the host versions it
-was written for.
+"""Every change the pack makes to its host, lmms-eval, in one place, each gated by what the host does.
 
-A ``HostPatch`` names the versions it was written for (``written_for``, a PEP 440 specifier) and a probe
-that checks, without changing anything, that the code it patches is still what it expects (signatures,
-and for bug fixes whether the bug is still there). ``apply_patch`` installs a patch only when both hold;
-otherwise it logs a loguru warning saying what is lost and how to get it back, and leaves the host alone.
-``lmms-eval-tasks doctor`` shows the same statuses.
+A ``HostPatch`` pairs an ``install`` with a ``probe`` that checks, without changing anything, that the host
+still behaves as the patch expects: it calls the host function on a tiny input, inspects its signature, or
+reads which names its compiled code looks up at call time (the names a wrapper must replace). No probe
+reads source text, so a reformat upstream does not turn a patch off. For a host bug the probe also shows
+that the bug is still there (``NOT_NEEDED`` once the host fixes it).
 
-The host version comes from ``host/version.py`` (``version.host_version()``, the single seam tests replace
-to simulate another host).
-The module also answers "can this ``--model`` run here?" (``wrapper_status``), from the host's own model
-registry, for the launcher's pre-flight check and ``doctor``.
+Any host version gets every patch whose probe passes; the version number gates nothing. When patches do
+not apply, ``apply_patches`` says so in one warning line (each patch with its reason, and whether this host
+version is one the patches were tested on, ``version.TESTED_HOST_VERSIONS``); ``lmms-eval-tasks doctor``
+lists them with what a run loses, and every pack report records the patches of its run
+(``provenance.host_patches``). Declaring a new patch: docs/models.md ("Host patches").
 
 Import is cheap: lmms-eval, torch and transformers are imported only by the functions that need them.
 """
 
 from __future__ import annotations
 
-import ast
-import builtins
-import dis
+import contextlib
 import functools
-import importlib
-import inspect
-import numbers
 import os
+import tempfile
 import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -35,29 +31,39 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import version
-from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
+from lmms_eval_tasks.host.patch_kit import (
+    APPLIES,
+    MISMATCH,
+    NOT_NEEDED,
+    expect_parameters,
+    is_marked,
+    mark,
+    missing_keywords,
+    missing_lookups,
+    parameters,
+    probe_lock,
+    spying,
+    unwrapped,
+)
 from lmms_eval_tasks.host.task_index import load_host_index
-from lmms_eval_tasks.host.version import TESTED_HOST_VERSIONS
 
-_lock = threading.RLock()
-_FIX_MARK = "_lmms_eval_tasks_fix"
+_lock = probe_lock
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Patches
 # ---------------------------------------------------------------------------------------------------------
 
-APPLIES, NOT_NEEDED, MISMATCH = "applies", "not needed", "mismatch"
-
 
 @dataclass(frozen=True)
 class HostPatch:
-    """One change to lmms-eval: what it does, the host versions it was written for, and how to check it.
+    """One change to lmms-eval: what it does, how to check the host still fits it, and how to install it.
 
-    ``probe()`` returns ``(APPLIES | NOT_NEEDED | MISMATCH, detail)`` without changing anything;
-    ``install()`` is idempotent. ``models`` lists the ``--model`` values that need the patch (empty: every
-    run). ``without`` says what a run loses when the patch is skipped, and the way around it.
+    ``probe()`` returns ``(APPLIES | NOT_NEEDED | MISMATCH, detail)`` from the host's behaviour, without
+    changing anything; ``install()`` is idempotent. ``models`` lists the ``--model`` values that need the
+    patch (empty: every run). ``without`` says what a run loses when the patch is skipped, and the way around.
     """
 
     name: str
@@ -65,7 +71,6 @@ class HostPatch:
     probe: Callable[[], tuple[str, str]]
     install: Callable[[], None]
     without: str
-    written_for: str = TESTED_HOST_VERSIONS
     models: tuple[str, ...] = ()
 
 
@@ -85,29 +90,6 @@ class PatchStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ok": self.ok}
-
-
-def _parameters(function: Any) -> list[str]:
-    """Parameter names of ``function`` (unwrapping the pack's own wrappers first)."""
-    while getattr(function, _FIX_MARK, False) and hasattr(function, "__wrapped__"):
-        function = function.__wrapped__
-    return list(inspect.signature(function).parameters)
-
-
-def _expect_parameters(owner: str, function: Any, expected: Sequence[str]) -> str | None:
-    """None when ``function`` takes exactly ``expected``; else a one-line description of the difference."""
-    if not callable(function):
-        return f"{owner} is not callable"
-    found = _parameters(function)
-    if found != list(expected):
-        return f"{owner} takes ({', '.join(found)}), expected ({', '.join(expected)})"
-    return None
-
-
-def _mark(wrapper: Any, wrapped: Any) -> Any:
-    setattr(wrapper, _FIX_MARK, True)
-    wrapper.__wrapped__ = wrapped
-    return wrapper
 
 
 # --- 1. the pack's tasks in every host task index ---------------------------------------------------------
@@ -132,16 +114,36 @@ def with_pack_dir(include_path: str | Sequence[str] | None) -> list[str]:
 def _probe_task_index() -> tuple[str, str]:
     from lmms_eval.tasks import TaskManager
 
-    indexer = getattr(TaskManager, "_get_task_and_group", None)
-    problem = _expect_parameters(
+    problem = expect_parameters(
         "TaskManager.initialize_tasks",
         TaskManager.initialize_tasks,
         ["self", "include_path", "include_defaults"],
-    ) or _expect_parameters("TaskManager._get_task_and_group", indexer, ["self", "task_dir"])
+    ) or expect_parameters(
+        "TaskManager._get_task_and_group",
+        getattr(TaskManager, "_get_task_and_group", None),
+        ["self", "task_dir"],
+    )
     if problem:
         return MISMATCH, problem
-    if "self.initialize_tasks(" not in inspect.getsource(TaskManager.__init__):
-        return MISMATCH, "TaskManager.__init__ no longer builds its index with initialize_tasks"
+    # initialize_tasks indexes a folder into {name: entry} ...
+    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
+        Path(folder, "probe.yaml").write_text(
+            "task: lmms_eval_tasks_probe\ndataset_path: json\n", encoding="utf-8"
+        )
+        manager = TaskManager.__new__(TaskManager)
+        manager.logger, manager.verbosity = logger, "ERROR"
+        index = unwrapped(TaskManager.initialize_tasks)(manager, include_path=folder, include_defaults=False)
+    entry = index.get("lmms_eval_tasks_probe") if isinstance(index, dict) else None
+    if not isinstance(entry, dict) or entry.get("type") != "task":
+        return MISMATCH, f"TaskManager.initialize_tasks indexed a one-task folder as {index!r}"
+
+    # ... and every TaskManager builds its index by calling it
+    class Probe(TaskManager):
+        def initialize_tasks(self, include_path: Any = None, include_defaults: bool = True) -> Any:
+            return {"lmms_eval_tasks_probe": entry}
+
+    if Probe(include_defaults=False).all_tasks != ["lmms_eval_tasks_probe"]:
+        return MISMATCH, "TaskManager() no longer builds its index with initialize_tasks"
     return APPLIES, "TaskManager.initialize_tasks wrapped to index the pack's task folder last"
 
 
@@ -149,7 +151,7 @@ def _install_task_index() -> None:
     from lmms_eval.tasks import TaskManager
 
     original = TaskManager.initialize_tasks
-    if getattr(original, _FIX_MARK, False):
+    if is_marked(original):
         return
 
     def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
@@ -164,7 +166,7 @@ def _install_task_index() -> None:
         return {**pack_entries, **index}  # built-ins and the user's paths win on a name clash
 
     initialize_tasks.__doc__ = original.__doc__
-    TaskManager.initialize_tasks = _mark(initialize_tasks, original)
+    TaskManager.initialize_tasks = mark(initialize_tasks, original)
 
 
 # --- 2. failures the host logs and swallows ---------------------------------------------------------------
@@ -175,13 +177,11 @@ FAILURES: list[BaseException] = []  # filled by the failure_recorder patch; the 
 def _probe_failure_recorder() -> tuple[str, str]:
     import lmms_eval.__main__ as host_main
 
-    problem = _expect_parameters(
+    problem = expect_parameters(
         "lmms_eval.__main__.cli_evaluate_single", getattr(host_main, "cli_evaluate_single", None), ["args"]
-    )
+    ) or missing_lookups("lmms_eval.__main__.cli_evaluate", host_main.cli_evaluate, ["cli_evaluate_single"])
     if problem:
         return MISMATCH, problem
-    if "cli_evaluate_single(" not in inspect.getsource(host_main.cli_evaluate):
-        return MISMATCH, "lmms_eval.__main__.cli_evaluate no longer calls cli_evaluate_single"
     return APPLIES, "cli_evaluate_single wrapped to record the exceptions the host logs and swallows"
 
 
@@ -189,7 +189,7 @@ def _install_failure_recorder() -> None:
     import lmms_eval.__main__ as host_main
 
     original = host_main.cli_evaluate_single
-    if getattr(original, _FIX_MARK, False):
+    if is_marked(original):
         return
 
     def cli_evaluate_single(*args: Any, **kwargs: Any) -> Any:
@@ -200,7 +200,7 @@ def _install_failure_recorder() -> None:
                 FAILURES.append(error)
             raise
 
-    host_main.cli_evaluate_single = _mark(cli_evaluate_single, original)
+    host_main.cli_evaluate_single = mark(cli_evaluate_single, original)
 
 
 # --- the pack's standard errors in the host's Stderr column ------------------------------------------------
@@ -211,16 +211,34 @@ STDERR_ATTRIBUTE = "pack_stderr"  # an aggregation carrying this: items -> its m
 def _probe_pack_stderr() -> tuple[str, str]:
     import lmms_eval.evaluator_utils as evaluator_utils
 
-    problem = _expect_parameters(
+    problem = expect_parameters(
         "lmms_eval.evaluator_utils.stderr_for_metric",
         getattr(evaluator_utils, "stderr_for_metric", None),
         ["metric", "bootstrap_iters"],
     )
     if problem:
         return MISMATCH, problem
-    source = inspect.getsource(evaluator_utils.TaskOutput.calculate_aggregate_metric)
-    if "stderr_for_metric(" not in source or '_stderr,{filter_key}"] = stderr_fn(items)' not in source:
-        return MISMATCH, "calculate_aggregate_metric no longer fills _stderr from stderr_for_metric"
+
+    # One tiny metric through TaskOutput.calculate_aggregate_metric: its standard error must come from the
+    # module's stderr_for_metric (the name the patch replaces) and land under "<metric>_stderr,<filter>".
+    def aggregate(items: list[float]) -> float:
+        return sum(items) / len(items)
+
+    def answer(original: Any, metric: Any = None, bootstrap_iters: int = 0) -> Any:
+        return (lambda items: -1.0) if metric is aggregate else original(metric, bootstrap_iters)
+
+    output = evaluator_utils.TaskOutput.__new__(evaluator_utils.TaskOutput)
+    output.task = types.SimpleNamespace(aggregation=lambda: {"probe": aggregate}, args=None)
+    output.sample_metrics = {("probe", "none"): [1.0, 2.0, 3.0]}
+    output.agg_metrics = {}
+    with spying(evaluator_utils, "stderr_for_metric", answer):
+        output.calculate_aggregate_metric(bootstrap_iters=10)
+    found = output.agg_metrics
+    if found.get("probe,none") != 2.0 or found.get("probe_stderr,none") != -1.0:
+        return MISMATCH, (
+            "TaskOutput.calculate_aggregate_metric no longer fills <metric>_stderr,<filter> from "
+            f"stderr_for_metric (a probe metric gave {found})"
+        )
     return APPLIES, "stderr_for_metric wrapped: pack aggregations give their bootstrap standard error"
 
 
@@ -228,7 +246,7 @@ def _install_pack_stderr() -> None:
     import lmms_eval.evaluator_utils as evaluator_utils
 
     original = evaluator_utils.stderr_for_metric
-    if getattr(original, _FIX_MARK, False):
+    if is_marked(original):
         return
 
     def stderr_for_metric(metric: Any, bootstrap_iters: int) -> Any:
@@ -237,7 +255,9 @@ def _install_pack_stderr() -> None:
             return provider
         return original(metric=metric, bootstrap_iters=bootstrap_iters)
 
-    evaluator_utils.stderr_for_metric = _mark(stderr_for_metric, original)
+    evaluator_utils.stderr_for_metric = mark(stderr_for_metric, original)
+
+
 # --- 2b. results and samples files the host fails to write, silently -----------------------------------
 
 # Filled by the host_outputs patch: every results/samples file the host set out to write in this process,
@@ -253,7 +273,7 @@ def _probe_host_outputs() -> tuple[str, str]:
         ("save_results_samples", ["self", "task_name", "samples"]),
     ):
         method = getattr(EvaluationTracker, name, None)
-        problem = _expect_parameters(f"EvaluationTracker.{name}", method, expected)
+        problem = expect_parameters(f"EvaluationTracker.{name}", method, expected)
         if problem:
             return MISMATCH, problem
     return APPLIES, "EvaluationTracker's save methods wrapped to record the files they were to write"
@@ -278,7 +298,7 @@ def _install_host_outputs() -> None:
 
     aggregated = EvaluationTracker.save_results_aggregated
     samples_method = EvaluationTracker.save_results_samples
-    if getattr(aggregated, _FIX_MARK, False):
+    if is_marked(aggregated):
         return
 
     def save_results_aggregated(self: Any, results: dict, samples: dict, datetime_str: str) -> None:
@@ -296,8 +316,8 @@ def _install_host_outputs() -> None:
             HOST_OUTPUTS.append((f"samples file of {task_name}", path, _size(path), len(samples)))
         return samples_method(self, task_name, samples)
 
-    EvaluationTracker.save_results_aggregated = _mark(save_results_aggregated, aggregated)
-    EvaluationTracker.save_results_samples = _mark(save_results_samples, samples_method)
+    EvaluationTracker.save_results_aggregated = mark(save_results_aggregated, aggregated)
+    EvaluationTracker.save_results_samples = mark(save_results_samples, samples_method)
 
 
 def host_output_problems() -> list[str]:
@@ -410,18 +430,24 @@ def _probe_group_only_metrics() -> tuple[str, str]:
     import lmms_eval.evaluator as evaluator
     import lmms_eval.evaluator_utils as evaluator_utils
 
-    problem = _expect_parameters(
+    consolidate = getattr(evaluator, "consolidate_group_results", None)
+    problem = expect_parameters(
         "lmms_eval.evaluator.consolidate_group_results",
-        getattr(evaluator, "consolidate_group_results", None),
+        consolidate,
         ["results", "versions", "task_dict", "task_root", "show_group_table", "task_aggregation_list"],
-    )
+    ) or missing_lookups("lmms_eval.evaluator.evaluate", evaluator.evaluate, ["consolidate_group_results"])
     if problem:
         return MISMATCH, problem
     if not callable(getattr(evaluator_utils, "get_subtask_list", None)):
         return MISMATCH, "lmms_eval.evaluator_utils.get_subtask_list is gone"
-    source = inspect.getsource(evaluator.evaluate)
-    if "consolidate_group_results(results, versions, task_dict)" not in source:
-        return MISMATCH, "lmms_eval.evaluator.evaluate no longer calls consolidate_group_results"
+    results = {"lmms_eval_tasks_probe": {"alias": "probe", "probe,none": 1.0}}
+    output = unwrapped(consolidate)(results, {}, {})
+    if (
+        not isinstance(output, tuple)
+        or output[0] is not results
+        or evaluator_utils.get_subtask_list({}) != {}
+    ):
+        return MISMATCH, "consolidate_group_results no longer returns the results it was given first"
     return APPLIES, (
         "consolidate_group_results wrapped: group-only metrics leave the member tasks' rows; a pack group's "
         "Stderr is the pack's bootstrap of the group"
@@ -433,7 +459,7 @@ def _install_group_only_metrics() -> None:
     import lmms_eval.evaluator_utils as evaluator_utils
 
     original = evaluator.consolidate_group_results
-    if getattr(original, _FIX_MARK, False):
+    if is_marked(original):
         return
 
     def consolidate_group_results(
@@ -449,7 +475,7 @@ def _install_group_only_metrics() -> None:
             logger.debug(f"group-only metrics left out of {len({task for task, _ in removed})} task rows")
         return output
 
-    evaluator.consolidate_group_results = _mark(consolidate_group_results, original)
+    evaluator.consolidate_group_results = mark(consolidate_group_results, original)
 
 
 # --- an undefined pack metric reads N/A in the host's table, not NaN ----------------------------------------
@@ -498,7 +524,7 @@ def _probe_table_na() -> tuple[str, str]:
     import lmms_eval.__main__ as host_main
     import lmms_eval.utils as host_utils
 
-    problem = _expect_parameters(
+    problem = expect_parameters(
         "lmms_eval.utils.make_table",
         getattr(host_utils, "make_table", None),
         ["result_dict", "column", "sort_results"],
@@ -507,8 +533,13 @@ def _probe_table_na() -> tuple[str, str]:
         return MISMATCH, problem
     if getattr(host_main, "make_table", None) is None:
         return MISMATCH, "lmms_eval.__main__ no longer imports make_table"
-    if 'if v == "" or v is None:' not in inspect.getsource(host_utils.make_table):
-        return MISMATCH, "make_table no longer prints None as N/A"
+    row = {"alias": "lmms_eval_tasks_probe", "probe_metric,none": None, "probe_metric_stderr,none": "N/A"}
+    table = unwrapped(host_utils.make_table)(
+        {"results": {"lmms_eval_tasks_probe": row}, "versions": {}, "n-shot": {}, "higher_is_better": {}}
+    )
+    line = next((line for line in str(table).splitlines() if "probe_metric" in line), "")
+    if "N/A" not in line:
+        return MISMATCH, f"make_table no longer prints a None metric as N/A (it printed {line.strip()!r})"
     return APPLIES, "make_table wrapped: a pack metric's NaN prints as N/A"
 
 
@@ -518,13 +549,13 @@ def _install_table_na() -> None:
     import lmms_eval.utils as host_utils
 
     original = host_utils.make_table
-    if getattr(original, _FIX_MARK, False):
+    if is_marked(original):
         return
 
     def make_table(result_dict: Any, column: str = "results", sort_results: bool = False) -> Any:
         return original(table_view(result_dict), column, sort_results)
 
-    wrapped = _mark(make_table, original)
+    wrapped = mark(make_table, original)
     for module in (host_utils, host_main, evaluator):
         if getattr(module, "make_table", None) is original:
             module.make_table = wrapped
@@ -540,14 +571,19 @@ def _probe_run_context() -> tuple[str, str]:
     current = getattr(evaluator, "simple_evaluate", None)
     if not callable(current):
         return MISMATCH, "lmms_eval.evaluator.simple_evaluate is gone"
-    found = _parameters(current)
+    found = parameters(current)
     missing = [name for name in ("cli_args", "datetime_str") if name not in found]
     if missing:
         return MISMATCH, f"lmms_eval.evaluator.simple_evaluate takes no {', '.join(missing)}"
-    source = inspect.getsource(host_main.cli_evaluate_single)
-    for needle in ("evaluator.simple_evaluate(", "cli_args=args", "datetime_str=datetime_str"):
-        if needle not in source:
-            return MISMATCH, f"lmms_eval.__main__.cli_evaluate_single no longer passes {needle!r}"
+    single = host_main.cli_evaluate_single
+    problem = missing_lookups(
+        "lmms_eval.__main__.cli_evaluate_single", single, ["evaluator", "simple_evaluate"]
+    )
+    problem = problem or missing_keywords(
+        "lmms_eval.__main__.cli_evaluate_single", single, ["cli_args", "datetime_str"]
+    )
+    if problem:
+        return MISMATCH, problem
     return APPLIES, "simple_evaluate wrapped to open the run's state (CLI args, run id) for the pack's hooks"
 
 
@@ -557,7 +593,7 @@ def _install_run_context() -> None:
     from lmms_eval_tasks.framework.run_state import host_run
 
     original = evaluator.simple_evaluate
-    if getattr(original, _FIX_MARK, False):
+    if is_marked(original):
         return
 
     @functools.wraps(original)
@@ -565,235 +601,7 @@ def _install_run_context() -> None:
         with host_run(kwargs.get("cli_args"), kwargs.get("datetime_str")):
             return original(*args, **kwargs)
 
-    evaluator.simple_evaluate = _mark(simple_evaluate, original)
-
-
-# --- 3. loglikelihood results stringified by the evaluator -------------------------------------------------
-
-
-def is_loglikelihood_result(output: Any) -> bool:
-    """True for a ``(log_prob, is_greedy)`` pair as ``lmms.loglikelihood`` returns it."""
-    return (
-        isinstance(output, tuple | list)
-        and len(output) == 2
-        and isinstance(output[0], numbers.Real)
-        and not isinstance(output[0], bool)
-        and isinstance(output[1], bool | numbers.Integral)
-    )
-
-
-def _probe_loglikelihood_result() -> tuple[str, str]:
-    import lmms_eval.evaluator as evaluator
-
-    current = getattr(evaluator, "unwrap_generation_output", None)
-    problem = _expect_parameters("lmms_eval.evaluator.unwrap_generation_output", current, ["output"])
-    if problem:
-        return MISMATCH, problem
-    if getattr(current, _FIX_MARK, False):
-        return APPLIES, "applied"
-    try:
-        kept, _ = current((-1.5, False))
-    except Exception as error:  # noqa: BLE001 - an unexpected host behaviour is a mismatch, not a crash
-        return MISMATCH, f"unwrap_generation_output((-1.5, False)) raised {type(error).__name__}: {error}"
-    if isinstance(kept, tuple):
-        return NOT_NEEDED, "the host keeps (log_prob, is_greedy) pairs already"
-    if not isinstance(kept, str):
-        return MISMATCH, f"unwrap_generation_output turns a pair into {type(kept).__name__}, expected str"
-    return APPLIES, "the host stringifies (log_prob, is_greedy) pairs; they are kept intact"
-
-
-def _install_loglikelihood_result() -> None:
-    import lmms_eval.evaluator as evaluator
-
-    current = evaluator.unwrap_generation_output
-    if getattr(current, _FIX_MARK, False):
-        return
-
-    def unwrap_generation_output(output: Any) -> tuple[Any, Any]:
-        if is_loglikelihood_result(output):
-            return (float(output[0]), bool(output[1])), None
-        return current(output)
-
-    unwrap_generation_output.__doc__ = current.__doc__
-    evaluator.unwrap_generation_output = _mark(unwrap_generation_output, current)
-
-
-# --- 4. llava_hf loglikelihood on transformers 5 ------------------------------------------------------------
-
-
-def _llava_hf_loglikelihood(self: Any, requests: list[Any]) -> list[tuple[float, bool]]:
-    """llava_hf's loglikelihood, fixed for transformers 5: (mean loss over the continuation, is_greedy).
-
-    Keeps the host's conventions (the value is the mean cross-entropy of the continuation tokens, lower is
-    better, which is what the host's multiple_choice argmin expects; same chat template and ``<image>``
-    placeholders) and fixes three things: the context is tokenized with its images, so it is accepted by
-    transformers 5 and the loss mask lines up with the expanded image tokens; text-only requests pass no
-    images instead of an empty list; ``is_greedy`` compares each continuation token with the prediction
-    made one position earlier.
-    """
-    import torch
-    from lmms_eval.models.simple.llava_hf import VICUNA_CHAT_TEMPLATE
-    from tqdm import tqdm
-
-    template = self.chat_template or self.tokenizer.chat_template or VICUNA_CHAT_TEMPLATE
-    image_token = getattr(self._image_processor, "image_token", None) or "<image>"
-    results: list[tuple[float, bool]] = []
-    for context, doc_to_target, doc_to_visual, doc_id, task, split in tqdm(
-        [request.args for request in requests], disable=self.rank != 0, desc="Model Responding"
-    ):
-        doc = self.task_dict[task][split][doc_id]
-        continuation = doc_to_target if isinstance(doc_to_target, str) else doc_to_target(doc)
-        visuals = self.flatten([doc_to_visual(doc)])
-        user_text = " ".join([image_token] * len(visuals)) + "\n" + context if visuals else context
-        messages = [{"role": "user", "content": user_text}, {"role": "assistant", "content": continuation}]
-        prompt = self.tokenizer.apply_chat_template(
-            messages[:1], chat_template=template, tokenize=False, add_generation_prompt=True
-        )
-        full_text = self.tokenizer.apply_chat_template(
-            messages, chat_template=template, tokenize=False, add_generation_prompt=False
-        )
-        images = visuals or None
-        inputs = self._image_processor(text=[full_text], images=images, return_tensors="pt")
-        inputs = inputs.to(self._device, self.model.dtype)
-        prompt_length = self._image_processor(text=[prompt], images=images, return_tensors="pt")[
-            "input_ids"
-        ].shape[1]
-        input_ids = inputs["input_ids"]
-        labels = input_ids.clone()
-        labels[:, :prompt_length] = -100
-        with torch.inference_mode():
-            outputs = self.model(**inputs, labels=labels)
-        predicted = outputs.logits[:, prompt_length - 1 : input_ids.shape[1] - 1].argmax(dim=-1)
-        is_greedy = bool((predicted == input_ids[:, prompt_length:]).all())
-        results.append((float(outputs.loss.item()), is_greedy))
-    return results
-
-
-def _probe_llava_hf_loglikelihood() -> tuple[str, str]:
-    llava_hf = importlib.import_module("lmms_eval.models.simple.llava_hf")
-    problem = _expect_parameters(
-        "simple LlavaHf.loglikelihood", llava_hf.LlavaHf.loglikelihood, ["self", "requests"]
-    )
-    if problem:
-        return MISMATCH, problem
-    if not isinstance(getattr(llava_hf, "VICUNA_CHAT_TEMPLATE", None), str):
-        return MISMATCH, "lmms_eval.models.simple.llava_hf.VICUNA_CHAT_TEMPLATE is gone"
-    return APPLIES, "simple LlavaHf.loglikelihood replaced (tokenizes the context with its images)"
-
-
-def _install_llava_hf_loglikelihood() -> None:
-    from lmms_eval.models.simple.llava_hf import LlavaHf
-
-    original = LlavaHf.loglikelihood
-    if getattr(original, _FIX_MARK, False):
-        return
-
-    def loglikelihood(self: Any, requests: list[Any]) -> list[tuple[float, bool]]:
-        return _llava_hf_loglikelihood(self, requests)
-
-    loglikelihood.__doc__ = _llava_hf_loglikelihood.__doc__
-    LlavaHf.loglikelihood = _mark(loglikelihood, original)
-
-
-# --- 5. llava_hf answers "" to requests without an image ----------------------------------------------------
-
-
-class _NoEmptyImagesProcessor:
-    """Delegates to a processor, passing ``images=None`` instead of an empty image list.
-
-    A LLaVA processor given ``images=[]`` yields empty ``pixel_values`` that the vision tower cannot
-    unpack, so the host's llava_hf returns "" for every text-only request (e.g. HallusionBench's 178
-    no-image questions, which a judge then reads as "unclear" - counted as right for those questions).
-    """
-
-    def __init__(self, processor: Any) -> None:
-        self._processor = processor
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if "images" in kwargs and kwargs["images"] is not None and len(kwargs["images"]) == 0:
-            kwargs["images"] = None
-        return self._processor(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._processor, name)
-
-
-def _text_only_safe(generate_until: Any) -> Any:
-    def generate_until_with_text_only_requests(self: Any, requests: list[Any]) -> Any:
-        processor = self.__dict__.get("_image_processor")
-        if processor is None or isinstance(processor, _NoEmptyImagesProcessor):
-            return generate_until(self, requests)
-        self._image_processor = _NoEmptyImagesProcessor(processor)
-        try:
-            return generate_until(self, requests)
-        finally:
-            self._image_processor = processor
-
-    return _mark(generate_until_with_text_only_requests, generate_until)
-
-
-def _llava_hf_classes() -> tuple[type, type]:
-    from lmms_eval.models.chat.llava_hf import LlavaHf as ChatLlavaHf
-    from lmms_eval.models.simple.llava_hf import LlavaHf as SimpleLlavaHf
-
-    return SimpleLlavaHf, ChatLlavaHf
-
-
-def _probe_llava_hf_text_only() -> tuple[str, str]:
-    for cls in _llava_hf_classes():
-        label = f"{cls.__module__}.{cls.__name__}.generate_until"
-        method = cls.__dict__.get("generate_until")
-        problem = _expect_parameters(label, method, ["self", "requests"])
-        if problem:
-            return MISMATCH, problem
-        while getattr(method, _FIX_MARK, False):
-            method = method.__wrapped__
-        if "self._image_processor(" not in inspect.getsource(method):
-            return MISMATCH, f"{label} no longer calls self._image_processor"
-    return APPLIES, "llava_hf (simple and chat) passes images=None for requests without an image"
-
-
-def _install_llava_hf_text_only() -> None:
-    for cls in _llava_hf_classes():
-        method = cls.__dict__.get("generate_until")
-        if method is not None and not getattr(method, _FIX_MARK, False):
-            cls.generate_until = _text_only_safe(method)
-
-
-# --- 6. chat llava_hf refuses loglikelihood / multiple_choice tasks ----------------------------------------
-
-_GENERATION_ONLY = "Currently messages is used for generation only"
-
-
-def _probe_chat_loglikelihood() -> tuple[str, str]:
-    from lmms_eval.api.task import ConfigurableMessagesTask
-
-    method = ConfigurableMessagesTask.__dict__.get("construct_requests")
-    problem = _expect_parameters(
-        "ConfigurableMessagesTask.construct_requests", method, ["self", "doc_id", "ctx", "kwargs"]
-    )
-    if problem:
-        return MISMATCH, problem
-    while getattr(method, _FIX_MARK, False):
-        method = method.__wrapped__
-    if _GENERATION_ONLY not in inspect.getsource(method):
-        return NOT_NEEDED, "chat tasks no longer refuse loglikelihood requests"
-    return APPLIES, "chat-mode loglikelihood / multiple_choice tasks send the simple request shape"
-
-
-def _install_chat_loglikelihood() -> None:
-    from lmms_eval.api.task import ConfigurableMessagesTask, ConfigurableTask
-
-    original = ConfigurableMessagesTask.construct_requests
-    if getattr(original, _FIX_MARK, False):
-        return
-
-    def construct_requests(self: Any, doc_id: int, ctx: str, **kwargs: Any) -> Any:
-        if str(self.OUTPUT_TYPE).startswith("generate_until"):
-            return original(self, doc_id, ctx, **kwargs)
-        return ConfigurableTask.construct_requests(self, doc_id, ctx, **kwargs)
-
-    ConfigurableMessagesTask.construct_requests = _mark(construct_requests, original)
+    evaluator.simple_evaluate = mark(simple_evaluate, original)
 
 
 # --- 7. the task whose dataset is loading, for process_docs that need a sibling split ---------------------
@@ -817,17 +625,57 @@ def loading_task_dataset() -> Any | None:
     return getattr(loading_task(), "dataset", None)
 
 
+@contextlib.contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    """No ``datasets`` progress bars while a probe loads its one-line dataset."""
+    import datasets
+
+    was_enabled = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            datasets.enable_progress_bars()
+
+
 def _probe_task_dataset_context() -> tuple[str, str]:
     from lmms_eval.api.task import ConfigurableTask
 
-    problem = _expect_parameters(
+    problem = expect_parameters(
         "ConfigurableTask.download", ConfigurableTask.download, ["self", "dataset_kwargs"]
     )
     if problem:
         return MISMATCH, problem
-    source = inspect.getsource(ConfigurableTask.download)
-    if "self.config.process_docs(self.dataset[split])" not in source:
-        return MISMATCH, "ConfigurableTask.download no longer calls process_docs on self.dataset[split]"
+    # A two-split local dataset through the host's download: process_docs must run while self.dataset holds
+    # every split the host loaded (what loading_task_dataset() hands to a hook reading a sibling split).
+    seen: list[Any] = []
+    task = ConfigurableTask.__new__(ConfigurableTask)
+
+    def process_docs(docs: Any) -> Any:
+        seen.append(sorted(getattr(task, "dataset", None) or ()))
+        return docs
+
+    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
+        files = {}
+        for split in ("test", "other"):
+            files[split] = str(Path(folder, f"{split}.jsonl"))
+            Path(files[split]).write_text('{"probe": 1}\n', encoding="utf-8")
+        task.DATASET_PATH, task.DATASET_NAME = "json", None
+        task._config = types.SimpleNamespace(
+            process_docs=process_docs,
+            training_split=None,
+            validation_split=None,
+            test_split="test",
+            fewshot_split=None,
+            process_results_use_image=True,
+        )
+        with _quiet_datasets():
+            unwrapped(ConfigurableTask.download)(
+                task, {"data_files": files, "cache_dir": str(Path(folder, "cache"))}
+            )
+    if seen != [["other", "test"]]:
+        return MISMATCH, f"ConfigurableTask.download ran process_docs with self.dataset holding {seen}"
     return APPLIES, "ConfigurableTask.download wrapped so process_docs can read the task's other splits"
 
 
@@ -835,7 +683,7 @@ def _install_task_dataset_context() -> None:
     from lmms_eval.api.task import ConfigurableTask
 
     original = ConfigurableTask.download
-    if getattr(original, _FIX_MARK, False):
+    if is_marked(original):
         return
 
     def download(self: Any, dataset_kwargs: Any = None) -> Any:
@@ -847,7 +695,7 @@ def _install_task_dataset_context() -> None:
             stack.pop()
 
     download.__doc__ = original.__doc__
-    ConfigurableTask.download = _mark(download, original)
+    ConfigurableTask.download = mark(download, original)
 
 
 PATCHES: dict[str, HostPatch] = {
@@ -917,31 +765,31 @@ PATCHES: dict[str, HostPatch] = {
         HostPatch(
             "loglikelihood_result",
             "loglikelihood / multiple_choice results reach process_results as (log_prob, is_greedy) pairs",
-            _probe_loglikelihood_result,
-            _install_loglikelihood_result,
+            fixes.probe_loglikelihood_result,
+            fixes.install_loglikelihood_result,
             "loglikelihood and multiple_choice tasks crash in process_results ('too many values to unpack')",
         ),
         HostPatch(
             "llava_hf_loglikelihood",
             "llava_hf's loglikelihood works on transformers 5",
-            _probe_llava_hf_loglikelihood,
-            _install_llava_hf_loglikelihood,
+            fixes.probe_llava_hf_loglikelihood,
+            fixes.install_llava_hf_loglikelihood,
             "loglikelihood / multiple_choice tasks may fail on llava_hf",
             models=("llava_hf",),
         ),
         HostPatch(
             "llava_hf_text_only",
             "llava_hf answers requests that carry no image (it returned '')",
-            _probe_llava_hf_text_only,
-            _install_llava_hf_text_only,
+            fixes.probe_llava_hf_text_only,
+            fixes.install_llava_hf_text_only,
             "llava_hf may answer '' to every text-only question",
             models=("llava_hf",),
         ),
         HostPatch(
             "chat_loglikelihood",
             "--model llava_hf runs loglikelihood / multiple_choice tasks without --force_simple",
-            _probe_chat_loglikelihood,
-            _install_chat_loglikelihood,
+            fixes.probe_chat_loglikelihood,
+            fixes.install_chat_loglikelihood,
             "loglikelihood / multiple_choice tasks need `--force_simple` on llava_hf",
             models=("llava_hf",),
         ),
@@ -950,39 +798,62 @@ PATCHES: dict[str, HostPatch] = {
 
 
 def check_patch(name: str) -> PatchStatus:
-    """What ``apply_patch(name)`` would do on this host, without changing anything."""
+    """What ``apply_patch(name)`` would do on this host, from the patch's probe, without changing anything."""
     patch = PATCHES[name]
-    installed = version.host_version()
-    if not version.version_in(installed, patch.written_for):
-        detail = f"written for lmms-eval {patch.written_for}, this host is {installed or 'not installed'}"
-        return PatchStatus(name, "skipped", detail, patch.summary, patch.without)
     try:
         state, detail = patch.probe()
     except Exception as error:  # noqa: BLE001 - a probe that cannot run means the patch does not apply
-        state, detail = MISMATCH, f"probe failed: {type(error).__name__}: {str(error).splitlines()[0]}"
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        state, detail = MISMATCH, f"probe failed: {type(error).__name__}: {first_line}".rstrip(": ")
     if state == MISMATCH:
         return PatchStatus(name, "skipped", detail, patch.summary, patch.without)
     return PatchStatus(name, state, detail, patch.summary, patch.without)
 
 
+# What happened to each patch in this process (read into every pack report's provenance).
+_APPLIED: dict[str, PatchStatus] = {}
 _warned: set[str] = set()
 
 
-def apply_patch(name: str) -> PatchStatus:
-    """Install one patch when it fits this host (idempotent); otherwise warn once and leave the host alone."""
+def _apply(name: str) -> PatchStatus:
     patch = PATCHES[name]
     with _lock:
         status = check_patch(name)
         if status.state == APPLIES:
             patch.install()
             status = PatchStatus(name, "applied", status.detail, patch.summary, patch.without)
-        elif status.state == "skipped" and name not in _warned:
-            _warned.add(name)
-            logger.warning(
-                f"lmms-eval-tasks: host patch {name!r} not applied ({status.detail}); "
-                f"consequence: {patch.without}"
-            )
+        _APPLIED[name] = status
         return status
+
+
+def skipped_line(statuses: Sequence[PatchStatus]) -> str | None:
+    """One line naming every skipped patch with its reason (and whether this host version is untested);
+    None when none was skipped."""
+    skipped = [status for status in statuses if not status.ok]
+    if not skipped:
+        return None
+    installed = version.host_version()
+    tested = version.host_tested()
+    host = f"lmms-eval {installed or '(not installed)'}" + (
+        "" if tested else f", a version the pack's patches were not tested on ({version.TESTED_HOST_TEXT})"
+    )
+    reasons = "; ".join(f"{status.name} ({status.detail}; without it {status.without})" for status in skipped)
+    return f"lmms-eval-tasks: on {host}, {len(skipped)} host patch(es) did not apply: {reasons}"
+
+
+def _warn_skipped(statuses: Sequence[PatchStatus]) -> None:
+    fresh = [status for status in statuses if not status.ok and status.name not in _warned]
+    line = skipped_line(fresh)
+    if line:
+        _warned.update(status.name for status in fresh)
+        logger.warning(line)
+
+
+def apply_patch(name: str) -> PatchStatus:
+    """Install one patch when its probe passes (idempotent); otherwise warn once and leave the host alone."""
+    status = _apply(name)
+    _warn_skipped([status])
+    return status
 
 
 def patches_for(model_names: Sequence[str] = ()) -> list[str]:
@@ -993,8 +864,11 @@ def patches_for(model_names: Sequence[str] = ()) -> list[str]:
 
 
 def apply_patches(model_names: Sequence[str] = (), names: Sequence[str] | None = None) -> list[PatchStatus]:
-    """Apply the patches a run needs (all model-independent ones, plus those of the named models)."""
-    return [apply_patch(name) for name in (patches_for(model_names) if names is None else names)]
+    """Apply the patches a run needs (all model-independent ones, plus those of the named models) whose
+    probes pass; one warning line names those that did not, each with its reason."""
+    statuses = [_apply(name) for name in (patches_for(model_names) if names is None else names)]
+    _warn_skipped(statuses)
+    return statuses
 
 
 def check_patches() -> list[PatchStatus]:
@@ -1002,222 +876,15 @@ def check_patches() -> list[PatchStatus]:
     return [check_patch(name) for name in PATCHES]
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Model wrappers: can this --model run here?
-# ---------------------------------------------------------------------------------------------------------
-
-INSTALL_HINTS: dict[str, str] = {
-    "llava": (
-        "install the original LLaVA code (python package `llava`, "
-        "`pip install git+https://github.com/haotian-liu/LLaVA.git`); but no release of it can be installed "
-        "next to this host: every release pins transformers<=4.37.2 (the last, 1.2.2.post1, pins "
-        "transformers==4.37.2 and torch==2.1.2) while lmms-eval 0.7.3 requires transformers>=4.39.2 and this "
-        "environment has transformers {transformers}; `pip install --no-deps` ignores those pins and is "
-        "untested"
-    ),
-}
-
-
-def _transformers_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("transformers")
-    except PackageNotFoundError:
-        return "(not installed)"
-
-
-# Models `doctor` checks by default (importing all ~120 host wrappers takes several seconds and floods the
-# log with their import warnings; `doctor --all-models` checks every one).
-DEFAULT_DOCTOR_MODELS: tuple[str, ...] = (
-    "llava_hf",
-    "llava",
-    "random_guess",
-    "llava_onevision",
-    "qwen2_5_vl",
-    "qwen2_vl",
-    "internvl2",
-    "idefics2",
-    "instructblip",
-    "openai",
-)
-
-
-@dataclass(frozen=True)
-class WrapperStatus:
-    """Whether one host model wrapper can run on this machine, and if not, why (one line)."""
-
-    model: str
-    ok: bool
-    class_path: str = ""
-    reason: str = ""
-    missing: tuple[str, ...] = ()  # top-level modules the wrapper needs and cannot import
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _model_registry() -> Any:
-    from lmms_eval.models import MODEL_REGISTRY_V2
-
-    return MODEL_REGISTRY_V2
-
-
-def host_model_names() -> list[str]:
-    """Every canonical ``--model`` value of the host registry (built-ins and entry points, e.g. ours)."""
-    return list(_model_registry().list_canonical_model_ids())
-
-
-def _guarded_imports(source: str) -> dict[str, str]:
-    """Names bound by imports inside module-level ``try`` blocks -> the module each is imported from."""
-    bound: dict[str, str] = {}
-    for node in ast.parse(source).body:
-        if not isinstance(node, ast.Try):
-            continue
-        for statement in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-            if isinstance(statement, ast.ImportFrom) and statement.module and statement.level == 0:
-                for alias in statement.names:
-                    bound[alias.asname or alias.name] = statement.module
-            elif isinstance(statement, ast.Import):
-                for alias in statement.names:
-                    bound[alias.asname or alias.name.split(".")[0]] = alias.name
-    return bound
-
-
-def _global_names(code: types.CodeType) -> set[str]:
-    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names |= _global_names(constant)
-    return names
-
-
-def unbound_guarded_names(cls: type) -> dict[str, str]:
-    """Names the class's own methods use that its module tried to import in a ``try`` block and could not.
-
-    Many host wrappers (``llava`` among them) import their model code inside ``try: ... except: log``, so
-    they import fine and fail only later, after the tasks were built (``NameError``). Returns
-    {name: module it should come from}.
-    """
-    module = inspect.getmodule(cls)
-    try:
-        source = inspect.getsource(module) if module is not None else ""
-    except (OSError, TypeError):
-        return {}
-    guarded = _guarded_imports(source)
-    used: set[str] = set()
-    for member in vars(cls).values():
-        function = getattr(member, "__func__", member)
-        function = getattr(function, "fget", function)
-        code = getattr(function, "__code__", None)
-        if code is not None:
-            used |= _global_names(code)
-    namespace = vars(module) if module is not None else {}
+def patches_of_this_run() -> dict[str, Any] | None:
+    """For a report's provenance: the host patches this process applied, found not needed, or skipped
+    (with the reason); None when none was tried (the pack used as a library without the launcher)."""
+    if not _APPLIED:
+        return None
+    statuses = list(_APPLIED.values())
     return {
-        name: guarded[name]
-        for name in sorted(used)
-        if name in guarded and name not in namespace and not hasattr(builtins, name)
+        "applied": [status.name for status in statuses if status.state == "applied"],
+        "not_needed": [status.name for status in statuses if status.state == NOT_NEEDED],
+        "skipped": {status.name: status.detail for status in statuses if not status.ok},
+        "host_tested": version.host_tested(),
     }
-
-
-def _import_error(module_name: str) -> str | None:
-    """The one-line error importing ``module_name`` raises, or None when it imports."""
-    try:
-        importlib.import_module(module_name)
-    except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
-        return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
-    return None
-
-
-def wrapper_status(model: str, force_simple: bool = False) -> WrapperStatus:
-    """Can ``--model <model>`` run here? Resolves it like the host, imports its class, and checks that the
-    model code the class uses was importable (see ``unbound_guarded_names``)."""
-    registry = _model_registry()
-    try:
-        resolved = registry.resolve(model, force_simple=force_simple)
-    except ValueError:
-        reason = f"unknown model {model!r}: not in the host's model registry"
-        return WrapperStatus(model, False, reason=reason)
-    try:
-        cls = registry.get_model_class(model, force_simple=force_simple)
-    except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
-        missing = (error.name.split(".")[0],) if isinstance(error, ModuleNotFoundError) and error.name else ()
-        first_line = str(error).splitlines()[0] if str(error) else ""
-        return WrapperStatus(
-            model, False, resolved.class_path, f"{type(error).__name__}: {first_line}".rstrip(": "), missing
-        )
-    unbound = unbound_guarded_names(cls)
-    if not unbound:
-        return WrapperStatus(model, True, resolved.class_path)
-    # The try block stopped at its first failing import: report the modules that fail now, with the names
-    # the wrapper's methods use that are therefore undefined.
-    errors: dict[str, str] = {}
-    for module_name in dict.fromkeys(unbound.values()):
-        error = _import_error(module_name)
-        if error is not None:
-            errors[module_name] = error
-    by_error: dict[str, list[str]] = {}
-    for name, module_name in unbound.items():
-        if module_name in errors:
-            by_error.setdefault(errors[module_name], []).append(name)
-    if not by_error:  # every module imports now (installed after the wrapper was imported)
-        by_error = {"its try-guarded imports failed when the wrapper was imported": sorted(unbound)}
-    reason = "imports, but its model code does not: " + "; ".join(
-        f"{error} (undefined: {', '.join(names)})" for error, names in by_error.items()
-    )
-    missing = tuple(dict.fromkeys(module_name.split(".")[0] for module_name in errors))
-    return WrapperStatus(model, False, resolved.class_path, reason, missing)
-
-
-# Modules whose install needs more than `pip install <module>` on this setup.
-MODULE_HINTS: dict[str, str] = {
-    "torchvision": (
-        "torchvision: `make setup` removes it on purpose (the PyPI build fails to import next to the CPU "
-        "torch wheel); install the torchvision build that matches torch, from the same index as torch"
-    ),
-    "llava": "llava: the original LLaVA code, which cannot share this environment (docs/models.md)",
-    "decord": "decord: `pip install 'lmms-eval-tasks[llava-hf]'` (or `pip install decord`)",
-}
-
-
-def install_hint(status: WrapperStatus) -> str:
-    """How to make a wrapper importable, from the modules it misses (one line)."""
-    if not status.missing:
-        return "see the host's documentation of this model"
-    return "install " + "; ".join(MODULE_HINTS.get(module, module) for module in status.missing)
-
-
-def _pretrained(model_args: str | None) -> str | None:
-    for part in (model_args or "").split(","):
-        key, _, value = part.partition("=")
-        if key.strip() == "pretrained":
-            return value.strip()
-    return None
-
-
-def unavailable_model_message(status: WrapperStatus, model_args: str | None = None) -> str:
-    """The launcher's message for a ``--model`` that cannot run here: what is missing and the ways out."""
-    needs = f" needs the module(s) {', '.join(status.missing)}" if status.missing else ""
-    lines = [
-        f"lmms_eval: --model {status.model} cannot run on this machine: the host's wrapper "
-        f"({status.class_path or 'not found'}){needs}, which cannot be imported.",
-        f"  why: {status.reason}",
-    ]
-    if status.model == "llava":
-        original = _pretrained(model_args) or DEFAULT_ORIGINAL_LLAVA
-        hf_name = ORIGINAL_TO_HF_CHECKPOINTS.get(original.rstrip("/"), "llava-hf/llava-1.5-7b-hf")
-        lines += [
-            "  way out 1 (recommended): use the HF-native wrapper with the converted checkpoint:",
-            f"    --model llava_hf --model_args pretrained={hf_name}",
-            "    (original -> HF checkpoint names: docs/models.md)",
-            f"  way out 2: {INSTALL_HINTS['llava'].format(transformers=_transformers_version())}.",
-            "  way out 3: unset LMMS_EVAL_TASKS_NO_SUBSTITUTION: the launcher then serves --model llava with "
-            "the pack's LLaVA on transformers (docs/models.md)",
-        ]
-    else:
-        lines += [
-            f"  way out 1: {INSTALL_HINTS.get(status.model) or install_hint(status)}.",
-            "  way out 2: pick a --model that runs here: `lmms-eval-tasks doctor --all-models` lists them.",
-        ]
-    lines.append("  (set LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1 to skip this check)")
-    return "\n".join(lines)

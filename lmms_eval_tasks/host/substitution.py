@@ -199,9 +199,9 @@ def prepare(
     """
     if ASKED_MODEL not in requested_models or disabled():
         return None, None
-    from lmms_eval_tasks.host import patches as host
+    from lmms_eval_tasks.host.model_availability import wrapper_status
 
-    if host.wrapper_status(ASKED_MODEL).ok:
+    if wrapper_status(ASKED_MODEL).ok:
         return None, None
     runs = [model_args] if model_args is None or isinstance(model_args, str) else list(model_args)
     mappings: list[str] = []

@@ -1,4 +1,4 @@
-"""Which lmms-eval is installed, and which versions the pack supports and its host patches were written for.
+"""Which lmms-eval is installed, which versions the pack supports, and which its host patches were tested on.
 
 ``host_version()`` is the single seam tests replace to simulate another host: the patches
 (``host/patches.py``), the task-index fingerprint (``host/task_index.py``) and ``doctor`` all read the
@@ -12,8 +12,10 @@ from functools import cache
 HOST_DISTRIBUTION = "lmms_eval"
 # The lmms-eval versions the pack supports; must equal the bound in pyproject.toml (a test checks).
 SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.7.4"
-# What every host patch (host/patches.py) was written for and tested on.
-TESTED_HOST_VERSIONS = "==0.7.3"
+# The releases every host patch (host/patches.py) was tested on. The version gates no patch (each is gated
+# by its probe); on another version the pack says which patches did not apply.
+TESTED_HOST_VERSIONS: tuple[str, ...] = ("0.7.3",)
+TESTED_HOST_TEXT = "tested on lmms-eval " + ", ".join(TESTED_HOST_VERSIONS)
 
 
 @cache
@@ -42,6 +44,11 @@ def version_in(version: str | None, specifier: str) -> bool:
         return SpecifierSet(specifier).contains(Version(version), prereleases=True)
     except (InvalidSpecifier, InvalidVersion):
         return False
+
+
+def host_tested() -> bool:
+    """True when the installed lmms-eval is a release the host patches were tested on."""
+    return any(version_in(host_version(), f"=={tested}") for tested in TESTED_HOST_VERSIONS)
 
 
 def host_supported() -> bool:

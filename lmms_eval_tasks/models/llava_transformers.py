@@ -209,10 +209,53 @@ class LlavaTransformers(LlavaHf):
         )
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
-        """Mean loss of each continuation and whether it is the greedy one, with its images passed along."""
-        from lmms_eval_tasks.host.patches import _llava_hf_loglikelihood
+        """Mean loss of each continuation and whether it is the greedy one, with its images passed along.
 
-        return _llava_hf_loglikelihood(self, requests)
+        The host's llava_hf convention (the value is the mean cross-entropy of the continuation tokens,
+        lower is better, which the host's multiple_choice argmin expects; ``<image>`` lines before the
+        question); the context is tokenized with its images (so the loss mask lines up with the expanded
+        image tokens), text-only requests pass no images, and ``is_greedy`` compares each continuation token
+        with the prediction made one position earlier.
+        """
+        import torch
+        from lmms_eval.models.simple.llava_hf import VICUNA_CHAT_TEMPLATE
+        from tqdm import tqdm
+
+        template = self.chat_template or self.tokenizer.chat_template or VICUNA_CHAT_TEMPLATE
+        image_token = getattr(self._image_processor, "image_token", None) or "<image>"
+        results: list[tuple[float, bool]] = []
+        for context, doc_to_target, doc_to_visual, doc_id, task, split in tqdm(
+            [request.args for request in requests], disable=self.rank != 0, desc="Model Responding"
+        ):
+            doc = self.task_dict[task][split][doc_id]
+            continuation = doc_to_target if isinstance(doc_to_target, str) else doc_to_target(doc)
+            visuals = self.flatten([doc_to_visual(doc)])
+            user_text = " ".join([image_token] * len(visuals)) + "\n" + context if visuals else context
+            messages = [
+                {"role": "user", "content": user_text},
+                {"role": "assistant", "content": continuation},
+            ]
+            prompt = self.tokenizer.apply_chat_template(
+                messages[:1], chat_template=template, tokenize=False, add_generation_prompt=True
+            )
+            full_text = self.tokenizer.apply_chat_template(
+                messages, chat_template=template, tokenize=False, add_generation_prompt=False
+            )
+            images = visuals or None
+            inputs = self._image_processor(text=[full_text], images=images, return_tensors="pt")
+            inputs = inputs.to(self._device, self.model.dtype)
+            prompt_length = self._image_processor(text=[prompt], images=images, return_tensors="pt")[
+                "input_ids"
+            ].shape[1]
+            input_ids = inputs["input_ids"]
+            labels = input_ids.clone()
+            labels[:, :prompt_length] = -100
+            with torch.inference_mode():
+                outputs = self.model(**inputs, labels=labels)
+            predicted = outputs.logits[:, prompt_length - 1 : input_ids.shape[1] - 1].argmax(dim=-1)
+            is_greedy = bool((predicted == input_ids[:, prompt_length:]).all())
+            results.append((float(outputs.loss.item()), is_greedy))
+        return results
 
     def generate_until(self, requests: list[Instance]) -> list[str]:
         """Greedy (or sampled, when ``temperature`` > 0) answers, cut at the task's ``until`` strings."""

@@ -284,6 +284,8 @@ def provenance(
         substituted = None  # another run of the same process (a --config list): not this report's model
     if substituted is not None:
         deviations.append(substitution.deviation(substituted))
+    from lmms_eval_tasks.host.patches import patches_of_this_run
+
     return {
         "pack_version": __version__,
         "host_version": host_version(),
@@ -300,6 +302,7 @@ def provenance(
         "limit": limit,
         "deviations": deviations,
         "model_substitution": substituted,  # optional key: reports from older packs lack it
+        "host_patches": patches_of_this_run(),  # optional key: applied / not needed / skipped (why)
         "datasets": _datasets_read(task),
     }
 

@@ -1,0 +1,236 @@
+"""Can this ``--model`` run here? Answered from the host's own model registry, for the launcher's pre-flight
+check (``host/launcher.py``), the ``--model llava`` substitution and ``lmms-eval-tasks doctor``.
+
+A host wrapper can import and still be unusable: many import their model code inside ``try: ... except:
+log`` and fail only later, after the tasks were built (``unbound_guarded_names``). Import is cheap: the
+host's registry is imported only by the functions that read it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dis
+import importlib
+import inspect
+import types
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
+
+INSTALL_HINTS: dict[str, str] = {
+    "llava": (
+        "install the original LLaVA code (python package `llava`, "
+        "`pip install git+https://github.com/haotian-liu/LLaVA.git`); but no release of it can be installed "
+        "next to this host: every release pins transformers<=4.37.2 (the last, 1.2.2.post1, pins "
+        "transformers==4.37.2 and torch==2.1.2) while lmms-eval 0.7.3 requires transformers>=4.39.2 and this "
+        "environment has transformers {transformers}; `pip install --no-deps` ignores those pins and is "
+        "untested"
+    ),
+}
+
+
+def _transformers_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("transformers")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+# Models `doctor` checks by default (importing all ~120 host wrappers takes several seconds and floods the
+# log with their import warnings; `doctor --all-models` checks every one).
+DEFAULT_DOCTOR_MODELS: tuple[str, ...] = (
+    "llava_hf",
+    "llava",
+    "random_guess",
+    "llava_onevision",
+    "qwen2_5_vl",
+    "qwen2_vl",
+    "internvl2",
+    "idefics2",
+    "instructblip",
+    "openai",
+)
+
+
+@dataclass(frozen=True)
+class WrapperStatus:
+    """Whether one host model wrapper can run on this machine, and if not, why (one line)."""
+
+    model: str
+    ok: bool
+    class_path: str = ""
+    reason: str = ""
+    missing: tuple[str, ...] = ()  # top-level modules the wrapper needs and cannot import
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _model_registry() -> Any:
+    from lmms_eval.models import MODEL_REGISTRY_V2
+
+    return MODEL_REGISTRY_V2
+
+
+def host_model_names() -> list[str]:
+    """Every canonical ``--model`` value of the host registry (built-ins and entry points, e.g. ours)."""
+    return list(_model_registry().list_canonical_model_ids())
+
+
+def _guarded_imports(source: str) -> dict[str, str]:
+    """Names bound by imports inside module-level ``try`` blocks -> the module each is imported from."""
+    bound: dict[str, str] = {}
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.Try):
+            continue
+        for statement in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(statement, ast.ImportFrom) and statement.module and statement.level == 0:
+                for alias in statement.names:
+                    bound[alias.asname or alias.name] = statement.module
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    bound[alias.asname or alias.name.split(".")[0]] = alias.name
+    return bound
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _global_names(constant)
+    return names
+
+
+def unbound_guarded_names(cls: type) -> dict[str, str]:
+    """Names the class's own methods use that its module tried to import in a ``try`` block and could not.
+
+    Many host wrappers (``llava`` among them) import their model code inside ``try: ... except: log``, so
+    they import fine and fail only later, after the tasks were built (``NameError``). Returns
+    {name: module it should come from}.
+    """
+    module = inspect.getmodule(cls)
+    try:
+        source = inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        return {}
+    guarded = _guarded_imports(source)
+    used: set[str] = set()
+    for member in vars(cls).values():
+        function = getattr(member, "__func__", member)
+        function = getattr(function, "fget", function)
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            used |= _global_names(code)
+    namespace = vars(module) if module is not None else {}
+    return {
+        name: guarded[name]
+        for name in sorted(used)
+        if name in guarded and name not in namespace and not hasattr(builtins, name)
+    }
+
+
+def _import_error(module_name: str) -> str | None:
+    """The one-line error importing ``module_name`` raises, or None when it imports."""
+    try:
+        importlib.import_module(module_name)
+    except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
+        return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
+    return None
+
+
+def wrapper_status(model: str, force_simple: bool = False) -> WrapperStatus:
+    """Can ``--model <model>`` run here? Resolves it like the host, imports its class, and checks that the
+    model code the class uses was importable (see ``unbound_guarded_names``)."""
+    registry = _model_registry()
+    try:
+        resolved = registry.resolve(model, force_simple=force_simple)
+    except ValueError:
+        reason = f"unknown model {model!r}: not in the host's model registry"
+        return WrapperStatus(model, False, reason=reason)
+    try:
+        cls = registry.get_model_class(model, force_simple=force_simple)
+    except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
+        missing = (error.name.split(".")[0],) if isinstance(error, ModuleNotFoundError) and error.name else ()
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        return WrapperStatus(
+            model, False, resolved.class_path, f"{type(error).__name__}: {first_line}".rstrip(": "), missing
+        )
+    unbound = unbound_guarded_names(cls)
+    if not unbound:
+        return WrapperStatus(model, True, resolved.class_path)
+    # The try block stopped at its first failing import: report the modules that fail now, with the names
+    # the wrapper's methods use that are therefore undefined.
+    errors: dict[str, str] = {}
+    for module_name in dict.fromkeys(unbound.values()):
+        error = _import_error(module_name)
+        if error is not None:
+            errors[module_name] = error
+    by_error: dict[str, list[str]] = {}
+    for name, module_name in unbound.items():
+        if module_name in errors:
+            by_error.setdefault(errors[module_name], []).append(name)
+    if not by_error:  # every module imports now (installed after the wrapper was imported)
+        by_error = {"its try-guarded imports failed when the wrapper was imported": sorted(unbound)}
+    reason = "imports, but its model code does not: " + "; ".join(
+        f"{error} (undefined: {', '.join(names)})" for error, names in by_error.items()
+    )
+    missing = tuple(dict.fromkeys(module_name.split(".")[0] for module_name in errors))
+    return WrapperStatus(model, False, resolved.class_path, reason, missing)
+
+
+# Modules whose install needs more than `pip install <module>` on this setup.
+MODULE_HINTS: dict[str, str] = {
+    "torchvision": (
+        "torchvision: `make setup` removes it on purpose (the PyPI build fails to import next to the CPU "
+        "torch wheel); install the torchvision build that matches torch, from the same index as torch"
+    ),
+    "llava": "llava: the original LLaVA code, which cannot share this environment (docs/models.md)",
+    "decord": "decord: `pip install 'lmms-eval-tasks[llava-hf]'` (or `pip install decord`)",
+}
+
+
+def install_hint(status: WrapperStatus) -> str:
+    """How to make a wrapper importable, from the modules it misses (one line)."""
+    if not status.missing:
+        return "see the host's documentation of this model"
+    return "install " + "; ".join(MODULE_HINTS.get(module, module) for module in status.missing)
+
+
+def _pretrained(model_args: str | None) -> str | None:
+    for part in (model_args or "").split(","):
+        key, _, value = part.partition("=")
+        if key.strip() == "pretrained":
+            return value.strip()
+    return None
+
+
+def unavailable_model_message(status: WrapperStatus, model_args: str | None = None) -> str:
+    """The launcher's message for a ``--model`` that cannot run here: what is missing and the ways out."""
+    needs = f" needs the module(s) {', '.join(status.missing)}" if status.missing else ""
+    lines = [
+        f"lmms_eval: --model {status.model} cannot run on this machine: the host's wrapper "
+        f"({status.class_path or 'not found'}){needs}, which cannot be imported.",
+        f"  why: {status.reason}",
+    ]
+    if status.model == "llava":
+        original = _pretrained(model_args) or DEFAULT_ORIGINAL_LLAVA
+        hf_name = ORIGINAL_TO_HF_CHECKPOINTS.get(original.rstrip("/"), "llava-hf/llava-1.5-7b-hf")
+        lines += [
+            "  way out 1 (recommended): use the HF-native wrapper with the converted checkpoint:",
+            f"    --model llava_hf --model_args pretrained={hf_name}",
+            "    (original -> HF checkpoint names: docs/models.md)",
+            f"  way out 2: {INSTALL_HINTS['llava'].format(transformers=_transformers_version())}.",
+            "  way out 3: unset LMMS_EVAL_TASKS_NO_SUBSTITUTION: the launcher then serves --model llava with "
+            "the pack's LLaVA on transformers (docs/models.md)",
+        ]
+    else:
+        lines += [
+            f"  way out 1: {INSTALL_HINTS.get(status.model) or install_hint(status)}.",
+            "  way out 2: pick a --model that runs here: `lmms-eval-tasks doctor --all-models` lists them.",
+        ]
+    lines.append("  (set LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1 to skip this check)")
+    return "\n".join(lines)
