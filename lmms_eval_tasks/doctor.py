@@ -27,9 +27,14 @@ from typing import Any
 from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import version as host_versions
+from lmms_eval_tasks.host.hub_cache import (
+    LOCAL_DATASET_BUILDERS,
+    datasets_cache_dir,
+    hub_snapshot,
+    offline_cache_entry,
+)
 
 JUDGE_PROBE_TIMEOUT = 3.0  # seconds: a reachability probe, not a judging request
-LOCAL_DATASET_BUILDERS = {"parquet", "json", "csv", "arrow", "text", "imagefolder", "audiofolder"}
 
 
 @dataclass(frozen=True)
@@ -292,73 +297,6 @@ def _benchmark_sources() -> dict[str, list[tuple[tuple[str, str | None, str | No
         )
         found.setdefault(benchmark.name, {}).setdefault(key, []).append(entry.name)
     return {benchmark: sorted(sources.items(), key=str) for benchmark, sources in found.items()}
-
-
-def datasets_cache_dir() -> Path:
-    """Where the host's ``datasets.load_dataset`` caches: as lmms-eval 0.7.3 resolves it."""
-    explicit = os.environ.get("LMMS_EVAL_DATASETS_CACHE", "").strip()
-    if explicit:
-        return Path(os.path.expandvars(explicit)).expanduser()
-    hf_home = Path(os.path.expandvars(os.environ.get("HF_HOME", "~/.cache/huggingface"))).expanduser()
-    return Path(
-        os.path.expandvars(os.environ.get("HF_DATASETS_CACHE", str(hf_home / "datasets")))
-    ).expanduser()
-
-
-def hub_cache_dir() -> Path:
-    """The huggingface_hub download cache (``HF_HUB_CACHE``, else ``$HF_HOME/hub``)."""
-    explicit = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    hf_home = Path(os.path.expandvars(os.environ.get("HF_HOME", "~/.cache/huggingface"))).expanduser()
-    return hf_home / "hub"
-
-
-def datasets_cache_folder(path: str) -> Path:
-    """``datasets``' folder for a hub id: ``<cache>/<org>___<snake_case name>`` (``cambridgeltl___dare``)."""
-    from datasets.naming import camelcase_to_snakecase
-
-    parts = path.split("/")
-    parts[-1] = camelcase_to_snakecase(parts[-1])
-    return datasets_cache_dir() / "___".join(parts)
-
-
-def offline_cache_entry(path: str, name: str | None, data_files: Any = None) -> Path | None:
-    """The prepared folder an offline ``load_dataset(path, name, data_files=...)`` reads, or None.
-
-    Asks ``datasets``' own offline lookup (its ``cache`` builder's ``_find_hash_in_cache``: the config id
-    with its ``data_files`` suffix, the newest version/hash folder), so the answer is what a run will find.
-    """
-    from datasets.packaged_modules.cache import cache as datasets_cache
-
-    config_kwargs = {"data_files": data_files} if data_files else {}
-    try:
-        config, version, commit = datasets_cache._find_hash_in_cache(
-            dataset_name=path,
-            config_name=name,
-            cache_dir=str(datasets_cache_dir()),
-            config_kwargs=config_kwargs,
-            custom_features=None,
-        )
-    except (ValueError, FileNotFoundError, OSError, KeyError, json.JSONDecodeError):
-        return None
-    return datasets_cache_folder(path) / config / version / commit
-
-
-def hub_snapshot(path: str) -> Path | None:
-    """The newest huggingface_hub snapshot folder of dataset ``path``, or None."""
-    snapshots = hub_cache_dir() / f"datasets--{path.replace('/', '--')}" / "snapshots"
-    found = sorted(snapshots.iterdir(), key=lambda item: item.stat().st_mtime) if snapshots.is_dir() else []
-    return found[-1] if found else None
-
-
-def dataset_cached(path: str, name: str | None, data_files: Any = None) -> str | None:
-    """ "datasets cache" when an offline run loads the dataset from the prepared cache, else None.
-
-    A bare huggingface_hub snapshot does not count: ``datasets`` offline does not load a hub id from it
-    (``check_datasets`` names it, with the way to use it).
-    """
-    return "datasets cache" if offline_cache_entry(path, name, data_files) is not None else None
 
 
 def check_datasets() -> list[Check]:

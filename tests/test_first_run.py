@@ -70,6 +70,24 @@ def host_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cache
 
 
+@pytest.fixture(scope="module")
+def host_full_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cache the host's own ``vqav2`` tasks leave: the whole of VQAv2 (validation and testdev) under the
+    config id ``default``, no cache of VRB's validation-only ``data_files``; HallusionBench as above."""
+    cache = tmp_path_factory.mktemp("hf_datasets_full")
+    hallusionbench = SAMPLES["hallusionbench"]
+    build_hub_cache(
+        cache,
+        HALLUSIONBENCH,
+        {"image": hallusionbench / "image.parquet", "non_image": hallusionbench / "non_image.parquet"},
+    )
+    sample = SAMPLES["vrb"] / "vrb_sample.parquet"
+    build_hub_cache(cache, VQAV2_DATASET, {"validation": sample, "testdev": sample})
+    for leftover in cache.glob("*.lock"):
+        leftover.unlink()
+    return cache
+
+
 def _environment(cache: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
     return offline_environment(
         HF_DATASETS_CACHE=str(cache), HF_HUB_CACHE=str(tmp_path / "empty_hub"), **extra
@@ -116,6 +134,85 @@ def test_hallusionbench_and_vrb_clean_run_offline_from_the_hosts_cache(
         COMMIT,
         VQAV2_VALIDATION_FILES,
     )
+
+
+def test_vrb_reads_the_hosts_whole_vqav2_cache_offline(host_full_cache: Path, tmp_path: Path) -> None:
+    """The host's ``default`` config of VQAv2 serves vrb_clean (its own validation-only config id
+    ``default-<hash>`` is not cached); the report says the whole dataset's cache was read."""
+    from lmms_eval_tasks.host.launcher import check_tasks
+
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model",
+        "random_guess",
+        "--model_args",
+        "seed=0",
+        "--tasks",
+        "hallusionbench_offline,vrb_clean",
+        "--output_path",
+        str(output),
+        environment=_environment(host_full_cache, tmp_path),
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    rows = len(__import__("pyarrow.parquet").parquet.read_table(SAMPLES["vrb"] / "vrb_sample.parquet"))
+    assert results_json(output)["n-samples"]["vrb_clean"]["effective"] == rows  # validation only
+    [vrb] = _report(output, "vrb_clean")["provenance"]["datasets"]
+    assert (vrb["id"], vrb["config"], vrb["split"], vrb["revision"], vrb["data_files"]) == (
+        VQAV2_DATASET,
+        "default",
+        "validation",
+        COMMIT,
+        None,
+    )
+    # the launcher's check before any model loads agrees: nothing is missing
+    environment = _environment(host_full_cache, tmp_path)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in environment.items():
+            patch.setenv(name, value)
+        assert check_tasks(["--tasks", "vrb_clean,hallusionbench_offline"]) is None
+
+
+def test_offline_without_the_dataset_the_last_line_names_it_and_the_fix(tmp_path: Path) -> None:
+    """Nothing cached: the launcher stops before any model loads, one line naming the dataset, what to run
+    online and the offline variables (the host's own error said only OfflineModeIsEnabled)."""
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model",
+        "random_guess",
+        "--tasks",
+        "vrb_clean",
+        "--output_path",
+        str(output),
+        environment=_environment(tmp_path / "empty_cache", tmp_path),
+    )
+    assert completed.returncode == 2
+    last = completed.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        f"lmms_eval: vrb_clean reads the dataset {VQAV2_DATASET}, which is not in the datasets cache ("
+    ), last
+    assert "HF_HUB_OFFLINE=1" in last and "run the same command once with network" in last, last
+    assert not output.exists()  # stopped before the host ran
+
+
+def test_hallusionbench_without_a_judge_refuses_before_any_model_loads(
+    host_cache: Path, tmp_path: Path
+) -> None:
+    """A judged benchmark with no judge endpoint used to exit 0 scored by the rule judge (a WARNING line in
+    a long log); now one line names the key variables and the rule-judged task, before the model loads."""
+    output = tmp_path / "out"
+    environment = _environment(host_cache, tmp_path)
+    for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "AZURE_ENDPOINT", "LMMS_EVAL_TASKS_JUDGE"):
+        environment.pop(name, None)
+    completed = run_launcher(
+        "--model", "random_guess", "--tasks", "hallusionbench", "--output_path", str(output),
+        environment=environment,
+    )
+    assert completed.returncode == 2
+    last = completed.stderr.strip().splitlines()[-1]
+    assert last.startswith("lmms_eval: hallusionbench is scored by an LLM judge and none is configured"), last
+    assert "OPENAI_API_KEY" in last and "hallusionbench_offline" in last, last
+    assert "LMMS_EVAL_TASKS_JUDGE=rule" in last
+    assert not output.exists()
 
 
 def test_an_overridden_dataset_path_moves_every_hallusionbench_split(tmp_path: Path) -> None:

@@ -65,6 +65,9 @@ class Benchmark:
     - ``docs``: the benchmark's page, relative to the repository root.
     - ``paper_judge_model``: the judge model of the paper and its official code (judged benchmarks); a
       report judged by any other model lists that under its provenance deviations.
+    - ``judge_needed``: ``judge_needed(task) -> str | None``: None when ``task`` needs no LLM judge, else
+      the task that runs the benchmark with the offline rule judge ("" when there is none); the launcher
+      and ``score`` refuse such a task before any model loads when no judge endpoint is configured.
     - ``count_keys``: counts a scorer reports (in its metrics, its details or ``details["counts"]``) that
       change a headline number when not zero (unparsed, unjudged, empty predictions, judge replies
       without a verdict); every non-zero one becomes a report warning (``framework.hooks.count_warnings``).
@@ -92,6 +95,7 @@ class Benchmark:
     options: str | None = None
     count_keys: tuple[str, ...] = DEFAULT_COUNT_KEYS
     row_schema: Any = None  # a dataset_contract.RowSchema (not imported here: that module reads the registry)
+    judge_needed: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:

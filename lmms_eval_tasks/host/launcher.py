@@ -172,11 +172,23 @@ def failure_line(error: BaseException) -> str:
     from lmms_eval_tasks.judges.redact import scrub
 
     message = scrub(" ".join((str(cause) or type(cause).__name__).split()))  # a URL's token, an API key
+    unknown = unknown_tasks_line(message) if isinstance(cause, ValueError) else None
+    if unknown:
+        return f"lmms_eval: {unknown}"
     line = f"lmms_eval: evaluation failed: {named}{message}"
     module = type(cause).__module__.split(".")[0]
     dataset_problem = module in ("datasets", "huggingface_hub", "requests", "httpx") or (
         isinstance(cause, (ConnectionError, FileNotFoundError, ValueError))
-        and any(word in message for word in ("Hugging Face Hub", "Couldn't find cache", "is not cached"))
+        and any(
+            word in message
+            for word in (
+                "Hugging Face Hub",
+                "on the Hub",
+                "OfflineModeIsEnabled",
+                "Couldn't find cache",
+                "is not cached",
+            )
+        )
     )
     if dataset_problem and not _raised_in_pack(cause) and "fix:" not in message:
         line += f"; {_DATASET_FIX}"
@@ -200,6 +212,70 @@ def check_wordnet(argv: Sequence[str]) -> str | None:
     except WordNetMissing as error:
         return f"lmms_eval: TDIUC scoring needs WordNet (synonym matching): {error}"
     return None
+
+
+def _requested_tasks(argv: Sequence[str]) -> list[str]:
+    """The pack tasks ``--tasks`` runs (groups and tags expanded; the host's and unknown names left out)."""
+    from lmms_eval_tasks.host.task_index import leaf_tasks
+
+    value = _flag_value(argv, "--tasks") or ""
+    return leaf_tasks([name.strip() for name in value.split(",") if name.strip()])
+
+
+def check_tasks(argv: Sequence[str]) -> str | None:
+    """None when the requested pack tasks can run; else one line: a judged task with no judge configured, or
+    a hub dataset an offline run (or one with no network) cannot read. Runs before any model loads."""
+    from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
+    from lmms_eval_tasks.host.hub_cache import missing_dataset_line
+
+    tasks = _requested_tasks(argv)
+    return missing_judge_line(tasks) or missing_dataset_line(tasks)
+
+
+# The default checkpoint of the host's llava_hf wrapper (lmms-eval 0.7.3), when --model_args names none.
+LLAVA_HF_DEFAULT_CHECKPOINT = "llava-hf/llava-1.5-7b-hf"
+
+
+def check_checkpoints(argv: Sequence[str]) -> str | None:
+    """None when every LLaVA checkpoint the runs load is a local folder, cached, or downloadable; else one
+    line naming it (``--model llava`` offline used to end with a bare ``ConnectError``)."""
+    from lmms_eval_tasks.host import substitution
+    from lmms_eval_tasks.host.hub_cache import missing_checkpoint_line
+
+    for model, model_args in _runs(argv):
+        asked = substitution.parse_model_args(model_args).get("pretrained")
+        if model == substitution.ASKED_MODEL and substitution.active() is not None:
+            checkpoint = substitution.resolve_checkpoint(asked)
+        elif model == "llava_hf":
+            checkpoint = asked or LLAVA_HF_DEFAULT_CHECKPOINT
+        else:
+            continue
+        problem = missing_checkpoint_line(model, checkpoint)
+        if problem:
+            return problem
+    return None
+
+
+def unknown_tasks_line(message: str) -> str | None:
+    """For the host's "Tasks not found: a, b." error: the closest known names (the pack's and the host's)
+    and where the full list is; None for any other message."""
+    import difflib
+    import re
+
+    found = re.match(r"Tasks not found: (.+?)\. Try", message)
+    if not found:
+        return None
+    from lmms_eval.tasks import TaskManager
+
+    known = sorted(TaskManager().all_tasks)
+    parts = []
+    for name in (part.strip() for part in found.group(1).split(",")):
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        parts.append(f"{name!r}" + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+    return (
+        f"unknown task {', '.join(parts)}; `lmms_eval --tasks list` lists every task (the host's and the "
+        "pack's), `lmms-eval-tasks tasks` the pack's with one line each"
+    )
 
 
 def _is_evaluation(argv: Sequence[str]) -> bool:
@@ -244,7 +320,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if notice and os.environ.get("LOCAL_RANK", "0") == "0":
             print(notice, file=sys.stderr)
-        problem = check_models(arguments) or check_wordnet(arguments)
+        problem = (
+            check_models(arguments)
+            or check_tasks(arguments)
+            or check_checkpoints(arguments)
+            or check_wordnet(arguments)
+        )
         if problem:
             print(problem, file=sys.stderr)
             return 2

@@ -690,6 +690,13 @@ def _install_task_dataset_context() -> None:
         stack = _LOADING_TASK.__dict__.setdefault("stack", [])
         stack.append(self)
         try:
+            from lmms_eval_tasks.framework.registry import benchmark_for_task
+            from lmms_eval_tasks.host.hub_cache import full_cache_kwargs
+
+            if benchmark_for_task(str(getattr(self.config, "task", ""))) is not None:
+                whole = full_cache_kwargs(self.DATASET_PATH, self.DATASET_NAME, dataset_kwargs)
+                if whole is not None:  # the host's own cache of the whole dataset (VRB: VQAv2) serves it
+                    self.pack_dataset_kwargs = dataset_kwargs = whole
             return original(self, dataset_kwargs)
         finally:
             stack.pop()

@@ -187,3 +187,34 @@ def load_host_index(tasks_dir: Path = TASKS_DIR, source: Path = HOST_INDEX_FILE)
 
 if __name__ == "__main__":
     print(f"wrote {write_host_index()}")
+
+
+def leaf_tasks(names: list[str], tasks_dir: Path = TASKS_DIR) -> list[str]:
+    """The pack's tasks that ``--tasks names`` runs: groups and tags expanded to their member tasks, in order;
+    names the pack does not define (the host's, unknown) are left out."""
+    entries = {entry.name: entry for entry in pack_tasks(tasks_dir)}
+    tagged: dict[str, list[str]] = {}
+    for entry in entries.values():
+        for tag in entry.tags:
+            tagged.setdefault(tag, []).append(entry.name)
+    found: list[str] = []
+    pending, seen = list(names), set()
+    while pending:
+        name = pending.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        entry = entries.get(name)
+        if entry is None:
+            pending[:0] = tagged.get(name, [])
+        elif entry.kind == "task":
+            found.append(name)
+        else:
+            members = task_config(entry, tasks_dir).get("task") or []
+            pending[:0] = [item if isinstance(item, str) else str(item.get("task")) for item in members]
+    return found
+
+
+def task_entry(name: str, tasks_dir: Path = TASKS_DIR) -> TaskEntry | None:
+    """The pack's task or group called ``name``, or None."""
+    return next((entry for entry in pack_tasks(tasks_dir) if entry.name == name), None)

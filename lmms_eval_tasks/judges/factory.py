@@ -146,3 +146,8 @@ def judge_identity(task: str | None = None) -> dict[str, Any]:
             os.environ.get("DEPLOYMENT_NAME") if endpoint.api_type == "azure" else None
         )
     return {"kind": "openai", "model": scrub(_resolve_model(None, task, deployment)), "repeats": repeats}
+
+
+def llm_judge_unavailable(task: str | None = None) -> bool:
+    """True when ``task`` would be judged by an LLM (kind auto or openai) but no endpoint is configured."""
+    return _resolve_kind(None, task) != "rule" and resolve_endpoint() is None

@@ -33,7 +33,9 @@ def describe(dataset: Any, source: Any = None) -> dict[str, Any]:
     info = getattr(dataset, "info", None)
     path = getattr(source, "DATASET_PATH", None)
     config = getattr(source, "DATASET_NAME", None) or getattr(info, "config_name", None)
-    kwargs = getattr(getattr(source, "config", None), "dataset_kwargs", None) or {}
+    kwargs = getattr(source, "pack_dataset_kwargs", None) or (  # the whole cached dataset, when it served
+        getattr(getattr(source, "config", None), "dataset_kwargs", None) or {}
+    )
     cache_file = _cache_file(dataset)
     split = getattr(dataset, "split", None)
     entry: dict[str, Any] = {

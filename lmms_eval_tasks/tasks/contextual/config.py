@@ -74,3 +74,14 @@ def score_options(task: str) -> dict[str, Any]:
     if spec.judged:
         return judged_options()
     return {"submission": True, "expected_rows": spec.expected_rows}
+
+
+def judge_needed(task: str) -> str | None:
+    """"" when ``task`` is judged by an LLM (ConTextual has no rule-judged task;
+    ``LMMS_EVAL_TASKS_JUDGE=rule`` asks for the rule judge), else None: submission tasks, and
+    ``contextual_sample`` (bundled generated data, a pipeline check: without an endpoint it uses the rule
+    judge, labelled)."""
+    spec = TASKS.get(task)
+    if spec is None or not spec.judged or spec.bundled_images:
+        return None
+    return ""

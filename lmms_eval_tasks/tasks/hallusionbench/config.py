@@ -52,3 +52,13 @@ def no_verdict_option() -> str:
     if value not in NO_VERDICT_CHOICES:
         raise ValueError(f"{NO_VERDICT_ENV}={value!r}: expected one of {', '.join(NO_VERDICT_CHOICES)}")
     return value
+
+
+def judge_needed(task: str) -> str | None:
+    """The rule-judged task to suggest when ``task`` needs an LLM judge and none is configured ("" for the
+    VLMEvalKit variant, which has none), else None: tasks that fix the rule judge, and the ``*_sample`` tasks
+    (bundled generated data, a pipeline check: without an endpoint they use the rule judge, labelled)."""
+    settings = TASKS.get(task)
+    if settings is None or settings.judge is not None or task.endswith("_sample"):
+        return None
+    return "hallusionbench_offline" if settings.variant == "official" else ""

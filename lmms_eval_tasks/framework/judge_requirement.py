@@ -1,0 +1,42 @@
+"""Judged tasks need a judge: the check that runs before any model loads (launcher) or records are re-scored.
+
+A benchmark judged by an LLM (HallusionBench, ConTextual) names its judged tasks in the registry
+(``Benchmark.judge_needed``). Without an endpoint such a task used to be scored by the offline rule judge
+behind a warning: a different benchmark's number. Now the rule judge runs only when asked for: the
+``*_offline`` task, ``LMMS_EVAL_TASKS_JUDGE=rule``, or a ``*_sample`` task (bundled generated data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+KEY_VARIABLES = (
+    "OPENAI_API_KEY (OpenAI), OPENAI_API_URL (a local OpenAI-compatible server) "
+    "or AZURE_ENDPOINT + AZURE_API_KEY"
+)
+
+
+def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval") -> str | None:
+    """None when every task in ``tasks`` that an LLM judges has a judge endpoint; else one line naming the
+    tasks, the key variables, the rule-judged task (when the benchmark has one) and the rule-judge switch."""
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+    from lmms_eval_tasks.framework.targets import resolve
+    from lmms_eval_tasks.judges.factory import llm_judge_unavailable
+
+    unjudged: dict[str, str] = {}
+    for task in dict.fromkeys(tasks):
+        benchmark = benchmark_for_task(task)
+        if benchmark is None or benchmark.judge_needed is None:
+            continue
+        offline_task = resolve(benchmark.judge_needed)(task)
+        if offline_task is not None and llm_judge_unavailable(task):
+            unjudged[task] = offline_task
+    if not unjudged:
+        return None
+    alternatives = sorted({offline for offline in unjudged.values() if offline})
+    instead = f"run {' / '.join(alternatives)} (the offline rule judge) or " if alternatives else ""
+    return (
+        f"{prefix}: {', '.join(unjudged)} {'is' if len(unjudged) == 1 else 'are'} scored by an LLM judge and "
+        f"none is configured: set {KEY_VARIABLES}; or {instead}set LMMS_EVAL_TASKS_JUDGE=rule to score with "
+        f"the offline rule judge (an approximation, not comparable with GPT-judged numbers)"
+    )

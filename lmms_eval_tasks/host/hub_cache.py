@@ -1,0 +1,212 @@
+"""The Hugging Face caches as the host's runs read them, and what an offline run (or one without network)
+needs.
+
+Four uses: ``doctor`` lists which benchmark datasets an offline run finds; the launcher checks, before any
+model loads, that each hub dataset the requested tasks read can be read (cached, or the hub reachable) and
+otherwise stops with one line naming the dataset, how to fetch it and the offline variables; a task that
+asks for some files of a hub dataset (VRB: VQAv2's validation files) reads the whole dataset from the cache
+when the host's own tasks already prepared it (the cache's config id differs with ``data_files``); a
+model checkpoint named by a hub id (``--model llava`` -> ``llava-hf/llava-1.5-7b-hf``) is checked the same
+way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+LOCAL_DATASET_BUILDERS = {"parquet", "json", "csv", "arrow", "text", "imagefolder", "audiofolder"}
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+HUB_PROBE_TIMEOUT = 5.0  # seconds: one connection attempt instead of the host's 10 download retries
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def datasets_cache_dir() -> Path:
+    """Where the host's ``datasets.load_dataset`` caches: as lmms-eval 0.7.3 resolves it."""
+    explicit = os.environ.get("LMMS_EVAL_DATASETS_CACHE", "").strip()
+    if explicit:
+        return Path(os.path.expandvars(explicit)).expanduser()
+    hf_home = Path(os.path.expandvars(os.environ.get("HF_HOME", "~/.cache/huggingface"))).expanduser()
+    return Path(
+        os.path.expandvars(os.environ.get("HF_DATASETS_CACHE", str(hf_home / "datasets")))
+    ).expanduser()
+
+
+def hub_cache_dir() -> Path:
+    """The huggingface_hub download cache (``HF_HUB_CACHE``, else ``$HF_HOME/hub``)."""
+    explicit = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    hf_home = Path(os.path.expandvars(os.environ.get("HF_HOME", "~/.cache/huggingface"))).expanduser()
+    return hf_home / "hub"
+
+
+def datasets_cache_folder(path: str) -> Path:
+    """``datasets``' folder for a hub id: ``<cache>/<org>___<snake_case name>`` (``cambridgeltl___dare``)."""
+    from datasets.naming import camelcase_to_snakecase
+
+    parts = path.split("/")
+    parts[-1] = camelcase_to_snakecase(parts[-1])
+    return datasets_cache_dir() / "___".join(parts)
+
+
+def offline_cache_entry(path: str, name: str | None, data_files: Any = None) -> Path | None:
+    """The prepared folder an offline ``load_dataset(path, name, data_files=...)`` reads, or None.
+
+    Asks ``datasets``' own offline lookup (its ``cache`` builder's ``_find_hash_in_cache``: the config id
+    with its ``data_files`` suffix, the newest version/hash folder), so the answer is what a run will find.
+    """
+    from datasets.packaged_modules.cache import cache as datasets_cache
+
+    config_kwargs = {"data_files": data_files} if data_files else {}
+    try:
+        config, version, commit = datasets_cache._find_hash_in_cache(
+            dataset_name=path,
+            config_name=name,
+            cache_dir=str(datasets_cache_dir()),
+            config_kwargs=config_kwargs,
+            custom_features=None,
+        )
+    except (ValueError, FileNotFoundError, OSError, KeyError, json.JSONDecodeError):
+        return None
+    return datasets_cache_folder(path) / config / version / commit
+
+
+def hub_snapshot(path: str) -> Path | None:
+    """The newest huggingface_hub snapshot folder of dataset ``path``, or None."""
+    snapshots = hub_cache_dir() / f"datasets--{path.replace('/', '--')}" / "snapshots"
+    found = sorted(snapshots.iterdir(), key=lambda item: item.stat().st_mtime) if snapshots.is_dir() else []
+    return found[-1] if found else None
+
+
+def offline() -> bool:
+    """True when ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` forbids downloads."""
+    return any(os.environ.get(name, "").strip().lower() in _TRUE for name in OFFLINE_VARIABLES)
+
+
+def is_hub_id(path: Any) -> bool:
+    """True for a hub dataset id (``org/name``), not a local builder (``parquet``) or an existing folder."""
+    return (
+        isinstance(path, str)
+        and path not in LOCAL_DATASET_BUILDERS
+        and path.count("/") == 1
+        and not Path(path).expanduser().exists()
+    )
+
+
+def full_cache_kwargs(path: Any, name: Any, dataset_kwargs: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``dataset_kwargs`` that read a hub dataset's whole prepared cache instead of a download of some files.
+
+    A task that passes ``data_files`` (VRB: VQAv2's validation files only) gets the cache config id
+    ``default-<hash of data_files>``; the host's own tasks leave the whole dataset under ``default``. When
+    the latter is cached (and the former is not), the task reads it, pinned to the cached commit so an
+    online run does not fetch a newer revision; otherwise None (the task downloads only its files).
+    """
+    if not is_hub_id(path) or not isinstance(dataset_kwargs, dict) or not dataset_kwargs.get("data_files"):
+        return None
+    if offline_cache_entry(path, name, dataset_kwargs["data_files"]) is not None:
+        return None  # its own files are cached: read those
+    entry = offline_cache_entry(path, name, None)
+    if entry is None:
+        return None
+    kwargs = {key: value for key, value in dataset_kwargs.items() if key != "data_files"}
+    if len(entry.name) == 40:  # a hub commit: an online run reads the same revision from the cache
+        kwargs["revision"] = entry.name
+    return kwargs
+
+
+def _hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
+    """One TCP connection to the hub endpoint (``HF_ENDPOINT``); True when a proxy is set (not probed)."""
+    if any(os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return True
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = endpoint.hostname or "huggingface.co"
+    port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def _task_sources(tasks: list[str]) -> list[tuple[str, str, Any, Any]]:
+    """(task, dataset_path, dataset_name, data_files) of each pack task in ``tasks`` that reads a hub id."""
+    from lmms_eval_tasks.host.task_index import task_config, task_entry
+
+    sources = []
+    for task in tasks:
+        entry = task_entry(task)
+        if entry is None:
+            continue
+        config = task_config(entry)
+        path = config.get("dataset_path")
+        kwargs = config.get("dataset_kwargs") or {}
+        if is_hub_id(path) and not kwargs.get("load_from_disk"):
+            sources.append((task, path, config.get("dataset_name"), kwargs.get("data_files")))
+    return sources
+
+
+def missing_dataset_line(tasks: list[str], probe: bool = True) -> str | None:
+    """None when every hub dataset the pack's ``tasks`` read can be loaded; else one line naming the first
+    that cannot, what to run to get it and the offline variables.
+
+    Offline, a dataset is loadable when the `datasets` cache holds it (its own files, or the whole dataset
+    for a task that reads some files of it). Online, an uncached dataset needs the hub: one connection
+    attempt (``probe``) replaces the host's ten retries (minutes) when there is no network.
+    """
+    hub_checked: bool | None = None
+    for task, path, name, data_files in _task_sources(tasks):
+        cached = offline_cache_entry(path, name, data_files) or (
+            offline_cache_entry(path, name, None) if data_files else None
+        )
+        if cached is not None:
+            continue
+        if not offline():
+            if not probe:
+                continue
+            if hub_checked is None:
+                hub_checked = _hub_reachable()
+            if hub_checked:
+                continue
+        why = (
+            " / ".join(f"{var}=1" for var in OFFLINE_VARIABLES if os.environ.get(var))
+            + " forbids downloading it"
+            if offline()
+            else "the hub is unreachable from here"
+        )
+        config = f" [{name}]" if name else ""
+        return (
+            f"lmms_eval: {task} reads the dataset {path}{config}, which is not in the datasets cache "
+            f"({datasets_cache_dir()}) and {why}: run the same command once with network and "
+            f"{' / '.join(OFFLINE_VARIABLES)} unset (it downloads and caches the dataset; offline runs then "
+            "read the cache), or point the task's dataset_path at a local copy"
+        )
+    return None
+
+
+def hub_model_cached(repo_id: str) -> bool:
+    """True when the huggingface_hub cache holds a snapshot of model ``repo_id``."""
+    snapshots = hub_cache_dir() / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    return snapshots.is_dir() and any(snapshots.iterdir())
+
+
+def missing_checkpoint_line(model: str, checkpoint: str | None, probe: bool = True) -> str | None:
+    """None when ``--model model`` can load ``checkpoint`` (a local folder, cached, or the hub reachable);
+    else one line naming the checkpoint, how to fetch it and the offline variables."""
+    if not checkpoint or checkpoint.count("/") != 1 or Path(checkpoint).expanduser().exists():
+        return None
+    if hub_model_cached(checkpoint):
+        return None
+    if not offline() and (not probe or _hub_reachable()):
+        return None
+    why = "HF_HUB_OFFLINE=1 forbids downloading it" if offline() else "the hub is unreachable from here"
+    return (
+        f"lmms_eval: --model {model} needs the checkpoint {checkpoint}, which is not in the Hugging Face "
+        f"cache ({hub_cache_dir()}) and {why}: download it once with network (`huggingface-cli download "
+        f"{checkpoint}`, or a first run with HF_HUB_OFFLINE unset), or pass --model_args pretrained=<a local "
+        f"copy>"
+    )
