@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks.documentation import doc
 from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import version as host_versions
@@ -215,7 +216,7 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
 
     fix_configure = (
         "set OPENAI_API_KEY (and OPENAI_BASE_URL for a local server) or the Azure variables; "
-        "see docs/judges.md"
+        f"see {doc('judges.md')}"
     )
     try:
         endpoint = resolve_endpoint()
@@ -370,7 +371,22 @@ def check_models(all_models: bool = False) -> list[Check]:
             checks.append(Check("models", model, True, False, f"imports ({status.class_path})"))
             continue
         if model == "llava":
-            fix = "use --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf (docs/models.md)"
+            from lmms_eval_tasks.host import substitution
+
+            if not substitution.disabled():  # what the launcher does with `--model llava` here
+                summary = (
+                    f"runs as the pack's LLaVA on transformers ({substitution.USED_MODEL}, "
+                    f"{substitution.DEFAULT_ORIGINAL_LLAVA} -> "
+                    f"{substitution.resolve_checkpoint(None)}): the original LLaVA code does not import "
+                    f"({status.reason})"
+                )
+                checks.append(Check("models", model, True, False, summary))
+                continue
+            fix = (
+                f"unset {substitution.NO_SUBSTITUTION_ENV} (the launcher then serves --model llava with the "
+                "pack's LLaVA on transformers), or use --model llava_hf --model_args "
+                f"pretrained=llava-hf/llava-1.5-7b-hf ({doc('models.md')})"
+            )
         else:
             fix = model_availability.install_hint(status)
         checks.append(Check("models", model, False, False, status.reason, fix))

@@ -69,9 +69,11 @@ def test_good_setup_passes(capsys: pytest.CaptureFixture[str], tiny_llava_dir: P
         "✓ tiny llava",
         "✓ pack models",
         "✓ llava_hf",
-        "✗ llava ",
+        "✓ llava ",  # `--model llava` runs here: the launcher serves it with the pack's LLaVA
     ):
         assert any(row.lstrip().startswith(line) for row in text.splitlines()), (line, text)
+    [llava] = [row for row in text.splitlines() if row.lstrip().startswith("✓ llava ")]
+    assert "llava_transformers" in llava and "llava-hf/llava-1.5-7b-hf" in llava, llava
     # informational failures (no judge, datasets not cached here) do not change the exit code
     assert "benchmarks (informational):" in text and "not configured" in text
     assert "development (informational):" in text
@@ -216,10 +218,16 @@ def test_wordnet_with_debian_files_is_ready_for_the_first_tdiuc_run(
     assert wordnet["summary"] == f"not in {empty} yet; the first TDIUC run copies it from /usr/share/wordnet"
 
 
-def test_model_list_on_this_machine() -> None:
-    """llava_hf and the pack's baseline import here; the original-LLaVA wrapper does not."""
+def test_model_list_on_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llava_hf and the pack's baseline import here; the original-LLaVA wrapper does not, so `--model llava`
+    runs as the pack's LLaVA on transformers (what the launcher does), unless the substitution is refused."""
+    monkeypatch.delenv("LMMS_EVAL_TASKS_NO_SUBSTITUTION", raising=False)
     checks = {check.name: check for check in check_models()}
     assert checks["llava_hf"].ok and checks["random_guess"].ok
+    assert checks["llava"].ok and "No module named 'llava'" in checks["llava"].summary
+    assert "llava_transformers" in checks["llava"].summary
+    monkeypatch.setenv("LMMS_EVAL_TASKS_NO_SUBSTITUTION", "1")
+    checks = {check.name: check for check in check_models()}
     assert not checks["llava"].ok
     assert "No module named 'llava'" in checks["llava"].summary
     assert "--model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf" in checks["llava"].fix

@@ -188,7 +188,7 @@ MODULE_HINTS: dict[str, str] = {
         "torchvision: `make setup` removes it on purpose (the PyPI build fails to import next to the CPU "
         "torch wheel); install the torchvision build that matches torch, from the same index as torch"
     ),
-    "llava": "llava: the original LLaVA code, which cannot share this environment (docs/models.md)",
+    "llava": "llava: the original LLaVA code, which cannot share this environment (see models.md)",
     "decord": "decord: `pip install 'lmms-eval-tasks[llava-hf]'` (or `pip install decord`)",
 }
 
@@ -211,6 +211,8 @@ def _pretrained(model_args: str | None) -> str | None:
 def unavailable_model_message(status: WrapperStatus, model_args: str | None = None) -> str:
     """The launcher's message for a ``--model`` that cannot run here: what is missing and the ways out."""
     needs = f" needs the module(s) {', '.join(status.missing)}" if status.missing else ""
+    from lmms_eval_tasks.documentation import doc
+
     lines = [
         f"lmms_eval: --model {status.model} cannot run on this machine: the host's wrapper "
         f"({status.class_path or 'not found'}){needs}, which cannot be imported.",
@@ -222,10 +224,10 @@ def unavailable_model_message(status: WrapperStatus, model_args: str | None = No
         lines += [
             "  way out 1 (recommended): use the HF-native wrapper with the converted checkpoint:",
             f"    --model llava_hf --model_args pretrained={hf_name}",
-            "    (original -> HF checkpoint names: docs/models.md)",
+            f"    (original -> HF checkpoint names: {doc('models.md')})",
             f"  way out 2: {INSTALL_HINTS['llava'].format(transformers=_transformers_version())}.",
             "  way out 3: unset LMMS_EVAL_TASKS_NO_SUBSTITUTION: the launcher then serves --model llava with "
-            "the pack's LLaVA on transformers (docs/models.md)",
+            f"the pack's LLaVA on transformers ({doc('models.md')})",
         ]
     else:
         lines += [

@@ -166,7 +166,7 @@ def deviation(record: Mapping[str, Any]) -> str:
     return (
         f"--model {record['asked']} was served by {record['used']} ({USED_CLASS}) on checkpoint "
         f"{record.get('checkpoint')}: the original LLaVA code did not import; image preprocessing and "
-        f"tokenization differ slightly from the original (docs/models.md)"
+        f"tokenization differ slightly from the original (models.md in the pack's documentation)"
     )
 
 
@@ -217,10 +217,12 @@ def prepare(
             mappings.append(mapping)
     first = parse_model_args(runs[0] if runs else None).get("pretrained", DEFAULT_ORIGINAL_LLAVA)
     register(resolve_checkpoint(first), first)  # each model build records its own (record_checkpoint)
+    from lmms_eval_tasks.documentation import doc
+
     notice = (
         f"lmms_eval: --model llava is served by the pack's LLaVA on transformers ({USED_MODEL}), because the "
         f"original LLaVA code does not import here: {'; '.join(mappings)} "
-        f"(docs/models.md; {NO_SUBSTITUTION_ENV}=1 refuses instead)"
+        f"({doc('models.md')}; {NO_SUBSTITUTION_ENV}=1 refuses instead)"
     )
     return notice, None
 

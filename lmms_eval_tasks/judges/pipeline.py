@@ -178,10 +178,13 @@ def failure_message(task: str, batches: Sequence[JudgedBatch]) -> str:
     describe = batches[-1].describe if batches else {}
     endpoint = describe.get("endpoint")
     where = f" at {endpoint}" if endpoint else ""
+    from lmms_eval_tasks.documentation import doc
+
     return scrub(
         f"{task}: judging failed entirely: none of {cells} judge replies gave a verdict "
         f"(judge {settings.get('kind')}/{settings.get('model')}{where}); last error: {last}. "
-        "No metric can be computed: check the endpoint (see docs/judges.md), or use the offline rule judge "
+        f"No metric can be computed: check the endpoint (see {doc('judges.md')}), or use the offline rule "
+        "judge "
         "(LMMS_EVAL_TASKS_JUDGE=rule) and say so when citing numbers"
     )
 

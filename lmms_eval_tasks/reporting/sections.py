@@ -128,7 +128,8 @@ _LOWER_IS_BETTER = re.compile(r"unparsed|rmse|drop|error|std_over|range|differen
 # Shares with no better direction (HallusionBench's diagnosis of wrong answers): intervals, no marks.
 _NO_DIRECTION = re.compile(r"^(LH|VI|Mixed)$")
 UNPAIRED_NOTE = (
-    f"CI: the 95% interval of the run's number (its standard error's method and unit: docs/uncertainty.md). "
+    "CI: the 95% interval of the run's number (its standard error's method and unit: uncertainty.md in the "
+    "pack's documentation). "
     f"'best' marks the best run per column, '{NOT_SIGNIFICANT}' a run whose difference from it is not "
     f"significant at 95%: |difference| < {Z_95:.2f} x sqrt(se_a^2 + se_b^2), the standard error of the "
     "difference of two independent runs (not overlapping intervals, which is no test). Runs on the same "
