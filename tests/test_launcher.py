@@ -84,10 +84,17 @@ def test_tasks_list_shows_pack_tasks_next_to_host_tasks() -> None:
 
 
 def test_unknown_task_exits_non_zero_with_a_clear_message() -> None:
-    completed = run_launcher("--tasks", "does_not_exist", "--model", "random_guess")
+    names = "does_not_exist,hallusionbench_sampel,mmmu_vl"
+    completed = run_launcher("--tasks", names, "--model", "random_guess")
     assert completed.returncode != 0
-    assert "evaluation failed" in completed.stderr
-    assert "does_not_exist" in completed.stderr
+    last = completed.stderr.strip().splitlines()[-1]
+    # one line: each unknown name, the closest pack and host names, and where the full list is
+    assert last.startswith(
+        "lmms_eval: unknown task 'does_not_exist', 'hallusionbench_sampel' (did you mean "
+    ), last
+    assert "hallusionbench_sample" in last.split("'mmmu_vl'")[0], last
+    assert "'mmmu_vl' (did you mean mmmu_val" in last, last  # a host task
+    assert "`lmms_eval --tasks list`" in last and "`lmms-eval-tasks tasks`" in last, last
 
 
 def test_failing_task_run_exits_non_zero_and_user_include_path_composes(tmp_path: Path) -> None:
