@@ -71,6 +71,6 @@ BENCHMARK = Benchmark(
     parsers="lmms_eval_tasks.tasks.contextual.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.contextual.report_section:render",
     docs="docs/contextual.md",
-    judge_needed="lmms_eval_tasks.tasks.contextual.settings:judge_needed",
+    judge_needed="lmms_eval_tasks.tasks.contextual.config:judge_needed",
     paper_judge_model="gpt-4",  # the paper's and the official judging script's judge
 )

@@ -91,6 +91,6 @@ BENCHMARK = Benchmark(
     parsers="lmms_eval_tasks.tasks.hallusionbench.parsers:PARSERS",
     report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",
     docs="docs/hallusionbench.md",
-    judge_needed="lmms_eval_tasks.tasks.hallusionbench.settings:judge_needed",
+    judge_needed="lmms_eval_tasks.tasks.hallusionbench.config:judge_needed",
     paper_judge_model="gpt-4",  # the paper's and the official judging script's judge
 )
