@@ -30,6 +30,9 @@ FAULT_KINDS = (
     "empty_content",
     "insufficient_quota",
     "html_page",
+    "context_length_exceeded",
+    "echo_headers_400",
+    "echo_headers_500",
 )
 TRANSIENT_FAULTS = ("rate_limit", "server_error", "timeout", "malformed_json", "empty_choices")
 
@@ -123,8 +126,14 @@ class FakeOpenAIServer:
         model_suffix: str = "",
         host: str = "127.0.0.1",
         port: int = 0,
+        max_prompt_chars: int | None = None,
+        reply_with_headers: Callable[[str, dict[str, str]], str] | None = None,
     ) -> None:
         self.reply = reply or (lambda prompt: "ok")
+        # a judge with a context window: prompts longer than this are refused (HTTP 400
+        # context_length_exceeded, like OpenAI's); ``reply_with_headers`` sees the request headers too
+        self.max_prompt_chars = max_prompt_chars
+        self.reply_with_headers = reply_with_headers
         self.latency = latency
         self.faults = faults
         self.model_suffix = model_suffix
@@ -263,10 +272,17 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if server.latency:
                     time.sleep(server.latency)
                 fault: Fault | None = getattr(call, "_fault_object", None)
+                if fault is None and server.max_prompt_chars is not None:
+                    if len(call.prompt) > server.max_prompt_chars:
+                        fault = Fault("context_length_exceeded")
+                        call.fault = fault.kind
                 if fault is not None:
                     self._fault(call, fault)
                     return
-                text = server.reply(call.prompt)
+                if server.reply_with_headers is not None:
+                    text = server.reply_with_headers(call.prompt, call.headers)
+                else:
+                    text = server.reply(call.prompt)
                 self._send(
                     200, json.dumps(_completion(body, text, server.model_suffix, call.prompt)).encode()
                 )
@@ -317,6 +333,21 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             elif kind == "bad_request":
                 call.status = 400
                 self._error(400, "Invalid request")
+            elif kind == "context_length_exceeded":  # OpenAI's refusal of a prompt above the window
+                call.status = 400
+                body = {
+                    "error": {
+                        "message": "This model's maximum context length is 8192 tokens. However, your "
+                        "messages resulted in 20000 tokens. Please reduce the length of the messages.",
+                        "type": "invalid_request_error",
+                        "param": "messages",
+                        "code": "context_length_exceeded",
+                    }
+                }
+                self._send(400, json.dumps(body).encode())
+            elif kind in ("echo_headers_400", "echo_headers_500"):  # a proxy echoing the request headers
+                call.status = 400 if kind.endswith("400") else 500
+                self._error(call.status, f"bad upstream; request headers were {json.dumps(call.headers)}")
             elif kind == "html_page":  # a web UI or proxy page served with status 200
                 page = b"<!DOCTYPE html><html><head><title>Sign in - Corporate Proxy</title></head></html>"
                 self._send(200, page, content_type="text/html; charset=utf-8")

@@ -107,6 +107,7 @@ class Judge:
             "cache_hits": counters.get("cache_hits", 0),
             "retries": counters.get("retries", 0),
             "unjudged": counters.get("unjudged", 0),
+            "refused_too_long": counters.get("refused_too_long", 0),
             "unjudged_reasons": reasons,
             "prompt_tokens": counters.get("prompt_tokens", 0),
             "completion_tokens": counters.get("completion_tokens", 0),
@@ -138,16 +139,25 @@ class Judge:
 
     def _finish(self, results: list[list[JudgeReply]], desc: str) -> list[list[JudgeReply]]:
         """Count the run's unjudged replies and warn loudly when there are any."""
+        from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED
+
         reasons: Counter[str] = Counter()
-        total = 0
+        total = too_long = 0
         for replies in results:
             for reply in replies:
                 total += 1
-                if reply.text is None:
+                if reply.text is None and (reply.error or "").startswith(LENGTH_REFUSED):
+                    too_long += 1  # the model's failure: a judged benchmark scores it as rejected
+                elif reply.text is None:
                     reasons[reply.error or "unknown error"] += 1
+        if too_long:
+            logger.warning(
+                f"{desc}: the judge refused {too_long} of {total} prompts as too long (the model's output); "
+                "judged benchmarks score them as rejected, never leave them out"
+            )
         unjudged = sum(reasons.values())
         with self._usage_lock:
-            self._counters.update(replies=total, unjudged=unjudged)
+            self._counters.update(replies=total, unjudged=unjudged, refused_too_long=too_long)
             self._unjudged_reasons.update(reasons)
         if unjudged:
             items = sum(1 for replies in results if any(reply.text is None for reply in replies))

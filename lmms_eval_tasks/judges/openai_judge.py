@@ -23,6 +23,7 @@ from loguru import logger
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest, validate_requests
 from lmms_eval_tasks.judges.cache import ReplyCache, cache_key
 from lmms_eval_tasks.judges.config import Endpoint, total_timeout_seconds
+from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, is_length_refusal
 from lmms_eval_tasks.judges.pricing import estimate_cost
 from lmms_eval_tasks.judges.redact import safe_url, scrub
 
@@ -46,12 +47,18 @@ class _CallFailed(Exception):
     """One attempt failed; ``retryable`` says whether another attempt may help."""
 
     def __init__(
-        self, message: str, retryable: bool, retry_after: float | None = None, rate_limited: bool = False
+        self,
+        message: str,
+        retryable: bool,
+        retry_after: float | None = None,
+        rate_limited: bool = False,
+        too_long: bool = False,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.rate_limited = rate_limited  # HTTP 429: the endpoint is alive and asks to wait
+        self.too_long = too_long  # the prompt (the model's text) is too long: the endpoint is alive
 
 
 class _CircuitBreaker:
@@ -442,6 +449,9 @@ class OpenAIJudge(Judge):
                 if not isinstance(failure, _CallFailed):  # never let a surprise escape: retry, then unjudged
                     failure = _CallFailed(f"unexpected error: {type(failure).__name__}: {failure}", True)
                 error = self._clean(str(failure))
+                if failure.too_long:  # the model's failure, not the endpoint's: no retry, no breaker count
+                    breaker.success()
+                    return _Outcome(None, error)
                 if not failure.rate_limited:
                     breaker.failed_attempt(error)
                 if time.monotonic() >= deadline:
@@ -499,6 +509,9 @@ class OpenAIJudge(Judge):
             retryable = (status in _RETRYABLE_STATUS or status >= 500) and not no_quota
             retry_after = _parse_retry_after(error.response.headers) if error.response is not None else None
             detail = re.sub(r"^Error code: \d+ - ", "", str(error.message))
+            if is_length_refusal(status, getattr(error, "code", None), detail):
+                message = f"{LENGTH_REFUSED} (HTTP {status}: {detail})"
+                raise _CallFailed(message, retryable=False, too_long=True) from None
             rate_limited = status == 429 and not no_quota
             raise _CallFailed(f"HTTP {status}: {detail}", retryable, retry_after, rate_limited) from None
         except openai.APIResponseValidationError as error:
@@ -529,4 +542,6 @@ class OpenAIJudge(Judge):
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         self._count(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-        return _Outcome(text, None, prompt_tokens, completion_tokens)
+        # a reply can echo the request's credentials (a proxy, a debugging endpoint): scrubbed before it is
+        # cached, logged or stored anywhere
+        return _Outcome(scrub(text, (self.endpoint.api_key,)), None, prompt_tokens, completion_tokens)

@@ -21,6 +21,14 @@ the judge's settings. Scoring then works on ``batch.verdicts()`` alone and stays
     batch.unjudged()                 # [{"item_id": "q1", "repeats": [2], "error": "HTTP 500: ..."}]
     batch.usage, batch.settings      # this batch's calls/tokens/cost; kind, model, repeats, namespace
 
+Integrity (docs/judges.md, "Judge integrity"): an item names the model texts its prompt quotes
+(``model_text``); they are masked out of the reply before ``parse`` reads it, so a verdict the model wrote
+and the judge quoted cannot decide. A parser may return ``integrity.CONFLICT`` (two conflicting verdicts of
+the judge's own: no verdict, counted as "conflicting"). With ``model_failure_verdict`` set, a prompt the
+judge refused as too long, or a reply without a verdict of the judge's own for an item whose model text
+carries the judge's markers (``carries_markers``), is the model's failure: that verdict, counted as
+"model_failure", never unjudged.
+
 Policy (docs/judges.md): a task with no judged item fails (``JudgingFailed``), a share of unjudged items
 above ``LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED`` (default 0.05) is warned about, and the whole judging phase is
 bounded by ``LMMS_EVAL_TASKS_JUDGE_TOTAL_TIMEOUT`` (items not done by then are unjudged: "judging deadline").
@@ -40,15 +48,20 @@ from loguru import logger
 
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest
 from lmms_eval_tasks.judges.config import env_setting, numeric_setting
+from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, Conflict, mask_model_text
 from lmms_eval_tasks.judges.redact import scrub
 
 JUDGED, UNPARSEABLE, UNJUDGED = "judged", "unparseable", "unjudged"
+CONFLICTING = "conflicting"  # the reply holds two conflicting verdicts of the judge's own: no verdict
+MODEL_FAILURE = "model_failure"  # refused as too long, or no verdict and planted markers: the model's failure
+_NO_MODEL_FAILURE = object()
 _USAGE_COUNTERS = (
     "replies",
     "calls",
     "cache_hits",
     "retries",
     "unjudged",
+    "refused_too_long",
     "prompt_tokens",
     "completion_tokens",
 )
@@ -71,6 +84,8 @@ class JudgeItem:
     rule_reply: str | None = None
     system: str | None = None
     image: Any = None
+    model_text: tuple[str, ...] = ()  # the model-written texts the prompt quotes (masked out of replies)
+    carries_markers: bool = False  # the model text holds the judge's own markers (screened by the benchmark)
 
     def request(self) -> JudgeRequest:
         """The judge request for this item."""
@@ -83,7 +98,9 @@ class JudgeItem:
 class VerdictCell:
     """One item x repeat: the parsed verdict (None unless ``status`` is "judged"), raw reply, reason."""
 
-    status: str  # "judged", "unparseable" (a reply the parser could not read) or "unjudged" (no reply)
+    # "judged", "unparseable" (a reply the parser could not read), "conflicting" (two conflicting verdicts),
+    # "model_failure" (a verdict the model's own failure decided) or "unjudged" (no reply)
+    status: str
     verdict: Any = None
     reply: str | None = None
     error: str | None = None  # why there is no verdict; secret-free
@@ -91,8 +108,8 @@ class VerdictCell:
 
     @property
     def judged(self) -> bool:
-        """True when this cell holds a verdict."""
-        return self.status == JUDGED
+        """True when this cell holds a verdict (the judge's, or the one a model failure decides)."""
+        return self.status in (JUDGED, MODEL_FAILURE)
 
 
 @dataclass
@@ -129,6 +146,12 @@ class JudgedBatch:
             "cells": len(self.cells) * self.repeats,
             "judged": statuses[JUDGED],
             "unparseable": statuses[UNPARSEABLE],
+            "conflicting": statuses[CONFLICTING],
+            "model_failure": statuses[MODEL_FAILURE],
+            "model_failure_too_long": sum(
+                1 for row in self.cells for cell in row
+                if cell.status == MODEL_FAILURE and (cell.error or "").startswith(LENGTH_REFUSED)
+            ),
             "unjudged": statuses[UNJUDGED],
             "items_missing_a_verdict": sum(1 for row in self.cells if not all(cell.judged for cell in row)),
         }
@@ -213,11 +236,28 @@ def _usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
     return delta
 
 
-def _parse_cell(reply: Any, parse: Callable[[str], Any]) -> VerdictCell:
+def _model_failure(cell: VerdictCell, item: JudgeItem, verdict: Any) -> VerdictCell:
+    """The cell as the model's failure when the model caused the missing verdict (too long for the judge,
+    or planted markers and no verdict of the judge's own); unchanged otherwise."""
+    if verdict is _NO_MODEL_FAILURE or cell.judged:
+        return cell
+    if cell.status == UNJUDGED and (cell.error or "").startswith(LENGTH_REFUSED):
+        reason = f"{cell.error}: the model's output is too long for the judge, scored as rejected"
+    elif cell.status in (UNPARSEABLE, CONFLICTING) and item.carries_markers:
+        reason = (
+            f"{cell.error}; the model's output carries the judge's own markers: scored as rejected "
+            "(a planted verdict must not leave the denominator)"
+        )
+    else:
+        return cell
+    return VerdictCell(MODEL_FAILURE, verdict, cell.reply, reason[:400], cell.cached)
+
+
+def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: bool = True) -> VerdictCell:
     if reply.text is None:
         return VerdictCell(UNJUDGED, None, None, reply.error or "unknown error", reply.cached)
     try:
-        verdict = parse(reply.text)
+        verdict = parse(mask_model_text(reply.text, item.model_text) if mask else reply.text)
     except Exception as error:  # a parser must not crash scoring: the reply is kept, the cell counted
         return VerdictCell(
             UNPARSEABLE,
@@ -226,8 +266,11 @@ def _parse_cell(reply: Any, parse: Callable[[str], Any]) -> VerdictCell:
             f"reply parser failed: {type(error).__name__}: {error}"[:300],
             reply.cached,
         )
+    shown = reply.text if len(reply.text) <= 80 else reply.text[:77] + "..."
+    if isinstance(verdict, Conflict):
+        error = f"conflicting verdicts in reply: {shown!r}"
+        return VerdictCell(CONFLICTING, None, reply.text, error, reply.cached)
     if verdict is None:
-        shown = reply.text if len(reply.text) <= 80 else reply.text[:77] + "..."
         return VerdictCell(UNPARSEABLE, None, reply.text, f"unparseable reply: {shown!r}", reply.cached)
     return VerdictCell(JUDGED, verdict, reply.text, None, reply.cached)
 
@@ -241,8 +284,14 @@ def judge_items(
     task: str | None = None,
     desc: str = "judging",
     max_unjudged: float | None = None,
+    mask_model_text: bool = True,
+    model_failure_verdict: Any = _NO_MODEL_FAILURE,
 ) -> JudgedBatch:
     """Judge every item ``repeats`` times (default: the judge's) and parse each reply into a verdict.
+
+    ``mask_model_text``: mask each item's ``model_text`` out of the reply before parsing (False only for an
+    official protocol that reads the raw reply). ``model_failure_verdict``: the verdict of a cell the model's
+    own failure decides (see the module docstring); unset, such cells stay unjudged/unparseable.
 
     Never raises for a failed item (it is unjudged with its reason); raises ValueError for duplicate ids and
     TypeError for malformed items before any call. Warns when the share of items missing a verdict exceeds
@@ -269,11 +318,17 @@ def judge_items(
     before = judge.usage()
     replies = judge.judge([item.request() for item in items], repeats=resolved, desc=desc) if items else []
     usage = _usage_delta(before, judge.usage())
-    cells = [[_parse_cell(reply, parse) for reply in row] for row in replies]
+    cells = [
+        [
+            _model_failure(_parse_cell(reply, parse, item, mask_model_text), item, model_failure_verdict)
+            for reply in row
+        ]
+        for item, row in zip(items, replies, strict=True)
+    ]
     last_error = None
     for row in cells:
         for cell in row:
-            if cell.error is not None:
+            if cell.error is not None and not cell.judged:
                 last_error = cell.error
     # prefer a transport error (what the endpoint said) over "unparseable" as the reason shown to users
     transport = [cell.error for row in cells for cell in row if cell.status == UNJUDGED and cell.error]
@@ -397,7 +452,9 @@ def _image_mime(data: bytes) -> str:
 
 
 __all__ = [
+    "CONFLICTING",
     "JUDGED",
+    "MODEL_FAILURE",
     "UNJUDGED",
     "UNPARSEABLE",
     "JudgeItem",

@@ -8,10 +8,31 @@ import re
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 _PATTERNS = [
     re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),  # OpenAI-style keys, even partially masked ones
-    re.compile(r"(?i)(bearer\s+)[^\s\"',}]+"),
-    re.compile(r"(?i)((?:api[-_]?key|authorization|access[-_]?token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}&]+"),
+    re.compile(r"\bhf_[A-Za-z0-9]{8,}"),  # Hugging Face tokens
+    # Authorization schemes (Basic: base64 of user:password)
+    re.compile(r"(?i)(bearer\s+)[^\s\"',}]{6,}"),
+    # user info of a URL (``scheme://user:password@host``): kept the scheme and host, dropped the rest
+    re.compile(r"(?i)([a-z][a-z0-9+.\-]*://)[^\s/@\"'<>]+@"),
+    re.compile(
+        r"(?i)((?:api[-_]?key|authorization|access[-_]?token|hf[-_]?token|token|password|secret)[\"']?\s*[:=]"
+        r"\s*[\"']?)[^\s\"',}&]+"
+    ),
 ]
 REDACTED = "[REDACTED]"
+# ``Basic <base64 of user:password>``: redacted when the token decodes to a credential (has a colon)
+_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})")
+
+
+def _basic_credential(match: re.Match[str]) -> str:
+    import base64
+    import binascii
+
+    token = match.group(2)
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return match.group(0)
+    return f"{match.group(1)}{REDACTED}" if b":" in decoded else match.group(0)
 
 
 def secret_values(extra: tuple[str | None, ...] = ()) -> list[str]:
@@ -28,8 +49,11 @@ def scrub(text: str, secrets: tuple[str | None, ...] = ()) -> str:
     """``text`` with known secret values and key-like patterns replaced by a marker."""
     for value in secret_values(secrets):
         text = text.replace(value, REDACTED)
+    text = _BASIC.sub(_basic_credential, text)
     for pattern in _PATTERNS:
-        if pattern.groups:
+        if pattern.pattern.startswith("(?i)([a-z]"):  # URL user info: scheme kept, "[REDACTED]@" shown
+            text = pattern.sub(lambda match: f"{match.group(1)}{REDACTED}@", text)
+        elif pattern.groups:
             text = pattern.sub(lambda match: match.group(1) + REDACTED, text)
         else:
             text = pattern.sub(REDACTED, text)

@@ -71,6 +71,9 @@ def test_verdict_matrix_replies_reasons_usage_and_settings(env):
         "cells": 8,
         "judged": 4,
         "unparseable": 2,
+        "conflicting": 0,
+        "model_failure": 0,
+        "model_failure_too_long": 0,
         "unjudged": 2,
         "items_missing_a_verdict": 2,
     }

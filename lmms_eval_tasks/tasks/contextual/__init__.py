@@ -69,6 +69,7 @@ BENCHMARK = Benchmark(
     generated_files=("lmms_eval_tasks.tasks.contextual.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.contextual.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.contextual.parsers:PARSERS",
+    screening="lmms_eval_tasks.tasks.contextual.judge_integrity:SCREENING",
     report_section="lmms_eval_tasks.tasks.contextual.report_section:render",
     docs="docs/contextual.md",
     judge_needed="lmms_eval_tasks.tasks.contextual.config:judge_needed",

@@ -1,6 +1,7 @@
 """ConTextual's config: its tasks, and the one reader of its own ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables.
 
-``LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL`` (default/official), ``LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE=1`` (the
+``LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL`` (default/official), ``LMMS_EVAL_TASKS_CONTEXTUAL_JUDGE_PROMPT``
+(official/hardened), ``LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE=1`` (the
 image-aware judge) and ``LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING=1`` (run without the rows whose images are
 missing). The judge itself (model, key, repeats) is the shared judge configuration
 (``lmms_eval_tasks.judges.config``), read when ``scoring.score_task`` judges.
@@ -15,6 +16,7 @@ from typing import Any
 PROTOCOL_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL"
 IMAGE_JUDGE_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE"
 SKIP_MISSING_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING"
+JUDGE_PROMPT_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_JUDGE_PROMPT"  # official (default) or hardened
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -64,7 +66,11 @@ def judged_options() -> dict[str, Any]:
     protocol = os.environ.get(PROTOCOL_ENV, "").strip() or "default"
     if protocol not in PROTOCOLS:
         raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {', '.join(PROTOCOLS)}")
-    return {"protocol": protocol, "image_judge": flag(IMAGE_JUDGE_ENV)}
+    options: dict[str, Any] = {"protocol": protocol, "image_judge": flag(IMAGE_JUDGE_ENV)}
+    judge_prompt = os.environ.get(JUDGE_PROMPT_ENV, "").strip()
+    if judge_prompt:  # recorded only when asked: the official prompt is the default
+        options["judge_prompt"] = judge_prompt
+    return options
 
 
 def score_options(task: str) -> dict[str, Any]:

@@ -96,11 +96,29 @@ _AFTER_MARKER = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)(?![A-Za-z0-9])", re
 _WHOLE_REPLY = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)[\s*_`\"'“”‘’.!]*", re.IGNORECASE)
 
 
+def read_verdict(text: Any, protocol: str = "default") -> Any:
+    """``parse_judge_reply``, with ``integrity.CONFLICT`` (no verdict, counted) for a reply whose own
+    "Judgement:" verdicts disagree (default protocol): the judging pipeline's parser."""
+    if protocol == "default" and isinstance(text, str):
+        found = [
+            word.group(1).lower() == "yes"
+            for marker in _MARKER.finditer(text)
+            if (word := _AFTER_MARKER.match(text, marker.end()))
+        ]
+        if len(set(found)) > 1:
+            from lmms_eval_tasks.judges.integrity import CONFLICT
+
+            return CONFLICT
+    return parse_judge_reply(text, protocol)
+
+
 def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
     """The verdict in a judge reply: True (Yes), False (No) or None (no verdict: the item is unjudged).
 
-    ``default``: the Yes/No word right after the first "Judgement:" marker that is followed by one
-    (markdown such as ``**Yes**`` ignored, any case); with no such marker, a reply that is just "Yes"/"No".
+    ``default``: the judge's conclusion, the Yes/No word right after the LAST "Judgement:" marker that is
+    followed by one (markdown such as ``**Yes**`` ignored, any case); None when two such markers disagree
+    (the judging pipeline first masks the model's quoted text out of the reply, so a verdict the model
+    planted cannot decide); with no such marker, a reply that is just "Yes"/"No".
     ``official``: the authors' rule: after the first "Judgement: ", "Yes" anywhere -> True, else "No"
     anywhere (also inside "Not", "None") -> False; with no marker, a reply exactly "Yes"/"No".
     """
@@ -118,10 +136,13 @@ def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
         if "No" in rest:
             return False
         return None
-    for marker in _MARKER.finditer(text):
-        word = _AFTER_MARKER.match(text, marker.end())
-        if word:
-            return word.group(1).lower() == "yes"
+    found = [
+        word.group(1).lower() == "yes"
+        for marker in _MARKER.finditer(text)
+        if (word := _AFTER_MARKER.match(text, marker.end()))
+    ]
+    if found:
+        return found[-1] if len(set(found)) == 1 else None
     whole = _WHOLE_REPLY.fullmatch(text)
     if whole:
         return whole.group(1).lower() == "yes"
@@ -311,12 +332,19 @@ def _normalise_words(text: str) -> str:
 
 def rule_reply(prediction: str, reference: str) -> str | None:
     """The rule judge's reply: "Judgement: Yes" when a short reference (<= 6 words after normalising)
-    occurs word-aligned in the prediction, "Judgement: No" when not; None (no verdict) for longer references,
-    which only an LLM can compare. Not the paper's metric: an offline fallback for demos and tests."""
+    occurs word-aligned in the prediction and the prediction does not hedge (negate it, or bury it among
+    other numbers or in a list of candidates: ``judge_integrity.rule_hedge``), "Judgement: No" otherwise;
+    None (no verdict) for longer references, which only an LLM can compare. Not the paper's metric: an
+    offline fallback for demos and tests."""
+    from lmms_eval_tasks.tasks.contextual.judge_integrity import rule_hedge
+
     reference_words = _normalise_words(reference or "")
     if not reference_words or len(reference_words.split()) > RULE_MAX_REFERENCE_WORDS:
         return None
-    found = f" {reference_words} " in f" {_normalise_words(prediction or '')} "
+    words = _normalise_words(prediction or "")
+    found = f" {reference_words} " in f" {words} "
+    if found and rule_hedge(prediction or "", reference, words, reference_words):
+        found = False
     return "Judgement: Yes" if found else "Judgement: No"
 
 
@@ -325,15 +353,23 @@ def rule_reply(prediction: str, reference: str) -> str | None:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def judge_prompt(item: Item) -> str:
-    """The official GPT-4 judge prompt for one item (template byte-exact, filled without str.format)."""
+def judge_prompt(item: Item, variant: str = "official", prediction: str | None = None) -> str:
+    """The official GPT-4 judge prompt for one item (template byte-exact, filled without str.format);
+    ``variant="hardened"`` delimits the prediction (see ``judge_system``); ``prediction``: the bounded text
+    sent (default: the item's whole prediction)."""
+    from lmms_eval_tasks.judges.integrity import hardened_fields
     from lmms_eval_tasks.judges.prompts import render_prompt
 
     if item.response is None:
         raise RecordError(item.index, "response", "missing: the judge needs the reference response")
-    return render_prompt(
-        JUDGE_PROMPT, instruction=item.instruction, groundtruth=item.response, prediction=item.prediction
-    )
+    fields = {
+        "instruction": item.instruction,
+        "groundtruth": item.response,
+        "prediction": item.prediction if prediction is None else prediction,
+    }
+    if variant == "hardened":
+        fields, _note = hardened_fields(fields, ("prediction",))
+    return render_prompt(JUDGE_PROMPT, **fields)
 
 
 def judge_image(record: dict[str, Any], item: Item) -> Any:
@@ -351,20 +387,42 @@ def judge_image(record: dict[str, Any], item: Item) -> Any:
     raise RecordError(item.index, "image_url", "the image-aware judge needs an http(s) URL or an image_path")
 
 
-def judge_items(records: Sequence[dict[str, Any]], items: Sequence[Item], image_judge: bool = False) -> list:
-    """One official judge item per record (id = image URL), with the rule judge's reply for offline runs;
-    ``image_judge`` adds the image (the paper's second, GPT-4V-style judge)."""
+def judge_items(
+    records: Sequence[dict[str, Any]],
+    items: Sequence[Item],
+    image_judge: bool = False,
+    judge_prompt_variant: str = "official",
+    model_text_limit: int | None = None,
+) -> list:
+    """One judge item per record (id = image URL), with the rule judge's reply for offline runs;
+    ``image_judge`` adds the image (the paper's second, GPT-4V-style judge). The prediction sent is cut to
+    ``model_text_limit`` characters (default ``judge_integrity.MODEL_TEXT_LIMIT``) and named as model text
+    (masked out of the reply before its verdict is read); ``judge_prompt_variant="hardened"`` delimits it."""
+    from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
     from lmms_eval_tasks.judges.pipeline import JudgeItem
+    from lmms_eval_tasks.tasks.contextual.judge_integrity import MODEL_TEXT_LIMIT, carries_markers
 
-    return [
-        JudgeItem(
-            item_id=item.image_url,
-            prompt=judge_prompt(item),
-            rule_reply=rule_reply(item.prediction, item.response or ""),
-            image=judge_image(records[item.index], item) if image_judge else None,
+    limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
+    judged = []
+    for item in items:
+        sent, _cut = bound_model_text(item.prediction, limit)
+        system = (
+            hardened_fields({"prediction": sent}, ("prediction",))[1]
+            if judge_prompt_variant == "hardened"
+            else None
         )
-        for item in items
-    ]
+        judged.append(
+            JudgeItem(
+                item_id=item.image_url,
+                prompt=judge_prompt(item, judge_prompt_variant, sent),
+                rule_reply=rule_reply(item.prediction, item.response or ""),
+                system=system,
+                image=judge_image(records[item.index], item) if image_judge else None,
+                model_text=(sent,),
+                carries_markers=carries_markers(item.prediction),
+            )
+        )
+    return judged
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -472,11 +530,18 @@ def _scenario_counts(items: Sequence[Item], verdicts: list[list[bool | None]]) -
     return counts
 
 
-def _check_judge_options(judge: Any, judge_model: Any, rouge: Any, image_judge: Any) -> None:
-    """One-line OptionError for a bad judge, judge_model, rouge or image_judge option (check_option)."""
+def _check_judge_options(
+    judge: Any, judge_model: Any, rouge: Any, image_judge: Any, judge_prompt: Any, model_text_limit: Any
+) -> None:
+    """One-line OptionError for a bad judge, judge_model, rouge, image_judge, judge_prompt or
+    model_text_limit option (check_option)."""
+    from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
+
     check_judge_options(judge, judge_model)
     check_option("rouge", rouge, bool)
     check_option("image_judge", image_judge, bool)
+    check_option("judge_prompt", judge_prompt, str, choices=JUDGE_PROMPTS)
+    check_option("model_text_limit", model_text_limit, int, minimum=1, allow_none=True)
 
 
 def check_options(
@@ -489,6 +554,8 @@ def check_options(
     image_judge: Any = False,
     submission: Any = False,
     expected_rows: Any = None,
+    judge_prompt: Any = "official",
+    model_text_limit: Any = None,
 ) -> None:
     """Validate ``score_records`` options before any record is read (one-line ValueError/OptionError)."""
     check_option("submission", submission, bool)
@@ -500,7 +567,7 @@ def check_options(
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
     if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    _check_judge_options(judge, judge_model, rouge, image_judge)
+    _check_judge_options(judge, judge_model, rouge, image_judge, judge_prompt, model_text_limit)
 
 
 def evaluate(
@@ -513,17 +580,23 @@ def evaluate(
     rouge: bool = True,
     image_judge: bool = False,
     task: str = "contextual",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
 ) -> Evaluation:
     """Score ConTextual records; the full result (per repeat, per item) for hooks and reports.
 
     Records with ``judge_verdict`` use it; the others are judged with the official prompt by ``judge``
     (None/"auto", "openai", "rule" or a Judge object), ``repeats`` times (default 1, the official protocol;
     ``LMMS_EVAL_TASKS_JUDGE_REPEATS`` overrides); ``image_judge`` also shows the judge the image.
+    ``judge_prompt``: "official" (default) or "hardened" (the prediction delimited and declared data);
+    ``model_text_limit``: characters of each prediction sent (default ``judge_integrity.MODEL_TEXT_LIMIT``).
+    A prompt the judge refuses as too long, or a reply without a clean verdict for a prediction carrying
+    the judge's markers, is rejected (the model's failure), never unjudged (docs/judges.md).
     Raises ``JudgingFailed`` when judging was needed and no item got a verdict.
     """
     check_options(
         protocol=protocol, judge=judge, judge_model=judge_model, repeats=repeats, rouge=rouge,
-        image_judge=image_judge,
+        image_judge=image_judge, judge_prompt=judge_prompt, model_text_limit=model_text_limit,
     )  # fmt: skip
     items = parse_items(records)
     supplied = _supplied_verdicts(records, protocol)
@@ -548,6 +621,7 @@ def evaluate(
     replies: list[list[str | None]] = [[] for _ in items]
     errors: list[list[str | None]] = [[] for _ in items]
     batch_report: dict[str, Any] = {}
+    judge_counts: dict[str, int] = {}
     judge_description: dict[str, Any] = {}
     judge_usage: dict[str, Any] = {}
     if to_judge:
@@ -558,12 +632,14 @@ def evaluate(
             judge_object = lazy.get()
             repeats = repeats or supplied_repeats or protocol_repeats(judge_object, 1, task)
             batch = run_judge(
-                judge_items(records, to_judge, image_judge),
+                judge_items(records, to_judge, image_judge, judge_prompt, model_text_limit),
                 judge_object,
-                parse=lambda text: parse_judge_reply(text, protocol),
+                parse=lambda text: read_verdict(text, protocol),
                 repeats=repeats,
                 task=task,
                 desc="ConTextual judge",
+                mask_model_text=protocol == "default",  # the official rule reads the raw reply
+                model_failure_verdict=False,
             )
             batch.require_judged(task)
             for item, cells in zip(to_judge, batch.cells, strict=True):
@@ -572,6 +648,7 @@ def evaluate(
                 errors[item.index] = [cell.error for cell in cells]
             batch_report = batch.report()
             judge_description, judge_usage = judge_object.describe(), batch.usage
+            judge_counts = batch.counts()
     repeats = repeats or supplied_repeats or 1
     for index, (values, texts) in supplied.items():
         verdicts[index] = values
@@ -596,6 +673,7 @@ def evaluate(
     metrics["items"] = len(items)
     metrics["supplied_verdicts"] = len(supplied)
     metrics["empty_predictions"] = sum(1 for item in items if not item.prediction.strip())
+    metrics.update(_integrity_counts(judge_counts, to_judge, model_text_limit))
     rouge_values: list[float | None] = [None] * len(items)
     with_reference = [item for item in items if item.response is not None and item.response.strip()]
     if rouge and with_reference:
@@ -634,6 +712,22 @@ def evaluate(
     )
 
 
+def _integrity_counts(
+    judge_counts: dict[str, int], judged: Sequence[Item], model_text_limit: int | None
+) -> dict[str, int]:
+    """Judge-integrity counts: predictions cut before judging, verdicts decided by the model's failure
+    (too long for the judge; planted markers and no verdict of the judge's own), conflicting replies."""
+    from lmms_eval_tasks.tasks.contextual.judge_integrity import MODEL_TEXT_LIMIT
+
+    limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
+    return {
+        "model_text_cut": sum(1 for item in judged if len(item.prediction) > limit),
+        "rejected_model_failure": judge_counts.get("model_failure", 0),
+        "rejected_too_long_for_judge": judge_counts.get("model_failure_too_long", 0),
+        "conflicting_verdicts": judge_counts.get("conflicting", 0),
+    }
+
+
 def score_records(
     records: Sequence[dict[str, Any]],
     *,
@@ -645,6 +739,8 @@ def score_records(
     image_judge: bool = False,
     submission: bool = False,
     expected_rows: int | None = None,
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
 ) -> dict[str, Any]:
     """Metrics for saved records: ``image_url, instruction, response, category, prediction`` (+ optional
     ``judge_verdict``). Rates in percent of judged items; ``unjudged`` counts items without a verdict.
@@ -660,6 +756,8 @@ def score_records(
         repeats=repeats,
         rouge=rouge,
         image_judge=image_judge,
+        judge_prompt=judge_prompt,
+        model_text_limit=model_text_limit,
     ).flat()
 
 
@@ -732,12 +830,32 @@ def score_task(
         "per_repeat": evaluation.per_repeat,
         "official_protocol_same_replies": _official_view(evaluation),
     }
+    warnings = _integrity_warnings(metrics)
     if metrics.get("judge") == "rule":
-        details["warnings"] = [
+        warnings.insert(
+            0,
             "judged by the offline RULE judge (short-reference containment), not the paper's GPT-4 judge: "
-            "not comparable with published ConTextual numbers"
-        ]
+            "not comparable with published ConTextual numbers",
+        )
+    if warnings:
+        details["warnings"] = warnings
     return metrics, details
+
+
+def _integrity_warnings(metrics: dict[str, Any]) -> list[str]:
+    """One warning per non-zero judge-integrity count, saying what it did to the rate."""
+    from lmms_eval_tasks.tasks.contextual.judge_integrity import MODEL_TEXT_LIMIT
+
+    said = {
+        "model_text_cut": "predictions cut before judging (the judge saw their first "
+        f"{MODEL_TEXT_LIMIT} characters, or model_text_limit's)",
+        "rejected_too_long_for_judge": "verdicts rejected because the judge refused the prompt as too long "
+        "(the model's output; counted in the denominator, never left out)",
+        "rejected_model_failure": "verdicts rejected as the model's failure (too long for the judge, or a "
+        "prediction carrying the judge's markers and a reply with no verdict of the judge's own)",
+        "conflicting_verdicts": "judge replies with two conflicting verdicts of the judge's own (no verdict)",
+    }
+    return [f"{metrics[key]} {text}" for key, text in said.items() if metrics.get(key)]
 
 
 def per_question_correct(

@@ -662,22 +662,54 @@ def _item_id(record: dict[str, Any], index: int) -> str:
     return f"#{index} {key}/{record.get('question_id')}"
 
 
-def correctness_requests(records: Sequence[dict[str, Any]], predictions: list[str]) -> list:
-    """One official correctness-judge item per record (id, prompt, the rule judge's reply)."""
-    from lmms_eval_tasks.judges.pipeline import JudgeItem
+def _judged_prompt(
+    name: str, fields: dict[str, str], model_fields: tuple[str, ...], limit: int | None, variant: str
+) -> tuple[str, str | None, tuple[str, ...]]:
+    """A judge prompt with each model-written field cut to ``limit`` characters (and, ``hardened``,
+    delimited and declared data): the prompt, the system note (or None) and the model texts as sent."""
+    from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
     from lmms_eval_tasks.judges.prompts import render_prompt
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
+
+    limit = MODEL_TEXT_LIMIT if limit is None else limit
+    fields = {name_: bound_model_text(value, limit)[0] if name_ in model_fields else value
+              for name_, value in fields.items()}  # fmt: skip
+    sent = tuple(fields[name_] for name_ in model_fields)
+    system = None
+    if variant == "hardened":
+        fields, system = hardened_fields(fields, model_fields)
+    return render_prompt(name, **fields), system, sent
+
+
+def correctness_requests(
+    records: Sequence[dict[str, Any]],
+    predictions: list[str],
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> list:
+    """One correctness-judge item per record (id, prompt, the rule judge's reply), the answer bounded and
+    named as model text (``judge_prompt="hardened"``: delimited and declared data)."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
 
     requests = []
     for index, (record, prediction) in enumerate(zip(records, predictions, strict=True)):
-        prompt = render_prompt(
-            "hallusionbench_correctness_judge",
-            question=_field_text(record, "question", index),
-            gt_answer_details=_field_text(record, "gt_answer_details", index),
-            prediction=prediction,
+        fields = {
+            "question": _field_text(record, "question", index),
+            "gt_answer_details": _field_text(record, "gt_answer_details", index),
+            "prediction": prediction,
+        }
+        prompt, system, sent = _judged_prompt(
+            "hallusionbench_correctness_judge", fields, ("prediction",), model_text_limit, judge_prompt
         )
         gt_answer = _id_field(record, "gt_answer", index)  # as validated: 1 and " 1" mean "1"
         rule_reply = correctness_rule_reply(prediction, gt_answer)
-        requests.append(JudgeItem(_item_id(record, index), prompt, rule_reply=rule_reply))
+        requests.append(
+            JudgeItem(
+                _item_id(record, index), prompt, rule_reply=rule_reply, system=system, model_text=sent,
+                carries_markers=carries_markers(prediction),
+            )
+        )  # fmt: skip
     return requests
 
 
@@ -696,40 +728,75 @@ def consistency_needed(structure: _Structure, verdicts: list[list[str | None]]) 
     return needed
 
 
-def consistency_requests(structure: _Structure, predictions: list[str], offsets: Sequence[int]) -> list:
-    """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``."""
+def consistency_requests(
+    structure: _Structure,
+    predictions: list[str],
+    offsets: Sequence[int],
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> list:
+    """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``;
+    both answers bounded and named as model text."""
     from lmms_eval_tasks.judges.pipeline import JudgeItem
-    from lmms_eval_tasks.judges.prompts import render_prompt
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
 
     requests = []
     for offset in offsets:
         reference = structure.reference_of[offset]
         if reference is None:
             raise ValueError(f"question {offset} has no pair reference to compare with")
-        prompt = render_prompt(
-            "hallusionbench_consistency_same_judge",
-            response_current=predictions[offset],
-            response_figure0=predictions[reference],
+        fields = {"response_current": predictions[offset], "response_figure0": predictions[reference]}
+        prompt, system, sent = _judged_prompt(
+            "hallusionbench_consistency_same_judge", fields, tuple(fields), model_text_limit, judge_prompt
         )
         rule_reply = consistency_rule_reply(predictions[offset], predictions[reference])
         item_id = f"#{structure.questions[offset].index} same as #{structure.questions[reference].index}"
-        requests.append(JudgeItem(item_id, prompt, rule_reply=rule_reply))
+        markers = carries_markers(predictions[offset]) or carries_markers(predictions[reference])
+        requests.append(
+            JudgeItem(item_id, prompt, rule_reply=rule_reply, system=system, model_text=sent,
+                      carries_markers=markers)
+        )  # fmt: skip
     return requests
 
 
 JUDGE_TASK = "hallusionbench"  # the judge settings' per-task suffix (LMMS_EVAL_TASKS_JUDGE_*_HALLUSIONBENCH)
 
 
-def _judge_batch(judge_object: Any, items: list, parse, repeats: int, desc: str):
-    """One judging batch through the shared pipeline (judge x repeats -> parsed verdict matrix)."""
+def _judge_batch(
+    judge_object: Any, items: list, parse, repeats: int, desc: str, verdict_parse: str = "final",
+    model_failure: Any = None,
+):  # fmt: skip
+    """One judging batch through the shared pipeline (judge x repeats -> parsed verdict matrix): the
+    model's quoted text masked out of each reply unless ``verdict_parse`` is official; a reply the model's
+    failure decides (too long for the judge; planted markers and no verdict) gets ``model_failure``."""
     from lmms_eval_tasks.judges.pipeline import judge_items
 
-    return judge_items(items, judge_object, parse=parse, repeats=repeats, task=JUDGE_TASK, desc=desc)
+    return judge_items(
+        items, judge_object, parse=parse, repeats=repeats, task=JUDGE_TASK, desc=desc,
+        mask_model_text=verdict_parse == "final", model_failure_verdict=model_failure,
+    )  # fmt: skip
+
+
+def _verdict_reader(official_parse, has_verdict, no_verdict: str, verdict_parse: str, final_reader):
+    """The reply parser: the official label rule on the whole reply (``verdict_parse="official"``) or on
+    the judge's final verdict line (``final``, CONFLICT for a final line with two verdicts)."""
+    if verdict_parse == "official":
+        return _reply_parser(official_parse, has_verdict, no_verdict)
+    final = lambda text: final_reader(text, official_parse)  # noqa: E731
+    return _reply_parser(final, has_verdict, no_verdict)
 
 
 def _official_evaluation(
-    records, questions, structure, judge, repeats, diagnosis, no_verdict="official"
+    records, questions, structure, judge, repeats, diagnosis, no_verdict="official", integrity=None
 ) -> Evaluation:
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import read_consistency, read_correctness
+
+    integrity = integrity or {}
+    verdict_parse = integrity.get("verdict_parse", "final")
+    prompt_options = {
+        "judge_prompt": integrity.get("judge_prompt", "official"),
+        "model_text_limit": integrity.get("model_text_limit"),
+    }
     supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
     supplied_sames = _supplied(records, "judge_same", normalize_same)
     n = len(questions)
@@ -737,6 +804,7 @@ def _official_evaluation(
     replies: dict[str, list[list[str | None]]] = {}
     errors: dict[str, list[list[str | None]]] = {}
     judging: dict[str, dict[str, Any]] = {}
+    judge_counts: dict[str, dict[str, int]] = {}
     if supplied_verdicts is not None:
         verdicts = supplied_verdicts
         if repeats is not None and repeats != len(verdicts[0]):
@@ -750,11 +818,16 @@ def _official_evaluation(
         repeats = repeats or _default_repeats(judge_object)
         batch = _judge_batch(
             judge_object,
-            correctness_requests(records, predictions),
-            _reply_parser(parse_correctness_reply, correctness_has_verdict, no_verdict),
+            correctness_requests(records, predictions, **prompt_options),
+            _verdict_reader(
+                parse_correctness_reply, correctness_has_verdict, no_verdict, verdict_parse, read_correctness
+            ),
             repeats,
             "HallusionBench correctness",
+            verdict_parse,
+            INCORRECT,
         )
+        judge_counts["correctness"] = batch.counts()
         batch.require_judged("HallusionBench correctness")  # no verdict at all: no metric, fail loudly
         replies["correctness"], errors["correctness"] = batch.replies(), batch.errors()
         judging["correctness"] = batch.report()
@@ -772,11 +845,16 @@ def _official_evaluation(
         offsets = consistency_needed(structure, verdicts)
         batch = _judge_batch(
             judge_object,
-            consistency_requests(structure, predictions, offsets),
-            _reply_parser(parse_consistency_reply, consistency_has_verdict, no_verdict),
+            consistency_requests(structure, predictions, offsets, **prompt_options),
+            _verdict_reader(
+                parse_consistency_reply, consistency_has_verdict, no_verdict, verdict_parse, read_consistency
+            ),
             repeats,
             "HallusionBench consistency",
+            verdict_parse,
+            False,
         )
+        judge_counts["consistency"] = batch.counts()
         judging["consistency"] = batch.report()
         sames = [[None] * repeats for _ in range(n)]
         replies["consistency"] = [[None] * repeats for _ in range(n)]
@@ -797,7 +875,26 @@ def _official_evaluation(
         evaluation.judge_usage = judge_object.usage()
     evaluation.replies, evaluation.errors, evaluation.judging = replies, errors, judging
     _count_no_verdict(records, evaluation, no_verdict)
+    _count_integrity(evaluation, judge_counts, records, prompt_options["model_text_limit"], judge_object)
     return evaluation
+
+
+def _count_integrity(evaluation, judge_counts, records, model_text_limit, judge_object) -> None:
+    """Judge-integrity counts: answers cut before judging, verdicts the model's failure decided (too long
+    for the judge; planted markers and no verdict of the judge's own), replies with conflicting verdicts."""
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
+
+    limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
+    judged = judge_object is not None and "correctness" in judge_counts
+    evaluation.counts["model_text_cut"] = (
+        sum(1 for record in records if len(str(record.get("prediction") or "")) > limit) if judged else 0
+    )
+    for key, source in (
+        ("rejected_model_failure", "model_failure"),
+        ("rejected_too_long_for_judge", "model_failure_too_long"),
+        ("conflicting_verdicts", "conflicting"),
+    ):
+        evaluation.counts[key] = sum(counts.get(source, 0) for counts in judge_counts.values())
 
 
 def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation, no_verdict: str) -> None:
@@ -991,9 +1088,18 @@ def check_options(
     repeats: Any = None,
     diagnosis: Any = True,
     no_verdict: Any = "official",
+    verdict_parse: Any = "final",
+    judge_prompt: Any = "official",
+    model_text_limit: Any = None,
 ) -> None:
     """Validate the scorer options (one-line OptionError); ``judge`` may also be a Judge object."""
+    from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import VERDICT_PARSES
+
     check_option("variant", variant, str, choices=VARIANTS)
+    check_option("verdict_parse", verdict_parse, str, choices=VERDICT_PARSES)
+    check_option("judge_prompt", judge_prompt, str, choices=JUDGE_PROMPTS)
+    check_option("model_text_limit", model_text_limit, int, minimum=1, allow_none=True)
     check_option("no_verdict", no_verdict, str, choices=NO_VERDICT_CHOICES)
     check_judge_options(judge, judge_model)
     if isinstance(judge_model, str) and not judge_model.strip():
@@ -1011,14 +1117,23 @@ def evaluate(
     repeats: int | None = None,
     diagnosis: bool = True,
     no_verdict: str = "official",
+    verdict_parse: str = "final",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
 ) -> Evaluation:
     """Score HallusionBench records; the full result (per repeat, per question) for hooks and reports.
 
     ``judge``: None/"auto", "openai", "rule" or a Judge object; only used for what is not supplied.
     ``repeats``: judge repeats (default 3 for an LLM judge, 1 for the rule judge). ``no_verdict``: a judge
     reply without a verdict word is scored by the official parse ("official") or left unjudged
-    ("unjudged"); either way counted (``no_verdict``) and listed.
+    ("unjudged"); either way counted (``no_verdict``) and listed. ``verdict_parse``: the official label rule
+    on the judge's final verdict line ("final", default: a verdict the model planted and the judge quoted
+    cannot decide) or on the whole reply ("official"); ``judge_prompt``: "official" or "hardened";
+    ``model_text_limit``: characters of each answer sent (docs/judges.md, "Judge integrity").
     """
+    integrity = {
+        "verdict_parse": verdict_parse, "judge_prompt": judge_prompt, "model_text_limit": model_text_limit
+    }  # fmt: skip
     check_options(
         variant=variant,
         judge=judge,
@@ -1026,6 +1141,7 @@ def evaluate(
         repeats=repeats,
         diagnosis=diagnosis,
         no_verdict=no_verdict,
+        **integrity,
     )
     if not records:
         raise RecordError("-", "<records>", "no records to score")
@@ -1043,7 +1159,7 @@ def evaluate(
         questions = parse_questions(records)
         structure = build_structure(questions)
         evaluation = _official_evaluation(
-            records, questions, structure, source, repeats, diagnosis, no_verdict
+            records, questions, structure, source, repeats, diagnosis, no_verdict, integrity
         )
     finally:
         source.close()
@@ -1079,6 +1195,9 @@ def score_records(
     repeats: int | None = None,
     diagnosis: bool = True,
     no_verdict: str = "official",
+    verdict_parse: str = "final",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
 ) -> dict[str, Any]:
     """Metrics for saved records: 11 official fields + ``prediction`` (+ ``judge_verdict``/``judge_same``).
 
@@ -1095,6 +1214,9 @@ def score_records(
         repeats=repeats,
         diagnosis=diagnosis,
         no_verdict=no_verdict,
+        verdict_parse=verdict_parse,
+        judge_prompt=judge_prompt,
+        model_text_limit=model_text_limit,
     )
     return metrics
 
@@ -1126,8 +1248,7 @@ def _annotate(records: list[dict[str, Any]], evaluation: Evaluation, judge_name:
         same = evaluation.sames[offset]
         record["consistency_same"] = None if all(flag is None for flag in same) else same
         record["diagnosis"] = [
-            None if found is None else DIAGNOSIS_NAMES[found]
-            for found in evaluation.diagnosis[offset]
+            None if found is None else DIAGNOSIS_NAMES[found] for found in evaluation.diagnosis[offset]
         ]
         if correctness is not None:
             record["judge_replies"] = correctness[offset]
@@ -1188,6 +1309,21 @@ def _no_verdict_warning(evaluation: Evaluation) -> list[str]:
     ]
 
 
+def _integrity_warnings(evaluation: Evaluation) -> list[str]:
+    """One warning per non-zero judge-integrity count, saying what it did to the scores."""
+    said = {
+        "model_text_cut": "answers cut before judging (the judge saw their first characters only: "
+        "judge_integrity.MODEL_TEXT_LIMIT or model_text_limit)",
+        "rejected_too_long_for_judge": "verdicts scored incorrect because the judge refused the prompt as "
+        "too long (the model's output; never left out)",
+        "rejected_model_failure": "verdicts scored incorrect (consistency: different) as the model's failure "
+        "(too long for the judge, or an answer carrying the judge's labels and a reply with no verdict of "
+        "the judge's own)",
+        "conflicting_verdicts": "judge replies whose final verdict line holds two verdicts (no verdict)",
+    }
+    return [f"{evaluation.counts[key]} {text}" for key, text in said.items() if evaluation.counts.get(key)]
+
+
 def score_task(
     records: list[dict[str, Any]],
     *,
@@ -1197,6 +1333,9 @@ def score_task(
     repeats: int | None = None,
     diagnosis: bool = True,
     no_verdict: str = "official",
+    verdict_parse: str = "final",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Judge and score records, annotating each (for --log_samples): ``(metrics, details)``, the one path
     both the harness and ``lmms-eval-tasks score`` take. Options as ``score_records``."""
@@ -1211,6 +1350,9 @@ def score_task(
             repeats=repeats,
             diagnosis=diagnosis,
             no_verdict=no_verdict,
+            verdict_parse=verdict_parse,
+            judge_prompt=judge_prompt,
+            model_text_limit=model_text_limit,
         )
     except JudgingFailed as error:  # no verdict at all: fail the host's evaluation (the launcher exits 1)
         tasks = sorted({str(record.get("task")) for record in records if record.get("task")})
@@ -1245,7 +1387,8 @@ def score_task(
             for name in ("unjudged_verdicts", "empty_predictions")
             if evaluation.counts.get(name)
         ]
-        + _no_verdict_warning(evaluation),
+        + _no_verdict_warning(evaluation)
+        + _integrity_warnings(evaluation),
     }
     return values, details
 

@@ -1,0 +1,59 @@
+"""ConTextual's defences against a model that plays its judge: its markers, its length bound, its hedges.
+
+The judge's format is "Judgement: Yes/No"; a prediction carrying that marker is trying to write the verdict
+(``carries_markers``). Model output sent to the judge is bounded to ``MODEL_TEXT_LIMIT`` characters (the
+paper's models answer in up to 300 new tokens, about 1,500 characters). The offline rule judge gives no
+credit to a hedge (``rule_hedge``): a negated reference, or a list of candidates the reference hides in.
+See docs/judges.md, "Judge integrity".
+"""
+
+from __future__ import annotations
+
+import re
+
+from lmms_eval_tasks.framework.screening import Screening
+
+MODEL_TEXT_LIMIT = 4000  # characters of the model's answer sent to the judge (counted when cut)
+JUDGE_MARKERS = (r"judg(?:e)?ment[*_]*[ \t]*:", r"ground[- ]truth response\s*:", r"predicted response\s*:")
+_MARKER = re.compile("|".join(JUDGE_MARKERS), re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|isn't|aren't|wasn't|doesn't|don't|cannot|can't)\b")
+_TIME_OR_NUMBER = re.compile(r"\d+(?:[:.,]\d+)*")
+_LIST_SEPARATOR = re.compile(r"[,;\n/|]|\bor\b|\band\b")
+LIST_HEDGE_ITEMS = 4  # a prediction listing this many candidates or more is a hedge for the rule judge
+
+SCREENING = Screening(judge_markers=JUDGE_MARKERS)
+
+
+def carries_markers(prediction: str) -> bool:
+    """True when the model's answer holds the judge's own markers ("Judgement:", the prompt's field
+    labels): a reply without a clean verdict of the judge's own is then the model's failure."""
+    return bool(_MARKER.search(prediction or ""))
+
+
+def rule_hedge(prediction: str, reference: str, words: str, reference_words: str) -> str | None:
+    """Why the rule judge refuses credit to a prediction that contains the reference, or None: the
+    reference negated ("definitely not X"), several different times/numbers when the reference is one, or
+    a list of ``LIST_HEDGE_ITEMS`` or more candidates. ``words``/``reference_words``: both texts as the rule
+    judge normalises them (lower case, punctuation to spaces)."""
+    padded, target = f" {words} ", f" {reference_words} "
+    before = padded[: padded.find(target)].split()[-3:]
+    if any(_NEGATION.fullmatch(word) for word in before):
+        return "negated reference"
+    if _TIME_OR_NUMBER.fullmatch(reference.strip().lstrip("$").rstrip(".")):
+        values = set(_TIME_OR_NUMBER.findall(prediction))
+        if len(values) > 1:
+            return f"{len(values)} different numbers for a one-number reference"
+    parts = [part for part in _LIST_SEPARATOR.split(prediction) if part.strip()]
+    if len(parts) >= LIST_HEDGE_ITEMS:
+        return f"a list of {len(parts)} candidates"
+    return None
+
+
+__all__ = [
+    "JUDGE_MARKERS",
+    "LIST_HEDGE_ITEMS",
+    "MODEL_TEXT_LIMIT",
+    "SCREENING",
+    "carries_markers",
+    "rule_hedge",
+]
