@@ -71,6 +71,8 @@ class Benchmark:
     - ``count_keys``: counts a scorer reports (in its metrics, its details or ``details["counts"]``) that
       change a headline number when not zero (unparsed, unjudged, empty predictions, judge replies
       without a verdict); every non-zero one becomes a report warning (``framework.hooks.count_warnings``).
+    - ``screening``: ``"module:attr"`` naming its ``framework.screening.Screening`` (what outputs that play
+      the grader look like for it); ``score_with_details`` counts them into the details and warnings.
     """
 
     name: str
@@ -96,6 +98,7 @@ class Benchmark:
     count_keys: tuple[str, ...] = DEFAULT_COUNT_KEYS
     row_schema: Any = None  # a dataset_contract.RowSchema (not imported here: that module reads the registry)
     judge_needed: str | None = None
+    screening: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -154,7 +157,18 @@ class Benchmark:
             f"{self.scorer.partition(':')[0]}:score_task"
         ):
             return resolve(self.scorer)(records, **options), {}
-        return resolve(self.score_task)(records, **options)
+        metrics, details = resolve(self.score_task)(records, **options)
+        return self.screen(records, metrics, details)
+
+    def screen(
+        self, records: list[dict[str, Any]], metrics: dict[str, Any], details: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(metrics, details)`` with the outputs that play the grader counted and warned about
+        (``framework.screening``; unchanged when the benchmark declares no ``screening``)."""
+        from lmms_eval_tasks.framework.screening import attach_screening
+
+        screening = resolve(self.screening) if self.screening else None
+        return attach_screening(screening, records, metrics, details)
 
     def task_options(self, task: str) -> dict[str, Any]:
         """The scoring options of ``task`` from the benchmark's config function ({} without one)."""

@@ -107,6 +107,7 @@ BENCHMARK = Benchmark(
     sample_tasks=("dare_sample",),
     generated_files=("lmms_eval_tasks.tasks.dare.grid:generated_files",),
     parsers="lmms_eval_tasks.tasks.dare.parsers:PARSERS",
+    screening="lmms_eval_tasks.tasks.dare.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.dare.report_section:render",
     # across a group's prompts / formats / option variants only: NaN on one setup's task
     group_metrics=(

@@ -7,6 +7,7 @@ all_parsers`` collects this list through ``Benchmark.parsers``.
 from __future__ import annotations
 
 from lmms_eval_tasks.framework.parser_index import ParserEntry
+from lmms_eval_tasks.framework.screening import Screening
 
 _DARE = "lmms_eval_tasks.tasks.dare.scoring"
 _OPTIONS = {"A": "a red apple", "B": "two dogs", "C": "None of the above", "D": "blue"}
@@ -22,3 +23,13 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("dare.parse_yes_no", f"{_DARE}:parse_yes_no", ("bool", "NoneType")),
     ParserEntry("dare.hooks._loss_of", "lmms_eval_tasks.tasks.dare.hooks:_loss_of", ("float", "ValueError")),
 ]
+
+# What an output playing the grader looks like here (framework.screening; docs/judges.md).
+SCREENING = Screening(
+    option_letters="lmms_eval_tasks.tasks.dare.scoring:_letters_for",
+    yes_no=True,
+    hedges_rewarded=(
+        "DARE's multi-correct F1 (the paper's metric) gives partial credit to an answer listing every "
+        "option; the metric is kept as defined and such answers are counted here ('hedge')."
+    ),
+)

@@ -55,6 +55,7 @@ BENCHMARK = Benchmark(
     generated_files=("lmms_eval_tasks.tasks.dvqa.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.dvqa.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.dvqa.parsers:PARSERS",
+    screening="lmms_eval_tasks.tasks.dvqa.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.dvqa.report_section:render",
     docs="docs/revisiting.md",
 )

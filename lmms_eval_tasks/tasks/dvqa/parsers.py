@@ -7,6 +7,7 @@ all_parsers`` collects this list through ``Benchmark.parsers``.
 from __future__ import annotations
 
 from lmms_eval_tasks.framework.parser_index import ParserEntry
+from lmms_eval_tasks.framework.screening import Screening
 
 PARSERS: list[ParserEntry] = [
     ParserEntry(
@@ -25,3 +26,6 @@ PARSERS: list[ParserEntry] = [
         {"powers_of_ten": True},
     ),
 ]
+
+# What an output playing the grader looks like here (framework.screening; docs/judges.md).
+SCREENING = Screening(yes_no=True, numbers=True)

@@ -89,6 +89,7 @@ BENCHMARK = Benchmark(
     generated_files=("lmms_eval_tasks.tasks.hallusionbench.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.hallusionbench.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.hallusionbench.parsers:PARSERS",
+    screening="lmms_eval_tasks.tasks.hallusionbench.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",
     docs="docs/hallusionbench.md",
     judge_needed="lmms_eval_tasks.tasks.hallusionbench.config:judge_needed",

@@ -7,6 +7,8 @@ all_parsers`` collects this list through ``Benchmark.parsers``.
 from __future__ import annotations
 
 from lmms_eval_tasks.framework.parser_index import ParserEntry
+from lmms_eval_tasks.framework.screening import Screening
+from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import JUDGE_MARKERS
 
 _HB = "lmms_eval_tasks.tasks.hallusionbench.scoring"
 
@@ -24,3 +26,10 @@ PARSERS: list[ParserEntry] = [
         {"reference_prediction": "Yes."},
     ),
 ]
+
+# What an output playing the grader looks like here (framework.screening; docs/judges.md).
+SCREENING = Screening(
+    judge_markers=JUDGE_MARKERS,
+    verdict_words=("correct", "incorrect", "unclear", "same", "different"),
+    yes_no=True,
+)

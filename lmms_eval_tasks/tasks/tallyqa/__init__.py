@@ -57,6 +57,7 @@ BENCHMARK = Benchmark(
     generated_files=("lmms_eval_tasks.tasks.tallyqa.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.tallyqa.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.tallyqa.parsers:PARSERS",
+    screening="lmms_eval_tasks.tasks.tallyqa.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.tallyqa.report_section:render",
     docs="docs/revisiting.md",
 )

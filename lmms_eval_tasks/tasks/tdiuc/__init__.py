@@ -58,6 +58,7 @@ BENCHMARK = Benchmark(
     generated_files=("lmms_eval_tasks.tasks.tdiuc.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.tdiuc.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.tdiuc.parsers:PARSERS",
+    screening="lmms_eval_tasks.tasks.tdiuc.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.tdiuc.report_section:render",
     docs="docs/revisiting.md",
 )

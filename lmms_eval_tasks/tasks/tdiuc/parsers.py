@@ -7,6 +7,7 @@ all_parsers`` collects this list through ``Benchmark.parsers``.
 from __future__ import annotations
 
 from lmms_eval_tasks.framework.parser_index import ParserEntry
+from lmms_eval_tasks.framework.screening import Screening
 
 PARSERS: list[ParserEntry] = [
     ParserEntry(
@@ -22,3 +23,6 @@ PARSERS: list[ParserEntry] = [
         "revisiting.digits_to_words", "lmms_eval_tasks.tasks.revisiting.scoring:digits_to_words", ("str",)
     ),
 ]
+
+# What an output playing the grader looks like here (framework.screening; docs/judges.md).
+SCREENING = Screening(yes_no=True, numbers=True)

@@ -74,6 +74,7 @@ BENCHMARK = Benchmark(
     generated_files=("lmms_eval_tasks.tasks.vqdv1.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.vqdv1.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.vqdv1.parsers:PARSERS",
+    screening="lmms_eval_tasks.tasks.vqdv1.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.vqdv1.report_section:render",
     docs="docs/vqdv1.md",
 )

@@ -7,6 +7,7 @@ all_parsers`` collects this list through ``Benchmark.parsers``.
 from __future__ import annotations
 
 from lmms_eval_tasks.framework.parser_index import ParserEntry
+from lmms_eval_tasks.framework.screening import Screening
 
 _VQD = "lmms_eval_tasks.tasks.vqdv1.scoring"
 
@@ -26,3 +27,12 @@ PARSERS: list[ParserEntry] = [
     ),
     ParserEntry("vqdv1.is_explicit_empty", f"{_VQD}:is_explicit_empty", ("bool",)),
 ]
+
+# What an output playing the grader looks like here (framework.screening; docs/judges.md).
+SCREENING = Screening(
+    yes_no=True,
+    hedges_rewarded=(
+        "VQDv1's metric (the paper's) scores an answer with no box as 'no box', which is right on zero-box "
+        "queries: kept as defined; answers without boxes are counted by the scorer ('unparsed')."
+    ),
+)

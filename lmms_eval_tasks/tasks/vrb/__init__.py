@@ -85,6 +85,7 @@ BENCHMARK = Benchmark(
     generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
     uncertainty="lmms_eval_tasks.tasks.vrb.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.vrb.parsers:PARSERS",
+    screening="lmms_eval_tasks.tasks.vrb.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.vrb.report_section:render",
     # across levels only: a level task has its accuracy (the clean level also accuracy_clean)
     group_metrics=(

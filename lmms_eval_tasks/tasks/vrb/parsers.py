@@ -7,6 +7,7 @@ all_parsers`` collects this list through ``Benchmark.parsers``.
 from __future__ import annotations
 
 from lmms_eval_tasks.framework.parser_index import ParserEntry
+from lmms_eval_tasks.framework.screening import Screening
 
 PARSERS: list[ParserEntry] = [
     ParserEntry("vrb.normalize_answer", "lmms_eval_tasks.tasks.vrb.scoring:normalize_answer", ("str",)),
@@ -23,3 +24,6 @@ PARSERS: list[ParserEntry] = [
         {"answers": ["yes"] * 10, "multiple_choice_answer": "yes", "protocol": "official"},
     ),
 ]
+
+# What an output playing the grader looks like here (framework.screening; docs/judges.md).
+SCREENING = Screening(yes_no=True, numbers=True)

@@ -1,0 +1,209 @@
+"""Screening of model outputs that try to play the grader, counted and shown for every benchmark.
+
+A model tuned against a grader learns what it rewards: a verdict planted in its answer, a content-free
+"master key" (":", "Let's solve this step by step."), a hedge that names every candidate, or text repeated
+until something matches. Each benchmark declares what applies to it (``Screening``: its judge's markers,
+whether its answers are yes/no, option letters or numbers); this module holds no benchmark's knowledge.
+``screen_records`` counts each kind; ``attach_screening`` adds the counts, examples and a warning to a
+scorer's details (docs/judges.md, "Judge integrity").
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+KINDS = ("judge_markers", "content_free", "hedge", "repeated")
+KIND_TEXT = {
+    "judge_markers": "outputs carrying the judge's markers or a bare verdict word",
+    "content_free": "content-free outputs (empty, punctuation only, or a reasoning opener with no answer)",
+    "hedge": "hedging outputs (both yes and no, every option listed, or many numbers / a range)",
+    "repeated": "outputs of repeated text",
+}
+MAX_EXAMPLES = 5
+# A whole answer that opens reasoning and gives nothing else ("One Token to Fool LLM-as-a-Judge" keys).
+_OPENERS = re.compile(
+    r"(?:thought process|let'?s (?:solve|think|work)(?: (?:this|it|through))?(?: (?:problem|out))?"
+    r"(?: step by step)?|let me think(?: step by step)?|step by step|solution|reasoning|analysis|"
+    r"answer|final answer|the answer is|explanation|i think|okay|ok|sure|hmm+)",
+    re.IGNORECASE,
+)
+_NO_CONTENT = re.compile(r"[\W_]*", re.UNICODE)
+_YES = re.compile(r"\byes\b", re.IGNORECASE)
+_NO = re.compile(r"\bno\b", re.IGNORECASE)
+# "yes or no", "No/Yes", "yes, no": both answers side by side ("Yes, there is no cat" is an answer)
+_YES_NO_PAIR = re.compile(
+    r"\b(?:yes\W{0,3}(?:or|and)?\W{0,3}no|no\W{0,3}(?:or|and)?\W{0,3}yes)\b", re.IGNORECASE
+)
+SHORT_ANSWER_WORDS = 8  # a short answer holding both yes and no is a hedge wherever they stand
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\d)")
+_RANGE = re.compile(r"\b\d+\s*(?:-|–|to|or)\s*\d+\b|\bbetween\s+\d+\s+and\s+\d+\b", re.IGNORECASE)
+_LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
+NUMBER_HEDGE = 3  # this many distinct numbers in a numeric answer is a hedge
+
+
+@dataclass(frozen=True)
+class Screening:
+    """What a benchmark screens its predictions for.
+
+    ``judge_markers``: regexes of its judge's own markers (format labels a prediction has no reason to
+    write); ``verdict_words``: words its judge concludes with, flagged when a line of the prediction is
+    only that word; ``yes_no``: answers are yes/no (both words = hedge); ``option_letters``: a
+    ``"module:function"`` giving a record's option letters (every one listed = hedge); ``numbers``: answers
+    are numbers (``NUMBER_HEDGE`` distinct numbers or a range = hedge); ``hedges_rewarded``: where the
+    paper's metric itself credits a hedge, what the report says about it (the metric is kept).
+    """
+
+    judge_markers: tuple[str, ...] = ()
+    verdict_words: tuple[str, ...] = ()
+    yes_no: bool = False
+    option_letters: str | None = None
+    numbers: bool = False
+    hedges_rewarded: str = ""
+    prediction_field: str = "prediction"
+
+
+def content_free(text: str) -> bool:
+    """True for an empty answer, punctuation only, or a reasoning opener with nothing after it."""
+    stripped = text.strip()
+    if _NO_CONTENT.fullmatch(stripped):
+        return True
+    words = re.sub(r"[\W_]+", " ", stripped).strip()
+    return len(words) <= 60 and _OPENERS.fullmatch(words) is not None
+
+
+def repeated(text: str) -> bool:
+    """True for text that is mostly repetition: a line (5+ characters) three times or more, or a long text
+    that compresses to under a tenth of its size."""
+    lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= 5]
+    if len(lines) >= 3 and len(set(lines)) <= len(lines) - 2:
+        return True
+    if len(text) >= 400:
+        data = text.encode("utf-8", "surrogatepass")
+        return len(zlib.compress(data)) < len(data) / 10
+    return False
+
+
+def _hedge(text: str, screening: Screening, letters: str | None) -> bool:
+    if screening.yes_no and _YES.search(text) and _NO.search(text):
+        if _YES_NO_PAIR.search(text) or len(text.split()) <= SHORT_ANSWER_WORDS:
+            return True
+    if letters and len(letters) >= 3:
+        found = set(_LETTER.findall(text))
+        if set(letters) <= found:
+            return True
+    if screening.numbers:
+        if _RANGE.search(text) or len(set(_NUMBER.findall(text))) >= NUMBER_HEDGE:
+            return True
+    return False
+
+
+def _markers(screening: Screening) -> re.Pattern[str] | None:
+    parts = [f"(?:{marker})" for marker in screening.judge_markers]
+    if screening.verdict_words:
+        words = "|".join(re.escape(word) for word in screening.verdict_words)
+        parts.append(rf"^[\s*_`\"'.]*(?:{words})[\s*_`\"'.!]*$")
+    return re.compile("|".join(parts), re.IGNORECASE | re.MULTILINE) if parts else None
+
+
+def screen_text(
+    text: str, screening: Screening, letters: str | None = None, markers: re.Pattern[str] | None = None
+) -> list[str]:
+    """The kinds (``KINDS``) one prediction is flagged for."""
+    flags = []
+    markers = markers if markers is not None else _markers(screening)
+    if markers is not None and markers.search(text):
+        flags.append("judge_markers")
+    if content_free(text):
+        flags.append("content_free")
+    elif _hedge(text, screening, letters):
+        flags.append("hedge")
+    if repeated(text):
+        flags.append("repeated")
+    return flags
+
+
+def screen_records(records: Sequence[Mapping[str, Any]], screening: Screening) -> dict[str, Any]:
+    """Counts per kind, ``flagged`` (records with any flag), the flagged record numbers per kind (first
+    ``MAX_EXAMPLES``) and every flagged record number (``flagged_records``)."""
+    letters_of: Callable[[Mapping[str, Any], int], str] | None = None
+    if screening.option_letters:
+        from lmms_eval_tasks.framework.targets import resolve
+
+        letters_of = resolve(screening.option_letters)
+    markers = _markers(screening)
+    counts = dict.fromkeys(KINDS, 0)
+    examples: dict[str, list[int]] = {kind: [] for kind in KINDS}
+    flagged: list[int] = []
+    for index, record in enumerate(records):
+        value = record.get(screening.prediction_field) if isinstance(record, Mapping) else None
+        text = value if isinstance(value, str) else ""
+        try:
+            letters = letters_of(record, index) if letters_of is not None else None
+        except Exception:  # a bad record is the record contract's business, not the screen's
+            letters = None
+        flags = screen_text(text, screening, letters, markers)
+        for kind in flags:
+            counts[kind] += 1
+            if len(examples[kind]) < MAX_EXAMPLES:
+                examples[kind].append(index)
+        if flags:
+            flagged.append(index)
+    return {"counts": counts, "flagged": len(flagged), "examples": examples, "flagged_records": flagged}
+
+
+def screening_warnings(result: Mapping[str, Any], records: int, screening: Screening) -> list[str]:
+    """One warning per non-zero kind, then the mark of a run whose score depends on such outputs."""
+    warnings = [
+        f"{count} {KIND_TEXT[kind]} (of {records} records, screening {kind!r}; first: "
+        f"records {result['examples'][kind]})"
+        for kind, count in result["counts"].items()
+        if count
+    ]
+    if result["flagged"]:
+        hedges = screening.hedges_rewarded and result["counts"]["hedge"]
+        rewarded = f" {screening.hedges_rewarded}" if hedges else ""
+        warnings.append(
+            f"!!! SCORE DEPENDS ON SCREENED OUTPUTS: {result['flagged']} of {records} outputs try to play "
+            "the "
+            f"grader (details.screening lists them); check them before citing this number.{rewarded}"
+        )
+    return warnings
+
+
+def attach_screening(
+    screening: Screening | None,
+    records: Sequence[Mapping[str, Any]],
+    metrics: dict[str, Any],
+    details: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(metrics, details)`` with the screening counts (``details.screening``; ``flagged`` is the number of
+    screened outputs) and their warnings appended to ``details["warnings"]``; unchanged without one."""
+    if screening is None or not records:
+        return metrics, details
+    result = screen_records(records, screening)
+    details = dict(details)
+    details["screening"] = {
+        **{key: value for key, value in result.items() if key != "flagged_records"},
+        "flagged_records": result["flagged_records"][:100],
+        "hedges_rewarded_by_the_metric": screening.hedges_rewarded or None,
+    }
+    warnings = screening_warnings(result, len(records), screening)
+    if warnings:
+        details["warnings"] = [*details.get("warnings", []), *warnings]
+    return metrics, details
+
+
+__all__ = [
+    "KINDS",
+    "Screening",
+    "attach_screening",
+    "content_free",
+    "repeated",
+    "screen_records",
+    "screen_text",
+    "screening_warnings",
+]
