@@ -333,11 +333,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from lmms_eval.cli.dispatch import main as host_dispatch
 
+    from lmms_eval_tasks.host.scrubbing import scrub_files, scrubbed_console
+
     saved_argv = sys.argv
     sys.argv = ["lmms_eval", *arguments]
     exit_code: int = 0
     try:
-        host_dispatch()
+        with scrubbed_console():  # the host prints its arguments and trackers' settings: no secret shown
+            host_dispatch()
     except SystemExit as stop:
         if stop.code is None:
             exit_code = 0
@@ -350,6 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_code = 130
     finally:
         sys.argv = saved_argv
+    scrub_files(path for _kind, path, *_ in host.HOST_OUTPUTS if path is not None)  # --model_args URLs
     problems = host.host_output_problems()
     if host.FAILURES:
         for failure in host.FAILURES:

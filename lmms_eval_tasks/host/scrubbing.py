@@ -1,0 +1,101 @@
+"""The host's console and files, scrubbed of secrets by the launcher (docs/judges.md, "Judge integrity").
+
+lmms-eval prints its arguments and its trackers' settings (``api_key=...``, ``hf_token=...``, a tracker's
+``'token': 'hf_...'``) to the console the launcher passes through, and writes ``--model_args`` verbatim
+(``endpoint=http://user:password@host``) into its results. ``scrubbed_console`` wraps stdout and stderr in
+line-buffered streams that scrub each line (``judges.redact.scrub``) and patches loguru's records (the
+host's sinks hold the original streams); ``scrub_files`` rewrites the host's result and samples files
+without the secrets (only when one is found: scrubbing keeps JSON valid, it never adds a quote).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+_LINE_ENDS = ("\n", "\r")
+
+
+class ScrubbedStream:
+    """A text stream that writes each completed line (``\\n`` or ``\\r``) of what it is given, scrubbed."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._pending = ""
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        from lmms_eval_tasks.judges.redact import scrub
+
+        with self._lock:
+            self._pending += text
+            cut = max(self._pending.rfind(end) for end in _LINE_ENDS)
+            if cut >= 0:
+                done, self._pending = self._pending[: cut + 1], self._pending[cut + 1 :]
+                self._stream.write(scrub(done))
+        return len(text)
+
+    def flush(self) -> None:
+        from lmms_eval_tasks.judges.redact import scrub
+
+        with self._lock:
+            if self._pending:
+                self._stream.write(scrub(self._pending))
+                self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding...: the real stream's
+        return getattr(self._stream, name)
+
+
+def _scrub_record(record: dict[str, Any]) -> None:
+    from lmms_eval_tasks.judges.redact import scrub
+
+    record["message"] = scrub(record["message"])
+
+
+@contextmanager
+def scrubbed_console() -> Iterator[None]:
+    """stdout, stderr and loguru messages scrubbed of secrets for the duration of the block."""
+    from loguru import logger
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbedStream(saved[0]), ScrubbedStream(saved[1])
+    logger.configure(patcher=_scrub_record)
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe: nothing more can be shown
+                pass
+        sys.stdout, sys.stderr = saved
+        logger.configure(patcher=lambda record: None)
+
+
+def scrub_files(paths: Iterable[Path]) -> list[Path]:
+    """Rewrite each file (line by line, atomically) without the secrets ``scrub`` finds; the files changed."""
+    from lmms_eval_tasks.judges.redact import scrub
+
+    changed = []
+    for path in dict.fromkeys(Path(path) for path in paths):
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+                lines = handle.readlines()
+        except OSError:
+            continue  # a file the host did not write is reported by host_output_problems
+        clean = [scrub(line) for line in lines]
+        if clean == lines:
+            continue
+        temporary = path.with_name(f".{path.name}.scrubbed")
+        with open(temporary, "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.writelines(clean)
+        os.replace(temporary, path)
+        changed.append(path)
+    return changed
