@@ -12,7 +12,8 @@ _PATTERNS = [
     # Authorization schemes (Basic: base64 of user:password)
     re.compile(r"(?i)(bearer\s+)[^\s\"',}]{6,}"),
     # user info of a URL (``scheme://user:password@host``): kept the scheme and host, dropped the rest
-    re.compile(r"(?i)([a-z][a-z0-9+.\-]*://)[^\s/@\"'<>]+@"),
+    # (bounded and anchored at a word start: linear on hostile text)
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]{0,30}://)[^\s/@\"'<>]{1,256}@"),
     re.compile(
         r"(?i)((?:api[-_]?key|authorization|access[-_]?token|hf[-_]?token|token|password|secret)[\"']?\s*[:=]"
         r"\s*[\"']?)[^\s\"',}&]+"
@@ -20,7 +21,7 @@ _PATTERNS = [
 ]
 REDACTED = "[REDACTED]"
 # ``Basic <base64 of user:password>``: redacted when the token decodes to a credential (has a colon)
-_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})")
+_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{8,}={0,2})")
 
 
 def _basic_credential(match: re.Match[str]) -> str:
@@ -51,7 +52,7 @@ def scrub(text: str, secrets: tuple[str | None, ...] = ()) -> str:
         text = text.replace(value, REDACTED)
     text = _BASIC.sub(_basic_credential, text)
     for pattern in _PATTERNS:
-        if pattern.pattern.startswith("(?i)([a-z]"):  # URL user info: scheme kept, "[REDACTED]@" shown
+        if pattern.pattern.startswith("(?i)(\\b[a-z]"):  # URL user info: scheme kept, "[REDACTED]@" shown
             text = pattern.sub(lambda match: f"{match.group(1)}{REDACTED}@", text)
         elif pattern.groups:
             text = pattern.sub(lambda match: match.group(1) + REDACTED, text)
