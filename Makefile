@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM ?= false
 export LMMS_EVAL_TASKS_CACHE ?= $(abspath $(CACHE))
 export NLTK_DATA ?= $(abspath $(CACHE))/nltk_data
 
-.PHONY: setup demo test bench lint generate doctor tiny-llava wordnet clean
+.PHONY: setup demo test test-quick bench lint generate doctor tiny-llava wordnet clean
 
 setup: $(SETUP_STAMP) $(WORDNET_STAMP) $(DOCTOR_STAMP)
 
@@ -66,8 +66,18 @@ tiny-llava:
 demo: setup
 	$(PY) -m lmms_eval_tasks.demo --output out/demo --tiny-llava $(CACHE)/tiny-llava
 
+# Every test, on TEST_WORKERS pytest-xdist workers, a whole file per worker (module-scoped launcher runs are
+# made once). `make test-quick`, the edit loop, leaves out the tests marked `slow` (launcher runs and
+# benchmark scripts in subprocesses). Extra pytest options: `make test PYTEST_ARGS='-k vrb'`.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+NO_TESTS_IS_A_FAILURE := status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; exit 1; fi; exit $$status
+
 test: setup
-	$(PY) -m pytest -q $(PYTEST_ARGS); status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; exit 1; fi; exit $$status
+	$(PYTEST) $(PYTEST_ARGS); $(NO_TESTS_IS_A_FAILURE)
+
+test-quick: setup
+	$(PYTEST) -m "not slow" $(PYTEST_ARGS); $(NO_TESTS_IS_A_FAILURE)
 
 # Every script in benchmarks/ (each honours --quick: `make bench BENCH_ARGS=--quick`; the tests run that).
 bench: setup

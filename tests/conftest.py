@@ -1,4 +1,10 @@
-"""Session fixtures shared by several test files."""
+"""The suite's two tiers (marker `slow`) and the session fixtures shared by several test files.
+
+`make test` runs every test on two pytest-xdist workers, a whole file per worker (`--dist loadfile`, so a
+module-scoped launcher run is made once); `make test-quick` runs the tests not marked `slow`. A test marked
+`slow` starts the launcher (the host harness) or a benchmark script in a subprocess; any other test that
+tries fails with the fix (tests/helpers.py `refuse_in_quick_tests`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,30 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import QUICK_TEST_VARIABLE
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files holding `slow` tests first (stable otherwise): xdist hands files out in collection order, so
+    the long ones start early and the short ones fill the gaps at the end instead of one worker idling."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Name the running test in the environment unless it is `slow` (read by `refuse_in_quick_tests`);
+    set before the test's fixtures, so a launcher run in a fixture is checked against the test using it."""
+    if item.get_closest_marker("slow"):
+        os.environ.pop(QUICK_TEST_VARIABLE, None)
+    else:
+        os.environ[QUICK_TEST_VARIABLE] = item.nodeid
+
+
+def pytest_sessionfinish() -> None:
+    os.environ.pop(QUICK_TEST_VARIABLE, None)
 
 
 def _cache_root() -> Path:

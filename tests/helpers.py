@@ -13,6 +13,10 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"  # the hub commit folder a d
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+# Set by tests/conftest.py to the node id of the running test when that test is not marked `slow`: the
+# quick tier (`make test-quick`, `-m "not slow"`) must start no launcher and no benchmark script.
+QUICK_TEST_VARIABLE = "LMMS_EVAL_TASKS_TESTS_QUICK_TEST"
+
 
 def offline_environment(**extra: str) -> dict[str, str]:
     """The current environment, offline for the hub, with the rule judge unless ``extra`` says otherwise."""
@@ -31,16 +35,28 @@ def offline_environment(**extra: str) -> dict[str, str]:
         "OPENAI_BASE_URL",
         "AZURE_OPENAI_API_KEY",
         "AZURE_OPENAI_ENDPOINT",
+        QUICK_TEST_VARIABLE,
     ):
         environment.pop(name, None)
     environment.update(extra)
     return environment
 
 
+def refuse_in_quick_tests(what: str) -> None:
+    """Fail a test not marked `slow` that starts ``what`` (a launcher run, a benchmark script)."""
+    test = os.environ.get(QUICK_TEST_VARIABLE)
+    if test:
+        raise AssertionError(
+            f"{test} starts {what} in a subprocess but is not marked slow: add `@pytest.mark.slow` "
+            "(or `pytestmark = pytest.mark.slow`) so `make test-quick` leaves it out"
+        )
+
+
 def run_launcher(
     *arguments: str, environment: dict[str, str] | None = None, timeout: float = 900, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run `python -m lmms_eval_tasks ARGS` and capture its output."""
+    """Run `python -m lmms_eval_tasks ARGS` and capture its output (only from a test marked `slow`)."""
+    refuse_in_quick_tests("the launcher")
     return subprocess.run(
         [sys.executable, "-m", "lmms_eval_tasks", *arguments],
         capture_output=True,

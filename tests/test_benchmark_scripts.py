@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, offline_environment
+from helpers import REPO_ROOT, offline_environment, refuse_in_quick_tests
 
 pytestmark = pytest.mark.slow
 
 SCRIPTS = sorted((REPO_ROOT / "benchmarks").glob("*.py"))
+# Figures a script's RESULT line must name, beyond ending in `name=value` pairs.
+RESULT_KEYS = {"uncertainty": ("seconds", "hallusionbench_seconds")}
 
 
 def test_the_benchmark_folder_is_found():
@@ -21,6 +23,7 @@ def test_the_benchmark_folder_is_found():
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
 def test_benchmark_script_runs_in_quick_mode(script: Path):
+    refuse_in_quick_tests(f"benchmarks/{script.name}")
     completed = subprocess.run(
         [sys.executable, str(script), "--quick"],
         capture_output=True,
@@ -34,3 +37,7 @@ def test_benchmark_script_runs_in_quick_mode(script: Path):
     lines = [line for line in completed.stdout.splitlines() if line.strip()]
     assert lines and lines[-1].startswith("RESULT "), f"{script.name}: last line {lines[-1:]!r}"
     assert "=" in lines[-1]
+    expected = RESULT_KEYS.get(script.stem)
+    if expected:  # the headline figure first, the others anywhere
+        names = [pair.split("=", 1)[0] for pair in lines[-1].removeprefix("RESULT ").split()]
+        assert names[0] == expected[0] and set(expected) <= set(names), lines[-1]

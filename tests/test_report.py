@@ -148,6 +148,7 @@ def _latest_report(output: Path, task: str) -> dict[str, Any]:
     return reports.read_report(path)
 
 
+@pytest.mark.slow  # the real launcher's run of every sample task
 def test_report_of_every_benchmark_holds_the_runs_numbers_and_valid_plots(
     sample_output: Path, sample_report: Path
 ) -> None:
@@ -268,6 +269,7 @@ def test_report_of_every_benchmark_holds_the_runs_numbers_and_valid_plots(
     assert not re.search(r'(?:src|href)="(?:https?:)?//', page)
 
 
+@pytest.mark.slow  # the real launcher's run of every sample task
 def test_export_leaderboard_files_and_csv(sample_output: Path, tmp_path: Path) -> None:
     with pytest.raises(ReportInputError, match="several hallusionbench leaderboard files"):
         export_leaderboard("hallusionbench", sample_output, tmp_path / "hb.json")
@@ -462,6 +464,7 @@ def _chromium() -> str | None:
     return None
 
 
+@pytest.mark.slow  # the real launcher's run of every sample task
 def test_report_opens_in_headless_chromium_without_console_errors(
     sample_report: Path, tmp_path: Path
 ) -> None:
@@ -496,6 +499,7 @@ def test_report_opens_in_headless_chromium_without_console_errors(
     assert "Uncaught" not in dom.stderr
 
 
+@pytest.mark.slow  # the real launcher's run of every sample task
 def test_host_table_shows_each_number_once_and_no_nan(sample_output: Path) -> None:
     """The host's printed table of a sample run of every benchmark has no NaN cell: cross-task metrics
     (VRB sub-metrics, DARE std over prompts) sit on the groups only (host patch group_only_metrics)."""
@@ -523,6 +527,7 @@ def test_host_table_shows_each_number_once_and_no_nan(sample_output: Path) -> No
     assert "single_accuracy,none" in every["dare_sample_single_gen_p1"]
 
 
+@pytest.mark.slow  # the real launcher's run of every sample task
 def test_group_stderr_in_the_host_results_is_the_pack_bootstrap_of_the_group(sample_output: Path) -> None:
     """A group's Stderr in the host's results is the pack report's bootstrap standard error of the group
     (its records resampled together), not the host's pooled stderr of the member tasks: on the sample run
@@ -551,6 +556,7 @@ _OFFSETS_SCRIPT = (
 )
 
 
+@pytest.mark.slow  # the real launcher's run of every sample task
 def test_screenshots_of_every_section_of_the_report(sample_report: Path, tmp_path: Path) -> None:
     """Headless Chromium over the report: a full-page screenshot cut into one PNG per section (overview,
     contents, each benchmark, provenance), each non-blank; kept in $LMMS_EVAL_TASKS_SCREENSHOTS if set."""

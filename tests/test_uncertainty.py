@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -402,16 +399,3 @@ def test_bad_arguments_raise() -> None:
 def test_units_cover_every_benchmark() -> None:
     assert UNITS["hallusionbench"] == "figure group" and UNITS["vrb"] == "image"
     assert set(UNITS) == {"hallusionbench", "dare", "vrb", "tdiuc", "tallyqa", "dvqa", "vqdv1", "contextual"}
-
-
-# --- the benchmark script ---------------------------------------------------------------------------------
-
-
-def test_benchmark_quick_mode_runs_and_checks_itself() -> None:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "uncertainty.py"
-    done = subprocess.run(
-        [sys.executable, str(path), "--quick"], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    last = done.stdout.strip().splitlines()[-1]
-    assert last.startswith("RESULT seconds=") and " hallusionbench_seconds=" in last
