@@ -62,12 +62,12 @@ def whole_units(schema: Any, dataset: Any, task: str, limit: int | None) -> Any:
     if not kept:
         first = next(iter(members.values()))
         raise RowError(
-            f"{task}: --limit {limit} is smaller than its first {unit.name} ({len(first)} documents, which "
-            f"{unit.why or 'its metrics need together'}); give --limit {len(first)} or more"
+            f"{task}: --limit {limit} is smaller than its first {unit.name} ({len(first)} documents: "
+            f"{unit.why or 'its metrics need them together'}); give --limit {len(first)} or more"
         )
     note = (
-        f"--limit {limit}: rounded down to {len(kept)} documents, {units} whole {unit.name}s of "
-        f"{len(members)} ({unit.why or 'its metrics need every member'})"
+        f"--limit {limit}: rounded down to {len(kept)} documents, {units} of {len(members)} whole "
+        f"{unit.name}s ({unit.why or 'its metrics need every member'})"
     )
     with _lock:
         _NOTES[task] = note

@@ -33,7 +33,8 @@ import os
 import pkgutil
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -232,6 +233,35 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+@contextmanager
+def output_lock(out: Path) -> Iterator[None]:
+    """Hold ``.<out>.prepare.lock`` next to ``out`` for one ``prepare`` call: a second call into the same
+    folder is refused at once in one line (two calls used to stage into one folder and mix their files)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = out.parent / f".{out.name}.prepare.lock"
+    with open(lock_path, "a+", encoding="utf-8") as lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # not POSIX: no lock
+            pass
+        except OSError:
+            raise FileExistsError(
+                f"{out} is being prepared by another `lmms-eval-tasks prepare` (lock {lock_path}); wait for "
+                "it to finish, or give another --out"
+            ) from None
+        yield
+
+
+def rows_digest(dataset: Any) -> str:
+    """SHA-256 of a prepared split's rows without its images: the manifest's ``rows_sha256``, checked when
+    the folder is loaded (a manifest over another call's rows is refused)."""
+    columns = [name for name in dataset.column_names if name != "image"]
+    text = json.dumps(dataset.select_columns(columns).to_dict(), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def write_prepared(
     rows: list[dict[str, Any]],
     image_paths: list[Path],
@@ -244,30 +274,37 @@ def write_prepared(
 ) -> Path:
     """Save ``rows`` plus an ``image`` column (bytes embedded) as ``DatasetDict({split: ...})`` in ``out``.
 
-    Written to ``<out>.partial`` first and renamed, so an interrupted run never leaves a half dataset.
+    Under ``out``'s lock (``output_lock``), staged in a folder of this call's own next to ``out`` and
+    renamed, so an interrupted or concurrent call never leaves a half or mixed dataset; the manifest
+    records the rows' digest (``rows_digest``), which ``load_prepared`` checks.
     """
+    import tempfile
+
     import datasets
 
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out} exists and is not empty (use --overwrite to replace it)")
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    columns: dict[str, list[Any]] = (
-        {name: [row.get(name) for row in rows] for name in rows[0]} if rows else {}
-    )
-    columns["image"] = [str(path.resolve()) for path in image_paths]
-    dataset = datasets.Dataset.from_dict(columns)
-    dataset = dataset.cast_column("image", datasets.Image())
-    datasets.DatasetDict({split: dataset}).save_to_disk(str(staging))
-    (staging / MANIFEST_NAME).write_text(
-        json.dumps({"kind": kind, "split": split, "rows": len(rows), **(manifest or {})}, indent=2) + "\n",
-        encoding="utf-8",
-    )
-    if out.exists():
-        shutil.rmtree(out)
-    staging.rename(out)
+    with output_lock(out):
+        if out.exists() and any(out.iterdir()):
+            if not overwrite:
+                raise FileExistsError(f"{out} exists and is not empty (use --overwrite to replace it)")
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        try:
+            columns: dict[str, list[Any]] = (
+                {name: [row.get(name) for row in rows] for name in rows[0]} if rows else {}
+            )
+            columns["image"] = [str(path.resolve()) for path in image_paths]
+            dataset = datasets.Dataset.from_dict(columns)
+            dataset = dataset.cast_column("image", datasets.Image())
+            datasets.DatasetDict({split: dataset}).save_to_disk(str(staging))
+            facts = {"kind": kind, "split": split, "rows": len(rows), "rows_sha256": rows_digest(dataset)}
+            (staging / MANIFEST_NAME).write_text(
+                json.dumps({**facts, **(manifest or {})}, indent=2) + "\n", encoding="utf-8"
+            )
+            if out.exists():
+                shutil.rmtree(out)
+            staging.rename(out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # gone after the rename; a failed call's leftovers
     return out
 
 
@@ -302,6 +339,14 @@ def load_prepared(kind: str, split: str = "test") -> Any:
     loaded = datasets.load_from_disk(str(folder))
     if split not in loaded:
         raise ValueError(f"{folder} has no {split!r} split (splits: {sorted(loaded)})")
+    rows, digest = manifest.get("rows"), manifest.get("rows_sha256")
+    count = len(loaded[split])
+    if (isinstance(rows, int) and rows != count) or (digest and digest != rows_digest(loaded[split])):
+        raise ValueError(
+            f"{folder}: its manifest ({MANIFEST_NAME}: {rows} rows of {manifest.get('annotations')!r}) does "
+            f"not describe its {count} rows (written by two `prepare` calls at once?); prepare it again with "
+            "--overwrite"
+        )
     return loaded[split]
 
 

@@ -66,6 +66,13 @@ def keep_for_scoring(
     )
 
 
+def note_interrupted(records_path: Path, name: str, step: str, error: BaseException) -> None:
+    """Say in task ``name``'s pending marker that ``step`` was interrupted (SIGTERM, Ctrl-C), so ``report``
+    tells it from a failure; nothing is kept for the launcher's last lines (the process is ending)."""
+    cause = str(error) or type(error).__name__
+    _note_failure(pending_path(records_path.parent, name), step, f"{step} interrupted ({cause})")
+
+
 def _note_failure(marker: Path, step: str, reason: str) -> None:
     """Add the failed step and its reason to a pending marker (best effort: on a full disk it may fail)."""
     from lmms_eval_tasks.reporting.schema import dumps_strict, strict_loads, write_atomically

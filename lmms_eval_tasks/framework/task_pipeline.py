@@ -74,6 +74,10 @@ def score_and_report(
         if records_path is not None:
             saved_records.keep_for_scoring(benchmark.name, name, records_path, len(records), error)
         raise
+    except BaseException as error:  # SIGTERM, Ctrl-C: said in the marker, not taken for a failed scoring
+        if records_path is not None:
+            saved_records.note_interrupted(records_path, name, saved_records.SCORING_STEP, error)
+        raise
     details, provenance = split_provenance(details, len(records), members, source, name)
     provenance["warnings"] = with_count_warnings(  # 6. warnings
         provenance["warnings"], benchmark.count_keys, metrics, details, len(records)
@@ -95,6 +99,10 @@ def score_and_report(
         if records_path is not None:
             step = saved_records.WRITING_STEP
             saved_records.keep_for_scoring(benchmark.name, name, records_path, len(records), error, step)
+        raise
+    except BaseException as error:  # interrupted after scoring succeeded: `score` completes the report
+        if records_path is not None:
+            saved_records.note_interrupted(records_path, name, saved_records.WRITING_STEP, error)
         raise
     return metrics, path
 

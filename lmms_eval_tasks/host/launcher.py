@@ -298,10 +298,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lmms_eval_tasks.host.output_paths import check_output_path
 
         problem = check_output_path(arguments)  # before any heavy import: an unwritable path fails at once
-        problem = problem or run_argument_problem(arguments)  # --limit 0, --num_fewshot 2 on pack tasks
+        problem = problem or run_argument_problem(arguments)  # --limit 0, --num_fewshot 2, pretrained=..
         if problem:
             print(f"lmms_eval: {problem}", file=sys.stderr)
             return 2
+        from lmms_eval_tasks.host.termination import end_on_sigterm_with_cleanup
+
+        end_on_sigterm_with_cleanup()  # SIGTERM as an exception: no .tmp left, the marker says interrupted
     install_pack_tasks()
     host.FAILURES.clear()
     host.HOST_OUTPUTS.clear()
@@ -320,11 +323,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if notice and os.environ.get("LOCAL_RANK", "0") == "0":
             print(notice, file=sys.stderr)
+        from lmms_eval_tasks.host.output_paths import model_folder_problem
+
         problem = (
             check_models(arguments)
             or check_tasks(arguments)
             or check_checkpoints(arguments)
             or check_wordnet(arguments)
+            or model_folder_problem(runs)  # pretrained=.. would write outside --output_path
         )
         if problem:
             print(problem, file=sys.stderr)

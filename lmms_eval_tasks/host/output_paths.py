@@ -62,6 +62,28 @@ def writability_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def model_folder_problem(runs: Sequence[tuple[str, str | None]]) -> str | None:
+    """One line refusing a run whose model folder would leave ``--output_path``, else None.
+
+    lmms-eval 0.7.3 writes into ``<output_path>/<model name>``, the name taken from ``--model_args``
+    (``pretrained=`` and the like) with path separators replaced; ``pretrained=..`` therefore writes the
+    host's results and the pack's reports into the output path's parent. ``runs``: (model, model args).
+    """
+    from lmms_eval_tasks.reporting.schema import model_folder_name
+
+    for _, model_args in runs:
+        if not model_args:
+            continue
+        name = model_folder_name(model_args)
+        if name in (".", ".."):
+            return (
+                f"lmms_eval: --model_args {model_args}: lmms-eval names the results folder after the model "
+                f"({name!r}), which would put them outside --output_path; give the model's folder as an "
+                "absolute path or ending in its own name (e.g. ../my-model); no evaluation was started"
+            )
+    return None
+
+
 def check_output_path(arguments: Sequence[str]) -> str | None:
     """A one-line error when an output path of this command line cannot be written, else None."""
     for path in _named_output_paths(arguments):

@@ -96,7 +96,8 @@ def _run_folders(pack_folder: Path) -> list[Path]:
 
 
 def _pending_notes(folder: Path) -> list[str]:
-    """Why a task of a run folder has no report: its scoring failed (records saved, `score` completes it)."""
+    """Why a task of a run folder has no report: its scoring failed, or its scoring or report write was
+    interrupted, or the process ended unannounced (records saved, `score` completes it)."""
     notes = []
     for marker in sorted(folder.glob(f"*{PENDING_SUFFIX}")):
         task = marker.name[: -len(PENDING_SUFFIX)]
@@ -109,7 +110,9 @@ def _pending_notes(folder: Path) -> list[str]:
         pending = pending if isinstance(pending, dict) else {}
         benchmark = pending.get("benchmark") or "BENCHMARK"
         failure = pending.get("failure")  # "<step> failed: <cause>", noted by the run when a step failed
-        why = f"{failure}" if isinstance(failure, str) and failure else "its scoring failed"
+        # no failure noted: the process ended without saying why (killed); an interrupt or a failure says so
+        ended = "the run ended before its report was written"
+        why = failure if isinstance(failure, str) and failure else ended
         records = folder / f"{task}{reports.SAMPLES_SUFFIX}"
         notes.append(
             f"{folder}: {task}: no report, {why} (records saved); complete it with "

@@ -135,14 +135,23 @@ def write_error(path: Path, error: OSError) -> OSError:
 
 
 def write_bytes_atomically(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` whole or not at all; a failed write raises an OSError naming it."""
-    temporary = target.with_name(target.name + ".tmp")
+    """Write ``data`` to ``target`` whole or not at all, through a temporary file of its own (removed
+    whatever stops the write, SIGTERM included: the launcher turns it into SystemExit); a failed write
+    raises an OSError naming it."""
     try:
-        temporary.write_bytes(data)
-        temporary.replace(target)
+        handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         raise write_error(target, error) from None
+    temporary = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        temporary.replace(target)
+    except BaseException as error:
+        temporary.unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise write_error(target, error) from None
+        raise
 
 
 # ---- provenance --------------------------------------------------------------------------------------
@@ -621,12 +630,64 @@ def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path])
         try:
             index = strict_loads(index_path.read_text(encoding="utf-8"))
             if not isinstance(index, dict) or not isinstance(index.get("tasks"), dict):
-                raise ValueError("not an index")
-        except (OSError, ValueError):
+                raise ValueError("not an index of tasks")
+        except FileNotFoundError:
             index = {"schema_version": SCHEMA_VERSION, "tasks": {}}
+        except (OSError, UnicodeDecodeError, ValueError) as error:  # damaged: kept aside, rebuilt
+            index = _rebuilt_latest(index_path, error)
         index["tasks"][report["task"]] = entry
         index["tasks"] = dict(sorted(index["tasks"].items()))
         write_atomically(index_path, dumps_strict(index, indent=2) + "\n")
+
+
+def _latest_entry(pack_folder: Path, report_path: Path) -> tuple[str, dict[str, Any]] | None:
+    """(task, latest.json entry) of one report file of a run folder, or None when it is not a report."""
+    try:
+        report = strict_loads(report_path.read_text(encoding="utf-8"))
+        task, block = report["task"], report["provenance"]
+        entry = {key: block.get(key) for key in ("timestamp", "model", "model_args")}
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(task, str) or not report_path.name == f"{task}{REPORT_SUFFIX}":
+        return None
+    folder = report_path.parent
+    files = {"report": report_path, "samples": folder / f"{task}{SAMPLES_SUFFIX}"}
+    entry = {"run_id": folder.name, **entry}
+    entry.update(
+        {name: path.relative_to(pack_folder).as_posix() for name, path in files.items() if path.is_file()}
+    )
+    return task, entry
+
+
+def _rebuilt_latest(index_path: Path, error: BaseException) -> dict[str, Any]:
+    """A damaged ``latest.json`` moved aside (``latest.json.damaged-<UTC time>``) and rebuilt from the run
+    folders' reports (each task's newest by timestamp, then run id), with one warning."""
+    from loguru import logger
+
+    pack_folder = index_path.parent
+    moment = datetime.now(UTC).strftime("%Y%m%d_%H%M%S_%f")
+    aside: Path | None = index_path.with_name(f"{index_path.name}.damaged-{moment}")
+    try:
+        index_path.replace(aside)  # type: ignore[arg-type]
+    except OSError:
+        aside = None
+    newest: dict[str, dict[str, Any]] = {}
+    for report_path in sorted(pack_folder.glob(f"*/*{REPORT_SUFFIX}")):
+        found = _latest_entry(pack_folder, report_path)
+        if found is None:
+            continue
+        task, entry = found
+        order = (str(entry.get("timestamp") or ""), entry["run_id"])
+        kept = newest.get(task)
+        if kept is None or order >= (str(kept.get("timestamp") or ""), kept["run_id"]):
+            newest[task] = entry
+    kept_as = f"kept as {aside.name}" if aside is not None else "could not be moved aside"
+    runs = len({entry["run_id"] for entry in newest.values()})
+    logger.warning(
+        f"{index_path}: damaged ({type(error).__name__}: {error}); {kept_as}, rebuilt from the reports of "
+        f"{runs} run folders ({len(newest)} tasks)"
+    )
+    return {"schema_version": SCHEMA_VERSION, "tasks": newest}
 
 
 def write_report_files(
