@@ -100,6 +100,9 @@ def test_one_bit_and_grey() -> None:
 
 
 def test_undecodable_missing_and_absurd_images_name_the_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    from PIL import ImageFile
+
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)  # as lmms-eval sets it when imported
     with pytest.raises(RecordError, match=r"^record row-7: field 'image': cannot be decoded \(Unidentified"):
         load_rgb({"bytes": b"<html>not an image</html>", "path": None}, "row-7")
     truncated = _encoded(Image.new("RGB", (64, 64), (9, 9, 9)))["bytes"][:80]

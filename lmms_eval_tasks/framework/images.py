@@ -10,23 +10,25 @@ column, a PIL image, bytes or a file path) and returns an 8-bit RGB PIL image:
   a viewer shows the image (``convert("RGB")`` shows whatever colour the transparent pixels store, often
   black); ``CMYK``, ``YCbCr`` and the 1-bit and grey modes go through PIL's conversion;
 - an animated image (GIF, APNG, WebP) gives its first frame;
-- the EXIF orientation tag is applied only when the benchmark's official loader applies it
-  (``RowSchema.exif_transpose``; none of the pack's benchmarks does: their official code and the
-  ``datasets`` library open images with ``PIL.Image.open(...).convert("RGB")``);
-- an image that does not decode, or is larger than the corruption engine's pixel limit
-  (``LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS``, default 4096 x 4096; 0 = no limit), is refused with a one-line
-  ``RecordError`` naming the row and the field.
+- the EXIF orientation tag is applied only as the benchmark's official loader does
+  (``RowSchema.exif_transpose``: DARE and HallusionBench, whose Hub data the ``datasets`` library decodes with
+  it; not the benchmarks whose authors open files with ``PIL.Image.open(...).convert("RGB")``);
+- an image that does not decode (a truncated file too, which lmms-eval lets PIL fill with grey), or larger
+  than the corruption engine's pixel limit (``LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS``, default 4096 x 4096;
+  0 = no limit), is refused with a one-line ``RecordError`` naming the row and the field.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import threading
 from typing import Any
 
 from lmms_eval_tasks.framework.input_checks import RecordError
 
 WHITE = (255, 255, 255)
+_STRICT = threading.Lock()  # PIL's LOAD_TRUNCATED_IMAGES is process-wide: one strict decode at a time
 _ALPHA_MODES = ("RGBA", "LA", "PA", "RGBa", "La")
 
 
@@ -74,6 +76,20 @@ def to_rgb(image: Any) -> Any:
     return to_rgb_image(image)  # I;16*, I, F scaled (others refused); 1, L, CMYK, YCbCr through PIL
 
 
+def _load_strictly(image: Any) -> None:
+    """``image.load()`` with truncated files refused: lmms-eval turns PIL's ``LOAD_TRUNCATED_IMAGES`` on
+    when imported, which fills a cut file's missing part with grey and says nothing."""
+    from PIL import ImageFile
+
+    with _STRICT:
+        lenient = ImageFile.LOAD_TRUNCATED_IMAGES
+        ImageFile.LOAD_TRUNCATED_IMAGES = False
+        try:
+            image.load()
+        finally:
+            ImageFile.LOAD_TRUNCATED_IMAGES = lenient
+
+
 def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose: bool = False) -> Any:
     """The image in a dataset row as an 8-bit RGB PIL image, or a one-line ``RecordError`` naming ``row``
     and ``field`` when it is missing, does not decode, is absurdly large or has values no 8-bit image can
@@ -104,7 +120,7 @@ def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose
     try:
         if getattr(image, "n_frames", 1) > 1:
             image.seek(0)  # an animated image: its first frame
-        image.load()
+        _load_strictly(image)
         if exif_transpose:
             image = ImageOps.exif_transpose(image)
         rgb = to_rgb(image)

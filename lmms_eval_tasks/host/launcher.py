@@ -298,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lmms_eval_tasks.host.output_paths import check_output_path
 
         problem = check_output_path(arguments)  # before any heavy import: an unwritable path fails at once
-        problem = problem or run_argument_problem(arguments)  # --limit 0, --num_fewshot 2, pretrained=..
+        problem = problem or run_argument_problem(arguments)  # --limit 0, --num_fewshot 2 on pack tasks
         if problem:
             print(f"lmms_eval: {problem}", file=sys.stderr)
             return 2
