@@ -306,3 +306,65 @@ def test_llava_message_names_what_is_missing_and_both_ways_out() -> None:
     assert "haotian-liu/LLaVA" in message and "transformers==4.37.2" in message
     default = model_availability.unavailable_model_message(status)
     assert "pretrained=llava-hf/llava-1.5-7b-hf" in default  # the wrapper's default checkpoint, mapped
+
+
+@pytest.fixture
+def host_saves(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The tracker's save methods and the record of host outputs, restored after the test."""
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    for name in ("save_results_aggregated", "save_results_samples"):
+        monkeypatch.setattr(EvaluationTracker, name, unwrapped(getattr(EvaluationTracker, name)))
+    outputs: list = []
+    monkeypatch.setattr(host, "HOST_OUTPUTS", outputs)
+    return outputs
+
+
+def _tracker(folder: Path) -> object:
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    tracker = EvaluationTracker(output_path=str(folder))
+    tracker.general_config_tracker.model_name_sanitized = "model"
+    return tracker
+
+
+def test_host_outputs_are_the_files_the_host_wrote_under_the_names_it_chose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host_saves: list
+) -> None:
+    """A host release that renames its results file: the pack checks the file the host wrote (no false
+    failure), and still catches a cut one."""
+    import json
+
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    def save_results_aggregated(self, results, samples, datetime_str):  # noqa: ANN001, ANN202 - renamed file
+        self.date_id = datetime_str.replace(":", "-")
+        path = Path(self.output_path) / f"results-{self.date_id}.json"
+        path.open("w", encoding="utf-8").write(json.dumps(results))
+
+    monkeypatch.setattr(EvaluationTracker, "save_results_aggregated", save_results_aggregated)
+    assert host.apply_patch("host_outputs").state == "applied"
+    tracker = _tracker(tmp_path)
+    tracker.save_results_aggregated({"results": {}}, {}, "2026-12-01T10:00:00")
+    sample = {"arguments": [["q"]], "resps": [["a"]], "filtered_resps": ["a"], "target": "a", "doc": {}}
+    tracker.save_results_samples("toy", [dict(sample), dict(sample)])
+    renamed = tmp_path / "results-2026-12-01T10-00-00.json"
+    samples_file = tmp_path / "model" / "2026-12-01T10-00-00_samples_toy.jsonl"
+    assert host_saves == [("results file", renamed, 0, None), ("samples file of toy", samples_file, 0, 2)]
+    assert host.host_output_problems() == []
+    renamed.write_text('{"results": {', encoding="utf-8")  # cut, as a full disk leaves it
+    (problem,) = host.host_output_problems()
+    assert problem.startswith(f"{renamed}: the host's results file is incomplete (13 bytes")
+
+
+def test_a_host_save_that_writes_nothing_is_a_problem(tmp_path: Path, host_saves: list) -> None:
+    """The host swallows its save errors (a folder it cannot create): no file written fails the run."""
+    assert host.apply_patch("host_outputs").state == "applied"
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("", encoding="utf-8")
+    tracker = _tracker(blocker)
+    tracker.save_results_aggregated({"results": {}}, {}, "2026-12-01T10:00:00")
+    assert host_saves == [("results file", None, 0, None)]
+    assert host.host_output_problems() == [
+        "the host's results file was not written (the host opened no file for it; its log says why)"
+    ]

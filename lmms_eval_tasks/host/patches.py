@@ -260,9 +260,78 @@ def _install_pack_stderr() -> None:
 
 # --- 2b. results and samples files the host fails to write, silently -----------------------------------
 
-# Filled by the host_outputs patch: every results/samples file the host set out to write in this process,
-# as (kind, path or None when the host could not even name it, bytes before the write, samples expected).
+# Filled by the host_outputs patch: every results/samples file the host wrote in this process, as
+# (kind, path or None when the host opened no file for it, bytes before the write, samples expected).
 HOST_OUTPUTS: list[tuple[str, Path | None, int, int | None]] = []
+_WRITES = threading.local()  # .files: {path: size before} while a host save method runs on this thread
+_WRITE_MODES = set("wax+")
+
+
+class _BlockedWrite(PermissionError):
+    """Stops a probe's host save at its first open for writing: a probe writes nothing, full disk or not."""
+
+
+def _record_writes(event: str, arguments: tuple) -> None:
+    """Audit hook: while a wrapped save method runs on this thread, note each file it opens for writing
+    (with its size before), as the host itself names it. Raises only to stop a probe's write."""
+    if event != "open":
+        return
+    try:
+        files = getattr(_WRITES, "files", None)
+        if files is None:
+            return
+        path, mode, flags = arguments
+        if isinstance(path, int) or path is None:
+            return
+        if mode is not None:
+            writing = bool(_WRITE_MODES & set(str(mode)))
+        else:
+            writing = bool(int(flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+        if not writing:
+            return
+        target = Path(os.fsdecode(path)).absolute()
+        files.setdefault(target, _size(target))
+    except Exception:  # noqa: BLE001, S110 - a recording failure must never break the host's write
+        return
+    if getattr(_WRITES, "block", False):
+        raise _BlockedWrite(f"lmms-eval-tasks probe: {target} not written")
+
+
+_audit_installed = False
+
+
+@contextlib.contextmanager
+def written_files(block: bool = False) -> Iterator[dict[Path, int]]:
+    """The files the code run in this block (on this thread) opens for writing: {path: size before}.
+    With ``block`` each such open fails instead (a probe's way to see the names without writing)."""
+    global _audit_installed
+    import sys
+
+    with _lock:
+        if not _audit_installed:  # an audit hook cannot be removed: one for the process, idle off-block
+            sys.addaudithook(_record_writes)
+            _audit_installed = True
+    outer, outer_block = getattr(_WRITES, "files", None), getattr(_WRITES, "block", False)
+    files: dict[Path, int] = {}
+    _WRITES.files, _WRITES.block = files, block
+    try:
+        yield files
+    finally:
+        _WRITES.files, _WRITES.block = outer, outer_block
+        if outer is not None:
+            for path, size in files.items():
+                outer.setdefault(path, size)
+
+
+@contextlib.contextmanager
+def _host_quiet(owner: Any) -> Iterator[None]:
+    """No log lines from the host module of ``owner`` while a probe runs it (they would name probe files)."""
+    module = owner.__module__
+    logger.disable(module)
+    try:
+        yield
+    finally:
+        logger.enable(module)
 
 
 def _probe_host_outputs() -> tuple[str, str]:
@@ -276,14 +345,36 @@ def _probe_host_outputs() -> tuple[str, str]:
         problem = expect_parameters(f"EvaluationTracker.{name}", method, expected)
         if problem:
             return MISMATCH, problem
-    return APPLIES, "EvaluationTracker's save methods wrapped to record the files they were to write"
-
-
-def _host_output_folder(tracker: Any) -> Path | None:
-    output = getattr(tracker, "output_path", None)
-    if not output:
-        return None
-    return Path(output) / str(getattr(tracker.general_config_tracker, "model_name_sanitized", "") or "")
+    # Both save methods of a real tracker, each stopped at its first open for writing (nothing is written):
+    # each must open one file, named for this run's results and the task's samples, in its output folder.
+    sample = {"arguments": [["probe"]], "resps": [["a"]], "filtered_resps": ["a"], "target": "a", "doc": {}}
+    folder = Path(tempfile.gettempdir()).absolute()  # exists: the host's mkdir creates nothing
+    with _host_quiet(EvaluationTracker):
+        tracker = EvaluationTracker(output_path=str(folder))
+        tracker.general_config_tracker.model_name_sanitized = ""
+        with written_files(block=True) as results_files, contextlib.suppress(_BlockedWrite):
+            unwrapped(EvaluationTracker.save_results_aggregated)(tracker, {}, {}, "2020-01-01T00:00:00")
+        with written_files(block=True) as samples_files, contextlib.suppress(_BlockedWrite):
+            unwrapped(EvaluationTracker.save_results_samples)(tracker, "lmms_eval_tasks_probe", [sample])
+    named = [*results_files, *samples_files]
+    if (
+        len(results_files) != 1
+        or len(samples_files) != 1
+        or any(folder not in path.parents for path in named)
+    ):
+        return MISMATCH, (
+            f"EvaluationTracker's save methods opened {[str(path) for path in named]} for one results and "
+            f"one samples file in {folder}"
+        )
+    if "lmms_eval_tasks_probe" not in named[1].name:
+        return (
+            MISMATCH,
+            f"EvaluationTracker.save_results_samples names its file {named[1].name} (no task name)",
+        )
+    return (
+        APPLIES,
+        "EvaluationTracker's save methods wrapped to record the files they write, as the host names them",
+    )
 
 
 def _size(path: Path | None) -> int:
@@ -291,6 +382,16 @@ def _size(path: Path | None) -> int:
         return path.stat().st_size if path is not None else 0
     except OSError:
         return 0
+
+
+def _note_outputs(kind: str, tracker: Any, files: dict[Path, int], expected: int | None) -> None:
+    """Record what one host save wrote (nothing to check when the host was given no output path)."""
+    if not getattr(tracker, "output_path", None) or expected == 0:
+        return
+    if not files:
+        HOST_OUTPUTS.append((kind, None, 0, expected))
+    for path, size_before in files.items():
+        HOST_OUTPUTS.append((kind, path, size_before, expected))
 
 
 def _install_host_outputs() -> None:
@@ -302,19 +403,16 @@ def _install_host_outputs() -> None:
         return
 
     def save_results_aggregated(self: Any, results: dict, samples: dict, datetime_str: str) -> None:
-        folder = _host_output_folder(self)
-        if folder is not None:
-            path = folder / f"{str(datetime_str).replace(':', '-')}_results.json"
-            HOST_OUTPUTS.append(("results file", path, 0, None))
-        return aggregated(self, results, samples, datetime_str)
+        with written_files() as files:
+            output = aggregated(self, results, samples, datetime_str)
+        _note_outputs("results file", self, files, None)
+        return output
 
     def save_results_samples(self: Any, task_name: str, samples: Any) -> None:
-        folder = _host_output_folder(self)
-        if folder is not None:
-            date_id = getattr(self, "date_id", None)
-            path = folder / f"{date_id}_samples_{task_name}.jsonl" if date_id else None
-            HOST_OUTPUTS.append((f"samples file of {task_name}", path, _size(path), len(samples)))
-        return samples_method(self, task_name, samples)
+        with written_files() as files:
+            output = samples_method(self, task_name, samples)
+        _note_outputs(f"samples file of {task_name}", self, files, len(samples))
+        return output
 
     EvaluationTracker.save_results_aggregated = mark(save_results_aggregated, aggregated)
     EvaluationTracker.save_results_samples = mark(save_results_samples, samples_method)
@@ -328,7 +426,9 @@ def host_output_problems() -> list[str]:
     problems = []
     for kind, path, offset, expected in HOST_OUTPUTS:
         if path is None:
-            problems.append(f"the host's {kind} was not written (its results file failed first)")
+            problems.append(
+                f"the host's {kind} was not written (the host opened no file for it; its log says why)"
+            )
             continue
         try:
             with open(path, "rb") as handle:
