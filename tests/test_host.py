@@ -368,3 +368,57 @@ def test_a_host_save_that_writes_nothing_is_a_problem(tmp_path: Path, host_saves
     assert host.host_output_problems() == [
         "the host's results file was not written (the host opened no file for it; its log says why)"
     ]
+
+
+def test_the_text_only_fix_swaps_nothing_on_the_shared_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two calls in flight at once on one chat llava_hf (held together at the processor by a barrier): each
+    passes images=None for its text-only request, and the wrapper's own processor stays in place throughout
+    (the old fix swapped self._image_processor for the length of each call)."""
+    import threading
+    import types
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lmms_eval.api.instance import Instance
+    from lmms_eval.models.chat.llava_hf import LlavaHf
+
+    monkeypatch.setattr(LlavaHf, "generate_until", unwrapped(LlavaHf.generate_until))
+    assert host.apply_patch("llava_hf_text_only").state == "applied"
+    both_inside = threading.Barrier(2, timeout=30)
+    seen: list[tuple[object, object]] = []
+
+    class Stop(Exception):
+        pass
+
+    class Processor:
+        def apply_chat_template(self, *args, **kwargs) -> str:  # noqa: ANN002, ANN003
+            return "user: question?"
+
+        def __call__(self, **kwargs) -> None:  # noqa: ANN003
+            both_inside.wait()
+            seen.append((kwargs["images"], wrapper.__dict__["_image_processor"]))
+            both_inside.wait()
+            raise Stop
+
+    processor = Processor()
+    wrapper = LlavaHf.__new__(LlavaHf)
+    for name, value in {
+        "_rank": 1,
+        "batch_size_per_gpu": 1,
+        "accelerator": types.SimpleNamespace(is_main_process=False),
+        "_image_processor": processor,
+        "task_dict": {"t": {"test": {0: {}}}},
+    }.items():
+        setattr(wrapper, name, value)
+    messages = [{"role": "user", "content": [{"type": "text", "text": "question?"}]}]
+    metadata = {"task": "t", "doc_id": 0, "repeats": 1}
+    arguments = ("q", lambda doc: messages, {}, 0, "t", "test")
+    request = Instance("generate_until", arguments, idx=0, metadata=metadata)
+
+    def call() -> str:
+        with pytest.raises(Stop):
+            wrapper.generate_until([request])
+        return "stopped at the processor"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert list(pool.map(lambda _: call(), range(2))) == ["stopped at the processor"] * 2
+    assert seen == [(None, processor), (None, processor)]

@@ -146,6 +146,54 @@ def test_llava_hf_generate_until_in_process(llava_hf) -> None:
     assert first.text and first.text == again.text  # greedy decoding of fixed weights
 
 
+def _chat_request(question: str, with_image: bool, index: int = 0) -> Any:
+    from lmms_eval.api.instance import Instance
+
+    def doc_to_messages(document):
+        content = [{"type": "image", "url": document["image"]}] if with_image else []
+        return [{"role": "user", "content": [*content, {"type": "text", "text": question}]}]
+
+    return Instance(
+        "generate_until",
+        ("", doc_to_messages, {"max_new_tokens": 8}, 0, "tiny", "test"),
+        idx=index,
+        metadata={"task": "tiny", "doc_id": 0, "repeats": 1},
+    )
+
+
+def test_text_only_requests_are_answered_by_chat_llava_hf_also_concurrently(
+    llava_hf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host passes images=[] for a request without image and answers "" (the error is swallowed); with
+    the pack's fix it answers. Calls from several threads at once on the one wrapper give the answers of
+    sequential calls: the fix swaps nothing on the shared wrapper."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lmms_eval.models.chat.llava_hf import LlavaHf
+
+    from lmms_eval_tasks.host import patches as host
+    from lmms_eval_tasks.host.patch_kit import unwrapped
+
+    monkeypatch.setattr(LlavaHf, "generate_until", unwrapped(LlavaHf.generate_until))
+    llava_hf.task_dict = {"tiny": {"test": {0: _square_doc()}}}
+    text_only = _chat_request("Is the sky blue? Answer yes or no.", with_image=False)
+    with _one_torch_thread():
+        (unfixed,) = llava_hf.generate_until([text_only])
+        assert unfixed.text == "" and unfixed.token_counts is None  # the host bug, swallowed
+        assert host.apply_patch("llava_hf_text_only").state == "applied"
+        processor = llava_hf._image_processor
+        requests = [
+            _chat_request("Is the sky blue?", with_image=index % 2 == 0, index=index) for index in range(6)
+        ]
+        sequential = [llava_hf.generate_until([request])[0].text for request in requests]
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            concurrent = [
+                result[0].text for result in pool.map(lambda r: llava_hf.generate_until([r]), requests)
+            ]
+    assert all(sequential) and concurrent == sequential
+    assert llava_hf._image_processor is processor  # nothing swapped on the shared wrapper
+
+
 def test_llava_loglikelihood_in_process(fixed_llava_hf, tiny_llava_dir: Path) -> None:
     """Loglikelihood on transformers 5, for the host's llava_hf (with the pack's fix) and the pack's LLaVA.
 
