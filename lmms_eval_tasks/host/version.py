@@ -11,7 +11,7 @@ from functools import cache
 
 HOST_DISTRIBUTION = "lmms_eval"
 # The lmms-eval versions the pack supports; must equal the bound in pyproject.toml (a test checks).
-SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.7.4"
+SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.8"
 # The releases every host patch (host/patches.py) was tested on. The version gates no patch (each is gated
 # by its probe); on another version the pack says which patches did not apply.
 TESTED_HOST_VERSIONS: tuple[str, ...] = ("0.7.3",)
