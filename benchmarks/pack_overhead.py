@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from lmms_eval_tasks import TASKS_DIR
-from lmms_eval_tasks.host.task_index import load_yaml, pack_tasks, sample_tasks
+from lmms_eval_tasks.framework.task_index import load_yaml, pack_tasks, sample_tasks
 
 ENVIRONMENT = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 

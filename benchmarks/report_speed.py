@@ -17,8 +17,8 @@ from argparse import Namespace
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks.human_report import write_report_for_runs
 from lmms_eval_tasks.reporting import schema as reports
-from lmms_eval_tasks.reporting.human_report import write_report_for_runs
 from lmms_eval_tasks.tasks.tdiuc.scoring import QUESTION_TYPES
 
 RUNS = 20

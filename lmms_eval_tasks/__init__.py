@@ -11,5 +11,6 @@ __version__ = "0.1.0"
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TASKS_DIR = PACKAGE_DIR / "tasks"
+TASKS_PACKAGE = f"{__name__}.tasks"  # the benchmarks' packages, found by folder (framework.registry)
 
-__all__ = ["__version__", "PACKAGE_DIR", "TASKS_DIR"]
+__all__ = ["__version__", "PACKAGE_DIR", "TASKS_DIR", "TASKS_PACKAGE"]

@@ -104,7 +104,7 @@ def summarise_results(
 
 def pack_reports(folder: Path) -> dict[str, dict[str, Any]]:
     """{task: pack report} of the newest reports under ``folder`` ({} when there is none to read)."""
-    from lmms_eval_tasks.reporting.human_report import ReportInputError, load_runs
+    from lmms_eval_tasks.human_report import ReportInputError, load_runs
 
     try:
         runs = load_runs([folder])
@@ -219,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"per-task reports (judge, verdicts, DARE's robustness table) under {args.output}/*/lmms_eval_tasks/"
     )
     if not failed:
-        from lmms_eval_tasks.reporting.human_report import write_report_for_runs
+        from lmms_eval_tasks.human_report import write_report_for_runs
 
         report_path = write_report_for_runs([args.output / label for label in models], args.output / "report")
         print(f"report (tables, plots, provenance): {report_path}")

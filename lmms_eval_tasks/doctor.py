@@ -127,9 +127,9 @@ def check_wordnet() -> Check:
     Looks only (never downloads): a run installs it on first use (``wordnet.ensure_wordnet``).
     """
     from lmms_eval_tasks.wordnet import (
-        _REQUIRED,
         DEBIAN_WORDNET_DIR,
         FIX_COMMAND,
+        REQUIRED_FILES,
         default_nltk_data_dir,
         ensure_wordnet_on_path,
         found_copy_damage,
@@ -146,7 +146,7 @@ def check_wordnet() -> Check:
 
         synsets = wordnet.synsets("dog")
     except BaseException as error:  # noqa: BLE001 - LookupError, OSError, or a damaged file
-        if all((DEBIAN_WORDNET_DIR / file).is_file() for file in _REQUIRED):
+        if all((DEBIAN_WORDNET_DIR / file).is_file() for file in REQUIRED_FILES):
             return Check(
                 "benchmarks",
                 name,
@@ -276,7 +276,7 @@ def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
 def _benchmark_sources() -> dict[str, list[tuple[tuple[str, str | None, str | None], list[str]]]]:
     """Benchmark -> ((dataset_path, dataset_name, data_files as JSON or None), tasks), from the task YAML."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task, benchmarks
-    from lmms_eval_tasks.host.task_index import pack_tasks, task_config
+    from lmms_eval_tasks.framework.task_index import pack_tasks, task_config
 
     found: dict[str, dict[tuple[str, str | None, str | None], list[str]]] = {
         name: {} for name in benchmarks()

@@ -42,7 +42,7 @@ _DICT_FILES = (
     "sents.vrb",
 )
 # The files a source folder must hold (index.sense is built when missing).
-_REQUIRED = (
+REQUIRED_FILES = (
     "data.noun",
     "index.noun",
     "data.verb",
@@ -53,7 +53,7 @@ _REQUIRED = (
     "index.adv",
 )
 # The files nltk 3.10 opens when it loads WordNet: present in a prepared folder, or it is not prepared.
-NLTK_OPENS = (*_REQUIRED, "index.sense", "adj.exc", "adv.exc", "noun.exc", "verb.exc", "lexnames")
+NLTK_OPENS = (*REQUIRED_FILES, "index.sense", "adj.exc", "adv.exc", "noun.exc", "verb.exc", "lexnames")
 _POS_FILES = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
 _SYNSET_TYPE_NUMBER = {"n": 1, "v": 2, "a": 3, "r": 4, "s": 5}
 _ADJECTIVE_MARKER = re.compile(r"\((?:a|p|ip)\)")
@@ -252,7 +252,7 @@ def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path = 
     destination = target / "corpora" / "wordnet"
     if is_prepared(destination):
         return destination
-    missing = [name for name in _REQUIRED if not (source / name).is_file()]
+    missing = [name for name in REQUIRED_FILES if not (source / name).is_file()]
     if missing:
         raise FileNotFoundError(
             f"WordNet files {missing} not found in {source}; install them with "
@@ -318,7 +318,7 @@ def found_copy_damage() -> str | None:
 
     found = nltk.data.find("corpora/wordnet")
     folder = Path(getattr(found, "path", ""))
-    if folder.is_dir() and all((folder / name).is_file() for name in _REQUIRED):
+    if folder.is_dir() and all((folder / name).is_file() for name in REQUIRED_FILES):
         problem = damage(folder)
         if problem:
             return f"{_DAMAGED} {folder} is damaged ({problem})"
@@ -375,9 +375,9 @@ def ensure_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN
         return f"WordNet found on nltk's path ({folder} first)"
     tried = [found] if found.startswith(_DAMAGED) else []
     own = folder / "corpora" / "wordnet"
-    if own.is_dir() and not is_prepared(own) and all((own / name).is_file() for name in _REQUIRED):
+    if own.is_dir() and not is_prepared(own) and all((own / name).is_file() for name in REQUIRED_FILES):
         _discard(own)  # cut short in the pack's folder: a fresh copy (or nltk's zip beside it) replaces it
-    if all((Path(source) / name).is_file() for name in _REQUIRED):
+    if all((Path(source) / name).is_file() for name in REQUIRED_FILES):
         try:
             prepare_nltk_wordnet(folder, source=source)
         except OSError as error:

@@ -1,4 +1,6 @@
-"""The package's shape: its modules import each other without a cycle, and no two sibling modules have
+"""The package's shape: its modules import each other without a cycle, no two rooms (the top-level
+subpackages and modules: framework, host, reporting, cli, ...) import each other in both directions, no
+module imports a private (``_name``) name or module of another room, and no two sibling modules have
 near-identical names."""
 
 from __future__ import annotations
@@ -103,6 +105,90 @@ def test_the_cycle_finder_finds_function_level_cycles(tmp_path: Path) -> None:
     assert graph[f"{PACKAGE}.room.c"] == {f"{PACKAGE}.room.a"}
     assert find_cycle(graph) == [f"{PACKAGE}.room.a", f"{PACKAGE}.room.b", f"{PACKAGE}.room.a"]
     assert find_cycle({"x": {"y"}, "y": set()}) is None
+
+
+def room_of(module: str) -> str:
+    """The room of a package module: its top-level subpackage or module (``framework``, ``demo``, ...)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "<package>"
+
+
+def room_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(room, room it imports) -> the module imports behind that room import."""
+    edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for source, targets in graph.items():
+        for target in sorted(targets):
+            if room_of(source) != room_of(target):
+                edges.setdefault((room_of(source), room_of(target)), []).append((source, target))
+    return edges
+
+
+def two_way_rooms(graph: dict[str, set[str]]) -> list[str]:
+    """Each pair of rooms importing each other, with the imports of both directions."""
+    edges = room_edges(graph)
+    pairs = []
+    for first, second in sorted(edges):
+        if first < second and (second, first) in edges:
+            shown = [f"{a} -> {b}" for a, b in [*edges[(first, second)], *edges[(second, first)]]]
+            pairs.append(f"{first} <-> {second}: " + "; ".join(shown))
+    return pairs
+
+
+def private_imports(root: Path = PACKAGE_DIR) -> list[str]:
+    """``file:line`` of every import of a private name (or private module) of another room."""
+    modules = package_modules(root)
+    found = []
+    for name, (path, _) in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [(node.module, alias.name) for alias in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [(alias.name, "") for alias in node.names]
+            else:
+                continue
+            for module, imported in targets:
+                if module.split(".")[0] != PACKAGE or room_of(module) == room_of(name):
+                    continue
+                private = [part for part in [*module.split("."), imported] if part.startswith("_")]
+                if any(not part.startswith("__") for part in private):
+                    found.append(
+                        f"{path.relative_to(root.parent)}:{node.lineno}: {module} {imported}".strip()
+                    )
+    return found
+
+
+def test_no_two_rooms_import_each_other() -> None:
+    graph = import_graph()
+    assert room_edges(graph)[("host", "framework")]  # the room graph was really built
+    assert two_way_rooms(graph) == []
+
+
+def test_no_module_imports_a_private_name_of_another_room() -> None:
+    assert private_imports() == []
+
+
+def test_the_room_checks_find_two_way_rooms_and_private_imports(tmp_path: Path) -> None:
+    # room a imports room b at module level, b imports a inside a function, and a private name of a
+    package = tmp_path / PACKAGE
+    for room in ("a", "b"):
+        (package / room).mkdir(parents=True)
+        (package / room / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "a" / "one.py").write_text(f"from {PACKAGE}.b import two\n_hidden = 1\n")
+    (package / "b" / "two.py").write_text(
+        f"def f():\n    from {PACKAGE}.a.one import _hidden\n    return _hidden\n"
+    )
+    (package / "b" / "three.py").write_text(f"import {PACKAGE}.a._inner\n")
+    (package / "a" / "_inner.py").write_text("")
+    graph = import_graph(package)
+    assert two_way_rooms(graph) == [
+        f"a <-> b: {PACKAGE}.a.one -> {PACKAGE}.b.two; {PACKAGE}.b.three -> {PACKAGE}.a._inner; "
+        f"{PACKAGE}.b.two -> {PACKAGE}.a.one"
+    ]
+    assert private_imports(package) == [
+        f"{PACKAGE}/b/three.py:1: {PACKAGE}.a._inner",
+        f"{PACKAGE}/b/two.py:2: {PACKAGE}.a.one _hidden",
+    ]
 
 
 def _edit_distance(first: str, second: str) -> int:

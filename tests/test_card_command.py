@@ -19,6 +19,7 @@ import pytest
 
 from lmms_eval_tasks.host import substitution
 from lmms_eval_tasks.host.substitution import SubstitutionError, check_model_args, resolve_checkpoint
+from lmms_eval_tasks.reporting import model_substitution
 from lmms_eval_tasks.reporting import schema as reports
 from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher, samples_jsonl
 
@@ -82,10 +83,10 @@ def restore_llava_registration() -> Iterator[None]:
     from lmms_eval.models import MODEL_REGISTRY_V2
 
     manifest = MODEL_REGISTRY_V2.get_manifest("llava")
-    saved = substitution._active
+    saved = model_substitution.active()
     yield
     MODEL_REGISTRY_V2.register_manifest(manifest, overwrite=True)
-    substitution._active = saved
+    model_substitution.set_active(saved)
 
 
 def test_prepare_substitutes_and_the_opt_out_refuses(

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from loguru import logger
 
+from lmms_eval_tasks.framework.task_index import host_task_entries
 from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import version as host_versions
 from lmms_eval_tasks.host.patch_kit import unwrapped
-from lmms_eval_tasks.host.task_index import host_task_entries
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -235,14 +235,16 @@ def test_the_task_index_fingerprint_includes_the_host_version(
 ) -> None:
     import shutil
 
-    from lmms_eval_tasks.host.task_index import load_host_index, write_host_index, yaml_fingerprint
+    from lmms_eval_tasks.framework.task_index import load_host_index, write_host_index, yaml_fingerprint
 
     copy = tmp_path / "tasks"
     shutil.copytree(host.TASKS_DIR / "hallusionbench", copy / "hallusionbench")
     index_file = write_host_index(copy, tmp_path / "index.json")
     written_for = yaml_fingerprint(copy)
     assert load_host_index(copy, index_file) is not None
-    monkeypatch.setattr(host_versions, "host_version", lambda: "0.7.4")
+    from lmms_eval_tasks.reporting import schema
+
+    monkeypatch.setattr(schema, "host_version", lambda: "0.7.4")
     assert yaml_fingerprint(copy) != written_for
     assert load_host_index(copy, index_file) is None  # another host: the launcher lets it parse the YAML
 

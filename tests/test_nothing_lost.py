@@ -158,7 +158,7 @@ def test_a_host_save_on_a_full_disk_fails_the_run_naming_the_file(tmp_path):
 def test_every_model_and_every_model_args_of_one_output_folder_is_a_run_in_the_report(tmp_path):
     from argparse import Namespace
 
-    from lmms_eval_tasks.reporting.human_report import load_runs
+    from lmms_eval_tasks.human_report import load_runs
     from lmms_eval_tasks.reporting.schema import build_report, run_dir, write_report_files
 
     output = tmp_path / "out"

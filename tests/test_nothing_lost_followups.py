@@ -14,9 +14,9 @@ from fake_openai import FakeOpenAIServer, isolate_judge_env
 from lmms_eval_tasks.framework import saved_records, task_pipeline
 from lmms_eval_tasks.framework.task_pipeline import score_and_report
 from lmms_eval_tasks.host.launcher import saved_records_lines
+from lmms_eval_tasks.human_report import _pending_notes
 from lmms_eval_tasks.judges import JudgingFailed
 from lmms_eval_tasks.reporting import schema
-from lmms_eval_tasks.reporting.human_report import _pending_notes
 from lmms_eval_tasks.tasks.contextual.hooks import HOOKS
 
 KEY = "sk-followup-secret-123456"

@@ -19,14 +19,14 @@ from PIL import Image
 from lmms_eval_tasks.cli import main as cli_main
 from lmms_eval_tasks.demo import sample_tasks
 from lmms_eval_tasks.framework.registry import benchmarks
-from lmms_eval_tasks.reporting import schema as reports
-from lmms_eval_tasks.reporting.human_report import (
+from lmms_eval_tasks.human_report import (
     ReportInputError,
     export_csv,
     export_leaderboard,
     load_runs,
     write_report_for_runs,
 )
+from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.sections import fmt
 from tests.helpers import run_launcher, toy_schema
 

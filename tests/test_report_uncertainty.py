@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from lmms_eval_tasks.reporting.human_report import write_report_for_runs
+from lmms_eval_tasks.human_report import write_report_for_runs
 from lmms_eval_tasks.reporting.sections import NOT_SIGNIFICANT, significance_marks
 from tests.test_report import crafted_run, html_images, md_tables, row
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks import TASKS_DIR
-from lmms_eval_tasks.host.task_index import pack_names, pack_tasks, sample_tasks
+from lmms_eval_tasks.framework.task_index import pack_names, pack_tasks, sample_tasks
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +56,13 @@ def _resolved(index: dict) -> dict:
 def test_precomputed_index_matches_what_the_host_parses() -> None:
     """The launcher's shipped `host_index.json` is fresh: equal to the host indexing the YAML files now.
 
-    After editing task YAML, regenerate it with `python -m lmms_eval_tasks.host.task_index`.
+    After editing task YAML, regenerate it with `python -m lmms_eval_tasks.framework.task_index`.
     """
-    from lmms_eval_tasks.host.task_index import build_host_index, load_host_index
+    from lmms_eval_tasks.framework.task_index import build_host_index, load_host_index
 
     shipped = load_host_index()
     assert shipped is not None, (
-        "host_index.json is missing or stale: run `python -m lmms_eval_tasks.host.task_index`"
+        "host_index.json is missing or stale: run `python -m lmms_eval_tasks.framework.task_index`"
     )
     assert _resolved(shipped) == _resolved(build_host_index())
 
@@ -70,7 +70,7 @@ def test_precomputed_index_matches_what_the_host_parses() -> None:
 def test_a_stale_precomputed_index_is_ignored(tmp_path: Path) -> None:
     import shutil
 
-    from lmms_eval_tasks.host.task_index import load_host_index, write_host_index
+    from lmms_eval_tasks.framework.task_index import load_host_index, write_host_index
 
     copy = tmp_path / "tasks"
     shutil.copytree(TASKS_DIR / "hallusionbench", copy / "hallusionbench")

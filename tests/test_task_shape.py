@@ -9,6 +9,7 @@ import pytest
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.framework import registry
 from lmms_eval_tasks.framework.registry import Benchmark, benchmarks
+from lmms_eval_tasks.framework.task_index import load_yaml, pack_tasks
 from lmms_eval_tasks.framework.taskgen import (
     GroupYaml,
     TaskYaml,
@@ -21,7 +22,6 @@ from lmms_eval_tasks.framework.taskgen import (
     stale,
     templated_files,
 )
-from lmms_eval_tasks.host.task_index import load_yaml, pack_tasks
 from tests.helpers import toy_schema
 
 

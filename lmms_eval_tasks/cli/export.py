@@ -20,7 +20,7 @@ LEADERBOARDS = ("hallusionbench", "contextual")
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.reporting.human_report import ReportInputError, export_csv, export_leaderboard
+    from lmms_eval_tasks.human_report import ReportInputError, export_csv, export_leaderboard
 
     prog = "lmms-eval-tasks export"
     try:

@@ -10,7 +10,7 @@ from lmms_eval_tasks import TASKS_DIR
 
 
 def _command_tasks(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.host.task_index import pack_tasks
+    from lmms_eval_tasks.framework.task_index import pack_tasks
 
     entries = pack_tasks()
     if args.json:

@@ -16,7 +16,7 @@ from typing import Any
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.reporting.human_report import ReportInputError, write_report_for_runs
+    from lmms_eval_tasks.human_report import ReportInputError, write_report_for_runs
 
     skipped: list[str] = []
     try:

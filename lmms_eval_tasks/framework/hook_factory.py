@@ -87,7 +87,7 @@ def _include_paths(args: Any) -> list[Path]:
 
 def group_members(group: str, args: Any = None) -> list[str]:
     """The member tasks of a group, from its YAML in the pack or in the run's ``--include_path`` folders."""
-    from lmms_eval_tasks.host.task_index import load_yaml, pack_tasks
+    from lmms_eval_tasks.framework.task_index import load_yaml, pack_tasks
 
     for folder in [TASKS_DIR, *_include_paths(args)]:
         for entry in pack_tasks(folder):
@@ -95,6 +95,19 @@ def group_members(group: str, args: Any = None) -> list[str]:
                 members = load_yaml((folder / entry.path).resolve()).get("task") or []
                 return [member if isinstance(member, str) else member.get("task", "") for member in members]
     raise KeyError(f"{group!r} is neither a pack group nor a group under the run's --include_path")
+
+
+def note_group_members(group: str, members: Sequence[str], args: Any = None) -> None:
+    """Tell ``reporting.datasets_read`` the members of ``group`` and of its subgroups: a group report's
+    provenance lists the datasets its members read."""
+    from lmms_eval_tasks.reporting import datasets_read
+
+    datasets_read.record_group(group, members)
+    for member in members:
+        try:
+            note_group_members(member, group_members(member, args), args)
+        except KeyError:  # a task, not a group
+            continue
 
 
 class TaskHooks:
@@ -162,10 +175,10 @@ class TaskHooks:
         def process_docs(dataset: Any) -> Any:
             from lmms_eval_tasks.framework.cuts import prepared_rows
             from lmms_eval_tasks.framework.dataset_contract import checked_rows
-            from lmms_eval_tasks.host.patches import loading_task
             from lmms_eval_tasks.reporting import datasets_read
 
-            datasets_read.record(task, datasets_read.describe(dataset, loading_task()), replace=True)
+            loading = datasets_read.loading_task()
+            datasets_read.record(task, datasets_read.describe(dataset, loading), replace=True)
             if self.prepare_docs is not None:  # the contract first: prepare_docs reads the rows too
                 loaded = dataset
                 dataset = self.prepare_docs(checked_rows(self.benchmark, dataset, task), task)
@@ -270,6 +283,7 @@ class TaskHooks:
         except KeyError as error:
             where = f"{self.benchmark}: aggregation of {group}'s {metric!r}"
             raise ValueError(f"{where}: {error.args[0]}") from None
+        note_group_members(group, members, args)
         kept = state.records_of(members)
         if not kept:
             logger.warning(f"{group}: no member task records were registered; {metric} is NaN")

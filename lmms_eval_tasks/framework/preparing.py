@@ -534,11 +534,11 @@ def preparers() -> dict[str, Preparer]:
     """Every dataset kind, from the ``PREPARERS`` lists of ``lmms_eval_tasks.tasks.<package>.prepare``."""
     global _preparers
     if _preparers is None:
-        from lmms_eval_tasks import tasks as tasks_package
+        from lmms_eval_tasks import TASKS_DIR, TASKS_PACKAGE
 
         found: dict[str, Preparer] = {}
-        for info in sorted(pkgutil.iter_modules(tasks_package.__path__), key=lambda item: item.name):
-            module_name = f"{tasks_package.__name__}.{info.name}.prepare"
+        for info in sorted(pkgutil.iter_modules([str(TASKS_DIR)]), key=lambda item: item.name):
+            module_name = f"{TASKS_PACKAGE}.{info.name}.prepare"
             if not info.ispkg or importlib.util.find_spec(module_name) is None:
                 continue
             try:

@@ -181,13 +181,15 @@ _registered: dict[str, Benchmark] = {}
 
 
 def _discover() -> dict[str, Benchmark]:
-    from lmms_eval_tasks import tasks as tasks_package
+    """Every ``BENCHMARK`` of a package in the tasks folder (found by folder: the registry imports no
+    benchmark by name)."""
+    from lmms_eval_tasks import TASKS_DIR, TASKS_PACKAGE
 
     found: dict[str, Benchmark] = {}
-    for module_info in sorted(pkgutil.iter_modules(tasks_package.__path__), key=lambda info: info.name):
+    for module_info in sorted(pkgutil.iter_modules([str(TASKS_DIR)]), key=lambda info: info.name):
         if not module_info.ispkg:
             continue
-        module = importlib.import_module(f"{tasks_package.__name__}.{module_info.name}")
+        module = importlib.import_module(f"{TASKS_PACKAGE}.{module_info.name}")
         benchmark = getattr(module, "BENCHMARK", None)
         if benchmark is None:
             continue

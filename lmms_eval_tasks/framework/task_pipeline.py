@@ -27,6 +27,7 @@ from loguru import logger
 from lmms_eval_tasks.framework import saved_records
 from lmms_eval_tasks.framework.count_warnings import with_count_warnings
 from lmms_eval_tasks.framework.registry import get_benchmark
+from lmms_eval_tasks.framework.run_state import current_run
 from lmms_eval_tasks.reporting import schema
 
 # Keys of a scorer's details that go to the report's provenance block (see reporting.schema.build_report).
@@ -89,6 +90,7 @@ def score_and_report(
         args=args,
         details=details,
         settings=settings,
+        paper_judge_model=benchmark.paper_judge_model,
         **provenance,
     )
     if completing is not None and completing.get("command_line") is not None:
@@ -201,7 +203,7 @@ def write_task_files(
 def output_dir(args: Any) -> Path | None:
     """This run's pack folder ``<output_path>/<model_name_sanitized>/lmms_eval_tasks/<run_id>`` (created),
     or None (Python API, or no output path given). See ``reporting.schema.run_dir`` and docs/reports.md."""
-    return schema.run_dir(args)
+    return schema.run_dir(args, current_run(args))
 
 
 def write_report(

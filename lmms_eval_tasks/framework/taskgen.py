@@ -523,7 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(files[path])
         print(f"wrote {path.relative_to(REPOSITORY_ROOT)}")
-    from lmms_eval_tasks.host.task_index import write_host_index
+    from lmms_eval_tasks.framework.task_index import write_host_index
 
     write_host_index()
     print(f"{len(files)} generated files, {len(changed)} rewritten; host task index refreshed")

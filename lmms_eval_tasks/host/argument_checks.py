@@ -27,7 +27,7 @@ def _pack_names() -> set[str]:
     try:
         entries = json.loads((TASKS_DIR / "host_index.json").read_text(encoding="utf-8"))["entries"]
     except (OSError, ValueError, KeyError):
-        from lmms_eval_tasks.host.task_index import pack_names
+        from lmms_eval_tasks.framework.task_index import pack_names
 
         return pack_names()
     return set(entries)

@@ -21,7 +21,6 @@ import contextlib
 import functools
 import os
 import tempfile
-import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -31,6 +30,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.framework.task_index import load_host_index
 from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import version
 from lmms_eval_tasks.host.patch_kit import (
@@ -47,7 +47,6 @@ from lmms_eval_tasks.host.patch_kit import (
     spying,
     unwrapped,
 )
-from lmms_eval_tasks.host.task_index import load_host_index
 
 _lock = probe_lock
 
@@ -706,25 +705,6 @@ def _install_run_context() -> None:
 
 # --- 7. the task whose dataset is loading, for process_docs that need a sibling split ---------------------
 
-_LOADING_TASK = threading.local()
-
-
-def loading_task() -> Any | None:
-    """The host task whose ``download`` (dataset load and ``process_docs``) is running, or None."""
-    stack = getattr(_LOADING_TASK, "stack", None)
-    return stack[-1] if stack else None
-
-
-def loading_task_dataset() -> Any | None:
-    """The DatasetDict the host just loaded for the task whose ``process_docs`` is running, or None.
-
-    Set by the ``task_dataset_context`` patch around ``ConfigurableTask.download``: the splits come from the
-    task's own ``dataset_path``/``dataset_kwargs``, so a hook reading a sibling split (HallusionBench's
-    ``non_image``) follows a mirror or a local copy the user configured.
-    """
-    return getattr(loading_task(), "dataset", None)
-
-
 @contextlib.contextmanager
 def _quiet_datasets() -> Iterator[None]:
     """No ``datasets`` progress bars while a probe loads its one-line dataset."""
@@ -748,7 +728,8 @@ def _probe_task_dataset_context() -> tuple[str, str]:
     if problem:
         return MISMATCH, problem
     # A two-split local dataset through the host's download: process_docs must run while self.dataset holds
-    # every split the host loaded (what loading_task_dataset() hands to a hook reading a sibling split).
+    # every split the host loaded (what datasets_read.loading_task_dataset() hands to a hook reading a
+    # sibling split).
     seen: list[Any] = []
     task = ConfigurableTask.__new__(ConfigurableTask)
 
@@ -787,19 +768,16 @@ def _install_task_dataset_context() -> None:
         return
 
     def download(self: Any, dataset_kwargs: Any = None) -> Any:
-        stack = _LOADING_TASK.__dict__.setdefault("stack", [])
-        stack.append(self)
-        try:
-            from lmms_eval_tasks.framework.registry import benchmark_for_task
-            from lmms_eval_tasks.host.hub_cache import full_cache_kwargs
+        from lmms_eval_tasks.framework.registry import benchmark_for_task
+        from lmms_eval_tasks.host.hub_cache import full_cache_kwargs
+        from lmms_eval_tasks.reporting import datasets_read
 
+        with datasets_read.loading(self):  # read by process_docs (``datasets_read.loading_task``)
             if benchmark_for_task(str(getattr(self.config, "task", ""))) is not None:
                 whole = full_cache_kwargs(self.DATASET_PATH, self.DATASET_NAME, dataset_kwargs)
                 if whole is not None:  # the host's own cache of the whole dataset (VRB: VQAv2) serves it
                     self.pack_dataset_kwargs = dataset_kwargs = whole
             return original(self, dataset_kwargs)
-        finally:
-            stack.pop()
 
     download.__doc__ = original.__doc__
     ConfigurableTask.download = mark(download, original)

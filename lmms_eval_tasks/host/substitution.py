@@ -16,11 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
+from lmms_eval_tasks.reporting import model_substitution
+from lmms_eval_tasks.reporting.model_substitution import (  # noqa: F401  (the record lives in reporting)
+    USED_CLASS,
+    active,
+    deviation,
+    record_checkpoint,
+)
 
 NO_SUBSTITUTION_ENV = "LMMS_EVAL_TASKS_NO_SUBSTITUTION"
 ASKED_MODEL = "llava"
 USED_MODEL = "llava_transformers"
-USED_CLASS = "lmms_eval_tasks.models.llava_transformers.LlavaTransformers"
 
 _ORIGINAL_ORGANISATION = "liuhaotian/"
 
@@ -52,7 +58,6 @@ CONVERSATION_SYSTEMS: dict[str, str] = {
 }
 DEFAULT_CONV_TEMPLATE = "vicuna_v1"
 
-_active: dict[str, Any] | None = None
 
 
 class SubstitutionError(ValueError):
@@ -150,41 +155,21 @@ def check_model_args(arguments: Mapping[str, Any]) -> None:
     resolve_checkpoint(None if arguments.get("pretrained") is None else str(arguments["pretrained"]))
 
 
-def active() -> dict[str, Any] | None:
-    """The substitution this process made (``asked``, ``used``, ``checkpoint``, ...), or None."""
-    return None if _active is None else dict(_active)
-
-
-def record_checkpoint(asked_checkpoint: str, checkpoint: str) -> None:
-    """Called by the pack's model when built under a substitution: the checkpoint actually loaded."""
-    if _active is not None:
-        _active.update(asked_checkpoint=asked_checkpoint, checkpoint=checkpoint)
-
-
-def deviation(record: Mapping[str, Any]) -> str:
-    """The provenance deviation line for a substitution record."""
-    return (
-        f"--model {record['asked']} was served by {record['used']} ({USED_CLASS}) on checkpoint "
-        f"{record.get('checkpoint')}: the original LLaVA code did not import; image preprocessing and "
-        f"tokenization differ slightly from the original (models.md in the pack's documentation)"
-    )
-
-
 def register(checkpoint: str | None, asked_checkpoint: str | None) -> dict[str, Any]:
     """Point the host registry's ``llava`` at the pack's model and remember the substitution."""
-    global _active
     from lmms_eval.models import MODEL_REGISTRY_V2
     from lmms_eval.models.registry_v2 import ModelManifest
 
     manifest = ModelManifest(model_id=ASKED_MODEL, simple_class_path=USED_CLASS)
     MODEL_REGISTRY_V2.register_manifest(manifest, overwrite=True)
-    _active = {
+    record = {
         "asked": ASKED_MODEL,
         "used": USED_MODEL,
         "checkpoint": checkpoint,
         "asked_checkpoint": asked_checkpoint,
     }
-    return dict(_active)
+    model_substitution.set_active(record)
+    return dict(record)
 
 
 def prepare(

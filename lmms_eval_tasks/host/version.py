@@ -1,7 +1,7 @@
 """Which lmms-eval is installed, which versions the pack supports, and which its host patches were tested on.
 
 ``host_version()`` is the single seam tests replace to simulate another host: the patches
-(``host/patches.py``), the task-index fingerprint (``host/task_index.py``) and ``doctor`` all read the
+(``host/patches.py``), the task-index fingerprint (``framework/task_index.py``) and ``doctor`` all read the
 version through this module's attribute.
 """
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,35 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _LOCAL_BUILDERS = {"parquet", "json", "csv", "arrow", "text", "imagefolder", "audiofolder"}
 _lock = threading.Lock()
 _READ: dict[str, list[dict[str, Any]]] = {}
+_GROUPS: dict[str, list[str]] = {}  # group -> its member tasks, noted when the group is scored
+_LOADING = threading.local()  # the host tasks whose ``download`` runs in this thread, innermost last
+
+
+@contextmanager
+def loading(task: Any) -> Iterator[None]:
+    """Mark host task ``task`` as loading its dataset (and running ``process_docs``) in this thread; set by
+    the ``task_dataset_context`` host patch around ``ConfigurableTask.download``."""
+    stack = _LOADING.__dict__.setdefault("stack", [])
+    stack.append(task)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def loading_task() -> Any | None:
+    """The host task whose ``download`` (dataset load and ``process_docs``) is running, or None."""
+    stack = getattr(_LOADING, "stack", None)
+    return stack[-1] if stack else None
+
+
+def loading_task_dataset() -> Any | None:
+    """The DatasetDict the host just loaded for the task whose ``process_docs`` is running, or None.
+
+    The splits come from the task's own ``dataset_path``/``dataset_kwargs``, so a hook reading a sibling
+    split (HallusionBench's ``non_image``) follows a mirror or a local copy the user configured.
+    """
+    return getattr(loading_task(), "dataset", None)
 
 
 def _cache_file(dataset: Any) -> Path | None:
@@ -80,18 +111,20 @@ def datasets_read(task: str) -> list[dict[str, Any]]:
     return found
 
 
-def _members(group: str) -> list[str]:
-    """The member tasks/groups of a pack group (from the task YAML index), [] for anything else."""
-    from lmms_eval_tasks.host.task_index import pack_tasks, task_config
+def record_group(group: str, members: Sequence[str]) -> None:
+    """Note ``group``'s member tasks (its group aggregation does, before its report is built)."""
+    with _lock:
+        _GROUPS[group] = list(members)
 
-    for entry in pack_tasks():
-        if entry.name == group and entry.kind == "group":
-            members = task_config(entry).get("task") or []
-            return [member if isinstance(member, str) else str(member.get("task")) for member in members]
-    return []
+
+def _members(group: str) -> list[str]:
+    """The member tasks/groups noted for a group (``record_group``), [] for anything else."""
+    with _lock:
+        return list(_GROUPS.get(group, []))
 
 
 def clear() -> None:
     """Forget everything recorded (tests)."""
     with _lock:
         _READ.clear()
+        _GROUPS.clear()

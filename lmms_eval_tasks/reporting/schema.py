@@ -246,12 +246,10 @@ def model_folder_name(model_args: Any) -> str:
         return ""
 
 
-def judge_deviation(benchmark: str, judge: Mapping[str, Any] | None) -> str | None:
-    """The deviation line when ``judge`` is not the paper's judge model (``Benchmark.paper_judge_model``);
-    None when it is (the bare name or a dated snapshot such as gpt-4-0613), or nothing was judged."""
-    from lmms_eval_tasks.framework.registry import benchmarks
-
-    paper = getattr(benchmarks().get(benchmark), "paper_judge_model", None)
+def judge_deviation(paper: str | None, judge: Mapping[str, Any] | None) -> str | None:
+    """The deviation line when ``judge`` is not the paper's judge model ``paper`` (the benchmark's
+    ``paper_judge_model``); None when it is (the bare name or a dated snapshot such as gpt-4-0613), or
+    nothing was judged."""
     model = None if not judge else judge.get("model")
     if not paper or not model or re.fullmatch(re.escape(paper) + r"(-\d{4})?", str(model)):
         return None
@@ -286,7 +284,7 @@ def provenance(
     limit = recorded_limit(args)  # null for a full run, the host's -1 included
     deviations = [*argument_deviations(args, task), *deviations]  # --limit (rounded?), --gen_kwargs
     model = getattr(args, "model", None) if args is not None else None
-    from lmms_eval_tasks.host import substitution
+    from lmms_eval_tasks.reporting import model_substitution as substitution
 
     substituted = substitution.active()  # `--model llava` served by the pack's LLaVA (docs/models.md)
     if substituted is not None and model is not None and str(model) != substituted["asked"]:
@@ -350,12 +348,14 @@ def build_report(
     pack_seeds: Mapping[str, Any] | None = None,
     deviations: Sequence[str] = (),
     warnings: Sequence[str] = (),
+    paper_judge_model: str | None = None,
 ) -> dict[str, Any]:
     """A schema-valid report for one task (or group) of one benchmark.
 
     ``metrics`` must be flat (name -> number, bool, string or None; NaN/inf become null); ``details`` holds
     benchmark-specific structures (tables, judge usage, unjudged lists). ``args`` is the host's CLI
-    namespace (the aggregation's ``args``) or None.
+    namespace (the aggregation's ``args``) or None. ``paper_judge_model``: the judge of the benchmark's
+    paper (a report judged by another model lists that among its deviations).
     """
     flat: dict[str, Any] = {}
     for name, value in metrics.items():
@@ -377,7 +377,7 @@ def build_report(
                 judge=judge,
                 corruption=corruption,
                 pack_seeds=pack_seeds,
-                deviations=_with_judge_deviation(benchmark, judge, deviations),
+                deviations=_with_judge_deviation(paper_judge_model, judge, deviations),
             )
         ),
         "warnings": [str(warning) for warning in warnings],
@@ -386,9 +386,11 @@ def build_report(
     return report
 
 
-def _with_judge_deviation(benchmark: str, judge: Mapping[str, Any] | None, deviations: Sequence[str]) -> list:
+def _with_judge_deviation(
+    paper: str | None, judge: Mapping[str, Any] | None, deviations: Sequence[str]
+) -> list:
     """``deviations`` plus the judge-model line (``judge_deviation``) unless one already names the judge."""
-    line = judge_deviation(benchmark, judge)
+    line = judge_deviation(paper, judge)
     listed = list(deviations)
     if line is None or any("judge instead of the paper" in item for item in listed):
         return listed
@@ -559,21 +561,18 @@ def model_dir(args: Any) -> Path | None:
     return folder / PACK_FOLDER
 
 
-def run_dir(args: Any) -> Path | None:
+def run_dir(args: Any, state: Any = None) -> Path | None:
     """This run's own folder ``<model_dir>/<run_id>``, created on first use and never reused by another run.
 
     ``run_id`` is the host's date id of the evaluation (pairing the folder with ``<date_id>_results.json``),
-    recorded in the run's state by the ``run_context`` host patch (``framework/run_state.py``); outside a host
-    evaluation it is the current UTC time. A folder already holding another run's files gets a ``-2``,
-    ``-3``... suffix.
+    recorded in the run's state (``state``, a ``framework.run_state.RunState``) by the ``run_context`` host
+    patch; without a state, or outside a host evaluation, it is the current UTC time. A folder already
+    holding another run's files gets a ``-2``, ``-3``... suffix.
     """
-    from lmms_eval_tasks.framework.run_state import current_run
-
     base = model_dir(args)
     if base is None:
         return None
-    state = current_run(args)
-    if state.host:
+    if state is not None and state.host:
         return state.claim_folder(lambda: _claim_new_folder(base, state.run_id))
     # hooks called outside a host evaluation (tests, scripts): one folder per model setup and process
     key = (str(base), getattr(args, "model", None), model_args_text(getattr(args, "model_args", None)))

@@ -92,13 +92,13 @@ def _non_image_split(task: str) -> Any:
     Outside the pack's launcher (no ``task_dataset_context`` patch) there is no loaded DatasetDict to read:
     then the default id is loaded, with a warning, since an overridden ``dataset_path`` cannot be seen.
     """
-    from lmms_eval_tasks.host.patches import loading_task, loading_task_dataset
     from lmms_eval_tasks.reporting import datasets_read
 
-    loaded = loading_task_dataset()
+    loaded = datasets_read.loading_task_dataset()
     if loaded is not None:
         if NON_IMAGE_SPLIT in loaded:
-            datasets_read.record(task, datasets_read.describe(loaded[NON_IMAGE_SPLIT], loading_task()))
+            source = datasets_read.loading_task()
+            datasets_read.record(task, datasets_read.describe(loaded[NON_IMAGE_SPLIT], source))
             return loaded[NON_IMAGE_SPLIT]
         raise ValueError(
             f"{task}: the task's dataset has no {NON_IMAGE_SPLIT!r} split (splits: {sorted(loaded)}); "

@@ -1,7 +1,9 @@
-"""Read the pack's task YAML files without the host: names, kinds, descriptions, tags.
+"""Read the pack's task YAML files without the host (names, kinds, descriptions, tags, group members), and
+the precomputed host index the launcher merges into every host task index.
 
-Used by `lmms-eval-tasks tasks`, the demo (which runs every `*_sample` task) and the test that guards
-against name clashes with the host's built-in tasks (the host silently prefers its own on a clash).
+Used by `lmms-eval-tasks tasks`, the demo (which runs every `*_sample` task), the group aggregations (their
+members), `make generate` (which refreshes the host index with the host's own indexer) and the test that
+guards against name clashes with the host's built-in tasks (the host silently prefers its own on a clash).
 """
 
 from __future__ import annotations
@@ -116,10 +118,10 @@ def yaml_fingerprint(tasks_dir: Path = TASKS_DIR) -> str:
     """
     import hashlib
 
-    from lmms_eval_tasks.host import version
+    from lmms_eval_tasks.reporting import schema
 
     digest = hashlib.sha256()
-    digest.update(f"lmms-eval {version.host_version()}".encode() + b"\0")
+    digest.update(f"lmms-eval {schema.host_version()}".encode() + b"\0")
     for path in sorted(tasks_dir.rglob("*")):
         if path.is_file() and (path.suffix == ".yaml" or path.name.endswith("_yaml")):
             digest.update(path.relative_to(tasks_dir).as_posix().encode() + b"\0")

@@ -1,0 +1,39 @@
+"""The model substitution this process made (`--model llava` served by the pack's LLaVA), for every report's
+provenance: ``host/substitution.py`` sets it when it re-registers ``llava``, the pack's model adds the
+checkpoint it loaded, ``schema.provenance`` records it and its deviation line (docs/models.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+USED_CLASS = "lmms_eval_tasks.models.llava_transformers.LlavaTransformers"
+
+_active: dict[str, Any] | None = None
+
+
+def set_active(record: Mapping[str, Any] | None) -> None:
+    """Remember the substitution (``asked``, ``used``, ``checkpoint``, ``asked_checkpoint``), or forget it."""
+    global _active
+    _active = None if record is None else dict(record)
+
+
+def active() -> dict[str, Any] | None:
+    """The substitution this process made (``asked``, ``used``, ``checkpoint``, ...), or None."""
+    return None if _active is None else dict(_active)
+
+
+def record_checkpoint(asked_checkpoint: str, checkpoint: str) -> None:
+    """Called by the pack's model when built under a substitution: the checkpoint actually loaded."""
+    if _active is not None:
+        _active.update(asked_checkpoint=asked_checkpoint, checkpoint=checkpoint)
+
+
+def deviation(record: Mapping[str, Any]) -> str:
+    """The provenance deviation line for a substitution record."""
+    return (
+        f"--model {record['asked']} was served by {record['used']} ({USED_CLASS}) on checkpoint "
+        f"{record.get('checkpoint')}: the original LLaVA code did not import; image preprocessing and "
+        f"tokenization differ slightly from the original (models.md in the pack's documentation)"
+    )
