@@ -5,6 +5,7 @@ shared machinery they need (image corruptions, LLM judges, scoring). Importing t
 heavy libraries (torch, cv2, nltk, openai) are imported lazily by the modules that need them.
 """
 
+import os
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -13,4 +14,14 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 TASKS_DIR = PACKAGE_DIR / "tasks"
 TASKS_PACKAGE = f"{__name__}.tasks"  # the benchmarks' packages, found by folder (framework.registry)
 
-__all__ = ["__version__", "PACKAGE_DIR", "TASKS_DIR", "TASKS_PACKAGE"]
+CACHE_ENV = "LMMS_EVAL_TASKS_CACHE"
+
+
+def cache_root() -> Path:
+    """``$LMMS_EVAL_TASKS_CACHE``, else ``~/.cache/lmms_eval_tasks``: the one root of every pack cache (judge
+    answers, corrupted images, WordNet, ConTextual's images, the tiny LLaVA), read here only."""
+    root = os.environ.get(CACHE_ENV)
+    return Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_tasks"
+
+
+__all__ = ["__version__", "CACHE_ENV", "PACKAGE_DIR", "TASKS_DIR", "TASKS_PACKAGE", "cache_root"]

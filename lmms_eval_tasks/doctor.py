@@ -55,8 +55,9 @@ class Check:
 
 def pack_cache_root() -> Path:
     """``$LMMS_EVAL_TASKS_CACHE``, else ``~/.cache/lmms_eval_tasks`` (where `make setup` builds things)."""
-    root = os.environ.get("LMMS_EVAL_TASKS_CACHE")
-    return Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_tasks"
+    from lmms_eval_tasks import cache_root
+
+    return cache_root()
 
 
 def _first_line(error: BaseException) -> str:

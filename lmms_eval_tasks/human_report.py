@@ -25,6 +25,7 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_tasks.framework.saved_records import PENDING_SUFFIX
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.sections import Block, Entry, Plot, SectionContext, Table, Text, fmt
 from lmms_eval_tasks.reporting.undefined import is_undefined, not_available, uncertainty_of, undefined_reason
@@ -83,9 +84,6 @@ def _pack_folders(path: Path) -> list[Path]:
             f"{path}: no pack reports (no {reports.PACK_FOLDER}/ folder with *_report.json)"
         )
     return found
-
-
-PENDING_SUFFIX = "_pending.json"  # framework.hooks.PENDING_SUFFIX (not imported: hooks is heavier)
 
 
 def _run_folders(pack_folder: Path) -> list[Path]:
@@ -783,23 +781,34 @@ def export_csv(run_dirs: Sequence[str | os.PathLike[str]], out_file: str | os.Pa
     return out
 
 
+def leaderboard_benchmarks() -> list[str]:
+    """The benchmarks whose tasks write leaderboard files (``Benchmark.leaderboard_files``)."""
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    return [name for name, benchmark in benchmarks().items() if benchmark.leaderboard_files]
+
+
+def _leaderboard_patterns(benchmark: str) -> tuple[str, ...]:
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    known = benchmarks().get(benchmark)
+    return known.leaderboard_files if known is not None else ()
+
+
 def _leaderboard_source(run_dir: str | os.PathLike[str], benchmark: str, task: str | None) -> list[Path]:
-    """The leaderboard files a benchmark's tasks wrote under ``run_dir`` (newest run first)."""
+    """The leaderboard files a benchmark's tasks wrote under ``run_dir`` (newest run first): the registry
+    entry's ``leaderboard_files`` and the report's ``details.submission_files``."""
     runs = load_runs([run_dir])
+    patterns = _leaderboard_patterns(benchmark)
     found: list[Path] = []
     for run in runs:
         for name, report in run.reports.items():
             if report["benchmark"] != benchmark or (task is not None and name != task):
                 continue
             folder = run.report_paths[name].parent
-            if benchmark == "hallusionbench":
-                candidates = [folder / name / "HallusionBench_result.json"]
-            elif benchmark == "contextual":
-                files = report.get("details", {}).get("submission_files") or {}
-                candidates = [folder / f"{name}_predictions.json", folder / f"{name}_predictions.csv"]
-                candidates += [Path(path) for path in files.values() if isinstance(path, str)]
-            else:
-                candidates = []
+            files = report.get("details", {}).get("submission_files") or {}
+            candidates = [folder / pattern.format(task=name) for pattern in patterns]
+            candidates += [Path(path) for path in files.values() if isinstance(path, str)]
             found.extend(path for path in candidates if path.is_file())
     return list(dict.fromkeys(found))
 
@@ -807,19 +816,24 @@ def _leaderboard_source(run_dir: str | os.PathLike[str], benchmark: str, task: s
 def export_leaderboard(
     benchmark: str, run_dir: str | os.PathLike[str], out_file: str | os.PathLike[str], task: str | None = None
 ) -> Path:
-    """Copy the leaderboard file a benchmark's task wrote (HallusionBench ``HallusionBench_result.json``,
-    ConTextual ``<task>_predictions.json``/``.csv`` by the extension of ``out_file``) to ``out_file``."""
+    """Copy the leaderboard file a benchmark's task wrote (its registry entry's ``leaderboard_files``, e.g.
+    HallusionBench ``HallusionBench_result.json``) to ``out_file``; when the benchmark writes the file in
+    several formats (ConTextual ``<task>_predictions.json``/``.csv``), the one of ``out_file``'s extension
+    (``.json`` unless it is another of them)."""
     import shutil
 
     out = Path(out_file)
     sources = _leaderboard_source(run_dir, benchmark, task)
-    if benchmark == "contextual":
-        wanted = ".csv" if out.suffix.lower() == ".csv" else ".json"
+    patterns = _leaderboard_patterns(benchmark)
+    formats = {Path(pattern).suffix for pattern in patterns}
+    if len(formats) > 1:
+        wanted = out.suffix.lower() if out.suffix.lower() in formats else ".json"
         sources = [path for path in sources if path.suffix == wanted]
     if not sources:
-        what = {"hallusionbench": "HallusionBench_result.json", "contextual": "<task>_predictions.json/.csv"}
+        names = [Path(pattern.format(task="<task>")).name for pattern in patterns]
+        what = "/".join(names) or "leaderboard file"
         raise ReportInputError(
-            f"{run_dir}: no {what.get(benchmark, 'leaderboard file')} of {benchmark}"
+            f"{run_dir}: no {what} of {benchmark}"
             + (f" task {task}" if task else "")
             + " found (was the task run with --output_path?)"
         )

@@ -119,8 +119,9 @@ def default_nltk_data_dir() -> Path:
     """`$NLTK_DATA` (first entry), else `$LMMS_EVAL_TASKS_CACHE/nltk_data`, else under `~/.cache`."""
     if os.environ.get("NLTK_DATA"):
         return Path(os.environ["NLTK_DATA"].split(os.pathsep)[0])
-    cache = os.environ.get("LMMS_EVAL_TASKS_CACHE") or Path.home() / ".cache" / "lmms_eval_tasks"
-    return Path(cache) / "nltk_data"
+    from lmms_eval_tasks import cache_root
+
+    return cache_root() / "nltk_data"
 
 
 def _data_lines(path: Path):

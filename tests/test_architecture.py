@@ -6,6 +6,7 @@ near-identical names."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,58 @@ def test_no_two_modules_of_a_room_are_near_homonyms(folder: Path) -> None:
         if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()
     )
     assert near_homonyms(names) == [], f"{folder.relative_to(PACKAGE_DIR.parent)}: {names}"
+
+
+ARCHITECTURE_DOC = PACKAGE_DIR.parent / "docs" / "architecture.md"
+WALK_HEADING = "## The walk: one sample through a run, one `score` call"
+WALK_CALL = re.compile(r"`([\w/]+\.py):([\w.]+)`")
+
+
+def walk_calls(text: str) -> list[tuple[str, str]]:
+    """Every ``file:function`` the walk section of docs/architecture.md names, in order."""
+    section = text.split(WALK_HEADING, 1)[1].split("\n## ", 1)[0]
+    return WALK_CALL.findall(section)
+
+
+def defines(path: Path, dotted: str) -> bool:
+    """True when ``path`` defines ``dotted``: a module-level function, class or name, or ``Class.method``."""
+    scope: list[ast.stmt] = ast.parse(path.read_text(encoding="utf-8")).body
+    *owners, name = dotted.split(".")
+    for owner in owners:
+        classes = [node for node in scope if isinstance(node, ast.ClassDef) and node.name == owner]
+        if not classes:
+            return False
+        scope = classes[0].body
+    for node in scope:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(target, ast.Name) and target.id == name for target in targets):
+            return True
+    return False
+
+
+def missing_calls(calls: list[tuple[str, str]], root: Path = PACKAGE_DIR) -> list[str]:
+    """The ``file:function`` calls whose file or function does not exist under ``root``."""
+    return [
+        f"{file}:{name}"
+        for file, name in calls
+        if not (root / file).is_file() or not defines(root / file, name)
+    ]
+
+
+def test_every_call_of_the_architecture_walk_exists() -> None:
+    calls = walk_calls(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+    assert len(calls) >= 30  # the walk was really read: a run and a `score` call, step by step
+    assert ("framework/task_pipeline.py", "score_and_report") in calls
+    assert missing_calls(calls) == []
+
+
+def test_the_walk_check_finds_missing_files_and_functions(tmp_path: Path) -> None:
+    (tmp_path / "room").mkdir()
+    (tmp_path / "room" / "mod.py").write_text("X = 1\ndef f(): pass\nclass C:\n    def m(self): pass\n")
+    text = f"{WALK_HEADING}\n`room/mod.py:f` `room/mod.py:C.m` `room/mod.py:X` `room/mod.py:C.n`\n"
+    text += "`room/mod.py:g` `room/gone.py:f`\n## Next\n`room/mod.py:h`"
+    calls = walk_calls(text)
+    assert len(calls) == 6  # the next section is not part of the walk
+    assert missing_calls(calls, tmp_path) == ["room/mod.py:C.n", "room/mod.py:g", "room/gone.py:f"]

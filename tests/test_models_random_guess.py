@@ -177,7 +177,7 @@ def test_repeats_get_their_own_draws_deterministically() -> None:
 # Answer spaces --------------------------------------------------------------------------------------------
 
 
-def _toy_benchmark(name: str, prefix: str, random_answer: str) -> Benchmark:
+def _toy_benchmark(name: str, random_answer: str) -> Benchmark:
     return Benchmark(
         name=name,
         title=name,
@@ -185,7 +185,6 @@ def _toy_benchmark(name: str, prefix: str, random_answer: str) -> Benchmark:
         scorer="lmms_eval_tasks.no_such_module:score_records",
         record_schema=toy_schema("question"),
         headline_metrics=("accuracy",),
-        task_prefixes=(prefix,),
         random_answer=random_answer,
     )
 
@@ -193,11 +192,11 @@ def _toy_benchmark(name: str, prefix: str, random_answer: str) -> Benchmark:
 @pytest.fixture
 def registered_hook(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Register this module's ``hook_answer`` for tasks starting with ``toy`` (and a decoy shorter prefix)."""
-    registry.register(_toy_benchmark("toy_decoy", "to", "lmms_eval_tasks.no_such_module:random_answer"))
-    registry.register(_toy_benchmark("toy", "toy", f"{__name__}:hook_answer"))
+    registry.register(_toy_benchmark("to", "lmms_eval_tasks.no_such_module:random_answer"))  # a decoy
+    registry.register(_toy_benchmark("toy", f"{__name__}:hook_answer"))
     monkeypatch.setattr(answer_spaces, "_resolved", {})
     yield
-    registry.unregister("toy_decoy")
+    registry.unregister("to")
     registry.unregister("toy")
 
 
@@ -222,7 +221,7 @@ def test_hook_module_with_a_broken_import_is_an_error(
 ) -> None:
     (tmp_path / "broken_hook_module.py").write_text("import not_installed_dependency\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    registry.register(_toy_benchmark("toy", "toy", "broken_hook_module:random_answer"))
+    registry.register(_toy_benchmark("toy", "broken_hook_module:random_answer"))
     monkeypatch.setattr(answer_spaces, "_resolved", {})
     try:
         with pytest.raises(ModuleNotFoundError, match="not_installed_dependency"):

@@ -1,9 +1,9 @@
 """`lmms-eval-tasks export`: leaderboard files and a CSV of every metric, in one place.
 
-- ``export hallusionbench RUN_DIR --out FILE``: the ``HallusionBench_result.json`` a HallusionBench task
-  wrote (the official rows plus ``model_prediction``).
-- ``export contextual RUN_DIR --out FILE``: the ConTextual predictions a submission task
-  (``contextual_test``) wrote; ``FILE`` ending in ``.csv`` copies the CSV, otherwise the JSON.
+- ``export <benchmark> RUN_DIR --out FILE``: the leaderboard file a task of the benchmark wrote (its
+  registry entry's ``leaderboard_files``): HallusionBench's ``HallusionBench_result.json`` (the official
+  rows plus ``model_prediction``), ConTextual's predictions of a submission task (``contextual_test``;
+  ``FILE`` ending in ``.csv`` copies the CSV, otherwise the JSON).
 - ``export csv RUN_DIR... --out FILE``: every metric of every report, a row per run, task and metric.
 
 ``--task`` picks one task when a folder holds several runs of the benchmark.
@@ -16,23 +16,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
-LEADERBOARDS = ("hallusionbench", "contextual")
-
 
 def _run(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.human_report import ReportInputError, export_csv, export_leaderboard
+    from lmms_eval_tasks.human_report import (
+        ReportInputError,
+        export_csv,
+        export_leaderboard,
+        leaderboard_benchmarks,
+    )
 
     prog = "lmms-eval-tasks export"
+    leaderboards = leaderboard_benchmarks()
     try:
         if args.what == "csv":
             path = export_csv(args.run_dirs, args.out)
-        elif args.what in LEADERBOARDS:
+        elif args.what in leaderboards:
             if len(args.run_dirs) != 1:
                 print(f"{prog}: {args.what} takes one RUN_DIR, got {len(args.run_dirs)}", file=sys.stderr)
                 return 2
             path = export_leaderboard(args.what, args.run_dirs[0], args.out, task=args.task)
         else:
-            known = ", ".join((*LEADERBOARDS, "csv"))
+            known = ", ".join((*leaderboards, "csv"))
             print(f"{prog}: nothing to export for {args.what!r}; choose one of {known}", file=sys.stderr)
             return 2
     except ReportInputError as error:
@@ -46,11 +50,11 @@ def register(subparsers: Any) -> None:
     """Add the ``export`` subcommand."""
     parser = subparsers.add_parser(
         "export",
-        help="leaderboard files (hallusionbench, contextual) or a CSV of every metric (csv)",
+        help="a benchmark's leaderboard file (e.g. hallusionbench) or a CSV of every metric (csv)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("what", metavar="BENCHMARK", help="hallusionbench, contextual, or csv")
+    parser.add_argument("what", metavar="BENCHMARK", help="a benchmark with leaderboard files, or csv")
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="harness output folder(s)")
     parser.add_argument("--out", type=Path, required=True, help="output file")
     parser.add_argument("--task", default=None, help="the task whose file to export (when several)")

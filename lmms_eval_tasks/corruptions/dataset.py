@@ -156,8 +156,9 @@ def _map_batch(batch: dict[str, list], image_column: str, spec_record: dict[str,
 
 def default_cache_dir() -> Path:
     """``$LMMS_EVAL_TASKS_CACHE/corruptions``, else ``~/.cache/lmms_eval_tasks/corruptions``."""
-    root = os.environ.get("LMMS_EVAL_TASKS_CACHE") or Path.home() / ".cache" / "lmms_eval_tasks"
-    return Path(root) / "corruptions"
+    from lmms_eval_tasks import cache_root
+
+    return cache_root() / "corruptions"
 
 
 def cache_key(dataset: Any, image_column: str, spec: CorruptionSpec) -> str:

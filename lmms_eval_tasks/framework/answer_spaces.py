@@ -24,10 +24,9 @@ def answer_spaces() -> list[tuple[str, str]]:
     from lmms_eval_tasks.framework.registry import benchmarks
 
     return [
-        (prefix, benchmark.random_answer)
+        (benchmark.name, benchmark.random_answer)
         for benchmark in benchmarks().values()
         if benchmark.random_answer
-        for prefix in benchmark.task_prefixes
     ]
 
 

@@ -87,13 +87,12 @@ def _include_paths(args: Any) -> list[Path]:
 
 def group_members(group: str, args: Any = None) -> list[str]:
     """The member tasks of a group, from its YAML in the pack or in the run's ``--include_path`` folders."""
-    from lmms_eval_tasks.framework.task_index import load_yaml, pack_tasks
+    from lmms_eval_tasks.framework import task_index
 
     for folder in [TASKS_DIR, *_include_paths(args)]:
-        for entry in pack_tasks(folder):
-            if entry.name == group and entry.kind == "group":
-                members = load_yaml((folder / entry.path).resolve()).get("task") or []
-                return [member if isinstance(member, str) else member.get("task", "") for member in members]
+        members = task_index.group_members(group, folder)
+        if members is not None:
+            return members
     raise KeyError(f"{group!r} is neither a pack group nor a group under the run's --include_path")
 
 

@@ -3,10 +3,10 @@
 A benchmark's ``RecordSchema`` (in ``tasks/<benchmark>/__init__.py``, named by ``Benchmark.record_schema``)
 lists its fields (kind, required or optional, null allowed or not, allowed values) and what identifies a
 record. ``validate_records`` checks a record list against it before any scoring: in ``lmms-eval-tasks
-score``, in ``compare`` (each run) and in the harness path (``framework.hooks.TaskHooks``), so every
-benchmark refuses the same bad input the same way. Errors are ``scoring.RecordError``: one line naming the
-record (and its line in the file, when known), the field and the problem. Semantic checks (a DARE answer
-letter, a HallusionBench subcategory of its category) stay in the scorers.
+score``, in ``compare`` (each run) and in the harness path (``task_pipeline.score_and_report``), so
+every benchmark refuses the same bad input the same way. Errors are ``input_checks.RecordError``: one line
+naming the record (and its line in the file, when known), the field and the problem. Semantic checks (a
+DARE answer letter, a HallusionBench subcategory of its category) stay in the scorers.
 
 Light at import: standard library only; choices and identity functions named as ``"module:attr"`` strings
 are imported when a record is checked.

@@ -14,7 +14,7 @@ import importlib
 import pkgutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lmms_eval_tasks.framework.targets import resolve
@@ -68,9 +68,15 @@ class Benchmark:
     - ``judge_needed``: ``judge_needed(task) -> str | None``: None when ``task`` needs no LLM judge, else
       the task that runs the benchmark with the offline rule judge ("" when there is none); the launcher
       and ``score`` refuse such a task before any model loads when no judge endpoint is configured.
+    - ``leaderboard_files``: the files a task writes for the benchmark's leaderboard or submission, relative
+      to the run folder, ``{task}`` standing for the task (HallusionBench's
+      ``{task}/HallusionBench_result.json``); ``lmms-eval-tasks export <benchmark>`` copies one. A scorer
+      may name more in ``details["submission_files"]``.
+    - ``launch_check``: ``check() -> str | None``, run by the launcher before a run of any of the
+      benchmark's tasks: None when this machine is ready, else the one-line fix (TDIUC: WordNet).
     - ``count_keys``: counts a scorer reports (in its metrics, its details or ``details["counts"]``) that
       change a headline number when not zero (unparsed, unjudged, empty predictions, judge replies
-      without a verdict); every non-zero one becomes a report warning (``framework.hooks.count_warnings``).
+      without a verdict); every non-zero one becomes a report warning (``count_warnings.count_warnings``).
     - ``screening``: ``"module:attr"`` naming its ``framework.screening.Screening`` (what outputs that play
       the grader look like for it); ``score_with_details`` counts them into the details and warnings.
     """
@@ -81,7 +87,6 @@ class Benchmark:
     scorer: str
     record_schema: RecordSchema
     headline_metrics: tuple[str, ...]
-    task_prefixes: tuple[str, ...] = ()
     per_question: str | None = None
     random_answer: str | None = None
     sample_tasks: tuple[str, ...] = ()
@@ -99,7 +104,8 @@ class Benchmark:
     row_schema: Any = None  # a dataset_contract.RowSchema (not imported here: that module reads the registry)
     judge_needed: str | None = None
     screening: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    leaderboard_files: tuple[str, ...] = ()
+    launch_check: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():
@@ -109,14 +115,12 @@ class Benchmark:
                 f"benchmark {self.name!r}: {len(self.headline_metrics)} headline metrics "
                 f"(1 to {MAX_HEADLINE_METRICS} allowed)"
             )
-        if not self.task_prefixes:
-            object.__setattr__(self, "task_prefixes", (self.name,))
         if not self.score_task:
             object.__setattr__(self, "score_task", f"{self.scorer.partition(':')[0]}:score_task")
 
     def owns_task(self, task_name: str) -> bool:
-        """True when ``task_name`` starts with one of this benchmark's prefixes."""
-        return any(task_name.startswith(prefix) for prefix in self.task_prefixes)
+        """True when ``task_name`` starts with this benchmark's name (``dare`` owns ``dare_*``)."""
+        return task_name.startswith(self.name)
 
     def validate(self, records: list[dict[str, Any]], **kwargs: Any) -> None:
         """Check ``records`` against the record contract (``records.validate_records``; RecordError)."""
@@ -231,13 +235,9 @@ def get_benchmark(name: str) -> Benchmark:
 
 
 def benchmark_for_task(task_name: str) -> Benchmark | None:
-    """The benchmark owning ``task_name`` (longest matching prefix), or None."""
-    best: tuple[int, Benchmark] | None = None
-    for benchmark in benchmarks().values():
-        for prefix in benchmark.task_prefixes:
-            if task_name.startswith(prefix) and (best is None or len(prefix) > best[0]):
-                best = (len(prefix), benchmark)
-    return best[1] if best else None
+    """The benchmark owning ``task_name`` (the longest benchmark name it starts with), or None."""
+    owners = [benchmark for benchmark in benchmarks().values() if benchmark.owns_task(task_name)]
+    return max(owners, key=lambda benchmark: len(benchmark.name), default=None)
 
 
 def schema_of(benchmark: str) -> RecordSchema:

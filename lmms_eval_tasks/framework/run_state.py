@@ -36,6 +36,19 @@ class RunState:
     _score_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # group name -> the metrics of its last scoring by a group aggregator (``group_stderr`` reads them)
     _group_metrics: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    # name -> a room's configuration, read once per host run (``config``)
+    _config: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def config(self, name: str, read: Callable[[], Any]) -> Any:
+        """``read()`` (a room's or a benchmark's configuration from the environment), read once per host
+        run and kept under ``name``; outside a host evaluation it is read on every call (scripts and tests
+        may change the environment between calls)."""
+        if not self.host:
+            return read()
+        with self._lock:
+            if name not in self._config:
+                self._config[name] = read()
+            return self._config[name]
 
     def add_records(self, task: str, records: list[dict[str, Any]], args: Any = None) -> None:
         """Keep ``task``'s records for its groups (the per-task aggregation calls this before scoring); a

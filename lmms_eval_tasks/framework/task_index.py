@@ -8,6 +8,7 @@ guards against name clashes with the host's built-in tasks (the host silently pr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -87,6 +88,26 @@ def pack_tasks(tasks_dir: Path = TASKS_DIR) -> list[TaskEntry]:
 def task_config(entry: TaskEntry, tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
     """A pack task or group's YAML configuration (``include`` resolved, ``!function`` kept as strings)."""
     return dict(load_yaml((tasks_dir / entry.path).resolve()))
+
+
+def group_members(group: str, tasks_dir: Path = TASKS_DIR) -> list[str] | None:
+    """The member tasks (or groups) a group's YAML under ``tasks_dir`` lists, None when it is no group."""
+    for entry in pack_tasks(tasks_dir):
+        if entry.name == group and entry.kind == "group":
+            members = task_config(entry, tasks_dir).get("task") or []
+            return [member if isinstance(member, str) else str(member.get("task", "")) for member in members]
+    return None
+
+
+def expand_groups(names: Sequence[str], tasks_dir: Path = TASKS_DIR) -> list[str]:
+    """``names`` with each pack group replaced by its member tasks (recursively), each name once."""
+    found: list[str] = []
+    for name in names:
+        members = group_members(name, tasks_dir)
+        for task in [name] if members is None else expand_groups(members, tasks_dir):
+            if task not in found:
+                found.append(task)
+    return found
 
 
 def pack_names(tasks_dir: Path = TASKS_DIR) -> set[str]:

@@ -406,6 +406,7 @@ def prepared_dataset_files(
     descriptions: Mapping[str, str],
     make_sample: Any,
     lower_is_better: Collection[str] = (),
+    source: str | None = None,
     **extra: Any,
 ) -> dict[str, str | bytes]:
     """Generated files of a benchmark (its registry ``Benchmark``) with a prepared-data task (named like the
@@ -413,7 +414,8 @@ def prepared_dataset_files(
     full task's ``process_docs`` loads the folder from ``lmms-eval-tasks prepare`` (the host cannot read a
     folder from an environment variable), so its YAML names a labelled stand-in and says so in a comment.
     Hooks in ``tasks/<name>/hooks.py``; the headline metrics are higher-is-better but ``lower_is_better``;
-    ``extra``: further YAML fields."""
+    ``source``: the generator named in each file's header (default ``tasks/<name>/generate.py``); ``extra``:
+    further YAML fields."""
     folder = f"lmms_eval_tasks/tasks/{benchmark.name}"
     hooks = f"lmms_eval_tasks.tasks.{benchmark.name}.hooks"
     metrics = [(key, key not in lower_is_better) for key in benchmark.headline_metrics]
@@ -440,7 +442,8 @@ def prepared_dataset_files(
         )
         for task, description in descriptions.items()
     ]
-    files = benchmark_files(folder, f"{folder}/generate.py", hooks, tasks, samples=make_sample.sample_files())
+    source = source or f"{folder}/generate.py"
+    files = benchmark_files(folder, source, hooks, tasks, samples=make_sample.sample_files())
     if benchmark.name in descriptions:
         note = (
             f"stand-in: the {benchmark.name} task reads the folder prepared by "

@@ -195,22 +195,19 @@ def failure_line(error: BaseException) -> str:
     return line
 
 
-def _needs_wordnet(argv: Sequence[str]) -> bool:
-    """True when ``--tasks`` names TDIUC (``tdiuc*``) or the Revisiting group that holds it."""
-    value = _flag_value(argv, "--tasks") or ""
-    return any(name.strip().startswith(("tdiuc", "revisiting")) for name in value.split(","))
+def check_benchmarks(argv: Sequence[str]) -> str | None:
+    """The first one-line fix of the pre-flight checks (``Benchmark.launch_check``, e.g. TDIUC's WordNet) of
+    the benchmarks whose tasks ``--tasks`` names (groups expanded); None when every one is ready."""
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+    from lmms_eval_tasks.framework.targets import resolve
+    from lmms_eval_tasks.framework.task_index import expand_groups
 
-
-def check_wordnet(argv: Sequence[str]) -> str | None:
-    """None when the run needs no WordNet or it is ready (found or installed now); else the one-line fix."""
-    if not _needs_wordnet(argv):
-        return None
-    from lmms_eval_tasks.wordnet import WordNetMissing, ensure_wordnet
-
-    try:
-        ensure_wordnet()
-    except WordNetMissing as error:
-        return f"lmms_eval: TDIUC scoring needs WordNet (synonym matching): {error}"
+    names = [name.strip() for name in (_flag_value(argv, "--tasks") or "").split(",") if name.strip()]
+    owners = [benchmark_for_task(task) for task in expand_groups(names)]
+    for check in dict.fromkeys(owner.launch_check for owner in owners if owner and owner.launch_check):
+        problem = resolve(check)()
+        if problem:
+            return problem
     return None
 
 
@@ -329,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_models(arguments)
             or check_tasks(arguments)
             or check_checkpoints(arguments)
-            or check_wordnet(arguments)
+            or check_benchmarks(arguments)
             or model_folder_problem(runs)  # pretrained=.. would write outside --output_path
         )
         if problem:

@@ -91,9 +91,9 @@ def default_cache_path() -> Path:
     if explicit:
         path = Path(explicit).expanduser()
         return path / "judge_cache.sqlite" if path.suffix == "" or path.is_dir() else path
-    root = os.environ.get("LMMS_EVAL_TASKS_CACHE")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_tasks"
-    return base / "judge" / "judge_cache.sqlite"
+    from lmms_eval_tasks import cache_root
+
+    return cache_root() / "judge" / "judge_cache.sqlite"
 
 
 def normalise_base_url(url: str) -> str:

@@ -220,7 +220,7 @@ def _hook_task(name: str) -> str:
 @pytest.mark.parametrize("name", BENCHMARKS)
 @pytest.mark.parametrize("copy", ["duplicate", "conflicting"])
 def test_the_harness_path_refuses_a_second_copy(name: str, copy: str) -> None:
-    # the hooks' aggregation (framework.hooks.TaskHooks, what lmms-eval calls) runs the same contract
+    # the hooks' aggregation (task_pipeline.score_and_report, what lmms-eval calls) runs the same contract
     import importlib
 
     from lmms_eval_tasks.framework.input_checks import RecordError

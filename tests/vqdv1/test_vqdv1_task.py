@@ -14,7 +14,8 @@ from PIL import Image
 
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.sample_data import COLOURS
-from lmms_eval_tasks.tasks.vqdv1 import config, generate, hooks, make_sample, prompts
+from lmms_eval_tasks.tasks.revisiting import generate
+from lmms_eval_tasks.tasks.vqdv1 import config, hooks, make_sample, prompts
 from lmms_eval_tasks.tasks.vqdv1 import scoring as vqdv1
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,8 +50,8 @@ def test_llava_prompts_per_model(monkeypatch):
         "Query: \nShow the cat., prompt: " + SPEC_LLAVA_NEXT
     )
     # The host's per-model kwargs reach doc_to_text: llava_hf gets LLaVA-1.5's, other models the API one.
-    assert generate.SPECIFIC_KWARGS["llava_hf"] == {"prompt": "llava15"}
-    assert generate.SPECIFIC_KWARGS["default"] == {"prompt": "api"}
+    assert prompts.SPECIFIC_KWARGS["llava_hf"] == {"prompt": "llava15"}
+    assert prompts.SPECIFIC_KWARGS["default"] == {"prompt": "api"}
     assert hooks.doc_to_text({"question": "Q?"}, {"prompt": "api"}).startswith("query: Q?, instruction: ")
 
 
@@ -86,7 +87,7 @@ def test_sample_covers_every_bucket_and_boxes_cover_the_drawn_shapes():
 
 
 def test_generated_files_match_the_repository():
-    for relative, content in generate.generated_files().items():
+    for relative, content in generate.vqdv1_files().items():
         data = content.encode("utf-8") if isinstance(content, str) else content
         assert (REPO / relative).read_bytes() == data, f"{relative} drifted: run make generate"
 

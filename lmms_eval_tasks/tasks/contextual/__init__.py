@@ -71,6 +71,7 @@ BENCHMARK = Benchmark(
     parsers="lmms_eval_tasks.tasks.contextual.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.contextual.judge_integrity:SCREENING",
     report_section="lmms_eval_tasks.tasks.contextual.report_section:render",
+    leaderboard_files=("{task}_predictions.json", "{task}_predictions.csv"),  # export: by the out suffix
     docs="docs/contextual.md",
     judge_needed="lmms_eval_tasks.tasks.contextual.config:judge_needed",
     paper_judge_model="gpt-4",  # the paper's and the official judging script's judge

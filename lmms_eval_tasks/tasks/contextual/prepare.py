@@ -78,9 +78,9 @@ def default_data_dir() -> Path:
     configured = prepared_dir(KIND)
     if configured is not None:
         return configured
-    root = os.environ.get("LMMS_EVAL_TASKS_CACHE")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_tasks"
-    return base / "contextual"
+    from lmms_eval_tasks import cache_root
+
+    return cache_root() / "contextual"
 
 
 def read_csv(path: str | Path) -> list[CsvRow]:

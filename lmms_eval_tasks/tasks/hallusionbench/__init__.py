@@ -91,6 +91,7 @@ BENCHMARK = Benchmark(
     parsers="lmms_eval_tasks.tasks.hallusionbench.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.hallusionbench.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",
+    leaderboard_files=("{task}/HallusionBench_result.json",),  # hooks.LEADERBOARD_FILE, in the task folder
     docs="docs/hallusionbench.md",
     judge_needed="lmms_eval_tasks.tasks.hallusionbench.config:judge_needed",
     paper_judge_model="gpt-4",  # the paper's and the official judging script's judge

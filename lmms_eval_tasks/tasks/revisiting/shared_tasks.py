@@ -21,7 +21,7 @@ from typing import Any
 
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
-from lmms_eval_tasks.framework.taskgen import greedy_generation, prepared_dataset_files
+from lmms_eval_tasks.framework.taskgen import greedy_generation
 
 TDIUC_INSTRUCTION = (
     "Please answer the question in one word, answer 'doesnotapply' if you believe the question is not "
@@ -237,18 +237,3 @@ class DatasetHooks:
             **options,
         }
         return TaskHooks(self.dataset, self.make_record, **chosen)
-
-
-def generated_files(
-    benchmark: Any, descriptions: Mapping[str, str], make_sample: Any, **options: Any
-) -> dict[str, str | bytes]:
-    """A dataset's generated files (``taskgen.prepared_dataset_files``) with the paper's prompts per model and
-    generation settings."""
-    return prepared_dataset_files(
-        benchmark,
-        descriptions,
-        make_sample,
-        lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
-        generation_kwargs=GENERATION_KWARGS,
-        **options,
-    )

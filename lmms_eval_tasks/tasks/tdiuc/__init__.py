@@ -55,10 +55,11 @@ BENCHMARK = Benchmark(
     per_question="lmms_eval_tasks.tasks.tdiuc.scoring:per_question_correct",
     random_answer="lmms_eval_tasks.tasks.tdiuc.hooks:random_answer",
     sample_tasks=("tdiuc_sample",),
-    generated_files=("lmms_eval_tasks.tasks.tdiuc.generate:generated_files",),
+    generated_files=("lmms_eval_tasks.tasks.revisiting.generate:tdiuc_files",),
     uncertainty="lmms_eval_tasks.tasks.tdiuc.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.tdiuc.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.tdiuc.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.tdiuc.report_section:render",
+    launch_check="lmms_eval_tasks.tasks.tdiuc.config:wordnet_problem",
     docs="docs/revisiting.md",
 )

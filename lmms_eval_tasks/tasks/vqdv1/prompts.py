@@ -12,6 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 PROMPT_ENV = "LMMS_EVAL_TASKS_VQDV1_PROMPT"
+# Prompt per model (paper Table 11): the host picks the entry named like the --model, else "default".
+# llava_hf serves LLaVA-1.5 and LLaVA-NeXT alike: LLaVA-NeXT users set LMMS_EVAL_TASKS_VQDV1_PROMPT.
+SPECIFIC_KWARGS = {
+    "default": {"prompt": "api"},
+    "llava_hf": {"prompt": "llava15"},
+    "llava": {"prompt": "llava15"},
+    "llava_onevision": {"prompt": "llava_next"},
+}
 
 API_INSTRUCTION = (
     "Generate a list of bounding box coordinates around the objects mentioned in the prompt if they exist in "

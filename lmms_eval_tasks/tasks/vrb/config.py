@@ -35,7 +35,15 @@ def _env_int(name: str, default: int, minimum: int) -> int:
 
 
 def run_parameters() -> dict[str, Any]:
-    """Profile, seed, subset size, protocol and prompt override of this run (validated)."""
+    """Profile, seed, subset size, protocol and prompt override of this run (validated): read once per host
+    run (the hooks ask for them for every document), kept in the run's state."""
+    from lmms_eval_tasks.framework.run_state import current_run
+
+    return dict(current_run().config("vrb", read_run_parameters))
+
+
+def read_run_parameters() -> dict[str, Any]:
+    """``run_parameters`` read from the environment now."""
     from lmms_eval_tasks.corruptions import PROFILES
     from lmms_eval_tasks.tasks.vrb.scoring import PROTOCOLS
 
