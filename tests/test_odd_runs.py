@@ -46,25 +46,25 @@ def test_few_shot_on_a_pack_task_is_refused_in_one_line(capsys, tmp_path) -> Non
 
 
 def test_limit_minus_one_is_recorded_as_a_full_run() -> None:
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
     from lmms_eval_tasks.reporting.schema import provenance
 
-    block = provenance(
-        argparse.Namespace(limit=-1.0, model="random_guess", model_args=""), "vrb_sample_clean"
-    )
+    args = argparse.Namespace(limit=-1.0, model="random_guess", model_args="")
+    block = provenance(args, "vrb_sample_clean")
     assert block["limit"] is None
-    assert not any("--limit" in deviation for deviation in block["deviations"])
+    assert not any("--limit" in deviation for deviation in argument_deviations(args, "vrb_sample_clean"))
 
 
 def test_generation_settings_that_differ_are_deviations_with_values() -> None:
-    from lmms_eval_tasks.reporting.schema import provenance
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
 
     args = argparse.Namespace(limit=None, model="random_guess", model_args="", gen_kwargs="max_new_tokens=1")
-    (line,) = [item for item in provenance(args, "contextual_sample")["deviations"] if "gen_kwargs" in item]
+    (line,) = [item for item in argument_deviations(args, "contextual_sample") if "gen_kwargs" in item]
     assert "max_new_tokens=1" in line and "(max_new_tokens=300)" in line  # ConTextual asks for 300
     same = argparse.Namespace(
         limit=None, model="m", model_args="", gen_kwargs="max_new_tokens=300,temperature=0"
     )
-    assert not any("gen_kwargs" in item for item in provenance(same, "contextual_sample")["deviations"])
+    assert not any("gen_kwargs" in item for item in argument_deviations(same, "contextual_sample"))
 
 
 # ---- HallusionBench: a --limit never splits a question pair or a figure --------------------------------
@@ -100,15 +100,15 @@ def test_a_hallusionbench_limit_takes_whole_pairs_and_figures(limit: int) -> Non
 
 
 def test_a_hallusionbench_cut_is_said_in_the_report_and_the_host_table() -> None:
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
     from lmms_eval_tasks.host.patches import table_view
-    from lmms_eval_tasks.reporting.schema import provenance
     from lmms_eval_tasks.tasks.hallusionbench import task_docs
 
     args = argparse.Namespace(limit=7.0, model="random_guess", model_args="")
     with host_run(args, "2026-01-01T00:00:00"):
         docs = task_docs.process_docs_hallusionbench_sample(_hallusionbench_sample())
     kept = len(docs)
-    (line,) = [item for item in provenance(args, "hallusionbench_sample")["deviations"] if "--limit" in item]
+    (line,) = [item for item in argument_deviations(args, "hallusionbench_sample") if "--limit" in item]
     assert line.startswith(f"--limit 7: rounded down to {kept} documents, ")
     assert "of 9 whole figure sets (qAcc needs" in line
     view = table_view(

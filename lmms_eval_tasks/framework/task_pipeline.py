@@ -27,6 +27,7 @@ from loguru import logger
 from lmms_eval_tasks.framework import saved_records
 from lmms_eval_tasks.framework.count_warnings import with_count_warnings
 from lmms_eval_tasks.framework.registry import get_benchmark
+from lmms_eval_tasks.framework.run_deviations import argument_deviations
 from lmms_eval_tasks.framework.run_state import current_run
 from lmms_eval_tasks.reporting import schema
 
@@ -83,6 +84,7 @@ def score_and_report(
     provenance["warnings"] = with_count_warnings(  # 6. warnings
         provenance["warnings"], benchmark.count_keys, metrics, details, len(records)
     )
+    provenance["deviations"] = [*argument_deviations(args, name), *provenance.get("deviations", [])]
     report = schema.build_report(  # 7. report
         benchmark=benchmark.name,
         task=name,

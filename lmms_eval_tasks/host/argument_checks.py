@@ -9,7 +9,7 @@
   'sampler'``).
 
 Generation settings (``--gen_kwargs``) are not refused: they are recorded under the report's deviations
-with their values and the task's own (``reporting/run_deviations.py``).
+with their values and the task's own (``framework/run_deviations.py``).
 """
 
 from __future__ import annotations

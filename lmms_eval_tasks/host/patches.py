@@ -47,6 +47,7 @@ from lmms_eval_tasks.host.patch_kit import (
     spying,
     unwrapped,
 )
+from lmms_eval_tasks.reporting import patch_record
 
 _lock = probe_lock
 
@@ -908,6 +909,7 @@ def _apply(name: str) -> PatchStatus:
             patch.install()
             status = PatchStatus(name, "applied", status.detail, patch.summary, patch.without)
         _APPLIED[name] = status
+        patch_record.set_patches(patches_of_this_run())  # read into every report's provenance
         return status
 
 

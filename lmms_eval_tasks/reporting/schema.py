@@ -263,6 +263,17 @@ def judge_deviation(paper: str | None, judge: Mapping[str, Any] | None) -> str |
     )
 
 
+def recorded_limit(args: Any) -> Any:
+    """The ``--limit`` a report records: None for a full run (no limit, or the host's ``-1``)."""
+    limit = getattr(args, "limit", None) if args is not None else None
+    if limit is None:
+        return None
+    try:
+        return None if float(limit) == -1 else limit
+    except (TypeError, ValueError):
+        return limit
+
+
 def provenance(
     args: Any,
     task: str,
@@ -279,10 +290,8 @@ def provenance(
     from lmms_eval_tasks.judges.redact import scrub
 
     model_args = model_args_text(getattr(args, "model_args", None)) if args is not None else ""
-    from lmms_eval_tasks.reporting.run_deviations import argument_deviations, recorded_limit
-
     limit = recorded_limit(args)  # null for a full run, the host's -1 included
-    deviations = [*argument_deviations(args, task), *deviations]  # --limit (rounded?), --gen_kwargs
+    deviations = list(deviations)  # the run's arguments' first (framework.run_deviations, by the caller)
     model = getattr(args, "model", None) if args is not None else None
     from lmms_eval_tasks.reporting import model_substitution as substitution
 
@@ -291,7 +300,7 @@ def provenance(
         substituted = None  # another run of the same process (a --config list): not this report's model
     if substituted is not None:
         deviations.append(substitution.deviation(substituted))
-    from lmms_eval_tasks.host.patches import patches_of_this_run
+    from lmms_eval_tasks.reporting import patch_record
 
     return {
         "pack_version": __version__,
@@ -309,7 +318,7 @@ def provenance(
         "limit": limit,
         "deviations": deviations,
         "model_substitution": substituted,  # optional key: reports from older packs lack it
-        "host_patches": patches_of_this_run(),  # optional key: applied / not needed / skipped (why)
+        "host_patches": patch_record.patches(),  # optional key: applied / not needed / skipped (why)
         "datasets": _datasets_read(task),
     }
 

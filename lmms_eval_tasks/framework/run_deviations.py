@@ -7,23 +7,15 @@
   ``max_new_tokens``, ``temperature``, ...) are listed with both values (``max_new_tokens=1`` where
   ConTextual asks for 300 leaves answers cut short). They are recorded, not refused: a user may have a
   reason (a model that needs sampling), and the report says the numbers are not the paper's protocol.
-``--num_fewshot`` above 0 is refused by the launcher (``host/argument_checks.py``).
+``--num_fewshot`` above 0 is refused by the launcher (``host/argument_checks.py``). The task pipeline puts
+them first among a report's deviations (``task_pipeline.score_and_report``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-
-def recorded_limit(args: Any) -> Any:
-    """The ``--limit`` a report records: None for a full run (no limit, or the host's ``-1``)."""
-    limit = getattr(args, "limit", None) if args is not None else None
-    if limit is None:
-        return None
-    try:
-        return None if float(limit) == -1 else limit
-    except (TypeError, ValueError):
-        return limit
+from lmms_eval_tasks.reporting.schema import recorded_limit
 
 
 def _parsed_gen_kwargs(value: Any) -> dict[str, str]:
@@ -49,7 +41,7 @@ def _same(given: str, own: Any) -> bool:
 
 def _task_generation_kwargs(task: str) -> dict[str, Any] | None:
     """The task's own ``generation_kwargs`` from the pack's YAML (None for a group or an unknown name)."""
-    from lmms_eval_tasks.host.task_index import pack_tasks, task_config
+    from lmms_eval_tasks.framework.task_index import pack_tasks, task_config
 
     entry = next((item for item in pack_tasks() if item.name == task and item.kind == "task"), None)
     if entry is None:
