@@ -115,7 +115,7 @@ def _command_score(args: argparse.Namespace) -> int:
             pending = None
         if pending is not None:  # a run whose scoring failed: score as the run would have, write its report
             try:
-                metrics, report_path = complete_pending(path, records, pending)
+                metrics, report_path = complete_pending(path, records, pending, validated=True)
             except ValueError as error:
                 if isinstance(error, RecordError | JudgingFailed):
                     raise

@@ -45,13 +45,15 @@ def score_and_report(
     members: list[str] | None = None,
     folder: Path | None = None,
     completing: Mapping[str, Any] | None = None,
+    validated: bool = False,
 ) -> tuple[dict[str, Any], Path | None]:
     """Score ``records`` as task ``source`` (default ``name``) of ``hooks.benchmark`` and report them under
     ``name`` (a task, a robustness variant or a group of ``members``); returns (metrics, report path).
 
     The records are saved first, so a failing judge loses no generation; a failure in any later step
     keeps them for ``lmms-eval-tasks score`` and re-raises. ``completing``: the pending marker of a run
-    that ``score`` completes (its command line and judge change go into the report).
+    that ``score`` completes (its command line and judge change go into the report); ``validated``: the
+    records were checked against the contract already (``score`` does, naming file lines).
     """
     source = source or name
     benchmark = get_benchmark(hooks.benchmark)
@@ -63,7 +65,8 @@ def score_and_report(
             folder, benchmark.name, name, source, members, args, settings, records
         )
     try:
-        benchmark.validate(records)  # 2. validate
+        if not validated:
+            benchmark.validate(records)  # 2. validate
         options = benchmark.task_options(source)  # 3. options
         benchmark.check_options(**options)
         metrics, details = benchmark.score_with_details(records, **options)  # 4. score
@@ -234,11 +237,12 @@ def write_report(
 
 
 def complete_pending(
-    records_path: Path, records: list[dict[str, Any]], pending: Mapping[str, Any]
+    records_path: Path, records: list[dict[str, Any]], pending: Mapping[str, Any], validated: bool = False
 ) -> tuple[dict[str, Any], Path]:
     """Score a failed run's saved records as the run would have, write its report into the run folder
     (removing the pending marker); returns (metrics, report path). Raises ValueError when this
-    environment's task settings differ from the run's (the numbers would not be the run's)."""
+    environment's task settings differ from the run's (the numbers would not be the run's).
+    ``validated``: the records were checked against the contract already."""
     from types import SimpleNamespace
 
     hooks = benchmark_hooks(str(pending["benchmark"]))
@@ -276,6 +280,7 @@ def complete_pending(
         members=pending.get("members"),
         folder=records_path.parent,
         completing=completing,
+        validated=validated,
     )
     return metrics, report_path
 
