@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.framework import task_index
 from lmms_eval_tasks.framework.registry import benchmarks
-from lmms_eval_tasks.host import task_index
 
 BENCHMARKS = sorted(benchmarks())
 # A value of another kind for each declared kind (the whole column is replaced: Arrow columns are typed).
