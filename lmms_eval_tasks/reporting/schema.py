@@ -291,7 +291,9 @@ def provenance(
 
     model_args = model_args_text(getattr(args, "model_args", None)) if args is not None else ""
     limit = recorded_limit(args)  # null for a full run, the host's -1 included
-    deviations = list(deviations)  # the run's arguments' first (framework.run_deviations, by the caller)
+    deviations = list(deviations)  # the task pipeline gives the run's arguments' first (run_deviations)
+    if limit is not None and not any(str(item).startswith("--limit") for item in deviations):
+        deviations.insert(0, f"--limit {limit}: only part of each task's documents were evaluated")
     model = getattr(args, "model", None) if args is not None else None
     from lmms_eval_tasks.reporting import model_substitution as substitution
 
