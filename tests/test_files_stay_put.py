@@ -167,10 +167,9 @@ def test_sigterm_during_a_report_write_leaves_no_temporary_file(tmp_path: Path) 
 
 
 def test_report_tells_an_interrupted_write_from_a_failed_scoring(tmp_path: Path, monkeypatch) -> None:
-    from lmms_eval_tasks.reporting.human_report import _pending_notes
-
     from lmms_eval_tasks.framework import task_pipeline
     from lmms_eval_tasks.framework.registry import get_benchmark
+    from lmms_eval_tasks.human_report import _pending_notes
     from lmms_eval_tasks.tasks.tallyqa.hooks import HOOKS
 
     records = [dict(record) for record in get_benchmark("tallyqa").record_schema.example]

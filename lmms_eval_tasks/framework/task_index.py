@@ -8,7 +8,6 @@ guards against name clashes with the host's built-in tasks (the host silently pr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -97,17 +96,6 @@ def group_members(group: str, tasks_dir: Path = TASKS_DIR) -> list[str] | None:
             members = task_config(entry, tasks_dir).get("task") or []
             return [member if isinstance(member, str) else str(member.get("task", "")) for member in members]
     return None
-
-
-def expand_groups(names: Sequence[str], tasks_dir: Path = TASKS_DIR) -> list[str]:
-    """``names`` with each pack group replaced by its member tasks (recursively), each name once."""
-    found: list[str] = []
-    for name in names:
-        members = group_members(name, tasks_dir)
-        for task in [name] if members is None else expand_groups(members, tasks_dir):
-            if task not in found:
-                found.append(task)
-    return found
 
 
 def pack_names(tasks_dir: Path = TASKS_DIR) -> set[str]:

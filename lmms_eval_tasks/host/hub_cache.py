@@ -135,7 +135,7 @@ def _hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
 
 def _task_sources(tasks: list[str]) -> list[tuple[str, str, Any, Any]]:
     """(task, dataset_path, dataset_name, data_files) of each pack task in ``tasks`` that reads a hub id."""
-    from lmms_eval_tasks.host.task_index import task_config, task_entry
+    from lmms_eval_tasks.framework.task_index import task_config, task_entry
 
     sources = []
     for task in tasks:

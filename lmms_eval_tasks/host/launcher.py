@@ -200,10 +200,10 @@ def check_benchmarks(argv: Sequence[str]) -> str | None:
     the benchmarks whose tasks ``--tasks`` names (groups expanded); None when every one is ready."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task
     from lmms_eval_tasks.framework.targets import resolve
-    from lmms_eval_tasks.framework.task_index import expand_groups
+    from lmms_eval_tasks.framework.task_index import leaf_tasks
 
     names = [name.strip() for name in (_flag_value(argv, "--tasks") or "").split(",") if name.strip()]
-    owners = [benchmark_for_task(task) for task in expand_groups(names)]
+    owners = [benchmark_for_task(task) for task in [*leaf_tasks(names), *names]]  # user tasks: by name
     for check in dict.fromkeys(owner.launch_check for owner in owners if owner and owner.launch_check):
         problem = resolve(check)()
         if problem:
@@ -213,7 +213,7 @@ def check_benchmarks(argv: Sequence[str]) -> str | None:
 
 def _requested_tasks(argv: Sequence[str]) -> list[str]:
     """The pack tasks ``--tasks`` runs (groups and tags expanded; the host's and unknown names left out)."""
-    from lmms_eval_tasks.host.task_index import leaf_tasks
+    from lmms_eval_tasks.framework.task_index import leaf_tasks
 
     value = _flag_value(argv, "--tasks") or ""
     return leaf_tasks([name.strip() for name in value.split(",") if name.strip()])
