@@ -21,6 +21,7 @@ import contextlib
 import functools
 import os
 import tempfile
+import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
