@@ -153,3 +153,36 @@ def test_a_partial_dare_grid_warns_that_single_accuracy_is_one_prompt() -> None:
         warnings
     )
     json.dumps(warnings)
+
+
+# ---- the two dataset cases, through HallusionBench's own process_docs -----------------------------
+
+
+def test_hallusionbench_without_gt_answer_details_is_refused_before_any_model() -> None:
+    from lmms_eval_tasks.tasks.hallusionbench import task_docs
+
+    with pytest.raises(ValueError) as caught:
+        task_docs.process_docs_hallusionbench_sample(
+            _hallusionbench_sample().remove_columns("gt_answer_details")
+        )
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("hallusionbench_sample: the dataset has no column 'gt_answer_details'"), message
+
+
+def test_a_null_question_is_refused_not_sent_as_none() -> None:
+    from lmms_eval_tasks.tasks.hallusionbench import task_docs
+
+    dataset = _hallusionbench_sample()
+    broken = dataset.map(
+        lambda row, index: {"question": None if index == 2 else row["question"]}, with_indices=True
+    )
+    with pytest.raises(ValueError) as caught:
+        task_docs.process_docs_hallusionbench_sample(broken)
+    row = dataset[2]
+    identity = "/".join(
+        row[name] for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
+    )
+    assert str(caught.value) == (
+        f"hallusionbench_sample: row {identity} (row 2): field 'question': null; expected non-empty text"
+    )
