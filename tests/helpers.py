@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,14 @@ def run_launcher(
         cwd=cwd or REPO_ROOT,
         check=False,
     )
+
+
+def free_port() -> str:
+    """A TCP port on 127.0.0.1 free right now (for `accelerate launch --main_process_port`): a fixed port
+    collides when two test workers, or two checkouts on one machine, launch at the same time."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
 
 
 def results_json(output_path: Path) -> dict[str, Any]:

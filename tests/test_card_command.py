@@ -21,7 +21,7 @@ from lmms_eval_tasks.host import substitution
 from lmms_eval_tasks.host.substitution import SubstitutionError, check_model_args, resolve_checkpoint
 from lmms_eval_tasks.reporting import model_substitution
 from lmms_eval_tasks.reporting import schema as reports
-from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher, samples_jsonl
+from tests.helpers import REPO_ROOT, free_port, offline_environment, results_json, run_launcher, samples_jsonl
 
 LOG_TASK = "dare_sample_single_log_p1"
 TASKS = ("dare_sample", "hallusionbench_offline_sample", LOG_TASK)
@@ -285,7 +285,7 @@ def test_accelerate_two_processes_give_the_single_process_numbers(
             "--num_processes",
             "2",
             "--main_process_port",
-            "29573",
+            free_port(),
             "-m",
             "lmms_eval_tasks",
             *_arguments(tiny_llava_dir, output),

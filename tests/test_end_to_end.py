@@ -12,7 +12,7 @@ import pytest
 
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.schema import latest_files
-from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher, samples_jsonl
+from tests.helpers import REPO_ROOT, free_port, offline_environment, results_json, run_launcher, samples_jsonl
 
 pytestmark = pytest.mark.slow
 
@@ -109,7 +109,7 @@ def test_accelerate_two_processes_match_one_process(tmp_path: Path) -> None:
             "--num_processes",
             "2",
             "--main_process_port",
-            "29571",
+            free_port(),
             "-m",
             "lmms_eval_tasks",
             *common,

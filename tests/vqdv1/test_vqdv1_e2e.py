@@ -44,13 +44,20 @@ def _check_run(output: Path, **score_options: str) -> tuple[dict, list[dict]]:
     return results, records
 
 
-def test_random_baseline(tmp_path: Path) -> None:
-    output = tmp_path / "random"
+@pytest.fixture(scope="module")
+def random_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The random baseline's run (seed 0), shared by the tests that read it (read only)."""
+    output = tmp_path_factory.mktemp("vqdv1_random") / "random"
     completed = run_launcher(
         "--model", "random_guess", "--model_args", "seed=0", "--tasks", TASK,
         "--output_path", str(output), "--log_samples",
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return output
+
+
+def test_random_baseline(random_run: Path) -> None:
+    output = random_run
     _, records = _check_run(output)
     # A model without its own lmms_eval_specific_kwargs entry gets the API-model prompt (paper Table 11).
     first = samples_jsonl(output, TASK)[0]["input"]
@@ -73,7 +80,9 @@ def test_random_baseline_official_protocol_and_grid_coordinates(tmp_path: Path) 
     _check_run(output, protocol="official", coords="grid1000")
 
 
-def test_tiny_llava_and_compare_with_the_baseline(tmp_path: Path, tiny_llava_dir: Path) -> None:
+def test_tiny_llava_and_compare_with_the_baseline(
+    tmp_path: Path, tiny_llava_dir: Path, random_run: Path
+) -> None:
     llava = tmp_path / "llava"
     completed = run_launcher(
         "--model", "llava_hf",
@@ -85,12 +94,7 @@ def test_tiny_llava_and_compare_with_the_baseline(tmp_path: Path, tiny_llava_dir
     # llava_hf gets LLaVA-1.5's prompt through the task's per-model kwargs.
     first = samples_jsonl(llava, TASK)[0]["input"]
     assert first == TEMPLATES["llava15"].replace("{question}", "Show the red circle in the picture.")
-    baseline = tmp_path / "random"
-    completed = run_launcher(
-        "--model", "random_guess", "--model_args", "seed=0", "--tasks", TASK,
-        "--output_path", str(baseline), "--log_samples",
-    )  # fmt: skip
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    baseline = random_run
     llava_samples = next(llava.rglob(f"lmms_eval_tasks/*/{TASK}_samples.jsonl"))
     baseline_samples = next(baseline.rglob(f"lmms_eval_tasks/*/{TASK}_samples.jsonl"))
     compared = subprocess.run(
