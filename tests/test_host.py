@@ -65,6 +65,7 @@ def test_every_patch_applies_to_the_installed_host() -> None:
 def test_patches_for_a_run_depend_on_its_models() -> None:
     common = [
         "pack_task_index",
+        "libyaml_task_index",
         "task_dataset_context",
         "failure_recorder",
         "pack_stderr",
