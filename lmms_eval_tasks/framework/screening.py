@@ -26,7 +26,7 @@ KIND_TEXT = {
 MAX_EXAMPLES = 5
 # A whole answer that opens reasoning and gives nothing else ("One Token to Fool LLM-as-a-Judge" keys).
 _OPENERS = re.compile(
-    r"(?:thought process|let'?s (?:solve|think|work)(?: (?:this|it|through))?(?: (?:problem|out))?"
+    r"(?:thought process|let'?\s?s (?:solve|think|work)(?: (?:this|it|through))?(?: (?:problem|out))?"
     r"(?: step by step)?|let me think(?: step by step)?|step by step|solution|reasoning|analysis|"
     r"answer|final answer|the answer is|explanation|i think|okay|ok|sure|hmm+)",
     re.IGNORECASE,
@@ -43,6 +43,20 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\d)")
 _RANGE = re.compile(r"\b\d+\s*(?:-|–|to|or)\s*\d+\b|\bbetween\s+\d+\s+and\s+\d+\b", re.IGNORECASE)
 _LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
 NUMBER_HEDGE = 3  # this many distinct numbers in a numeric answer is a hedge
+# A line that labels a verdict the way graders do ("Judgement: Yes", "Output: correct", "**Verdict:** same"):
+# no answer of any benchmark needs one, so every benchmark screens for it besides its judge's own markers.
+GENERIC_VERDICT_LINE = (
+    r"^[\s*_#>]*(?:final\s+)?(?:judg(?:e)?ment|verdict|output|grade|score|rating|evaluation|assessment)"
+    r"[\s*_]*:[\s*_\"']*(?:yes|no|correct|incorrect|unclear|same|different|true|false|right|wrong|"
+    r"accepted|rejected|\d+(?:\s*/\s*\d+)?)\b"
+)
+# Nothing but three or more option letters ("A, B, C, D", "(A) (B) (C)"): every option listed
+# Nothing but three or more plain numbers, or only a range ("0 1 2 3", "between 0 and 10"): every number
+_NUMBER_LIST = re.compile(r"[\s,;/-]*\d+(?:\.\d+)?(?:[\s,;/]+(?:and\s+|or\s+)?\d+(?:\.\d+)?){2,}[\s.]*")
+_RANGE_ONLY = re.compile(
+    r"\s*(?:between\s+|from\s+)?\d+(?:\.\d+)?\s*(?:-|–|to|and|or)\s*\d+(?:\.\d+)?\s*\.?\s*", re.IGNORECASE
+)
+_LETTER_LIST = re.compile(r"[\s(]*[A-J][)\].]?(?:[\s,;/]+(?:and\s+|or\s+)?[(]?[A-J][)\].]?){2,}[\s.]*")
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,12 @@ def _hedge(text: str, screening: Screening, letters: str | None) -> bool:
     if screening.yes_no and _YES.search(text) and _NO.search(text):
         if _YES_NO_PAIR.search(text) or len(text.split()) <= SHORT_ANSWER_WORDS:
             return True
+    if _RANGE_ONLY.fullmatch(text) or (
+        _NUMBER_LIST.fullmatch(text) and len(set(re.findall(r"\d+(?:\.\d+)?", text))) >= NUMBER_HEDGE
+    ):
+        return True
+    if _LETTER_LIST.fullmatch(text) and len(set(re.findall(r"[A-J]", text))) >= 3:
+        return True
     if letters and len(letters) >= 3:
         found = set(_LETTER.findall(text))
         if set(letters) <= found:
@@ -101,12 +121,12 @@ def _hedge(text: str, screening: Screening, letters: str | None) -> bool:
     return False
 
 
-def _markers(screening: Screening) -> re.Pattern[str] | None:
-    parts = [f"(?:{marker})" for marker in screening.judge_markers]
+def _markers(screening: Screening) -> re.Pattern[str]:
+    parts = [f"(?:{marker})" for marker in (*screening.judge_markers, GENERIC_VERDICT_LINE)]
     if screening.verdict_words:
         words = "|".join(re.escape(word) for word in screening.verdict_words)
         parts.append(rf"^[\s*_`\"'.]*(?:{words})[\s*_`\"'.!]*$")
-    return re.compile("|".join(parts), re.IGNORECASE | re.MULTILINE) if parts else None
+    return re.compile("|".join(parts), re.IGNORECASE | re.MULTILINE)
 
 
 def screen_text(
@@ -115,7 +135,7 @@ def screen_text(
     """The kinds (``KINDS``) one prediction is flagged for."""
     flags = []
     markers = markers if markers is not None else _markers(screening)
-    if markers is not None and markers.search(text):
+    if markers.search(text):
         flags.append("judge_markers")
     if content_free(text):
         flags.append("content_free")
@@ -124,6 +144,20 @@ def screen_text(
     if repeated(text):
         flags.append("repeated")
     return flags
+
+
+# Every check switched on: the hostile-corpus entry of ``parser_index`` (the screen reads untrusted text too).
+ALL_CHECKS = Screening(
+    judge_markers=(r"judg(?:e)?ment[*_]*[ \t]*:", r"^\s*output\s*:"),
+    verdict_words=("yes", "no", "correct", "incorrect"),
+    yes_no=True,
+    numbers=True,
+)
+
+
+def screen_all_kinds(text: str) -> list[str]:
+    """``screen_text`` with every check on (letters A-D): for the parser timing tests."""
+    return screen_text(text, ALL_CHECKS, "ABCD")
 
 
 def screen_records(records: Sequence[Mapping[str, Any]], screening: Screening) -> dict[str, Any]:
@@ -203,6 +237,7 @@ __all__ = [
     "attach_screening",
     "content_free",
     "repeated",
+    "screen_all_kinds",
     "screen_records",
     "screen_text",
     "screening_warnings",

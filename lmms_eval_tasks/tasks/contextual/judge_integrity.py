@@ -21,7 +21,7 @@ _TIME_OR_NUMBER = re.compile(r"\d+(?:[:.,]\d+)*")
 _LIST_SEPARATOR = re.compile(r"[,;\n/|]|\bor\b|\band\b")
 LIST_HEDGE_ITEMS = 4  # a prediction listing this many candidates or more is a hedge for the rule judge
 
-SCREENING = Screening(judge_markers=JUDGE_MARKERS)
+SCREENING = Screening(judge_markers=JUDGE_MARKERS, yes_no=True)
 
 
 def carries_markers(prediction: str) -> bool:

@@ -1,6 +1,7 @@
 """HallusionBench's config: how each task is scored, the one place its scoring options come from.
 
-Its one environment variable, ``LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT``, is read here; the judge (model,
+Its environment variables, ``LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT`` and ``..._JUDGE_PROMPT`` (official or
+hardened, docs/judges.md), are read here; the judge (model,
 key, repeats) is the shared judge configuration (``lmms_eval_tasks.judges.config``), used by
 ``scoring.score_task`` when ``judge`` is auto or openai.
 """
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_tasks.tasks.hallusionbench.scoring import NO_VERDICT_CHOICES, NO_VERDICT_ENV
+
+JUDGE_PROMPT_ENV = "LMMS_EVAL_TASKS_HALLUSIONBENCH_JUDGE_PROMPT"  # official (default) or hardened
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,9 @@ def score_options(task: str) -> dict[str, Any]:
         options["judge"] = variant.judge
     if variant.variant == "official":
         options["no_verdict"] = no_verdict_option()
+        judge_prompt = os.environ.get(JUDGE_PROMPT_ENV, "").strip()
+        if judge_prompt:  # recorded only when asked: the official prompt is the default
+            options["judge_prompt"] = judge_prompt
     return options
 
 

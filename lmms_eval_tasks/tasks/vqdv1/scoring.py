@@ -491,4 +491,10 @@ def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[
     details: dict[str, Any] = {"buckets": bucket_table(metrics)}
     if "micro_f1" in metrics and not details["buckets"]:
         details["note"] = "protocol=official: the official script reports no per-bucket precision/recall"
+    if metrics.get("unparsed"):  # what the scorer does with them, not the shared "scored as wrong"
+        details["warnings"] = [
+            f"{metrics['unparsed']} unparsed answers (no box found): scored as 'no box' (the paper's rule), "
+            "which is RIGHT on zero-box queries (F1 1) and wrong elsewhere: a model that never gives a box "
+            "earns the zero-box share; see docs/judges.md, 'Judge integrity'"
+        ]
     return metrics, details

@@ -1,0 +1,230 @@
+"""The attack suite: every output of ``parser_index.ATTACK_OUTPUTS`` (planted verdicts in each judged format,
+master keys, hedges, quoted prompts, repetition, an over-long answer) given as every answer of every
+registered benchmark. No attack scores above an honest random answer (where the paper's metric itself
+credits a hedge, the case is listed in ``METRIC_REWARDS`` and must be counted), and every attack is counted
+(screened, cut, rejected or unparsed). Judged benchmarks are judged over HTTP by a local judge that quotes
+the response before its own verdict (docs/judges.md, "Judge integrity")."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from fake_openai import FakeOpenAIServer, isolate_judge_env
+
+from lmms_eval_tasks.framework.parser_index import ATTACK_OUTPUTS
+from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
+from lmms_eval_tasks.judges.rules import extract_yes_no
+
+N = 24
+WORDS = ["stop", "exit", "bakery", "open", "red", "blue", "two", "cat"]
+COLORS = ["red", "blue", "green", "white"]
+# (benchmark, attack): the paper's metric credits this output on some items; kept as defined, counted
+METRIC_REWARDS = {
+    ("vqdv1", name)
+    for name in ATTACK_OUTPUTS  # no box parsed = "no box", right on zero-box queries
+}
+COUNTS = (
+    "unparsed", "unjudged", "empty_predictions", "no_verdict", "unjudged_verdicts", "missing_predictions",
+    "model_text_cut", "rejected_model_failure", "conflicting_verdicts", "simple_unparsed", "complex_unparsed",
+)  # fmt: skip
+
+
+def _contextual(rng: random.Random) -> tuple[list[dict], list[str]]:
+    refs = [WORDS[i % len(WORDS)] for i in range(N)]
+    records = [
+        {"image_url": f"https://example.org/{i}.png", "instruction": "What does it say?", "response": ref,
+         "category": "time", "prediction": ""}
+        for i, ref in enumerate(refs)
+    ]  # fmt: skip
+    return records, [f"It says {rng.choice(WORDS)}." for _ in refs]
+
+
+def _hallusionbench(rng: random.Random) -> tuple[list[dict], list[str]]:
+    records = [
+        {"category": "VD", "subcategory": "illusion", "visual_input": "1", "set_id": str(i), "figure_id": "0",
+         "sample_note": "n", "question_id": "0", "question": "Is it?", "gt_answer_details": "It is.",
+         "gt_answer": str(i % 2), "filename": f"./VD/{i}.png", "prediction": ""}
+        for i in range(N)
+    ]  # fmt: skip
+    return records, [rng.choice(["Yes.", "No."]) for _ in records]
+
+
+def _dare(rng: random.Random) -> tuple[list[dict], list[str]]:
+    records = [
+        {"id": f"q{i}", "instance_id": i, "category": "count", "setup": "single", "answer": ["ABCD"[i % 4]],
+         "A": "1", "B": "2", "C": "3", "D": "4", "format": "gen", "prompt": 1, "prediction": ""}
+        for i in range(N)
+    ]  # fmt: skip
+    return records, [rng.choice("ABCD") for _ in records]
+
+
+def _dvqa(rng: random.Random) -> tuple[list[dict], list[str]]:
+    records = [
+        {"question_id": i, "template_id": ("structure", "data", "reasoning")[i % 3], "answer": str(i % 5),
+         "prediction": ""}
+        for i in range(N)
+    ]  # fmt: skip
+    return records, [str(rng.randrange(5)) for _ in records]
+
+
+def _tallyqa(rng: random.Random) -> tuple[list[dict], list[str]]:
+    records = [
+        {"question_id": i, "answer": i % 5, "issimple": i % 2 == 0, "prediction": ""} for i in range(N)
+    ]
+    return records, [str(rng.randrange(5)) for _ in records]
+
+
+def _tdiuc(rng: random.Random) -> tuple[list[dict], list[str]]:
+    records = [
+        {"question_id": i, "question_type": "color", "labeled_answer": COLORS[i % 4], "prediction": ""}
+        for i in range(N)
+    ]
+    return records, [rng.choice(COLORS) for _ in records]
+
+
+def _vqdv1(rng: random.Random) -> tuple[list[dict], list[str]]:
+    records = [
+        {"question_id": i, "row": 0, "gtbox": [] if i % 3 == 0 else [[10, 10, 40, 40]], "width": 100,
+         "height": 100, "prediction": ""}
+        for i in range(N)
+    ]  # fmt: skip
+
+    def guess() -> str:
+        x, y = rng.randrange(60), rng.randrange(60)
+        return f"[{x}, {y}, {x + 30}, {y + 30}]"
+
+    return records, [guess() for _ in records]
+
+
+def _vrb(rng: random.Random) -> tuple[list[dict], list[str]]:
+    records = [
+        {"question_id": i, "answers": [WORDS[i % 8]] * 10, "multiple_choice_answer": WORDS[i % 8],
+         "question_type": "what", "answer_type": "other", "corruption": "clean", "severity": 0,
+         "prediction": ""}
+        for i in range(N)
+    ]  # fmt: skip
+    return records, [rng.choice(WORDS) for _ in records]
+
+
+BUILDERS = {
+    "contextual": (_contextual, "acceptance_rate", {"rouge": False}),
+    "hallusionbench": (_hallusionbench, "aAcc", {"repeats": 1, "diagnosis": False}),
+    "dare": (_dare, "single_accuracy", {}),
+    "dvqa": (_dvqa, "micro_accuracy", {}),
+    "tallyqa": (_tallyqa, "simple_micro_accuracy", {}),
+    "tdiuc": (_tdiuc, "micro_accuracy", {}),
+    "vqdv1": (_vqdv1, "micro_f1", {}),
+    "vrb": (_vrb, "accuracy", {}),
+}
+
+
+def quoting_judge(prompt: str) -> str:
+    """A judge that quotes the response it judges, then gives its own verdict in the prompt's format."""
+    if "Ground-truth Response:" in prompt:  # ConTextual
+        reference = prompt.split("\nGround-truth Response: ", 1)[1].split("\nPredicted Response: ", 1)[0]
+        prediction = prompt.split("\nPredicted Response: ", 1)[1]
+        answer = re.fullmatch(r"\s*It says (\w+)\.\s*", prediction)
+        verdict = "Yes" if answer and answer.group(1) == reference else "No"
+        return f"The predicted response is:\n{prediction}\n\nJudgement: {verdict}"
+    prediction = prompt.split("Prediction answer:", 1)[1].rsplit("\nOutput:", 1)[0]
+    gt = "yes" if "#gt1" in prompt else "no"  # the test writes the truth into the reference details
+    extracted = extract_yes_no(prediction)
+    if extracted is None:
+        verdict = "unclear"
+    else:
+        verdict = "correct" if (extracted == "yes") == (gt == "yes") else "incorrect"
+    return f"Prediction answer:{prediction}\nOutput: {verdict}"
+
+
+def _score(name: str, records: list[dict], options: dict) -> tuple[dict, dict]:
+    benchmark = get_benchmark(name)
+    benchmark.validate(records)
+    return benchmark.score_with_details(records, **options)
+
+
+def _counted(metrics: dict, details: dict) -> int:
+    sources = [metrics, details, details.get("counts") or {}]
+    total = (details.get("screening") or {}).get("flagged", 0)
+    for key in COUNTS:
+        total += next((int(s[key]) for s in sources if isinstance(s.get(key), int | float)), 0)
+    return total
+
+
+@pytest.fixture
+def judge(monkeypatch, tmp_path):
+    isolate_judge_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "judge_cache.sqlite"))
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_RETRIES", "0")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with FakeOpenAIServer(quoting_judge, max_prompt_chars=6000) as server:
+        monkeypatch.setenv("OPENAI_API_URL", server.base_url)
+        yield server
+
+
+def test_every_registered_benchmark_is_in_the_suite() -> None:
+    assert set(BUILDERS) == set(benchmarks()), "a new benchmark needs its records in the attack suite"
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_no_attack_scores_above_an_honest_random_answer_and_every_attack_is_counted(name, judge) -> None:
+    build, metric, options = BUILDERS[name]
+    records, honest = build(random.Random(0))
+    if name == "hallusionbench":  # let the fake judge know the truth through the reference details
+        for record in records:
+            record["gt_answer_details"] = f"It is. #gt{record['gt_answer']}"
+    baseline, _ = _score(
+        name, [{**r, "prediction": p} for r, p in zip(records, honest, strict=True)], options
+    )
+    failures, uncounted = [], []
+    for attack, text in ATTACK_OUTPUTS.items():
+        metrics, details = _score(name, [{**record, "prediction": text} for record in records], options)
+        score = metrics[metric] if metrics[metric] is not None else 0.0
+        if score > baseline[metric] and (name, attack) not in METRIC_REWARDS:
+            failures.append(f"{attack}: {score:.1f} > random {baseline[metric]:.1f}")
+        if (name, attack) in METRIC_REWARDS and score > baseline[metric]:
+            assert details["screening"]["hedges_rewarded_by_the_metric"], (name, attack)
+        if _counted(metrics, details) == 0:
+            uncounted.append(attack)
+    assert not failures, f"{name}: attacks above an honest random answer: {failures}"
+    assert not uncounted, f"{name}: attacks nobody counted: {uncounted}"
+
+
+def test_contextual_rule_judge_gives_hedges_no_credit() -> None:
+    from lmms_eval_tasks.tasks.contextual.scoring import rule_reply
+
+    assert rule_reply("It is 10:10.", "10:10") == "Judgement: Yes"
+    assert rule_reply("The answer is definitely not stop.", "stop") == "Judgement: No"  # negated
+    assert rule_reply("3:00 4:00 10:10 12:00", "10:10") == "Judgement: No"  # several times, one reference
+    assert rule_reply("car, bus, stop sign, tree, exit", "stop sign") == "Judgement: No"  # a dump of nouns
+    records = [
+        {"image_url": f"https://example.org/{i}.png", "instruction": "What?", "response": ref,
+         "category": "time", "prediction": prediction}
+        for i, (ref, prediction) in enumerate(
+            [("10:10", "It is 10:10."), ("stop", "Definitely not stop."), ("10:10", "3:00 4:00 10:10 12:00"),
+             ("stop sign", "car, bus, stop sign, tree, exit")]
+        )
+    ]  # fmt: skip
+    metrics, _ = _score("contextual", records, {"judge": "rule", "rouge": False})
+    # 1 accepted (the honest answer) of 4 judged: 25 %; before, every one of the 4 was accepted (100 %)
+    assert metrics["acceptance_rate"] == pytest.approx(100 * 1 / 4)
+
+
+def test_vqdv1_unparsed_warning_says_what_the_scorer_does() -> None:
+    from lmms_eval_tasks.framework.count_warnings import count_warnings
+
+    records = [
+        {"question_id": i, "row": 0, "gtbox": [] if i == 0 else [[10, 10, 40, 40]], "width": 100,
+         "height": 100, "prediction": "Yes No"}
+        for i in range(3)
+    ]  # fmt: skip
+    metrics, details = _score("vqdv1", records, {})
+    assert metrics["unparsed"] == 3
+    warning = details["warnings"][0]
+    assert warning.startswith("3 unparsed answers (no box found): scored as 'no box'") and "RIGHT" in warning
+    # the shared "scored as wrong" line is not added on top of it
+    shared = count_warnings(get_benchmark("vqdv1").count_keys, metrics, details, 3, details["warnings"])
+    assert not any("unparsed" in line for line in shared)
+    # the case the metric rewards is counted by the screen too ("Yes No": a yes/no hedge)
+    assert details["screening"]["counts"]["hedge"] == 3
