@@ -495,6 +495,6 @@ def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[
         details["warnings"] = [
             f"{metrics['unparsed']} unparsed answers (no box found): scored as 'no box' (the paper's rule), "
             "which is RIGHT on zero-box queries (F1 1) and wrong elsewhere: a model that never gives a box "
-            "earns the zero-box share; see docs/judges.md, 'Judge integrity'"
+            "earns the zero-box share (judges.md, 'Judge integrity')"
         ]
     return metrics, details
