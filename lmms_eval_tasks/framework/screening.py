@@ -46,8 +46,8 @@ NUMBER_HEDGE = 3  # this many distinct numbers in a numeric answer is a hedge
 # A line that labels a verdict the way graders do ("Judgement: Yes", "Output: correct", "**Verdict:** same"):
 # no answer of any benchmark needs one, so every benchmark screens for it besides its judge's own markers.
 GENERIC_VERDICT_LINE = (
-    r"^[\s*_#>]*(?:final\s+)?(?:judg(?:e)?ment|verdict|output|grade|score|rating|evaluation|assessment)"
-    r"[\s*_]*:[\s*_\"']*(?:yes|no|correct|incorrect|unclear|same|different|true|false|right|wrong|"
+    r"^[ \t*_#>]*(?:final[ \t]+)?(?:judg(?:e)?ment|verdict|output|grade|score|rating|evaluation|assessment)"
+    r"[ \t*_]*:[ \t*_\"']*(?:yes|no|correct|incorrect|unclear|same|different|true|false|right|wrong|"
     r"accepted|rejected|\d+(?:\s*/\s*\d+)?)\b"
 )
 # Nothing but three or more option letters ("A, B, C, D", "(A) (B) (C)"): every option listed
@@ -125,7 +125,7 @@ def _markers(screening: Screening) -> re.Pattern[str]:
     parts = [f"(?:{marker})" for marker in (*screening.judge_markers, GENERIC_VERDICT_LINE)]
     if screening.verdict_words:
         words = "|".join(re.escape(word) for word in screening.verdict_words)
-        parts.append(rf"^[\s*_`\"'.]*(?:{words})[\s*_`\"'.!]*$")
+        parts.append(rf"^[ \t*_`\"'.]*(?:{words})[ \t*_`\"'.!]*$")  # within one line: linear
     return re.compile("|".join(parts), re.IGNORECASE | re.MULTILINE)
 
 
@@ -148,7 +148,7 @@ def screen_text(
 
 # Every check switched on: the hostile-corpus entry of ``parser_index`` (the screen reads untrusted text too).
 ALL_CHECKS = Screening(
-    judge_markers=(r"judg(?:e)?ment[*_]*[ \t]*:", r"^\s*output\s*:"),
+    judge_markers=(r"judg(?:e)?ment[*_]*[ \t]*:", r"^[ \t]*output[ \t]*:"),
     verdict_words=("yes", "no", "correct", "incorrect"),
     yes_no=True,
     numbers=True,

@@ -17,7 +17,13 @@ from lmms_eval_tasks.judges.integrity import CONFLICT
 
 MODEL_TEXT_LIMIT = 2000  # characters of each answer sent to the judge (counted when cut)
 VERDICT_PARSES = ("final", "official")
-JUDGE_MARKERS = (r"prediction answer\s*:", r"reference answer\s*:", r"^\s*output\s*:", r"response[12]\s*:")
+# line-anchored patterns never cross a newline (linear on hostile text)
+JUDGE_MARKERS = (
+    r"prediction answer[ \t]*:",
+    r"reference answer[ \t]*:",
+    r"^[ \t]*output[ \t]*:",
+    r"response[12][ \t]*:",
+)
 _MARKER = re.compile("|".join(JUDGE_MARKERS), re.IGNORECASE | re.MULTILINE)
 _CORRECTNESS_WORDS = re.compile(r"\b(incorrect|correct|unclear)\b", re.IGNORECASE)
 _CONSISTENCY_WORDS = re.compile(r"\b(same|different)\b", re.IGNORECASE)
