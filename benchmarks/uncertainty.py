@@ -1,15 +1,16 @@
-"""Time the REAL per-benchmark standard errors (``framework.uncertainty.headline_uncertainty``: the
-benchmark's ``tasks/<b>/uncertainty.py`` rows, then the cluster bootstrap, 1,000 resamples, every headline
-metric) on a full-size VRB run and on HallusionBench, on one core.
+"""Time the REAL per-benchmark standard errors (the benchmark's ``score``, which builds the resampling its
+headline numbers come from, timed apart as ``score_seconds``; then ``framework.intervals.headline``: the
+cluster bootstrap of that resampling, 1,000 resamples, every headline metric, timed as ``seconds``) on a
+full-size VRB run and on HallusionBench, on one core.
 
 VRB: one model's synthetic run, ~3,000 images x ~5.3 questions x 71 levels (clean + 14 corruptions x 5
 severities) = ~1.1 million records (dicts, as ``score`` reads them: 10 human answers, a prediction whose
-VQA accuracy is 0, .3, .6, .9 or 1), resampled by image. Timed: ``headline_uncertainty("vrb", records)``
-(``tasks/vrb/uncertainty.py``: the records' VQA accuracies, the level cells, the statistic of every
-headline metric from each resample's accuracy curves). Building the records is not timed.
+VQA accuracy is 0, .3, .6, .9 or 1), resampled by image (``tasks/vrb/scoring.py``: the records' VQA
+accuracies, the level cells, the statistic of every headline metric from each resample's accuracy
+curves). Building the records is not timed.
 
 HallusionBench: 1,129 questions x 3 judge repeats (the synthetic records of benchmarks/
-hallusionbench_scoring.py), resampled by figure group; timed: ``headline_uncertainty("hallusionbench")``.
+hallusionbench_scoring.py), resampled by figure group.
 
 References in the same run: (1) a hand-written vectorised statistic on plain arrays (this file's
 ``vrb_metrics``, whose point estimates are checked against the scorer's ``robustness()``; HallusionBench's
@@ -87,11 +88,20 @@ def vrb_records(image: np.ndarray, level: np.ndarray, accuracy: np.ndarray) -> l
     ]  # fmt: skip
 
 
-def real_bootstrap(benchmark: str, records: list[dict]) -> dict:
-    """The pack's own path: the benchmark's uncertainty rows and the bootstrap of every headline metric."""
-    from lmms_eval_tasks.framework.uncertainty import headline_uncertainty
+def real_score(benchmark: str, records: list[dict]) -> object:
+    """The pack's own path, first step: the benchmark's ``score``, which builds the resampling its
+    headline numbers come from (timed apart: it is the scoring every run does anyway)."""
+    from lmms_eval_tasks.framework.registry import get_benchmark
 
-    return headline_uncertainty(benchmark, records, bootstrap_resamples=RESAMPLES, bootstrap_seed=SEED)
+    return get_benchmark(benchmark).score(records)[1]["resampling"]
+
+
+def real_bootstrap(benchmark: str, resampling: object) -> dict:
+    """The pack's own path, second step: the bootstrap of every headline metric from the scorer's
+    resampling (``framework.intervals``), what standard errors add to a run."""
+    from lmms_eval_tasks.framework.intervals import headline
+
+    return headline(benchmark, resampling, RESAMPLES, SEED)
 
 
 def same_shared_numbers(real: dict, reference: dict) -> list[str]:
@@ -300,8 +310,9 @@ def main() -> int:
 
     image, level, accuracy = vrb_run(images)
     records = vrb_records(image, level, accuracy)
-    real, vrb_seconds = _timed(real_bootstrap, "vrb", records)
-    del records
+    resampling, vrb_score_seconds = _timed(real_score, "vrb", records)
+    real, vrb_seconds = _timed(real_bootstrap, "vrb", resampling)
+    del records, resampling
     reference = vrb_bootstrap(image, level, accuracy, RESAMPLES)
     check_vrb_estimates(reference, level, accuracy)
     shared = same_shared_numbers(real, reference)
@@ -313,7 +324,9 @@ def main() -> int:
     loop_estimate = loop_seconds / loop_resamples * RESAMPLES * image.size / part[0].size
     print(
         f"VRB: {image.size:,} records, {len(np.unique(image)):,} images, {len(real)} headline metrics "
-        f"(tasks/vrb/uncertainty.py), {RESAMPLES} resamples: {vrb_seconds:.2f} s; same numbers as the "
+        f"(tasks/vrb/scoring.py: score {vrb_score_seconds:.2f} s), {RESAMPLES} resamples: "
+        f"{vrb_seconds:.2f} s; "
+        "same numbers as the "
         f"hand-written statistic on {len(shared)} metrics; Python-loop reference (same numbers on "
         f"{part[0].size:,} records x {loop_resamples} resamples) extrapolates to {loop_estimate:.0f} s"
     )
@@ -321,7 +334,8 @@ def main() -> int:
         print(f"  {key}: {entry.estimate:.4f} +- {entry.stderr:.4f} [{entry.low:.4f}, {entry.high:.4f}]")
 
     hb_records = hallusionbench_records()
-    hb_real, hb_seconds = _timed(real_bootstrap, "hallusionbench", hb_records)
+    hb_resampling, hb_score_seconds = _timed(real_score, "hallusionbench", hb_records)
+    hb_real, hb_seconds = _timed(real_bootstrap, "hallusionbench", hb_resampling)
     structure, correct, groups = hallusionbench_run()
     hb_result = hallusionbench_bootstrap(structure, correct, groups, RESAMPLES)
     check_hallusionbench_estimates(hb_result, structure, correct)
@@ -332,7 +346,8 @@ def main() -> int:
     print(
         f"HallusionBench: {len(structure.questions)} questions x {len(correct)} repeats, "
         f"{hb_real['aAcc'].n_units} figure groups, {len(hb_real)} headline metrics "
-        f"(tasks/hallusionbench/uncertainty.py), {RESAMPLES} resamples: {hb_seconds:.3f} s; same numbers "
+        f"(tasks/hallusionbench/scoring.py: score {hb_score_seconds:.3f} s), {RESAMPLES} resamples: "
+        f"{hb_seconds:.3f} s; same numbers "
         f"as the hand-written statistic on {len(hb_shared)} metrics; Python loop (same numbers on 50 "
         f"resamples) extrapolates to {hb_loop_estimate:.1f} s"
     )
@@ -347,7 +362,9 @@ def main() -> int:
             file=sys.stderr,
         )
     print(
-        f"RESULT seconds={vrb_seconds:.3f} hallusionbench_seconds={hb_seconds:.4f} records={image.size} "
+        f"RESULT seconds={vrb_seconds:.3f} hallusionbench_seconds={hb_seconds:.4f} "
+        f"score_seconds={vrb_score_seconds:.3f} hallusionbench_score_seconds={hb_score_seconds:.4f} "
+        f"records={image.size} "
         f"resamples={RESAMPLES} loop_reference_seconds={loop_estimate:.1f} "
         f"hallusionbench_loop_reference_seconds={hb_loop_estimate:.2f} quick={int(args.quick)}"
     )

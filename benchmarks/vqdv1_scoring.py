@@ -51,7 +51,7 @@ def main() -> None:
         records.append({"question_id": index, "gtbox": boxes or [[]], "width": 640, "height": 480,
                         "prediction": text if boxes else "[[]]"})  # fmt: skip
     started = time.perf_counter()
-    metrics = vqdv1.score_records(records)
+    metrics = vqdv1.score(records)[0]
     scoring_seconds = time.perf_counter() - started
     print(f"100 kB repeated boxes: default {ours * 1e3:.1f} ms, official scanner "
           f"{ours_official * 1e3:.1f} ms, script regexes {regex * 1e3:.1f} ms")  # fmt: skip

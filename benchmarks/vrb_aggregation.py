@@ -84,13 +84,13 @@ def main() -> None:
 
     import numpy as np
 
-    from lmms_eval_tasks.tasks.vrb.scoring import robustness_array, score_records
+    from lmms_eval_tasks.tasks.vrb.scoring import robustness_array, score
 
     records = synthetic_records(options.questions, options.seed)
     print(f"{len(records)} records ({options.questions} questions x 71 levels)")
 
     start = time.perf_counter()
-    metrics = score_records(records)
+    metrics = score(records)[0]
     scoring = time.perf_counter() - start
     print(
         f"score_records: {scoring:.2f} s; accuracy_clean={metrics['accuracy_clean']:.4f} "

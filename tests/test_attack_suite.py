@@ -141,7 +141,7 @@ def quoting_judge(prompt: str) -> str:
 def _score(name: str, records: list[dict], options: dict) -> tuple[dict, dict]:
     benchmark = get_benchmark(name)
     benchmark.validate(records)
-    return benchmark.score_with_details(records, **options)
+    return benchmark.score(records, **options)
 
 
 def _counted(metrics: dict, details: dict) -> int:

@@ -182,7 +182,7 @@ def _toy_benchmark(name: str, random_answer: str) -> Benchmark:
         name=name,
         title=name,
         description="toy benchmark for the answer-space tests",
-        scorer="lmms_eval_tasks.no_such_module:score_records",
+        scorer="lmms_eval_tasks.no_such_module:score",
         record_schema=toy_schema("question"),
         headline_metrics=("accuracy",),
         random_answer=random_answer,

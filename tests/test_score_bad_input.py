@@ -256,13 +256,14 @@ def test_every_benchmark_has_a_bad_option_case() -> None:
 
 @pytest.mark.parametrize("benchmark", sorted(BAD_OPTION))
 def test_benchmark_score_checks_options_before_records(benchmark: str) -> None:
-    # the Python API too: Benchmark.score checks option values, then the record contract
+    # the Python API too: Benchmark.check_options checks option values before the record contract
     from lmms_eval_tasks.cli._arguments import parse_option
 
     key, value = parse_option(BAD_OPTION[benchmark][0])
     example = list(get_benchmark(benchmark).record_schema.example)
     with pytest.raises(ValueError) as caught:
-        get_benchmark(benchmark).score([*example, example[0]], **{key: value})
+        get_benchmark(benchmark).check_options(**{key: value})
+        get_benchmark(benchmark).validate([*example, example[0]])
     assert f"option {key}" in str(caught.value) and "duplicate" not in str(caught.value)
 
 

@@ -90,9 +90,9 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
     # What docs/architecture.md's walk-through does: describe, register, score, render its YAML.
     module = tmp_path / "toy_scoring.py"
     module.write_text(
-        "def score_records(records, threshold=0.5):\n"
+        "def score(records, threshold=0.5):\n"
         "    correct = [record['prediction'] == record['answer'] for record in records]\n"
-        "    return {'accuracy': 100.0 * sum(correct) / len(correct)}\n",
+        "    return {'accuracy': 100.0 * sum(correct) / len(correct)}, {}\n",
         encoding="utf-8",
     )
     import sys
@@ -103,7 +103,7 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
             name="toybench",
             title="Toy",
             description="a toy benchmark",
-            scorer="toy_scoring:score_records",
+            scorer="toy_scoring:score",
             record_schema=toy_schema("answer"),
             headline_metrics=("accuracy",),
         )
@@ -111,7 +111,7 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
         assert registry.get_benchmark("toybench") is toy
         assert registry.benchmark_for_task("toybench_sample") is toy
         records = [{"answer": "a", "prediction": "a"}, {"answer": "b", "prediction": "c"}]
-        assert toy.score(records) == {"accuracy": 50.0}  # 1 of 2 correct
+        assert toy.score(records) == ({"accuracy": 50.0}, {})  # 1 of 2 correct
         text = render_task(
             TaskYaml(task="toybench_sample", hooks="toy.hooks", metrics=[("accuracy", True)]), "toy"
         )

@@ -43,7 +43,7 @@ registry.register(
         name="toyshape",
         title="Toy",
         description="toy benchmark for the task-shape test",
-        scorer="toyshape.scoring:score_records",
+        scorer="toyshape.scoring:score",
         record_schema=SCHEMA,
         options="toyshape.scoring:score_options",
         headline_metrics=("accuracy", "answered"),
@@ -56,13 +56,14 @@ def score_options(task):
     return {"bonus": 0.0}
 
 
-def score_records(records, bonus=0.0):
+def score(records, bonus=0.0):
     correct = [record["prediction"].strip().lower() == record["answer"] for record in records]
-    return {
+    metrics = {
         "accuracy": 100.0 * sum(correct) / len(correct) + bonus,
         "answered": len(records),
         "tasks_seen": len({record["task"] for record in records}),
     }
+    return metrics, {}
 '''
 
 TOY_HOOKS = '''

@@ -43,7 +43,7 @@ BENCHMARK = Benchmark(
     name="mybench",
     title="MyBench (venue year)",
     description="what it measures, in one line",
-    scorer="lmms_eval_tasks.tasks.mybench.scoring:score_records",
+    scorer="lmms_eval_tasks.tasks.mybench.scoring:score",
     record_schema=RECORD_SCHEMA,
     option_check="lmms_eval_tasks.tasks.mybench.scoring:check_options",
     headline_metrics=("accuracy", "unparsed"),
@@ -84,14 +84,16 @@ def _correct(record: dict[str, Any]) -> bool | None:
     return None if prediction is None else prediction == record["answer"].strip().lower()
 
 
-def score_records(records: list[dict[str, Any]], bonus: float = 0.0) -> dict[str, Any]:
-    """Accuracy in percent over every record (unparsed = no prediction, counted wrong), plus ``bonus``."""
+def score(records: list[dict[str, Any]], bonus: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Accuracy in percent over every record (unparsed = no prediction, counted wrong), plus ``bonus``;
+    no details."""
     check_options(bonus=bonus)
     verdicts = [_correct(record) for record in records]
-    return {
+    metrics = {
         "accuracy": 100.0 * sum(bool(v) for v in verdicts) / len(verdicts) + bonus,
         "unparsed": sum(v is None for v in verdicts),
     }
+    return metrics, {}
 
 
 def per_question_correct(records: list[dict[str, Any]], bonus: float = 0.0) -> dict[str, bool]:

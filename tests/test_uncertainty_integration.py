@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from lmms_eval_tasks.framework.uncertainty import headline_uncertainty, paired_difference
+from lmms_eval_tasks.framework.intervals import headline_intervals, paired_difference
 from tests.helpers import REPO_ROOT, offline_environment, results_json, run_launcher
 
 
@@ -28,7 +28,7 @@ def test_tdiuc_micro_accuracy_stderr_matches_the_binomial_one():
     # 400 questions, 100 right: p = 0.25, analytic stderr 100 * sqrt(.25 * .75 / 400) = 2.1651 points;
     # the bootstrap targets sqrt((n-1)/n) of it (2.1624) with ~2% sampling error at 1,000 resamples.
     records = _tdiuc([i % 4 == 0 for i in range(400)])
-    result = headline_uncertainty("tdiuc", records, bootstrap_resamples=1000, bootstrap_seed=0)
+    result = headline_intervals("tdiuc", records, bootstrap_resamples=1000, bootstrap_seed=0)
     micro = result["micro_accuracy"]
     assert micro.estimate == pytest.approx(25.0)
     assert micro.stderr == pytest.approx(100 * math.sqrt(0.25 * 0.75 / 400), rel=0.08)
@@ -41,9 +41,9 @@ def test_tdiuc_micro_accuracy_stderr_matches_the_binomial_one():
 
 def test_the_seed_is_recorded_and_reproduces():
     records = _tdiuc([i % 3 == 0 for i in range(60)])
-    one = headline_uncertainty("tdiuc", records, bootstrap_resamples=200, bootstrap_seed=5)
-    two = headline_uncertainty("tdiuc", records, bootstrap_resamples=200, bootstrap_seed=5)
-    other = headline_uncertainty("tdiuc", records, bootstrap_resamples=200, bootstrap_seed=6)
+    one = headline_intervals("tdiuc", records, bootstrap_resamples=200, bootstrap_seed=5)
+    two = headline_intervals("tdiuc", records, bootstrap_resamples=200, bootstrap_seed=5)
+    other = headline_intervals("tdiuc", records, bootstrap_resamples=200, bootstrap_seed=6)
     assert one["micro_accuracy"].as_dict() == two["micro_accuracy"].as_dict()
     assert one["micro_accuracy"].stderr != other["micro_accuracy"].stderr
     assert one["micro_accuracy"].seed == 5
@@ -53,10 +53,10 @@ def test_bad_bootstrap_options_fail_in_one_line():
     from lmms_eval_tasks.framework.input_checks import OptionError
 
     with pytest.raises(OptionError, match="bootstrap_resamples"):
-        headline_uncertainty("tdiuc", _tdiuc([True, False]), bootstrap_resamples=-3)
+        headline_intervals("tdiuc", _tdiuc([True, False]), bootstrap_resamples=-3)
     with pytest.raises(OptionError, match="bootstrap_seed"):
-        headline_uncertainty("tdiuc", _tdiuc([True, False]), bootstrap_seed="x")
-    assert headline_uncertainty("tdiuc", _tdiuc([True, False]), bootstrap_resamples=0) == {}
+        headline_intervals("tdiuc", _tdiuc([True, False]), bootstrap_seed="x")
+    assert headline_intervals("tdiuc", _tdiuc([True, False]), bootstrap_resamples=0) == {}
 
 
 def test_tallyqa_rmse_from_summed_squared_errors():
@@ -65,7 +65,7 @@ def test_tallyqa_rmse_from_summed_squared_errors():
         {"question_id": "a", "answer": 2, "issimple": True, "prediction": "5"},
         {"question_id": "b", "answer": 1, "issimple": True, "prediction": "1"},
     ]
-    result = headline_uncertainty("tallyqa", records, bootstrap_resamples=500)
+    result = headline_intervals("tallyqa", records, bootstrap_resamples=500)
     assert result["simple_rmse"].estimate == pytest.approx(math.sqrt(4.5))
     # resamples: {a,a} -> 3, {b,b} -> 0, {a,b} -> sqrt(4.5): the interval spans 0 .. 3
     assert result["simple_rmse"].low == pytest.approx(0.0) and result["simple_rmse"].high == pytest.approx(
@@ -96,7 +96,7 @@ def test_hallusionbench_clustered_interval_is_wider_than_naive():
     # the cluster standard error is that of 40 units, 100 * sqrt(.25 * .75 / 40) = 6.85, not of 160
     # independent questions, 100 * sqrt(.25 * .75 / 160) = 3.42.
     records = _hallusionbench(40, set(range(10)))
-    result = headline_uncertainty("hallusionbench", records, bootstrap_resamples=1000)
+    result = headline_intervals("hallusionbench", records, bootstrap_resamples=1000)
     a_acc = result["aAcc"]
     assert a_acc.estimate == pytest.approx(25.0) and a_acc.unit == "figure group" and a_acc.n_units == 40
     naive = 100 * math.sqrt(0.25 * 0.75 / 160)
@@ -115,7 +115,7 @@ def test_contextual_keeps_the_official_normal_interval():
          "prediction": "p", "judge_verdict": i < 20}
         for i in range(50)
     ]  # fmt: skip
-    result = headline_uncertainty("contextual", records, bootstrap_resamples=200, rouge=False)
+    result = headline_intervals("contextual", records, bootstrap_resamples=200, rouge=False)
     rate = result["acceptance_rate"]
     assert rate.method == "normal" and rate.estimate == pytest.approx(40.0)
     assert rate.stderr == pytest.approx(100 * math.sqrt(0.4 * 0.6 / 50))
@@ -142,11 +142,11 @@ def _vrb(images: int, seed: int = 0) -> list[dict]:
 
 
 def test_vrb_point_estimates_equal_the_scorer_and_images_are_the_unit():
-    from lmms_eval_tasks.tasks.vrb.scoring import score_records
+    from lmms_eval_tasks.tasks.vrb.scoring import score
 
     records = _vrb(30)
-    metrics = score_records(records)
-    result = headline_uncertainty("vrb", records, bootstrap_resamples=200)
+    metrics = score(records)[0]
+    result = headline_intervals("vrb", records, bootstrap_resamples=200)
     for name in (
         "accuracy",
         "accuracy_clean",
@@ -160,7 +160,7 @@ def test_vrb_point_estimates_equal_the_scorer_and_images_are_the_unit():
     # old records without image_id stay scorable: resampled by question, and the report says so
     for record in records:
         record.pop("image_id")
-    fallback = headline_uncertainty("vrb", records, bootstrap_resamples=50)
+    fallback = headline_intervals("vrb", records, bootstrap_resamples=50)
     assert fallback["accuracy"].unit == "question" and "no image_id" in fallback["accuracy"].reason
 
 

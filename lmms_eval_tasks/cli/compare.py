@@ -61,31 +61,31 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{prog}: {error}", file=sys.stderr)
         return 1
     output: dict[str, Any] = {"run_a": str(args.run_a), "run_b": str(args.run_b), **result}
-    from lmms_eval_tasks.framework.uncertainty import paired_difference, rows_function
+    from lmms_eval_tasks.framework.intervals import paired_difference
 
-    if rows_function(args.benchmark) is not None:
-        try:
-            differences = paired_difference(
-                args.benchmark,
-                records_a,
-                records_b,
-                metrics=[args.metric] if args.metric else None,
-                **options,
-                **({"bootstrap_resamples": args.resamples, "bootstrap_seed": args.seed}),
-            )
-        except (OptionError, ValueError) as error:  # runs whose records differ: refused, one line
-            print(f"{prog}: {error}", file=sys.stderr)
-            return 1
-        if args.metric and args.metric not in differences:
-            from lmms_eval_tasks.framework.registry import get_benchmark
+    try:  # the paired bootstrap of the scorer's own resampling (None: the scorer gives none)
+        differences = paired_difference(
+            args.benchmark,
+            records_a,
+            records_b,
+            metrics=[args.metric] if args.metric else None,
+            **options,
+            **({"bootstrap_resamples": args.resamples, "bootstrap_seed": args.seed}),
+        )
+    except (OptionError, ValueError) as error:  # runs whose records differ: refused, one line
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 1
+    if differences is not None and args.metric and args.metric not in differences:
+        from lmms_eval_tasks.framework.registry import get_benchmark
 
-            compared = ", ".join(get_benchmark(args.benchmark).headline_metrics)
-            print(
-                f"{prog}: {args.benchmark}: no paired comparison of {args.metric!r} (a count, or not one "
-                f"of its metrics); --metric takes one of its headline metrics: {compared}",
-                file=sys.stderr,
-            )
-            return 2
+        compared = ", ".join(get_benchmark(args.benchmark).headline_metrics)
+        print(
+            f"{prog}: {args.benchmark}: no paired comparison of {args.metric!r} (a count, or not one "
+            f"of its metrics); --metric takes one of its headline metrics: {compared}",
+            file=sys.stderr,
+        )
+        return 2
+    if differences is not None:
         output["paired_bootstrap"] = {name: value.as_dict() for name, value in differences.items()}
     print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))
     return 0

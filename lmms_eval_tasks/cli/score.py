@@ -60,7 +60,7 @@ def _command_score(args: argparse.Namespace) -> int:
         return 2
     # Options before records: a bad -o exits 2 whatever the file holds (names against the scorer's
     # signature, then the bootstrap options, then the values by the benchmark's option check).
-    from lmms_eval_tasks.framework.uncertainty import OPTION_NAMES, score_with_uncertainty, split_options
+    from lmms_eval_tasks.framework.intervals import OPTION_NAMES, attach_intervals, split_options
 
     benchmark = get_benchmark(args.benchmark)
     scorer = resolve(benchmark.scorer)
@@ -124,10 +124,11 @@ def _command_score(args: argparse.Namespace) -> int:
             print(json.dumps(json_safe(metrics), indent=2, default=str, allow_nan=False))
             print(f"lmms-eval-tasks score: the run's report is complete: {report_path}", file=sys.stderr)
             return 0
-        metrics, details = benchmark.score_with_details(records, **scoring_options)  # the one path
-        metrics, uncertainty = score_with_uncertainty(args.benchmark, records, metrics, **options)
-        if uncertainty:
-            metrics["uncertainty"] = uncertainty
+        metrics, details = benchmark.score(records, **scoring_options)  # the one path
+        bootstrap_options = {key: value for key, value in options.items() if key in OPTION_NAMES}
+        metrics, details = attach_intervals(args.benchmark, metrics, details, **bootstrap_options)
+        if "uncertainty" in details:
+            metrics["uncertainty"] = details.pop("uncertainty")
     except RecordError as error:
         index = error.record_index
         if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(lines):

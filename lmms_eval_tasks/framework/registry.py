@@ -32,7 +32,10 @@ class Benchmark:
     """One benchmark as the pack's tools see it.
 
     - ``name``: the ``score``/``compare`` name and the default task-name prefix (``dare`` owns ``dare_*``).
-    - ``scorer``: ``score_records(records, **options) -> dict`` in a harness-free scoring module.
+    - ``scorer``: ``score(records, **options) -> (metrics, details)``, the first function of the
+      benchmark's harness-free ``scoring.py``: the one scoring path (a run, ``score``, ``compare``, the
+      demo). Its headline numbers are ``details["resampling"].estimate()`` or checked against it (the
+      ``lmms_eval_tasks.uncertainty.Resampling`` their standard errors resample, with its unit).
     - ``record_schema``: the record contract (``framework.records.RecordSchema``): fields, kinds, allowed
       values, what identifies a record, a minimal valid example; enforced by ``score``, ``compare`` and the
       hooks before the scorer runs.
@@ -43,11 +46,9 @@ class Benchmark:
       record, so a bad ``-o`` exits 2 whatever the records hold. None when the scorer takes no options.
     - ``parsers``: ``"module:attr"`` naming this benchmark's list of ``parser_index.ParserEntry`` (every
       parser of untrusted text it has), collected by ``parser_index.all_parsers``; None when it has none.
-    - ``score_task``: ``score_task(records, **options) -> (metrics, details)``, the one scoring path: the
-      hook runtime and ``lmms-eval-tasks score`` both call it (default: ``score_task`` next to ``scorer``).
     - ``options``: ``score_options(task) -> dict``, the benchmark's config function, the only reader of
       its scoring environment variables (None: no options); the hook runtime passes its result to
-      ``score_task`` and records it in the report (``provenance.settings.score_options``).
+      ``score`` and records it in the report (``provenance.settings.score_options``).
     - ``headline_metrics``: at most eight metric keys, the ones listed in task YAML and shown by the demo;
       the full breakdown stays in the pack's report and in ``score``.
     - ``per_question``: ``per_question_correct(records, **options) -> dict[question_id, bool]`` for
@@ -57,8 +58,6 @@ class Benchmark:
     - ``generated_files``: ``generated_files() -> dict[relative path, bytes]``: every file this benchmark
       generates (YAML, sample data), relative to the repository root; ``make generate`` writes them and a
       test fails when one drifts. Listed in the order they must be produced.
-    - ``uncertainty``: ``uncertainty_rows(records, **options) -> framework.uncertainty.Rows``: the
-      bootstrap input of the headline metrics (standard errors, intervals, paired ``compare``).
     - ``report_section``: renders the benchmark's section of ``lmms-eval-tasks report``.
     - ``group_metrics``: metrics defined only across a group's member tasks (VRB sub-metrics, DARE std
       over prompts): the host's table shows them on the groups, not as NaN on each member task.
@@ -78,7 +77,7 @@ class Benchmark:
       change a headline number when not zero (unparsed, unjudged, empty predictions, judge replies
       without a verdict); every non-zero one becomes a report warning (``count_warnings.count_warnings``).
     - ``screening``: ``"module:attr"`` naming its ``framework.screening.Screening`` (what outputs that play
-      the grader look like for it); ``score_with_details`` counts them into the details and warnings.
+      the grader look like for it); ``score`` counts them into the details and warnings.
     """
 
     name: str
@@ -91,14 +90,12 @@ class Benchmark:
     random_answer: str | None = None
     sample_tasks: tuple[str, ...] = ()
     generated_files: tuple[str, ...] = ()
-    uncertainty: str | None = None
     report_section: str | None = None
     parsers: str | None = None
     option_check: str | None = None
     group_metrics: tuple[str, ...] = ()
     docs: str = ""
     paper_judge_model: str | None = None
-    score_task: str = ""
     options: str | None = None
     count_keys: tuple[str, ...] = DEFAULT_COUNT_KEYS
     row_schema: Any = None  # a dataset_contract.RowSchema (not imported here: that module reads the registry)
@@ -115,8 +112,6 @@ class Benchmark:
                 f"benchmark {self.name!r}: {len(self.headline_metrics)} headline metrics "
                 f"(1 to {MAX_HEADLINE_METRICS} allowed)"
             )
-        if not self.score_task:
-            object.__setattr__(self, "score_task", f"{self.scorer.partition(':')[0]}:score_task")
 
     def owns_task(self, task_name: str) -> bool:
         """True when ``task_name`` starts with this benchmark's name (``dare`` owns ``dare_*``)."""
@@ -143,25 +138,11 @@ class Benchmark:
             options = {key: value for key, value in options.items() if key in parameters}
         check(**options)
 
-    def score(self, records: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
-        """Check the options, validate saved records against the record contract, then score them with
-        this benchmark's scorer."""
-        self.check_options(**options)
-        self.validate(records)
-        return resolve(self.scorer)(records, **options)
-
-    def score_with_details(
-        self, records: list[dict[str, Any]], **options: Any
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Score records already checked with ``validate`` on the one scoring path: ``(metrics, details)``
-        from ``score_task``; a benchmark registered from outside the pack with only ``score_records`` gets
-        ``(metrics, {})``."""
-        module_name, _, function_name = self.score_task.partition(":")
-        if not hasattr(importlib.import_module(module_name), function_name) and self.score_task == (
-            f"{self.scorer.partition(':')[0]}:score_task"
-        ):
-            return resolve(self.scorer)(records, **options), {}
-        metrics, details = resolve(self.score_task)(records, **options)
+    def score(self, records: list[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(metrics, details)`` of records already checked with ``validate`` (and options with
+        ``check_options``): the benchmark's ``score``, the one scoring path, with the outputs that play
+        the grader counted (``screen``)."""
+        metrics, details = resolve(self.scorer)(records, **options)
         return self.screen(records, metrics, details)
 
     def screen(
@@ -246,5 +227,5 @@ def schema_of(benchmark: str) -> RecordSchema:
 
 
 def get_scorer(benchmark: str) -> Callable[..., dict[str, Any]]:
-    """Return the ``score_records`` function for ``benchmark`` or raise KeyError listing the known ones."""
+    """Return the ``score`` function for ``benchmark`` or raise KeyError listing the known ones."""
     return resolve(get_benchmark(benchmark).scorer)

@@ -8,8 +8,8 @@ Each step is a function of the module that owns it:
 1. save      ``saved_records.save_pending``: the records and a pending marker, before anything can fail
 2. validate  ``Benchmark.validate``: the record contract (``records.validate_records``), once
 3. options   ``Benchmark.task_options`` + ``Benchmark.check_options``: the benchmark's config, checked once
-4. score     ``Benchmark.score_with_details``: the benchmark's one scorer, plus what only the run knows
-5. intervals ``uncertainty.score_with_uncertainty``: standard errors by resampling that scorer's records
+4. score     ``Benchmark.score``: the benchmark's one scorer, plus what only the run knows
+5. intervals ``intervals.attach_intervals``: standard errors by resampling the scorer's own rows
 6. warnings  ``count_warnings.with_count_warnings``: one line per count that changes a headline number
 7. report    ``reporting.schema.build_report`` + ``write_report_files``: the pack report and its files
 """
@@ -26,6 +26,7 @@ from loguru import logger
 
 from lmms_eval_tasks.framework import saved_records
 from lmms_eval_tasks.framework.count_warnings import with_count_warnings
+from lmms_eval_tasks.framework.intervals import attach_intervals
 from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.framework.run_deviations import argument_deviations
 from lmms_eval_tasks.framework.run_state import current_run
@@ -69,11 +70,11 @@ def score_and_report(
             benchmark.validate(records)  # 2. validate
         options = benchmark.task_options(source)  # 3. options
         benchmark.check_options(**options)
-        metrics, details = benchmark.score_with_details(records, **options)  # 4. score
+        metrics, details = benchmark.score(records, **options)  # 4. score
         details = with_run_details(details, hooks, records, metrics, source, args)
         settings["score_options"] = options  # recorded even when empty: `score --options-from`
-        metrics, details = with_intervals(  # 5. intervals
-            benchmark.name, records, metrics, details, {**options, **settings.get("uncertainty_options", {})}
+        metrics, details = attach_intervals(  # 5. intervals
+            benchmark.name, metrics, details, **settings.get("uncertainty_options", {})
         )
     except Exception as error:
         if records_path is not None:
@@ -132,23 +133,6 @@ def with_run_details(
         if key in details and key in run_details:
             merged[key] = [*run_details[key], *details[key]]
     return merged
-
-
-def with_intervals(
-    benchmark: str,
-    records: list[dict[str, Any]],
-    metrics: dict[str, Any],
-    details: dict[str, Any],
-    options: Mapping[str, Any],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The metrics with their ``<metric>_stderr`` and the details with the ``uncertainty`` block."""
-    from lmms_eval_tasks.framework.uncertainty import score_with_uncertainty
-
-    metrics, uncertainty = score_with_uncertainty(benchmark, records, metrics, **options)
-    details = dict(details)
-    if uncertainty:
-        details["uncertainty"] = uncertainty
-    return metrics, details
 
 
 def split_provenance(

@@ -4,14 +4,14 @@ A metric is undefined when its formula has nothing to work on (no parsed predict
 accuracy of 0 under a relative drop, no question of a type). Scores store such values as ``null`` in the
 pack's report JSON (NaN in the host's results); ``undefined_reason`` names the cause from the report's own
 numbers, so readers see ``n/a (no simple prediction parsed as a number: 8 of 8 unparsed)`` rather than
-``nan``. A reason recorded by the scorer (``details.undefined[metric]``) wins; the benchmark rules here
-come next, then the uncertainty engine's (``details.uncertainty[metric].reason``), then generic ones.
+``nan``. The scorer says why (``details.undefined[metric]``, each benchmark's own rules); then the
+uncertainty engine's reason (``details.uncertainty[metric].reason``), then generic ones. This module
+only displays: it knows no benchmark.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,42 +57,6 @@ def uncertainty_of(report: Mapping[str, Any], metric: str) -> Mapping[str, Any] 
     return None
 
 
-def _vrb_reason(metric: str, metrics: Mapping[str, Any], report: Mapping[str, Any]) -> str | None:
-    clean = _number(metrics, "accuracy_clean")
-    if metric in {"accuracy_clean", "relative_accuracy_drop", "first_drop", "vre"} and clean is None:
-        return "no clean level (severity 0) scored in this run"
-    details = report.get("details") or {}
-    if (
-        metric != "relative_accuracy_drop"
-        and "complete_corruptions" in details
-        and not details["complete_corruptions"]
-    ):
-        return "needs a complete corruption (clean + severities 1-5); none is complete in this run"
-    if metric == "relative_accuracy_drop" and clean == 0:
-        return "clean accuracy is 0, so a drop relative to it is undefined: 0/0"
-    if metric == "first_drop" and clean == 1:
-        return "clean error is 0, so the first drop relative to it is undefined"
-    if metric == "range_of_error":
-        return "a corruption's lowest error over its levels is 0, so the range relative to it is undefined"
-    notes = [note for note in details.get("robustness_notes") or [] if note.startswith(f"{metric}:")]
-    return "; ".join(notes) or None
-
-
-def _split_reason(metric: str, metrics: Mapping[str, Any]) -> str | None:
-    """TallyQA ``<split>_rmse``: no prediction of the split parsed as a number."""
-    match = re.fullmatch(r"(simple|complex)_rmse", metric)
-    if not match:
-        return None
-    split = match.group(1)
-    questions = _number(metrics, f"{split}_questions")
-    unparsed = _number(metrics, f"{split}_unparsed")
-    if questions == 0:
-        return f"no {split} question in this run"
-    if questions is not None and unparsed is not None:
-        return f"no {split} prediction parsed as a number: {unparsed:g} of {questions:g} unparsed"
-    return f"no {split} prediction parsed as a number"
-
-
 def undefined_reason(benchmark: str, metric: str, report: Mapping[str, Any] | None) -> str:
     """Why ``metric`` of ``benchmark`` has no value in ``report`` (a pack report dict; None when unknown)."""
     report = report or {}
@@ -104,19 +68,9 @@ def undefined_reason(benchmark: str, metric: str, report: Mapping[str, Any] | No
         if (report.get("details") or {}).get("submission_files"):
             return "a leaderboard submission of an unjudged split: predictions only, not scored here"
         return "this task does not compute it"
-    reason = (
-        (_vrb_reason(metric, metrics, report) if benchmark == "vrb" else None)
-        or _split_reason(metric, metrics)
-        or _from_uncertainty(report, metric)
-    )
+    reason = _from_uncertainty(report, metric)
     if reason:
         return reason
-    if re.fullmatch(r"f1_\d+", metric):
-        return f"no question with {metric[3:]} target box(es) in this run"
-    if metric.startswith("accuracy_") or metric.startswith("acceptance_rate_"):
-        return "no question of this kind in this run"
-    if metric in {"macro_f1", "macro_accuracy"} or metric.endswith("_macro_accuracy"):
-        return "no class with questions in this run"
     if metric.endswith("_stderr"):
         return "no standard error recorded for this metric (the value it belongs to may be undefined)"
     questions = _number(metrics, "questions")

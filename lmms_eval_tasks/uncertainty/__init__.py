@@ -1,9 +1,11 @@
 """How sure is each number: standard errors, 95% intervals and paired tests for the pack's metrics.
 
 Pure functions with documented inputs (in the manner of Hugging Face ``evaluate`` modules), harness-free
-and seeded. Each benchmark's scorer gives its rows (records, questions, figures) with the label of the
-unit they depend on (``UNITS``), and a statistic of column totals; see docs/uncertainty.md.
+and seeded. Each benchmark's scorer gives its ``Resampling``: rows (records, questions, figures) with the
+label of the unit they depend on, and the statistic of column totals its headline numbers are; see
+docs/uncertainty.md.
 
+- ``Resampling``: a scorer's per-unit decomposition of its headline numbers (``resampling``)
 - ``cluster_bootstrap``, ``bootstrap_mean``, ``loop_bootstrap``: cluster bootstrap -> ``Uncertainty``
 - ``paired_bootstrap``: the difference of two runs, resampled by shared units -> ``Difference``
 - ``mean_uncertainty``, ``ratio_uncertainty``, ``wilson_interval``, ``normal_interval``, ``z_value``:
@@ -32,21 +34,9 @@ from lmms_eval_tasks.uncertainty.bootstrap import (
     paired_bootstrap,
 )
 from lmms_eval_tasks.uncertainty.mcnemar import VARIANTS, discordant_counts, mcnemar
+from lmms_eval_tasks.uncertainty.resampling import Resampling
 from lmms_eval_tasks.uncertainty.result import Difference, McNemar, Uncertainty
 
-# The resampling unit of each benchmark's headline metrics: items within a unit depend on each other
-# (HallusionBench: the questions and figures of one figure group, category/subcategory/set_id; VRB: one
-# image's questions at all 71 levels), units are independent.
-UNITS = {
-    "hallusionbench": "figure group",
-    "dare": "question",
-    "vrb": "image",
-    "tdiuc": "question",
-    "tallyqa": "question",
-    "dvqa": "question",
-    "vqdv1": "query",
-    "contextual": "item",
-}
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 DEFAULT_CONFIDENCE = 0.95
@@ -55,7 +45,7 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
-    "UNITS",
+    "Resampling",
     "VARIANTS",
     "Difference",
     "McNemar",

@@ -22,7 +22,8 @@ Three ways to give the statistic, fastest first:
    as drawn) and returns a number (or a dict); a Python loop over the resamples, with the same draws, so
    it gives the same numbers as paths 1 and 2 on the same seed (used as the reference).
 
-The estimate is the statistic on the data itself (every unit once); the standard error is the standard
+The estimate is the statistic on the data itself (every row once, summed in record order: the numbers
+``Resampling.estimate`` gives the scorers); the standard error is the standard
 deviation (ddof 1) of the resampled values; the interval is the percentile interval. Resamples in which
 the statistic is undefined (NaN, e.g. a level left without items) are left out and counted
 (``undefined_resamples``, noted in ``reason``); an undefined estimate, no units, NaN values or a single
@@ -82,6 +83,18 @@ def cluster_totals(
     table = np.stack(columns, axis=-1) if columns else np.zeros((size, 0))
     shape = (n_units,) if cells is None else (n_units, n_cells)
     return table.reshape(*shape, *trailing)
+
+
+def data_totals(values: Any, cells: Any = None, n_cells: int | None = None) -> np.ndarray:
+    """Column totals of ``values [n, ...]`` over all rows (per cell with ``cells``), as ``[1, ...]``:
+    the point every estimate is computed at (``np.bincount`` adds the rows in order)."""
+    values = np.asarray(values, dtype=np.float64)
+    codes = np.zeros(values.shape[0], dtype=np.int64)
+    if cells is None:
+        return cluster_totals(codes, 1, values)
+    cell_codes = np.asarray(cells, dtype=np.int64).reshape(-1)
+    count = int(n_cells) if n_cells is not None else (int(cell_codes.max()) + 1 if cell_codes.size else 0)
+    return cluster_totals(codes, 1, values, cell_codes, count)
 
 
 def _index_blocks(n_units: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
@@ -243,13 +256,19 @@ def cluster_bootstrap(
 
         def evaluate(counts: np.ndarray) -> StatisticResult:
             return _call(statistic, (counts @ flat).reshape(counts.shape[0], *table.shape[1:]))
+
+        def point() -> StatisticResult:  # the rows summed in order: ``Resampling.estimate``'s numbers
+            return _call(statistic, data_totals(values, cells, table.shape[1] if cells is not None else None))
     else:
 
         def evaluate(counts: np.ndarray) -> StatisticResult:
             return _call(statistic, counts)
 
+        def point() -> StatisticResult:
+            return evaluate(np.ones((1, k)))
+
     try:
-        names, estimates = _as_columns(evaluate(np.ones((1, k))), 1)
+        names, estimates = _as_columns(point(), 1)
     except Exception as error:  # noqa: BLE001 - an empty input may break a statistic: report, never raise
         if k:
             raise
@@ -409,8 +428,14 @@ def paired_bootstrap(
         _, b = _as_columns(_call(statistic, (counts @ flat_b).reshape(rows, *shape)), rows)
         return names, a, b
 
+    def point() -> tuple[list[str] | None, np.ndarray, np.ndarray]:  # each run's rows summed in order
+        layout = shape[0] if cells_count is not None else None
+        names, a = _as_columns(_call(statistic, data_totals(values_a, cells_a, layout)), 1)
+        _, b = _as_columns(_call(statistic, data_totals(values_b, cells_b, layout)), 1)
+        return names, a, b
+
     try:
-        names, estimate_a, estimate_b = evaluate(np.ones((1, k)))
+        names, estimate_a, estimate_b = point()
     except Exception as error:  # noqa: BLE001 - an empty input may break a statistic: report, never raise
         if k:
             raise

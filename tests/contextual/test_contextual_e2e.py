@@ -80,7 +80,7 @@ def test_sample_judged_through_the_fake_server_with_faults_and_exported(tmp_path
     assert sample["unjudged,none"] == 0
     assert sample["acceptance_rate,none"] == pytest.approx(100 * sum(expected) / 10)
     # the pack's samples file re-scores to the run's numbers from its saved replies, with no judge
-    rescored = scoring.score_records(records, judge="openai")
+    rescored = scoring.score(records, judge="openai")[0]
     assert rescored["supplied_verdicts"] == 10
     for key in scoring.HEADLINE_METRICS:
         assert rescored[key] == pytest.approx(sample[f"{key},none"]), key

@@ -20,7 +20,7 @@ from lmms_eval_tasks.tasks.contextual.scoring import (
     parse_judge_reply,
     per_question_correct,
     rule_reply,
-    score_records,
+    score,
 )
 
 # ------------------------------------------------------------------------------------------------------
@@ -179,10 +179,9 @@ def test_official_misc_rate_above_100_has_no_interval() -> None:
     assert metrics["acceptance_rate_misc_natural_scenes_ci95_high"] is None
     assert normal_interval(4, 2) == (None, None)
     # the report's uncertainty record says why, with the estimate kept
-    from lmms_eval_tasks.tasks.contextual.uncertainty import uncertainty_rows
-
     records = [record(i, category, "Judgement: Yes") for i, category in enumerate(categories)]
-    closed = uncertainty_rows(records, protocol="official").closed_form["acceptance_rate_misc_natural_scenes"]
+    resampling = score(records, protocol="official")[1]["resampling"]
+    closed = resampling.closed_form["acceptance_rate_misc_natural_scenes"]
     assert closed.estimate == pytest.approx(200.0) and closed.low is None and closed.high is None
     assert "above 100%" in closed.reason
     # the default pooled denominator stays a proportion: 4 / 4 = 100 %, interval [100, 100]
@@ -218,49 +217,49 @@ def record(index: int, category: str, verdict, response: str = "ten past ten", p
 def test_score_records_with_supplied_verdicts_matches_hand_case() -> None:
     replies = {True: "Reasoning.\nJudgement: Yes", False: "Judgement: No", None: "I cannot tell."}
     records = [record(i, category, replies[verdict]) for i, (category, verdict) in enumerate(HAND_CASE)]
-    metrics = score_records(records)
+    metrics, details = score(records)
     assert metrics["acceptance_rate"] == pytest.approx(100 * 7 / 12)
     assert metrics["acceptance_rate_misc_natural_scenes"] == pytest.approx(60.0)
     assert metrics["unjudged"] == 2
     assert metrics["unjudged_no_verdict_in_reply"] == 2 and metrics["unjudged_judge_failed"] == 0
     assert metrics["items"] == 14 and metrics["judge"] == "supplied" and metrics["protocol"] == "default"
-    assert metrics["per_scenario"]["misc_natural_scenes"] == {
+    assert details["per_scenario"]["misc_natural_scenes"] == {
         "items": 5,
         "judged": 5,
         "accepted": 3,
         "unjudged": 0,
     }
-    official = score_records(records, protocol="official")
+    official = score(records, protocol="official")[0]
     assert official["acceptance_rate_misc_natural_scenes"] == pytest.approx(75.0)
 
 
 def test_score_records_official_parse_changes_the_rate() -> None:
     records = [record(0, "time", NO_THEN_YES_AFTER), record(1, "web", "Judgement: No")]
-    assert score_records(records)["acceptance_rate"] == 0.0
-    assert score_records(records, protocol="official")["acceptance_rate"] == 50.0
+    assert score(records)[0]["acceptance_rate"] == 0.0
+    assert score(records, protocol="official")[0]["acceptance_rate"] == 50.0
 
 
 def test_score_records_bad_records_name_record_and_field() -> None:
     good = record(0, "time", "Yes")
     with pytest.raises(RecordError, match="record 1: field 'category': unknown category 'clock'"):
-        score_records([good, record(1, "clock", "Yes")])
+        score([good, record(1, "clock", "Yes")])[0]
     missing = dict(record(1, "web", "No"))
     del missing["image_url"]
     with pytest.raises(RecordError, match="record 1: field 'image_url': missing"):
-        score_records([good, missing])
-    # duplicates are the record contract's (Benchmark.score validates first), not the scorer's
+        score([good, missing])[0]
+    # duplicates are the record contract's (Benchmark.validate, before any scorer), not the scorer's
     contextual = get_benchmark("contextual")
     with pytest.raises(RecordError, match="record 1: field 'image_url': duplicate record .*also record 0"):
-        contextual.score([good, dict(good)])
+        contextual.validate([good, dict(good)])
     with pytest.raises(RecordError, match="record 1: field 'image_url': conflicting record .*also record 0"):
-        contextual.score([good, {**good, "prediction": "No"}])
+        contextual.validate([good, {**good, "prediction": "No"}])
     with pytest.raises(RecordError, match="record 0: field 'judge_verdict'"):
-        score_records([record(0, "time", 7)])
+        score([record(0, "time", 7)])[0]
     no_reference = dict(record(0, "time", None))
     del no_reference["judge_verdict"]
     del no_reference["response"]
     with pytest.raises(RecordError, match="record 0: field 'response': missing"):
-        score_records([no_reference], judge="rule")
+        score([no_reference], judge="rule")[0]
 
 
 def test_repeats_are_averaged_and_counted() -> None:
@@ -268,14 +267,14 @@ def test_repeats_are_averaged_and_counted() -> None:
         record(0, "time", ["Judgement: Yes", "Judgement: No"]),
         record(1, "web", ["Judgement: Yes", None]),
     ]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     # repeat 0: 2/2 = 100; repeat 1: 0/1 = 0 (one unjudged) -> mean 50, std = sqrt(((50)^2 * 2) / 1) = 70.71
     assert metrics["repeats"] == 2
     assert metrics["acceptance_rate"] == pytest.approx(50.0)
     assert metrics["acceptance_rate_std"] == pytest.approx(math.sqrt(5000))
     assert metrics["unjudged"] == 1 and metrics["unjudged_items"] == 1
     with pytest.raises(RecordError, match="record 1: field 'judge_verdict': 1 repeats here but 2"):
-        score_records([records[0], record(1, "web", "Yes")])
+        score([records[0], record(1, "web", "Yes")])[0]
 
 
 def test_rouge_l_by_hand() -> None:
@@ -285,10 +284,10 @@ def test_rouge_l_by_hand() -> None:
         # rouge-score's tokenizer lower-cases and splits "10:10" into "10 10": identical -> 1.0
         record(1, "web", "No", response="It is 10:10.", prediction="it is 10 10"),
     ]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["rouge_l"] == pytest.approx(100 * (0.8 + 1.0) / 2)
     assert metrics["rouge_l_items"] == 2
-    assert score_records(records, rouge=False)["rouge_l"] is None
+    assert score(records, rouge=False)[0]["rouge_l"] is None
 
 
 def test_rule_judge_is_a_short_reference_match() -> None:
@@ -453,9 +452,9 @@ def test_llm_judge_replies_are_cached(judge_env) -> None:
     records = judged_records()
     with FakeOpenAIServer(reasoning_judge) as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
-        first = score_records(records, judge="openai")
+        first = score(records, judge="openai")[0]
         calls = server.call_count()
-        second = score_records(records, judge="openai")
+        second = score(records, judge="openai")[0]
         assert server.call_count() == calls == len(records)
     assert first["acceptance_rate"] == second["acceptance_rate"] == pytest.approx(50.0)
 
@@ -490,7 +489,7 @@ def test_no_verdict_at_all_fails_loudly(judge_env) -> None:
     with FakeOpenAIServer(lambda prompt: "I am not sure.") as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
         with pytest.raises(JudgingFailed, match="contextual: judging failed entirely"):
-            score_records(judged_records(), judge="openai")
+            score(judged_records(), judge="openai")[0]
 
 
 def test_score_command(tmp_path, capsys) -> None:

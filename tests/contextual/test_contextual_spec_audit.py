@@ -105,7 +105,7 @@ def test_score_records_with_supplied_replies_end_to_end() -> None:
         }
         for i, (category, verdict) in enumerate(zip(CATEGORIES, VERDICTS, strict=True))
     ]
-    metrics = ctx.score_records(records, rouge=False)
+    metrics = ctx.score(records, rouge=False)[0]
     assert metrics["acceptance_rate"] == pytest.approx(60.0)  # 6 / 10 judged
     assert metrics["unjudged"] == 2
     assert metrics["acceptance_rate_misc_natural_scenes"] == pytest.approx(50.0)
@@ -180,7 +180,7 @@ def test_repeats_average_rates_and_keep_unjudged_out() -> None:
          "judge_verdict": verdicts}
         for i, verdicts in enumerate([[1, 1], [0, None], [1, 0]])
     ]  # fmt: skip
-    metrics = ctx.score_records(records, rouge=False)
+    metrics = ctx.score(records, rouge=False)[0]
     # repeat 1: 2 / 3 = 66.667; repeat 2: (1 + 0) / 2 judged = 50.0 (the None is not a rejection)
     assert metrics["acceptance_rate"] == pytest.approx((200 / 3 + 50) / 2)  # 58.333
     assert metrics["unjudged"] == 1 and metrics["judged"] == 5 and metrics["accepted"] == 3
@@ -238,7 +238,7 @@ def test_per_rating_intervals_reach_score_output_averaged_over_repeats() -> None
          "judge_verdict": verdicts}
         for i, verdicts in enumerate([[1, 1], [0, 1], [1, 0], [1, 1]])
     ]  # fmt: skip
-    metrics = ctx.score_records(records, rouge=False)
+    metrics = ctx.score(records, rouge=False)[0]
     # repeat 1: web 3 of 4, half = .4243447 -> [32.56553, 100]; repeat 2: the same counts -> same interval
     assert metrics["acceptance_rate_web_ci95_low"] == pytest.approx(32.56553, abs=1e-3)
     assert metrics["acceptance_rate_web_ci95_high"] == pytest.approx(100.0)

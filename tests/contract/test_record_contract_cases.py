@@ -125,9 +125,9 @@ def test_dvqa_macro_refuses_a_duplicate_instead_of_counting_it(tmp_path: Path, c
     assert metrics["macro_accuracy"] == pytest.approx(50.0)
     assert metrics["micro_accuracy"] == pytest.approx(50.0)
     # q2 counted twice would give structure 1/3 = 33.33 and macro (33.33 + 100 + 0) / 3 = 44.44: refused
-    from lmms_eval_tasks.tasks.dvqa.scoring import score_records
+    from lmms_eval_tasks.tasks.dvqa.scoring import score
 
-    twice = score_records([*records, records[1]])  # the bare scorer, without the contract: the harm
+    twice = score([*records, records[1]])[0]  # the bare scorer, without the contract: the harm
     assert twice["macro_accuracy"] == pytest.approx((100 / 3 + 100 + 0) / 3)  # 44.44
     error = _error(capsys, "score", "dvqa", str(_write(tmp_path / "b.jsonl", [*records, records[1]])))
     assert "record 4 (line 5): field 'question_id': duplicate record (question_id='2')" in error

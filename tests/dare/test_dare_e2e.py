@@ -10,7 +10,7 @@ import pytest
 
 from lmms_eval_tasks.reporting.schema import read_report
 from lmms_eval_tasks.tasks.dare import BENCHMARK, grid
-from lmms_eval_tasks.tasks.dare.scoring import GOLD_COUNTS, score_records
+from lmms_eval_tasks.tasks.dare.scoring import GOLD_COUNTS, score
 from tests.helpers import results_json, run_launcher, samples_jsonl
 
 pytestmark = pytest.mark.slow
@@ -88,7 +88,7 @@ def test_random_baseline_runs_the_full_sample_grid(tmp_path: Path) -> None:
     records = _pack_records(output, members)
     assert len(records) == sum(len(samples_jsonl(output, task)) for task in members)
     # The group's numbers are exactly DARE scoring over the union of its members' records.
-    rescored = score_records(records)
+    rescored = score(records)[0]
     for key in SUMMARY_KEYS + TABLE_KEYS:
         assert _same(group[f"{key},none"], rescored[key]), key
     assert group["unparsed,none"] == 0  # the baseline always answers in the task's format

@@ -13,8 +13,8 @@ from lmms_eval_tasks.framework.task_pipeline import score_and_report
 from lmms_eval_tasks.tasks.dare.scoring import (
     format_table,
     gold_letters,
+    score,
     score_record,
-    score_records,
     summary_table,
 )
 
@@ -71,7 +71,7 @@ def single_grid() -> list[dict]:
 
 
 def test_single_accuracy_mean_and_std_over_prompts() -> None:
-    metrics = score_records(single_grid())
+    metrics = score(single_grid())[0]
     assert metrics["single_gen_p1_accuracy"] == 75.0
     assert metrics["single_gen_p2_accuracy"] == 50.0
     assert metrics["single_gen_p3_accuracy"] == 100.0
@@ -90,7 +90,7 @@ def test_single_accuracy_mean_and_std_over_prompts() -> None:
 
 def test_sample_std_is_an_option() -> None:
     # sample std: sqrt(1250 / 2) = 25
-    assert score_records(single_grid(), std_ddof=1)["single_accuracy_std_over_prompts"] == pytest.approx(25.0)
+    assert score(single_grid(), std_ddof=1)[0]["single_accuracy_std_over_prompts"] == pytest.approx(25.0)
 
 
 def test_format_axis_and_primary_format() -> None:
@@ -109,7 +109,7 @@ def test_format_axis_and_primary_format() -> None:
         record(question, [gold], gold, answer_format="log")
         for question, gold in (("q1", "A"), ("q2", "B"), ("q3", "C"), ("q4", "D"))
     ]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["single_json_p1_accuracy"] == 25.0
     assert metrics["single_log_p1_accuracy"] == 100.0
     # formats on their shared prompt (1): gen 75, log 100, json 25 -> range 100 - 25 = 75
@@ -118,7 +118,7 @@ def test_format_axis_and_primary_format() -> None:
     assert metrics["unparsed_single_json_p1"] == 3
     # headline stays on gen when present, and can be switched
     assert metrics["single_accuracy"] == 75.0
-    assert score_records(records, primary_format="log")["single_accuracy"] == 100.0
+    assert score(records, primary_format="log")[0]["single_accuracy"] == 100.0
 
 
 def test_worst_case_over_option_variants_and_drop() -> None:
@@ -142,7 +142,7 @@ def test_worst_case_over_option_variants_and_drop() -> None:
                     category="order" if instance == "i3" else "count",
                 )
             )
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["single_var_gen_p1_accuracy"] == 50.0
     assert metrics["single_var_accuracy"] == 50.0
     assert metrics["single_var_gen_p1_drop"] == 25.0
@@ -157,7 +157,7 @@ def test_worst_case_over_option_variants_and_drop() -> None:
 
 def test_worst_case_without_single_records_has_no_drop() -> None:
     records = [record(f"v{n}", ["A"], "A", setup="single_var", instance="i1") for n in range(3)]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["single_var_accuracy"] == 100.0
     assert math.isnan(metrics["single_var_drop"])
 
@@ -189,7 +189,7 @@ def multi_records(prompt: int = 1) -> list[dict]:
 
 
 def test_multi_exact_per_number_of_gold_answers_and_f1() -> None:
-    metrics = score_records(multi_records())
+    metrics = score(multi_records())[0]
     assert metrics["multi_exact_k0"] == 50.0
     assert metrics["multi_exact_k1"] == 0.0
     assert metrics["multi_exact_k2"] == 50.0
@@ -204,7 +204,7 @@ def test_multi_answers_given_as_option_texts() -> None:
     records = multi_records()
     for row in records:
         row["answer"] = [OPTIONS[letter] for letter in row["answer"]]
-    assert score_records(records)["multi_f1"] == pytest.approx(100 * (10 / 3) / 6)
+    assert score(records)[0]["multi_f1"] == pytest.approx(100 * (10 / 3) / 6)
 
 
 def test_multi_binary_decisions_are_combined_per_question() -> None:
@@ -222,7 +222,7 @@ def test_multi_binary_decisions_are_combined_per_question() -> None:
         for question, (gold, replies) in decisions.items()
         for letter, reply in replies.items()
     ]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["multi_binary_exact_k2"] == 100.0
     assert metrics["multi_binary_exact_k1"] == 0.0
     assert metrics["multi_binary_f1"] == pytest.approx(100 * (1 + 2 / 3) / 2)
@@ -242,7 +242,7 @@ def test_all_and_none_of_the_above_options() -> None:
         record(question, gold, prediction, setup="multi", extra_options="all_none")
         for question, gold, prediction in rows
     ]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["multi_plus_all_none_exact_k0"] == 100.0
     assert metrics["multi_plus_all_none_exact_k1"] == 0.0
     assert metrics["multi_plus_all_none_exact_k4"] == 100.0
@@ -257,21 +257,21 @@ def test_inverse_format_is_right_only_for_the_complement() -> None:
         record("q3", ["B"], "C, D", answer_format="inv"),
         record("q4", ["B"], "", answer_format="inv"),
     ]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["single_inv_p1_accuracy"] == 25.0
     assert metrics["unparsed"] == 1
     assert score_record(records[0]).predicted == frozenset("B")
 
 
 def test_single_with_several_letters_is_wrong_and_counted() -> None:
-    metrics = score_records([record("q1", ["A"], "A, B"), record("q2", ["A"], "A")])
+    metrics = score([record("q1", ["A"], "A, B"), record("q2", ["A"], "A")])[0]
     assert metrics["single_accuracy"] == 50.0
     assert metrics["single_multiple_letters"] == 1
 
 
 def test_summary_table_rows_and_columns() -> None:
     records = single_grid() + multi_records()
-    table = summary_table(score_records(records))
+    table = summary_table(score(records)[0])
     assert set(table) == {"count", "order", "all"}
     assert table["all"]["single_acc"] == 75.0
     assert table["count"]["single_acc"] == pytest.approx(250 / 3)
@@ -285,14 +285,14 @@ def test_metric_names_are_suffix_free() -> None:
     """The host matches group metrics by substring ("X,none" in "Y,none"): no key may end with another key."""
     records = single_grid() + multi_records()
     records += [record(f"v{n}", ["A"], "A", setup="single_var", instance="i1") for n in range(3)]
-    keys = list(score_records(records))
+    keys = list(score(records)[0])
     for key in keys:
         for other in keys:
             assert key == other or not other.endswith(key), (key, other)
 
 
 def test_registered_scorer_is_this_function() -> None:
-    assert get_scorer("dare") is score_records
+    assert get_scorer("dare") is score
 
 
 @pytest.mark.parametrize(
@@ -311,7 +311,7 @@ def test_registered_scorer_is_this_function() -> None:
 def test_bad_records_name_the_record_and_the_field(change: dict, field: str) -> None:
     records = [record("q1", ["A"], "A"), {**record("q2", ["A"], "A"), **change}]
     with pytest.raises(RecordError) as caught:
-        score_records(records)
+        score(records)[0]
     assert caught.value.record_index == 1 and caught.value.field == field
 
 
@@ -320,11 +320,11 @@ def test_missing_fields_are_reported() -> None:
         broken = record("q1", ["A"], "A")
         del broken[field]
         with pytest.raises(RecordError, match=f"record 0: field '{field}'"):
-            score_records([broken])
+            score([broken])[0]
     broken = record("v1", ["A"], "A", setup="single_var")
     del broken["instance_id"]
     with pytest.raises(RecordError, match="instance_id"):
-        score_records([broken])
+        score([broken])[0]
 
 
 def test_gold_letters_prefers_option_text_then_letter() -> None:
@@ -339,17 +339,17 @@ def test_unanswered_multi_questions_score_zero_even_with_an_empty_gold_set() -> 
 
     Binary: k=0 question where option C's reply is unparsable: the question is unanswered -> F1 0.
     """
-    metrics = score_records([record("z1", [], "I am not sure", setup="multi")])
+    metrics = score([record("z1", [], "I am not sure", setup="multi")])[0]
     assert (metrics["multi_exact_k0"], metrics["multi_f1"]) == (0.0, 0.0)
     replies = {"A": "no", "B": "no", "C": "hmm", "D": "no"}
     binary = [
         record("z2", [], reply, setup="multi", answer_format="binary", option=letter)
         for letter, reply in replies.items()
     ]
-    metrics = score_records(binary)
+    metrics = score(binary)[0]
     assert (metrics["multi_binary_exact_k0"], metrics["multi_binary_f1"]) == (0.0, 0.0)
     # contradictory "+none" answers are unanswered too
-    metrics = score_records([record("z3", [], "A, E", setup="multi", extra_options="none")])
+    metrics = score([record("z3", [], "A, E", setup="multi", extra_options="none")])[0]
     assert (metrics["multi_plus_none_f1"], metrics["multi_contradictory"]) == (0.0, 1)
 
 
@@ -374,7 +374,7 @@ def test_drop_compares_single_correct_on_the_categories_that_have_variations() -
             record(f"{instance}-{n}", ["B"], "B" if right else "C", setup="single_var", instance=instance)
             for n, right in enumerate(results)
         ]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["single_accuracy"] == 50.0  # the single-correct headline keeps every category
     assert metrics["single_var_accuracy"] == 50.0
     assert metrics["single_var_gen_p1_drop"] == 50.0
@@ -394,7 +394,7 @@ def test_worst_case_instances_are_told_apart_by_category() -> None:
         record(f"o{n}", ["A"], "B" if n == 1 else "A", setup="single_var", instance="7", category="order")
         for n in range(3)
     ]
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["single_var_accuracy"] == 50.0
     assert metrics["single_var_instances"] == 2
 
@@ -404,7 +404,7 @@ def test_instances_with_missing_variants_are_counted() -> None:
     and the one incomplete instance is reported (e.g. a --limit run cut it)."""
     records = [record(f"i1-{n}", ["A"], "A", setup="single_var", instance="i1") for n in range(3)]
     records.append(record("i2-0", ["A"], "A", setup="single_var", instance="i2"))
-    metrics = score_records(records)
+    metrics = score(records)[0]
     assert metrics["single_var_accuracy"] == 100.0
     assert metrics["single_var_incomplete_instances"] == 1
 

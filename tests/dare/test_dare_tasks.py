@@ -12,7 +12,7 @@ import pytest
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.tasks.dare import grid, hooks, make_sample, task_docs
 from lmms_eval_tasks.tasks.dare.prompts import build_prompt
-from lmms_eval_tasks.tasks.dare.scoring import LETTERS, parse_prediction, parse_yes_no, score_records
+from lmms_eval_tasks.tasks.dare.scoring import LETTERS, parse_prediction, parse_yes_no, score
 
 TASK_DIR = grid.TASK_DIR
 
@@ -291,7 +291,7 @@ def test_random_single_answers_score_about_a_quarter() -> None:
     for index in range(2000):
         doc = _doc("dare_single_csv_p1", id=f"q{index}")
         records.append(hooks.make_record(doc, [hooks.random_answer("dare_single_csv_p1", doc, rng)]))
-    assert 22.0 < score_records(records)["single_accuracy"] < 28.0
+    assert 22.0 < score(records)[0]["single_accuracy"] < 28.0
 
 
 # --- aggregation as the host drives it ----------------------------------------------------------------
@@ -331,7 +331,7 @@ def test_group_metrics_are_scores_over_the_union_of_member_records(tmp_path: Pat
     std = task_docs.aggregate_dare_gen_single_accuracy_std_over_prompts([math.nan] * 3, [2, 2, 2], False)
     assert std == pytest.approx(math.sqrt((50**2 + 0 + 50**2) / 3))
     union = [record for records in per_task.values() for record in records]
-    assert group_value == score_records(union)["single_accuracy"]
+    assert group_value == score(union)[0]["single_accuracy"]
     report = reports.latest_report_path(tmp_path, "dare_gen")
     assert report is not None and "| all | 50.0 |" in report.read_text(encoding="utf-8")
     assert reports.read_report(report)["details"]["members"] == list(per_task)

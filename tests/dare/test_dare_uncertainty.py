@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from lmms_eval_tasks.framework.uncertainty import headline_uncertainty, paired_difference
-from lmms_eval_tasks.tasks.dare.scoring import score_records
+from lmms_eval_tasks.framework.intervals import headline_intervals, paired_difference
+from lmms_eval_tasks.tasks.dare.scoring import score
 from tests.helpers import REPO_ROOT, offline_environment
 
 _OPTIONS = {"A": "1", "B": "2", "C": "3", "D": "4"}
@@ -35,8 +35,8 @@ def test_single_accuracy_and_its_std_over_prompts_resample_whole_questions():
     # sqrt(1/4 * 33.33^2 + 1/4 * 33.33^2) = 23.570 (resampling records instead would fix prompt 1 at 100
     # and give sqrt(2 * 1250) / 3 = 16.667); its interval spans 33.333 .. 100; the std's spans 0 .. 47.140.
     records = _two_questions()
-    scored = score_records(records)
-    result = headline_uncertainty("dare", records, bootstrap_resamples=1000, bootstrap_seed=0)
+    scored = score(records)[0]
+    result = headline_intervals("dare", records, bootstrap_resamples=1000, bootstrap_seed=0)
     mean, std = result["single_accuracy"], result["single_accuracy_std_over_prompts"]
     assert mean.estimate == pytest.approx(scored["single_accuracy"]) == pytest.approx(200 / 3)
     assert std.estimate == pytest.approx(scored["single_accuracy_std_over_prompts"])
@@ -57,9 +57,9 @@ def test_single_var_worst_case_resamples_whole_instances():
         for i in (1, 2)
         for v in (1, 2, 3)
     ]
-    result = headline_uncertainty("dare", records, bootstrap_resamples=1000, bootstrap_seed=1)
+    result = headline_intervals("dare", records, bootstrap_resamples=1000, bootstrap_seed=1)
     worst = result["single_var_accuracy"]
-    assert worst.estimate == pytest.approx(score_records(records)["single_var_accuracy"]) == 50.0
+    assert worst.estimate == pytest.approx(score(records)[0]["single_var_accuracy"]) == 50.0
     assert worst.n_units == 2  # two instances, not six records
     assert worst.stderr == pytest.approx(50 / math.sqrt(2), rel=0.08)
     assert (worst.low, worst.high) == (pytest.approx(0.0), pytest.approx(100.0))
@@ -73,8 +73,8 @@ def test_multi_f1_and_exact_match_by_gold_count():
                 "format": "gen", "prompt": 1, "prediction": prediction}  # fmt: skip
 
     records = [multi("q1", ["A", "B"], "A, B"), multi("q2", [], "A")]
-    scored = score_records(records)
-    result = headline_uncertainty("dare", records, bootstrap_resamples=1000, bootstrap_seed=0)
+    scored = score(records)[0]
+    result = headline_intervals("dare", records, bootstrap_resamples=1000, bootstrap_seed=0)
     assert result["multi_f1"].estimate == pytest.approx(scored["multi_f1"]) == 50.0
     assert (result["multi_f1"].low, result["multi_f1"].high) == (0.0, 100.0)
     assert result["multi_exact_k2"].estimate == 100.0 and result["multi_exact_k0"].estimate == 0.0

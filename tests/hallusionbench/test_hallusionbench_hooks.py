@@ -209,7 +209,7 @@ def test_llm_judge_three_repeats_scored_once_with_reports(judge_env, tmp_path):
     assert report["provenance"]["judge"]["repeats"] == 3 and report["provenance"]["judge"]["kind"] == "openai"
     assert values["judge_is_rule_based"] == 0 and values["unjudged_verdicts"] == 0
     # the LLM replied what the rule judge would: the numbers equal rule-judged scoring
-    rule = scoring.score_records([dict(record) for record in records], judge="rule")
+    rule = scoring.score([dict(record) for record in records], judge="rule")[0]
     for key in ("aAcc", "fAcc", "qAcc", "LH", "VI", "Mixed", "pct_diff", "fp_ratio", "VS_chart_qAcc"):
         assert values[key] == pytest.approx(rule[key]), key
     assert values["aAcc"] == pytest.approx(100 * 28 / 29)  # only the illusion figure-1 answer is wrong
@@ -314,7 +314,7 @@ def test_score_records_with_the_rule_judge_on_all_yes_answers(judge_env):
     rows = records_for("hallusionbench_sample", docs, ["Yes"] * len(docs))
     for row in rows:
         row.pop("task")
-    result = scoring.score_records(rows, judge="rule")
+    result = scoring.score(rows, judge="rule")[0]
     # gt "yes" in the sample: VD 8 of 14, VS 9 of 15 -> "Yes" to everything is right on 17 of 29
     assert sum(doc["gt_answer"] == "1" for doc in docs) == 17
     assert result["aAcc"] == pytest.approx(100 * 17 / 29)

@@ -52,7 +52,7 @@ def unjudged_records() -> list[dict]:
 
 def test_every_verdict_unjudged_raises_instead_of_null_metrics(failing_endpoint):
     with pytest.raises(JudgingFailed) as caught:
-        hb.score_records(unjudged_records())
+        hb.score(unjudged_records())[0]
     message = str(caught.value)
     assert message.startswith("HallusionBench correctness: judging failed entirely: none of 30 judge replies")
     assert "HTTP 500" in message and KEY not in message
@@ -116,7 +116,7 @@ def test_partly_failed_judging_scores_and_warns_above_the_threshold(monkeypatch,
 
     with FakeOpenAIServer(lambda prompt: "correct", faults=faults) as server:
         monkeypatch.setenv("OPENAI_API_URL", server.base_url)
-        result = hb.score_records(rows, repeats=1)
+        result = hb.score(rows, repeats=1)[0]
     assert result["unjudged_verdicts"] == 1 and result["aAcc"] == pytest.approx(100.0)
     assert any("1 of 10 items (10.0 %)" in message and "threshold" in message for message in warnings)
 
@@ -126,7 +126,7 @@ def test_vlmevalkit_variant_whose_matcher_fails_for_every_question_raises(failin
     for row in rows:
         row["prediction"] = "Hard to say."  # no yes/no: every answer needs the LLM matcher
     with pytest.raises(JudgingFailed, match="yes/no matching: judging failed entirely.*HTTP 500"):
-        hb.score_records(rows, variant="vlmevalkit")
+        hb.score(rows, variant="vlmevalkit")[0]
 
 
 def test_vlmevalkit_counts_only_what_it_scores(warnings):
@@ -138,7 +138,7 @@ def test_vlmevalkit_counts_only_what_it_scores(warnings):
     for row in no_image:
         row["prediction"] = ""  # dropped by the variant: must not be counted as its empty answers
     rows[1]["prediction"] = ""  # an image question: counted
-    result = hb.score_records(rows, variant="vlmevalkit", judge="rule")
+    result = hb.score(rows, variant="vlmevalkit", judge="rule")[0]
     assert result["dropped_no_image_questions"] == 2
     assert result["empty_predictions"] == 1
     assert any("1 of 8 model answers are empty" in message for message in warnings)
@@ -148,7 +148,7 @@ def test_vlmevalkit_counts_only_what_it_scores(warnings):
     assert result["ignored_supplied_judge_fields"] == 8
     assert any("IGNORES them" in message for message in warnings)
     # the official variant without the diagnosis reports no diagnosis counts either
-    official = hb.score_records(fill_same(crafted_records()), diagnosis=False)
+    official = hb.score(fill_same(crafted_records()), diagnosis=False)[0]
     assert "missing_pair_reference" not in official and "undiagnosed_verdicts" not in official
 
 
@@ -161,12 +161,12 @@ def test_rule_consistency_can_be_undecided_when_verdicts_come_from_elsewhere():
     ]
     # rule judge for everything: the answer without yes/no is "unclear" (verdict 2): VD o=1, j=2 -> VI,
     # the consistency flag is never read
-    rule = hb.score_records([dict(row) for row in rows], judge="rule")
+    rule = hb.score([dict(row) for row in rows], judge="rule")[0]
     assert rule["unjudged_consistency_needed"] == 0 and rule["VI"] == pytest.approx(100.0)
     # a supplied "incorrect" for that answer: VD o=1, j=0 needs the flag, the rule judge cannot decide it
     for row, verdict in zip(rows, ("correct", "incorrect"), strict=True):
         row["judge_verdict"] = verdict
-    supplied = hb.score_records(rows, judge="rule")
+    supplied = hb.score(rows, judge="rule")[0]
     assert supplied["unjudged_consistency_needed"] == 1 and supplied["undiagnosed_verdicts"] == 1
     assert supplied["LH"] is None and supplied["VI"] is None  # the only wrong answer is undiagnosed
     assert supplied["aAcc"] == pytest.approx(50.0)  # correctness does not need the flag

@@ -173,7 +173,7 @@ def fill_same(records):
 
 
 def test_crafted_set_hand_computed():
-    result = hb.score_records(fill_same(crafted_records()))
+    result = hb.score(fill_same(crafted_records()))[0]
     # correct = [1,0,1,1, 1,1,1, 0,1,0] -> 7 of 10
     assert result["aAcc"] == pytest.approx(70.0)
     # pairs: VD q0 {1,0} wrong, VD q1 {1,1} right, VS q0 {1,1,1} right, VS q1 {0,1,0} wrong -> 2/4
@@ -214,22 +214,22 @@ def test_crafted_set_hand_computed():
 
 def test_verdict_spellings_are_equivalent():
     words = {"1": "correct", "0": "incorrect", "2": "unclear"}
-    as_codes = hb.score_records(fill_same(crafted_records()))
+    as_codes = hb.score(fill_same(crafted_records()))[0]
     rows = fill_same(crafted_records())
     for row in rows:
         row["judge_verdict"] = words[row["judge_verdict"]].upper()
-    assert hb.score_records(rows)["aAcc"] == as_codes["aAcc"]
+    assert hb.score(rows)[0]["aAcc"] == as_codes["aAcc"]
     rows = fill_same(crafted_records())
     for row in rows:
         row["judge_verdict"] = int(row["judge_verdict"])
         row["judge_same"] = "same" if row["judge_same"] else "different"
-    assert hb.score_records(rows)["LH"] == as_codes["LH"]
+    assert hb.score(rows)[0]["LH"] == as_codes["LH"]
 
 
 def test_unjudged_question_is_left_out_not_scored_wrong():
     rows = fill_same(crafted_records())
     rows[9]["judge_verdict"] = None  # VS q1 f2 (it was wrong) is now unjudged
-    result = hb.score_records(rows)
+    result = hb.score(rows)[0]
     # aAcc over the 9 judged: 7 of 9
     assert result["aAcc"] == pytest.approx(700 / 9)
     # pair VS q1 has an unjudged member -> left out: VD q0 wrong, VD q1 right, VS q0 right -> 2/3
@@ -240,13 +240,13 @@ def test_unjudged_question_is_left_out_not_scored_wrong():
     assert result["hard_aAcc"] == pytest.approx(200 / 3)
     assert result["unjudged_verdicts"] == 1 and result["unjudged_questions"] == 1
     rows[9]["judge_verdict"] = "0"  # had the judge answered "incorrect", aAcc would drop to 70
-    assert hb.score_records(rows)["aAcc"] == pytest.approx(70.0)
+    assert hb.score(rows)[0]["aAcc"] == pytest.approx(70.0)
 
 
 def test_unjudged_consistency_leaves_the_question_undiagnosed():
     rows = fill_same(crafted_records())
     rows[1]["judge_same"] = None  # VD q0 f1: o="1", j="0" needs the flag
-    result = hb.score_records(rows)
+    result = hb.score(rows)[0]
     assert result["unjudged_consistency_needed"] == 1 and result["undiagnosed_verdicts"] == 1
     # remaining diagnosed wrong rows: LH (VS q1 f0) and Mixed (VS q1 f2)
     assert result["LH"] == pytest.approx(50.0) and result["Mixed"] == pytest.approx(50.0)
@@ -261,7 +261,7 @@ def test_repeats_are_averaged_and_spread_reported():
         row["judge_verdict"] = [row["judge_verdict"]] * 3
         row["judge_same"] = [row["judge_same"]] * 3
     rows[1]["judge_verdict"] = ["0", "1", None]
-    result = hb.score_records(rows)
+    result = hb.score(rows)[0]
     # repeat 2 scores 9 judged questions with 7 right (the unjudged one was wrong in repeat 0) -> 700/9
     assert result["repeats"] == 3
     assert result["aAcc"] == pytest.approx((70 + 80 + 700 / 9) / 3)
@@ -275,7 +275,7 @@ def test_repeats_are_averaged_and_spread_reported():
 
 def test_missing_pair_reference_is_counted_not_crashing():
     rows = fill_same(crafted_records())[1:]  # drop VD q0 figure 0 (as a --limit run might)
-    result = hb.score_records(rows)
+    result = hb.score(rows)[0]
     assert result["missing_pair_reference"] == 1
     assert result["aAcc"] == pytest.approx(600 / 9)
 
@@ -301,7 +301,9 @@ def test_bad_records_name_the_record_and_field(change, field, index):
     rows = fill_same(crafted_records())
     change(rows)
     with pytest.raises(RecordError) as caught:
-        get_benchmark("hallusionbench").score(rows)  # the record contract, then the scorer's own checks
+        benchmark = get_benchmark("hallusionbench")
+        benchmark.validate(rows)  # the record contract, then the scorer's own checks
+        benchmark.score(rows)
     assert caught.value.field == field and caught.value.record_index == index
 
 
@@ -309,7 +311,7 @@ def test_a_second_record_of_one_question_names_both_records():
     rows = fill_same(crafted_records())
     rows[3].update(question_id="0", figure_id="1")  # record 1 is VD/illusion/set 0/figure 1/question 0
     with pytest.raises(RecordError) as caught:
-        get_benchmark("hallusionbench").score(rows)
+        get_benchmark("hallusionbench").validate(rows)
     assert str(caught.value) == (
         "record 3: field 'category': conflicting record (category='VD', subcategory='illusion', "
         "set_id='0', figure_id='1', question_id='0'); also record 1: each record may appear once"
@@ -318,7 +320,7 @@ def test_a_second_record_of_one_question_names_both_records():
 
 def test_unknown_option_is_rejected():
     with pytest.raises(TypeError):
-        hb.score_records(fill_same(crafted_records()), judgee="rule")
+        hb.score(fill_same(crafted_records()), judgee="rule")[0]
 
 
 def test_cli_scores_a_jsonl_file(tmp_path, capsys):
@@ -554,7 +556,7 @@ def as_official_rows(rows):
 def test_matches_official_computation_on_random_sets(seed):
     rng = random.Random(seed)
     rows = random_benchmark(rng)
-    ours = hb.score_records(rows)
+    ours = hb.score(rows)[0]
     official_rows = as_official_rows(rows)
     groups = {"": official_rows}
     for category in hb.CATEGORY_SUBCATEGORIES:
@@ -577,7 +579,7 @@ def test_official_equivalence_on_a_full_size_set():
     """1129-row set shaped like the benchmark (the benchmark script's generator), one seed."""
     rows = load_benchmark_module().synthetic_records(random.Random(7))
     assert len(rows) == 1129
-    ours = hb.score_records(rows)
+    ours = hb.score(rows)[0]
     expected = official_all(as_official_rows(rows))
     for name, value in expected.items():
         assert ours[name] == pytest.approx(value, abs=1e-9), name
@@ -600,11 +602,11 @@ def test_supplied_verdicts_without_flags_use_the_judge_for_consistency():
         row.pop("judge_same", None)
         row["prediction"] = "Yes"
     rows[1]["prediction"] = "No"  # VD q0 f1 vs figure 0 "Yes": the rule judge says "different" -> VI
-    result = hb.score_records(rows, judge="rule")
+    result = hb.score(rows, judge="rule")[0]
     assert result["aAcc"] == pytest.approx(70.0)  # correctness from the supplied verdicts
     assert result["VI"] == pytest.approx(100 / 3) and result["judge"] == "rule"
     rows[1]["prediction"] = "Yes"  # same answer -> Mixed
-    assert hb.score_records(rows, judge="rule")["Mixed"] == pytest.approx(200 / 3)
+    assert hb.score(rows, judge="rule")[0]["Mixed"] == pytest.approx(200 / 3)
 
 
 def test_rule_judge_compares_with_the_validated_gt_answer():
@@ -615,7 +617,7 @@ def test_rule_judge_compares_with_the_validated_gt_answer():
     ]
     rows[0]["gt_answer"] = 1
     rows[1]["gt_answer"] = " 0 "
-    result = hb.score_records(rows, judge="rule")
+    result = hb.score(rows, judge="rule")[0]
     # "Yes" to a yes-question and "No" to a no-question: 2 of 2 right -> aAcc 100, the one pair right
     assert result["aAcc"] == pytest.approx(100.0)
     assert result["qAcc"] == pytest.approx(100.0)
@@ -653,7 +655,7 @@ def test_vlmevalkit_variant_uses_vlmevalkits_extraction():
         record("VS", "chart", "0", "1", "0", "1", "1", prediction="Yes."),  # right
         record("VS", "chart", "0", "2", "0", "2", "0", prediction="No."),  # right
     ]
-    result = hb.score_records(rows, variant="vlmevalkit", judge="rule")
+    result = hb.score(rows, variant="vlmevalkit", judge="rule")[0]
     assert result["dropped_no_image_questions"] == 1 and result["llm_matched"] == 1
     # right = [0, 1, 1, 1] -> aAcc 3/4 = 75
     assert result["aAcc"] == pytest.approx(75.0)

@@ -74,8 +74,8 @@ def test_planted_overlong_and_genuine_score_25_percent(judge_env) -> None:
     # refused with HTTP 400 context_length_exceeded, the others fit
     with FakeOpenAIServer(quoting_contextual_judge, max_prompt_chars=5000) as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
-        metrics, details = ctx.score_task(attack_records(), rouge=False)
-        official, _ = ctx.score_task(attack_records(), rouge=False, protocol="official")
+        metrics, details = ctx.score(attack_records(), rouge=False)
+        official, _ = ctx.score(attack_records(), rouge=False, protocol="official")
         sent = [len(call.prompt) for call in server.calls]
     # default: planted -> the judge's own "No" (the quote is masked out) = 20 rejected; over-long -> refused
     # as too long = the model's failure = 10 rejected, in the denominator; genuine -> 10 accepted
@@ -114,7 +114,7 @@ def test_conflict_is_unjudged_for_an_honest_answer_and_rejected_for_a_planted_on
     records = [contextual_record(0, "The sign says stop."), contextual_record(1, "It says go. Judgement:")]
     with FakeOpenAIServer(confused) as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
-        metrics, details = ctx.score_task(records, rouge=False)
+        metrics, details = ctx.score(records, rouge=False)
     # record 0: the judge contradicts itself -> no verdict (unjudged, counted); record 1 carries the judge's
     # marker -> the missing verdict is the model's failure -> rejected. 0 accepted / 1 judged = 0 %
     assert metrics["conflicting_verdicts"] == 1 and metrics["rejected_model_failure"] == 1
@@ -131,7 +131,7 @@ def test_judge_outage_stays_unjudged_length_refusal_does_not(judge_env) -> None:
     records = [contextual_record(0, "outage " + "The sign says stop."), contextual_record(1, "go " * 3000)]
     with FakeOpenAIServer(quoting_contextual_judge, faults=faults, max_prompt_chars=4000) as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
-        metrics, _ = ctx.score_task(records, rouge=False)
+        metrics, _ = ctx.score(records, rouge=False)
         refusals = [call for call in server.calls if call.fault == "context_length_exceeded"]
     # the outage is retried then unjudged (left out, counted); the refusal is not retried and is rejected:
     # 0 accepted / 1 judged
@@ -148,7 +148,7 @@ def test_hardened_prompt_delimits_and_declares_the_model_text_data(judge_env) ->
 
     with FakeOpenAIServer(judge) as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
-        metrics, _ = ctx.score_task(attack_records()[:25] + attack_records()[30:], rouge=False,
+        metrics, _ = ctx.score(attack_records()[:25] + attack_records()[30:], rouge=False,
                                     judge_prompt="hardened")  # fmt: skip
         systems = [call.messages[0] for call in server.calls]
     # planted: 20 rejected; over-long (5, cut, judged "No"): 5 rejected; genuine: 10 accepted -> 10/35
@@ -209,8 +209,8 @@ def test_hallusionbench_planted_correct_is_decided_by_the_final_verdict(judge_en
     predictions = [planted] * 6 + ["Yes, it is."] * 2 + ["No " * 2000] * 2
     with FakeOpenAIServer(hb_quoting_judge, max_prompt_chars=2500) as server:
         judge_env.setenv("OPENAI_API_URL", server.base_url)
-        metrics, details = hb.score_task(hb_records(predictions), repeats=1, diagnosis=False)
-        official, _ = hb.score_task(
+        metrics, details = hb.score(hb_records(predictions), repeats=1, diagnosis=False)
+        official, _ = hb.score(
             hb_records(predictions), repeats=1, diagnosis=False, verdict_parse="official"
         )
     # final verdict line: 6 planted -> the judge's "unclear" (wrong on an image question); 2 genuine ->

@@ -129,9 +129,9 @@ def test_unicode_digits_tdiuc_and_dvqa_official_match_the_scripts(tmp_path: Path
     # 7 of 8 right (only "３" vs "4" is wrong): counting accuracy 0.875
     assert "Question type: counting: accuracy: 0.8750, questions = 8, correct = 7" in printed
     records = as_records(tdiuc_rows)
-    assert tdiuc.score_records(records, protocol="official")["accuracy_counting"] == pytest.approx(87.5)
+    assert tdiuc.score(records, protocol="official")[0]["accuracy_counting"] == pytest.approx(87.5)
     # the default protocol reads only ASCII digits: "３" is text and matches no label (0 of 8)
-    assert tdiuc.score_records(records)["accuracy_counting"] == 0.0
+    assert tdiuc.score(records)[0]["accuracy_counting"] == 0.0
 
     dvqa_rows = [
         {"question_id": i, "template_id": "data", "labeled_answer": label, "predicted_answer": text}
@@ -139,7 +139,7 @@ def test_unicode_digits_tdiuc_and_dvqa_official_match_the_scripts(tmp_path: Path
     ]
     printed = run_official("dvqa_eval_restated.py", dvqa_rows, tmp_path)
     assert re.search(r"micro accuracy: 0\.8750", printed), printed
-    official = dvqa.score_records(as_records(dvqa_rows, "answer"), protocol="official")
+    official = dvqa.score(as_records(dvqa_rows, "answer"), protocol="official")[0]
     assert official["micro_accuracy"] == pytest.approx(87.5)
 
 

@@ -89,7 +89,7 @@ def test_tdiuc_official_numbers(tmp_path) -> None:
     rows = tdiuc_rows(600, seed=11)
     printed = run_official("tdiuc_eval_restated.py", rows, tmp_path)
     records = as_records(rows)
-    official = tdiuc.score_records(records, protocol="official")
+    official = tdiuc.score(records, protocol="official")[0]
     correct = tdiuc.per_question_correct(records, protocol="official")
     per_type = re.findall(
         r"Question type: (\w+): accuracy: ([0-9.]+), questions = (\d+), correct = (\d+)", printed
@@ -119,8 +119,8 @@ def test_tdiuc_default_differs_only_on_multi_word_answers() -> None:
     # macro differs only through those questions: on a subset without them it is equal
     plain = [record for record in records if " " not in record["prediction"].strip()]
     plain = [record for record in plain if " " not in record["labeled_answer"]]
-    assert tdiuc.score_records(plain)["macro_accuracy"] == pytest.approx(
-        tdiuc.score_records(plain, protocol="official")["macro_accuracy"]
+    assert tdiuc.score(plain)[0]["macro_accuracy"] == pytest.approx(
+        tdiuc.score(plain, protocol="official")[0]["macro_accuracy"]
     )
 
 
@@ -168,7 +168,7 @@ def test_tallyqa_official_numbers(tmp_path) -> None:
     tagged = tally_rows(800, seed=5)
     rows = [row for row, _ in tagged]
     printed = run_official("tallyqa_eval_restated.py", rows, tmp_path)
-    official = tallyqa.score_records(as_records(rows, "answer"), protocol="official")
+    official = tallyqa.score(as_records(rows, "answer"), protocol="official")[0]
     names = {"Simple Counting": "simple", "Complex Counting": "complex"}
     micro = re.findall(
         r"Question Type: (\w+ Counting), Micro accuracy: ([0-9.e-]+), .* correct = (\d+)", printed
@@ -198,7 +198,7 @@ def test_tallyqa_default_differs_only_where_the_spec_says() -> None:
     kept = [
         record for record, (_, kind) in zip(records, tagged, strict=True) if kind not in ("decimal", "beyond")
     ]
-    mine, theirs = tallyqa.score_records(kept), tallyqa.score_records(kept, protocol="official")
+    mine, theirs = tallyqa.score(kept)[0], tallyqa.score(kept, protocol="official")[0]
     for split in ("simple", "complex"):
         assert mine[f"{split}_micro_accuracy"] == theirs[f"{split}_micro_accuracy"]
         assert mine[f"{split}_macro_accuracy"] == theirs[f"{split}_macro_accuracy"]
@@ -244,7 +244,7 @@ def dvqa_rows(count: int, seed: int) -> list[dict]:
 def test_dvqa_official_numbers(tmp_path) -> None:
     rows = dvqa_rows(500, seed=2)
     printed = run_official("dvqa_eval_restated.py", rows, tmp_path)
-    official = dvqa.score_records(as_records(rows, "answer"), protocol="official")
+    official = dvqa.score(as_records(rows, "answer"), protocol="official")[0]
     per_template = re.findall(r"question type: (\w+): accuracy: ([0-9.e-]+) \| .* correct = (\d+)", printed)
     assert len(per_template) == 3
     for name, accuracy, _ in per_template:

@@ -123,7 +123,7 @@ def tdiuc_records() -> list[dict]:
 
 
 def test_tdiuc_metrics_by_hand() -> None:
-    metrics = tdiuc.score_records(tdiuc_records())
+    metrics = tdiuc.score(tdiuc_records())[0]
     assert metrics["accuracy_color"] == pytest.approx(50.0)
     assert metrics["accuracy_counting"] == pytest.approx(100.0)
     assert metrics["accuracy_absurd"] == pytest.approx(50.0)
@@ -144,7 +144,7 @@ def test_tdiuc_metrics_by_hand() -> None:
 
 
 def test_tdiuc_official_protocol_divides_macro_by_twelve() -> None:
-    metrics = tdiuc.score_records(tdiuc_records(), protocol="official")
+    metrics = tdiuc.score(tdiuc_records(), protocol="official")[0]
     # the script sums the per-type accuracies and divides by 12: (50 + 100 + 50 + 100) / 12 = 25
     assert metrics["macro_accuracy"] == pytest.approx(25.0)
     assert metrics["micro_accuracy"] == pytest.approx(600 / 9)
@@ -152,18 +152,18 @@ def test_tdiuc_official_protocol_divides_macro_by_twelve() -> None:
 
 def test_tdiuc_harmonic_is_zero_when_a_type_scores_zero() -> None:
     records = [tdiuc_record(1, "color", "red", "blue"), tdiuc_record(2, "counting", "2", "2")]
-    assert tdiuc.score_records(records)["harmonic_mpt"] == 0.0
+    assert tdiuc.score(records)[0]["harmonic_mpt"] == 0.0
 
 
 def test_tdiuc_bad_records() -> None:
     with pytest.raises(
         RecordError, match="record 1: field 'question_type': unknown TDIUC question type 'colour'"
     ):
-        tdiuc.score_records([tdiuc_record(1, "color", "red", "red"), tdiuc_record(2, "colour", "red", "red")])
+        tdiuc.score([tdiuc_record(1, "color", "red", "red"), tdiuc_record(2, "colour", "red", "red")])[0]
     with pytest.raises(RecordError, match="record 0: field 'labeled_answer': missing"):
-        tdiuc.score_records([{"question_id": 1, "question_type": "color", "prediction": "red"}])
+        tdiuc.score([{"question_id": 1, "question_type": "color", "prediction": "red"}])[0]
     with pytest.raises(ValueError, match="protocol"):
-        tdiuc.score_records(tdiuc_records(), protocol="paper")
+        tdiuc.score(tdiuc_records(), protocol="paper")[0]
 
 
 def test_tdiuc_per_question() -> None:
@@ -196,7 +196,7 @@ def test_tdiuc_missing_wordnet_is_a_clear_error(monkeypatch) -> None:
         with pytest.raises(
             WordNetMissing, match="TDIUC scoring needs WordNet.*lmms-eval-tasks setup-wordnet"
         ):
-            tdiuc.score_records([tdiuc_record(1, "color", "red", "crimson")])
+            tdiuc.score([tdiuc_record(1, "color", "red", "crimson")])[0]
     finally:
         tdiuc.synset_names.cache_clear()
 
@@ -253,7 +253,7 @@ def tally_records() -> list[dict]:
 
 
 def test_tallyqa_metrics_by_hand() -> None:
-    metrics = tallyqa.score_records(tally_records())
+    metrics = tallyqa.score(tally_records())[0]
     # simple micro: 3 right of 6 = 50 %
     assert metrics["simple_micro_accuracy"] == pytest.approx(50.0)
     # buckets: 0 -> 1/1, 1 -> 1/1, 2 -> 0/1, 3 -> 0/1, 4+ (answers 5 and 4) -> 1/2: (100+100+0+0+50)/5 = 50
@@ -274,7 +274,7 @@ def test_tallyqa_metrics_by_hand() -> None:
 
 
 def test_tallyqa_official_reports_mse_not_rmse() -> None:
-    metrics = tallyqa.score_records(tally_records(), protocol="official")
+    metrics = tallyqa.score(tally_records(), protocol="official")[0]
     # "2.5" -> "25" -> 25, clipped to 15: (15-4)^2 = 121; squared errors 0, 0, 1, 0, 121 -> 122/5 = 24.4
     assert metrics["simple_mse"] == pytest.approx(24.4)
     assert "simple_rmse" not in metrics
@@ -286,18 +286,18 @@ def test_tallyqa_official_reports_mse_not_rmse() -> None:
 def test_tallyqa_rmse_clips_predictions_to_0_15() -> None:
     records = [tally_record(1, 2, True, "-3"), tally_record(2, 10, True, "99")]
     # clip(-3) = 0 -> (0-2)^2 = 4; clip(99) = 15 -> (15-10)^2 = 25; RMSE = sqrt(29/2)
-    assert tallyqa.score_records(records)["simple_rmse"] == pytest.approx(math.sqrt(14.5))
+    assert tallyqa.score(records)[0]["simple_rmse"] == pytest.approx(math.sqrt(14.5))
 
 
 def test_tallyqa_bad_records() -> None:
     with pytest.raises(RecordError, match="record 0: field 'issimple': expected bool"):
-        tallyqa.score_records([{"question_id": 1, "answer": 2, "issimple": "yes", "prediction": "2"}])
+        tallyqa.score([{"question_id": 1, "answer": 2, "issimple": "yes", "prediction": "2"}])[0]
     with pytest.raises(RecordError, match="record 0: field 'answer'"):
-        tallyqa.score_records([tally_record(1, -1, True, "2")])
+        tallyqa.score([tally_record(1, -1, True, "2")])[0]
 
 
 def test_tallyqa_plot(tmp_path) -> None:
-    metrics = tallyqa.score_records(tally_records())
+    metrics = tallyqa.score(tally_records())[0]
     table = tallyqa.accuracy_by_count(metrics)
     assert table["simple"] == {0: 100.0, 1: 100.0, 2: 0.0, 3: 0.0, 4: 0.0, 5: 100.0}
     assert table["complex"] == {7: 100.0, 16: 0.0}
@@ -327,7 +327,7 @@ def dvqa_records() -> list[dict]:
 
 
 def test_dvqa_metrics_by_hand() -> None:
-    metrics = dvqa.score_records(dvqa_records())
+    metrics = dvqa.score(dvqa_records())[0]
     # structure 2/2 = 100; data 1/2 = 50; reasoning 1/3 = 33.33; micro 4/7; macro (100 + 50 + 33.33) / 3
     assert metrics["accuracy_structure"] == pytest.approx(100.0)
     assert metrics["accuracy_data"] == pytest.approx(50.0)
@@ -337,7 +337,7 @@ def test_dvqa_metrics_by_hand() -> None:
 
 
 def test_dvqa_official_protocol_strips_decimal_points() -> None:
-    metrics = dvqa.score_records(dvqa_records(), protocol="official")
+    metrics = dvqa.score(dvqa_records(), protocol="official")[0]
     # "0.5" -> "05" -> "five" == "5" -> "five": data 2/2; reasoning 2/3; micro 6/7; macro (100+100+66.67)/3
     assert metrics["accuracy_data"] == pytest.approx(100.0)
     assert metrics["accuracy_reasoning"] == pytest.approx(200 / 3)
@@ -357,6 +357,6 @@ def test_dvqa_bad_records() -> None:
     with pytest.raises(
         RecordError, match="record 0: field 'template_id': unknown DVQA template 'structural'"
     ):
-        dvqa.score_records([dvqa_record(1, "structural", "yes", "yes")])
+        dvqa.score([dvqa_record(1, "structural", "yes", "yes")])[0]
     with pytest.raises(RecordError, match="record 0: field 'prediction': missing"):
-        dvqa.score_records([{"question_id": 1, "template_id": "data", "answer": "5"}])
+        dvqa.score([{"question_id": 1, "template_id": "data", "answer": "5"}])[0]

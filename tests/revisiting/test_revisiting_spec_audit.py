@@ -72,7 +72,7 @@ def test_tdiuc_metrics_by_hand() -> None:
         _tdiuc("absurd", "doesnotapply", "doesnotapply", n),
         _tdiuc("absurd", "doesnotapply", "no", n),
     ]
-    m = tdiuc.score_records(records)
+    m = tdiuc.score(records)[0]
     assert m["accuracy_color"] == pytest.approx(200 / 3)
     assert m["accuracy_counting"] == pytest.approx(50.0)
     assert m["accuracy_absurd"] == pytest.approx(50.0)
@@ -83,7 +83,7 @@ def test_tdiuc_metrics_by_hand() -> None:
     assert m["normalized_accuracy_color"] == pytest.approx(75.0)
     assert m["normalized_arithmetic_mpt"] == pytest.approx((75 + 50 + 50) / 3)  # 58.333
     assert m["normalized_harmonic_mpt"] == pytest.approx(3 / (1 / 75 + 1 / 50 + 1 / 50))  # 56.25
-    official = tdiuc.score_records(records, protocol="official")
+    official = tdiuc.score(records, protocol="official")[0]
     assert official["macro_accuracy"] == pytest.approx((200 / 3 + 50 + 50) / 12)  # script divides by 12
 
 
@@ -132,7 +132,7 @@ def test_tallyqa_metrics_by_hand() -> None:
         _tally(16, "sixteen", False, n),  # right (16), but clipped to 15 -> err 1 (official: unparsed)
         _tally(7, "2.5", False, n),  # default 2.5 wrong err 20.25; official 25 -> min(25,15) err 64
     ]
-    m = tallyqa.score_records(records)
+    m = tallyqa.score(records)[0]
     assert m["simple_micro_accuracy"] == pytest.approx(200 / 6)  # 2 / 6
     # buckets 0:100, 1:100, 2:0, 3:0, 4+ (answers 5, 4): 0 -> 200 / 5 = 40
     assert m["simple_macro_accuracy"] == pytest.approx(40.0)
@@ -142,7 +142,7 @@ def test_tallyqa_metrics_by_hand() -> None:
     assert m["complex_macro_accuracy"] == pytest.approx(200 / 3)  # only bucket 4+
     assert m["complex_rmse"] == pytest.approx(math.sqrt((0 + 1 + 20.25) / 3))  # sqrt(7.0833) = 2.661
     assert m["micro_accuracy"] == pytest.approx(400 / 9)
-    o = tallyqa.score_records(records, protocol="official")
+    o = tallyqa.score(records, protocol="official")[0]
     assert o["simple_micro_accuracy"] == pytest.approx(200 / 6)
     assert o["simple_mse"] == pytest.approx((0 + 0 + 1 + 9) / 4)  # "twenty", "many" unparsed: 2.5
     assert o["complex_micro_accuracy"] == pytest.approx(100 / 3)
@@ -159,12 +159,12 @@ def test_tallyqa_decimal_numeral_is_a_number_documented_deviation() -> None:
         {"question_id": 2, "answer": 2, "prediction": "2.5", "issimple": True},  # wrong, error 0.5^2 = 0.25
         {"question_id": 3, "answer": 2, "prediction": "4", "issimple": True},  # wrong, error (4 - 2)^2 = 4
     ]
-    m = tallyqa.score_records(records)
+    m = tallyqa.score(records)[0]
     assert m["simple_micro_accuracy"] == pytest.approx(100 / 3)  # 1 of 3
     assert m["simple_unparsed"] == 0
     assert m["simple_rmse"] == pytest.approx(math.sqrt((0 + 0.25 + 4) / 3))  # sqrt(1.4167) = 1.190
     # the official script deletes the ".": "3.0" -> 30 (clipped to 15: error 144), "2.5" -> 25 (error 169)
-    o = tallyqa.score_records(records, protocol="official")
+    o = tallyqa.score(records, protocol="official")[0]
     assert o["simple_micro_accuracy"] == 0.0
     assert o["simple_mse"] == pytest.approx((144 + 169 + 4) / 3)
 
@@ -172,7 +172,7 @@ def test_tallyqa_decimal_numeral_is_a_number_documented_deviation() -> None:
 def test_tallyqa_negative_prediction_clipped_to_zero() -> None:
     records = [{"question_id": 1, "answer": 2, "prediction": "-3", "issimple": True}]
     # clip(-3, 0, 15) = 0 -> error (0 - 2)^2 = 4 -> RMSE 2
-    assert tallyqa.score_records(records)["simple_rmse"] == pytest.approx(2.0)
+    assert tallyqa.score(records)[0]["simple_rmse"] == pytest.approx(2.0)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -192,13 +192,13 @@ def test_dvqa_metrics_by_hand() -> None:
     records = [
         {"question_id": i, "template_id": t, "answer": a, "prediction": p} for i, (t, a, p) in enumerate(rows)
     ]
-    m = dvqa.score_records(records)
+    m = dvqa.score(records)[0]
     assert m["accuracy_structure"] == pytest.approx(50.0)
     assert m["accuracy_data"] == pytest.approx(200 / 3)
     assert m["accuracy_reasoning"] == pytest.approx(100.0)
     assert m["micro_accuracy"] == pytest.approx(400 / 6)  # 4 / 6
     assert m["macro_accuracy"] == pytest.approx((50 + 200 / 3 + 100) / 3)  # 72.222
-    o = dvqa.score_records(records, protocol="official")
+    o = dvqa.score(records, protocol="official")[0]
     assert o["accuracy_data"] == pytest.approx(100.0)
     assert o["micro_accuracy"] == pytest.approx(500 / 6)  # 5 / 6
     assert o["macro_accuracy"] == pytest.approx((50 + 100 + 100) / 3)
@@ -400,7 +400,7 @@ def test_tallyqa_random_aggregates_match_reference() -> None:
         simple = rng.random() < 0.5
         records.append({"question_id": i, "answer": answer, "prediction": text, "issimple": simple})
         records[-1]["_value"] = value
-    m = tallyqa.score_records(records)
+    m = tallyqa.score(records)[0]
     for split, flag in (("simple", True), ("complex", False)):
         items = [r for r in records if r["issimple"] is flag]
         right = [r["_value"] is not None and r["_value"] == r["answer"] for r in items]

@@ -13,7 +13,7 @@ import pytest
 from lmms_eval_tasks.reporting.schema import read_report
 from lmms_eval_tasks.tasks.vqdv1 import BENCHMARK
 from lmms_eval_tasks.tasks.vqdv1.prompts import TEMPLATES
-from lmms_eval_tasks.tasks.vqdv1.scoring import BUCKETS, score_records
+from lmms_eval_tasks.tasks.vqdv1.scoring import BUCKETS, score
 from tests.helpers import offline_environment, results_json, run_launcher, samples_jsonl
 
 pytestmark = pytest.mark.slow
@@ -30,7 +30,7 @@ def _check_run(output: Path, **score_options: str) -> tuple[dict, list[dict]]:
     records = _pack_records(output)
     assert len(records) == 19
     assert {"question_id", "gtbox", "width", "height", "prediction"} <= set(records[0])
-    rescored = score_records(records, **score_options)
+    rescored = score(records, **score_options)[0]
     for key in BENCHMARK.headline_metrics:
         value, expected = results[f"{key},none"], rescored[key]
         assert (math.isnan(value) and math.isnan(expected)) or value == pytest.approx(expected), key
@@ -64,7 +64,7 @@ def test_random_baseline(random_run: Path) -> None:
     assert first == TEMPLATES["api"].replace("{question}", "Show the red circle in the picture.")
     # The baseline answers in the output syntax: every prediction parses (boxes or an explicit [[]]).
     assert all(record["prediction"].startswith("[[") for record in records)
-    assert score_records(records)["unparsed"] == 0
+    assert score(records)[0]["unparsed"] == 0
 
 
 def test_random_baseline_official_protocol_and_grid_coordinates(tmp_path: Path) -> None:
@@ -151,4 +151,4 @@ def test_vqdv1_task_reads_the_prepared_folder(tmp_path: Path) -> None:
     path = next(output.rglob("lmms_eval_tasks/*/vqdv1_samples.jsonl"))
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert sorted(record["question_id"] for record in records) == list(range(19))
-    assert results["micro_f1,none"] == pytest.approx(score_records(records)["micro_f1"])
+    assert results["micro_f1,none"] == pytest.approx(score(records)[0]["micro_f1"])

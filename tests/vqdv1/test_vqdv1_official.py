@@ -110,7 +110,7 @@ def test_official_protocol_equals_the_scripts_printed_numbers(tmp_path, seed, me
     result = run_official(rows, tmp_path)
     assert result.returncode == 0, result.stderr
     lines = printed(result.stdout)
-    metrics = vqdv1.score_records(rows, protocol="official")
+    metrics = vqdv1.score(rows, protocol="official")[0]
     # The paper's "Micro F1" is the line labelled "Macro Accuracy", its "Macro F1" the one labelled "Micro".
     assert metrics["micro_f1"] == pytest.approx(100 * lines["Macro"], abs=1e-9)
     assert metrics["macro_f1"] == pytest.approx(100 * lines["Micro"], abs=1e-9)
@@ -125,7 +125,7 @@ def test_official_protocol_reports_where_the_script_crashes(tmp_path):
     rows = [row for row in rows if len(row["gtbox"]) < 5]
     result = run_official(rows, tmp_path)
     assert result.returncode != 0 and "ZeroDivisionError" in result.stderr
-    metrics = vqdv1.score_records(rows, protocol="official")
+    metrics = vqdv1.score(rows, protocol="official")[0]
     assert metrics["official_script_would_fail"] == 1 and metrics["queries_5+"] == 0
 
 
@@ -148,11 +148,11 @@ def test_default_differs_exactly_where_the_spec_says():
     # A perfect single-box answer: 1 vs 2/3 (the spec's "capped at 0.667").
     perfect = {"question_id": 1, "gtbox": [[0, 0, 10, 10]], "width": 9, "height": 9}
     perfect["prediction"] = "[[0,0,10,10]]"
-    assert vqdv1.score_records([perfect])["micro_f1"] == 100.0
-    assert vqdv1.score_records([perfect], protocol="official")["micro_f1"] == pytest.approx(200 / 3)
+    assert vqdv1.score([perfect])[0]["micro_f1"] == 100.0
+    assert vqdv1.score([perfect], protocol="official")[0]["micro_f1"] == pytest.approx(200 / 3)
     # 2. micro F1: the mean over queries in both (only the per-query F1 differs).
-    default_metrics = vqdv1.score_records(rows)
-    official_metrics = vqdv1.score_records(rows, protocol="official")
+    default_metrics = vqdv1.score(rows)[0]
+    official_metrics = vqdv1.score(rows, protocol="official")[0]
     assert default_metrics["micro_f1"] == pytest.approx(100 * sum(s.f1 for s in default) / len(default))
     assert official_metrics["micro_f1"] == pytest.approx(100 * sum(o.f1 for o in official) / len(official))
     # 3. macro F1: default = mean over the five buckets 0, 1, 2, 3, 4+; official = (mean of each count 0..4

@@ -159,7 +159,7 @@ HAND = [
 
 
 def test_default_metrics_by_hand():
-    metrics = vqdv1.score_records(HAND)
+    metrics = vqdv1.score(HAND)[0]
     # micro = (1 + 0 + 1 + 1/2 + 0 + 1 + 6/7) / 7 = 30.5/49
     assert metrics["micro_f1"] == pytest.approx(100 * 30.5 / 49)
     # buckets: 0: (1+0)/2 = .5; 1: 1; 2: (.5+0)/2 = .25; 3: 6/7; 4+: 1 -> macro = (2.75 + 6/7) / 5
@@ -179,7 +179,7 @@ def test_default_metrics_by_hand():
 
 
 def test_official_metrics_by_hand():
-    metrics = vqdv1.score_records(HAND, protocol="official")
+    metrics = vqdv1.score(HAND, protocol="official")[0]
     # capped F1s: 1, 0, 2/3, .4, 0, 2/3, .6 -> "Macro Accuracy" = (10/3) / 7 = 10/21
     assert metrics["micro_f1"] == pytest.approx(100 * 10 / 21)
     # per count: 0 -> .5, 1 -> 2/3, 2 -> .2, 3 -> .6, (no 4), 5 -> 2/3; "Micro Accuracy" =
@@ -200,28 +200,28 @@ def test_per_question_correct_is_f1_equal_to_one():
 
 def test_bad_records_name_the_record_and_field():
     with pytest.raises(RecordError, match=r"record 0: field 'gtbox'"):
-        vqdv1.score_records([{"question_id": 1, "width": 1, "height": 1, "prediction": ""}])
+        vqdv1.score([{"question_id": 1, "width": 1, "height": 1, "prediction": ""}])[0]
     with pytest.raises(RecordError, match=r"record 1: field 'gtbox'"):
-        vqdv1.score_records([record([[]], ""), record([[1, 2, 3]], "")])
+        vqdv1.score([record([[]], ""), record([[1, 2, 3]], "")])[0]
     with pytest.raises(RecordError, match=r"field 'width'"):
-        vqdv1.score_records([record([[]], "", width=0)])
+        vqdv1.score([record([[]], "", width=0)])[0]
     with pytest.raises(RecordError, match=r"field 'prediction'"):
-        vqdv1.score_records([record([[]], ["[1,2,3,4]"])])
+        vqdv1.score([record([[]], ["[1,2,3,4]"])])[0]
     with pytest.raises(ValueError, match="protocol"):
-        vqdv1.score_records([record([[]], "")], protocol="paper")
+        vqdv1.score([record([[]], "")], protocol="paper")[0]
 
 
 def test_official_answer_file_field_names_are_accepted():
     row = {"question_id": 1, "labeled_answer": [[0, 0, 10, 10]], "predicted_answer": "[[0,0,10,10]]",
            "width": 100, "height": 100}
-    assert vqdv1.score_records([row])["micro_f1"] == 100.0
+    assert vqdv1.score([row])[0]["micro_f1"] == 100.0
 
 
 def test_plot_is_written(tmp_path):
     path = tmp_path / "pr.png"
-    vqdv1.plot_precision_recall(vqdv1.score_records(HAND), path)
+    vqdv1.plot_precision_recall(vqdv1.score(HAND)[0], path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    rows = vqdv1.bucket_table(vqdv1.score_records(HAND))
+    rows = vqdv1.bucket_table(vqdv1.score(HAND)[0])
     assert [row["boxes"] for row in rows] == list(vqdv1.BUCKETS)
 
 

@@ -128,7 +128,7 @@ def test_default_metrics_by_hand() -> None:
         _record(4, [[0, 0, 10, 10], [50, 50, 10, 10]], "[[0, 0, 10, 10]]"),  # bucket 2: P 1, R 1/2 -> 2/3
         _record(5, [[0, 0, 5, 5], [10, 0, 5, 5], [20, 0, 5, 5], [30, 0, 5, 5]], "nope"),  # 4+: 0 unparsed
     ]
-    m = vqdv1.score_records(records)
+    m = vqdv1.score(records)[0]
     assert m["micro_f1"] == pytest.approx(100 * (1 + 0 + 1 + 2 / 3 + 0) / 5)  # 53.333
     # buckets present: 0 -> 50, 1 -> 100, 2 -> 66.667, 4+ -> 0; mean = 216.667 / 4 = 54.167
     assert m["macro_f1"] == pytest.approx((50 + 100 + 200 / 3 + 0) / 4)
@@ -148,7 +148,7 @@ def test_official_metrics_by_hand() -> None:
         _record(4, six[:5], "[]"),  # count 5: 0
         _record(5, six, _box_text([(10 * i, 0, 10 * i + 5, 5) for i in range(6)])),  # count 6: 6/(6+6)... 2/3
     ]
-    m = vqdv1.score_records(records, protocol="official")
+    m = vqdv1.score(records, protocol="official")[0]
     # "Macro Accuracy" line (paper's micro): (1 + 2/3 + 2/3 + 0 + 2/3) / 5 = 0.6
     assert m["micro_f1"] == pytest.approx(60.0)
     # "Micro Accuracy" line: counts < 5: 1 + 2/3 + 2/3; + mean of the LAST key (count 6) 2/3 -> 3; / 6 = 0.5

@@ -98,9 +98,9 @@ def test_perfect_answers_on_the_sample_score_100():
         boxes = [f"[{x}, {y}, {x + w}, {y + h}]" for x, y, w, h in [b for b in row["gtbox"] if b]]
         doc = {key: value for key, value in row.items() if key != "image"}
         records.append(hooks.make_record(doc, ["[" + ", ".join(boxes) + "]" if boxes else "[[]]"], "t"))
-    metrics = vqdv1.score_records(records)
+    metrics = vqdv1.score(records)[0]
     assert (metrics["micro_f1"], metrics["macro_f1"], metrics["unparsed"]) == (100.0, 100.0, 0)
-    official = vqdv1.score_records(records, protocol="official")
+    official = vqdv1.score(records, protocol="official")[0]
     # 6 empty queries score 1, the 13 others 2/3: (6 + 13 * 2/3) / 19
     assert official["micro_f1"] == pytest.approx(100 * (6 + 13 * 2 / 3) / 19)
 

@@ -19,7 +19,7 @@ from lmms_eval_tasks.tasks.vrb.scoring import (
     normalize_answer,
     resolve_weights,
     robustness,
-    score_records,
+    score,
     softmax_weights,
     sub_metrics,
     vqa_accuracy,
@@ -181,7 +181,7 @@ def test_accuracy_equals_the_hosts_vqav2_scoring_on_the_same_predictions() -> No
                 "prediction": prediction,
             }
         )
-    assert score_records(records)["accuracy"] == pytest.approx(host_total / 400, abs=1e-12)
+    assert score(records)[0]["accuracy"] == pytest.approx(host_total / 400, abs=1e-12)
 
 
 # ----------------------------------------------------------------------------------------- sub-metrics
@@ -313,8 +313,8 @@ def test_score_records_per_level_and_single_model_sub_metrics() -> None:
         for qid in (1, 2):
             good = "two" if qid == 1 else "Yes."
             records.append(_record(qid, corruption, level, good if level in right[qid] else "no idea"))
-    metrics = score_records(records)
-    assert metrics["accuracy_by_level"] == {
+    metrics, details = score(records)
+    assert details["accuracy_by_level"] == {
         "clean": 1.0,
         "snow_s1": 1.0,
         "snow_s2": 0.5,
@@ -331,24 +331,24 @@ def test_score_records_per_level_and_single_model_sub_metrics() -> None:
     assert metrics["error_rate"] == pytest.approx(2.75 / 17.5)
     assert metrics["accuracy_average"] == pytest.approx(3.5 / 6)
     assert metrics["relative_accuracy_drop"] == pytest.approx(1 - 3.5 / 6)
-    assert metrics["accuracy_by_question_type"] == {"how many": 0.5, "is this": pytest.approx(4 / 6)}
-    assert metrics["accuracy_by_answer_type_and_level"]["number"]["snow_s2"] == 1.0
-    assert metrics["incomplete_corruptions"] == {}
+    assert details["accuracy_by_question_type"] == {"how many": 0.5, "is this": pytest.approx(4 / 6)}
+    assert details["accuracy_by_answer_type_and_level"]["number"]["snow_s2"] == 1.0
+    assert details["incomplete_corruptions"] == {}
     assert math.isnan(metrics["vre"])  # one cell: no scaling possible
 
 
 def test_score_records_lists_incomplete_corruptions() -> None:
     records = [_record(1, "clean", 0, "2"), _record(1, "fog", 3, "2")]
-    metrics = score_records(records)
-    assert metrics["incomplete_corruptions"] == {"fog": [1, 2, 4, 5]}
+    metrics, details = score(records)
+    assert details["incomplete_corruptions"] == {"fog": [1, 2, 4, 5]}
     assert math.isnan(metrics["error_rate"])
-    assert metrics["accuracy_by_level"] == {"clean": 1.0, "fog_s3": 1.0}
+    assert details["accuracy_by_level"] == {"clean": 1.0, "fog_s3": 1.0}
 
 
 def test_score_records_official_protocol() -> None:
     records = [_record(1, "clean", 0, "two"), _record(2, "clean", 0, "yes")]
-    assert score_records(records, protocol="official")["accuracy"] == 0.5  # "two" != "2"
-    assert score_records(records)["accuracy"] == 1.0
+    assert score(records, protocol="official")[0]["accuracy"] == 0.5  # "two" != "2"
+    assert score(records)[0]["accuracy"] == 1.0
 
 
 @pytest.mark.parametrize(
@@ -366,7 +366,7 @@ def test_score_records_official_protocol() -> None:
 def test_bad_records_name_the_record_and_field(change: dict, field: str) -> None:
     records = [_record(1, "clean", 0, "2"), {**_record(2, "clean", 0, "yes"), **change}]
     with pytest.raises(RecordError) as raised:
-        score_records(records)
+        score(records)[0]
     assert raised.value.record_index == 1 and raised.value.field == field
 
 
@@ -374,14 +374,14 @@ def test_missing_field_and_duplicates_and_none_prediction() -> None:
     record = _record(1, "clean", 0, "2")
     del record["answer_type"]
     with pytest.raises(RecordError, match="answer_type"):
-        score_records([record])
-    # duplicates are the record contract's (Benchmark.score validates first), not the scorer's
+        score([record])[0]
+    # duplicates are the record contract's (Benchmark.validate, before any scorer), not the scorer's
     vrb = get_benchmark("vrb")
     with pytest.raises(RecordError, match=r"record 1: field 'question_id': duplicate record"):
-        vrb.score([_record(1, "clean", 0, "2"), _record(1, "clean", 0, "2")])
+        vrb.validate([_record(1, "clean", 0, "2"), _record(1, "clean", 0, "2")])
     with pytest.raises(RecordError, match=r"record 1: field 'question_id': conflicting record"):
-        vrb.score([_record(1, "clean", 0, "2"), _record(1, "clean", 0, "3")])
-    metrics = score_records([_record(1, "clean", 0, None), _record(2, "clean", 0, "yes")])
+        vrb.validate([_record(1, "clean", 0, "2"), _record(1, "clean", 0, "3")])
+    metrics = score([_record(1, "clean", 0, None), _record(2, "clean", 0, "yes")])[0]
     assert metrics["missing_predictions"] == 1 and metrics["accuracy"] == 0.5
 
 

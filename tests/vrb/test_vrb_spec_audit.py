@@ -91,7 +91,7 @@ def test_paper_accuracy_through_score_records_equals_vqa_accuracy() -> None:
         prediction = rng.choice(_VOCAB)
         records.append(_record(qid, answers, prediction, "clean", 0))
         expected.append(vrb.vqa_accuracy(prediction, answers))
-    metrics = vrb.score_records(records)
+    metrics = vrb.score(records)[0]
     assert metrics["accuracy"] == pytest.approx(sum(expected) / len(expected))
 
 
@@ -231,7 +231,7 @@ def test_group_metrics_equal_vre_command(tmp_path) -> None:
             for severity in range(1, 6):
                 prediction = rng.choice(["cat", "dog", "2", "x"])
                 records.append(_record(qid, answers, prediction, corruption, severity))
-    group = vrb.score_records(records)
+    group = {**vrb.score(records)[0], **vrb.score(records)[1]}
     lines = ["model,corruption,severity,accuracy"]
     for level, value in group["accuracy_by_level"].items():
         if level == "clean":

@@ -11,7 +11,7 @@ from PIL import Image
 
 from lmms_eval_tasks.corruptions import VRB_PAPER_CORRUPTIONS, corrupt
 from lmms_eval_tasks.tasks.vrb import generate, hooks, make_sample
-from lmms_eval_tasks.tasks.vrb.scoring import score_records
+from lmms_eval_tasks.tasks.vrb.scoring import score
 
 
 @pytest.fixture()
@@ -125,7 +125,7 @@ def test_records_score_and_carry_the_run_parameters(sample_docs) -> None:
     assert records[0]["answers"] == [item["answer"] for item in sample_docs[0]["answers"]]
     assert {(r["corruption"], r["severity"]) for r in records} == {("clean", 0), ("brightness", 1)}
     assert {r["profile"] for r in records} == {"vrb"} and {r["seed"] for r in records} == {0}
-    metrics = score_records(records)
+    metrics = score(records)[1]
     # answering the consensus answer: >= 4 of 10 annotators agree on every sample question -> accuracy 1
     assert metrics["accuracy_by_level"] == {"clean": 1.0, "brightness_s1": 1.0}
 

@@ -49,7 +49,7 @@ BENCHMARK = Benchmark(
     title="ConTextual (ICML 2024)",
     description="context-sensitive text-rich visual reasoning: GPT-4 judged acceptance rate over 8 visual "
     "scenarios, natural vs digital scenes, 95% interval, ROUGE-L",
-    scorer="lmms_eval_tasks.tasks.contextual.scoring:score_records",
+    scorer="lmms_eval_tasks.tasks.contextual.scoring:score",
     option_check="lmms_eval_tasks.tasks.contextual.scoring:check_options",
     options="lmms_eval_tasks.tasks.contextual.config:score_options",
     record_schema=RECORD_SCHEMA,
@@ -67,7 +67,6 @@ BENCHMARK = Benchmark(
     per_question="lmms_eval_tasks.tasks.contextual.scoring:per_question_correct",
     sample_tasks=("contextual_sample",),
     generated_files=("lmms_eval_tasks.tasks.contextual.generate:generated_files",),
-    uncertainty="lmms_eval_tasks.tasks.contextual.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.contextual.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.contextual.judge_integrity:SCREENING",
     report_section="lmms_eval_tasks.tasks.contextual.report_section:render",

@@ -4,7 +4,7 @@
 (official/hardened), ``LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE=1`` (the
 image-aware judge) and ``LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING=1`` (run without the rows whose images are
 missing). The judge itself (model, key, repeats) is the shared judge configuration
-(``lmms_eval_tasks.judges.config``), read when ``scoring.score_task`` judges.
+(``lmms_eval_tasks.judges.config``), read when ``scoring.score`` judges.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def judged_options() -> dict[str, Any]:
 
 
 def score_options(task: str) -> dict[str, Any]:
-    """The ``score_task`` options of ``task``: a judged task's protocol and image judge; a submission
+    """The ``score`` options of ``task``: a judged task's protocol and image judge; a submission
     task's ``submission`` flag and the rows the leaderboard expects."""
     spec = task_spec(task)
     if spec.judged:

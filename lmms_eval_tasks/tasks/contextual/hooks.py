@@ -3,7 +3,7 @@
 Metric logic lives in ``lmms_eval_tasks.tasks.contextual.scoring``. Judged tasks (``contextual``,
 ``contextual_sample``) are judged and scored once per task in aggregation; submission tasks
 (``contextual_test``, ``contextual_sample_submission``) only write the leaderboard predictions file.
-Scoring is ``scoring.score_task`` (the one path) with the options of ``config.score_options``, the one
+Scoring is ``scoring.score`` (the one path) with the options of ``config.score_options``, the one
 reader of the ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables (recorded in each report); the images folder is
 ``LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (the folder ``prepare`` wrote).
 """

@@ -96,6 +96,59 @@ _AFTER_MARKER = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)(?![A-Za-z0-9])", re
 _WHOLE_REPLY = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)[\s*_`\"'“”‘’.!]*", re.IGNORECASE)
 
 
+def score(
+    records: Sequence[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    rouge: bool = True,
+    image_judge: bool = False,
+    submission: bool = False,
+    expected_rows: int | None = None,
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Judge and score saved records once: ``image_url, instruction, response, category, prediction``
+    (+ optional ``judge_verdict``). Metrics: rates in percent of judged items (``unjudged`` counts items
+    without a verdict); details: per scenario, judge, batch and per repeat, and the ``resampling`` of the
+    rates. Each record is annotated with its verdicts for ``--log_samples``. ``submission``: the
+    leaderboard predictions' counts only (no judge; ``expected_rows`` for a check)."""
+    options = {"protocol": protocol, "judge": judge, "judge_model": judge_model, "repeats": repeats,
+               "rouge": rouge, "image_judge": image_judge, "judge_prompt": judge_prompt,
+               "model_text_limit": model_text_limit}  # fmt: skip
+    check_options(submission=submission, expected_rows=expected_rows, **options)
+    if submission:
+        return _submission(records, expected_rows)
+    # judge settings use the benchmark's suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
+    evaluation = evaluate(records, task="contextual", **options)
+    for position, record in enumerate(records):  # what --log_samples shows in a single process
+        per_item = evaluation.per_item(position)
+        record["judge_verdicts"] = per_item["verdicts"]
+        record["judge_replies"] = per_item["judge_replies"]
+        record["rouge_l"] = per_item["rouge_l"]
+    metrics = evaluation.flat()
+    details: dict[str, Any] = {
+        "resampling": resampling_of(records, evaluation, protocol),
+        "per_scenario": metrics.pop("per_scenario"),
+        "judge": {**evaluation.judge, "usage": evaluation.judge_usage},
+        "judging": evaluation.judge_batch,
+        "per_repeat": evaluation.per_repeat,
+        "official_protocol_same_replies": _official_view(evaluation),
+    }
+    warnings = _integrity_warnings(metrics)
+    if metrics.get("judge") == "rule":
+        warnings.insert(
+            0,
+            "judged by the offline RULE judge (short-reference containment), not the paper's GPT-4 judge: "
+            "not comparable with published ConTextual numbers",
+        )
+    if warnings:
+        details["warnings"] = warnings
+    return metrics, details
+
+
 def read_verdict(text: Any, protocol: str = "default") -> Any:
     """``parse_judge_reply``, with ``integrity.CONFLICT`` (no verdict, counted) for a reply whose own
     "Judgement:" verdicts disagree (default protocol): the judging pipeline's parser."""
@@ -449,7 +502,7 @@ class Evaluation:
     judge_batch: dict[str, Any] = field(default_factory=dict)
 
     def flat(self) -> dict[str, Any]:
-        """The ``score_records`` output: rates in percent, counts, per-scenario counts, the judge used."""
+        """The ``score`` output: rates in percent, counts, per-scenario counts, the judge used."""
         output = dict(self.metrics)
         output["protocol"] = self.protocol
         output["repeats"] = self.repeats
@@ -557,7 +610,7 @@ def check_options(
     judge_prompt: Any = "official",
     model_text_limit: Any = None,
 ) -> None:
-    """Validate ``score_records`` options before any record is read (one-line ValueError/OptionError)."""
+    """Validate ``score`` options before any record is read (one-line ValueError/OptionError)."""
     check_option("submission", submission, bool)
     if expected_rows is not None and (
         isinstance(expected_rows, bool) or not isinstance(expected_rows, int) or expected_rows < 1
@@ -728,42 +781,6 @@ def _integrity_counts(
     }
 
 
-def score_records(
-    records: Sequence[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    rouge: bool = True,
-    image_judge: bool = False,
-    submission: bool = False,
-    expected_rows: int | None = None,
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> dict[str, Any]:
-    """Metrics for saved records: ``image_url, instruction, response, category, prediction`` (+ optional
-    ``judge_verdict``). Rates in percent of judged items; ``unjudged`` counts items without a verdict.
-    ``submission``: the leaderboard predictions' counts only (no judge; ``expected_rows`` for a check)."""
-    if submission:
-        check_options(submission=submission, expected_rows=expected_rows)
-        return _submission(records, expected_rows)[0]
-    return evaluate(
-        records,
-        protocol=protocol,
-        judge=judge,
-        judge_model=judge_model,
-        repeats=repeats,
-        rouge=rouge,
-        image_judge=image_judge,
-        judge_prompt=judge_prompt,
-        model_text_limit=model_text_limit,
-    ).flat()
-
-
-# ---- the one scoring path: score_task -----------------------------------------------------------------
-
-
 def _submission(
     records: Sequence[dict[str, Any]], expected_rows: int | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -800,46 +817,6 @@ def _official_view(evaluation: Evaluation) -> dict[str, Any]:
         per_repeat.append(acceptance_metrics([row["category"] for row in rows], verdicts, "official"))
     keys = ("acceptance_rate", "acceptance_rate_misc_natural_scenes", "judged", "unjudged")
     return {key: [metrics[key] for metrics in per_repeat] for key in keys}
-
-
-def score_task(
-    records: Sequence[dict[str, Any]],
-    *,
-    submission: bool = False,
-    expected_rows: int | None = None,
-    **options: Any,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The one scoring path (``score`` and a run): judge and score once (metrics; per scenario, judge,
-    batch and per-repeat details), annotating each record with its verdicts for ``--log_samples``; a
-    submission task gets its counts only."""
-    check_options(submission=submission, expected_rows=expected_rows, **options)
-    if submission:
-        return _submission(records, expected_rows)
-    # judge settings use the benchmark's suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
-    evaluation = evaluate(records, task="contextual", **options)
-    for position, record in enumerate(records):  # what --log_samples shows in a single process
-        per_item = evaluation.per_item(position)
-        record["judge_verdicts"] = per_item["verdicts"]
-        record["judge_replies"] = per_item["judge_replies"]
-        record["rouge_l"] = per_item["rouge_l"]
-    metrics = evaluation.flat()
-    details: dict[str, Any] = {
-        "per_scenario": metrics.pop("per_scenario"),
-        "judge": {**evaluation.judge, "usage": evaluation.judge_usage},
-        "judging": evaluation.judge_batch,
-        "per_repeat": evaluation.per_repeat,
-        "official_protocol_same_replies": _official_view(evaluation),
-    }
-    warnings = _integrity_warnings(metrics)
-    if metrics.get("judge") == "rule":
-        warnings.insert(
-            0,
-            "judged by the offline RULE judge (short-reference containment), not the paper's GPT-4 judge: "
-            "not comparable with published ConTextual numbers",
-        )
-    if warnings:
-        details["warnings"] = warnings
-    return metrics, details
 
 
 def _integrity_warnings(metrics: dict[str, Any]) -> list[str]:
@@ -919,6 +896,81 @@ __all__ = [
     "rate_counts",
     "rouge_l_scores",
     "rule_reply",
-    "score_records",
-    "score_task",
+    "score",
 ]
+
+
+UNIT = "item"  # the resampling unit: items are independent
+
+
+def resampling_of(records: Sequence[dict[str, Any]], evaluation: Evaluation, protocol: str) -> Any:
+    """The headline rates' bootstrap input: one row per item (unit: item), cell = its category; values per
+    repeat (accepted, judged, ROUGE-L, ROUGE-L defined) with ROUGE-L in the first repeat's slot only; the
+    statistic averages each rate over the repeats as the scorer does. With one judge repeat every rate's
+    interval is the official normal (Wald) one (the paper's analysis prints it for the overall rate; the
+    pack gives each scenario rate the same, analytic, per item); ROUGE-L is bootstrapped."""
+    import numpy as np
+
+    from lmms_eval_tasks.uncertainty import Uncertainty, nanmean
+    from lmms_eval_tasks.uncertainty.resampling import Resampling
+
+    verdicts = evaluation.verdicts
+    rouge = evaluation.rouge or [None] * len(evaluation.items)
+    categories = [item.category for item in evaluation.items]
+    repeats = max(len(row) for row in verdicts)
+    values = np.zeros((len(records), repeats, 4))
+    for i, row in enumerate(verdicts):
+        for r, verdict in enumerate(row):
+            if verdict is not None:
+                values[i, r, 0:2] = (float(bool(verdict)), 1.0)
+        if rouge[i] is not None:
+            values[i, 0, 2:4] = (float(rouge[i]), 1.0)
+    cell = {name: i for i, name in enumerate(CATEGORIES)}
+    codes = np.asarray([cell[c] for c in categories], dtype=np.int64)
+    pools = {
+        "natural": NATURAL_SCENARIOS,
+        "digital": DIGITAL_SCENARIOS,
+        **{name: (name,) for name in SCENARIOS},
+    }
+    masks = {
+        name: np.asarray([CATEGORY_SCENARIO[c] in members for c in CATEGORIES], dtype=float)
+        for name, members in pools.items()
+    }
+    st, est = cell["stvqa"], cell["estvqa"]
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, cells, repeats, 4]
+        accepted, judged = totals[..., 0], totals[..., 1]
+        with np.errstate(all="ignore"):
+            out = {"acceptance_rate": nanmean(100 * accepted.sum(1) / judged.sum(1), axis=1)}
+            for name, mask in masks.items():
+                rate = 100 * np.einsum("rcp,c->rp", accepted, mask) / np.einsum("rcp,c->rp", judged, mask)
+                out[f"acceptance_rate_{name}"] = nanmean(rate, axis=1)
+            if protocol == "official":
+                rate = 100 * (accepted[:, st] + accepted[:, est]) / (2 * judged[:, st])
+                out["acceptance_rate_misc_natural_scenes"] = nanmean(rate, axis=1)
+            out["rouge_l"] = 100 * totals[:, :, 0, 2].sum(1) / totals[:, :, 0, 3].sum(1)
+        return out
+
+    closed: dict[str, Uncertainty] = {}
+    if repeats == 1:  # every rate's interval as the scorer computes it (rate_counts, normal_interval)
+        counts = rate_counts(categories, [row[0] if row else None for row in verdicts], protocol)
+        for name, (accepted, judged) in counts.items():
+            if judged <= 0:
+                continue
+            low, high = normal_interval(accepted, judged)
+            if low is None:  # a rate above 100 (official Misc. denominator): no proportion, no interval
+                closed[name] = Uncertainty(
+                    100.0 * accepted / judged, None, None, None, "normal", UNIT, int(judged),
+                    reason=f"{accepted} accepted of a denominator of {judged}: a rate above 100% has no "
+                    "normal interval (the official analysis prints NaN)",
+                )  # fmt: skip
+                continue
+            share = max(0.0, accepted / judged)
+            stderr = 100.0 * math.sqrt(share * (1 - share) / judged)
+            closed[name] = Uncertainty(
+                100.0 * accepted / judged, stderr, low, high, "normal", UNIT, int(judged),
+                reason="the official normal (Wald) interval, clipped to [0, 100]",
+            )  # fmt: skip
+    ids = [str(r.get("image_url", i)) + "|" + str(r.get("instruction", "")) for i, r in enumerate(records)]
+    return Resampling(ids, values, statistic, UNIT, codes, len(CATEGORIES),
+                identity=ids, closed_form=closed)  # fmt: skip

@@ -88,7 +88,7 @@ BENCHMARK = Benchmark(
     title="DARE (arXiv 2409.18023)",
     description="multiple-choice VQA along four robustness axes: prompts, output formats, option sets, "
     "number of correct answers",
-    scorer="lmms_eval_tasks.tasks.dare.scoring:score_records",
+    scorer="lmms_eval_tasks.tasks.dare.scoring:score",
     option_check="lmms_eval_tasks.tasks.dare.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,
@@ -117,5 +117,4 @@ BENCHMARK = Benchmark(
         "single_var_drop",
     ),
     docs="docs/dare.md",
-    uncertainty="lmms_eval_tasks.tasks.dare.uncertainty:uncertainty_rows",
 )

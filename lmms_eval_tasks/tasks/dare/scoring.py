@@ -1,7 +1,7 @@
 """DARE (Sterz et al., 2024) answer extraction and robustness metrics, free of any harness import.
 
 Parsers turn a model's text into a set of option letters for each output format (Out-Gen, Out-Log,
-Out-JSON, Out-Inv, Out-CSV, Out-Word, binary yes/no); ``score_records`` turns scored records into the
+Out-JSON, Out-Inv, Out-CSV, Out-Word, binary yes/no); ``score`` turns scored records into the
 paper's metrics along its four robustness axes. Every parser is linear-time: text is tokenised once
 and the few regular expressions used have no nested quantifiers. See docs/dare.md for every rule.
 """
@@ -75,6 +75,40 @@ _NAN = float("nan")
 # window only bounds what a runaway or hostile output can cost (docs/dare.md).
 MAX_PARSE_CHARS = 8192
 _WHITESPACE = re.compile(r"\s")
+
+
+def score(
+    records: Iterable[dict[str, Any]], *, primary_format: str = "gen", std_ddof: int = 0
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Score DARE records (fields in docs/dare.md) into the paper's metrics, all in percent, and details:
+    the robustness summary table (per category); records of the bundled sample carry the deviation.
+
+    Keys include ``single_accuracy`` (primary format, mean over prompts), its std over prompts,
+    ``single_var_accuracy`` (worst case over option sets) and ``single_var_drop``, ``multi_exact_k0``
+    .. ``multi_exact_k4`` and ``multi_f1``, per-format/per-prompt cells, ``<key>__<category>`` for the
+    summary table, and the ``unparsed`` count. ``primary_format`` picks the format of the headline
+    numbers (falling back to the first present of PRIMARY_FORMAT_ORDER); ``std_ddof`` 0 = population std.
+    """
+    check_options(primary_format, std_ddof)
+    records = list(records)
+    verdicts = [score_record(record, index) for index, record in scored_records(records)]
+    metrics: dict[str, float | int] = dict(
+        score_verdicts(verdicts, primary_format=primary_format, std_ddof=std_ddof)
+    )
+    exported = [(index, record) for index, record in enumerate(records) if record.get("split") == "test"]
+    if exported:  # test split: answers withheld, exported unscored; their unparsed outputs still count
+        metrics["exported"] = len(exported)
+        unparsed = sum(parse_record(record, index).status == "unparsed" for index, record in exported)
+        metrics["unparsed"] = int(metrics.get("unparsed", 0)) + unparsed
+    table = summary_table(metrics)
+    sample_data = any("_sample" in str(record.get("task", "")) for record in records)
+    details = {
+        "summary_table": table,
+        "summary_table_markdown": format_table(table),
+        "deviations": ["bundled generated sample data, not the DARE dataset"] if sample_data else [],
+        "resampling": resampling_of(records, verdicts, primary_format, std_ddof),
+    }
+    return metrics, details
 
 
 def _window(text: str) -> str:
@@ -1146,7 +1180,7 @@ def _setup_metrics(
 
 
 def check_options(primary_format: Any = "gen", std_ddof: Any = 0) -> None:
-    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
+    """Validate ``score`` options (one-line OptionError): a typo must not silently change numbers."""
     check_option("primary_format", primary_format, str, choices=FORMATS)
     check_option("std_ddof", std_ddof, int, choices=(0, 1))
 
@@ -1180,7 +1214,7 @@ def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
 def score_verdicts(
     verdicts: list[Verdict], *, primary_format: str = "gen", std_ddof: int = 0
 ) -> dict[str, float | int]:
-    """Compute every DARE metric from already scored records (see ``score_records``).
+    """Compute every DARE metric from already scored records (see ``score``).
 
     Raises OptionError on a bad option. Duplicate records are refused before scoring by the record
     contract (``framework.records``; identity ``record_identity``).
@@ -1219,47 +1253,6 @@ def score_verdicts(
     return metrics
 
 
-def score_records(
-    records: Iterable[dict[str, Any]], *, primary_format: str = "gen", std_ddof: int = 0
-) -> dict[str, float | int]:
-    """Score DARE records (fields in docs/dare.md) into the paper's metrics, all in percent.
-
-    Keys include ``single_accuracy`` (primary format, mean over prompts), its std over prompts,
-    ``single_var_accuracy`` (worst case over option sets) and ``single_var_drop``, ``multi_exact_k0``
-    .. ``multi_exact_k4`` and ``multi_f1``, per-format/per-prompt cells, ``<key>__<category>`` for the
-    summary table, and the ``unparsed`` count. ``primary_format`` picks the format of the headline
-    numbers (falling back to the first present of PRIMARY_FORMAT_ORDER); ``std_ddof`` 0 = population std.
-    """
-    check_options(primary_format, std_ddof)
-    records = list(records)
-    verdicts = [score_record(record, index) for index, record in scored_records(records)]
-    metrics: dict[str, float | int] = dict(
-        score_verdicts(verdicts, primary_format=primary_format, std_ddof=std_ddof)
-    )
-    exported = [(index, record) for index, record in enumerate(records) if record.get("split") == "test"]
-    if exported:  # test split: answers withheld, exported unscored; their unparsed outputs still count
-        metrics["exported"] = len(exported)
-        unparsed = sum(parse_record(record, index).status == "unparsed" for index, record in exported)
-        metrics["unparsed"] = int(metrics.get("unparsed", 0)) + unparsed
-    return metrics
-
-
-def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The one scoring path (``score`` and a run): the metrics, and the robustness summary table (per
-    category) as details; records of the bundled sample carry the deviation saying so."""
-    records = list(records)
-    metrics: dict[str, Any] = dict(score_records(records, **options))  # test-split records exported
-    table = summary_table(metrics)
-    sample_data = any("_sample" in str(record.get("task", "")) for record in records)
-    details = {
-        "summary_table": table,
-        "summary_table_markdown": format_table(table),
-        "deviations": ["bundled generated sample data, not the DARE dataset"] if sample_data else [],
-    }
-    return metrics, details
-
-
-
 def scored_records(records: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     """(index, record) of every record that is scored: all but the test split's (its answers are
     withheld; a run exports those records), so `score` and a harness run score the same records."""
@@ -1267,7 +1260,7 @@ def scored_records(records: Iterable[dict[str, Any]]) -> list[tuple[int, dict[st
 
 
 def summary_table(metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """The robustness summary (row per category plus "all", column per axis) from ``score_records`` keys."""
+    """The robustness summary (row per category plus "all", column per axis) from ``score`` keys."""
     rows: dict[str, dict[str, float]] = {}
     for category in [*CATEGORY_SUBJECTS, "all"]:
         suffix = "" if category == "all" else f"__{category}"
@@ -1330,3 +1323,123 @@ def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
         values.append(answered and predicted == decisions[0].gold)
         indices.append(decisions[0].index)
     return correctness_by_id(keys, values, id_field="id", indices=indices)
+
+
+UNIT = "question"  # the resampling unit: a question's records under every prompt and format
+# cells: single prompts 0-2, single_var prompts 3-5, multi (prompt, #gold) 6-20, every record's unparsed 21
+_SINGLE, _VAR, _MULTI, _UNPARSED = 0, 3, 6, 6 + 3 * len(GOLD_COUNTS)
+N_CELLS = _UNPARSED + 1
+# value columns: hit, counted, F1, unparsed
+_COLUMNS = 4
+
+
+def _prompt_mean_std(values: Any, ddof: int) -> tuple[Any, Any]:
+    """Mean and std over the prompts present (finite) per resample, as ``_mean``/``_std``."""
+    import numpy as np
+
+    finite = np.isfinite(values)
+    n = finite.sum(axis=1)
+    filled = np.where(finite, values, 0.0)
+    mean = np.where(n > 0, filled.sum(axis=1) / np.maximum(n, 1), np.nan)
+    squares = np.where(finite, (values - mean[:, None]) ** 2, 0.0).sum(axis=1)
+    std = np.where((n >= 2) & (n - ddof > 0), np.sqrt(squares / np.maximum(n - ddof, 1)), np.nan)
+    return mean, std
+
+
+def resampling_of(
+    records: list[dict[str, Any]], verdicts: list[Verdict], primary_format: str, std_ddof: int
+) -> Any:
+    """The headline metrics' bootstrap input. Rows: single records (cell = prompt), single_var instances
+    per prompt (all variants right), multi standard questions (cell = prompt x #gold; binary records
+    combined), one unparsed row per record; unit: the question (``category``/``id``, single_var
+    ``category``/``instance_id``): a question is asked under several prompts and formats, so its records
+    enter a resample whole, and the mean and std over prompts and the worst case over option sets are
+    computed from each resample's whole per-prompt cells, as ``_setup_metrics`` computes them."""
+    import numpy as np
+
+    from lmms_eval_tasks.uncertainty.resampling import Resampling
+
+    def question(verdict: Any) -> str:
+        name = verdict.instance_id if verdict.setup == "single_var" else verdict.question_id
+        return f"{verdict.setup}/{verdict.category}/{name}"
+
+    def primary(setup: str, standard_only: bool = False) -> str | None:
+        formats = {
+            v.answer_format
+            for v in verdicts
+            if v.setup == setup and not (standard_only and v.variant != "standard")
+        }
+        return _primary_format([f for f in FORMATS if f in formats], primary_format)
+
+    single_format, var_format, multi_format = primary("single"), primary("single_var"), primary("multi", True)
+    units: list[str] = []
+    cells: list[int] = []
+    values: list[tuple[float, float, float, float]] = []
+    instances: dict[tuple[str, int], bool] = {}
+    for verdict in verdicts:
+        units.append(question(verdict))
+        cells.append(_UNPARSED)
+        values.append((0.0, 0.0, 0.0, float(verdict.parsed.status == "unparsed")))
+        if verdict.setup == "single" and verdict.answer_format == single_format:
+            units.append(question(verdict))
+            cells.append(_SINGLE + verdict.prompt - 1)
+            values.append((float(verdict.correct), 1.0, 0.0, 0.0))
+        elif verdict.setup == "single_var" and verdict.answer_format == var_format:
+            key = (question(verdict), verdict.prompt)
+            instances[key] = instances.get(key, True) and verdict.correct
+        elif (
+            verdict.setup == "multi"
+            and verdict.variant == "standard"
+            and verdict.answer_format == multi_format
+        ):
+            # a standard multi record is one whole question (binary records are the "binary" variant)
+            answered = verdict.parsed.status != "unparsed" and not verdict.contradictory
+            units.append(question(verdict))
+            cells.append(_MULTI + (verdict.prompt - 1) * len(GOLD_COUNTS) + len(verdict.gold))
+            f1 = _f1(verdict.predicted, verdict.gold) if answered else 0.0
+            values.append((float(verdict.correct), 1.0, f1, 0.0))
+    for (unit, prompt), correct in instances.items():
+        units.append(unit)
+        cells.append(_VAR + prompt - 1)
+        values.append((float(correct), 1.0, 0.0, 0.0))
+    present = {
+        "single": single_format is not None,
+        "single_var": var_format is not None,
+        "multi": multi_format is not None,
+    }
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, cells, columns]
+        hits, counted, f1 = totals[..., 0], totals[..., 1], totals[..., 2]
+        with np.errstate(all="ignore"):
+            out: dict[str, np.ndarray] = {}
+            if present["single"]:
+                by_prompt = 100 * hits[:, _SINGLE:_VAR] / counted[:, _SINGLE:_VAR]
+                out["single_accuracy"], out["single_accuracy_std_over_prompts"] = _prompt_mean_std(
+                    by_prompt, std_ddof
+                )
+            if present["single_var"]:
+                out["single_var_accuracy"] = _prompt_mean_std(
+                    100 * hits[:, _VAR:_MULTI] / counted[:, _VAR:_MULTI], std_ddof
+                )[0]
+            if present["multi"]:
+                shape = (totals.shape[0], len(PROMPTS), len(GOLD_COUNTS))
+                m_hits = hits[:, _MULTI:_UNPARSED].reshape(shape)
+                m_counted = counted[:, _MULTI:_UNPARSED].reshape(shape)
+                for count in GOLD_COUNTS:
+                    exact = 100 * m_hits[..., count] / m_counted[..., count]
+                    out[f"multi_exact_k{count}"] = _prompt_mean_std(exact, std_ddof)[0]
+                f1_by_prompt = 100 * f1[:, _MULTI:_UNPARSED].reshape(shape).sum(-1) / m_counted.sum(-1)
+                out["multi_f1"] = _prompt_mean_std(f1_by_prompt, std_ddof)[0]
+            out["unparsed"] = totals[:, _UNPARSED, 3]
+        return out
+
+    identity = ["|".join(str(part) for part in record_identity(record)) for record in records]
+    return Resampling(
+        units,
+        np.asarray(values, dtype=np.float64).reshape(-1, _COLUMNS),
+        statistic,
+        UNIT,
+        np.asarray(cells, dtype=np.int64),
+        N_CELLS,
+        identity=identity,
+    )

@@ -37,7 +37,7 @@ BENCHMARK = Benchmark(
     title="DVQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="bar-chart QA: structural understanding, data retrieval, reasoning; exact match, decimals "
     "kept",
-    scorer="lmms_eval_tasks.tasks.dvqa.scoring:score_records",
+    scorer="lmms_eval_tasks.tasks.dvqa.scoring:score",
     option_check="lmms_eval_tasks.tasks.dvqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,
@@ -53,7 +53,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.dvqa.hooks:random_answer",
     sample_tasks=("dvqa_sample",),
     generated_files=("lmms_eval_tasks.tasks.revisiting.generate:dvqa_files",),
-    uncertainty="lmms_eval_tasks.tasks.dvqa.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.dvqa.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.dvqa.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.dvqa.report_section:render",

@@ -8,5 +8,5 @@ from lmms_eval_tasks.tasks.revisiting import shared_tasks
 
 
 def score_options(task: str = "dvqa") -> dict[str, Any]:
-    """The ``score_task`` options of a dvqa task: ``{"protocol": ...}`` when the environment sets one."""
+    """The ``score`` options of a dvqa task: ``{"protocol": ...}`` when the environment sets one."""
     return dict(shared_tasks.protocol_option("dvqa"))

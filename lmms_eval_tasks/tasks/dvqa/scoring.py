@@ -13,28 +13,68 @@ Metrics (percent): ``accuracy_<template_id>`` for ``structure`` (structural unde
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
-    category_accuracies,
     check_options,
     check_protocol,
     closing_counts,
     digits_to_words,
     judged_records,
-    mean,
     official_digits_to_words,
     per_question_correct_for,
-    percent,
     prediction_text,
+)
+from lmms_eval_tasks.uncertainty.resampling import (
+    Resampling,
+    cell_codes,
+    ordered_sum,
+    percent,
+    present_mean,
 )
 
 TEMPLATES = ("structure", "data", "reasoning")
+UNIT = "question"  # the resampling unit: questions are independent
 _PERIOD_NOT_DECIMAL = re.compile(r"\.(?!\d)")  # a "." followed by a digit is a decimal point: kept
+
+
+def score(
+    records: Iterable[dict[str, Any]], *, protocol: str = "default"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """DVQA metrics in percent (see the module docstring) and details (the ``resampling`` the accuracies
+    come from); ``protocol`` "default" or "official"."""
+    records, judged = judged_records(records, protocol, judge_records)
+    resampling = resampling_of(judged)
+    metrics: dict[str, Any] = resampling.estimate()
+    for name in TEMPLATES:
+        count = sum(template == name for _, template, _ in judged)
+        if count:
+            metrics[f"questions_{name}"] = count
+    return closing_counts(metrics, records, judged, protocol), {"resampling": resampling}
+
+
+def resampling_of(judged: list[tuple[str, str, bool]]) -> Resampling:
+    """The accuracies' one definition: one row per question (unit: question), cell = its template,
+    values (correct, 1); micro accuracy over all, macro = mean over the templates present."""
+    codes, cells = cell_codes([template for _, template, _ in judged], TEMPLATES)
+    values = np.asarray([[float(correct), 1.0] for *_, correct in judged]).reshape(-1, 2)
+    present = [j for j in range(len(cells)) if np.any(codes == j)]
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:
+        hits, counts = totals[..., 0], totals[..., 1]
+        accuracy = percent(hits, counts)
+        out = {f"accuracy_{cells[j]}": accuracy[:, j] for j in present}
+        out["micro_accuracy"] = percent(ordered_sum(hits), ordered_sum(counts))
+        out["macro_accuracy"] = present_mean(accuracy)
+        return out
+
+    ids = [question_id for question_id, *_ in judged]
+    return Resampling(ids, values, statistic, UNIT, codes, len(cells), identity=ids)
 
 
 def normalize(text: str, protocol: str = "default") -> str:
@@ -75,22 +115,6 @@ def judge_records(
     return judged
 
 
-def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
-    """DVQA metrics in percent (see the module docstring); ``protocol`` "default" or "official"."""
-    records, judged = judged_records(records, protocol, judge_records)
-    by_template: dict[str, list[bool]] = defaultdict(list)
-    for _, template, correct in judged:
-        by_template[template].append(correct)
-    accuracies = category_accuracies(by_template, TEMPLATES)
-    present = list(accuracies)
-    metrics: dict[str, Any] = {f"accuracy_{name}": accuracies[name] for name in present}
-    metrics["micro_accuracy"] = percent(sum(correct for *_, correct in judged), len(judged))
-    metrics["macro_accuracy"] = mean(list(accuracies.values()))
-    for name in present:
-        metrics[f"questions_{name}"] = len(by_template[name])
-    return closing_counts(metrics, records, judged, protocol)
-
-
 per_question_correct = per_question_correct_for(judge_records, "dvqa", itemgetter(2))
 
 
@@ -101,10 +125,6 @@ __all__ = [
     "judge_records",
     "normalize",
     "per_question_correct",
-    "score_records",
+    "score",
 ]
 
-
-def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The one scoring path (harness and ``score``): ``(score_records(records, **options), details)``."""
-    return score_records(records, **options), {}

@@ -66,7 +66,7 @@ BENCHMARK = Benchmark(
     title="HallusionBench (CVPR 2024)",
     description="yes/no image-context reasoning: aAcc/fAcc/qAcc, yes/no bias, figure consistency, "
     "Language Hallucination vs Visual Illusion diagnosis",
-    scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score_records",
+    scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score",
     option_check="lmms_eval_tasks.tasks.hallusionbench.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,
@@ -87,7 +87,6 @@ BENCHMARK = Benchmark(
         "hallusionbench_vlmevalkit_sample",
     ),
     generated_files=("lmms_eval_tasks.tasks.hallusionbench.generate:generated_files",),
-    uncertainty="lmms_eval_tasks.tasks.hallusionbench.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.hallusionbench.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.hallusionbench.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",

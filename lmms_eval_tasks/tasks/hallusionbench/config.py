@@ -3,7 +3,7 @@
 Its environment variables, ``LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT`` and ``..._JUDGE_PROMPT`` (official or
 hardened, docs/judges.md), are read here; the judge (model,
 key, repeats) is the shared judge configuration (``lmms_eval_tasks.judges.config``), used by
-``scoring.score_task`` when ``judge`` is auto or openai.
+``scoring.score`` when ``judge`` is auto or openai.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ TASKS: dict[str, TaskVariant] = {
 
 
 def score_options(task: str) -> dict[str, Any]:
-    """The ``score_task`` options of ``task`` (the variant, and the judge kind when the task fixes one)."""
+    """The ``score`` options of ``task`` (the variant, and the judge kind when the task fixes one)."""
     if task not in TASKS:
         known = ", ".join(sorted(TASKS))
         raise ValueError(f"HallusionBench records carry an unknown task name {task!r} (known: {known})")

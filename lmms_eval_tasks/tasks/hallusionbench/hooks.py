@@ -150,7 +150,7 @@ def metric_keys(task: str) -> tuple[str, ...]:
     return RESULT_KEYS[TASKS[task].variant]
 
 
-# ---- scoring once per task: scoring.score_task, with the options of config.score_options ----------
+# ---- scoring once per task: scoring.score, with the options of config.score_options ----------
 
 
 def leaderboard_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

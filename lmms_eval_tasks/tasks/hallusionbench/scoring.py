@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from loguru import logger
 
 from lmms_eval_tasks.framework.input_checks import (
@@ -23,6 +24,7 @@ from lmms_eval_tasks.framework.input_checks import (
     check_option,
     require_field,
 )
+from lmms_eval_tasks.uncertainty.resampling import Resampling, ordered_sum, percent, present_mean
 
 # ---------------------------------------------------------------------------------------------------------
 # Data model
@@ -79,6 +81,84 @@ ALL_METRICS: tuple[str, ...] = CORRECTNESS_METRICS + DIAGNOSIS_METRICS
 HEADLINE_METRICS: tuple[str, ...] = (*CORRECTNESS_METRICS[:-1], *DIAGNOSIS_METRICS[:3], "overall")
 VLMEVALKIT_METRICS: tuple[str, ...] = ("aAcc", "fAcc", "qAcc", "overall")
 VARIANTS = ("official", "vlmevalkit")
+UNIT = "figure group"  # the resampling unit: a figure group's questions and figures depend on each other
+
+
+def score(
+    records: list[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+    no_verdict: str = "official",
+    verdict_parse: str = "final",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Judge and score saved records (11 official fields + ``prediction``, + ``judge_verdict``/
+    ``judge_same`` when supplied), annotating each record in place (for --log_samples): (metrics, details).
+
+    ``variant`` "official" or "vlmevalkit"; ``judge`` "auto" (default), "openai" or "rule", used only for
+    what is not supplied; ``no_verdict`` "official" or "unjudged" (verdict-less judge replies). Percent
+    units except pct_diff and fp_ratio (fractions). The headline shares are ``group_shares`` of the rows
+    in ``details["resampling"]`` (official variant). See docs/hallusionbench.md.
+    """
+    from lmms_eval_tasks.judges.pipeline import JudgingFailed
+
+    try:
+        evaluation = evaluate(
+            records,
+            variant=variant,
+            judge=judge,
+            judge_model=judge_model,
+            repeats=repeats,
+            diagnosis=diagnosis,
+            no_verdict=no_verdict,
+            verdict_parse=verdict_parse,
+            judge_prompt=judge_prompt,
+            model_text_limit=model_text_limit,
+        )
+    except JudgingFailed as error:  # no verdict at all: fail the host's evaluation (the launcher exits 1)
+        tasks = sorted({str(record.get("task")) for record in records if record.get("task")})
+        raise JudgingFailed(f"{', '.join(tasks)}: {error}" if tasks else str(error)) from None
+    judge_name = evaluation.judge.get("model", "?")
+    _annotate(records, evaluation, judge_name)
+    values: dict[str, Any] = evaluation.flat()
+    values["unjudged_verdicts"] = evaluation.counts["unjudged_verdicts"]
+    values["llm_matched"] = evaluation.counts.get("llm_matched", 0)
+    values["empty_predictions"] = evaluation.counts["empty_predictions"]
+    values["no_verdict"] = evaluation.counts.get("no_verdict", 0)
+    values["judge_is_rule_based"] = 1 if evaluation.judge.get("kind") == "rule" else 0
+    logger.info(
+        f"HallusionBench: judged by {evaluation.judge.get('kind')} / {judge_name}, {evaluation.repeats} "
+        f"repeat(s); aAcc={values.get('aAcc')}, fAcc={values.get('fAcc')}, qAcc={values.get('qAcc')}"
+    )
+    details = {
+        "variant": evaluation.variant,
+        "units": "percent, except pct_diff and fp_ratio (fractions)",
+        "spread": evaluation.spread,
+        "per_repeat": evaluation.per_repeat,
+        "counts": evaluation.counts,
+        "judge_usage": evaluation.judge_usage,
+        "judging": evaluation.judging,  # per judging batch: settings, counts, usage, unjudged items
+        "unjudged": _unjudged_list(records, evaluation),
+        "no_verdict": evaluation.no_verdict,  # how verdict-less judge replies were scored
+        "no_verdict_replies": evaluation.no_verdict_replies,
+        "judge": {**evaluation.judge, "repeats": evaluation.repeats},
+        "deviations": _deviations(evaluation),
+        "warnings": [
+            f"{evaluation.counts[name]} {name.replace('_', ' ')}"
+            for name in ("unjudged_verdicts", "empty_predictions")
+            if evaluation.counts.get(name)
+        ]
+        + _no_verdict_warning(evaluation)
+        + _integrity_warnings(evaluation),
+    }
+    if evaluation.variant == "official":  # the VLMEvalKit variant has no standard errors yet
+        details["resampling"] = resampling_of(build_structure(parse_questions(records)), evaluation)
+    return values, details
 
 
 def group_names() -> list[str]:
@@ -441,6 +521,86 @@ def _all_correct_share(groups: list[list[int]], correct: list[int | None]) -> tu
     )
 
 
+_DIAGNOSES = ("LH", "VI", "Mixed")
+_COLUMNS = 9  # (hits, judged) of aAcc, fAcc, qAcc; then LH, VI, Mixed indicators
+
+
+def unit_rows(
+    structure: _Structure, group: str, correct: list[int | None], tuples: list[tuple[int, int] | None]
+) -> list[tuple[int, np.ndarray]]:
+    """One judge repeat's rows of ``group``: every question (aAcc hit and judged; its LH/VI/Mixed
+    diagnosis), figure (fAcc: all its questions right, over figures whose questions are all judged) and
+    question pair (qAcc, likewise), each with the offset of a member question (its figure group)."""
+    rows: list[tuple[int, np.ndarray]] = []
+    for i in structure.groups[group]:
+        row = np.zeros(_COLUMNS)
+        if correct[i] is not None:
+            row[0:2] = (float(correct[i]), 1.0)
+        if tuples[i] is not None and tuples[i] != (0, 0):
+            lh, vi = tuples[i]
+            row[6 + (2 if lh and vi else 0 if lh else 1)] = 1.0
+        rows.append((i, row))
+    for column, groups in ((2, structure.figures[group]), (4, structure.pairs[group])):
+        for members in groups:
+            row = np.zeros(_COLUMNS)
+            if all(correct[i] is not None for i in members):
+                row[column : column + 2] = (float(all(correct[i] == 1 for i in members)), 1.0)
+            rows.append((members[0], row))
+    return rows
+
+
+def group_shares(totals: np.ndarray) -> dict[str, np.ndarray]:
+    """aAcc, fAcc, qAcc, overall (their mean) and the LH/VI/Mixed shares of diagnosed questions (percent;
+    NaN when undefined) from the column totals ``[..., 9]`` of ``unit_rows``: the one definition of these
+    numbers, for every group of one repeat (``repeat_metrics``) and for each bootstrap resample."""
+    shares = {name: percent(totals[..., 2 * m], totals[..., 2 * m + 1]) for m, name in enumerate(_SHARES)}
+    shares["overall"] = ordered_sum(np.stack([shares[name] for name in _SHARES], axis=-1)) / 3
+    found = totals[..., 6:9]
+    diagnosed = ordered_sum(found)
+    for d, name in enumerate(_DIAGNOSES):
+        shares[name] = percent(found[..., d], diagnosed)
+    return shares
+
+
+_SHARES = ("aAcc", "fAcc", "qAcc")
+
+
+def _defined(value: np.ndarray) -> float | None:
+    number = float(np.asarray(value).reshape(-1)[0])
+    return number if math.isfinite(number) else None
+
+
+def resampling_of(structure: _Structure, evaluation: Evaluation) -> Resampling:
+    """The headline numbers' bootstrap input: every repeat's ``unit_rows`` of all questions, unit: the
+    figure group (category, subcategory, set_id), so a figure or pair enters a resample whole, with the
+    other questions about the same figures; the statistic: ``group_shares`` averaged over the repeats
+    where defined (as ``combine_repeats``)."""
+    repeats = evaluation.repeats
+    per_repeat = [
+        unit_rows(
+            structure,
+            "",
+            [row[r] if r < len(row) else None for row in evaluation.correct],
+            [row[r] if r < len(row) else None for row in evaluation.diagnosis],
+        )
+        for r in range(repeats)
+    ]
+    questions = structure.questions
+    units = [(questions[i].category, questions[i].subcategory, questions[i].set_id) for i, _ in per_repeat[0]]
+    values = np.zeros((len(units), repeats, _COLUMNS))
+    for r, rows in enumerate(per_repeat):
+        for k, (_, row) in enumerate(rows):
+            values[k, r] = row
+    headline = ("aAcc", "fAcc", "qAcc", "overall", *_DIAGNOSES)
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, repeats, 9]
+        shares = group_shares(totals)
+        return {name: present_mean(shares[name]) for name in headline}
+
+    identity = ["/".join(q.question_key) for q in questions]
+    return Resampling(units, values, statistic, UNIT, identity=identity)
+
+
 def repeat_metrics(
     structure: _Structure, verdicts: list[str | None], sames: list[bool | None], diagnosis: bool = True
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
@@ -465,10 +625,14 @@ def repeat_metrics(
     metrics: dict[str, float | None] = {}
     for group, members in structure.groups.items():
         judged = [i for i in members if correct[i] is not None]
+        totals = np.zeros(_COLUMNS)
+        for _, row in unit_rows(structure, group, correct, tuples):
+            totals += row
+        shares = {name: _defined(value) for name, value in group_shares(totals.reshape(1, -1)).items()}
         values: dict[str, float | None] = {}
-        values["aAcc"] = _percent(sum(correct[i] for i in judged), len(judged))
-        values["qAcc"], _ = _all_correct_share(structure.pairs[group], correct)
-        values["fAcc"], figures_scored = _all_correct_share(structure.figures[group], correct)
+        values["aAcc"] = shares["aAcc"]
+        values["qAcc"] = shares["qAcc"]
+        values["fAcc"], figures_scored = shares["fAcc"], int(totals[3])
         values["easy_aAcc"], _ = _all_correct_share(structure.easy[group], correct)
         values["hard_aAcc"], _ = _all_correct_share(structure.hard[group], correct)
         if judged:
@@ -490,11 +654,9 @@ def repeat_metrics(
         values["consistency_inconsistent"] = _percent(
             sum(0 < c < s for c, s in zip(counts, sizes, strict=True)), figures_scored
         )
-        parts = (values["aAcc"], values["fAcc"], values["qAcc"])
-        values["overall"] = None if None in parts else sum(parts) / 3
+        values["overall"] = shares["overall"]
         if diagnosis:
-            found = [tuples[i] for i in judged if tuples[i] is not None]
-            values.update(_diagnosis_shares(found, ""))
+            values.update({name: shares[name] for name in _DIAGNOSES})
             pair_sums = []
             for members in structure.pairs[group]:
                 member_tuples = [tuples[i] for i in members]
@@ -556,7 +718,7 @@ class Evaluation:
     no_verdict: str = "official"
 
     def flat(self) -> dict[str, Any]:
-        """The ``score_records`` output: metrics (percent, pct_diff/fp_ratio as fractions), spread, counts."""
+        """The ``score`` output: metrics (percent, pct_diff/fp_ratio as fractions), spread, counts."""
         output: dict[str, Any] = dict(self.metrics)
         for name in HEADLINE_METRICS if self.variant == "official" else VLMEVALKIT_METRICS:
             output[f"{name}_std"] = self.spread.get(name, {}).get("std")
@@ -1186,42 +1348,7 @@ def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Eval
         )
 
 
-def score_records(
-    records: Sequence[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    diagnosis: bool = True,
-    no_verdict: str = "official",
-    verdict_parse: str = "final",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> dict[str, Any]:
-    """Metrics for saved records: 11 official fields + ``prediction`` (+ ``judge_verdict``/``judge_same``).
-
-    ``variant`` "official" or "vlmevalkit"; ``judge`` "auto" (default), "openai" or "rule", used only for
-    what is not supplied; ``no_verdict`` "official" or "unjudged" (verdict-less judge replies). Percent
-    units except pct_diff and fp_ratio (fractions). See docs/hallusionbench.md.
-    """
-    copies = [dict(record) for record in records]  # score_task annotates the records it scores
-    metrics, _details = score_task(
-        copies,
-        variant=variant,
-        judge=judge,
-        judge_model=judge_model,
-        repeats=repeats,
-        diagnosis=diagnosis,
-        no_verdict=no_verdict,
-        verdict_parse=verdict_parse,
-        judge_prompt=judge_prompt,
-        model_text_limit=model_text_limit,
-    )
-    return metrics
-
-
-# ---- the one scoring path: score_task ----------------------------------------------------------------
+# ---- what score adds to the metrics: annotations, details ----------------------------------------------
 
 
 def _verdict_words(row: list[str | None]) -> list[str | None]:
@@ -1324,75 +1451,6 @@ def _integrity_warnings(evaluation: Evaluation) -> list[str]:
     return [f"{evaluation.counts[key]} {text}" for key, text in said.items() if evaluation.counts.get(key)]
 
 
-def score_task(
-    records: list[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    diagnosis: bool = True,
-    no_verdict: str = "official",
-    verdict_parse: str = "final",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Judge and score records, annotating each (for --log_samples): ``(metrics, details)``, the one path
-    both the harness and ``lmms-eval-tasks score`` take. Options as ``score_records``."""
-    from lmms_eval_tasks.judges.pipeline import JudgingFailed
-
-    try:
-        evaluation = evaluate(
-            records,
-            variant=variant,
-            judge=judge,
-            judge_model=judge_model,
-            repeats=repeats,
-            diagnosis=diagnosis,
-            no_verdict=no_verdict,
-            verdict_parse=verdict_parse,
-            judge_prompt=judge_prompt,
-            model_text_limit=model_text_limit,
-        )
-    except JudgingFailed as error:  # no verdict at all: fail the host's evaluation (the launcher exits 1)
-        tasks = sorted({str(record.get("task")) for record in records if record.get("task")})
-        raise JudgingFailed(f"{', '.join(tasks)}: {error}" if tasks else str(error)) from None
-    judge_name = evaluation.judge.get("model", "?")
-    _annotate(records, evaluation, judge_name)
-    values: dict[str, Any] = evaluation.flat()
-    values["unjudged_verdicts"] = evaluation.counts["unjudged_verdicts"]
-    values["llm_matched"] = evaluation.counts.get("llm_matched", 0)
-    values["empty_predictions"] = evaluation.counts["empty_predictions"]
-    values["no_verdict"] = evaluation.counts.get("no_verdict", 0)
-    values["judge_is_rule_based"] = 1 if evaluation.judge.get("kind") == "rule" else 0
-    logger.info(
-        f"HallusionBench: judged by {evaluation.judge.get('kind')} / {judge_name}, {evaluation.repeats} "
-        f"repeat(s); aAcc={values.get('aAcc')}, fAcc={values.get('fAcc')}, qAcc={values.get('qAcc')}"
-    )
-    details = {
-        "variant": evaluation.variant,
-        "units": "percent, except pct_diff and fp_ratio (fractions)",
-        "spread": evaluation.spread,
-        "per_repeat": evaluation.per_repeat,
-        "counts": evaluation.counts,
-        "judge_usage": evaluation.judge_usage,
-        "judging": evaluation.judging,  # per judging batch: settings, counts, usage, unjudged items
-        "unjudged": _unjudged_list(records, evaluation),
-        "no_verdict": evaluation.no_verdict,  # how verdict-less judge replies were scored
-        "no_verdict_replies": evaluation.no_verdict_replies,
-        "judge": {**evaluation.judge, "repeats": evaluation.repeats},
-        "deviations": _deviations(evaluation),
-        "warnings": [
-            f"{evaluation.counts[name]} {name.replace('_', ' ')}"
-            for name in ("unjudged_verdicts", "empty_predictions")
-            if evaluation.counts.get(name)
-        ]
-        + _no_verdict_warning(evaluation)
-        + _integrity_warnings(evaluation),
-    }
-    return values, details
-
-
 __all__ = [
     "ALL_METRICS",
     "CATEGORY_SUBCATEGORIES",
@@ -1415,8 +1473,7 @@ __all__ = [
     "parse_questions",
     "question_correct",
     "repeat_metrics",
-    "score_records",
-    "score_task",
+    "score",
     "vlmevalkit_yes_no",
 ]
 

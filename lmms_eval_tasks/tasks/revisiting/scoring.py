@@ -39,14 +39,14 @@ def check_protocol(protocol: Any) -> str:
 
 
 def check_options(protocol: Any = "default") -> None:
-    """Validate ``score_records`` options (one-line OptionError): a typo must not silently change numbers."""
+    """Validate ``score`` options (one-line OptionError): a typo must not silently change numbers."""
     check_protocol(protocol)
 
 
 def judged_records(
     records: Iterable[dict[str, Any]], protocol: str, judge: Callable[[list[dict[str, Any]], str], list[Any]]
 ) -> tuple[list[dict[str, Any]], list[Any]]:
-    """The opening of every dataset's ``score_records``: options checked, the records as a list (RecordError
+    """The opening of every dataset's ``score``: options checked, the records as a list (RecordError
     when there are none) and the dataset's ``judge(records, protocol)`` of them."""
     from lmms_eval_tasks.framework.input_checks import RecordError
 

@@ -8,5 +8,5 @@ from lmms_eval_tasks.tasks.revisiting import shared_tasks
 
 
 def score_options(task: str = "tallyqa") -> dict[str, Any]:
-    """The ``score_task`` options of a tallyqa task: ``{"protocol": ...}`` when the environment sets one."""
+    """The ``score`` options of a tallyqa task: ``{"protocol": ...}`` when the environment sets one."""
     return dict(shared_tasks.protocol_option("tallyqa"))

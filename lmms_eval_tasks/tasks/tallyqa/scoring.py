@@ -18,26 +18,34 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
     check_options,
     check_protocol,
     judged_records,
-    mean,
     per_question_correct_for,
-    percent,
     prediction_text,
+)
+from lmms_eval_tasks.uncertainty.resampling import (
+    Resampling,
+    cell_codes,
+    group_matrix,
+    ordered_sum,
+    percent,
+    present_mean,
 )
 
 SPLITS = (("simple", True), ("complex", False))
 BUCKETS = ("0", "1", "2", "3", "4+")
 CLIP_MAX = 15
+UNIT = "question"  # the resampling unit: questions are independent
 
 _WORDS_TO_FIFTEEN = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
@@ -70,6 +78,99 @@ _TENS = {
 _MAX_DIGITS = 300  # longer numbers are read as infinity (clipped to 15 like any large count)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _TRAILING = " \t\r\n.!?,;:\"'"
+
+
+def score(
+    records: Iterable[dict[str, Any]], *, protocol: str = "default"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """TallyQA metrics (see the module docstring) and details: the accuracy by true count and the
+    ``resampling`` the rates come from; ``protocol`` "default" or "official"."""
+    records, judged = judged_records(records, protocol, judge_records)
+    resampling = resampling_of(judged, protocol)
+    rates = resampling.estimate()
+    metrics: dict[str, Any] = {}
+    for prefix, _ in SPLITS:
+        items = [item for item in judged if item["split"] == prefix]
+        if not items:
+            continue
+        metrics.update({key: value for key, value in rates.items() if key.startswith(f"{prefix}_")})
+        for count in sorted({item["answer"] for item in items}):
+            metrics[f"{prefix}_questions_count_{count}"] = sum(item["answer"] == count for item in items)
+        metrics[f"{prefix}_unparsed"] = sum(item["parsed"] is None for item in items)
+        metrics[f"{prefix}_questions"] = len(items)
+    metrics["micro_accuracy"] = rates["micro_accuracy"]
+    metrics["unparsed"] = sum(item["parsed"] is None for item in judged)
+    metrics["questions"] = len(judged)
+    metrics["protocol"] = protocol
+    details = {"accuracy_by_count": accuracy_by_count(metrics), "resampling": resampling}
+    undefined = undefined_reasons(metrics)
+    return metrics, {**details, "undefined": undefined} if undefined else details
+
+
+def undefined_reasons(metrics: dict[str, Any]) -> dict[str, str]:
+    """Why a split's (R)MSE has no value: no prediction of the split parsed as a number."""
+    reasons = {}
+    for split, _ in SPLITS:
+        for key in (f"{split}_rmse", f"{split}_mse"):
+            value = metrics.get(key)
+            if isinstance(value, float) and math.isnan(value):
+                unparsed, questions = metrics[f"{split}_unparsed"], metrics[f"{split}_questions"]
+                reasons[key] = (
+                    f"no {split} prediction parsed as a number: {unparsed:g} of {questions:g} unparsed"
+                )
+    return reasons
+
+
+def resampling_of(judged: list[dict[str, Any]], protocol: str) -> Resampling:
+    """Every rate's one definition: one row per question (unit: question), cell = (split, true count),
+    values (correct, 1, parsed, squared error of the clipped parsed count). Per split: micro accuracy,
+    macro = mean over the count buckets 0, 1, 2, 3, 4+ present, (R)MSE over parsed answers, the accuracy
+    of each bucket and of each true count; ``micro_accuracy`` over both splits."""
+    split_index = {split: s for s, (split, _) in enumerate(SPLITS)}
+    keys = [(split_index[item["split"]], item["answer"]) for item in judged]
+    codes, cells = cell_codes(keys, sorted(set(keys)))
+    values = []
+    for item in judged:
+        parsed = item["parsed"]
+        if parsed is None:
+            error = 0.0
+        else:
+            predicted = min(parsed, CLIP_MAX) if protocol == "official" else min(max(parsed, 0), CLIP_MAX)
+            error = (float(predicted) - float(item["answer"])) ** 2
+        values.append([float(item["correct"]), 1.0, float(parsed is not None), error])
+    table = np.asarray(values, dtype=np.float64).reshape(-1, 4)
+    splits = []
+    for s, (split, _) in enumerate(SPLITS):
+        members = [c for c, (cell_split, _) in enumerate(cells) if cell_split == s]
+        if members:
+            buckets = [name for name in BUCKETS if any(bucket(cells[c][1]) == name for c in members)]
+            to_bucket = group_matrix([cells[c] for c in members], lambda cell: bucket(cell[1]), buckets)
+            splits.append((split, np.asarray(members), buckets, to_bucket))
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for split, members, buckets, to_bucket in splits:
+            hits, counts = totals[:, members, 0], totals[:, members, 1]
+            parsed, squared = ordered_sum(totals[:, members, 2]), ordered_sum(totals[:, members, 3])
+            out[f"{split}_micro_accuracy"] = percent(ordered_sum(hits), ordered_sum(counts))
+            by_bucket = percent(hits @ to_bucket, counts @ to_bucket)
+            out[f"{split}_macro_accuracy"] = present_mean(by_bucket)
+            with np.errstate(all="ignore"):
+                mse = np.where(parsed > 0, squared / np.where(parsed > 0, parsed, 1.0), np.nan)
+            if protocol == "official":
+                out[f"{split}_mse"] = mse
+            else:
+                out[f"{split}_rmse"] = np.sqrt(mse)
+            for j, name in enumerate(buckets):
+                out[f"{split}_accuracy_bucket_{name}"] = by_bucket[:, j]
+            by_count = percent(hits, counts)
+            for j, c in enumerate(members):
+                out[f"{split}_accuracy_count_{cells[c][1]}"] = by_count[:, j]
+        out["micro_accuracy"] = percent(ordered_sum(totals[..., 0]), ordered_sum(totals[..., 1]))
+        return out
+
+    ids = [item["question_id"] for item in judged]
+    return Resampling(ids, table, statistic, UNIT, codes, len(cells), identity=ids)
 
 
 def _words_value(text: str) -> int | None:
@@ -159,64 +260,13 @@ def judge_records(records: Sequence[dict[str, Any]], protocol: str = "default") 
     return judged
 
 
-def _split_metrics(items: list[dict[str, Any]], prefix: str, protocol: str) -> dict[str, Any]:
-    metrics: dict[str, Any] = {}
-    metrics[f"{prefix}_micro_accuracy"] = percent(sum(item["correct"] for item in items), len(items))
-    buckets: dict[str, list[bool]] = defaultdict(list)
-    counts: dict[int, list[bool]] = defaultdict(list)
-    for item in items:
-        buckets[bucket(item["answer"])].append(item["correct"])
-        counts[item["answer"]].append(item["correct"])
-    bucket_accuracy = {
-        name: percent(sum(buckets[name]), len(buckets[name])) for name in BUCKETS if name in buckets
-    }
-    metrics[f"{prefix}_macro_accuracy"] = mean(list(bucket_accuracy.values()))
-    errors = []
-    for item in items:
-        if item["parsed"] is None:
-            continue
-        if protocol == "official":
-            predicted = min(item["parsed"], CLIP_MAX)
-        else:
-            predicted = min(max(item["parsed"], 0), CLIP_MAX)
-        errors.append((float(predicted) - float(item["answer"])) ** 2)
-    squared = mean(errors)
-    if protocol == "official":
-        metrics[f"{prefix}_mse"] = squared
-    else:
-        metrics[f"{prefix}_rmse"] = math.sqrt(squared) if errors else float("nan")
-    for name, value in bucket_accuracy.items():
-        metrics[f"{prefix}_accuracy_bucket_{name}"] = value
-    for count in sorted(counts):
-        metrics[f"{prefix}_accuracy_count_{count}"] = percent(sum(counts[count]), len(counts[count]))
-        metrics[f"{prefix}_questions_count_{count}"] = len(counts[count])
-    metrics[f"{prefix}_unparsed"] = sum(item["parsed"] is None for item in items)
-    metrics[f"{prefix}_questions"] = len(items)
-    return metrics
-
-
-def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
-    """TallyQA metrics (see the module docstring); ``protocol`` "default" or "official"."""
-    records, judged = judged_records(records, protocol, judge_records)
-    metrics: dict[str, Any] = {}
-    for prefix, _ in SPLITS:
-        items = [item for item in judged if item["split"] == prefix]
-        if items:
-            metrics.update(_split_metrics(items, prefix, protocol))
-    metrics["micro_accuracy"] = percent(sum(item["correct"] for item in judged), len(judged))
-    metrics["unparsed"] = sum(item["parsed"] is None for item in judged)
-    metrics["questions"] = len(judged)
-    metrics["protocol"] = protocol
-    return metrics
-
-
 per_question_correct = per_question_correct_for(
     judge_records, "tallyqa", itemgetter("correct")
 )
 
 
 def accuracy_by_count(metrics: dict[str, Any]) -> dict[str, dict[int, float]]:
-    """``{split: {true count: accuracy}}`` from ``score_records`` output (the data of Figs. 8-9)."""
+    """``{split: {true count: accuracy}}`` from ``score`` output (the data of Figs. 8-9)."""
     table: dict[str, dict[int, float]] = {}
     for prefix, _ in SPLITS:
         marker = f"{prefix}_accuracy_count_"
@@ -262,11 +312,6 @@ __all__ = [
     "parse_count",
     "per_question_correct",
     "plot_accuracy_by_count",
-    "score_records",
+    "score",
 ]
 
-
-def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The one scoring path (harness and ``score``): the metrics, and the accuracy by true count."""
-    metrics = score_records(records, **options)
-    return metrics, {"accuracy_by_count": accuracy_by_count(metrics)}

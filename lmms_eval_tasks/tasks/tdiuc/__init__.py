@@ -37,7 +37,7 @@ BENCHMARK = Benchmark(
     title="TDIUC (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="VQA over 12 question types incl. absurd ones; exact or WordNet-synonym match; "
     "micro/macro (arithmetic MPT), harmonic and normalized MPT",
-    scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score_records",
+    scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score",
     option_check="lmms_eval_tasks.tasks.tdiuc.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,
@@ -56,7 +56,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.tdiuc.hooks:random_answer",
     sample_tasks=("tdiuc_sample",),
     generated_files=("lmms_eval_tasks.tasks.revisiting.generate:tdiuc_files",),
-    uncertainty="lmms_eval_tasks.tasks.tdiuc.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.tdiuc.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.tdiuc.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.tdiuc.report_section:render",

@@ -8,7 +8,7 @@ from lmms_eval_tasks.tasks.revisiting import shared_tasks
 
 
 def score_options(task: str = "tdiuc") -> dict[str, Any]:
-    """The ``score_task`` options of a tdiuc task: ``{"protocol": ...}`` when the environment sets one."""
+    """The ``score`` options of a tdiuc task: ``{"protocol": ...}`` when the environment sets one."""
     return dict(shared_tasks.protocol_option("tdiuc"))
 
 

@@ -22,28 +22,33 @@ mean-per-type, MPT), ``harmonic_mpt``, ``normalized_arithmetic_mpt`` and ``norma
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
 from loguru import logger
 
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
-    category_accuracies,
     check_options,
     check_protocol,
     closing_counts,
     digits_to_words,
-    harmonic_mean,
     judged_records,
-    mean,
     official_digits_to_words,
     per_question_correct_for,
-    percent,
     prediction_text,
+)
+from lmms_eval_tasks.uncertainty.resampling import (
+    Resampling,
+    cell_codes,
+    group_matrix,
+    ordered_sum,
+    percent,
+    present_harmonic,
+    present_mean,
 )
 
 QUESTION_TYPES: tuple[str, ...] = (
@@ -61,9 +66,61 @@ QUESTION_TYPES: tuple[str, ...] = (
     "utility_affordance",
 )
 ABSURD_ANSWER = "doesnotapply"
+UNIT = "question"  # the resampling unit: questions are independent
 
 _wordnet_lock = threading.Lock()
 _wordnet: Any = None
+
+
+def score(
+    records: Iterable[dict[str, Any]], *, protocol: str = "default"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """TDIUC metrics in percent (see the module docstring) and details (the ``resampling`` they come
+    from); ``protocol`` "default" or "official"."""
+    records, judged = judged_records(records, protocol, judge_records)
+    resampling = resampling_of(judged, protocol)
+    metrics: dict[str, Any] = resampling.estimate()
+    types = [name for name in QUESTION_TYPES if f"accuracy_{name}" in metrics]
+    for name in types:
+        metrics[f"questions_{name}"] = sum(question_type == name for _, question_type, _, _ in judged)
+    return closing_counts(metrics, records, judged, protocol, question_types=len(types)), {
+        "resampling": resampling
+    }
+
+
+def resampling_of(judged: list[tuple[str, str, str, bool]], protocol: str) -> Resampling:
+    """Every metric's one definition: one row per question (unit: question), cell = (question type,
+    normalised label), values (correct, 1). Per type: accuracy, and the mean of its labels' accuracies
+    (normalised); then micro, macro (official: sum over 12), harmonic and the normalised MPTs."""
+    keys = [(question_type, normalize(label, protocol)) for _, question_type, label, _ in judged]
+    codes, cells = cell_codes(keys)
+    types = [name for name in QUESTION_TYPES if any(cell[0] == name for cell in cells)]
+    to_type = group_matrix(cells, lambda cell: cell[0], types)
+    values = np.asarray([[float(correct), 1.0] for *_, correct in judged]).reshape(-1, 2)
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:
+        hits, counts = totals[..., 0], totals[..., 1]  # [R, cells]
+        accuracy = percent(hits @ to_type, counts @ to_type)  # [R, types]
+        cell_accuracy = percent(hits, counts)
+        normalized = np.stack(
+            [present_mean(np.where(to_type[:, j] > 0, cell_accuracy, np.nan)) for j in range(len(types))],
+            axis=-1,
+        ).reshape(hits.shape[0], len(types))
+        out = {f"accuracy_{name}": accuracy[:, j] for j, name in enumerate(types)}
+        out["micro_accuracy"] = percent(ordered_sum(hits), ordered_sum(counts))
+        if protocol == "official":
+            out["macro_accuracy"] = ordered_sum(np.nan_to_num(accuracy, nan=0.0)) / len(QUESTION_TYPES)
+        else:
+            out["macro_accuracy"] = present_mean(accuracy)
+        out["harmonic_mpt"] = present_harmonic(accuracy)
+        out["normalized_arithmetic_mpt"] = present_mean(normalized)
+        out["normalized_harmonic_mpt"] = present_harmonic(normalized)
+        for j, name in enumerate(types):
+            out[f"normalized_accuracy_{name}"] = normalized[:, j]
+        return out
+
+    ids = [question_id for question_id, *_ in judged]
+    return Resampling(ids, values, statistic, UNIT, codes, len(cells), identity=ids)
 
 
 def wordnet() -> Any:
@@ -160,35 +217,6 @@ def judge_records(
     return judged
 
 
-def score_records(records: Iterable[dict[str, Any]], *, protocol: str = "default") -> dict[str, Any]:
-    """TDIUC metrics in percent (see the module docstring); ``protocol`` "default" or "official"."""
-    records, judged = judged_records(records, protocol, judge_records)
-    by_type: dict[str, list[bool]] = defaultdict(list)
-    by_type_answer: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    for _, question_type, label, correct in judged:
-        by_type[question_type].append(correct)
-        by_type_answer[question_type][normalize(label, protocol)].append(correct)
-    accuracies = category_accuracies(by_type, QUESTION_TYPES)
-    types = list(accuracies)
-    normalized = {
-        name: mean([percent(sum(values), len(values)) for values in by_type_answer[name].values()])
-        for name in types
-    }
-    metrics: dict[str, Any] = {f"accuracy_{name}": accuracies[name] for name in types}
-    metrics["micro_accuracy"] = percent(sum(correct for *_, correct in judged), len(judged))
-    if protocol == "official":
-        metrics["macro_accuracy"] = sum(accuracies.values()) / len(QUESTION_TYPES)
-    else:
-        metrics["macro_accuracy"] = mean(list(accuracies.values()))
-    metrics["harmonic_mpt"] = harmonic_mean(list(accuracies.values()))
-    metrics["normalized_arithmetic_mpt"] = mean(list(normalized.values()))
-    metrics["normalized_harmonic_mpt"] = harmonic_mean(list(normalized.values()))
-    for name in types:
-        metrics[f"normalized_accuracy_{name}"] = normalized[name]
-        metrics[f"questions_{name}"] = len(by_type[name])
-    return closing_counts(metrics, records, judged, protocol, question_types=len(types))
-
-
 per_question_correct = per_question_correct_for(judge_records, "tdiuc", itemgetter(3))
 
 
@@ -202,12 +230,8 @@ __all__ = [
     "lookup_forms",
     "normalize",
     "per_question_correct",
-    "score_records",
+    "score",
     "synset_names",
     "wordnet",
 ]
 
-
-def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The one scoring path (harness and ``score``): ``(score_records(records, **options), details)``."""
-    return score_records(records, **options), {}

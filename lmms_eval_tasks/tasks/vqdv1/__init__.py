@@ -62,7 +62,7 @@ BENCHMARK = Benchmark(
     title="VQDv1 (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="visual query detection: every box answering a query (0..N), per-query F1, micro/macro F1 "
     "over box counts 0, 1, 2, 3, 4+",
-    scorer="lmms_eval_tasks.tasks.vqdv1.scoring:score_records",
+    scorer="lmms_eval_tasks.tasks.vqdv1.scoring:score",
     option_check="lmms_eval_tasks.tasks.vqdv1.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,
@@ -72,7 +72,6 @@ BENCHMARK = Benchmark(
     random_answer="lmms_eval_tasks.tasks.vqdv1.hooks:random_answer",
     sample_tasks=("vqdv1_sample",),
     generated_files=("lmms_eval_tasks.tasks.revisiting.generate:vqdv1_files",),
-    uncertainty="lmms_eval_tasks.tasks.vqdv1.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.vqdv1.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.vqdv1.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.vqdv1.report_section:render",

@@ -15,7 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from lmms_eval_tasks.framework.input_checks import RecordError, check_option, require_field
+from lmms_eval_tasks.uncertainty.resampling import Resampling, cell_codes, ordered_sum, percent, present_mean
 
 PROTOCOLS = ("default", "official")
 # How the four numbers of a predicted box map to pixels: "auto" is the official rule (all four < 1 ->
@@ -26,6 +29,7 @@ BOX_FORMATS = ("xyxy", "xywh")
 SYNTAXES = ("brackets", "qwen")
 BUCKETS = ("0", "1", "2", "3", "4+")
 IOU_THRESHOLD = 0.5
+UNIT = "query"  # the resampling unit: queries are independent
 # Explicit "no box" answers (compared after removing whitespace); they are not counted as unparsed.
 _EMPTY_ANSWERS = frozenset({"[]", "[[]]", "()", "none", "[[]].", "[]."})
 # Possessive/atomic quantifiers (Python 3.11+): no backtracking, so every pattern runs in linear time.
@@ -49,6 +53,46 @@ Box = tuple[float, float, float, float]
 # ---------------------------------------------------------------------------------------------------------
 # Parsing (linear time, never eval)
 # ---------------------------------------------------------------------------------------------------------
+
+
+def score(
+    records: Iterable[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    coords: str = "auto",
+    box_format: str = "xyxy",
+    syntax: str = "brackets",
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Score VQDv1 records (percent): the metrics, and the per-bucket precision/recall as details.
+    Default: the spec's definition; ``protocol="official"``: the script's.
+
+    ``coords`` / ``box_format`` / ``syntax`` say how the model writes boxes (see COORDS, BOX_FORMATS,
+    SYNTAXES); the defaults are the official rule (relative when all four numbers are < 1, else pixels,
+    ``[x1, y1, x2, y2]`` in brackets).
+    """
+    scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+    if not scores:
+        raise ValueError("no VQDv1 records to score")
+    resampling = resampling_of(scores, official=protocol == "official")
+    rates = resampling.estimate()
+    metrics = official_metrics(scores, rates) if protocol == "official" else default_metrics(scores, rates)
+    details: dict[str, Any] = {"buckets": bucket_table(metrics), "resampling": resampling}
+    undefined = {
+        key: f"no question with {key[3:]} target box(es) in this run"
+        for key, value in metrics.items()
+        if key.startswith("f1_") and isinstance(value, float) and math.isnan(value)
+    }
+    if undefined:
+        details["undefined"] = undefined
+    if metrics.get("unparsed"):  # what the scorer does with them, not the shared "scored as wrong"
+        details["warnings"] = [
+            f"{metrics['unparsed']} unparsed answers (no box found): scored as 'no box' (the paper's rule), "
+            "which is RIGHT on zero-box queries (F1 1) and wrong elsewhere: a model that never gives a box "
+            "earns the zero-box share (judges.md, 'Judge integrity')"
+        ]
+    if "micro_f1" in metrics and not details["buckets"]:
+        details["note"] = "protocol=official: the official script reports no per-bucket precision/recall"
+    return metrics, details
 
 
 def official_bracket_groups(text: str) -> list[str]:
@@ -311,7 +355,7 @@ def score_query(
 def check_options(
     *, protocol: Any = "default", coords: Any = "auto", box_format: Any = "xyxy", syntax: Any = "brackets"
 ) -> None:
-    """Validate ``score_records`` options before any record is read (one-line OptionError)."""
+    """Validate ``score`` options before any record is read (one-line OptionError)."""
     _check_choice("protocol", protocol, PROTOCOLS)
     _check_choice("coords", coords, COORDS)
     _check_choice("box_format", box_format, BOX_FORMATS)
@@ -319,7 +363,7 @@ def check_options(
 
 
 def score_queries(records: Iterable[dict[str, Any]], **options: Any) -> list[QueryScore]:
-    """Score every record (options as ``score_records``)."""
+    """Score every record (options as ``score``)."""
     for name, allowed in (("protocol", PROTOCOLS), ("coords", COORDS), ("box_format", BOX_FORMATS),
                           ("syntax", SYNTAXES)):  # fmt: skip
         if name in options:
@@ -327,43 +371,84 @@ def score_queries(records: Iterable[dict[str, Any]], **options: Any) -> list[Que
     return [score_query(record, index, **options) for index, record in enumerate(records)]
 
 
-def _percent(numerator: float, denominator: float) -> float:
-    return 100.0 * numerator / denominator if denominator else math.nan
+def resampling_of(scores: Sequence[QueryScore], *, official: bool = False) -> Resampling:
+    """Every F1, precision and recall's one definition: one row per query (unit: query), values (F1, 1,
+    true positives, predicted boxes, ground-truth boxes). Default: cell = box-count bucket; micro F1 over
+    all queries, macro = mean over the buckets present, per bucket F1, precision and recall. Official: cell
+    = box count; see ``official_metrics``."""
+    values = np.asarray(
+        [[score.f1, 1.0, score.tp, score.n_pred, score.n_gt] for score in scores], dtype=np.float64
+    ).reshape(-1, 5)
+    ids = [score.question_id for score in scores]
+    if not official:
+        codes, cells = cell_codes([score.bucket for score in scores], BUCKETS)
+
+        def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:
+            f1 = percent(totals[..., 0], totals[..., 1])
+            present = np.where(totals[..., 1] > 0, f1, np.nan)
+            out = {
+                "micro_f1": percent(ordered_sum(totals[..., 0]), ordered_sum(totals[..., 1])),
+                "macro_f1": present_mean(present),
+            }
+            precision = percent(totals[..., 2], totals[..., 3])
+            recall = percent(totals[..., 2], totals[..., 4])
+            for j, name in enumerate(cells):
+                out[f"precision_{name}"] = precision[:, j]
+                out[f"recall_{name}"] = recall[:, j]
+                out[f"f1_{name}"] = f1[:, j]
+            return out
+
+        return Resampling(ids, values, statistic, UNIT, codes, len(cells), identity=ids)
+    codes, counts = cell_codes([score.n_gt for score in scores], sorted({score.n_gt for score in scores}))
+    small = np.asarray([count < 5 for count in counts], dtype=bool)
+    large = ~small
+
+    def official_statistic(totals: np.ndarray) -> dict[str, np.ndarray]:
+        sums, queries = totals[..., 0], totals[..., 1]
+        with np.errstate(all="ignore"):
+            per_count = np.where(queries > 0, sums / np.where(queries > 0, queries, 1.0), np.nan)
+        present = queries > 0
+        last = np.where(present.any(axis=1), present.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1), 0)
+        largest = per_count[np.arange(per_count.shape[0]), last]
+        total = ordered_sum(np.where(present & small, per_count, 0.0)) + largest
+        out = {
+            "micro_f1": percent(ordered_sum(sums), ordered_sum(queries)),
+            "macro_f1": np.where(present.any(axis=1), 100.0 * total / 6, np.nan),
+        }
+        absent = np.full(sums.shape[0], np.nan)
+        for count in range(5):
+            out[f"f1_{count}"] = 100.0 * per_count[:, counts.index(count)] if count in counts else absent
+        out["f1_5+"] = percent(ordered_sum(sums[:, large]), ordered_sum(queries[:, large]))
+        return out
+
+    return Resampling(ids, values, official_statistic, UNIT, codes, len(counts), identity=ids)
 
 
-def _mean_percent(values: Sequence[float]) -> float:
-    return 100.0 * sum(values) / len(values) if values else math.nan
-
-
-def default_metrics(scores: Sequence[QueryScore]) -> dict[str, Any]:
-    """The spec's metrics (percent): micro/macro F1, per-bucket precision/recall/F1 and counts."""
+def default_metrics(scores: Sequence[QueryScore], rates: dict[str, float]) -> dict[str, Any]:
+    """The spec's metrics (percent): micro/macro F1, per-bucket precision/recall/F1 (``rates``, from
+    ``resampling_of``) and counts."""
     by_bucket: dict[str, list[QueryScore]] = {bucket: [] for bucket in BUCKETS}
     for score in scores:
         by_bucket[score.bucket].append(score)
-    bucket_f1 = {bucket: _mean_percent([s.f1 for s in members]) for bucket, members in by_bucket.items()}
-    present = [value for bucket, value in bucket_f1.items() if by_bucket[bucket]]
     metrics: dict[str, Any] = {
-        "micro_f1": _mean_percent([score.f1 for score in scores]),
-        "macro_f1": sum(present) / len(present) if present else math.nan,
+        "micro_f1": rates["micro_f1"],
+        "macro_f1": rates["macro_f1"],
         "queries": len(scores),
-        "buckets_present": len(present),
+        "buckets_present": sum(1 for members in by_bucket.values() if members),
         "unparsed": sum(score.unparsed for score in scores),
     }
     for bucket, members in by_bucket.items():
-        tp = sum(s.tp for s in members)
-        n_pred = sum(s.n_pred for s in members)
-        n_gt = sum(s.n_gt for s in members)
-        metrics[f"precision_{bucket}"] = _percent(tp, n_pred)
-        metrics[f"recall_{bucket}"] = _percent(tp, n_gt)
-        metrics[f"f1_{bucket}"] = bucket_f1[bucket]
+        metrics[f"precision_{bucket}"] = rates[f"precision_{bucket}"]
+        metrics[f"recall_{bucket}"] = rates[f"recall_{bucket}"]
+        metrics[f"f1_{bucket}"] = rates[f"f1_{bucket}"]
         metrics[f"queries_{bucket}"] = len(members)
-        metrics[f"gt_boxes_{bucket}"] = n_gt
-        metrics[f"predicted_boxes_{bucket}"] = n_pred
-        metrics[f"true_positives_{bucket}"] = tp
+        metrics[f"gt_boxes_{bucket}"] = sum(s.n_gt for s in members)
+        metrics[f"predicted_boxes_{bucket}"] = sum(s.n_pred for s in members)
+        metrics[f"true_positives_{bucket}"] = sum(s.tp for s in members)
     return metrics
 
 
-def official_metrics(scores: Sequence[QueryScore]) -> dict[str, Any]:
+def official_metrics(scores: Sequence[QueryScore], rates: dict[str, float]) -> dict[str, Any]:
     """The official script's two printed numbers and its per-count lines (percent), keys as the paper uses.
 
     ``micro_f1`` = the line labelled "Macro Accuracy" (mean capped F1 over queries); ``macro_f1`` = the line
@@ -371,50 +456,23 @@ def official_metrics(scores: Sequence[QueryScore]) -> dict[str, Any]:
     largest count present) / 6, whatever counts are present. ``f1_5+`` is the "above 4" line (counts >= 5;
     count 4 is its own line). The script itself crashes (division by zero) when no query has >= 5 boxes;
     then ``official_script_would_fail`` is 1 and the numbers are what its arithmetic gives without the crash.
+    The rates come from ``resampling_of(official=True)``.
     """
-    by_count: dict[int, list[float]] = {}
-    for score in scores:
-        by_count.setdefault(score.n_gt, []).append(score.f1)
-    per_count = {count: sum(values) / len(values) for count, values in by_count.items()}
-    above = [f1 for count, values in by_count.items() if count >= 5 for f1 in values]
-    largest = max(by_count) if by_count else None
-    total = sum(per_count[count] for count in sorted(per_count) if count < 5)
-    if largest is not None:
-        total += per_count[largest]
+    counts = [score.n_gt for score in scores]
+    above = sum(count >= 5 for count in counts)
     metrics: dict[str, Any] = {
-        "micro_f1": _mean_percent([score.f1 for score in scores]),
-        "macro_f1": 100.0 * total / 6 if largest is not None else math.nan,
+        "micro_f1": rates["micro_f1"],
+        "macro_f1": rates["macro_f1"],
         "queries": len(scores),
         "unparsed": sum(score.unparsed for score in scores),
-        "official_largest_count": largest if largest is not None else -1,
+        "official_largest_count": max(counts) if counts else -1,
         "official_script_would_fail": int(not above),
     }
     for count in range(5):
-        metrics[f"f1_{count}"] = 100.0 * per_count[count] if count in per_count else math.nan
-        metrics[f"queries_{count}"] = len(by_count.get(count, []))
-    metrics["f1_5+"] = _mean_percent(above)
-    metrics["queries_5+"] = len(above)
-    return metrics
-
-
-def score_records(
-    records: Iterable[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    coords: str = "auto",
-    box_format: str = "xyxy",
-    syntax: str = "brackets",
-) -> dict[str, Any]:
-    """Score VQDv1 records (percent). Default: the spec's definition; ``protocol="official"``: the script's.
-
-    ``coords`` / ``box_format`` / ``syntax`` say how the model writes boxes (see COORDS, BOX_FORMATS,
-    SYNTAXES); the defaults are the official rule (relative when all four numbers are < 1, else pixels,
-    ``[x1, y1, x2, y2]`` in brackets).
-    """
-    scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
-    if not scores:
-        raise ValueError("no VQDv1 records to score")
-    metrics = official_metrics(scores) if protocol == "official" else default_metrics(scores)
+        metrics[f"f1_{count}"] = rates[f"f1_{count}"]
+        metrics[f"queries_{count}"] = counts.count(count)
+    metrics["f1_5+"] = rates["f1_5+"]
+    metrics["queries_5+"] = above
     return metrics
 
 
@@ -483,18 +541,3 @@ def plot_precision_recall(metrics: dict[str, Any], path: Any, *, title: str = "V
     axes.legend()
     figure.tight_layout()
     figure.savefig(path, format="png")
-
-
-def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The one scoring path (harness and ``score``): the metrics, and the per-bucket precision/recall."""
-    metrics = score_records(records, **options)
-    details: dict[str, Any] = {"buckets": bucket_table(metrics)}
-    if "micro_f1" in metrics and not details["buckets"]:
-        details["note"] = "protocol=official: the official script reports no per-bucket precision/recall"
-    if metrics.get("unparsed"):  # what the scorer does with them, not the shared "scored as wrong"
-        details["warnings"] = [
-            f"{metrics['unparsed']} unparsed answers (no box found): scored as 'no box' (the paper's rule), "
-            "which is RIGHT on zero-box queries (F1 1) and wrong elsewhere: a model that never gives a box "
-            "earns the zero-box share (judges.md, 'Judge integrity')"
-        ]
-    return metrics, details

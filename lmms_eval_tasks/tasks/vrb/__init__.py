@@ -63,7 +63,7 @@ BENCHMARK = Benchmark(
     title="Visual Robustness Benchmark, VRB (WACV 2025, arXiv 2407.03386)",
     description="VQAv2 under 14 corruptions x 5 severities: accuracy per level, First-Drop, Range of Error, "
     "Error Rate, Average Error, Average Difference, VRE",
-    scorer="lmms_eval_tasks.tasks.vrb.scoring:score_records",
+    scorer="lmms_eval_tasks.tasks.vrb.scoring:score",
     option_check="lmms_eval_tasks.tasks.vrb.scoring:check_options",
     options="lmms_eval_tasks.tasks.vrb.config:score_options",
     record_schema=RECORD_SCHEMA,
@@ -83,7 +83,6 @@ BENCHMARK = Benchmark(
     count_keys=(*DEFAULT_COUNT_KEYS, "missing_predictions"),
     sample_tasks=("vrb_sample",),
     generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
-    uncertainty="lmms_eval_tasks.tasks.vrb.uncertainty:uncertainty_rows",
     parsers="lmms_eval_tasks.tasks.vrb.parsers:PARSERS",
     screening="lmms_eval_tasks.tasks.vrb.parsers:SCREENING",
     report_section="lmms_eval_tasks.tasks.vrb.report_section:render",

@@ -66,5 +66,5 @@ def read_run_parameters() -> dict[str, Any]:
 
 
 def score_options(task: str = "vrb") -> dict[str, Any]:
-    """The ``score_task`` options of a VRB task or group: ``{"protocol": ...}`` (every level the same)."""
+    """The ``score`` options of a VRB task or group: ``{"protocol": ...}`` (every level the same)."""
     return {"protocol": run_parameters()["protocol"]}

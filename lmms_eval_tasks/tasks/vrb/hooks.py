@@ -3,7 +3,7 @@ one ``score`` record per question, aggregation (per level task and across levels
 
 Run parameters (profile, seed, subset size, protocol, prompt) come from the environment through
 ``config.run_parameters``, the one reader of the ``LMMS_EVAL_TASKS_VRB_*`` variables, and are recorded
-in every record and report. Scoring is ``scoring.score_task`` (the one path). See docs/vrb.md.
+in every record and report. Scoring is ``scoring.score`` (the one path). See docs/vrb.md.
 """
 
 from __future__ import annotations

@@ -89,6 +89,245 @@ _CONTRACTION_PAIRS = (
 _CONTRACTIONS = dict(pair.split("=", 1) for pair in _CONTRACTION_PAIRS.split())
 
 
+def score(
+    records: Iterable[dict[str, Any]],
+    protocol: str = "paper",
+    weights: Sequence[float] | None = None,
+    preferences: Sequence[float] | None = None,
+    details: bool = True,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Accuracy per level, by question and answer type, and the single-model robustness metrics: flat
+    numbers are the metrics, the per-level, per-type and robustness tables (``details=True``) the details.
+
+    Records carry question_id, answers (human answers), multiple_choice_answer, question_type,
+    answer_type, corruption, severity (0 = clean) and prediction. Sub-metrics need the clean level and
+    severities 1..5 of a corruption; incomplete corruptions are listed in ``incomplete_corruptions``.
+    """
+    check_options(protocol=protocol, weights=weights, preferences=preferences, details=details)
+    records = list(records)
+    cache = _AnswerCache(protocol)
+    level_ids: dict[tuple[str, int], int] = {}
+    type_ids: dict[str, dict[str, int]] = {"question_type": {}, "answer_type": {}}
+    record_levels: list[int] = []
+    record_types: dict[str, list[int]] = {"question_type": [], "answer_type": []}
+    accuracies: list[float] = []
+    missing_predictions = 0
+    question_types, answer_types = type_ids["question_type"], type_ids["answer_type"]
+    question_type_of, answer_type_of = record_types["question_type"], record_types["answer_type"]
+    for index, record in enumerate(records):
+        # Fast path: plain field reads and type checks; any doubt goes to _validated, which raises precisely.
+        try:
+            qid = record["question_id"]
+            answers = record["answers"]
+            mc_answer = record["multiple_choice_answer"]
+            qtype = record["question_type"]
+            atype = record["answer_type"]
+            corruption = record["corruption"]
+            severity = record["severity"]
+            prediction = record["prediction"]
+            known = cache.answer_counts(qid, answers) if type(answers) is list else None
+            fast = (
+                known is not None
+                and type(severity) is int
+                and 0 <= severity <= 5
+                and type(prediction) is str
+                and type(mc_answer) is str
+                and type(qtype) is str
+                and type(atype) is str
+                and type(corruption) is str
+                and (severity != 0 or corruption)
+                and (severity == 0 or (corruption and corruption != CLEAN))
+            )
+        except (KeyError, TypeError):
+            fast = False
+        if not fast:
+            qid, answers, mc_answer, qtype, atype, corruption, severity, prediction, missing = _validated(
+                record, index
+            )
+            missing_predictions += missing
+            known = cache.answer_counts(qid, answers) or cache.add_question(qid, answers)
+        level = (CLEAN, 0) if severity == 0 else (corruption, severity)
+        level_id = level_ids.get(level)
+        if level_id is None:
+            level_id = level_ids[level] = len(level_ids)
+        accuracies.append(cache.accuracy(known[0], known[1], len(answers), mc_answer, prediction))
+        record_levels.append(level_id)
+        type_id = question_types.get(qtype)
+        if type_id is None:
+            type_id = question_types[qtype] = len(question_types)
+        question_type_of.append(type_id)
+        type_id = answer_types.get(atype)
+        if type_id is None:
+            type_id = answer_types[atype] = len(answer_types)
+        answer_type_of.append(type_id)
+    count = len(accuracies)
+    if count == 0:
+        raise RecordError("-", "<records>", "no records to score")
+
+    values = np.asarray(accuracies, dtype=np.float64)
+    levels_of = np.asarray(record_levels, dtype=np.int64)
+    level_sums = np.bincount(levels_of, weights=values, minlength=len(level_ids))
+    level_counts = np.bincount(levels_of, minlength=len(level_ids))
+    level_sum = {level: float(level_sums[i]) for level, i in level_ids.items()}
+    level_count = {level: int(level_counts[i]) for level, i in level_ids.items()}
+    by_level = {level_key(*level): _mean(level_sum[level], level_count[level]) for level in sorted(level_sum)}
+    questions_by_level = {level_key(*level): level_count[level] for level in sorted(level_count)}
+    corruptions = sorted({name for name, severity in level_sum if severity > 0})
+    complete = [name for name in corruptions if all((name, k) in level_sum for k in range(1, 6))]
+    has_clean = (CLEAN, 0) in level_sum
+    incomplete = {
+        name: [k for k in range(6) if (k == 0 and not has_clean) or (k > 0 and (name, k) not in level_sum)]
+        for name in corruptions
+        if name not in complete or not has_clean
+    }
+    resampling = resampling_of(records, values, list(level_ids), levels_of, weights, preferences)
+    metrics: dict[str, Any] = {
+        **resampling.estimate(),
+        "questions": count,
+        "missing_predictions": missing_predictions,
+        "protocol": protocol,
+    }
+    if has_clean and complete and details:
+        clean = by_level[CLEAN]
+        pool = {
+            "model": {name: [clean, *(by_level[f"{name}_s{k}"] for k in range(1, 6))] for name in complete}
+        }
+        result = robustness(pool, weights=weights, preferences=preferences)
+        if details:
+            metrics["by_corruption"] = {
+                name: {key: value for key, value in cell.items() if key != "scaled"}
+                for name, cell in result["cells"]["model"].items()
+            }
+            metrics["vre_by_corruption"] = {
+                name: entry["vre"] for name, entry in result["corruptions"].items()
+            }
+            metrics["robustness_notes"] = result["notes"] + [
+                "vre is scaled over this model's corruptions only; compare models with `lmms-eval-tasks vre`"
+            ]
+    if details:
+        metrics["accuracy_by_level"] = by_level
+        metrics["questions_by_level"] = questions_by_level
+        metrics["complete_corruptions"] = complete
+        metrics["incomplete_corruptions"] = incomplete
+        level_names = [""] * len(level_ids)
+        for level, i in level_ids.items():
+            level_names[i] = level_key(*level)
+        for kind in ("question_type", "answer_type"):
+            names = sorted(type_ids[kind], key=type_ids[kind].get)
+            codes = np.asarray(record_types[kind], dtype=np.int64) * len(level_ids) + levels_of
+            cells = len(names) * len(level_ids)
+            sums = np.bincount(codes, weights=values, minlength=cells).reshape(len(names), len(level_ids))
+            counts = np.bincount(codes, minlength=cells).reshape(len(names), len(level_ids))
+            metrics[f"accuracy_by_{kind}"] = {
+                name: float(sums[i].sum() / counts[i].sum())
+                for i, name in sorted(enumerate(names), key=lambda x: x[1])
+            }
+            metrics[f"accuracy_by_{kind}_and_level"] = {
+                name: {
+                    level_names[j]: float(sums[i, j] / counts[i, j])
+                    for j in sorted(range(len(level_ids)), key=level_names.__getitem__)
+                    if counts[i, j]
+                }
+                for i, name in sorted(enumerate(names), key=lambda x: x[1])
+            }
+    flat = {key: value for key, value in metrics.items() if not isinstance(value, dict | list)}
+    tables = {key: value for key, value in metrics.items() if isinstance(value, dict | list)}
+    undefined = undefined_reasons(flat, tables)
+    return flat, {**tables, **({"undefined": undefined} if undefined else {}), "resampling": resampling}
+
+
+UNIT = "image"  # the resampling unit: an image's questions at every corruption level depend on each other
+
+
+def resampling_of(
+    records: list[dict[str, Any]],
+    accuracy: np.ndarray,
+    level_list: list[tuple[str, int]],
+    levels_of: np.ndarray,
+    weights: Sequence[float] | None,
+    preferences: Sequence[float] | None,
+) -> Any:
+    """The headline numbers' one definition: one row per record (unit: its image, ``image_id``; records
+    without one fall back to the question, noted), cell = its corruption level, values (VQA accuracy, 1).
+    The statistic: overall and clean accuracy, then the single-model summary (``model_summary``) of the
+    complete corruptions' accuracy curves."""
+    from lmms_eval_tasks.uncertainty.resampling import Resampling, ordered_sum
+
+    corruptions = sorted({name for name, severity in level_list if severity > 0})
+    order = [(CLEAN, 0)] + [(name, k) for name in corruptions for k in range(1, 6)]
+    position = {level: i for i, level in enumerate(order)}
+    to_cell = np.asarray([position[level] for level in level_list], dtype=np.int64)
+    codes = to_cell[levels_of] if levels_of.size else levels_of
+    present = set(level_list)
+    complete = [c for c in corruptions if all((c, k) in present for k in range(1, 6))]
+    complete = complete if (CLEAN, 0) in present else []
+    complete_index = [corruptions.index(c) for c in complete]
+    weight_vector = resolve_weights(weights, preferences)
+    with_image = all(record.get("image_id") is not None for record in records)
+    units = [r["image_id"] if with_image else r["question_id"] for r in records]
+    note = "records carry no image_id: resampled by question (ignores the shared image)"
+    note = None if with_image else note
+    values = np.column_stack([accuracy, np.ones_like(accuracy)])
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:
+        sums, counts = totals[..., 0], totals[..., 1]
+        with np.errstate(all="ignore"):
+            level_accuracy = sums / counts  # [R, levels]
+            out = {"accuracy": ordered_sum(sums) / ordered_sum(counts)}
+        out["accuracy_clean"] = level_accuracy[:, 0]
+        for key in ("relative_accuracy_drop", *SUB_METRICS, "accuracy_average", "vre"):
+            out[key] = np.full(totals.shape[0], np.nan)
+        if not complete:
+            return out
+        rows = totals.shape[0]
+        by = level_accuracy[:, 1:].reshape(rows, len(corruptions), 5)[:, complete_index]
+        curves = np.concatenate([np.repeat(level_accuracy[:, None, :1], len(complete), axis=1), by], axis=2)
+        summary = model_summary(curves[:, None], weight_vector)  # one model: [R, 1]
+        for key in ("relative_accuracy_drop", *SUB_METRICS, "accuracy_average", "vre"):
+            out[key] = summary[key][:, 0]
+        return out
+
+    # the corruption profile and seed name the image a record saw: runs corrupted differently never pair
+    identity = [
+        f"{r['question_id']}@{order[c][0]}:{order[c][1]}|{r.get('profile')}|{r.get('seed')}"
+        for r, c in zip(records, codes.tolist(), strict=True)
+    ]
+    unit = UNIT if with_image else "question"
+    return Resampling(units, values, statistic, unit, codes, len(order), identity=identity, note=note)
+
+
+def undefined_reasons(metrics: Mapping[str, Any], tables: Mapping[str, Any]) -> dict[str, str]:
+    """Why each undefined (NaN) metric has no value, from this run's numbers: ``details["undefined"]``."""
+    clean = metrics.get("accuracy_clean")
+    clean = clean if isinstance(clean, float) and math.isfinite(clean) else None
+    reasons: dict[str, str] = {}
+    for metric, value in metrics.items():
+        if not (isinstance(value, float) and math.isnan(value)):
+            continue
+        notes = [note for note in tables.get("robustness_notes") or [] if note.startswith(f"{metric}:")]
+        if metric in {"accuracy_clean", "relative_accuracy_drop", "first_drop", "vre"} and clean is None:
+            reasons[metric] = "no clean level (severity 0) scored in this run"
+        elif (
+            metric != "relative_accuracy_drop"
+            and "complete_corruptions" in tables
+            and not tables["complete_corruptions"]
+        ):
+            reasons[metric] = (
+                "needs a complete corruption (clean + severities 1-5); none is complete in this run"
+            )
+        elif metric == "relative_accuracy_drop" and clean == 0:
+            reasons[metric] = "clean accuracy is 0, so a drop relative to it is undefined: 0/0"
+        elif metric == "first_drop" and clean == 1:
+            reasons[metric] = "clean error is 0, so the first drop relative to it is undefined"
+        elif metric == "range_of_error":
+            reasons[metric] = (
+                "a corruption's lowest error over its levels is 0, so the range relative to it is undefined"
+            )
+        elif notes:
+            reasons[metric] = "; ".join(notes)
+    return reasons
+
+
 def process_punctuation(text: str) -> str:
     """The official VQA punctuation step: strip or space out punctuation, drop periods not before a digit."""
     remove = _DIGIT_COMMA.search(text) is not None
@@ -174,9 +413,7 @@ def sub_metrics(accuracy: np.ndarray) -> dict[str, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         first_drop = np.where(clean_error > 0, (error[..., 1] - clean_error) / clean_error, np.nan)
         range_of_error = np.where(lowest > 0, (error.max(axis=-1) - lowest) / lowest, np.nan)
-        relative_drop = np.where(
-            clean_accuracy > 0, (clean_accuracy - mean_accuracy) / clean_accuracy, np.nan
-        )
+    relative_drop = drop_ratio(clean_accuracy - mean_accuracy, clean_accuracy)
     error_rate = (
         (error - error.mean(axis=-1, keepdims=True)) @ _LEVEL_CENTRED / float(_LEVEL_CENTRED @ _LEVEL_CENTRED)
     )
@@ -190,6 +427,40 @@ def sub_metrics(accuracy: np.ndarray) -> dict[str, np.ndarray]:
         "accuracy_average": mean_accuracy,
         "relative_accuracy_drop": relative_drop,
     }
+
+
+def drop_ratio(loss: np.ndarray, clean: np.ndarray) -> np.ndarray:
+    """The relative accuracy drop ``loss / clean`` (loss = clean minus mean accuracy over the levels),
+    NaN where the clean accuracy is 0: the one definition for a cell, a model and a corruption."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(clean > 0, loss / np.where(clean > 0, clean, 1.0), np.nan)
+
+
+def model_summary(table: np.ndarray, weight_vector: np.ndarray) -> dict[str, np.ndarray]:
+    """Each model's robustness numbers from a pool of accuracy curves ``[..., model, corruption, 6]``:
+    sub-metrics and accuracies averaged over its corruptions, the relative drop, and VRE (``vre_scores``);
+    every value ``[..., model]``. The scorer (one model), its bootstrap (a resample axis in front) and the
+    ``vre`` command (a pool) all call this."""
+    raw = sub_metrics(table)  # each [..., V, C]
+    out = {name: raw[name].mean(axis=-1) for name in SUB_METRICS}
+    out["accuracy_clean"] = table[..., 0].mean(axis=-1)
+    out["accuracy_average"] = raw["accuracy_average"].mean(axis=-1)
+    clean, average = out["accuracy_clean"], out["accuracy_average"]
+    out["relative_accuracy_drop"] = drop_ratio(clean - average, clean)
+    out["vre"] = vre_scores(raw, weight_vector)[0]
+    return out
+
+
+def vre_scores(raw: Mapping[str, np.ndarray], weight_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(VRE per model ``[..., V]``, per corruption ``[..., C]``) from raw sub-metrics ``[..., V, C]``: each
+    sub-metric min-max scaled over the pool's finite cells (a constant one scales to 0, an undefined cell
+    stays NaN), weighted sum of the means; NaN when the pool has fewer than two cells."""
+    stacked = np.stack([np.asarray(raw[name], dtype=np.float64) for name in SUB_METRICS], axis=-1)
+    models, corruptions = stacked.shape[-3], stacked.shape[-2]
+    if models * corruptions < 2:
+        return np.full(stacked.shape[:-2], np.nan), np.full(stacked.shape[:-3] + (corruptions,), np.nan)
+    scaled = _scaled(stacked, (-3, -2))  # NaN propagates: a model with an undefined cell
+    return scaled.mean(axis=-2) @ weight_vector, scaled.mean(axis=-3) @ weight_vector
 
 
 def softmax_weights(preferences: Sequence[float]) -> np.ndarray:
@@ -221,12 +492,23 @@ def min_max_scale(values: np.ndarray) -> tuple[np.ndarray, str | None]:
     """Min-max scale over all finite entries; a constant metric scales to 0 (returned note says so)."""
     values = np.asarray(values, dtype=np.float64)
     finite = values[np.isfinite(values)]
+    note = None
     if finite.size == 0:
-        return np.full_like(values, np.nan), "no finite value in the pool"
-    low, high = finite.min(), finite.max()
-    if high == low:
-        return np.where(np.isfinite(values), 0.0, np.nan), "constant over the pool: scaled to 0"
-    return (values - low) / (high - low), None
+        note = "no finite value in the pool"
+    elif finite.max() == finite.min():
+        note = "constant over the pool: scaled to 0"
+    return _scaled(values, tuple(range(values.ndim))), note
+
+
+def _scaled(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """``values`` min-max scaled over ``axes`` (finite entries only; constant -> 0; not finite -> NaN)."""
+    finite = np.isfinite(values)
+    low = np.where(finite, values, np.inf).min(axis=axes, keepdims=True)
+    high = np.where(finite, values, -np.inf).max(axis=axes, keepdims=True)
+    spread = high - low
+    with np.errstate(invalid="ignore"):
+        scaled = np.where(spread > 0, (values - low) / np.where(spread > 0, spread, 1.0), 0.0)
+    return np.where(finite, scaled, np.nan)
 
 
 def _finite_or_none(value: Any) -> float | None:
@@ -278,6 +560,7 @@ def robustness_array(
         raise ValueError("accuracies must be fractions in [0, 1]")
     weight_vector = resolve_weights(weights, preferences)
     raw = sub_metrics(table)  # each [V, C]
+    summary = model_summary(table, weight_vector)  # each [V]
     notes: list[str] = []
     cells = table.shape[0] * table.shape[1]
     clean = table[:, :, 0]
@@ -286,44 +569,28 @@ def robustness_array(
     for name in ("first_drop", "range_of_error"):
         if np.any(~np.isfinite(raw[name])):
             notes.append(f"{name} undefined (division by a zero error) for some cells: null")
-    vre_models = vre_corruptions = None
     scaled: dict[str, np.ndarray] = {}
     if cells < 2:
         notes.append("VRE needs at least two (model, corruption) cells to min-max scale: null")
     else:
-        for name in SUB_METRICS:
-            scaled[name], note = min_max_scale(raw[name])
-            if note:
-                notes.append(f"{name}: {note}")
-        stacked = np.stack([scaled[name] for name in SUB_METRICS], axis=-1)  # [V, C, 5]
-        vre_models = stacked.mean(axis=1) @ weight_vector  # NaN propagates: a model with an undefined cell
-        vre_corruptions = stacked.mean(axis=0) @ weight_vector
-
-    clean_model = clean.mean(axis=1)
-    mean_model = raw["accuracy_average"].mean(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        relative_model = np.where(clean_model > 0, (clean_model - mean_model) / clean_model, np.nan)
-        clean_sum = clean.sum(axis=0)
-        relative_corruption = np.where(
-            clean_sum > 0, (clean - raw["accuracy_average"]).sum(axis=0) / clean_sum, np.nan
-        )
+        notes += [f"{name}: {note}" for name in SUB_METRICS if (note := min_max_scale(raw[name])[1])]
+        scaled_stack = _scaled(np.stack([raw[name] for name in SUB_METRICS], axis=-1), (-3, -2))
+        scaled = {name: scaled_stack[..., m] for m, name in enumerate(SUB_METRICS)}
+    vre_corruptions = vre_scores(raw, weight_vector)[1]
+    relative_corruption = drop_ratio((clean - raw["accuracy_average"]).sum(axis=0), clean.sum(axis=0))
 
     def entry(axis: int, index: int) -> dict[str, Any]:
         take = (lambda array: array[index]) if axis == 1 else (lambda array: array[:, index])
-        values = {name: _finite_or_none(take(raw[name]).mean()) for name in SUB_METRICS}
         if axis == 1:
-            values.update(
-                accuracy_clean=_finite_or_none(clean_model[index]),
-                accuracy_average=_finite_or_none(mean_model[index]),
-                relative_accuracy_drop=_finite_or_none(relative_model[index]),
-            )
-            values["vre"] = None if vre_models is None else _finite_or_none(vre_models[index])
-        else:
+            keys = (*SUB_METRICS, "accuracy_clean", "accuracy_average", "relative_accuracy_drop", "vre")
+            return {key: _finite_or_none(summary[key][index]) for key in keys}
+        values = {name: _finite_or_none(take(raw[name]).mean()) for name in SUB_METRICS}
+        if True:
             values.update(
                 accuracy_average=_finite_or_none(take(raw["accuracy_average"]).mean()),
                 relative_accuracy_drop=_finite_or_none(relative_corruption[index]),
             )
-            values["vre"] = None if vre_corruptions is None else _finite_or_none(vre_corruptions[index])
+            values["vre"] = _finite_or_none(vre_corruptions[index])
         return values
 
     cell_entries: dict[str, dict[str, Any]] = {}
@@ -345,7 +612,7 @@ def robustness_array(
             "corruptions": list(corruptions),
             "cells": cells,
             "weights": dict(zip(SUB_METRICS, (float(w) for w in weight_vector), strict=True)),
-            "vre_computed": vre_models is not None,
+            "vre_computed": cells >= 2,
         },
         "notes": notes,
     }
@@ -483,166 +750,8 @@ def _check_options(weights: Any, preferences: Any, details: Any) -> None:
 def check_options(
     *, protocol: Any = "paper", weights: Any = None, preferences: Any = None, details: Any = True
 ) -> None:
-    """Validate ``score_records`` options before any record is read (one-line ValueError/OptionError)."""
+    """Validate ``score`` options before any record is read (one-line ValueError/OptionError)."""
     _check_protocol(protocol)
     _check_options(weights, preferences, details)
 
 
-def score_records(
-    records: Iterable[dict[str, Any]],
-    protocol: str = "paper",
-    weights: Sequence[float] | None = None,
-    preferences: Sequence[float] | None = None,
-    details: bool = True,
-) -> dict[str, Any]:
-    """Accuracy per level, by question and answer type, and the single-model robustness metrics.
-
-    Records carry question_id, answers (human answers), multiple_choice_answer, question_type,
-    answer_type, corruption, severity (0 = clean) and prediction. Sub-metrics need the clean level and
-    severities 1..5 of a corruption; incomplete corruptions are listed in ``incomplete_corruptions``.
-    """
-    check_options(protocol=protocol, weights=weights, preferences=preferences, details=details)
-    cache = _AnswerCache(protocol)
-    level_ids: dict[tuple[str, int], int] = {}
-    type_ids: dict[str, dict[str, int]] = {"question_type": {}, "answer_type": {}}
-    record_levels: list[int] = []
-    record_types: dict[str, list[int]] = {"question_type": [], "answer_type": []}
-    accuracies: list[float] = []
-    missing_predictions = 0
-    question_types, answer_types = type_ids["question_type"], type_ids["answer_type"]
-    question_type_of, answer_type_of = record_types["question_type"], record_types["answer_type"]
-    for index, record in enumerate(records):
-        # Fast path: plain field reads and type checks; any doubt goes to _validated, which raises precisely.
-        try:
-            qid = record["question_id"]
-            answers = record["answers"]
-            mc_answer = record["multiple_choice_answer"]
-            qtype = record["question_type"]
-            atype = record["answer_type"]
-            corruption = record["corruption"]
-            severity = record["severity"]
-            prediction = record["prediction"]
-            known = cache.answer_counts(qid, answers) if type(answers) is list else None
-            fast = (
-                known is not None
-                and type(severity) is int
-                and 0 <= severity <= 5
-                and type(prediction) is str
-                and type(mc_answer) is str
-                and type(qtype) is str
-                and type(atype) is str
-                and type(corruption) is str
-                and (severity != 0 or corruption)
-                and (severity == 0 or (corruption and corruption != CLEAN))
-            )
-        except (KeyError, TypeError):
-            fast = False
-        if not fast:
-            qid, answers, mc_answer, qtype, atype, corruption, severity, prediction, missing = _validated(
-                record, index
-            )
-            missing_predictions += missing
-            known = cache.answer_counts(qid, answers) or cache.add_question(qid, answers)
-        level = (CLEAN, 0) if severity == 0 else (corruption, severity)
-        level_id = level_ids.get(level)
-        if level_id is None:
-            level_id = level_ids[level] = len(level_ids)
-        accuracies.append(cache.accuracy(known[0], known[1], len(answers), mc_answer, prediction))
-        record_levels.append(level_id)
-        type_id = question_types.get(qtype)
-        if type_id is None:
-            type_id = question_types[qtype] = len(question_types)
-        question_type_of.append(type_id)
-        type_id = answer_types.get(atype)
-        if type_id is None:
-            type_id = answer_types[atype] = len(answer_types)
-        answer_type_of.append(type_id)
-    count = len(accuracies)
-    if count == 0:
-        raise RecordError("-", "<records>", "no records to score")
-
-    values = np.asarray(accuracies, dtype=np.float64)
-    levels_of = np.asarray(record_levels, dtype=np.int64)
-    level_sums = np.bincount(levels_of, weights=values, minlength=len(level_ids))
-    level_counts = np.bincount(levels_of, minlength=len(level_ids))
-    level_sum = {level: float(level_sums[i]) for level, i in level_ids.items()}
-    level_count = {level: int(level_counts[i]) for level, i in level_ids.items()}
-    total = float(values.sum())
-    by_level = {level_key(*level): _mean(level_sum[level], level_count[level]) for level in sorted(level_sum)}
-    questions_by_level = {level_key(*level): level_count[level] for level in sorted(level_count)}
-    corruptions = sorted({name for name, severity in level_sum if severity > 0})
-    complete = [name for name in corruptions if all((name, k) in level_sum for k in range(1, 6))]
-    has_clean = (CLEAN, 0) in level_sum
-    incomplete = {
-        name: [k for k in range(6) if (k == 0 and not has_clean) or (k > 0 and (name, k) not in level_sum)]
-        for name in corruptions
-        if name not in complete or not has_clean
-    }
-    metrics: dict[str, Any] = {
-        "accuracy": total / count,
-        "accuracy_clean": by_level.get(CLEAN, float("nan")),
-        "relative_accuracy_drop": float("nan"),
-        **dict.fromkeys(SUB_METRICS, float("nan")),
-        "accuracy_average": float("nan"),
-        "vre": float("nan"),
-        "questions": count,
-        "missing_predictions": missing_predictions,
-        "protocol": protocol,
-    }
-    if has_clean and complete:
-        clean = by_level[CLEAN]
-        pool = {
-            "model": {name: [clean, *(by_level[f"{name}_s{k}"] for k in range(1, 6))] for name in complete}
-        }
-        result = robustness(pool, weights=weights, preferences=preferences)
-        model_entry = result["models"]["model"]
-        for key in (*SUB_METRICS, "accuracy_average", "relative_accuracy_drop", "vre"):
-            value = model_entry[key]
-            metrics[key] = float("nan") if value is None else value
-        if details:
-            metrics["by_corruption"] = {
-                name: {key: value for key, value in cell.items() if key != "scaled"}
-                for name, cell in result["cells"]["model"].items()
-            }
-            metrics["vre_by_corruption"] = {
-                name: entry["vre"] for name, entry in result["corruptions"].items()
-            }
-            metrics["robustness_notes"] = result["notes"] + [
-                "vre is scaled over this model's corruptions only; compare models with `lmms-eval-tasks vre`"
-            ]
-    if details:
-        metrics["accuracy_by_level"] = by_level
-        metrics["questions_by_level"] = questions_by_level
-        metrics["complete_corruptions"] = complete
-        metrics["incomplete_corruptions"] = incomplete
-        level_names = [""] * len(level_ids)
-        for level, i in level_ids.items():
-            level_names[i] = level_key(*level)
-        for kind in ("question_type", "answer_type"):
-            names = sorted(type_ids[kind], key=type_ids[kind].get)
-            codes = np.asarray(record_types[kind], dtype=np.int64) * len(level_ids) + levels_of
-            cells = len(names) * len(level_ids)
-            sums = np.bincount(codes, weights=values, minlength=cells).reshape(len(names), len(level_ids))
-            counts = np.bincount(codes, minlength=cells).reshape(len(names), len(level_ids))
-            metrics[f"accuracy_by_{kind}"] = {
-                name: float(sums[i].sum() / counts[i].sum())
-                for i, name in sorted(enumerate(names), key=lambda x: x[1])
-            }
-            metrics[f"accuracy_by_{kind}_and_level"] = {
-                name: {
-                    level_names[j]: float(sums[i, j] / counts[i, j])
-                    for j in sorted(range(len(level_ids)), key=level_names.__getitem__)
-                    if counts[i, j]
-                }
-                for i, name in sorted(enumerate(names), key=lambda x: x[1])
-            }
-    return metrics
-
-
-def score_task(records: Iterable[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The one scoring path (``score`` and a run): flat numbers are the metrics, the per-level, per-type
-    and robustness tables the details."""
-    result = score_records(records, **options)
-    metrics = {key: value for key, value in result.items() if not isinstance(value, dict | list)}
-    details = {key: value for key, value in result.items() if isinstance(value, dict | list)}
-    return metrics, details
