@@ -19,6 +19,11 @@ def toy_per_question(records: list[dict], *, strict: bool = False) -> dict[str, 
     return correctness_by_id((r["question_id"] for r in records), (r["correct"] for r in records))
 
 
+def toy_score(records: list[dict], *, strict: bool = False) -> tuple[dict, dict]:
+    """A test benchmark's scorer (the registry's contract): accuracy in percent, no resampling."""
+    return {"accuracy": 100.0 * sum(bool(r["correct"]) for r in records) / max(len(records), 1)}, {}
+
+
 @pytest.fixture
 def toy_benchmark():
     registry.register(
@@ -26,7 +31,7 @@ def toy_benchmark():
             name="toy_compare",
             title="toy",
             description="test benchmark",
-            scorer="tests.test_compare:toy_per_question",
+            scorer="tests.test_compare:toy_score",
             record_schema=toy_schema("question_id", "correct"),
             headline_metrics=("accuracy",),
             per_question="tests.test_compare:toy_per_question",
@@ -142,7 +147,7 @@ def test_benchmark_without_per_question_is_refused() -> None:
             name="toy_no_pq",
             title="toy",
             description="no per-question",
-            scorer="tests.test_compare:toy_per_question",
+            scorer="tests.test_compare:toy_score",
             record_schema=toy_schema(),
             headline_metrics=("accuracy",),
         )
