@@ -1,4 +1,4 @@
-"""One scoring path: `score` and the hook runtime call the same ``score_task`` with the same options.
+"""One scoring path: `score` and the hook runtime call the same ``score`` with the same options.
 
 Crafted HallusionBench records, offline rule judge (no network): one figure, two questions.
 q0: gt yes, prediction "Yes" -> correct; q1: gt no, prediction "Yes, it is." -> wrong.
@@ -111,7 +111,7 @@ def test_options_from_a_file_that_is_no_report_fails_in_one_line(tmp_path, capsy
 
 @pytest.mark.parametrize("benchmark", ["dare", "vrb"])
 def test_a_hook_level_scorer_report_records_its_options_for_options_from(tmp_path, capsys, benchmark) -> None:
-    """DARE and VRB still score through their hook-level ``score_task``; their reports must carry
+    """DARE and VRB still score through their ``score``; their reports must carry
     ``provenance.settings.score_options`` too (DARE's: none, ``{}``), so `score --options-from` re-scores
     their records to the report's numbers instead of refusing the report as one "written before the pack
     recorded its options"."""
@@ -149,7 +149,7 @@ def test_score_details_on_a_runs_samples_file_gives_the_reports_metrics_and_deta
 ) -> None:
     """The hook runtime scores a task's records and writes its report and samples file; `score --details
     --options-from` that report on that samples file gives the same metrics and the same details (one
-    scoring path: the same ``score_task`` with the same options). ConTextual is judged by the offline rule
+    scoring path: the same ``score`` with the same options). ConTextual is judged by the offline rule
     judge (no key in the isolated judge environment)."""
     from fake_openai import isolate_judge_env
 

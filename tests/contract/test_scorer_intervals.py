@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from lmms_eval_tasks.framework import registry
+from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.intervals import RESAMPLING, headline
 from lmms_eval_tasks.framework.registry import Benchmark, benchmarks, get_benchmark
-from lmms_eval_tasks.framework.input_checks import RecordError
 
 PACK = sorted(benchmarks())
 COPY_KEYS = ("question_id", "set_id", "id", "image_url")  # an identity field renamed per copy

@@ -182,6 +182,8 @@ def score(
     }
     resampling = resampling_of(records, values, list(level_ids), levels_of, weights, preferences)
     metrics: dict[str, Any] = {
+        **dict.fromkeys(("accuracy", "accuracy_clean", "relative_accuracy_drop", *SUB_METRICS), math.nan),
+        **dict.fromkeys(("accuracy_average", "vre"), math.nan),
         **resampling.estimate(),
         "questions": count,
         "missing_predictions": missing_predictions,
@@ -275,9 +277,7 @@ def resampling_of(
             level_accuracy = sums / counts  # [R, levels]
             out = {"accuracy": ordered_sum(sums) / ordered_sum(counts)}
         out["accuracy_clean"] = level_accuracy[:, 0]
-        for key in ("relative_accuracy_drop", *SUB_METRICS, "accuracy_average", "vre"):
-            out[key] = np.full(totals.shape[0], np.nan)
-        if not complete:
+        if not complete:  # no curve: the robustness numbers are undefined (no interval either)
             return out
         rows = totals.shape[0]
         by = level_accuracy[:, 1:].reshape(rows, len(corruptions), 5)[:, complete_index]
