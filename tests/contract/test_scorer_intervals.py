@@ -78,7 +78,8 @@ def violations(name: str, records: list[dict[str, Any]]) -> list[str]:
                 found.append(f"{name}: {metric} scored {metrics.get(metric)!r}, interval {side} {bound!r}")
             continue
         if metric not in intervals:
-            if metric in metrics:  # absent from both: the run has no item of that kind
+            value = metrics.get(metric)  # absent or undefined: the run has nothing to estimate it from
+            if isinstance(value, int | float) and math.isfinite(value):
                 found.append(f"{name}: {metric} has no interval")
             continue
         value, estimate = metrics.get(metric), intervals[metric].estimate
