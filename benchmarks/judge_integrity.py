@@ -98,7 +98,7 @@ def main() -> None:
             row = []
             for protocol, prompt in SETTINGS:
                 scored = [{**record, "prediction": p} for record, p in zip(records, predictions, strict=True)]
-                metrics, _ = scoring.score_task(
+                metrics, _ = scoring.score(
                     scored, judge=judge, protocol=protocol, judge_prompt=prompt, rouge=False
                 )
                 row.append(metrics["acceptance_rate"])
