@@ -80,6 +80,7 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
         *common,
         "llava_hf_loglikelihood",
         "llava_hf_text_only",
+        "llava_hf_simple_text_only",
         "chat_loglikelihood",
     ]
 

@@ -194,6 +194,43 @@ def test_text_only_requests_are_answered_by_chat_llava_hf_also_concurrently(
     assert llava_hf._image_processor is processor  # nothing swapped on the shared wrapper
 
 
+def test_simple_llava_hf_refuses_text_only_requests_it_would_answer_with_the_previous_inputs(
+    tiny_llava_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--force_simple llava_hf builds no inputs for a request without an image: after an image request it
+    answers with that request's inputs (the same answer), silently. The pack refuses such a batch, naming
+    the way out, before generating anything."""
+    from lmms_eval.api.instance import Instance
+    from lmms_eval.models.simple.llava_hf import LlavaHf
+
+    from lmms_eval_tasks.host import patches as host
+    from lmms_eval_tasks.host.host_bug_fixes import TextOnlyRequestRefused
+    from lmms_eval_tasks.host.patch_kit import unwrapped
+
+    monkeypatch.setattr(LlavaHf, "generate_until", unwrapped(LlavaHf.__dict__["generate_until"]))
+    with _one_torch_thread():
+        model = LlavaHf.create_from_arg_string(MODEL_ARGS.format(tiny_llava_dir))
+    docs = {0: _square_doc(), 1: {"question": "What is two plus two?", "image": None}}
+    model.task_dict = {"tiny": {"test": docs}}
+
+    def request(doc_id: int, with_image: bool) -> Any:
+        visual = (lambda document: [document["image"]]) if with_image else (lambda document: [])
+        arguments = (docs[doc_id]["question"], {"max_new_tokens": 8}, visual, doc_id, "tiny", "test")
+        return Instance(
+            "generate_until", arguments, idx=doc_id, metadata={"task": "tiny", "doc_id": doc_id, "repeats": 1}
+        )
+
+    batch = [request(0, True), request(1, False)]
+    with _one_torch_thread():
+        image_answer, text_answer = model.generate_until(batch)
+    assert image_answer and text_answer == image_answer  # the host bug: the previous request's inputs
+    assert host.apply_patch("llava_hf_simple_text_only").state == "applied"
+    with pytest.raises(TextOnlyRequestRefused, match="run without --force_simple"):
+        model.generate_until(batch)
+    with _one_torch_thread():
+        assert model.generate_until(batch[:1]) == [image_answer]  # image requests as before
+
+
 def test_llava_loglikelihood_in_process(fixed_llava_hf, tiny_llava_dir: Path) -> None:
     """Loglikelihood on transformers 5, for the host's llava_hf (with the pack's fix) and the pack's LLaVA.
 
@@ -356,6 +393,7 @@ def test_host_patches_for_a_run_patch_only_what_its_models_need(monkeypatch: pyt
     monkeypatch.setattr(
         LlavaHf, "loglikelihood", getattr(LlavaHf.loglikelihood, "__wrapped__", LlavaHf.loglikelihood)
     )
+    monkeypatch.setattr(LlavaHf, "generate_until", LlavaHf.__dict__["generate_until"])
     monkeypatch.setattr(evaluator, "unwrap_generation_output", evaluator.unwrap_generation_output)
     host_method = LlavaHf.loglikelihood
     install_host_fixes(["random_guess"])

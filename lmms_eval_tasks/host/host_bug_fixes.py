@@ -373,6 +373,105 @@ def install_llava_hf_text_only() -> None:
         LlavaHf.generate_until = generate_until_fixed(method)
 
 
+# --- llava_hf_simple_text_only: simple llava_hf answers a text-only request with the previous one's inputs --
+
+
+class TextOnlyRequestRefused(RuntimeError):
+    """The simple llava_hf was asked to answer a request without an image, which it cannot do right."""
+
+
+TEXT_ONLY_REFUSAL = (
+    "lmms-eval's simple llava_hf (--force_simple) cannot answer a request without an image: it builds no "
+    "inputs for it and would answer with the previous request's inputs (or ''); run without --force_simple "
+    "(the chat llava_hf answers text-only requests; docs/models.md)"
+)
+
+
+def _has_no_image(self: Any, request: Any) -> bool:
+    context, _, doc_to_visual, doc_id, task, split = request.args
+    return not self.flatten([doc_to_visual(self.task_dict[task][split][doc_id])])
+
+
+def simple_generate_until_guarded(host_generate_until: Any) -> Any:
+    """Simple ``LlavaHf.generate_until`` that refuses, before generating anything, a batch holding a request
+    without an image (the host would answer it with the inputs of the request before it)."""
+
+    def generate_until(self: Any, requests: list[Any]) -> Any:
+        text_only = [request for request in requests if _has_no_image(self, request)]
+        if text_only:
+            raise TextOnlyRequestRefused(f"{TEXT_ONLY_REFUSAL} ({len(text_only)} such request(s))")
+        return host_generate_until(self, requests)
+
+    generate_until.__doc__ = host_generate_until.__doc__
+    return mark(generate_until, host_generate_until)
+
+
+class _ProbeTextTokenizer(_ProbeTokenizer):
+    eos_token_id = 2
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return [ord(character) % 80 for character in text]
+
+    def decode(self, tokens: Any) -> str:
+        return ""
+
+    def batch_decode(self, tokens: Any, skip_special_tokens: bool = True) -> list[str]:
+        return [""]
+
+
+def probe_llava_hf_simple_text_only() -> tuple[str, str]:
+    import contextlib
+
+    from lmms_eval.api.instance import Instance
+    from lmms_eval.models.simple.llava_hf import LlavaHf
+    from loguru import logger
+
+    host = unwrapped(LlavaHf.__dict__.get("generate_until"))
+    problem = expect_parameters("simple LlavaHf.generate_until", host, ["self", "requests"])
+    if problem:
+        return MISMATCH, problem
+    processor = _RecordingProcessor()
+    instance = _probe_llava_hf(
+        LlavaHf,
+        _tokenizer=_ProbeTextTokenizer(),
+        _image_processor=processor,
+        _model=types.SimpleNamespace(dtype=None, generate=lambda **kwargs: [[]]),
+        task_dict={"probe": {"test": {0: {}}}},
+        cache_hook=types.SimpleNamespace(add_partial=lambda *args: None),
+        use_cache=False,
+    )
+    request = Instance(
+        "generate_until",
+        ("question?", {"max_new_tokens": 1}, lambda doc: [], 0, "probe", "test"),
+        idx=0,
+        metadata={"task": "probe", "doc_id": 0, "repeats": 1},
+    )
+    logger.disable(LlavaHf.__module__)  # the host logs the error it swallows for this request
+    try:
+        with contextlib.suppress(_ProbeStop):
+            host(instance, [request])
+    finally:
+        logger.enable(LlavaHf.__module__)
+    if processor.calls:
+        return NOT_NEEDED, "the host's simple llava_hf tokenizes a text-only request"
+    try:
+        simple_generate_until_guarded(host)(instance, [request])
+    except TextOnlyRequestRefused:
+        return APPLIES, (
+            "the host's simple llava_hf builds no inputs for a text-only request (it answers with the "
+            "previous request's); such a request is refused with the way out"
+        )
+    return MISMATCH, "the guard did not refuse a text-only request on this host"
+
+
+def install_llava_hf_simple_text_only() -> None:
+    from lmms_eval.models.simple.llava_hf import LlavaHf
+
+    method = LlavaHf.__dict__.get("generate_until")
+    if method is not None and not is_marked(method):
+        LlavaHf.generate_until = simple_generate_until_guarded(method)
+
+
 # --- chat_loglikelihood: chat tasks refuse loglikelihood / multiple_choice requests ------------------------
 
 

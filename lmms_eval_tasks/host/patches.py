@@ -819,6 +819,7 @@ def _install_run_context() -> None:
 
 # --- 7. the task whose dataset is loading, for process_docs that need a sibling split ---------------------
 
+
 @contextlib.contextmanager
 def _quiet_datasets() -> Iterator[None]:
     """No ``datasets`` progress bars while a probe loads its one-line dataset."""
@@ -989,6 +990,16 @@ PATCHES: dict[str, HostPatch] = {
             fixes.probe_llava_hf_text_only,
             fixes.install_llava_hf_text_only,
             "llava_hf may answer '' to every text-only question",
+            models=("llava_hf",),
+        ),
+        HostPatch(
+            "llava_hf_simple_text_only",
+            "--force_simple llava_hf refuses requests without an image (it answered them with the previous "
+            "request's inputs)",
+            fixes.probe_llava_hf_simple_text_only,
+            fixes.install_llava_hf_simple_text_only,
+            "with --force_simple, llava_hf answers a request without an image with the previous request's "
+            "inputs, silently: run without --force_simple",
             models=("llava_hf",),
         ),
         HostPatch(
