@@ -48,8 +48,72 @@ def test_score_names_the_line_of_malformed_json(tmp_path: Path, capsys: pytest.C
 def test_score_rejects_an_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     records = tmp_path / "records.jsonl"
     records.write_text("\n")
-    assert main(["score", "hallusionbench", str(records)]) == 1
-    assert "no records" in capsys.readouterr().err
+    assert main(["score", "hallusionbench", str(records)]) == 2
+    [line] = capsys.readouterr().err.splitlines()  # said `record -: field '<file>'`
+    assert line == (
+        f"lmms-eval-tasks score: {records} is empty (no records): "
+        "give the pack's <task>_samples.jsonl of a run"
+    )
+
+
+def _vqdv1_run(output: Path) -> tuple[Path, Path]:
+    """A run's output as the launcher leaves it: the host's samples file next to the pack's run folder (the
+    pack's files written by the pack's own writer, latest.json included). Returns (pack file, host file)."""
+    from lmms_eval_tasks.framework.registry import get_benchmark
+    from lmms_eval_tasks.reporting.schema import build_report, write_report_files
+
+    records = [{**record, "task": "vqdv1_sample"} for record in get_benchmark("vqdv1").record_schema.example]
+    report = build_report(benchmark="vqdv1", task="vqdv1_sample", metrics={"micro_f1": 0.5})
+    write_report_files(output / "lmms_eval_tasks" / "20260101_000000", report, records)
+    host_file = output / "20260101_000000_samples_vqdv1_sample.jsonl"
+    host_file.write_text(
+        "".join(
+            json.dumps({"doc_id": index, "resps": [[r["prediction"]]], "filtered_resps": []}) + "\n"
+            for index, r in enumerate(records)
+        ),
+        encoding="utf-8",
+    )
+    return output / "lmms_eval_tasks" / "20260101_000000" / "vqdv1_sample_samples.jsonl", host_file
+
+
+def test_score_takes_a_run_folder_and_task_like_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack_file, _ = _vqdv1_run(tmp_path / "out")
+    assert main(["score", "vqdv1", str(pack_file)]) == 0
+    from_file = json.loads(capsys.readouterr().out)
+    assert main(["score", "vqdv1", str(tmp_path / "out"), "--task", "vqdv1_sample"]) == 0
+    assert json.loads(capsys.readouterr().out) == from_file
+    assert main(["score", "vqdv1", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"lmms-eval-tasks score: {tmp_path / 'out'} is a folder: name the task with --task (tasks with "
+        "records "
+        "under it: vqdv1_sample)"
+    )
+
+
+def test_score_names_the_packs_file_for_the_hosts_samples_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack_file, host_file = _vqdv1_run(tmp_path / "out")
+    assert main(["score", "vqdv1", str(host_file)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"lmms-eval-tasks score: {host_file} is the host's samples file (lmms-eval --log_samples); "
+        "the pack's "
+        f"records are in {pack_file}"
+    )
+
+
+def test_score_of_the_wrong_benchmark_names_the_records_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack_file, _ = _vqdv1_run(tmp_path / "out")
+    assert main(["score", "tdiuc", str(pack_file)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"lmms-eval-tasks score: {pack_file} holds records of task vqdv1_sample (benchmark vqdv1), "
+        "not tdiuc: "
+        f"run `lmms-eval-tasks score vqdv1 {pack_file}`"
+    )
 
 
 def test_read_jsonl_rejects_non_objects(tmp_path: Path) -> None:

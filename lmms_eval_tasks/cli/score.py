@@ -39,6 +39,60 @@ def report_options(path: Path, benchmark: str) -> dict[str, Any]:
     return {**options, **(settings.get("uncertainty_options") or {})}
 
 
+def records_path(path: Path, task: str | None) -> tuple[Path, str | None]:
+    """The records file to score: ``path`` itself, or for a run folder the pack's ``<task>_samples.jsonl`` of
+    the latest complete run in it (as ``compare`` reads it); else (path, one-line problem)."""
+    from lmms_eval_tasks.framework.comparison import _samples_in_folder
+
+    if path.is_dir():
+        if not task:
+            found = sorted({item.name[: -len("_samples.jsonl")] for item in path.rglob("*_samples.jsonl")})
+            some = f" (tasks with records under it: {', '.join(found[:8])})" if found else ""
+            return path, f"{path} is a folder: name the task with --task{some}"
+        try:
+            return _samples_in_folder(path, task), None
+        except FileNotFoundError as error:
+            return path, str(error)
+    if not path.is_file():
+        return path, f"no such file: {path}"
+    return path, None
+
+
+def records_problem(path: Path, records: list[Any], benchmark: str) -> str | None:
+    """One line when ``records`` cannot be this benchmark's records: an empty file, the host's samples file
+    (the pack's file of the same run is named), or records of another benchmark's task; else None."""
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+
+    if not records:
+        return f"{path} is empty (no records): give the pack's <task>_samples.jsonl of a run"
+    first = records[0] if isinstance(records[0], dict) else {}
+    if "doc_id" in first and ("resps" in first or "filtered_resps" in first):
+        task = path.stem.partition("_samples_")[2]
+        pack_file = None
+        if task:
+            from lmms_eval_tasks.reporting.schema import task_files
+
+            pack_file = task_files(path.parent, task).get("samples")
+        where = (
+            f"{pack_file}"
+            if pack_file
+            else f"{path.parent / 'lmms_eval_tasks'}/<run_id>/{task or '<task>'}_samples.jsonl"
+        )
+        return (
+            f"{path} is the host's samples file (lmms-eval --log_samples); the pack's records are in {where}"
+        )
+    tasks = sorted({str(item.get("task")) for item in records if isinstance(item, dict) and item.get("task")})
+    owners = {task: benchmark_for_task(task) for task in tasks}
+    foreign = {task: owner.name for task, owner in owners.items() if owner and owner.name != benchmark}
+    if foreign and len(foreign) == len(tasks):
+        owner = sorted(set(foreign.values()))[0]
+        return (
+            f"{path} holds records of task {', '.join(foreign)} (benchmark {owner}), not {benchmark}: run "
+            f"`lmms-eval-tasks score {owner} {path}`"
+        )
+    return None
+
+
 def _command_score(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl_numbered
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
@@ -51,12 +105,9 @@ def _command_score(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(benchmarks()))
         print(f"lmms-eval-tasks score: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
         return 2
-    path = Path(args.records)
-    if path.is_dir():
-        print(f"lmms-eval-tasks score: {path} is a directory, not a JSON-lines file", file=sys.stderr)
-        return 2
-    if not path.is_file():
-        print(f"lmms-eval-tasks score: no such file: {path}", file=sys.stderr)
+    path, problem = records_path(Path(args.records), args.task)
+    if problem:
+        print(f"lmms-eval-tasks score: {problem}", file=sys.stderr)
         return 2
     # Options before records: a bad -o exits 2 whatever the file holds (names against the scorer's
     # signature, then the bootstrap options, then the values by the benchmark's option check).
@@ -91,8 +142,10 @@ def _command_score(args: argparse.Namespace) -> int:
         except OSError as error:  # unreadable file (permissions, I/O)
             print(f"lmms-eval-tasks score: cannot read {path}: {error.strerror or error}", file=sys.stderr)
             return 2
-        if not records:
-            raise RecordError("-", "<file>", f"{path} holds no records")
+        problem = records_problem(path, records, args.benchmark)
+        if problem:
+            print(f"lmms-eval-tasks score: {problem}", file=sys.stderr)
+            return 2
         benchmark.validate(records, lines=lines)  # the record contract
         try:
             pending = pending_for(path)
@@ -150,7 +203,14 @@ def register(subparsers: Any) -> None:
     """Add the `score` subcommand."""
     score = subparsers.add_parser("score", help="re-score saved predictions without running a model")
     score.add_argument("benchmark", help="benchmark name, e.g. hallusionbench or dare")
-    score.add_argument("records", help="JSON-lines file, one record per line")
+    score.add_argument(
+        "records",
+        help="the pack's <task>_samples.jsonl of a run (one record per line), or a run's output folder with "
+        "--task",
+    )
+    score.add_argument(
+        "--task", help="with a folder: the task whose records to score (as `compare` takes it)"
+    )
     score.add_argument(
         "--option",
         "-o",
