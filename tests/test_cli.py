@@ -156,3 +156,13 @@ def test_score_prints_strict_json_with_null_for_uncomputable_metrics(
     metrics = json.loads(output, parse_constant=lambda name: pytest.fail(f"non-strict JSON constant {name}"))
     assert metrics["single_accuracy"] == 100.0
     assert metrics["single_accuracy_std_over_prompts"] is None
+
+
+def test_help_is_for_users(capsys: pytest.CaptureFixture[str]) -> None:
+    """`lmms-eval-tasks --help` printed the package's developer notes (register(subparsers), handlers)."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    for developer_note in ("register(", "handler", "subparsers", "``", "One module per subcommand"):
+        assert developer_note not in text, developer_note
+    assert "lmms_eval --model" in text and "lmms-eval-tasks doctor" in text and "score" in text

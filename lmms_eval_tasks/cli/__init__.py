@@ -30,10 +30,26 @@ def command_modules() -> Iterator[str]:
                 yield f"lmms_eval_tasks.tasks.{package.name}.{info.name}"
 
 
+DESCRIPTION = """\
+The lmms-eval-tasks utilities: check the setup, list tasks, re-score and compare saved runs, prepare data,
+write reports and leaderboard files. Evaluations themselves run with the `lmms_eval` command, e.g.
+  lmms_eval --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf --tasks dare --output_path out
+`lmms-eval-tasks COMMAND --help` describes each command."""
+
+EPILOG = """\
+first steps:
+  lmms-eval-tasks doctor          what works on this machine, each problem with its fix
+  lmms-eval-tasks tasks           the pack's tasks and groups, one line each
+  lmms-eval-tasks score BENCHMARK OUTPUT_FOLDER --task TASK   re-score a run's saved records"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of `lmms-eval-tasks`."""
+    """The argument parser of `lmms-eval-tasks` (its help is for users: what each command does)."""
     parser = argparse.ArgumentParser(
-        prog="lmms-eval-tasks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="lmms-eval-tasks",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"lmms-eval-tasks {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
