@@ -113,6 +113,36 @@ def pack_reports(folder: Path) -> dict[str, dict[str, Any]]:
     return {task: report for run in runs for task, report in run.reports.items()}
 
 
+WHAT_IT_SHOWS = (
+    "Demo numbers: a seeded random guesser and an untrained tiny LLaVA (random weights) on a few bundled "
+    "generated questions per benchmark, judged tasks scored by the offline rule judge. They show the "
+    "pipeline working end to end; they say nothing about any model."
+)
+
+
+def next_steps() -> list[str]:
+    """The demo's last lines: what it showed, and the three steps to a real evaluation."""
+    from lmms_eval_tasks.documentation import doc
+
+    return [
+        "",
+        "What this showed: every benchmark's *_sample tasks through the real harness, offline (data, "
+        "prompts, generation, parsing, scoring, reports), answered by a seeded random guesser and an "
+        "untrained tiny LLaVA (random weights): the numbers measure nothing about model quality.",
+        "Next steps for a real evaluation:",
+        "  1. real data: the real tasks (hallusionbench, dare, vrb, contextual_test, ...) download their "
+        "datasets on a first run with network; TDIUC, TallyQA, DVQA, VQDv1 and ConTextual's images need "
+        "`lmms-eval-tasks prepare` (`lmms-eval-tasks tasks` lists every task, `lmms-eval-tasks doctor` "
+        "what is cached)",
+        "  2. a real model: lmms_eval --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf "
+        "--tasks dare --output_path out --log_samples (any --model of lmms-eval's registry; your own: "
+        f"{doc('models.md')})",
+        "  3. a judge: hallusionbench and contextual are judged by an LLM: set OPENAI_API_KEY, or "
+        "OPENAI_API_URL for a local OpenAI-compatible server (without one they refuse to run; "
+        "hallusionbench_offline uses the rule judge)",
+    ]
+
+
 def run_launcher(arguments: list[str], log_path: Path, environment: dict[str, str]) -> int:
     """Run `python -m lmms_eval_tasks ARGS`, streaming its output into ``log_path``."""
     with open(log_path, "w", encoding="utf-8") as log:
@@ -204,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for task, metrics in run["rows"]:
             lines.append(f"| {label} | {task} | {metrics} |")
     table = "\n".join(lines)
-    (args.output / "summary.md").write_text(table + "\n", encoding="utf-8")
+    (args.output / "summary.md").write_text(f"{WHAT_IT_SHOWS}\n\n{table}\n", encoding="utf-8")
     # strict JSON: undefined values are null (with their reason), never a NaN token
     (args.output / "summary.json").write_text(
         json.dumps(summary, indent=2, allow_nan=False), encoding="utf-8"
@@ -221,8 +251,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not failed:
         from lmms_eval_tasks.human_report import write_report_for_runs
 
-        report_path = write_report_for_runs([args.output / label for label in models], args.output / "report")
+        report_path = write_report_for_runs(
+            [args.output / label for label in models], args.output / "report", note=WHAT_IT_SHOWS
+        )
         print(f"report (tables, plots, provenance): {report_path}")
+    for line in next_steps():
+        print(line)
     return 1 if failed else 0
 
 

@@ -147,6 +147,10 @@ def _run_label(reports_by_task: dict[str, dict[str, Any]], folder: Path) -> str:
     return folder.name
 
 
+OLDER_RUN_NOTE = "an older run of the same model and model args"
+_OLDER_RUNS_SAID: set[tuple[str, int]] = set()
+
+
 def load_run(pack_folder: Path, skipped: list[str] | None = None) -> list[Run]:
     """Every run of one pack folder or run folder: one per (model, model args), each with the newest
     report of every task; older reports of the same task and model setup, unreadable reports and tasks
@@ -170,13 +174,22 @@ def load_run(pack_folder: Path, skipped: list[str] | None = None) -> list[Run]:
             if task in loaded:
                 kept = (loaded[task]["provenance"]["timestamp"], kept_paths[task])
                 older, newer = sorted([kept, (provenance["timestamp"], path)])
-                notes.append(f"{older[1]}: an older run of the same model and model args, shown: {newer[1]}")
+                notes.append(f"{older[1]}: {OLDER_RUN_NOTE}, shown: {newer[1]}")
                 if newer[1] != path:
                     continue
             loaded[task] = report
             kept_paths[task] = path
+    older_runs = [note for note in notes if f"{OLDER_RUN_NOTE}, shown:" in note]
     for note in notes:
-        logger.warning(f"report: skipped {note}")
+        if note not in older_runs:
+            logger.warning(f"report: skipped {note}")
+    said = (str(pack_folder), len(older_runs))
+    if older_runs and said not in _OLDER_RUNS_SAID:  # one line per folder, not per file (a rerun `make demo`
+        _OLDER_RUNS_SAID.add(said)  # printed 204), and once per process however often the folder is read
+        logger.warning(
+            f"report: {len(older_runs)} report(s) of older runs of the same model and model args under "
+            f"{pack_folder} left out: each task shows its newest run"
+        )
     runs: list[Run] = []
     for loaded, kept_paths in groups.values():
         ordered = sorted(loaded)
@@ -479,7 +492,8 @@ def run_warnings(report: dict[str, Any]) -> list[str]:
 
 
 def provenance_table(run: Run) -> Table:
-    """A row per top-level report of ``run``: versions, model, judge, usage, corruption, counts, warnings."""
+    """A row per top-level report of ``run``: warnings first (the wide table scrolls; last, they were cut at
+    the page's right edge), then versions, model, judge, usage, corruption, counts."""
     rows: list[list[Any]] = []
     host_version = (run.host_results or {}).get("lmms_eval_version")
     for task in run.top_level_tasks():
@@ -493,6 +507,7 @@ def provenance_table(run: Run) -> Table:
         rows.append(
             [
                 task,
+                "; ".join(run_warnings(report)) or "none",
                 provenance.get("pack_version"),
                 provenance.get("host_version") or host_version,
                 provenance.get("model"),
@@ -511,11 +526,11 @@ def provenance_table(run: Run) -> Table:
                 _first_metric(report["metrics"], _UNJUDGED_KEYS),
                 _first_metric(report["metrics"], _UNPARSED_KEYS),
                 provenance.get("run_id"),
-                "; ".join(run_warnings(report)) or "none",
             ]
         )
     columns = [
         "task",
+        "warnings",
         "pack",
         "host",
         "model",
@@ -527,7 +542,6 @@ def provenance_table(run: Run) -> Table:
         "unjudged",
         "unparsed",
         "run id",
-        "warnings",
     ]
     note = (
         f"host results: {run.host_results_path}" if run.host_results_path else "host results file not found"
@@ -649,9 +663,12 @@ def _toc_entries(sections: Sequence[Section], provenance: Sequence[Table]) -> li
     return entries
 
 
-def render_html(runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table]) -> str:
-    """The whole report as one HTML document (inline CSS, images as data URIs, no scripts): overview,
-    table of contents, a section per benchmark, provenance."""
+def render_html(
+    runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table], note: str = ""
+) -> str:
+    """The whole report as one HTML document (inline CSS, images as data URIs, no scripts): ``note`` (what
+    the runs are, e.g. the demo's stand-in models), overview, table of contents, a section per benchmark,
+    provenance."""
     toc = "".join(
         f'<li><a href="#{html.escape(anchor)}">{html.escape(title)}</a> '
         f'<span class="note">{html.escape(what)}</span></li>'
@@ -662,6 +679,7 @@ def render_html(runs: Sequence[Run], sections: Sequence[Section], provenance: Se
         '<html lang="en"><head><meta charset="utf-8"><title>lmms-eval-tasks report</title>',
         f"<style>{_CSS}</style></head><body>",
         "<h1>lmms-eval-tasks report</h1>",
+        *([f"<p><strong>{html.escape(note)}</strong></p>"] if note else []),
         "<p>Runs: " + ", ".join(html.escape(f"{run.label} ({run.folder})") for run in runs) + "</p>",
         _html_overview(build_overview(runs, sections)),
         f'<nav id="contents"><h2>Contents</h2><ol>{toc}</ol></nav>',
@@ -690,11 +708,14 @@ def _md_overview(overview: Overview) -> list[str]:
     return [*lines, "", f"_{OVERVIEW_NOTE}_"]
 
 
-def render_markdown(runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table]) -> str:
+def render_markdown(
+    runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table], note: str = ""
+) -> str:
     """The same content as Markdown, plots referenced as ``plots/<name>.png``."""
     parts = [
         "# lmms-eval-tasks report",
         "",
+        *([f"**{note}**", ""] if note else []),
         "Runs: " + ", ".join(f"{run.label} (`{run.folder}`)" for run in runs),
         "",
         *_md_overview(build_overview(runs, sections)),
@@ -711,8 +732,9 @@ def render_markdown(runs: Sequence[Run], sections: Sequence[Section], provenance
     return "\n".join(parts) + "\n"
 
 
-def write_report(runs: Sequence[Run], out_dir: str | os.PathLike[str]) -> Path:
-    """Render ``runs`` into ``out_dir``: report.html, report.md and plots/*.png; returns report.html."""
+def write_report(runs: Sequence[Run], out_dir: str | os.PathLike[str], note: str = "") -> Path:
+    """Render ``runs`` into ``out_dir``: report.html, report.md and plots/*.png; returns report.html.
+    ``note``: one line shown first (what the runs are)."""
     out = Path(out_dir)
     (out / PLOTS_FOLDER).mkdir(parents=True, exist_ok=True)
     sections = build_sections(runs)
@@ -721,9 +743,9 @@ def write_report(runs: Sequence[Run], out_dir: str | os.PathLike[str]) -> Path:
         for block in section.blocks:
             if isinstance(block, Plot):
                 (out / PLOTS_FOLDER / block.name).write_bytes(block.png)
-    (out / REPORT_MD).write_text(render_markdown(runs, sections, provenance), encoding="utf-8")
+    (out / REPORT_MD).write_text(render_markdown(runs, sections, provenance, note), encoding="utf-8")
     html_path = out / REPORT_HTML
-    html_path.write_text(render_html(runs, sections, provenance), encoding="utf-8")
+    html_path.write_text(render_html(runs, sections, provenance, note), encoding="utf-8")
     return html_path
 
 
@@ -731,10 +753,11 @@ def write_report_for_runs(
     run_dirs: Sequence[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
     skipped: list[str] | None = None,
+    note: str = "",
 ) -> Path:
     """Read every run under ``run_dirs`` and write the report into ``out_dir``; returns report.html's path.
-    What was left out, and why, is appended to ``skipped``."""
-    return write_report(load_runs(run_dirs, skipped), out_dir)
+    What was left out, and why, is appended to ``skipped``; ``note`` is shown first."""
+    return write_report(load_runs(run_dirs, skipped), out_dir, note)
 
 
 # ---- exports -----------------------------------------------------------------------------------------

@@ -241,6 +241,13 @@ def test_report_of_every_benchmark_holds_the_runs_numbers_and_valid_plots(
         and hb_row["model args"] == "seed=0"
     )
     assert "GPT-4 judge" in hb_row["warnings"] and "sample data" in hb_row["warnings"]
+    for task in ("vqdv1_sample", "vrb_sample", "tdiuc_sample", "dare_sample"):  # every sample says so
+        assert "bundled generated sample data" in row(provenance, task)["warnings"], task
+    # the warnings come second: the wide table scrolls, and last they were cut at the page's right edge
+    assert provenance[0][:2] == ["task", "warnings"]
+    # TDIUC's per-type table: question types only (it listed absurd_stderr, color_stderr, ... as types)
+    types = [cells[0] for cells in tables[f"TDIUC :: Per question type: {label}tdiuc_sample"][1:]]
+    assert types and not any(name.endswith(("_stderr", "_ci_low", "_ci_high")) for name in types), types
     assert row(provenance, "vrb_sample")["corruption profile"] == "vrb (seed 0)"
     assert not any(
         cells[0].startswith("vrb_sample_") or cells[0].startswith("dare_sample_") for cells in provenance
@@ -327,17 +334,23 @@ def test_contextual_intervals_and_natural_vs_digital_by_hand(tmp_path: Path) -> 
     table = tables["ConTextual :: Per scenario with 95% intervals: crafted (crafted-model) / contextual"]
     # natural = shopping + navigation + misc = 4 / 8 = 50%;
     # Wald half-width 1.96 * sqrt(.5 * .5 / 8) = 34.65 points
-    assert [row(table, "natural")[key] for key in ("acceptance %", "95% low", "95% high")] == [
-        "50.00",
-        "15.35",
-        "84.65",
-    ]
+    normal = ("acceptance %", "95% low (normal, official)", "95% high (normal, official)")
+    wilson = ("95% low (Wilson)", "95% high (Wilson)")
+    assert [row(table, "natural")[key] for key in normal] == ["50.00", "15.35", "84.65"]
+    # Wilson, z = 1.959964, z^2 = 3.841459, n = 8, p = .5: centre (.5 + z^2/16) / (1 + z^2/8) = .5,
+    # half = z / (1 + z^2/8) * sqrt(.25/8 + z^2/256) = 1.32442 * .21181 = .28478 -> [21.52, 78.48]
+    assert [row(table, "natural")[key] for key in wilson] == ["21.52", "78.48"]
     # digital = time only = 1 / 4 = 25%;
     # half-width 1.959964 * sqrt(.25 * .75 / 4) = 42.434 -> [0 (clipped), 67.43]
-    assert [row(table, "digital")[key] for key in ("acceptance %", "95% low", "95% high")] == [
-        "25.00",
+    assert [row(table, "digital")[key] for key in normal] == ["25.00", "0.00", "67.43"]
+    # navigation: 0 of 2 accepted: the normal interval degenerates to [0, 0] (kept: the official value);
+    # Wilson: centre (z^2/4) / (1 + z^2/2) = .96036 / 2.92073 = .32881 = half -> [0.00, 65.76]
+    assert [row(table, "navigation")[key] for key in (*normal, *wilson)] == [
         "0.00",
-        "67.43",
+        "0.00",
+        "0.00",
+        "0.00",
+        "65.76",
     ]
     assert row(table, "web")["acceptance %"] == "n/a"  # no judged item: no rate, no interval
     assert "GPT-4V (published, not re-run)" in (html_path.parent / "report.md").read_text(encoding="utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from lmms_eval_tasks.reporting.sections import (
     Block,
     PublishedRow,
@@ -57,14 +59,18 @@ def render(context: SectionContext) -> list[Block]:
     blocks: list[Block] = [
         Text(
             "Acceptance rate in percent (share of responses the judge accepts). Intervals: 95% normal "
-            "approximation from the judged counts (the official analysis' method)."
+            "approximation from the judged counts (the official analysis' method, labelled 'official'), and "
+            "the Wilson score interval, which stays informative where the normal one degenerates to a point "
+            "(0 or all of the judged accepted: 0 of 10 reads [0.00, 0.00], yet 0% is not certain)."
         ),
     ]
     if entries:
         columns = [
             ("acceptance_rate", "overall"),
-            ("acceptance_rate_ci95_low", "95% low"),
-            ("acceptance_rate_ci95_high", "95% high"),
+            ("acceptance_rate_ci95_low", "95% low (normal, official)"),
+            ("acceptance_rate_ci95_high", "95% high (normal, official)"),
+            (WILSON_LOW, "95% low (Wilson)"),
+            (WILSON_HIGH, "95% high (Wilson)"),
             *((f"acceptance_rate_{name}", name) for name in SCENARIOS),
             ("acceptance_rate_natural", "natural"),
             ("acceptance_rate_digital", "digital"),
@@ -72,7 +78,9 @@ def render(context: SectionContext) -> list[Block]:
             ("unjudged", "unjudged"),
             ("judge_model", "judge"),
         ]
-        blocks.append(metrics_table("Main results, a row per run", entries, columns, PUBLISHED))
+        blocks.append(
+            metrics_table("Main results, a row per run", entries, columns, PUBLISHED, value=_with_wilson)
+        )
     groups = [*SCENARIOS, "natural", "digital"]
     series, errors = {}, {}
     for entry in entries:
@@ -88,11 +96,21 @@ def render(context: SectionContext) -> list[Block]:
         for row in rows:
             values.append(row[1])
             bounds.append(None if row[2] is None else (row[2], row[3]))
+            row[4:4] = wilson_percent(row[-2], row[-1])
         series[entry.label], errors[entry.label] = values, bounds
         blocks.append(
             Table(
                 f"Per scenario with 95% intervals: {entry.label}",
-                ["scenario", "acceptance %", "95% low", "95% high", "accepted", "judged"],
+                [
+                    "scenario",
+                    "acceptance %",
+                    "95% low (normal, official)",
+                    "95% high (normal, official)",
+                    "95% low (Wilson)",
+                    "95% high (Wilson)",
+                    "accepted",
+                    "judged",
+                ],
                 rows,
                 f"natural = {', '.join(NATURAL_SCENARIOS)}; digital = {', '.join(DIGITAL_SCENARIOS)}",
             )
@@ -119,6 +137,29 @@ def render(context: SectionContext) -> list[Block]:
             )
         )
     return blocks
+
+
+WILSON_LOW, WILSON_HIGH = "wilson95_low", "wilson95_high"  # computed for the page from accepted/judged
+
+
+def wilson_percent(accepted: int, judged: int) -> list[float | None]:
+    """[low, high] of the 95% Wilson score interval in percent ([None, None] without judged items)."""
+    from lmms_eval_tasks.uncertainty import wilson_interval
+
+    if not judged or accepted > judged:  # the official Misc. denominator can exceed the judged count
+        return [None, None]
+    if not float(accepted).is_integer() or not float(judged).is_integer():  # counts averaged over repeats
+        return [None, None]
+    interval = wilson_interval(int(accepted), int(judged))
+    return [100.0 * interval.low, 100.0 * interval.high]
+
+
+def _with_wilson(entry: Any, key: str) -> Any:
+    """A main-table cell: the report's metric, or the overall Wilson bound from its accepted/judged."""
+    if key in (WILSON_LOW, WILSON_HIGH):
+        bounds = wilson_percent(entry.metrics.get("accepted") or 0, entry.metrics.get("judged") or 0)
+        return bounds[0] if key == WILSON_LOW else bounds[1]
+    return entry.metrics.get(key)
 
 
 def _rate_row(metrics: dict, name: str, per_scenario: dict, members: tuple[str, ...], interval) -> list:

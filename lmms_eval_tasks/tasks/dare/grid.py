@@ -293,7 +293,7 @@ LOG_SETTINGS = {
 }
 TEMPLATES = {
     "_dare_template_yaml": "Shared by every generating DARE task; each task file holds only what differs. "
-    "See docs/dare.md.",
+    "See dare.md in the pack's documentation.",
     "_dare_log_template_yaml": "Shared by the Out-Log DARE tasks: one loglikelihood request per candidate "
     "answer (the\nletters A-D, or the 16 answer sets of the multi-correct setup); the lowest loss is the "
     "model's choice.\nThe wrappers put the continuation in the assistant turn, so no leading space "

@@ -32,8 +32,14 @@ MAIN_COLUMNS = (
 
 
 def question_types(metrics: dict) -> list[str]:
-    """Question types present in a report (``accuracy_<type>`` keys)."""
-    return sorted(key[len("accuracy_") :] for key in metrics if key.startswith("accuracy_"))
+    """Question types present in a report (``accuracy_<type>`` keys; not their ``_stderr`` and interval
+    companions, which the per-type table listed as types)."""
+    companions = ("_stderr", "_ci_low", "_ci_high", "_lower", "_upper")
+    return sorted(
+        key[len("accuracy_") :]
+        for key in metrics
+        if key.startswith("accuracy_") and not key.endswith(companions)
+    )
 
 
 def render(context: SectionContext) -> list[Block]:

@@ -83,8 +83,11 @@ def _plot_path(args: Any, task: str) -> Path | None:
 
 
 def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any) -> dict:
-    """What only a run knows: the precision/recall plot (with an output folder) and an overridden prompt."""
+    """What only a run knows: the precision/recall plot (with an output folder), an overridden prompt, and
+    that a sample task's data are the bundled generated sample."""
     details: dict[str, Any] = {}
+    if task.endswith("_sample"):
+        details["deviations"] = ["bundled generated sample data, not the VQDv1 slim subset"]
     path = _plot_path(args, task)
     if path is not None and scoring.bucket_table(metrics):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -198,7 +198,8 @@ def task_settings(task: str) -> dict[str, Any]:
 def report_details(
     records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any
 ) -> dict[str, Any]:
-    """What only a run knows: the corruption profile and seed it applied to the images (environment)."""
+    """What only a run knows: the corruption profile and seed it applied to the images (environment), and
+    that a sample task's data are the bundled generated sample."""
     parameters = run_parameters()
     levels = {
         scoring.level_key(scoring.CLEAN, 0)
@@ -212,7 +213,10 @@ def report_details(
         "per_image_seed": "blake2b('vrb:<seed>:<image_id>') mixed with corruption and severity by the engine",
         "levels": sorted(levels),
     }
-    return {"corruption": corruption, "pack_seeds": {"vrb_seed": parameters["seed"]}}
+    details: dict[str, Any] = {"corruption": corruption, "pack_seeds": {"vrb_seed": parameters["seed"]}}
+    if is_sample_task(task):
+        details["deviations"] = ["bundled generated sample data, not the VQAv2 validation subset"]
+    return details
 
 
 def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
