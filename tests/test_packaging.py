@@ -132,3 +132,54 @@ def test_installed_distribution_declares_scripts_and_model_entry_point() -> None
     assert scripts["lmms-eval-tasks"] == "lmms_eval_tasks.cli:run"
     models = {entry.name: entry.value for entry in entry_points(group="lmms_eval.models")}
     assert models["lmms_eval_tasks"] == "lmms_eval_tasks.models:model_manifests"
+
+
+def _registry_reachable() -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+def _readme_install_line() -> str:
+    """The README's `pip install "lmms-eval-tasks[...] @ git+<this repository>" ...` command."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    [line] = [line for line in readme.splitlines() if line.startswith('pip install "lmms-eval-tasks[')]
+    return line
+
+
+@pytest.mark.skipif(PYTHON311 is None, reason="no python3.11 with its bundled pip on this machine")
+@pytest.mark.skipif(not _registry_reachable(), reason="the package registry is not reachable")
+def test_readme_install_keeps_the_users_torch(wheel_path: Path, tmp_path: Path) -> None:
+    """A fresh venv that already holds a torch (the one this environment runs, from the same indexes), then
+    the README's pip line with the built wheel for `git+<this repository>`: the same torch afterwards (pip
+    used to replace it by the newest, with CUDA libraries), and a torchvision made for it."""
+    import torch
+
+    venv = tmp_path / "venv"
+    subprocess.run([PYTHON311, "-m", "venv", str(venv)], check=True, capture_output=True)
+    python = str(venv / "bin" / "python")
+    wanted = torch.__version__.split("+")[0]
+    subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", f"torch=={wanted}"], check=True, capture_output=True
+    )
+    probe = "import importlib.metadata as m; print(m.version('torch'))"
+    before = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    line = _readme_install_line().replace("git+<this repository>", wheel_path.as_uri())
+    completed = subprocess.run(
+        ["bash", "-c", f"source {venv}/bin/activate && {line}"],
+        capture_output=True, text=True, check=False, timeout=3600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    after = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert after == before, (before, after)
+    installed = completed.stdout.rsplit("Successfully installed", 1)[-1].split()
+    assert not any(name.startswith(("torch-", "nvidia-")) for name in installed), installed
+    requires = subprocess.run(
+        [python, "-c", "import importlib.metadata as m; print(m.requires('torchvision'))"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert f"torch (=={before.split('+')[0]})" in requires, requires  # the torchvision made for this torch
