@@ -20,15 +20,15 @@ export NLTK_DATA ?= $(abspath $(CACHE))/nltk_data
 setup: $(SETUP_STAMP) $(WORDNET_STAMP) $(DOCTOR_STAMP)
 
 # Installs torch's local CPU wheel first (an unpinned torch pulls a CUDA build), then the pack with its
-# extras, then removes torchvision: the PyPI build that lmms-eval drags in fails to import next to the CPU
-# wheel and breaks transformers' import paths (spec 00 §3); transformers works without it. timm goes too:
-# it imports torchvision, and `accelerate launch` imports timm whenever it is installed.
-$(SETUP_STAMP): pyproject.toml constraints/cpu.txt
+# extras (scripts/install_packages.sh: with uv, installed into the venv from PyPI, much faster than pip's
+# resolver and serial installs; pip when uv cannot be had; LMMS_EVAL_TASKS_NO_UV=1 forces pip), then removes
+# torchvision: the PyPI build that lmms-eval drags in fails to import next to the CPU wheel and breaks
+# transformers' import paths (spec 00 §3); transformers works without it. timm goes too: it imports
+# torchvision, and `accelerate launch` imports timm whenever it is installed.
+$(SETUP_STAMP): pyproject.toml constraints/cpu.txt scripts/install_packages.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -c constraints/cpu.txt torch==2.13.0
-	$(PIP) install --quiet -c constraints/cpu.txt -e '.[dev,llava-hf]'
-	$(PIP) uninstall --quiet -y torchvision timm || true
+	VENV=$(VENV) bash scripts/install_packages.sh constraints/cpu.txt torch==2.13.0 '.[dev,llava-hf]'
+	$(PIP) uninstall --quiet -y torchvision timm 2>/dev/null || true
 	$(MAKE) --no-print-directory tiny-llava
 	@# Headless Chromium for the report's browser test (root only; the test says why it skips otherwise).
 	@if command -v chromium >/dev/null 2>&1; then :; elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
