@@ -61,7 +61,7 @@ def test_every_cited_file_exists(page: Path) -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda path: path.name)
 def test_every_cited_task_exists(page: Path) -> None:
-    from lmms_eval_tasks.host.task_index import pack_names
+    from lmms_eval_tasks.framework.task_index import pack_names
 
     known = pack_names()
     cited = {

@@ -42,7 +42,7 @@ def report_options(path: Path, benchmark: str) -> dict[str, Any]:
 def records_path(path: Path, task: str | None) -> tuple[Path, str | None]:
     """The records file to score: ``path`` itself, or for a run folder the pack's ``<task>_samples.jsonl`` of
     the latest complete run in it (as ``compare`` reads it); else (path, one-line problem)."""
-    from lmms_eval_tasks.framework.comparison import _samples_in_folder
+    from lmms_eval_tasks.framework.comparison import samples_in_folder
 
     if path.is_dir():
         if not task:
@@ -50,7 +50,7 @@ def records_path(path: Path, task: str | None) -> tuple[Path, str | None]:
             some = f" (tasks with records under it: {', '.join(found[:8])})" if found else ""
             return path, f"{path} is a folder: name the task with --task{some}"
         try:
-            return _samples_in_folder(path, task), None
+            return samples_in_folder(path, task), None
         except FileNotFoundError as error:
             return path, str(error)
     if not path.is_file():

@@ -100,7 +100,7 @@ def per_question_function(benchmark: str) -> Callable[..., dict[str, bool | None
     return resolve(entry.per_question)
 
 
-def _samples_in_folder(path: Path, task: str) -> Path:
+def samples_in_folder(path: Path, task: str) -> Path:
     """The pack samples file of ``task`` under a folder the user names (``reports.task_files``: an output
     path, a host model folder, a ``lmms_eval_tasks`` folder or one run folder; the latest complete run),
     else in the single model folder under an output path that holds it."""
@@ -132,7 +132,7 @@ def load_run(path: str | Path, task: str | None = None) -> list[dict[str, Any]]:
     if path.is_dir():
         if not task:
             raise FileNotFoundError(f"{path} is a folder: name the task (--task) to read its samples file")
-        path = _samples_in_folder(path, task)
+        path = samples_in_folder(path, task)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     records = read_jsonl(path)
