@@ -383,7 +383,7 @@ class TextOnlyRequestRefused(RuntimeError):
 TEXT_ONLY_REFUSAL = (
     "lmms-eval's simple llava_hf (--force_simple) cannot answer a request without an image: it builds no "
     "inputs for it and would answer with the previous request's inputs (or ''); run without --force_simple "
-    "(the chat llava_hf answers text-only requests; docs/models.md)"
+    "(the chat llava_hf answers text-only requests; models.md in the pack's documentation)"
 )
 
 
