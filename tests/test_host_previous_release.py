@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_tasks.doctor import pack_cache_root
+from lmms_eval_tasks import cache_root
 from lmms_eval_tasks.host.patches import PATCHES
 from tests.helpers import REPO_ROOT, offline_environment
 
@@ -56,7 +56,7 @@ print(json.dumps({
 
 def release_sources(release: str) -> Path:
     """The unpacked wheel of lmms-eval ``release`` in the pack cache, downloaded from the registry once."""
-    folder = pack_cache_root() / "host-releases" / f"lmms_eval-{release}"
+    folder = cache_root() / "host-releases" / f"lmms_eval-{release}"
     if (folder / "lmms_eval" / "__init__.py").is_file():
         return folder
     with tempfile.TemporaryDirectory(prefix="lmms_eval_release_") as download:
