@@ -214,7 +214,7 @@ def report_details(
         "levels": sorted(levels),
     }
     details: dict[str, Any] = {"corruption": corruption, "pack_seeds": {"vrb_seed": parameters["seed"]}}
-    if is_sample_task(task):
+    if task == "vrb_sample" or is_sample_task(task):  # the group's report too
         details["deviations"] = ["bundled generated sample data, not the VQAv2 validation subset"]
     return details
 
