@@ -65,6 +65,39 @@ def test_palette_with_transparency_is_composited_over_white() -> None:
     assert tuple(pixels[1, 1]) == (200, 10, 10)
 
 
+def test_an_rgb_or_grey_png_with_a_transparent_colour_key_is_composited_over_white() -> None:
+    # a PNG tRNS chunk names one colour as fully transparent; convert("RGB") shows that colour
+    rgb = Image.fromarray(np.array([[[0, 0, 0], [10, 20, 30]]] * 2, dtype=np.uint8))
+    source = _encoded(rgb, transparency=(0, 0, 0))
+    assert Image.open(io.BytesIO(source["bytes"])).convert("RGB").getpixel((0, 0)) == (0, 0, 0)
+    assert _rgb(source).tolist() == [[[255, 255, 255], [10, 20, 30]]] * 2
+    grey = Image.fromarray(np.array([[0, 100], [0, 100]], dtype=np.uint8))
+    assert _rgb(_encoded(grey, transparency=0)).tolist() == [[[255] * 3, [100] * 3]] * 2
+    plain = Image.fromarray(np.array([[[0, 0, 0], [10, 20, 30]]] * 2, dtype=np.uint8))
+    assert _rgb(_encoded(plain)).tolist() == [[[0, 0, 0], [10, 20, 30]]] * 2  # no key: unchanged
+
+
+def test_every_mode_matches_a_numpy_reference() -> None:
+    """Pixel for pixel against the conversion written out in numpy (random data, all values)."""
+    rng = np.random.default_rng(30)
+    full = rng.integers(0, 65536, (16, 16), dtype=np.uint16)  # 16-bit, full range
+    narrow = rng.integers(0, 4096, (16, 16), dtype=np.uint16)  # 12 significant bits: stays dark (v/257)
+    for grey16 in (full, narrow):
+        expected = np.repeat(np.round(grey16 / 257).astype(np.uint8)[..., None], 3, axis=2)
+        assert (_rgb(_encoded(Image.fromarray(grey16))) == expected).all()
+    rgba = rng.integers(0, 256, (8, 8, 4), dtype=np.uint8)
+    alpha = rgba[..., 3:] / 255.0
+    over_white = np.round(rgba[..., :3] * alpha + 255 * (1 - alpha)).astype(np.uint8)
+    assert (_rgb(_encoded(Image.fromarray(rgba, "RGBA"))) == over_white).all()
+    cmyk = rng.integers(0, 256, (8, 8, 4), dtype=np.uint8)
+    naive = (255 - cmyk[..., :3].astype(int)) * (255 - cmyk[..., 3:].astype(int)) / 255
+    assert (_rgb(_encoded(Image.fromarray(cmyk, "CMYK"), "TIFF")) == np.round(naive)).all()
+    ones = rng.integers(0, 2, (8, 8)).astype(bool)
+    assert (_rgb(_encoded(Image.fromarray(ones))) == np.repeat(ones[..., None] * 255, 3, axis=2)).all()
+    plain = rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)
+    assert (_rgb(_encoded(Image.fromarray(plain))) == plain).all()  # ordinary RGB: byte-identical
+
+
 def test_grey_with_alpha_and_rgba() -> None:
     grey_alpha = Image.new("LA", (4, 4), (50, 0))  # fully transparent grey
     assert (_rgb(_encoded(grey_alpha)) == 255).all()

@@ -45,6 +45,48 @@ def test_few_shot_on_a_pack_task_is_refused_in_one_line(capsys, tmp_path) -> Non
     assert "--num_fewshot 2: the pack's tasks (dare_sample) are zero-shot" in error
 
 
+@pytest.mark.parametrize("limit", ["nan", "inf"])
+def test_a_limit_that_is_not_a_finite_number_is_refused(capsys, tmp_path, limit: str) -> None:
+    # the host would end on int(nan) after loading the model; "inf" is no fraction either
+    error = _refused(capsys, "--tasks", "tallyqa_sample", "--limit", limit, "--output_path", str(tmp_path))
+    assert f"--limit {limit}: expected a whole number of documents per task" in error
+
+
+def test_an_offset_on_a_pack_task_is_refused_and_recorded_when_it_gets_through(capsys, tmp_path) -> None:
+    # lmms-eval 0.7.3's --offset skips the first N documents process_docs returned: it splits a question
+    # pair (or a DARE question) and the report said nothing: limit null, no deviation, a "full run"
+    error = _refused(
+        capsys, "--tasks", "hallusionbench_sample", "--offset", "3", "--output_path", str(tmp_path)
+    )
+    assert "--offset 3: not supported on the pack's tasks (hallusionbench_sample)" in error
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
+
+    args = argparse.Namespace(limit=None, offset=3, model="random_guess", model_args="")
+    assert any(line.startswith("--offset 3: ") for line in argument_deviations(args, "tallyqa_sample"))
+    from lmms_eval_tasks.host.argument_checks import run_argument_problem
+
+    assert run_argument_problem(["--tasks", "hallusionbench_sample", "--offset", "0"]) is None
+
+
+def test_zero_few_shot_spelled_otherwise_is_not_refused() -> None:
+    from lmms_eval_tasks.host.argument_checks import run_argument_problem
+
+    for shots in ("0", "00", "0.0"):
+        assert run_argument_problem(["--tasks", "tallyqa_sample", "--num_fewshot", shots]) is None
+    assert run_argument_problem(["--tasks", "tallyqa_sample", "--num_fewshot", "1"])
+
+
+def test_generation_settings_are_split_as_the_host_splits_them() -> None:
+    # the host does not split at commas inside brackets or quotes: until=["a", "b"] is one setting
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
+
+    args = argparse.Namespace(
+        limit=None, model="m", model_args="", gen_kwargs='until=["Q:", "\\n"],max_new_tokens=5'
+    )
+    (line,) = [item for item in argument_deviations(args, "tallyqa_sample") if "gen_kwargs" in item]
+    assert '--gen_kwargs until=["Q:", "\\n"], max_new_tokens=5: ' in line, line
+
+
 def test_limit_minus_one_is_recorded_as_a_full_run() -> None:
     from lmms_eval_tasks.framework.run_deviations import argument_deviations
     from lmms_eval_tasks.reporting.schema import provenance

@@ -6,7 +6,8 @@ column, a PIL image, bytes or a file path) and returns an 8-bit RGB PIL image:
 - 16-bit grey (``I;16*``, and ``I`` with values in 0..65535) is scaled by 1/257, float (``F``) images in
   [0, 1] by 255 (the corruption engine's ``to_rgb_image``); PIL's own ``convert("RGB")`` clips them to
   0..255, which turns a 16-bit photo almost white. Other ``I``/``F`` ranges are refused;
-- transparency (``RGBA``, ``LA``, ``PA``, a palette with a transparent index) is composited over white, as
+- transparency (``RGBA``, ``LA``, ``PA``, a palette with a transparent index, an RGB/grey PNG's transparent
+  colour key) is composited over white, as
   a viewer shows the image (``convert("RGB")`` shows whatever colour the transparent pixels store, often
   black); ``CMYK``, ``YCbCr`` and the 1-bit and grey modes go through PIL's conversion;
 - an animated image (GIF, APNG, WebP) gives its first frame;
@@ -30,6 +31,7 @@ from lmms_eval_tasks.framework.input_checks import RecordError
 WHITE = (255, 255, 255)
 _STRICT = threading.Lock()  # PIL's LOAD_TRUNCATED_IMAGES is process-wide: one strict decode at a time
 _ALPHA_MODES = ("RGBA", "LA", "PA", "RGBa", "La")
+_KEYED_MODES = ("P", "RGB", "L")  # modes whose transparency is one colour named in ``info``
 
 
 def _open(value: Any) -> Any:
@@ -67,9 +69,10 @@ def to_rgb(image: Any) -> Any:
     from lmms_eval_tasks.corruptions.engine import to_rgb_image
 
     mode = image.mode
-    if mode == "RGB":
+    keyed = mode in _KEYED_MODES and "transparency" in image.info  # a PNG tRNS colour key, a GIF index
+    if mode == "RGB" and not keyed:
         return image
-    if mode in _ALPHA_MODES or (mode == "P" and "transparency" in image.info):
+    if mode in _ALPHA_MODES or keyed:
         return _flatten(image)
     if mode == "P":
         return image.convert("RGB")

@@ -7,6 +7,8 @@
   ``max_new_tokens``, ``temperature``, ...) are listed with both values (``max_new_tokens=1`` where
   ConTextual asks for 300 leaves answers cut short). They are recorded, not refused: a user may have a
   reason (a model that needs sampling), and the report says the numbers are not the paper's protocol.
+- ``--offset N``: the host skipped each task's first N documents (the launcher refuses it on the pack's
+  tasks; a run that reached the host another way still says so).
 ``--num_fewshot`` above 0 is refused by the launcher (``host/argument_checks.py``). The task pipeline puts
 them first among a report's deviations (``task_pipeline.score_and_report``).
 """
@@ -19,11 +21,19 @@ from lmms_eval_tasks.reporting.schema import recorded_limit
 
 
 def _parsed_gen_kwargs(value: Any) -> dict[str, str]:
-    """``--gen_kwargs`` as ``{key: text}`` (the host's ``k=v,k2=v2`` string, or a mapping)."""
+    """``--gen_kwargs`` as ``{key: text}`` (the host's ``k=v,k2=v2`` string, split as the host splits it:
+    not at commas inside quotes or brackets, ``until=["a","b"]``; or a mapping)."""
     if isinstance(value, dict):
         return {str(key): str(item) for key, item in value.items()}
+    text = str(value or "").strip()
+    try:
+        from lmms_eval.utils import _smart_comma_split
+
+        parts = _smart_comma_split(text) if text else []
+    except ImportError:  # another host version
+        parts = text.split(",")
     pairs: dict[str, str] = {}
-    for part in str(value or "").split(","):
+    for part in parts:
         key, sep, item = part.partition("=")
         if sep and key.strip():
             pairs[key.strip()] = item.strip()
@@ -63,6 +73,16 @@ def argument_deviations(args: Any, task: str) -> list[str]:
             note + "; only part of the task's documents were evaluated"
             if note
             else f"--limit {limit}: only part of each task's documents were evaluated"
+        )
+    offset = getattr(args, "offset", None) if args is not None else None
+    try:
+        skipped = int(offset or 0)
+    except (TypeError, ValueError):
+        skipped = 0
+    if skipped > 0:
+        deviations.append(
+            f"--offset {skipped}: each task's first {skipped} documents were skipped (a scoring unit they "
+            "split is scored in part)"
         )
     given = _parsed_gen_kwargs(getattr(args, "gen_kwargs", None) if args is not None else None)
     if given:

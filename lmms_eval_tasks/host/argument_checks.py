@@ -4,6 +4,10 @@
   (= no limit, recorded as a full run) and a fractional limit on a pack task (lmms-eval 0.7.3 applies a
   fraction to the documents a task's ``process_docs`` returned, after the pack rounded a cut to whole
   scoring units, so the cut would be cut again): one line naming the value and what to give instead.
+- ``--offset N`` (N > 0) on a pack task: the host skips the first N documents of what the task's
+  ``process_docs`` returned, which splits the scoring unit it starts in (a HallusionBench question pair, a
+  DARE question) and leaves the report saying nothing of the skipped documents.
+- a limit that is not a finite number (``nan``, ``inf``: the host ends on ``int(nan)``).
 - ``--num_fewshot N`` (N > 0) on a pack task: the papers evaluate zero-shot and the tasks define no
   few-shot examples (the host ends on ``AttributeError: 'ConfigurableTask' object has no attribute
   'sampler'``).
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,10 +39,10 @@ def _pack_names() -> set[str]:
 
 
 def _runs(arguments: Sequence[str]) -> list[dict[str, Any]]:
-    """The ``limit``, ``num_fewshot`` and ``tasks`` of each run: the command line's, over each entry of a
-    ``--config`` YAML file (a value given on the command line wins, as in the host)."""
+    """The ``limit``, ``offset``, ``num_fewshot`` and ``tasks`` of each run: the command line's, over each
+    entry of a ``--config`` YAML file (a value given on the command line wins, as in the host)."""
     parser = argparse.ArgumentParser(add_help=False)
-    for flag in ("--limit", "--num_fewshot", "--tasks", "--config"):
+    for flag in ("--limit", "--offset", "--num_fewshot", "--tasks", "--config"):
         parser.add_argument(flag, default=None)
     try:
         known, _ = parser.parse_known_args(list(arguments))
@@ -62,8 +67,16 @@ def _pack_tasks(tasks: Any, names: set[str]) -> list[str]:
     return [str(name).strip() for name in listed if str(name).strip() in names]
 
 
+def _number(value: Any) -> float | None:
+    """``value`` as a number (``"00"`` -> 0.0), or None when it is not one (the host reports that)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def run_argument_problem(arguments: Sequence[str]) -> str | None:
-    """One line refusing a ``--limit`` or ``--num_fewshot`` the run cannot honour, else None."""
+    """One line refusing a ``--limit``, ``--offset`` or ``--num_fewshot`` the run cannot honour, else None."""
     names: set[str] | None = None
     for run in _runs(arguments):
         limit = run.get("limit")
@@ -72,6 +85,11 @@ def run_argument_problem(arguments: Sequence[str]) -> str | None:
                 value = float(limit)
             except (TypeError, ValueError):
                 return f"--limit {limit}: expected a number of documents per task; no evaluation was started"
+            if not math.isfinite(value):
+                return (
+                    f"--limit {limit}: expected a whole number of documents per task (leave --limit out, "
+                    "or give -1, for a full run); no evaluation was started"
+                )
             if value == 0 or (value < 0 and value != -1):
                 return (
                     f"--limit {limit}: expected a positive number of documents per task (leave --limit out, "
@@ -87,8 +105,19 @@ def run_argument_problem(arguments: Sequence[str]) -> str | None:
                         "lmms-eval 0.7.3 applies it after the pack rounded the cut to whole scoring units; "
                         "give a whole number of documents per task; no evaluation was started"
                     )
+        offset = run.get("offset")
+        if offset is not None and str(offset).strip() not in ("", "None") and _number(offset) != 0:
+            names = _pack_names() if names is None else names
+            pack = _pack_tasks(run.get("tasks"), names)
+            if pack:
+                return (
+                    f"--offset {offset}: not supported on the pack's tasks ({', '.join(pack)}): the host "
+                    "would skip documents inside a scoring unit (a question pair, a question's options) and "
+                    "the report could not say which were skipped; use --limit N for a shorter run (it keeps "
+                    "whole units); no evaluation was started"
+                )
         shots = run.get("num_fewshot")
-        if shots is not None and str(shots).strip() not in ("", "0", "None"):
+        if shots is not None and str(shots).strip() not in ("", "None") and _number(shots) != 0:
             names = _pack_names() if names is None else names
             pack = _pack_tasks(run.get("tasks"), names)
             if pack:
