@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmms_eval_tasks.reporting.published import PUBLISHED_MARK, PublishedRow
+
 # Every plot is drawn at a fixed size (inches x DPI, no tight bounding box), so its PNG has a known size.
 DPI = 100
 WIDE = (7.2, 4.0)  # 720 x 400 px
 SQUARE = (6.0, 6.0)  # 600 x 600 px
-PUBLISHED_MARK = "published, not re-run"
 
 
 @dataclass
@@ -91,19 +92,6 @@ class SectionContext:
         """A file name for a plot, unique within the report (``<benchmark>_<name>.png``)."""
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")
         return f"{self.plot_prefix or self.benchmark.name}_{safe}.png"
-
-
-@dataclass(frozen=True)
-class PublishedRow:
-    """A row of reference numbers copied from a paper (never re-run by the pack), with its source."""
-
-    label: str
-    values: Mapping[str, float]
-    source: str
-
-    @property
-    def row_label(self) -> str:
-        return f"{self.label} ({PUBLISHED_MARK})"
 
 
 def fmt(value: Any) -> str:
@@ -248,7 +236,7 @@ def metrics_table(
     if cells:
         note = (note + " " if note else "") + UNPAIRED_NOTE
     if published:
-        sources = "; ".join(dict.fromkeys(row.source for row in published))
+        sources = "; ".join(dict.fromkeys(str(row.source) for row in published))
         note = (note + " " if note else "") + (
             f"Rows marked '{PUBLISHED_MARK}' are the paper's numbers, copied as data, not produced by a run "
             f"of the pack (source: {sources})."
@@ -413,8 +401,15 @@ def grouped_bars(
             yerr = [lows, highs]
         style = series_style(index)
         handles.append(
-            axes.bar(xs, heights, width=width, color=style["color"], yerr=yerr, capsize=2 if yerr else 0,
-                     hatch=("", "//", "..", "xx")[index // len(_COLOURS) % 4])  # fmt: skip
+            axes.bar(
+                xs,
+                heights,
+                width=width,
+                color=style["color"],
+                yerr=yerr,
+                capsize=2 if yerr else 0,
+                hatch=("", "//", "..", "xx")[index // len(_COLOURS) % 4],
+            )  # fmt: skip
         )
     note = mark_no_data(axes, [value for values in series.values() for value in values])
     axes.set_xticks(range(len(groups)))

@@ -7,7 +7,6 @@ from typing import Any
 
 from lmms_eval_tasks.reporting.sections import (
     Block,
-    PublishedRow,
     SectionContext,
     Table,
     Text,
@@ -15,35 +14,8 @@ from lmms_eval_tasks.reporting.sections import (
     interval_errors,
     metrics_table,
 )
+from lmms_eval_tasks.tasks.dare.published import CATEGORIES, PUBLISHED_CATEGORY, PUBLISHED_MAIN
 
-SOURCE = "DARE paper (arXiv 2409.18023)"
-CATEGORIES = ("count", "order", "vcr", "culture", "trick")
-# Human accuracy (single-correct) per category, and random guessing (25% single, 1/16 per multi question).
-PUBLISHED_CATEGORY = (
-    PublishedRow(
-        "Human",
-        {
-            "single_accuracy__count": 92.0,
-            "single_accuracy__order": 96.0,
-            "single_accuracy__vcr": 70.0,
-            "single_accuracy__culture": 82.0,
-            "single_accuracy__trick": 92.0,
-        },
-        SOURCE,
-    ),
-    PublishedRow(
-        "Random guessing",
-        {"single_accuracy": 25.0, **{f"single_accuracy__{name}": 25.0 for name in CATEGORIES}},
-        SOURCE,
-    ),
-)
-PUBLISHED_MAIN = (
-    PublishedRow(
-        "Random guessing",
-        {"single_accuracy": 25.0, **{f"multi_exact_k{k}": 6.25 for k in range(5)}},
-        SOURCE,
-    ),
-)
 MAIN_COLUMNS = (
     ("single_accuracy", "single acc"),
     ("single_accuracy_std_over_prompts", "std over prompts"),

@@ -4,29 +4,15 @@ from __future__ import annotations
 
 from lmms_eval_tasks.reporting.sections import (
     Block,
-    PublishedRow,
     SectionContext,
     Text,
     grouped_bars,
     interval_errors,
     metrics_table,
 )
+from lmms_eval_tasks.tasks.dvqa.published import PUBLISHED
 
-SOURCE = "Revisiting Multi-Modal LLM Evaluation (Lu et al.), LLaVA-1.5-7B"
 TYPES = (("structure", "structural"), ("data", "data retrieval"), ("reasoning", "reasoning"))
-PUBLISHED = (
-    PublishedRow(
-        "LLaVA-1.5-7B",
-        {
-            "accuracy_reasoning": 17.76,
-            "accuracy_data": 20.22,
-            "accuracy_structure": 51.40,
-            "micro_accuracy": 23.10,
-            "macro_accuracy": 29.79,
-        },
-        SOURCE,
-    ),
-)
 MAIN_COLUMNS = (
     *((f"accuracy_{name}", header) for name, header in TYPES),
     ("micro_accuracy", "micro"),

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from lmms_eval_tasks.reporting.sections import (
     Block,
-    PublishedRow,
     SectionContext,
     Table,
     Text,
@@ -15,33 +15,23 @@ from lmms_eval_tasks.reporting.sections import (
     interval_errors,
     metrics_table,
 )
+from lmms_eval_tasks.tasks.hallusionbench.published import PUBLISHED
 
-SOURCE = "HallusionBench paper (Guan et al., CVPR 2024), GPT-4-assisted evaluation"
-# Copied from the paper's results (GPT-4 judge); pct_diff and fp_ratio are fractions, the rest percent.
-PUBLISHED = (
-    PublishedRow(
-        "GPT-4V",
-        {
-            "qAcc": 28.79,
-            "fAcc": 39.88,
-            "easy_aAcc": 75.60,
-            "hard_aAcc": 37.67,
-            "aAcc": 65.28,
-            "pct_diff": 0.058,
-            "fp_ratio": 0.58,
-            "LH": 22.19,
-            "VI": 45.66,
-            "Mixed": 32.14,
-        },
-        SOURCE,
-    ),
-    PublishedRow(
-        "LLaVA-1.5-13B",
-        {"qAcc": 10.55, "fAcc": 24.86, "easy_aAcc": 49.67, "hard_aAcc": 29.77, "aAcc": 46.94},
-        SOURCE,
-    ),
-    PublishedRow("Random chance", {"qAcc": 15.60, "fAcc": 18.21, "aAcc": 45.96}, SOURCE),
-)
+
+def _paper_layout_rows() -> tuple:
+    """The published rows, with the paper's GPT-4V diagnosis (Pct Diff, FP Ratio, LH/VI/Mixed) shown
+    on the GPT-4V row as in the paper's layout."""
+    diagnosis = next(row for row in PUBLISHED if row.label == "GPT-4V (diagnosis)")
+    rows = []
+    for row in PUBLISHED:
+        if row is diagnosis:
+            continue
+        if row.label == "GPT-4V":
+            row = replace(row, values={**row.values, **diagnosis.values})
+        rows.append(row)
+    return tuple(rows)
+
+
 MAIN_COLUMNS = (
     ("qAcc", "qAcc"),
     ("fAcc", "fAcc"),
@@ -75,7 +65,9 @@ def render(context: SectionContext) -> list[Block]:
             "share of wrong answers "
             "diagnosed as Language Hallucination, Visual Illusion or both."
         ),
-        metrics_table("Main results (paper layout), a row per run", entries, MAIN_COLUMNS, PUBLISHED),
+        metrics_table(
+            "Main results (paper layout), a row per run", entries, MAIN_COLUMNS, _paper_layout_rows()
+        ),
     ]
     for entry in entries:
         rows = [

@@ -6,31 +6,14 @@ import re
 
 from lmms_eval_tasks.reporting.sections import (
     Block,
-    PublishedRow,
     SectionContext,
     Table,
     Text,
     lines,
     metrics_table,
 )
+from lmms_eval_tasks.tasks.tallyqa.published import PUBLISHED
 
-SOURCE = (
-    "Revisiting Multi-Modal LLM Evaluation (Lu et al.), LLaVA-1.5-7B; its 'RMSE' is the official script's MSE"
-)
-PUBLISHED = (
-    PublishedRow(
-        "LLaVA-1.5-7B",
-        {
-            "simple_micro_accuracy": 75.5,
-            "simple_macro_accuracy": 66.5,
-            "simple_mse": 1.20,
-            "complex_micro_accuracy": 64.1,
-            "complex_macro_accuracy": 45.5,
-            "complex_mse": 2.21,
-        },
-        SOURCE,
-    ),
-)
 SPLITS = ("simple", "complex")
 MAIN_COLUMNS = tuple(
     (f"{split}_{key}", f"{split} {header}")

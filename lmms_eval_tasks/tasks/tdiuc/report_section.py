@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from lmms_eval_tasks.reporting.sections import Block, PublishedRow, SectionContext, Table, Text, metrics_table
+from lmms_eval_tasks.reporting.sections import Block, SectionContext, Table, Text, metrics_table
+from lmms_eval_tasks.tasks.tdiuc.published import PUBLISHED
 
-SOURCE = "Revisiting Multi-Modal LLM Evaluation (Lu et al.), LLaVA-1.5-7B"
-PUBLISHED = (
-    PublishedRow(
-        "LLaVA-1.5-7B",
-        {
-            "micro_accuracy": 73.86,
-            "macro_accuracy": 70.42,
-            "accuracy_absurd": 51.48,
-            "accuracy_counting": 51.95,
-            "accuracy_color": 77.37,
-        },
-        SOURCE,
-    ),
-)
 MAIN_COLUMNS = (
     ("micro_accuracy", "micro"),
     ("macro_accuracy", "macro (arithmetic MPT)"),

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from lmms_eval_tasks.reporting.sections import (
     Block,
-    PublishedRow,
     SectionContext,
     Table,
     Text,
     lines,
     metrics_table,
 )
+from lmms_eval_tasks.tasks.vqdv1.published import PUBLISHED
 
-SOURCE = "Revisiting Multi-Modal LLM Evaluation (Lu et al.), Table 2, official script's micro F1"
-PUBLISHED = tuple(
-    PublishedRow(model, {"micro_f1": value}, SOURCE)
-    for model, value in (("LLaVA-1.5-7B", 25.06), ("GPT-4o", 25.33), ("LLaVA-NeXT", 27.01))
-)
 BUCKETS = ("0", "1", "2", "3", "4+")
 MAIN_COLUMNS = (
     ("micro_f1", "micro F1"),

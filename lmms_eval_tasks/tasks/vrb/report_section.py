@@ -12,7 +12,6 @@ from typing import Any
 from lmms_eval_tasks.reporting.sections import (
     SQUARE,
     Block,
-    PublishedRow,
     SectionContext,
     Table,
     Text,
@@ -24,19 +23,8 @@ from lmms_eval_tasks.reporting.sections import (
     series_style,
     to_plot,
 )
+from lmms_eval_tasks.tasks.vrb.published import PUBLISHED
 
-SOURCE = "VRB paper (Ishmam et al., WACV 2025), clean VQA accuracy on its subset"
-PUBLISHED = tuple(
-    PublishedRow(model, {"accuracy_clean": value}, SOURCE)
-    for model, value in (
-        ("ViLT", 0.713),
-        ("BLIP", 0.782),
-        ("VLE", 0.771),
-        ("PNP", 0.648),
-        ("LLaVA-1.5-7B", 0.783),
-        ("LLaVA-1.5-13B", 0.798),
-    )
-)
 SUB_METRIC_HEADERS = {
     "first_drop": "F (first drop)",
     "range_of_error": "R (range of error)",

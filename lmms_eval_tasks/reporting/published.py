@@ -1,0 +1,71 @@
+"""Published numbers as data: each paper's per-model values with where they were read (paper, table,
+benchmark version/split, judge) and, when a source text was checked, the excerpt file next to the data.
+
+One source of truth for the report sections' "published, not re-run" rows and for the reproduction
+verdict (``lmms_eval_tasks.reproduction``). Values are in the unit the pack's metric uses (percent for
+accuracies, fractions where the paper prints fractions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+PUBLISHED_MARK = "published, not re-run"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a published value comes from and under which conditions it was measured."""
+
+    paper: str
+    table: str
+    benchmark_version: str
+    judge: str = "none (rule-based scoring)"
+    # What text the values were checked against in this repository ("" = not checked against a source text).
+    checked_against: str = ""
+    # The excerpt file (in the benchmark's folder) holding that text; tests compare the values with it.
+    excerpt: str = ""
+
+    def __str__(self) -> str:
+        parts = [self.paper, self.table, self.benchmark_version]
+        if self.judge:
+            parts.append(f"judge: {self.judge}")
+        if not self.checked_against:
+            parts.append("not checked against the source text")
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "paper": self.paper,
+            "table": self.table,
+            "benchmark_version": self.benchmark_version,
+            "judge": self.judge,
+            "checked_against": self.checked_against,
+            "excerpt": self.excerpt,
+        }
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    """A row of reference numbers copied from a paper (never re-run by the pack), with its source.
+
+    ``label`` is the paper's model name; ``task`` the pack task whose metrics the values correspond to.
+    """
+
+    label: str
+    values: Mapping[str, float]
+    source: Source | str
+    task: str = ""
+    # The model's name as the source prints it, when ``label`` (the pack's canonical name) differs.
+    printed_as: str = ""
+    # Metrics the reproduction verdict compares (default: every value).
+    headline: tuple[str, ...] = field(default=())
+
+    @property
+    def row_label(self) -> str:
+        return f"{self.label} ({PUBLISHED_MARK})"
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        return self.headline or tuple(self.values)

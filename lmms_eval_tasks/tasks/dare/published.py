@@ -1,0 +1,55 @@
+"""DARE's published reference rows (Sterz, Pfeiffer, Vulić; arXiv 2409.18023) as data.
+
+Only the human and random-guessing references are entered: no per-model table was read from a source
+text for this repository, so no model can be matched (a run's verdict then says so).
+"""
+
+from __future__ import annotations
+
+from lmms_eval_tasks.reporting.published import PublishedRow, Source
+
+# Transcribed from the paper by the project's specification; the paper's text was not found in the
+# sources searched for this repository, so these values are NOT checked against a source text
+# (``Source.checked_against`` is empty and reports say so).
+SOURCE = Source(
+    paper="DARE (Sterz, Pfeiffer, Vulić; arXiv 2409.18023)",
+    table="human accuracy per category; random guessing",
+    benchmark_version="DARE test (single-correct and multi-correct questions)",
+)
+CATEGORIES = ("count", "order", "vcr", "culture", "trick")
+# Human accuracy (single-correct) per category, and random guessing (25% single, 1/16 per multi question).
+PUBLISHED_CATEGORY = (
+    PublishedRow(
+        "Human",
+        {
+            "single_accuracy__count": 92.0,
+            "single_accuracy__order": 96.0,
+            "single_accuracy__vcr": 70.0,
+            "single_accuracy__culture": 82.0,
+            "single_accuracy__trick": 92.0,
+        },
+        SOURCE,
+        "dare",
+    ),
+    PublishedRow(
+        "Random guessing",
+        {"single_accuracy": 25.0, **{f"single_accuracy__{name}": 25.0 for name in CATEGORIES}},
+        SOURCE,
+        "dare",
+    ),
+)
+PUBLISHED_MAIN = (
+    PublishedRow(
+        "Random guessing",
+        {"single_accuracy": 25.0, **{f"multi_exact_k{k}": 6.25 for k in range(5)}},
+        SOURCE,
+        "dare",
+        headline=("single_accuracy",),
+    ),
+)
+PUBLISHED = (*PUBLISHED_MAIN, *PUBLISHED_CATEGORY[:1])
+
+
+def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
+    """The published rows a run of ``task`` compares with, and why its setting differs from theirs."""
+    return PUBLISHED, []
