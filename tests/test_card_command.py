@@ -217,7 +217,7 @@ def _split(runs: list[tuple[str, str | None]]) -> tuple[list[str], list[str | No
 def _arguments(tiny_llava_dir: Path, output: Path) -> list[str]:
     return [
         "--model", "llava", "--model_args", f"pretrained={tiny_llava_dir}", "--tasks", ",".join(TASKS),
-        "--limit", "3", "--verbosity", "INFO", "--gen_kwargs", "max_new_tokens=8",
+        "--limit", "4", "--verbosity", "INFO", "--gen_kwargs", "max_new_tokens=8",
         "--output_path", str(output), "--log_samples",
     ]  # fmt: skip
 
