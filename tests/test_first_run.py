@@ -406,3 +406,35 @@ def test_last_line_never_shows_a_secret_from_the_causes_message(monkeypatch: pyt
     assert line.startswith(
         "lmms_eval: evaluation failed: ConnectionError: 401 for url https://hub.example/x?token=[REDACTED]"
     )
+
+
+def test_no_network_one_attempt_then_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Online but no hub (a closed port stands in for a cluster node without internet): one connection
+    attempt, then the line naming the dataset, instead of the host's ten download retries (153 s)."""
+    import socket
+
+    from lmms_eval_tasks.host.launcher import check_checkpoints, check_tasks
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed once the block ends: connections are refused
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE", "rule")
+    line = check_tasks(["--tasks", "vrb_clean"])  # before any model or dataset loads
+    assert line is not None and line.startswith(f"lmms_eval: vrb_clean reads the dataset {VQAV2_DATASET}, ")
+    assert "the hub is unreachable from here" in line and "HF_HUB_OFFLINE" in line, line
+    # `--model llava` served by the pack's LLaVA: the line names the transformers checkpoint it needs
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from lmms_eval_tasks.host import substitution
+
+    monkeypatch.setattr(substitution, "active", lambda: {"asked": "llava"})  # the launcher substituted llava
+    line = check_checkpoints(["--model", "llava", "--tasks", "dare"])
+    assert line is not None and line.startswith(
+        "lmms_eval: --model llava needs the checkpoint llava-hf/llava-1.5-7b-hf, which is not in the "
+        "Hugging Face cache ("
+    ), line
+    assert "HF_HUB_OFFLINE=1 forbids downloading it" in line and "pretrained=" in line
