@@ -253,7 +253,7 @@ def resampling_of(
     without one fall back to the question, noted), cell = its corruption level, values (VQA accuracy, 1).
     The statistic: overall and clean accuracy, then the single-model summary (``model_summary``) of the
     complete corruptions' accuracy curves."""
-    from lmms_eval_tasks.uncertainty.resampling import Resampling, ordered_sum
+    from lmms_eval_tasks.uncertainty.resampling import Resampling
 
     corruptions = sorted({name for name, severity in level_list if severity > 0})
     order = [(CLEAN, 0)] + [(name, k) for name in corruptions for k in range(1, 6)]
@@ -275,7 +275,7 @@ def resampling_of(
         sums, counts = totals[..., 0], totals[..., 1]
         with np.errstate(all="ignore"):
             level_accuracy = sums / counts  # [R, levels]
-            out = {"accuracy": ordered_sum(sums) / ordered_sum(counts)}
+            out = {"accuracy": sums.sum(axis=1) / counts.sum(axis=1)}
         out["accuracy_clean"] = level_accuracy[:, 0]
         if not complete:  # no curve: the robustness numbers are undefined (no interval either)
             return out
