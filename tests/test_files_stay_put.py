@@ -92,6 +92,36 @@ def test_a_manifest_over_other_rows_is_refused_on_load(tmp_path: Path, monkeypat
     assert not list(tmp_path.glob(".*partial*"))
 
 
+def test_prepare_into_a_symlinked_folder_fills_the_folder_it_points_to(tmp_path: Path, monkeypatch) -> None:
+    # an --out that is a symlink used to end on "OSError: Cannot call rmtree on a symbolic link"
+    first, images = _annotations(tmp_path, "first.json", ["How many dogs?"])
+    second, _ = _annotations(tmp_path, "second.json", ["How many cats?", "How many cows?"])
+    real = tmp_path / "disk" / "tallyqa"
+    real.mkdir(parents=True)
+    link = tmp_path / "tallyqa"
+    link.symlink_to(real)
+    preparers()["tallyqa"].prepare(first, images, link, progress=False)
+    preparers()["tallyqa"].prepare(second, images, link, progress=False, overwrite=True)
+    assert link.is_symlink() and (real / "lmms_eval_tasks_prepare.json").is_file()
+    monkeypatch.setenv(env_var("tallyqa"), str(link))
+    assert load_prepared("tallyqa")["question"] == ["How many cats?", "How many cows?"]
+    assert sorted(path.name for path in (tmp_path / "disk").iterdir()) == [".tallyqa.prepare.lock", "tallyqa"]
+
+
+def test_contextual_prepare_takes_the_folder_lock(tmp_path: Path) -> None:
+    # two ConTextual prepares into one folder wrote one "<stem>.parquet.tmp" at once
+    import fcntl
+
+    from lmms_eval_tasks.tasks.contextual.prepare import prepare
+
+    out = tmp_path / "contextual"
+    with open(tmp_path / ".contextual.prepare.lock", "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(FileExistsError, match="is being prepared by another `lmms-eval-tasks prepare`"):
+            prepare(None, out, split="val", download=False, progress=False)
+    assert not out.exists()
+
+
 # ---- latest.json ---------------------------------------------------------------------------------------
 
 

@@ -236,7 +236,9 @@ def _sha256(path: Path) -> str:
 @contextmanager
 def output_lock(out: Path) -> Iterator[None]:
     """Hold ``.<out>.prepare.lock`` next to ``out`` for one ``prepare`` call: a second call into the same
-    folder is refused at once in one line (two calls used to stage into one folder and mix their files)."""
+    folder is refused at once in one line (two calls used to stage into one folder and mix their files).
+    The lock is named after the resolved folder, so two spellings of it (a symlink) share one lock."""
+    out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     lock_path = out.parent / f".{out.name}.prepare.lock"
     with open(lock_path, "a+", encoding="utf-8") as lock:
@@ -282,7 +284,7 @@ def write_prepared(
 
     import datasets
 
-    out = Path(out)
+    out = Path(out).resolve()  # an --out that is a symlink: the folder it points to is replaced, not the link
     with output_lock(out):
         if out.exists() and any(out.iterdir()):
             if not overwrite:
@@ -300,11 +302,13 @@ def write_prepared(
             (staging / MANIFEST_NAME).write_text(
                 json.dumps({**facts, **(manifest or {})}, indent=2) + "\n", encoding="utf-8"
             )
-            if out.exists():
-                shutil.rmtree(out)
+            aside = staging.with_name(f"{staging.name}.replaced")
+            if out.exists():  # --overwrite: the old folder is moved aside first, so a kill at any moment
+                out.rename(aside)  # leaves the old or the new dataset under ``out`` (or the old one aside)
             staging.rename(out)
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # gone after the rename; a failed call's leftovers
+            shutil.rmtree(staging.with_name(f"{staging.name}.replaced"), ignore_errors=True)
     return out
 
 

@@ -320,7 +320,7 @@ def download_images(
 
 def _write_atomically(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` through a ``.part`` file, so no half image ever has the final name."""
-    partial = target.with_name(f"{target.name}.{threading.get_ident()}.part")
+    partial = target.with_name(f"{target.name}.{os.getpid()}-{threading.get_ident()}.part")
     partial.write_bytes(data)
     os.replace(partial, target)
 
@@ -471,7 +471,7 @@ def write_dataset(rows: Sequence[CsvRow], image_dir: Path, path: Path) -> Path:
         for row in rows
     ]
     dataset = datasets.Dataset.from_dict(table, features=features)
-    temporary = path.with_suffix(".parquet.tmp")
+    temporary = path.with_suffix(f".parquet.{os.getpid()}.tmp")
     dataset.to_parquet(str(temporary))
     os.replace(temporary, path)
     return path
@@ -501,7 +501,33 @@ def prepare(
     Raises PrepareError naming the rows whose image is missing, unless ``skip_missing`` (then those rows
     are left out of the dataset, counted and listed in the summary and in ``<stem>.prepare.json``).
     """
-    out_dir = Path(out_dir)
+    from lmms_eval_tasks.framework.preparing import output_lock
+
+    with output_lock(Path(out_dir)):  # one prepare per folder at a time (two wrote one parquet file at once)
+        return _prepare(
+            csv_path, Path(out_dir), split=split, skip_missing=skip_missing, workers=workers,
+            retries=retries, timeout=timeout, backoff_base=backoff_base, fetch=fetch, progress=progress,
+            images=images, download=download, breaker=breaker,
+        )  # fmt: skip
+
+
+def _prepare(
+    csv_path: str | Path | None,
+    out_dir: Path,
+    *,
+    split: str,
+    skip_missing: bool,
+    workers: int,
+    retries: int,
+    timeout: float,
+    backoff_base: float,
+    fetch: Callable[[str, float], bytes] | None,
+    progress: bool,
+    images: str | Path | None,
+    download: bool,
+    breaker: int,
+) -> dict[str, Any]:
+    """``prepare``'s work, under its output folder's lock."""
     if csv_path is None:
         rows, stem = bundled_csv_rows(split)
         source = f"bundled {stem}"
