@@ -307,6 +307,81 @@ def undefined_notes(entries: Sequence[Entry]) -> str:
     return ("Undefined values (n/a): " + "; ".join(parts) + ".") if parts else ""
 
 
+# ---- reproduction ------------------------------------------------------------------------------------
+
+
+def reproduction_verdicts(runs: Sequence[Run], published_as: str | None = None) -> list[tuple[str, Any]]:
+    """(run label, ``reproduction.Verdict``) for every top-level task of every run."""
+    from lmms_eval_tasks.reproduction import verdict_for_report
+
+    return [
+        (run.label, verdict_for_report(run.reports[task], published_as))
+        for run in runs
+        for task in run.top_level_tasks()
+    ]
+
+
+def _interval_cell(low: float | None, high: float | None) -> str | None:
+    return None if low is None or high is None else f"[{fmt(low)}, {fmt(high)}]"
+
+
+def reproduction_section(verdicts: Sequence[tuple[str, Any]]) -> Section | None:
+    """The "Reproduction" section: per matched report, each compared metric against its published value
+    with the rule's answer and every known reason for a difference; None when no run matched a model."""
+    from lmms_eval_tasks.reproduction import SAMPLING_RULE
+
+    matched = [(label, verdict) for label, verdict in verdicts if verdict.published_row is not None]
+    if not matched:
+        return None
+    rows = []
+    for label, verdict in matched:
+        for item in verdict.metrics:
+            answer = {True: "yes", False: "no", None: "cannot tell (no interval)"}[item.within_sampling]
+            rows.append(
+                [
+                    f"{label} / {verdict.task}",
+                    verdict.published_row.label,
+                    item.metric,
+                    item.published,
+                    item.value,
+                    _interval_cell(item.low, item.high),
+                    item.difference,
+                    answer,
+                ]
+            )
+    blocks: list[Block] = [
+        Text(
+            "A run whose model is a published model (matched by its checkpoint, or named with "
+            f"--published-as) against the published value. Rule: {SAMPLING_RULE}."
+        ),
+        Table(
+            "Published value against the run",
+            [
+                "run / task",
+                "published model",
+                "metric",
+                "published",
+                "run",
+                "run 95% CI",
+                "difference (run - published)",
+                "within sampling?",
+            ],
+            rows,
+        ),  # fmt: skip
+    ]
+    for label, verdict in matched:
+        source = verdict.published_row.source
+        blocks.append(
+            Text(
+                f"{label} / {verdict.task}: {verdict.summary}. Matched: {verdict.model.how}. "
+                f"Published row: {verdict.published_row.label} ({source}). Known reasons for a difference: "
+                + ("; ".join(verdict.reasons) if verdict.reasons else "none recorded")
+                + "."
+            )
+        )
+    return Section("reproduction", "Reproduction", blocks)
+
+
 # ---- overview ----------------------------------------------------------------------------------------
 
 
@@ -362,9 +437,12 @@ def interval_text(report: dict[str, Any], metric: str) -> str:
     return ""
 
 
-def build_overview(runs: Sequence[Run], sections: Sequence[Section]) -> Overview:
+def build_overview(
+    runs: Sequence[Run], sections: Sequence[Section], verdicts: Sequence[tuple[str, Any]] = ()
+) -> Overview:
     """The first table of the report: a row per run, a column per benchmark (its first headline metric,
-    from the registry), the value of each of the run's top-level tasks of that benchmark."""
+    from the registry), the value of each of the run's top-level tasks of that benchmark; with a matched
+    reproduction verdict, a last "Reproduction" column (agrees / differs / cannot tell, per task)."""
     from lmms_eval_tasks.framework.registry import benchmarks
 
     known = benchmarks()
@@ -401,6 +479,14 @@ def build_overview(runs: Sequence[Run], sections: Sequence[Section]) -> Overview
                     intervals.add(benchmark)
                 cells.setdefault(benchmark, []).append(cell)
         rows.append((run.label, cells))
+    matched = [(label, verdict) for label, verdict in verdicts if verdict.published_row is not None]
+    if matched:
+        columns.append(("reproduction", "Reproduction", "vs published"))
+        for label, cells in rows:
+            for run_label, verdict in matched:
+                if run_label == label:
+                    text = f"{verdict.summary} ({verdict.published_row.label})"
+                    cells.setdefault("reproduction", []).append(OverviewCell(verdict.task, text))
     return Overview(columns, rows, intervals)
 
 
@@ -664,7 +750,11 @@ def _toc_entries(sections: Sequence[Section], provenance: Sequence[Table]) -> li
 
 
 def render_html(
-    runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table], note: str = ""
+    runs: Sequence[Run],
+    sections: Sequence[Section],
+    provenance: Sequence[Table],
+    note: str = "",
+    verdicts: Sequence[tuple[str, Any]] = (),
 ) -> str:
     """The whole report as one HTML document (inline CSS, images as data URIs, no scripts): ``note`` (what
     the runs are, e.g. the demo's stand-in models), overview, table of contents, a section per benchmark,
@@ -681,7 +771,7 @@ def render_html(
         "<h1>lmms-eval-tasks report</h1>",
         *([f"<p><strong>{html.escape(note)}</strong></p>"] if note else []),
         "<p>Runs: " + ", ".join(html.escape(f"{run.label} ({run.folder})") for run in runs) + "</p>",
-        _html_overview(build_overview(runs, sections)),
+        _html_overview(build_overview(runs, sections, verdicts)),
         f'<nav id="contents"><h2>Contents</h2><ol>{toc}</ol></nav>',
     ]
     for section in sections:
@@ -709,7 +799,11 @@ def _md_overview(overview: Overview) -> list[str]:
 
 
 def render_markdown(
-    runs: Sequence[Run], sections: Sequence[Section], provenance: Sequence[Table], note: str = ""
+    runs: Sequence[Run],
+    sections: Sequence[Section],
+    provenance: Sequence[Table],
+    note: str = "",
+    verdicts: Sequence[tuple[str, Any]] = (),
 ) -> str:
     """The same content as Markdown, plots referenced as ``plots/<name>.png``."""
     parts = [
@@ -718,7 +812,7 @@ def render_markdown(
         *([f"**{note}**", ""] if note else []),
         "Runs: " + ", ".join(f"{run.label} (`{run.folder}`)" for run in runs),
         "",
-        *_md_overview(build_overview(runs, sections)),
+        *_md_overview(build_overview(runs, sections, verdicts)),
         "",
         "## Contents",
         "",
@@ -732,20 +826,29 @@ def render_markdown(
     return "\n".join(parts) + "\n"
 
 
-def write_report(runs: Sequence[Run], out_dir: str | os.PathLike[str], note: str = "") -> Path:
+def write_report(
+    runs: Sequence[Run], out_dir: str | os.PathLike[str], note: str = "", published_as: str | None = None
+) -> Path:
     """Render ``runs`` into ``out_dir``: report.html, report.md and plots/*.png; returns report.html.
-    ``note``: one line shown first (what the runs are)."""
+    ``note``: one line shown first (what the runs are); ``published_as``: the published model every run
+    is compared with (else matched by checkpoint)."""
     out = Path(out_dir)
     (out / PLOTS_FOLDER).mkdir(parents=True, exist_ok=True)
     sections = build_sections(runs)
+    verdicts = reproduction_verdicts(runs, published_as)
+    reproduction = reproduction_section(verdicts)
+    if reproduction is not None:
+        sections.append(reproduction)
     provenance = [provenance_table(run) for run in runs]
     for section in sections:
         for block in section.blocks:
             if isinstance(block, Plot):
                 (out / PLOTS_FOLDER / block.name).write_bytes(block.png)
-    (out / REPORT_MD).write_text(render_markdown(runs, sections, provenance, note), encoding="utf-8")
+    (out / REPORT_MD).write_text(
+        render_markdown(runs, sections, provenance, note, verdicts), encoding="utf-8"
+    )
     html_path = out / REPORT_HTML
-    html_path.write_text(render_html(runs, sections, provenance, note), encoding="utf-8")
+    html_path.write_text(render_html(runs, sections, provenance, note, verdicts), encoding="utf-8")
     return html_path
 
 
@@ -754,10 +857,30 @@ def write_report_for_runs(
     out_dir: str | os.PathLike[str],
     skipped: list[str] | None = None,
     note: str = "",
+    published_as: str | None = None,
 ) -> Path:
     """Read every run under ``run_dirs`` and write the report into ``out_dir``; returns report.html's path.
     What was left out, and why, is appended to ``skipped``; ``note`` is shown first."""
-    return write_report(load_runs(run_dirs, skipped), out_dir, note)
+    return write_report(load_runs(run_dirs, skipped), out_dir, note, published_as)
+
+
+def report_json(runs: Sequence[Run], published_as: str | None = None) -> dict[str, Any]:
+    """What ``report --json`` prints: per run, its reports' headline metrics and reproduction verdicts."""
+    verdicts = reproduction_verdicts(runs, published_as)
+    return {
+        "runs": [
+            {
+                "run": run.label,
+                "folder": str(run.folder),
+                "tasks": {
+                    task: {"benchmark": run.reports[task]["benchmark"], "report": str(run.report_paths[task])}
+                    for task in run.top_level_tasks()
+                },
+                "reproduction": [verdict.as_dict() for label, verdict in verdicts if label == run.label],
+            }
+            for run in runs
+        ]
+    }
 
 
 # ---- exports -----------------------------------------------------------------------------------------

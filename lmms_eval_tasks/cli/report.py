@@ -16,11 +16,14 @@ from typing import Any
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.human_report import ReportInputError, write_report_for_runs
+    import json
+
+    from lmms_eval_tasks.human_report import ReportInputError, load_runs, report_json, write_report
 
     skipped: list[str] = []
     try:
-        path = write_report_for_runs(args.run_dirs, args.out, skipped)
+        runs = load_runs(args.run_dirs, skipped)
+        path = write_report(runs, args.out, published_as=args.published_as)
     except ReportInputError as error:
         for note in skipped:
             print(f"lmms-eval-tasks report: skipped {note}", file=sys.stderr)
@@ -28,7 +31,10 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     for note in skipped:
         print(f"lmms-eval-tasks report: skipped {note}", file=sys.stderr)
-    print(path)
+    if args.json:
+        print(json.dumps({"report": str(path), **report_json(runs, args.published_as)}, indent=2))
+    else:
+        print(path)
     return 0
 
 
@@ -45,5 +51,17 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--out", type=Path, required=True, help="folder for report.html, report.md and plots/"
+    )
+    parser.add_argument(
+        "--published-as",
+        metavar="NAME",
+        default=None,
+        help="compare every run with the published model NAME (e.g. LLaVA-1.5-7B) instead of matching "
+        "it by checkpoint; the report records that the match was made this way",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report's path, runs and reproduction verdicts as JSON instead of the path",
     )
     parser.set_defaults(handler=_run)

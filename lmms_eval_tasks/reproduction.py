@@ -1,0 +1,232 @@
+"""Is my number the paper's number? The reproduction verdict of one report against the published rows.
+
+A run's model is matched to a published row by its checkpoint only (``CHECKPOINT_NAMES``, built on the
+substitution's mapping in ``host/llava_checkpoints.py``), or by an explicit ``--published-as NAME``; never
+by a guess on its name. For a matched report each compared metric gets: the published value, the run's
+value and 95% interval (the report's ``details.uncertainty``), the difference (run - published), and
+whether sampling explains it under one rule, ``SAMPLING_RULE``. Every known reason the run's setting
+differs from the paper's (judge, subset/--limit, question set, sample data, substitution, corruption,
+prompt variant, ...) is listed next to it, read from the report's provenance.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lmms_eval_tasks.host.llava_checkpoints import ORIGINAL_TO_HF_CHECKPOINTS
+from lmms_eval_tasks.reporting.published import PublishedRow
+
+SAMPLING_RULE = (
+    "sampling explains the difference when the published value lies inside the run's 95% interval "
+    "(the report's uncertainty record); outside it, the difference is larger than the run's sampling "
+    "error alone explains (the published value's own sampling error is not known and not counted)"
+)
+# Original LLaVA checkpoints -> the published models' names (the papers' names for them).
+_ORIGINAL_NAMES: dict[str, str] = {
+    "liuhaotian/llava-v1.5-7b": "LLaVA-1.5-7B",
+    "liuhaotian/llava-v1.5-13b": "LLaVA-1.5-13B",
+    "liuhaotian/llava-v1.6-vicuna-7b": "LLaVA-NeXT-Vicuna-7B",
+    "liuhaotian/llava-v1.6-vicuna-13b": "LLaVA-NeXT-13B",
+    "liuhaotian/llava-v1.6-mistral-7b": "LLaVA-NeXT-Mistral-7B",
+    "liuhaotian/llava-v1.6-34b": "LLaVA-NeXT-34B",
+}
+# Every checkpoint the pack can name: the originals and their transformers conversions (one mapping).
+CHECKPOINT_NAMES: dict[str, str] = {
+    **_ORIGINAL_NAMES,
+    **{ORIGINAL_TO_HF_CHECKPOINTS[original]: name for original, name in _ORIGINAL_NAMES.items()},
+}
+
+
+@dataclass(frozen=True)
+class ModelMatch:
+    """Which published model a run is, and how that was decided (``how`` is shown in reports)."""
+
+    name: str | None
+    how: str
+    checkpoint: str | None = None
+
+
+def run_checkpoint(provenance: Mapping[str, Any]) -> str | None:
+    """The checkpoint a report's run loaded: the substitution's loaded checkpoint, else ``pretrained=``
+    of the model arguments; None when neither names one."""
+    substitution = provenance.get("model_substitution")
+    if isinstance(substitution, Mapping) and substitution.get("checkpoint"):
+        return str(substitution["checkpoint"])
+    for part in str(provenance.get("model_args") or "").split(","):
+        key, _, value = part.partition("=")
+        if key.strip() == "pretrained" and value.strip():
+            return value.strip()
+    return None
+
+
+def match_model(provenance: Mapping[str, Any], published_as: str | None = None) -> ModelMatch:
+    """The published model of a run: ``published_as`` when given, else its checkpoint's name."""
+    checkpoint = run_checkpoint(provenance)
+    if published_as:
+        return ModelMatch(
+            published_as,
+            f"--published-as {published_as} (the run's checkpoint: {checkpoint or 'not recorded'})",
+            checkpoint,
+        )
+    if checkpoint is None:
+        return ModelMatch(None, f"no checkpoint recorded for model {provenance.get('model')}: not matched")
+    name = CHECKPOINT_NAMES.get(checkpoint)
+    if name is None:
+        return ModelMatch(
+            None, f"checkpoint {checkpoint} is not a published model (give --published-as NAME)", checkpoint
+        )
+    return ModelMatch(name, f"checkpoint {checkpoint} is {name}", checkpoint)
+
+
+def published_module(benchmark: str) -> Any | None:
+    """``lmms_eval_tasks.tasks.<benchmark>.published``, or None for a benchmark without one."""
+    try:
+        return importlib.import_module(f"lmms_eval_tasks.tasks.{benchmark}.published")
+    except ModuleNotFoundError:
+        return None
+
+
+@dataclass
+class MetricVerdict:
+    """One compared metric: published value, run value and interval, difference, the rule's answer."""
+
+    metric: str
+    published: float
+    value: float | None
+    low: float | None
+    high: float | None
+    difference: float | None
+    within_sampling: bool | None  # None: no value or no interval (cannot tell)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Verdict:
+    """The reproduction verdict of one report (task) of a run."""
+
+    task: str
+    benchmark: str
+    model: ModelMatch
+    published_row: PublishedRow | None = None
+    metrics: list[MetricVerdict] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def summary(self) -> str:
+        """One word for the overview: agrees / differs / cannot tell / not matched."""
+        if self.published_row is None:
+            return "not matched"
+        answers = [m.within_sampling for m in self.metrics]
+        if not answers or any(answer is None for answer in answers):
+            return "cannot tell"
+        return "agrees" if all(answers) else "differs"
+
+    def as_dict(self) -> dict[str, Any]:
+        row = self.published_row
+        return {
+            "task": self.task,
+            "benchmark": self.benchmark,
+            "published_model": self.model.name,
+            "matched_by": self.model.how,
+            "checkpoint": self.model.checkpoint,
+            "summary": self.summary,
+            "rule": SAMPLING_RULE,
+            "source": None if row is None else _source_dict(row),
+            "metrics": [m.as_dict() for m in self.metrics],
+            "reasons": list(self.reasons),
+            "note": self.note,
+        }
+
+
+def _source_dict(row: PublishedRow) -> dict[str, Any]:
+    source = row.source
+    return {"label": row.label, **(source.as_dict() if hasattr(source, "as_dict") else {"text": str(source)})}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _interval(report: Mapping[str, Any], metric: str) -> tuple[float | None, float | None]:
+    block = ((report.get("details") or {}).get("uncertainty") or {}).get(metric)
+    if not isinstance(block, Mapping):
+        return None, None
+    return _number(block.get("low")), _number(block.get("high"))
+
+
+def compare_metric(report: Mapping[str, Any], metric: str, published: float) -> MetricVerdict:
+    """The verdict of one metric under ``SAMPLING_RULE``."""
+    value = _number((report.get("metrics") or {}).get(metric))
+    low, high = _interval(report, metric)
+    difference = None if value is None else value - published
+    within = None if value is None or low is None or high is None else low <= published <= high
+    return MetricVerdict(metric, published, value, low, high, difference, within)
+
+
+def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Sequence[str]) -> list[str]:
+    """Every recorded reason this run's setting differs from the published row's, most specific first:
+    the task's own (question set), judge, subset/--limit, sample data, substitution, corruption, then the
+    report's deviations verbatim, and a note when the published value was not checked against its source."""
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    provenance = report.get("provenance") or {}
+    reasons = list(task_reasons)
+    source = row.source
+    paper_judge = getattr(source, "judge", "")
+    judge = provenance.get("judge")
+    if isinstance(judge, Mapping):
+        model = judge.get("model")
+        reasons.append(f"judge: {model} ({judge.get('kind')}); the published value: {paper_judge}")
+    limit = provenance.get("limit")
+    if limit is not None:
+        reasons.append(f"subset: --limit {limit} (the published value is over the whole question set)")
+    benchmark = benchmarks().get(str(report.get("benchmark")))
+    task = str(report.get("task"))
+    if benchmark is not None and (task in benchmark.sample_tasks or task.endswith("_sample")):
+        reasons.append("sample data: the run scored the bundled sample, not the benchmark's dataset")
+    substitution = provenance.get("model_substitution")
+    if substitution:
+        reasons.append(f"model substitution: {substitution}")
+    corruption = provenance.get("corruption")
+    if corruption:
+        reasons.append(f"corruption profile: {corruption}")
+    variant = (provenance.get("settings") or {}).get("variant")
+    if variant and variant != "official":
+        reasons.append(f"prompt/protocol variant: {variant}")
+    reasons += [f"recorded deviation: {line}" for line in provenance.get("deviations") or []]
+    if not getattr(source, "checked_against", ""):
+        reasons.append("the published value was not checked against its source text in this pack")
+    return list(dict.fromkeys(reasons))
+
+
+def verdict_for_report(report: Mapping[str, Any], published_as: str | None = None) -> Verdict:
+    """The reproduction verdict of one pack report (a ``*_report.json`` dict)."""
+    benchmark, task = str(report.get("benchmark")), str(report.get("task"))
+    match = match_model(report.get("provenance") or {}, published_as)
+    verdict = Verdict(task, benchmark, match)
+    module = published_module(benchmark)
+    if module is None:
+        verdict.note = f"no published numbers are entered for {benchmark}"
+        return verdict
+    rows, task_reasons = module.published_for_task(task)
+    if match.name is None:
+        verdict.note = match.how
+        return verdict
+    row = next((row for row in rows if row.label == match.name), None)
+    if row is None:
+        names = ", ".join(dict.fromkeys(row.label for row in rows))
+        verdict.note = f"{match.name} has no published row for {task} (published: {names})"
+        return verdict
+    verdict.published_row = row
+    verdict.metrics = [compare_metric(report, metric, row.values[metric]) for metric in row.compared]
+    verdict.reasons = known_reasons(report, row, task_reasons)
+    return verdict

@@ -1,0 +1,125 @@
+"""The reproduction verdict: model identity by checkpoint or --published-as, published value against the
+run's value and 95% interval, the rule's answer, and every known reason for a difference; in the report
+(section + overview column) and in `report --json`. Crafted reports with the arithmetic written out, and
+one real launcher run of `random_guess` on the HallusionBench sample (slow)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.cli import main as cli_main
+from lmms_eval_tasks.human_report import load_runs, report_json, write_report_for_runs
+from lmms_eval_tasks.reporting import schema as reports
+from lmms_eval_tasks.reproduction import CHECKPOINT_NAMES, match_model, verdict_for_report
+from tests.helpers import run_launcher
+from tests.test_report import crafted_run, md_tables, row
+
+
+def test_checkpoints_name_the_published_model_and_nothing_is_guessed():
+    for checkpoint in ("llava-hf/llava-1.5-7b-hf", "liuhaotian/llava-v1.5-7b"):
+        match = match_model({"model": "llava_hf", "model_args": f"pretrained={checkpoint},device=cpu"})
+        assert (match.name, match.how) == ("LLaVA-1.5-7B", f"checkpoint {checkpoint} is LLaVA-1.5-7B")
+    assert CHECKPOINT_NAMES["llava-hf/llava-1.5-13b-hf"] == "LLaVA-1.5-13B"
+    # A name that merely looks like LLaVA-1.5-7B is not matched (no fuzzy guess) ...
+    near = match_model({"model": "llava_hf", "model_args": "pretrained=someone/llava-1.5-7b-finetuned"})
+    assert near.name is None and "--published-as" in near.how
+    # ... unless the user says so, and the report records how.
+    named = match_model({"model": "random_guess", "model_args": "seed=0"}, "LLaVA-1.5-13B")
+    assert named.name == "LLaVA-1.5-13B"
+    assert named.how == "--published-as LLaVA-1.5-13B (the run's checkpoint: not recorded)"
+    # The substitution's loaded checkpoint wins over the asked one.
+    substituted = match_model(
+        {"model": "llava", "model_args": "pretrained=liuhaotian/llava-v1.5-13b",
+         "model_substitution": {"asked": "llava", "used": "llava_transformers",
+                                "checkpoint": "llava-hf/llava-1.5-13b-hf"}}
+    )  # fmt: skip
+    assert substituted.name == "LLaVA-1.5-13B" and substituted.checkpoint == "llava-hf/llava-1.5-13b-hf"
+
+
+def _hallusionbench_run(tmp_path: Path) -> Path:
+    """qAcc 12.5 in [0, 37.5]; fAcc 50 in [30, 70]; aAcc 45 in [40, 50]; rule judge; --limit 8."""
+    uncertainty = {
+        metric: {"estimate": value, "stderr": 1.0, "low": low, "high": high, "method": "bootstrap",
+                 "unit": "figure group", "n_units": 4}
+        for metric, value, low, high in (("qAcc", 12.5, 0.0, 37.5), ("fAcc", 50.0, 30.0, 70.0),
+                                         ("aAcc", 45.0, 40.0, 50.0))
+    }  # fmt: skip
+    return crafted_run(
+        tmp_path / "out", "hallusionbench", "hallusionbench_sample",
+        {"qAcc": 12.5, "fAcc": 50.0, "aAcc": 45.0}, {"uncertainty": uncertainty},
+        model_args="pretrained=org/tiny-model",
+        judge={"kind": "rule", "model": "rule-based", "repeats": 1, "task": "hallusionbench"},
+        limit=8,
+    )  # fmt: skip
+
+
+def test_verdict_of_a_run_registered_as_a_published_model(tmp_path: Path):
+    output = _hallusionbench_run(tmp_path)
+    [run] = load_runs([output])
+    report = run.reports["hallusionbench_sample"]
+    # Without an override the checkpoint org/tiny-model is no published model: no verdict, and why.
+    unmatched = verdict_for_report(report)
+    assert unmatched.published_row is None and "org/tiny-model is not a published model" in unmatched.note
+
+    verdict = verdict_for_report(report, "LLaVA-1.5-13B")
+    # Published (README leaderboard, GPT Eval): qAcc 10.55, fAcc 24.86, aAcc 46.94.
+    by_metric = {item.metric: item for item in verdict.metrics}
+    assert list(by_metric) == ["qAcc", "fAcc", "aAcc"]
+    # qAcc: 12.5 - 10.55 = 1.95; 0 <= 10.55 <= 37.5 -> within sampling.
+    assert by_metric["qAcc"].difference == pytest.approx(1.95) and by_metric["qAcc"].within_sampling is True
+    # fAcc: 50 - 24.86 = 25.14; 24.86 < 30 (the interval's low end) -> not explained by sampling.
+    assert by_metric["fAcc"].difference == pytest.approx(25.14) and by_metric["fAcc"].within_sampling is False
+    # aAcc: 45 - 46.94 = -1.94; 40 <= 46.94 <= 50 -> within.
+    assert by_metric["aAcc"].difference == pytest.approx(-1.94) and by_metric["aAcc"].within_sampling is True
+    assert verdict.summary == "differs"  # one metric outside its interval
+    reasons = verdict.reasons
+    assert reasons[0].startswith("judge: rule-based (rule); the published value: GPT-4")
+    assert "subset: --limit 8 (the published value is over the whole question set)" in reasons
+    assert "sample data: the run scored the bundled sample, not the benchmark's dataset" in reasons
+
+
+def test_report_shows_the_reproduction_section_overview_column_and_json(tmp_path: Path, capsys):
+    output = _hallusionbench_run(tmp_path)
+    html_path = write_report_for_runs([output], tmp_path / "report", published_as="LLaVA-1.5-13B")
+    markdown = (html_path.parent / "report.md").read_text(encoding="utf-8")
+    table = md_tables(markdown)["Reproduction :: Published value against the run"]
+    first = row(table, "crafted (tiny-model) / hallusionbench_sample")  # first row: qAcc
+    assert first["metric"] == "qAcc" and first["published"] == "10.55" and first["run"] == "12.50"
+    assert first["run 95% CI"] == "[0.00, 37.50]" and first["within sampling?"] == "yes"
+    assert "differs (LLaVA-1.5-13B)" in markdown.split("## Contents")[0]  # the overview column
+    assert "--published-as LLaVA-1.5-13B" in markdown
+    assert '<section id="reproduction">' in html_path.read_text(encoding="utf-8")
+
+    code = cli_main(["report", str(output), "--out", str(tmp_path / "r2"), "--published-as", "LLaVA-1.5-13B",
+                     "--json"])  # fmt: skip
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    [verdict] = printed["runs"][0]["reproduction"]
+    assert verdict["summary"] == "differs" and verdict["published_model"] == "LLaVA-1.5-13B"
+    assert [m["within_sampling"] for m in verdict["metrics"]] == [True, False, True]
+    assert verdict["source"]["checked_against"] == "README leaderboard table"
+    assert report_json(load_runs([output]))["runs"][0]["reproduction"][0]["summary"] == "not matched"
+
+
+@pytest.mark.slow  # the real launcher
+def test_random_guess_run_registered_as_a_published_model(tmp_path: Path):
+    """A real run (random_guess on the HallusionBench sample, --limit 4, rule judge) compared with
+    LLaVA-1.5-13B: the verdict's numbers are the report's, the reasons name judge, limit and sample."""
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model", "random_guess", "--model_args", "seed=0", "--tasks", "hallusionbench_sample",
+        "--batch_size", "1", "--output_path", str(output), "--log_samples", "--seed", "0", "--limit", "4",
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    report = reports.read_report(reports.task_files(output, "hallusionbench_sample")["report"])
+    verdict = verdict_for_report(report, "LLaVA-1.5-13B")
+    for item in verdict.metrics:
+        value = report["metrics"][item.metric]
+        block = report["details"]["uncertainty"][item.metric]
+        assert item.value == value and item.difference == pytest.approx(value - item.published)
+        assert item.within_sampling == (block["low"] <= item.published <= block["high"])
+    text = " | ".join(verdict.reasons)
+    assert "judge: rule-based" in text and "--limit" in text and "sample data" in text
