@@ -4,7 +4,9 @@ Each RUN_DIR is a harness output folder (``--output_path``), a model folder belo
 ``.../lmms_eval_tasks`` or one run folder ``.../lmms_eval_tasks/<run_id>``; every pack folder below it
 counts, at any depth. Each (model, model args) is one run, with the newest report of each task; what is
 left out (older reports of the same setup, unreadable reports, tasks whose scoring failed) is printed.
-The HTML is self-contained (tables, PNG plots as data URIs, no scripts).
+The HTML is self-contained (tables, PNG plots as data URIs, no scripts). A run of a published model (matched
+by its checkpoint, or named with --published-as) gets a Reproduction section: published value, run value and
+interval, difference, and every known reason for a difference (comparing-with-papers.md in the docs).
 """
 
 from __future__ import annotations
