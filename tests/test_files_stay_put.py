@@ -157,6 +157,32 @@ def test_a_damaged_latest_index_is_kept_aside_and_rebuilt(tmp_path: Path) -> Non
     assert len(warnings) == 1 and "damaged" in warnings[0] and aside.name in warnings[0]
 
 
+@pytest.mark.parametrize(
+    "damaged",
+    ["", "[]", '{"tasks": null}', '{"tasks": {"tallyqa_sample": "run1"}}', "\udcff"],
+    ids=["empty", "a list", "null tasks", "an entry without its files", "not UTF-8"],
+)
+def test_a_damaged_latest_index_is_read_past_and_rebuilt_whatever_the_damage(
+    tmp_path: Path, damaged: str
+) -> None:
+    # '{"tasks": null}' made every lookup end on AttributeError; an entry that names no file was kept as
+    # it was (other tasks' entries stayed lost); any damage made the lookup say "no report"
+    from lmms_eval_tasks.reporting.schema import latest_report_path, task_files, write_report_files
+
+    pack = tmp_path / "lmms_eval_tasks"
+    write_report_files(pack / "run1", _report("tallyqa_sample", "2026-01-01T00:00:00Z"))
+    write_report_files(pack / "run2", _report("dvqa_sample", "2026-01-02T00:00:00Z"))
+    (pack / "latest.json").write_bytes(damaged.encode("utf-8", "surrogateescape"))
+    assert latest_report_path(tmp_path, "tallyqa_sample") == pack / "run1" / "tallyqa_sample_report.json"
+    assert task_files(tmp_path, "dvqa_sample")["report"] == pack / "run2" / "dvqa_sample_report.json"
+    write_report_files(pack / "run3", _report("tdiuc_sample", "2026-01-03T00:00:00Z"))
+    index = json.loads((pack / "latest.json").read_text(encoding="utf-8"))["tasks"]
+    assert {task: entry["run_id"] for task, entry in index.items()} == {
+        "dvqa_sample": "run2", "tallyqa_sample": "run1", "tdiuc_sample": "run3"
+    }  # fmt: skip
+    assert len(list(pack.glob("latest.json.damaged-*"))) == 1
+
+
 # ---- interrupted writes -------------------------------------------------------------------------------
 
 

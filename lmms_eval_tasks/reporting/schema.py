@@ -639,8 +639,9 @@ def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path])
             pass
         try:
             index = strict_loads(index_path.read_text(encoding="utf-8"))
-            if not isinstance(index, dict) or not isinstance(index.get("tasks"), dict):
-                raise ValueError("not an index of tasks")
+            problem = _index_problem(index)
+            if problem:
+                raise ValueError(problem)
         except FileNotFoundError:
             index = {"schema_version": SCHEMA_VERSION, "tasks": {}}
         except (OSError, UnicodeDecodeError, ValueError) as error:  # damaged: kept aside, rebuilt
@@ -648,6 +649,33 @@ def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path])
         index["tasks"][report["task"]] = entry
         index["tasks"] = dict(sorted(index["tasks"].items()))
         write_atomically(index_path, dumps_strict(index, indent=2) + "\n")
+
+
+def _index_problem(index: Any) -> str | None:
+    """Why a parsed ``latest.json`` is not an index of tasks (each entry an object naming its report file),
+    or None."""
+    if not isinstance(index, dict) or not isinstance(index.get("tasks"), dict):
+        return "not an index of tasks"
+    for task, entry in index["tasks"].items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("report"), str):
+            return f"entry {task!r} names no report file"
+    return None
+
+
+def _newest_reports(pack_folder: Path) -> dict[str, dict[str, Any]]:
+    """Each task's newest report among ``pack_folder``'s run folders (by timestamp, then run id), as
+    ``latest.json`` entries: what a damaged index is rebuilt from."""
+    newest: dict[str, dict[str, Any]] = {}
+    for report_path in sorted(pack_folder.glob(f"*/*{REPORT_SUFFIX}")):
+        found = _latest_entry(pack_folder, report_path)
+        if found is None:
+            continue
+        task, entry = found
+        order = (str(entry.get("timestamp") or ""), entry["run_id"])
+        kept = newest.get(task)
+        if kept is None or order >= (str(kept.get("timestamp") or ""), kept["run_id"]):
+            newest[task] = entry
+    return newest
 
 
 def _latest_entry(pack_folder: Path, report_path: Path) -> tuple[str, dict[str, Any]] | None:
@@ -681,16 +709,7 @@ def _rebuilt_latest(index_path: Path, error: BaseException) -> dict[str, Any]:
         index_path.replace(aside)  # type: ignore[arg-type]
     except OSError:
         aside = None
-    newest: dict[str, dict[str, Any]] = {}
-    for report_path in sorted(pack_folder.glob(f"*/*{REPORT_SUFFIX}")):
-        found = _latest_entry(pack_folder, report_path)
-        if found is None:
-            continue
-        task, entry = found
-        order = (str(entry.get("timestamp") or ""), entry["run_id"])
-        kept = newest.get(task)
-        if kept is None or order >= (str(kept.get("timestamp") or ""), kept["run_id"]):
-            newest[task] = entry
+    newest = _newest_reports(pack_folder)
     kept_as = f"kept as {aside.name}" if aside is not None else "could not be moved aside"
     runs = len({entry["run_id"] for entry in newest.values()})
     logger.warning(
@@ -726,12 +745,24 @@ def iter_report_paths(output_path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 def _latest_in(base: Path, task: str) -> dict[str, Path]:
-    """``task``'s files listed in ``base/latest.json`` (``base`` is a ``lmms_eval_tasks`` folder), or {}."""
+    """``task``'s files listed in ``base/latest.json`` (``base`` is a ``lmms_eval_tasks`` folder), or {}.
+    A damaged index (not JSON, not an index of tasks) is read past, with one warning: the task's newest
+    report among the run folders (the next report written rebuilds the index)."""
+    index_path = base / LATEST_INDEX
     try:
-        index = strict_loads((base / LATEST_INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        index = strict_loads(index_path.read_text(encoding="utf-8"))
+        problem = _index_problem(index)
+    except FileNotFoundError:
         return {}
-    entry = index.get("tasks", {}).get(task) if isinstance(index, dict) else None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        problem = f"{type(error).__name__}: {error}"
+    if problem:
+        from loguru import logger
+
+        logger.warning(f"{index_path}: damaged ({problem}); read past it: the newest report of each task")
+        entry = _newest_reports(base).get(task)
+    else:
+        entry = index["tasks"].get(task)
     if not isinstance(entry, dict):
         return {}
     return {name: base / entry[name] for name in ("report", "samples") if isinstance(entry.get(name), str)}
