@@ -9,6 +9,7 @@ tries fails with the fix (tests/helpers.py `refuse_in_quick_tests`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,17 @@ def _cache_root() -> Path:
     """The pack's cache: ``$LMMS_EVAL_TASKS_CACHE``, else the repository's ``.cache`` (Makefile default)."""
     configured = os.environ.get("LMMS_EVAL_TASKS_CACHE")
     return Path(configured) if configured else REPO_ROOT / ".cache"
+
+
+@pytest.fixture
+def warnings_logged() -> Iterator[list[str]]:
+    """Loguru messages of level WARNING and above emitted during the test."""
+    from loguru import logger
+
+    messages: list[str] = []
+    sink = logger.add(lambda message: messages.append(str(message)), level="WARNING")
+    yield messages
+    logger.remove(sink)
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+# Imported first: importing either removes every loguru handler (a warnings_logged sink too).
+import lmms_eval.llm_judge.launcher  # noqa: F401
+import lmms_eval.models  # noqa: F401
 import pytest
-from loguru import logger
 
 from lmms_eval_tasks.framework.task_index import host_task_entries
 from lmms_eval_tasks.host import model_availability
@@ -15,15 +17,6 @@ from lmms_eval_tasks.host import version as host_versions
 from lmms_eval_tasks.host.patch_kit import unwrapped
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def warnings_logged():
-    """Loguru messages of level WARNING and above emitted during the test."""
-    messages: list[str] = []
-    sink = logger.add(lambda message: messages.append(str(message)), level="WARNING")
-    yield messages
-    logger.remove(sink)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
-from loguru import logger
 
 from lmms_eval_tasks import cli
 from lmms_eval_tasks.framework import hook_factory, saved_records
@@ -31,14 +30,6 @@ def failing_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         monkeypatch.setenv("OPENAI_API_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         yield server
-
-
-@pytest.fixture
-def warnings():
-    messages: list[str] = []
-    sink = logger.add(lambda message: messages.append(str(message)), level="WARNING")
-    yield messages
-    logger.remove(sink)
 
 
 def unjudged_records() -> list[dict]:
@@ -104,7 +95,7 @@ def test_task_aggregation_that_fails_with_an_output_path_keeps_the_records(faili
     saved_records.SAVED_FOR_SCORING.clear()
 
 
-def test_partly_failed_judging_scores_and_warns_above_the_threshold(monkeypatch, tmp_path, warnings):
+def test_partly_failed_judging_scores_and_warns_above_the_threshold(monkeypatch, tmp_path, warnings_logged):
     """One of ten questions unjudged: 10 % of the items, above the default 5 % -> a warning, not an error."""
     isolate_judge_env(monkeypatch, tmp_path / "cache_root")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_RETRIES", "0")
@@ -118,7 +109,7 @@ def test_partly_failed_judging_scores_and_warns_above_the_threshold(monkeypatch,
         monkeypatch.setenv("OPENAI_API_URL", server.base_url)
         result = hb.score(rows, repeats=1)[0]
     assert result["unjudged_verdicts"] == 1 and result["aAcc"] == pytest.approx(100.0)
-    assert any("1 of 10 items (10.0 %)" in message and "threshold" in message for message in warnings)
+    assert any("1 of 10 items (10.0 %)" in message and "threshold" in message for message in warnings_logged)
 
 
 def test_vlmevalkit_variant_whose_matcher_fails_for_every_question_raises(failing_endpoint):
@@ -129,7 +120,7 @@ def test_vlmevalkit_variant_whose_matcher_fails_for_every_question_raises(failin
         hb.score(rows, variant="vlmevalkit")[0]
 
 
-def test_vlmevalkit_counts_only_what_it_scores(warnings):
+def test_vlmevalkit_counts_only_what_it_scores(warnings_logged):
     """Empty answers are counted over the scored image questions; no diagnosis counts; supplied verdicts
     are ignored with a warning."""
     rows = crafted_records()  # carries judge_verdict (and judge_same on two rows)
@@ -141,12 +132,12 @@ def test_vlmevalkit_counts_only_what_it_scores(warnings):
     result = hb.score(rows, variant="vlmevalkit", judge="rule")[0]
     assert result["dropped_no_image_questions"] == 2
     assert result["empty_predictions"] == 1
-    assert any("1 of 8 model answers are empty" in message for message in warnings)
+    assert any("1 of 8 model answers are empty" in message for message in warnings_logged)
     # VS figures 1 and 2 lost their no-image pair reference, but this variant diagnoses nothing
     for name in ("missing_pair_reference", "undiagnosed_verdicts", "unjudged_consistency_needed"):
         assert name not in result
     assert result["ignored_supplied_judge_fields"] == 8
-    assert any("IGNORES them" in message for message in warnings)
+    assert any("IGNORES them" in message for message in warnings_logged)
     # the official variant without the diagnosis reports no diagnosis counts either
     official = hb.score(fill_same(crafted_records()), diagnosis=False)[0]
     assert "missing_pair_reference" not in official and "undiagnosed_verdicts" not in official

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, isolate_judge_env
-from loguru import logger
 
 from lmms_eval_tasks.judges import JudgeRequest, get_judge
 from lmms_eval_tasks.judges.config import DEFAULT_MODEL, normalise_base_url, resolve_endpoint
@@ -17,14 +16,6 @@ from lmms_eval_tasks.judges.rule_judge import RuleJudge
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_judge_env(monkeypatch, tmp_path / "cache_root")
-
-
-@pytest.fixture
-def warnings_sink():
-    messages: list[str] = []
-    handler = logger.add(lambda message: messages.append(str(message)), level="WARNING")
-    yield messages
-    logger.remove(handler)
 
 
 @pytest.mark.parametrize(
@@ -40,16 +31,16 @@ def test_base_url_and_full_chat_completions_url_are_both_accepted(url: str, expe
     assert normalise_base_url(url) == expected
 
 
-def test_auto_without_endpoint_falls_back_to_rule_judge_loudly(warnings_sink) -> None:
+def test_auto_without_endpoint_falls_back_to_rule_judge_loudly(warnings_logged) -> None:
     judge = get_judge(task="contextual")
     assert isinstance(judge, RuleJudge) and judge.kind == "rule" and judge.model == "rule-based"
     assert judge.describe()["selected_because"] == "auto: no endpoint configured"
-    assert any("OFFLINE RULE-BASED" in message and "contextual" in message for message in warnings_sink)
+    assert any("OFFLINE RULE-BASED" in message and "contextual" in message for message in warnings_logged)
 
 
-def test_explicit_rule_judge_does_not_warn_and_openai_without_endpoint_raises(warnings_sink) -> None:
+def test_explicit_rule_judge_does_not_warn_and_openai_without_endpoint_raises(warnings_logged) -> None:
     assert get_judge("rule").describe()["selected_because"] == "requested"
-    assert warnings_sink == []
+    assert warnings_logged == []
     with pytest.raises(ValueError, match="needs an endpoint"):
         get_judge("openai")
     with pytest.raises(ValueError, match="judge kind must be one of"):

@@ -18,7 +18,6 @@ from fake_openai import (
     fail_first_attempts,
     isolate_judge_env,
 )
-from loguru import logger
 
 from lmms_eval_tasks.judges import JudgeRequest, get_judge, repeat_spread, replies_log
 from lmms_eval_tasks.judges.openai_judge import OpenAIJudge, _parse_retry_after
@@ -40,14 +39,6 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def server():
     with FakeOpenAIServer(verdict_for) as running:
         yield running
-
-
-@pytest.fixture
-def warnings_sink():
-    messages: list[str] = []
-    handler = logger.add(lambda message: messages.append(str(message)), level="WARNING")
-    yield messages
-    logger.remove(handler)
 
 
 def make_judge(server: FakeOpenAIServer, tmp_path: Path, **overrides) -> OpenAIJudge:
@@ -138,7 +129,7 @@ def test_repeats_are_separate_cached_calls_and_spread_helpers(server, tmp_path):
 
 
 def test_thirty_percent_first_attempt_faults_every_item_gets_its_own_verdict_or_unjudged(
-    tmp_path, warnings_sink
+    tmp_path, warnings_logged
 ):
     requests = requests_for(150, tag="faulty")
     doomed = {requests[index].prompt for index in (3, 50, 97, 120)}
@@ -170,7 +161,7 @@ def test_thirty_percent_first_attempt_faults_every_item_gets_its_own_verdict_or_
     assert usage["retries"] > 0 and usage["replies"] == 300
     assert any(
         "8 of 300 judge replies are UNJUDGED" in message and "fault test" in message
-        for message in warnings_sink
+        for message in warnings_logged
     )
 
 
@@ -208,7 +199,7 @@ def test_backoff_grows_exponentially_with_jitter(server, tmp_path):
     assert judge._backoff(0, 5.0) >= 5.0
 
 
-def test_non_retryable_errors_fail_fast_and_dead_endpoint_trips_the_breaker(tmp_path, warnings_sink):
+def test_non_retryable_errors_fail_fast_and_dead_endpoint_trips_the_breaker(tmp_path, warnings_logged):
     with FakeOpenAIServer(verdict_for, faults=lambda call: Fault("bad_request")) as server:
         judge = make_judge(server, tmp_path, circuit_breaker=5, concurrency=1)
         replies = judge.judge(requests_for(12))
@@ -217,7 +208,7 @@ def test_non_retryable_errors_fail_fast_and_dead_endpoint_trips_the_breaker(tmp_
     assert all(error.startswith("HTTP 400") for error in errors[:5])
     assert all(error.startswith("skipped: endpoint failing") for error in errors[5:])
     assert judge.usage()["unjudged"] == 12
-    assert any("12 of 12 judge replies are UNJUDGED" in message for message in warnings_sink)
+    assert any("12 of 12 judge replies are UNJUDGED" in message for message in warnings_logged)
 
 
 def test_connection_refused_ends_quickly(tmp_path):
@@ -297,14 +288,14 @@ def test_bad_requests_raise_before_any_call(server, tmp_path):
     assert server.call_count() == 0
 
 
-def test_unusable_cache_file_degrades_to_memory_with_a_warning(server, tmp_path, warnings_sink):
+def test_unusable_cache_file_degrades_to_memory_with_a_warning(server, tmp_path, warnings_logged):
     broken = tmp_path / "broken.sqlite"
     broken.write_bytes(b"this is not a sqlite database" * 100)
     with make_judge(server, tmp_path, cache_path=broken) as judge:
         assert judge.cache_path is None
         replies = judge.judge(requests_for(3))
     assert [row[0].text for row in replies] == [verdict_for(request.prompt) for request in requests_for(3)]
-    assert any("judge cache" in message and "unusable" in message for message in warnings_sink)
+    assert any("judge cache" in message and "unusable" in message for message in warnings_logged)
     assert broken.read_bytes() == b"this is not a sqlite database" * 100  # left for the user to inspect
 
 

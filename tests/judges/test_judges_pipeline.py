@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
-from loguru import logger
 
 from lmms_eval_tasks.judges import get_judge
 from lmms_eval_tasks.judges.config import numeric_setting, total_timeout_seconds
@@ -37,15 +36,6 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_BASE", "0.001")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_MAX", "0.002")
     return monkeypatch
-
-
-@pytest.fixture
-def warnings():
-    """Loguru warnings logged during the test."""
-    messages: list[str] = []
-    sink = logger.add(lambda message: messages.append(str(message)), level="WARNING")
-    yield messages
-    logger.remove(sink)
 
 
 def openai_judge(server: FakeOpenAIServer, **overrides):
@@ -216,16 +206,18 @@ def test_deadline_keeps_replies_that_arrived_in_time(env):
     assert [entry["item_id"] for entry in batch.unjudged()] == ["i0", "i1"]
 
 
-def test_unjudged_share_warning_follows_the_threshold(env, warnings):
+def test_unjudged_share_warning_follows_the_threshold(env, warnings_logged):
     items = [JudgeItem(f"i{n}", f"p{n}", rule_reply=None if n == 0 else "correct") for n in range(10)]
     with get_judge("rule") as judge:
         judge_items(items, judge, parse=parse_word)  # 1 of 10 = 10 % > 5 % default
-        assert any("1 of 10 items (10.0 %)" in message and "5 % threshold" in message for message in warnings)
-        warnings.clear()
+        assert any(
+            "1 of 10 items (10.0 %)" in message and "5 % threshold" in message for message in warnings_logged
+        )
+        warnings_logged.clear()
         env.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED", "0.2")
         batch = judge_items(items, judge, parse=parse_word)
         assert batch.max_unjudged == 0.2
-        assert not any("threshold" in message for message in warnings)
+        assert not any("threshold" in message for message in warnings_logged)
 
 
 @pytest.mark.parametrize("raw", ["1.5", "-0.1", "lots", "nan"])
