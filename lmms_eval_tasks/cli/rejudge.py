@@ -1,0 +1,119 @@
+"""`lmms-eval-tasks rejudge BENCHMARK RUN --judge-model M`: how much the judge moves a judged number.
+
+RUN is a run folder (with --task) or a pack records file (``<task>_samples.jsonl``). Its records are judged
+again by the run's judge (judge A: the run's report's options, or --baseline-judge-model) and by M (judge B,
+an OpenAI-compatible endpoint: --judge-base-url, else the configured one), both through the benchmark's
+scorer with the pack's judge cache (a rerun is resumable and asks nothing already answered). Prints, and
+writes next to the records as ``<records>.rejudge_<M>.json``: per-item agreement, Cohen's kappa, the items
+whose verdict flips, and each headline metric under both judges with the paired 95% interval of B - A.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from lmms_eval_tasks.cli._arguments import json_safe, parse_option
+
+
+def _baseline_options(records_file: Path, benchmark: str, args: argparse.Namespace) -> dict[str, Any] | str:
+    """Judge A's scorer options: --baseline-judge-model, else the run's report's; else a one-line problem."""
+    from lmms_eval_tasks.cli.score import report_options
+
+    if args.baseline_judge_model:
+        return {"judge": "openai", "judge_model": args.baseline_judge_model}
+    task = records_file.name.removesuffix("_samples.jsonl")
+    report = records_file.with_name(f"{task}_report.json")
+    if not report.is_file():
+        return f"no report next to {records_file} to read the run's judge from: give --baseline-judge-model"
+    try:
+        options = report_options(report, benchmark)
+    except ValueError as error:
+        return str(error)
+    return {key: options[key] for key in ("judge", "judge_model", "repeats") if options.get(key) is not None}
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lmms_eval_tasks.cli.score import records_path, records_problem
+    from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl_numbered
+    from lmms_eval_tasks.framework.intervals import split_options
+    from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
+    from lmms_eval_tasks.judges.pipeline import JudgingFailed
+    from lmms_eval_tasks.rejudge import JudgeSetting, rejudge, rejudge_module
+
+    def fail(message: str) -> int:
+        print(f"lmms-eval-tasks rejudge: {message}", file=sys.stderr)
+        return 2
+
+    if args.benchmark not in benchmarks():
+        return fail(f"unknown benchmark {args.benchmark!r}; known: {', '.join(sorted(benchmarks()))}")
+    try:
+        rejudge_module(args.benchmark)
+    except ValueError as error:
+        return fail(str(error))
+    path, problem = records_path(Path(args.run), args.task)
+    if problem:
+        return fail(problem)
+    baseline = _baseline_options(path, args.benchmark, args)
+    if isinstance(baseline, str):
+        return fail(baseline)
+    shared = split_options(dict(args.option or []))[0]
+    for key in ("judge", "judge_model"):
+        shared.pop(key, None)
+    options_a = {**shared, **baseline}
+    options_b = {**shared, "judge": "openai", "judge_model": args.judge_model}
+    benchmark = get_benchmark(args.benchmark)
+    try:
+        for options in (options_a, options_b):
+            benchmark.check_options(**options)
+        records, lines = read_jsonl_numbered(path)
+        problem = records_problem(path, records, args.benchmark)
+        if problem:
+            return fail(problem)
+        benchmark.validate(records, lines=lines)
+        result = rejudge(
+            args.benchmark,
+            records,
+            JudgeSetting(options_a, args.baseline_base_url),
+            JudgeSetting(options_b, args.judge_base_url),
+            resamples=args.resamples,
+            seed=args.seed,
+        )
+    except (RecordError, ValueError, JudgingFailed, OSError) as error:
+        return fail(str(error).splitlines()[-1] if str(error) else type(error).__name__)
+    result = json_safe({"records": str(path), **result})
+    text = json.dumps(result, indent=2)
+    out = Path(args.out) if args.out else path.with_name(f"{path.name}.rejudge_{args.judge_model}.json")
+    out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``rejudge`` subcommand."""
+    parser = subparsers.add_parser(
+        "rejudge",
+        help="judge a run's saved records with another judge: agreement, kappa, flips, metric difference",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("benchmark", help="hallusionbench or contextual")
+    parser.add_argument("run", metavar="RUN", help="run folder (with --task) or a <task>_samples.jsonl")
+    parser.add_argument("--task", default=None, help="the task whose records to read from a run folder")
+    parser.add_argument("--judge-model", required=True, help="judge B: the model to compare with")
+    parser.add_argument("--judge-base-url", default=None, help="judge B's endpoint (default: configured)")
+    parser.add_argument(
+        "--baseline-judge-model", default=None, help="judge A (default: the run's judge, from its report)"
+    )
+    parser.add_argument("--baseline-base-url", default=None, help="judge A's endpoint (default: configured)")
+    parser.add_argument(
+        "--option", "-o", action="append", type=parse_option, metavar="KEY=VALUE",
+        help="scorer option for both judges (e.g. repeats=1)",
+    )  # fmt: skip
+    parser.add_argument("--resamples", type=int, default=1000, help="paired bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="paired bootstrap seed")
+    parser.add_argument("--out", default=None, help="result file (default: next to the records)")
+    parser.set_defaults(handler=_run)

@@ -1,0 +1,143 @@
+"""Judge sensitivity: the same saved records judged by two judges, through the benchmark's own scorer.
+
+Each judge scores a fresh copy of the records with the previous run's judge annotations removed
+(``tasks/<b>/rejudge.py``: ``ANNOTATIONS``, ``outcome``), so every verdict comes from the judge named;
+judging goes through the pack's judges package (disk cache, retries), so a rerun is resumable and a
+judge already asked costs nothing. The result: per-item agreement, Cohen's kappa, the items whose verdict
+flips, and each headline metric of both judges with the paired bootstrap interval of the difference
+(judge B minus judge A, both resampled by the same units).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+BASE_URL_ENV = "LMMS_EVAL_TASKS_JUDGE_BASE_URL"
+
+
+@dataclass(frozen=True)
+class JudgeSetting:
+    """One judge: the scorer options that choose it (``judge``, ``judge_model``, ...) and its endpoint."""
+
+    options: Mapping[str, Any]
+    base_url: str | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.options.get("judge_model") or self.options.get("judge") or "default judge")
+
+
+def rejudge_module(benchmark: str) -> Any:
+    """``tasks/<benchmark>/rejudge.py``; ValueError (one line) for a benchmark without a judge."""
+    try:
+        return importlib.import_module(f"lmms_eval_tasks.tasks.{benchmark}.rejudge")
+    except ModuleNotFoundError:
+        raise ValueError(
+            f"{benchmark} has no judge to change (rejudge works on hallusionbench and contextual)"
+        ) from None
+
+
+@contextmanager
+def _endpoint(base_url: str | None) -> Iterator[None]:
+    """The judge endpoint for one scoring (the scorers read it from the environment)."""
+    if base_url is None:
+        yield
+        return
+    previous = os.environ.get(BASE_URL_ENV)
+    os.environ[BASE_URL_ENV] = base_url
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(BASE_URL_ENV, None)
+        else:
+            os.environ[BASE_URL_ENV] = previous
+
+
+def judged(benchmark: str, records: Sequence[dict[str, Any]], setting: JudgeSetting) -> tuple[Any, list]:
+    """(metrics, details, per-item outcomes) of ``records`` scored with ``setting``'s judge."""
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
+    module = rejudge_module(benchmark)
+    fresh = [{k: v for k, v in copy.deepcopy(r).items() if k not in module.ANNOTATIONS} for r in records]
+    with _endpoint(setting.base_url):
+        metrics, details = get_benchmark(benchmark).score(fresh, **dict(setting.options))
+    return (metrics, details), [module.outcome(record) for record in fresh]
+
+
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
+    """Cohen's kappa of two binary raters: (p_o - p_e) / (1 - p_e); None when p_e = 1 (both constant)."""
+    n = len(a)
+    if n == 0:
+        return None
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    share_a, share_b = sum(a) / n, sum(b) / n
+    expected = share_a * share_b + (1 - share_a) * (1 - share_b)
+    return None if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def rejudge(
+    benchmark: str,
+    records: Sequence[dict[str, Any]],
+    judge_a: JudgeSetting,
+    judge_b: JudgeSetting,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Judge ``records`` with A (the run's judge) and B (the new one) and compare (JSON-ready dict)."""
+    from lmms_eval_tasks.framework.intervals import RESAMPLING, check_same_records
+    from lmms_eval_tasks.uncertainty import paired_bootstrap
+
+    module = rejudge_module(benchmark)
+    (metrics_a, details_a), outcomes_a = judged(benchmark, records, judge_a)
+    (metrics_b, details_b), outcomes_b = judged(benchmark, records, judge_b)
+    both = [(i, x, y) for i, (x, y) in enumerate(zip(outcomes_a, outcomes_b, strict=True))]
+    compared = [(i, x, y) for i, x, y in both if x is not None and y is not None]
+    flips = [
+        {"index": i, "item": module.item_label(records[i]), judge_a.name: x, judge_b.name: y}
+        for i, x, y in compared
+        if x != y
+    ]
+    differences: dict[str, Any] = {}
+    rows_a, rows_b = details_a.get(RESAMPLING), details_b.get(RESAMPLING)
+    if rows_a is not None and rows_b is not None:
+        check_same_records(rows_a, rows_b)
+        result = paired_bootstrap(
+            rows_a.statistic, list(rows_a.units), list(rows_b.units), rows_a.values, rows_b.values,
+            cells_a=rows_a.cells, cells_b=rows_b.cells, n_cells=rows_a.n_cells,
+            n_resamples=max(resamples, 2), seed=seed, unit=rows_a.unit,
+        )  # fmt: skip
+        result = dict(result) if isinstance(result, dict) else {}
+        for metric in module.COMPARED_METRICS:
+            if metric in result:
+                d = result[metric]
+                differences[metric] = {
+                    judge_a.name: d.estimate_a, judge_b.name: d.estimate_b, "difference": d.estimate,
+                    "low": d.low, "high": d.high, "p_value": d.p_value, "unit": rows_a.unit,
+                }  # fmt: skip
+    n = len(compared)
+    return {
+        "benchmark": benchmark,
+        "judge_a": {"name": judge_a.name, "options": dict(judge_a.options)},
+        "judge_b": {"name": judge_b.name, "options": dict(judge_b.options)},
+        "items": len(records),
+        "judged_by_both": n,
+        "unjudged_by_either": len(both) - n,
+        "agreement": None if n == 0 else sum(x == y for _, x, y in compared) / n,
+        "cohen_kappa": cohen_kappa([x for _, x, _ in compared], [y for _, _, y in compared]),
+        "flips": flips,
+        "metrics": {judge_a.name: _headline(metrics_a, module), judge_b.name: _headline(metrics_b, module)},
+        "difference": differences,
+        "difference_rule": "judge B minus judge A; 95% paired bootstrap interval over the scorer's units",
+    }
+
+
+def _headline(metrics: Mapping[str, Any], module: Any) -> dict[str, Any]:
+    return {metric: metrics.get(metric) for metric in module.COMPARED_METRICS}

@@ -1,0 +1,24 @@
+"""What `lmms-eval-tasks rejudge` needs to know about ConTextual records (lmms_eval_tasks/rejudge.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Fields a judge wrote (or a user supplied as verdicts): removed so the judge being compared decides
+# (the scorer would otherwise re-read a previous run's ``judge_replies``).
+ANNOTATIONS = frozenset(
+    {"judge_verdict", "judge_verdicts", "judge_replies", "judge_errors", "verdict_supplied", "rouge_l"}
+)
+COMPARED_METRICS = ("acceptance_rate",)
+
+
+def outcome(record: dict[str, Any]) -> bool | None:
+    """Whether the judge accepted the response: the majority of its repeats (a tie counts as accepted);
+    None when no repeat has a verdict (unjudged)."""
+    verdicts = [v for v in record.get("judge_verdicts") or [] if v is not None]
+    return None if not verdicts else 2 * sum(v == "Yes" for v in verdicts) >= len(verdicts)
+
+
+def item_label(record: dict[str, Any]) -> str:
+    """An instruction's identity: its image and the start of its text."""
+    return f"{record.get('image_url')}: {str(record.get('instruction'))[:60]}"

@@ -1,0 +1,138 @@
+"""Judge sensitivity (`lmms-eval-tasks rejudge`): the HallusionBench and ConTextual samples judged by two
+local fake judges (the real `openai` client over HTTP to two servers on 127.0.0.1) that disagree on a
+known set of items; agreement, Cohen's kappa and the flips computed by hand below."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.cli import main as cli_main
+from lmms_eval_tasks.rejudge import JudgeSetting, cohen_kappa, rejudge
+from tests.fake_openai import FakeOpenAIServer, isolate_judge_env
+
+TASKS = Path(__file__).resolve().parents[1] / "lmms_eval_tasks" / "tasks"
+ITEM = re.compile(r"\(item (\d+)\)")
+
+
+def hallusionbench_records() -> list[dict]:
+    """The HallusionBench sample's questions, each answered "Yes. (item i)" (i = its position)."""
+    from datasets import load_dataset
+
+    from lmms_eval_tasks.tasks.hallusionbench import hooks
+
+    docs = list(
+        hooks.process_docs_sample(
+            load_dataset(
+                "parquet",
+                data_files=str(TASKS / "hallusionbench" / "sample" / "image.parquet"),
+                split="train",
+            )
+        )
+    )
+    task = "hallusionbench_sample"
+    return [hooks.make_record(doc, [f"Yes. (item {i})"], task) for i, doc in enumerate(docs)]
+
+
+def contextual_records() -> list[dict]:
+    from datasets import load_dataset
+
+    rows = load_dataset(
+        "parquet",
+        data_files=str(TASKS / "contextual" / "sample" / "contextual_sample.parquet"),
+        split="train",
+    )
+    return [
+        {"image_url": row["image_url"], "instruction": row["instruction"], "response": row["response"],
+         "category": row["category"], "prediction": f"An answer (item {i})", "task": "contextual_sample"}
+        for i, row in enumerate(rows)
+    ]  # fmt: skip
+
+
+def fake_judge(accepts, yes: str, no: str, other: str):
+    """A judge that accepts item i iff ``accepts(i)``; prompts without an item marker get ``other``."""
+
+    def reply(prompt: str) -> str:
+        found = ITEM.findall(prompt)
+        if not found or "Imagine you are an intelligent teacher. Thoroughly read the two" in prompt:
+            return other
+        return yes if accepts(int(found[-1])) else no
+
+    return reply
+
+
+def test_cohen_kappa_by_hand():
+    # 4 items, A = [1,1,0,0], B = [1,0,0,0]: p_o = 3/4, p_e = (2/4)(1/4) + (2/4)(3/4) = 1/2 -> kappa 1/2
+    assert cohen_kappa([True, True, False, False], [True, False, False, False]) == pytest.approx(0.5)
+    assert cohen_kappa([True, True], [True, True]) is None  # both constant: p_e = 1
+
+
+def test_rejudge_hallusionbench_sample_with_two_fake_judges(monkeypatch, tmp_path):
+    isolate_judge_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    records = hallusionbench_records()
+    n = len(records)
+    assert n == 29
+    flipped = {1, 4, 7}
+    judge_a = fake_judge(lambda i: i % 2 == 0, "correct", "incorrect", "same")
+    judge_b = fake_judge(lambda i: (i % 2 == 0) != (i in flipped), "correct", "incorrect", "same")
+    options = {"judge": "openai", "repeats": 1}
+    with FakeOpenAIServer(judge_a) as server_a, FakeOpenAIServer(judge_b) as server_b:
+        result = rejudge(
+            "hallusionbench", records,
+            JudgeSetting({**options, "judge_model": "judge-a"}, server_a.base_url),
+            JudgeSetting({**options, "judge_model": "judge-b"}, server_b.base_url),
+            resamples=200,
+        )  # fmt: skip
+        calls = (server_a.call_count(), server_b.call_count())
+    # A accepts the 15 even items of 0..28, B the same but 4 (A yes -> B no), 1 and 7 (A no -> B yes): 16.
+    # Table: both yes 14, both no 12, A yes/B no 1, A no/B yes 2 -> agreement 26/29.
+    # p_e = (15/29)(16/29) + (14/29)(13/29) = 422/841; kappa = (26/29 - 422/841) / (1 - 422/841) = 332/419.
+    assert result["judged_by_both"] == 29 and result["agreement"] == pytest.approx(26 / 29)
+    assert result["cohen_kappa"] == pytest.approx(332 / 419)
+    assert sorted(flip["index"] for flip in result["flips"]) == [1, 4, 7]
+    assert {flip["index"]: flip["judge-b"] for flip in result["flips"]} == {1: True, 4: False, 7: True}
+    # aAcc over 29 questions: A 15/29, B 16/29 -> difference +100/29 points.
+    assert result["metrics"]["judge-a"]["aAcc"] == pytest.approx(100 * 15 / 29)
+    assert result["metrics"]["judge-b"]["aAcc"] == pytest.approx(100 * 16 / 29)
+    aacc = result["difference"]["aAcc"]
+    assert aacc["difference"] == pytest.approx(100 / 29) and aacc["low"] <= aacc["difference"] <= aacc["high"]
+    assert calls[0] >= 29 and calls[1] >= 29  # each judge saw every question
+
+
+def test_rejudge_contextual_sample_from_the_command_line(monkeypatch, tmp_path, capsys):
+    isolate_judge_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    records = contextual_records()
+    assert len(records) == 10
+    path = tmp_path / "contextual_sample_samples.jsonl"
+    # the saved records carry a previous run's verdicts: rejudging must not reuse them
+    path.write_text("".join(json.dumps({**r, "judge_verdicts": ["No"], "judge_replies": ["Judgement: No"]})
+                            + "\n" for r in records), encoding="utf-8")  # fmt: skip
+    judge_a = fake_judge(lambda i: i % 2 == 0, "Judgement: Yes", "Judgement: No", "Judgement: No")
+    judge_b = fake_judge(lambda i: (i % 2 == 0) != (i in {1, 4}), "Judgement: Yes", "Judgement: No", "")
+    with FakeOpenAIServer(judge_a) as server_a, FakeOpenAIServer(judge_b) as server_b:
+        arguments = [
+            "rejudge", "contextual", str(path),
+            "--judge-model", "judge-b", "--judge-base-url", server_b.base_url,
+            "--baseline-judge-model", "judge-a", "--baseline-base-url", server_a.base_url,
+            "-o", "repeats=1", "-o", "rouge=false", "--resamples", "200",
+        ]  # fmt: skip
+        code = cli_main(arguments)  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        first_calls = server_a.call_count() + server_b.call_count()
+        # cached: a second run asks neither judge again (resumable)
+        assert cli_main(arguments) == 0  # fmt: skip
+        assert server_a.call_count() + server_b.call_count() == first_calls == 20
+    result = json.loads(
+        (tmp_path / "contextual_sample_samples.jsonl.rejudge_judge-b.json").read_text("utf-8")
+    )
+    # A accepts 0,2,4,6,8 (5/10); B: 0,2,6,8 and 1 (5/10). Agreement 8/10; p_e = .5*.5 + .5*.5 = .5;
+    # kappa = (0.8 - 0.5) / (1 - 0.5) = 0.6. Flips: 1 (no -> yes), 4 (yes -> no); acceptance 50 vs 50.
+    assert result["agreement"] == pytest.approx(0.8) and result["cohen_kappa"] == pytest.approx(0.6)
+    assert {flip["index"]: flip["judge-b"] for flip in result["flips"]} == {1: True, 4: False}
+    assert result["difference"]["acceptance_rate"]["difference"] == pytest.approx(0.0)
+    assert result["metrics"]["judge-a"]["acceptance_rate"] == pytest.approx(50.0)
