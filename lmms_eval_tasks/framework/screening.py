@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lmms_eval_tasks.judges.integrity import fold_text
+
 KINDS = ("judge_markers", "content_free", "hedge", "repeated")
 KIND_TEXT = {
     "judge_markers": "outputs carrying the judge's markers or a bare verdict word",
@@ -135,6 +137,7 @@ def screen_text(
     """The kinds (``KINDS``) one prediction is flagged for."""
     flags = []
     markers = markers if markers is not None else _markers(screening)
+    text = fold_text(text)  # zero-width, full-width and look-alike disguises screened as what they show
     if markers.search(text):
         flags.append("judge_markers")
     if content_free(text):

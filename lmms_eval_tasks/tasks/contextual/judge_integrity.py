@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from lmms_eval_tasks.framework.screening import Screening
+from lmms_eval_tasks.judges.integrity import fold_text
 
 MODEL_TEXT_LIMIT = 4000  # characters of the model's answer sent to the judge (counted when cut)
 JUDGE_MARKERS = (r"judg(?:e)?ment[*_]*[ \t]*:", r"ground[- ]truth response\s*:", r"predicted response\s*:")
@@ -27,7 +28,7 @@ SCREENING = Screening(judge_markers=JUDGE_MARKERS, yes_no=True)
 def carries_markers(prediction: str) -> bool:
     """True when the model's answer holds the judge's own markers ("Judgement:", the prompt's field
     labels): a reply without a clean verdict of the judge's own is then the model's failure."""
-    return bool(_MARKER.search(prediction or ""))
+    return bool(_MARKER.search(fold_text(prediction or "")))  # disguised markers too
 
 
 def rule_hedge(prediction: str, reference: str, words: str, reference_words: str) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lmms_eval_tasks.judges.integrity import CONFLICT
+from lmms_eval_tasks.judges.integrity import CONFLICT, fold_text
 
 MODEL_TEXT_LIMIT = 2000  # characters of each answer sent to the judge (counted when cut)
 VERDICT_PARSES = ("final", "official")
@@ -31,7 +31,7 @@ _CONSISTENCY_WORDS = re.compile(r"\b(same|different)\b", re.IGNORECASE)
 
 def carries_markers(prediction: str) -> bool:
     """True when an answer holds the judge prompt's own labels ("Output:", "Prediction answer:", ...)."""
-    return bool(_MARKER.search(prediction or ""))
+    return bool(_MARKER.search(fold_text(prediction or "")))  # disguised markers too
 
 
 def final_verdict_line(text: str, words: re.Pattern[str]) -> tuple[str | None, set[str]]:
