@@ -1075,12 +1075,12 @@ def _setup_metrics(
     single_var = [verdict for verdict in verdicts if verdict.setup == "single_var"]
     multi = [verdict for verdict in verdicts if verdict.setup == "multi"]
 
+    # The headline numbers are the statistic the bootstrap resamples (one definition, resampling_of).
+    headline = _resampling(verdicts, primary_format, std_ddof).estimate()
     single_cells = _single_cells(single)
     if single:
-        primary = _primary_format(single_cells.formats(), primary_format)
-        prompt_values = single_cells.prompt_values(primary)
-        metrics["single_accuracy"] = _mean(prompt_values)
-        metrics["single_accuracy_std_over_prompts"] = _std(prompt_values, std_ddof)
+        metrics["single_accuracy"] = headline["single_accuracy"]
+        metrics["single_accuracy_std_over_prompts"] = headline["single_accuracy_std_over_prompts"]
         # Format axis: every format's accuracy on the prompts all formats share (prompt 1 in the paper grid).
         formats = single_cells.formats()
         shared = [
@@ -1106,7 +1106,7 @@ def _setup_metrics(
     if single_var:
         var_cells, instance_counts, incomplete_counts = _worst_case_cells(single_var)
         primary = _primary_format(var_cells.formats(), primary_format)
-        metrics["single_var_accuracy"] = _mean(var_cells.prompt_values(primary))
+        metrics["single_var_accuracy"] = headline["single_var_accuracy"]
         # The drop compares like with like: single-correct accuracy on the categories that have
         # variations (VCR has none), same format and prompt.
         var_categories = {verdict.category for verdict in single_var}
@@ -1147,8 +1147,8 @@ def _setup_metrics(
                 standard[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in standard
             ]
             for count in GOLD_COUNTS:
-                metrics[f"multi_exact_k{count}"] = _mean(cell[f"exact_k{count}"] for cell in primary_cells)
-            metrics["multi_f1"] = _mean(cell["f1"] for cell in primary_cells)
+                metrics[f"multi_exact_k{count}"] = headline[f"multi_exact_k{count}"]
+            metrics["multi_f1"] = headline["multi_f1"]
             metrics["multi_f1_std_over_prompts"] = _std([cell["f1"] for cell in primary_cells], std_ddof)
         if detailed:
             for answer_format in standard_formats:
@@ -1326,9 +1326,11 @@ def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
 
 
 UNIT = "question"  # the resampling unit: a question's records under every prompt and format
-# cells: single prompts 0-2, single_var prompts 3-5, multi (prompt, #gold) 6-20, every record's unparsed 21
+# cells: single prompts 0-2, single_var prompts 3-5, multi (prompt, #gold) 6-20, every record's unparsed 21,
+# multi F1 per prompt 22-24 (summed in record order, as a prompt's questions are averaged)
 _SINGLE, _VAR, _MULTI, _UNPARSED = 0, 3, 6, 6 + 3 * len(GOLD_COUNTS)
-N_CELLS = _UNPARSED + 1
+_F1 = _UNPARSED + 1
+N_CELLS = _F1 + len(PROMPTS)
 # value columns: hit, counted, F1, unparsed
 _COLUMNS = 4
 
@@ -1349,12 +1351,21 @@ def _prompt_mean_std(values: Any, ddof: int) -> tuple[Any, Any]:
 def resampling_of(
     records: list[dict[str, Any]], verdicts: list[Verdict], primary_format: str, std_ddof: int
 ) -> Any:
-    """The headline metrics' bootstrap input. Rows: single records (cell = prompt), single_var instances
-    per prompt (all variants right), multi standard questions (cell = prompt x #gold; binary records
-    combined), one unparsed row per record; unit: the question (``category``/``id``, single_var
-    ``category``/``instance_id``): a question is asked under several prompts and formats, so its records
-    enter a resample whole, and the mean and std over prompts and the worst case over option sets are
-    computed from each resample's whole per-prompt cells, as ``_setup_metrics`` computes them."""
+    """The headline metrics' bootstrap input (``_resampling``), its rows named by their records."""
+    import dataclasses
+
+    identity = ["|".join(str(part) for part in record_identity(record)) for record in records]
+    return dataclasses.replace(_resampling(verdicts, primary_format, std_ddof), identity=identity)
+
+
+def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> Any:
+    """The headline metrics as a statistic of row totals: ``_setup_metrics`` reports its ``estimate()``,
+    the bootstrap resamples it. Rows: single records (cell = prompt), single_var instances per prompt (all
+    variants right), multi standard questions (cell = prompt x #gold, and again per prompt for F1; binary
+    records are the "binary" variant), one unparsed row per record; unit: the question (``category``/``id``,
+    single_var ``category``/``instance_id``): a question is asked under several prompts and formats, so
+    its records enter a resample whole, and the mean and std over prompts and the worst case over option
+    sets are computed from each resample's whole per-prompt cells."""
     import numpy as np
 
     from lmms_eval_tasks.uncertainty.resampling import Resampling
@@ -1396,8 +1407,11 @@ def resampling_of(
             answered = verdict.parsed.status != "unparsed" and not verdict.contradictory
             units.append(question(verdict))
             cells.append(_MULTI + (verdict.prompt - 1) * len(GOLD_COUNTS) + len(verdict.gold))
-            f1 = _f1(verdict.predicted, verdict.gold) if answered else 0.0
-            values.append((float(verdict.correct), 1.0, f1, 0.0))
+            f1 = _f1(verdict.predicted, verdict.gold) if answered else 0.0  # unanswered: 0, even for NONE
+            values.append((float(verdict.correct), 1.0, 0.0, 0.0))
+            units.append(question(verdict))
+            cells.append(_F1 + verdict.prompt - 1)
+            values.append((0.0, 1.0, f1, 0.0))
     for (unit, prompt), correct in instances.items():
         units.append(unit)
         cells.append(_VAR + prompt - 1)
@@ -1428,12 +1442,12 @@ def resampling_of(
                 for count in GOLD_COUNTS:
                     exact = 100 * m_hits[..., count] / m_counted[..., count]
                     out[f"multi_exact_k{count}"] = _prompt_mean_std(exact, std_ddof)[0]
-                f1_by_prompt = 100 * f1[:, _MULTI:_UNPARSED].reshape(shape).sum(-1) / m_counted.sum(-1)
+                # a prompt's F1: 100 x the mean over its questions (as percent of a mean, not of a sum)
+                f1_by_prompt = 100.0 * (f1[:, _F1:] / counted[:, _F1:])
                 out["multi_f1"] = _prompt_mean_std(f1_by_prompt, std_ddof)[0]
             out["unparsed"] = totals[:, _UNPARSED, 3]
         return out
 
-    identity = ["|".join(str(part) for part in record_identity(record)) for record in records]
     return Resampling(
         units,
         np.asarray(values, dtype=np.float64).reshape(-1, _COLUMNS),
@@ -1441,5 +1455,4 @@ def resampling_of(
         UNIT,
         np.asarray(cells, dtype=np.int64),
         N_CELLS,
-        identity=identity,
     )
