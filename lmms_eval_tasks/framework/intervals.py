@@ -3,7 +3,8 @@
 A benchmark's ``score`` returns, in ``details["resampling"]``, the ``uncertainty.Resampling`` its headline
 numbers were computed from (rows, the unit each belongs to, the statistic). This module runs the seeded
 cluster bootstrap on it (``bootstrap``), adds the results to the scorer's output (``attach_intervals``:
-``<metric>_stderr`` and ``details["uncertainty"]``, the resampling itself removed) and pairs two runs
+``<metric>_stderr`` and ``details["uncertainty"]``, the resampling itself removed; a scorer without one
+says why in ``details["no_resampling"]``, kept as the block's reason) and pairs two runs
 (``paired_difference``). The hook runtime and ``lmms-eval-tasks score`` call ``attach_intervals`` right
 after ``score``; ``compare`` calls ``paired_difference``. Options ``bootstrap_resamples`` (0 turns it off)
 and ``bootstrap_seed``.
@@ -22,6 +23,7 @@ OPTION_NAMES = ("bootstrap_resamples", "bootstrap_seed")
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 RESAMPLING = "resampling"  # the details key of the scorer's Resampling (never written to a report)
+NO_RESAMPLING = "no_resampling"  # the details key where a scorer without resampling says why (one line)
 
 
 def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], int, int]:
@@ -48,7 +50,10 @@ def attach_intervals(
     """
     details = dict(details)
     resampling = details.pop(RESAMPLING, None)
+    why_none = details.pop(NO_RESAMPLING, None)
     _, resamples, seed = split_options(options)
+    if resampling is None and why_none and resamples:  # the scorer's reason, in the report
+        return dict(metrics), {**details, "uncertainty": {"_error": {"reason": str(why_none)}}}
     if resampling is None or resamples == 0:
         return dict(metrics), details
     try:

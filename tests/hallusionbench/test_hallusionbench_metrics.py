@@ -664,3 +664,24 @@ def test_vlmevalkit_variant_uses_vlmevalkits_extraction():
     # figures: VD f0 {0} wrong, VD f1 {1}, VS f1 {1}, VS f2 {1} right -> 3/4
     assert result["fAcc"] == pytest.approx(75.0)
     assert result["overall"] == pytest.approx((75 + 50 + 75) / 3)
+
+
+def test_vlmevalkit_variant_report_says_why_it_has_no_standard_errors():
+    """The VLMEvalKit variant has no resampling: the report's uncertainty block says so (as before the
+    one-scorer change), instead of silently having no standard errors and no reason."""
+    from lmms_eval_tasks.framework.intervals import attach_intervals
+
+    rows = [
+        record("VD", "illusion", "0", "0", "0", "1", "1", prediction="Yes"),
+        record("VD", "illusion", "0", "1", "0", "2", "0", prediction="No"),
+    ]
+    metrics, details = attach_intervals("hallusionbench", *hb.score(rows, variant="vlmevalkit", judge="rule"))
+    assert not [key for key in metrics if key.endswith("_stderr")]
+    assert "resampling" not in details
+    reason = details["uncertainty"]["_error"]["reason"]
+    assert "official variant only" in reason and "vlmevalkit" in reason
+    # the official variant keeps its intervals
+    metrics, details = attach_intervals(
+        "hallusionbench", *hb.score(rows, judge="rule"), bootstrap_resamples=20
+    )
+    assert "aAcc_stderr" in metrics and "_error" not in details["uncertainty"]

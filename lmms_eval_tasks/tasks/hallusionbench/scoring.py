@@ -156,8 +156,12 @@ def score(
         + _no_verdict_warning(evaluation)
         + _integrity_warnings(evaluation),
     }
-    if evaluation.variant == "official":  # the VLMEvalKit variant has no standard errors yet
+    if evaluation.variant == "official":
         details["resampling"] = resampling_of(build_structure(parse_questions(records)), evaluation)
+    else:  # said in the report's uncertainty block (framework/intervals.py)
+        details["no_resampling"] = (
+            f"standard errors cover the official variant only (variant={evaluation.variant} has none yet)"
+        )
     return values, details
 
 
