@@ -17,6 +17,12 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.framework.failed_generations import (
+    FAILED_KEY,
+    failure_in_results,
+    has_failures,
+    note_failures,
+)
 from lmms_eval_tasks.framework.run_state import current_run
 from lmms_eval_tasks.framework.saved_records import is_saved
 from lmms_eval_tasks.framework.task_pipeline import score_and_report
@@ -207,7 +213,11 @@ class TaskHooks:
     def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         """One record per document under every metric key of its task (no shared state: thread-safe)."""
         task = self.task_of(doc)
-        record = self.make_record(doc, results, task)
+        failure = failure_in_results(results)
+        if failure is not None:  # a failed request is no answer: counted by the aggregation, never scored
+            record: dict[str, Any] = {"task": task, FAILED_KEY: failure}
+        else:
+            record = self.make_record(doc, results, task)
         record.setdefault("task", task)
         if doc.get(VARIANT_COLUMN):
             record["variant"] = str(doc[VARIANT_COLUMN])
@@ -226,6 +236,8 @@ class TaskHooks:
                 raise ValueError(f"{self.benchmark}: aggregation of {metric!r} received no records")
             source = str(records[0].get("task") or self.task_of(records[0]))
             name = str(records[0].get("variant") or source)  # a robustness variant reports as itself
+            if note_failures(name, records) is not None:  # the launcher names them and fails the run
+                return math.nan
             state = current_run(args)
             state.add_records(name, records, args)  # for the groups this task belongs to
             try:
@@ -282,6 +294,10 @@ class TaskHooks:
         except KeyError as error:
             where = f"{self.benchmark}: aggregation of {group}'s {metric!r}"
             raise ValueError(f"{where}: {error.args[0]}") from None
+        failed = has_failures(members)
+        if failed:
+            logger.warning(f"{group}: members {failed} have failed generations; {metric} is NaN")
+            return math.nan
         note_group_members(group, members, args)
         kept = state.records_of(members)
         if not kept:

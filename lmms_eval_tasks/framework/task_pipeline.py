@@ -26,10 +26,12 @@ from loguru import logger
 
 from lmms_eval_tasks.framework import saved_records
 from lmms_eval_tasks.framework.count_warnings import with_count_warnings
+from lmms_eval_tasks.framework.failed_generations import FAILED_KEY, failed_records
 from lmms_eval_tasks.framework.intervals import attach_intervals
 from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.framework.run_deviations import argument_deviations
 from lmms_eval_tasks.framework.run_state import current_run
+from lmms_eval_tasks.framework.superseded_runs import clear_superseded_pending
 from lmms_eval_tasks.reporting import schema
 
 # Keys of a scorer's details that go to the report's provenance block (see reporting.schema.build_report).
@@ -57,6 +59,12 @@ def score_and_report(
     records were checked against the contract already (``score`` does, naming file lines).
     """
     source = source or name
+    failed = failed_records(records)
+    if failed:  # `score` on records of a run whose requests failed: no metric from failure text
+        raise ValueError(
+            f"{name}: {len(failed)} of {len(records)} records are failed generations "
+            f"({failed[0][FAILED_KEY]}); rerun the evaluation to ask for them"
+        )
     benchmark = get_benchmark(hooks.benchmark)
     folder = folder if folder is not None else output_dir(args)
     settings = dict(hooks.task_settings(source))
@@ -185,6 +193,7 @@ def write_task_files(
         report["provenance"]["run_id"] = folder.name
     path = schema.write_report_files(folder, report, records)
     saved_records.pending_path(folder, name).unlink(missing_ok=True)
+    clear_superseded_pending(folder, name, saved_records.saved_args(args))
     logger.info(f"{hooks.benchmark}: report for {name} written to {path}")
     return path
 

@@ -17,8 +17,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from lmms_eval_tasks.framework.failed_generations import clear_failures, failure_lines
 from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
+from lmms_eval_tasks.host import resume
+from lmms_eval_tasks.host.endpoints import check_judge_endpoint
 
 SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
 
@@ -305,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_pack_tasks()
     host.FAILURES.clear()
     host.HOST_OUTPUTS.clear()
+    clear_failures()
     from lmms_eval_tasks.framework.saved_records import SAVED_FOR_SCORING
 
     SAVED_FOR_SCORING.clear()
@@ -328,11 +332,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             or check_checkpoints(arguments)
             or check_benchmarks(arguments)
             or model_folder_problem(runs)  # pretrained=.. would write outside --output_path
+            or check_judge_endpoint(arguments)
         )
         if problem:
             print(problem, file=sys.stderr)
             return 2
         host.apply_patches(_requested_models(arguments))
+        notice = resume.prepare_cache(arguments)
+        if notice and os.environ.get("LOCAL_RANK", "0") == "0":
+            print(notice, file=sys.stderr)
 
     from lmms_eval.cli.dispatch import main as host_dispatch
 
@@ -364,6 +372,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_code = exit_code or 1
     if problems:
         _print_output_problems(problems)
+        exit_code = exit_code or 1
+    failed_lines = failure_lines(uses_cache=_flag_value(arguments, "--use_cache") is not None)
+    for line in failed_lines:  # a failed request is no answer: the run is incomplete
+        print(line, file=sys.stderr)
+    if failed_lines:
         exit_code = exit_code or 1
     saved_tasks = list(dict.fromkeys(SAVED_FOR_SCORING))
     for line in saved_records_lines(saved_tasks):  # last: the generations kept, and the way on

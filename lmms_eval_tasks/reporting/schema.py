@@ -646,6 +646,9 @@ def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path])
             index = {"schema_version": SCHEMA_VERSION, "tasks": {}}
         except (OSError, UnicodeDecodeError, ValueError) as error:  # damaged: kept aside, rebuilt
             index = _rebuilt_latest(index_path, error)
+        previous = index["tasks"].get(report["task"])
+        if isinstance(previous, dict) and run_is_older(folder.name, str(previous.get("run_id", ""))):
+            return  # latest.json only moves forward: completing an older run later leaves it as it is
         index["tasks"][report["task"]] = entry
         index["tasks"] = dict(sorted(index["tasks"].items()))
         write_atomically(index_path, dumps_strict(index, indent=2) + "\n")
@@ -717,6 +720,15 @@ def _rebuilt_latest(index_path: Path, error: BaseException) -> dict[str, Any]:
         f"{runs} run folders ({len(newest)} tasks)"
     )
     return {"schema_version": SCHEMA_VERSION, "tasks": newest}
+
+
+def run_is_older(run_id: str, than: str) -> bool:
+    """True when both are the host's date-id run folders (``20261201_230501[-N]``) and ``run_id`` is older."""
+    pattern = re.compile(r"^(\d{8}_\d{6})(?:-(\d+))?$")
+    first, second = pattern.match(run_id), pattern.match(than)
+    if first is None or second is None:
+        return False
+    return (first.group(1), int(first.group(2) or 1)) < (second.group(1), int(second.group(2) or 1))
 
 
 def write_report_files(

@@ -1,0 +1,134 @@
+"""Failed generations are never answers: the host's failure markers are recognised where records are made.
+
+lmms-eval 0.7.3 puts ``[LMMS_EVAL_REQUEST_FAILED after N retries] <reason>`` (or
+``[LMMS_EVAL_BUDGET_EXCEEDED]``) in place of a model's answer when a server request fails, and a model
+returning no text gives ``None``. ``TaskHooks.process_results`` turns such a result into a record that
+carries only ``failed_generation`` (the reason), the task's aggregation counts those records here instead of
+scoring the task, and the launcher ends the run non-zero with one line per task saying how many failed and
+that a rerun asks only for them (the ``response_cache_no_failures`` host patch keeps them out of
+``--use_cache``). Thread-safe: ``process_results`` and aggregations may run in several threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+FAILURE_MARKERS = ("[LMMS_EVAL_REQUEST_FAILED", "[LMMS_EVAL_BUDGET_EXCEEDED]")
+FAILED_KEY = "failed_generation"  # the record field holding the failure's reason
+NO_TEXT = "the model returned no text (None)"
+
+
+def failure_of(output: Any) -> str | None:
+    """The failure a model output stands for (one line, at most 300 characters), or None for an answer.
+
+    ``output`` is what the host hands ``process_results`` (a string, a ``GenerationResult``, a list of
+    rounds); loglikelihood pairs and other non-text results are never failures here."""
+    text = getattr(output, "text", output)
+    if text is None:
+        return NO_TEXT
+    if (
+        isinstance(text, list | tuple)
+        and text
+        and all(isinstance(item, str) or item is None for item in text)
+    ):
+        for item in text:
+            reason = failure_of(item)
+            if reason is not None:
+                return reason
+        return None
+    if isinstance(text, str) and text.lstrip().startswith(FAILURE_MARKERS):
+        return " ".join(text.split())[:300]
+    return None
+
+
+def failure_in_results(results: Sequence[Any]) -> str | None:
+    """The first failure among a document's results (generation tasks pass one), or None."""
+    if not results:
+        return None
+    first = results[0]
+    if isinstance(first, tuple) and len(first) == 2 and not isinstance(first[0], str):
+        return None  # a loglikelihood (log_prob, is_greedy) pair
+    for result in results:
+        reason = failure_of(result)
+        if reason is not None:
+            return reason
+    return None
+
+
+def failed_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The records that stand for failed generations."""
+    return [record for record in records if record.get(FAILED_KEY)]
+
+
+@dataclass(frozen=True)
+class TaskFailures:
+    """One task's failed generations in this run: how many of how many, and the first reason."""
+
+    task: str
+    failed: int
+    total: int
+    example: str
+
+
+_lock = threading.Lock()
+_failures: dict[str, TaskFailures] = {}
+
+
+def note_failures(task: str, records: Sequence[Mapping[str, Any]]) -> TaskFailures | None:
+    """Count ``task``'s failed records (kept for the launcher's last lines); None when there are none."""
+    failed = failed_records(records)
+    if not failed:
+        return None
+    entry = TaskFailures(task, len(failed), len(records), str(failed[0][FAILED_KEY]))
+    with _lock:
+        _failures[task] = entry
+    return entry
+
+
+def has_failures(tasks: Iterable[str]) -> list[str]:
+    """Those of ``tasks`` with failed generations in this run."""
+    with _lock:
+        return [task for task in tasks if task in _failures]
+
+
+def all_failures() -> list[TaskFailures]:
+    """Every task's failed generations noted in this process, by task name."""
+    with _lock:
+        return [_failures[task] for task in sorted(_failures)]
+
+
+def clear_failures() -> None:
+    """Forget the noted failures (the launcher calls it before each run)."""
+    with _lock:
+        _failures.clear()
+
+
+def failure_lines(uses_cache: bool) -> list[str]:
+    """The launcher's closing lines for failed generations: one per task, then the total and the way on."""
+    entries = all_failures()
+    if not entries:
+        return []
+    lines = [
+        f"lmms_eval: {entry.task}: {entry.failed} of {entry.total} generations failed, not scored "
+        f"(first: {entry.example})"
+        for entry in entries
+    ]
+    total = sum(entry.failed for entry in entries)
+    if uses_cache:
+        way = (
+            "rerun the same command: the response cache (--use_cache) keeps every answer and no failure, "
+            f"so the rerun asks the server only for these {total}"
+        )
+    else:
+        way = (
+            "rerun with --use_cache DIR to keep answers across runs (this run kept none, so a rerun asks "
+            "for every request again; with the cache a later rerun asks only for what failed)"
+        )
+    lines.append(
+        f"lmms_eval: evaluation incomplete: {total} failed generation(s) in {len(entries)} task(s) "
+        f"(server down, errors or budget); their tasks have no metrics; fix: check the server, then {way}"
+    )
+    return lines

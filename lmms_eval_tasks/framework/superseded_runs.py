@@ -1,0 +1,49 @@
+"""Runs superseded by a later complete run: a killed or failed run's pending state, and which run is latest.
+
+A run killed while judging leaves ``<task>_pending.json`` in its run folder (its records await scoring).
+When a later run of the same model and arguments writes the task's report, that marker is stale: ``report``
+must not advise completing it, and completing it must not make the older run the latest. So a completed
+report clears the pending markers of the same task left by older runs of the same setup, and ``latest.json``
+only moves forward (``reporting.schema.run_is_older``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+PENDING_SUFFIX = "_pending.json"
+
+
+def _same_setup(pending: Mapping[str, Any], saved_args: Mapping[str, Any]) -> bool:
+    args = pending.get("args")
+    if not isinstance(args, Mapping):
+        return False
+    return all(args.get(key) == saved_args.get(key) for key in ("model", "model_args", "limit"))
+
+
+def clear_superseded_pending(folder: Path, task: str, saved_args: Mapping[str, Any]) -> list[Path]:
+    """Remove ``task``'s pending markers left in older run folders next to ``folder`` by runs of the same
+    model, model_args and limit (this run's report replaces what they awaited); returns the removed paths."""
+    from lmms_eval_tasks.reporting.schema import run_is_older, strict_loads
+
+    removed: list[Path] = []
+    for marker in sorted(folder.parent.glob(f"*/{task}{PENDING_SUFFIX}")):
+        if marker.parent == folder or not run_is_older(marker.parent.name, folder.name):
+            continue
+        try:
+            pending = strict_loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(pending, Mapping) and _same_setup(pending, saved_args):
+            try:
+                marker.unlink()
+            except OSError as error:
+                logger.warning(f"{marker}: could not clear the superseded pending marker ({error})")
+                continue
+            removed.append(marker)
+            logger.info(f"{task}: cleared {marker}: run {folder.name} completed what it awaited")
+    return removed

@@ -1,0 +1,178 @@
+"""Two host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
+
+``response_cache_no_failures``: lmms-eval 0.7.3 stores a failed request's marker text
+(``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) like an answer, so the rerun after an outage replays
+the failures without asking the server. The patch makes such a response invalid (never stored), writes it
+to the audit log without a cache key (the log's crash replay skips it) and treats one already cached by an
+older run as a miss (asked again).
+
+``response_cache_checkpoints``: lmms-eval 0.7.3 stores responses only when the model returns the whole
+request-type phase (one call for every ``generate_until`` request of every task), so a run killed at 99%
+has cached nothing. The patch hands the model the cache misses in slices of the cache's checkpoint interval
+(``LMMS_CACHE_CHECKPOINT_INTERVAL``, default 256) and stores each slice's answers when it returns: a killed
+run loses at most one slice. The launcher also fixes the cache's run id (``host/resume.py``), so the rerun
+reads the killed run's answers.
+
+Both probes exercise the host's own code on a throw-away cache in a temporary folder: they say APPLIES only
+while the bug is there.
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from lmms_eval_tasks.framework.failed_generations import failure_of
+
+_MARK = "_lmms_eval_tasks_cache_fix"
+_PROBE_MARKER = "[LMMS_EVAL_REQUEST_FAILED after 2 retries] Connection error."
+APPLIES, NOT_NEEDED, MISMATCH = "applies", "not needed", "mismatch"
+
+
+def _response_cache_class() -> Any:
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    return ResponseCache
+
+
+def _original(method: Any) -> Any:
+    """The host's function under the pack's wrapper (the probes judge the host's own behaviour)."""
+    while getattr(method, _MARK, False):
+        method = method.__wrapped__
+    return method
+
+
+def _marked(wrapper: Any, wrapped: Any) -> Any:
+    functools.update_wrapper(wrapper, wrapped)
+    setattr(wrapper, _MARK, True)
+    return wrapper
+
+
+def _probe_instance(doc_id: int) -> Any:
+    from lmms_eval.api.instance import Instance
+
+    arguments = (
+        f"probe question {doc_id}",
+        {"temperature": 0, "max_new_tokens": 4},
+        None,
+        doc_id,
+        "probe",
+        "x",
+    )
+    return Instance("generate_until", arguments, 0, {"task": "probe", "doc_id": doc_id, "repeats": 1})
+
+
+def _scratch_cache(folder: str) -> Any:
+    cache_class = _response_cache_class()
+    return cache_class(db_path=str(Path(folder) / "probe.db"), audit_path=str(Path(folder) / "probe.jsonl"))
+
+
+# --- response_cache_no_failures ---------------------------------------------------------------------------
+
+
+def probe_no_failures() -> tuple[str, str]:
+    """APPLIES while the host caches a failure marker as an answer."""
+    cache_class = _response_cache_class()
+    for name in ("_is_valid_response", "_lookup", "_log_to_audit", "execute"):
+        if not callable(getattr(cache_class, name, None)):
+            return MISMATCH, f"ResponseCache.{name} is gone"
+
+    if _original(cache_class._is_valid_response)(_PROBE_MARKER, "generate_until"):
+        return APPLIES, "the host caches a failed request's marker as an answer: failures are kept out"
+    return NOT_NEEDED, "the host no longer caches failure markers"
+
+
+def install_no_failures() -> None:
+    cache_class = _response_cache_class()
+    if getattr(cache_class._is_valid_response, _MARK, False):
+        return
+    is_valid, lookup, log_to_audit = (
+        cache_class._is_valid_response,
+        cache_class._lookup,
+        cache_class._log_to_audit,
+    )
+
+    def _is_valid_response(response: Any, request_type: str) -> bool:
+        if request_type != "loglikelihood" and failure_of(response) is not None:
+            return False
+        return is_valid(response, request_type)
+
+    def _lookup(self: Any, cache_key: str) -> Any:
+        cached = lookup(self, cache_key)
+        if isinstance(cached, str) and failure_of(cached) is not None:
+            return None  # a failure cached by an unpatched run: ask again
+        return cached
+
+    def _log_to_audit(self: Any, request_type: str, *args: Any, **kwargs: Any) -> None:
+        response = args[4] if len(args) > 4 else kwargs.get("response")
+        if request_type != "loglikelihood" and failure_of(response) is not None:
+            kwargs.update(cache_key="", deterministic=False)  # logged, never replayed into the cache
+        return log_to_audit(self, request_type, *args, **kwargs)
+
+    cache_class._is_valid_response = staticmethod(_marked(_is_valid_response, is_valid))
+    cache_class._lookup = _marked(_lookup, lookup)
+    cache_class._log_to_audit = _marked(_log_to_audit, log_to_audit)
+
+
+# --- response_cache_checkpoints ---------------------------------------------------------------------------
+
+
+def _interval(cache: Any) -> int:
+    from lmms_eval.caching import response_cache
+
+    value = getattr(cache, "_checkpoint_interval", None)
+    if not isinstance(value, int) or value < 1:
+        value = response_cache._get_env_int(
+            response_cache._CHECKPOINT_INTERVAL_ENV, response_cache._CHECKPOINT_INTERVAL
+        )
+    return max(1, int(value))
+
+
+def probe_checkpoints() -> tuple[str, str]:
+    """APPLIES while the host stores nothing until the model has answered every request of a phase."""
+    cache_class = _response_cache_class()
+    from lmms_eval.caching import response_cache
+
+    for name in ("_CHECKPOINT_INTERVAL", "_CHECKPOINT_INTERVAL_ENV", "_get_env_int"):
+        if not hasattr(response_cache, name):
+            return MISMATCH, f"lmms_eval.caching.response_cache.{name} is gone"
+    calls: list[int] = []
+
+    class CountingModel:
+        def generate_until(self, requests: list[Any]) -> list[str]:
+            calls.append(len(requests))
+            return [f"answer {request.doc_id}" for request in requests]
+
+    with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
+        cache = _scratch_cache(folder)
+        cache._checkpoint_interval = 1
+        try:
+            requests = [_probe_instance(doc_id) for doc_id in range(3)]
+            answers = _original(cache_class.execute)(cache, CountingModel(), "generate_until", requests)
+        finally:
+            cache.close()
+    if [str(answer) for answer in answers] != [f"answer {doc_id}" for doc_id in range(3)]:
+        return MISMATCH, "ResponseCache.execute no longer returns the model's answers in request order"
+    if calls == [3]:
+        return APPLIES, "the host stores answers only after a whole phase: stored every checkpoint interval"
+    return NOT_NEEDED, f"the host already hands the model slices ({calls})"
+
+
+def install_checkpoints() -> None:
+    cache_class = _response_cache_class()
+    if getattr(cache_class.execute, _MARK, False):
+        return
+    execute = cache_class.execute
+
+    def sliced_execute(self: Any, lm: Any, reqtype: str, requests: list[Any]) -> list:
+        size = _interval(self)
+        if len(requests) <= size:
+            return execute(self, lm, reqtype, requests)
+        results: list = []
+        for start in range(0, len(requests), size):  # each slice's answers are stored when it returns
+            results.extend(execute(self, lm, reqtype, requests[start : start + size]))
+        return results
+
+    cache_class.execute = _marked(sliced_execute, execute)

@@ -1,0 +1,265 @@
+"""Long runs on a model server, end to end: the real launcher and host `openai` client over HTTP to a local
+fake vision server (tests/fake_openai.py) that is down, fails 30% of requests, or is preempted mid-run.
+
+A failed request is never an answer (exit non-zero, no metric, not cached); a run killed with kill -9 during
+generation or judging and started again with the same command asks only for what it had not answered and
+gives the numbers of an uninterrupted run; the judge is refused when it would be the model under test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAIServer, always_fail, stable_fraction
+from helpers import REPO_ROOT, offline_environment, results_json, run_launcher
+
+pytestmark = pytest.mark.slow
+
+VRB_TASKS = ("vrb_sample_clean", "vrb_sample_brightness_s1", "vrb_sample_defocus_blur_s1")  # 3 x 12 requests
+CHECKPOINT = 3  # LMMS_CACHE_CHECKPOINT_INTERVAL in these tests: the bound on answers a kill may lose
+
+
+def question_of(prompt: str) -> str:
+    """The text part of a recorded chat prompt (the fake server records multimodal content as JSON)."""
+    try:
+        content = json.loads(prompt)
+    except ValueError:
+        return prompt
+    return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def vision_reply(prompt: str) -> str:
+    """A deterministic stand-in model: right on some questions, wrong on others (non-trivial accuracy)."""
+    question = question_of(prompt)
+    if "How many" in question:
+        return "2"
+    if "What color" in question:
+        return "red"
+    return "yes"
+
+
+def model_arguments(server_url: str, concurrent: int = 4) -> list[str]:
+    return [
+        "--model",
+        "openai",
+        "--model_args",
+        f"base_url={server_url},api_key=test-key,model_version=fake-vlm,max_retries=1,retry_backoff_s=0,"
+        f"num_concurrent={concurrent}",
+    ]
+
+
+def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return offline_environment(
+        LMMS_CACHE_CHECKPOINT_INTERVAL=str(CHECKPOINT),
+        LMMS_EVAL_TASKS_JUDGE_CACHE=str(tmp_path / "judge_cache.sqlite"),
+        **extra,
+    )
+
+
+def vrb_command(server_url: str, output: Path, cache: Path | None, concurrent: int = 4) -> list[str]:
+    command = [*model_arguments(server_url, concurrent), "--tasks", ",".join(VRB_TASKS)]
+    command += ["--output_path", str(output)]
+    return command + (["--use_cache", str(cache)] if cache is not None else [])
+
+
+def accuracies(output: Path, tasks: tuple[str, ...] = VRB_TASKS, metric: str = "accuracy") -> dict[str, Any]:
+    results = results_json(output)["results"]
+    return {task: results[task][f"{metric},none"] for task in tasks}
+
+
+@pytest.fixture(scope="module")
+def reference_vrb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The numbers of an uninterrupted run with a healthy server (no cache)."""
+    folder = tmp_path_factory.mktemp("reference")
+    with FakeOpenAIServer(vision_reply) as server:
+        completed = run_launcher(*vrb_command(server.base_url, folder / "out", None), environment=environment(folder))
+        calls = server.call_count()
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert calls == 12 * len(VRB_TASKS)
+    numbers = accuracies(folder / "out")
+    assert all(isinstance(value, float) and 0 < value < 1 for value in numbers.values()), numbers
+    return numbers
+
+
+def cached_responses(cache: Path) -> list[str]:
+    """Every response stored in the host's response cache folder (root and per-run stores)."""
+    import sqlite3
+
+    responses = []
+    for database in cache.rglob("*.db"):
+        with sqlite3.connect(database) as connection:
+            responses += [row[0] for row in connection.execute("SELECT response FROM responses")]
+    return responses
+
+
+def test_a_server_that_is_down_fails_the_run_and_caches_nothing(tmp_path):
+    with FakeOpenAIServer() as probe:
+        down_url = probe.base_url  # a port that nothing serves once the server has stopped
+    completed = run_launcher(
+        *vrb_command(down_url, tmp_path / "out", tmp_path / "cache"), environment=environment(tmp_path)
+    )
+    assert completed.returncode != 0
+    last_lines = completed.stderr.strip().splitlines()[-4:]
+    assert "36 failed generation(s) in 3 task(s)" in last_lines[-1], last_lines
+    assert "asks the server only for these 36" in last_lines[-1]
+    for task in VRB_TASKS:
+        assert any(f"{task}: 12 of 12 generations failed" in line for line in last_lines), last_lines
+    for value in accuracies(tmp_path / "out").values():  # no metric computed from the failure text
+        assert value is None or (isinstance(value, float) and math.isnan(value)) or value == "N/A", value
+    assert not list((tmp_path / "out").rglob("*_report.json"))  # the pack reports nothing
+    assert cached_responses(tmp_path / "cache") == []  # and the cache keeps no failure as an answer
+
+
+def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_vrb):
+    failing = always_fail({"__none__"})
+
+    def plan(call):
+        return "server_error" if stable_fraction(call.prompt) < 0.3 else failing(call)
+
+    cache, output = tmp_path / "cache", tmp_path / "out"
+    with FakeOpenAIServer(vision_reply, faults=plan) as server:
+        first = run_launcher(*vrb_command(server.base_url, output, cache), environment=environment(tmp_path))
+        failed = {call.prompt for call in server.calls if call.fault}
+        answered = {call.prompt for call in server.calls if not call.fault}
+    assert first.returncode != 0
+    assert 0 < len(failed) < 36 and len(failed) + len(answered) == 36
+    assert f"asks the server only for these {len(failed)}" in first.stderr.strip().splitlines()[-1]
+    assert not any("LMMS_EVAL_REQUEST_FAILED" in response for response in cached_responses(cache))
+
+    with FakeOpenAIServer(vision_reply) as server:
+        second = run_launcher(*vrb_command(server.base_url, output, cache), environment=environment(tmp_path))
+        asked = server.prompts()
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert sorted(asked) == sorted(failed)  # only the failed ones, each once
+    assert accuracies(output) == reference_vrb
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
+def test_a_run_killed_during_generation_resumes_with_the_same_command(tmp_path, reference_vrb, stop):
+    cache, output = tmp_path / "cache", tmp_path / "out"
+    total = 12 * len(VRB_TASKS)
+    with FakeOpenAIServer(vision_reply, latency=0.15) as server:
+        command = [sys.executable, "-m", "lmms_eval_tasks", *vrb_command(server.base_url, output, cache, 1)]
+        process = subprocess.Popen(
+            command, env=environment(tmp_path), cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 600
+        while server.call_count() < total // 2 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert process.poll() is None, process.stderr.read().decode()[-3000:] if process.stderr else ""
+        process.send_signal(stop)
+        process.wait(timeout=60)
+        answered_before = len({call.prompt for call in server.calls})
+    assert total // 2 <= answered_before < total  # killed about half way through one generation phase
+
+    with FakeOpenAIServer(vision_reply) as server:
+        rerun = run_launcher(*vrb_command(server.base_url, output, cache, 1), environment=environment(tmp_path))
+        asked = server.call_count()
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    unanswered = total - answered_before
+    assert unanswered <= asked <= unanswered + CHECKPOINT + 1, (asked, answered_before)  # +1: in flight
+    assert accuracies(output) == reference_vrb
+
+
+HALLUSIONBENCH = ("hallusionbench_sample",)
+
+
+def yes_no_reply(prompt: str) -> str:
+    return "Yes, it is." if stable_fraction(question_of(prompt)) < 0.6 else "No."
+
+
+def fake_judge(prompt: str) -> str:
+    return "correct" if "Prediction answer: Yes" in prompt else "incorrect"
+
+
+def hallusionbench_command(model_url: str, output: Path, cache: Path) -> list[str]:
+    command = [*model_arguments(model_url), "--tasks", ",".join(HALLUSIONBENCH), "--output_path", str(output)]
+    return [*command, "--use_cache", str(cache)]
+
+
+def judged_environment(tmp_path: Path, judge_url: str) -> dict[str, str]:
+    return environment(
+        tmp_path,
+        LMMS_EVAL_TASKS_JUDGE="openai",
+        LMMS_EVAL_TASKS_JUDGE_BASE_URL=judge_url,
+        LMMS_EVAL_TASKS_JUDGE_API_KEY="judge-key",
+        LMMS_EVAL_TASKS_JUDGE_CONCURRENCY="1",
+    )
+
+
+def test_a_run_killed_during_judging_keeps_its_generations_and_judge_calls(tmp_path):
+    reference = tmp_path / "reference"
+    with FakeOpenAIServer(yes_no_reply) as model, FakeOpenAIServer(fake_judge) as judge:
+        completed = run_launcher(
+            *hallusionbench_command(model.base_url, reference / "out", reference / "cache"),
+            environment=judged_environment(reference, judge.base_url),
+        )
+        judge_total, model_total = judge.call_count(), model.call_count()
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert judge_total > 4 and model_total == 29
+    expected = accuracies(reference / "out", HALLUSIONBENCH, "aAcc")
+
+    cache, output = tmp_path / "cache", tmp_path / "out"
+    with FakeOpenAIServer(yes_no_reply) as model, FakeOpenAIServer(fake_judge, latency=0.2) as judge:
+        command = [sys.executable, "-m", "lmms_eval_tasks", *hallusionbench_command(model.base_url, output, cache)]
+        process = subprocess.Popen(
+            command,
+            env=judged_environment(tmp_path, judge.base_url),
+            cwd=REPO_ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 600
+        while judge.call_count() < judge_total // 2 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert process.poll() is None
+        process.kill()
+        process.wait(timeout=60)
+        judged_before = judge.call_count()
+    killed_runs = sorted(output.rglob("hallusionbench_sample_pending.json"))
+    assert len(killed_runs) == 1  # the killed run's records await scoring
+
+    with FakeOpenAIServer(yes_no_reply) as model, FakeOpenAIServer(fake_judge) as judge:
+        rerun = run_launcher(
+            *hallusionbench_command(model.base_url, output, cache),
+            environment=judged_environment(tmp_path, judge.base_url),
+        )
+        model_calls, judge_calls = model.call_count(), judge.call_count()
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert model_calls == 0  # every generation was kept
+    assert judge_calls <= judge_total - judged_before + 1  # judge calls cached as they came (+1 in flight)
+    assert accuracies(output, HALLUSIONBENCH, "aAcc") == expected
+    assert not list(output.rglob("hallusionbench_sample_pending.json"))  # the killed run's state is cleared
+    latest = json.loads(next(output.rglob("lmms_eval_tasks/latest.json")).read_text(encoding="utf-8"))
+    reports = sorted(output.rglob("hallusionbench_sample_report.json"))
+    assert latest["tasks"]["hallusionbench_sample"]["run_id"] == reports[-1].parent.name
+
+
+@pytest.mark.parametrize("judge_host", ["127.0.0.1", "localhost"])
+def test_the_judge_is_refused_when_it_is_the_model_under_test(tmp_path, judge_host):
+    with FakeOpenAIServer(yes_no_reply) as server:
+        judge_url = server.base_url.replace("127.0.0.1", judge_host)
+        completed = run_launcher(
+            *model_arguments(server.base_url),
+            "--tasks",
+            "hallusionbench_sample",
+            "--output_path",
+            str(tmp_path / "out"),
+            environment=environment(
+                tmp_path, LMMS_EVAL_TASKS_JUDGE="openai", OPENAI_API_BASE=judge_url, OPENAI_API_KEY="k"
+            ),
+        )
+        calls = server.call_count()
+    assert completed.returncode == 2
+    assert calls == 0  # stopped before generation
+    last = completed.stderr.strip().splitlines()[-1]
+    assert last.startswith("lmms_eval: the judge of hallusionbench_sample would be the model under test")
+    assert "LMMS_EVAL_TASKS_JUDGE_IS_MODEL=1" in last
