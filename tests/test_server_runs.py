@@ -80,7 +80,9 @@ def reference_vrb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The numbers of an uninterrupted run with a healthy server (no cache)."""
     folder = tmp_path_factory.mktemp("reference")
     with FakeOpenAIServer(vision_reply) as server:
-        completed = run_launcher(*vrb_command(server.base_url, folder / "out", None), environment=environment(folder))
+        completed = run_launcher(
+            *vrb_command(server.base_url, folder / "out", None), environment=environment(folder)
+        )
         calls = server.call_count()
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert calls == 12 * len(VRB_TASKS)
@@ -149,7 +151,11 @@ def test_a_run_killed_during_generation_resumes_with_the_same_command(tmp_path, 
     with FakeOpenAIServer(vision_reply, latency=0.15) as server:
         command = [sys.executable, "-m", "lmms_eval_tasks", *vrb_command(server.base_url, output, cache, 1)]
         process = subprocess.Popen(
-            command, env=environment(tmp_path), cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            command,
+            env=environment(tmp_path),
+            cwd=REPO_ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + 600
         while server.call_count() < total // 2 and process.poll() is None and time.monotonic() < deadline:
@@ -161,7 +167,9 @@ def test_a_run_killed_during_generation_resumes_with_the_same_command(tmp_path, 
     assert total // 2 <= answered_before < total  # killed about half way through one generation phase
 
     with FakeOpenAIServer(vision_reply) as server:
-        rerun = run_launcher(*vrb_command(server.base_url, output, cache, 1), environment=environment(tmp_path))
+        rerun = run_launcher(
+            *vrb_command(server.base_url, output, cache, 1), environment=environment(tmp_path)
+        )
         asked = server.call_count()
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     unanswered = total - answered_before
@@ -209,7 +217,12 @@ def test_a_run_killed_during_judging_keeps_its_generations_and_judge_calls(tmp_p
 
     cache, output = tmp_path / "cache", tmp_path / "out"
     with FakeOpenAIServer(yes_no_reply) as model, FakeOpenAIServer(fake_judge, latency=0.2) as judge:
-        command = [sys.executable, "-m", "lmms_eval_tasks", *hallusionbench_command(model.base_url, output, cache)]
+        command = [
+            sys.executable,
+            "-m",
+            "lmms_eval_tasks",
+            *hallusionbench_command(model.base_url, output, cache),
+        ]
         process = subprocess.Popen(
             command,
             env=judged_environment(tmp_path, judge.base_url),
@@ -218,7 +231,9 @@ def test_a_run_killed_during_judging_keeps_its_generations_and_judge_calls(tmp_p
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 600
-        while judge.call_count() < judge_total // 2 and process.poll() is None and time.monotonic() < deadline:
+        while (
+            judge.call_count() < judge_total // 2 and process.poll() is None and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
         assert process.poll() is None
         process.kill()

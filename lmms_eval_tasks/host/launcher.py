@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lmms_eval_tasks.framework.failed_generations import clear_failures, failure_lines
-from lmms_eval_tasks.host import model_availability
+from lmms_eval_tasks.host import model_availability, resume
 from lmms_eval_tasks.host import patches as host
-from lmms_eval_tasks.host import resume
-from lmms_eval_tasks.host.endpoints import check_judge_endpoint
+from lmms_eval_tasks.host.server_checks import check_judge_endpoint, check_loglikelihood_on_server
 
 SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
 
@@ -332,6 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             or check_checkpoints(arguments)
             or check_benchmarks(arguments)
             or model_folder_problem(runs)  # pretrained=.. would write outside --output_path
+            or check_loglikelihood_on_server(arguments)
             or check_judge_endpoint(arguments)
         )
         if problem:

@@ -33,8 +33,7 @@ from loguru import logger
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.framework.task_index import load_host_index
 from lmms_eval_tasks.host import host_bug_fixes as fixes
-from lmms_eval_tasks.host import response_cache_fixes
-from lmms_eval_tasks.host import version
+from lmms_eval_tasks.host import response_cache_fixes, version
 from lmms_eval_tasks.host.patch_kit import (
     APPLIES,
     MISMATCH,

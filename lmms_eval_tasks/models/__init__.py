@@ -17,6 +17,12 @@ SIMPLE_MODELS: dict[str, str] = {
     "llava_transformers": "lmms_eval_tasks.models.llava_transformers.LlavaTransformers",
 }
 
+# model name -> "module.Class" (chat models: the harness passes doc_to_messages)
+CHAT_MODELS: dict[str, str] = {
+    # the host's `openai` client with payloads built in parallel and each image encoded once (docs/models.md)
+    "openai_pipelined": "lmms_eval_tasks.models.openai_pipelined.OpenAIPipelined",
+}
+
 # The host's legacy `LMMS_EVAL_PLUGINS=lmms_eval_tasks` switch reads {name: "Class"} and imports
 # `lmms_eval_tasks.models.<name>.<Class>`: derived from SIMPLE_MODELS (whose modules carry the model's name).
 AVAILABLE_MODELS: dict[str, str] = {name: path.rsplit(".", 1)[1] for name, path in SIMPLE_MODELS.items()}
@@ -44,7 +50,8 @@ def model_manifests() -> list[Any]:
     """The ``ModelManifest``s the host's registry loads from our entry point."""
     from lmms_eval.models.registry_v2 import ModelManifest
 
-    return [ModelManifest(model_id=name, simple_class_path=path) for name, path in SIMPLE_MODELS.items()]
+    simple = [ModelManifest(model_id=name, simple_class_path=path) for name, path in SIMPLE_MODELS.items()]
+    return simple + [ModelManifest(model_id=name, chat_class_path=path) for name, path in CHAT_MODELS.items()]
 
 
-__all__ = ["AVAILABLE_MODELS", "SIMPLE_MODELS", "model_manifests"]
+__all__ = ["AVAILABLE_MODELS", "CHAT_MODELS", "SIMPLE_MODELS", "model_manifests"]

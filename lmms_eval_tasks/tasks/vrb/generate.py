@@ -57,7 +57,14 @@ SPECIFIC_KWARGS: dict[str, Any] = {
             "idefics2",
             "phi3v",
             "gpt4v",
+            # every spelling of a server client (the host looks kwargs up by the --model string given)
+            "openai",
             "openai_compatible",
+            "openai_compatible_chat",
+            "async_openai",
+            "async_openai_compatible",
+            "async_openai_compatible_chat",
+            "openai_pipelined",
             "claude",
             "gemini_api",
         )

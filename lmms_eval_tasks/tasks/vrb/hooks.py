@@ -29,6 +29,7 @@ from lmms_eval_tasks.tasks.vrb.config import (  # noqa: F401  (the environment n
     SEED_ENV,
     run_parameters,
 )
+from lmms_eval_tasks.tasks.vrb.image_cache import shared_memo
 
 # The host's vqav2 prompt (lmms_eval/tasks/vqav2/_default_template_vqav2_yaml).
 VQAV2_POST_PROMPT = "\nAnswer the question using a single word or phrase."
@@ -113,13 +114,17 @@ def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
     if doc.get("image_id") is None:
         raise RecordError(question, "image_id", "missing (the corruption seed is derived from it)")
     parameters = run_parameters()
-    image = image_of("vrb", doc, "image", question)  # the pack's one loader (16-bit, alpha, ... to RGB)
+    seed, profile = parameters["seed"], parameters["profile"]
+    key = (str(doc["image_id"]), getattr(image, "size", None), corruption, severity, seed, profile)
+
+    def load_and_corrupt() -> Any:
+        loaded = image_of("vrb", doc, "image", question)  # the pack's one loader (16-bit, alpha, ... to RGB)
+        return corrupted_image(loaded, corruption, severity, seed, doc["image_id"], profile)
+
     try:
-        return [
-            corrupted_image(
-                image, corruption, severity, parameters["seed"], doc["image_id"], parameters["profile"]
-            )
-        ]
+        return [shared_memo().get(key, load_and_corrupt)]  # once per image and level for all its questions
+    except RecordError:
+        raise
     except (OSError, ValueError, TypeError) as error:
         raise RecordError(question, "image", f"cannot load or corrupt: {error}") from error
 

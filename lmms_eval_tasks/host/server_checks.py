@@ -1,4 +1,5 @@
-"""The judge is never the model under test by accident.
+"""Checks before a run on a model server: the judge is not the model under test, and no task needs what a
+chat-completions server cannot give (log-likelihoods).
 
 The host's OpenAI-compatible models read ``base_url`` from ``--model_args``, else ``OPENAI_API_BASE`` (the
 ``openai`` client then ``OPENAI_BASE_URL``); the pack's judge reads ``LMMS_EVAL_TASKS_JUDGE_BASE_URL``, else
@@ -12,8 +13,10 @@ server model, the launcher compares the two endpoints (host names resolved, so `
 from __future__ import annotations
 
 import os
+import re
 import socket
 from collections.abc import Sequence
+from pathlib import Path
 from urllib.parse import urlsplit
 
 ALLOW_ENV = "LMMS_EVAL_TASKS_JUDGE_IS_MODEL"
@@ -123,3 +126,64 @@ def check_judge_endpoint(argv: Sequence[str]) -> str | None:
                 f"or set {ALLOW_ENV}=1 to judge with it on purpose"
             )
     return None
+
+
+# --- log-likelihood tasks on a server ---------------------------------------------------------------------
+
+LOGLIKELIHOOD_TYPES = ("loglikelihood", "multiple_choice")
+IN_PROCESS_WRAPPERS = "llava_hf, llava (the pack's llava_transformers) or random_guess"
+_OUTPUT_TYPE = re.compile(r'^output_type:\s*"?([a-z_]+)"?\s*$', re.MULTILINE)
+_INCLUDE = re.compile(r'^include:\s*"?([^"\s]+)"?\s*$', re.MULTILINE)
+_MEMBER = re.compile(r'^\s*-\s*"?([A-Za-z0-9_.-]+)"?\s*$', re.MULTILINE)
+
+
+def _output_type(path: Path) -> str | None:
+    text = path.read_text(encoding="utf-8")
+    found = _OUTPUT_TYPE.search(text)
+    if found:
+        return found.group(1)
+    included = _INCLUDE.search(text)
+    return _output_type(path.parent / included.group(1)) if included else None
+
+
+def loglikelihood_tasks(names: Sequence[str]) -> list[str]:
+    """The pack tasks among ``names`` (groups expanded) whose output type needs log-likelihoods."""
+    from lmms_eval_tasks import TASKS_DIR
+    from lmms_eval_tasks.host.task_index import load_host_index
+
+    entries = load_host_index() or {}
+    found: list[str] = []
+    seen: set[str] = set()
+    queue = list(names)
+    while queue:
+        name = queue.pop(0)
+        entry = entries.get(name)
+        if name in seen or not isinstance(entry, dict) or not entry.get("yaml_path"):
+            continue
+        seen.add(name)
+        path = Path(TASKS_DIR) / entry["yaml_path"]
+        if entry.get("type") == "group":
+            text = path.read_text(encoding="utf-8")
+            members = text.split("\ntask:", 1)[1] if "\ntask:" in text else ""
+            queue.extend(_MEMBER.findall(members.split("aggregate_metric_list")[0]))
+        elif _output_type(path) in LOGLIKELIHOOD_TYPES:
+            found.append(name)
+    return found
+
+
+def check_loglikelihood_on_server(argv: Sequence[str]) -> str | None:
+    """None unless a server model is asked for tasks that need log-likelihoods; then the one-line refusal."""
+    model = _flag_value(argv, "--model") or ""
+    if model not in SERVER_MODELS:
+        return None
+    names = [name.strip() for name in (_flag_value(argv, "--tasks") or "").split(",") if name.strip()]
+    needing = loglikelihood_tasks(names)
+    if not needing:
+        return None
+    shown = ", ".join(needing[:3]) + (f" and {len(needing) - 3} more" if len(needing) > 3 else "")
+    return (
+        f"lmms_eval: {shown} need log-likelihoods (DARE's Out-Log scores each option's probability), which "
+        f"--model {model} cannot give: a chat-completions server returns text only; fix: run these tasks "
+        f"with a wrapper that computes them in-process ({IN_PROCESS_WRAPPERS}), or leave them out "
+        "(dare_sample_gen, dare_gen)"
+    )

@@ -1,0 +1,205 @@
+"""Server throughput: the pack's `openai_pipelined` client vs the host's `openai` client as shipped, same run.
+
+VRB level tasks (the pack's real tasks: prompt, corruption when the image loads) on ``--images`` synthetic
+640x480 photos with ``--questions`` questions each, decoded from JPEG on every access as `datasets` does,
+sent to a local server that answers at once (its own process, so the clients' CPU use is what is timed).
+Both clients get the same requests, in the same order, with the same ``num_concurrent``; the VRB image
+memo is emptied before each. The server checks that both sent the same request bodies.
+Last line: ``RESULT speedup=<x> samples_per_s=<pack> host_samples_per_s=<host>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import multiprocessing
+import os
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+LEVEL_TASKS = (
+    "vrb_sample_clean",
+    "vrb_sample_gaussian_noise_s3",
+    "vrb_sample_defocus_blur_s3",
+    "vrb_sample_brightness_s3",
+)
+QUESTIONS = (
+    "How many people are there?",
+    "What color is the car?",
+    "Is it raining?",
+    "What is this?",
+    "Is it day?",
+)
+REPLY = json.dumps(
+    {
+        "id": "bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "bench",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "yes"}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+).encode()
+
+
+def serve(port_queue: Any, digests: Any) -> None:
+    """An instant chat-completions server: answers "yes", keeps a digest of every request body."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            digests.put(hashlib.sha256(body).hexdigest())
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(REPLY)))
+            self.end_headers()
+            self.wfile.write(REPLY)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    port_queue.put(server.server_address[1])
+    server.serve_forever()
+
+
+def photo(index: int) -> bytes:
+    """A distinct 640x480 photo (scikit-image sample, shifted and tinted per index) as JPEG bytes."""
+    import numpy as np
+    from PIL import Image
+    from skimage import data
+
+    sources = (data.astronaut, data.chelsea, data.coffee, data.rocket)
+    image = Image.fromarray(sources[index % len(sources)]()).convert("RGB").resize((640, 480))
+    pixels = np.roll(np.asarray(image, dtype=np.int16), index * 7, axis=1)
+    pixels = np.clip(pixels + (index * 13) % 31 - 15, 0, 255).astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="JPEG", quality=90)
+    return buffer.getvalue()
+
+
+class LazyDocs:
+    """A task split whose image column is decoded on every access, as a `datasets` Image column is."""
+
+    def __init__(self, task: str, images: list[bytes], questions: int) -> None:
+        self.task, self.images, self.questions = task, images, questions
+
+    def __len__(self) -> int:
+        return len(self.images) * self.questions
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        from PIL import Image
+
+        from lmms_eval_tasks.framework.hook_factory import TASK_COLUMN
+
+        image_index, question = divmod(index, self.questions)
+        return {
+            "question_id": index,
+            "question": QUESTIONS[question % len(QUESTIONS)],
+            "image_id": 100000 + image_index,
+            "image": Image.open(io.BytesIO(self.images[image_index])),
+            "multiple_choice_answer": "yes",
+            "answers": ["yes"] * 10,
+            TASK_COLUMN: self.task,
+        }
+
+
+def requests_for(tasks: dict[str, Any], docs: dict[str, LazyDocs]) -> list[Any]:
+    """The host's generation requests for every doc of every level task, in the host's order."""
+    from lmms_eval.api.instance import Instance
+
+    requests = []
+    for name, task in tasks.items():
+        gen_kwargs = dict(task.config.generation_kwargs)
+        for doc_id in range(len(docs[name])):
+            arguments = ("", task.doc_to_messages, dict(gen_kwargs), doc_id, name, "validation")
+            requests.append(
+                Instance("generate_until", arguments, 0, {"task": name, "doc_id": doc_id, "repeats": 1})
+            )
+    return requests
+
+
+def timed(model: Any, requests: list[Any], docs: dict[str, LazyDocs]) -> tuple[float, list[str]]:
+    from lmms_eval_tasks.tasks.vrb import image_cache
+
+    image_cache._memo = None  # a cold VRB image memo for each client
+    model.task_dict = {name: {"validation": split} for name, split in docs.items()}
+    started = time.perf_counter()
+    answers = model.generate_until(requests)
+    return time.perf_counter() - started, [answer.text for answer in answers]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=40, help="distinct 640x480 images per level")
+    parser.add_argument("--questions", type=int, default=5, help="questions per image (VQAv2: about 5)")
+    parser.add_argument("--concurrent", type=int, default=32, help="num_concurrent of both clients")
+    parser.add_argument("--quick", action="store_true", help="small run: checks the script works")
+    arguments = parser.parse_args()
+    if arguments.quick:
+        arguments.images, arguments.questions = 3, 2
+    os.environ.setdefault("LMMS_EVAL_TASKS_JUDGE", "rule")
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
+
+    context = multiprocessing.get_context("spawn")
+    port_queue, digests = context.Queue(), context.Queue()
+    server = context.Process(target=serve, args=(port_queue, digests), daemon=True)
+    server.start()
+    base_url = f"http://127.0.0.1:{port_queue.get(timeout=60)}/v1"
+
+    from lmms_eval.models.chat.openai import OpenAICompatible
+    from lmms_eval.tasks import TaskManager, get_task_dict
+
+    from lmms_eval_tasks.host import patches
+    from lmms_eval_tasks.models.openai_pipelined import OpenAIPipelined
+
+    patches.apply_patch("pack_task_index")
+    tasks = get_task_dict(list(LEVEL_TASKS), TaskManager(), task_type="chat")
+    images = [photo(index) for index in range(arguments.images)]
+    docs = {name: LazyDocs(name, images, arguments.questions) for name in LEVEL_TASKS}
+    requests = requests_for(tasks, docs)
+    settings = {"base_url": base_url, "api_key": "sk-bench", "model_version": "bench", "max_retries": 1}
+    host = OpenAICompatible(num_concurrent=arguments.concurrent, **settings)
+    pack = OpenAIPipelined(num_concurrent=arguments.concurrent, **settings)
+
+    host_seconds, host_answers = timed(host, requests, docs)
+    host_bodies = sorted(digests.get(timeout=60) for _ in requests)
+    pack_seconds, pack_answers = timed(pack, requests, docs)
+    pack_bodies = sorted(digests.get(timeout=60) for _ in requests)
+    server.terminate()
+
+    if pack_answers != host_answers or pack_bodies != host_bodies:
+        raise SystemExit("the pack's client sent other requests or returned other answers than the host's")
+    samples = len(requests)
+    print(
+        f"{samples} samples ({len(LEVEL_TASKS)} VRB levels x {arguments.images} images x "
+        f"{arguments.questions} questions, 640x480), num_concurrent {arguments.concurrent}, "
+        f"{os.cpu_count()} CPUs: host `openai` "
+        f"{host_seconds:.2f} s, pack `openai_pipelined` {pack_seconds:.2f} s "
+        f"({pack.encodings.misses} image encodings for {pack.encodings.hits + pack.encodings.misses} images)"
+    )
+    print(
+        f"RESULT speedup={host_seconds / pack_seconds:.2f} samples_per_s={samples / pack_seconds:.1f} "
+        f"host_samples_per_s={samples / host_seconds:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Each image corrupted once per level for all its questions: a bounded, thread-safe memo of corrupted images.
+
+VQAv2 has about five questions per image, and each VRB level task asks all of them: without the memo every
+question corrupts (and a server client encodes) its image again. The memo returns the same PIL object for
+the same (image id, image size, level, seed, profile), so a client that caches encodings by object
+(``--model openai_pipelined``) encodes it once too. At most ``LMMS_EVAL_TASKS_VRB_IMAGE_MEMO`` images
+(default 64, about 60 MB at 640x480; 0 turns it off) are kept, least recently used first out; a level being
+computed by one thread is waited for, not computed again, by the others.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from typing import Any
+
+MEMO_ENV = "LMMS_EVAL_TASKS_VRB_IMAGE_MEMO"
+DEFAULT_ITEMS = 64
+
+
+def memo_size() -> int:
+    """The memo's capacity from ``LMMS_EVAL_TASKS_VRB_IMAGE_MEMO`` (an integer >= 0), else 64."""
+    raw = os.environ.get(MEMO_ENV, "").strip()
+    if not raw:
+        return DEFAULT_ITEMS
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise ValueError(f"{MEMO_ENV} must be an integer >= 0 (images kept), got {raw!r}") from None
+
+
+class ImageMemo:
+    """``get(key, make)``: ``make()`` once per key while the key stays among the ``items`` most recent."""
+
+    def __init__(self, items: int) -> None:
+        self.items = items
+        self._entries: OrderedDict[Hashable, Future] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        if self.items <= 0:
+            return make()
+        with self._lock:
+            future = self._entries.get(key)
+            owner = future is None
+            if owner:
+                future = Future()
+                self._entries[key] = future
+                while len(self._entries) > self.items:
+                    self._entries.popitem(last=False)
+            else:
+                self._entries.move_to_end(key)
+        if owner:
+            try:
+                future.set_result(make())
+                with self._lock:
+                    self.computed += 1
+            except BaseException as error:
+                future.set_exception(error)
+                with self._lock:
+                    if self._entries.get(key) is future:
+                        del self._entries[key]
+        return future.result()
+
+
+_memo: ImageMemo | None = None
+_memo_lock = threading.Lock()
+
+
+def shared_memo() -> ImageMemo:
+    """The process's memo (built on first use, with the capacity the environment gives)."""
+    global _memo
+    with _memo_lock:
+        if _memo is None:
+            _memo = ImageMemo(memo_size())
+        return _memo

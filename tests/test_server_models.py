@@ -1,0 +1,241 @@
+"""The pieces of long server runs, in process: failure markers, the host response cache's patches (on the
+real lmms-eval ``ResponseCache``), the judge/model endpoint check, the Out-Log refusal, the VRB prompt for
+every server spelling, the VRB image memo and the pipelined client's encoding cache, superseded runs."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_tasks.framework import failed_generations as failures
+from lmms_eval_tasks.framework.superseded_runs import clear_superseded_pending
+from lmms_eval_tasks.host import patches, resume, server_checks
+from lmms_eval_tasks.reporting.schema import run_is_older
+from lmms_eval_tasks.tasks.vrb.image_cache import ImageMemo
+
+MARKER = "[LMMS_EVAL_REQUEST_FAILED after 2 retries] Connection error."
+
+
+def test_failure_markers_are_recognised_and_answers_are_not():
+    from lmms_eval.api.instance import GenerationResult
+
+    assert failures.failure_of(MARKER) == MARKER
+    assert failures.failure_of("  [LMMS_EVAL_BUDGET_EXCEEDED]") == "[LMMS_EVAL_BUDGET_EXCEEDED]"
+    assert failures.failure_of(GenerationResult(text=MARKER)) == MARKER
+    assert failures.failure_of(None) == failures.NO_TEXT
+    for answer in ("yes", "", "The [LMMS_EVAL_REQUEST_FAILED marker", ["a", "b"]):
+        assert failures.failure_of(answer) is None, answer
+    assert failures.failure_in_results([(-1.5, True)]) is None  # a loglikelihood pair
+    assert failures.failure_in_results(["ok", MARKER]) == MARKER
+
+
+def test_failed_records_are_counted_and_the_closing_lines_say_how_many():
+    failures.clear_failures()
+    records = [{"task": "t", "prediction": "yes"}, {"task": "t", failures.FAILED_KEY: MARKER}]
+    assert failures.note_failures("t", records) == failures.TaskFailures("t", 1, 2, MARKER)
+    assert failures.note_failures("u", records[:1]) is None
+    assert failures.has_failures(["t", "u"]) == ["t"]
+    lines = failures.failure_lines(uses_cache=True)
+    assert lines[0] == f"lmms_eval: t: 1 of 2 generations failed, not scored (first: {MARKER})"
+    assert "asks the server only for these 1" in lines[-1]
+    assert "--use_cache DIR" in failures.failure_lines(uses_cache=False)[-1]
+    failures.clear_failures()
+    assert failures.failure_lines(uses_cache=True) == []
+
+
+def _instance(doc_id: int):
+    from lmms_eval.api.instance import Instance
+
+    arguments = (f"question {doc_id}", {"temperature": 0, "max_new_tokens": 4}, None, doc_id, "task", "x")
+    return Instance("generate_until", arguments, 0, {"task": "task", "doc_id": doc_id, "repeats": 1})
+
+
+def _cache(folder: Path, interval: int = 256):
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    cache = ResponseCache(db_path=str(folder / "rank_0.db"), audit_path=str(folder / "rank_0.audit.jsonl"))
+    cache._checkpoint_interval = interval
+    return cache
+
+
+def _stored(folder: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(folder / "rank_0.db") as connection:
+        return sorted(json.loads(row[0]) for row in connection.execute("SELECT response FROM responses"))
+
+
+class Model:
+    """A model answering from a table; ``calls`` records the size of every generate_until call."""
+
+    def __init__(self, fail: set[int] = frozenset(), stop_after: int | None = None) -> None:
+        self.fail, self.stop_after, self.calls = fail, stop_after, []
+
+    def generate_until(self, requests):
+        if self.stop_after is not None and sum(self.calls) >= self.stop_after:
+            raise KeyboardInterrupt("killed")  # the process dies between two slices
+        self.calls.append(len(requests))
+        return [MARKER if request.doc_id in self.fail else f"answer {request.doc_id}" for request in requests]
+
+
+def test_the_response_cache_keeps_no_failure_and_checkpoints_as_it_goes(tmp_path):
+    for name in ("response_cache_no_failures", "response_cache_checkpoints"):
+        assert patches.check_patch(name).state == "applies", patches.check_patch(name)
+        assert patches.apply_patch(name).state == "applied"
+    requests = [_instance(doc_id) for doc_id in range(10)]
+
+    first = _cache(tmp_path, interval=3)
+    with pytest.raises(KeyboardInterrupt):  # killed after 2 slices of 3 (doc 4 failed)
+        first.execute(Model(fail={4}, stop_after=6), "generate_until", requests)
+    first.close()
+    assert _stored(tmp_path) == sorted(f"answer {doc_id}" for doc_id in (0, 1, 2, 3, 5))
+    audit = [json.loads(line) for line in (tmp_path / "rank_0.audit.jsonl").read_text().splitlines()]
+    assert [entry["cache_key"] for entry in audit if MARKER in entry["response"]] == [""]  # never replayed
+
+    second = _cache(tmp_path, interval=3)  # the same store, reopened: the rerun
+    model = Model()
+    answers = second.execute(model, "generate_until", requests)
+    second.close()
+    assert answers == [f"answer {doc_id}" for doc_id in range(10)]
+    assert sum(model.calls) == 5  # doc 4 (failed) and docs 6..9 (never answered)
+    assert len(_stored(tmp_path)) == 10
+
+
+def test_a_failure_cached_by_an_unpatched_run_is_asked_again(tmp_path):
+    import sqlite3
+
+    patches.apply_patch("response_cache_no_failures")
+    cache = _cache(tmp_path)
+    request = _instance(0)
+    cache.execute(Model(), "generate_until", [request])
+    cache.close()
+    with sqlite3.connect(tmp_path / "rank_0.db") as connection:  # what lmms-eval 0.7.3 itself stores
+        connection.execute("UPDATE responses SET response = ?", (json.dumps(MARKER),))
+    cache = _cache(tmp_path)
+    model = Model()
+    assert cache.execute(model, "generate_until", [request]) == ["answer 0"]
+    cache.close()
+    assert model.calls == [1]
+
+
+def test_the_cache_run_id_is_fixed_per_model_and_model_args(monkeypatch):
+    monkeypatch.delenv(resume.RUN_ID_ENV, raising=False)
+    argv = ["--model", "openai", "--model_args", "base_url=http://x/v1,model_version=m", "--use_cache", "c"]
+    notice = resume.prepare_cache(argv)
+    run_id = resume.stable_run_id("openai", "model_version=m,base_url=http://x/v1")  # order does not matter
+    assert run_id in notice and __import__("os").environ[resume.RUN_ID_ENV] == run_id
+    assert resume.stable_run_id("openai", "model_version=other") != run_id
+    monkeypatch.setenv(resume.RUN_ID_ENV, "mine")
+    assert "run mine (LMMS_CACHE_RUN_ID as set)" in resume.prepare_cache(argv)
+    assert resume.prepare_cache(["--model", "openai"]) is None
+
+
+def test_endpoints_resolve_to_one_server_whatever_their_spelling():
+    key = server_checks.server_key
+    assert key("http://localhost:8000/v1") == key("http://127.0.0.1:8000/v1/chat/completions")
+    assert key("http://127.0.0.1:8000/v1") != key("http://127.0.0.1:8001/v1")
+
+
+def test_the_judge_check_passes_a_separate_judge_and_honours_the_explicit_switch(monkeypatch):
+    argv = ["--model", "openai", "--model_args", "base_url=http://127.0.0.1:8000/v1,model_version=vlm"]
+    argv += ["--tasks", "hallusionbench_sample"]
+    for name in ("OPENAI_API_BASE", "OPENAI_BASE_URL", "OPENAI_API_URL", "LMMS_EVAL_TASKS_JUDGE_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE", "openai")
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_API_KEY", "k")
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BASE_URL", "http://127.0.0.1:9000/v1")
+    assert server_checks.check_judge_endpoint(argv) is None  # its own server
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MODEL", "vlm")
+    assert "same model name" in server_checks.check_judge_endpoint(argv)  # the same model name
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BASE_URL", "http://localhost:8000/v1")
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MODEL", "gpt-4o")
+    assert "same server" in server_checks.check_judge_endpoint(argv)
+    monkeypatch.setenv(server_checks.ALLOW_ENV, "1")
+    assert server_checks.check_judge_endpoint(argv) is None
+    assert server_checks.check_judge_endpoint([*argv[:-1], "vrb_sample"]) is None  # no judged task
+
+
+def test_out_log_on_a_server_is_refused_in_one_line():
+    message = server_checks.check_loglikelihood_on_server(["--model", "openai", "--tasks", "dare_sample_log"])
+    assert message.startswith("lmms_eval: dare_sample_single_log_p1") and "\n" not in message
+    assert "need log-likelihoods" in message and "llava_hf" in message
+    assert (
+        server_checks.check_loglikelihood_on_server(["--model", "openai", "--tasks", "dare_sample_gen"])
+        is None
+    )
+    assert (
+        server_checks.check_loglikelihood_on_server(["--model", "llava_hf", "--tasks", "dare_sample_log"])
+        is None
+    )
+
+
+def test_the_vrb_prompt_does_not_depend_on_the_spelling_of_a_server_model():
+    import yaml
+
+    from lmms_eval_tasks import TASKS_DIR
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    text = (Path(TASKS_DIR) / "vrb" / "yaml" / "_vrb_sample_template_yaml").read_text(encoding="utf-8")
+    kwargs = yaml.load(text, Loader=Loader)["lmms_eval_specific_kwargs"]  # noqa: S506 - a safe loader
+    spellings = sorted(server_checks.SERVER_MODELS)
+    assert all(name in kwargs for name in spellings), [name for name in spellings if name not in kwargs]
+    assert len({json.dumps(kwargs[name], sort_keys=True) for name in spellings}) == 1
+    assert kwargs["openai"]["prompt"] == "vqav2"
+
+
+def test_the_image_memo_computes_each_key_once_even_from_many_threads():
+    memo, made = ImageMemo(2), []
+    lock = threading.Lock()
+
+    def make(key):
+        def build():
+            with lock:
+                made.append(key)
+            return object()
+
+        return build
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(memo.get("a", make("a")))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert made == ["a"] and len({id(result) for result in results}) == 1
+    memo.get("b", make("b"))
+    memo.get("c", make("c"))  # "a" leaves (capacity 2)
+    memo.get("a", make("a"))
+    assert made == ["a", "b", "c", "a"]
+    assert ImageMemo(0).get("a", lambda: 1) == 1
+
+
+def test_the_encoding_cache_keeps_the_image_so_ids_are_never_confused():
+    from lmms_eval_tasks.models.openai_pipelined import EncodingCache
+
+    cache = EncodingCache(1)
+    first, second = object(), object()
+    cache.put(first, ("PNG", None), "AAA")
+    assert cache.get(first, ("PNG", None)) == "AAA"
+    assert cache.get(first, ("JPEG", 95)) is None
+    cache.put(second, ("PNG", None), "BBB")  # first leaves
+    assert cache.get(first, ("PNG", None)) is None and cache.get(second, ("PNG", None)) == "BBB"
+
+
+def test_a_completed_rerun_clears_the_killed_runs_pending_marker(tmp_path):
+    args = {"model": "openai", "model_args": "model_version=m", "limit": None, "seed": None}
+    names = ("20261201_100000", "20261201_100001", "20261201_110000")
+    killed, other_setup, rerun = (tmp_path / name for name in names)
+    for folder, saved in ((killed, args), (other_setup, {**args, "model_args": "model_version=n"})):
+        folder.mkdir()
+        (folder / "t_pending.json").write_text(json.dumps({"task": "t", "args": saved}))
+    rerun.mkdir()
+    assert clear_superseded_pending(rerun, "t", args) == [killed / "t_pending.json"]
+    assert (other_setup / "t_pending.json").exists()  # another model's pending run is left alone
+    assert run_is_older("20261201_100000", "20261201_110000") and not run_is_older("20261201_110000", "x")
+    assert run_is_older("20261201_100000", "20261201_100000-2")
