@@ -18,14 +18,14 @@ from loguru import logger
 PENDING_SUFFIX = "_pending.json"
 
 
-def _same_setup(pending: Mapping[str, Any], saved_args: Mapping[str, Any]) -> bool:
+def _same_setup(pending: Mapping[str, Any], setup: Mapping[str, Any]) -> bool:
     args = pending.get("args")
     if not isinstance(args, Mapping):
         return False
-    return all(args.get(key) == saved_args.get(key) for key in ("model", "model_args", "limit"))
+    return all(args.get(key) == setup.get(key) for key in ("model", "model_args", "limit"))
 
 
-def clear_superseded_pending(folder: Path, task: str, saved_args: Mapping[str, Any]) -> list[Path]:
+def clear_superseded_pending(folder: Path, task: str, setup: Mapping[str, Any]) -> list[Path]:
     """Remove ``task``'s pending markers left in older run folders next to ``folder`` by runs of the same
     model, model_args and limit (this run's report replaces what they awaited); returns the removed paths."""
     from lmms_eval_tasks.reporting.schema import run_is_older, strict_loads
@@ -38,7 +38,7 @@ def clear_superseded_pending(folder: Path, task: str, saved_args: Mapping[str, A
             pending = strict_loads(marker.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(pending, Mapping) and _same_setup(pending, saved_args):
+        if isinstance(pending, Mapping) and _same_setup(pending, setup):
             try:
                 marker.unlink()
             except OSError as error:

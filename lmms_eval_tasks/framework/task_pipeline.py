@@ -193,7 +193,7 @@ def write_task_files(
         report["provenance"]["run_id"] = folder.name
     path = schema.write_report_files(folder, report, records)
     saved_records.pending_path(folder, name).unlink(missing_ok=True)
-    clear_superseded_pending(folder, name, saved_records.saved_args(args))
+    clear_superseded_pending(folder, name, report["provenance"])  # a killed run this one completed again
     logger.info(f"{hooks.benchmark}: report for {name} written to {path}")
     return path
 
