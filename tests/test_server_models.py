@@ -215,16 +215,27 @@ def test_the_image_memo_computes_each_key_once_even_from_many_threads():
     assert ImageMemo(0).get("a", lambda: 1) == 1
 
 
-def test_the_encoding_cache_keeps_the_image_so_ids_are_never_confused():
+def test_the_encoding_cache_encodes_each_image_once_and_keeps_it_so_ids_are_never_confused():
     from lmms_eval_tasks.models.openai_pipelined import EncodingCache
 
-    cache = EncodingCache(1)
+    cache, made = EncodingCache(1), []
     first, second = object(), object()
-    cache.put(first, ("PNG", None), "AAA")
-    assert cache.get(first, ("PNG", None)) == "AAA"
-    assert cache.get(first, ("JPEG", 95)) is None
-    cache.put(second, ("PNG", None), "BBB")  # first leaves
-    assert cache.get(first, ("PNG", None)) is None and cache.get(second, ("PNG", None)) == "BBB"
+
+    def encode(text):
+        return lambda: made.append(text) or text
+
+    assert cache.encoded(first, ("PNG", None), encode("AAA")) == "AAA"
+    assert cache.encoded(first, ("PNG", None), encode("again")) == "AAA"
+    assert cache.encoded(second, ("PNG", None), encode("BBB")) == "BBB"  # first leaves (capacity 1)
+    assert cache.encoded(first, ("PNG", None), encode("AAA")) == "AAA"
+    assert made == ["AAA", "BBB", "AAA"] and (cache.hits, cache.misses) == (1, 3)
+    arguments = (second, ("JPEG", 95), encode("C"))
+    threads = [threading.Thread(target=cache.encoded, args=arguments) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert made.count("C") == 1  # made once, waited for by the other threads
 
 
 def test_a_completed_rerun_clears_the_killed_runs_pending_marker(tmp_path):

@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from lmms_eval.api.instance import GenerationResult, TokenCounts
@@ -40,33 +40,45 @@ BUDGET_MARKER = "[LMMS_EVAL_BUDGET_EXCEEDED]"
 
 class EncodingCache:
     """Base64 encodings of image objects, least recently used first out; the image is kept with its encoding
-    so its ``id`` cannot be reused by another object while the entry lives. Thread-safe."""
+    so its ``id`` cannot be reused by another object while the entry lives. An encoding being made by one
+    thread is waited for, not made again, by the others. Thread-safe."""
 
     def __init__(self, items: int) -> None:
         self.items = max(0, int(items))
-        self._entries: OrderedDict[tuple[Any, ...], tuple[Any, str]] = OrderedDict()
+        self._entries: OrderedDict[tuple[Any, ...], tuple[Any, Future]] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def get(self, image: Any, key: tuple[Any, ...]) -> str | None:
-        with self._lock:
-            entry = self._entries.get((id(image), *key))
-            if entry is None or entry[0] is not image:
-                self.misses += 1
-                return None
-            self._entries.move_to_end((id(image), *key))
-            self.hits += 1
-            return entry[1]
-
-    def put(self, image: Any, key: tuple[Any, ...], encoded: str) -> None:
+    def encoded(self, image: Any, key: tuple[Any, ...], encode: Any) -> str:
+        """``encode()`` once for this image object and key while the entry lives; its result otherwise."""
         if self.items == 0:
-            return
+            with self._lock:
+                self.misses += 1
+            return encode()
+        full_key = (id(image), *key)
         with self._lock:
-            self._entries[(id(image), *key)] = (image, encoded)
-            self._entries.move_to_end((id(image), *key))
-            while len(self._entries) > self.items:
-                self._entries.popitem(last=False)
+            entry = self._entries.get(full_key)
+            owner = entry is None or entry[0] is not image
+            if owner:
+                future: Future = Future()
+                self._entries[full_key] = (image, future)
+                while len(self._entries) > self.items:
+                    self._entries.popitem(last=False)
+                self.misses += 1
+            else:
+                future = entry[1]
+                self._entries.move_to_end(full_key)
+                self.hits += 1
+        if owner:
+            try:
+                future.set_result(encode())
+            except BaseException as error:
+                future.set_exception(error)
+                with self._lock:
+                    if self._entries.get(full_key, (None, None))[1] is future:
+                        del self._entries[full_key]
+        return future.result()
 
 
 def cached_chat_messages(cache: EncodingCache) -> type[ChatMessages]:
@@ -78,12 +90,9 @@ def cached_chat_messages(cache: EncodingCache) -> type[ChatMessages]:
         ) -> str:
             if isinstance(image, str):  # a path: the host's own path cache handles it
                 return super().encode_image(image, cache_dict, image_format, quality)
+            encode = super().encode_image
             key = (str(image_format).upper(), quality)
-            encoded = cache.get(image, key)
-            if encoded is None:
-                encoded = super().encode_image(image, cache_dict, image_format, quality)
-                cache.put(image, key, encoded)
-            return encoded
+            return cache.encoded(image, key, lambda: encode(image, cache_dict, image_format, quality))
 
     return CachedChatMessages
 
