@@ -91,6 +91,16 @@ def reference_vrb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return numbers
 
 
+def free_port() -> int:
+    """A port for a test's fake server: a rerun is "the same command" only with the same base_url (the host
+    keys its response cache by the model's arguments), so a restarted server listens on the same port."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def cached_responses(cache: Path) -> list[str]:
     """Every response stored in the host's response cache folder (root and per-run stores)."""
     import sqlite3
@@ -126,8 +136,8 @@ def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_
     def plan(call):
         return "server_error" if stable_fraction(call.prompt) < 0.3 else failing(call)
 
-    cache, output = tmp_path / "cache", tmp_path / "out"
-    with FakeOpenAIServer(vision_reply, faults=plan) as server:
+    cache, output, port = tmp_path / "cache", tmp_path / "out", free_port()
+    with FakeOpenAIServer(vision_reply, faults=plan, port=port) as server:
         first = run_launcher(*vrb_command(server.base_url, output, cache), environment=environment(tmp_path))
         failed = {call.prompt for call in server.calls if call.fault}
         answered = {call.prompt for call in server.calls if not call.fault}
@@ -136,7 +146,7 @@ def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_
     assert f"asks the server only for these {len(failed)}" in first.stderr.strip().splitlines()[-1]
     assert not any("LMMS_EVAL_REQUEST_FAILED" in response for response in cached_responses(cache))
 
-    with FakeOpenAIServer(vision_reply) as server:
+    with FakeOpenAIServer(vision_reply, port=port) as server:
         second = run_launcher(*vrb_command(server.base_url, output, cache), environment=environment(tmp_path))
         asked = server.prompts()
     assert second.returncode == 0, second.stderr[-3000:]
@@ -146,9 +156,9 @@ def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_
 
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
 def test_a_run_killed_during_generation_resumes_with_the_same_command(tmp_path, reference_vrb, stop):
-    cache, output = tmp_path / "cache", tmp_path / "out"
+    cache, output, port = tmp_path / "cache", tmp_path / "out", free_port()
     total = 12 * len(VRB_TASKS)
-    with FakeOpenAIServer(vision_reply, latency=0.15) as server:
+    with FakeOpenAIServer(vision_reply, latency=0.15, port=port) as server:
         command = [sys.executable, "-m", "lmms_eval_tasks", *vrb_command(server.base_url, output, cache, 1)]
         process = subprocess.Popen(
             command,
@@ -166,7 +176,7 @@ def test_a_run_killed_during_generation_resumes_with_the_same_command(tmp_path, 
         answered_before = len({call.prompt for call in server.calls})
     assert total // 2 <= answered_before < total  # killed about half way through one generation phase
 
-    with FakeOpenAIServer(vision_reply) as server:
+    with FakeOpenAIServer(vision_reply, port=port) as server:
         rerun = run_launcher(
             *vrb_command(server.base_url, output, cache, 1), environment=environment(tmp_path)
         )
@@ -215,8 +225,11 @@ def test_a_run_killed_during_judging_keeps_its_generations_and_judge_calls(tmp_p
     assert judge_total > 4 and model_total == 29
     expected = accuracies(reference / "out", HALLUSIONBENCH, "aAcc")
 
-    cache, output = tmp_path / "cache", tmp_path / "out"
-    with FakeOpenAIServer(yes_no_reply) as model, FakeOpenAIServer(fake_judge, latency=0.2) as judge:
+    cache, output, model_port, judge_port = tmp_path / "cache", tmp_path / "out", free_port(), free_port()
+    with (
+        FakeOpenAIServer(yes_no_reply, port=model_port) as model,
+        FakeOpenAIServer(fake_judge, latency=0.2, port=judge_port) as judge,
+    ):
         command = [
             sys.executable,
             "-m",
@@ -242,7 +255,10 @@ def test_a_run_killed_during_judging_keeps_its_generations_and_judge_calls(tmp_p
     killed_runs = sorted(output.rglob("hallusionbench_sample_pending.json"))
     assert len(killed_runs) == 1  # the killed run's records await scoring
 
-    with FakeOpenAIServer(yes_no_reply) as model, FakeOpenAIServer(fake_judge) as judge:
+    with (
+        FakeOpenAIServer(yes_no_reply, port=model_port) as model,
+        FakeOpenAIServer(fake_judge, port=judge_port) as judge,
+    ):
         rerun = run_launcher(
             *hallusionbench_command(model.base_url, output, cache),
             environment=judged_environment(tmp_path, judge.base_url),
