@@ -977,6 +977,21 @@ PATCHES: dict[str, HostPatch] = {
             "loglikelihood and multiple_choice tasks crash in process_results ('too many values to unpack')",
         ),
         HostPatch(
+            "response_cache_no_failures",
+            "--use_cache never keeps a failed request ([LMMS_EVAL_REQUEST_FAILED ...]) as an answer",
+            response_cache_fixes.probe_no_failures,
+            response_cache_fixes.install_no_failures,
+            "with --use_cache a failed request is cached as the model's answer and a rerun does not ask "
+            "again: delete the cache folder after a run with failed generations",
+        ),
+        HostPatch(
+            "response_cache_checkpoints",
+            "--use_cache stores answers every LMMS_CACHE_CHECKPOINT_INTERVAL responses, not once per phase",
+            response_cache_fixes.probe_checkpoints,
+            response_cache_fixes.install_checkpoints,
+            "with --use_cache a run killed during generation has cached nothing: its rerun asks for all",
+        ),
+        HostPatch(
             "llava_hf_loglikelihood",
             "llava_hf's loglikelihood works on transformers 5",
             fixes.probe_llava_hf_loglikelihood,
@@ -1009,21 +1024,6 @@ PATCHES: dict[str, HostPatch] = {
             fixes.install_chat_loglikelihood,
             "loglikelihood / multiple_choice tasks need `--force_simple` on llava_hf",
             models=("llava_hf",),
-        ),
-        HostPatch(
-            "response_cache_no_failures",
-            "--use_cache never keeps a failed request ([LMMS_EVAL_REQUEST_FAILED ...]) as an answer",
-            response_cache_fixes.probe_no_failures,
-            response_cache_fixes.install_no_failures,
-            "with --use_cache a failed request is cached as the model's answer and a rerun does not ask "
-            "again: delete the cache folder after a run with failed generations",
-        ),
-        HostPatch(
-            "response_cache_checkpoints",
-            "--use_cache stores answers every LMMS_CACHE_CHECKPOINT_INTERVAL responses, not once per phase",
-            response_cache_fixes.probe_checkpoints,
-            response_cache_fixes.install_checkpoints,
-            "with --use_cache a run killed during generation has cached nothing: its rerun asks for all",
         ),
     )
 }

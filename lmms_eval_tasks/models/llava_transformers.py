@@ -121,10 +121,10 @@ class LlavaTransformers(LlavaHf):
 
         lmms.__init__(self)
         substitution.check_model_args({**kwargs, "conv_template": conv_template, "pretrained": pretrained})
-        if str(batch_size) != "1":
+        if not str(batch_size).isdigit() or int(batch_size) < 1:
             raise substitution.SubstitutionError(
-                f"--model llava: batch_size={batch_size} is not supported by the pack's LLaVA model "
-                "(it answers one request at a time, as the host's llava_hf does); use batch_size=1"
+                f"--model llava: batch_size={batch_size} is not supported by the pack's LLaVA model: "
+                "give a whole number >= 1 (`auto` is not supported)"
             )
         checkpoint = substitution.resolve_checkpoint(pretrained)
         substitution.record_checkpoint(pretrained, checkpoint)
@@ -177,7 +177,7 @@ class LlavaTransformers(LlavaHf):
         self._max_length = getattr(self._config.text_config, "max_position_embeddings", 2048)
         self.pretrained = checkpoint
         self.asked_pretrained = pretrained
-        self.batch_size_per_gpu = 1
+        self.batch_size_per_gpu = int(batch_size)
         self.conv_template = conv_template
         self.chat_template = conversation_template(conv_template)
         self.use_cache = use_cache
@@ -258,40 +258,64 @@ class LlavaTransformers(LlavaHf):
         return results
 
     def generate_until(self, requests: list[Instance]) -> list[str]:
-        """Greedy (or sampled, when ``temperature`` > 0) answers, cut at the task's ``until`` strings."""
-        import torch
+        """Greedy (or sampled, when ``temperature`` > 0) answers, cut at the task's ``until`` strings.
+
+        ``batch_size`` > 1 generates requests with the same generation settings together: prompts padded
+        on the left with their attention masks, so each answer is the one its request gets alone."""
+        import json
+
         from tqdm import tqdm
 
-        answers: list[str] = []
-        for context, gen_kwargs, doc_to_visual, doc_id, task, split in tqdm(
-            [request.args for request in requests], disable=self.rank != 0, desc="Model Responding"
-        ):
-            gen_kwargs = dict(gen_kwargs or {})
-            until = gen_kwargs.pop("until", None) or []
-            until = [until] if isinstance(until, str) else list(until)
-            visuals = self.flatten([doc_to_visual(self.task_dict[task][split][doc_id])])
-            text = self._prompt(context, len(visuals))
-            inputs = self._image_processor(text=[text], images=visuals or None, return_tensors="pt")
-            inputs = inputs.to(self._device, self.model.dtype)
-            temperature = float(gen_kwargs.get("temperature", 0) or 0)
-            options: dict[str, Any] = {
-                "do_sample": temperature > 0,
-                "num_beams": int(gen_kwargs.get("num_beams", 1)),
-            }
-            if temperature > 0:
-                options.update(temperature=temperature, top_p=gen_kwargs.get("top_p"))
-            with torch.inference_mode():
-                output = self.model.generate(
-                    **inputs,
-                    max_new_tokens=int(gen_kwargs.get("max_new_tokens", 1024)),
-                    use_cache=self.use_cache,
-                    pad_token_id=self.tokenizer.pad_token_id or self.eot_token_id,
-                    eos_token_id=self.eot_token_id,
-                    **options,
-                )
-            answer = self.tokenizer.decode(
-                output[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True
+        answers: list[str | None] = [None] * len(requests)
+        groups: dict[str, list[int]] = {}
+        for index, request in enumerate(requests):  # one generate call needs one set of settings
+            groups.setdefault(json.dumps(request.args[1] or {}, sort_keys=True, default=str), []).append(
+                index
             )
+        progress = tqdm(total=len(requests), disable=self.rank != 0, desc="Model Responding")
+        size = max(1, int(self.batch_size_per_gpu))
+        for indices in groups.values():
+            for start in range(0, len(indices), size):
+                batch = indices[start : start + size]
+                for index, answer in zip(batch, self._generate([requests[i] for i in batch]), strict=True):
+                    answers[index] = answer
+                progress.update(len(batch))
+        progress.close()
+        return [answer or "" for answer in answers]
+
+    def _generate(self, requests: list[Instance]) -> list[str]:
+        """One ``generate`` call for requests that share their generation settings."""
+        import torch
+
+        gen_kwargs = dict(requests[0].args[1] or {})
+        until = gen_kwargs.pop("until", None) or []
+        until = [until] if isinstance(until, str) else list(until)
+        texts, images = [], []
+        for context, _, doc_to_visual, doc_id, task, split in (request.args for request in requests):
+            visuals = self.flatten([doc_to_visual(self.task_dict[task][split][doc_id])])
+            texts.append(self._prompt(context, len(visuals)))
+            images.extend(visuals)
+        inputs = self._image_processor(text=texts, images=images or None, return_tensors="pt", padding=True)
+        inputs = inputs.to(self._device, self.model.dtype)
+        temperature = float(gen_kwargs.get("temperature", 0) or 0)
+        options: dict[str, Any] = {
+            "do_sample": temperature > 0,
+            "num_beams": int(gen_kwargs.get("num_beams", 1)),
+        }
+        if temperature > 0:
+            options.update(temperature=temperature, top_p=gen_kwargs.get("top_p"))
+        with torch.inference_mode():
+            output = self.model.generate(
+                **inputs,
+                max_new_tokens=int(gen_kwargs.get("max_new_tokens", 1024)),
+                use_cache=self.use_cache,
+                pad_token_id=self.tokenizer.pad_token_id or self.eot_token_id,
+                eos_token_id=self.eot_token_id,
+                **options,
+            )
+        answers = []
+        for (context, *_), row in zip((request.args for request in requests), output, strict=True):
+            answer = self.tokenizer.decode(row[inputs["input_ids"].shape[1] :], skip_special_tokens=True)
             for stop in until:
                 if stop:
                     answer = answer.split(stop)[0]
