@@ -67,8 +67,8 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
         "host_outputs",
         "run_context",
         "loglikelihood_result",
-        "response_cache_no_failures",
-        "response_cache_checkpoints",
+        "cache_no_failures",
+        "cache_checkpoints",
     ]
     assert host.patches_for(["random_guess"]) == common
     assert host.patches_for(["llava_hf"]) == [

@@ -82,7 +82,7 @@ class Model:
 
 
 def test_the_response_cache_keeps_no_failure_and_checkpoints_as_it_goes(tmp_path):
-    for name in ("response_cache_no_failures", "response_cache_checkpoints"):
+    for name in ("cache_no_failures", "cache_checkpoints"):
         assert patches.check_patch(name).state == "applies", patches.check_patch(name)
         assert patches.apply_patch(name).state == "applied"
     requests = [_instance(doc_id) for doc_id in range(10)]
@@ -107,7 +107,7 @@ def test_the_response_cache_keeps_no_failure_and_checkpoints_as_it_goes(tmp_path
 def test_a_failure_cached_by_an_unpatched_run_is_asked_again(tmp_path):
     import sqlite3
 
-    patches.apply_patch("response_cache_no_failures")
+    patches.apply_patch("cache_no_failures")
     cache = _cache(tmp_path)
     request = _instance(0)
     cache.execute(Model(), "generate_until", [request])

@@ -147,11 +147,16 @@ def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_
     assert not any("LMMS_EVAL_REQUEST_FAILED" in response for response in cached_responses(cache))
 
     with FakeOpenAIServer(vision_reply, port=port) as server:
-        second = run_launcher(*vrb_command(server.base_url, output, cache), environment=environment(tmp_path))
+        rerun_output = (
+            tmp_path / "rerun"
+        )  # the same command but for the output folder (one results file each)
+        second = run_launcher(
+            *vrb_command(server.base_url, rerun_output, cache), environment=environment(tmp_path)
+        )
         asked = server.prompts()
     assert second.returncode == 0, second.stderr[-3000:]
     assert sorted(asked) == sorted(failed)  # only the failed ones, each once
-    assert accuracies(output) == reference_vrb
+    assert accuracies(rerun_output) == reference_vrb
 
 
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])

@@ -5,7 +5,7 @@ lmms-eval 0.7.3 puts ``[LMMS_EVAL_REQUEST_FAILED after N retries] <reason>`` (or
 returning no text gives ``None``. ``TaskHooks.process_results`` turns such a result into a record that
 carries only ``failed_generation`` (the reason), the task's aggregation counts those records here instead of
 scoring the task, and the launcher ends the run non-zero with one line per task saying how many failed and
-that a rerun asks only for them (the ``response_cache_no_failures`` host patch keeps them out of
+that a rerun asks only for them (the ``cache_no_failures`` host patch keeps them out of
 ``--use_cache``). Thread-safe: ``process_results`` and aggregations may run in several threads.
 """
 

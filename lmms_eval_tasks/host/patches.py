@@ -977,7 +977,7 @@ PATCHES: dict[str, HostPatch] = {
             "loglikelihood and multiple_choice tasks crash in process_results ('too many values to unpack')",
         ),
         HostPatch(
-            "response_cache_no_failures",
+            "cache_no_failures",
             "--use_cache never keeps a failed request ([LMMS_EVAL_REQUEST_FAILED ...]) as an answer",
             response_cache_fixes.probe_no_failures,
             response_cache_fixes.install_no_failures,
@@ -985,7 +985,7 @@ PATCHES: dict[str, HostPatch] = {
             "again: delete the cache folder after a run with failed generations",
         ),
         HostPatch(
-            "response_cache_checkpoints",
+            "cache_checkpoints",
             "--use_cache stores answers every LMMS_CACHE_CHECKPOINT_INTERVAL responses, not once per phase",
             response_cache_fixes.probe_checkpoints,
             response_cache_fixes.install_checkpoints,

@@ -1,12 +1,12 @@
 """Two host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
 
-``response_cache_no_failures``: lmms-eval 0.7.3 stores a failed request's marker text
+``cache_no_failures``: lmms-eval 0.7.3 stores a failed request's marker text
 (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) like an answer, so the rerun after an outage replays
 the failures without asking the server. The patch makes such a response invalid (never stored), writes it
 to the audit log without a cache key (the log's crash replay skips it) and treats one already cached by an
 older run as a miss (asked again).
 
-``response_cache_checkpoints``: lmms-eval 0.7.3 stores responses only when the model returns the whole
+``cache_checkpoints``: lmms-eval 0.7.3 stores responses only when the model returns the whole
 request-type phase (one call for every ``generate_until`` request of every task), so a run killed at 99%
 has cached nothing. The patch hands the model the cache misses in slices of the cache's checkpoint interval
 (``LMMS_CACHE_CHECKPOINT_INTERVAL``, default 256) and stores each slice's answers when it returns: a killed
@@ -69,7 +69,7 @@ def _scratch_cache(folder: str) -> Any:
     return cache_class(db_path=str(Path(folder) / "probe.db"), audit_path=str(Path(folder) / "probe.jsonl"))
 
 
-# --- response_cache_no_failures ---------------------------------------------------------------------------
+# --- cache_no_failures ---------------------------------------------------------------------------
 
 
 def probe_no_failures() -> tuple[str, str]:
@@ -116,7 +116,7 @@ def install_no_failures() -> None:
     cache_class._log_to_audit = _marked(_log_to_audit, log_to_audit)
 
 
-# --- response_cache_checkpoints ---------------------------------------------------------------------------
+# --- cache_checkpoints ---------------------------------------------------------------------------
 
 
 def _interval(cache: Any) -> int:
