@@ -165,19 +165,15 @@ def test_a_run_killed_during_generation_resumes_with_the_same_command(tmp_path, 
     total = 12 * len(VRB_TASKS)
     with FakeOpenAIServer(vision_reply, latency=0.15, port=port) as server:
         command = [sys.executable, "-m", "lmms_eval_tasks", *vrb_command(server.base_url, output, cache, 1)]
-        process = subprocess.Popen(
-            command,
-            env=environment(tmp_path),
-            cwd=REPO_ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        log = (tmp_path / "killed_run.log").open("w")  # a file: an unread pipe would block the run when full
+        process = subprocess.Popen(command, env=environment(tmp_path), cwd=REPO_ROOT, stdout=log, stderr=log)
         deadline = time.monotonic() + 600
         while server.call_count() < total // 2 and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert process.poll() is None, process.stderr.read().decode()[-3000:] if process.stderr else ""
+        assert process.poll() is None, (tmp_path / "killed_run.log").read_text()[-3000:]
         process.send_signal(stop)
         process.wait(timeout=60)
+        log.close()
         answered_before = len({call.prompt for call in server.calls})
     assert total // 2 <= answered_before < total  # killed about half way through one generation phase
 
