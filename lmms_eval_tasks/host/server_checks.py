@@ -149,7 +149,7 @@ def _output_type(path: Path) -> str | None:
 def loglikelihood_tasks(names: Sequence[str]) -> list[str]:
     """The pack tasks among ``names`` (groups expanded) whose output type needs log-likelihoods."""
     from lmms_eval_tasks import TASKS_DIR
-    from lmms_eval_tasks.host.task_index import load_host_index
+    from lmms_eval_tasks.framework.task_index import load_host_index
 
     entries = load_host_index() or {}
     found: list[str] = []
