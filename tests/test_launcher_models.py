@@ -49,7 +49,7 @@ def test_model_llava_stops_before_any_dataset_with_both_ways_out(tmp_path: Path)
     assert refused_wall < 120  # seconds on a loaded 2-core machine; about 5 s of CPU
 
     control, control_cpu, _ = _timed_run(
-        "--model", "random_guess", "--tasks", "hallusionbench_sample", "--limit", "2",
+        "--model", "random_guess", "--tasks", "hallusionbench_sample", "--limit", "4",
         "--output_path", str(control_output), "--verbosity", "INFO",
     )  # fmt: skip
     assert control.returncode == 0, control.stderr[-3000:]

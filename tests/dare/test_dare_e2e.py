@@ -112,7 +112,7 @@ def test_tiny_llava_generation_path(tmp_path: Path, tiny_llava_dir: Path) -> Non
         "--tasks",
         "dare_sample",
         "--limit",
-        "2",
+        "4",  # a binary task's first question is four documents (one per option): a smaller limit is refused
         "--gen_kwargs",
         "max_new_tokens=8",  # a random model: keep it short
         "--output_path",
@@ -141,7 +141,7 @@ def test_tiny_llava_loglikelihood_path(tmp_path: Path, tiny_llava_dir: Path) -> 
         "--tasks",
         ",".join(tasks),
         "--limit",
-        "2",
+        "4",  # a binary task's first question is four documents (one per option): a smaller limit is refused
         "--output_path",
         str(output),
         "--log_samples",
