@@ -325,14 +325,55 @@ def _interval_cell(low: float | None, high: float | None) -> str | None:
     return None if low is None or high is None else f"[{fmt(low)}, {fmt(high)}]"
 
 
-def reproduction_section(verdicts: Sequence[tuple[str, Any]]) -> Section | None:
+REJUDGE_PATTERN = "{task}_samples.jsonl.rejudge_*.json"
+
+
+def judge_sensitivity_table(runs: Sequence[Run]) -> Table | None:
+    """The ``rejudge`` results saved next to the runs' records (``<task>_samples.jsonl.rejudge_<M>.json``),
+    a row per (task, metric); None when there are none."""
+    rows = []
+    for run in runs:
+        for task in run.top_level_tasks():
+            folder = run.report_paths[task].parent
+            for path in sorted(folder.glob(REJUDGE_PATTERN.format(task=task))):
+                try:
+                    result = json.loads(path.read_text(encoding="utf-8"))
+                    name_a, name_b = result["judge_a"]["name"], result["judge_b"]["name"]
+                except (OSError, ValueError, KeyError, TypeError) as error:
+                    logger.warning(f"{path}: not a rejudge result ({error}); left out of the report")
+                    continue
+                for metric, item in (result.get("difference") or {}).items():
+                    rows.append(
+                        [
+                            f"{run.label} / {task}", name_a, name_b, result.get("judged_by_both"),
+                            result.get("agreement"), result.get("cohen_kappa"),
+                            len(result.get("flips") or []),
+                            metric, item.get(name_a), item.get(name_b), item.get("difference"),
+                            _interval_cell(item.get("low"), item.get("high")),
+                        ]
+                    )  # fmt: skip
+    if not rows:
+        return None
+    return Table(
+        "Judge sensitivity (lmms-eval-tasks rejudge)",
+        ["run / task", "judge A", "judge B", "items", "agreement", "Cohen's kappa", "flips", "metric",
+         "A", "B", "B - A", "B - A 95% CI (paired)"],
+        rows,
+        "The same records judged by two judges; agreement is the share of items with the same verdict, "
+        "flips the items whose verdict changes (listed in the rejudge result file).",
+    )  # fmt: skip
+
+
+def reproduction_section(verdicts: Sequence[tuple[str, Any]], runs: Sequence[Run] = ()) -> Section | None:
     """The "Reproduction" section: per matched report, each compared metric against its published value
-    with the rule's answer and every known reason for a difference; None when no run matched a model."""
+    with the rule's answer and every known reason for a difference, and the judge sensitivity of the runs
+    that were re-judged; None when no run matched a model and none was re-judged."""
     from lmms_eval_tasks.reproduction import SAMPLING_RULE
 
     matched = [(label, verdict) for label, verdict in verdicts if verdict.published_row is not None]
+    sensitivity = judge_sensitivity_table(runs)
     if not matched:
-        return None
+        return None if sensitivity is None else Section("reproduction", "Reproduction", [sensitivity])
     rows = []
     for label, verdict in matched:
         for item in verdict.metrics:
@@ -379,6 +420,8 @@ def reproduction_section(verdicts: Sequence[tuple[str, Any]]) -> Section | None:
                 + "."
             )
         )
+    if sensitivity is not None:
+        blocks.append(sensitivity)
     return Section("reproduction", "Reproduction", blocks)
 
 
@@ -836,7 +879,7 @@ def write_report(
     (out / PLOTS_FOLDER).mkdir(parents=True, exist_ok=True)
     sections = build_sections(runs)
     verdicts = reproduction_verdicts(runs, published_as)
-    reproduction = reproduction_section(verdicts)
+    reproduction = reproduction_section(verdicts, runs)
     if reproduction is not None:
         sections.append(reproduction)
     provenance = [provenance_table(run) for run in runs]

@@ -136,3 +136,28 @@ def test_rejudge_contextual_sample_from_the_command_line(monkeypatch, tmp_path, 
     assert {flip["index"]: flip["judge-b"] for flip in result["flips"]} == {1: True, 4: False}
     assert result["difference"]["acceptance_rate"]["difference"] == pytest.approx(0.0)
     assert result["metrics"]["judge-a"]["acceptance_rate"] == pytest.approx(50.0)
+
+
+def test_report_shows_a_saved_rejudge_result(tmp_path):
+    """A rejudge result next to a run's records appears in the report's Reproduction section."""
+    from lmms_eval_tasks.human_report import write_report_for_runs
+    from lmms_eval_tasks.reporting import schema as reports
+    from tests.test_report import crafted_run, md_tables, row
+
+    output = crafted_run(tmp_path / "out", "contextual", "contextual_sample", {"acceptance_rate": 50.0})
+    records = output / "crafted-model" / reports.PACK_FOLDER / "20261201_000000"  # crafted_run's folder
+    assert (records / "contextual_sample_report.json").is_file()
+    result = {
+        "judge_a": {"name": "judge-a"}, "judge_b": {"name": "judge-b"}, "judged_by_both": 10,
+        "agreement": 0.8, "cohen_kappa": 0.6, "flips": [{"index": 1}, {"index": 4}],
+        "difference": {"acceptance_rate": {"judge-a": 50.0, "judge-b": 50.0, "difference": 0.0,
+                                           "low": -20.0, "high": 20.0}},
+    }  # fmt: skip
+    (records / "contextual_sample_samples.jsonl.rejudge_judge-b.json").write_text(json.dumps(result), "utf-8")
+    html_path = write_report_for_runs([output], tmp_path / "report")
+    table = md_tables((html_path.parent / "report.md").read_text("utf-8"))[
+        "Reproduction :: Judge sensitivity (lmms-eval-tasks rejudge)"
+    ]
+    cells = row(table, "crafted (crafted-model) / contextual_sample")
+    assert (cells["agreement"], cells["Cohen's kappa"], cells["flips"]) == ("0.800", "0.600", "2")
+    assert (cells["B - A"], cells["B - A 95% CI (paired)"]) == ("0.00", "[-20.00, 20.00]")
