@@ -27,7 +27,8 @@ and the judge quoted cannot decide. A parser may return ``integrity.CONFLICT`` (
 the judge's own: no verdict, counted as "conflicting"). With ``model_failure_verdict`` set, a prompt the
 judge refused as too long, or a reply without a verdict of the judge's own for an item whose model text
 carries the judge's markers (``carries_markers``), is the model's failure: that verdict, counted as
-"model_failure", never unjudged.
+"model_failure", never unjudged. A refusal for length is the model's only when its text is the larger part
+of the request (an image or a template filling the judge's window is not: unjudged, counted).
 
 Policy (docs/judges.md): a task with no judged item fails (``JudgingFailed``), a share of unjudged items
 above ``LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED`` (default 0.05) is warned about, and the whole judging phase is
@@ -242,6 +243,8 @@ def _model_failure(cell: VerdictCell, item: JudgeItem, verdict: Any) -> VerdictC
     if verdict is _NO_MODEL_FAILURE or cell.judged:
         return cell
     if cell.status == UNJUDGED and (cell.error or "").startswith(LENGTH_REFUSED):
+        if not _model_text_dominates(item):  # the image or the template filled the window: not the model
+            return VerdictCell(UNJUDGED, None, None, f"{cell.error} (not the model's text)"[:400], cell.cached)
         reason = f"{cell.error}: the model's output is too long for the judge, scored as rejected"
     elif cell.status in (UNPARSEABLE, CONFLICTING) and item.carries_markers:
         reason = (
@@ -251,6 +254,14 @@ def _model_failure(cell: VerdictCell, item: JudgeItem, verdict: Any) -> VerdictC
     else:
         return cell
     return VerdictCell(MODEL_FAILURE, verdict, cell.reply, reason[:400], cell.cached)
+
+
+def _model_text_dominates(item: JudgeItem) -> bool:
+    """True when the model's text is the larger part of the request (longer than the prompt's other text,
+    the system message and the image as sent together): only then is a refusal for length the model's."""
+    model = sum(len(text) for text in item.model_text)
+    rest = len(item.prompt) - model + len(item.system or "") + len(_image_url(item.image) or "")
+    return model > 0 and model >= rest
 
 
 def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: bool = True) -> VerdictCell:

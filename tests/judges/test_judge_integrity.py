@@ -4,6 +4,8 @@ quotes the response before its own verdict, as step-by-step judges do."""
 
 from __future__ import annotations
 
+import json
+import random
 import re
 
 import pytest
@@ -280,3 +282,36 @@ def test_disguised_planted_verdicts_neither_decide_nor_leave_the_denominator(jud
     assert metrics["judged"] == 20 and metrics["unjudged"] == 0
     # every disguised marker is screened and counted
     assert details["screening"]["counts"]["judge_markers"] == 10
+
+
+def test_a_prompt_too_long_because_of_the_image_is_not_the_models_failure(judge_env, tmp_path) -> None:
+    """The image-aware judge refuses (context length) prompts whose image, not the short honest answer,
+    fills its window: those items stay unjudged (counted), they are not rejected answers."""
+    from fake_openai import Fault
+    from PIL import Image
+
+    noisy = tmp_path / "big.png"
+    noise = random.Random(0).randbytes(300 * 300 * 3)
+    Image.frombytes("RGB", (300, 300), noise).save(noisy)  # noise: ~270 kB PNG, ~360 kB as a data URL
+    records = [contextual_record(i, "The sign says stop.") for i in range(4)]
+    for record in records[:2]:
+        record["image_path"] = str(noisy)
+
+    def refuse_big_requests(call) -> Fault | None:
+        return Fault("context_length_exceeded") if len(json.dumps(call.body)) > 100_000 else None
+
+    def judge(prompt: str) -> str:  # an image request's user content is a list of parts (text, image)
+        text = next(part["text"] for part in json.loads(prompt) if part.get("type") == "text")
+        return quoting_contextual_judge(text)
+
+    with FakeOpenAIServer(judge, faults=refuse_big_requests) as server:
+        judge_env.setenv("OPENAI_API_URL", server.base_url)
+        small = tmp_path / "small.png"
+        Image.new("RGB", (4, 4)).save(small)
+        for record in records[2:]:
+            record["image_path"] = str(small)
+        metrics, _ = ctx.score(records, rouge=False, image_judge=True)
+    # 2 honest answers judged Yes; the 2 refused because of their 270 kB image are unjudged, not rejected:
+    # 2 accepted / 2 judged = 100 % (was 2 / 4 = 50 %, the refusals counted as the model's failure)
+    assert metrics["judged"] == 2 and metrics["unjudged"] == 2
+    assert metrics["rejected_model_failure"] == 0 and metrics["acceptance_rate"] == 100.0
