@@ -152,8 +152,9 @@ class Judge:
                     reasons[reply.error or "unknown error"] += 1
         if too_long:
             logger.warning(
-                f"{desc}: the judge refused {too_long} of {total} prompts as too long (the model's output); "
-                "judged benchmarks score them as rejected, never leave them out"
+                f"{desc}: the judge refused {too_long} of {total} prompts as too long; judged benchmarks "
+                "score them as rejected when the model's output is the larger part of the prompt, else as "
+                "unjudged (an image or template filling the judge's window)"
             )
         unjudged = sum(reasons.values())
         with self._usage_lock:

@@ -244,7 +244,8 @@ def _model_failure(cell: VerdictCell, item: JudgeItem, verdict: Any) -> VerdictC
         return cell
     if cell.status == UNJUDGED and (cell.error or "").startswith(LENGTH_REFUSED):
         if not _model_text_dominates(item):  # the image or the template filled the window: not the model
-            return VerdictCell(UNJUDGED, None, None, f"{cell.error} (not the model's text)"[:400], cell.cached)
+            error = f"{cell.error} (not the model's text: unjudged)"[:400]
+            return VerdictCell(UNJUDGED, None, None, error, cell.cached)
         reason = f"{cell.error}: the model's output is too long for the judge, scored as rejected"
     elif cell.status in (UNPARSEABLE, CONFLICTING) and item.carries_markers:
         reason = (
