@@ -183,13 +183,20 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
     source = row.source
     paper_judge = getattr(source, "judge", "")
     judge = provenance.get("judge")
+    benchmark = benchmarks().get(str(report.get("benchmark")))
     if isinstance(judge, Mapping):
-        model = judge.get("model")
-        reasons.append(f"judge: {model} ({judge.get('kind')}); the published value: {paper_judge}")
+        model = str(judge.get("model"))
+        paper_model = getattr(benchmark, "paper_judge_model", None)
+        if paper_model and model == paper_model:
+            reasons.append(
+                f"judge: {model}, the paper's model name; the snapshot behind that name may differ from the "
+                f"paper's ({paper_judge})"
+            )
+        else:
+            reasons.append(f"judge: {model} ({judge.get('kind')}); the published value: {paper_judge}")
     limit = provenance.get("limit")
     if limit is not None:
         reasons.append(f"subset: --limit {limit} (the published value is over the whole question set)")
-    benchmark = benchmarks().get(str(report.get("benchmark")))
     task = str(report.get("task"))
     if benchmark is not None and (task in benchmark.sample_tasks or task.endswith("_sample")):
         reasons.append("sample data: the run scored the bundled sample, not the benchmark's dataset")

@@ -79,6 +79,10 @@ def test_verdict_of_a_run_registered_as_a_published_model(tmp_path: Path):
     assert reasons[0].startswith("judge: rule-based (rule); the published value: GPT-4")
     assert "subset: --limit 8 (the published value is over the whole question set)" in reasons
     assert "sample data: the run scored the bundled sample, not the benchmark's dataset" in reasons
+    # A run judged by the paper's judge model name still says the snapshot may differ; no judge, no reason.
+    report["provenance"]["judge"] = {"kind": "openai", "model": "gpt-4", "repeats": 3}
+    same = verdict_for_report(report, "LLaVA-1.5-13B").reasons[0]
+    assert same.startswith("judge: gpt-4, the paper's model name; the snapshot behind that name may differ")
 
 
 def test_report_shows_the_reproduction_section_overview_column_and_json(tmp_path: Path, capsys):
