@@ -553,11 +553,15 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _combine(per_repeat: list[dict[str, Any]]) -> dict[str, Any]:
-    """Rates averaged over the repeats where defined; counts summed; spread of the headline rate."""
+def _combine(per_repeat: list[dict[str, Any]], headline: dict[str, Any]) -> dict[str, Any]:
+    """The ``headline`` rates (the resampled statistic: each rate averaged over the repeats where defined);
+    the other rates and interval bounds averaged likewise; counts summed; spread of the headline rate."""
     combined: dict[str, Any] = {}
     for key in RATE_KEYS:
-        combined[key] = _mean([m[key] for m in per_repeat if m[key] is not None])
+        if key in headline:
+            combined[key] = headline[key]
+        else:
+            combined[key] = _mean([m[key] for m in per_repeat if m[key] is not None])
     for key in ("judged", "accepted", "unjudged"):
         combined[key] = sum(m[key] for m in per_repeat)
     rates = [m["acceptance_rate"] for m in per_repeat if m["acceptance_rate"] is not None]
@@ -713,7 +717,18 @@ def evaluate(
         acceptance_metrics(categories, [row[repeat] for row in verdicts], protocol)
         for repeat in range(repeats)
     ]
-    metrics = _combine(per_repeat)
+    rouge_values: list[float | None] = [None] * len(items)
+    with_reference = [item for item in items if item.response is not None and item.response.strip()]
+    if rouge and with_reference:
+        scores = rouge_l_scores([i.prediction for i in with_reference], [i.response for i in with_reference])
+        for item, score in zip(with_reference, scores, strict=True):
+            rouge_values[item.index] = score
+    # The headline rates and ROUGE-L are the statistic the bootstrap resamples (one definition).
+    headline = {
+        name: value if math.isfinite(value) else None
+        for name, value in _resampling(items, verdicts, rouge_values, protocol).estimate().items()
+    }
+    metrics = _combine(per_repeat, headline)
     no_verdict = sum(
         1
         for row_replies, row_verdicts in zip(replies, verdicts, strict=True)
@@ -727,15 +742,7 @@ def evaluate(
     metrics["supplied_verdicts"] = len(supplied)
     metrics["empty_predictions"] = sum(1 for item in items if not item.prediction.strip())
     metrics.update(_integrity_counts(judge_counts, to_judge, model_text_limit))
-    rouge_values: list[float | None] = [None] * len(items)
-    with_reference = [item for item in items if item.response is not None and item.response.strip()]
-    if rouge and with_reference:
-        scores = rouge_l_scores([i.prediction for i in with_reference], [i.response for i in with_reference])
-        for item, score in zip(with_reference, scores, strict=True):
-            rouge_values[item.index] = score
-        metrics["rouge_l"] = 100.0 * sum(scores) / len(scores)
-    else:
-        metrics["rouge_l"] = None
+    metrics["rouge_l"] = headline["rouge_l"] if rouge and with_reference else None
     metrics["rouge_l_items"] = len(with_reference) if rouge else 0
     metrics["per_scenario"] = _scenario_counts(items, verdicts)
     if metrics["unjudged"]:
@@ -904,36 +911,53 @@ UNIT = "item"  # the resampling unit: items are independent
 
 
 def resampling_of(records: Sequence[dict[str, Any]], evaluation: Evaluation, protocol: str) -> Any:
-    """The headline rates' bootstrap input: one row per item (unit: item), cell = its category; values per
-    repeat (accepted, judged, ROUGE-L, ROUGE-L defined) with ROUGE-L in the first repeat's slot only; the
-    statistic averages each rate over the repeats as the scorer does. With one judge repeat every rate's
-    interval is the official normal (Wald) one (the paper's analysis prints it for the overall rate; the
-    pack gives each scenario rate the same, analytic, per item); ROUGE-L is bootstrapped."""
+    """The headline rates' bootstrap input (``_resampling``), its items named by their records."""
+    ids = [str(r.get("image_url", i)) + "|" + str(r.get("instruction", "")) for i, r in enumerate(records)]
+    rouge = evaluation.rouge or [None] * len(evaluation.items)
+    return _resampling(evaluation.items, evaluation.verdicts, rouge, protocol, ids)
+
+
+def _resampling(
+    items: Sequence[Item],
+    verdicts: Sequence[Sequence[bool | None]],
+    rouge: Sequence[float | None],
+    protocol: str,
+    ids: Sequence[str] | None = None,
+) -> Any:
+    """The headline rates and ROUGE-L as a statistic of row totals: ``evaluate`` reports its
+    ``estimate()``, the bootstrap resamples it. One row per item (unit: the item, ``ids`` or its
+    position), cell = its category, values per repeat (accepted, judged); the statistic averages each rate
+    over the repeats. ROUGE-L: one more row per item with a reference, in a cell of its own (first repeat's
+    slot: score, 1), summed in item order. With one judge repeat every rate's interval is the official
+    normal (Wald) one (the paper's analysis prints it for the overall rate; the pack gives each scenario
+    rate the same, analytic, per item); ROUGE-L is bootstrapped."""
     import numpy as np
 
     from lmms_eval_tasks.uncertainty import Uncertainty, nanmean
     from lmms_eval_tasks.uncertainty.resampling import Resampling
 
-    verdicts = evaluation.verdicts
-    rouge = evaluation.rouge or [None] * len(evaluation.items)
-    categories = [item.category for item in evaluation.items]
-    repeats = max(len(row) for row in verdicts)
-    values = np.zeros((len(records), repeats, 4))
+    ids = list(ids) if ids is not None else [str(i) for i in range(len(items))]
+    categories = [item.category for item in items]
+    repeats = max((len(row) for row in verdicts), default=1)
+    rouge_cell = len(CATEGORIES)
+    with_rouge = [i for i, value in enumerate(rouge) if value is not None]
+    values = np.zeros((len(items) + len(with_rouge), repeats, 4))
     for i, row in enumerate(verdicts):
         for r, verdict in enumerate(row):
             if verdict is not None:
                 values[i, r, 0:2] = (float(bool(verdict)), 1.0)
-        if rouge[i] is not None:
-            values[i, 0, 2:4] = (float(rouge[i]), 1.0)
+    for row, i in enumerate(with_rouge, start=len(items)):
+        values[row, 0, 2:4] = (float(rouge[i]), 1.0)
     cell = {name: i for i, name in enumerate(CATEGORIES)}
-    codes = np.asarray([cell[c] for c in categories], dtype=np.int64)
+    codes = np.asarray([cell[c] for c in categories] + [rouge_cell] * len(with_rouge), dtype=np.int64)
+    units = ids + [ids[i] for i in with_rouge]
     pools = {
         "natural": NATURAL_SCENARIOS,
         "digital": DIGITAL_SCENARIOS,
         **{name: (name,) for name in SCENARIOS},
     }
     masks = {
-        name: np.asarray([CATEGORY_SCENARIO[c] in members for c in CATEGORIES], dtype=float)
+        name: np.asarray([CATEGORY_SCENARIO[c] in members for c in CATEGORIES] + [False], dtype=float)
         for name, members in pools.items()
     }
     st, est = cell["stvqa"], cell["estvqa"]
@@ -948,7 +972,7 @@ def resampling_of(records: Sequence[dict[str, Any]], evaluation: Evaluation, pro
             if protocol == "official":
                 rate = 100 * (accepted[:, st] + accepted[:, est]) / (2 * judged[:, st])
                 out["acceptance_rate_misc_natural_scenes"] = nanmean(rate, axis=1)
-            out["rouge_l"] = 100 * totals[:, :, 0, 2].sum(1) / totals[:, :, 0, 3].sum(1)
+            out["rouge_l"] = 100 * totals[:, rouge_cell, 0, 2] / totals[:, rouge_cell, 0, 3]
         return out
 
     closed: dict[str, Uncertainty] = {}
@@ -971,6 +995,5 @@ def resampling_of(records: Sequence[dict[str, Any]], evaluation: Evaluation, pro
                 100.0 * accepted / judged, stderr, low, high, "normal", UNIT, int(judged),
                 reason="the official normal (Wald) interval, clipped to [0, 100]",
             )  # fmt: skip
-    ids = [str(r.get("image_url", i)) + "|" + str(r.get("instruction", "")) for i, r in enumerate(records)]
-    return Resampling(ids, values, statistic, UNIT, codes, len(CATEGORIES),
+    return Resampling(units, values, statistic, UNIT, codes, len(CATEGORIES) + 1,
                 identity=ids, closed_form=closed)  # fmt: skip
