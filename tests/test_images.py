@@ -136,8 +136,11 @@ def test_undecodable_missing_and_absurd_images_name_the_row(monkeypatch: pytest.
     from PIL import ImageFile
 
     monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)  # as lmms-eval sets it when imported
-    with pytest.raises(RecordError, match=r"^record row-7: field 'image': cannot be decoded \(Unidentified"):
+    with pytest.raises(
+        RecordError, match=r"^record row-7: field 'image': cannot be decoded \(Unidentified"
+    ) as caught:
         load_rgb({"bytes": b"<html>not an image</html>", "path": None}, "row-7")
+    assert "BytesIO" not in str(caught.value) and " at 0x" not in str(caught.value)  # no buffer's repr
     truncated = _encoded(Image.new("RGB", (64, 64), (9, 9, 9)))["bytes"][:80]
     with pytest.raises(RecordError, match=r"^record row-7: field 'image': cannot be decoded"):
         load_rgb({"bytes": truncated}, "row-7")

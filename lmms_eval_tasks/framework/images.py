@@ -99,7 +99,7 @@ def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose
     show. ``exif_transpose``: apply the EXIF orientation (only where the benchmark's official loader does)."""
     import warnings
 
-    from PIL import Image, ImageOps
+    from PIL import Image, ImageOps, UnidentifiedImageError
 
     from lmms_eval_tasks.corruptions.engine import MAX_PIXELS_ENV, max_pixels_limit
 
@@ -110,6 +110,8 @@ def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             image = _open(value)
     except Exception as error:  # PIL raises UnidentifiedImageError, OSError, SyntaxError... on bad files
+        if isinstance(error, UnidentifiedImageError):  # its text names a buffer: '<_io.BytesIO ...>'
+            error = UnidentifiedImageError("not an image format PIL can read")
         raise RecordError(row, field, f"cannot be decoded ({type(error).__name__}: {error})") from None
     width, height = image.size
     limit = max_pixels_limit()
