@@ -10,13 +10,14 @@ _PATTERNS = [
     re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),  # OpenAI-style keys, even partially masked ones
     re.compile(r"\bhf_[A-Za-z0-9]{8,}"),  # Hugging Face tokens
     # Authorization schemes (Basic: base64 of user:password)
-    re.compile(r"(?i)(bearer\s+)[^\s\"',}]{6,}"),
+    # values stop before a backslash: a JSON line keeps its escapes (``x\"`` must not lose its ``\``)
+    re.compile(r"(?i)(bearer\s+)[^\s\"',}\\]{6,}"),
     # user info of a URL (``scheme://user:password@host``): kept the scheme and host, dropped the rest
     # (bounded and anchored at a word start: linear on hostile text)
     re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]{0,30}://)[^\s/@\"'<>]{1,256}@"),
     re.compile(
         r"(?i)((?:api[-_]?key|authorization|access[-_]?token|hf[-_]?token|token|password|secret)[\"']?\s*[:=]"
-        r"\s*[\"']?)[^\s\"',}&]+"
+        r"\s*[\"']?)[^\s\"',}&\\]{6,}"  # 6+ characters: "token: 5 cents" is prose, not a secret
     ),
 ]
 REDACTED = "[REDACTED]"

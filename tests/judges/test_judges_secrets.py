@@ -105,3 +105,21 @@ def test_scrub_and_safe_url() -> None:
     assert scrub('{"api_key": "hunter2hunter2"}') == '{"api_key": "' + REDACTED + '"}'
     assert scrub("plain message, no secrets") == "plain message, no secrets"
     assert safe_url("https://user:pw@example.com:8443/v1?api-key=abc#x") == "https://example.com:8443/v1"
+
+
+def test_scrub_keeps_json_lines_valid_and_prose_whole(tmp_path) -> None:
+    """The launcher rewrites the host's JSON lines files with ``scrub``: a model output such as
+    'The password: x"' (JSON: ``x\\"``) must not lose the backslash of its escaped quote (the line became
+    invalid JSON); ordinary prose with "token:" / "password:" before a short word is not a secret."""
+    from lmms_eval_tasks.host.scrubbing import scrub_files
+
+    outputs = ['The password: x" is on the sign', 'Bearer abcdefgh" ok', 'api_key: qq\\"']
+    outputs.append("token=hf_AbCdEfGh12")
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps({"resps": [[text]]}) + "\n" for text in outputs), encoding="utf-8")
+    scrub_files([path])
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]  # every line valid
+    assert "hf_AbCdEfGh12" not in json.dumps(rows) and "abcdefgh" not in json.dumps(rows)
+    for prose in ("The token: 5 cents", "password: the word on the board", "The secret: a cat"):
+        assert scrub(prose) == prose
+    assert REDACTED in scrub("password: hunter22") and REDACTED in scrub("api_key=abcdef")
