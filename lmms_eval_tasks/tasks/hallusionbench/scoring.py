@@ -734,10 +734,6 @@ class Evaluation:
         return output
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def _spread(values: list[float]) -> dict[str, float | None]:
     if not values:
         return {"std": None, "min": None, "max": None, "repeats_defined": 0}
@@ -749,13 +745,14 @@ def _spread(values: list[float]) -> dict[str, float | None]:
 def combine_repeats(
     per_repeat: list[dict[str, float | None]],
 ) -> tuple[dict[str, float | None], dict[str, dict]]:
-    """Average each metric over the repeats where it is defined; spread = sample std, min, max."""
+    """Average each metric over the repeats where it is defined (``present_mean``: the average the
+    bootstrap's statistic takes, ``resampling_of``); spread = sample std, min, max."""
     keys = list(per_repeat[0]) if per_repeat else []
     averaged: dict[str, float | None] = {}
     spread: dict[str, dict] = {}
     for key in keys:
         values = [metrics[key] for metrics in per_repeat if metrics[key] is not None]
-        averaged[key] = _mean(values)
+        averaged[key] = _defined(present_mean(np.asarray([values], dtype=np.float64))) if values else None
         spread[key] = _spread(values)
     return averaged, spread
 
