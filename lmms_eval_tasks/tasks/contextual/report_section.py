@@ -36,7 +36,6 @@ def render(context: SectionContext) -> list[Block]:
         DIGITAL_SCENARIOS,
         NATURAL_SCENARIOS,
         SCENARIOS,
-        normal_interval,
     )
 
     entries = [entry for entry in context.entries if "acceptance_rate" in entry.metrics]
@@ -77,7 +76,7 @@ def render(context: SectionContext) -> list[Block]:
         pools = [*((s, (s,)) for s in SCENARIOS)]
         pools += [("natural", NATURAL_SCENARIOS), ("digital", DIGITAL_SCENARIOS)]
         for name, members in pools:
-            rows.append([name, *_rate_row(entry.metrics, name, per_scenario, members, normal_interval)])
+            rows.append([name, *_rate_row(entry.metrics, name, per_scenario, members)])
         for row in rows:
             values.append(row[1])
             bounds.append(None if row[2] is None else (row[2], row[3]))
@@ -147,12 +146,15 @@ def _with_wilson(entry: Any, key: str) -> Any:
     return entry.metrics.get(key)
 
 
-def _rate_row(metrics: dict, name: str, per_scenario: dict, members: tuple[str, ...], interval) -> list:
+def _rate_row(metrics: dict, name: str, per_scenario: dict, members: tuple[str, ...]) -> list:
     """[rate, 95% low, 95% high, accepted, judged]: the scorer's rate and interval when the report has them
-    (averaged over repeats, the run's protocol), else computed from the pooled counts (older reports)."""
+    (averaged over repeats, the run's protocol), else the scorer's functions on the pooled counts (older
+    reports)."""
+    from lmms_eval_tasks.tasks.contextual.scoring import normal_interval, rate_percent
+
     accepted, judged = pooled_counts(per_scenario, members)
     key = f"acceptance_rate_{name}"
     if key in metrics and f"{key}_ci95_low" in metrics:
         return [metrics[key], metrics[f"{key}_ci95_low"], metrics[f"{key}_ci95_high"], accepted, judged]
-    low, high = interval(accepted, judged)
-    return [100.0 * accepted / judged if judged else None, low, high, accepted, judged]
+    low, high = normal_interval(accepted, judged)
+    return [rate_percent(accepted, judged), low, high, accepted, judged]

@@ -283,7 +283,9 @@ def parse_items(records: Sequence[dict[str, Any]]) -> list[Item]:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _rate(accepted: int, judged: int) -> float | None:
+def rate_percent(accepted: int, judged: int) -> float | None:
+    """A rate in percent of the judged items (None without any): every rate of one repeat, and a report
+    page's rate from saved counts."""
     return 100.0 * accepted / judged if judged else None
 
 
@@ -348,11 +350,11 @@ def acceptance_metrics(
     """
     counts = rate_counts(categories, verdicts, protocol)
     total_accepted, total_judged = counts["acceptance_rate"]
-    metrics: dict[str, Any] = {"acceptance_rate": _rate(total_accepted, total_judged)}
+    metrics: dict[str, Any] = {"acceptance_rate": rate_percent(total_accepted, total_judged)}
     low, high = normal_interval(total_accepted, total_judged)
     metrics["acceptance_rate_ci95_low"], metrics["acceptance_rate_ci95_high"] = low, high
     for key in POOLED_RATE_KEYS:
-        metrics[key] = _rate(*counts[key])
+        metrics[key] = rate_percent(*counts[key])
         metrics[f"{key}_ci95_low"], metrics[f"{key}_ci95_high"] = normal_interval(*counts[key])
     metrics["judged"] = total_judged
     metrics["accepted"] = total_accepted
