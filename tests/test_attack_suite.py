@@ -228,3 +228,17 @@ def test_vqdv1_unparsed_warning_says_what_the_scorer_does() -> None:
     assert not any("unparsed" in line for line in shared)
     # the case the metric rewards is counted by the screen too ("Yes No": a yes/no hedge)
     assert details["screening"]["counts"]["hedge"] == 3
+
+
+def test_honest_multi_correct_answers_are_not_screened_as_hedges() -> None:
+    """DARE multi-correct: the honest answers of the bundled sample (n_correct_validation: '', 'D', 'A, D',
+    'A, B, D', 'B, C, D', 'A, B, C, D', ...) list up to every option. Only the one listing every option of its
+    record is the hedge the screen counts; three of four correct options is an answer (4 of the 10 honest
+    answers were flagged, the run marked 'SCORE DEPENDS ON SCREENED OUTPUTS')."""
+    from lmms_eval_tasks.framework.screening import screen_records
+    from lmms_eval_tasks.framework.targets import resolve
+
+    screening = resolve(get_benchmark("dare").screening)
+    honest = ["D", "A, D", "A, B, D", "B, C, D", "A, B, C, D"]
+    result = screen_records([{"prediction": text} for text in honest], screening)
+    assert result["counts"]["hedge"] == 1 and result["flagged_records"] == [4]

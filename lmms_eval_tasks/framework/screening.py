@@ -111,7 +111,9 @@ def _hedge(text: str, screening: Screening, letters: str | None) -> bool:
         _NUMBER_LIST.fullmatch(text) and len(set(re.findall(r"\d+(?:\.\d+)?", text))) >= NUMBER_HEDGE
     ):
         return True
-    if _LETTER_LIST.fullmatch(text) and len(set(re.findall(r"[A-J]", text))) >= 3:
+    # a bare list of 3+ letters is a hedge where the options are unknown; where they are known (multi-correct
+    # questions), only one listing every option is: "A, B, D" is an honest answer there
+    if not letters and _LETTER_LIST.fullmatch(text) and len(set(re.findall(r"[A-J]", text))) >= 3:
         return True
     if letters and len(letters) >= 3:
         found = set(_LETTER.findall(text))
