@@ -242,3 +242,15 @@ def test_honest_multi_correct_answers_are_not_screened_as_hedges() -> None:
     honest = ["D", "A, D", "A, B, D", "B, C, D", "A, B, C, D"]
     result = screen_records([{"prediction": text} for text in honest], screening)
     assert result["counts"]["hedge"] == 1 and result["flagged_records"] == [4]
+
+
+def test_an_honest_no_box_answer_is_not_a_master_key() -> None:
+    """VQDv1's answer syntax for "no object" is "[[]]" (or "[]"): punctuation only, yet the honest answer on
+    zero-box queries (6 of the 19 sample queries). It is not content-free; ":" and "" still are."""
+    from lmms_eval_tasks.framework.screening import screen_records
+    from lmms_eval_tasks.framework.targets import resolve
+
+    screening = resolve(get_benchmark("vqdv1").screening)
+    outputs = ["[[]]", "[]", " [ ] ", "[[10, 10, 40, 40]]", ":", ""]
+    result = screen_records([{"prediction": text} for text in outputs], screening)
+    assert result["counts"]["content_free"] == 2 and result["flagged_records"] == [4, 5]

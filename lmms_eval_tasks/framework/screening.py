@@ -70,7 +70,8 @@ class Screening:
     only that word; ``yes_no``: answers are yes/no (both words = hedge); ``option_letters``: a
     ``"module:function"`` giving a record's option letters (every one listed = hedge); ``numbers``: answers
     are numbers (``NUMBER_HEDGE`` distinct numbers or a range = hedge); ``hedges_rewarded``: where the
-    paper's metric itself credits a hedge, what the report says about it (the metric is kept).
+    paper's metric itself credits a hedge, what the report says about it (the metric is kept);
+    ``explicit_empty``: the benchmark's own "nothing" answer (VQDv1 "[[]]"), never content-free.
     """
 
     judge_markers: tuple[str, ...] = ()
@@ -80,6 +81,9 @@ class Screening:
     numbers: bool = False
     hedges_rewarded: str = ""
     prediction_field: str = "prediction"
+    # "module:function" (text -> bool) recognising the benchmark's own explicit empty answer (VQDv1 "[[]]"):
+    # an answer, never content-free
+    explicit_empty: str | None = None
 
 
 def content_free(text: str) -> bool:
@@ -133,6 +137,14 @@ def _markers(screening: Screening) -> re.Pattern[str]:
     return re.compile("|".join(parts), re.IGNORECASE | re.MULTILINE)
 
 
+def _is_explicit_empty(screening: Screening, text: str) -> bool:
+    if not screening.explicit_empty:
+        return False
+    from lmms_eval_tasks.framework.targets import resolve
+
+    return bool(resolve(screening.explicit_empty)(text))
+
+
 def screen_text(
     text: str, screening: Screening, letters: str | None = None, markers: re.Pattern[str] | None = None
 ) -> list[str]:
@@ -142,7 +154,7 @@ def screen_text(
     text = fold_text(text)  # zero-width, full-width and look-alike disguises screened as what they show
     if markers.search(text):
         flags.append("judge_markers")
-    if content_free(text):
+    if content_free(text) and not _is_explicit_empty(screening, text):
         flags.append("content_free")
     elif _hedge(text, screening, letters):
         flags.append("hedge")

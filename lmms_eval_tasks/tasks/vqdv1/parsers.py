@@ -31,6 +31,7 @@ PARSERS: list[ParserEntry] = [
 # What an output playing the grader looks like here (framework.screening; docs/judges.md).
 SCREENING = Screening(
     yes_no=True,
+    explicit_empty=f"{_VQD}:is_explicit_empty",  # "[[]]" is the answer syntax for no box, not a master key
     hedges_rewarded=(
         "VQDv1's metric (the paper's) scores an answer with no box as 'no box', which is right on zero-box "
         "queries: kept as defined; answers without boxes are counted by the scorer ('unparsed')."
