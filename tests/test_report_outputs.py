@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from lmms_eval_tasks.demo import summarise_results, summarise_values
+from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.host.patches import drop_undefined_group_metrics
 from lmms_eval_tasks.human_report import write_report_for_runs
 from lmms_eval_tasks.reporting.sections import (
@@ -25,6 +26,8 @@ from lmms_eval_tasks.reporting.sections import (
     wrap_label,
 )
 from lmms_eval_tasks.reporting.undefined import undefined_reason
+from lmms_eval_tasks.tasks.tallyqa import scoring as tallyqa_scoring
+from lmms_eval_tasks.tasks.vrb import scoring as vrb_scoring
 from tests.test_report import crafted_run, md_tables, row
 
 LONG_RUN = "llava_hf (llava-hf-llava-1.5-7b-with-a-very-long-checkpoint-name) / hallusionbench_offline_sample"
@@ -42,7 +45,9 @@ def _two_benchmark_run(tmp_path: Path) -> Path:
                                             "method": "bootstrap", "unit": "question", "n_units": 20}}},
         extra=({"benchmark": "tallyqa", "task": "tallyqa_x",
                 "metrics": {"simple_micro_accuracy": 40.0, "simple_rmse": None, "simple_unparsed": 4,
-                            "simple_questions": 4}},),
+                            "simple_questions": 4},
+                "details": {"undefined": tallyqa_scoring.undefined_reasons(
+                    {"simple_rmse": math.nan, "simple_unparsed": 4, "simple_questions": 4})}},),
     )  # fmt: skip
 
 
@@ -124,30 +129,62 @@ def test_a_run_with_several_tasks_of_a_benchmark_lists_each_in_the_overview(tmp_
 # ---- undefined reasons -------------------------------------------------------------------------------
 
 
+def _scored(benchmark: str, records: list[dict]) -> dict:
+    """A report as the pipeline writes it: the benchmark's real scorer's metrics and details."""
+    metrics, details = get_benchmark(benchmark).score(records)
+    return {"metrics": metrics, "details": details}
+
+
+def _vrb_report(metrics: dict, tables: dict) -> dict:
+    """VRB's undefined values as its scorer states them (``vrb.scoring.undefined_reasons``)."""
+    return {"metrics": metrics, "details": {"undefined": vrb_scoring.undefined_reasons(metrics, tables)}}
+
+
+NAN = math.nan
+
+
 @pytest.mark.parametrize(
-    ("benchmark", "metric", "metrics", "details", "reason"),
+    ("benchmark", "metric", "report", "reason"),
     [
-        ("vrb", "relative_accuracy_drop", {"accuracy_clean": 0.0}, {},
+        # VRB: clean accuracy 0 -> the drop (clean - corrupted) / clean is 0/0
+        ("vrb", "relative_accuracy_drop",
+         _vrb_report({"accuracy_clean": 0.0, "relative_accuracy_drop": NAN}, {}),
          "clean accuracy is 0, so a drop relative to it is undefined: 0/0"),
-        ("vrb", "first_drop", {"accuracy_clean": None}, {}, "no clean level (severity 0) scored in this run"),
-        ("vrb", "error_rate", {"accuracy_clean": 0.5}, {"complete_corruptions": []},
+        ("vrb", "first_drop", _vrb_report({"accuracy_clean": NAN, "first_drop": NAN}, {}),
+         "no clean level (severity 0) scored in this run"),
+        ("vrb", "error_rate",
+         _vrb_report({"accuracy_clean": 0.5, "error_rate": NAN}, {"complete_corruptions": []}),
          "needs a complete corruption (clean + severities 1-5); none is complete in this run"),
-        ("tallyqa", "complex_rmse", {"complex_questions": 7, "complex_unparsed": 7}, {},
-         "no complex prediction parsed as a number: 7 of 7 unparsed"),
-        ("tallyqa", "simple_rmse", {"simple_questions": 0}, {}, "no simple question in this run"),
-        ("vqdv1", "f1_3", {}, {}, "no question with 3 target box(es) in this run"),
+        # TallyQA's real scorer: two simple questions, neither prediction parses as a number -> RMSE over
+        # 0 parsed answers is undefined, "2 of 2 unparsed"
+        ("tallyqa", "simple_rmse", _scored("tallyqa", [
+            {"question_id": 1, "answer": 2, "issimple": True, "prediction": "two apples"},
+            {"question_id": 2, "answer": 5, "issimple": True, "prediction": "many"}]),
+         "no simple prediction parsed as a number: 2 of 2 unparsed"),
+        # VQDv1's real scorer on its schema example: queries with 1 and 0 target boxes, none with 3
+        ("vqdv1", "f1_3", _scored("vqdv1", [dict(r) for r in get_benchmark("vqdv1").record_schema.example]),
+         "no question with 3 target box(es) in this run"),
         # the scorer's own reason wins; then the uncertainty engine's for a stderr
-        ("tdiuc", "micro_accuracy", {}, {"undefined": {"micro_accuracy": "no question scored"}},
+        ("tdiuc", "micro_accuracy", {"metrics": {"micro_accuracy": None},
+                                     "details": {"undefined": {"micro_accuracy": "no question scored"}}},
          "no question scored"),
-        ("tdiuc", "micro_accuracy_stderr", {}, {"uncertainty": {"micro_accuracy": {
-            "estimate": 50.0, "reason": "a single unit: no spread"}}}, "a single unit: no spread"),
+        ("tdiuc", "micro_accuracy_stderr", {"metrics": {"micro_accuracy_stderr": None}, "details": {
+            "uncertainty": {"micro_accuracy": {"estimate": 50.0, "reason": "a single unit: no spread"}}}},
+         "a single unit: no spread"),
     ],
 )  # fmt: skip
-def test_undefined_reason_names_the_cause(
-    benchmark: str, metric: str, metrics: dict, details: dict, reason: str
+def test_undefined_reason_shows_the_scorers_cause(
+    benchmark: str, metric: str, report: dict, reason: str
 ) -> None:
-    report = {"metrics": {metric: None, **metrics}, "details": details}  # the report holds the key, null
+    """The scorer states why a value is undefined (details.undefined); the report only displays it."""
     assert undefined_reason(benchmark, metric, report) == reason
+
+
+def test_an_undefined_value_without_a_recorded_reason_says_so() -> None:
+    report = {"metrics": {"simple_rmse": None, "simple_questions": 4, "simple_unparsed": 4}, "details": {}}
+    assert undefined_reason("tallyqa", "simple_rmse", report) == (
+        "the scorer gave no value for this run and recorded no reason"
+    )
 
 
 def test_a_metric_the_task_does_not_compute_says_so() -> None:
@@ -171,8 +208,10 @@ def test_demo_summary_prints_n_a_with_the_reason_and_writes_null() -> None:
         }
     }  # fmt: skip
     reports = {
-        "tallyqa_sample": {"metrics": {"simple_rmse": None, "simple_questions": 8, "simple_unparsed": 8}},
-        "vrb_sample": {"metrics": {"accuracy_clean": 0.0, "relative_accuracy_drop": None}},
+        "tallyqa_sample": {"metrics": {"simple_rmse": None, "simple_questions": 8, "simple_unparsed": 8},
+                           "details": {"undefined": tallyqa_scoring.undefined_reasons(
+                               {"simple_rmse": math.nan, "simple_questions": 8, "simple_unparsed": 8})}},
+        "vrb_sample": _vrb_report({"accuracy_clean": 0.0, "relative_accuracy_drop": math.nan}, {}),
     }
     rows = dict(summarise_results(results, ["tallyqa_sample", "vrb_sample"], reports=reports))
     assert "nan" not in " ".join(rows.values()).lower()
