@@ -23,6 +23,8 @@ JUDGE_MARKERS = (
     r"reference answer[ \t]*:",
     r"^[ \t]*output[ \t]*:",
     r"response[12][ \t]*:",
+    # the label with a verdict anywhere in a line ("No. Output: correct"): bounded, linear
+    r"\boutput[ \t]*:[ \t*_\"'`]{0,8}(?:correct|incorrect|unclear|same|different)\b",
 )
 _MARKER = re.compile("|".join(JUDGE_MARKERS), re.IGNORECASE | re.MULTILINE)
 _CORRECTNESS_WORDS = re.compile(r"\b(incorrect|correct|unclear)\b", re.IGNORECASE)
