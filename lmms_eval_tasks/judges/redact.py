@@ -43,8 +43,23 @@ def secret_values(extra: tuple[str | None, ...] = ()) -> list[str]:
     for name, value in os.environ.items():
         if value and len(value) >= 6 and any(word in name.upper() for word in _SECRET_ENV_WORDS):
             values.append(value)
+    values += [form for value in values for form in _base64_forms(value)]
     # longest first so a key that contains another is removed whole
     return sorted(set(values), key=len, reverse=True)
+
+
+def _base64_forms(value: str) -> list[str]:
+    """The part of ``value``'s base64 encoding that does not depend on its neighbours, at each of the three
+    alignments (a judge or proxy echoing the request's headers base64-encoded)."""
+    import base64
+
+    forms = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + value.encode("utf-8", "surrogatepass")).decode("ascii")
+        core = encoded[(4 * offset + 2) // 3 : len(encoded) - 4]  # drop what the neighbours' bytes touch
+        if len(core) >= 12:
+            forms.append(core)
+    return forms
 
 
 def scrub(text: str, secrets: tuple[str | None, ...] = ()) -> str:

@@ -123,3 +123,19 @@ def test_scrub_keeps_json_lines_valid_and_prose_whole(tmp_path) -> None:
     for prose in ("The token: 5 cents", "password: the word on the board", "The secret: a cat"):
         assert scrub(prose) == prose
     assert REDACTED in scrub("password: hunter22") and REDACTED in scrub("api_key=abcdef")
+
+
+def test_a_key_echoed_in_base64_is_scrubbed(monkeypatch) -> None:
+    """A judge or proxy echoing the request's headers base64-encoded (any alignment of the key in the
+    encoded text): the key's encoded form is removed too."""
+    import base64
+
+    key = "sk-proj-base64EchoTest0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    for prefix in ("", "A", "Au", "Authorization: Bearer "):
+        encoded = base64.b64encode(f"{prefix}{key}\r\n".encode()).decode()
+        scrubbed = scrub(f"echo: {encoded}")
+        assert REDACTED in scrubbed and encoded not in scrubbed, prefix
+        left, right = scrubbed.removeprefix("echo: ").split(REDACTED)
+        assert len(left) <= len(prefix) * 4 // 3 + 3 and len(right) <= 8  # only the neighbours' bytes stay
+    assert scrub("image id aGVsbG86d29ybGQ= stays") == "image id aGVsbG86d29ybGQ= stays"
