@@ -69,6 +69,7 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
         "loglikelihood_result",
         "cache_no_failures",
         "cache_checkpoints",
+        "cache_version",
     ]
     assert host.patches_for(["random_guess"]) == common
     assert host.patches_for(["llava_hf"]) == [

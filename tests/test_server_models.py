@@ -121,6 +121,47 @@ def test_a_failure_cached_by_an_unpatched_run_is_asked_again(tmp_path):
     assert model.calls == [1]
 
 
+def _git(folder: Path, *arguments: str) -> str:
+    import subprocess
+
+    command = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.org", *arguments]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _repository(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    _git(folder, "init", "-q")
+    _git(folder, "commit", "-q", "--allow-empty", "-m", "first")
+    return folder
+
+
+def test_the_cache_version_is_lmms_evals_not_that_of_the_repository_around_its_venv(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    from lmms_eval import utils
+
+    project = _repository(tmp_path / "project")  # lmms-eval installed in project/.venv, the usual layout
+    site_packages = project / ".venv" / "lib" / "site-packages"
+    site_packages.mkdir(parents=True)
+    monkeypatch.setattr(utils, "_lmms_eval_repo_root", lambda: site_packages)
+    host_version = patches.response_cache_fixes._original(utils.get_lmms_eval_cache_version)
+    before = host_version()
+    _git(project, "commit", "-q", "--allow-empty", "-m", "the project moves on")
+    assert host_version() != before  # the host's key changes with the project's commits: every key is new
+
+    assert patches.check_patch("cache_version").state == "applies", patches.check_patch("cache_version")
+    assert patches.apply_patch("cache_version").state == "applied"
+    installed = importlib.metadata.version("lmms-eval")
+    assert utils.get_lmms_eval_cache_version() == installed
+    _git(project, "commit", "-q", "--allow-empty", "-m", "and again")
+    assert utils.get_lmms_eval_cache_version() == installed
+
+    checkout = _repository(tmp_path / "lmms-eval")  # a source checkout of lmms-eval keeps its own commit
+    monkeypatch.setattr(utils, "_lmms_eval_repo_root", lambda: checkout)
+    assert utils.get_lmms_eval_cache_version() == _git(checkout, "describe", "--always") != installed
+    assert patches.check_patch("cache_version").state == "not needed"
+
+
 def test_the_cache_run_id_is_fixed_per_model_and_model_args(monkeypatch):
     monkeypatch.delenv(resume.RUN_ID_ENV, raising=False)
     argv = ["--model", "openai", "--model_args", "base_url=http://x/v1,model_version=m", "--use_cache", "c"]

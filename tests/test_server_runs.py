@@ -130,11 +130,6 @@ def test_a_server_that_is_down_fails_the_run_and_caches_nothing(tmp_path):
     assert cached_responses(tmp_path / "cache") == []  # and the cache keeps no failure as an answer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (issue 32, open): in these launcher runs the rerun does not reuse the first run's "
-    "response cache (all 36 requests asked again), although a two-run check by hand did; not yet found why",
-)
 def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_vrb):
     failing = always_fail({"__none__"})
 
@@ -164,11 +159,6 @@ def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_
     assert accuracies(rerun_output) == reference_vrb
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (issue 32, open): in these launcher runs the rerun does not reuse the first run's "
-    "response cache (all 36 requests asked again), although a two-run check by hand did; not yet found why",
-)
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
 def test_a_run_killed_during_generation_resumes_with_the_same_command(tmp_path, reference_vrb, stop):
     cache, output, port = tmp_path / "cache", tmp_path / "out", free_port()
@@ -224,10 +214,6 @@ def judged_environment(tmp_path: Path, judge_url: str) -> dict[str, str]:
     )
 
 
-@pytest.mark.xfail(
-    reason="known defect (issue 32, open): failed in the last run like the generation resume tests (rerun "
-    "re-asks the model), not yet analysed",
-)
 def test_a_run_killed_during_judging_keeps_its_generations_and_judge_calls(tmp_path):
     reference = tmp_path / "reference"
     with FakeOpenAIServer(yes_no_reply) as model, FakeOpenAIServer(fake_judge) as judge:

@@ -992,6 +992,15 @@ PATCHES: dict[str, HostPatch] = {
             "with --use_cache a run killed during generation has cached nothing: its rerun asks for all",
         ),
         HostPatch(
+            "cache_version",
+            "--use_cache keys answers by the installed lmms-eval version, not the commit of the repository "
+            "its virtual environment sits in",
+            response_cache_fixes.probe_version,
+            response_cache_fixes.install_version,
+            "with --use_cache every commit to the repository holding the virtual environment changes every "
+            "cache key: a rerun asks the server for everything again",
+        ),
+        HostPatch(
             "llava_hf_loglikelihood",
             "llava_hf's loglikelihood works on transformers 5",
             fixes.probe_llava_hf_loglikelihood,

@@ -1,4 +1,4 @@
-"""Two host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
+"""Three host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
 
 ``cache_no_failures``: lmms-eval 0.7.3 stores a failed request's marker text
 (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) like an answer, so the rerun after an outage replays
@@ -13,13 +13,22 @@ has cached nothing. The patch hands the model the cache misses in slices of the 
 run loses at most one slice. The launcher also fixes the cache's run id (``host/resume.py``), so the rerun
 reads the killed run's answers.
 
-Both probes exercise the host's own code on a throw-away cache in a temporary folder: they say APPLIES only
-while the bug is there.
+``cache_version``: lmms-eval 0.7.3 puts its own version into every cache key, taken from ``git describe`` run
+in the folder above the installed ``lmms_eval`` package. When lmms-eval is installed in a virtual environment
+inside some other git repository (``project/.venv``, the usual layout), that is the *project's* commit: every
+commit to the project, or a checkout of another branch, silently changes every key, and a rerun asks the
+server for everything again. The patch keys such an install by the installed lmms-eval distribution
+version (what the host itself uses when it finds no git repository); an lmms-eval source checkout keeps
+its commit.
+
+The first two probes exercise the host's own code on a throw-away cache in a temporary folder; each probe
+says APPLIES only while the bug is there.
 """
 
 from __future__ import annotations
 
 import functools
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -176,3 +185,69 @@ def install_checkpoints() -> None:
         return results
 
     cache_class.execute = _marked(sliced_execute, execute)
+
+
+# --- cache_version -------------------------------------------------------------------------------
+
+
+def _foreign_repository() -> str | None:
+    """The top folder of the git repository ``git describe`` would see from the installed lmms-eval when that
+    repository is not lmms-eval's own source checkout (lmms-eval installed into another project's venv)."""
+    from lmms_eval import utils
+
+    package_root = Path(utils._lmms_eval_repo_root()).resolve()
+    try:
+        top = subprocess.run(
+            ["git", "-C", str(package_root), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if not top or Path(top).resolve() == package_root:
+        return None
+    return top
+
+
+def _installed_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("lmms-eval")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def probe_version() -> tuple[str, str]:
+    """APPLIES while the cache keys of an installed lmms-eval carry the commit of the repository around it."""
+    from lmms_eval import utils
+
+    for name in ("get_lmms_eval_cache_version", "_lmms_eval_repo_root"):
+        if not callable(getattr(utils, name, None)):
+            return MISMATCH, f"lmms_eval.utils.{name} is gone"
+    repository = _foreign_repository()
+    if repository is None:
+        return NOT_NEEDED, "lmms-eval is not inside another git repository: its cache keys are stable"
+    if _original(utils.get_lmms_eval_cache_version)() == _installed_version():
+        return NOT_NEEDED, "the host keys its cache by the installed version"
+    return APPLIES, (
+        f"the host keys its cache by the commit of {repository} (around the installed lmms-eval): "
+        "keyed by the installed lmms-eval version"
+    )
+
+
+def install_version() -> None:
+    from lmms_eval import utils
+
+    if getattr(utils.get_lmms_eval_cache_version, _MARK, False):
+        return
+    cache_version = utils.get_lmms_eval_cache_version
+
+    def get_lmms_eval_cache_version() -> str:
+        if _foreign_repository() is not None:
+            return _installed_version()
+        return cache_version()
+
+    utils.get_lmms_eval_cache_version = _marked(get_lmms_eval_cache_version, cache_version)
