@@ -162,7 +162,10 @@ def test_file_problems_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture
     records = _example(name)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
-    assert "holds no records" in _refused(capsys, name, empty)
+    code, error = _score(capsys, name, empty)  # not records at all: a usage error (exit 2), in one line
+    assert code == 2 and error == (
+        f"lmms-eval-tasks score: {empty} is empty (no records): give the pack's <task>_samples.jsonl of a run"
+    ), (code, error)
     blank = tmp_path / "blank.jsonl"
     blank.write_text("\n\n" + "\n\n".join(json.dumps(r) for r in records) + "\n\n", encoding="utf-8")
     code, out = _score(capsys, name, blank)
