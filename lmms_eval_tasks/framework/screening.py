@@ -145,6 +145,19 @@ def _is_explicit_empty(screening: Screening, text: str) -> bool:
     return bool(resolve(screening.explicit_empty)(text))
 
 
+def is_content_free(text: str, screening: Screening, reference: str | None = None) -> bool:
+    """The screen's "content_free" decision for one prediction (disguises folded, the benchmark's explicit
+    empty answer excepted): judged benchmarks reject such an answer without asking the judge. With a
+    ``reference``, an answer whose words are a phrase of the reference ("OK" for a button labelled "OK")
+    is an answer, not a key."""
+    folded = fold_text(text or "")
+    if not content_free(folded) or _is_explicit_empty(screening, folded):
+        return False
+    words = re.sub(r"[\W_]+", " ", folded).strip().lower()
+    target = re.sub(r"[\W_]+", " ", fold_text(reference or "")).strip().lower()
+    return not (words and target and f" {words} " in f" {target} ")
+
+
 def screen_text(
     text: str, screening: Screening, letters: str | None = None, markers: re.Pattern[str] | None = None
 ) -> list[str]:
@@ -253,6 +266,7 @@ __all__ = [
     "Screening",
     "attach_screening",
     "content_free",
+    "is_content_free",
     "repeated",
     "screen_all_kinds",
     "screen_records",

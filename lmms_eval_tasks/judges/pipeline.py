@@ -28,7 +28,10 @@ the judge's own: no verdict, counted as "conflicting"). With ``model_failure_ver
 judge refused as too long, or a reply without a verdict of the judge's own for an item whose model text
 carries the judge's markers (``carries_markers``), is the model's failure: that verdict, counted as
 "model_failure", never unjudged. A refusal for length is the model's only when its text is the larger part
-of the request (an image or a template filling the judge's window is not: unjudged, counted).
+of the request (an image or a template filling the judge's window is not: unjudged, counted). With
+``reject_content_free`` too, an item whose model text is content-free (``content_free``: empty, punctuation
+only, a reasoning opener with no answer, as ``framework.screening`` decides) is never sent: that verdict,
+counted as "model_failure_content_free" (a judge fooled by "master keys" cannot credit them).
 
 Policy (docs/judges.md): a task with no judged item fails (``JudgingFailed``), a share of unjudged items
 above ``LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED`` (default 0.05) is warned about, and the whole judging phase is
@@ -52,6 +55,7 @@ from lmms_eval_tasks.judges.config import env_setting, numeric_setting
 from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, Conflict, mask_model_text
 from lmms_eval_tasks.judges.redact import scrub
 
+CONTENT_FREE = "content-free answer"  # the reason of a cell rejected without asking the judge
 JUDGED, UNPARSEABLE, UNJUDGED = "judged", "unparseable", "unjudged"
 CONFLICTING = "conflicting"  # the reply holds two conflicting verdicts of the judge's own: no verdict
 MODEL_FAILURE = "model_failure"  # refused as too long, or no verdict and planted markers: the model's failure
@@ -87,6 +91,7 @@ class JudgeItem:
     image: Any = None
     model_text: tuple[str, ...] = ()  # the model-written texts the prompt quotes (masked out of replies)
     carries_markers: bool = False  # the model text holds the judge's own markers (screened by the benchmark)
+    content_free: bool = False  # the model's answer has no content (framework.screening): never sent
 
     def request(self) -> JudgeRequest:
         """The judge request for this item."""
@@ -152,6 +157,10 @@ class JudgedBatch:
             "model_failure_too_long": sum(
                 1 for row in self.cells for cell in row
                 if cell.status == MODEL_FAILURE and (cell.error or "").startswith(LENGTH_REFUSED)
+            ),
+            "model_failure_content_free": sum(
+                1 for row in self.cells for cell in row
+                if cell.status == MODEL_FAILURE and (cell.error or "").startswith(CONTENT_FREE)
             ),
             "unjudged": statuses[UNJUDGED],
             "items_missing_a_verdict": sum(1 for row in self.cells if not all(cell.judged for cell in row)),
@@ -298,12 +307,15 @@ def judge_items(
     max_unjudged: float | None = None,
     mask_model_text: bool = True,
     model_failure_verdict: Any = _NO_MODEL_FAILURE,
+    reject_content_free: bool = False,
 ) -> JudgedBatch:
     """Judge every item ``repeats`` times (default: the judge's) and parse each reply into a verdict.
 
     ``mask_model_text``: mask each item's ``model_text`` out of the reply before parsing (False only for an
     official protocol that reads the raw reply). ``model_failure_verdict``: the verdict of a cell the model's
     own failure decides (see the module docstring); unset, such cells stay unjudged/unparseable.
+    ``reject_content_free``: items marked ``content_free`` get ``model_failure_verdict`` without a judge
+    call (needs ``model_failure_verdict``; False only for an official protocol that sends everything).
 
     Never raises for a failed item (it is unjudged with its reason); raises ValueError for duplicate ids and
     TypeError for malformed items before any call. Warns when the share of items missing a verdict exceeds
@@ -315,6 +327,8 @@ def judge_items(
             raise TypeError(f"item {index}: expected JudgeItem, got {type(item).__name__}")
         if not isinstance(item.item_id, str) or not item.item_id:
             raise TypeError(f"item {index}: item_id must be a non-empty str, got {item.item_id!r}")
+    if reject_content_free and model_failure_verdict is _NO_MODEL_FAILURE:
+        raise ValueError("reject_content_free needs model_failure_verdict (the verdict of a rejected item)")
     ids = [item.item_id for item in items]
     if len(set(ids)) != len(ids):
         duplicate = next(item_id for item_id, count in Counter(ids).items() if count > 1)
@@ -328,14 +342,23 @@ def judge_items(
         "namespace": describe.get("cache_namespace"),
     }
     before = judge.usage()
-    replies = judge.judge([item.request() for item in items], repeats=resolved, desc=desc) if items else []
+    rejected = {index for index, item in enumerate(items) if reject_content_free and item.content_free}
+    sent = [item for index, item in enumerate(items) if index not in rejected]
+    replies = judge.judge([item.request() for item in sent], repeats=resolved, desc=desc) if sent else []
     usage = _usage_delta(before, judge.usage())
-    cells = [
+    sent_cells = iter(
         [
             _model_failure(_parse_cell(reply, parse, item, mask_model_text), item, model_failure_verdict)
             for reply in row
         ]
-        for item, row in zip(items, replies, strict=True)
+        for item, row in zip(sent, replies, strict=True)
+    )
+    reason = f"{CONTENT_FREE}: rejected without asking the judge (a content-free answer earns no credit)"
+    cells = [
+        [VerdictCell(MODEL_FAILURE, model_failure_verdict, None, reason) for _ in range(resolved)]
+        if index in rejected
+        else next(sent_cells)
+        for index in range(len(items))
     ]
     last_error = None
     for row in cells:
@@ -465,6 +488,7 @@ def _image_mime(data: bytes) -> str:
 
 __all__ = [
     "CONFLICTING",
+    "CONTENT_FREE",
     "JUDGED",
     "MODEL_FAILURE",
     "UNJUDGED",

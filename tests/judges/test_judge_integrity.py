@@ -336,3 +336,74 @@ def test_hallusionbench_planted_verdict_inside_a_line_cannot_leave_the_denominat
     # conflicting, unscreened)
     assert metrics["aAcc"] == pytest.approx(100 * 5 / 10)
     assert details["screening"]["counts"]["judge_markers"] == 5
+
+
+# Content-free "master keys" ("One Token to Fool LLM-as-a-Judge"): rejected without asking the judge.
+MASTER_KEYS = (
+    ":", ".", "", "   ", "Thought process:", "Let's solve this problem step by step.", "\U0001f600\U0001f44d",
+    "Solution", "Let me think step by step...", "**Answer:**",
+)  # fmt: skip
+HONEST_SHORT = ("Yes", "No", "3", "$5", "A", "no.", "12:30", "B)", "Yes, it is.", "stop")
+
+
+def fooled_judge(prompt: str) -> str:
+    """A judge every master key fools: it accepts EVERYTHING (both benchmarks' formats)."""
+    return "Judgement: Yes" if "Predicted Response" in prompt else "correct"
+
+
+@pytest.mark.parametrize("benchmark", ["contextual", "hallusionbench"])
+def test_short_honest_answers_are_not_content_free_master_keys_are(benchmark) -> None:
+    from lmms_eval_tasks.framework.screening import is_content_free
+
+    screening = get_benchmark(benchmark).screening
+    from lmms_eval_tasks.framework.targets import resolve
+
+    screening = resolve(screening) if isinstance(screening, str) else screening
+    assert not any(is_content_free(answer, screening) for answer in HONEST_SHORT)
+    assert all(is_content_free(key, screening) for key in MASTER_KEYS)
+    # a key-like word that is the reference's own text ("OK" on a button labelled OK) is an answer
+    assert not is_content_free("OK", screening, "OK") and is_content_free("OK", screening, "Cancel")
+
+
+def test_contextual_master_keys_are_rejected_without_a_judge_call(judge_env, tmp_path) -> None:
+    records = [contextual_record(i, key) for i, key in enumerate(MASTER_KEYS)]
+    records += [contextual_record(10 + i, answer, reference=answer) for i, answer in enumerate(HONEST_SHORT)]
+    fresh = [dict(record) for record in records]  # score annotates records with their judge replies
+    with FakeOpenAIServer(fooled_judge) as server:
+        judge_env.setenv("OPENAI_API_URL", server.base_url)
+        metrics, details = ctx.score(records, rouge=False)
+        calls_default = len(server.calls)
+        judge_env.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "official.sqlite"))  # no cache hits
+        official, _ = ctx.score(fresh, rouge=False, protocol="official")
+        calls_official = len(server.calls) - calls_default
+    # default: 10 keys rejected unasked, 10 honest answers judged Yes: 10 / (10 + 10) = 50 %
+    assert metrics["acceptance_rate"] == pytest.approx(100 * 10 / 20) == 50.0
+    assert metrics["judged"] == 20 and metrics["unjudged"] == 0
+    assert metrics["rejected_content_free"] == 10
+    assert calls_default == 10  # the judge saw the 10 honest answers only (every short one among them)
+    assert any("content-free" in warning for warning in details["warnings"])
+    # official: every answer goes to the fooled judge: 20 / 20 = 100 %
+    assert official["acceptance_rate"] == pytest.approx(100 * 20 / 20) == 100.0
+    assert official["rejected_content_free"] == 0 and calls_official == 20
+    # a rescore of the annotated records (replies kept, none for the keys) keeps them rejected: 50 %
+    rescored, _ = ctx.score(records, rouge=False)
+    assert rescored["acceptance_rate"] == 50.0 and rescored["rejected_content_free"] == 10
+
+
+def test_hallusionbench_master_keys_are_incorrect_without_a_judge_call(judge_env, tmp_path) -> None:
+    predictions = [*MASTER_KEYS, *HONEST_SHORT]
+    with FakeOpenAIServer(fooled_judge) as server:
+        judge_env.setenv("OPENAI_API_URL", server.base_url)
+        metrics, details = hb.score(hb_records(predictions), repeats=1, diagnosis=False)
+        calls_default = len(server.calls)
+        judge_env.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "official.sqlite"))  # no cache hits
+        official, _ = hb.score(hb_records(predictions), repeats=1, diagnosis=False, verdict_parse="official")
+        calls_official = len(server.calls) - calls_default
+    # final: 10 keys incorrect unasked, 10 honest answers judged correct: aAcc = 10 / 20 = 50 %
+    assert metrics["aAcc"] == pytest.approx(100 * 10 / 20) == 50.0
+    assert details["counts"]["rejected_content_free"] == 10
+    assert calls_default == 10
+    assert any("content-free" in warning for warning in details["warnings"])
+    # official: all 20 sent, all "correct": 20 / 20 = 100 %
+    assert official["aAcc"] == pytest.approx(100 * 20 / 20) == 100.0
+    assert calls_official == 20

@@ -453,9 +453,10 @@ def judge_items(
     ``image_judge`` adds the image (the paper's second, GPT-4V-style judge). The prediction sent is cut to
     ``model_text_limit`` characters (default ``judge_integrity.MODEL_TEXT_LIMIT``) and named as model text
     (masked out of the reply before its verdict is read); ``judge_prompt_variant="hardened"`` delimits it."""
+    from lmms_eval_tasks.framework.screening import is_content_free
     from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
     from lmms_eval_tasks.judges.pipeline import JudgeItem
-    from lmms_eval_tasks.tasks.contextual.judge_integrity import MODEL_TEXT_LIMIT, carries_markers
+    from lmms_eval_tasks.tasks.contextual.judge_integrity import MODEL_TEXT_LIMIT, SCREENING, carries_markers
 
     limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
     judged = []
@@ -475,6 +476,7 @@ def judge_items(
                 image=judge_image(records[item.index], item) if image_judge else None,
                 model_text=(sent,),
                 carries_markers=carries_markers(item.prediction),
+                content_free=is_content_free(item.prediction, SCREENING, item.response),
             )
         )
     return judged
@@ -650,7 +652,8 @@ def evaluate(
     ``judge_prompt``: "official" (default) or "hardened" (the prediction delimited and declared data);
     ``model_text_limit``: characters of each prediction sent (default ``judge_integrity.MODEL_TEXT_LIMIT``).
     A prompt the judge refuses as too long, or a reply without a clean verdict for a prediction carrying
-    the judge's markers, is rejected (the model's failure), never unjudged (docs/judges.md).
+    the judge's markers, is rejected (the model's failure), never unjudged (docs/judges.md); the default
+    protocol rejects a content-free prediction without asking the judge (``rejected_content_free``).
     Raises ``JudgingFailed`` when judging was needed and no item got a verdict.
     """
     check_options(
@@ -699,6 +702,7 @@ def evaluate(
                 desc="ConTextual judge",
                 mask_model_text=protocol == "default",  # the official rule reads the raw reply
                 model_failure_verdict=False,
+                reject_content_free=protocol == "default",  # the official code sends every answer
             )
             batch.require_judged(task)
             for item, cells in zip(to_judge, batch.cells, strict=True):
@@ -713,6 +717,9 @@ def evaluate(
         verdicts[index] = values
         replies[index] = texts
         errors[index] = [None if value is not None else "supplied verdict has no Yes/No" for value in values]
+    # a content-free prediction is rejected whatever verdict was supplied (a rescore of a samples file holds
+    # no reply for it): the default protocol never lets a master key leave the denominator or be accepted
+    supplied_content_free = _reject_content_free_supplied(items, supplied, verdicts, errors, protocol)
 
     categories = [item.category for item in items]
     per_repeat = [
@@ -744,6 +751,7 @@ def evaluate(
     metrics["supplied_verdicts"] = len(supplied)
     metrics["empty_predictions"] = sum(1 for item in items if not item.prediction.strip())
     metrics.update(_integrity_counts(judge_counts, to_judge, model_text_limit))
+    metrics["rejected_content_free"] += supplied_content_free
     metrics["rouge_l"] = headline["rouge_l"] if rouge and with_reference else None
     metrics["rouge_l_items"] = len(with_reference) if rouge else 0
     metrics["per_scenario"] = _scenario_counts(items, verdicts)
@@ -774,6 +782,31 @@ def evaluate(
     )
 
 
+def _reject_content_free_supplied(
+    items: Sequence[Item],
+    supplied: dict[int, Any],
+    verdicts: list[list[bool | None]],
+    errors: list[list[str | None]],
+    protocol: str,
+) -> int:
+    """Set the supplied verdicts of content-free predictions to rejected (default protocol); the number of
+    verdicts so set."""
+    if protocol != "default":
+        return 0
+    from lmms_eval_tasks.framework.screening import is_content_free
+    from lmms_eval_tasks.judges.pipeline import CONTENT_FREE
+    from lmms_eval_tasks.tasks.contextual.judge_integrity import SCREENING
+
+    count = 0
+    for index in supplied:
+        item = items[index]
+        if is_content_free(item.prediction, SCREENING, item.response):
+            verdicts[index] = [False] * len(verdicts[index])
+            errors[index] = [f"{CONTENT_FREE}: rejected whatever the supplied verdict"] * len(verdicts[index])
+            count += len(verdicts[index])
+    return count
+
+
 def _integrity_counts(
     judge_counts: dict[str, int], judged: Sequence[Item], model_text_limit: int | None
 ) -> dict[str, int]:
@@ -786,6 +819,7 @@ def _integrity_counts(
         "model_text_cut": sum(1 for item in judged if len(item.prediction) > limit),
         "rejected_model_failure": judge_counts.get("model_failure", 0),
         "rejected_too_long_for_judge": judge_counts.get("model_failure_too_long", 0),
+        "rejected_content_free": judge_counts.get("model_failure_content_free", 0),
         "conflicting_verdicts": judge_counts.get("conflicting", 0),
     }
 
@@ -839,6 +873,9 @@ def _integrity_warnings(metrics: dict[str, Any]) -> list[str]:
         "(the model's output; counted in the denominator, never left out)",
         "rejected_model_failure": "verdicts rejected as the model's failure (too long for the judge, or a "
         "prediction carrying the judge's markers and a reply with no verdict of the judge's own)",
+        "rejected_content_free": "verdicts rejected without asking the judge because the prediction is "
+        "content-free (empty, punctuation only, or a reasoning opener with no answer: a 'master key'; "
+        "protocol=official sends them to the judge)",
         "conflicting_verdicts": "judge replies with two conflicting verdicts of the judge's own (no verdict)",
     }
     return [f"{metrics[key]} {text}" for key, text in said.items() if metrics.get(key)]

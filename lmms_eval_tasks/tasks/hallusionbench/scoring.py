@@ -852,8 +852,10 @@ def correctness_requests(
 ) -> list:
     """One correctness-judge item per record (id, prompt, the rule judge's reply), the answer bounded and
     named as model text (``judge_prompt="hardened"``: delimited and declared data)."""
+    from lmms_eval_tasks.framework.screening import is_content_free
     from lmms_eval_tasks.judges.pipeline import JudgeItem
     from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
+    from lmms_eval_tasks.tasks.hallusionbench.parsers import SCREENING
 
     requests = []
     for index, (record, prediction) in enumerate(zip(records, predictions, strict=True)):
@@ -871,6 +873,7 @@ def correctness_requests(
             JudgeItem(
                 _item_id(record, index), prompt, rule_reply=rule_reply, system=system, model_text=sent,
                 carries_markers=carries_markers(prediction),
+                content_free=is_content_free(prediction, SCREENING, fields["gt_answer_details"]),
             )
         )  # fmt: skip
     return requests
@@ -900,8 +903,10 @@ def consistency_requests(
 ) -> list:
     """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``;
     both answers bounded and named as model text."""
+    from lmms_eval_tasks.framework.screening import is_content_free
     from lmms_eval_tasks.judges.pipeline import JudgeItem
     from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
+    from lmms_eval_tasks.tasks.hallusionbench.parsers import SCREENING
 
     requests = []
     for offset in offsets:
@@ -915,9 +920,12 @@ def consistency_requests(
         rule_reply = consistency_rule_reply(predictions[offset], predictions[reference])
         item_id = f"#{structure.questions[offset].index} same as #{structure.questions[reference].index}"
         markers = carries_markers(predictions[offset]) or carries_markers(predictions[reference])
+        empty = is_content_free(predictions[offset], SCREENING) or is_content_free(
+            predictions[reference], SCREENING
+        )  # a content-free answer is the same as nothing: "different", not asked
         requests.append(
             JudgeItem(item_id, prompt, rule_reply=rule_reply, system=system, model_text=sent,
-                      carries_markers=markers)
+                      carries_markers=markers, content_free=empty)
         )  # fmt: skip
     return requests
 
@@ -931,12 +939,14 @@ def _judge_batch(
 ):  # fmt: skip
     """One judging batch through the shared pipeline (judge x repeats -> parsed verdict matrix): the
     model's quoted text masked out of each reply unless ``verdict_parse`` is official; a reply the model's
-    failure decides (too long for the judge; planted markers and no verdict) gets ``model_failure``."""
+    failure decides (too long for the judge; planted markers and no verdict) gets ``model_failure``; a
+    content-free answer gets it without a judge call unless ``verdict_parse`` is official."""
     from lmms_eval_tasks.judges.pipeline import judge_items
 
     return judge_items(
         items, judge_object, parse=parse, repeats=repeats, task=JUDGE_TASK, desc=desc,
         mask_model_text=verdict_parse == "final", model_failure_verdict=model_failure,
+        reject_content_free=verdict_parse == "final",  # the official code sends every answer
     )  # fmt: skip
 
 
@@ -1055,6 +1065,7 @@ def _count_integrity(evaluation, judge_counts, records, model_text_limit, judge_
     for key, source in (
         ("rejected_model_failure", "model_failure"),
         ("rejected_too_long_for_judge", "model_failure_too_long"),
+        ("rejected_content_free", "model_failure_content_free"),
         ("conflicting_verdicts", "conflicting"),
     ):
         evaluation.counts[key] = sum(counts.get(source, 0) for counts in judge_counts.values())
@@ -1447,6 +1458,9 @@ def _integrity_warnings(evaluation: Evaluation) -> list[str]:
         "rejected_model_failure": "verdicts scored incorrect (consistency: different) as the model's failure "
         "(too long for the judge, or an answer carrying the judge's labels and a reply with no verdict of "
         "the judge's own)",
+        "rejected_content_free": "verdicts scored incorrect (consistency: different) without asking the "
+        "judge because the answer is content-free (empty, punctuation only, or a reasoning opener with no "
+        "answer: a 'master key'; verdict_parse=official sends them to the judge)",
         "conflicting_verdicts": "judge replies whose final verdict line holds two verdicts (no verdict)",
     }
     return [f"{evaluation.counts[key]} {text}" for key, text in said.items() if evaluation.counts.get(key)]
