@@ -64,6 +64,7 @@ def test_verdict_matrix_replies_reasons_usage_and_settings(env):
         "conflicting": 0,
         "model_failure": 0,
         "model_failure_too_long": 0,
+        "model_failure_content_free": 0,
         "unjudged": 2,
         "items_missing_a_verdict": 2,
     }
