@@ -20,6 +20,7 @@ from typing import Any
 from lmms_eval_tasks.framework.failed_generations import clear_failures, failure_lines
 from lmms_eval_tasks.host import model_availability, resume
 from lmms_eval_tasks.host import patches as host
+from lmms_eval_tasks.host.argv import flag_value
 from lmms_eval_tasks.host.server_checks import check_judge_endpoint, check_loglikelihood_on_server
 
 SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
@@ -60,8 +61,8 @@ def _runs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
     The last ``--model``/``--model_args`` win; a config file gives one run per entry, and a value given on
     the command line (other than the host's defaults ``hf`` / empty) overrides each entry's.
     """
-    model, model_args = _flag_value(argv, "--model"), _flag_value(argv, "--model_args")
-    config_path = _flag_value(argv, "--config")
+    model, model_args = flag_value(argv, "--model"), flag_value(argv, "--model_args")
+    config_path = flag_value(argv, "--config")
     entries: list[Any] = [{}]
     if config_path:
         try:
@@ -83,16 +84,6 @@ def _runs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
     return runs
 
 
-def _flag_value(argv: Sequence[str], flag: str) -> str | None:
-    """The value of the last ``flag X`` / ``flag=X`` in ``argv``, or None."""
-    value = None
-    for index, argument in enumerate(argv):
-        if argument == flag and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif argument.startswith(flag + "="):
-            value = argument.split("=", 1)[1]
-    return value
-
 
 def check_models(argv: Sequence[str]) -> str | None:
     """None when every requested ``--model`` wrapper can run here; else the message naming what is missing.
@@ -110,7 +101,7 @@ def check_models(argv: Sequence[str]) -> str | None:
         status = model_availability.wrapper_status(model, force_simple=force_simple)
         if not status.ok:
             messages.append(
-                model_availability.unavailable_model_message(status, _flag_value(argv, "--model_args"))
+                model_availability.unavailable_model_message(status, flag_value(argv, "--model_args"))
             )
     return "\n".join(messages) or None
 
@@ -204,7 +195,7 @@ def check_benchmarks(argv: Sequence[str]) -> str | None:
     from lmms_eval_tasks.framework.targets import resolve
     from lmms_eval_tasks.framework.task_index import leaf_tasks
 
-    names = [name.strip() for name in (_flag_value(argv, "--tasks") or "").split(",") if name.strip()]
+    names = [name.strip() for name in (flag_value(argv, "--tasks") or "").split(",") if name.strip()]
     owners = [benchmark_for_task(task) for task in [*leaf_tasks(names), *names]]  # user tasks: by name
     for check in dict.fromkeys(owner.launch_check for owner in owners if owner and owner.launch_check):
         problem = resolve(check)()
@@ -217,7 +208,7 @@ def _requested_tasks(argv: Sequence[str]) -> list[str]:
     """The pack tasks ``--tasks`` runs (groups and tags expanded; the host's and unknown names left out)."""
     from lmms_eval_tasks.framework.task_index import leaf_tasks
 
-    value = _flag_value(argv, "--tasks") or ""
+    value = flag_value(argv, "--tasks") or ""
     return leaf_tasks([name.strip() for name in value.split(",") if name.strip()])
 
 
@@ -373,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:
         _print_output_problems(problems)
         exit_code = exit_code or 1
-    failed_lines = failure_lines(uses_cache=_flag_value(arguments, "--use_cache") is not None)
+    failed_lines = failure_lines(uses_cache=flag_value(arguments, "--use_cache") is not None)
     for line in failed_lines:  # a failed request is no answer: the run is incomplete
         print(line, file=sys.stderr)
     if failed_lines:

@@ -15,19 +15,12 @@ import json
 import os
 from collections.abc import Sequence
 
+from lmms_eval_tasks.host.argv import flag_value
+
 RUN_ID_ENV = "LMMS_CACHE_RUN_ID"
 CHECKPOINT_ENV = "LMMS_CACHE_CHECKPOINT_INTERVAL"
 DEFAULT_CHECKPOINT_INTERVAL = 256  # the host's default
 
-
-def _flag_value(argv: Sequence[str], flag: str) -> str | None:
-    value = None
-    for index, argument in enumerate(argv):
-        if argument == flag and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif argument.startswith(flag + "="):
-            value = argument.split("=", 1)[1]
-    return value
 
 
 def stable_run_id(model: str, model_args: str | None) -> str:
@@ -40,7 +33,7 @@ def stable_run_id(model: str, model_args: str | None) -> str:
 def prepare_cache(argv: Sequence[str]) -> str | None:
     """With ``--use_cache``, fix the cache's run id for this model (unless the user set one); returns the
     one-line notice to print, or None without ``--use_cache``."""
-    cache = _flag_value(argv, "--use_cache")
+    cache = flag_value(argv, "--use_cache")
     if cache is None:
         return None
     interval = os.environ.get(CHECKPOINT_ENV) or str(DEFAULT_CHECKPOINT_INTERVAL)
@@ -48,8 +41,8 @@ def prepare_cache(argv: Sequence[str]) -> str | None:
         run_id = os.environ[RUN_ID_ENV]
         origin = f"{RUN_ID_ENV} as set"
     else:
-        model = _flag_value(argv, "--model") or "hf"
-        run_id = stable_run_id(model, _flag_value(argv, "--model_args"))
+        model = flag_value(argv, "--model") or "hf"
+        run_id = stable_run_id(model, flag_value(argv, "--model_args"))
         os.environ[RUN_ID_ENV] = run_id
         origin = "the same for every run of this model and model_args"
     return (

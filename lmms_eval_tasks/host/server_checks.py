@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from lmms_eval_tasks.host.argv import flag_value
+
 ALLOW_ENV = "LMMS_EVAL_TASKS_JUDGE_IS_MODEL"
 SERVER_MODELS = frozenset(
     {
@@ -34,15 +36,6 @@ SERVER_MODELS = frozenset(
 HOST_DEFAULT_MODEL_VERSION = "grok-2-latest"  # lmms-eval 0.7.3's default model_version for `openai`
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
-
-def _flag_value(argv: Sequence[str], flag: str) -> str | None:
-    value = None
-    for index, argument in enumerate(argv):
-        if argument == flag and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif argument.startswith(flag + "="):
-            value = argument.split("=", 1)[1]
-    return value
 
 
 def _model_args(text: str | None) -> dict[str, str]:
@@ -82,7 +75,7 @@ def server_key(url: str) -> tuple[str, tuple[str, ...], int, str]:
 def _judged_tasks(argv: Sequence[str]) -> list[str]:
     from lmms_eval_tasks.framework.registry import benchmark_for_task
 
-    names = [name.strip() for name in (_flag_value(argv, "--tasks") or "").split(",") if name.strip()]
+    names = [name.strip() for name in (flag_value(argv, "--tasks") or "").split(",") if name.strip()]
     return [
         name
         for name in names
@@ -94,7 +87,7 @@ def check_judge_endpoint(argv: Sequence[str]) -> str | None:
     """None unless a judged task's judge would be the server model under test; then the one-line refusal."""
     from lmms_eval_tasks.host.substitution import env_flag
 
-    model = _flag_value(argv, "--model") or ""
+    model = flag_value(argv, "--model") or ""
     if model not in SERVER_MODELS or env_flag(ALLOW_ENV):
         return None
     judged = _judged_tasks(argv)
@@ -103,7 +96,7 @@ def check_judge_endpoint(argv: Sequence[str]) -> str | None:
     from lmms_eval_tasks.judges.config import resolve_endpoint
     from lmms_eval_tasks.judges.factory import judge_identity
 
-    model_url, model_name = model_endpoint(_flag_value(argv, "--model_args"))
+    model_url, model_name = model_endpoint(flag_value(argv, "--model_args"))
     for task in judged:
         identity = judge_identity(task)
         if identity.get("kind") != "openai":
@@ -173,10 +166,10 @@ def loglikelihood_tasks(names: Sequence[str]) -> list[str]:
 
 def check_loglikelihood_on_server(argv: Sequence[str]) -> str | None:
     """None unless a server model is asked for tasks that need log-likelihoods; then the one-line refusal."""
-    model = _flag_value(argv, "--model") or ""
+    model = flag_value(argv, "--model") or ""
     if model not in SERVER_MODELS:
         return None
-    names = [name.strip() for name in (_flag_value(argv, "--tasks") or "").split(",") if name.strip()]
+    names = [name.strip() for name in (flag_value(argv, "--tasks") or "").split(",") if name.strip()]
     needing = loglikelihood_tasks(names)
     if not needing:
         return None
