@@ -211,7 +211,9 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
         reasons.append(f"prompt/protocol variant: {variant}")
     reasons += [f"recorded deviation: {line}" for line in provenance.get("deviations") or []]
     if not getattr(source, "checked_against", ""):
-        reasons.append("the published value was not checked against its source text in this pack")
+        reason = getattr(source, "unchecked_reason", "")
+        note = "the published value was not checked against its source text in this pack"
+        reasons.append(f"{note} ({reason})" if reason else note)
     return list(dict.fromkeys(reasons))
 
 

@@ -23,9 +23,16 @@ class Source:
     benchmark_version: str
     judge: str = "none (rule-based scoring)"
     # What text the values were checked against in this repository ("" = not checked against a source text).
+    # A checked source names where the values stand in ``table``: a paper's table or figure number, or a
+    # repository file at a commit.
     checked_against: str = ""
     # The excerpt file (in the benchmark's folder) holding that text; tests compare the values with it.
     excerpt: str = ""
+    # Why an unchecked value could not be checked (required when ``checked_against`` is empty).
+    unchecked_reason: str = ""
+    # Independent evidence short of the source text (e.g. the value recomputed from the authors' released
+    # per-question results), with where it came from; it does not make a value checked.
+    corroboration: str = ""
 
     def __str__(self) -> str:
         parts = [self.paper, self.table, self.benchmark_version]
@@ -43,6 +50,8 @@ class Source:
             "judge": self.judge,
             "checked_against": self.checked_against,
             "excerpt": self.excerpt,
+            "unchecked_reason": self.unchecked_reason,
+            "corroboration": self.corroboration,
         }
 
 

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
-# Transcribed from the paper by the project's specification; the paper's text was not found in the
-# sources searched for this repository, so these values are NOT checked against a source text
-# (``Source.checked_against`` is empty and reports say so).
+# Transcribed from the paper by the project's specification and NOT checked against the paper's text
+# (``unchecked_reason``). The random-guessing values are arithmetic (1 of 4 options; 1 of the 16 subsets of
+# 4 options), not read from a table.
 SOURCE = Source(
     paper="DARE (Sterz, Pfeiffer, Vulić; arXiv 2409.18023)",
-    table="human accuracy per category; random guessing",
+    table="human accuracy per category; random guessing (table number not checked)",
     benchmark_version="DARE test (single-correct and multi-correct questions)",
+    unchecked_reason="the paper's text (arXiv 2409.18023) was not available in the sources searched for this "
+    "repository (only its abstract); the dataset card (huggingface.co/datasets/cambridgeltl/DARE) has no "
+    "tables and no official evaluation code is public",
 )
 CATEGORIES = ("count", "order", "vcr", "culture", "trick")
 # Human accuracy (single-correct) per category, and random guessing (25% single, 1/16 per multi question).

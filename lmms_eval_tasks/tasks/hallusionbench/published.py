@@ -30,6 +30,8 @@ PAPER_DIAGNOSIS = Source(
     table="paper's diagnosis and random-chance rows (Pct Diff, FP Ratio, LH/VI/Mixed)",
     benchmark_version=LEADERBOARD.benchmark_version,
     judge="GPT-4",
+    unchecked_reason="the paper's text (arXiv 2310.14566) was not available in the sources searched for this "
+    "repository, and the README leaderboard has no diagnosis or random-chance rows",
 )
 COLUMNS = ("qAcc", "fAcc", "easy_aAcc", "hard_aAcc", "aAcc")
 HEADLINE = ("qAcc", "fAcc", "aAcc")

@@ -1,16 +1,24 @@
-"""TallyQA's published numbers (Revisiting Multi-Modal LLM Evaluation, Lu et al.) as data."""
+"""TallyQA's published numbers (Revisiting Multi-Modal LLM Evaluation, Lu et al., arXiv 2408.05334)."""
 
 from __future__ import annotations
 
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
-# Transcribed from the paper by the project's specification; the paper's text was not found in the
-# sources searched for this repository, so these values are NOT checked against a source text
-# (``Source.checked_against`` is empty and reports say so).
+# Transcribed from the paper by the project's specification. The paper's text was not available to check
+# them (``unchecked_reason``); the two micro accuracies are reproduced from the authors' released
+# per-question results (``corroboration``), which is evidence but not the source text. The macro
+# accuracies and MSEs need the answers and predictions, which that file does not hold.
 SOURCE = Source(
-    paper="Revisiting Multi-Modal LLM Evaluation (Lu et al.)",
-    table="TallyQA results (LLaVA-1.5-7B); its 'RMSE' column is the official script's MSE",
+    paper="Revisiting Multi-Modal LLM Evaluation (Lu et al., arXiv 2408.05334)",
+    table="the paper's TallyQA results table, LLaVA-1.5-7B row (table number not checked); its 'RMSE' "
+    "column is the official script's MSE",
     benchmark_version="TallyQA test, all 38,589 questions (simple and complex)",
+    unchecked_reason="the paper's text (arXiv 2408.05334) was not available in the sources searched for this "
+    "repository; the authors' repository (github.com/KevinLuJian/MLLM_supplemental) prints no results table",
+    corroboration="micro accuracies recomputed from the authors' per-question correctness, "
+    "hypo_testing/tallyqa.csv (github.com/KevinLuJian/MLLM_supplemental, commit 9292b07), column "
+    "llava-v1.5-7b: simple 75.530 (22,991 questions), complex 64.130 (15,598); each rounds to the entered "
+    "value. Macro accuracies and MSEs not corroborated (the file has no answers or predictions)",
 )
 PUBLISHED = (
     PublishedRow(
