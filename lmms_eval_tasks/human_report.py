@@ -377,7 +377,9 @@ def reproduction_section(verdicts: Sequence[tuple[str, Any]], runs: Sequence[Run
     rows = []
     for label, verdict in matched:
         for item in verdict.metrics:
-            answer = {True: "yes", False: "no", None: "cannot tell (no interval)"}[item.within_sampling]
+            answer = {True: "yes", False: "no", None: f"cannot tell ({item.why or 'no interval'})"}[
+                item.within_sampling
+            ]
             rows.append(
                 [
                     f"{label} / {verdict.task}",

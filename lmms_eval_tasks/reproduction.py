@@ -22,9 +22,14 @@ from lmms_eval_tasks.reporting.published import PublishedRow
 
 SAMPLING_RULE = (
     "sampling explains the difference when the published value lies inside the run's 95% interval "
-    "(the report's uncertainty record); outside it, the difference is larger than the run's sampling "
-    "error alone explains (the published value's own sampling error is not known and not counted)"
+    "(the report's uncertainty record), widened by half a unit of the published value's last printed digit "
+    "(its rounding); outside it, the difference is larger than the run's sampling error alone explains (the "
+    "published value's own sampling error is not known and not counted). A zero-width interval (every unit "
+    "scored alike) estimates no sampling error: it answers only when the run's value is the published one"
 )
+# Reasons that are caveats, not a difference of the run's setting from the paper's (they cannot be removed
+# by running differently): the judge snapshot behind the paper's model name, an unchecked published value.
+_CAVEAT_PREFIXES = ("judge: {paper_model}, the paper's model name", "the published value was not checked")
 # Original LLaVA checkpoints -> the published models' names (the papers' names for them).
 _ORIGINAL_NAMES: dict[str, str] = {
     "liuhaotian/llava-v1.5-7b": "LLaVA-1.5-7B",
@@ -100,7 +105,8 @@ class MetricVerdict:
     low: float | None
     high: float | None
     difference: float | None
-    within_sampling: bool | None  # None: no value or no interval (cannot tell)
+    within_sampling: bool | None  # None: cannot tell (``why`` says what is missing)
+    why: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -117,16 +123,21 @@ class Verdict:
     metrics: list[MetricVerdict] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     note: str = ""
+    # The reasons that are a difference of the run's setting from the paper's (not mere caveats).
+    setting_differences: list[str] = field(default_factory=list)
 
     @property
     def summary(self) -> str:
-        """One word for the overview: agrees / differs / cannot tell / not matched."""
+        """A few words for the overview: agrees (a reproduction: within sampling, same setting) /
+        within sampling, setting differs (not a reproduction) / differs / cannot tell / not matched."""
         if self.published_row is None:
             return "not matched"
         answers = [m.within_sampling for m in self.metrics]
         if not answers or any(answer is None for answer in answers):
             return "cannot tell"
-        return "agrees" if all(answers) else "differs"
+        if not all(answers):
+            return "differs"
+        return "within sampling, setting differs" if self.setting_differences else "agrees"
 
     def as_dict(self) -> dict[str, Any]:
         row = self.published_row
@@ -141,6 +152,7 @@ class Verdict:
             "source": None if row is None else _source_dict(row),
             "metrics": [m.as_dict() for m in self.metrics],
             "reasons": list(self.reasons),
+            "setting_differences": list(self.setting_differences),
             "note": self.note,
         }
 
@@ -163,13 +175,44 @@ def _interval(report: Mapping[str, Any], metric: str) -> tuple[float | None, flo
     return _number(block.get("low")), _number(block.get("high"))
 
 
+def printed_half_unit(published: float) -> float:
+    """Half a unit of the published value's last printed digit (25.06 -> 0.005, 16.0 -> 0.05): the
+    rounding the printed value carries."""
+    text = repr(float(published))
+    if "e" in text or "E" in text:
+        return 0.0
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return 0.5 * 10.0**-decimals
+
+
 def compare_metric(report: Mapping[str, Any], metric: str, published: float) -> MetricVerdict:
     """The verdict of one metric under ``SAMPLING_RULE``."""
     value = _number((report.get("metrics") or {}).get(metric))
     low, high = _interval(report, metric)
     difference = None if value is None else value - published
-    within = None if value is None or low is None or high is None else low <= published <= high
-    return MetricVerdict(metric, published, value, low, high, difference, within)
+    verdict = MetricVerdict(metric, published, value, low, high, difference, None)
+    rounding = printed_half_unit(published)
+    if value is None:
+        verdict.why = f"the run has no value of {metric} (missing or undefined)"
+    elif low is None or high is None:
+        verdict.why = f"the run recorded no interval for {metric}"
+    elif high - low <= 0:
+        if abs(value - published) <= rounding + 1e-9 * max(1.0, abs(published)):
+            verdict.within_sampling = True
+        else:
+            verdict.why = (
+                f"the run's interval of {metric} has zero width (every unit scored alike): its sampling "
+                "error is not estimated"
+            )
+    else:
+        verdict.within_sampling = low - rounding <= published <= high + rounding
+    return verdict
+
+
+def is_setting_difference(reason: str, paper_model: str | None) -> bool:
+    """Whether a known reason is a difference of the run's setting (not a caveat, ``_CAVEAT_PREFIXES``)."""
+    caveats = [prefix.format(paper_model=paper_model) for prefix in _CAVEAT_PREFIXES]
+    return not any(reason.startswith(caveat) for caveat in caveats)
 
 
 def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Sequence[str]) -> list[str]:
@@ -238,4 +281,8 @@ def verdict_for_report(report: Mapping[str, Any], published_as: str | None = Non
     verdict.published_row = row
     verdict.metrics = [compare_metric(report, metric, row.values[metric]) for metric in row.compared]
     verdict.reasons = known_reasons(report, row, task_reasons)
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    paper_model = getattr(benchmarks().get(benchmark), "paper_judge_model", None)
+    verdict.setting_differences = [r for r in verdict.reasons if is_setting_difference(r, paper_model)]
     return verdict

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,3 +128,82 @@ def test_random_guess_run_registered_as_a_published_model(tmp_path: Path):
         assert item.within_sampling == (block["low"] <= item.published <= block["high"])
     text = " | ".join(verdict.reasons)
     assert "judge: rule-based" in text and "--limit" in text and "sample data" in text
+
+
+def _crafted_hallusionbench(tmp_path: Path, task: str, blocks: dict, **kwargs) -> dict:
+    """One crafted HallusionBench report: ``blocks`` maps metric -> (value, low, high) (None: no metric)."""
+    metrics = {metric: value for metric, (value, _, _) in blocks.items()}
+    uncertainty = {
+        metric: {"estimate": value, "stderr": 1.0, "low": low, "high": high, "method": "bootstrap",
+                 "unit": "figure group", "n_units": 40}
+        for metric, (value, low, high) in blocks.items() if value is not None
+    }  # fmt: skip
+    output = crafted_run(
+        tmp_path / "out", "hallusionbench", task, metrics, {"uncertainty": uncertainty},
+        model_args="pretrained=liuhaotian/llava-v1.5-13b", **kwargs,
+    )  # fmt: skip
+    [run] = load_runs([output])
+    return run.reports[task]
+
+
+def full_run(folder: Path, blocks: dict, model: str = "gpt-4") -> Any:
+    """The verdict of a crafted full ``hallusionbench`` run judged by ``model`` (the paper's by default)."""
+    judge = {"kind": "openai", "model": model, "repeats": 3, "task": "hallusionbench"}
+    return verdict_for_report(_crafted_hallusionbench(folder, "hallusionbench", blocks, judge=judge))
+
+
+def test_within_sampling_with_a_different_setting_is_not_called_a_reproduction(tmp_path: Path):
+    # Every compared metric within its interval (published 10.55, 24.86, 46.94), but --limit 8, the bundled
+    # sample and the rule judge: the numbers are consistent, the run is not the paper's -> not "agrees".
+    within = {"qAcc": (12.5, 0.0, 37.5), "fAcc": (25.0, 10.0, 40.0), "aAcc": (45.0, 40.0, 50.0)}
+    judge = {"kind": "rule", "model": "rule-based", "repeats": 1, "task": "hallusionbench"}
+    report = _crafted_hallusionbench(tmp_path / "a", "hallusionbench_sample", within, judge=judge, limit=8)
+    verdict = verdict_for_report(report)
+    assert verdict.model.name == "LLaVA-1.5-13B"  # by its checkpoint
+    assert [m.within_sampling for m in verdict.metrics] == [True, True, True]
+    assert verdict.summary == "within sampling, setting differs"
+    differences = " | ".join(verdict.setting_differences)
+    assert "judge: rule-based" in differences and "--limit 8" in differences and "sample data" in differences
+    assert verdict.as_dict()["summary"] == "within sampling, setting differs"
+    # The faithful run: the full task, no limit, the paper's judge model name, a checked published value:
+    # only the caveat about the judge snapshot remains, and that is no setting difference -> "agrees".
+    faithful = full_run(tmp_path / "b", within)
+    assert faithful.setting_differences == [] and faithful.summary == "agrees"
+    assert faithful.reasons[0].startswith("judge: gpt-4, the paper's model name")
+    # The same faithful run with another judge model is not a reproduction.
+    other = full_run(tmp_path / "c", within, "gpt-4o-2024-11-20")
+    assert other.summary == "within sampling, setting differs"
+    assert other.setting_differences[0].startswith("judge: gpt-4o-2024-11-20 (openai)")
+
+
+def test_interval_rule_counts_the_published_rounding_and_zero_width_intervals(tmp_path: Path):
+    # qAcc published 10.55 (2 decimals: the true value lies in [10.545, 10.555]).
+    # [10.552, 20]: 10.55 + 0.005 = 10.555 >= 10.552 -> explained; [10.556, 20]: 10.555 < 10.556 -> not.
+    # aAcc 46.94 with a zero-width interval at 46.94 (value = published) -> within.
+    # fAcc 0.0 with interval [0, 0] against 24.86: no sampling error estimated -> cannot tell (not "differs").
+    blocks = {"qAcc": (15.0, 10.552, 20.0), "fAcc": (0.0, 0.0, 0.0), "aAcc": (46.94, 46.94, 46.94)}
+    verdict = full_run(tmp_path / "a", blocks)
+    by_metric = {m.metric: m for m in verdict.metrics}
+    assert by_metric["qAcc"].within_sampling is True
+    assert by_metric["aAcc"].within_sampling is True
+    assert by_metric["fAcc"].within_sampling is None and "zero width" in by_metric["fAcc"].why
+    assert verdict.summary == "cannot tell"
+    blocks["qAcc"] = (15.0, 10.556, 20.0)
+    blocks["fAcc"] = (25.0, 20.0, 30.0)
+    verdict = full_run(tmp_path / "b", blocks)
+    assert [m.within_sampling for m in verdict.metrics] == [False, True, True]
+    assert verdict.summary == "differs"
+    # A metric the run lacks (or an undefined one: NaN is stored as null) cannot be judged, and says why.
+    blocks["qAcc"] = (None, None, None)
+    verdict = full_run(tmp_path / "c", blocks)
+    assert verdict.metrics[0].within_sampling is None and "no value of qAcc" in verdict.metrics[0].why
+    assert verdict.summary == "cannot tell"
+
+
+def test_printed_half_unit():
+    from lmms_eval_tasks.reproduction import printed_half_unit
+
+    # 25.06 -> 0.005; 16.0 -> 0.05; 0.0785 -> 0.00005; 8.3516 -> 0.00005; 100.0 -> 0.05
+    expected = {25.06: 0.005, 16.0: 0.05, 0.0785: 0.00005, 8.3516: 0.00005, 100.0: 0.05}
+    for published, half in expected.items():
+        assert printed_half_unit(published) == pytest.approx(half)
