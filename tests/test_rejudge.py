@@ -161,3 +161,24 @@ def test_report_shows_a_saved_rejudge_result(tmp_path):
     cells = row(table, "crafted (crafted-model) / contextual_sample")
     assert (cells["agreement"], cells["Cohen's kappa"], cells["flips"]) == ("0.800", "0.600", "2")
     assert (cells["B - A"], cells["B - A 95% CI (paired)"]) == ("0.00", "[-20.00, 20.00]")
+
+
+def test_rejudge_with_a_judge_model_named_with_a_slash(monkeypatch, tmp_path, capsys):
+    """Judge models are often named ``org/model`` (vLLM, OpenRouter): the result file stays next to the
+    records (the slash is not a folder) and the report still finds it."""
+    isolate_judge_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    path = tmp_path / "contextual_sample_samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in contextual_records()), encoding="utf-8")
+    judge = fake_judge(lambda i: i % 2 == 0, "Judgement: Yes", "Judgement: No", "Judgement: No")
+    with FakeOpenAIServer(judge) as server:
+        code = cli_main(
+            ["rejudge", "contextual", str(path), "--judge-model", "Qwen/Qwen2.5-72B-Instruct",
+             "--judge-base-url", server.base_url, "--baseline-judge-model", "judge-a",
+             "--baseline-base-url", server.base_url, "-o", "repeats=1", "-o", "rouge=false",
+             "--resamples", "50"]
+        )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    [saved] = list(tmp_path.glob("contextual_sample_samples.jsonl.rejudge_*.json"))
+    assert saved.name == "contextual_sample_samples.jsonl.rejudge_Qwen_Qwen2.5-72B-Instruct.json"
+    assert json.loads(saved.read_text("utf-8"))["judge_b"]["name"] == "Qwen/Qwen2.5-72B-Instruct"

@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.cli._arguments import json_safe, parse_option
+
+
+def file_safe(name: str) -> str:
+    """A judge model's name as part of a file name: ``Qwen/Qwen2.5-72B`` -> ``Qwen_Qwen2.5-72B`` (a slash
+    would name a folder)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
 def _baseline_options(records_file: Path, benchmark: str, args: argparse.Namespace) -> dict[str, Any] | str:
@@ -86,9 +93,16 @@ def _run(args: argparse.Namespace) -> int:
         return fail(str(error).splitlines()[-1] if str(error) else type(error).__name__)
     result = json_safe({"records": str(path), **result})
     text = json.dumps(result, indent=2)
-    out = Path(args.out) if args.out else path.with_name(f"{path.name}.rejudge_{args.judge_model}.json")
-    out.write_text(text + "\n", encoding="utf-8")
+    out = (
+        Path(args.out)
+        if args.out
+        else path.with_name(f"{path.name}.rejudge_{file_safe(args.judge_model)}.json")
+    )
     print(text)
+    try:
+        out.write_text(text + "\n", encoding="utf-8")
+    except OSError as error:
+        return fail(f"cannot write the result to {out}: {error.strerror or error}; give --out FILE")
     return 0
 
 
