@@ -166,12 +166,13 @@ class TaskHooks:
     # ---- docs and per-sample records ------------------------------------------------------------------
 
     def metric_keys(self, task: str) -> tuple[str, ...]:
-        """The metric keys the task's YAML lists (the benchmark's headline metrics unless overridden)."""
-        if self._metric_keys is not None:
-            return tuple(self._metric_keys(task))
+        """The metric keys the task's YAML lists: the benchmark's headline metrics unless overridden, plus the
+        screening count where they hold a count column (``Benchmark.table_keys``, the rule taskgen uses)."""
         from lmms_eval_tasks.framework.registry import get_benchmark
 
-        return get_benchmark(self.benchmark).headline_metrics
+        benchmark = get_benchmark(self.benchmark)
+        keys = self._metric_keys(task) if self._metric_keys is not None else benchmark.headline_metrics
+        return benchmark.table_keys(tuple(keys))
 
     def process_docs_for(self, task: str) -> Callable[[Any], Any]:
         """The ``process_docs`` of ``task``: ``prepare_docs(dataset, task)``, the dataset contract and a
@@ -225,9 +226,16 @@ class TaskHooks:
 
     # ---- scoring: once per task, through the run's state --------------------------------------------
 
+    def knows(self, metric: str) -> bool:
+        """True for a metric key of the benchmark (``known_metrics``, or any without that list), the
+        screening count (``screening.SCREENED_OUTPUTS``) included."""
+        from lmms_eval_tasks.framework.screening import SCREENED_OUTPUTS
+
+        return self.known_metrics is None or metric in self.known_metrics or metric == SCREENED_OUTPUTS
+
     def aggregator(self, metric: str) -> Callable[..., float | int]:
         """The aggregation of one metric key: all of a task's metrics come from one scoring of its records."""
-        if self.known_metrics is not None and metric not in self.known_metrics:
+        if not self.knows(metric):
             raise ValueError(f"{self.benchmark}: {metric!r} is no metric key of the benchmark")
 
         def aggregate(items: list[Any], args: Any = None) -> float | int:
@@ -272,7 +280,7 @@ class TaskHooks:
         The host passes the members' per-task numbers, which cannot give cross-task statistics (std over
         prompts, drops across severities); they are ignored. Generated as ``aggregate_<group>_<metric>``.
         """
-        if self.known_metrics is not None and metric not in self.known_metrics:
+        if not self.knows(metric):
             raise ValueError(
                 f"{self.benchmark}: group {group!r}: {metric!r} is no metric key of the benchmark"
             )

@@ -77,7 +77,9 @@ class Benchmark:
       change a headline number when not zero (unparsed, unjudged, empty predictions, judge replies
       without a verdict); every non-zero one becomes a report warning (``count_warnings.count_warnings``).
     - ``screening``: ``"module:attr"`` naming its ``framework.screening.Screening`` (what outputs that play
-      the grader look like for it); ``score`` counts them into the details and warnings.
+      the grader look like for it); ``score`` counts them into the details and warnings and the metric
+      ``screened_outputs``, which the host's table lists wherever a task lists a count column
+      (``table_keys``).
     """
 
     name: str
@@ -154,6 +156,16 @@ class Benchmark:
 
         screening = resolve(self.screening) if self.screening else None
         return attach_screening(screening, records, metrics, details)
+
+    def table_keys(self, keys: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+        """The metric keys a task or group of this benchmark lists in the host's table: ``keys``, plus the
+        screening count (``screening.SCREENED_OUTPUTS``) where the benchmark screens its outputs and
+        ``keys`` hold one of its count columns (``screening.with_screened_column``)."""
+        if self.screening is None:
+            return tuple(keys)
+        from lmms_eval_tasks.framework.screening import with_screened_column
+
+        return with_screened_column(keys, self.count_keys)
 
     def task_options(self, task: str) -> dict[str, Any]:
         """The scoring options of ``task`` from the benchmark's config function ({} without one)."""

@@ -5,20 +5,24 @@ A model tuned against a grader learns what it rewards: a verdict planted in its 
 until something matches. Each benchmark declares what applies to it (``Screening``: its judge's markers,
 whether its answers are yes/no, option letters or numbers); this module holds no benchmark's knowledge.
 ``screen_records`` counts each kind; ``attach_screening`` adds the counts, examples and a warning to a
-scorer's details (docs/judges.md, "Judge integrity").
+scorer's details and the number of screened outputs to its metrics (``SCREENED_OUTPUTS``), which the host's
+table shows next to a benchmark's own count column (``with_screened_column``; docs/judges.md, "Judge
+integrity").
 """
 
 from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_tasks.judges.integrity import fold_text
 
 KINDS = ("judge_markers", "content_free", "hedge", "repeated")
+# The metric: outputs flagged for any kind (each output once); the per-kind counts are in details.screening.
+SCREENED_OUTPUTS = "screened_outputs"
 KIND_TEXT = {
     "judge_markers": "outputs carrying the judge's markers or a bare verdict word",
     "content_free": "content-free outputs (empty, punctuation only, or a reasoning opener with no answer)",
@@ -244,11 +248,13 @@ def attach_screening(
     metrics: dict[str, Any],
     details: dict[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(metrics, details)`` with the screening counts (``details.screening``; ``flagged`` is the number of
-    screened outputs) and their warnings appended to ``details["warnings"]``; unchanged without one."""
+    """``(metrics, details)`` with the number of screened outputs (``metrics[SCREENED_OUTPUTS]``, each output
+    once), the counts per kind (``details.screening``) and their warnings appended to
+    ``details["warnings"]``; unchanged without a screening. No other metric changes."""
     if screening is None or not records:
         return metrics, details
     result = screen_records(records, screening)
+    metrics = {**metrics, SCREENED_OUTPUTS: result["flagged"]}
     details = dict(details)
     details["screening"] = {
         **{key: value for key, value in result.items() if key != "flagged_records"},
@@ -261,8 +267,20 @@ def attach_screening(
     return metrics, details
 
 
+def with_screened_column(keys: Sequence[str], count_keys: Collection[str]) -> tuple[str, ...]:
+    """The metric keys a task or group lists in the host's table: ``keys``, plus ``SCREENED_OUTPUTS`` when
+    they hold one of the benchmark's count columns (``count_keys``: unparsed, unjudged...), so the table
+    that shows how many answers were not scored also shows how many tried to play the grader. The one
+    rule for the YAML (``taskgen``) and the hooks (``TaskHooks.metric_keys``), which must agree."""
+    keys = tuple(keys)
+    if SCREENED_OUTPUTS in keys or not any(key in count_keys for key in keys):
+        return keys
+    return (*keys, SCREENED_OUTPUTS)
+
+
 __all__ = [
     "KINDS",
+    "SCREENED_OUTPUTS",
     "Screening",
     "attach_screening",
     "content_free",
@@ -272,4 +290,5 @@ __all__ = [
     "screen_records",
     "screen_text",
     "screening_warnings",
+    "with_screened_column",
 ]

@@ -3,7 +3,8 @@
 A benchmark's ``generated_files()`` (named in its registry entry) builds ``TaskYaml``/``GroupYaml`` values
 and renders them here, so all benchmarks share one set of rules:
 
-- a task lists only its metric keys (the benchmark's headline metrics, at most eight), each aggregated by
+- a task lists only its metric keys (the benchmark's headline metrics, at most eight, plus the screening
+  count ``screened_outputs`` where they hold a count column: ``listed_metrics``), each aggregated by
   ``<hooks>.aggregate_<metric>``; its ``process_docs`` is ``<docs module>.process_docs_<task>``, an explicit
   line in the benchmark's generated ``task_docs.py`` (``task_docs_module``), so every name can be grepped;
 - a group's ``aggregate_metric_list`` covers every metric of its members, each aggregated by its own
@@ -128,6 +129,18 @@ def _check_spec(spec: TaskYaml) -> None:
         )
 
 
+def listed_metrics(name: str, metrics: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """The (key, higher_is_better) pairs task or group ``name`` lists in its YAML: ``metrics``, plus the
+    screening count (lower is better) where its benchmark adds it to the host's table
+    (``Benchmark.table_keys``, the rule its hooks' ``metric_keys`` follow too)."""
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+
+    benchmark = benchmark_for_task(name)
+    keys = tuple(key for key, _higher in metrics)
+    added = benchmark.table_keys(keys)[len(keys) :] if benchmark is not None else ()
+    return [*metrics, *((key, False) for key in added)]
+
+
 def render_task(spec: TaskYaml, source: str) -> str:
     """The task's YAML text (``source`` names the generator to edit, for the header)."""
     _check_spec(spec)
@@ -145,7 +158,7 @@ def render_task(spec: TaskYaml, source: str) -> str:
             "aggregation": Function(f"{spec.docs_module or spec.hooks}.aggregate_{key}"),
             "higher_is_better": higher,
         }
-        for key, higher in spec.metrics
+        for key, higher in listed_metrics(spec.task, spec.metrics)
     ]
     lines.extend(_emit("metric_list", metric_list))
     lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
@@ -164,7 +177,7 @@ def _task_body(spec: TaskYaml) -> dict[str, Any]:
             "aggregation": Function(f"{spec.docs_module or spec.hooks}.aggregate_{key}"),
             "higher_is_better": higher,
         }
-        for key, higher in spec.metrics
+        for key, higher in listed_metrics(spec.task, spec.metrics)
     ]
     return body
 
@@ -271,7 +284,7 @@ def render_group(spec: GroupYaml, source: str) -> str:
             "metric": f"{key},none",
             "aggregation": Function(f"{spec.aggregators_module}.{group_aggregator_name(spec.group, key)}"),
         }
-        for key, _higher in group_metric_order(spec.metrics)
+        for key, _higher in group_metric_order(listed_metrics(spec.group, spec.metrics))
     ]
     lines.extend(_emit("aggregate_metric_list", aggregate))
     lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
@@ -304,7 +317,7 @@ def task_docs_module(
     lines.extend(f'process_docs_{task} = HOOKS.process_docs_for("{task}")' for task in tasks)
     lines.extend(f'aggregate_{key} = HOOKS.aggregator("{key}")' for key in dict.fromkeys(metrics))
     for spec in groups:
-        for key, _higher in group_metric_order(spec.metrics):
+        for key, _higher in group_metric_order(listed_metrics(spec.group, spec.metrics)):
             name, arguments = group_aggregator_name(spec.group, key), f'"{spec.group}", "{key}"'
             line = f"{name} = HOOKS.group_aggregator({arguments})"
             wrapped = f"{name} = HOOKS.group_aggregator(\n    {arguments}\n)"
@@ -314,7 +327,9 @@ def task_docs_module(
 
 def spec_metrics(specs: Sequence[TaskYaml]) -> list[str]:
     """Every metric key the tasks' YAML lists, in first-seen order (what ``task_docs_module`` aggregates)."""
-    return list(dict.fromkeys(key for spec in specs for key, _higher in spec.metrics))
+    return list(
+        dict.fromkeys(key for spec in specs for key, _higher in listed_metrics(spec.task, spec.metrics))
+    )
 
 
 EMPTY_PROMPT_KWARGS = {"default": {"pre_prompt": "", "post_prompt": ""}}  # no text around the question

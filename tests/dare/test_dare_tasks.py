@@ -233,7 +233,8 @@ def test_out_log_single_picks_the_lowest_loss() -> None:
     assert (
         record["prediction"] == "B" and record["correct"] is True and record["losses"] == [2.5, 0.7, 1.0, 3.0]
     )
-    assert set(results) == set(grid.TASKS_BY_NAME["dare_single_log_p1"].result_keys())
+    # the keys the task's YAML lists: its headline keys, plus the screening count next to its 'unparsed'
+    assert set(results) == {*grid.TASKS_BY_NAME["dare_single_log_p1"].result_keys(), "screened_outputs"}
     # lmms-eval 0.7.3 stringifies (loss, greedy) pairs unless the pack's evaluator fix is installed
     stringified = hooks.process_results(doc, ["(2.5, False)", "(1.5, False)", "(0.25, True)", "(nan, False)"])
     assert stringified["unparsed"]["prediction"] == "C"

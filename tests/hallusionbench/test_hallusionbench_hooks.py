@@ -123,7 +123,9 @@ def test_every_task_yaml_is_wired_to_the_shared_hooks():
         assert config["process_docs"] == f"{package}.task_docs.process_docs_{task}"
         assert config["generation_kwargs"]["max_new_tokens"] == 128
         names = [entry["metric"] for entry in config["metric_list"]]
-        assert names == list(hooks.RESULT_KEYS[hooks.TASKS[task].variant])
+        # the variant's keys, plus the screening count next to its count column; what process_results returns
+        assert names == [*hooks.RESULT_KEYS[hooks.TASKS[task].variant], "screened_outputs"]
+        assert names == list(hooks.HOOKS.metric_keys(task))
         for entry in config["metric_list"]:
             function = entry["aggregation"].removeprefix(f"{package}.task_docs.")
             assert callable(getattr(task_docs, function)), function
@@ -173,7 +175,7 @@ def test_random_answer_is_yes_or_no_and_seeded():
 def test_process_results_logs_the_record_once():
     doc = {**sample_docs()[0], "pack_task": "hallusionbench_sample"}
     returned = hooks.process_results(doc, ["Yes"])
-    assert list(returned) == list(hooks.OFFICIAL_RESULT_KEYS)
+    assert list(returned) == [*hooks.OFFICIAL_RESULT_KEYS, "screened_outputs"]  # what the YAML lists
     assert returned["aAcc"]["prediction"] == "Yes" and returned["aAcc"]["task"] == "hallusionbench_sample"
     assert returned["fAcc"].record is returned["aAcc"]
     # the host logs non-JSON values with str() (lmms_eval.utils.handle_non_serializable; see the e2e test)

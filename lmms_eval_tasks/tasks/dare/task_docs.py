@@ -110,6 +110,7 @@ aggregate_single_accuracy_std_over_prompts = HOOKS.aggregator("single_accuracy_s
 aggregate_single_format_range = HOOKS.aggregator("single_format_range")
 aggregate_unparsed = HOOKS.aggregator("unparsed")
 aggregate_single_multiple_letters = HOOKS.aggregator("single_multiple_letters")
+aggregate_screened_outputs = HOOKS.aggregator("screened_outputs")
 aggregate_single_var_accuracy = HOOKS.aggregator("single_var_accuracy")
 aggregate_single_var_drop = HOOKS.aggregator("single_var_drop")
 aggregate_multi_exact_k0 = HOOKS.aggregator("multi_exact_k0")
@@ -151,6 +152,7 @@ aggregate_dare_multi_exact_k0 = HOOKS.group_aggregator("dare", "multi_exact_k0")
 aggregate_dare_multi_exact_k2 = HOOKS.group_aggregator("dare", "multi_exact_k2")
 aggregate_dare_multi_exact_k4 = HOOKS.group_aggregator("dare", "multi_exact_k4")
 aggregate_dare_single_accuracy = HOOKS.group_aggregator("dare", "single_accuracy")
+aggregate_dare_screened_outputs = HOOKS.group_aggregator("dare", "screened_outputs")
 aggregate_dare_single_var_accuracy = HOOKS.group_aggregator("dare", "single_var_accuracy")
 aggregate_dare_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare", "single_accuracy_std_over_prompts"
@@ -161,27 +163,34 @@ aggregate_dare_log_multi_exact_k0 = HOOKS.group_aggregator("dare_log", "multi_ex
 aggregate_dare_log_multi_exact_k2 = HOOKS.group_aggregator("dare_log", "multi_exact_k2")
 aggregate_dare_log_multi_exact_k4 = HOOKS.group_aggregator("dare_log", "multi_exact_k4")
 aggregate_dare_log_single_accuracy = HOOKS.group_aggregator("dare_log", "single_accuracy")
+aggregate_dare_log_screened_outputs = HOOKS.group_aggregator("dare_log", "screened_outputs")
 aggregate_dare_log_single_var_accuracy = HOOKS.group_aggregator("dare_log", "single_var_accuracy")
 aggregate_dare_log_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_log", "single_accuracy_std_over_prompts"
 )
 aggregate_dare_multi_variants_unparsed = HOOKS.group_aggregator("dare_multi_variants", "unparsed")
+aggregate_dare_multi_variants_screened_outputs = HOOKS.group_aggregator(
+    "dare_multi_variants", "screened_outputs"
+)
 aggregate_dare_full_multi_f1 = HOOKS.group_aggregator("dare_full", "multi_f1")
 aggregate_dare_full_unparsed = HOOKS.group_aggregator("dare_full", "unparsed")
 aggregate_dare_full_multi_exact_k0 = HOOKS.group_aggregator("dare_full", "multi_exact_k0")
 aggregate_dare_full_multi_exact_k2 = HOOKS.group_aggregator("dare_full", "multi_exact_k2")
 aggregate_dare_full_multi_exact_k4 = HOOKS.group_aggregator("dare_full", "multi_exact_k4")
 aggregate_dare_full_single_accuracy = HOOKS.group_aggregator("dare_full", "single_accuracy")
+aggregate_dare_full_screened_outputs = HOOKS.group_aggregator("dare_full", "screened_outputs")
 aggregate_dare_full_single_var_accuracy = HOOKS.group_aggregator("dare_full", "single_var_accuracy")
 aggregate_dare_full_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_full", "single_accuracy_std_over_prompts"
 )
 aggregate_dare_single_unparsed = HOOKS.group_aggregator("dare_single", "unparsed")
 aggregate_dare_single_single_accuracy = HOOKS.group_aggregator("dare_single", "single_accuracy")
+aggregate_dare_single_screened_outputs = HOOKS.group_aggregator("dare_single", "screened_outputs")
 aggregate_dare_single_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_single", "single_accuracy_std_over_prompts"
 )
 aggregate_dare_single_var_unparsed = HOOKS.group_aggregator("dare_single_var", "unparsed")
+aggregate_dare_single_var_screened_outputs = HOOKS.group_aggregator("dare_single_var", "screened_outputs")
 aggregate_dare_single_var_single_var_accuracy = HOOKS.group_aggregator(
     "dare_single_var", "single_var_accuracy"
 )
@@ -190,9 +199,13 @@ aggregate_dare_multi_unparsed = HOOKS.group_aggregator("dare_multi", "unparsed")
 aggregate_dare_multi_multi_exact_k0 = HOOKS.group_aggregator("dare_multi", "multi_exact_k0")
 aggregate_dare_multi_multi_exact_k2 = HOOKS.group_aggregator("dare_multi", "multi_exact_k2")
 aggregate_dare_multi_multi_exact_k4 = HOOKS.group_aggregator("dare_multi", "multi_exact_k4")
+aggregate_dare_multi_screened_outputs = HOOKS.group_aggregator("dare_multi", "screened_outputs")
 aggregate_dare_single_formats_unparsed = HOOKS.group_aggregator("dare_single_formats", "unparsed")
 aggregate_dare_single_formats_single_accuracy = HOOKS.group_aggregator(
     "dare_single_formats", "single_accuracy"
+)
+aggregate_dare_single_formats_screened_outputs = HOOKS.group_aggregator(
+    "dare_single_formats", "screened_outputs"
 )
 aggregate_dare_single_formats_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_single_formats", "single_accuracy_std_over_prompts"
@@ -203,6 +216,7 @@ aggregate_dare_gen_multi_exact_k0 = HOOKS.group_aggregator("dare_gen", "multi_ex
 aggregate_dare_gen_multi_exact_k2 = HOOKS.group_aggregator("dare_gen", "multi_exact_k2")
 aggregate_dare_gen_multi_exact_k4 = HOOKS.group_aggregator("dare_gen", "multi_exact_k4")
 aggregate_dare_gen_single_accuracy = HOOKS.group_aggregator("dare_gen", "single_accuracy")
+aggregate_dare_gen_screened_outputs = HOOKS.group_aggregator("dare_gen", "screened_outputs")
 aggregate_dare_gen_single_var_accuracy = HOOKS.group_aggregator("dare_gen", "single_var_accuracy")
 aggregate_dare_gen_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_gen", "single_accuracy_std_over_prompts"
@@ -213,6 +227,7 @@ aggregate_dare_json_multi_exact_k0 = HOOKS.group_aggregator("dare_json", "multi_
 aggregate_dare_json_multi_exact_k2 = HOOKS.group_aggregator("dare_json", "multi_exact_k2")
 aggregate_dare_json_multi_exact_k4 = HOOKS.group_aggregator("dare_json", "multi_exact_k4")
 aggregate_dare_json_single_accuracy = HOOKS.group_aggregator("dare_json", "single_accuracy")
+aggregate_dare_json_screened_outputs = HOOKS.group_aggregator("dare_json", "screened_outputs")
 aggregate_dare_json_single_var_accuracy = HOOKS.group_aggregator("dare_json", "single_var_accuracy")
 aggregate_dare_json_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_json", "single_accuracy_std_over_prompts"
@@ -223,6 +238,7 @@ aggregate_dare_p1_multi_exact_k0 = HOOKS.group_aggregator("dare_p1", "multi_exac
 aggregate_dare_p1_multi_exact_k2 = HOOKS.group_aggregator("dare_p1", "multi_exact_k2")
 aggregate_dare_p1_multi_exact_k4 = HOOKS.group_aggregator("dare_p1", "multi_exact_k4")
 aggregate_dare_p1_single_accuracy = HOOKS.group_aggregator("dare_p1", "single_accuracy")
+aggregate_dare_p1_screened_outputs = HOOKS.group_aggregator("dare_p1", "screened_outputs")
 aggregate_dare_p1_single_var_accuracy = HOOKS.group_aggregator("dare_p1", "single_var_accuracy")
 aggregate_dare_p1_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_p1", "single_accuracy_std_over_prompts"
@@ -233,6 +249,7 @@ aggregate_dare_p2_multi_exact_k0 = HOOKS.group_aggregator("dare_p2", "multi_exac
 aggregate_dare_p2_multi_exact_k2 = HOOKS.group_aggregator("dare_p2", "multi_exact_k2")
 aggregate_dare_p2_multi_exact_k4 = HOOKS.group_aggregator("dare_p2", "multi_exact_k4")
 aggregate_dare_p2_single_accuracy = HOOKS.group_aggregator("dare_p2", "single_accuracy")
+aggregate_dare_p2_screened_outputs = HOOKS.group_aggregator("dare_p2", "screened_outputs")
 aggregate_dare_p2_single_var_accuracy = HOOKS.group_aggregator("dare_p2", "single_var_accuracy")
 aggregate_dare_p2_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_p2", "single_accuracy_std_over_prompts"
@@ -243,17 +260,20 @@ aggregate_dare_p3_multi_exact_k0 = HOOKS.group_aggregator("dare_p3", "multi_exac
 aggregate_dare_p3_multi_exact_k2 = HOOKS.group_aggregator("dare_p3", "multi_exact_k2")
 aggregate_dare_p3_multi_exact_k4 = HOOKS.group_aggregator("dare_p3", "multi_exact_k4")
 aggregate_dare_p3_single_accuracy = HOOKS.group_aggregator("dare_p3", "single_accuracy")
+aggregate_dare_p3_screened_outputs = HOOKS.group_aggregator("dare_p3", "screened_outputs")
 aggregate_dare_p3_single_var_accuracy = HOOKS.group_aggregator("dare_p3", "single_var_accuracy")
 aggregate_dare_p3_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_p3", "single_accuracy_std_over_prompts"
 )
 aggregate_dare_test_unparsed = HOOKS.group_aggregator("dare_test", "unparsed")
+aggregate_dare_test_screened_outputs = HOOKS.group_aggregator("dare_test", "screened_outputs")
 aggregate_dare_sample_multi_f1 = HOOKS.group_aggregator("dare_sample", "multi_f1")
 aggregate_dare_sample_unparsed = HOOKS.group_aggregator("dare_sample", "unparsed")
 aggregate_dare_sample_multi_exact_k0 = HOOKS.group_aggregator("dare_sample", "multi_exact_k0")
 aggregate_dare_sample_multi_exact_k2 = HOOKS.group_aggregator("dare_sample", "multi_exact_k2")
 aggregate_dare_sample_multi_exact_k4 = HOOKS.group_aggregator("dare_sample", "multi_exact_k4")
 aggregate_dare_sample_single_accuracy = HOOKS.group_aggregator("dare_sample", "single_accuracy")
+aggregate_dare_sample_screened_outputs = HOOKS.group_aggregator("dare_sample", "screened_outputs")
 aggregate_dare_sample_single_var_accuracy = HOOKS.group_aggregator("dare_sample", "single_var_accuracy")
 aggregate_dare_sample_single_accuracy_std_over_prompts = HOOKS.group_aggregator(
     "dare_sample", "single_accuracy_std_over_prompts"
@@ -264,6 +284,7 @@ aggregate_dare_sample_log_multi_exact_k0 = HOOKS.group_aggregator("dare_sample_l
 aggregate_dare_sample_log_multi_exact_k2 = HOOKS.group_aggregator("dare_sample_log", "multi_exact_k2")
 aggregate_dare_sample_log_multi_exact_k4 = HOOKS.group_aggregator("dare_sample_log", "multi_exact_k4")
 aggregate_dare_sample_log_single_accuracy = HOOKS.group_aggregator("dare_sample_log", "single_accuracy")
+aggregate_dare_sample_log_screened_outputs = HOOKS.group_aggregator("dare_sample_log", "screened_outputs")
 aggregate_dare_sample_log_single_var_accuracy = HOOKS.group_aggregator(
     "dare_sample_log", "single_var_accuracy"
 )
@@ -276,6 +297,7 @@ aggregate_dare_sample_full_multi_exact_k0 = HOOKS.group_aggregator("dare_sample_
 aggregate_dare_sample_full_multi_exact_k2 = HOOKS.group_aggregator("dare_sample_full", "multi_exact_k2")
 aggregate_dare_sample_full_multi_exact_k4 = HOOKS.group_aggregator("dare_sample_full", "multi_exact_k4")
 aggregate_dare_sample_full_single_accuracy = HOOKS.group_aggregator("dare_sample_full", "single_accuracy")
+aggregate_dare_sample_full_screened_outputs = HOOKS.group_aggregator("dare_sample_full", "screened_outputs")
 aggregate_dare_sample_full_single_var_accuracy = HOOKS.group_aggregator(
     "dare_sample_full", "single_var_accuracy"
 )
