@@ -3,17 +3,22 @@
 Every answer of the bundled ConTextual sample (10 items) is replaced by each output of
 ``parser_index.ATTACK_OUTPUTS``, then by an honest random answer (another item's reference) and by the right
 answer, and judged under the four settings (verdict parse: official first marker / default, the judge's own
-last verdict with the model's quoted text masked out) x (judge prompt: official / hardened). The default
-judge is a local step-by-step judge that quotes the response before its own verdict (the hidden-style
-attack: a verdict planted in the answer reaches the reply); ``--base-url URL --model NAME`` (and
-OPENAI_API_KEY) runs the same table against a real OpenAI-compatible judge, the only way to measure how much
-the hardened prompt itself changes a real judge. Prints a Markdown table (docs/judges.md, "Judge integrity").
-Last line: ``RESULT planted_official=<%> planted_default=<%> honest_random=<%> worst_default=<%>``.
+last verdict with the model's quoted text masked out) x (judge prompt: official / hardened).
+
+By default the judge is a local step-by-step judge that quotes the response before its own verdict (the
+hidden-style attack: a verdict planted in the answer reaches the reply). It reads no instructions, so it
+measures the parser defences only. ``--base-url URL --model NAME`` runs the same table against any
+OpenAI-compatible judge instead (key from LMMS_EVAL_TASKS_JUDGE_API_KEY or OPENAI_API_KEY; none for a
+keyless local server): the only way to measure how much the hardened prompt changes a real LLM judge.
+A cell shows the acceptance rate over the judged items, with the number judged when the judge left some
+unjudged. Prints a Markdown table (docs/judges.md, "Judge integrity"); last line:
+``RESULT planted_official=<%> planted_default=<%> honest_random=<%> worst_default=<%> unjudged=<n>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import re
 import sys
@@ -69,13 +74,34 @@ def answers(records: list[dict], rng: random.Random) -> dict[str, list[str]]:
     return table
 
 
+def judge_rates(judge, records: list[dict], table: dict[str, list[str]]) -> dict[str, list[tuple]]:
+    """``{answers: [(acceptance rate or None, items judged), per setting]}``."""
+    rates: dict[str, list[tuple]] = {}
+    for name, predictions in table.items():
+        row = []
+        for protocol, prompt in SETTINGS:
+            scored = [{**record, "prediction": p} for record, p in zip(records, predictions, strict=True)]
+            metrics, _ = scoring.score(
+                scored, judge=judge, protocol=protocol, judge_prompt=prompt, rouge=False
+            )
+            row.append((metrics["acceptance_rate"], len(records) - int(metrics.get("unjudged") or 0)))
+        rates[name] = row
+    return rates
+
+
+def cell(rate: float | None, judged: int, items: int) -> str:
+    """``"40 %"``, or ``"40 % (8 judged)"`` when the judge left some items without a verdict."""
+    text = "n/a" if rate is None else f"{rate:.0f} %"
+    return text if judged == items else f"{text} ({judged} judged)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--base-url", help="a real OpenAI-compatible judge (default: the local quoting judge)"
+        "--base-url", help="an OpenAI-compatible judge's base URL (default: the local quoting judge)"
     )
     parser.add_argument("--model", default="gpt-4o-2024-11-20", help="judge model name with --base-url")
-    parser.add_argument("--quick", action="store_true", help="three attacks only: checks the script works")
+    parser.add_argument("--quick", action="store_true", help="four rows only: checks the script works")
     arguments = parser.parse_args()
     logger.remove()
     logger.add(sys.stderr, level="ERROR")
@@ -84,39 +110,33 @@ def main() -> None:
     if arguments.quick:
         keep = ("right answer", "honest random answer", "planted-contextual", "over-long")
         table = {name: table[name] for name in keep}
-    rates: dict[str, list[float | None]] = {}
-    with (
-        tempfile.TemporaryDirectory() as folder,
-        FakeOpenAIServer(quoting_judge, max_prompt_chars=6000) as fake,
-    ):
-        url = arguments.base_url or fake.base_url
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
+        url, key, retries = arguments.base_url, None, 3  # key None: from the environment, as in a run
+        if not url:
+            local = stack.enter_context(FakeOpenAIServer(quoting_judge, max_prompt_chars=6000))
+            url, key, retries = local.base_url, "sk-local", 1
+        cache = Path(folder) / "cache.sqlite"
         judge = get_judge(
-            "openai", base_url=url, model=arguments.model, api_key=None if arguments.base_url else "sk-local",
-            cache_path=Path(folder) / "cache.sqlite", max_retries=1,
-        )  # fmt: skip
-        for name, predictions in table.items():
-            row = []
-            for protocol, prompt in SETTINGS:
-                scored = [{**record, "prediction": p} for record, p in zip(records, predictions, strict=True)]
-                metrics, _ = scoring.score(
-                    scored, judge=judge, protocol=protocol, judge_prompt=prompt, rouge=False
-                )
-                row.append(metrics["acceptance_rate"])
-            rates[name] = row
+            "openai", base_url=url, model=arguments.model, api_key=key, cache_path=cache, max_retries=retries
+        )
+        described = judge.describe()
+        rates = judge_rates(judge, records, table)
         judge.close()
-    print(
-        "| answers (10 sample items) | official parse, official prompt | official parse, hardened prompt "
-        "| default parse, official prompt | default parse, hardened prompt |"
-    )
+    where = "the local quoting judge" if not arguments.base_url else f"{described.get('endpoint')}"
+    print(f"judge: {described.get('model')} ({where})")
+    settings = [f"{parse} parse, {prompt} prompt" for parse, prompt in SETTINGS]
+    print(f"| answers ({len(records)} sample items) | " + " | ".join(settings) + " |")
     print("|---|---|---|---|---|")
     for name, row in rates.items():
-        print(f"| {name} | " + " | ".join("n/a" if v is None else f"{v:.0f} %" for v in row) + " |")
+        print(f"| {name} | " + " | ".join(cell(rate, judged, len(records)) for rate, judged in row) + " |")
     attacks = [row for name, row in rates.items() if name in ATTACK_OUTPUTS]
-    worst_default = max(max(v or 0.0 for v in row[2:]) for row in attacks)
-    planted = rates.get("planted-contextual", [None] * 4)
+    worst_default = max(max(rate or 0.0 for rate, _ in row[2:]) for row in attacks)
+    planted = [rate or 0.0 for rate, _ in rates["planted-contextual"]]
+    unjudged = sum(len(records) - judged for row in rates.values() for _, judged in row)
     print(
         f"RESULT planted_official={planted[0]:.0f} planted_default={planted[2]:.0f} "
-        f"honest_random={rates['honest random answer'][2]:.0f} worst_default={worst_default:.0f}"
+        f"honest_random={rates['honest random answer'][2][0] or 0.0:.0f} worst_default={worst_default:.0f} "
+        f"unjudged={unjudged}"
     )
 
 

@@ -41,3 +41,33 @@ def test_benchmark_script_runs_in_quick_mode(script: Path):
     if expected:  # the headline figure first, the others anywhere
         names = [pair.split("=", 1)[0] for pair in lines[-1].removeprefix("RESULT ").split()]
         assert names[0] == expected[0] and set(expected) <= set(names), lines[-1]
+
+
+def test_judge_integrity_measures_the_judge_it_is_given():
+    """`benchmarks/judge_integrity.py --base-url URL --model NAME` judges at that endpoint with that model and
+    the key from the environment, and says which judge it measured (docs/judges.md: how to measure a real
+    judge). Here the endpoint serves the script's own local judge, so the numbers must be the same."""
+    refuse_in_quick_tests("benchmarks/judge_integrity.py")
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    from fake_openai import FakeOpenAIServer
+    from judge_integrity import quoting_judge
+
+    with FakeOpenAIServer(quoting_judge, max_prompt_chars=6000) as server:
+        completed = subprocess.run(
+            [sys.executable, str(REPO_ROOT / "benchmarks" / "judge_integrity.py"), "--quick",
+             "--base-url", server.base_url, "--model", "served-judge"],
+            capture_output=True, text=True, cwd=REPO_ROOT, timeout=900, check=False,
+            env=offline_environment(PYTHONPATH=str(REPO_ROOT), OPENAI_API_KEY="sk-given-judge-key"),
+        )  # fmt: skip
+        calls = list(server.calls)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    lines = completed.stdout.splitlines()
+    assert lines[0].startswith("judge: served-judge (http://127.0.0.1:")
+    assert calls and {call.body["model"] for call in calls} == {"served-judge"}
+    keys = {
+        value for call in calls for name, value in call.headers.items() if name.lower() == "authorization"
+    }
+    assert keys == {"Bearer sk-given-judge-key"}
+    # the script's own local judge gives the same: planted verdict 100 % official, 0 % default
+    expected = "planted_official=100 planted_default=0 honest_random=0 worst_default=0 unjudged=0"
+    assert lines[-1] == f"RESULT {expected}"
