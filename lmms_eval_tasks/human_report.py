@@ -331,7 +331,7 @@ REJUDGE_PATTERN = "{task}_samples.jsonl.rejudge_*.json"
 def judge_sensitivity_table(runs: Sequence[Run]) -> Table | None:
     """The ``rejudge`` results saved next to the runs' records (``<task>_samples.jsonl.rejudge_<M>.json``),
     a row per (task, metric); None when there are none."""
-    rows = []
+    rows, caveats = [], []
     for run in runs:
         for task in run.top_level_tasks():
             folder = run.report_paths[task].parent
@@ -342,6 +342,8 @@ def judge_sensitivity_table(runs: Sequence[Run]) -> Table | None:
                 except (OSError, ValueError, KeyError, TypeError) as error:
                     logger.warning(f"{path}: not a rejudge result ({error}); left out of the report")
                     continue
+                if result.get("difference_caveat"):
+                    caveats.append(f"{run.label} / {task}: {result['difference_caveat']}.")
                 for metric, item in (result.get("difference") or {}).items():
                     rows.append(
                         [
@@ -360,7 +362,8 @@ def judge_sensitivity_table(runs: Sequence[Run]) -> Table | None:
          "A", "B", "B - A", "B - A 95% CI (paired)"],
         rows,
         "The same records judged by two judges; agreement is the share of items with the same verdict, "
-        "flips the items whose verdict changes (listed in the rejudge result file).",
+        "flips the items whose verdict changes (listed in the rejudge result file)."
+        + "".join(f" {caveat}" for caveat in caveats),
     )  # fmt: skip
 
 

@@ -123,6 +123,16 @@ def rejudge(
                     "low": d.low, "high": d.high, "p_value": d.p_value, "unit": rows_a.unit,
                 }  # fmt: skip
     n = len(compared)
+    unjudged_a = {i for i, x, _ in both if x is None}
+    unjudged_b = {i for i, _, y in both if y is None}
+    caveat = None
+    if unjudged_a != unjudged_b:
+        caveat = (
+            f"{judge_a.name} left {len(unjudged_a)} items unjudged, {judge_b.name} {len(unjudged_b)} "
+            f"({len(unjudged_a ^ unjudged_b)} judged by one judge only): each metric leaves its own judge's "
+            "unjudged items out, so the metric difference includes leaving different items out; agreement "
+            "and flips count only the items both judged"
+        )
     return {
         "benchmark": benchmark,
         "judge_a": {"name": judge_a.name, "options": dict(judge_a.options)},
@@ -136,6 +146,7 @@ def rejudge(
         "metrics": {judge_a.name: _headline(metrics_a, module), judge_b.name: _headline(metrics_b, module)},
         "difference": differences,
         "difference_rule": "judge B minus judge A; 95% paired bootstrap interval over the scorer's units",
+        "difference_caveat": caveat,
     }
 
 

@@ -182,3 +182,60 @@ def test_rejudge_with_a_judge_model_named_with_a_slash(monkeypatch, tmp_path, ca
     [saved] = list(tmp_path.glob("contextual_sample_samples.jsonl.rejudge_*.json"))
     assert saved.name == "contextual_sample_samples.jsonl.rejudge_Qwen_Qwen2.5-72B-Instruct.json"
     assert json.loads(saved.read_text("utf-8"))["judge_b"]["name"] == "Qwen/Qwen2.5-72B-Instruct"
+
+
+def test_an_items_verdict_across_repeats_is_the_one_compare_uses():
+    """rejudge's per-item verdict (agreement, kappa, flips) follows the scorers' per-question rule that
+    `compare` uses: HallusionBench ``per_question_correct`` counts a tie across repeats as wrong, ConTextual
+    ``per_question_correct`` leaves a tie out (None). A tie happens with 3 repeats when one is unjudged."""
+    from lmms_eval_tasks.tasks.contextual import rejudge as contextual
+    from lmms_eval_tasks.tasks.hallusionbench import rejudge as hallusionbench
+
+    assert hallusionbench.outcome({"correct": [True, None, False]}) is False  # 1 of 2 judged: tie -> wrong
+    assert hallusionbench.outcome({"correct": [True, True, False]}) is True
+    assert hallusionbench.outcome({"correct": [None, None, None]}) is None
+    assert hallusionbench.outcome({"correct": True}) is True
+    assert contextual.outcome({"judge_verdicts": ["Yes", None, "No"]}) is None  # tie -> left out
+    assert contextual.outcome({"judge_verdicts": ["Yes", "Yes", "No"]}) is True
+    assert contextual.outcome({"judge_verdicts": ["No", None, None]}) is False
+    assert contextual.outcome({"judge_verdicts": [None]}) is None
+
+
+def test_rejudge_with_a_hostile_judge(monkeypatch, tmp_path, capsys):
+    """Judge B answers item 0 with two verdicts, item 1 with none, echoes the API key at item 2 and accepts
+    item 3 (A rejects it): 0 and 1 are unjudged (never scored, no flip), the key is stored nowhere, and
+    the metric difference says it includes B's left-out items."""
+    isolate_judge_env(monkeypatch, tmp_path / "cache")
+    secret = "sk-test-SECRETKEY1234567890"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    path = tmp_path / "contextual_sample_samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in contextual_records()), encoding="utf-8")
+    judge_a = fake_judge(lambda i: i % 2 == 0, "Judgement: Yes", "Judgement: No", "Judgement: No")
+    hostile = {0: "Judgement: Yes\nJudgement: No", 1: "I cannot decide.", 2: f"Judgement: Yes. key {secret}"}
+
+    def judge_b(prompt: str) -> str:
+        i = int(ITEM.findall(prompt)[-1])
+        return hostile.get(i) or ("Judgement: Yes" if i % 2 == 0 or i == 3 else "Judgement: No")
+
+    with FakeOpenAIServer(judge_a) as server_a, FakeOpenAIServer(judge_b) as server_b:
+        code = cli_main(
+            ["rejudge", "contextual", str(path), "--judge-model", "judge-b", "--judge-base-url",
+             server_b.base_url, "--baseline-judge-model", "judge-a", "--baseline-base-url", server_a.base_url,
+             "-o", "repeats=1", "-o", "rouge=false", "--resamples", "50"]
+        )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    result = json.loads(
+        (tmp_path / "contextual_sample_samples.jsonl.rejudge_judge-b.json").read_text("utf-8")
+    )
+    # Items 2..9 judged by both. A: yes at 2,4,6,8 (4/8); B: yes at 2,3,4,6,8 (5/8). Agreement 7/8;
+    # p_e = (4/8)(5/8) + (4/8)(3/8) = 1/2; kappa = (7/8 - 1/2) / (1 - 1/2) = 3/4. One flip: item 3.
+    assert (result["judged_by_both"], result["unjudged_by_either"]) == (8, 2)
+    assert result["agreement"] == pytest.approx(7 / 8) and result["cohen_kappa"] == pytest.approx(0.75)
+    assert [(flip["index"], flip["judge-b"]) for flip in result["flips"]] == [(3, True)]
+    # A: 5 of 10 accepted = 50 %; B: 5 of its 8 judged = 62.5 % (items 0 and 1 left out, not rejected).
+    assert result["metrics"]["judge-a"]["acceptance_rate"] == pytest.approx(50.0)
+    assert result["metrics"]["judge-b"]["acceptance_rate"] == pytest.approx(62.5)
+    assert result["difference_caveat"].startswith("judge-a left 0 items unjudged, judge-b 2 (2 judged by one")
+    for stored in tmp_path.rglob("*"):
+        if stored.is_file():
+            assert secret not in stored.read_text("utf-8", errors="ignore"), stored

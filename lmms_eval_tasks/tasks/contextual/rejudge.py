@@ -13,10 +13,12 @@ COMPARED_METRICS = ("acceptance_rate",)
 
 
 def outcome(record: dict[str, Any]) -> bool | None:
-    """Whether the judge accepted the response: the majority of its repeats (a tie counts as accepted);
-    None when no repeat has a verdict (unjudged)."""
+    """Whether the judge accepted the response: the majority of its judged repeats; None when no repeat
+    has a verdict (unjudged) or the repeats tie (the rule of ``scoring.per_question_correct``, which
+    ``compare`` uses)."""
     verdicts = [v for v in record.get("judge_verdicts") or [] if v is not None]
-    return None if not verdicts else 2 * sum(v == "Yes" for v in verdicts) >= len(verdicts)
+    yes = sum(v == "Yes" for v in verdicts)
+    return None if not verdicts or 2 * yes == len(verdicts) else 2 * yes > len(verdicts)
 
 
 def item_label(record: dict[str, Any]) -> str:
