@@ -35,6 +35,8 @@ from lmms_eval_tasks.framework.parser_index import ATTACK_OUTPUTS  # noqa: E402
 from lmms_eval_tasks.judges import get_judge  # noqa: E402
 from lmms_eval_tasks.tasks.contextual import scoring  # noqa: E402
 
+REAL_MODEL = "gpt-4o-2024-11-20"  # the pack's default judge
+LOCAL_MODEL = "local-quoting-judge"  # the name the local judge is asked under (its cache identity)
 SETTINGS = [
     ("official", "official"),
     ("official", "hardened"),
@@ -100,7 +102,9 @@ def main() -> None:
     parser.add_argument(
         "--base-url", help="an OpenAI-compatible judge's base URL (default: the local quoting judge)"
     )
-    parser.add_argument("--model", default="gpt-4o-2024-11-20", help="judge model name with --base-url")
+    parser.add_argument(
+        "--model", default=None, help=f"judge model name with --base-url (default {REAL_MODEL})"
+    )
     parser.add_argument("--quick", action="store_true", help="four rows only: checks the script works")
     arguments = parser.parse_args()
     logger.remove()
@@ -111,13 +115,14 @@ def main() -> None:
         keep = ("right answer", "honest random answer", "planted-contextual", "over-long")
         table = {name: table[name] for name in keep}
     with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
-        url, key, retries = arguments.base_url, None, 3  # key None: from the environment, as in a run
+        # key None: from the environment, as in a run
+        url, key, retries, model = arguments.base_url, None, 3, arguments.model or REAL_MODEL
         if not url:
             local = stack.enter_context(FakeOpenAIServer(quoting_judge, max_prompt_chars=6000))
-            url, key, retries = local.base_url, "sk-local", 1
+            url, key, retries, model = local.base_url, "sk-local", 1, LOCAL_MODEL
         cache = Path(folder) / "cache.sqlite"
         judge = get_judge(
-            "openai", base_url=url, model=arguments.model, api_key=key, cache_path=cache, max_retries=retries
+            "openai", base_url=url, model=model, api_key=key, cache_path=cache, max_retries=retries
         )
         described = judge.describe()
         rates = judge_rates(judge, records, table)

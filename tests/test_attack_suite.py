@@ -227,7 +227,17 @@ def test_vqdv1_unparsed_warning_says_what_the_scorer_does() -> None:
     shared = count_warnings(get_benchmark("vqdv1").count_keys, metrics, details, 3, details["warnings"])
     assert not any("unparsed" in line for line in shared)
     # the case the metric rewards is counted by the screen too ("Yes No": a yes/no hedge)
-    assert details["screening"]["counts"]["hedge"] == 3
+    assert details["screening"]["counts"]["hedge"] == 3 and metrics["screened_outputs"] == 3
+    # what the warning says is what the scorer did: "no box" is right (F1 1) on the one zero-box query and
+    # wrong (F1 0) on the two others: micro F1 = (1 + 0 + 0) / 3 = 33.3 %, under both protocols
+    assert metrics["micro_f1"] == pytest.approx(100 * 1 / 3)
+    official, official_details = _score("vqdv1", records, {"protocol": "official"})
+    assert official["micro_f1"] == pytest.approx(100 * 1 / 3)
+    assert official_details["warnings"][0] == warning
+    # an answer with a box is parsed, not "no box": no unparsed warning
+    boxed = [{**record, "prediction": "[10, 10, 40, 40]"} for record in records]
+    boxed_metrics, boxed_details = _score("vqdv1", boxed, {})
+    assert boxed_metrics["unparsed"] == 0 and not boxed_details.get("warnings")
 
 
 def test_honest_multi_correct_answers_are_not_screened_as_hedges() -> None:
