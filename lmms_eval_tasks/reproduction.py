@@ -217,8 +217,10 @@ def is_setting_difference(reason: str, paper_model: str | None) -> bool:
 
 def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Sequence[str]) -> list[str]:
     """Every recorded reason this run's setting differs from the published row's, most specific first:
-    the task's own (question set), judge, subset/--limit, sample data, substitution, corruption, then the
-    report's deviations verbatim, and a note when the published value was not checked against its source."""
+    the task's own (question set), judge, subset/--limit, sample data, substitution, corruption, variant,
+    the benchmark's reading of the recorded settings (``published.setting_reasons``: a scoring protocol
+    other than the official one), the report's deviations verbatim, and a note when the published value
+    was not checked against its source."""
     from lmms_eval_tasks.framework.registry import benchmarks
 
     provenance = report.get("provenance") or {}
@@ -252,6 +254,10 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
     variant = (provenance.get("settings") or {}).get("variant")
     if variant and variant != "official":
         reasons.append(f"prompt/protocol variant: {variant}")
+    module = published_module(str(report.get("benchmark")))
+    settings = provenance.get("settings") or {}
+    if module is not None and hasattr(module, "setting_reasons") and isinstance(settings, Mapping):
+        reasons += module.setting_reasons(settings)
     reasons += [f"recorded deviation: {line}" for line in provenance.get("deviations") or []]
     if not getattr(source, "checked_against", ""):
         reason = getattr(source, "unchecked_reason", "")

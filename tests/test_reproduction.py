@@ -14,7 +14,7 @@ import pytest
 from lmms_eval_tasks.cli import main as cli_main
 from lmms_eval_tasks.human_report import load_runs, report_json, write_report_for_runs
 from lmms_eval_tasks.reporting import schema as reports
-from lmms_eval_tasks.reproduction import CHECKPOINT_NAMES, match_model, verdict_for_report
+from lmms_eval_tasks.reproduction import CHECKPOINT_NAMES, match_model, printed_half_unit, verdict_for_report
 from tests.helpers import run_launcher
 from tests.test_report import crafted_run, md_tables, row
 
@@ -125,7 +125,11 @@ def test_random_guess_run_registered_as_a_published_model(tmp_path: Path):
         value = report["metrics"][item.metric]
         block = report["details"]["uncertainty"][item.metric]
         assert item.value == value and item.difference == pytest.approx(value - item.published)
-        assert item.within_sampling == (block["low"] <= item.published <= block["high"])
+        half = printed_half_unit(item.published)
+        if block["high"] > block["low"]:
+            assert item.within_sampling == (block["low"] - half <= item.published <= block["high"] + half)
+        else:  # zero width (4 questions: e.g. qAcc 0 in [0, 0]): no sampling error estimated
+            assert item.within_sampling is (True if abs(value - item.published) <= half else None)
     text = " | ".join(verdict.reasons)
     assert "judge: rule-based" in text and "--limit" in text and "sample data" in text
 
@@ -165,11 +169,23 @@ def test_within_sampling_with_a_different_setting_is_not_called_a_reproduction(t
     differences = " | ".join(verdict.setting_differences)
     assert "judge: rule-based" in differences and "--limit 8" in differences and "sample data" in differences
     assert verdict.as_dict()["summary"] == "within sampling, setting differs"
-    # The faithful run: the full task, no limit, the paper's judge model name, a checked published value:
-    # only the caveat about the judge snapshot remains, and that is no setting difference -> "agrees".
-    faithful = full_run(tmp_path / "b", within)
+    # The faithful run: the full task, no limit, the paper's judge model name, the official reply reading, a
+    # checked published value: only the caveat about the judge snapshot remains (no setting difference).
+    gpt4 = {"kind": "openai", "model": "gpt-4", "repeats": 3, "task": "hallusionbench"}
+    report = _crafted_hallusionbench(tmp_path / "b", "hallusionbench", within, judge=gpt4)
+    # The pack's default reading of judge replies (verdict_parse=final) is not the official label rule.
+    assert verdict_for_report(report).summary == "within sampling, setting differs"
+    assert any(r.startswith("verdict parsing: final") for r in verdict_for_report(report).setting_differences)
+    report["provenance"]["settings"] = {"variant": "official", "no_verdict": "official",
+                                        "score_options": {"verdict_parse": "official"}}  # fmt: skip
+    faithful = verdict_for_report(report)
     assert faithful.setting_differences == [] and faithful.summary == "agrees"
     assert faithful.reasons[0].startswith("judge: gpt-4, the paper's model name")
+    # The no-verdict rule other than the official one is a setting difference too.
+    report["provenance"]["settings"]["no_verdict"] = "unjudged"
+    assert verdict_for_report(report).setting_differences == [
+        "no-verdict rule: unjudged, not the official code's"
+    ]
     # The same faithful run with another judge model is not a reproduction.
     other = full_run(tmp_path / "c", within, "gpt-4o-2024-11-20")
     assert other.summary == "within sampling, setting differs"
@@ -201,9 +217,27 @@ def test_interval_rule_counts_the_published_rounding_and_zero_width_intervals(tm
 
 
 def test_printed_half_unit():
-    from lmms_eval_tasks.reproduction import printed_half_unit
-
     # 25.06 -> 0.005; 16.0 -> 0.05; 0.0785 -> 0.00005; 8.3516 -> 0.00005; 100.0 -> 0.05
     expected = {25.06: 0.005, 16.0: 0.05, 0.0785: 0.00005, 8.3516: 0.00005, 100.0: 0.05}
     for published, half in expected.items():
         assert printed_half_unit(published) == pytest.approx(half)
+
+
+def test_contextual_protocol_other_than_the_official_is_a_setting_difference(tmp_path: Path):
+    # Validation run of LLaVA-1.5-13B (published 16.0 on the 100 validation instructions), 18.0 in [10, 26].
+    uncertainty = {"acceptance_rate": {"estimate": 18.0, "stderr": 4.0, "low": 10.0, "high": 26.0,
+                                       "method": "bootstrap", "unit": "item", "n_units": 100}}  # fmt: skip
+    output = crafted_run(
+        tmp_path / "out", "contextual", "contextual", {"acceptance_rate": 18.0}, {"uncertainty": uncertainty},
+        model_args="pretrained=llava-hf/llava-1.5-13b-hf",
+        judge={"kind": "openai", "model": "gpt-4", "repeats": 1, "task": "contextual"},
+    )  # fmt: skip
+    [run] = load_runs([output])
+    report = run.reports["contextual"]
+    report["provenance"]["settings"] = {"kind": "judged", "score_options": {"protocol": "default"}}
+    verdict = verdict_for_report(report)
+    assert verdict.published_row.values["acceptance_rate"] == 16.0 and verdict.metrics[0].within_sampling
+    assert verdict.summary == "within sampling, setting differs"
+    assert verdict.setting_differences[0].startswith("protocol: default, not the official scripts'")
+    report["provenance"]["settings"]["score_options"]["protocol"] = "official"
+    assert verdict_for_report(report).summary == "agrees"

@@ -8,6 +8,9 @@ are the paper's models; later rows were added to the leaderboard after the paper
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
 
@@ -120,4 +123,18 @@ def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
         return PUBLISHED_VALIDATION, []
     return PUBLISHED_VALIDATION, [
         f"question set: {task} is not the 100-instruction validation set the compared rows were measured on"
+    ]
+
+
+def setting_reasons(settings: Mapping[str, Any]) -> list[str]:
+    """Why a run's recorded scoring settings differ from the leaderboard's: a protocol other than the
+    official scripts' (the default parses verdicts differently and pools the Misc. Natural Scenes
+    denominator, docs/contextual.md)."""
+    options = settings.get("score_options") or {}
+    protocol = options.get("protocol") or settings.get("protocol") or "default"
+    if protocol == "official":
+        return []
+    return [
+        f"protocol: {protocol}, not the official scripts' (verdict parsing and the Misc. Natural Scenes "
+        "denominator differ; -o protocol=official reproduces them)"
     ]

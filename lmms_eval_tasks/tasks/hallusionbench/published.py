@@ -7,6 +7,9 @@ figure and question accuracy; all 1129 questions, GPT-4-assisted evaluation unle
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
 LEADERBOARD = Source(
@@ -100,3 +103,20 @@ def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
     if "offline" in task:
         reasons.append("judge: the offline rule-based yes/no judge, not the paper's GPT-4")
     return PUBLISHED, reasons
+
+
+def setting_reasons(settings: Mapping[str, Any]) -> list[str]:
+    """Why a run's recorded scoring settings differ from the paper's: the judge-reply reading
+    (``verdict_parse``, default final) or the no-verdict rule other than the official code's."""
+    options = {**settings, **(settings.get("score_options") or {})}
+    reasons = []
+    verdict_parse = options.get("verdict_parse") or "final"
+    if verdict_parse != "official":
+        reasons.append(
+            f"verdict parsing: {verdict_parse}, not the official label rule (the model's quoted text is "
+            "masked and content-free answers are rejected without the judge; -o verdict_parse=official)"
+        )
+    no_verdict = options.get("no_verdict") or "official"
+    if no_verdict != "official":
+        reasons.append(f"no-verdict rule: {no_verdict}, not the official code's")
+    return reasons
