@@ -26,6 +26,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.framework.saved_records import PENDING_SUFFIX
+from lmms_eval_tasks.framework.screening import SCREENED_OUTPUTS
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.sections import Block, Entry, Plot, SectionContext, Table, Text, fmt
 from lmms_eval_tasks.reporting.undefined import is_undefined, not_available, uncertainty_of, undefined_reason
@@ -659,6 +660,7 @@ def provenance_table(run: Run) -> Table:
                 else f"{corruption.get('profile')} (seed {corruption.get('seed')})",
                 _first_metric(report["metrics"], _UNJUDGED_KEYS),
                 _first_metric(report["metrics"], _UNPARSED_KEYS),
+                _first_metric(report["metrics"], (SCREENED_OUTPUTS,)),
                 provenance.get("run_id"),
             ]
         )
@@ -675,6 +677,7 @@ def provenance_table(run: Run) -> Table:
         "corruption profile",
         "unjudged",
         "unparsed",
+        "screened outputs",
         "run id",
     ]
     note = (

@@ -414,17 +414,19 @@ def test_provenance_usage_cost_warnings_and_limit(tmp_path: Path) -> None:
         }
     }
     crafted_run(
-        tmp_path / "out", "hallusionbench", "hallusionbench", {"aAcc": 50.0, "unjudged_verdicts": 2}, details,
+        tmp_path / "out", "hallusionbench", "hallusionbench",
+        {"aAcc": 50.0, "unjudged_verdicts": 2, "screened_outputs": 4}, details,
         judge={"kind": "rule", "model": "rule-based", "repeats": 3}, limit=5,
-        warnings=("2 unjudged verdicts",),
+        warnings=("2 unjudged verdicts", "!!! SCORE DEPENDS ON SCREENED OUTPUTS: 4 of 10 outputs"),
     )  # fmt: skip
     html_path = write_report_for_runs([tmp_path / "out"], tmp_path / "report")
     tables = md_tables((html_path.parent / "report.md").read_text(encoding="utf-8"))
     prov = row(tables["Provenance :: Provenance: crafted (crafted-model)"], "hallusionbench")
     # usage summed over both judged passes: 3 + 2 calls, 1 + 1 cached, 200 + 20 tokens, $0.01 + $0.02
     assert prov["judge usage and cost"] == "5 calls, 2 cached, 200+20 tokens, $0.0300"
-    assert prov["repeats"] == "3" and prov["unjudged"] == "2"
+    assert prov["repeats"] == "3" and prov["unjudged"] == "2" and prov["screened outputs"] == "4"
     assert "2 unjudged verdicts" in prov["warnings"]
+    assert "!!! SCORE DEPENDS ON SCREENED OUTPUTS: 4 of 10 outputs" in prov["warnings"]
     assert "--limit 5" in prov["warnings"]
     assert "rule-based judge used where the paper uses a GPT-4 judge" in prov["warnings"]
     # benchmarks missing numbers render what exists: n/a, never a crash
