@@ -192,8 +192,15 @@ def compare_metric(report: Mapping[str, Any], metric: str, published: float) -> 
     difference = None if value is None else value - published
     verdict = MetricVerdict(metric, published, value, low, high, difference, None)
     rounding = printed_half_unit(published)
+    estimate = _number(
+        (((report.get("details") or {}).get("uncertainty") or {}).get(metric) or {}).get("estimate")
+    )
     if value is None:
         verdict.why = f"the run has no value of {metric} (missing or undefined)"
+    elif estimate is not None and not math.isclose(estimate, value, rel_tol=1e-6, abs_tol=1e-9):
+        # the report's overview refuses such an interval too (human_report.interval_text)
+        verdict.low = verdict.high = None
+        verdict.why = f"the run's interval of {metric} is around {estimate}, not its value {value}: not used"
     elif low is None or high is None:
         verdict.why = f"the run recorded no interval for {metric}"
     elif high - low <= 0:

@@ -241,3 +241,14 @@ def test_contextual_protocol_other_than_the_official_is_a_setting_difference(tmp
     assert verdict.setting_differences[0].startswith("protocol: default, not the official scripts'")
     report["provenance"]["settings"]["score_options"]["protocol"] = "official"
     assert verdict_for_report(report).summary == "agrees"
+
+
+def test_an_interval_around_another_number_is_not_used(tmp_path: Path):
+    # qAcc 46.94 but its uncertainty record is around 0.4694 (a fraction): [0.40, 0.50] would call the
+    # published 10.55 "outside"; the verdict refuses it, as the overview does.
+    blocks = {"qAcc": (46.94, 0.40, 0.50), "fAcc": (25.0, 20.0, 30.0), "aAcc": (45.0, 40.0, 50.0)}
+    report = _crafted_hallusionbench(tmp_path, "hallusionbench", blocks)
+    report["details"]["uncertainty"]["qAcc"]["estimate"] = 0.4694
+    item = verdict_for_report(report).metrics[0]
+    assert item.within_sampling is None and (item.low, item.high) == (None, None)
+    assert "around 0.4694, not its value 46.94" in item.why
