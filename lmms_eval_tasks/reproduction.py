@@ -246,6 +246,8 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
             )
         else:
             reasons.append(f"judge: {model} ({judge.get('kind')}); the published value: {paper_judge}")
+    elif getattr(benchmark, "paper_judge_model", None):
+        reasons.append(f"judge: not recorded in the run's report; the published value: {paper_judge}")
     limit = provenance.get("limit")
     if limit is not None:
         reasons.append(f"subset: --limit {limit} (the published value is over the whole question set)")

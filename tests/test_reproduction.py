@@ -252,3 +252,17 @@ def test_an_interval_around_another_number_is_not_used(tmp_path: Path):
     item = verdict_for_report(report).metrics[0]
     assert item.within_sampling is None and (item.low, item.high) == (None, None)
     assert "around 0.4694, not its value 46.94" in item.why
+
+
+def test_a_judged_benchmark_without_a_recorded_judge_is_not_a_reproduction(tmp_path: Path):
+    # An older (or hand-made) report of the full task with no judge record: the judge is unknown.
+    within = {"qAcc": (12.5, 0.0, 37.5), "fAcc": (25.0, 10.0, 40.0), "aAcc": (45.0, 40.0, 50.0)}
+    report = _crafted_hallusionbench(tmp_path, "hallusionbench", within)
+    report["provenance"]["settings"] = {"score_options": {"verdict_parse": "official"}}
+    assert report["provenance"]["judge"] is None
+    verdict = verdict_for_report(report)
+    assert verdict.setting_differences == [
+        "judge: not recorded in the run's report; the published value: GPT-4 (the paper's GPT-4-assisted "
+        "evaluation, 'GPT Eval')"
+    ]
+    assert verdict.summary == "within sampling, setting differs"
