@@ -239,3 +239,37 @@ def test_rejudge_with_a_hostile_judge(monkeypatch, tmp_path, capsys):
     for stored in tmp_path.rglob("*"):
         if stored.is_file():
             assert secret not in stored.read_text("utf-8", errors="ignore"), stored
+
+
+def test_rejudge_reads_the_runs_judge_and_options_from_its_report(monkeypatch, tmp_path, capsys):
+    """Without --baseline-judge-model, judge A is the judge the run's report records (provenance.judge),
+    not the scorer's default, and both judges score with the run's recorded options (protocol)."""
+    isolate_judge_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    path = tmp_path / "contextual_sample_samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in contextual_records()), encoding="utf-8")
+    report = {
+        "benchmark": "contextual", "task": "contextual_sample",
+        "provenance": {
+            "judge": {"kind": "openai", "model": "the-runs-judge", "repeats": 1},
+            "settings": {"score_options": {"protocol": "official", "image_judge": False}},
+        },
+    }  # fmt: skip
+    (tmp_path / "contextual_sample_report.json").write_text(json.dumps(report), encoding="utf-8")
+    judge = fake_judge(lambda i: i % 2 == 0, "Judgement: Yes", "Judgement: No", "Judgement: No")
+    with FakeOpenAIServer(judge) as server_a, FakeOpenAIServer(judge) as server_b:
+        code = cli_main(
+            ["rejudge", "contextual", str(path), "--judge-model", "judge-b", "--judge-base-url",
+             server_b.base_url, "--baseline-base-url", server_a.base_url, "-o", "rouge=false",
+             "--resamples", "50"]
+        )  # fmt: skip
+        asked = {call.body.get("model") for call in server_a.calls}
+    assert code == 0, capsys.readouterr().err
+    result = json.loads(
+        (tmp_path / "contextual_sample_samples.jsonl.rejudge_judge-b.json").read_text("utf-8")
+    )
+    assert result["judge_a"]["name"] == "the-runs-judge" and asked == {"the-runs-judge"}
+    for side in ("judge_a", "judge_b"):
+        options = result[side]["options"]
+        assert (options["protocol"], options["repeats"]) == ("official", 1), side
+    assert result["agreement"] == 1.0 and result["flips"] == []

@@ -1,9 +1,10 @@
 """`lmms-eval-tasks rejudge BENCHMARK RUN --judge-model M`: how much the judge moves a judged number.
 
 RUN is a run folder (with --task) or a pack records file (``<task>_samples.jsonl``). Its records are judged
-again by the run's judge (judge A: the run's report's options, or --baseline-judge-model) and by M (judge B,
-an OpenAI-compatible endpoint: --judge-base-url, else the configured one), both through the benchmark's
-scorer with the pack's judge cache (a rerun is resumable and asks nothing already answered). Prints, and
+again by the run's judge (judge A: the judge its report's provenance records, or --baseline-judge-model) and
+by M (judge B, an OpenAI-compatible endpoint: --judge-base-url, else the configured one), both with the run's
+recorded scoring options and repeats (-o overrides them for both), through the benchmark's scorer with the
+pack's judge cache (a rerun is resumable and asks nothing already answered). Prints, and
 writes next to the records as ``<records>.rejudge_<M>.json``: per-item agreement, Cohen's kappa, the items
 whose verdict flips, and each headline metric under both judges with the paired 95% interval of B - A.
 """
@@ -26,21 +27,49 @@ def file_safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
-def _baseline_options(records_file: Path, benchmark: str, args: argparse.Namespace) -> dict[str, Any] | str:
-    """Judge A's scorer options: --baseline-judge-model, else the run's report's; else a one-line problem."""
+_JUDGE_KEYS = ("judge", "judge_model", "repeats")
+
+
+def _run_options(records_file: Path, benchmark: str, args: argparse.Namespace) -> tuple[dict, dict] | str:
+    """(judge A's options, the run's other scoring options for both judges) from the report next to the
+    records: judge A is the judge the run's provenance records (kind, model, repeats), or
+    --baseline-judge-model; else a one-line problem."""
     from lmms_eval_tasks.cli.score import report_options
 
-    if args.baseline_judge_model:
-        return {"judge": "openai", "judge_model": args.baseline_judge_model}
+    named = (
+        {"judge": "openai", "judge_model": args.baseline_judge_model} if args.baseline_judge_model else None
+    )
     task = records_file.name.removesuffix("_samples.jsonl")
-    report = records_file.with_name(f"{task}_report.json")
-    if not report.is_file():
+    report_path = records_file.with_name(f"{task}_report.json")
+    if not report_path.is_file():
+        if named:
+            return named, {}
         return f"no report next to {records_file} to read the run's judge from: give --baseline-judge-model"
     try:
-        options = report_options(report, benchmark)
-    except ValueError as error:
+        options = report_options(report_path, benchmark)
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as error:
+        if named:
+            return named, {}
         return str(error)
-    return {key: options[key] for key in ("judge", "judge_model", "repeats") if options.get(key) is not None}
+    shared = {key: value for key, value in options.items() if key not in _JUDGE_KEYS}
+    if named:
+        return named, shared
+    recorded = (report.get("provenance") or {}).get("judge")
+    judge: dict[str, Any] = {}
+    if isinstance(recorded, dict) and recorded.get("kind") == "rule":
+        judge = {"judge": "rule"}
+    elif isinstance(recorded, dict) and recorded.get("kind") == "openai" and recorded.get("model"):
+        judge = {"judge": "openai", "judge_model": str(recorded["model"])}
+    else:
+        judge = {key: options[key] for key in ("judge", "judge_model") if options.get(key) is not None}
+    if not judge:
+        return f"{report_path} records no judge for the run: give --baseline-judge-model"
+    repeats = recorded.get("repeats") if isinstance(recorded, dict) else None
+    repeats = options.get("repeats") if repeats is None else repeats
+    if isinstance(repeats, int) and not isinstance(repeats, bool):
+        judge["repeats"] = repeats
+    return judge, shared
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -64,13 +93,16 @@ def _run(args: argparse.Namespace) -> int:
     path, problem = records_path(Path(args.run), args.task)
     if problem:
         return fail(problem)
-    baseline = _baseline_options(path, args.benchmark, args)
-    if isinstance(baseline, str):
-        return fail(baseline)
-    shared = split_options(dict(args.option or []))[0]
+    found = _run_options(path, args.benchmark, args)
+    if isinstance(found, str):
+        return fail(found)
+    baseline, run_options = found
+    given = split_options(dict(args.option or []))[0]
     for key in ("judge", "judge_model"):
-        shared.pop(key, None)
-    options_a = {**shared, **baseline}
+        given.pop(key, None)
+    # The run's scoring options and judge repeats for both judges; -o wins for both.
+    shared = {**run_options, **({"repeats": baseline["repeats"]} if "repeats" in baseline else {}), **given}
+    options_a = {**baseline, **shared}
     options_b = {**shared, "judge": "openai", "judge_model": args.judge_model}
     benchmark = get_benchmark(args.benchmark)
     try:
