@@ -96,6 +96,11 @@ def rejudge(
     from lmms_eval_tasks.uncertainty import paired_bootstrap
 
     module = rejudge_module(benchmark)
+    if judge_a.name == judge_b.name:
+        raise ValueError(
+            f"judge A and judge B are both {judge_a.name}: the judge cache keys replies by model name (not "
+            "endpoint), so B would reuse A's replies; compare two different models"
+        )
     (metrics_a, details_a), outcomes_a = judged(benchmark, records, judge_a)
     (metrics_b, details_b), outcomes_b = judged(benchmark, records, judge_b)
     both = [(i, x, y) for i, (x, y) in enumerate(zip(outcomes_a, outcomes_b, strict=True))]

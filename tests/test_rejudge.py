@@ -273,3 +273,18 @@ def test_rejudge_reads_the_runs_judge_and_options_from_its_report(monkeypatch, t
         options = result[side]["options"]
         assert (options["protocol"], options["repeats"]) == ("official", 1), side
     assert result["agreement"] == 1.0 and result["flips"] == []
+
+
+def test_rejudge_refuses_two_judges_of_one_name(tmp_path, capsys):
+    """The judge cache keys replies by model name, not endpoint: the same name on two endpoints would give
+    judge B judge A's cached replies (agreement 1, silently); refused before any judging, one line."""
+    path = tmp_path / "contextual_sample_samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in contextual_records()), encoding="utf-8")
+    code = cli_main(
+        ["rejudge", "contextual", str(path), "--judge-model", "gpt-4o", "--judge-base-url",
+         "http://127.0.0.1:9/v1", "--baseline-judge-model", "gpt-4o", "--baseline-base-url",
+         "http://127.0.0.1:8/v1"]
+    )  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("lmms-eval-tasks rejudge: judge A and judge B are both gpt-4o")
+    assert not list(tmp_path.glob("*.rejudge_*.json"))
