@@ -178,6 +178,14 @@ def test_endpoints_resolve_to_one_server_whatever_their_spelling():
     key = server_checks.server_key
     assert key("http://localhost:8000/v1") == key("http://127.0.0.1:8000/v1/chat/completions")
     assert key("http://127.0.0.1:8000/v1") != key("http://127.0.0.1:8001/v1")
+    # this machine, however spelled: a server bound to 0.0.0.0 (vLLM's default, the URL it prints) answers on
+    # 0.0.0.0, any 127.x address (Debian names the host 127.0.1.1), ::1 and the host's own name
+    import socket
+
+    local = key("http://localhost:8000/v1")
+    for spelling in ("0.0.0.0", "127.0.1.1", "[::]", "[::1]", "LocalHost", socket.gethostname()):
+        assert key(f"http://{spelling}:8000/v1/") == local, spelling
+    assert key("http://localhost:8000/v1") != key("http://localhost:8000/v2")
 
 
 def test_the_judge_check_passes_a_separate_judge_and_honours_the_explicit_switch(monkeypatch):

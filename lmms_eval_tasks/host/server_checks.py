@@ -5,8 +5,8 @@ The host's OpenAI-compatible models read ``base_url`` from ``--model_args``, els
 ``openai`` client then ``OPENAI_BASE_URL``); the pack's judge reads ``LMMS_EVAL_TASKS_JUDGE_BASE_URL``, else
 the same ``OPENAI_*`` variables. One setting can therefore point both at one server, and a server that
 ignores model names then judges its own answers. Before generation, for runs with a judged task and a
-server model, the launcher compares the two endpoints (host names resolved, so ``localhost`` and
-``127.0.0.1`` are one server) and the two model names, and stops with one line when they meet, unless
+server model, the launcher compares the two endpoints (host names resolved; ``localhost``, ``127.x``,
+``0.0.0.0``, ``::1`` and this machine's own name are one machine) and the two model names, and stops with one line when they meet, unless
 ``LMMS_EVAL_TASKS_JUDGE_IS_MODEL=1`` says it is on purpose.
 """
 
@@ -63,13 +63,31 @@ def server_key(url: str) -> tuple[str, tuple[str, ...], int, str]:
     scheme = parts.scheme.lower() or "http"
     port = parts.port or (443 if scheme == "https" else 80)
     host = (parts.hostname or "").lower()
-    try:
-        addresses = tuple(sorted({info[4][0] for info in socket.getaddrinfo(host, port)}))
-    except (OSError, UnicodeError):
-        addresses = (host,)
-    if host in ("localhost", "127.0.0.1", "::1") or any(a in ("127.0.0.1", "::1") for a in addresses):
-        addresses = ("loopback",)
+    addresses = _addresses(host, port)
+    if host == "localhost" or any(_is_this_machine(address) for address in addresses):
+        addresses = ("this machine",)
     return scheme, addresses, port, parts.path.rstrip("/")
+
+
+def _addresses(host: str, port: int) -> tuple[str, ...]:
+    try:
+        return tuple(sorted({str(info[4][0]).split("%")[0] for info in socket.getaddrinfo(host, port)}))
+    except (OSError, UnicodeError):
+        return (host,)
+
+
+def _is_this_machine(address: str) -> bool:
+    """A loopback (127.x, ::1) or unspecified (0.0.0.0, ::, where a server bound to every interface answers)
+    address, or one of the addresses of this machine's own name."""
+    import ipaddress
+
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if parsed.is_loopback or parsed.is_unspecified:
+        return True
+    return address in _addresses(socket.gethostname(), 0)
 
 
 def _judged_tasks(argv: Sequence[str]) -> list[str]:
