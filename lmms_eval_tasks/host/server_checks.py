@@ -6,8 +6,8 @@ The host's OpenAI-compatible models read ``base_url`` from ``--model_args``, els
 the same ``OPENAI_*`` variables. One setting can therefore point both at one server, and a server that
 ignores model names then judges its own answers. Before generation, for runs with a judged task and a
 server model, the launcher compares the two endpoints (host names resolved; ``localhost``, ``127.x``,
-``0.0.0.0``, ``::1`` and this machine's own name are one machine) and the two model names, and stops with one line when they meet, unless
-``LMMS_EVAL_TASKS_JUDGE_IS_MODEL=1`` says it is on purpose.
+``0.0.0.0``, ``::1`` and this machine's own name are one machine) and the two model names, and stops with
+one line when they meet, unless ``LMMS_EVAL_TASKS_JUDGE_IS_MODEL=1`` says it is on purpose.
 """
 
 from __future__ import annotations
