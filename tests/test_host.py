@@ -67,8 +67,10 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
         "host_outputs",
         "run_context",
         "loglikelihood_result",
+        "no_text_result",
         "cache_no_failures",
         "cache_checkpoints",
+        "cache_no_secrets",
         "cache_version",
     ]
     assert host.patches_for(["random_guess"]) == common

@@ -299,3 +299,26 @@ def test_a_completed_rerun_clears_the_killed_runs_pending_marker(tmp_path):
     assert (other_setup / "t_pending.json").exists()  # another model's pending run is left alone
     assert run_is_older("20261201_100000", "20261201_110000") and not run_is_older("20261201_110000", "x")
     assert run_is_older("20261201_100000", "20261201_100000-2")
+
+
+def test_the_response_cache_keeps_no_api_key_of_the_model_arguments(tmp_path, monkeypatch):
+    """The host stores ``model|model_args`` verbatim in each cache database's meta table (``api_key=...``,
+    ``user:password@`` in a base_url); the keys are unchanged (answers cached before are still found)."""
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    key, password = "sk-proj-AbCdEf0123456789audit", "pa55word-audit"
+    model_args = f"base_url=http://user:{password}@127.0.0.1:9/v1,api_key={key},model_version=m"
+    for name in ("cache_no_secrets", "cache_no_failures"):
+        assert patches.check_patch(name).state == "applies", patches.check_patch(name)
+        assert patches.apply_patch(name).state == "applied"
+    monkeypatch.setenv(resume.RUN_ID_ENV, "audit")
+    cache = ResponseCache.create(str(tmp_path), model="openai", model_args=model_args)
+    fingerprint_hash = cache._model_fingerprint_hash
+    cache.execute(Model(), "generate_until", [_instance(0)])
+    cache.finalize(success=True)
+    reopened = ResponseCache.create(str(tmp_path), model="openai", model_args=model_args)
+    assert reopened._model_fingerprint_hash == fingerprint_hash  # the same keys
+    reopened.close()
+    stored = b"".join(path.read_bytes() for path in tmp_path.rglob("*") if path.is_file())
+    assert b"answer 0" in stored  # the answer is there, the secrets are not
+    assert key.encode() not in stored and password.encode() not in stored

@@ -130,6 +130,28 @@ def test_a_server_that_is_down_fails_the_run_and_caches_nothing(tmp_path):
     assert cached_responses(tmp_path / "cache") == []  # and the cache keeps no failure as an answer
 
 
+def test_replies_without_text_are_failed_generations_not_empty_answers(tmp_path):
+    """A reply whose content is null (a reasoning model that spent its tokens thinking, a filtered reply) is
+    no answer: the host hands process_results "" for it, which VRB would score as a wrong answer."""
+
+    def plan(call):
+        return "empty_content" if stable_fraction(call.prompt) < 0.5 else None
+
+    cache = tmp_path / "cache"
+    with FakeOpenAIServer(vision_reply, faults=plan) as server:
+        completed = run_launcher(
+            *vrb_command(server.base_url, tmp_path / "out", cache), environment=environment(tmp_path)
+        )
+        no_text = sum(1 for call in server.calls if call.fault)
+    assert 0 < no_text < 36
+    assert completed.returncode != 0
+    last = completed.stderr.strip().splitlines()[-1]
+    assert f"{no_text} failed generation(s)" in last and f"only for these {no_text}" in last, last
+    for value in accuracies(tmp_path / "out").values():
+        assert value is None or (isinstance(value, float) and math.isnan(value)) or value == "N/A", value
+    assert not {"null", '""'} & set(cached_responses(cache))  # the cache keeps no missing text as an answer
+
+
 def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_vrb):
     failing = always_fail({"__none__"})
 

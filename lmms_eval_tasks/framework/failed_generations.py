@@ -2,10 +2,11 @@
 
 lmms-eval 0.7.3 puts ``[LMMS_EVAL_REQUEST_FAILED after N retries] <reason>`` (or
 ``[LMMS_EVAL_BUDGET_EXCEEDED]``) in place of a model's answer when a server request fails, and a model
-returning no text gives ``None``. ``TaskHooks.process_results`` turns such a result into a record that
-carries only ``failed_generation`` (the reason), the task's aggregation counts those records here instead of
-scoring the task, and the launcher ends the run non-zero with one line per task saying how many failed and
-that a rerun asks only for them (the ``cache_no_failures`` host patch keeps them out of
+returning no text gives ``None`` (which the host turns into "" before ``process_results``: the
+``no_text_result`` host patch hands it over as ``NO_TEXT_MARKER``). ``TaskHooks.process_results`` turns such a
+result into a record that carries only ``failed_generation`` (the reason), the task's aggregation counts those
+records here instead of scoring the task, and the launcher ends the run non-zero with one line per task saying
+how many failed and that a rerun asks only for them (the ``cache_no_failures`` host patch keeps them out of
 ``--use_cache``). Thread-safe: ``process_results`` and aggregations may run in several threads.
 """
 
@@ -16,9 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-FAILURE_MARKERS = ("[LMMS_EVAL_REQUEST_FAILED", "[LMMS_EVAL_BUDGET_EXCEEDED]")
+FAILURE_MARKERS = ("[LMMS_EVAL_REQUEST_FAILED", "[LMMS_EVAL_BUDGET_EXCEEDED]", "[LMMS_EVAL_TASKS_NO_TEXT]")
 FAILED_KEY = "failed_generation"  # the record field holding the failure's reason
 NO_TEXT = "the model returned no text (None)"
+# what the ``no_text_result`` host patch hands process_results for a reply without text (content null),
+# which the host would otherwise turn into "" and the task score as an empty answer
+NO_TEXT_MARKER = f"[LMMS_EVAL_TASKS_NO_TEXT] {NO_TEXT}"
 
 
 def failure_of(output: Any) -> str | None:

@@ -29,6 +29,19 @@ from lmms_eval_tasks.host.patch_kit import (
 # --- loglikelihood_result: (log_prob, is_greedy) pairs stringified by the evaluator ------------------------
 
 
+_PAIR_FIX = "_lmms_eval_tasks_pair_fix"
+
+
+def _has_wrapper(function: Any, attribute: str) -> bool:
+    """Whether one of the pack's wrappers around ``function`` carries ``attribute`` (two fixes wrap
+    ``unwrap_generation_output``: each installs once, in either order)."""
+    while function is not None:
+        if getattr(function, attribute, False):
+            return True
+        function = getattr(function, "__wrapped__", None) if is_marked(function) else None
+    return False
+
+
 def is_loglikelihood_result(output: Any) -> bool:
     """True for a ``(log_prob, is_greedy)`` pair as ``lmms.loglikelihood`` returns it."""
     return (
@@ -62,7 +75,7 @@ def install_loglikelihood_result() -> None:
     import lmms_eval.evaluator as evaluator
 
     current = evaluator.unwrap_generation_output
-    if is_marked(current):
+    if _has_wrapper(current, _PAIR_FIX):
         return
 
     def unwrap_generation_output(output: Any) -> tuple[Any, Any]:
@@ -71,6 +84,52 @@ def install_loglikelihood_result() -> None:
         return current(output)
 
     unwrap_generation_output.__doc__ = current.__doc__
+    setattr(unwrap_generation_output, _PAIR_FIX, True)
+    evaluator.unwrap_generation_output = mark(unwrap_generation_output, current)
+
+
+# --- no_text_result: a reply without text handed to process_results as "" ---------------------------------
+
+_NO_TEXT_FIX = "_lmms_eval_tasks_no_text_fix"
+
+
+def probe_no_text_result() -> tuple[str, str]:
+    import lmms_eval.evaluator as evaluator
+    from lmms_eval.api.instance import GenerationResult
+
+    current = getattr(evaluator, "unwrap_generation_output", None)
+    problem = expect_parameters("lmms_eval.evaluator.unwrap_generation_output", current, ["output"])
+    if problem:
+        return MISMATCH, problem
+    try:
+        text, _ = unwrapped(current)(GenerationResult(text=None))  # type: ignore[arg-type]
+    except Exception as error:  # noqa: BLE001 - an unexpected host behaviour is a mismatch, not a crash
+        name = type(error).__name__
+        return MISMATCH, f"unwrap_generation_output(GenerationResult(text=None)) raised {name}"
+    if text is not None:
+        return NOT_NEEDED, f"the host turns a reply without text into {text!r}"
+    return APPLIES, (
+        "the host hands process_results \"\" for a reply without text (content null): a failed generation"
+    )
+
+
+def install_no_text_result() -> None:
+    """A generation whose text is None (the server's content was null) reaches ``process_results`` as the
+    pack's failure marker, not as the "" the host's ``ConfigurableTask.process_results`` would make of it."""
+    import lmms_eval.evaluator as evaluator
+
+    from lmms_eval_tasks.framework.failed_generations import NO_TEXT_MARKER
+
+    current = evaluator.unwrap_generation_output
+    if _has_wrapper(current, _NO_TEXT_FIX):
+        return
+
+    def unwrap_generation_output(output: Any) -> tuple[Any, Any]:
+        text, counts = current(output)
+        return (NO_TEXT_MARKER if text is None else text), counts
+
+    unwrap_generation_output.__doc__ = current.__doc__
+    setattr(unwrap_generation_output, _NO_TEXT_FIX, True)
     evaluator.unwrap_generation_output = mark(unwrap_generation_output, current)
 
 

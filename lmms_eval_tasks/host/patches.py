@@ -977,6 +977,13 @@ PATCHES: dict[str, HostPatch] = {
             "loglikelihood and multiple_choice tasks crash in process_results ('too many values to unpack')",
         ),
         HostPatch(
+            "no_text_result",
+            "a reply without text (content null) reaches the tasks as a failed generation, not as \"\"",
+            fixes.probe_no_text_result,
+            fixes.install_no_text_result,
+            "a server reply with no text is scored as an empty (wrong) answer: check the samples for \"\"",
+        ),
+        HostPatch(
             "cache_no_failures",
             "--use_cache never keeps a failed request ([LMMS_EVAL_REQUEST_FAILED ...]) as an answer",
             response_cache_fixes.probe_no_failures,
@@ -990,6 +997,14 @@ PATCHES: dict[str, HostPatch] = {
             response_cache_fixes.probe_checkpoints,
             response_cache_fixes.install_checkpoints,
             "with --use_cache a run killed during generation has cached nothing: its rerun asks for all",
+        ),
+        HostPatch(
+            "cache_no_secrets",
+            "--use_cache writes the model arguments into the cache without their secrets (api_key=...)",
+            response_cache_fixes.probe_no_secrets,
+            response_cache_fixes.install_no_secrets,
+            "with --use_cache the cache databases hold --model_args verbatim, api_key included: keep the "
+            "key in OPENAI_API_KEY, not in --model_args",
         ),
         HostPatch(
             "cache_version",

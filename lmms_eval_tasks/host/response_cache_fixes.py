@@ -1,4 +1,4 @@
-"""Three host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
+"""Four host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
 
 ``cache_no_failures``: lmms-eval 0.7.3 stores a failed request's marker text
 (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) like an answer, so the rerun after an outage replays
@@ -21,8 +21,13 @@ server for everything again. The patch keys such an install by the installed lmm
 version (what the host itself uses when it finds no git repository); an lmms-eval source checkout keeps
 its commit.
 
-The first two probes exercise the host's own code on a throw-away cache in a temporary folder; each probe
-says APPLIES only while the bug is there.
+``cache_no_secrets``: lmms-eval 0.7.3 writes the model and its ``--model_args`` verbatim into the meta table
+of every cache database (``api_key=sk-...``, ``base_url=http://user:password@host``), where they outlive the
+run in ``cache.db`` and each run's store. The patch writes them scrubbed (``judges.redact.scrub``); the cache
+keys still hash the arguments as given, so answers cached before the patch are still found.
+
+The probes of ``cache_no_failures``, ``cache_checkpoints`` and ``cache_no_secrets`` exercise the host's own
+code on a throw-away cache in a temporary folder; each probe says APPLIES only while the bug is there.
 """
 
 from __future__ import annotations
@@ -251,3 +256,50 @@ def install_version() -> None:
         return cache_version()
 
     utils.get_lmms_eval_cache_version = _marked(get_lmms_eval_cache_version, cache_version)
+
+
+# --- cache_no_secrets ----------------------------------------------------------------------------
+
+_PROBE_SECRET = "sk-lmms-eval-tasks-probe-0123456789"
+
+
+def probe_no_secrets() -> tuple[str, str]:
+    """APPLIES while the host writes the model fingerprint (its arguments, keys included) into the cache."""
+    import sqlite3
+
+    cache_class = _response_cache_class()
+    with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
+        database, audit = Path(folder) / "probe.db", Path(folder) / "probe.jsonl"
+        try:
+            cache = cache_class.__new__(cache_class)
+            _original(cache_class.__init__)(
+                cache, str(database), str(audit), model_fingerprint=f'probe|{{"api_key":"{_PROBE_SECRET}"}}'
+            )
+            cache.close()
+        except TypeError as error:
+            return MISMATCH, f"ResponseCache(db_path, audit_path, model_fingerprint=...) fails: {error}"
+        with sqlite3.connect(database) as connection:
+            stored = " ".join(str(row) for row in connection.execute("SELECT * FROM meta"))
+    if _PROBE_SECRET in stored:
+        return APPLIES, "the host writes --model_args (api_key included) into the cache: written scrubbed"
+    return NOT_NEEDED, "the host no longer writes the model arguments' secrets into the cache"
+
+
+def install_no_secrets() -> None:
+    from lmms_eval.caching import response_cache
+
+    from lmms_eval_tasks.judges.redact import scrub
+
+    cache_class = _response_cache_class()
+    if getattr(cache_class.__init__, _MARK, False):
+        return
+    init = cache_class.__init__
+
+    def __init__(  # noqa: N807 - the host's method name
+        self: Any, db_path: str, audit_path: str, model_fingerprint: str = "", *args: Any, **kw: Any
+    ) -> None:
+        shown = scrub(model_fingerprint) if model_fingerprint else ""
+        init(self, db_path, audit_path, shown, *args, **kw)
+        self._model_fingerprint_hash = response_cache._short_hash(model_fingerprint)  # the keys as before
+
+    cache_class.__init__ = _marked(__init__, init)
