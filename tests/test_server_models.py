@@ -322,3 +322,27 @@ def test_the_response_cache_keeps_no_api_key_of_the_model_arguments(tmp_path, mo
     stored = b"".join(path.read_bytes() for path in tmp_path.rglob("*") if path.is_file())
     assert b"answer 0" in stored  # the answer is there, the secrets are not
     assert key.encode() not in stored and password.encode() not in stored
+
+
+def test_answers_cached_by_another_pack_version_are_asked_again(tmp_path, monkeypatch):
+    """The host's keys hold the task's YAML config and text prompt but not its images: a pack upgrade that
+    changes how images are made (VRB's corruptions) would reuse the old answers. The keys carry the pack's
+    version, so an upgrade asks again and the same version finds its answers."""
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    import lmms_eval_tasks
+
+    status = patches.check_patch("cache_pack_version")
+    assert status.state == "applies", status
+    assert patches.apply_patch("cache_pack_version").state == "applied"
+    monkeypatch.setenv(resume.RUN_ID_ENV, "upgrade")
+
+    def asked(version: str) -> int:
+        monkeypatch.setattr(lmms_eval_tasks, "__version__", version)
+        model = Model()
+        cache = ResponseCache.create(str(tmp_path), model="openai", model_args="model_version=m")
+        assert cache.execute(model, "generate_until", [_instance(0)]) == ["answer 0"]
+        cache.finalize(success=True)
+        return sum(model.calls)
+
+    assert [asked("0.1.0"), asked("0.1.0"), asked("0.2.0"), asked("0.2.0")] == [1, 0, 1, 0]

@@ -1007,6 +1007,14 @@ PATCHES: dict[str, HostPatch] = {
             "key in OPENAI_API_KEY, not in --model_args",
         ),
         HostPatch(
+            "cache_pack_version",
+            "--use_cache keys answers by the pack's version too: a pack upgrade never reuses older answers",
+            response_cache_fixes.probe_pack_version,
+            response_cache_fixes.install_pack_version,
+            "with --use_cache a pack upgrade that changes a task's images reuses the answers to the old "
+            "images: use a new cache folder after upgrading the pack",
+        ),
+        HostPatch(
             "cache_version",
             "--use_cache keys answers by the installed lmms-eval version, not the commit of the repository "
             "its virtual environment sits in",

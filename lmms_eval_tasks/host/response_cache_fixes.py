@@ -1,4 +1,4 @@
-"""Four host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
+"""Five host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
 
 ``cache_no_failures``: lmms-eval 0.7.3 stores a failed request's marker text
 (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) like an answer, so the rerun after an outage replays
@@ -25,6 +25,12 @@ its commit.
 of every cache database (``api_key=sk-...``, ``base_url=http://user:password@host``), where they outlive the
 run in ``cache.db`` and each run's store. The patch writes them scrubbed (``judges.redact.scrub``); the cache
 keys still hash the arguments as given, so answers cached before the patch are still found.
+
+``cache_pack_version``: lmms-eval 0.7.3 keys an answer by the task's YAML configuration, its text prompt, the
+model and its arguments, but not by the images or the code that makes the request: a pack upgrade that
+changes how a task's images are made (VRB's corruptions) or its messages would silently reuse the answers to
+the old requests. The patch adds the pack's version to the cache's version part of every key (a release
+upgrade asks again; commits of a development install keep their keys, as with ``cache_version``).
 
 The probes of ``cache_no_failures``, ``cache_checkpoints`` and ``cache_no_secrets`` exercise the host's own
 code on a throw-away cache in a temporary folder; each probe says APPLIES only while the bug is there.
@@ -303,3 +309,58 @@ def install_no_secrets() -> None:
         self._model_fingerprint_hash = response_cache._short_hash(model_fingerprint)  # the keys as before
 
     cache_class.__init__ = _marked(__init__, init)
+
+
+# --- cache_pack_version --------------------------------------------------------------------------
+
+
+def _pack_version() -> str:
+    import lmms_eval_tasks
+
+    return f"lmms-eval-tasks-{lmms_eval_tasks.__version__}"
+
+
+def probe_pack_version() -> tuple[str, str]:
+    """APPLIES while a cache the host creates keys its answers without the pack's version."""
+    import os
+
+    cache_class = _response_cache_class()
+    from lmms_eval.caching import response_cache
+
+    import inspect
+
+    if "eval_version" not in inspect.signature(response_cache.compute_cache_key).parameters:
+        return MISMATCH, "compute_cache_key no longer takes eval_version"
+    with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
+        saved = os.environ.get("LMMS_CACHE_RUN_ID")
+        os.environ["LMMS_CACHE_RUN_ID"] = "probe"
+        try:
+            host_create = _original(cache_class.__dict__["create"].__func__)
+            cache = host_create(cache_class, folder, model="probe")
+            version = getattr(cache, "_eval_version", None)
+            cache.close()
+        finally:
+            if saved is None:
+                os.environ.pop("LMMS_CACHE_RUN_ID", None)
+            else:
+                os.environ["LMMS_CACHE_RUN_ID"] = saved
+    if not isinstance(version, str):
+        return MISMATCH, "ResponseCache.create no longer sets _eval_version"
+    if "lmms-eval-tasks" in version:
+        return NOT_NEEDED, "the host's keys already carry the pack's version"
+    return APPLIES, "the host's keys ignore the pack's version (images are not in them): the version is added"
+
+
+def install_pack_version() -> None:
+    cache_class = _response_cache_class()
+    create = cache_class.__dict__["create"]
+    if getattr(create.__func__, _MARK, False):
+        return
+    host_create = create.__func__
+
+    def with_pack_version(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        cache = host_create(cls, *args, **kwargs)
+        cache._eval_version = f"{cache._eval_version}+{_pack_version()}"
+        return cache
+
+    cache_class.create = classmethod(_marked(with_pack_version, host_create))
