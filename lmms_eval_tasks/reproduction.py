@@ -133,10 +133,10 @@ class Verdict:
         if self.published_row is None:
             return "not matched"
         answers = [m.within_sampling for m in self.metrics]
+        if any(answer is False for answer in answers):
+            return "differs"  # one metric outside its interval is enough, whatever the others say
         if not answers or any(answer is None for answer in answers):
             return "cannot tell"
-        if not all(answers):
-            return "differs"
         return "within sampling, setting differs" if self.setting_differences else "agrees"
 
     def as_dict(self) -> dict[str, Any]:

@@ -204,6 +204,12 @@ def test_interval_rule_counts_the_published_rounding_and_zero_width_intervals(tm
     assert by_metric["aAcc"].within_sampling is True
     assert by_metric["fAcc"].within_sampling is None and "zero width" in by_metric["fAcc"].why
     assert verdict.summary == "cannot tell"
+    # One metric outside its interval makes the run "differs", even when another cannot tell.
+    blocks["qAcc"] = (30.0, 20.0, 40.0)  # 10.55 + 0.005 < 20 -> outside
+    verdict = full_run(tmp_path / "d", blocks)
+    assert [m.within_sampling for m in verdict.metrics] == [False, None, True]
+    assert verdict.summary == "differs"
+    blocks["qAcc"] = (15.0, 10.552, 20.0)
     blocks["qAcc"] = (15.0, 10.556, 20.0)
     blocks["fAcc"] = (25.0, 20.0, 30.0)
     verdict = full_run(tmp_path / "b", blocks)
