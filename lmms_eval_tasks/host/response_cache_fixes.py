@@ -324,11 +324,11 @@ def probe_pack_version() -> tuple[str, str]:
     """APPLIES while a cache the host creates keys its answers without the pack's version."""
     import os
 
-    cache_class = _response_cache_class()
-    from lmms_eval.caching import response_cache
-
     import inspect
 
+    from lmms_eval.caching import response_cache
+
+    cache_class = _response_cache_class()
     if "eval_version" not in inspect.signature(response_cache.compute_cache_key).parameters:
         return MISMATCH, "compute_cache_key no longer takes eval_version"
     with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
