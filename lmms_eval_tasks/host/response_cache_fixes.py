@@ -322,9 +322,8 @@ def _pack_version() -> str:
 
 def probe_pack_version() -> tuple[str, str]:
     """APPLIES while a cache the host creates keys its answers without the pack's version."""
-    import os
-
     import inspect
+    import os
 
     from lmms_eval.caching import response_cache
 
