@@ -346,3 +346,127 @@ def test_answers_cached_by_another_pack_version_are_asked_again(tmp_path, monkey
         return sum(model.calls)
 
     assert [asked("0.1.0"), asked("0.1.0"), asked("0.2.0"), asked("0.2.0")] == [1, 0, 1, 0]
+
+
+def _captured_client(model):
+    """``model``'s SDK client with its network boundary replaced by one that records every request."""
+    import httpx2
+
+    requests = []
+
+    def answer(request):
+        requests.append(request)
+        return httpx2.Response(
+            200,
+            json={
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+            },
+        )
+
+    return model.client.copy(http_client=httpx2.Client(transport=httpx2.MockTransport(answer))), requests
+
+
+def test_the_pipelined_client_posts_the_bytes_and_headers_the_sdks_create_posts():
+    import base64
+    import io
+
+    from PIL import Image
+
+    from lmms_eval_tasks.framework.sent_images import with_file
+    from lmms_eval_tasks.models.openai_pipelined import DataURL, OpenAIPipelined, RequestBodies
+
+    model = OpenAIPipelined(base_url="http://127.0.0.1:9/v1", api_key="sk-test", model_version="m")
+    model.client, requests = _captured_client(model)
+    model.bodies = RequestBodies(model.client)
+    jpeg = io.BytesIO()
+    Image.new("RGB", (8, 6), (200, 10, 30)).save(jpeg, "JPEG", quality=95)
+    messages = model._messages_class(
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "url": Image.new("RGB", (5, 4), (1, 2, 3))},
+                    {"type": "text", "text": 'Q: "é" \\ \n\t\u2028 line'},
+                    {"type": "image", "url": with_file(jpeg.getvalue(), "image/jpeg")},
+                ],
+            }
+        ]
+    ).to_openai_messages()
+    urls = [part["image_url"]["url"] for part in messages[0]["content"] if part["type"] == "image_url"]
+    assert all(isinstance(url, DataURL) for url in urls)
+    assert urls[0].startswith("data:image/png;base64,")
+    assert base64.b64decode(urls[1].split(",", 1)[1]) == jpeg.getvalue()  # the file itself, not re-encoded
+    payloads = [
+        {"messages": messages, "model": "m", "max_tokens": 16, "temperature": 0},
+        {"messages": messages, "model": "m", "max_tokens": 16, "temperature": 0.5, "top_p": 0.9, "seed": 3},
+        {"messages": messages, "model": "m", "max_tokens": 16, "temperature": 0, "extra_body": {"k": 1}},
+    ]
+    for payload in payloads:
+        expected_body = payload.get("extra_body") is None
+        assert (model.bodies.body(payload) is not None) == expected_body  # extra_body: the SDK's create()
+        assert model.create(payload).choices[0].message.content == "ok"
+        sdk_payload = dict(payload)
+        extra = sdk_payload.pop("extra_body", None)
+        model.client.chat.completions.create(**sdk_payload, **({"extra_body": extra} if extra else {}))
+        ours, sdks = requests[-2], requests[-1]
+        assert ours.content == sdks.content and ours.url == sdks.url and ours.method == sdks.method
+        assert dict(ours.headers) == dict(sdks.headers)
+    body = json.loads(requests[0].content)
+    assert body["messages"] == messages and list(body) == ["model", "messages", "max_tokens", "temperature"]
+
+
+def test_the_pipelined_messages_are_the_hosts():
+    from lmms_eval.protocol import ChatMessages
+    from PIL import Image
+
+    from lmms_eval_tasks.models.openai_pipelined import EncodingCache, cached_chat_messages
+
+    image = Image.new("RGB", (7, 3), (9, 8, 7))
+    raw = [
+        {"role": "system", "content": [{"type": "text", "text": "be brief"}]},
+        {"role": "user", "content": [{"type": "image", "url": image}, {"type": "text", "text": "what?"}]},
+    ]
+    cache = EncodingCache(4)
+    ours = cached_chat_messages(cache)(messages=raw).to_openai_messages()
+    assert ours == ChatMessages(messages=raw).to_openai_messages()
+    assert cached_chat_messages(cache)(messages=raw).to_openai_messages() == ours
+    assert (cache.hits, cache.misses) == (1, 1)  # the second request's image: encoded once, URL included
+
+
+def test_a_build_waiting_for_an_image_another_build_makes_frees_its_slot():
+    from lmms_eval_tasks.framework.work_slots import holding
+
+    slots, memo = threading.BoundedSemaphore(2), ImageMemo(4)
+    computing, waiting, done = threading.Event(), threading.Event(), threading.Event()
+
+    def make():
+        computing.set()
+        assert done.wait(10)
+        return "image"
+
+    def build():
+        with holding(slots):
+            return memo.get("a", make)
+
+    results = []
+    owner = threading.Thread(target=lambda: results.append(build()))
+    owner.start()
+    assert computing.wait(10)
+    waiter = threading.Thread(target=lambda: (waiting.set(), results.append(build())))
+    waiter.start()
+    assert waiting.wait(10)
+    free = False
+    for _ in range(200):  # the waiter gives its slot back once it waits for the owner's image
+        if slots.acquire(timeout=0.05):
+            free = True
+            slots.release()
+            break
+    done.set()
+    owner.join(10)
+    waiter.join(10)
+    assert free and results == ["image", "image"]
+    assert slots.acquire(blocking=False) and slots.acquire(blocking=False)  # both slots back afterwards

@@ -619,11 +619,17 @@ OFFICIAL_SAVE_QUALITY = 95
 """``cv2.imwrite``'s default JPEG quality: the official pipeline saves every corrupted image with it."""
 
 
-def official_save_reload(image: np.ndarray) -> np.ndarray:
-    """The official pipeline's storage: ``cv2.imwrite`` of the BGR array as a quality-95 JPEG (4:2:0),
-    read back with imageio (Pillow) as RGB, which is what its models see."""
+def official_save_bytes(image: np.ndarray) -> bytes:
+    """The file the official pipeline saves for the RGB array ``image``: ``cv2.imwrite`` of the BGR array as
+    a quality-95 JPEG (baseline, 4:2:0 chroma subsampling, the IJG tables scaled to quality 95)."""
     cv2 = cv2_module()
-    return _pillow_decode(_cv2_jpeg(cv2.cvtColor(image, cv2.COLOR_RGB2BGR), OFFICIAL_SAVE_QUALITY))
+    return _cv2_jpeg(cv2.cvtColor(image, cv2.COLOR_RGB2BGR), OFFICIAL_SAVE_QUALITY).tobytes()
+
+
+def official_save_reload(image: np.ndarray) -> np.ndarray:
+    """The official pipeline's storage: ``official_save_bytes`` read back with imageio (Pillow) as RGB,
+    which is what its models see."""
+    return _pillow_decode(np.frombuffer(official_save_bytes(image), dtype=np.uint8))
 
 
 # ----------------------------------------------------------------------------- colour (severity-independent)

@@ -247,16 +247,33 @@ def corrupt(
     official generator). The same (image, name, severity, seed, profile) always gives the same bytes.
     Images above ``max_pixels`` (default ``max_pixels_limit()``) are refused with a ValueError.
     """
+    out = _corrupted(image, name, severity, seed, profile, max_pixels)
+    if profile in SAVED_AS_JPEG:
+        out = algorithms.official_save_reload(out)
+    return out
+
+
+def saved_file(
+    image: Any, name: str, severity: int, *, seed: int, profile: str, max_pixels: int | None = None
+) -> bytes:
+    """The quality-95 JPEG file the official pipeline saves for this corruption level (profiles in
+    ``SAVED_AS_JPEG``): ``corrupt`` with the same arguments returns its decoded pixels."""
+    if profile not in SAVED_AS_JPEG:
+        raise ValueError(f"profile {profile!r} saves no file; profiles that do: {sorted(SAVED_AS_JPEG)}")
+    return algorithms.official_save_bytes(_corrupted(image, name, severity, seed, profile, max_pixels))
+
+
+def _corrupted(
+    image: Any, name: str, severity: int, seed: int, profile: str, max_pixels: int | None
+) -> np.ndarray:
+    """The corruption as uint8 RGB, before any storage step of the profile."""
     check_request(name, severity, profile)
     seed = _check_seed(seed)
     check_size(image, max_pixels)
     pixels = as_rgb_uint8(image)
     parameters = SEVERITY_TABLES[profile][name][int(severity) - 1]
     noise = FastNoise(make_generator(seed, name, int(severity)))
-    out = quantize(_REGISTRY[profile][name](pixels, parameters, noise), profile)
-    if profile in SAVED_AS_JPEG:
-        out = algorithms.official_save_reload(out)
-    return out
+    return quantize(_REGISTRY[profile][name](pixels, parameters, noise), profile)
 
 
 def quantize(out: np.ndarray, profile: str) -> np.ndarray:

@@ -7,10 +7,18 @@ subclasses it and changes only how the work is scheduled:
 
 - payloads are built by ``payload_workers`` threads (default: the CPU count) while up to ``num_concurrent``
   requests are in flight (PNG encoding and the pack's corruptions release the GIL for most of their time);
+- a build that waits for an image another build is corrupting or encoding gives its slot back meanwhile
+  (``framework/work_slots.py``), so consecutive questions on one image do not idle the other cores;
 - an image object met again (VRB's corrupted image is the same object for all questions on it, from the
-  task's bounded cache) is encoded once: a bounded LRU of encodings (``image_cache_items``, default 256);
-- the requests are the host's own: the same ``ChatMessages.to_openai_messages`` conversion and encoder, the
-  same payload fields, retries (``max_retries``, ``retry_backoff_s``) and failure text
+  task's bounded cache) is encoded once, data URL included: a bounded LRU (``image_cache_items``, default 64);
+- an image that carries the file its benchmark's official pipeline gives the models
+  (``framework/sent_images.py``; VRB's ``vrb_official`` profile: its quality-95 JPEG) is sent as those bytes;
+- the request body is serialised once per request without re-escaping the image: the SDK's JSON of the
+  request with each image replaced by a placeholder, then the data URL spliced in, and posted with the SDK's
+  own ``post`` (auth, retries, errors, response parsing); checked once per request shape to be byte for
+  byte the body ``chat.completions.create`` sends, else ``create`` is used;
+- the requests are the host's own: the same ``ChatMessages.to_openai_messages`` message structure and
+  encoder, the same payload fields, retries (``max_retries``, ``retry_backoff_s``) and failure text
   (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) and the same answers, in request order.
 
 Not carried over: the host's adaptive concurrency and prefix-aware ordering (concurrency is fixed at
@@ -19,7 +27,10 @@ Not carried over: the host's adaptive concurrency and prefix-aware ordering (con
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -33,6 +44,9 @@ from lmms_eval.models.simple.openai import _get_max_new_tokens
 from lmms_eval.protocol import ChatMessages
 from loguru import logger
 from tqdm import tqdm
+
+from lmms_eval_tasks.framework.sent_images import file_of
+from lmms_eval_tasks.framework.work_slots import holding, wait_for
 
 FAILURE_PREFIX = "[LMMS_EVAL_REQUEST_FAILED after {retries} retries] "
 BUDGET_MARKER = "[LMMS_EVAL_BUDGET_EXCEEDED]"
@@ -78,11 +92,19 @@ class EncodingCache:
                 with self._lock:
                     if self._entries.get(full_key, (None, None))[1] is future:
                         del self._entries[full_key]
-        return future.result()
+            return future.result()
+        return wait_for(future)  # being encoded by another thread: a build slot held here is free meanwhile
+
+
+def _mime_of(image_format: str) -> str:
+    """The data URL's MIME type for the host's ``LMMS_IMAGE_ENCODE_FORMAT`` spelling (as the host)."""
+    return f"image/{'jpeg' if image_format == 'JPG' else image_format.lower()}"
 
 
 def cached_chat_messages(cache: EncodingCache) -> type[ChatMessages]:
-    """The host's ``ChatMessages`` whose ``encode_image`` looks in ``cache`` first (same encoder)."""
+    """The host's ``ChatMessages`` whose images are encoded once each (the host's encoder, looked up in
+    ``cache`` first) and whose text-and-image messages become the host's OpenAI messages without building
+    each data URL again."""
 
     class CachedChatMessages(ChatMessages):
         def encode_image(
@@ -94,7 +116,167 @@ def cached_chat_messages(cache: EncodingCache) -> type[ChatMessages]:
             key = (str(image_format).upper(), quality)
             return cache.encoded(image, key, lambda: encode(image, cache_dict, image_format, quality))
 
+        def image_url(self, image: Any, image_format: str, quality: Any) -> str:
+            """The data URL the host builds for ``image`` (or for the file it carries), made once."""
+            carried = file_of(image)
+            if carried is not None:
+                mime, data = carried
+                return cache.encoded(
+                    image, ("file", mime), lambda: DataURL(mime, base64.b64encode(data).decode())
+                )
+            encode = super().encode_image
+            mime = _mime_of(image_format)
+            return cache.encoded(
+                image,
+                ("url", image_format, quality),
+                lambda: DataURL(mime, encode(image, None, image_format, quality)),
+            )
+
+        def to_openai_messages(
+            self, video_kwargs: dict[str, Any] | None = None, pass_video_url: bool = False
+        ) -> list[dict[str, Any]]:
+            contents = [content for message in self.messages for content in message.content]
+            if any(
+                content.type not in ("text", "image")
+                or (content.type == "image" and isinstance(content.url, str))
+                for content in contents
+            ):  # videos, audio, image paths: the host's conversion as it is
+                return super().to_openai_messages(video_kwargs=video_kwargs, pass_video_url=pass_video_url)
+            image_format = os.getenv("LMMS_IMAGE_ENCODE_FORMAT", "PNG").upper()  # as the host reads them
+            quality = (
+                int(os.getenv("LMMS_IMAGE_JPEG_QUALITY", "85"))
+                if image_format in {"JPEG", "JPG", "WEBP"}
+                else None
+            )
+            messages = []
+            for message in self.messages:
+                parts: list[dict[str, Any]] = []
+                for content in message.content:
+                    if content.type == "text":
+                        parts.append({"type": "text", "text": content.text})
+                    else:
+                        url = self.image_url(content.url, image_format, quality)
+                        parts.append({"type": "image_url", "image_url": {"url": url}})
+                messages.append({"role": message.role, "content": parts})
+            return messages
+
     return CachedChatMessages
+
+
+_SIMPLE_FIELDS = frozenset(
+    {
+        "messages",
+        "model",
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "n",
+    }
+)
+_COMPLETION_STUB = {
+    "id": "probe",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "probe",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}],
+}
+
+
+class RequestBodies:
+    """Chat-completions request bodies byte for byte as ``chat.completions.create`` serialises them, with
+    each image's data URL spliced in instead of escaped again; the SDK's field order and value transform
+    are learnt once per request shape from the SDK itself (a request captured in memory, never sent)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self._token = secrets.token_hex(8)
+        self._orders: dict[tuple[Any, ...], tuple[str, ...] | None] = {}
+        self._lock = threading.Lock()
+
+    def body(self, payload: dict[str, Any]) -> bytes | None:
+        """The bytes ``create(**payload)`` would send, or None where this cannot vouch for them."""
+        if not set(payload) <= _SIMPLE_FIELDS or not isinstance(payload.get("messages"), list):
+            return None
+        urls: list[str] = []
+        light_messages = []
+        shape: list[Any] = [tuple(payload)]
+        for message in payload["messages"]:
+            content = message.get("content") if isinstance(message, dict) else None
+            if not isinstance(content, list) or set(message) != {"role", "content"}:
+                return None
+            parts = []
+            for part in content:
+                url = part.get("image_url", {}).get("url") if part.get("type") == "image_url" else None
+                if isinstance(url, DataURL) and set(part["image_url"]) == {"url"}:
+                    parts.append({"type": "image_url", "image_url": {"url": self._placeholder(len(urls))}})
+                    urls.append(url)
+                else:
+                    parts.append(part)
+                shape.append((message["role"], tuple(sorted(part))))
+            light_messages.append({"role": message["role"], "content": parts})
+        light = {**payload, "messages": light_messages}
+        key = tuple(map(repr, shape))
+        with self._lock:
+            known = key in self._orders
+            order = self._orders.get(key)
+        if not known:
+            order = self._learn(light)
+            with self._lock:
+                self._orders[key] = order
+        if order is None:
+            return None
+        text = _dumps({name: light[name] for name in order})
+        pieces: list[bytes] = []
+        for index, url in enumerate(urls):
+            before, text = text.split(json.dumps(self._placeholder(index)), 1)
+            pieces += [before.encode(), b'"', url.encode("ascii"), b'"']
+        pieces.append(text.encode())
+        return b"".join(pieces)
+
+    def _placeholder(self, index: int) -> str:
+        return f"lmms-eval-tasks-image-{self._token}-{index}"
+
+    def _learn(self, light: dict[str, Any]) -> tuple[str, ...] | None:
+        """The SDK's field order for this shape, if its body for ``light`` is exactly ours in that order."""
+        try:
+            import httpx2
+
+            captured: list[bytes] = []
+
+            def capture(request: Any) -> Any:
+                captured.append(request.content)
+                return httpx2.Response(200, json=_COMPLETION_STUB)
+
+            probe = self.client.copy(
+                http_client=httpx2.Client(transport=httpx2.MockTransport(capture)), max_retries=0
+            )
+            probe.chat.completions.create(**light)
+            sdk_body = captured[0]
+            order = tuple(json.loads(sdk_body))
+            if set(order) != set(light) or _dumps({name: light[name] for name in order}).encode() != sdk_body:
+                raise ValueError("the SDK's body differs from the payload's JSON")
+            return order
+        except Exception as error:  # noqa: BLE001 - any doubt: the SDK's own create() for this shape
+            logger.info(f"openai_pipelined: request bodies through chat.completions.create ({error})")
+            return None
+
+
+def _dumps(value: Any) -> str:
+    """JSON as the SDK writes request bodies (``openapi_dumps``: compact, UTF-8, no NaN)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class DataURL(str):
+    """A ``data:<type>;base64,<base64>`` URL made here from an encoder's base64: nothing in it needs
+    escaping in JSON, so its JSON string is the URL in quotes (checked on the short head only)."""
+
+    def __new__(cls, mime: str, encoded: str) -> DataURL:
+        if not all(32 <= ord(char) < 127 and char not in '"\\' for char in mime):
+            raise ValueError(f"unexpected MIME type {mime!r}")
+        return super().__new__(cls, f"data:{mime};base64,{encoded}")
 
 
 class OpenAIPipelined(OpenAICompatible):
@@ -103,12 +285,13 @@ class OpenAIPipelined(OpenAICompatible):
     is_simple = False
 
     def __init__(
-        self, *args: Any, payload_workers: int = 0, image_cache_items: int = 256, **kwargs: Any
+        self, *args: Any, payload_workers: int = 0, image_cache_items: int = 64, **kwargs: Any
     ) -> None:
         super().__init__(*args, **kwargs)
         self.payload_workers = max(1, int(payload_workers) or (os.cpu_count() or 1))
         self.encodings = EncodingCache(int(image_cache_items))
         self._messages_class = cached_chat_messages(self.encodings)
+        self.bodies = RequestBodies(self.client)
 
     # -- the host's payload, built in a worker thread ---------------------------------------------------
     def build_payload(self, request: Any) -> dict[str, Any]:
@@ -156,7 +339,7 @@ class OpenAIPipelined(OpenAICompatible):
         last_error = "unknown error"
         for attempt in range(self.max_retries):
             try:
-                response = self.client.chat.completions.create(**payload)
+                response = self.create(payload)
                 text = response.choices[0].message.content
                 usage = getattr(response, "usage", None)
                 input_tokens = getattr(usage, "prompt_tokens", 0) or 0 if usage else 0
@@ -187,6 +370,18 @@ class OpenAIPipelined(OpenAICompatible):
             text=FAILURE_PREFIX.format(retries=self.max_retries) + preview, token_counts=TokenCounts()
         )
 
+    def create(self, payload: dict[str, Any]) -> Any:
+        """``client.chat.completions.create(**payload)``: the same bytes posted through the SDK's ``post``
+        when ``RequestBodies`` vouches for them (no second validation and escaping of the images)."""
+        body = self.bodies.body(payload)
+        if body is None:
+            return self.client.chat.completions.create(**payload)
+        from openai._base_client import make_request_options
+        from openai.types.chat import ChatCompletion
+
+        options = make_request_options(security={"bearer_auth": True})
+        return self.client.post("/chat/completions", cast_to=ChatCompletion, content=body, options=options)
+
     def generate_until(self, requests: list[Any]) -> list[GenerationResult]:
         if not requests:
             return []
@@ -196,7 +391,7 @@ class OpenAIPipelined(OpenAICompatible):
         building = threading.BoundedSemaphore(self.payload_workers)
 
         def answer(request: Any) -> GenerationResult:
-            with building:  # at most payload_workers payloads built at once; sending is not limited by it
+            with holding(building):  # payload_workers builds at once (a waiting build frees its slot)
                 payload = self.build_payload(request)
             if is_budget_exceeded():
                 return GenerationResult(text=BUDGET_MARKER, token_counts=TokenCounts())

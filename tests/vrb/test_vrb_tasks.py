@@ -161,3 +161,50 @@ def test_sample_is_regenerated_identically() -> None:
     rows = make_sample.rows()
     assert len(rows) == 12 and all(len(row["answers"]) == 10 for row in rows)
     assert {row["answer_type"] for row in rows} == {"number", "other", "yes/no"}
+
+
+def test_vrb_official_images_are_the_official_quality_95_jpeg_and_a_server_gets_that_file(
+    sample_docs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+
+    from PIL import JpegImagePlugin
+
+    from lmms_eval_tasks.corruptions import engine
+    from lmms_eval_tasks.models.openai_pipelined import EncodingCache, cached_chat_messages
+
+    def sent(image) -> tuple[str, bytes]:
+        """What `openai_pipelined` puts in the request for `image`: the data URL's head and decoded bytes."""
+        content = [{"type": "image", "url": image}, {"type": "text", "text": "q"}]
+        messages = cached_chat_messages(EncodingCache(4))(messages=[{"role": "user", "content": content}])
+        head, data = messages.to_openai_messages()[0]["content"][0]["image_url"]["url"].split(",", 1)
+        return head, base64.b64decode(data)
+
+    doc = _doc(sample_docs, "vrb_sample_gaussian_noise_s3")
+    clean = np.asarray(Image.open(io.BytesIO(doc["image"]["bytes"])).convert("RGB"))
+    seed = hooks.image_seed(0, doc["image_id"])
+    head, png = sent(hooks.doc_to_visual(doc)[0])  # default profile `vrb`: lossless PNG of the corruption
+    assert head == "data:image/png;base64"
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(png))), corrupt(clean, "gaussian_noise", 3, seed=seed))
+
+    monkeypatch.setenv(hooks.PROFILE_ENV, "vrb_official")
+    image = hooks.doc_to_visual(doc)[0]
+    official = corrupt(clean, "gaussian_noise", 3, seed=seed, profile="vrb_official")
+    assert np.array_equal(np.asarray(image), official)  # in-process models: the pixels the official reader gets
+    head, jpeg = sent(image)
+    assert head == "data:image/jpeg;base64"
+    assert jpeg == engine.saved_file(clean, "gaussian_noise", 3, seed=seed, profile="vrb_official")
+    received = Image.open(io.BytesIO(jpeg))
+    assert np.array_equal(np.asarray(received.convert("RGB")), official)  # a Pillow server decodes the same
+    # cv2.imwrite's default: quality 95 (the IJG tables scaled as Pillow's quality=95 scales them), 4:2:0.
+    before_saving = engine._corrupted(clean, "gaussian_noise", 3, seed, "vrb_official", None)
+    reference = io.BytesIO()
+    Image.fromarray(before_saving).save(reference, "JPEG", quality=95)
+    expected = Image.open(reference)
+    assert received.format == "JPEG" and received.quantization == expected.quantization
+    assert len(received.quantization) == 2 and received.quantization[0][0] == 2  # luma DC step at q95: 16 x 0.1
+    assert JpegImagePlugin.get_sampling(received) == JpegImagePlugin.get_sampling(expected) == 2  # 4:2:0
+    assert received.size == (clean.shape[1], clean.shape[0])
+
+    clean_doc = _doc(sample_docs, "vrb_sample_clean")  # the clean level is the dataset's image, as officially
+    assert sent(hooks.doc_to_visual(clean_doc)[0])[0] == "data:image/png;base64"

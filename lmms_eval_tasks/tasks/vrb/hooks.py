@@ -18,6 +18,7 @@ from lmms_eval_tasks.corruptions import VRB_PAPER_CORRUPTIONS
 from lmms_eval_tasks.framework.dataset_contract import image_of
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
+from lmms_eval_tasks.framework.sent_images import with_file
 from lmms_eval_tasks.tasks.vrb import scoring
 from lmms_eval_tasks.tasks.vrb.config import (  # noqa: F401  (the environment names, re-exported)
     DEFAULT_IMAGES,
@@ -91,14 +92,19 @@ def image_seed(seed: int, image_id: Any) -> int:
 def corrupted_image(
     image: Any, corruption: str, severity: int, seed: int, image_id: Any, profile: str
 ) -> Any:
-    """``image`` (PIL) under one corruption level, as a PIL RGB image (severity 0: the clean RGB image)."""
+    """``image`` (PIL) under one corruption level, as a PIL RGB image (severity 0: the clean RGB image).
+    Under ``vrb_official`` a corrupted image is decoded from the quality-95 JPEG the official pipeline saves
+    and carries that file (``framework/sent_images.py``)."""
     from PIL import Image
 
     rgb = image.convert("RGB")
     if severity == 0:
         return rgb
-    from lmms_eval_tasks.corruptions import corrupt
+    from lmms_eval_tasks.corruptions.engine import SAVED_AS_JPEG, corrupt, saved_file
 
+    if profile in SAVED_AS_JPEG:  # the official pipeline's quality-95 JPEG file: its pixels, and its bytes
+        data = saved_file(rgb, corruption, severity, seed=image_seed(seed, image_id), profile=profile)
+        return with_file(data, "image/jpeg")  # for clients that send files (``openai_pipelined``)
     return Image.fromarray(
         corrupt(rgb, corruption, severity, seed=image_seed(seed, image_id), profile=profile)
     )

@@ -17,6 +17,8 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import Any
 
+from lmms_eval_tasks.framework.work_slots import wait_for
+
 MEMO_ENV = "LMMS_EVAL_TASKS_VRB_IMAGE_MEMO"
 DEFAULT_ITEMS = 64
 
@@ -64,7 +66,8 @@ class ImageMemo:
                 with self._lock:
                     if self._entries.get(key) is future:
                         del self._entries[key]
-        return future.result()
+            return future.result()
+        return wait_for(future)  # computed by another thread: a build slot held here is free meanwhile
 
 
 _memo: ImageMemo | None = None

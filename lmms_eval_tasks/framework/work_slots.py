@@ -1,0 +1,43 @@
+"""Work slots that a thread gives back while it waits for a result another thread is computing.
+
+A client that builds payloads in ``N`` threads at once (``models/openai_pipelined.py``) holds a slot per
+build. Consecutive requests often share an image (VQA: about five questions per image), so a build that
+waits for the image a neighbour is corrupting or encoding would hold a slot doing nothing and the other
+cores would idle. Caches that hand one computation to many threads wait through ``wait_for``: a thread
+holding a slot releases it while it waits and takes one back afterwards. Threads without a slot are
+unaffected.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from typing import Any
+
+_held = threading.local()
+
+
+@contextmanager
+def holding(slots: threading.Semaphore) -> Iterator[None]:
+    """Run the block with one of ``slots`` held by this thread (given back by ``wait_for`` while waiting)."""
+    slots.acquire()
+    _held.slots = slots
+    try:
+        yield
+    finally:
+        _held.slots = None
+        slots.release()
+
+
+def wait_for(future: Future) -> Any:
+    """``future.result()``; the calling thread's slot, if it holds one, is free for others meanwhile."""
+    slots = getattr(_held, "slots", None)
+    if slots is None or future.done():
+        return future.result()
+    slots.release()
+    try:
+        return future.result()
+    finally:
+        slots.acquire()
