@@ -363,7 +363,9 @@ def _captured_client(model):
                 "object": "chat.completion",
                 "created": 0,
                 "model": "m",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+                ],
             },
         )
 

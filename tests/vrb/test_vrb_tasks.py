@@ -185,12 +185,16 @@ def test_vrb_official_images_are_the_official_quality_95_jpeg_and_a_server_gets_
     seed = hooks.image_seed(0, doc["image_id"])
     head, png = sent(hooks.doc_to_visual(doc)[0])  # default profile `vrb`: lossless PNG of the corruption
     assert head == "data:image/png;base64"
-    assert np.array_equal(np.asarray(Image.open(io.BytesIO(png))), corrupt(clean, "gaussian_noise", 3, seed=seed))
+    assert np.array_equal(
+        np.asarray(Image.open(io.BytesIO(png))), corrupt(clean, "gaussian_noise", 3, seed=seed)
+    )
 
     monkeypatch.setenv(hooks.PROFILE_ENV, "vrb_official")
     image = hooks.doc_to_visual(doc)[0]
     official = corrupt(clean, "gaussian_noise", 3, seed=seed, profile="vrb_official")
-    assert np.array_equal(np.asarray(image), official)  # in-process models: the pixels the official reader gets
+    assert np.array_equal(
+        np.asarray(image), official
+    )  # in-process models: the pixels the official reader gets
     head, jpeg = sent(image)
     assert head == "data:image/jpeg;base64"
     assert jpeg == engine.saved_file(clean, "gaussian_noise", 3, seed=seed, profile="vrb_official")
@@ -202,7 +206,9 @@ def test_vrb_official_images_are_the_official_quality_95_jpeg_and_a_server_gets_
     Image.fromarray(before_saving).save(reference, "JPEG", quality=95)
     expected = Image.open(reference)
     assert received.format == "JPEG" and received.quantization == expected.quantization
-    assert len(received.quantization) == 2 and received.quantization[0][0] == 2  # luma DC step at q95: 16 x 0.1
+    assert (
+        len(received.quantization) == 2 and received.quantization[0][0] == 2
+    )  # luma DC step at q95: 16 x 0.1
     assert JpegImagePlugin.get_sampling(received) == JpegImagePlugin.get_sampling(expected) == 2  # 4:2:0
     assert received.size == (clean.shape[1], clean.shape[0])
 
