@@ -209,13 +209,17 @@ class RequestBodies:
                 return None
             parts = []
             for part in content:
-                url = part.get("image_url", {}).get("url") if part.get("type") == "image_url" else None
-                if isinstance(url, DataURL) and set(part["image_url"]) == {"url"}:
+                if not isinstance(part, dict):
+                    return None
+                image_url = part.get("image_url") if set(part) == {"type", "image_url"} else None
+                plain = isinstance(image_url, dict) and set(image_url) == {"url"}
+                url = image_url["url"] if plain else None
+                if part.get("type") == "image_url" and isinstance(url, DataURL):
                     parts.append({"type": "image_url", "image_url": {"url": self._placeholder(len(urls))}})
                     urls.append(url)
                 else:
                     parts.append(part)
-                shape.append((message["role"], tuple(sorted(part))))
+                shape.append((message["role"], part.get("type"), tuple(sorted(part))))
             light_messages.append({"role": message["role"], "content": parts})
         light = {**payload, "messages": light_messages}
         key = tuple(map(repr, shape))
