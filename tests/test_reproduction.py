@@ -272,3 +272,23 @@ def test_a_judged_benchmark_without_a_recorded_judge_is_not_a_reproduction(tmp_p
         "evaluation, 'GPT Eval')"
     ]
     assert verdict.summary == "within sampling, setting differs"
+
+
+def test_vqdv1_default_protocol_is_not_the_published_metric(tmp_path: Path):
+    # LLaVA-1.5-7B's published micro F1 25.06 is the official script's mean per-query F1; a default-protocol
+    # run's micro_f1 (26.0 in [20, 32]) is another definition: within sampling, setting differs.
+    uncertainty = {"micro_f1": {"estimate": 26.0, "stderr": 3.0, "low": 20.0, "high": 32.0,
+                                "method": "bootstrap", "unit": "query", "n_units": 200}}  # fmt: skip
+    output = crafted_run(
+        tmp_path / "out", "vqdv1", "vqdv1", {"micro_f1": 26.0}, {"uncertainty": uncertainty},
+        model_args="pretrained=llava-hf/llava-1.5-7b-hf",
+    )  # fmt: skip
+    [run] = load_runs([output])
+    report = run.reports["vqdv1"]
+    report["provenance"]["settings"] = {"prompt_override": None, "iou_threshold": 0.5, "score_options": {}}
+    verdict = verdict_for_report(report)
+    assert verdict.published_row.values == {"micro_f1": 25.06}
+    assert verdict.summary == "within sampling, setting differs"
+    assert any(reason.startswith("protocol: default: micro_f1") for reason in verdict.setting_differences)
+    report["provenance"]["settings"]["score_options"] = {"protocol": "official"}
+    assert not any(r.startswith("protocol:") for r in verdict_for_report(report).setting_differences)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
 # Transcribed from the paper by the project's specification. The paper's text was not available to check
@@ -45,3 +48,18 @@ PUBLISHED = tuple(
 def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
     """The published rows a run of ``task`` compares with, and why its setting differs from theirs."""
     return PUBLISHED, []
+
+
+def setting_reasons(settings: Mapping[str, Any]) -> list[str]:
+    """Why a run's recorded scoring settings differ from the paper's: the published "Micro F1" is the
+    official script's mean per-query F1 (FN = every ground-truth box: a perfect answer scores 2/3 on a
+    query with boxes); the default protocol's ``micro_f1`` is another number (docs/vqdv1.md)."""
+    options = settings.get("score_options") or {}
+    protocol = options.get("protocol") or settings.get("protocol") or "default"
+    if protocol == "official":
+        return []
+    return [
+        f"protocol: {protocol}: micro_f1 is the specification's per-query F1, not the official script's "
+        "(FN = every ground-truth box) that the published value is; protocol=official "
+        "(LMMS_EVAL_TASKS_VQDV1_PROTOCOL, or score -o protocol=official) computes the published metric"
+    ]
