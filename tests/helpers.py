@@ -54,17 +54,34 @@ def refuse_in_quick_tests(what: str) -> None:
 
 
 def run_launcher(
-    *arguments: str, environment: dict[str, str] | None = None, timeout: float = 900, cwd: Path | None = None
+    *arguments: str,
+    environment: dict[str, str] | None = None,
+    timeout: float = 900,
+    cwd: Path | None = None,
+    cold: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `python -m lmms_eval_tasks ARGS` and capture its output (only from a test marked `slow`)."""
+    """Run `python -m lmms_eval_tasks ARGS` and capture its output (only from a test marked `slow`).
+
+    The run is a child forked from a process that has already imported the host (tests/warm_launcher.py:
+    the same launcher, arguments, environment and working directory, without the 10-15 s import), unless
+    the environment differs from that process's in what the host's import reads, or ``cold`` is asked
+    (a test that measures the process itself) or LMMS_EVAL_TASKS_TESTS_COLD_LAUNCHER=1 is set.
+    """
+    from tests.warm_launcher import warm_launcher
+
     refuse_in_quick_tests("the launcher")
+    environment = environment or offline_environment()
+    directory = str(cwd or REPO_ROOT)
+    server = None if cold else warm_launcher(environment, directory)
+    if server is not None:
+        return server.run(list(arguments), environment, directory, timeout)
     return subprocess.run(
         [sys.executable, "-m", "lmms_eval_tasks", *arguments],
         capture_output=True,
         text=True,
-        env=environment or offline_environment(),
+        env=environment,
         timeout=timeout,
-        cwd=cwd or REPO_ROOT,
+        cwd=directory,
         check=False,
     )
 

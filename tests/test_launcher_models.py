@@ -23,7 +23,7 @@ def _child_cpu_seconds() -> float:
 
 def _timed_run(*arguments: str, **extra: str):
     cpu, wall = _child_cpu_seconds(), time.monotonic()
-    completed = run_launcher(*arguments, environment=offline_environment(**extra), timeout=600)
+    completed = run_launcher(*arguments, environment=offline_environment(**extra), timeout=600, cold=True)
     return completed, _child_cpu_seconds() - cpu, time.monotonic() - wall
 
 

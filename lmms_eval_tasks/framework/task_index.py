@@ -33,7 +33,11 @@ class TaskEntry:
 def _loader() -> type:
     import yaml
 
-    class _TaskYamlLoader(yaml.SafeLoader):
+    # libyaml's parser where PyYAML has it (same safe constructors, about 7x faster: the launcher reads
+    # every pack YAML on each run), else PyYAML's pure-Python one.
+    safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class _TaskYamlLoader(safe_loader):  # type: ignore[misc,valid-type]
         """SafeLoader that keeps `!function x.y` as the plain string `x.y`."""
 
     def _function(loader: Any, node: Any) -> str:
