@@ -70,8 +70,8 @@ demo: setup
 # made once). `make test-quick`, the edit loop, leaves out the tests marked `slow` (launcher runs and
 # benchmark scripts in subprocesses). Extra pytest options: `make test PYTEST_ARGS='-k vrb'`.
 TEST_WORKERS ?= 2
-# --no-loadscope-reorder: files are handed out in collection order (tests/conftest.py puts the slow ones
-# first), not xdist's most-tests-first, which left the long launcher files for the end.
+# --no-loadscope-reorder: files are handed out in collection order (tests/conftest.py puts the longest ones,
+# timed by the last run, first), not xdist's most-tests-first, which left the long launcher files for the end.
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 NO_TESTS_IS_A_FAILURE := status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; exit 1; fi; exit $$status
 

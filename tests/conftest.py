@@ -1,7 +1,8 @@
 """The suite's two tiers (marker `slow`) and the session fixtures shared by several test files.
 
 `make test` runs every test on two pytest-xdist workers, a whole file per worker (`--dist loadfile`, so a
-module-scoped launcher run is made once); `make test-quick` runs the tests not marked `slow`. A test marked
+module-scoped launcher run is made once), the longest files (as the last run timed them) first;
+`make test-quick` runs the tests not marked `slow`. A test marked
 `slow` starts the launcher (the host harness) or a benchmark script in a subprocess; any other test that
 tries fails with the fix (tests/helpers.py `refuse_in_quick_tests`).
 """
@@ -19,11 +20,36 @@ from tests.helpers import QUICK_TEST_VARIABLE
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files holding `slow` tests first (stable otherwise): xdist hands files out in collection order, so
-    the long ones start early and the short ones fill the gaps at the end instead of one worker idling."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+# Seconds each test file took in the last run that ran it (pytest's cache, .pytest_cache): the next run hands
+# the longest files out first, so both xdist workers end together (longest-first is close to the best split).
+FILE_SECONDS_KEY = "lmms_eval_tasks/file_seconds"
+UNMEASURED_SLOW_FILE_SECONDS = 600.0  # a file with `slow` tests never timed yet is assumed long
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest files first (stable otherwise; a file's tests stay together): xdist hands files out in
+    collection order, so the long ones start early and the short ones fill the gaps at the end instead of
+    one worker idling. Without timings of a last run, the files holding `slow` tests come first."""
+    cache = getattr(config, "cache", None)
+    measured: dict[str, float] = (cache.get(FILE_SECONDS_KEY, {}) if cache is not None else {}) or {}
+    slow_files = {_file_of(item.nodeid) for item in items if item.get_closest_marker("slow")}
+
+    def seconds(item: pytest.Item) -> float:
+        file = _file_of(item.nodeid)
+        return measured.get(file, UNMEASURED_SLOW_FILE_SECONDS if file in slow_files else 0.0)
+
+    items.sort(key=lambda item: -seconds(item))
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add up each file's seconds (setup, call and teardown; under xdist the controller sees every report)."""
+    file = _file_of(report.nodeid)
+    _file_seconds[file] = _file_seconds.get(file, 0.0) + report.duration
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -36,8 +62,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         os.environ[QUICK_TEST_VARIABLE] = item.nodeid
 
 
-def pytest_sessionfinish() -> None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
     os.environ.pop(QUICK_TEST_VARIABLE, None)
+    cache = getattr(session.config, "cache", None)
+    if cache is None or hasattr(session.config, "workerinput") or not _file_seconds:
+        return  # an xdist worker: the controller records the whole run's timings
+    measured = cache.get(FILE_SECONDS_KEY, {}) or {}
+    cache.set(FILE_SECONDS_KEY, {**measured, **{file: round(t, 1) for file, t in _file_seconds.items()}})
 
 
 def _cache_root() -> Path:
