@@ -252,7 +252,8 @@ def test_rejudge_reads_the_runs_judge_and_options_from_its_report(monkeypatch, t
         "benchmark": "contextual", "task": "contextual_sample",
         "provenance": {
             "judge": {"kind": "openai", "model": "the-runs-judge", "repeats": 1},
-            "settings": {"score_options": {"protocol": "official", "image_judge": False}},
+            "settings": {"score_options": {"protocol": "official", "image_judge": False},
+                         "uncertainty_options": {"bootstrap_resamples": 100}},
         },
     }  # fmt: skip
     (tmp_path / "contextual_sample_report.json").write_text(json.dumps(report), encoding="utf-8")

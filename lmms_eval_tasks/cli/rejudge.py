@@ -101,6 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     for key in ("judge", "judge_model"):
         given.pop(key, None)
     # The run's scoring options and judge repeats for both judges; -o wins for both.
+    run_options = split_options(run_options)[0]  # the scorer's own; bootstrap options are rejudge's flags
     shared = {**run_options, **({"repeats": baseline["repeats"]} if "repeats" in baseline else {}), **given}
     options_a = {**baseline, **shared}
     options_b = {**shared, "judge": "openai", "judge_model": args.judge_model}
