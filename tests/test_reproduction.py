@@ -292,3 +292,16 @@ def test_vqdv1_default_protocol_is_not_the_published_metric(tmp_path: Path):
     assert any(reason.startswith("protocol: default: micro_f1") for reason in verdict.setting_differences)
     report["provenance"]["settings"]["score_options"] = {"protocol": "official"}
     assert not any(r.startswith("protocol:") for r in verdict_for_report(report).setting_differences)
+
+
+def test_vrb_protocol_and_profile_other_than_the_papers_are_setting_differences():
+    from lmms_eval_tasks.tasks.vrb.published import setting_reasons
+
+    assert (
+        setting_reasons({"profile": "vrb", "protocol": "paper", "score_options": {"protocol": "paper"}}) == []
+    )
+    assert setting_reasons({"profile": "vrb_official", "score_options": {}}) == []
+    assert setting_reasons({"profile": "imagenet_c", "score_options": {"protocol": "official"}}) == [
+        "protocol: official, not the paper's VQA accuracy (Eq. 2, protocol=paper)",
+        "corruption profile: imagenet_c, not the official generator's (vrb, vrb_official)",
+    ]

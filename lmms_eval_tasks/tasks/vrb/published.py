@@ -8,6 +8,9 @@ specification and not checked (the paper's text was not available; the repositor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
 PAPER = "Visual Robustness Benchmark for VQA (Ishmam et al., WACV 2025, arXiv 2407.03386)"
@@ -63,3 +66,17 @@ def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
     return PUBLISHED, [
         "question set: the paper's subset was never published; the pack draws its own seeded subset"
     ]
+
+
+def setting_reasons(settings: Mapping[str, Any]) -> list[str]:
+    """Why a run's recorded settings differ from the paper's: an accuracy protocol other than the paper's
+    Eq. 2 (``paper``), or a corruption profile other than the official generator's (docs/vrb.md)."""
+    options = settings.get("score_options") or {}
+    reasons = []
+    protocol = options.get("protocol") or settings.get("protocol") or "paper"
+    if protocol != "paper":
+        reasons.append(f"protocol: {protocol}, not the paper's VQA accuracy (Eq. 2, protocol=paper)")
+    profile = settings.get("profile")
+    if profile and profile not in ("vrb", "vrb_official"):
+        reasons.append(f"corruption profile: {profile}, not the official generator's (vrb, vrb_official)")
+    return reasons
