@@ -46,6 +46,7 @@ BENCHMARK = Benchmark(
     scorer="lmms_eval_tasks.tasks.mybench.scoring:score",
     record_schema=RECORD_SCHEMA,
     option_check="lmms_eval_tasks.tasks.mybench.scoring:check_options",
+    checked_scorer="lmms_eval_tasks.tasks.mybench.scoring:score_checked",
     headline_metrics=("accuracy", "unparsed"),
     per_question="lmms_eval_tasks.tasks.mybench.scoring:per_question_correct",
     parsers="lmms_eval_tasks.tasks.mybench.parsers:PARSERS",
@@ -86,8 +87,13 @@ def _correct(record: dict[str, Any]) -> bool | None:
 
 def score(records: list[dict[str, Any]], bonus: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]]:
     """Accuracy in percent over every record (unparsed = no prediction, counted wrong), plus ``bonus``;
-    no details."""
+    no details. The option is checked here; the pipelines check it once and call ``score_checked``."""
     check_options(bonus=bonus)
+    return score_checked(records, bonus=bonus)
+
+
+def score_checked(records: list[dict[str, Any]], bonus: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``score`` with a ``bonus`` that passed ``check_options``."""
     verdicts = [_correct(record) for record in records]
     metrics = {
         "accuracy": 100.0 * sum(bool(v) for v in verdicts) / len(verdicts) + bonus,

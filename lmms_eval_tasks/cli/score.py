@@ -177,7 +177,7 @@ def _command_score(args: argparse.Namespace) -> int:
             print(json.dumps(json_safe(metrics), indent=2, default=str, allow_nan=False))
             print(f"lmms-eval-tasks score: the run's report is complete: {report_path}", file=sys.stderr)
             return 0
-        metrics, details = benchmark.score(records, **scoring_options)  # the one path
+        metrics, details = benchmark.score_checked(records, **scoring_options)  # options checked above
         bootstrap_options = {key: value for key, value in options.items() if key in OPTION_NAMES}
         metrics, details = attach_intervals(args.benchmark, metrics, details, **bootstrap_options)
         if "uncertainty" in details:

@@ -36,6 +36,10 @@ class Benchmark:
       benchmark's harness-free ``scoring.py``: the one scoring path (a run, ``score``, ``compare``, the
       demo). Its headline numbers are ``details["resampling"].estimate()`` or checked against it (the
       ``lmms_eval_tasks.uncertainty.Resampling`` their standard errors resample, with its unit).
+    - ``checked_scorer``: the same scorer's body for options already checked by ``option_check``
+      (``score_checked``, right below ``score``): the run's pipeline and ``lmms-eval-tasks score`` check
+      the options once, then call it (``Benchmark.score_checked``), so no option is checked twice. None:
+      ``scorer`` is called (its options then checked by the scorer too).
     - ``record_schema``: the record contract (``framework.records.RecordSchema``): fields, kinds, allowed
       values, what identifies a record, a minimal valid example; enforced by ``score``, ``compare`` and the
       hooks before the scorer runs.
@@ -95,6 +99,7 @@ class Benchmark:
     report_section: str | None = None
     parsers: str | None = None
     option_check: str | None = None
+    checked_scorer: str | None = None
     group_metrics: tuple[str, ...] = ()
     docs: str = ""
     paper_judge_model: str | None = None
@@ -141,10 +146,19 @@ class Benchmark:
         check(**options)
 
     def score(self, records: list[dict[str, Any]], **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(metrics, details)`` of records already checked with ``validate`` (and options with
-        ``check_options``): the benchmark's ``score``, the one scoring path, with the outputs that play
+        """``(metrics, details)`` of records already checked with ``validate``: the benchmark's public
+        ``score`` (which checks its options itself), the one scoring path, with the outputs that play
         the grader counted (``screen``)."""
         metrics, details = resolve(self.scorer)(records, **options)
+        return self.screen(records, metrics, details)
+
+    def score_checked(
+        self, records: list[dict[str, Any]], **options: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``score`` for a caller that has validated the records and checked these very options with
+        ``check_options`` (the run's pipeline, ``lmms-eval-tasks score``): the scorer's body
+        (``checked_scorer``), so each check happens once on that path."""
+        metrics, details = resolve(self.checked_scorer or self.scorer)(records, **options)
         return self.screen(records, metrics, details)
 
     def screen(

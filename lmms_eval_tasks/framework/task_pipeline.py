@@ -8,7 +8,8 @@ Each step is a function of the module that owns it:
 1. save      ``saved_records.save_pending``: the records and a pending marker, before anything can fail
 2. validate  ``Benchmark.validate``: the record contract (``records.validate_records``), once
 3. options   ``Benchmark.task_options`` + ``Benchmark.check_options``: the benchmark's config, checked once
-4. score     ``Benchmark.score``: the benchmark's one scorer, plus what only the run knows
+4. score     ``Benchmark.score_checked``: the benchmark's one scorer (options checked in 3.), plus what
+             only the run knows
 5. intervals ``intervals.attach_intervals``: standard errors by resampling the scorer's own rows
 6. warnings  ``count_warnings.with_count_warnings``: one line per count that changes a headline number
 7. report    ``reporting.schema.build_report`` + ``write_report_files``: the pack report and its files
@@ -78,7 +79,7 @@ def score_and_report(
             benchmark.validate(records)  # 2. validate
         options = benchmark.task_options(source)  # 3. options
         benchmark.check_options(**options)
-        metrics, details = benchmark.score(records, **options)  # 4. score
+        metrics, details = benchmark.score_checked(records, **options)  # 4. score (options checked above)
         details = with_run_details(details, hooks, records, metrics, source, args)
         settings["score_options"] = options  # recorded even when empty: `score --options-from`
         metrics, details = attach_intervals(  # 5. intervals

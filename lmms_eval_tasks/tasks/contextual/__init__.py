@@ -50,6 +50,7 @@ BENCHMARK = Benchmark(
     description="context-sensitive text-rich visual reasoning: GPT-4 judged acceptance rate over 8 visual "
     "scenarios, natural vs digital scenes, 95% interval, ROUGE-L",
     scorer="lmms_eval_tasks.tasks.contextual.scoring:score",
+    checked_scorer="lmms_eval_tasks.tasks.contextual.scoring:score_checked",
     option_check="lmms_eval_tasks.tasks.contextual.scoring:check_options",
     options="lmms_eval_tasks.tasks.contextual.config:score_options",
     record_schema=RECORD_SCHEMA,

@@ -114,15 +114,38 @@ def score(
     (+ optional ``judge_verdict``). Metrics: rates in percent of judged items (``unjudged`` counts items
     without a verdict); details: per scenario, judge, batch and per repeat, and the ``resampling`` of the
     rates. Each record is annotated with its verdicts for ``--log_samples``. ``submission``: the
-    leaderboard predictions' counts only (no judge; ``expected_rows`` for a check)."""
+    leaderboard predictions' counts only (no judge; ``expected_rows`` for a check). The options are
+    checked here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks score`` check them
+    themselves and call ``score_checked``."""
     options = {"protocol": protocol, "judge": judge, "judge_model": judge_model, "repeats": repeats,
                "rouge": rouge, "image_judge": image_judge, "judge_prompt": judge_prompt,
                "model_text_limit": model_text_limit}  # fmt: skip
     check_options(submission=submission, expected_rows=expected_rows, **options)
+    return score_checked(records, submission=submission, expected_rows=expected_rows, **options)
+
+
+def score_checked(
+    records: Sequence[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    rouge: bool = True,
+    image_judge: bool = False,
+    submission: bool = False,
+    expected_rows: int | None = None,
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``score`` with options that passed ``check_options`` (records checked by the record contract)."""
+    options = {"protocol": protocol, "judge": judge, "judge_model": judge_model, "repeats": repeats,
+               "rouge": rouge, "image_judge": image_judge, "judge_prompt": judge_prompt,
+               "model_text_limit": model_text_limit}  # fmt: skip
     if submission:
         return _submission(records, expected_rows)
     # judge settings use the benchmark's suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
-    evaluation = evaluate(records, task="contextual", **options)
+    evaluation = evaluate_checked(records, task="contextual", **options)
     for position, record in enumerate(records):  # what --log_samples shows in a single process
         per_item = evaluation.per_item(position)
         record["judge_verdicts"] = per_item["verdicts"]
@@ -660,6 +683,26 @@ def evaluate(
         protocol=protocol, judge=judge, judge_model=judge_model, repeats=repeats, rouge=rouge,
         image_judge=image_judge, judge_prompt=judge_prompt, model_text_limit=model_text_limit,
     )  # fmt: skip
+    return evaluate_checked(
+        records, protocol=protocol, judge=judge, judge_model=judge_model, repeats=repeats, rouge=rouge,
+        image_judge=image_judge, task=task, judge_prompt=judge_prompt, model_text_limit=model_text_limit,
+    )  # fmt: skip
+
+
+def evaluate_checked(
+    records: Sequence[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    judge: Any = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    rouge: bool = True,
+    image_judge: bool = False,
+    task: str = "contextual",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> Evaluation:
+    """``evaluate`` with options that passed ``check_options`` (``score_checked``'s path)."""
     items = parse_items(records)
     supplied = _supplied_verdicts(records, protocol)
     to_judge = [item for item in items if item.index not in supplied]

@@ -89,6 +89,7 @@ BENCHMARK = Benchmark(
     description="multiple-choice VQA along four robustness axes: prompts, output formats, option sets, "
     "number of correct answers",
     scorer="lmms_eval_tasks.tasks.dare.scoring:score",
+    checked_scorer="lmms_eval_tasks.tasks.dare.scoring:score_checked",
     option_check="lmms_eval_tasks.tasks.dare.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,

@@ -88,8 +88,17 @@ def score(
     .. ``multi_exact_k4`` and ``multi_f1``, per-format/per-prompt cells, ``<key>__<category>`` for the
     summary table, and the ``unparsed`` count. ``primary_format`` picks the format of the headline
     numbers (falling back to the first present of PRIMARY_FORMAT_ORDER); ``std_ddof`` 0 = population std.
+    The options are checked here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks
+    score`` check them themselves and call ``score_checked``.
     """
     check_options(primary_format, std_ddof)
+    return score_checked(records, primary_format=primary_format, std_ddof=std_ddof)
+
+
+def score_checked(
+    records: Iterable[dict[str, Any]], *, primary_format: str = "gen", std_ddof: int = 0
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``score`` with options that passed ``check_options`` (records checked by the record contract)."""
     records = list(records)
     verdicts = [score_record(record, index) for index, record in scored_records(records)]
     metrics: dict[str, float | int] = dict(
@@ -1214,12 +1223,10 @@ def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
 def score_verdicts(
     verdicts: list[Verdict], *, primary_format: str = "gen", std_ddof: int = 0
 ) -> dict[str, float | int]:
-    """Compute every DARE metric from already scored records (see ``score``).
-
-    Raises OptionError on a bad option. Duplicate records are refused before scoring by the record
-    contract (``framework.records``; identity ``record_identity``).
+    """Compute every DARE metric from already scored records (see ``score``), with options that passed
+    ``check_options``. Duplicate records are refused before scoring by the record contract
+    (``framework.records``; identity ``record_identity``).
     """
-    check_options(primary_format, std_ddof)
     metrics: dict[str, float | int] = dict(_setup_metrics(verdicts, primary_format, std_ddof, detailed=True))
     categories = [
         category

@@ -38,6 +38,7 @@ BENCHMARK = Benchmark(
     description="bar-chart QA: structural understanding, data retrieval, reasoning; exact match, decimals "
     "kept",
     scorer="lmms_eval_tasks.tasks.dvqa.scoring:score",
+    checked_scorer="lmms_eval_tasks.tasks.dvqa.scoring:score_checked",
     option_check="lmms_eval_tasks.tasks.dvqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,

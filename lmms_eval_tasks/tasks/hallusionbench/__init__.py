@@ -67,6 +67,7 @@ BENCHMARK = Benchmark(
     description="yes/no image-context reasoning: aAcc/fAcc/qAcc, yes/no bias, figure consistency, "
     "Language Hallucination vs Visual Illusion diagnosis",
     scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score",
+    checked_scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score_checked",
     option_check="lmms_eval_tasks.tasks.hallusionbench.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,

@@ -103,12 +103,35 @@ def score(
     ``variant`` "official" or "vlmevalkit"; ``judge`` "auto" (default), "openai" or "rule", used only for
     what is not supplied; ``no_verdict`` "official" or "unjudged" (verdict-less judge replies). Percent
     units except pct_diff and fp_ratio (fractions). The headline shares are ``group_shares`` of the rows
-    in ``details["resampling"]`` (official variant). See docs/hallusionbench.md.
+    in ``details["resampling"]`` (official variant). See docs/hallusionbench.md. The options are checked
+    here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks score`` check them themselves
+    and call ``score_checked``.
     """
+    options = {"variant": variant, "judge": judge, "judge_model": judge_model, "repeats": repeats,
+               "diagnosis": diagnosis, "no_verdict": no_verdict, "verdict_parse": verdict_parse,
+               "judge_prompt": judge_prompt, "model_text_limit": model_text_limit}  # fmt: skip
+    check_options(**options)
+    return score_checked(records, **options)
+
+
+def score_checked(
+    records: list[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+    no_verdict: str = "official",
+    verdict_parse: str = "final",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``score`` with options that passed ``check_options`` (records checked by the record contract)."""
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
 
     try:
-        evaluation = evaluate(
+        evaluation = evaluate_checked(
             records,
             variant=variant,
             judge=judge,
@@ -1317,6 +1340,27 @@ def evaluate(
         no_verdict=no_verdict,
         **integrity,
     )
+    return evaluate_checked(records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats,
+                            diagnosis=diagnosis, no_verdict=no_verdict, **integrity)  # fmt: skip
+
+
+def evaluate_checked(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: Any = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+    no_verdict: str = "official",
+    verdict_parse: str = "final",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> Evaluation:
+    """``evaluate`` with options that passed ``check_options`` (``score_checked``'s path)."""
+    integrity = {
+        "verdict_parse": verdict_parse, "judge_prompt": judge_prompt, "model_text_limit": model_text_limit
+    }  # fmt: skip
     if not records:
         raise RecordError("-", "<records>", "no records to score")
     from lmms_eval_tasks.judges.pipeline import LazyJudge

@@ -46,11 +46,10 @@ def check_options(protocol: Any = "default") -> None:
 def judged_records(
     records: Iterable[dict[str, Any]], protocol: str, judge: Callable[[list[dict[str, Any]], str], list[Any]]
 ) -> tuple[list[dict[str, Any]], list[Any]]:
-    """The opening of every dataset's ``score``: options checked, the records as a list (RecordError
-    when there are none) and the dataset's ``judge(records, protocol)`` of them."""
+    """The opening of every dataset's ``score_checked`` (``protocol`` checked by ``check_options``): the
+    records as a list (RecordError when there are none) and the dataset's ``judge(records, protocol)``."""
     from lmms_eval_tasks.framework.input_checks import RecordError
 
-    check_options(protocol)
     records = list(records)
     if not records:
         raise RecordError("-", "<records>", "no records to score")
@@ -72,6 +71,7 @@ def per_question_correct_for(
         from lmms_eval_tasks.framework.comparison import correctness_by_id
         from lmms_eval_tasks.framework.registry import schema_of
 
+        check_options(protocol)
         records = list(records)
         judged = judge(records, protocol)
         schema = schema_of(benchmark)

@@ -37,6 +37,7 @@ BENCHMARK = Benchmark(
     title="TallyQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="counting questions, simple and complex: micro/macro accuracy (count buckets 0-3, 4+), RMSE",
     scorer="lmms_eval_tasks.tasks.tallyqa.scoring:score",
+    checked_scorer="lmms_eval_tasks.tasks.tallyqa.scoring:score_checked",
     option_check="lmms_eval_tasks.tasks.tallyqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,

@@ -38,6 +38,7 @@ BENCHMARK = Benchmark(
     description="VQA over 12 question types incl. absurd ones; exact or WordNet-synonym match; "
     "micro/macro (arithmetic MPT), harmonic and normalized MPT",
     scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score",
+    checked_scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score_checked",
     option_check="lmms_eval_tasks.tasks.tdiuc.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,

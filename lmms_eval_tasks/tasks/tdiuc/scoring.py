@@ -33,7 +33,6 @@ from loguru import logger
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
     check_options,
-    check_protocol,
     closing_counts,
     digits_to_words,
     judged_records,
@@ -76,7 +75,18 @@ def score(
     records: Iterable[dict[str, Any]], *, protocol: str = "default"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """TDIUC metrics in percent (see the module docstring) and details (the ``resampling`` they come
-    from); ``protocol`` "default" or "official"."""
+    from); ``protocol`` "default" or "official".
+    The option is checked here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks
+    score`` check it themselves and call ``score_checked``."""
+    check_options(protocol)
+    return score_checked(records, protocol=protocol)
+
+
+def score_checked(
+    records: Iterable[dict[str, Any]], *, protocol: str = "default"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``score`` with a ``protocol`` that passed ``check_options`` (records checked by the record
+    contract)."""
     records, judged = judged_records(records, protocol, judge_records)
     resampling = resampling_of(judged, protocol)
     metrics: dict[str, Any] = resampling.estimate()
@@ -205,8 +215,8 @@ def _question_type(record: dict[str, Any], index: int) -> str:
 def judge_records(
     records: Sequence[dict[str, Any]], protocol: str = "default"
 ) -> list[tuple[str, str, str, bool]]:
-    """Per record: (question_id, question_type, labeled_answer, correct); RecordError on bad fields."""
-    protocol = check_protocol(protocol)
+    """Per record: (question_id, question_type, labeled_answer, correct); RecordError on bad fields.
+    ``protocol`` checked by the caller (``check_options``)."""
     judged = []
     for index, record in enumerate(records):
         question_id = require_field(record, "question_id", index, (str, int))

@@ -63,6 +63,7 @@ BENCHMARK = Benchmark(
     description="visual query detection: every box answering a query (0..N), per-query F1, micro/macro F1 "
     "over box counts 0, 1, 2, 3, 4+",
     scorer="lmms_eval_tasks.tasks.vqdv1.scoring:score",
+    checked_scorer="lmms_eval_tasks.tasks.vqdv1.scoring:score_checked",
     option_check="lmms_eval_tasks.tasks.vqdv1.scoring:check_options",
     record_schema=RECORD_SCHEMA,
     row_schema=ROW_SCHEMA,

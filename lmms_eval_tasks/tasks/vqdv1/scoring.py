@@ -68,9 +68,24 @@ def score(
 
     ``coords`` / ``box_format`` / ``syntax`` say how the model writes boxes (see COORDS, BOX_FORMATS,
     SYNTAXES); the defaults are the official rule (relative when all four numbers are < 1, else pixels,
-    ``[x1, y1, x2, y2]`` in brackets).
+    ``[x1, y1, x2, y2]`` in brackets). The options are checked here (``check_options``), once; the run's
+    pipeline and ``lmms-eval-tasks score`` check them themselves and call ``score_checked``.
     """
-    scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+    check_options(protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+    return score_checked(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+
+
+def score_checked(
+    records: Iterable[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    coords: str = "auto",
+    box_format: str = "xyxy",
+    syntax: str = "brackets",
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``score`` with options that passed ``check_options`` (records checked by the record contract)."""
+    options = {"protocol": protocol, "coords": coords, "box_format": box_format, "syntax": syntax}
+    scores = [score_query(record, index, **options) for index, record in enumerate(records)]
     if not scores:
         raise ValueError("no VQDv1 records to score")
     resampling = resampling_of(scores, official=protocol == "official")

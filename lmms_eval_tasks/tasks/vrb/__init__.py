@@ -64,6 +64,7 @@ BENCHMARK = Benchmark(
     description="VQAv2 under 14 corruptions x 5 severities: accuracy per level, First-Drop, Range of Error, "
     "Error Rate, Average Error, Average Difference, VRE",
     scorer="lmms_eval_tasks.tasks.vrb.scoring:score",
+    checked_scorer="lmms_eval_tasks.tasks.vrb.scoring:score_checked",
     option_check="lmms_eval_tasks.tasks.vrb.scoring:check_options",
     options="lmms_eval_tasks.tasks.vrb.config:score_options",
     record_schema=RECORD_SCHEMA,

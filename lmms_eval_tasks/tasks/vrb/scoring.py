@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from lmms_eval_tasks.framework.input_checks import OptionError, RecordError, check_option, require_field
+from lmms_eval_tasks.framework.input_checks import OptionError, RecordError, check_option
 
 PROTOCOLS = ("paper", "vqa_api", "official")
 LEVELS = (0, 1, 2, 3, 4, 5)
@@ -102,8 +102,29 @@ def score(
     Records carry question_id, answers (human answers), multiple_choice_answer, question_type,
     answer_type, corruption, severity (0 = clean) and prediction. Sub-metrics need the clean level and
     severities 1..5 of a corruption; incomplete corruptions are listed in ``incomplete_corruptions``.
+    The options (``check_options``) and the records (the record contract, ``RECORD_SCHEMA``) are checked
+    here, once; the run's pipeline and ``lmms-eval-tasks score`` check both themselves and call
+    ``score_checked``.
     """
+    from lmms_eval_tasks.framework.records import validate_records
+    from lmms_eval_tasks.tasks.vrb import RECORD_SCHEMA
+
     check_options(protocol=protocol, weights=weights, preferences=preferences, details=details)
+    records = list(records)
+    validate_records(RECORD_SCHEMA, records)
+    return score_checked(records, protocol, weights, preferences, details)
+
+
+def score_checked(
+    records: Iterable[dict[str, Any]],
+    protocol: str = "paper",
+    weights: Sequence[float] | None = None,
+    preferences: Sequence[float] | None = None,
+    details: bool = True,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``score`` of records that passed the record contract, with options that passed ``check_options``:
+    only what the contract cannot express is checked here (a non-empty list of string answers, a clean
+    record at severity 0)."""
     records = list(records)
     cache = _AnswerCache(protocol)
     level_ids: dict[tuple[str, int], int] = {}
@@ -115,37 +136,24 @@ def score(
     question_types, answer_types = type_ids["question_type"], type_ids["answer_type"]
     question_type_of, answer_type_of = record_types["question_type"], record_types["answer_type"]
     for index, record in enumerate(records):
-        # Fast path: plain field reads and type checks; any doubt goes to _validated, which raises precisely.
-        try:
-            qid = record["question_id"]
-            answers = record["answers"]
-            mc_answer = record["multiple_choice_answer"]
-            qtype = record["question_type"]
-            atype = record["answer_type"]
-            corruption = record["corruption"]
-            severity = record["severity"]
-            prediction = record["prediction"]
-            known = cache.answer_counts(qid, answers) if type(answers) is list else None
-            fast = (
-                known is not None
-                and type(severity) is int
-                and 0 <= severity <= 5
-                and type(prediction) is str
-                and type(mc_answer) is str
-                and type(qtype) is str
-                and type(atype) is str
-                and type(corruption) is str
-                and (severity != 0 or corruption)
-                and (severity == 0 or (corruption and corruption != CLEAN))
-            )
-        except (KeyError, TypeError):
-            fast = False
-        if not fast:
-            qid, answers, mc_answer, qtype, atype, corruption, severity, prediction, missing = _validated(
-                record, index
-            )
-            missing_predictions += missing
-            known = cache.answer_counts(qid, answers) or cache.add_question(qid, answers)
+        qid = record["question_id"]
+        answers = record["answers"]
+        mc_answer = record["multiple_choice_answer"]
+        qtype = record["question_type"]
+        atype = record["answer_type"]
+        corruption = record["corruption"]
+        severity = record["severity"]
+        prediction = record["prediction"]
+        if prediction is None:
+            missing_predictions += 1
+            prediction = ""
+        if corruption == CLEAN and severity != 0:
+            raise RecordError(index, "severity", f"corruption 'clean' must have severity 0, got {severity}")
+        known = cache.answer_counts(qid, answers)
+        if known is None:
+            if not answers or not all(isinstance(answer, str) for answer in answers):
+                raise RecordError(index, "answers", "expected a non-empty list of strings (10 human answers)")
+            known = cache.add_question(qid, answers)
         level = (CLEAN, 0) if severity == 0 else (corruption, severity)
         level_id = level_ids.get(level)
         if level_id is None:
@@ -690,44 +698,6 @@ class _AnswerCache:
         if value is None:
             value = self.by_count[key] = _accuracy_from_count(*key)
         return value
-
-
-def _validated(record: Any, index: int) -> tuple[Any, list[str], str, str, str, str, int, str, bool]:
-    """The fields of one record, or a RecordError naming the record and the field."""
-    question_id = require_field(record, "question_id", index, (int, str))
-    answers = require_field(record, "answers", index, list)
-    if not answers or not all(isinstance(answer, str) for answer in answers):
-        raise RecordError(index, "answers", "expected a non-empty list of strings (10 human answers)")
-    mc_answer = require_field(record, "multiple_choice_answer", index, str)
-    question_type = require_field(record, "question_type", index, str)
-    answer_type = require_field(record, "answer_type", index, str)
-    corruption = require_field(record, "corruption", index, str)
-    severity = require_field(record, "severity", index, int)
-    if isinstance(severity, bool) or not 0 <= severity <= 5:
-        raise RecordError(index, "severity", f"expected an integer 0..5 (0 = clean), got {severity!r}")
-    if corruption == CLEAN and severity != 0:
-        raise RecordError(index, "severity", f"corruption 'clean' must have severity 0, got {severity}")
-    if not corruption:
-        raise RecordError(index, "corruption", "empty corruption name")
-    if "prediction" not in record:
-        raise RecordError(index, "prediction", "missing")
-    prediction = record["prediction"]
-    missing = prediction is None
-    if missing:
-        prediction = ""
-    elif not isinstance(prediction, str):
-        raise RecordError(index, "prediction", f"expected a string, got {type(prediction).__name__}")
-    return (
-        question_id,
-        answers,
-        mc_answer,
-        question_type,
-        answer_type,
-        corruption,
-        severity,
-        prediction,
-        missing,
-    )
 
 
 def _mean(total: float, count: int) -> float:

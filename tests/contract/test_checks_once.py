@@ -1,0 +1,101 @@
+"""Each check happens once on each scoring path, for every registered benchmark.
+
+The benchmark's option check (its registry entry's ``option_check``) and the record contract
+(``framework.records.validate_records``) are wrapped in spies that count calls and run the real function.
+A run's per-task pipeline (``task_pipeline.score_and_report``) and ``lmms-eval-tasks score`` check the
+options once and validate the records once, then call the scorer's body (``Benchmark.score_checked``);
+the public ``score``, called directly, checks its options itself (once) and refuses a bad one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from argparse import Namespace
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from lmms_eval_tasks.cli import main
+from lmms_eval_tasks.framework import records as record_contract
+from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
+from lmms_eval_tasks.framework.targets import resolve
+from lmms_eval_tasks.framework.task_index import leaf_tasks
+from lmms_eval_tasks.framework.task_pipeline import score_and_report
+
+BENCHMARKS = sorted(benchmarks())
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, calls: Counter, module_name: str, name: str, label: str) -> None:
+    """Replace ``module_name.name`` by a wrapper that counts its calls under ``label`` and runs the real one;
+    where the function is defined in another module (TallyQA's ``check_options`` is Revisiting's), there too,
+    so a call through either name is counted."""
+    module = importlib.import_module(module_name)
+    real = getattr(module, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls[label] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    home = importlib.import_module(real.__module__)
+    if home is not module and getattr(home, real.__name__, None) is real:
+        monkeypatch.setattr(home, real.__name__, spy)
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Counter:
+    """Counts of option checks and record validations; judges offline (the rule judge, no network)."""
+    from fake_openai import isolate_judge_env
+
+    isolate_judge_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "judge_cache.sqlite"))
+    counted: Counter = Counter()
+    _spy(monkeypatch, counted, record_contract.__name__, "validate_records", "records")
+    for name in BENCHMARKS:
+        option_check = get_benchmark(name).option_check
+        assert option_check, f"{name}: no option_check"
+        module_name, _, function = option_check.partition(":")
+        _spy(monkeypatch, counted, module_name, function, f"options:{name}")
+    return counted
+
+
+def _task_and_records(name: str) -> tuple[str, list[dict[str, Any]]]:
+    bench = get_benchmark(name)
+    task = leaf_tasks(list(bench.sample_tasks))[0]
+    return task, [{**record, "task": task} for record in bench.record_schema.example]
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_a_runs_pipeline_checks_options_and_records_once(name: str, calls: Counter, tmp_path) -> None:
+    task, records = _task_and_records(name)
+    hooks = resolve(f"lmms_eval_tasks.tasks.{name}.hooks:HOOKS")
+    args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
+    (tmp_path / "out").mkdir()
+    score_and_report(hooks, records, task, args, folder=tmp_path / "out")
+    assert calls == {f"options:{name}": 1, "records": 1}
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_score_cli_checks_options_and_records_once(name: str, calls: Counter, tmp_path, capsys) -> None:
+    task, records = _task_and_records(name)
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    options = get_benchmark(name).task_options(task)  # the run's own options, as `-o` values
+    argv = [item for key, value in options.items() for item in ("-o", f"{key}={json.dumps(value)}")]
+    assert main(["score", name, str(path), *argv]) == 0, capsys.readouterr().err
+    assert calls == {f"options:{name}": 1, "records": 1}
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_the_public_score_checks_its_options_once_and_refuses_a_bad_one(name: str, calls: Counter) -> None:
+    bench = get_benchmark(name)
+    scorer = resolve(bench.scorer)
+    records = [dict(record) for record in bench.record_schema.example]
+    scorer(records)
+    assert calls[f"options:{name}"] == 1
+    first_option = next(p for p in list(inspect.signature(scorer).parameters)[1:])
+    with pytest.raises(ValueError, match=first_option):
+        scorer(records, **{first_option: "no-such-value"})
