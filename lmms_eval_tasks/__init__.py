@@ -5,7 +5,6 @@ shared machinery they need (image corruptions, LLM judges, scoring). Importing t
 heavy libraries (torch, cv2, nltk, openai) are imported lazily by the modules that need them.
 """
 
-import os
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -20,7 +19,9 @@ CACHE_ENV = "LMMS_EVAL_TASKS_CACHE"
 def cache_root() -> Path:
     """``$LMMS_EVAL_TASKS_CACHE``, else ``~/.cache/lmms_eval_tasks``: the one root of every pack cache (judge
     answers, corrupted images, WordNet, ConTextual's images, the tiny LLaVA), read here only."""
-    root = os.environ.get(CACHE_ENV)
+    from lmms_eval_tasks import environment
+
+    root = environment.value(CACHE_ENV)
     return Path(root).expanduser() if root else Path.home() / ".cache" / "lmms_eval_tasks"
 
 

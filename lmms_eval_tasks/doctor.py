@@ -128,12 +128,12 @@ def check_wordnet() -> Check:
     Looks only (never downloads): a run installs it on first use (``wordnet.ensure_wordnet``).
     """
     from lmms_eval_tasks.wordnet import (
-        DEBIAN_WORDNET_DIR,
         FIX_COMMAND,
         REQUIRED_FILES,
         default_nltk_data_dir,
         ensure_wordnet_on_path,
         found_copy_damage,
+        wordnet_source,
     )
 
     folder = default_nltk_data_dir()
@@ -147,13 +147,14 @@ def check_wordnet() -> Check:
 
         synsets = wordnet.synsets("dog")
     except BaseException as error:  # noqa: BLE001 - LookupError, OSError, or a damaged file
-        if all((DEBIAN_WORDNET_DIR / file).is_file() for file in REQUIRED_FILES):
+        source = wordnet_source()
+        if all((source / file).is_file() for file in REQUIRED_FILES):
             return Check(
                 "benchmarks",
                 name,
                 True,
                 False,
-                f"not in {folder} yet; the first TDIUC run copies it from {DEBIAN_WORDNET_DIR}",
+                f"not in {folder} yet; the first TDIUC run copies it from {source}",
             )
         lines = [line.strip() for line in str(error).splitlines() if line.strip().strip("*").strip()]
         reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
@@ -450,8 +451,10 @@ def run_checks(
 
 def _redact(text: str) -> str:
     """Remove any configured secret from ``text`` (defence in depth: no check prints one on purpose)."""
-    for name in ("OPENAI_API_KEY", "AZURE_API_KEY", "AZURE_OPENAI_API_KEY", "LMMS_EVAL_TASKS_JUDGE_API_KEY"):
-        secret = os.environ.get(name)
+    from lmms_eval_tasks import environment
+
+    secrets = [os.environ.get(name) for name in ("OPENAI_API_KEY", "AZURE_API_KEY", "AZURE_OPENAI_API_KEY")]
+    for secret in [*secrets, environment.value("LMMS_EVAL_TASKS_JUDGE_API_KEY")]:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
     return text

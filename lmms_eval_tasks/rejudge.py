@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import copy
 import importlib
-import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from lmms_eval_tasks import environment
 
 BASE_URL_ENV = "LMMS_EVAL_TASKS_JUDGE_BASE_URL"
 
@@ -43,30 +43,13 @@ def rejudge_module(benchmark: str) -> Any:
         ) from None
 
 
-@contextmanager
-def _endpoint(base_url: str | None) -> Iterator[None]:
-    """The judge endpoint for one scoring (the scorers read it from the environment)."""
-    if base_url is None:
-        yield
-        return
-    previous = os.environ.get(BASE_URL_ENV)
-    os.environ[BASE_URL_ENV] = base_url
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(BASE_URL_ENV, None)
-        else:
-            os.environ[BASE_URL_ENV] = previous
-
-
 def judged(benchmark: str, records: Sequence[dict[str, Any]], setting: JudgeSetting) -> tuple[Any, list]:
     """(metrics, details, per-item outcomes) of ``records`` scored with ``setting``'s judge."""
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     module = rejudge_module(benchmark)
     fresh = [{k: v for k, v in copy.deepcopy(r).items() if k not in module.ANNOTATIONS} for r in records]
-    with _endpoint(setting.base_url):
+    with environment.overridden(BASE_URL_ENV, setting.base_url):  # the scorers read it from there
         metrics, details = get_benchmark(benchmark).score(fresh, **dict(setting.options))
     return (metrics, details), [module.outcome(record) for record in fresh]
 

@@ -20,8 +20,16 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-# Debian's wordnet-base files; LMMS_EVAL_TASKS_WORDNET_SOURCE names another folder of WordNet 3.0 dict files.
-DEBIAN_WORDNET_DIR = Path(os.environ.get("LMMS_EVAL_TASKS_WORDNET_SOURCE") or "/usr/share/wordnet")
+DEBIAN_WORDNET_DIR = Path("/usr/share/wordnet")  # Debian's wordnet-base files
+
+
+def wordnet_source() -> Path:
+    """The folder of WordNet 3.0 dict files to copy: ``$LMMS_EVAL_TASKS_WORDNET_SOURCE``, else Debian's."""
+    from lmms_eval_tasks import environment
+
+    return Path(environment.value("LMMS_EVAL_TASKS_WORDNET_SOURCE") or DEBIAN_WORDNET_DIR)
+
+
 _DICT_FILES = (
     "data.adj",
     "data.adv",
@@ -242,14 +250,14 @@ def is_prepared(folder: str | Path) -> bool:
     return all((Path(folder) / name).is_file() for name in NLTK_OPENS) and damage(folder) is None
 
 
-def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN_WORDNET_DIR) -> Path:
+def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path | None = None) -> Path:
     """Copy WordNet's files from ``source`` to ``<target>/corpora/wordnet`` (idempotent); return that.
 
     Writes ``lexnames`` and, when ``source`` lacks it (Debian's ``wordnet-base`` without
     ``wordnet-sense-index``), builds ``index.sense``.
     """
     target = Path(target) if target is not None else default_nltk_data_dir()
-    source = Path(source)
+    source = Path(source) if source is not None else wordnet_source()
     destination = target / "corpora" / "wordnet"
     if is_prepared(destination):
         return destination
@@ -364,11 +372,12 @@ def _download(target: Path) -> str | None:
     return None if ok else "nltk's downloader failed"
 
 
-def ensure_wordnet(target: str | Path | None = None, source: str | Path = DEBIAN_WORDNET_DIR) -> str:
+def ensure_wordnet(target: str | Path | None = None, source: str | Path | None = None) -> str:
     """Make nltk load WordNet (found, copied from ``source``, or downloaded into ``target``); say how.
 
     Raises ``WordNetMissing`` (one line: what is missing, then the fix) when none of the three works.
     """
+    source = source if source is not None else wordnet_source()
     folder = Path(target) if target is not None else default_nltk_data_dir()
     ensure_wordnet_on_path(folder)
     found = _loads()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.corruptions import algorithms
 from lmms_eval_tasks.corruptions.primitives import FastNoise
 from lmms_eval_tasks.corruptions.tables import PROFILES, SEVERITY_TABLES
@@ -198,7 +198,7 @@ def max_pixels_limit(max_pixels: int | None = None) -> int:
     """The pixel limit in force: ``max_pixels`` if given, else ``$LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS``, else
     ``DEFAULT_MAX_PIXELS``; 0 means no limit."""
     if max_pixels is None:
-        text = os.environ.get(MAX_PIXELS_ENV, "").strip()
+        text = environment.text(MAX_PIXELS_ENV)
         if not text:
             return DEFAULT_MAX_PIXELS
         try:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework.input_checks import RecordError
 
 DATA_ROOT_ENV = "LMMS_EVAL_TASKS_DATA"
@@ -314,10 +315,10 @@ def write_prepared(
 
 def prepared_dir(kind: str) -> Path | None:
     """The prepared folder for ``kind`` from the environment, or None when none is configured."""
-    explicit = os.environ.get(env_var(kind), "").strip()
+    explicit = environment.text(env_var(kind))
     if explicit:
         return Path(explicit).expanduser()
-    root = os.environ.get(DATA_ROOT_ENV, "").strip()
+    root = environment.text(DATA_ROOT_ENV)
     if root:
         return Path(root).expanduser() / kind
     return None

@@ -91,9 +91,9 @@ def check_models(argv: Sequence[str]) -> str | None:
     Runs before the host builds any task or loads any dataset (importing the wrapper is what the host
     would do first anyway). ``LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1`` turns the check off.
     """
-    from lmms_eval_tasks.host.substitution import env_flag
+    from lmms_eval_tasks import environment
 
-    if env_flag(SKIP_MODEL_CHECK_ENV):
+    if environment.flag(SKIP_MODEL_CHECK_ENV):
         return None
     force_simple = "--force_simple" in argv
     messages = []

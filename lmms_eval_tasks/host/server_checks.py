@@ -103,10 +103,10 @@ def _judged_tasks(argv: Sequence[str]) -> list[str]:
 
 def check_judge_endpoint(argv: Sequence[str]) -> str | None:
     """None unless a judged task's judge would be the server model under test; then the one-line refusal."""
-    from lmms_eval_tasks.host.substitution import env_flag
+    from lmms_eval_tasks import environment
 
     model = flag_value(argv, "--model") or ""
-    if model not in SERVER_MODELS or env_flag(ALLOW_ENV):
+    if model not in SERVER_MODELS or environment.flag(ALLOW_ENV):
         return None
     judged = _judged_tasks(argv)
     if not judged:

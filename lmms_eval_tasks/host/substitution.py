@@ -10,7 +10,6 @@ would). Importing this module is cheap (no torch, no lmms-eval). See docs/models
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,17 +64,13 @@ class SubstitutionError(ValueError):
 
 
 # Values of an on/off environment variable that mean "off" (any other non-empty value means "on").
-OFF_VALUES = ("", "0", "false", "no", "off")
-
-
-def env_flag(name: str) -> bool:
-    """True when the on/off environment variable ``name`` is set to anything but an "off" spelling."""
-    return os.environ.get(name, "").strip().lower() not in OFF_VALUES
 
 
 def disabled() -> bool:
     """True when ``LMMS_EVAL_TASKS_NO_SUBSTITUTION`` asks for the original LLaVA code only."""
-    return env_flag(NO_SUBSTITUTION_ENV)
+    from lmms_eval_tasks import environment
+
+    return environment.flag(NO_SUBSTITUTION_ENV)
 
 
 def known_names() -> str:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
+from lmms_eval_tasks import environment
+
 ENV_PREFIX = "LMMS_EVAL_TASKS_JUDGE"
 DEFAULT_MODEL = "gpt-4o-2024-11-20"  # the host's default judge (MODEL_VERSION); pinned snapshot name
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -38,18 +40,12 @@ _INT_SETTINGS = {"repeats", "concurrency", "max_retries", "max_tokens", "circuit
 
 def task_suffix(task: str) -> str:
     """Environment-variable suffix for a task name: upper case, non-alphanumerics as underscores."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", task).strip("_").upper()
+    return environment.task_suffix(task)
 
 
 def env_setting(name: str, task: str | None = None) -> str | None:
     """The pack env var for a setting, per-task first (``LMMS_EVAL_TASKS_JUDGE_MODEL_HALLUSIONBENCH``)."""
-    base = f"{ENV_PREFIX}_{name.upper()}"
-    if task:
-        value = os.environ.get(f"{base}_{task_suffix(task)}")
-        if value not in (None, ""):
-            return value
-    value = os.environ.get(base)
-    return value if value not in (None, "") else None
+    return environment.judge_setting(name, task)
 
 
 def numeric_setting(name: str, explicit: float | int | None, task: str | None) -> float | int:
@@ -87,7 +83,7 @@ def total_timeout_seconds(setting: float, replies: int) -> float:
 
 def default_cache_path() -> Path:
     """``$LMMS_EVAL_TASKS_JUDGE_CACHE`` or ``$LMMS_EVAL_TASKS_CACHE/judge/judge_cache.sqlite``."""
-    explicit = os.environ.get(f"{ENV_PREFIX}_CACHE")
+    explicit = environment.value(f"{ENV_PREFIX}_CACHE")
     if explicit:
         path = Path(explicit).expanduser()
         return path / "judge_cache.sqlite" if path.suffix == "" or path.is_dir() else path
@@ -119,8 +115,9 @@ class Endpoint:
 
 
 def _first_env(*names: str) -> tuple[str | None, str | None]:
+    """The first set variable of ``names`` (the pack's through ``environment``, the host's directly)."""
     for name in names:
-        value = os.environ.get(name)
+        value = environment.value(name) if name.startswith(environment.PREFIX) else os.environ.get(name)
         if value:
             return value, name
     return None, None

@@ -12,6 +12,7 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.judges.base import Judge
 from lmms_eval_tasks.judges.config import (
     DEFAULT_MODEL,
@@ -42,7 +43,7 @@ def _resolve_kind(kind: str | None, task: str | None) -> str:
     if kind is None and task:
         kind = env_setting("kind", task)
     if kind is None:
-        kind = os.environ.get(ENV_PREFIX) or env_setting("kind")
+        kind = environment.value(ENV_PREFIX) or env_setting("kind")
     kind = (kind or "auto").strip().lower()
     if kind not in KINDS:
         raise ValueError(f"judge kind must be one of {KINDS} (argument or {ENV_PREFIX}), got {kind!r}")

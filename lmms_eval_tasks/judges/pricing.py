@@ -6,8 +6,9 @@ None rather than a guess; ``LMMS_EVAL_TASKS_JUDGE_PRICE="<input>,<output>"`` (US
 
 from __future__ import annotations
 
-import os
 import re
+
+from lmms_eval_tasks import environment
 
 PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
@@ -33,7 +34,7 @@ PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
 
 def price_per_million(model: str) -> tuple[float, float] | None:
     """(input, output) USD per 1M tokens for ``model`` from the env override or the table; None: unknown."""
-    override = os.environ.get("LMMS_EVAL_TASKS_JUDGE_PRICE")
+    override = environment.value("LMMS_EVAL_TASKS_JUDGE_PRICE")
     if override:
         try:
             input_price, output_price = (float(part) for part in override.split(","))

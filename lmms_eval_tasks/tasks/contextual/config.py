@@ -9,9 +9,10 @@ missing). The judge itself (model, key, repeats) is the shared judge configurati
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
+
+from lmms_eval_tasks import environment
 
 PROTOCOL_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL"
 IMAGE_JUDGE_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE"
@@ -56,18 +57,18 @@ def reads_image_column(task: str) -> bool:
 
 def flag(name: str) -> bool:
     """True when the environment variable ``name`` is set to 1/true/yes/on."""
-    return os.environ.get(name, "").strip().lower() in _TRUE
+    return environment.yes(name)
 
 
 def judged_options() -> dict[str, Any]:
     """The judged tasks' options from the environment: the protocol and the image-aware judge."""
     from lmms_eval_tasks.tasks.contextual.scoring import PROTOCOLS
 
-    protocol = os.environ.get(PROTOCOL_ENV, "").strip() or "default"
+    protocol = environment.text(PROTOCOL_ENV) or "default"
     if protocol not in PROTOCOLS:
         raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {', '.join(PROTOCOLS)}")
     options: dict[str, Any] = {"protocol": protocol, "image_judge": flag(IMAGE_JUDGE_ENV)}
-    judge_prompt = os.environ.get(JUDGE_PROMPT_ENV, "").strip()
+    judge_prompt = environment.text(JUDGE_PROMPT_ENV)
     if judge_prompt:  # recorded only when asked: the official prompt is the default
         options["judge_prompt"] = judge_prompt
     return options

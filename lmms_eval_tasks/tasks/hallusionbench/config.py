@@ -8,10 +8,10 @@ key, repeats) is the shared judge configuration (``lmms_eval_tasks.judges.config
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.tasks.hallusionbench.scoring import NO_VERDICT_CHOICES, NO_VERDICT_ENV
 
 JUDGE_PROMPT_ENV = "LMMS_EVAL_TASKS_HALLUSIONBENCH_JUDGE_PROMPT"  # official (default) or hardened
@@ -46,7 +46,7 @@ def score_options(task: str) -> dict[str, Any]:
         options["judge"] = variant.judge
     if variant.variant == "official":
         options["no_verdict"] = no_verdict_option()
-        judge_prompt = os.environ.get(JUDGE_PROMPT_ENV, "").strip()
+        judge_prompt = environment.text(JUDGE_PROMPT_ENV)
         if judge_prompt:  # recorded only when asked: the official prompt is the default
             options["judge_prompt"] = judge_prompt
     return options
@@ -54,7 +54,7 @@ def score_options(task: str) -> dict[str, Any]:
 
 def no_verdict_option() -> str:
     """How a run scores judge replies without a verdict word: ``official`` (default) or ``unjudged``."""
-    value = os.environ.get(NO_VERDICT_ENV, "").strip() or "official"
+    value = environment.text(NO_VERDICT_ENV) or "official"
     if value not in NO_VERDICT_CHOICES:
         raise ValueError(f"{NO_VERDICT_ENV}={value!r}: expected one of {', '.join(NO_VERDICT_CHOICES)}")
     return value

@@ -14,11 +14,11 @@ The host picks ``lmms_eval_specific_kwargs[<model>]["prompt"]`` (else ``default`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.taskgen import greedy_generation
@@ -71,7 +71,7 @@ def prompt_env(dataset: str) -> str:
 
 def resolve_template(dataset: str, kwargs: Mapping[str, Any] | None) -> str:
     """The prompt template in force: the environment override, else the model's variant, else ``hf``."""
-    chosen = os.environ.get(prompt_env(dataset), "").strip() or str((kwargs or {}).get("prompt") or "hf")
+    chosen = environment.text(prompt_env(dataset)) or str((kwargs or {}).get("prompt") or "hf")
     if chosen in PROMPTS[dataset]:
         return PROMPTS[dataset][chosen]
     if "{question}" not in chosen:
@@ -102,7 +102,7 @@ def visual_hook(dataset: str):
 def protocol_option(dataset: str) -> dict[str, str]:
     """``{"protocol": ...}`` from ``LMMS_EVAL_TASKS_<DATASET>_PROTOCOL`` ("default" or "official"), or {}."""
     variable = f"LMMS_EVAL_TASKS_{dataset.upper()}_PROTOCOL"
-    value = os.environ.get(variable, "").strip()
+    value = environment.text(variable)
     if not value:
         return {}
     if value not in ("default", "official"):
@@ -173,7 +173,7 @@ def deviations(dataset: str, task: str) -> list[str]:
         items.append("protocol=official: the authors' evaluation script's numbers, its bugs included")
     else:
         items.extend(_DEFAULT_DEVIATIONS[dataset])
-    if os.environ.get(prompt_env(dataset), "").strip():
+    if environment.text(prompt_env(dataset)):
         items.append(f"prompt overridden by {prompt_env(dataset)}")
     items.append(
         "generation without the authors' repetition_penalty=1.2 (the host's wrappers do not take it)"
@@ -223,7 +223,7 @@ class DatasetHooks:
     def task_settings(self, task: str) -> dict[str, Any]:
         """Scoring options and the prompt in force, recorded in the task's report."""
         return {
-            "prompt_override": os.environ.get(prompt_env(self.dataset), "").strip() or None,
+            "prompt_override": environment.text(prompt_env(self.dataset)) or None,
             **self.report_settings,
         }
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.tasks.vqdv1 import scoring
 
 OPTION_ENV = {
@@ -19,7 +19,7 @@ def score_options(task: str = "vqdv1") -> dict[str, Any]:
     """Scoring options from the environment (defaults: the spec's protocol, the official coordinate rule)."""
     options: dict[str, Any] = {}
     for option, (variable, allowed) in OPTION_ENV.items():
-        value = os.environ.get(variable, "").strip()
+        value = environment.text(variable)
         if value:
             if value not in allowed:
                 raise ValueError(f"{variable}={value!r}: expected one of {', '.join(allowed)}")

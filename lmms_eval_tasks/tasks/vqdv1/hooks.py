@@ -8,11 +8,11 @@ and the protocol are scoring options read from the environment (``LMMS_EVAL_TASK
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.task_pipeline import output_dir
@@ -36,7 +36,7 @@ RECORD_FIELDS = (
 
 def task_settings(task: str) -> dict[str, Any]:
     """Scoring options and the prompt in force, recorded in the task's report."""
-    prompt = os.environ.get(PROMPT_ENV, "").strip()
+    prompt = environment.text(PROMPT_ENV)
     return {
         "prompt_override": prompt or None,
         "iou_threshold": scoring.IOU_THRESHOLD,
@@ -93,7 +93,7 @@ def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task:
         path.parent.mkdir(parents=True, exist_ok=True)
         scoring.plot_precision_recall(metrics, path, title=task)
         details["precision_recall_plot"] = str(path)
-    if os.environ.get(PROMPT_ENV, "").strip():
+    if environment.text(PROMPT_ENV):
         details["prompt_template"] = resolve_template(None)
     return details
 

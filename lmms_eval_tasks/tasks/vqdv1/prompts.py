@@ -7,9 +7,10 @@ question layouts around them follow the authors' inference code (``inference_cod
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
+
+from lmms_eval_tasks import environment
 
 PROMPT_ENV = "LMMS_EVAL_TASKS_VQDV1_PROMPT"
 # Prompt per model (paper Table 11): the host picks the entry named like the --model, else "default".
@@ -53,7 +54,7 @@ def resolve_template(kwargs: Mapping[str, Any] | None) -> str:
 
     A value is a template name (``api``, ``llava15``, ``llava_next``) or a template with ``{question}``.
     """
-    chosen = os.environ.get(PROMPT_ENV, "").strip() or str((kwargs or {}).get("prompt") or "api")
+    chosen = environment.text(PROMPT_ENV) or str((kwargs or {}).get("prompt") or "api")
     if chosen in TEMPLATES:
         return TEMPLATES[chosen]
     if "{question}" not in chosen:

@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from lmms_eval_tasks import environment
 
 PROFILE_ENV = "LMMS_EVAL_TASKS_VRB_PROFILE"
 SEED_ENV = "LMMS_EVAL_TASKS_VRB_SEED"
@@ -19,19 +20,6 @@ PROTOCOL_ENV = "LMMS_EVAL_TASKS_VRB_PROTOCOL"
 PROMPT_ENV = "LMMS_EVAL_TASKS_VRB_PROMPT"
 DEFAULT_IMAGES = 3000  # the paper's subset: 3,000 val2014 images with all their questions (~16,000)
 PROMPTS = ("vrb_llava", "vqav2")
-
-
-def _env_int(name: str, default: int, minimum: int) -> int:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{name}={text!r}: expected an integer") from None
-    if value < minimum:
-        raise ValueError(f"{name}={value}: must be >= {minimum}")
-    return value
 
 
 def run_parameters() -> dict[str, Any]:
@@ -47,19 +35,19 @@ def read_run_parameters() -> dict[str, Any]:
     from lmms_eval_tasks.corruptions import PROFILES
     from lmms_eval_tasks.tasks.vrb.scoring import PROTOCOLS
 
-    profile = os.environ.get(PROFILE_ENV, "").strip() or "vrb"
+    profile = environment.text(PROFILE_ENV) or "vrb"
     if profile not in PROFILES:
         raise ValueError(f"{PROFILE_ENV}={profile!r}: expected one of {list(PROFILES)}")
-    protocol = os.environ.get(PROTOCOL_ENV, "").strip() or "paper"
+    protocol = environment.text(PROTOCOL_ENV) or "paper"
     if protocol not in PROTOCOLS:
         raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {list(PROTOCOLS)}")
-    prompt = os.environ.get(PROMPT_ENV, "").strip() or None
+    prompt = environment.text(PROMPT_ENV) or None
     if prompt is not None and prompt not in PROMPTS:
         raise ValueError(f"{PROMPT_ENV}={prompt!r}: expected one of {list(PROMPTS)}")
     return {
         "profile": profile,
-        "seed": _env_int(SEED_ENV, 0, 0),
-        "subset_images": _env_int(IMAGES_ENV, DEFAULT_IMAGES, 1),
+        "seed": environment.integer(SEED_ENV, 0, 0),
+        "subset_images": environment.integer(IMAGES_ENV, DEFAULT_IMAGES, 1),
         "protocol": protocol,
         "prompt_override": prompt,
     }

@@ -10,13 +10,13 @@ computed by one thread is waited for, not computed again, by the others.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import Any
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework.work_slots import wait_for
 
 MEMO_ENV = "LMMS_EVAL_TASKS_VRB_IMAGE_MEMO"
@@ -25,7 +25,7 @@ DEFAULT_ITEMS = 64
 
 def memo_size() -> int:
     """The memo's capacity from ``LMMS_EVAL_TASKS_VRB_IMAGE_MEMO`` (an integer >= 0), else 64."""
-    raw = os.environ.get(MEMO_ENV, "").strip()
+    raw = environment.text(MEMO_ENV)
     if not raw:
         return DEFAULT_ITEMS
     try:
