@@ -23,7 +23,7 @@ HOST_LOOP_READERS = {
     "judges/config.py": "_first_env: the host's OpenAI/Azure names (the pack's go through environment.value)",
     "doctor.py": "_redact: the host's key variables (the pack's key through environment.value)",
 }
-PACK_NAME = re.compile(r"LMMS_EVAL_TASKS_[A-Z0-9_]*[A-Z0-9](?![A-Z0-9_<*])")
+PACK_NAME = re.compile(r"(?<!\[)LMMS_EVAL_TASKS_[A-Z0-9_]*[A-Z0-9](?![A-Z0-9_<*])")  # "[...]": a text marker
 
 
 def _constants(tree: ast.Module) -> dict[str, str]:
