@@ -130,8 +130,10 @@ def main() -> None:
 # ---- the client side, used by tests/helpers.py `run_launcher` (one server per test process) ----
 
 COLD_ENV = "LMMS_EVAL_TASKS_TESTS_COLD_LAUNCHER"  # set to 1: every launcher run starts cold (for comparison)
-# Variables read by the pack only, never by what the server imports: they may differ from the server's.
-_MAY_DIFFER = ("LMMS_EVAL_TASKS_",)
+# Variables that may differ from the server's: the pack's own (the server imports none of the pack modules
+# that read them) and the OpenAI ones, which the host modules imported here read only when called (checked
+# on lmms-eval 0.7.3: no module-level read; torch, transformers and datasets do not read them).
+_MAY_DIFFER = ("LMMS_EVAL_TASKS_", "OPENAI_API_KEY", "OPENAI_API_URL", "OPENAI_BASE_URL")
 
 
 def _signature(environment: dict[str, str]) -> dict[str, str]:
@@ -231,19 +233,23 @@ class WarmLauncher:
 _server: WarmLauncher | None = None
 
 
-def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
+def warm_launcher(
+    environment: dict[str, str], cwd: str, server_environment: dict[str, str]
+) -> WarmLauncher | None:
     """This process's server when it may run a launcher in ``environment`` (started on first use), else None.
 
-    One server per test process, started in the environment of the first run that asks for it; a run in
-    an environment the host's import could read differently starts cold instead.
+    One server per test process, started in ``server_environment`` (the test session's own, offline); a run
+    in an environment the host's import could read differently starts cold instead.
     """
     global _server
     if os.environ.get(COLD_ENV) == "1" or environment.get(COLD_ENV) == "1":
         return None
+    if _signature(environment) != _signature(server_environment):
+        return None  # no server started for a run that could not use it
     if _server is None:
         import atexit
 
-        _server = WarmLauncher(environment, cwd)
+        _server = WarmLauncher(server_environment, cwd)
         atexit.register(_server.close)
     return _server if _server.accepts(environment, cwd) else None
 
