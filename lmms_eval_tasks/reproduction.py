@@ -72,9 +72,13 @@ def match_model(provenance: Mapping[str, Any], published_as: str | None = None) 
     """The published model of a run: ``published_as`` when given, else its checkpoint's name."""
     checkpoint = run_checkpoint(provenance)
     if published_as:
+        own = CHECKPOINT_NAMES.get(checkpoint or "")
+        conflict = (
+            f"; OVERRIDES the checkpoint's own published model {own}" if own and own != published_as else ""
+        )
         return ModelMatch(
             published_as,
-            f"--published-as {published_as} (the run's checkpoint: {checkpoint or 'not recorded'})",
+            f"--published-as {published_as} (the run's checkpoint: {checkpoint or 'not recorded'}{conflict})",
             checkpoint,
         )
     if checkpoint is None:

@@ -31,6 +31,14 @@ def test_checkpoints_name_the_published_model_and_nothing_is_guessed():
     named = match_model({"model": "random_guess", "model_args": "seed=0"}, "LLaVA-1.5-13B")
     assert named.name == "LLaVA-1.5-13B"
     assert named.how == "--published-as LLaVA-1.5-13B (the run's checkpoint: not recorded)"
+    # --published-as applies to every run of a report: one whose checkpoint names another model says so.
+    other = match_model(
+        {"model": "llava_hf", "model_args": "pretrained=llava-hf/llava-1.5-7b-hf"}, "LLaVA-1.5-13B"
+    )
+    assert other.how == (
+        "--published-as LLaVA-1.5-13B (the run's checkpoint: llava-hf/llava-1.5-7b-hf; OVERRIDES the "
+        "checkpoint's own published model LLaVA-1.5-7B)"
+    )
     # The substitution's loaded checkpoint wins over the asked one.
     substituted = match_model(
         {"model": "llava", "model_args": "pretrained=liuhaotian/llava-v1.5-13b",
