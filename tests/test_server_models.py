@@ -472,3 +472,16 @@ def test_a_build_waiting_for_an_image_another_build_makes_frees_its_slot():
     waiter.join(10)
     assert free and results == ["image", "image"]
     assert slots.acquire(blocking=False) and slots.acquire(blocking=False)  # both slots back afterwards
+
+
+def test_the_pipelined_client_keeps_a_connection_alive_for_each_request_in_flight():
+    from lmms_eval_tasks.models.openai_pipelined import OpenAIPipelined
+
+    def kept_alive(model):
+        return model.client._client._transport._pool._max_keepalive_connections
+
+    settings = {"base_url": "http://127.0.0.1:9/v1", "api_key": "sk-test", "model_version": "m"}
+    assert kept_alive(OpenAIPipelined(num_concurrent=32, **settings)) == 100  # the SDK's default suffices
+    wide = OpenAIPipelined(num_concurrent=256, **settings)
+    assert kept_alive(wide) == 256 and wide.bodies.client is wide.client
+    assert str(wide.client.base_url) == "http://127.0.0.1:9/v1/" and wide.client.api_key == "sk-test"

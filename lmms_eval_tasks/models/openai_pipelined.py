@@ -13,6 +13,8 @@ subclasses it and changes only how the work is scheduled:
   task's bounded cache) is encoded once, data URL included: a bounded LRU (``image_cache_items``, default 64);
 - an image that carries the file its benchmark's official pipeline gives the models
   (``framework/sent_images.py``; VRB's ``vrb_official`` profile: its quality-95 JPEG) is sent as those bytes;
+- the SDK's connection pool keeps a connection alive for each of ``num_concurrent`` requests in flight (its
+  default keeps 100);
 - the request body is serialised once per request without re-escaping the image: the SDK's JSON of the
   request with each image replaced by a placeholder, then the data URL spliced in, and posted with the SDK's
   own ``post`` (auth, retries, errors, response parsing); checked once per request shape to be byte for
@@ -295,7 +297,26 @@ class OpenAIPipelined(OpenAICompatible):
         self.payload_workers = max(1, int(payload_workers) or (os.cpu_count() or 1))
         self.encodings = EncodingCache(int(image_cache_items))
         self._messages_class = cached_chat_messages(self.encodings)
+        self._size_connection_pool()
         self.bodies = RequestBodies(self.client)
+
+    def _size_connection_pool(self) -> None:
+        """A kept-alive connection for every request in flight: the SDK's client keeps 100 alive (of 1,000
+        open), so a larger ``num_concurrent`` would open and close a connection per request beyond them."""
+        from openai import DefaultHttpxClient
+        from openai._constants import DEFAULT_CONNECTION_LIMITS
+
+        wanted = int(self.num_concurrent)
+        if wanted <= (DEFAULT_CONNECTION_LIMITS.max_keepalive_connections or 0):
+            return
+        import httpx2
+
+        trust_env = bool(getattr(getattr(self.client, "_client", None), "trust_env", True))
+        limits = httpx2.Limits(
+            max_connections=max(wanted, DEFAULT_CONNECTION_LIMITS.max_connections or 0),
+            max_keepalive_connections=wanted,
+        )
+        self.client = self.client.copy(http_client=DefaultHttpxClient(limits=limits, trust_env=trust_env))
 
     # -- the host's payload, built in a worker thread ---------------------------------------------------
     def build_payload(self, request: Any) -> dict[str, Any]:
