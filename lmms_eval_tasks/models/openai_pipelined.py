@@ -256,10 +256,8 @@ class RequestBodies:
                 captured.append(request.content)
                 return httpx2.Response(200, json=_COMPLETION_STUB)
 
-            probe = self.client.copy(
-                http_client=httpx2.Client(transport=httpx2.MockTransport(capture)), max_retries=0
-            )
-            probe.chat.completions.create(**light)
+            with httpx2.Client(transport=httpx2.MockTransport(capture)) as http_client:
+                self.client.copy(http_client=http_client, max_retries=0).chat.completions.create(**light)
             sdk_body = captured[0]
             order = tuple(json.loads(sdk_body))
             if set(order) != set(light) or _dumps({name: light[name] for name in order}).encode() != sdk_body:
