@@ -84,6 +84,11 @@ VARIANTS = ("official", "vlmevalkit")
 UNIT = "figure group"  # the resampling unit: a figure group's questions and figures depend on each other
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Entry points: score (checks the options) -> score_checked -> evaluate_checked
+# ---------------------------------------------------------------------------------------------------------
+
+
 def score(
     records: list[dict[str, Any]],
     *,
@@ -186,6 +191,160 @@ def score_checked(
             f"standard errors cover the official variant only (variant={evaluation.variant} has none yet)"
         )
     return values, details
+
+
+def check_options(
+    *,
+    variant: Any = "official",
+    judge: Any = None,
+    judge_model: Any = None,
+    repeats: Any = None,
+    diagnosis: Any = True,
+    no_verdict: Any = "official",
+    verdict_parse: Any = "final",
+    judge_prompt: Any = "official",
+    model_text_limit: Any = None,
+) -> None:
+    """Validate the scorer options (one-line OptionError); ``judge`` may also be a Judge object."""
+    from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import VERDICT_PARSES
+
+    check_option("variant", variant, str, choices=VARIANTS)
+    check_option("verdict_parse", verdict_parse, str, choices=VERDICT_PARSES)
+    check_option("judge_prompt", judge_prompt, str, choices=JUDGE_PROMPTS)
+    check_option("model_text_limit", model_text_limit, int, minimum=1, allow_none=True)
+    check_option("no_verdict", no_verdict, str, choices=NO_VERDICT_CHOICES)
+    check_judge_options(judge, judge_model)
+    if isinstance(judge_model, str) and not judge_model.strip():
+        raise OptionError("option judge_model: expected a model name or null, got an empty string")
+    check_option("repeats", repeats, int, minimum=1, allow_none=True)
+    check_option("diagnosis", diagnosis, bool)
+
+
+def evaluate(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: Any = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+    no_verdict: str = "official",
+    verdict_parse: str = "final",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> Evaluation:
+    """Score HallusionBench records; the full result (per repeat, per question) for hooks and reports.
+
+    ``judge``: None/"auto", "openai", "rule" or a Judge object; only used for what is not supplied.
+    ``repeats``: judge repeats (default 3 for an LLM judge, 1 for the rule judge). ``no_verdict``: a judge
+    reply without a verdict word is scored by the official parse ("official") or left unjudged
+    ("unjudged"); either way counted (``no_verdict``) and listed. ``verdict_parse``: the official label rule
+    on the judge's final verdict line ("final", default: a verdict the model planted and the judge quoted
+    cannot decide) or on the whole reply ("official"); ``judge_prompt``: "official" or "hardened";
+    ``model_text_limit``: characters of each answer sent (docs/judges.md, "Judge integrity").
+    """
+    integrity = {
+        "verdict_parse": verdict_parse, "judge_prompt": judge_prompt, "model_text_limit": model_text_limit
+    }  # fmt: skip
+    check_options(
+        variant=variant,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        diagnosis=diagnosis,
+        no_verdict=no_verdict,
+        **integrity,
+    )
+    return evaluate_checked(records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats,
+                            diagnosis=diagnosis, no_verdict=no_verdict, **integrity)  # fmt: skip
+
+
+def evaluate_checked(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: Any = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    diagnosis: bool = True,
+    no_verdict: str = "official",
+    verdict_parse: str = "final",
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> Evaluation:
+    """``evaluate`` with options that passed ``check_options`` (``score_checked``'s path)."""
+    integrity = {
+        "verdict_parse": verdict_parse, "judge_prompt": judge_prompt, "model_text_limit": model_text_limit
+    }  # fmt: skip
+    if not records:
+        raise RecordError("-", "<records>", "no records to score")
+    from lmms_eval_tasks.judges.pipeline import LazyJudge
+
+    # created on first use only: with every verdict supplied no judge (and no "no endpoint" warning) exists
+    source = LazyJudge(judge, model=judge_model, task=JUDGE_TASK)
+    try:
+        if variant == "vlmevalkit":
+            evaluation = _vlmevalkit_evaluation(records, source)
+            # only the scored (image) questions: the dropped no-image rows are not this variant's answers
+            scored = [records[index] for index in evaluation.record_indices or []]
+            _count_empty_predictions(scored, evaluation)
+            return evaluation
+        questions = parse_questions(records)
+        structure = build_structure(questions)
+        evaluation = _official_evaluation(
+            records, questions, structure, source, repeats, diagnosis, no_verdict, integrity
+        )
+    finally:
+        source.close()
+    if not diagnosis:
+        drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
+        evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
+    _count_empty_predictions(records, evaluation)
+    return evaluation
+
+
+def per_question_correct(
+    records: Sequence[dict[str, Any]],
+    *,
+    variant: str = "official",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    no_verdict: str = "official",
+) -> dict[str, bool | None]:
+    """Correctness per question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
+
+    Keyed ``category/subcategory/set_id/figure_id/question_id``. With several judge repeats a question is
+    correct when most of its judged repeats say so (a tie counts as wrong); a question no repeat judged is
+    None (left out of the pairing). The vlmevalkit variant scores image questions only.
+    """
+    evaluation = evaluate(
+        records,
+        variant=variant,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        diagnosis=False,
+        no_verdict=no_verdict,
+    )
+    indices = [
+        index
+        for index, record in enumerate(records)
+        if variant == "official" or str(record.get("visual_input", "")).strip() != "0"
+    ]
+    questions = parse_questions([records[index] for index in indices], indices)
+    result: dict[str, bool | None] = {}
+    for question, row in zip(questions, evaluation.correct, strict=True):
+        judged = [value for value in row if value is not None]
+        key = "/".join(question.question_key)
+        result[key] = None if not judged else 2 * sum(judged) > len(judged)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Data model: metric groups, questions, verdicts
+# ---------------------------------------------------------------------------------------------------------
 
 
 def group_names() -> list[str]:
@@ -711,7 +870,7 @@ def _diagnosis_shares(tuples: list[tuple[int, int]], prefix: str) -> dict[str, f
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Repeats, judging and the public entry points
+# Repeats and judging
 # ---------------------------------------------------------------------------------------------------------
 
 
@@ -1277,117 +1436,6 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
     return evaluation
 
 
-def check_options(
-    *,
-    variant: Any = "official",
-    judge: Any = None,
-    judge_model: Any = None,
-    repeats: Any = None,
-    diagnosis: Any = True,
-    no_verdict: Any = "official",
-    verdict_parse: Any = "final",
-    judge_prompt: Any = "official",
-    model_text_limit: Any = None,
-) -> None:
-    """Validate the scorer options (one-line OptionError); ``judge`` may also be a Judge object."""
-    from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import VERDICT_PARSES
-
-    check_option("variant", variant, str, choices=VARIANTS)
-    check_option("verdict_parse", verdict_parse, str, choices=VERDICT_PARSES)
-    check_option("judge_prompt", judge_prompt, str, choices=JUDGE_PROMPTS)
-    check_option("model_text_limit", model_text_limit, int, minimum=1, allow_none=True)
-    check_option("no_verdict", no_verdict, str, choices=NO_VERDICT_CHOICES)
-    check_judge_options(judge, judge_model)
-    if isinstance(judge_model, str) and not judge_model.strip():
-        raise OptionError("option judge_model: expected a model name or null, got an empty string")
-    check_option("repeats", repeats, int, minimum=1, allow_none=True)
-    check_option("diagnosis", diagnosis, bool)
-
-
-def evaluate(
-    records: Sequence[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: Any = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    diagnosis: bool = True,
-    no_verdict: str = "official",
-    verdict_parse: str = "final",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> Evaluation:
-    """Score HallusionBench records; the full result (per repeat, per question) for hooks and reports.
-
-    ``judge``: None/"auto", "openai", "rule" or a Judge object; only used for what is not supplied.
-    ``repeats``: judge repeats (default 3 for an LLM judge, 1 for the rule judge). ``no_verdict``: a judge
-    reply without a verdict word is scored by the official parse ("official") or left unjudged
-    ("unjudged"); either way counted (``no_verdict``) and listed. ``verdict_parse``: the official label rule
-    on the judge's final verdict line ("final", default: a verdict the model planted and the judge quoted
-    cannot decide) or on the whole reply ("official"); ``judge_prompt``: "official" or "hardened";
-    ``model_text_limit``: characters of each answer sent (docs/judges.md, "Judge integrity").
-    """
-    integrity = {
-        "verdict_parse": verdict_parse, "judge_prompt": judge_prompt, "model_text_limit": model_text_limit
-    }  # fmt: skip
-    check_options(
-        variant=variant,
-        judge=judge,
-        judge_model=judge_model,
-        repeats=repeats,
-        diagnosis=diagnosis,
-        no_verdict=no_verdict,
-        **integrity,
-    )
-    return evaluate_checked(records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats,
-                            diagnosis=diagnosis, no_verdict=no_verdict, **integrity)  # fmt: skip
-
-
-def evaluate_checked(
-    records: Sequence[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: Any = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    diagnosis: bool = True,
-    no_verdict: str = "official",
-    verdict_parse: str = "final",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> Evaluation:
-    """``evaluate`` with options that passed ``check_options`` (``score_checked``'s path)."""
-    integrity = {
-        "verdict_parse": verdict_parse, "judge_prompt": judge_prompt, "model_text_limit": model_text_limit
-    }  # fmt: skip
-    if not records:
-        raise RecordError("-", "<records>", "no records to score")
-    from lmms_eval_tasks.judges.pipeline import LazyJudge
-
-    # created on first use only: with every verdict supplied no judge (and no "no endpoint" warning) exists
-    source = LazyJudge(judge, model=judge_model, task=JUDGE_TASK)
-    try:
-        if variant == "vlmevalkit":
-            evaluation = _vlmevalkit_evaluation(records, source)
-            # only the scored (image) questions: the dropped no-image rows are not this variant's answers
-            scored = [records[index] for index in evaluation.record_indices or []]
-            _count_empty_predictions(scored, evaluation)
-            return evaluation
-        questions = parse_questions(records)
-        structure = build_structure(questions)
-        evaluation = _official_evaluation(
-            records, questions, structure, source, repeats, diagnosis, no_verdict, integrity
-        )
-    finally:
-        source.close()
-    if not diagnosis:
-        drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
-        evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
-    _count_empty_predictions(records, evaluation)
-    return evaluation
-
-
 def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Evaluation) -> None:
     """Count blank model answers and warn: a failed generation reads as "unclear" to the judge (and an
     unclear answer to a no-image question counts as right), so it must never pass unnoticed."""
@@ -1535,41 +1583,3 @@ __all__ = [
     "score",
     "vlmevalkit_yes_no",
 ]
-
-
-def per_question_correct(
-    records: Sequence[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    no_verdict: str = "official",
-) -> dict[str, bool | None]:
-    """Correctness per question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
-
-    Keyed ``category/subcategory/set_id/figure_id/question_id``. With several judge repeats a question is
-    correct when most of its judged repeats say so (a tie counts as wrong); a question no repeat judged is
-    None (left out of the pairing). The vlmevalkit variant scores image questions only.
-    """
-    evaluation = evaluate(
-        records,
-        variant=variant,
-        judge=judge,
-        judge_model=judge_model,
-        repeats=repeats,
-        diagnosis=False,
-        no_verdict=no_verdict,
-    )
-    indices = [
-        index
-        for index, record in enumerate(records)
-        if variant == "official" or str(record.get("visual_input", "")).strip() != "0"
-    ]
-    questions = parse_questions([records[index] for index in indices], indices)
-    result: dict[str, bool | None] = {}
-    for question, row in zip(questions, evaluation.correct, strict=True):
-        judged = [value for value in row if value is not None]
-        key = "/".join(question.question_key)
-        result[key] = None if not judged else 2 * sum(judged) > len(judged)
-    return result
