@@ -72,6 +72,7 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
         "cache_checkpoints",
         "cache_no_secrets",
         "cache_pack_version",
+        "cache_request_settings",
         "cache_version",
     ]
     assert host.patches_for(["random_guess"]) == common

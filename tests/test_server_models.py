@@ -485,3 +485,37 @@ def test_the_pipelined_client_keeps_a_connection_alive_for_each_request_in_fligh
     wide = OpenAIPipelined(num_concurrent=256, **settings)
     assert kept_alive(wide) == 256 and wide.bodies.client is wide.client
     assert str(wide.client.base_url) == "http://127.0.0.1:9/v1/" and wide.client.api_key == "sk-test"
+
+
+def test_answers_to_other_request_settings_are_asked_again(tmp_path, monkeypatch):
+    """The host's keys omit settings the OpenAI-compatible clients send (presence_penalty, frequency_penalty,
+    seed) and the image encoding they read from the environment (LMMS_IMAGE_ENCODE_FORMAT, _JPEG_QUALITY): a
+    rerun that changes one of them must not reuse the answers to the other requests."""
+    from lmms_eval.api.instance import Instance
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    status = patches.check_patch("cache_request_settings")
+    assert status.state == "applies", status
+    assert patches.apply_patch("cache_request_settings").state == "applied"
+    monkeypatch.setenv(resume.RUN_ID_ENV, "settings")
+    for name in ("LMMS_IMAGE_ENCODE_FORMAT", "LMMS_IMAGE_JPEG_QUALITY"):
+        monkeypatch.delenv(name, raising=False)
+
+    def asked(**settings: object) -> int:
+        arguments = ("question", {"temperature": 0, "max_new_tokens": 4, **settings}, None, 0, "task", "x")
+        request = Instance("generate_until", arguments, 0, {"task": "task", "doc_id": 0, "repeats": 1})
+        model = Model()
+        cache = ResponseCache.create(str(tmp_path), model="openai", model_args="model_version=m")
+        assert cache.execute(model, "generate_until", [request]) == ["answer 0"]
+        cache.finalize(success=True)
+        return sum(model.calls)
+
+    assert [asked(), asked(), asked(presence_penalty=1.0), asked(presence_penalty=1.0)] == [1, 0, 1, 0]
+    assert [asked(frequency_penalty=0.5), asked(seed=7), asked(seed=7)] == [1, 1, 0]
+    monkeypatch.setenv("LMMS_IMAGE_ENCODE_FORMAT", "JPEG")
+    assert [asked(), asked()] == [1, 0]
+    monkeypatch.setenv("LMMS_IMAGE_JPEG_QUALITY", "95")
+    assert [asked(), asked()] == [1, 0]
+    monkeypatch.delenv("LMMS_IMAGE_ENCODE_FORMAT")
+    monkeypatch.delenv("LMMS_IMAGE_JPEG_QUALITY")
+    assert asked() == 0  # PNG (the host's default) again: the first answer

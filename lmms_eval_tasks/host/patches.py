@@ -1015,6 +1015,14 @@ PATCHES: dict[str, HostPatch] = {
             "images: use a new cache folder after upgrading the pack",
         ),
         HostPatch(
+            "cache_request_settings",
+            "--use_cache keys presence_penalty, frequency_penalty, seed and the image encoding too",
+            response_cache_fixes.probe_request_settings,
+            response_cache_fixes.install_request_settings,
+            "with --use_cache a rerun that changes presence_penalty, frequency_penalty, seed or "
+            "LMMS_IMAGE_ENCODE_FORMAT reuses the answers to the other requests: use a new cache folder",
+        ),
+        HostPatch(
             "cache_version",
             "--use_cache keys answers by the installed lmms-eval version, not the commit of the repository "
             "its virtual environment sits in",

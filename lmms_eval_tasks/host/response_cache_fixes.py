@@ -1,4 +1,4 @@
-"""Five host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
+"""Six host patches to lmms-eval's response cache (``--use_cache DIR``) for long runs on model servers.
 
 ``cache_no_failures``: lmms-eval 0.7.3 stores a failed request's marker text
 (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) like an answer, so the rerun after an outage replays
@@ -31,6 +31,13 @@ model and its arguments, but not by the images or the code that makes the reques
 changes how a task's images are made (VRB's corruptions) or its messages would silently reuse the answers to
 the old requests. The patch adds the pack's version to the cache's version part of every key (a release
 upgrade asks again; commits of a development install keep their keys, as with ``cache_version``).
+
+``cache_request_settings``: lmms-eval 0.7.3 keys an answer by some generation settings only
+(``CACHE_RELEVANT_KEYS``): ``presence_penalty``, ``frequency_penalty`` and ``seed``, which its
+OpenAI-compatible clients send, are left out, and so is the image encoding they read from
+``LMMS_IMAGE_ENCODE_FORMAT`` / ``LMMS_IMAGE_JPEG_QUALITY``. A rerun that changes one of them reused the
+answers to the other requests. The patch keys the three settings (when a request has them: other keys are
+unchanged) and adds a non-default image encoding to the version part of the keys.
 
 The probes of ``cache_no_failures``, ``cache_checkpoints`` and ``cache_no_secrets`` exercise the host's own
 code on a throw-away cache in a temporary folder; each probe says APPLIES only while the bug is there.
@@ -353,13 +360,86 @@ def probe_pack_version() -> tuple[str, str]:
 def install_pack_version() -> None:
     cache_class = _response_cache_class()
     create = cache_class.__dict__["create"]
-    if getattr(create.__func__, _MARK, False):
+    if _wraps_with(create.__func__, _PACK_VERSION_MARK):
         return
-    host_create = create.__func__
+    inner = create.__func__
 
     def with_pack_version(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        cache = host_create(cls, *args, **kwargs)
+        cache = inner(cls, *args, **kwargs)
         cache._eval_version = f"{cache._eval_version}+{_pack_version()}"
         return cache
 
-    cache_class.create = classmethod(_marked(with_pack_version, host_create))
+    wrapper = _marked(with_pack_version, inner)
+    setattr(wrapper, _PACK_VERSION_MARK, True)
+    cache_class.create = classmethod(wrapper)
+
+
+_PACK_VERSION_MARK = "_lmms_eval_tasks_pack_version_fix"
+
+
+def _wraps_with(function: Any, attribute: str) -> bool:
+    """Whether one of the pack's wrappers around ``function`` carries ``attribute`` (two patches wrap
+    ``ResponseCache.create``: each installs once, in either order)."""
+    while function is not None:
+        if getattr(function, attribute, False):
+            return True
+        function = getattr(function, "__wrapped__", None) if getattr(function, _MARK, False) else None
+    return False
+
+
+# --- cache_request_settings ----------------------------------------------------------------------
+
+SENT_SETTINGS = frozenset({"presence_penalty", "frequency_penalty", "seed"})
+IMAGE_ENCODING_ENV = ("LMMS_IMAGE_ENCODE_FORMAT", "LMMS_IMAGE_JPEG_QUALITY")
+
+
+def _image_encoding() -> str:
+    """The image encoding the host's OpenAI-compatible clients use, "" for their default (PNG)."""
+    import os
+
+    image_format = os.environ.get(IMAGE_ENCODING_ENV[0], "PNG").upper()
+    if image_format == "PNG":
+        return ""
+    quality = os.environ.get(IMAGE_ENCODING_ENV[1], "85") if image_format in {"JPEG", "JPG", "WEBP"} else ""
+    return f"image-{image_format}{quality}"
+
+
+def probe_request_settings() -> tuple[str, str]:
+    """APPLIES while the host's keys leave out a setting its OpenAI-compatible clients send."""
+    from lmms_eval.caching import response_cache
+
+    keyed = getattr(response_cache, _HOST_KEYS, getattr(response_cache, "CACHE_RELEVANT_KEYS", None))
+    canonical = getattr(response_cache, "canonicalize_gen_kwargs", None)
+    if not isinstance(keyed, frozenset) or not callable(canonical):
+        return MISMATCH, "lmms_eval.caching.response_cache.CACHE_RELEVANT_KEYS is gone"
+    left_out = sorted(SENT_SETTINGS - keyed)
+    if not left_out:
+        return NOT_NEEDED, "the host keys every setting its clients send"
+    return APPLIES, f"the host's keys leave out {', '.join(left_out)} and the image encoding: keyed"
+
+
+def install_request_settings() -> None:
+    from lmms_eval.caching import response_cache
+
+    if not hasattr(response_cache, _HOST_KEYS):  # the host's own set, for the probe
+        setattr(response_cache, _HOST_KEYS, response_cache.CACHE_RELEVANT_KEYS)
+    response_cache.CACHE_RELEVANT_KEYS = frozenset(response_cache.CACHE_RELEVANT_KEYS | SENT_SETTINGS)
+    cache_class = _response_cache_class()
+    create = cache_class.__dict__["create"]
+    if _wraps_with(create.__func__, _SETTINGS_MARK):
+        return
+    inner = create.__func__
+
+    def with_image_encoding(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        cache = inner(cls, *args, **kwargs)
+        if _image_encoding():
+            cache._eval_version = f"{cache._eval_version}+{_image_encoding()}"
+        return cache
+
+    wrapper = _marked(with_image_encoding, inner)
+    setattr(wrapper, _SETTINGS_MARK, True)
+    cache_class.create = classmethod(wrapper)
+
+
+_SETTINGS_MARK = "_lmms_eval_tasks_settings_fix"
+_HOST_KEYS = "_lmms_eval_tasks_host_cache_relevant_keys"
