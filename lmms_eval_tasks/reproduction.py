@@ -253,8 +253,9 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
     elif getattr(benchmark, "paper_judge_model", None):
         reasons.append(f"judge: not recorded in the run's report; the published value: {paper_judge}")
     limit = provenance.get("limit")
-    if limit is not None:
-        reasons.append(f"subset: --limit {limit} (the published value is over the whole question set)")
+    if limit is not None:  # the host records --limit 4 as 4.0
+        shown = int(limit) if isinstance(limit, float) and limit.is_integer() else limit
+        reasons.append(f"subset: --limit {shown} (the published value is over the whole question set)")
     task = str(report.get("task"))
     if benchmark is not None and (task in benchmark.sample_tasks or task.endswith("_sample")):
         reasons.append("sample data: the run scored the bundled sample, not the benchmark's dataset")

@@ -102,6 +102,18 @@ def tiny_llava_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava") / "model", seed=0)
 
 
+@pytest.fixture(scope="session")
+def tiny_llava_card_run(tiny_llava_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One launcher run of the card's command (tests/helpers.py ``card_command_arguments``: the tiny LLaVA
+    as ``--model llava``, --limit 4) shared by the session's tests: (output folder, stderr)."""
+    from tests.helpers import card_command_arguments, run_launcher
+
+    output = tmp_path_factory.mktemp("card") / "one"
+    completed = run_launcher(*card_command_arguments(tiny_llava_dir, output), timeout=600)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return output, completed.stderr
+
+
 _TINY_TASK_HOOKS = """
 def doc_to_visual(doc):
     return [doc["image"].convert("RGB")]

@@ -176,3 +176,18 @@ def task_yaml(path: Path) -> dict[str, Any]:
     if include is None:
         return config
     return {**task_yaml((path.parent / include).resolve()), **config}
+
+
+# The model card's command on the sample tasks (tests/test_card_command.py), run once per session on the tiny
+# LLaVA (conftest fixture ``tiny_llava_card_run``) and read by every test that needs a limited tiny-LLaVA run.
+CARD_LOG_TASK = "dare_sample_single_log_p1"
+CARD_TASKS = ("dare_sample", "hallusionbench_offline_sample", CARD_LOG_TASK)
+
+
+def card_command_arguments(tiny_llava_dir: Path, output: Path) -> list[str]:
+    """The card's launcher arguments: ``--model llava`` (served by the tiny LLaVA), --limit 4."""
+    return [
+        "--model", "llava", "--model_args", f"pretrained={tiny_llava_dir}", "--tasks", ",".join(CARD_TASKS),
+        "--limit", "4", "--verbosity", "INFO", "--gen_kwargs", "max_new_tokens=8",
+        "--output_path", str(output), "--log_samples",
+    ]  # fmt: skip

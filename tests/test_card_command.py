@@ -21,10 +21,20 @@ from lmms_eval_tasks.host import substitution
 from lmms_eval_tasks.host.substitution import SubstitutionError, check_model_args, resolve_checkpoint
 from lmms_eval_tasks.reporting import model_substitution
 from lmms_eval_tasks.reporting import schema as reports
-from tests.helpers import REPO_ROOT, free_port, offline_environment, results_json, run_launcher, samples_jsonl
+from tests.helpers import (
+    CARD_LOG_TASK,
+    CARD_TASKS,
+    REPO_ROOT,
+    card_command_arguments,
+    free_port,
+    offline_environment,
+    results_json,
+    run_launcher,
+    samples_jsonl,
+)
 
-LOG_TASK = "dare_sample_single_log_p1"
-TASKS = ("dare_sample", "hallusionbench_offline_sample", LOG_TASK)
+LOG_TASK = CARD_LOG_TASK
+TASKS = CARD_TASKS
 
 
 # ---- name mapping and model_args (fast) --------------------------------------------------------------
@@ -214,21 +224,13 @@ def _split(runs: list[tuple[str, str | None]]) -> tuple[list[str], list[str | No
 # ---- the launcher, end to end on the tiny LLaVA (slow) ---------------------------------------------------
 
 
-def _arguments(tiny_llava_dir: Path, output: Path) -> list[str]:
-    return [
-        "--model", "llava", "--model_args", f"pretrained={tiny_llava_dir}", "--tasks", ",".join(TASKS),
-        "--limit", "4", "--verbosity", "INFO", "--gen_kwargs", "max_new_tokens=8",
-        "--output_path", str(output), "--log_samples",
-    ]  # fmt: skip
+_arguments = card_command_arguments
 
 
-@pytest.fixture(scope="module")
-def single_run(tiny_llava_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One launcher run of the card's command on the sample tasks: (output folder, stderr)."""
-    output = tmp_path_factory.mktemp("card") / "one"
-    completed = run_launcher(*_arguments(tiny_llava_dir, output), timeout=600)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    return output, completed.stderr
+@pytest.fixture
+def single_run(tiny_llava_card_run: tuple[Path, str]) -> tuple[Path, str]:
+    """The session's one launcher run of the card's command (conftest): (output folder, stderr)."""
+    return tiny_llava_card_run
 
 
 @pytest.mark.slow

@@ -313,3 +313,73 @@ def test_vrb_protocol_and_profile_other_than_the_papers_are_setting_differences(
         "protocol: official, not the paper's VQA accuracy (Eq. 2, protocol=paper)",
         "corruption profile: imagenet_c, not the official generator's (vrb, vrb_official)",
     ]
+
+
+@pytest.mark.slow  # reads the session's one tiny-LLaVA launcher run (conftest tiny_llava_card_run)
+def test_tiny_llava_run_registered_as_a_published_model(tiny_llava_card_run: tuple[Path, str], capsys):
+    """The real tiny random LLaVA (served as ``--model llava``, --limit 4) on the HallusionBench sample judged
+    by the rule judge, registered as LLaVA-1.5-13B with ``report --published-as``: the verdict's numbers are
+    recomputed here from the logged per-question verdicts, and its reasons name judge, limit and sample."""
+    output, _ = tiny_llava_card_run
+    task = "hallusionbench_offline_sample"
+    code = cli_main(["report", str(output), "--out", str(output.parent / "report"), "--published-as",
+                     "LLaVA-1.5-13B", "--json"])  # fmt: skip
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    [verdict] = [v for run in printed["runs"] for v in run["reproduction"] if v["task"] == task]
+    assert verdict["published_model"] == "LLaVA-1.5-13B"
+    assert verdict["matched_by"].startswith("--published-as LLaVA-1.5-13B (the run's checkpoint: ")
+
+    # By hand from the logged records (one verdict per question, rule judge): aAcc = correct questions / all;
+    # fAcc = figures whose every question is correct / figures; qAcc = questions correct on every figure /
+    # questions. --limit 4 keeps the first 4 records: 2 figure sets (illusion, math) of 2 figures each.
+    records = [
+        json.loads(line)
+        for line in next(output.rglob(f"lmms_eval_tasks/*/{task}_samples.jsonl")).read_text().splitlines()
+    ]
+    assert len(records) == 4 and all(len(record["correct"]) == 1 for record in records)
+    correct = [record["correct"][0] for record in records]
+    figures: dict[tuple, list[int]] = {}
+    questions: dict[tuple, list[int]] = {}
+    for record, ok in zip(records, correct, strict=True):
+        group = (record["category"], record["subcategory"], record["set_id"])
+        figures.setdefault((*group, record["figure_id"]), []).append(ok)
+        questions.setdefault((*group, record["question_id"]), []).append(ok)
+    assert (len(figures), len(questions)) == (4, 2)  # 4 figures, 2 questions asked on 2 figures each
+    by_hand = {
+        "aAcc": 100 * sum(correct) / 4,
+        "fAcc": 100 * sum(all(oks) for oks in figures.values()) / 4,
+        "qAcc": 100 * sum(all(oks) for oks in questions.values()) / 2,
+    }
+    # Published (README leaderboard, GPT Eval) LLaVA-1.5-13B: qAcc 10.55, fAcc 24.86, aAcc 46.94.
+    published = {"qAcc": 10.55, "fAcc": 24.86, "aAcc": 46.94}
+    by_metric = {item["metric"]: item for item in verdict["metrics"]}
+    assert list(by_metric) == ["qAcc", "fAcc", "aAcc"]
+    for metric, item in by_metric.items():
+        assert item["published"] == published[metric]
+        assert item["value"] == pytest.approx(by_hand[metric])
+        assert item["difference"] == pytest.approx(by_hand[metric] - published[metric])  # e.g. 0 - 10.55
+        if item["high"] > item["low"]:  # the rule: published within [low - half unit, high + half unit]
+            assert item["within_sampling"] == (
+                item["low"] - 0.005 <= published[metric] <= item["high"] + 0.005
+            )
+        else:  # 2 figure groups that all score alike: zero width, no sampling error estimated, unless equal
+            assert item["within_sampling"] is (
+                True if abs(by_hand[metric] - published[metric]) <= 0.005 else None
+            )
+    answers = [item["within_sampling"] for item in by_metric.values()]
+    expected = (
+        "differs"
+        if False in answers
+        else "cannot tell"
+        if None in answers
+        else "within sampling, setting differs"
+    )
+    assert verdict["summary"] == expected
+    reasons = verdict["reasons"]
+    assert "judge: the offline rule-based yes/no judge, not the paper's GPT-4" in reasons
+    assert any(r.startswith("judge: rule-based (rule); the published value: GPT-4") for r in reasons)
+    assert "subset: --limit 4 (the published value is over the whole question set)" in reasons
+    assert "sample data: the run scored the bundled sample, not the benchmark's dataset" in reasons
+    assert any(r.startswith("model substitution: ") for r in reasons)  # --model llava served by transformers
+    assert set(verdict["setting_differences"]) <= set(reasons) and len(verdict["setting_differences"]) >= 4
