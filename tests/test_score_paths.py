@@ -186,3 +186,46 @@ def test_score_details_on_a_runs_samples_file_gives_the_reports_metrics_and_deta
     assert full["metrics"] == report["metrics"]
     assert details == reported
     assert details  # each of the three has scorer details (tables, per scenario and per repeat)
+
+
+JUDGE_VARIABLES = (
+    "OPENAI_API_KEY", "OPENAI_API_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE", "AZURE_ENDPOINT",
+    "AZURE_OPENAI_ENDPOINT", "AZURE_API_KEY", "AZURE_OPENAI_API_KEY", "API_TYPE", "LMMS_EVAL_TASKS_JUDGE",
+    "LMMS_EVAL_TASKS_JUDGE_BASE_URL", "LMMS_EVAL_TASKS_JUDGE_API_KEY",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("task", ["hallusionbench", "hallusionbench_vlmevalkit"])
+def test_score_of_judged_records_without_a_judge_refuses_in_one_line(
+    tmp_path, capsys, monkeypatch, task
+) -> None:
+    """A run's records of a judged task, re-scored with no judge configured: exit 2 before any judging, one
+    line naming the task, the key variables and the rule-judge switch (was: scored by the rule judge)."""
+    for name in JUDGE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    records = str(_write(tmp_path, [{**record, "task": task} for record in RECORDS]))
+    assert main(["score", "hallusionbench", records]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        f"lmms-eval-tasks score: records of {task} are scored by an LLM judge and none is configured: set "
+        "OPENAI_API_KEY (OpenAI), OPENAI_API_URL (a local OpenAI-compatible server) or AZURE_ENDPOINT + "
+        "AZURE_API_KEY; or set LMMS_EVAL_TASKS_JUDGE=rule to re-score them with the offline rule judge (an "
+        "approximation, not comparable with GPT-judged numbers; the output names the rule judge)"
+    )
+    # asked for by name, the rule judge scores them, and the output says it did
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE", "rule")
+    metrics = _score(capsys, "hallusionbench", records)
+    assert metrics["judge_is_rule_based"] == 1 and metrics["aAcc"] == 50.0
+    monkeypatch.delenv("LMMS_EVAL_TASKS_JUDGE")
+    assert _score(capsys, "hallusionbench", records, "-o", 'judge="rule"')["judge_is_rule_based"] == 1
+
+
+def test_score_of_rule_judged_tasks_needs_no_judge(tmp_path, capsys, monkeypatch) -> None:
+    """hallusionbench_offline fixes the rule judge, the *_sample tasks are pipeline checks: both re-score as
+    they ran, without a judge."""
+    for name in JUDGE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for task in ("hallusionbench_offline", "hallusionbench_sample"):
+        records = str(_write(tmp_path, [{**record, "task": task} for record in RECORDS]))
+        assert _score(capsys, "hallusionbench", records)["judge_is_rule_based"] == 1

@@ -147,6 +147,14 @@ def _command_score(args: argparse.Namespace) -> int:
             print(f"lmms-eval-tasks score: {problem}", file=sys.stderr)
             return 2
         benchmark.validate(records, lines=lines)  # the record contract
+        if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
+            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
+
+            tasks = (str(record.get("task")) for record in records if record.get("task"))
+            problem = missing_judge_line_for_records(tasks)
+            if problem:  # before any judging: the rule judge would stand in for the paper's judge silently
+                print(problem, file=sys.stderr)
+                return 2
         try:
             pending = pending_for(path)
         except ValueError as error:

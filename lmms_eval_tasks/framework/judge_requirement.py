@@ -19,6 +19,33 @@ KEY_VARIABLES = (
 def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval") -> str | None:
     """None when every task in ``tasks`` that an LLM judges has a judge endpoint; else one line naming the
     tasks, the key variables, the rule-judged task (when the benchmark has one) and the rule-judge switch."""
+    unjudged = _unjudged(tasks)
+    if not unjudged:
+        return None
+    alternatives = sorted({offline for offline in unjudged.values() if offline})
+    instead = f"run {' / '.join(alternatives)} (the offline rule judge) or " if alternatives else ""
+    return (
+        f"{prefix}: {', '.join(unjudged)} {'is' if len(unjudged) == 1 else 'are'} scored by an LLM judge and "
+        f"none is configured: set {KEY_VARIABLES}; or {instead}set LMMS_EVAL_TASKS_JUDGE=rule to score with "
+        f"the offline rule judge (an approximation, not comparable with GPT-judged numbers)"
+    )
+
+
+def missing_judge_line_for_records(tasks: Iterable[str], prefix: str = "lmms-eval-tasks score") -> str | None:
+    """``missing_judge_line`` for re-scoring saved records (``score``): None when the records' tasks need no
+    LLM judge or have one; else one line naming the tasks, the key variables and the rule-judge switch."""
+    unjudged = _unjudged(tasks)
+    if not unjudged:
+        return None
+    return (
+        f"{prefix}: records of {', '.join(unjudged)} are scored by an LLM judge and none is configured: set "
+        f"{KEY_VARIABLES}; or set LMMS_EVAL_TASKS_JUDGE=rule to re-score them with the offline rule judge "
+        f"(an approximation, not comparable with GPT-judged numbers; the output names the rule judge)"
+    )
+
+
+def _unjudged(tasks: Iterable[str]) -> dict[str, str]:
+    """{task: its rule-judged task or ""} for the tasks an LLM judges that have no judge endpoint."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task
     from lmms_eval_tasks.framework.targets import resolve
     from lmms_eval_tasks.judges.factory import llm_judge_unavailable
@@ -31,12 +58,4 @@ def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval") -> str |
         offline_task = resolve(benchmark.judge_needed)(task)
         if offline_task is not None and llm_judge_unavailable(task):
             unjudged[task] = offline_task
-    if not unjudged:
-        return None
-    alternatives = sorted({offline for offline in unjudged.values() if offline})
-    instead = f"run {' / '.join(alternatives)} (the offline rule judge) or " if alternatives else ""
-    return (
-        f"{prefix}: {', '.join(unjudged)} {'is' if len(unjudged) == 1 else 'are'} scored by an LLM judge and "
-        f"none is configured: set {KEY_VARIABLES}; or {instead}set LMMS_EVAL_TASKS_JUDGE=rule to score with "
-        f"the offline rule judge (an approximation, not comparable with GPT-judged numbers)"
-    )
+    return unjudged
