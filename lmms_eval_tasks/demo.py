@@ -4,11 +4,17 @@ Runs the real harness twice (the seeded `random_guess` baseline and the host's `
 tiny random LLaVA), fully offline with the rule-based judge, then prints and writes a per-task summary.
 The numbers are meaningless as model quality (random models on a few generated questions); the demo
 shows the whole pipeline working and where its outputs go.
+
+The two launcher runs are independent and run side by side (one process each, all tasks in one process).
+A rerun reuses what is finished: a model's run whose inputs (the pack's files, the installed host and its
+libraries, the model and its files, the tasks, the seed) are unchanged is not run again, and the report is
+rewritten only when a run changed; the output says which (``--fresh`` runs everything again).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -143,17 +149,73 @@ def next_steps() -> list[str]:
     ]
 
 
-def run_launcher(arguments: list[str], log_path: Path, environment: dict[str, str]) -> int:
-    """Run `python -m lmms_eval_tasks ARGS`, streaming its output into ``log_path``."""
+def start_launcher(
+    arguments: list[str], log_path: Path, environment: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    """Start `python -m lmms_eval_tasks ARGS`, its output streamed into ``log_path``."""
     with open(log_path, "w", encoding="utf-8") as log:
-        process = subprocess.run(
+        return subprocess.Popen(
             [sys.executable, "-m", "lmms_eval_tasks", *arguments],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=environment,
-            check=False,
         )
-    return process.returncode
+
+
+RUN_RECORD = "demo_run.json"  # in each model's folder: the inputs' fingerprint of its finished run
+REPORT_RECORD = "demo_report.json"  # in the report folder: the fingerprints of the runs it shows
+_VERSIONED = ("lmms_eval", "torch", "transformers", "datasets", "accelerate", "nltk", "numpy", "pillow")
+
+
+def _hash_tree(digest: Any, folder: Path) -> None:
+    """Every file under ``folder`` (relative path and bytes) into ``digest``, in a fixed order."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+
+
+def inputs_fingerprint(
+    model_arguments: Sequence[str], tasks: Sequence[str], seed: int, model_dir: Path | None
+) -> str:
+    """SHA-256 over everything a model's demo run depends on: the pack's files (tasks, prompts, sample data,
+    scoring, reports), the versions of the host and the libraries it runs on, the model's arguments and
+    files, the tasks, the seed and the ``LMMS_*`` settings. Equal fingerprints: a run would give the same
+    files again."""
+    from importlib import metadata
+
+    from lmms_eval_tasks import TASKS_DIR
+
+    settings = (
+        sorted(  # the pack's and the host's settings (LMMS_*); secrets are left out, the judge is the rule
+            (name, value)
+            for name, value in os.environ.items()
+            if name.startswith("LMMS_")
+            and not any(word in name for word in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
+        )
+    )
+    digest = hashlib.sha256()
+    digest.update(json.dumps([sys.version, list(model_arguments), list(tasks), seed, settings]).encode())
+    for name in _VERSIONED:
+        try:
+            digest.update(f"{name}=={metadata.version(name)}".encode() + b"\0")
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name} missing".encode() + b"\0")
+    _hash_tree(digest, TASKS_DIR.parent)
+    if model_dir is not None and model_dir.is_dir():
+        _hash_tree(digest, model_dir)
+    return digest.hexdigest()
+
+
+def finished_run(folder: Path, fingerprint: str) -> Path | None:
+    """The results file of the finished run in ``folder`` made from the same inputs, else None."""
+    try:
+        record = json.loads((folder / RUN_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    results = Path(str(record.get("results_file", "")))
+    if record.get("fingerprint") != fingerprint or not results.is_file():
+        return None
+    return results
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,6 +224,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tiny-llava", type=Path, default=Path(".cache/tiny-llava"))
     parser.add_argument("--tasks", default=None, help="comma-separated tasks (default: every *_sample task)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run every model again, even when a finished run had the same inputs",
+    )
     args = parser.parse_args(argv)
 
     tasks = args.tasks.split(",") if args.tasks else sample_tasks()
@@ -190,32 +257,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     summary: dict[str, Any] = {"tasks": tasks, "runs": {}}
     failed = False
+    fingerprints: dict[str, str] = {}
+    started: dict[str, tuple[subprocess.Popen[bytes], float]] = {}
+    reused: dict[str, Path] = {}
     for label, model_arguments in models.items():
         folder = args.output / label
-        started = time.perf_counter()
-        code = run_launcher(
-            [
-                *model_arguments,
-                "--tasks",
-                ",".join(tasks),
-                "--batch_size",
-                "1",
-                "--output_path",
-                str(folder),
-                "--log_samples",
-                "--seed",
-                str(args.seed),
-            ],
-            args.output / f"{label}.log",
-            environment,
+        fingerprints[label] = inputs_fingerprint(
+            model_arguments, tasks, args.seed, args.tiny_llava.resolve() if label == "tiny_llava" else None
         )
-        seconds = time.perf_counter() - started
-        results_file = find_results_file(folder) if code == 0 else None
-        run: dict[str, Any] = {
-            "exit_code": code,
-            "seconds": round(seconds, 1),
-            "log": str(args.output / f"{label}.log"),
-        }
+        previous = None if args.fresh else finished_run(folder, fingerprints[label])
+        if previous is not None:
+            reused[label] = previous
+            continue
+        (folder / RUN_RECORD).unlink(missing_ok=True)  # a run under way is no finished run
+        arguments = [
+            *model_arguments,
+            "--tasks",
+            ",".join(tasks),
+            "--batch_size",
+            "1",
+            "--output_path",
+            str(folder),
+            "--log_samples",
+            "--seed",
+            str(args.seed),
+        ]
+        # the two models' runs are independent: side by side, one process each
+        started[label] = (
+            start_launcher(arguments, args.output / f"{label}.log", environment),
+            time.perf_counter(),
+        )
+    for label in models:
+        folder = args.output / label
+        run: dict[str, Any] = {"log": str(args.output / f"{label}.log")}
+        if label in reused:
+            results_file: Path | None = reused[label]
+            run.update(exit_code=0, seconds=0.0, reused=True)
+        else:
+            process, began = started[label]
+            code = process.wait()
+            run.update(exit_code=code, seconds=round(time.perf_counter() - began, 1), reused=False)
+            results_file = find_results_file(folder) if code == 0 else None
+            if results_file is not None:
+                record = {"fingerprint": fingerprints[label], "results_file": str(results_file.resolve())}
+                (folder / RUN_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")
         if results_file is not None:
             results = json.loads(results_file.read_text(encoding="utf-8"))
             run["results_file"] = str(results_file)
@@ -241,6 +326,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(table)
     for label, run in summary["runs"].items():
+        if run["reused"]:
+            print(
+                f"{label}: reused the finished run with the same inputs (pack files, host and library "
+                f"versions, model, tasks, seed): nothing generated or scored again; results: "
+                f"{run['results_file']} (--fresh runs it again)"
+            )
+            continue
         print(
             f"{label}: exit {run['exit_code']} in {run['seconds']} s; results: {run.get('results_file', '-')}"
         )
@@ -249,15 +341,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"per-task reports (judge, verdicts, DARE's robustness table) under {args.output}/*/lmms_eval_tasks/"
     )
     if not failed:
-        from lmms_eval_tasks.human_report import write_report_for_runs
-
-        report_path = write_report_for_runs(
-            [args.output / label for label in models], args.output / "report", note=WHAT_IT_SHOWS
-        )
-        print(f"report (tables, plots, provenance): {report_path}")
+        print(f"report (tables, plots, provenance): {write_report(args.output, list(models), fingerprints)}")
     for line in next_steps():
         print(line)
     return 1 if failed else 0
+
+
+def write_report(output: Path, labels: Sequence[str], fingerprints: dict[str, str]) -> str:
+    """The demo's report of the runs in ``output``, rewritten only when a run changed since it was written;
+    its path, and (when kept) that it was."""
+    from lmms_eval_tasks.human_report import write_report_for_runs
+
+    folder = output / "report"
+    record_path = folder / REPORT_RECORD
+    wanted = {label: fingerprints[label] for label in labels}
+    try:
+        kept = json.loads(record_path.read_text(encoding="utf-8")) == wanted
+    except (OSError, ValueError):
+        kept = False
+    if kept and (folder / "report.html").is_file() and (folder / "report.md").is_file():
+        return f"{folder / 'report.html'} (unchanged: the same runs)"
+    record_path.unlink(missing_ok=True)
+    report_path = write_report_for_runs([output / label for label in labels], folder, note=WHAT_IT_SHOWS)
+    record_path.write_text(json.dumps(wanted, indent=1), encoding="utf-8")
+    return str(report_path)
 
 
 if __name__ == "__main__":

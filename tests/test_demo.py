@@ -31,9 +31,54 @@ def test_demo_ends_with_what_it_showed_and_three_next_steps_and_a_rerun_stays_qu
     assert summary.startswith(demo.WHAT_IT_SHOWS)
     assert demo.WHAT_IT_SHOWS in (tmp_path / "demo" / "report" / "report.md").read_text(encoding="utf-8")
 
-    assert demo.main(arguments) == 0  # the same output folder: every report now has an older twin
+    results_files = sorted(output.rglob("*_results.json"))
+    report_written = (output / "report" / "report.html").stat().st_mtime_ns
+
+    assert demo.main(arguments) == 0  # unchanged inputs: the finished runs are reused, nothing runs again
     second = capfd.readouterr()
-    logged = second.out + second.err  # loguru's sink is stderr, or stdout once the host's CLI reconfigured it
+    reused = [
+        line for line in second.out.splitlines() if "reused the finished run with the same inputs" in line
+    ]
+    assert [line.split(":")[0] for line in reused] == ["random_guess", "tiny_llava"]
+    assert sorted(output.rglob("*_results.json")) == results_files  # no new run
+    assert "(unchanged: the same runs)" in second.out
+    assert (output / "report" / "report.html").stat().st_mtime_ns == report_written
+    assert second.out.rstrip().splitlines()[-4] == "Next steps for a real evaluation:"
+
+    assert (
+        demo.main([*arguments, "--fresh"]) == 0
+    )  # the same output folder: every report now has an older twin
+    third = capfd.readouterr()
+    logged = third.out + third.err  # loguru's sink is stderr, or stdout once the host's CLI reconfigured it
     assert "an older run of the same model" not in logged  # was one line per file (204 in a full demo)
     older = [line for line in logged.splitlines() if "report(s) of older runs" in line]
     assert len(older) == 2, older  # one per model folder
+    assert len(list(output.rglob("*_results.json"))) == 2 * len(results_files)
+
+
+def test_a_changed_input_runs_the_model_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fingerprint covers the model's files, its arguments, the tasks and the LMMS_* settings."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    arguments = ["--model", "llava_hf", "--model_args", f"pretrained={model}"]
+    first = demo.inputs_fingerprint(arguments, ["dvqa_sample"], 0, model)
+    assert demo.inputs_fingerprint(arguments, ["dvqa_sample"], 0, model) == first
+    assert demo.inputs_fingerprint(arguments, ["tdiuc_sample"], 0, model) != first
+    assert demo.inputs_fingerprint(arguments, ["dvqa_sample"], 1, model) != first
+    monkeypatch.setenv("LMMS_EVAL_TASKS_VRB_IMAGES", "3")
+    assert demo.inputs_fingerprint(arguments, ["dvqa_sample"], 0, model) != first
+    monkeypatch.delenv("LMMS_EVAL_TASKS_VRB_IMAGES")
+    (model / "config.json").write_text('{"changed": 1}', encoding="utf-8")
+    assert demo.inputs_fingerprint(arguments, ["dvqa_sample"], 0, model) != first
+    folder = tmp_path / "run"
+    folder.mkdir()
+    results = folder / "x_results.json"
+    results.write_text("{}", encoding="utf-8")
+    (folder / demo.RUN_RECORD).write_text(
+        f'{{"fingerprint": "{first}", "results_file": "{results}"}}', encoding="utf-8"
+    )
+    assert demo.finished_run(folder, first) == results
+    assert demo.finished_run(folder, "another") is None
+    results.unlink()
+    assert demo.finished_run(folder, first) is None  # a record without its results file is no finished run
