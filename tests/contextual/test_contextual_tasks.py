@@ -213,3 +213,49 @@ def test_judge_model_other_than_the_papers_gpt4_is_a_deviation(judge_env, tmp_pa
     assert [line for line in deviations["gpt-4o-2024-11-20"] if "judge model 'gpt-4o-2024-11-20'" in line]
     assert "instead of the paper's 'gpt-4'" in " ".join(deviations["gpt-4o-2024-11-20"])
     assert not [line for line in deviations["gpt-4"] if "judge" in line]
+
+
+def test_offline_task_loads_through_the_hosts_task_manager_and_its_report_names_the_rule_judge(
+    judge_env, tmp_path
+) -> None:
+    """contextual_offline: the validation set judged by the rule judge by name (no endpoint, no variable),
+    loaded by the real TaskManager from the pack's folder; its report says the judge is not the paper's."""
+    from lmms_eval.tasks import TaskManager, get_task_dict
+
+    from lmms_eval_tasks import TASKS_DIR
+    from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
+    from lmms_eval_tasks.tasks.contextual import config, published
+
+    judge_env.delenv("LMMS_EVAL_TASKS_JUDGE", raising=False)
+    judge_env.setenv(prepare.DATA_ENV, str(tmp_path / "prepared"))
+    judge_env.setenv(hooks.SKIP_MISSING_ENV, "1")
+    images = tmp_path / "prepared" / "images"
+    images.mkdir(parents=True)
+    from PIL import Image
+
+    urls = _dataset("contextual")["image_url"][:2]
+    for url in urls:
+        Image.new("RGB", (5, 5), (1, 2, 3)).save(images / prepare.image_filename(url), format="PNG")
+    manager = TaskManager("ERROR", include_path=str(TASKS_DIR), include_defaults=False)
+    task = get_task_dict(["contextual_offline"], manager)["contextual_offline"]
+    docs = list(task.test_docs())
+    assert [doc["image_url"] for doc in docs] == urls
+    assert "offline RULE judge" in task.config.metadata["description"]
+
+    # without a judge the launcher refuses contextual and names this task; this task itself needs none
+    assert missing_judge_line(["contextual_offline"]) is None
+    assert "run contextual_offline (the offline rule judge)" in missing_judge_line(["contextual"])
+    assert config.score_options("contextual_offline")["judge"] == "rule"
+
+    # the references themselves: the first is short, found contained (accepted); the second is too long for
+    # the rule judge's containment test (unjudged, left out): 1 accepted of 1 judged = 100 %, 1 unjudged
+    records = records_for("contextual_offline", docs, [doc["response"] for doc in docs])
+    values = run_aggregations("contextual_offline", records, tmp_path)
+    assert values["acceptance_rate"] == pytest.approx(100.0) and values["unjudged"] == 1
+    assert values["judge"] == "rule"
+    report = values["_report"]
+    assert report["provenance"]["settings"]["score_options"]["judge"] == "rule"
+    assert any(
+        "RULE judge" in warning and "not the paper's GPT-4 judge" in warning for warning in report["warnings"]
+    )
+    assert any("rule judge" in reason for reason in published.published_for_task("contextual_offline")[1])

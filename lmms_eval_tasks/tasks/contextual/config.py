@@ -22,15 +22,19 @@ JUDGE_PROMPT_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_JUDGE_PROMPT"  # official (defaul
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One task: judged or submission-only, and whether its images are bundled or prepared."""
+    """One task: judged or submission-only, whether its images are bundled or prepared, and the judge it
+    fixes (``"rule"``: the offline rule judge by name, not the paper's GPT-4 judge; None: the configured
+    one)."""
 
     judged: bool
     bundled_images: bool
     expected_rows: int
+    judge: str | None = None
 
 
 TASKS: dict[str, TaskSpec] = {
     "contextual": TaskSpec(judged=True, bundled_images=False, expected_rows=100),
+    "contextual_offline": TaskSpec(judged=True, bundled_images=False, expected_rows=100, judge="rule"),
     "contextual_test": TaskSpec(judged=False, bundled_images=False, expected_rows=506),
     "contextual_sample": TaskSpec(judged=True, bundled_images=True, expected_rows=10),
     "contextual_sample_submission": TaskSpec(judged=False, bundled_images=True, expected_rows=10),
@@ -78,16 +82,15 @@ def score_options(task: str) -> dict[str, Any]:
     task's ``submission`` flag and the rows the leaderboard expects."""
     spec = task_spec(task)
     if spec.judged:
-        return judged_options()
+        return {**judged_options(), **({"judge": spec.judge} if spec.judge else {})}
     return {"submission": True, "expected_rows": spec.expected_rows}
 
 
 def judge_needed(task: str) -> str | None:
-    """"" when ``task`` is judged by an LLM (ConTextual has no rule-judged task;
-    ``LMMS_EVAL_TASKS_JUDGE=rule`` asks for the rule judge), else None: submission tasks, and
-    ``contextual_sample`` (bundled generated data, a pipeline check: without an endpoint it uses the rule
-    judge, labelled)."""
+    """The rule-judged task to suggest (``contextual_offline``) when ``task`` is judged by an LLM, else None:
+    submission tasks, ``contextual_offline`` (the rule judge by name), and ``contextual_sample`` (bundled
+    generated data, a pipeline check: without an endpoint it uses the rule judge, labelled)."""
     spec = TASKS.get(task)
-    if spec is None or not spec.judged or spec.bundled_images:
+    if spec is None or not spec.judged or spec.bundled_images or spec.judge is not None:
         return None
-    return ""
+    return "contextual_offline"

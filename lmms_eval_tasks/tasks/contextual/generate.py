@@ -26,7 +26,11 @@ FOLDER = "lmms_eval_tasks/tasks/contextual"
 HOOKS = "lmms_eval_tasks.tasks.contextual.hooks"
 SOURCE = "lmms_eval_tasks/tasks/contextual/generate.py"
 CSV_FOLDER = REPOSITORY_ROOT / "tests" / "data" / "contextual"
-DATA = {"contextual": ("validation", "contextual_val"), "contextual_test": ("test", "contextual_test")}
+DATA = {
+    "contextual": ("validation", "contextual_val"),
+    "contextual_offline": ("validation", "contextual_val"),
+    "contextual_test": ("test", "contextual_test"),
+}
 IMAGES_COMMENT = (
     "Data: the instructions (and references) come from the data/ parquet named here; the images from the\n"
     "folder written by `lmms-eval-tasks prepare contextual` ($LMMS_EVAL_TASKS_DATA_CONTEXTUAL, or\n"
@@ -37,6 +41,9 @@ MAX_NEW_TOKENS = 300  # the authors' GPT-4V runs (max_tokens=300)
 DESCRIPTIONS = {
     "contextual": "ConTextual validation (100 instructions with references), GPT-4 judged acceptance "
     "rate per visual scenario (images: lmms-eval-tasks prepare contextual)",
+    "contextual_offline": "ConTextual validation scored by the offline RULE judge (short-reference "
+    "containment), not the paper's GPT-4 judge: an approximation, labelled in the report (images: "
+    "lmms-eval-tasks prepare contextual)",
     "contextual_test": "ConTextual test (506 instructions), generation only: writes the leaderboard "
     "predictions file (images: lmms-eval-tasks prepare contextual)",
     "contextual_sample": "ConTextual bundled sample (10 generated text-rich images), judged like contextual "

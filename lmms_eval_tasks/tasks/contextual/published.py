@@ -121,6 +121,11 @@ def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
         return PUBLISHED, []
     if task == "contextual":
         return PUBLISHED_VALIDATION, []
+    if task == "contextual_offline":
+        return PUBLISHED_VALIDATION, [
+            "judge: contextual_offline is scored by the offline rule judge, not the GPT-4 judge of the "
+            "compared rows"
+        ]
     return PUBLISHED_VALIDATION, [
         f"question set: {task} is not the 100-instruction validation set the compared rows were measured on"
     ]

@@ -4,6 +4,7 @@
 from lmms_eval_tasks.tasks.contextual.hooks import HOOKS
 
 process_docs_contextual = HOOKS.process_docs_for("contextual")
+process_docs_contextual_offline = HOOKS.process_docs_for("contextual_offline")
 process_docs_contextual_test = HOOKS.process_docs_for("contextual_test")
 process_docs_contextual_sample = HOOKS.process_docs_for("contextual_sample")
 process_docs_contextual_sample_submission = HOOKS.process_docs_for("contextual_sample_submission")
