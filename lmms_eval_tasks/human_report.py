@@ -343,6 +343,8 @@ def judge_sensitivity_table(runs: Sequence[Run]) -> Table | None:
                 except (OSError, ValueError, KeyError, TypeError) as error:
                     logger.warning(f"{path}: not a rejudge result ({error}); left out of the report")
                     continue
+                if result.get("incomplete"):  # judge calls failed: say it before any number
+                    caveats.append(f"{run.label} / {task}: {result['incomplete']}.")
                 if result.get("difference_caveat"):
                     caveats.append(f"{run.label} / {task}: {result['difference_caveat']}.")
                 for metric, item in (result.get("difference") or {}).items():

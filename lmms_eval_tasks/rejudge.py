@@ -54,6 +54,23 @@ def judged(benchmark: str, records: Sequence[dict[str, Any]], setting: JudgeSett
     return (metrics, details), [module.outcome(record) for record in fresh]
 
 
+def failed_calls(details: Mapping[str, Any]) -> tuple[int, str | None]:
+    """(judge calls that got no reply, the last one's reason) from a scorer's ``details["judging"]`` (one
+    batch report or a dict of them): a failed call, unlike a reply without a verdict, says nothing about the
+    item and must not pass silently."""
+    judging = details.get("judging") if isinstance(details, Mapping) else None
+    batches = [judging] if isinstance(judging, Mapping) and "counts" in judging else []
+    if isinstance(judging, Mapping) and not batches:
+        batches = [batch for batch in judging.values() if isinstance(batch, Mapping) and "counts" in batch]
+    failed, reason = 0, None
+    for batch in batches:
+        failed += int((batch.get("counts") or {}).get("unjudged") or 0)
+        for entry in batch.get("unjudged") or []:
+            if isinstance(entry, Mapping) and entry.get("error"):
+                reason = str(entry["error"])
+    return failed, reason
+
+
 def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
     """Cohen's kappa of two binary raters: (p_o - p_e) / (1 - p_e); None when p_e = 1 (both constant)."""
     n = len(a)
@@ -121,8 +138,23 @@ def rejudge(
             "unjudged items out, so the metric difference includes leaving different items out; agreement "
             "and flips count only the items both judged"
         )
+    failures = {judge_a.name: failed_calls(details_a), judge_b.name: failed_calls(details_b)}
+    failed = {name: count for name, (count, _) in failures.items()}
+    incomplete = None
+    if any(failed.values()):
+        reasons = [why for count, why in failures.values() if count and why]
+        reason = reasons[-1] if reasons else "unknown"
+        counts = ", ".join(f"{name} {count}" for name, count in failed.items())
+        incomplete = (
+            f"INCOMPLETE: judge calls failed ({counts}; last error: {reason}); their items are left out of "
+            "that judge's agreement, flips and metrics. Fix the cause and rerun the same command: the judge "
+            "cache keeps every reply, so only the missing items are asked"
+        )
     return {
         "benchmark": benchmark,
+        "complete": incomplete is None,
+        "failed_judge_calls": failed,
+        "incomplete": incomplete,
         "judge_a": {"name": judge_a.name, "options": dict(judge_a.options)},
         "judge_b": {"name": judge_b.name, "options": dict(judge_b.options)},
         "items": len(records),

@@ -161,6 +161,13 @@ def test_report_shows_a_saved_rejudge_result(tmp_path):
     cells = row(table, "crafted (crafted-model) / contextual_sample")
     assert (cells["agreement"], cells["Cohen's kappa"], cells["flips"]) == ("0.800", "0.600", "2")
     assert (cells["B - A"], cells["B - A 95% CI (paired)"]) == ("0.00", "[-20.00, 20.00]")
+    # An incomplete result (failed judge calls) says so in the report.
+    result["incomplete"] = "INCOMPLETE: judge calls failed (judge-a 0, judge-b 5; last error: HTTP 401)"
+    (records / "contextual_sample_samples.jsonl.rejudge_judge-b.json").write_text(json.dumps(result), "utf-8")
+    html_path = write_report_for_runs([output], tmp_path / "report2")
+    assert "contextual_sample: INCOMPLETE: judge calls failed (judge-a 0, judge-b 5" in (
+        html_path.parent / "report.md"
+    ).read_text("utf-8")
 
 
 def test_rejudge_with_a_judge_model_named_with_a_slash(monkeypatch, tmp_path, capsys):
@@ -289,3 +296,50 @@ def test_rejudge_refuses_two_judges_of_one_name(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1].startswith("lmms-eval-tasks rejudge: judge A and judge B are both gpt-4o")
     assert not list(tmp_path.glob("*.rejudge_*.json"))
+
+
+def test_a_judge_that_dies_midway_fails_the_command_and_a_rerun_asks_only_the_missing(
+    monkeypatch, tmp_path, capsys
+):
+    """Judge B answers its first 5 calls, then every call is refused (HTTP 401): rejudge writes the result
+    saying it is incomplete, exits 1 with the cause and the fix on its last line; rerunning the same command
+    against a healthy B asks B only the 5 missing items (the cache keeps the rest) and exits 0."""
+    isolate_judge_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    path = tmp_path / "contextual_sample_samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in contextual_records()), encoding="utf-8")
+    judge_a = fake_judge(lambda i: i % 2 == 0, "Judgement: Yes", "Judgement: No", "Judgement: No")
+    judge_b = fake_judge(lambda i: i < 5, "Judgement: Yes", "Judgement: No", "Judgement: No")
+
+    def command(server_a: FakeOpenAIServer, server_b: FakeOpenAIServer) -> int:
+        return cli_main(
+            ["rejudge", "contextual", str(path), "--judge-model", "judge-b", "--judge-base-url",
+             server_b.base_url, "--baseline-judge-model", "judge-a", "--baseline-base-url", server_a.base_url,
+             "-o", "repeats=1", "-o", "rouge=false", "--resamples", "50"]
+        )  # fmt: skip
+
+    result_file = tmp_path / "contextual_sample_samples.jsonl.rejudge_judge-b.json"
+    dying = FakeOpenAIServer(judge_b, faults=lambda call: "unauthorized" if call.index >= 5 else None)
+    with FakeOpenAIServer(judge_a) as server_a, dying as server_b:
+        code = command(server_a, server_b)
+        err = capsys.readouterr().err
+        assert code == 1, err
+        last = err.strip().splitlines()[-1]
+        assert last.startswith(f"lmms-eval-tasks rejudge: {result_file}: INCOMPLETE: judge calls failed")
+        assert "judge-a 0, judge-b 5" in last and "HTTP 401" in last
+        assert "rerun the same command" in last and "only the missing items are asked" in last
+        assert "test-key" not in err
+        result = json.loads(result_file.read_text("utf-8"))
+        assert result["complete"] is False and result["failed_judge_calls"] == {"judge-a": 0, "judge-b": 5}
+        # 10 items, 5 of B's calls failed: 5 judged by both, 5 by A only.
+        assert (result["judged_by_both"], result["unjudged_by_either"]) == (5, 5)
+        assert result["incomplete"] in last
+        calls_a = server_a.call_count()
+        with FakeOpenAIServer(judge_b) as healthy:
+            assert command(server_a, healthy) == 0, capsys.readouterr().err
+            assert (server_a.call_count(), healthy.call_count()) == (calls_a, 5)  # only B's missing 5
+    result = json.loads(result_file.read_text("utf-8"))
+    assert result["complete"] is True and result["incomplete"] is None and result["judged_by_both"] == 10
+    # A accepts 0,2,4,6,8; B accepts 0..4. Agreement on 0,2,4 (yes) and 5,7,9 (no) = 6/10; flips 1,3,6,8.
+    assert result["agreement"] == pytest.approx(0.6)
+    assert sorted(flip["index"] for flip in result["flips"]) == [1, 3, 6, 8]

@@ -136,6 +136,9 @@ def _run(args: argparse.Namespace) -> int:
         out.write_text(text + "\n", encoding="utf-8")
     except OSError as error:
         return fail(f"cannot write the result to {out}: {error.strerror or error}; give --out FILE")
+    if result.get("incomplete"):  # a failed judge call never passes silently; the file says so too
+        print(f"lmms-eval-tasks rejudge: {out}: {result['incomplete']}", file=sys.stderr)
+        return 1
     return 0
 
 
