@@ -120,18 +120,755 @@ def score_checked(
     return metrics, details
 
 
-def _window(text: str) -> str:
-    """``text``, or for a text longer than MAX_PARSE_CHARS its head and tail (cut at whitespace, so no
-    word is split into a stray letter) joined by a line break."""
-    if len(text) <= MAX_PARSE_CHARS:
-        return text
-    half = MAX_PARSE_CHARS // 2
-    head, tail = text[:half], text[-half:]
-    head_cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
-    head = head[:head_cut] if head_cut > 0 else head
-    tail_cut = _WHITESPACE.search(tail)
-    tail = tail[tail_cut.start() :] if tail_cut is not None else tail
-    return f"{head}\n{tail}"
+def check_options(primary_format: Any = "gen", std_ddof: Any = 0) -> None:
+    """Validate ``score`` options (one-line OptionError): a typo must not silently change numbers."""
+    check_option("primary_format", primary_format, str, choices=FORMATS)
+    check_option("std_ddof", std_ddof, int, choices=(0, 1))
+
+
+def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
+    """Correctness per asked question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
+
+    A question is one record, keyed ``setup/format/p<prompt>/variant/category/id`` (``record_key``); the four
+    yes/no records of a binary multi-correct question form one question, right when every option was
+    answered and the yes-set equals the gold set (as in ``multi_exact``).
+    """
+    from lmms_eval_tasks.framework.comparison import correctness_by_id
+
+    keys: list[str] = []
+    values: list[bool] = []
+    indices: list[int | str] = []
+    binary: dict[str, list[Verdict]] = defaultdict(list)
+    for index, record in enumerate(records):
+        verdict = score_record(record, index)
+        setup, answer_format, prompt, variant, category, question_id, _option = record_key(verdict)
+        key = "/".join((setup, answer_format, f"p{prompt}", variant, category, question_id))
+        if verdict.variant == "binary":
+            if any(other.option == verdict.option for other in binary[key]):
+                raise RecordError(index, "option", f"duplicate binary option {verdict.option!r} for {key}")
+            binary[key].append(verdict)
+            continue
+        keys.append(key)
+        values.append(verdict.correct)
+        indices.append(index)
+    for key, decisions in binary.items():
+        predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
+        answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
+            verdict.decision is not None for verdict in decisions
+        )
+        keys.append(key)
+        values.append(answered and predicted == decisions[0].gold)
+        indices.append(decisions[0].index)
+    return correctness_by_id(keys, values, id_field="id", indices=indices)
+
+
+def score_verdicts(
+    verdicts: list[Verdict], *, primary_format: str = "gen", std_ddof: int = 0
+) -> dict[str, float | int]:
+    """Compute every DARE metric from already scored records (see ``score``), with options that passed
+    ``check_options``. Duplicate records are refused before scoring by the record contract
+    (``framework.records``; identity ``record_identity``).
+    """
+    metrics: dict[str, float | int] = dict(_setup_metrics(verdicts, primary_format, std_ddof, detailed=True))
+    categories = [
+        category
+        for category in CATEGORY_SUBJECTS
+        if any(verdict.category == category for verdict in verdicts)
+    ]
+    for category in categories:
+        subset = [verdict for verdict in verdicts if verdict.category == category]
+        for key, value in _setup_metrics(subset, primary_format, std_ddof, detailed=False).items():
+            if key in TABLE_COLUMNS:
+                metrics[f"{key}__{category}"] = value
+    metrics["records"] = len(verdicts)
+    metrics["unparsed"] = sum(verdict.parsed.status == "unparsed" for verdict in verdicts)
+    metrics["single_multiple_letters"] = sum(
+        verdict.setup != "multi" and verdict.answer_format != "inv" and len(verdict.parsed.letters) > 1
+        for verdict in verdicts
+    )
+    metrics["multi_contradictory"] = sum(verdict.contradictory for verdict in verdicts)
+    cells: dict[tuple[str, str, int], int] = defaultdict(int)
+    for verdict in verdicts:
+        key = (
+            verdict.setup
+            if verdict.variant in ("standard", "binary")
+            else f"{verdict.setup}_{verdict.variant}",
+            verdict.answer_format,
+            verdict.prompt,
+        )
+        cells[key] += verdict.parsed.status == "unparsed"
+    for (setup, answer_format, prompt), count in sorted(cells.items()):
+        metrics[f"unparsed_{setup}_{answer_format}_p{prompt}"] = count
+    return metrics
+
+
+def scored_records(records: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """(index, record) of every record that is scored: all but the test split's (its answers are
+    withheld; a run exports those records), so `score` and a harness run score the same records."""
+    return [(index, record) for index, record in enumerate(records) if record.get("split") != "test"]
+
+
+def summary_table(metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """The robustness summary (row per category plus "all", column per axis) from ``score`` keys."""
+    rows: dict[str, dict[str, float]] = {}
+    for category in [*CATEGORY_SUBJECTS, "all"]:
+        suffix = "" if category == "all" else f"__{category}"
+        row = {
+            column: metrics[f"{key}{suffix}"]
+            for key, column in TABLE_COLUMNS.items()
+            if f"{key}{suffix}" in metrics
+        }
+        if row:
+            rows[category] = row
+    return rows
+
+
+def format_table(table: dict[str, dict[str, float]]) -> str:
+    """Render the summary table as Markdown (NaN shown as "-")."""
+    columns = [column for column in TABLE_COLUMNS.values() if any(column in row for row in table.values())]
+    lines = ["| category | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for category, row in table.items():
+        cells = []
+        for column in columns:
+            value = row.get(column, _NAN)
+            cells.append(
+                "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}"
+            )
+        lines.append(f"| {category} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def record_key(verdict: Verdict) -> tuple[str, str, int, str, str, str, str]:
+    """What one record answers: question ``id`` of a ``category`` in one task setting (setup, output
+    format, prompt number, multi variant) and, for the binary format, one option letter."""
+    return (
+        verdict.setup,
+        verdict.answer_format,
+        verdict.prompt,
+        verdict.variant,
+        verdict.category,
+        verdict.question_id,
+        verdict.option or "",
+    )
+
+
+def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
+    """What a record answers, for the record contract (``RECORD_SCHEMA.identity`` order): setup, format,
+    prompt number, multi variant, canonical category, id and (binary format) the option letter; the same
+    thing ``record_key`` reads from a verdict, computed from a validated record."""
+    setup, answer_format = record.get("setup"), record.get("format")
+    prompt = str(record.get("prompt")).strip().lower().removeprefix("p")
+    category = canonical_category(record.get("category")) or record.get("category")
+    variant = multi_variant(record) if setup == "multi" else "standard"
+    option = str(record.get("option") or "").strip().upper() if answer_format == "binary" else ""
+    return (setup, answer_format, prompt, variant, category, str(record.get("id")).strip(), option)
+
+
+# --------------------------------------------------------------------------------------------------
+# Metrics
+# --------------------------------------------------------------------------------------------------
+
+
+def _mean(values: Iterable[float]) -> float:
+    finite = [value for value in values if not math.isnan(value)]
+    return sum(finite) / len(finite) if finite else _NAN
+
+
+def _std(values: Sequence[float], ddof: int) -> float:
+    finite = [value for value in values if not math.isnan(value)]
+    if len(finite) < 2 or len(finite) - ddof <= 0:
+        return _NAN
+    mean = sum(finite) / len(finite)
+    return math.sqrt(sum((value - mean) ** 2 for value in finite) / (len(finite) - ddof))
+
+
+def _percent(hits: int, total: int) -> float:
+    return 100.0 * hits / total if total else _NAN
+
+
+def _primary_format(formats: Iterable[str], preferred: str) -> str | None:
+    present = set(formats)
+    if preferred in present:
+        return preferred
+    return next((candidate for candidate in PRIMARY_FORMAT_ORDER if candidate in present), None)
+
+
+@dataclass
+class _Cells:
+    """Accuracy-like values per (format, prompt) cell for one setup and one category filter."""
+
+    values: dict[tuple[str, int], float]
+
+    def formats(self) -> list[str]:
+        return [
+            answer_format for answer_format in FORMATS if any(key[0] == answer_format for key in self.values)
+        ]
+
+    def prompt_values(self, answer_format: str) -> list[float]:
+        return [
+            self.values[(answer_format, prompt)]
+            for prompt in PROMPTS
+            if (answer_format, prompt) in self.values
+        ]
+
+
+def _single_cells(verdicts: list[Verdict]) -> _Cells:
+    hits: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for verdict in verdicts:
+        hits[(verdict.answer_format, verdict.prompt)].append(int(verdict.correct))
+    return _Cells({key: _percent(sum(values), len(values)) for key, values in hits.items()})
+
+
+def _worst_case_cells(
+    verdicts: list[Verdict],
+) -> tuple[_Cells, dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    """Per cell: % of instances whose every option-set variant was answered correctly, instance counts,
+    and counts of instances with fewer than VARIANTS_PER_INSTANCE variants (scored on those present).
+
+    An instance is (category, instance_id): the same instance_id in two categories is two instances.
+    """
+    instances: dict[tuple[str, int], dict[tuple[str, str], bool]] = defaultdict(dict)
+    variants: dict[tuple[str, int], dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
+    for verdict in verdicts:
+        key = (verdict.answer_format, verdict.prompt)
+        instance = (verdict.category, verdict.instance_id)
+        cell = instances[key]
+        cell[instance] = cell.get(instance, True) and verdict.correct
+        variants[key][instance].add(verdict.question_id)
+    values = {key: _percent(sum(cell.values()), len(cell)) for key, cell in instances.items()}
+    incomplete = {
+        key: sum(len(ids) < VARIANTS_PER_INSTANCE for ids in cell.values()) for key, cell in variants.items()
+    }
+    return _Cells(values), {key: len(cell) for key, cell in instances.items()}, incomplete
+
+
+@dataclass
+class _MultiQuestion:
+    """One multi-correct question; ``answered`` is False for unparsed or contradictory answers."""
+
+    gold: frozenset[str]
+    predicted: frozenset[str]
+    exact: bool
+    answered: bool
+
+    @property
+    def f1(self) -> float:
+        # An unanswered question scores 0 even when its gold set is empty (NONE must be said).
+        return _f1(self.predicted, self.gold) if self.answered else 0.0
+
+
+def _multi_questions(verdicts: list[Verdict]) -> dict[tuple[str, int, str], list[_MultiQuestion]]:
+    """Per (format, prompt, variant): one entry per question (binary records combined per question)."""
+    grouped: dict[tuple[str, int, str], list[_MultiQuestion]] = defaultdict(list)
+    binary: dict[tuple[str, int, str, str], list[Verdict]] = defaultdict(list)
+    for verdict in verdicts:
+        if verdict.variant == "binary":
+            binary[(verdict.answer_format, verdict.prompt, verdict.variant, verdict.question_id)].append(
+                verdict
+            )
+        else:
+            grouped[(verdict.answer_format, verdict.prompt, verdict.variant)].append(
+                _MultiQuestion(
+                    verdict.gold,
+                    verdict.predicted,
+                    verdict.correct,
+                    answered=verdict.parsed.status != "unparsed" and not verdict.contradictory,
+                )
+            )
+    for (answer_format, prompt, variant, _), decisions in binary.items():
+        gold = decisions[0].gold
+        predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
+        # Answered only if every option got a yes or no (unparsed decisions make the question unanswered).
+        answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
+            verdict.decision is not None for verdict in decisions
+        )
+        grouped[(answer_format, prompt, variant)].append(
+            _MultiQuestion(gold, predicted, answered and predicted == gold, answered)
+        )
+    return grouped
+
+
+def _multi_cell_metrics(questions: list[_MultiQuestion]) -> dict[str, float]:
+    result: dict[str, float] = {}
+    for count in GOLD_COUNTS:
+        subset = [question for question in questions if len(question.gold) == count]
+        result[f"exact_k{count}"] = _percent(sum(question.exact for question in subset), len(subset))
+    result["f1"] = 100.0 * _mean(question.f1 for question in questions) if questions else _NAN
+    return result
+
+
+def _setup_metrics(
+    verdicts: list[Verdict], primary_format: str, std_ddof: int, detailed: bool
+) -> dict[str, float]:
+    """All metrics of one category filter (all categories, or one)."""
+    metrics: dict[str, float] = {}
+    single = [verdict for verdict in verdicts if verdict.setup == "single"]
+    single_var = [verdict for verdict in verdicts if verdict.setup == "single_var"]
+    multi = [verdict for verdict in verdicts if verdict.setup == "multi"]
+
+    # The headline numbers are the statistic the bootstrap resamples (one definition, resampling_of).
+    headline = _resampling(verdicts, primary_format, std_ddof).estimate()
+    single_cells = _single_cells(single)
+    if single:
+        metrics["single_accuracy"] = headline["single_accuracy"]
+        metrics["single_accuracy_std_over_prompts"] = headline["single_accuracy_std_over_prompts"]
+        # Format axis: every format's accuracy on the prompts all formats share (prompt 1 in the paper grid).
+        formats = single_cells.formats()
+        shared = [
+            prompt
+            for prompt in PROMPTS
+            if all((answer_format, prompt) in single_cells.values for answer_format in formats)
+        ]
+        format_values = [
+            _mean(single_cells.values[(answer_format, prompt)] for prompt in shared)
+            for answer_format in formats
+        ]
+        metrics["single_format_range"] = (
+            (max(format_values) - min(format_values)) if len(format_values) >= 2 and shared else _NAN
+        )
+        if detailed:
+            for answer_format in formats:
+                values = single_cells.prompt_values(answer_format)
+                metrics[f"single_{answer_format}_accuracy"] = _mean(values)
+                metrics[f"single_{answer_format}_std_over_prompts"] = _std(values, std_ddof)
+            for (answer_format, prompt), value in sorted(single_cells.values.items()):
+                metrics[f"single_{answer_format}_p{prompt}_accuracy"] = value
+
+    if single_var:
+        var_cells, instance_counts, incomplete_counts = _worst_case_cells(single_var)
+        primary = _primary_format(var_cells.formats(), primary_format)
+        metrics["single_var_accuracy"] = headline["single_var_accuracy"]
+        # The drop compares like with like: single-correct accuracy on the categories that have
+        # variations (VCR has none), same format and prompt.
+        var_categories = {verdict.category for verdict in single_var}
+        comparable = _single_cells([verdict for verdict in single if verdict.category in var_categories])
+        drops = {
+            key: comparable.values[key] - value
+            for key, value in var_cells.values.items()
+            if key in comparable.values
+        }
+        metrics["single_var_drop"] = _mean(
+            drops[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in drops
+        )
+        if detailed:
+            metrics["single_var_instances"] = float(max(instance_counts.values(), default=0))
+            metrics["single_var_incomplete_instances"] = max(incomplete_counts.values(), default=0)
+            for answer_format in var_cells.formats():
+                metrics[f"single_var_{answer_format}_accuracy"] = _mean(
+                    var_cells.prompt_values(answer_format)
+                )
+            for (answer_format, prompt), value in sorted(var_cells.values.items()):
+                metrics[f"single_var_{answer_format}_p{prompt}_accuracy"] = value
+                if (answer_format, prompt) in drops:
+                    metrics[f"single_var_{answer_format}_p{prompt}_drop"] = drops[(answer_format, prompt)]
+
+    if multi:
+        per_cell = {key: _multi_cell_metrics(questions) for key, questions in _multi_questions(multi).items()}
+        standard = {
+            (answer_format, prompt): values
+            for (answer_format, prompt, variant), values in per_cell.items()
+            if variant == "standard"
+        }
+        standard_formats = [
+            answer_format for answer_format in FORMATS if any(key[0] == answer_format for key in standard)
+        ]
+        primary = _primary_format(standard_formats, primary_format)
+        if primary is not None:
+            primary_cells = [
+                standard[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in standard
+            ]
+            for count in GOLD_COUNTS:
+                metrics[f"multi_exact_k{count}"] = headline[f"multi_exact_k{count}"]
+            metrics["multi_f1"] = headline["multi_f1"]
+            metrics["multi_f1_std_over_prompts"] = _std([cell["f1"] for cell in primary_cells], std_ddof)
+        if detailed:
+            for answer_format in standard_formats:
+                cells = [
+                    standard[(answer_format, prompt)]
+                    for prompt in PROMPTS
+                    if (answer_format, prompt) in standard
+                ]
+                metrics[f"multi_{answer_format}_f1"] = _mean(cell["f1"] for cell in cells)
+                for count in GOLD_COUNTS:
+                    metrics[f"multi_{answer_format}_exact_k{count}"] = _mean(
+                        cell[f"exact_k{count}"] for cell in cells
+                    )
+            for (answer_format, prompt), cell in sorted(standard.items()):
+                for name, value in cell.items():
+                    metrics[f"multi_{answer_format}_p{prompt}_{name}"] = value
+            for variant in MULTI_VARIANTS[1:]:
+                cells = [
+                    values for (_, _, cell_variant), values in per_cell.items() if cell_variant == variant
+                ]
+                if not cells:
+                    continue
+                metrics[f"multi_{variant}_f1"] = _mean(cell["f1"] for cell in cells)
+                for count in GOLD_COUNTS:
+                    metrics[f"multi_{variant}_exact_k{count}"] = _mean(
+                        cell[f"exact_k{count}"] for cell in cells
+                    )
+    return metrics
+
+
+UNIT = "question"  # the resampling unit: a question's records under every prompt and format
+# cells: single prompts 0-2, single_var prompts 3-5, multi (prompt, #gold) 6-20, every record's unparsed 21,
+# multi F1 per prompt 22-24 (summed in record order, as a prompt's questions are averaged)
+_SINGLE, _VAR, _MULTI, _UNPARSED = 0, 3, 6, 6 + 3 * len(GOLD_COUNTS)
+_F1 = _UNPARSED + 1
+N_CELLS = _F1 + len(PROMPTS)
+# value columns: hit, counted, F1, unparsed
+_COLUMNS = 4
+
+
+def _prompt_mean_std(values: Any, ddof: int) -> tuple[Any, Any]:
+    """Mean and std over the prompts present (finite) per resample, as ``_mean``/``_std``."""
+    import numpy as np
+
+    finite = np.isfinite(values)
+    n = finite.sum(axis=1)
+    filled = np.where(finite, values, 0.0)
+    mean = np.where(n > 0, filled.sum(axis=1) / np.maximum(n, 1), np.nan)
+    squares = np.where(finite, (values - mean[:, None]) ** 2, 0.0).sum(axis=1)
+    std = np.where((n >= 2) & (n - ddof > 0), np.sqrt(squares / np.maximum(n - ddof, 1)), np.nan)
+    return mean, std
+
+
+def resampling_of(
+    records: list[dict[str, Any]], verdicts: list[Verdict], primary_format: str, std_ddof: int
+) -> Any:
+    """The headline metrics' bootstrap input (``_resampling``), its rows named by their records."""
+    import dataclasses
+
+    identity = ["|".join(str(part) for part in record_identity(record)) for record in records]
+    return dataclasses.replace(_resampling(verdicts, primary_format, std_ddof), identity=identity)
+
+
+def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> Any:
+    """The headline metrics as a statistic of row totals: ``_setup_metrics`` reports its ``estimate()``,
+    the bootstrap resamples it. Rows: single records (cell = prompt), single_var instances per prompt (all
+    variants right), multi standard questions (cell = prompt x #gold, and again per prompt for F1; binary
+    records are the "binary" variant), one unparsed row per record; unit: the question (``category``/``id``,
+    single_var ``category``/``instance_id``): a question is asked under several prompts and formats, so
+    its records enter a resample whole, and the mean and std over prompts and the worst case over option
+    sets are computed from each resample's whole per-prompt cells."""
+    import numpy as np
+
+    from lmms_eval_tasks.uncertainty.resampling import Resampling
+
+    def question(verdict: Any) -> str:
+        name = verdict.instance_id if verdict.setup == "single_var" else verdict.question_id
+        return f"{verdict.setup}/{verdict.category}/{name}"
+
+    def primary(setup: str, standard_only: bool = False) -> str | None:
+        formats = {
+            v.answer_format
+            for v in verdicts
+            if v.setup == setup and not (standard_only and v.variant != "standard")
+        }
+        return _primary_format([f for f in FORMATS if f in formats], primary_format)
+
+    single_format, var_format, multi_format = primary("single"), primary("single_var"), primary("multi", True)
+    units: list[str] = []
+    cells: list[int] = []
+    values: list[tuple[float, float, float, float]] = []
+    instances: dict[tuple[str, int], bool] = {}
+    for verdict in verdicts:
+        units.append(question(verdict))
+        cells.append(_UNPARSED)
+        values.append((0.0, 0.0, 0.0, float(verdict.parsed.status == "unparsed")))
+        if verdict.setup == "single" and verdict.answer_format == single_format:
+            units.append(question(verdict))
+            cells.append(_SINGLE + verdict.prompt - 1)
+            values.append((float(verdict.correct), 1.0, 0.0, 0.0))
+        elif verdict.setup == "single_var" and verdict.answer_format == var_format:
+            key = (question(verdict), verdict.prompt)
+            instances[key] = instances.get(key, True) and verdict.correct
+        elif (
+            verdict.setup == "multi"
+            and verdict.variant == "standard"
+            and verdict.answer_format == multi_format
+        ):
+            # a standard multi record is one whole question (binary records are the "binary" variant)
+            answered = verdict.parsed.status != "unparsed" and not verdict.contradictory
+            units.append(question(verdict))
+            cells.append(_MULTI + (verdict.prompt - 1) * len(GOLD_COUNTS) + len(verdict.gold))
+            f1 = _f1(verdict.predicted, verdict.gold) if answered else 0.0  # unanswered: 0, even for NONE
+            values.append((float(verdict.correct), 1.0, 0.0, 0.0))
+            units.append(question(verdict))
+            cells.append(_F1 + verdict.prompt - 1)
+            values.append((0.0, 1.0, f1, 0.0))
+    for (unit, prompt), correct in instances.items():
+        units.append(unit)
+        cells.append(_VAR + prompt - 1)
+        values.append((float(correct), 1.0, 0.0, 0.0))
+    present = {
+        "single": single_format is not None,
+        "single_var": var_format is not None,
+        "multi": multi_format is not None,
+    }
+
+    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, cells, columns]
+        hits, counted, f1 = totals[..., 0], totals[..., 1], totals[..., 2]
+        with np.errstate(all="ignore"):
+            out: dict[str, np.ndarray] = {}
+            if present["single"]:
+                by_prompt = 100 * hits[:, _SINGLE:_VAR] / counted[:, _SINGLE:_VAR]
+                out["single_accuracy"], out["single_accuracy_std_over_prompts"] = _prompt_mean_std(
+                    by_prompt, std_ddof
+                )
+            if present["single_var"]:
+                out["single_var_accuracy"] = _prompt_mean_std(
+                    100 * hits[:, _VAR:_MULTI] / counted[:, _VAR:_MULTI], std_ddof
+                )[0]
+            if present["multi"]:
+                shape = (totals.shape[0], len(PROMPTS), len(GOLD_COUNTS))
+                m_hits = hits[:, _MULTI:_UNPARSED].reshape(shape)
+                m_counted = counted[:, _MULTI:_UNPARSED].reshape(shape)
+                for count in GOLD_COUNTS:
+                    exact = 100 * m_hits[..., count] / m_counted[..., count]
+                    out[f"multi_exact_k{count}"] = _prompt_mean_std(exact, std_ddof)[0]
+                # a prompt's F1: 100 x the mean over its questions (as percent of a mean, not of a sum)
+                f1_by_prompt = 100.0 * (f1[:, _F1:] / counted[:, _F1:])
+                out["multi_f1"] = _prompt_mean_std(f1_by_prompt, std_ddof)[0]
+            out["unparsed"] = totals[:, _UNPARSED, 3]
+        return out
+
+    return Resampling(
+        units,
+        np.asarray(values, dtype=np.float64).reshape(-1, _COLUMNS),
+        statistic,
+        UNIT,
+        np.asarray(cells, dtype=np.int64),
+        N_CELLS,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------------
+
+
+def gold_letters(record: dict[str, Any], index: int | str) -> frozenset[str]:
+    """The gold letters of a record; ``answer`` may hold letters or option texts (matched to A-D)."""
+    answer = require_field(record, "answer", index)
+    if isinstance(answer, str):
+        answer = [answer]
+    if not isinstance(answer, (list, tuple)) and hasattr(answer, "tolist"):
+        answer = answer.tolist()
+    if not isinstance(answer, (list, tuple)):
+        raise RecordError(
+            index, "answer", f"expected a list of letters or option texts, got {type(answer).__name__}"
+        )
+    texts = {letter: record.get(letter) for letter in LETTERS}
+    found: set[str] = set()
+    for element in answer:
+        if not isinstance(element, str):
+            raise RecordError(index, "answer", f"element {element!r} is not a string")
+        stripped = element.strip()
+        by_text = [
+            letter
+            for letter, option in texts.items()
+            if isinstance(option, str) and option.strip() == stripped
+        ]
+        if len(by_text) == 1:
+            found.add(by_text[0])
+            continue
+        if len(stripped) == 1 and stripped.upper() in LETTERS:
+            found.add(stripped.upper())
+            continue
+        by_text = [
+            letter
+            for letter, option in texts.items()
+            if isinstance(option, str) and _normalise_text(option) == _normalise_text(stripped)
+        ]
+        if len(by_text) == 1:
+            found.add(by_text[0])
+            continue
+        raise RecordError(
+            index, "answer", f"{element!r} is neither a letter A-D nor the text of exactly one option"
+        )
+    return frozenset(found)
+
+
+def _prompt_number(record: dict[str, Any], index: int | str) -> int:
+    value = require_field(record, "prompt", index, (int, str))
+    text = str(value).strip().lower().removeprefix("p")
+    if text not in ("1", "2", "3"):
+        raise RecordError(index, "prompt", f"expected 1, 2 or 3, got {value!r}")
+    return int(text)
+
+
+def multi_variant(record: dict[str, Any]) -> str:
+    """The multi-correct variant of a record: standard, binary, plus_all, plus_none or plus_all_none."""
+    if record.get("format") == "binary":
+        return "binary"
+    extra = record.get("extra_options")
+    return f"plus_{extra}" if extra else "standard"
+
+
+def _f1(predicted: frozenset[str], gold: frozenset[str]) -> float:
+    """Option-level F1 of one question; both empty = 1 (a correct NONE), one empty = 0."""
+    if not predicted and not gold:
+        return 1.0
+    overlap = len(predicted & gold)
+    if overlap == 0:
+        return 0.0
+    precision = overlap / len(predicted)
+    recall = overlap / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _resolve_extra_options(parsed: Parsed, extra: str | None) -> tuple[frozenset[str], bool]:
+    """Map "All/None of the above" letters to their meaning; returns (letters A-D, contradictory)."""
+    if not extra or parsed.status != "ok":
+        return parsed.letters, False
+    meanings = EXTRA_OPTIONS[extra]
+    core = frozenset(letter for letter in parsed.letters if letter in LETTERS)
+    chosen = {meanings[letter] for letter in parsed.letters if letter in meanings}
+    if "none" in chosen and (core or "all" in chosen):
+        return frozenset(), True
+    if "all" in chosen:
+        # "All of the above" subsumes any option letters listed with it.
+        return frozenset(LETTERS), False
+    return core, False
+
+
+def _letters_for(record: dict[str, Any], index: int | str) -> str:
+    extra = record.get("extra_options")
+    if extra in (None, ""):
+        return LETTERS
+    if extra not in EXTRA_OPTIONS:
+        raise RecordError(
+            index, "extra_options", f"expected one of {sorted(EXTRA_OPTIONS)} or null, got {extra!r}"
+        )
+    return LETTERS + "".join(EXTRA_OPTIONS[extra])
+
+
+@dataclass
+class Verdict:
+    """One scored record (a binary record is one option's yes/no decision)."""
+
+    index: int | str
+    setup: str
+    answer_format: str
+    prompt: int
+    variant: str
+    category: str
+    instance_id: str
+    question_id: str
+    gold: frozenset[str]
+    parsed: Parsed
+    predicted: frozenset[str]
+    correct: bool
+    option: str | None = None
+    decision: bool | None = None
+    contradictory: bool = False
+
+
+def _binary_option(record: dict[str, Any], index: int | str) -> str:
+    option = require_field(record, "option", index, str).strip().upper()
+    if option not in LETTERS:
+        raise RecordError(index, "option", f"expected one of A-D, got {option!r}")
+    return option
+
+
+def parse_record(record: dict[str, Any], index: int | str = 0) -> Parsed:
+    """Parse one record's ``prediction`` as its ``format`` asks: THE parse path of DARE.
+
+    Validation hooks, the ``dare_test`` export and ``score`` all call this, so an output parses the same
+    everywhere: option texts (``A``-``D``) are matched, ``extra_options`` adds E/F, and a ``binary``
+    record's yes/no becomes its ``option`` letter (yes), NONE (no) or unparsed. Needs no gold answer.
+    """
+    answer_format = require_field(record, "format", index, str)
+    if answer_format not in FORMATS:
+        raise RecordError(index, "format", f"expected one of {FORMATS}, got {answer_format!r}")
+    prediction = require_field(record, "prediction", index, (str, type(None)))
+    for letter in LETTERS:
+        require_field(record, letter, index, (str, type(None)))
+    letters = _letters_for(record, index)
+    if answer_format == "binary":
+        option = _binary_option(record, index)
+        decision = parse_yes_no(prediction)
+        if decision is None:
+            return _unparsed("no yes/no")
+        return _ok([option], "yes") if decision else _none("no")
+    options = {letter: record[letter] for letter in LETTERS if isinstance(record.get(letter), str)}
+    return parse_prediction(answer_format, prediction, letters=letters, options=options)
+
+
+def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
+    """Parse one record's prediction and judge it against its gold answer (RecordError on bad fields)."""
+    setup = require_field(record, "setup", index, str)
+    if setup not in SETUPS:
+        raise RecordError(index, "setup", f"expected one of {SETUPS}, got {setup!r}")
+    answer_format = require_field(record, "format", index, str)
+    if answer_format not in FORMATS:
+        raise RecordError(index, "format", f"expected one of {FORMATS}, got {answer_format!r}")
+    if answer_format == "binary" and setup != "multi":
+        raise RecordError(index, "format", "the binary format exists only for the multi setup")
+    if answer_format in ("inv", "csv", "word") and setup == "multi":
+        raise RecordError(index, "format", f"{answer_format!r} exists only for single-correct setups")
+    category_value = require_field(record, "category", index, str)
+    category = canonical_category(category_value)
+    if category is None:
+        raise RecordError(
+            index, "category", f"unknown category {category_value!r}; known: {sorted(CATEGORY_SUBJECTS)}"
+        )
+    question_id = str(require_field(record, "id", index, (str, int)))
+    instance_id = record.get("instance_id")
+    if setup == "single_var":
+        instance_id = require_field(record, "instance_id", index, (str, int))
+    prompt = _prompt_number(record, index)
+    require_field(record, "prediction", index, (str, type(None)))
+    for letter in LETTERS:
+        require_field(record, letter, index, (str, type(None)))
+    gold = gold_letters(record, index)
+    if setup != "multi" and len(gold) != 1:
+        raise RecordError(
+            index, "answer", f"the {setup} setup needs exactly one correct option, got {sorted(gold)}"
+        )
+    variant = multi_variant(record) if setup == "multi" else "standard"
+    verdict_fields = dict(
+        index=index,
+        setup=setup,
+        answer_format=answer_format,
+        prompt=prompt,
+        variant=variant,
+        category=category,
+        instance_id=str(instance_id if instance_id is not None else question_id),
+        question_id=question_id,
+        gold=gold,
+    )
+    parsed = parse_record(record, index)
+    if answer_format == "binary":
+        option = _binary_option(record, index)
+        decision = None if parsed.status == "unparsed" else parsed.status == "ok"
+        return Verdict(
+            **verdict_fields,
+            parsed=parsed,
+            predicted=parsed.letters,
+            correct=decision == (option in gold),
+            option=option,
+            decision=decision,
+        )
+    predicted, contradictory = _resolve_extra_options(parsed, record.get("extra_options"))
+    if answer_format == "inv":
+        # Out-Inv names the three incorrect options; the answer is the remaining one.
+        correct = (
+            parsed.status == "ok" and len(parsed.letters) == 3 and frozenset(LETTERS) - parsed.letters == gold
+        )
+        predicted = (
+            frozenset(LETTERS) - parsed.letters
+            if parsed.status == "ok" and len(parsed.letters) == 3
+            else frozenset()
+        )
+    elif setup == "multi":
+        correct = parsed.status != "unparsed" and not contradictory and predicted == gold
+    else:
+        correct = parsed.status == "ok" and predicted == gold
+    return Verdict(
+        **verdict_fields, parsed=parsed, predicted=predicted, correct=correct, contradictory=contradictory
+    )
 
 
 def canonical_category(value: Any) -> str | None:
@@ -239,6 +976,20 @@ def _clean(text: Any) -> str:
     if not isinstance(text, str):
         return ""
     return _MARKDOWN.sub(" ", _FENCE.sub(" ", _window(text))).strip()
+
+
+def _window(text: str) -> str:
+    """``text``, or for a text longer than MAX_PARSE_CHARS its head and tail (cut at whitespace, so no
+    word is split into a stray letter) joined by a line break."""
+    if len(text) <= MAX_PARSE_CHARS:
+        return text
+    half = MAX_PARSE_CHARS // 2
+    head, tail = text[:half], text[-half:]
+    head_cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    head = head[:head_cut] if head_cut > 0 else head
+    tail_cut = _WHITESPACE.search(tail)
+    tail = tail[tail_cut.start() :] if tail_cut is not None else tail
+    return f"{head}\n{tail}"
 
 
 @lru_cache(maxsize=16)
@@ -712,754 +1463,3 @@ def parse_prediction(
     if answer_format == "word":
         return parse_word_answer(text, letters=letters)
     raise ValueError(f"unknown DARE output format {answer_format!r}; expected one of {FORMATS}")
-
-
-# --------------------------------------------------------------------------------------------------
-# Records
-# --------------------------------------------------------------------------------------------------
-
-
-def gold_letters(record: dict[str, Any], index: int | str) -> frozenset[str]:
-    """The gold letters of a record; ``answer`` may hold letters or option texts (matched to A-D)."""
-    answer = require_field(record, "answer", index)
-    if isinstance(answer, str):
-        answer = [answer]
-    if not isinstance(answer, (list, tuple)) and hasattr(answer, "tolist"):
-        answer = answer.tolist()
-    if not isinstance(answer, (list, tuple)):
-        raise RecordError(
-            index, "answer", f"expected a list of letters or option texts, got {type(answer).__name__}"
-        )
-    texts = {letter: record.get(letter) for letter in LETTERS}
-    found: set[str] = set()
-    for element in answer:
-        if not isinstance(element, str):
-            raise RecordError(index, "answer", f"element {element!r} is not a string")
-        stripped = element.strip()
-        by_text = [
-            letter
-            for letter, option in texts.items()
-            if isinstance(option, str) and option.strip() == stripped
-        ]
-        if len(by_text) == 1:
-            found.add(by_text[0])
-            continue
-        if len(stripped) == 1 and stripped.upper() in LETTERS:
-            found.add(stripped.upper())
-            continue
-        by_text = [
-            letter
-            for letter, option in texts.items()
-            if isinstance(option, str) and _normalise_text(option) == _normalise_text(stripped)
-        ]
-        if len(by_text) == 1:
-            found.add(by_text[0])
-            continue
-        raise RecordError(
-            index, "answer", f"{element!r} is neither a letter A-D nor the text of exactly one option"
-        )
-    return frozenset(found)
-
-
-def _prompt_number(record: dict[str, Any], index: int | str) -> int:
-    value = require_field(record, "prompt", index, (int, str))
-    text = str(value).strip().lower().removeprefix("p")
-    if text not in ("1", "2", "3"):
-        raise RecordError(index, "prompt", f"expected 1, 2 or 3, got {value!r}")
-    return int(text)
-
-
-def multi_variant(record: dict[str, Any]) -> str:
-    """The multi-correct variant of a record: standard, binary, plus_all, plus_none or plus_all_none."""
-    if record.get("format") == "binary":
-        return "binary"
-    extra = record.get("extra_options")
-    return f"plus_{extra}" if extra else "standard"
-
-
-def _f1(predicted: frozenset[str], gold: frozenset[str]) -> float:
-    """Option-level F1 of one question; both empty = 1 (a correct NONE), one empty = 0."""
-    if not predicted and not gold:
-        return 1.0
-    overlap = len(predicted & gold)
-    if overlap == 0:
-        return 0.0
-    precision = overlap / len(predicted)
-    recall = overlap / len(gold)
-    return 2 * precision * recall / (precision + recall)
-
-
-def _resolve_extra_options(parsed: Parsed, extra: str | None) -> tuple[frozenset[str], bool]:
-    """Map "All/None of the above" letters to their meaning; returns (letters A-D, contradictory)."""
-    if not extra or parsed.status != "ok":
-        return parsed.letters, False
-    meanings = EXTRA_OPTIONS[extra]
-    core = frozenset(letter for letter in parsed.letters if letter in LETTERS)
-    chosen = {meanings[letter] for letter in parsed.letters if letter in meanings}
-    if "none" in chosen and (core or "all" in chosen):
-        return frozenset(), True
-    if "all" in chosen:
-        # "All of the above" subsumes any option letters listed with it.
-        return frozenset(LETTERS), False
-    return core, False
-
-
-def _letters_for(record: dict[str, Any], index: int | str) -> str:
-    extra = record.get("extra_options")
-    if extra in (None, ""):
-        return LETTERS
-    if extra not in EXTRA_OPTIONS:
-        raise RecordError(
-            index, "extra_options", f"expected one of {sorted(EXTRA_OPTIONS)} or null, got {extra!r}"
-        )
-    return LETTERS + "".join(EXTRA_OPTIONS[extra])
-
-
-@dataclass
-class Verdict:
-    """One scored record (a binary record is one option's yes/no decision)."""
-
-    index: int | str
-    setup: str
-    answer_format: str
-    prompt: int
-    variant: str
-    category: str
-    instance_id: str
-    question_id: str
-    gold: frozenset[str]
-    parsed: Parsed
-    predicted: frozenset[str]
-    correct: bool
-    option: str | None = None
-    decision: bool | None = None
-    contradictory: bool = False
-
-
-def _binary_option(record: dict[str, Any], index: int | str) -> str:
-    option = require_field(record, "option", index, str).strip().upper()
-    if option not in LETTERS:
-        raise RecordError(index, "option", f"expected one of A-D, got {option!r}")
-    return option
-
-
-def parse_record(record: dict[str, Any], index: int | str = 0) -> Parsed:
-    """Parse one record's ``prediction`` as its ``format`` asks: THE parse path of DARE.
-
-    Validation hooks, the ``dare_test`` export and ``score`` all call this, so an output parses the same
-    everywhere: option texts (``A``-``D``) are matched, ``extra_options`` adds E/F, and a ``binary``
-    record's yes/no becomes its ``option`` letter (yes), NONE (no) or unparsed. Needs no gold answer.
-    """
-    answer_format = require_field(record, "format", index, str)
-    if answer_format not in FORMATS:
-        raise RecordError(index, "format", f"expected one of {FORMATS}, got {answer_format!r}")
-    prediction = require_field(record, "prediction", index, (str, type(None)))
-    for letter in LETTERS:
-        require_field(record, letter, index, (str, type(None)))
-    letters = _letters_for(record, index)
-    if answer_format == "binary":
-        option = _binary_option(record, index)
-        decision = parse_yes_no(prediction)
-        if decision is None:
-            return _unparsed("no yes/no")
-        return _ok([option], "yes") if decision else _none("no")
-    options = {letter: record[letter] for letter in LETTERS if isinstance(record.get(letter), str)}
-    return parse_prediction(answer_format, prediction, letters=letters, options=options)
-
-
-def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
-    """Parse one record's prediction and judge it against its gold answer (RecordError on bad fields)."""
-    setup = require_field(record, "setup", index, str)
-    if setup not in SETUPS:
-        raise RecordError(index, "setup", f"expected one of {SETUPS}, got {setup!r}")
-    answer_format = require_field(record, "format", index, str)
-    if answer_format not in FORMATS:
-        raise RecordError(index, "format", f"expected one of {FORMATS}, got {answer_format!r}")
-    if answer_format == "binary" and setup != "multi":
-        raise RecordError(index, "format", "the binary format exists only for the multi setup")
-    if answer_format in ("inv", "csv", "word") and setup == "multi":
-        raise RecordError(index, "format", f"{answer_format!r} exists only for single-correct setups")
-    category_value = require_field(record, "category", index, str)
-    category = canonical_category(category_value)
-    if category is None:
-        raise RecordError(
-            index, "category", f"unknown category {category_value!r}; known: {sorted(CATEGORY_SUBJECTS)}"
-        )
-    question_id = str(require_field(record, "id", index, (str, int)))
-    instance_id = record.get("instance_id")
-    if setup == "single_var":
-        instance_id = require_field(record, "instance_id", index, (str, int))
-    prompt = _prompt_number(record, index)
-    require_field(record, "prediction", index, (str, type(None)))
-    for letter in LETTERS:
-        require_field(record, letter, index, (str, type(None)))
-    gold = gold_letters(record, index)
-    if setup != "multi" and len(gold) != 1:
-        raise RecordError(
-            index, "answer", f"the {setup} setup needs exactly one correct option, got {sorted(gold)}"
-        )
-    variant = multi_variant(record) if setup == "multi" else "standard"
-    verdict_fields = dict(
-        index=index,
-        setup=setup,
-        answer_format=answer_format,
-        prompt=prompt,
-        variant=variant,
-        category=category,
-        instance_id=str(instance_id if instance_id is not None else question_id),
-        question_id=question_id,
-        gold=gold,
-    )
-    parsed = parse_record(record, index)
-    if answer_format == "binary":
-        option = _binary_option(record, index)
-        decision = None if parsed.status == "unparsed" else parsed.status == "ok"
-        return Verdict(
-            **verdict_fields,
-            parsed=parsed,
-            predicted=parsed.letters,
-            correct=decision == (option in gold),
-            option=option,
-            decision=decision,
-        )
-    predicted, contradictory = _resolve_extra_options(parsed, record.get("extra_options"))
-    if answer_format == "inv":
-        # Out-Inv names the three incorrect options; the answer is the remaining one.
-        correct = (
-            parsed.status == "ok" and len(parsed.letters) == 3 and frozenset(LETTERS) - parsed.letters == gold
-        )
-        predicted = (
-            frozenset(LETTERS) - parsed.letters
-            if parsed.status == "ok" and len(parsed.letters) == 3
-            else frozenset()
-        )
-    elif setup == "multi":
-        correct = parsed.status != "unparsed" and not contradictory and predicted == gold
-    else:
-        correct = parsed.status == "ok" and predicted == gold
-    return Verdict(
-        **verdict_fields, parsed=parsed, predicted=predicted, correct=correct, contradictory=contradictory
-    )
-
-
-# --------------------------------------------------------------------------------------------------
-# Metrics
-# --------------------------------------------------------------------------------------------------
-
-
-def _mean(values: Iterable[float]) -> float:
-    finite = [value for value in values if not math.isnan(value)]
-    return sum(finite) / len(finite) if finite else _NAN
-
-
-def _std(values: Sequence[float], ddof: int) -> float:
-    finite = [value for value in values if not math.isnan(value)]
-    if len(finite) < 2 or len(finite) - ddof <= 0:
-        return _NAN
-    mean = sum(finite) / len(finite)
-    return math.sqrt(sum((value - mean) ** 2 for value in finite) / (len(finite) - ddof))
-
-
-def _percent(hits: int, total: int) -> float:
-    return 100.0 * hits / total if total else _NAN
-
-
-def _primary_format(formats: Iterable[str], preferred: str) -> str | None:
-    present = set(formats)
-    if preferred in present:
-        return preferred
-    return next((candidate for candidate in PRIMARY_FORMAT_ORDER if candidate in present), None)
-
-
-@dataclass
-class _Cells:
-    """Accuracy-like values per (format, prompt) cell for one setup and one category filter."""
-
-    values: dict[tuple[str, int], float]
-
-    def formats(self) -> list[str]:
-        return [
-            answer_format for answer_format in FORMATS if any(key[0] == answer_format for key in self.values)
-        ]
-
-    def prompt_values(self, answer_format: str) -> list[float]:
-        return [
-            self.values[(answer_format, prompt)]
-            for prompt in PROMPTS
-            if (answer_format, prompt) in self.values
-        ]
-
-
-def _single_cells(verdicts: list[Verdict]) -> _Cells:
-    hits: dict[tuple[str, int], list[int]] = defaultdict(list)
-    for verdict in verdicts:
-        hits[(verdict.answer_format, verdict.prompt)].append(int(verdict.correct))
-    return _Cells({key: _percent(sum(values), len(values)) for key, values in hits.items()})
-
-
-def _worst_case_cells(
-    verdicts: list[Verdict],
-) -> tuple[_Cells, dict[tuple[str, int], int], dict[tuple[str, int], int]]:
-    """Per cell: % of instances whose every option-set variant was answered correctly, instance counts,
-    and counts of instances with fewer than VARIANTS_PER_INSTANCE variants (scored on those present).
-
-    An instance is (category, instance_id): the same instance_id in two categories is two instances.
-    """
-    instances: dict[tuple[str, int], dict[tuple[str, str], bool]] = defaultdict(dict)
-    variants: dict[tuple[str, int], dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
-    for verdict in verdicts:
-        key = (verdict.answer_format, verdict.prompt)
-        instance = (verdict.category, verdict.instance_id)
-        cell = instances[key]
-        cell[instance] = cell.get(instance, True) and verdict.correct
-        variants[key][instance].add(verdict.question_id)
-    values = {key: _percent(sum(cell.values()), len(cell)) for key, cell in instances.items()}
-    incomplete = {
-        key: sum(len(ids) < VARIANTS_PER_INSTANCE for ids in cell.values()) for key, cell in variants.items()
-    }
-    return _Cells(values), {key: len(cell) for key, cell in instances.items()}, incomplete
-
-
-@dataclass
-class _MultiQuestion:
-    """One multi-correct question; ``answered`` is False for unparsed or contradictory answers."""
-
-    gold: frozenset[str]
-    predicted: frozenset[str]
-    exact: bool
-    answered: bool
-
-    @property
-    def f1(self) -> float:
-        # An unanswered question scores 0 even when its gold set is empty (NONE must be said).
-        return _f1(self.predicted, self.gold) if self.answered else 0.0
-
-
-def _multi_questions(verdicts: list[Verdict]) -> dict[tuple[str, int, str], list[_MultiQuestion]]:
-    """Per (format, prompt, variant): one entry per question (binary records combined per question)."""
-    grouped: dict[tuple[str, int, str], list[_MultiQuestion]] = defaultdict(list)
-    binary: dict[tuple[str, int, str, str], list[Verdict]] = defaultdict(list)
-    for verdict in verdicts:
-        if verdict.variant == "binary":
-            binary[(verdict.answer_format, verdict.prompt, verdict.variant, verdict.question_id)].append(
-                verdict
-            )
-        else:
-            grouped[(verdict.answer_format, verdict.prompt, verdict.variant)].append(
-                _MultiQuestion(
-                    verdict.gold,
-                    verdict.predicted,
-                    verdict.correct,
-                    answered=verdict.parsed.status != "unparsed" and not verdict.contradictory,
-                )
-            )
-    for (answer_format, prompt, variant, _), decisions in binary.items():
-        gold = decisions[0].gold
-        predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
-        # Answered only if every option got a yes or no (unparsed decisions make the question unanswered).
-        answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
-            verdict.decision is not None for verdict in decisions
-        )
-        grouped[(answer_format, prompt, variant)].append(
-            _MultiQuestion(gold, predicted, answered and predicted == gold, answered)
-        )
-    return grouped
-
-
-def _multi_cell_metrics(questions: list[_MultiQuestion]) -> dict[str, float]:
-    result: dict[str, float] = {}
-    for count in GOLD_COUNTS:
-        subset = [question for question in questions if len(question.gold) == count]
-        result[f"exact_k{count}"] = _percent(sum(question.exact for question in subset), len(subset))
-    result["f1"] = 100.0 * _mean(question.f1 for question in questions) if questions else _NAN
-    return result
-
-
-def _setup_metrics(
-    verdicts: list[Verdict], primary_format: str, std_ddof: int, detailed: bool
-) -> dict[str, float]:
-    """All metrics of one category filter (all categories, or one)."""
-    metrics: dict[str, float] = {}
-    single = [verdict for verdict in verdicts if verdict.setup == "single"]
-    single_var = [verdict for verdict in verdicts if verdict.setup == "single_var"]
-    multi = [verdict for verdict in verdicts if verdict.setup == "multi"]
-
-    # The headline numbers are the statistic the bootstrap resamples (one definition, resampling_of).
-    headline = _resampling(verdicts, primary_format, std_ddof).estimate()
-    single_cells = _single_cells(single)
-    if single:
-        metrics["single_accuracy"] = headline["single_accuracy"]
-        metrics["single_accuracy_std_over_prompts"] = headline["single_accuracy_std_over_prompts"]
-        # Format axis: every format's accuracy on the prompts all formats share (prompt 1 in the paper grid).
-        formats = single_cells.formats()
-        shared = [
-            prompt
-            for prompt in PROMPTS
-            if all((answer_format, prompt) in single_cells.values for answer_format in formats)
-        ]
-        format_values = [
-            _mean(single_cells.values[(answer_format, prompt)] for prompt in shared)
-            for answer_format in formats
-        ]
-        metrics["single_format_range"] = (
-            (max(format_values) - min(format_values)) if len(format_values) >= 2 and shared else _NAN
-        )
-        if detailed:
-            for answer_format in formats:
-                values = single_cells.prompt_values(answer_format)
-                metrics[f"single_{answer_format}_accuracy"] = _mean(values)
-                metrics[f"single_{answer_format}_std_over_prompts"] = _std(values, std_ddof)
-            for (answer_format, prompt), value in sorted(single_cells.values.items()):
-                metrics[f"single_{answer_format}_p{prompt}_accuracy"] = value
-
-    if single_var:
-        var_cells, instance_counts, incomplete_counts = _worst_case_cells(single_var)
-        primary = _primary_format(var_cells.formats(), primary_format)
-        metrics["single_var_accuracy"] = headline["single_var_accuracy"]
-        # The drop compares like with like: single-correct accuracy on the categories that have
-        # variations (VCR has none), same format and prompt.
-        var_categories = {verdict.category for verdict in single_var}
-        comparable = _single_cells([verdict for verdict in single if verdict.category in var_categories])
-        drops = {
-            key: comparable.values[key] - value
-            for key, value in var_cells.values.items()
-            if key in comparable.values
-        }
-        metrics["single_var_drop"] = _mean(
-            drops[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in drops
-        )
-        if detailed:
-            metrics["single_var_instances"] = float(max(instance_counts.values(), default=0))
-            metrics["single_var_incomplete_instances"] = max(incomplete_counts.values(), default=0)
-            for answer_format in var_cells.formats():
-                metrics[f"single_var_{answer_format}_accuracy"] = _mean(
-                    var_cells.prompt_values(answer_format)
-                )
-            for (answer_format, prompt), value in sorted(var_cells.values.items()):
-                metrics[f"single_var_{answer_format}_p{prompt}_accuracy"] = value
-                if (answer_format, prompt) in drops:
-                    metrics[f"single_var_{answer_format}_p{prompt}_drop"] = drops[(answer_format, prompt)]
-
-    if multi:
-        per_cell = {key: _multi_cell_metrics(questions) for key, questions in _multi_questions(multi).items()}
-        standard = {
-            (answer_format, prompt): values
-            for (answer_format, prompt, variant), values in per_cell.items()
-            if variant == "standard"
-        }
-        standard_formats = [
-            answer_format for answer_format in FORMATS if any(key[0] == answer_format for key in standard)
-        ]
-        primary = _primary_format(standard_formats, primary_format)
-        if primary is not None:
-            primary_cells = [
-                standard[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in standard
-            ]
-            for count in GOLD_COUNTS:
-                metrics[f"multi_exact_k{count}"] = headline[f"multi_exact_k{count}"]
-            metrics["multi_f1"] = headline["multi_f1"]
-            metrics["multi_f1_std_over_prompts"] = _std([cell["f1"] for cell in primary_cells], std_ddof)
-        if detailed:
-            for answer_format in standard_formats:
-                cells = [
-                    standard[(answer_format, prompt)]
-                    for prompt in PROMPTS
-                    if (answer_format, prompt) in standard
-                ]
-                metrics[f"multi_{answer_format}_f1"] = _mean(cell["f1"] for cell in cells)
-                for count in GOLD_COUNTS:
-                    metrics[f"multi_{answer_format}_exact_k{count}"] = _mean(
-                        cell[f"exact_k{count}"] for cell in cells
-                    )
-            for (answer_format, prompt), cell in sorted(standard.items()):
-                for name, value in cell.items():
-                    metrics[f"multi_{answer_format}_p{prompt}_{name}"] = value
-            for variant in MULTI_VARIANTS[1:]:
-                cells = [
-                    values for (_, _, cell_variant), values in per_cell.items() if cell_variant == variant
-                ]
-                if not cells:
-                    continue
-                metrics[f"multi_{variant}_f1"] = _mean(cell["f1"] for cell in cells)
-                for count in GOLD_COUNTS:
-                    metrics[f"multi_{variant}_exact_k{count}"] = _mean(
-                        cell[f"exact_k{count}"] for cell in cells
-                    )
-    return metrics
-
-
-def check_options(primary_format: Any = "gen", std_ddof: Any = 0) -> None:
-    """Validate ``score`` options (one-line OptionError): a typo must not silently change numbers."""
-    check_option("primary_format", primary_format, str, choices=FORMATS)
-    check_option("std_ddof", std_ddof, int, choices=(0, 1))
-
-
-def record_key(verdict: Verdict) -> tuple[str, str, int, str, str, str, str]:
-    """What one record answers: question ``id`` of a ``category`` in one task setting (setup, output
-    format, prompt number, multi variant) and, for the binary format, one option letter."""
-    return (
-        verdict.setup,
-        verdict.answer_format,
-        verdict.prompt,
-        verdict.variant,
-        verdict.category,
-        verdict.question_id,
-        verdict.option or "",
-    )
-
-
-def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
-    """What a record answers, for the record contract (``RECORD_SCHEMA.identity`` order): setup, format,
-    prompt number, multi variant, canonical category, id and (binary format) the option letter; the same
-    thing ``record_key`` reads from a verdict, computed from a validated record."""
-    setup, answer_format = record.get("setup"), record.get("format")
-    prompt = str(record.get("prompt")).strip().lower().removeprefix("p")
-    category = canonical_category(record.get("category")) or record.get("category")
-    variant = multi_variant(record) if setup == "multi" else "standard"
-    option = str(record.get("option") or "").strip().upper() if answer_format == "binary" else ""
-    return (setup, answer_format, prompt, variant, category, str(record.get("id")).strip(), option)
-
-
-def score_verdicts(
-    verdicts: list[Verdict], *, primary_format: str = "gen", std_ddof: int = 0
-) -> dict[str, float | int]:
-    """Compute every DARE metric from already scored records (see ``score``), with options that passed
-    ``check_options``. Duplicate records are refused before scoring by the record contract
-    (``framework.records``; identity ``record_identity``).
-    """
-    metrics: dict[str, float | int] = dict(_setup_metrics(verdicts, primary_format, std_ddof, detailed=True))
-    categories = [
-        category
-        for category in CATEGORY_SUBJECTS
-        if any(verdict.category == category for verdict in verdicts)
-    ]
-    for category in categories:
-        subset = [verdict for verdict in verdicts if verdict.category == category]
-        for key, value in _setup_metrics(subset, primary_format, std_ddof, detailed=False).items():
-            if key in TABLE_COLUMNS:
-                metrics[f"{key}__{category}"] = value
-    metrics["records"] = len(verdicts)
-    metrics["unparsed"] = sum(verdict.parsed.status == "unparsed" for verdict in verdicts)
-    metrics["single_multiple_letters"] = sum(
-        verdict.setup != "multi" and verdict.answer_format != "inv" and len(verdict.parsed.letters) > 1
-        for verdict in verdicts
-    )
-    metrics["multi_contradictory"] = sum(verdict.contradictory for verdict in verdicts)
-    cells: dict[tuple[str, str, int], int] = defaultdict(int)
-    for verdict in verdicts:
-        key = (
-            verdict.setup
-            if verdict.variant in ("standard", "binary")
-            else f"{verdict.setup}_{verdict.variant}",
-            verdict.answer_format,
-            verdict.prompt,
-        )
-        cells[key] += verdict.parsed.status == "unparsed"
-    for (setup, answer_format, prompt), count in sorted(cells.items()):
-        metrics[f"unparsed_{setup}_{answer_format}_p{prompt}"] = count
-    return metrics
-
-
-def scored_records(records: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """(index, record) of every record that is scored: all but the test split's (its answers are
-    withheld; a run exports those records), so `score` and a harness run score the same records."""
-    return [(index, record) for index, record in enumerate(records) if record.get("split") != "test"]
-
-
-def summary_table(metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """The robustness summary (row per category plus "all", column per axis) from ``score`` keys."""
-    rows: dict[str, dict[str, float]] = {}
-    for category in [*CATEGORY_SUBJECTS, "all"]:
-        suffix = "" if category == "all" else f"__{category}"
-        row = {
-            column: metrics[f"{key}{suffix}"]
-            for key, column in TABLE_COLUMNS.items()
-            if f"{key}{suffix}" in metrics
-        }
-        if row:
-            rows[category] = row
-    return rows
-
-
-def format_table(table: dict[str, dict[str, float]]) -> str:
-    """Render the summary table as Markdown (NaN shown as "-")."""
-    columns = [column for column in TABLE_COLUMNS.values() if any(column in row for row in table.values())]
-    lines = ["| category | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
-    for category, row in table.items():
-        cells = []
-        for column in columns:
-            value = row.get(column, _NAN)
-            cells.append(
-                "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}"
-            )
-        lines.append(f"| {category} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
-    """Correctness per asked question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
-
-    A question is one record, keyed ``setup/format/p<prompt>/variant/category/id`` (``record_key``); the four
-    yes/no records of a binary multi-correct question form one question, right when every option was
-    answered and the yes-set equals the gold set (as in ``multi_exact``).
-    """
-    from lmms_eval_tasks.framework.comparison import correctness_by_id
-
-    keys: list[str] = []
-    values: list[bool] = []
-    indices: list[int | str] = []
-    binary: dict[str, list[Verdict]] = defaultdict(list)
-    for index, record in enumerate(records):
-        verdict = score_record(record, index)
-        setup, answer_format, prompt, variant, category, question_id, _option = record_key(verdict)
-        key = "/".join((setup, answer_format, f"p{prompt}", variant, category, question_id))
-        if verdict.variant == "binary":
-            if any(other.option == verdict.option for other in binary[key]):
-                raise RecordError(index, "option", f"duplicate binary option {verdict.option!r} for {key}")
-            binary[key].append(verdict)
-            continue
-        keys.append(key)
-        values.append(verdict.correct)
-        indices.append(index)
-    for key, decisions in binary.items():
-        predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
-        answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
-            verdict.decision is not None for verdict in decisions
-        )
-        keys.append(key)
-        values.append(answered and predicted == decisions[0].gold)
-        indices.append(decisions[0].index)
-    return correctness_by_id(keys, values, id_field="id", indices=indices)
-
-
-UNIT = "question"  # the resampling unit: a question's records under every prompt and format
-# cells: single prompts 0-2, single_var prompts 3-5, multi (prompt, #gold) 6-20, every record's unparsed 21,
-# multi F1 per prompt 22-24 (summed in record order, as a prompt's questions are averaged)
-_SINGLE, _VAR, _MULTI, _UNPARSED = 0, 3, 6, 6 + 3 * len(GOLD_COUNTS)
-_F1 = _UNPARSED + 1
-N_CELLS = _F1 + len(PROMPTS)
-# value columns: hit, counted, F1, unparsed
-_COLUMNS = 4
-
-
-def _prompt_mean_std(values: Any, ddof: int) -> tuple[Any, Any]:
-    """Mean and std over the prompts present (finite) per resample, as ``_mean``/``_std``."""
-    import numpy as np
-
-    finite = np.isfinite(values)
-    n = finite.sum(axis=1)
-    filled = np.where(finite, values, 0.0)
-    mean = np.where(n > 0, filled.sum(axis=1) / np.maximum(n, 1), np.nan)
-    squares = np.where(finite, (values - mean[:, None]) ** 2, 0.0).sum(axis=1)
-    std = np.where((n >= 2) & (n - ddof > 0), np.sqrt(squares / np.maximum(n - ddof, 1)), np.nan)
-    return mean, std
-
-
-def resampling_of(
-    records: list[dict[str, Any]], verdicts: list[Verdict], primary_format: str, std_ddof: int
-) -> Any:
-    """The headline metrics' bootstrap input (``_resampling``), its rows named by their records."""
-    import dataclasses
-
-    identity = ["|".join(str(part) for part in record_identity(record)) for record in records]
-    return dataclasses.replace(_resampling(verdicts, primary_format, std_ddof), identity=identity)
-
-
-def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> Any:
-    """The headline metrics as a statistic of row totals: ``_setup_metrics`` reports its ``estimate()``,
-    the bootstrap resamples it. Rows: single records (cell = prompt), single_var instances per prompt (all
-    variants right), multi standard questions (cell = prompt x #gold, and again per prompt for F1; binary
-    records are the "binary" variant), one unparsed row per record; unit: the question (``category``/``id``,
-    single_var ``category``/``instance_id``): a question is asked under several prompts and formats, so
-    its records enter a resample whole, and the mean and std over prompts and the worst case over option
-    sets are computed from each resample's whole per-prompt cells."""
-    import numpy as np
-
-    from lmms_eval_tasks.uncertainty.resampling import Resampling
-
-    def question(verdict: Any) -> str:
-        name = verdict.instance_id if verdict.setup == "single_var" else verdict.question_id
-        return f"{verdict.setup}/{verdict.category}/{name}"
-
-    def primary(setup: str, standard_only: bool = False) -> str | None:
-        formats = {
-            v.answer_format
-            for v in verdicts
-            if v.setup == setup and not (standard_only and v.variant != "standard")
-        }
-        return _primary_format([f for f in FORMATS if f in formats], primary_format)
-
-    single_format, var_format, multi_format = primary("single"), primary("single_var"), primary("multi", True)
-    units: list[str] = []
-    cells: list[int] = []
-    values: list[tuple[float, float, float, float]] = []
-    instances: dict[tuple[str, int], bool] = {}
-    for verdict in verdicts:
-        units.append(question(verdict))
-        cells.append(_UNPARSED)
-        values.append((0.0, 0.0, 0.0, float(verdict.parsed.status == "unparsed")))
-        if verdict.setup == "single" and verdict.answer_format == single_format:
-            units.append(question(verdict))
-            cells.append(_SINGLE + verdict.prompt - 1)
-            values.append((float(verdict.correct), 1.0, 0.0, 0.0))
-        elif verdict.setup == "single_var" and verdict.answer_format == var_format:
-            key = (question(verdict), verdict.prompt)
-            instances[key] = instances.get(key, True) and verdict.correct
-        elif (
-            verdict.setup == "multi"
-            and verdict.variant == "standard"
-            and verdict.answer_format == multi_format
-        ):
-            # a standard multi record is one whole question (binary records are the "binary" variant)
-            answered = verdict.parsed.status != "unparsed" and not verdict.contradictory
-            units.append(question(verdict))
-            cells.append(_MULTI + (verdict.prompt - 1) * len(GOLD_COUNTS) + len(verdict.gold))
-            f1 = _f1(verdict.predicted, verdict.gold) if answered else 0.0  # unanswered: 0, even for NONE
-            values.append((float(verdict.correct), 1.0, 0.0, 0.0))
-            units.append(question(verdict))
-            cells.append(_F1 + verdict.prompt - 1)
-            values.append((0.0, 1.0, f1, 0.0))
-    for (unit, prompt), correct in instances.items():
-        units.append(unit)
-        cells.append(_VAR + prompt - 1)
-        values.append((float(correct), 1.0, 0.0, 0.0))
-    present = {
-        "single": single_format is not None,
-        "single_var": var_format is not None,
-        "multi": multi_format is not None,
-    }
-
-    def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, cells, columns]
-        hits, counted, f1 = totals[..., 0], totals[..., 1], totals[..., 2]
-        with np.errstate(all="ignore"):
-            out: dict[str, np.ndarray] = {}
-            if present["single"]:
-                by_prompt = 100 * hits[:, _SINGLE:_VAR] / counted[:, _SINGLE:_VAR]
-                out["single_accuracy"], out["single_accuracy_std_over_prompts"] = _prompt_mean_std(
-                    by_prompt, std_ddof
-                )
-            if present["single_var"]:
-                out["single_var_accuracy"] = _prompt_mean_std(
-                    100 * hits[:, _VAR:_MULTI] / counted[:, _VAR:_MULTI], std_ddof
-                )[0]
-            if present["multi"]:
-                shape = (totals.shape[0], len(PROMPTS), len(GOLD_COUNTS))
-                m_hits = hits[:, _MULTI:_UNPARSED].reshape(shape)
-                m_counted = counted[:, _MULTI:_UNPARSED].reshape(shape)
-                for count in GOLD_COUNTS:
-                    exact = 100 * m_hits[..., count] / m_counted[..., count]
-                    out[f"multi_exact_k{count}"] = _prompt_mean_std(exact, std_ddof)[0]
-                # a prompt's F1: 100 x the mean over its questions (as percent of a mean, not of a sum)
-                f1_by_prompt = 100.0 * (f1[:, _F1:] / counted[:, _F1:])
-                out["multi_f1"] = _prompt_mean_std(f1_by_prompt, std_ddof)[0]
-            out["unparsed"] = totals[:, _UNPARSED, 3]
-        return out
-
-    return Resampling(
-        units,
-        np.asarray(values, dtype=np.float64).reshape(-1, _COLUMNS),
-        statistic,
-        UNIT,
-        np.asarray(cells, dtype=np.int64),
-        N_CELLS,
-    )
