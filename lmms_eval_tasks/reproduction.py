@@ -46,6 +46,25 @@ CHECKPOINT_NAMES: dict[str, str] = {
 }
 
 
+# The dtype the published models ran in, where the model's own evaluation code records it: the original
+# LLaVA code loads its checkpoints in float16 (llava/model/builder.py of haotian-liu/LLaVA).
+PAPER_DTYPES: dict[str, str] = {name: "float16" for name in _ORIGINAL_NAMES.values()}
+# Model argument spellings of one dtype -> its name.
+_DTYPE_NAMES = {
+    "float16": "float16", "fp16": "float16", "half": "float16", "torch.float16": "float16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16", "torch.bfloat16": "bfloat16",
+    "float32": "float32", "fp32": "float32", "float": "float32", "torch.float32": "float32",
+}  # fmt: skip
+# Model arguments that quantize the weights (the published models ran unquantized).
+_QUANTIZING_ARGS = (
+    "load_in_4bit",
+    "load_in_8bit",
+    "quantization",
+    "quantization_config",
+    "bnb_4bit_quant_type",
+)
+
+
 @dataclass(frozen=True)
 class ModelMatch:
     """Which published model a run is, and how that was decided (``how`` is shown in reports)."""
@@ -226,9 +245,47 @@ def is_setting_difference(reason: str, paper_model: str | None) -> bool:
     return not any(reason.startswith(caveat) for caveat in caveats)
 
 
+def model_args_reasons(model_args: str, published_model: str) -> list[str]:
+    """Model arguments that change the model from the published one: quantization (``load_in_4bit``,
+    ``load_in_8bit``, ``quantization``...) and a dtype other than the published model's recorded one
+    (``PAPER_DTYPES``; ``auto`` keeps the checkpoint's own and is not one)."""
+    arguments = {}
+    for part in str(model_args or "").split(","):
+        key, _, value = part.partition("=")
+        if key.strip():
+            arguments[key.strip()] = value.strip()
+    reasons = []
+    for key in _QUANTIZING_ARGS:
+        value = arguments.get(key)
+        if value is not None and value.lower() not in ("", "false", "0", "none", "no"):
+            reasons.append(f"model quantized: {key}={value} (the published model ran unquantized)")
+    paper_dtype = PAPER_DTYPES.get(published_model)
+    for key in ("dtype", "torch_dtype"):
+        value = arguments.get(key)
+        if value is None or value.lower() == "auto":
+            continue
+        dtype = _DTYPE_NAMES.get(value.lower(), value)
+        if paper_dtype and dtype != paper_dtype:
+            reasons.append(f"model dtype: {key}={value}, not the published model's {paper_dtype}")
+    return reasons
+
+
+def judge_repeats_reason(judge: Mapping[str, Any], module: Any) -> list[str]:
+    """Fewer judge repeats than the paper's protocol (``PAPER_JUDGE_REPEATS`` of the benchmark's
+    published module): an LLM judge's verdict is then the majority of fewer draws than the paper's."""
+    paper = getattr(module, "PAPER_JUDGE_REPEATS", None)
+    repeats = judge.get("repeats")
+    if judge.get("kind") == "rule" or not isinstance(paper, int) or not isinstance(repeats, int):
+        return []  # a rule judge is deterministic: repeats change nothing
+    if repeats >= paper:
+        return []
+    return [f"judge repeats: {repeats}, fewer than the paper's protocol's {paper} per item"]
+
+
 def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Sequence[str]) -> list[str]:
     """Every recorded reason this run's setting differs from the published row's, most specific first:
-    the task's own (question set), judge, subset/--limit, sample data, substitution, corruption, variant,
+    the task's own (question set), judge and its repeats, subset/--limit, sample data, substitution, model
+    arguments that change the model (quantization, dtype), corruption, variant,
     the benchmark's reading of the recorded settings (``published.setting_reasons``: a scoring protocol
     other than the official one), the report's deviations verbatim, and a note when the published value
     was not checked against its source."""
@@ -250,6 +307,7 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
             )
         else:
             reasons.append(f"judge: {model} ({judge.get('kind')}); the published value: {paper_judge}")
+        reasons += judge_repeats_reason(judge, published_module(str(report.get("benchmark"))))
     elif getattr(benchmark, "paper_judge_model", None):
         reasons.append(f"judge: not recorded in the run's report; the published value: {paper_judge}")
     limit = provenance.get("limit")
@@ -262,6 +320,7 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
     substitution = provenance.get("model_substitution")
     if substitution:
         reasons.append(f"model substitution: {substitution}")
+    reasons += model_args_reasons(str(provenance.get("model_args") or ""), row.label)
     corruption = provenance.get("corruption")
     if corruption:
         reasons.append(f"corruption profile: {corruption}")

@@ -383,3 +383,38 @@ def test_tiny_llava_run_registered_as_a_published_model(tiny_llava_card_run: tup
     assert "sample data: the run scored the bundled sample, not the benchmark's dataset" in reasons
     assert any(r.startswith("model substitution: ") for r in reasons)  # --model llava served by transformers
     assert set(verdict["setting_differences"]) <= set(reasons) and len(verdict["setting_differences"]) >= 4
+
+
+def test_fewer_judge_repeats_and_model_changing_arguments_are_setting_differences(tmp_path: Path):
+    # The faithful full run (paper's judge model name, 3 repeats, official reading) agrees; the same run with
+    # 1 judge repeat (the paper's GPT-4 evaluation asks 3 times per question) is a setting difference.
+    within = {"qAcc": (12.5, 0.0, 37.5), "fAcc": (25.0, 10.0, 40.0), "aAcc": (45.0, 40.0, 50.0)}
+    gpt4 = {"kind": "openai", "model": "gpt-4", "repeats": 3, "task": "hallusionbench"}
+    report = _crafted_hallusionbench(tmp_path, "hallusionbench", within, judge=gpt4)
+    report["provenance"]["settings"] = {"variant": "official", "no_verdict": "official",
+                                        "score_options": {"verdict_parse": "official"}}  # fmt: skip
+    assert verdict_for_report(report).summary == "agrees"
+    report["provenance"]["judge"]["repeats"] = 1
+    verdict = verdict_for_report(report)
+    assert verdict.setting_differences == ["judge repeats: 1, fewer than the paper's protocol's 3 per item"]
+    assert verdict.summary == "within sampling, setting differs"
+    report["provenance"]["judge"] = {"kind": "rule", "model": "rule-based", "repeats": 1}  # deterministic
+    assert not any(r.startswith("judge repeats") for r in verdict_for_report(report).reasons)
+    report["provenance"]["judge"] = gpt4
+    # Model arguments that change the model: quantization, a dtype other than LLaVA's float16.
+    base = "pretrained=liuhaotian/llava-v1.5-13b"
+    for extra, expected in (
+        (",load_in_4bit=True", ["model quantized: load_in_4bit=True (the published model ran unquantized)"]),
+        (",load_in_8bit=true", ["model quantized: load_in_8bit=true (the published model ran unquantized)"]),
+        (",dtype=bfloat16", ["model dtype: dtype=bfloat16, not the published model's float16"]),
+        (",torch_dtype=float32", ["model dtype: torch_dtype=float32, not the published model's float16"]),
+        (",dtype=float16", []), (",torch_dtype=fp16", []), (",dtype=auto", []), (",load_in_4bit=False", []),
+    ):  # fmt: skip
+        report["provenance"]["model_args"] = base + extra
+        assert verdict_for_report(report).setting_differences == expected, extra
+    # A model whose dtype is not recorded (registered by name): a dtype is no known difference.
+    assert verdict_for_report(report, "GPT-4V").setting_differences == []
+    report["provenance"]["model_args"] = base + ",load_in_4bit=True"
+    assert verdict_for_report(report, "GPT-4V").setting_differences == [
+        "model quantized: load_in_4bit=True (the published model ran unquantized)"
+    ]

@@ -38,6 +38,9 @@ PAPER_DIAGNOSIS = Source(
 )
 COLUMNS = ("qAcc", "fAcc", "easy_aAcc", "hard_aAcc", "aAcc")
 HEADLINE = ("qAcc", "fAcc", "aAcc")
+# The paper's GPT-4 evaluation asks the judge 3 times per question (the pack's default for an LLM judge):
+# a run with fewer repeats is a setting difference in the reproduction verdict.
+PAPER_JUDGE_REPEATS = 3
 # (label, printed as, question-pair, figure, easy question, hard question, question accuracy), GPT Eval rows.
 _GPT_EVAL = (
     ("GPT-4V", "GPT4V", 28.79, 39.88, 75.60, 37.67, 65.28),
