@@ -86,14 +86,8 @@ RATE_KEYS: tuple[str, ...] = (
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Judge-reply parsing
+# Entry points: score (checks the options) -> score_checked -> evaluate_checked
 # ---------------------------------------------------------------------------------------------------------
-
-# "Judgement:", "**Judgement:**", "Judgement**:", "judgment :" (any case, both spellings)
-_MARKER = re.compile(r"judg(?:e)?ment[*_]*[ \t]*:", re.IGNORECASE)
-# after the marker: whitespace, markdown and quotes, then the verdict word as a whole word
-_AFTER_MARKER = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)(?![A-Za-z0-9])", re.IGNORECASE)
-_WHOLE_REPLY = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)[\s*_`\"'“”‘’.!]*", re.IGNORECASE)
 
 
 def score(
@@ -170,462 +164,6 @@ def score_checked(
     if warnings:
         details["warnings"] = warnings
     return metrics, details
-
-
-def read_verdict(text: Any, protocol: str = "default") -> Any:
-    """``parse_judge_reply``, with ``integrity.CONFLICT`` (no verdict, counted) for a reply whose own
-    "Judgement:" verdicts disagree (default protocol): the judging pipeline's parser."""
-    if protocol == "default" and isinstance(text, str):
-        found = [
-            word.group(1).lower() == "yes"
-            for marker in _MARKER.finditer(text)
-            if (word := _AFTER_MARKER.match(text, marker.end()))
-        ]
-        if len(set(found)) > 1:
-            from lmms_eval_tasks.judges.integrity import CONFLICT
-
-            return CONFLICT
-    return parse_judge_reply(text, protocol)
-
-
-def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
-    """The verdict in a judge reply: True (Yes), False (No) or None (no verdict: the item is unjudged).
-
-    ``default``: the judge's conclusion, the Yes/No word right after the LAST "Judgement:" marker that is
-    followed by one (markdown such as ``**Yes**`` ignored, any case); None when two such markers disagree
-    (the judging pipeline first masks the model's quoted text out of the reply, so a verdict the model
-    planted cannot decide); with no such marker, a reply that is just "Yes"/"No".
-    ``official``: the authors' rule: after the first "Judgement: ", "Yes" anywhere -> True, else "No"
-    anywhere (also inside "Not", "None") -> False; with no marker, a reply exactly "Yes"/"No".
-    """
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    if not isinstance(text, str):
-        return None
-    if protocol == "official":
-        position = text.find(OFFICIAL_MARKER)
-        if position < 0:
-            return True if text == "Yes" else False if text == "No" else None
-        rest = text[position + len(OFFICIAL_MARKER) :]
-        if "Yes" in rest:
-            return True
-        if "No" in rest:
-            return False
-        return None
-    found = [
-        word.group(1).lower() == "yes"
-        for marker in _MARKER.finditer(text)
-        if (word := _AFTER_MARKER.match(text, marker.end()))
-    ]
-    if found:
-        return found[-1] if len(set(found)) == 1 else None
-    whole = _WHOLE_REPLY.fullmatch(text)
-    if whole:
-        return whole.group(1).lower() == "yes"
-    return None
-
-
-def normalize_verdict(value: Any, index: int | str, protocol: str = "default") -> bool | None:
-    """A supplied ``judge_verdict`` (one repeat) as True/False/None; raises RecordError on odd types.
-
-    Accepted: a raw judge reply or "Yes"/"No" (parsed with ``protocol``), 1/0 or true/false (the official
-    ``gpt4_judgments.json`` stores 1/0), null (unjudged).
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        if value in (0, 1):
-            return bool(value)
-        raise RecordError(index, "judge_verdict", f"expected 1 or 0, got {value!r}")
-    if isinstance(value, str):
-        return parse_judge_reply(value, protocol)
-    raise RecordError(
-        index, "judge_verdict", f"expected a judge reply, Yes/No, 1/0 or null, got {type(value).__name__}"
-    )
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Records
-# ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Item:
-    """One validated record."""
-
-    index: int
-    image_url: str
-    instruction: str
-    category: str
-    scenario: str
-    response: str | None
-    prediction: str
-
-
-def _text(record: dict[str, Any], name: str, index: int) -> str:
-    value = require_field(record, name, index, (str, type(None)))
-    return "" if value is None else value
-
-
-def parse_item(record: dict[str, Any], index: int) -> Item:
-    """Validate one record; a missing field or an unknown category raises RecordError naming both."""
-    image_url = require_field(record, "image_url", index, str)
-    if not image_url.strip():
-        raise RecordError(index, "image_url", "empty")
-    category = require_field(record, "category", index, str)
-    if category not in CATEGORY_SCENARIO:
-        raise RecordError(
-            index, "category", f"unknown category {category!r}; expected one of {', '.join(CATEGORIES)}"
-        )
-    response = record.get("response")
-    if response is not None and not isinstance(response, str):
-        raise RecordError(index, "response", f"expected str or null, got {type(response).__name__}")
-    return Item(
-        index=index,
-        image_url=image_url,
-        instruction=_text(record, "instruction", index),
-        category=category,
-        scenario=CATEGORY_SCENARIO[category],
-        response=response,
-        prediction=_text(record, "prediction", index),
-    )
-
-
-def parse_items(records: Sequence[dict[str, Any]]) -> list[Item]:
-    """Validate every record (image URLs identify questions, as in the official files: a repeated one is
-    refused before scoring by the record contract, ``framework.records``)."""
-    if not records:
-        raise RecordError("-", "<records>", "no records to score")
-    return [parse_item(record, index) for index, record in enumerate(records)]
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Metrics
-# ---------------------------------------------------------------------------------------------------------
-
-
-def rate_percent(accepted: int, judged: int) -> float | None:
-    """A rate in percent of the judged items (None without any): every rate of one repeat, and a report
-    page's rate from saved counts."""
-    return 100.0 * accepted / judged if judged else None
-
-
-def normal_interval(accepted: int, judged: int) -> tuple[float | None, float | None]:
-    """95% normal-approximation (Wald) interval in percent, clipped to [0, 100] like statsmodels'
-    ``proportion_confint(method="normal")`` that the official analysis prints; None for a rate above 100
-    (the official Misc. denominator 2 x judged stvqa): statsmodels' root of a negative number is NaN)."""
-    if judged <= 0 or accepted > judged:
-        return None, None
-    share = max(0.0, accepted / judged)
-    half = Z_95 * math.sqrt(share * (1.0 - share) / judged)
-    return 100.0 * max(0.0, share - half), 100.0 * min(1.0, share + half)
-
-
-def rate_counts(
-    categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
-) -> dict[str, tuple[int, int]]:
-    """``{rate key: (accepted, denominator)}`` for one judge repeat: the one source of every rate and its
-    interval (scorer, bootstrap rows, report page), so they cannot disagree.
-
-    Unjudged items (None) leave every denominator. Misc. Natural Scenes pools stvqa + estvqa as
-    (accepted_st + accepted_est) / (judged_st + judged_est); ``official`` divides by 2 x judged_st instead
-    (the authors' analysis script, which the leaderboard's test numbers follow).
-    """
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    accepted = dict.fromkeys(CATEGORIES, 0)
-    judged = dict.fromkeys(CATEGORIES, 0)
-    for category, verdict in zip(categories, verdicts, strict=True):
-        if verdict is None:
-            continue
-        judged[category] += 1
-        accepted[category] += int(verdict)
-
-    def pooled(scenarios: Sequence[str]) -> tuple[int, int]:
-        members = [c for c in CATEGORIES if CATEGORY_SCENARIO[c] in scenarios]
-        return sum(accepted[c] for c in members), sum(judged[c] for c in members)
-
-    counts = {"acceptance_rate": (sum(accepted.values()), sum(judged.values()))}
-    for scenario in SCENARIOS:
-        counts[f"acceptance_rate_{scenario}"] = pooled((scenario,))
-    if protocol == "official":
-        counts["acceptance_rate_misc_natural_scenes"] = (
-            accepted["stvqa"] + accepted["estvqa"],
-            2 * judged["stvqa"],
-        )
-    counts["acceptance_rate_natural"] = pooled(NATURAL_SCENARIOS)
-    counts["acceptance_rate_digital"] = pooled(DIGITAL_SCENARIOS)
-    counts["acceptance_rate_stvqa"] = (accepted["stvqa"], judged["stvqa"])
-    counts["acceptance_rate_estvqa"] = (accepted["estvqa"], judged["estvqa"])
-    return counts
-
-
-def acceptance_metrics(
-    categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
-) -> dict[str, Any]:
-    """All acceptance rates (percent of judged items accepted) for one judge repeat, each with its 95%
-    normal interval (``<rate>_ci95_low/high``; the overall one is ``acceptance_rate_ci95_low/high``).
-
-    Denominators as in ``rate_counts``: unjudged items leave them; ``official`` changes only Misc. Natural
-    Scenes (2 x judged stvqa, its interval too).
-    """
-    counts = rate_counts(categories, verdicts, protocol)
-    total_accepted, total_judged = counts["acceptance_rate"]
-    metrics: dict[str, Any] = {"acceptance_rate": rate_percent(total_accepted, total_judged)}
-    low, high = normal_interval(total_accepted, total_judged)
-    metrics["acceptance_rate_ci95_low"], metrics["acceptance_rate_ci95_high"] = low, high
-    for key in POOLED_RATE_KEYS:
-        metrics[key] = rate_percent(*counts[key])
-        metrics[f"{key}_ci95_low"], metrics[f"{key}_ci95_high"] = normal_interval(*counts[key])
-    metrics["judged"] = total_judged
-    metrics["accepted"] = total_accepted
-    metrics["unjudged"] = sum(1 for verdict in verdicts if verdict is None)
-    return metrics
-
-
-def rouge_l_scores(predictions: Sequence[str], references: Sequence[str]) -> list[float]:
-    """ROUGE-L F-measure (0-1) per pair, with Google's ``rouge-score`` package (its default tokenizer)."""
-    try:
-        from rouge_score import rouge_scorer
-    except ImportError as error:  # pragma: no cover - a declared dependency
-        raise ImportError("ROUGE-L needs the rouge-score package: pip install rouge-score") from error
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
-    return [
-        scorer.score(reference, prediction)["rougeL"].fmeasure
-        for prediction, reference in zip(predictions, references, strict=True)
-    ]
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Offline rule judge (a non-paper fallback)
-# ---------------------------------------------------------------------------------------------------------
-
-
-def _normalise_words(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).lower()
-    return " ".join(re.sub(r"[^\w]+|_", " ", text).split())
-
-
-def rule_reply(prediction: str, reference: str) -> str | None:
-    """The rule judge's reply: "Judgement: Yes" when a short reference (<= 6 words after normalising)
-    occurs word-aligned in the prediction and the prediction does not hedge (negate it, or bury it among
-    other numbers or in a list of candidates: ``judge_integrity.rule_hedge``), "Judgement: No" otherwise;
-    None (no verdict) for longer references, which only an LLM can compare. Not the paper's metric: an
-    offline fallback for demos and tests."""
-    from lmms_eval_tasks.tasks.contextual.judge_integrity import rule_hedge
-
-    reference_words = _normalise_words(reference or "")
-    if not reference_words or len(reference_words.split()) > RULE_MAX_REFERENCE_WORDS:
-        return None
-    words = _normalise_words(prediction or "")
-    found = f" {reference_words} " in f" {words} "
-    if found and rule_hedge(prediction or "", reference, words, reference_words):
-        found = False
-    return "Judgement: Yes" if found else "Judgement: No"
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Judging
-# ---------------------------------------------------------------------------------------------------------
-
-
-def judge_prompt(item: Item, variant: str = "official", prediction: str | None = None) -> str:
-    """The official GPT-4 judge prompt for one item (template byte-exact, filled without str.format);
-    ``variant="hardened"`` delimits the prediction (see ``judge_system``); ``prediction``: the bounded text
-    sent (default: the item's whole prediction)."""
-    from lmms_eval_tasks.judges.integrity import hardened_fields
-    from lmms_eval_tasks.judges.prompts import render_prompt
-
-    if item.response is None:
-        raise RecordError(item.index, "response", "missing: the judge needs the reference response")
-    fields = {
-        "instruction": item.instruction,
-        "groundtruth": item.response,
-        "prediction": item.prediction if prediction is None else prediction,
-    }
-    if variant == "hardened":
-        fields, _note = hardened_fields(fields, ("prediction",))
-    return render_prompt(JUDGE_PROMPT, **fields)
-
-
-def judge_image(record: dict[str, Any], item: Item) -> Any:
-    """What the image-aware judge is shown: the bytes of ``image_path`` when the record has one (the local
-    copy ``prepare`` made), else the ``image_url`` (the chat API fetches http(s) URLs itself)."""
-    path = record.get("image_path")
-    if isinstance(path, str) and path:
-        try:
-            with open(path, "rb") as handle:
-                return handle.read()
-        except OSError as error:
-            raise RecordError(item.index, "image_path", f"cannot read {path!r}: {error}") from None
-    if item.image_url.startswith(("http://", "https://", "data:image/")):
-        return item.image_url
-    raise RecordError(item.index, "image_url", "the image-aware judge needs an http(s) URL or an image_path")
-
-
-def judge_items(
-    records: Sequence[dict[str, Any]],
-    items: Sequence[Item],
-    image_judge: bool = False,
-    judge_prompt_variant: str = "official",
-    model_text_limit: int | None = None,
-) -> list:
-    """One judge item per record (id = image URL), with the rule judge's reply for offline runs;
-    ``image_judge`` adds the image (the paper's second, GPT-4V-style judge). The prediction sent is cut to
-    ``model_text_limit`` characters (default ``judge_integrity.MODEL_TEXT_LIMIT``) and named as model text
-    (masked out of the reply before its verdict is read); ``judge_prompt_variant="hardened"`` delimits it."""
-    from lmms_eval_tasks.framework.screening import is_content_free
-    from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
-    from lmms_eval_tasks.judges.pipeline import JudgeItem
-    from lmms_eval_tasks.tasks.contextual.judge_integrity import MODEL_TEXT_LIMIT, SCREENING, carries_markers
-
-    limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
-    judged = []
-    for item in items:
-        sent, _cut = bound_model_text(item.prediction, limit)
-        system = (
-            hardened_fields({"prediction": sent}, ("prediction",))[1]
-            if judge_prompt_variant == "hardened"
-            else None
-        )
-        judged.append(
-            JudgeItem(
-                item_id=item.image_url,
-                prompt=judge_prompt(item, judge_prompt_variant, sent),
-                rule_reply=rule_reply(item.prediction, item.response or ""),
-                system=system,
-                image=judge_image(records[item.index], item) if image_judge else None,
-                model_text=(sent,),
-                carries_markers=carries_markers(item.prediction),
-                content_free=is_content_free(item.prediction, SCREENING, item.response),
-            )
-        )
-    return judged
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Evaluation
-# ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Evaluation:
-    """Everything one scoring run produced: metrics, per-item verdicts per repeat, judge replies."""
-
-    protocol: str
-    repeats: int
-    metrics: dict[str, Any]
-    per_repeat: list[dict[str, Any]]
-    verdicts: list[list[bool | None]]
-    items: list[Item]
-    replies: list[list[str | None]] = field(default_factory=list)
-    errors: list[list[str | None]] = field(default_factory=list)
-    rouge: list[float | None] = field(default_factory=list)
-    supplied: list[bool] = field(default_factory=list)
-    judge: dict[str, Any] = field(default_factory=dict)
-    judge_usage: dict[str, Any] = field(default_factory=dict)
-    judge_batch: dict[str, Any] = field(default_factory=dict)
-
-    def flat(self) -> dict[str, Any]:
-        """The ``score`` output: rates in percent, counts, per-scenario counts, the judge used."""
-        output = dict(self.metrics)
-        output["protocol"] = self.protocol
-        output["repeats"] = self.repeats
-        output["judge"] = self.judge.get("kind", "supplied") if self.judge else "supplied"
-        output["judge_model"] = self.judge.get("model") if self.judge else None
-        return output
-
-    def per_item(self, position: int) -> dict[str, Any]:
-        """What the pack's samples file records for one item (verdicts, replies, ROUGE-L)."""
-        item = self.items[position]
-        return {
-            "image_url": item.image_url,
-            "category": item.category,
-            "scenario": item.scenario,
-            "verdicts": ["Yes" if v else "No" if v is not None else None for v in self.verdicts[position]],
-            "judge_replies": self.replies[position] if self.replies else None,
-            "judge_errors": self.errors[position] if self.errors else None,
-            "verdict_supplied": self.supplied[position] if self.supplied else None,
-            "rouge_l": self.rouge[position] if self.rouge else None,
-        }
-
-
-def _supplied_verdicts(
-    records: Sequence[dict[str, Any]], protocol: str
-) -> dict[int, tuple[list[bool | None], list[str | None]]]:
-    """Verdicts given in ``judge_verdict`` (one value or a list of repeats), else the raw ``judge_replies`` of
-    a previous run (the pack's samples files), by record index; parsed with ``protocol``."""
-    supplied = {}
-    for index, record in enumerate(records):
-        if "judge_verdict" in record:
-            name = "judge_verdict"
-        elif isinstance(record.get("judge_replies"), list):
-            name = "judge_replies"
-        else:
-            continue
-        raw = record[name]
-        values = list(raw) if isinstance(raw, list | tuple) else [raw]
-        if not values:
-            raise RecordError(index, name, "empty list")
-        if name == "judge_replies" and not all(value is None or isinstance(value, str) for value in values):
-            raise RecordError(index, name, "expected a list of reply strings or null")
-        texts = [value if isinstance(value, str) else None for value in values]
-        supplied[index] = ([normalize_verdict(value, index, protocol) for value in values], texts)
-    return supplied
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _combine(per_repeat: list[dict[str, Any]], headline: dict[str, Any]) -> dict[str, Any]:
-    """The ``headline`` rates (the resampled statistic: each rate averaged over the repeats where defined);
-    the other rates and interval bounds averaged likewise; counts summed; spread of the headline rate."""
-    combined: dict[str, Any] = {}
-    for key in RATE_KEYS:
-        if key in headline:
-            combined[key] = headline[key]
-        else:
-            combined[key] = _mean([m[key] for m in per_repeat if m[key] is not None])
-    for key in ("judged", "accepted", "unjudged"):
-        combined[key] = sum(m[key] for m in per_repeat)
-    rates = [m["acceptance_rate"] for m in per_repeat if m["acceptance_rate"] is not None]
-    if len(per_repeat) > 1:
-        mean = _mean(rates)
-        combined["acceptance_rate_std"] = (
-            math.sqrt(sum((r - mean) ** 2 for r in rates) / (len(rates) - 1)) if len(rates) > 1 else None
-        )
-    return combined
-
-
-def _scenario_counts(items: Sequence[Item], verdicts: list[list[bool | None]]) -> dict[str, dict[str, int]]:
-    counts = {scenario: {"items": 0, "judged": 0, "accepted": 0, "unjudged": 0} for scenario in SCENARIOS}
-    for item, row in zip(items, verdicts, strict=True):
-        entry = counts[item.scenario]
-        entry["items"] += 1
-        for verdict in row:
-            if verdict is None:
-                entry["unjudged"] += 1
-            else:
-                entry["judged"] += 1
-                entry["accepted"] += int(verdict)
-    return counts
-
-
-def _check_judge_options(
-    judge: Any, judge_model: Any, rouge: Any, image_judge: Any, judge_prompt: Any, model_text_limit: Any
-) -> None:
-    """One-line OptionError for a bad judge, judge_model, rouge, image_judge, judge_prompt or
-    model_text_limit option (check_option)."""
-    from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
-
-    check_judge_options(judge, judge_model)
-    check_option("rouge", rouge, bool)
-    check_option("image_judge", image_judge, bool)
-    check_option("judge_prompt", judge_prompt, str, choices=JUDGE_PROMPTS)
-    check_option("model_text_limit", model_text_limit, int, minimum=1, allow_none=True)
 
 
 def check_options(
@@ -825,6 +363,129 @@ def evaluate_checked(
     )
 
 
+def per_question_correct(
+    records: Sequence[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    judge: str | None = None,
+    judge_model: str | None = None,
+    repeats: int | None = None,
+    image_judge: bool = False,
+) -> dict[str, bool | None]:
+    """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
+    (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``."""
+    evaluation = evaluate(
+        records,
+        protocol=protocol,
+        judge=judge,
+        judge_model=judge_model,
+        repeats=repeats,
+        rouge=False,
+        image_judge=image_judge,
+    )
+    correct: dict[str, bool | None] = {}
+    for item, row in zip(evaluation.items, evaluation.verdicts, strict=True):
+        judged = [verdict for verdict in row if verdict is not None]
+        yes = sum(judged)
+        correct[item.image_url] = None if not judged or 2 * yes == len(judged) else 2 * yes > len(judged)
+    left_out = sum(1 for value in correct.values() if value is None)
+    if left_out:
+        logger.warning(
+            f"ConTextual: {left_out} of {len(correct)} items have no verdict (unjudged, or a tie across "
+            "repeats): no per-question correctness for them"
+        )
+    return correct
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    """Everything one scoring run produced: metrics, per-item verdicts per repeat, judge replies."""
+
+    protocol: str
+    repeats: int
+    metrics: dict[str, Any]
+    per_repeat: list[dict[str, Any]]
+    verdicts: list[list[bool | None]]
+    items: list[Item]
+    replies: list[list[str | None]] = field(default_factory=list)
+    errors: list[list[str | None]] = field(default_factory=list)
+    rouge: list[float | None] = field(default_factory=list)
+    supplied: list[bool] = field(default_factory=list)
+    judge: dict[str, Any] = field(default_factory=dict)
+    judge_usage: dict[str, Any] = field(default_factory=dict)
+    judge_batch: dict[str, Any] = field(default_factory=dict)
+
+    def flat(self) -> dict[str, Any]:
+        """The ``score`` output: rates in percent, counts, per-scenario counts, the judge used."""
+        output = dict(self.metrics)
+        output["protocol"] = self.protocol
+        output["repeats"] = self.repeats
+        output["judge"] = self.judge.get("kind", "supplied") if self.judge else "supplied"
+        output["judge_model"] = self.judge.get("model") if self.judge else None
+        return output
+
+    def per_item(self, position: int) -> dict[str, Any]:
+        """What the pack's samples file records for one item (verdicts, replies, ROUGE-L)."""
+        item = self.items[position]
+        return {
+            "image_url": item.image_url,
+            "category": item.category,
+            "scenario": item.scenario,
+            "verdicts": ["Yes" if v else "No" if v is not None else None for v in self.verdicts[position]],
+            "judge_replies": self.replies[position] if self.replies else None,
+            "judge_errors": self.errors[position] if self.errors else None,
+            "verdict_supplied": self.supplied[position] if self.supplied else None,
+            "rouge_l": self.rouge[position] if self.rouge else None,
+        }
+
+
+def _submission(
+    records: Sequence[dict[str, Any]], expected_rows: int | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A submission task's counts (rows, empty predictions) and whether it holds every expected row."""
+    urls = [record.get("image_url") for record in records]
+    if len(set(urls)) != len(urls):
+        raise RecordError("-", "image_url", "duplicate instructions in the predictions")
+    empty = sum(1 for record in records if not str(record.get("prediction") or "").strip())
+    metrics = {"submission_rows": len(records), "empty_predictions": empty}
+    details: dict[str, Any] = {"expected_rows": expected_rows, "complete": len(records) == expected_rows}
+    if expected_rows is not None and len(records) != expected_rows:
+        logger.warning(
+            f"!!! ConTextual: {len(records)} of {expected_rows} instructions predicted (--limit or skipped "
+            "images?): the leaderboard needs all of them"
+        )
+    return metrics, details
+
+
+def _supplied_verdicts(
+    records: Sequence[dict[str, Any]], protocol: str
+) -> dict[int, tuple[list[bool | None], list[str | None]]]:
+    """Verdicts given in ``judge_verdict`` (one value or a list of repeats), else the raw ``judge_replies`` of
+    a previous run (the pack's samples files), by record index; parsed with ``protocol``."""
+    supplied = {}
+    for index, record in enumerate(records):
+        if "judge_verdict" in record:
+            name = "judge_verdict"
+        elif isinstance(record.get("judge_replies"), list):
+            name = "judge_replies"
+        else:
+            continue
+        raw = record[name]
+        values = list(raw) if isinstance(raw, list | tuple) else [raw]
+        if not values:
+            raise RecordError(index, name, "empty list")
+        if name == "judge_replies" and not all(value is None or isinstance(value, str) for value in values):
+            raise RecordError(index, name, "expected a list of reply strings or null")
+        texts = [value if isinstance(value, str) else None for value in values]
+        supplied[index] = ([normalize_verdict(value, index, protocol) for value in values], texts)
+    return supplied
+
+
 def _reject_content_free_supplied(
     items: Sequence[Item],
     supplied: dict[int, Any],
@@ -850,6 +511,44 @@ def _reject_content_free_supplied(
     return count
 
 
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _combine(per_repeat: list[dict[str, Any]], headline: dict[str, Any]) -> dict[str, Any]:
+    """The ``headline`` rates (the resampled statistic: each rate averaged over the repeats where defined);
+    the other rates and interval bounds averaged likewise; counts summed; spread of the headline rate."""
+    combined: dict[str, Any] = {}
+    for key in RATE_KEYS:
+        if key in headline:
+            combined[key] = headline[key]
+        else:
+            combined[key] = _mean([m[key] for m in per_repeat if m[key] is not None])
+    for key in ("judged", "accepted", "unjudged"):
+        combined[key] = sum(m[key] for m in per_repeat)
+    rates = [m["acceptance_rate"] for m in per_repeat if m["acceptance_rate"] is not None]
+    if len(per_repeat) > 1:
+        mean = _mean(rates)
+        combined["acceptance_rate_std"] = (
+            math.sqrt(sum((r - mean) ** 2 for r in rates) / (len(rates) - 1)) if len(rates) > 1 else None
+        )
+    return combined
+
+
+def _scenario_counts(items: Sequence[Item], verdicts: list[list[bool | None]]) -> dict[str, dict[str, int]]:
+    counts = {scenario: {"items": 0, "judged": 0, "accepted": 0, "unjudged": 0} for scenario in SCENARIOS}
+    for item, row in zip(items, verdicts, strict=True):
+        entry = counts[item.scenario]
+        entry["items"] += 1
+        for verdict in row:
+            if verdict is None:
+                entry["unjudged"] += 1
+            else:
+                entry["judged"] += 1
+                entry["accepted"] += int(verdict)
+    return counts
+
+
 def _integrity_counts(
     judge_counts: dict[str, int], judged: Sequence[Item], model_text_limit: int | None
 ) -> dict[str, int]:
@@ -865,24 +564,6 @@ def _integrity_counts(
         "rejected_content_free": judge_counts.get("model_failure_content_free", 0),
         "conflicting_verdicts": judge_counts.get("conflicting", 0),
     }
-
-
-def _submission(
-    records: Sequence[dict[str, Any]], expected_rows: int | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A submission task's counts (rows, empty predictions) and whether it holds every expected row."""
-    urls = [record.get("image_url") for record in records]
-    if len(set(urls)) != len(urls):
-        raise RecordError("-", "image_url", "duplicate instructions in the predictions")
-    empty = sum(1 for record in records if not str(record.get("prediction") or "").strip())
-    metrics = {"submission_rows": len(records), "empty_predictions": empty}
-    details: dict[str, Any] = {"expected_rows": expected_rows, "complete": len(records) == expected_rows}
-    if expected_rows is not None and len(records) != expected_rows:
-        logger.warning(
-            f"!!! ConTextual: {len(records)} of {expected_rows} instructions predicted (--limit or skipped "
-            "images?): the leaderboard needs all of them"
-        )
-    return metrics, details
 
 
 def _official_view(evaluation: Evaluation) -> dict[str, Any]:
@@ -924,69 +605,18 @@ def _integrity_warnings(metrics: dict[str, Any]) -> list[str]:
     return [f"{metrics[key]} {text}" for key, text in said.items() if metrics.get(key)]
 
 
-def per_question_correct(
-    records: Sequence[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    image_judge: bool = False,
-) -> dict[str, bool | None]:
-    """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
-    (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``."""
-    evaluation = evaluate(
-        records,
-        protocol=protocol,
-        judge=judge,
-        judge_model=judge_model,
-        repeats=repeats,
-        rouge=False,
-        image_judge=image_judge,
-    )
-    correct: dict[str, bool | None] = {}
-    for item, row in zip(evaluation.items, evaluation.verdicts, strict=True):
-        judged = [verdict for verdict in row if verdict is not None]
-        yes = sum(judged)
-        correct[item.image_url] = None if not judged or 2 * yes == len(judged) else 2 * yes > len(judged)
-    left_out = sum(1 for value in correct.values() if value is None)
-    if left_out:
-        logger.warning(
-            f"ConTextual: {left_out} of {len(correct)} items have no verdict (unjudged, or a tie across "
-            "repeats): no per-question correctness for them"
-        )
-    return correct
+def _check_judge_options(
+    judge: Any, judge_model: Any, rouge: Any, image_judge: Any, judge_prompt: Any, model_text_limit: Any
+) -> None:
+    """One-line OptionError for a bad judge, judge_model, rouge, image_judge, judge_prompt or
+    model_text_limit option (check_option)."""
+    from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
 
-
-__all__ = [
-    "CATEGORIES",
-    "CATEGORY_SCENARIO",
-    "check_options",
-    "CSV_FIELDS",
-    "DIGITAL_SCENARIOS",
-    "Evaluation",
-    "HEADLINE_METRICS",
-    "Item",
-    "NATURAL_SCENARIOS",
-    "PROTOCOLS",
-    "SCENARIOS",
-    "SUBMISSION_FIELDS",
-    "acceptance_metrics",
-    "evaluate",
-    "judge_prompt",
-    "judge_image",
-    "judge_items",
-    "normal_interval",
-    "normalize_verdict",
-    "parse_item",
-    "parse_items",
-    "parse_judge_reply",
-    "per_question_correct",
-    "rate_counts",
-    "rouge_l_scores",
-    "rule_reply",
-    "score",
-]
+    check_judge_options(judge, judge_model)
+    check_option("rouge", rouge, bool)
+    check_option("image_judge", image_judge, bool)
+    check_option("judge_prompt", judge_prompt, str, choices=JUDGE_PROMPTS)
+    check_option("model_text_limit", model_text_limit, int, minimum=1, allow_none=True)
 
 
 UNIT = "item"  # the resampling unit: items are independent
@@ -1079,3 +709,378 @@ def _resampling(
             )  # fmt: skip
     return Resampling(units, values, statistic, UNIT, codes, len(CATEGORIES) + 1,
                 identity=ids, closed_form=closed)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One validated record."""
+
+    index: int
+    image_url: str
+    instruction: str
+    category: str
+    scenario: str
+    response: str | None
+    prediction: str
+
+
+def _text(record: dict[str, Any], name: str, index: int) -> str:
+    value = require_field(record, name, index, (str, type(None)))
+    return "" if value is None else value
+
+
+def parse_item(record: dict[str, Any], index: int) -> Item:
+    """Validate one record; a missing field or an unknown category raises RecordError naming both."""
+    image_url = require_field(record, "image_url", index, str)
+    if not image_url.strip():
+        raise RecordError(index, "image_url", "empty")
+    category = require_field(record, "category", index, str)
+    if category not in CATEGORY_SCENARIO:
+        raise RecordError(
+            index, "category", f"unknown category {category!r}; expected one of {', '.join(CATEGORIES)}"
+        )
+    response = record.get("response")
+    if response is not None and not isinstance(response, str):
+        raise RecordError(index, "response", f"expected str or null, got {type(response).__name__}")
+    return Item(
+        index=index,
+        image_url=image_url,
+        instruction=_text(record, "instruction", index),
+        category=category,
+        scenario=CATEGORY_SCENARIO[category],
+        response=response,
+        prediction=_text(record, "prediction", index),
+    )
+
+
+def parse_items(records: Sequence[dict[str, Any]]) -> list[Item]:
+    """Validate every record (image URLs identify questions, as in the official files: a repeated one is
+    refused before scoring by the record contract, ``framework.records``)."""
+    if not records:
+        raise RecordError("-", "<records>", "no records to score")
+    return [parse_item(record, index) for index, record in enumerate(records)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Judging
+# ---------------------------------------------------------------------------------------------------------
+
+
+def judge_prompt(item: Item, variant: str = "official", prediction: str | None = None) -> str:
+    """The official GPT-4 judge prompt for one item (template byte-exact, filled without str.format);
+    ``variant="hardened"`` delimits the prediction (see ``judge_system``); ``prediction``: the bounded text
+    sent (default: the item's whole prediction)."""
+    from lmms_eval_tasks.judges.integrity import hardened_fields
+    from lmms_eval_tasks.judges.prompts import render_prompt
+
+    if item.response is None:
+        raise RecordError(item.index, "response", "missing: the judge needs the reference response")
+    fields = {
+        "instruction": item.instruction,
+        "groundtruth": item.response,
+        "prediction": item.prediction if prediction is None else prediction,
+    }
+    if variant == "hardened":
+        fields, _note = hardened_fields(fields, ("prediction",))
+    return render_prompt(JUDGE_PROMPT, **fields)
+
+
+def judge_image(record: dict[str, Any], item: Item) -> Any:
+    """What the image-aware judge is shown: the bytes of ``image_path`` when the record has one (the local
+    copy ``prepare`` made), else the ``image_url`` (the chat API fetches http(s) URLs itself)."""
+    path = record.get("image_path")
+    if isinstance(path, str) and path:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError as error:
+            raise RecordError(item.index, "image_path", f"cannot read {path!r}: {error}") from None
+    if item.image_url.startswith(("http://", "https://", "data:image/")):
+        return item.image_url
+    raise RecordError(item.index, "image_url", "the image-aware judge needs an http(s) URL or an image_path")
+
+
+def judge_items(
+    records: Sequence[dict[str, Any]],
+    items: Sequence[Item],
+    image_judge: bool = False,
+    judge_prompt_variant: str = "official",
+    model_text_limit: int | None = None,
+) -> list:
+    """One judge item per record (id = image URL), with the rule judge's reply for offline runs;
+    ``image_judge`` adds the image (the paper's second, GPT-4V-style judge). The prediction sent is cut to
+    ``model_text_limit`` characters (default ``judge_integrity.MODEL_TEXT_LIMIT``) and named as model text
+    (masked out of the reply before its verdict is read); ``judge_prompt_variant="hardened"`` delimits it."""
+    from lmms_eval_tasks.framework.screening import is_content_free
+    from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
+    from lmms_eval_tasks.tasks.contextual.judge_integrity import MODEL_TEXT_LIMIT, SCREENING, carries_markers
+
+    limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
+    judged = []
+    for item in items:
+        sent, _cut = bound_model_text(item.prediction, limit)
+        system = (
+            hardened_fields({"prediction": sent}, ("prediction",))[1]
+            if judge_prompt_variant == "hardened"
+            else None
+        )
+        judged.append(
+            JudgeItem(
+                item_id=item.image_url,
+                prompt=judge_prompt(item, judge_prompt_variant, sent),
+                rule_reply=rule_reply(item.prediction, item.response or ""),
+                system=system,
+                image=judge_image(records[item.index], item) if image_judge else None,
+                model_text=(sent,),
+                carries_markers=carries_markers(item.prediction),
+                content_free=is_content_free(item.prediction, SCREENING, item.response),
+            )
+        )
+    return judged
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Offline rule judge (a non-paper fallback)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _normalise_words(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower()
+    return " ".join(re.sub(r"[^\w]+|_", " ", text).split())
+
+
+def rule_reply(prediction: str, reference: str) -> str | None:
+    """The rule judge's reply: "Judgement: Yes" when a short reference (<= 6 words after normalising)
+    occurs word-aligned in the prediction and the prediction does not hedge (negate it, or bury it among
+    other numbers or in a list of candidates: ``judge_integrity.rule_hedge``), "Judgement: No" otherwise;
+    None (no verdict) for longer references, which only an LLM can compare. Not the paper's metric: an
+    offline fallback for demos and tests."""
+    from lmms_eval_tasks.tasks.contextual.judge_integrity import rule_hedge
+
+    reference_words = _normalise_words(reference or "")
+    if not reference_words or len(reference_words.split()) > RULE_MAX_REFERENCE_WORDS:
+        return None
+    words = _normalise_words(prediction or "")
+    found = f" {reference_words} " in f" {words} "
+    if found and rule_hedge(prediction or "", reference, words, reference_words):
+        found = False
+    return "Judgement: Yes" if found else "Judgement: No"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------------------------------------
+
+
+def rate_percent(accepted: int, judged: int) -> float | None:
+    """A rate in percent of the judged items (None without any): every rate of one repeat, and a report
+    page's rate from saved counts."""
+    return 100.0 * accepted / judged if judged else None
+
+
+def normal_interval(accepted: int, judged: int) -> tuple[float | None, float | None]:
+    """95% normal-approximation (Wald) interval in percent, clipped to [0, 100] like statsmodels'
+    ``proportion_confint(method="normal")`` that the official analysis prints; None for a rate above 100
+    (the official Misc. denominator 2 x judged stvqa): statsmodels' root of a negative number is NaN)."""
+    if judged <= 0 or accepted > judged:
+        return None, None
+    share = max(0.0, accepted / judged)
+    half = Z_95 * math.sqrt(share * (1.0 - share) / judged)
+    return 100.0 * max(0.0, share - half), 100.0 * min(1.0, share + half)
+
+
+def rate_counts(
+    categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
+) -> dict[str, tuple[int, int]]:
+    """``{rate key: (accepted, denominator)}`` for one judge repeat: the one source of every rate and its
+    interval (scorer, bootstrap rows, report page), so they cannot disagree.
+
+    Unjudged items (None) leave every denominator. Misc. Natural Scenes pools stvqa + estvqa as
+    (accepted_st + accepted_est) / (judged_st + judged_est); ``official`` divides by 2 x judged_st instead
+    (the authors' analysis script, which the leaderboard's test numbers follow).
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    accepted = dict.fromkeys(CATEGORIES, 0)
+    judged = dict.fromkeys(CATEGORIES, 0)
+    for category, verdict in zip(categories, verdicts, strict=True):
+        if verdict is None:
+            continue
+        judged[category] += 1
+        accepted[category] += int(verdict)
+
+    def pooled(scenarios: Sequence[str]) -> tuple[int, int]:
+        members = [c for c in CATEGORIES if CATEGORY_SCENARIO[c] in scenarios]
+        return sum(accepted[c] for c in members), sum(judged[c] for c in members)
+
+    counts = {"acceptance_rate": (sum(accepted.values()), sum(judged.values()))}
+    for scenario in SCENARIOS:
+        counts[f"acceptance_rate_{scenario}"] = pooled((scenario,))
+    if protocol == "official":
+        counts["acceptance_rate_misc_natural_scenes"] = (
+            accepted["stvqa"] + accepted["estvqa"],
+            2 * judged["stvqa"],
+        )
+    counts["acceptance_rate_natural"] = pooled(NATURAL_SCENARIOS)
+    counts["acceptance_rate_digital"] = pooled(DIGITAL_SCENARIOS)
+    counts["acceptance_rate_stvqa"] = (accepted["stvqa"], judged["stvqa"])
+    counts["acceptance_rate_estvqa"] = (accepted["estvqa"], judged["estvqa"])
+    return counts
+
+
+def acceptance_metrics(
+    categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
+) -> dict[str, Any]:
+    """All acceptance rates (percent of judged items accepted) for one judge repeat, each with its 95%
+    normal interval (``<rate>_ci95_low/high``; the overall one is ``acceptance_rate_ci95_low/high``).
+
+    Denominators as in ``rate_counts``: unjudged items leave them; ``official`` changes only Misc. Natural
+    Scenes (2 x judged stvqa, its interval too).
+    """
+    counts = rate_counts(categories, verdicts, protocol)
+    total_accepted, total_judged = counts["acceptance_rate"]
+    metrics: dict[str, Any] = {"acceptance_rate": rate_percent(total_accepted, total_judged)}
+    low, high = normal_interval(total_accepted, total_judged)
+    metrics["acceptance_rate_ci95_low"], metrics["acceptance_rate_ci95_high"] = low, high
+    for key in POOLED_RATE_KEYS:
+        metrics[key] = rate_percent(*counts[key])
+        metrics[f"{key}_ci95_low"], metrics[f"{key}_ci95_high"] = normal_interval(*counts[key])
+    metrics["judged"] = total_judged
+    metrics["accepted"] = total_accepted
+    metrics["unjudged"] = sum(1 for verdict in verdicts if verdict is None)
+    return metrics
+
+
+def rouge_l_scores(predictions: Sequence[str], references: Sequence[str]) -> list[float]:
+    """ROUGE-L F-measure (0-1) per pair, with Google's ``rouge-score`` package (its default tokenizer)."""
+    try:
+        from rouge_score import rouge_scorer
+    except ImportError as error:  # pragma: no cover - a declared dependency
+        raise ImportError("ROUGE-L needs the rouge-score package: pip install rouge-score") from error
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    return [
+        scorer.score(reference, prediction)["rougeL"].fmeasure
+        for prediction, reference in zip(predictions, references, strict=True)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Judge-reply parsing
+# ---------------------------------------------------------------------------------------------------------
+
+# "Judgement:", "**Judgement:**", "Judgement**:", "judgment :" (any case, both spellings)
+_MARKER = re.compile(r"judg(?:e)?ment[*_]*[ \t]*:", re.IGNORECASE)
+# after the marker: whitespace, markdown and quotes, then the verdict word as a whole word
+_AFTER_MARKER = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)(?![A-Za-z0-9])", re.IGNORECASE)
+_WHOLE_REPLY = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)[\s*_`\"'“”‘’.!]*", re.IGNORECASE)
+
+
+def read_verdict(text: Any, protocol: str = "default") -> Any:
+    """``parse_judge_reply``, with ``integrity.CONFLICT`` (no verdict, counted) for a reply whose own
+    "Judgement:" verdicts disagree (default protocol): the judging pipeline's parser."""
+    if protocol == "default" and isinstance(text, str):
+        found = [
+            word.group(1).lower() == "yes"
+            for marker in _MARKER.finditer(text)
+            if (word := _AFTER_MARKER.match(text, marker.end()))
+        ]
+        if len(set(found)) > 1:
+            from lmms_eval_tasks.judges.integrity import CONFLICT
+
+            return CONFLICT
+    return parse_judge_reply(text, protocol)
+
+
+def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
+    """The verdict in a judge reply: True (Yes), False (No) or None (no verdict: the item is unjudged).
+
+    ``default``: the judge's conclusion, the Yes/No word right after the LAST "Judgement:" marker that is
+    followed by one (markdown such as ``**Yes**`` ignored, any case); None when two such markers disagree
+    (the judging pipeline first masks the model's quoted text out of the reply, so a verdict the model
+    planted cannot decide); with no such marker, a reply that is just "Yes"/"No".
+    ``official``: the authors' rule: after the first "Judgement: ", "Yes" anywhere -> True, else "No"
+    anywhere (also inside "Not", "None") -> False; with no marker, a reply exactly "Yes"/"No".
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    if not isinstance(text, str):
+        return None
+    if protocol == "official":
+        position = text.find(OFFICIAL_MARKER)
+        if position < 0:
+            return True if text == "Yes" else False if text == "No" else None
+        rest = text[position + len(OFFICIAL_MARKER) :]
+        if "Yes" in rest:
+            return True
+        if "No" in rest:
+            return False
+        return None
+    found = [
+        word.group(1).lower() == "yes"
+        for marker in _MARKER.finditer(text)
+        if (word := _AFTER_MARKER.match(text, marker.end()))
+    ]
+    if found:
+        return found[-1] if len(set(found)) == 1 else None
+    whole = _WHOLE_REPLY.fullmatch(text)
+    if whole:
+        return whole.group(1).lower() == "yes"
+    return None
+
+
+def normalize_verdict(value: Any, index: int | str, protocol: str = "default") -> bool | None:
+    """A supplied ``judge_verdict`` (one repeat) as True/False/None; raises RecordError on odd types.
+
+    Accepted: a raw judge reply or "Yes"/"No" (parsed with ``protocol``), 1/0 or true/false (the official
+    ``gpt4_judgments.json`` stores 1/0), null (unjudged).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if value in (0, 1):
+            return bool(value)
+        raise RecordError(index, "judge_verdict", f"expected 1 or 0, got {value!r}")
+    if isinstance(value, str):
+        return parse_judge_reply(value, protocol)
+    raise RecordError(
+        index, "judge_verdict", f"expected a judge reply, Yes/No, 1/0 or null, got {type(value).__name__}"
+    )
+
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_SCENARIO",
+    "check_options",
+    "CSV_FIELDS",
+    "DIGITAL_SCENARIOS",
+    "Evaluation",
+    "HEADLINE_METRICS",
+    "Item",
+    "NATURAL_SCENARIOS",
+    "PROTOCOLS",
+    "SCENARIOS",
+    "SUBMISSION_FIELDS",
+    "acceptance_metrics",
+    "evaluate",
+    "judge_prompt",
+    "judge_image",
+    "judge_items",
+    "normal_interval",
+    "normalize_verdict",
+    "parse_item",
+    "parse_items",
+    "parse_judge_reply",
+    "per_question_correct",
+    "rate_counts",
+    "rouge_l_scores",
+    "rule_reply",
+    "score",
+]
