@@ -39,55 +39,6 @@ RECORD_FIELDS = (
     "severity",
 )
 
-# ---------------------------------------------------------------------------------------------------------
-# Answer normalisation of the official VQA evaluation (processPunctuation + processDigitArticle).
-# ---------------------------------------------------------------------------------------------------------
-
-# Removed (or replaced by a space) anywhere in an answer; the period is handled separately below.
-_PUNCTUATION = tuple(';/[]"{}()=+\\_-><@`,?!')
-# A comma between digits ("1,000") makes every punctuation mark vanish instead of becoming a space.
-_DIGIT_COMMA = re.compile(r"(?<=\d),+(?=\d)")
-# A period not followed by a digit is dropped ("yes." -> "yes", "2.5" kept). The official pattern
-# "(?!<=\d)(\.)(?!\d)" means exactly this (its first group is a look-ahead, not a look-behind), and it is
-# applied with re.UNICODE passed as the count argument, so at most 32 periods go.
-_PERIOD = re.compile(r"\.(?!\d)")
-_PERIOD_MAX_REPLACEMENTS = int(re.UNICODE)  # 32, as in the official call
-_NUMBER_WORDS = {
-    word: str(index)
-    for index, word in enumerate("zero one two three four five six seven eight nine ten".split())
-}
-_NUMBER_WORDS["none"] = "0"
-_ARTICLES = frozenset({"a", "an", "the"})
-
-
-# Contractions: apostrophe-less spelling = the official VQA evaluation's canonical form (its table, as data;
-# quirks kept: "somebody'd" maps to "somebodyd", and capitalised keys never match after lower-casing).
-_CONTRACTION_PAIRS = (
-    "aint=ain't arent=aren't cant=can't couldve=could've couldnt=couldn't couldn'tve=couldn't've "
-    "couldnt've=couldn't've didnt=didn't doesnt=doesn't dont=don't hadnt=hadn't hadnt've=hadn't've "
-    "hadn'tve=hadn't've hasnt=hasn't havent=haven't hed=he'd hed've=he'd've he'dve=he'd've hes=he's "
-    "howd=how'd howll=how'll hows=how's Id've=I'd've I'dve=I'd've Im=I'm Ive=I've isnt=isn't itd=it'd "
-    "itd've=it'd've it'dve=it'd've itll=it'll let's=let's maam=ma'am mightnt=mightn't "
-    "mightnt've=mightn't've mightn'tve=mightn't've mightve=might've mustnt=mustn't mustve=must've "
-    "neednt=needn't notve=not've oclock=o'clock oughtnt=oughtn't ow's'at='ow's'at 'ows'at='ow's'at "
-    "'ow'sat='ow's'at shant=shan't shed've=she'd've she'dve=she'd've she's=she's shouldve=should've "
-    "shouldnt=shouldn't shouldnt've=shouldn't've shouldn'tve=shouldn't've somebody'd=somebodyd "
-    "somebodyd've=somebody'd've somebody'dve=somebody'd've somebodyll=somebody'll "
-    "somebodys=somebody's someoned=someone'd someoned've=someone'd've someone'dve=someone'd've "
-    "someonell=someone'll someones=someone's somethingd=something'd somethingd've=something'd've "
-    "something'dve=something'd've somethingll=something'll thats=that's thered=there'd "
-    "thered've=there'd've there'dve=there'd've therere=there're theres=there's theyd=they'd "
-    "theyd've=they'd've they'dve=they'd've theyll=they'll theyre=they're theyve=they've twas='twas "
-    "wasnt=wasn't wed've=we'd've we'dve=we'd've weve=we've werent=weren't whatll=what'll "
-    "whatre=what're whats=what's whatve=what've whens=when's whered=where'd wheres=where's "
-    "whereve=where've whod=who'd whod've=who'd've who'dve=who'd've wholl=who'll whos=who's "
-    "whove=who've whyll=why'll whyre=why're whys=why's wont=won't wouldve=would've wouldnt=wouldn't "
-    "wouldnt've=wouldn't've wouldn'tve=wouldn't've yall=y'all yall'll=y'all'll y'allll=y'all'll "
-    "yall'd've=y'all'd've y'alld've=y'all'd've y'all'dve=y'all'd've youd=you'd youd've=you'd've "
-    "you'dve=you'd've youll=you'll youre=you're youve=you've "
-)
-_CONTRACTIONS = dict(pair.split("=", 1) for pair in _CONTRACTION_PAIRS.split())
-
 
 def score(
     records: Iterable[dict[str, Any]],
@@ -246,6 +197,110 @@ def score_checked(
     return flat, {**tables, **({"undefined": undefined} if undefined else {}), "resampling": resampling}
 
 
+def check_options(
+    *, protocol: Any = "paper", weights: Any = None, preferences: Any = None, details: Any = True
+) -> None:
+    """Validate ``score`` options before any record is read (one-line ValueError/OptionError)."""
+    _check_protocol(protocol)
+    _check_options(weights, preferences, details)
+
+
+def _check_options(weights: Any, preferences: Any, details: Any) -> None:
+    """One-line OptionError for a bad weights / preferences / details option (scoring.check_option)."""
+    check_option("details", details, bool)
+    for name, values in (("weights", weights), ("preferences", preferences)):
+        if values is None:
+            continue
+        if isinstance(values, str | bytes | dict) or not hasattr(values, "__iter__"):
+            wanted = f"a list of {len(SUB_METRICS)} numbers or null"
+            raise OptionError(f"option {name}: expected {wanted}, got {values!r:.80}")
+        for position, value in enumerate(values):
+            check_option(f"{name}[{position}]", value, float)
+
+
+def _check_protocol(protocol: str) -> None:
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {list(PROTOCOLS)}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Records: one per (question, corruption level) for one model.
+# ---------------------------------------------------------------------------------------------------------
+
+
+def known_corruptions() -> tuple[str, ...]:
+    """``clean`` and every corruption name the engine defines (all profiles): the record contract's
+    allowed ``corruption`` values, so a misspelt name is refused instead of dropping cells."""
+    from lmms_eval_tasks.corruptions.tables import SEVERITY_TABLES
+
+    names = {name for table in SEVERITY_TABLES.values() for name in table}
+    return (CLEAN, *sorted(names))
+
+
+def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
+    """(question id, corruption, severity) of a validated record; every severity-0 record is the clean
+    level, whatever its corruption name (as the scorer groups them)."""
+    question_id = str(record.get("question_id")).strip()
+    if record.get("severity") == 0:
+        return (question_id, CLEAN, 0)
+    return (question_id, record.get("corruption"), record.get("severity"))
+
+
+def level_key(corruption: str, severity: int) -> str:
+    """``clean`` for severity 0, else ``<corruption>_s<severity>`` (the task-name suffix)."""
+    return CLEAN if severity == 0 else f"{corruption}_s{severity}"
+
+
+class _AnswerCache:
+    """Normalised human answers per question (shared by all its corruption levels) and predictions."""
+
+    def __init__(self, protocol: str) -> None:
+        self.protocol = protocol
+        # question id -> (the answers as given, {normalised answer: count}, unanimous under vqa_api)
+        self.questions: dict[Any, tuple[list[str], dict[str, int], bool]] = {}
+        self.predictions: dict[str, str] = {}
+        self.by_count: dict[tuple[int, int], float] = {}
+
+    def answer_counts(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool] | None:
+        """The question's answer counts; None when ``answers`` is not a validated list seen before."""
+        cached = self.questions.get(question_id)
+        if cached is not None and cached[0] == answers:
+            return cached[1], cached[2]
+        return None
+
+    def add_question(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool]:
+        raw = [_clean_whitespace(answer) for answer in answers]
+        unanimous_raw = self.protocol == "vqa_api" and len(set(raw)) <= 1
+        counts: dict[str, int] = defaultdict(int)
+        for answer in raw if unanimous_raw else (normalize_answer(answer) for answer in answers):
+            counts[answer] += 1
+        self.questions[question_id] = (answers, dict(counts), unanimous_raw)
+        return self.questions[question_id][1], unanimous_raw
+
+    def accuracy(
+        self, counts: dict[str, int], unanimous_raw: bool, size: int, mc_answer: str, prediction: str
+    ) -> float:
+        if self.protocol == "official":
+            return 1.0 if prediction.strip() == mc_answer else 0.0
+        if unanimous_raw:
+            predicted = _clean_whitespace(prediction)
+        else:
+            predicted = self.predictions.get(prediction)
+            if predicted is None:
+                predicted = normalize_answer(prediction)
+                if len(self.predictions) < 1_000_000:
+                    self.predictions[prediction] = predicted
+        key = (counts.get(predicted, 0), size)
+        value = self.by_count.get(key)
+        if value is None:
+            value = self.by_count[key] = _accuracy_from_count(*key)
+        return value
+
+
+def _mean(total: float, count: int) -> float:
+    return total / count if count else float("nan")
+
+
 UNIT = "image"  # the resampling unit: an image's questions at every corruption level depend on each other
 
 
@@ -336,6 +391,56 @@ def undefined_reasons(metrics: Mapping[str, Any], tables: Mapping[str, Any]) -> 
     return reasons
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Answer normalisation of the official VQA evaluation (processPunctuation + processDigitArticle).
+# ---------------------------------------------------------------------------------------------------------
+
+# Removed (or replaced by a space) anywhere in an answer; the period is handled separately below.
+_PUNCTUATION = tuple(';/[]"{}()=+\\_-><@`,?!')
+# A comma between digits ("1,000") makes every punctuation mark vanish instead of becoming a space.
+_DIGIT_COMMA = re.compile(r"(?<=\d),+(?=\d)")
+# A period not followed by a digit is dropped ("yes." -> "yes", "2.5" kept). The official pattern
+# "(?!<=\d)(\.)(?!\d)" means exactly this (its first group is a look-ahead, not a look-behind), and it is
+# applied with re.UNICODE passed as the count argument, so at most 32 periods go.
+_PERIOD = re.compile(r"\.(?!\d)")
+_PERIOD_MAX_REPLACEMENTS = int(re.UNICODE)  # 32, as in the official call
+_NUMBER_WORDS = {
+    word: str(index)
+    for index, word in enumerate("zero one two three four five six seven eight nine ten".split())
+}
+_NUMBER_WORDS["none"] = "0"
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+# Contractions: apostrophe-less spelling = the official VQA evaluation's canonical form (its table, as data;
+# quirks kept: "somebody'd" maps to "somebodyd", and capitalised keys never match after lower-casing).
+_CONTRACTION_PAIRS = (
+    "aint=ain't arent=aren't cant=can't couldve=could've couldnt=couldn't couldn'tve=couldn't've "
+    "couldnt've=couldn't've didnt=didn't doesnt=doesn't dont=don't hadnt=hadn't hadnt've=hadn't've "
+    "hadn'tve=hadn't've hasnt=hasn't havent=haven't hed=he'd hed've=he'd've he'dve=he'd've hes=he's "
+    "howd=how'd howll=how'll hows=how's Id've=I'd've I'dve=I'd've Im=I'm Ive=I've isnt=isn't itd=it'd "
+    "itd've=it'd've it'dve=it'd've itll=it'll let's=let's maam=ma'am mightnt=mightn't "
+    "mightnt've=mightn't've mightn'tve=mightn't've mightve=might've mustnt=mustn't mustve=must've "
+    "neednt=needn't notve=not've oclock=o'clock oughtnt=oughtn't ow's'at='ow's'at 'ows'at='ow's'at "
+    "'ow'sat='ow's'at shant=shan't shed've=she'd've she'dve=she'd've she's=she's shouldve=should've "
+    "shouldnt=shouldn't shouldnt've=shouldn't've shouldn'tve=shouldn't've somebody'd=somebodyd "
+    "somebodyd've=somebody'd've somebody'dve=somebody'd've somebodyll=somebody'll "
+    "somebodys=somebody's someoned=someone'd someoned've=someone'd've someone'dve=someone'd've "
+    "someonell=someone'll someones=someone's somethingd=something'd somethingd've=something'd've "
+    "something'dve=something'd've somethingll=something'll thats=that's thered=there'd "
+    "thered've=there'd've there'dve=there'd've therere=there're theres=there's theyd=they'd "
+    "theyd've=they'd've they'dve=they'd've theyll=they'll theyre=they're theyve=they've twas='twas "
+    "wasnt=wasn't wed've=we'd've we'dve=we'd've weve=we've werent=weren't whatll=what'll "
+    "whatre=what're whats=what's whatve=what've whens=when's whered=where'd wheres=where's "
+    "whereve=where've whod=who'd whod've=who'd've who'dve=who'd've wholl=who'll whos=who's "
+    "whove=who've whyll=why'll whyre=why're whys=why's wont=won't wouldve=would've wouldnt=wouldn't "
+    "wouldnt've=wouldn't've wouldn'tve=wouldn't've yall=y'all yall'll=y'all'll y'allll=y'all'll "
+    "yall'd've=y'all'd've y'alld've=y'all'd've y'all'dve=y'all'd've youd=you'd youd've=you'd've "
+    "you'dve=you'd've youll=you'll youre=you're youve=you've "
+)
+_CONTRACTIONS = dict(pair.split("=", 1) for pair in _CONTRACTION_PAIRS.split())
+
+
 def process_punctuation(text: str) -> str:
     """The official VQA punctuation step: strip or space out punctuation, drop periods not before a digit."""
     remove = _DIGIT_COMMA.search(text) is not None
@@ -391,11 +496,6 @@ def vqa_accuracy(
         return leave_one_out_accuracy([answer == predicted for answer in raw])
     predicted = normalize_answer(prediction)
     return leave_one_out_accuracy([normalize_answer(answer) == predicted for answer in answers])
-
-
-def _check_protocol(protocol: str) -> None:
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {list(PROTOCOLS)}")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -624,104 +724,3 @@ def robustness_array(
         },
         "notes": notes,
     }
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Records: one per (question, corruption level) for one model.
-# ---------------------------------------------------------------------------------------------------------
-
-
-def known_corruptions() -> tuple[str, ...]:
-    """``clean`` and every corruption name the engine defines (all profiles): the record contract's
-    allowed ``corruption`` values, so a misspelt name is refused instead of dropping cells."""
-    from lmms_eval_tasks.corruptions.tables import SEVERITY_TABLES
-
-    names = {name for table in SEVERITY_TABLES.values() for name in table}
-    return (CLEAN, *sorted(names))
-
-
-def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
-    """(question id, corruption, severity) of a validated record; every severity-0 record is the clean
-    level, whatever its corruption name (as the scorer groups them)."""
-    question_id = str(record.get("question_id")).strip()
-    if record.get("severity") == 0:
-        return (question_id, CLEAN, 0)
-    return (question_id, record.get("corruption"), record.get("severity"))
-
-
-def level_key(corruption: str, severity: int) -> str:
-    """``clean`` for severity 0, else ``<corruption>_s<severity>`` (the task-name suffix)."""
-    return CLEAN if severity == 0 else f"{corruption}_s{severity}"
-
-
-class _AnswerCache:
-    """Normalised human answers per question (shared by all its corruption levels) and predictions."""
-
-    def __init__(self, protocol: str) -> None:
-        self.protocol = protocol
-        # question id -> (the answers as given, {normalised answer: count}, unanimous under vqa_api)
-        self.questions: dict[Any, tuple[list[str], dict[str, int], bool]] = {}
-        self.predictions: dict[str, str] = {}
-        self.by_count: dict[tuple[int, int], float] = {}
-
-    def answer_counts(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool] | None:
-        """The question's answer counts; None when ``answers`` is not a validated list seen before."""
-        cached = self.questions.get(question_id)
-        if cached is not None and cached[0] == answers:
-            return cached[1], cached[2]
-        return None
-
-    def add_question(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool]:
-        raw = [_clean_whitespace(answer) for answer in answers]
-        unanimous_raw = self.protocol == "vqa_api" and len(set(raw)) <= 1
-        counts: dict[str, int] = defaultdict(int)
-        for answer in raw if unanimous_raw else (normalize_answer(answer) for answer in answers):
-            counts[answer] += 1
-        self.questions[question_id] = (answers, dict(counts), unanimous_raw)
-        return self.questions[question_id][1], unanimous_raw
-
-    def accuracy(
-        self, counts: dict[str, int], unanimous_raw: bool, size: int, mc_answer: str, prediction: str
-    ) -> float:
-        if self.protocol == "official":
-            return 1.0 if prediction.strip() == mc_answer else 0.0
-        if unanimous_raw:
-            predicted = _clean_whitespace(prediction)
-        else:
-            predicted = self.predictions.get(prediction)
-            if predicted is None:
-                predicted = normalize_answer(prediction)
-                if len(self.predictions) < 1_000_000:
-                    self.predictions[prediction] = predicted
-        key = (counts.get(predicted, 0), size)
-        value = self.by_count.get(key)
-        if value is None:
-            value = self.by_count[key] = _accuracy_from_count(*key)
-        return value
-
-
-def _mean(total: float, count: int) -> float:
-    return total / count if count else float("nan")
-
-
-def _check_options(weights: Any, preferences: Any, details: Any) -> None:
-    """One-line OptionError for a bad weights / preferences / details option (scoring.check_option)."""
-    check_option("details", details, bool)
-    for name, values in (("weights", weights), ("preferences", preferences)):
-        if values is None:
-            continue
-        if isinstance(values, str | bytes | dict) or not hasattr(values, "__iter__"):
-            wanted = f"a list of {len(SUB_METRICS)} numbers or null"
-            raise OptionError(f"option {name}: expected {wanted}, got {values!r:.80}")
-        for position, value in enumerate(values):
-            check_option(f"{name}[{position}]", value, float)
-
-
-def check_options(
-    *, protocol: Any = "paper", weights: Any = None, preferences: Any = None, details: Any = True
-) -> None:
-    """Validate ``score`` options before any record is read (one-line ValueError/OptionError)."""
-    _check_protocol(protocol)
-    _check_options(weights, preferences, details)
-
-
