@@ -50,11 +50,6 @@ _OFFICIAL_QWEN_BOX = re.compile(r"<box>\((\d+),(\d+)\),\((\d+),(\d+)\)</box>")
 Box = tuple[float, float, float, float]
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Parsing (linear time, never eval)
-# ---------------------------------------------------------------------------------------------------------
-
-
 def score(
     records: Iterable[dict[str, Any]],
     *,
@@ -110,203 +105,38 @@ def score_checked(
     return metrics, details
 
 
-def official_bracket_groups(text: str) -> list[str]:
-    """What ``re.findall(r"\\[(.*?)\\]", text)`` returns (the official parser), in linear time.
-
-    The regex takes the first ``[`` that has a ``]`` later on the same line (``.`` does not cross
-    newlines) and ends at that ``]``. Scanning each line only up to its last ``]`` gives the same groups
-    without the regex's rescans of a line of unclosed ``[`` (quadratic: 20,000 of them take seconds).
-    """
-    groups: list[str] = []
-    for line in text.split("\n"):
-        last = line.rfind("]")
-        if last > 0:
-            groups.extend(_OFFICIAL_GROUP.findall(line, 0, last + 1))
-    return groups
-
-
-def official_numbers(content: str) -> list[str]:
-    """The official script's number tokens, ``re.findall(r"[-+]?\\d*\\.\\d+|\\d+", content)``.
-
-    Linear: each digit run is backtracked over once. Its quirks are kept: "-5" gives "5", "1." gives "1".
-    """
-    return _OFFICIAL_NUMBER.findall(content)
-
-
-def _number(token: str) -> float:
-    """float() of a parsed token; Unicode digits are valid for float(), overflow gives inf (no exception)."""
-    try:
-        return float(token)
-    except (ValueError, OverflowError):  # pragma: no cover - tokens are digit strings by construction
-        return math.nan
-
-
-def _to_pixels(
-    values: Sequence[float], width: float, height: float, coords: str, box_format: str
-) -> Box:
-    x1, y1, a, b = values
-    if coords == "auto":
-        scale = all(value < 1 for value in values)
-        sx, sy = (width, height) if scale else (1.0, 1.0)
-    elif coords == "relative":
-        sx, sy = width, height
-    elif coords == "grid1000":
-        sx, sy = width / 1000.0, height / 1000.0
-    else:
-        sx, sy = 1.0, 1.0
-    x1, y1, a, b = x1 * sx, y1 * sy, a * sx, b * sy
-    if box_format == "xywh":
-        return (x1, y1, x1 + a, y1 + b)
-    return (x1, y1, a, b)
-
-
-def parse_boxes(
-    text: str,
-    width: float,
-    height: float,
-    *,
-    coords: str = "auto",
-    box_format: str = "xyxy",
-    syntax: str = "brackets",
-    official: bool = False,
-) -> list[Box]:
-    """Predicted boxes in pixel ``[x1, y1, x2, y2]`` from raw model text; never raises on any text.
-
-    ``official`` uses the official script's extraction (first ``[`` to next ``]`` on a line, every digit run
-    inside counts, "x1" included); the default accepts only groups that are exactly four numbers.
-    """
+def check_options(
+    *, protocol: Any = "default", coords: Any = "auto", box_format: Any = "xyxy", syntax: Any = "brackets"
+) -> None:
+    """Validate ``score`` options before any record is read (one-line OptionError)."""
+    _check_choice("protocol", protocol, PROTOCOLS)
     _check_choice("coords", coords, COORDS)
     _check_choice("box_format", box_format, BOX_FORMATS)
     _check_choice("syntax", syntax, SYNTAXES)
-    if not isinstance(text, str):
-        return []
-    tokens: list[Sequence[str]]
-    if syntax == "qwen":
-        pattern = _OFFICIAL_QWEN_BOX if official else _QWEN_BOX
-        tokens = [match.groups() for match in pattern.finditer(text)]
-    elif official:
-        groups = map(official_numbers, official_bracket_groups(text))
-        tokens = [numbers for numbers in groups if len(numbers) == 4]
-    else:
-        tokens = _BRACKET_BOX.findall(text)
-    return [
-        _to_pixels([_number(token) for token in group], width, height, coords, box_format) for group in tokens
-    ]
 
 
-def is_explicit_empty(text: Any) -> bool:
-    """True for answers that say "no box" ("[]", "[[]]", "None"); they are not counted as unparsed."""
-    if not isinstance(text, str) or len(text) > 64:
-        return False
-    squeezed = "".join(text.split()).strip("`").removeprefix("json").lower()
-    return squeezed in _EMPTY_ANSWERS
+def per_question_correct(
+    records: Iterable[dict[str, Any]],
+    *,
+    protocol: str = "default",
+    coords: str = "auto",
+    box_format: str = "xyxy",
+    syntax: str = "brackets",
+) -> dict[str, bool]:
+    """Per record (identity question_id/row): correct when its F1 is 1 (every box found, no extra box; no
+    box for an empty query).
 
-
-def _finite_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def gt_boxes(value: Any, index: int | str) -> list[Box]:
-    """Ground truth ``[[x, y, w, h], ...]`` (``[[]]`` or ``[]`` for none) as pixel ``[x1, y1, x2, y2]``."""
-    if not isinstance(value, list):
-        raise RecordError(index, "gtbox", f"expected a list of [x, y, w, h] boxes, got {value!r:.80}")
-    if value in ([], [[]]):
-        return []
-    boxes: list[Box] = []
-    for box in value:
-        if (
-            not isinstance(box, list | tuple)
-            or len(box) != 4
-            or not all(_finite_number(v) for v in box)
-        ):
-            raise RecordError(index, "gtbox", f"expected [x, y, w, h] with four numbers, got {box!r:.80}")
-        x, y, w, h = (float(v) for v in box)
-        boxes.append((x, y, x + w, y + h))
-    return boxes
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Matching and per-query scores
-# ---------------------------------------------------------------------------------------------------------
-
-
-def iou(first: Box, second: Box, *, official: bool = False) -> float:
-    """Intersection over union of two ``[x1, y1, x2, y2]`` boxes; 0 when the union is empty.
-
-    The default clips negative widths/heights (an inverted box has area 0); ``official`` keeps the
-    script's raw area products (an inverted box can have a positive "area"). Both define IoU as 0 where
-    the script divides by zero.
+    Used by ``compare`` (McNemar). The same rule under both protocols: the official capped F1 never
+    reaches 1 on a query with boxes, so "F1 == 1" is read with the correct F1 definition.
     """
-    ix1, iy1 = max(first[0], second[0]), max(first[1], second[1])
-    ix2, iy2 = min(first[2], second[2]), min(first[3], second[3])
-    inter = max(0.0, ix2 - ix1) * max(0.0, iy2 - iy1)
-    if official:
-        area_a = (first[2] - first[0]) * (first[3] - first[1])
-        area_b = (second[2] - second[0]) * (second[3] - second[1])
-    else:
-        area_a = max(0.0, first[2] - first[0]) * max(0.0, first[3] - first[1])
-        area_b = max(0.0, second[2] - second[0]) * max(0.0, second[3] - second[1])
-    union = area_a + area_b - inter
-    if not union or math.isnan(union):
-        return 0.0
-    return inter / union
+    from lmms_eval_tasks.framework.comparison import correctness_by_id
+    from lmms_eval_tasks.framework.registry import schema_of
 
-
-def greedy_match(gt: Sequence[Box], predicted: Sequence[Box], *, official: bool = False) -> int:
-    """True positives: each ground-truth box, in order, takes the remaining prediction with the highest IoU.
-
-    Ties go to the earlier prediction; a pair is a hit when its IoU >= 0.5, and only a hit removes the
-    prediction (the spec's and the official script's rule).
-    """
-    remaining = list(predicted)
-    hits = 0
-    for target in gt:
-        best_index, best = -1, 0.0
-        for position, box in enumerate(remaining):
-            value = iou(target, box, official=official)
-            if value > best:
-                best, best_index = value, position
-        if best_index >= 0 and best >= IOU_THRESHOLD:
-            del remaining[best_index]
-            hits += 1
-    return hits
-
-
-@dataclass(frozen=True)
-class QueryScore:
-    """One query's matching outcome and F1 (0-1)."""
-
-    question_id: str
-    n_gt: int
-    n_pred: int
-    tp: int
-    f1: float
-    unparsed: bool
-
-    @property
-    def bucket(self) -> str:
-        return bucket_of(self.n_gt)
-
-    @property
-    def correct(self) -> bool:
-        """Every ground-truth box found and no extra box (F1 == 1 under the correct definition)."""
-        return self.tp == self.n_gt and self.n_pred == self.n_gt
-
-
-def bucket_of(n_gt: int) -> str:
-    """Box-count bucket name: "0".."3" or "4+"."""
-    return str(n_gt) if n_gt < 4 else "4+"
-
-
-def query_f1(n_gt: int, n_pred: int, tp: int, *, official: bool = False) -> float:
-    """Per-query F1 (0-1); ``official`` counts every ground-truth box as a false negative (the script)."""
-    if n_gt == 0 or n_pred == 0:
-        return 1.0 if n_gt == 0 and n_pred == 0 else 0.0
-    fp = n_pred - tp
-    fn = n_gt if official else n_gt - tp
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    records = list(records)
+    scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+    schema = schema_of("vqdv1")  # identity (question_id, row): a repeated query is paired row by row
+    keys = [schema.identity_label(record) for record in records]
+    return correctness_by_id(keys, [score.correct for score in scores])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -365,16 +195,6 @@ def score_query(
         f1=query_f1(len(gt), len(predicted), tp, official=official),
         unparsed=not predicted and not is_explicit_empty(prediction),
     )
-
-
-def check_options(
-    *, protocol: Any = "default", coords: Any = "auto", box_format: Any = "xyxy", syntax: Any = "brackets"
-) -> None:
-    """Validate ``score`` options before any record is read (one-line OptionError)."""
-    _check_choice("protocol", protocol, PROTOCOLS)
-    _check_choice("coords", coords, COORDS)
-    _check_choice("box_format", box_format, BOX_FORMATS)
-    _check_choice("syntax", syntax, SYNTAXES)
 
 
 def score_queries(records: Iterable[dict[str, Any]], **options: Any) -> list[QueryScore]:
@@ -491,30 +311,6 @@ def official_metrics(scores: Sequence[QueryScore], rates: dict[str, float]) -> d
     return metrics
 
 
-def per_question_correct(
-    records: Iterable[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    coords: str = "auto",
-    box_format: str = "xyxy",
-    syntax: str = "brackets",
-) -> dict[str, bool]:
-    """Per record (identity question_id/row): correct when its F1 is 1 (every box found, no extra box; no
-    box for an empty query).
-
-    Used by ``compare`` (McNemar). The same rule under both protocols: the official capped F1 never
-    reaches 1 on a query with boxes, so "F1 == 1" is read with the correct F1 definition.
-    """
-    from lmms_eval_tasks.framework.comparison import correctness_by_id
-    from lmms_eval_tasks.framework.registry import schema_of
-
-    records = list(records)
-    scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
-    schema = schema_of("vqdv1")  # identity (question_id, row): a repeated query is paired row by row
-    keys = [schema.identity_label(record) for record in records]
-    return correctness_by_id(keys, [score.correct for score in scores])
-
-
 def bucket_table(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows of the per-bucket table (default protocol metrics): counts, precision, recall, mean F1."""
     rows = []
@@ -556,3 +352,207 @@ def plot_precision_recall(metrics: dict[str, Any], path: Any, *, title: str = "V
     axes.legend()
     figure.tight_layout()
     figure.savefig(path, format="png")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Matching and per-query scores
+# ---------------------------------------------------------------------------------------------------------
+
+
+def iou(first: Box, second: Box, *, official: bool = False) -> float:
+    """Intersection over union of two ``[x1, y1, x2, y2]`` boxes; 0 when the union is empty.
+
+    The default clips negative widths/heights (an inverted box has area 0); ``official`` keeps the
+    script's raw area products (an inverted box can have a positive "area"). Both define IoU as 0 where
+    the script divides by zero.
+    """
+    ix1, iy1 = max(first[0], second[0]), max(first[1], second[1])
+    ix2, iy2 = min(first[2], second[2]), min(first[3], second[3])
+    inter = max(0.0, ix2 - ix1) * max(0.0, iy2 - iy1)
+    if official:
+        area_a = (first[2] - first[0]) * (first[3] - first[1])
+        area_b = (second[2] - second[0]) * (second[3] - second[1])
+    else:
+        area_a = max(0.0, first[2] - first[0]) * max(0.0, first[3] - first[1])
+        area_b = max(0.0, second[2] - second[0]) * max(0.0, second[3] - second[1])
+    union = area_a + area_b - inter
+    if not union or math.isnan(union):
+        return 0.0
+    return inter / union
+
+
+def greedy_match(gt: Sequence[Box], predicted: Sequence[Box], *, official: bool = False) -> int:
+    """True positives: each ground-truth box, in order, takes the remaining prediction with the highest IoU.
+
+    Ties go to the earlier prediction; a pair is a hit when its IoU >= 0.5, and only a hit removes the
+    prediction (the spec's and the official script's rule).
+    """
+    remaining = list(predicted)
+    hits = 0
+    for target in gt:
+        best_index, best = -1, 0.0
+        for position, box in enumerate(remaining):
+            value = iou(target, box, official=official)
+            if value > best:
+                best, best_index = value, position
+        if best_index >= 0 and best >= IOU_THRESHOLD:
+            del remaining[best_index]
+            hits += 1
+    return hits
+
+
+@dataclass(frozen=True)
+class QueryScore:
+    """One query's matching outcome and F1 (0-1)."""
+
+    question_id: str
+    n_gt: int
+    n_pred: int
+    tp: int
+    f1: float
+    unparsed: bool
+
+    @property
+    def bucket(self) -> str:
+        return bucket_of(self.n_gt)
+
+    @property
+    def correct(self) -> bool:
+        """Every ground-truth box found and no extra box (F1 == 1 under the correct definition)."""
+        return self.tp == self.n_gt and self.n_pred == self.n_gt
+
+
+def bucket_of(n_gt: int) -> str:
+    """Box-count bucket name: "0".."3" or "4+"."""
+    return str(n_gt) if n_gt < 4 else "4+"
+
+
+def query_f1(n_gt: int, n_pred: int, tp: int, *, official: bool = False) -> float:
+    """Per-query F1 (0-1); ``official`` counts every ground-truth box as a false negative (the script)."""
+    if n_gt == 0 or n_pred == 0:
+        return 1.0 if n_gt == 0 and n_pred == 0 else 0.0
+    fp = n_pred - tp
+    fn = n_gt if official else n_gt - tp
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Parsing (linear time, never eval)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def official_bracket_groups(text: str) -> list[str]:
+    """What ``re.findall(r"\\[(.*?)\\]", text)`` returns (the official parser), in linear time.
+
+    The regex takes the first ``[`` that has a ``]`` later on the same line (``.`` does not cross
+    newlines) and ends at that ``]``. Scanning each line only up to its last ``]`` gives the same groups
+    without the regex's rescans of a line of unclosed ``[`` (quadratic: 20,000 of them take seconds).
+    """
+    groups: list[str] = []
+    for line in text.split("\n"):
+        last = line.rfind("]")
+        if last > 0:
+            groups.extend(_OFFICIAL_GROUP.findall(line, 0, last + 1))
+    return groups
+
+
+def official_numbers(content: str) -> list[str]:
+    """The official script's number tokens, ``re.findall(r"[-+]?\\d*\\.\\d+|\\d+", content)``.
+
+    Linear: each digit run is backtracked over once. Its quirks are kept: "-5" gives "5", "1." gives "1".
+    """
+    return _OFFICIAL_NUMBER.findall(content)
+
+
+def _number(token: str) -> float:
+    """float() of a parsed token; Unicode digits are valid for float(), overflow gives inf (no exception)."""
+    try:
+        return float(token)
+    except (ValueError, OverflowError):  # pragma: no cover - tokens are digit strings by construction
+        return math.nan
+
+
+def _to_pixels(
+    values: Sequence[float], width: float, height: float, coords: str, box_format: str
+) -> Box:
+    x1, y1, a, b = values
+    if coords == "auto":
+        scale = all(value < 1 for value in values)
+        sx, sy = (width, height) if scale else (1.0, 1.0)
+    elif coords == "relative":
+        sx, sy = width, height
+    elif coords == "grid1000":
+        sx, sy = width / 1000.0, height / 1000.0
+    else:
+        sx, sy = 1.0, 1.0
+    x1, y1, a, b = x1 * sx, y1 * sy, a * sx, b * sy
+    if box_format == "xywh":
+        return (x1, y1, x1 + a, y1 + b)
+    return (x1, y1, a, b)
+
+
+def parse_boxes(
+    text: str,
+    width: float,
+    height: float,
+    *,
+    coords: str = "auto",
+    box_format: str = "xyxy",
+    syntax: str = "brackets",
+    official: bool = False,
+) -> list[Box]:
+    """Predicted boxes in pixel ``[x1, y1, x2, y2]`` from raw model text; never raises on any text.
+
+    ``official`` uses the official script's extraction (first ``[`` to next ``]`` on a line, every digit run
+    inside counts, "x1" included); the default accepts only groups that are exactly four numbers.
+    """
+    _check_choice("coords", coords, COORDS)
+    _check_choice("box_format", box_format, BOX_FORMATS)
+    _check_choice("syntax", syntax, SYNTAXES)
+    if not isinstance(text, str):
+        return []
+    tokens: list[Sequence[str]]
+    if syntax == "qwen":
+        pattern = _OFFICIAL_QWEN_BOX if official else _QWEN_BOX
+        tokens = [match.groups() for match in pattern.finditer(text)]
+    elif official:
+        groups = map(official_numbers, official_bracket_groups(text))
+        tokens = [numbers for numbers in groups if len(numbers) == 4]
+    else:
+        tokens = _BRACKET_BOX.findall(text)
+    return [
+        _to_pixels([_number(token) for token in group], width, height, coords, box_format) for group in tokens
+    ]
+
+
+def is_explicit_empty(text: Any) -> bool:
+    """True for answers that say "no box" ("[]", "[[]]", "None"); they are not counted as unparsed."""
+    if not isinstance(text, str) or len(text) > 64:
+        return False
+    squeezed = "".join(text.split()).strip("`").removeprefix("json").lower()
+    return squeezed in _EMPTY_ANSWERS
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def gt_boxes(value: Any, index: int | str) -> list[Box]:
+    """Ground truth ``[[x, y, w, h], ...]`` (``[[]]`` or ``[]`` for none) as pixel ``[x1, y1, x2, y2]``."""
+    if not isinstance(value, list):
+        raise RecordError(index, "gtbox", f"expected a list of [x, y, w, h] boxes, got {value!r:.80}")
+    if value in ([], [[]]):
+        return []
+    boxes: list[Box] = []
+    for box in value:
+        if (
+            not isinstance(box, list | tuple)
+            or len(box) != 4
+            or not all(_finite_number(v) for v in box)
+        ):
+            raise RecordError(index, "gtbox", f"expected [x, y, w, h] with four numbers, got {box!r:.80}")
+        x, y, w, h = (float(v) for v in box)
+        boxes.append((x, y, x + w, y + h))
+    return boxes
