@@ -1,7 +1,8 @@
 """The package's shape: its modules import each other without a cycle, no two rooms (the top-level
 subpackages and modules: framework, host, reporting, cli, ...) import each other in both directions, no
 module imports a private (``_name``) name or module of another room, and no two sibling modules have
-near-identical names."""
+near-identical names; each benchmark's ``scoring.py`` defines its entry points (``score``,
+``score_checked``, ``check_options``, ``evaluate``) before its private helpers, so it reads top down."""
 
 from __future__ import annotations
 
@@ -289,3 +290,54 @@ def test_the_walk_check_finds_missing_files_and_functions(tmp_path: Path) -> Non
     calls = walk_calls(text)
     assert len(calls) == 6  # the next section is not part of the walk
     assert missing_calls(calls, tmp_path) == ["room/mod.py:C.n", "room/mod.py:g", "room/gone.py:f"]
+
+
+# ---- each benchmark's scoring.py reads top down: its entry points before its private helpers ----------
+
+ENTRY_POINTS = ("score", "score_checked", "check_options", "evaluate", "evaluate_checked")
+
+
+def entry_points_after_helpers(path: Path) -> list[str]:
+    """The entry points (``score`` and the ones it calls first) defined after a private (``_name``)
+    top-level function or class of ``path``: "entry (line) after helper (line)"."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    definitions = [
+        node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    private = [node for node in definitions if node.name.startswith("_")]
+    if not private:
+        return []
+    first = min(private, key=lambda node: node.lineno)
+    return [
+        f"{node.name} (line {node.lineno}) after {first.name} (line {first.lineno})"
+        for node in definitions
+        if node.name in ENTRY_POINTS and node.lineno > first.lineno
+    ]
+
+
+SCORING_FILES = sorted((PACKAGE_DIR / "tasks").glob("*/scoring.py"))
+
+
+def test_every_benchmark_has_a_scoring_module_with_score() -> None:
+    text = {path.parent.name: path.read_text(encoding="utf-8") for path in SCORING_FILES}
+    with_score = [name for name, source in text.items() if "\ndef score(" in source]
+    assert len(with_score) >= 8, with_score
+
+
+@pytest.mark.parametrize("path", SCORING_FILES, ids=lambda path: path.parent.name)
+def test_scoring_entry_points_come_before_private_helpers(path: Path) -> None:
+    assert entry_points_after_helpers(path) == [], f"{path.parent.name}/scoring.py reads bottom up"
+
+
+def test_the_top_down_check_finds_an_entry_point_below_a_helper(tmp_path: Path) -> None:
+    good = tmp_path / "good.py"
+    good.write_text("X = 1\n\n\ndef score(r):\n    return _h(r)\n\n\ndef _h(r):\n    return r\n")
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def _h(r):\n    return r\n\n\ndef score(r):\n    return _h(r)\n\n\ndef check_options():\n    pass\n"
+    )
+    assert entry_points_after_helpers(good) == []
+    assert entry_points_after_helpers(bad) == [
+        "score (line 5) after _h (line 1)",
+        "check_options (line 9) after _h (line 1)",
+    ]
