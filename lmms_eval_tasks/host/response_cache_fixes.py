@@ -390,17 +390,18 @@ def _wraps_with(function: Any, attribute: str) -> bool:
 # --- cache_request_settings ----------------------------------------------------------------------
 
 SENT_SETTINGS = frozenset({"presence_penalty", "frequency_penalty", "seed"})
-IMAGE_ENCODING_ENV = ("LMMS_IMAGE_ENCODE_FORMAT", "LMMS_IMAGE_JPEG_QUALITY")
+IMAGE_FORMAT_ENV = "LMMS_IMAGE_ENCODE_FORMAT"  # the host's variables (lmms_eval.protocol)
+JPEG_QUALITY_ENV = "LMMS_IMAGE_JPEG_QUALITY"
 
 
 def _image_encoding() -> str:
     """The image encoding the host's OpenAI-compatible clients use, "" for their default (PNG)."""
     import os
 
-    image_format = os.environ.get(IMAGE_ENCODING_ENV[0], "PNG").upper()
+    image_format = os.environ.get(IMAGE_FORMAT_ENV, "PNG").upper()
     if image_format == "PNG":
         return ""
-    quality = os.environ.get(IMAGE_ENCODING_ENV[1], "85") if image_format in {"JPEG", "JPG", "WEBP"} else ""
+    quality = os.environ.get(JPEG_QUALITY_ENV, "85") if image_format in {"JPEG", "JPG", "WEBP"} else ""
     return f"image-{image_format}{quality}"
 
 
