@@ -342,6 +342,695 @@ def per_question_correct(
     return result
 
 
+# ---- what score adds to the metrics: annotations, details ----------------------------------------------
+
+
+def _verdict_words(row: list[str | None]) -> list[str | None]:
+    return [None if verdict is None else VERDICT_WORDS[verdict] for verdict in row]
+
+
+def _annotate(records: list[dict[str, Any]], evaluation: Evaluation, judge_name: str) -> None:
+    """Add verdicts, correctness, consistency and diagnosis per repeat to each record (for --log_samples)."""
+    if evaluation.variant == "vlmevalkit":
+        kept = [record for record in records if str(record.get("visual_input")) != "0"]
+        replies = evaluation.replies.get("yes_no_match", [[None]] * len(kept))
+        for offset, record in enumerate(kept):
+            record["judge"] = judge_name
+            record["extracted_answer"] = evaluation.extracted[offset]
+            record["yes_no_match_reply"] = replies[offset][0]
+            record["correct"] = evaluation.correct[offset]
+        return
+    correctness = evaluation.replies.get("correctness")
+    consistency = evaluation.replies.get("consistency")
+    for offset, record in enumerate(records):
+        record["judge"] = judge_name
+        record["judge_verdicts"] = _verdict_words(evaluation.verdicts[offset])
+        record["correct"] = evaluation.correct[offset]
+        same = evaluation.sames[offset]
+        record["consistency_same"] = None if all(flag is None for flag in same) else same
+        record["diagnosis"] = [
+            None if found is None else DIAGNOSIS_NAMES[found] for found in evaluation.diagnosis[offset]
+        ]
+        if correctness is not None:
+            record["judge_replies"] = correctness[offset]
+            record["judge_errors"] = evaluation.errors["correctness"][offset]
+        if consistency is not None:
+            record["consistency_replies"] = consistency[offset]
+
+
+def _unjudged_list(records: list[dict[str, Any]], evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Every judgement without a verdict (the judging pipeline gives each one its reason)."""
+    entries = []
+    indices = evaluation.record_indices or list(range(len(records)))
+    for kind, rows in evaluation.replies.items():
+        errors = evaluation.errors.get(kind, [])
+        for offset, row in enumerate(rows):
+            for repeat in range(len(row)):
+                error = errors[offset][repeat] if offset < len(errors) else None
+                if error is not None:  # unjudged (no reply) or an unreadable reply
+                    index = indices[offset]
+                    entries.append(
+                        {
+                            "kind": kind,
+                            "record": index,
+                            "repeat": repeat,
+                            "error": error,
+                            "question_key": [
+                                records[index].get(name)
+                                for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
+                            ],
+                        }
+                    )
+    return entries
+
+
+def _deviations(evaluation: Evaluation) -> list[str]:
+    """How this scoring departs from the paper's protocol (GPT-4 judge, all 1129 questions)."""
+    deviations = []
+    if evaluation.judge.get("kind") == "rule":
+        deviations.append("rule-based yes/no judge instead of the paper's GPT-4 judge")
+    if evaluation.variant == "vlmevalkit":
+        deviations.append("VLMEvalKit variant: image questions only, VLMEvalKit's answer matching")
+    return deviations
+
+
+def _no_verdict_warning(evaluation: Evaluation) -> list[str]:
+    """The report's warning about judge replies without a verdict word (none when there are none)."""
+    count = evaluation.counts.get("no_verdict", 0)
+    if not count:
+        return []
+    if evaluation.no_verdict == "official":
+        how = "scored as the official parse does (correctness: unclear, consistency: different)"
+        other = "unjudged"
+    else:
+        how, other = "left unjudged (out of the metrics)", "official"
+    return [
+        f"{count} judge replies without a verdict word, {how}; listed in details.no_verdict_replies. "
+        f"Set {NO_VERDICT_ENV}={other} (or score with no_verdict={other}) to compare"
+    ]
+
+
+def _integrity_warnings(evaluation: Evaluation) -> list[str]:
+    """One warning per non-zero judge-integrity count, saying what it did to the scores."""
+    said = {
+        "model_text_cut": "answers cut before judging (the judge saw their first characters only: "
+        "judge_integrity.MODEL_TEXT_LIMIT or model_text_limit)",
+        "rejected_too_long_for_judge": "verdicts scored incorrect because the judge refused the prompt as "
+        "too long (the model's output; never left out)",
+        "rejected_model_failure": "verdicts scored incorrect (consistency: different) as the model's failure "
+        "(too long for the judge, or an answer carrying the judge's labels and a reply with no verdict of "
+        "the judge's own)",
+        "rejected_content_free": "verdicts scored incorrect (consistency: different) without asking the "
+        "judge because the answer is content-free (empty, punctuation only, or a reasoning opener with no "
+        "answer: a 'master key'; verdict_parse=official sends them to the judge)",
+        "conflicting_verdicts": "judge replies whose final verdict line holds two verdicts (no verdict)",
+    }
+    return [f"{evaluation.counts[key]} {text}" for key, text in said.items() if evaluation.counts.get(key)]
+
+
+def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Evaluation) -> None:
+    """Count blank model answers and warn: a failed generation reads as "unclear" to the judge (and an
+    unclear answer to a no-image question counts as right), so it must never pass unnoticed."""
+    empty = sum(
+        1
+        for record in records
+        if isinstance(record, dict) and "prediction" in record and not str(record["prediction"] or "").strip()
+    )
+    evaluation.counts["empty_predictions"] = empty
+    if empty:
+        logger.warning(
+            f"HallusionBench: {empty} of {len(records)} model answers are empty (generation errors?); "
+            "they are judged as given (usually 'unclear') - check the model's log"
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Repeats and judging
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    """Everything one scoring run produced: averaged metrics, per-repeat metrics, per-question outcomes."""
+
+    variant: str
+    repeats: int
+    metrics: dict[str, float | None]
+    per_repeat: list[dict[str, float | None]]
+    spread: dict[str, dict[str, float | None]]
+    verdicts: list[list[str | None]]
+    sames: list[list[bool | None]]
+    correct: list[list[int | None]]
+    diagnosis: list[list[tuple[int, int] | None]]
+    counts: dict[str, int]
+    judge: dict[str, Any] = field(default_factory=dict)
+    judge_usage: dict[str, Any] = field(default_factory=dict)
+    replies: dict[str, list[list[str | None]]] = field(default_factory=dict)
+    errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
+    extracted: list[str | None] | None = None
+    dropped_no_image: int = 0
+    # the judging pipeline's summary per batch ("correctness", "consistency", "yes_no_match"): settings,
+    # counts, usage and the unjudged list (lmms_eval_tasks.judges.pipeline.JudgedBatch.report())
+    judging: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # record index of each scored question (the VLMEvalKit variant drops no-image rows); None: 0, 1, ...
+    record_indices: list[int] | None = None
+    # judge replies without a verdict word (batch, item_id, repeat, reply) and how they were scored
+    no_verdict_replies: list[dict[str, Any]] = field(default_factory=list)
+    no_verdict: str = "official"
+
+    def flat(self) -> dict[str, Any]:
+        """The ``score`` output: metrics (percent, pct_diff/fp_ratio as fractions), spread, counts."""
+        output: dict[str, Any] = dict(self.metrics)
+        for name in HEADLINE_METRICS if self.variant == "official" else VLMEVALKIT_METRICS:
+            output[f"{name}_std"] = self.spread.get(name, {}).get("std")
+        output.update(self.counts)
+        output["repeats"] = self.repeats
+        output["variant"] = self.variant
+        output["judge"] = self.judge.get("kind", "supplied")
+        output["judge_model"] = self.judge.get("model")
+        return output
+
+
+def _official_evaluation(
+    records, questions, structure, judge, repeats, diagnosis, no_verdict="official", integrity=None
+) -> Evaluation:
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import read_consistency, read_correctness
+
+    integrity = integrity or {}
+    verdict_parse = integrity.get("verdict_parse", "final")
+    prompt_options = {
+        "judge_prompt": integrity.get("judge_prompt", "official"),
+        "model_text_limit": integrity.get("model_text_limit"),
+    }
+    supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
+    supplied_sames = _supplied(records, "judge_same", normalize_same)
+    n = len(questions)
+    judge_object = None
+    replies: dict[str, list[list[str | None]]] = {}
+    errors: dict[str, list[list[str | None]]] = {}
+    judging: dict[str, dict[str, Any]] = {}
+    judge_counts: dict[str, dict[str, int]] = {}
+    if supplied_verdicts is not None:
+        verdicts = supplied_verdicts
+        if repeats is not None and repeats != len(verdicts[0]):
+            raise RecordError(
+                0, "judge_verdict", f"{len(verdicts[0])} repeats supplied but repeats={repeats} asked"
+            )
+        repeats = len(verdicts[0])
+    else:
+        predictions = _predictions(records)
+        judge_object = judge.get()
+        repeats = repeats or _default_repeats(judge_object)
+        batch = _judge_batch(
+            judge_object,
+            correctness_requests(records, predictions, **prompt_options),
+            _verdict_reader(
+                parse_correctness_reply, correctness_has_verdict, no_verdict, verdict_parse, read_correctness
+            ),
+            repeats,
+            "HallusionBench correctness",
+            verdict_parse,
+            INCORRECT,
+        )
+        judge_counts["correctness"] = batch.counts()
+        batch.require_judged("HallusionBench correctness")  # no verdict at all: no metric, fail loudly
+        replies["correctness"], errors["correctness"] = batch.replies(), batch.errors()
+        judging["correctness"] = batch.report()
+        verdicts = batch.verdicts()
+    if supplied_sames is not None:
+        if len(supplied_sames[0]) != repeats:
+            raise RecordError(
+                0, "judge_same", f"{len(supplied_sames[0])} repeats but judge_verdict has {repeats}"
+            )
+        sames = supplied_sames
+    elif diagnosis:
+        predictions = _predictions(records)
+        if judge_object is None:
+            judge_object = judge.get()
+        offsets = consistency_needed(structure, verdicts)
+        batch = _judge_batch(
+            judge_object,
+            consistency_requests(structure, predictions, offsets, **prompt_options),
+            _verdict_reader(
+                parse_consistency_reply, consistency_has_verdict, no_verdict, verdict_parse, read_consistency
+            ),
+            repeats,
+            "HallusionBench consistency",
+            verdict_parse,
+            False,
+        )
+        judge_counts["consistency"] = batch.counts()
+        judging["consistency"] = batch.report()
+        sames = [[None] * repeats for _ in range(n)]
+        replies["consistency"] = [[None] * repeats for _ in range(n)]
+        errors["consistency"] = [[None] * repeats for _ in range(n)]
+        for offset, same_row, text_row, error_row in zip(
+            offsets, batch.verdicts(), batch.replies(), batch.errors(), strict=True
+        ):
+            sames[offset], replies["consistency"][offset], errors["consistency"][offset] = (
+                same_row,
+                text_row,
+                error_row,
+            )
+    else:
+        sames = [[None] * repeats for _ in range(n)]
+    evaluation = _evaluate_repeats("official", structure, verdicts, sames, repeats, diagnosis)
+    if judge_object is not None:
+        evaluation.judge = judge_object.describe()
+        evaluation.judge_usage = judge_object.usage()
+    evaluation.replies, evaluation.errors, evaluation.judging = replies, errors, judging
+    _count_no_verdict(records, evaluation, no_verdict)
+    _count_integrity(evaluation, judge_counts, records, prompt_options["model_text_limit"], judge_object)
+    return evaluation
+
+
+def _vlmevalkit_evaluation(records, judge) -> Evaluation:
+    """VLMEvalKit's protocol: image questions only, rule yes/no extraction, LLM (yorn prompt) for unknowns."""
+    from lmms_eval_tasks.judges.pipeline import JudgeItem, JudgingFailed, failure_message
+    from lmms_eval_tasks.judges.prompts import render_positional
+
+    kept_indices = [
+        index
+        for index, record in enumerate(records)
+        if not (isinstance(record, dict) and str(record.get("visual_input", "")).strip() == "0")
+    ]
+    kept = [records[index] for index in kept_indices]
+    dropped = len(records) - len(kept)
+    if not kept:
+        raise RecordError("-", "visual_input", "no image questions to score (all have visual_input '0')")
+    questions = parse_questions(kept, kept_indices)
+    structure = build_structure(questions)
+    predictions = _predictions(kept, kept_indices)
+    ignored = sum(1 for record in kept if "judge_verdict" in record or "judge_same" in record)
+    if ignored:
+        logger.warning(
+            f"HallusionBench (variant vlmevalkit): {ignored} records carry judge_verdict/judge_same; this "
+            "variant IGNORES them and reads yes/no from each prediction (VLMEvalKit's protocol). Use "
+            "variant=official to score supplied verdicts"
+        )
+    extracted: list[str | None] = [vlmevalkit_yes_no(prediction) for prediction in predictions]
+    unknown = [offset for offset, value in enumerate(extracted) if value is None]
+    judge_object = judge.get()  # resolved even when unused, so results always name the judge
+    verdict_row: list[str | None] = [None] * len(kept)
+    replies = [[None] for _ in kept]
+    errors = [[None] for _ in kept]
+    judging: dict[str, dict[str, Any]] = {}
+    batch = None
+    if unknown:
+        items = [
+            JudgeItem(
+                _item_id(kept[offset], kept_indices[offset]),
+                render_positional(
+                    "vlmevalkit_yorn_match_prompt",
+                    _field_text(kept[offset], "question", kept_indices[offset]),
+                    predictions[offset],
+                ),
+                rule_reply="Unknown",
+            )
+            for offset in unknown
+        ]
+        batch = _judge_batch(judge_object, items, _vlmevalkit_match, 1, "HallusionBench yes/no matching")
+        judging["yes_no_match"] = batch.report()
+        for offset, verdict, text, error in zip(
+            unknown, batch.verdicts(), batch.replies(), batch.errors(), strict=True
+        ):
+            replies[offset], errors[offset] = text, error
+            extracted[offset] = "unjudged" if verdict[0] is None else verdict[0]
+    for offset, (question, answer) in enumerate(zip(questions, extracted, strict=True)):
+        if answer == "unjudged":
+            continue
+        verdict_row[offset] = (
+            CORRECT if answer == ("yes" if question.gt_answer == "1" else "no") else INCORRECT
+        )
+    if batch is not None and all(verdict is None for verdict in verdict_row):
+        raise JudgingFailed(failure_message("HallusionBench yes/no matching", [batch]))
+    verdicts = [[verdict] for verdict in verdict_row]
+    sames = [[None] for _ in kept]
+    evaluation = _evaluate_repeats("vlmevalkit", structure, verdicts, sames, 1, diagnosis=False)
+    keep = {metric_key(group, name) for group in group_names() for name in VLMEVALKIT_METRICS}
+    evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key in keep}
+    evaluation.extracted = [None if value in ("unknown", "unjudged") else value for value in extracted]
+    evaluation.dropped_no_image = dropped
+    evaluation.counts["dropped_no_image_questions"] = dropped
+    evaluation.counts["llm_matched"] = len(unknown)
+    evaluation.counts["ignored_supplied_judge_fields"] = ignored
+    evaluation.replies = {"yes_no_match": replies}
+    evaluation.errors = {"yes_no_match": errors}
+    evaluation.judging = judging
+    evaluation.record_indices = kept_indices
+    evaluation.judge = judge_object.describe()
+    evaluation.judge_usage = judge_object.usage()
+    return evaluation
+
+
+def _vlmevalkit_match(text: str) -> str:
+    """Parse the yes/no matcher's reply with VLMEvalKit's extraction; anything else is "unknown" (wrong)."""
+    return vlmevalkit_yes_no(text) or "unknown"
+
+
+def _spread(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"std": None, "min": None, "max": None, "repeats_defined": 0}
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    return {"std": std, "min": min(values), "max": max(values), "repeats_defined": len(values)}
+
+
+def combine_repeats(
+    per_repeat: list[dict[str, float | None]],
+) -> tuple[dict[str, float | None], dict[str, dict]]:
+    """Average each metric over the repeats where it is defined (``present_mean``: the average the
+    bootstrap's statistic takes, ``resampling_of``); spread = sample std, min, max."""
+    keys = list(per_repeat[0]) if per_repeat else []
+    averaged: dict[str, float | None] = {}
+    spread: dict[str, dict] = {}
+    for key in keys:
+        values = [metrics[key] for metrics in per_repeat if metrics[key] is not None]
+        averaged[key] = _defined(present_mean(np.asarray([values], dtype=np.float64))) if values else None
+        spread[key] = _spread(values)
+    return averaged, spread
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _supplied(records: Sequence[dict[str, Any]], name: str, normalize) -> list[list[Any]] | None:
+    """Per-record, per-repeat supplied values of ``name``; None when no record has the field."""
+    present = [name in record for record in records]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = present.index(False)
+        raise RecordError(
+            missing, name, "missing here but given in other records (supply it for all or none)"
+        )
+    values = []
+    for index, record in enumerate(records):
+        raw = _as_list(record[name])
+        if not raw:
+            raise RecordError(index, name, "empty list")
+        values.append([normalize(item, index, name) for item in raw])
+    lengths = {len(v) for v in values}
+    if len(lengths) > 1:
+        first = len(values[0])
+        odd = next(i for i, v in enumerate(values) if len(v) != first)
+        raise RecordError(odd, name, f"{len(values[odd])} repeats here but {first} in record 0")
+    return values
+
+
+def _predictions(records: Sequence[dict[str, Any]], indices: Sequence[int] | None = None) -> list[str]:
+    predictions = []
+    indices = range(len(records)) if indices is None else indices
+    for index, record in zip(indices, records, strict=True):
+        value = require_field(record, "prediction", index, (str, type(None)))
+        predictions.append("" if value is None else value)
+    return predictions
+
+
+def correctness_rule_reply(prediction: str, gt_answer: str) -> str:
+    """Rule judge: extract yes/no; "correct"/"incorrect" against gt_answer, "unclear" if no yes/no found."""
+    from lmms_eval_tasks.judges import rules
+
+    extracted = rules.extract_yes_no(prediction)
+    if extracted is None:
+        return "unclear"
+    return "correct" if (extracted == "yes") == (gt_answer == "1") else "incorrect"
+
+
+def consistency_rule_reply(prediction: str, reference_prediction: str) -> str | None:
+    """Rule judge: "same" if both answers extract to one yes/no, "different" if they differ, else None."""
+    from lmms_eval_tasks.judges import rules
+
+    current, reference = rules.extract_yes_no(prediction), rules.extract_yes_no(reference_prediction)
+    if current is None or reference is None:
+        return None
+    return "same" if current == reference else "different"
+
+
+def _field_text(record: dict[str, Any], name: str, index: int) -> str:
+    value = require_field(record, name, index, (str, type(None)))
+    return "" if value is None else value
+
+
+def _item_id(record: dict[str, Any], index: int) -> str:
+    """A judge item id: record number and question key (``#3 VD/illusion/1/0/0``), unique and readable."""
+    key = "/".join(str(record.get(name)) for name in ("category", "subcategory", "set_id", "figure_id"))
+    return f"#{index} {key}/{record.get('question_id')}"
+
+
+def _judged_prompt(
+    name: str, fields: dict[str, str], model_fields: tuple[str, ...], limit: int | None, variant: str
+) -> tuple[str, str | None, tuple[str, ...]]:
+    """A judge prompt with each model-written field cut to ``limit`` characters (and, ``hardened``,
+    delimited and declared data): the prompt, the system note (or None) and the model texts as sent."""
+    from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
+    from lmms_eval_tasks.judges.prompts import render_prompt
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
+
+    limit = MODEL_TEXT_LIMIT if limit is None else limit
+    fields = {name_: bound_model_text(value, limit)[0] if name_ in model_fields else value
+              for name_, value in fields.items()}  # fmt: skip
+    sent = tuple(fields[name_] for name_ in model_fields)
+    system = None
+    if variant == "hardened":
+        fields, system = hardened_fields(fields, model_fields)
+    return render_prompt(name, **fields), system, sent
+
+
+def correctness_requests(
+    records: Sequence[dict[str, Any]],
+    predictions: list[str],
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> list:
+    """One correctness-judge item per record (id, prompt, the rule judge's reply), the answer bounded and
+    named as model text (``judge_prompt="hardened"``: delimited and declared data)."""
+    from lmms_eval_tasks.framework.screening import is_content_free
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
+    from lmms_eval_tasks.tasks.hallusionbench.parsers import SCREENING
+
+    requests = []
+    for index, (record, prediction) in enumerate(zip(records, predictions, strict=True)):
+        fields = {
+            "question": _field_text(record, "question", index),
+            "gt_answer_details": _field_text(record, "gt_answer_details", index),
+            "prediction": prediction,
+        }
+        prompt, system, sent = _judged_prompt(
+            "hallusionbench_correctness_judge", fields, ("prediction",), model_text_limit, judge_prompt
+        )
+        gt_answer = _id_field(record, "gt_answer", index)  # as validated: 1 and " 1" mean "1"
+        rule_reply = correctness_rule_reply(prediction, gt_answer)
+        requests.append(
+            JudgeItem(
+                _item_id(record, index), prompt, rule_reply=rule_reply, system=system, model_text=sent,
+                carries_markers=carries_markers(prediction),
+                content_free=is_content_free(prediction, SCREENING, fields["gt_answer_details"]),
+            )
+        )  # fmt: skip
+    return requests
+
+
+def consistency_needed(structure: _Structure, verdicts: list[list[str | None]]) -> list[int]:
+    """Questions whose diagnosis reads the consistency flag in at least one repeat (the only ones judged)."""
+    needed = []
+    for offset, (question, reference) in enumerate(
+        zip(structure.questions, structure.reference_of, strict=True)
+    ):
+        if reference is None:
+            continue
+        for verdict, reference_verdict in zip(verdicts[offset], verdicts[reference], strict=True):
+            if verdict is not None and needs_consistency(question, verdict, reference_verdict):
+                needed.append(offset)
+                break
+    return needed
+
+
+def consistency_requests(
+    structure: _Structure,
+    predictions: list[str],
+    offsets: Sequence[int],
+    judge_prompt: str = "official",
+    model_text_limit: int | None = None,
+) -> list:
+    """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``;
+    both answers bounded and named as model text."""
+    from lmms_eval_tasks.framework.screening import is_content_free
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
+    from lmms_eval_tasks.tasks.hallusionbench.parsers import SCREENING
+
+    requests = []
+    for offset in offsets:
+        reference = structure.reference_of[offset]
+        if reference is None:
+            raise ValueError(f"question {offset} has no pair reference to compare with")
+        fields = {"response_current": predictions[offset], "response_figure0": predictions[reference]}
+        prompt, system, sent = _judged_prompt(
+            "hallusionbench_consistency_same_judge", fields, tuple(fields), model_text_limit, judge_prompt
+        )
+        rule_reply = consistency_rule_reply(predictions[offset], predictions[reference])
+        item_id = f"#{structure.questions[offset].index} same as #{structure.questions[reference].index}"
+        markers = carries_markers(predictions[offset]) or carries_markers(predictions[reference])
+        empty = is_content_free(predictions[offset], SCREENING) or is_content_free(
+            predictions[reference], SCREENING
+        )  # a content-free answer is the same as nothing: "different", not asked
+        requests.append(
+            JudgeItem(item_id, prompt, rule_reply=rule_reply, system=system, model_text=sent,
+                      carries_markers=markers, content_free=empty)
+        )  # fmt: skip
+    return requests
+
+
+JUDGE_TASK = "hallusionbench"  # the judge settings' per-task suffix (LMMS_EVAL_TASKS_JUDGE_*_HALLUSIONBENCH)
+
+
+def _judge_batch(
+    judge_object: Any, items: list, parse, repeats: int, desc: str, verdict_parse: str = "final",
+    model_failure: Any = None,
+):  # fmt: skip
+    """One judging batch through the shared pipeline (judge x repeats -> parsed verdict matrix): the
+    model's quoted text masked out of each reply unless ``verdict_parse`` is official; a reply the model's
+    failure decides (too long for the judge; planted markers and no verdict) gets ``model_failure``; a
+    content-free answer gets it without a judge call unless ``verdict_parse`` is official."""
+    from lmms_eval_tasks.judges.pipeline import judge_items
+
+    return judge_items(
+        items, judge_object, parse=parse, repeats=repeats, task=JUDGE_TASK, desc=desc,
+        mask_model_text=verdict_parse == "final", model_failure_verdict=model_failure,
+        reject_content_free=verdict_parse == "final",  # the official code sends every answer
+    )  # fmt: skip
+
+
+def _verdict_reader(official_parse, has_verdict, no_verdict: str, verdict_parse: str, final_reader):
+    """The reply parser: the official label rule on the whole reply (``verdict_parse="official"``) or on
+    the judge's final verdict line (``final``, CONFLICT for a final line with two verdicts)."""
+    if verdict_parse == "official":
+        return _reply_parser(official_parse, has_verdict, no_verdict)
+    final = lambda text: final_reader(text, official_parse)  # noqa: E731
+    return _reply_parser(final, has_verdict, no_verdict)
+
+
+def _count_integrity(evaluation, judge_counts, records, model_text_limit, judge_object) -> None:
+    """Judge-integrity counts: answers cut before judging, verdicts the model's failure decided (too long
+    for the judge; planted markers and no verdict of the judge's own), replies with conflicting verdicts."""
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
+
+    limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
+    judged = judge_object is not None and "correctness" in judge_counts
+    evaluation.counts["model_text_cut"] = (
+        sum(1 for record in records if len(str(record.get("prediction") or "")) > limit) if judged else 0
+    )
+    for key, source in (
+        ("rejected_model_failure", "model_failure"),
+        ("rejected_too_long_for_judge", "model_failure_too_long"),
+        ("rejected_content_free", "model_failure_content_free"),
+        ("conflicting_verdicts", "conflicting"),
+    ):
+        evaluation.counts[key] = sum(counts.get(source, 0) for counts in judge_counts.values())
+
+
+def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation, no_verdict: str) -> None:
+    """Count (``no_verdict``, per batch) and list (``no_verdict_replies``) the judge replies without a
+    verdict word, and warn: the official parse scores them silently (unclear / different)."""
+    found = []
+    checks = (("correctness", correctness_has_verdict), ("consistency", consistency_has_verdict))
+    for batch, has_verdict in checks:
+        cells = _no_verdict_cells(evaluation.replies.get(batch, []), has_verdict)
+        evaluation.counts[f"no_verdict_{batch}"] = len(cells)
+        found += [
+            {"batch": batch, "item_id": _item_id(records[row], row), "repeat": repeat, "reply": text[:200]}
+            for row, repeat, text in cells
+        ]
+    evaluation.counts["no_verdict"] = len(found)
+    evaluation.no_verdict_replies = found
+    evaluation.no_verdict = no_verdict
+    if found:
+        treatment = (
+            "scored as the official parse does (correctness: unclear; consistency: different)"
+            if no_verdict == "official"
+            else "left unjudged (out of the metrics)"
+        )
+        other = "no_verdict=unjudged" if no_verdict == "official" else "no_verdict=official"
+        logger.warning(
+            f"HallusionBench: {len(found)} judge replies have no verdict word; {treatment}. "
+            f"Score with {other} to see the difference (see 'no_verdict_replies' in the report)"
+        )
+
+
+def _default_repeats(judge_object: Any) -> int:
+    """Judge repeats when not given: the env setting if any, else 3 (the paper's protocol), 1 for rules."""
+    from lmms_eval_tasks.judges.pipeline import protocol_repeats
+
+    return protocol_repeats(judge_object, 3, JUDGE_TASK)
+
+
+def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -> Evaluation:
+    per_repeat, correct_rows, diagnosis_rows = [], [], []
+    n = len(structure.questions)
+    for repeat in range(repeats):
+        metrics, outcome = repeat_metrics(
+            structure,
+            [verdicts[i][repeat] for i in range(n)],
+            [sames[i][repeat] for i in range(n)],
+            diagnosis=diagnosis,
+        )
+        per_repeat.append(metrics)
+        correct_rows.append(outcome["correct"])
+        diagnosis_rows.append(outcome["diagnosis"])
+    averaged, spread = combine_repeats(per_repeat)
+    unjudged = sum(1 for row in verdicts for verdict in row if verdict is None)
+    needed_unjudged = 0
+    undiagnosed = 0
+    if diagnosis:
+        for repeat in range(repeats):
+            for offset, question in enumerate(structure.questions):
+                verdict = verdicts[offset][repeat]
+                if verdict is None:
+                    continue
+                reference = structure.reference_of[offset]
+                reference_verdict = None if reference is None else verdicts[reference][repeat]
+                if needs_consistency(question, verdict, reference_verdict) and sames[offset][repeat] is None:
+                    needed_unjudged += 1
+                if diagnosis_rows[repeat][offset] is None:
+                    undiagnosed += 1
+    counts = {
+        "questions": n,
+        "unjudged_verdicts": unjudged,
+        "unjudged_questions": sum(1 for row in verdicts if any(v is None for v in row)),
+        "question_pairs": len(structure.pairs[""]),
+        "figures": len(structure.figures[""]),
+    }
+    if diagnosis:  # a run without the diagnosis has nothing to report about it
+        counts["unjudged_consistency_needed"] = needed_unjudged
+        counts["undiagnosed_verdicts"] = undiagnosed
+        counts["missing_pair_reference"] = len(structure.missing_reference)
+    if unjudged:
+        logger.warning(
+            f"HallusionBench: {unjudged} of {n * repeats} verdicts are unjudged (judge failed); they are "
+            "left out of the metrics, never counted as wrong (see unjudged_* counts)"
+        )
+    if structure.missing_reference and diagnosis:
+        logger.warning(
+            f"HallusionBench: {len(structure.missing_reference)} questions have no figure_id '0' member "
+            "in their pair (partial run?); they are scored but not diagnosed"
+        )
+    return Evaluation(
+        variant=variant,
+        repeats=repeats,
+        metrics=averaged,
+        per_repeat=per_repeat,
+        spread=spread,
+        verdicts=verdicts,
+        sames=sames,
+        correct=[list(row) for row in zip(*correct_rows, strict=True)],
+        diagnosis=[list(row) for row in zip(*diagnosis_rows, strict=True)],
+        counts=counts,
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Data model: metric groups, questions, verdicts
 # ---------------------------------------------------------------------------------------------------------
@@ -867,695 +1556,6 @@ def _diagnosis_shares(tuples: list[tuple[int, int]], prefix: str) -> dict[str, f
         f"{prefix}VI": _percent(vi, total),
         f"{prefix}Mixed": _percent(mixed, total),
     }
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Repeats and judging
-# ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Evaluation:
-    """Everything one scoring run produced: averaged metrics, per-repeat metrics, per-question outcomes."""
-
-    variant: str
-    repeats: int
-    metrics: dict[str, float | None]
-    per_repeat: list[dict[str, float | None]]
-    spread: dict[str, dict[str, float | None]]
-    verdicts: list[list[str | None]]
-    sames: list[list[bool | None]]
-    correct: list[list[int | None]]
-    diagnosis: list[list[tuple[int, int] | None]]
-    counts: dict[str, int]
-    judge: dict[str, Any] = field(default_factory=dict)
-    judge_usage: dict[str, Any] = field(default_factory=dict)
-    replies: dict[str, list[list[str | None]]] = field(default_factory=dict)
-    errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
-    extracted: list[str | None] | None = None
-    dropped_no_image: int = 0
-    # the judging pipeline's summary per batch ("correctness", "consistency", "yes_no_match"): settings,
-    # counts, usage and the unjudged list (lmms_eval_tasks.judges.pipeline.JudgedBatch.report())
-    judging: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # record index of each scored question (the VLMEvalKit variant drops no-image rows); None: 0, 1, ...
-    record_indices: list[int] | None = None
-    # judge replies without a verdict word (batch, item_id, repeat, reply) and how they were scored
-    no_verdict_replies: list[dict[str, Any]] = field(default_factory=list)
-    no_verdict: str = "official"
-
-    def flat(self) -> dict[str, Any]:
-        """The ``score`` output: metrics (percent, pct_diff/fp_ratio as fractions), spread, counts."""
-        output: dict[str, Any] = dict(self.metrics)
-        for name in HEADLINE_METRICS if self.variant == "official" else VLMEVALKIT_METRICS:
-            output[f"{name}_std"] = self.spread.get(name, {}).get("std")
-        output.update(self.counts)
-        output["repeats"] = self.repeats
-        output["variant"] = self.variant
-        output["judge"] = self.judge.get("kind", "supplied")
-        output["judge_model"] = self.judge.get("model")
-        return output
-
-
-def _spread(values: list[float]) -> dict[str, float | None]:
-    if not values:
-        return {"std": None, "min": None, "max": None, "repeats_defined": 0}
-    mean = sum(values) / len(values)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
-    return {"std": std, "min": min(values), "max": max(values), "repeats_defined": len(values)}
-
-
-def combine_repeats(
-    per_repeat: list[dict[str, float | None]],
-) -> tuple[dict[str, float | None], dict[str, dict]]:
-    """Average each metric over the repeats where it is defined (``present_mean``: the average the
-    bootstrap's statistic takes, ``resampling_of``); spread = sample std, min, max."""
-    keys = list(per_repeat[0]) if per_repeat else []
-    averaged: dict[str, float | None] = {}
-    spread: dict[str, dict] = {}
-    for key in keys:
-        values = [metrics[key] for metrics in per_repeat if metrics[key] is not None]
-        averaged[key] = _defined(present_mean(np.asarray([values], dtype=np.float64))) if values else None
-        spread[key] = _spread(values)
-    return averaged, spread
-
-
-def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else [value]
-
-
-def _supplied(records: Sequence[dict[str, Any]], name: str, normalize) -> list[list[Any]] | None:
-    """Per-record, per-repeat supplied values of ``name``; None when no record has the field."""
-    present = [name in record for record in records]
-    if not any(present):
-        return None
-    if not all(present):
-        missing = present.index(False)
-        raise RecordError(
-            missing, name, "missing here but given in other records (supply it for all or none)"
-        )
-    values = []
-    for index, record in enumerate(records):
-        raw = _as_list(record[name])
-        if not raw:
-            raise RecordError(index, name, "empty list")
-        values.append([normalize(item, index, name) for item in raw])
-    lengths = {len(v) for v in values}
-    if len(lengths) > 1:
-        first = len(values[0])
-        odd = next(i for i, v in enumerate(values) if len(v) != first)
-        raise RecordError(odd, name, f"{len(values[odd])} repeats here but {first} in record 0")
-    return values
-
-
-def _predictions(records: Sequence[dict[str, Any]], indices: Sequence[int] | None = None) -> list[str]:
-    predictions = []
-    indices = range(len(records)) if indices is None else indices
-    for index, record in zip(indices, records, strict=True):
-        value = require_field(record, "prediction", index, (str, type(None)))
-        predictions.append("" if value is None else value)
-    return predictions
-
-
-def correctness_rule_reply(prediction: str, gt_answer: str) -> str:
-    """Rule judge: extract yes/no; "correct"/"incorrect" against gt_answer, "unclear" if no yes/no found."""
-    from lmms_eval_tasks.judges import rules
-
-    extracted = rules.extract_yes_no(prediction)
-    if extracted is None:
-        return "unclear"
-    return "correct" if (extracted == "yes") == (gt_answer == "1") else "incorrect"
-
-
-def consistency_rule_reply(prediction: str, reference_prediction: str) -> str | None:
-    """Rule judge: "same" if both answers extract to one yes/no, "different" if they differ, else None."""
-    from lmms_eval_tasks.judges import rules
-
-    current, reference = rules.extract_yes_no(prediction), rules.extract_yes_no(reference_prediction)
-    if current is None or reference is None:
-        return None
-    return "same" if current == reference else "different"
-
-
-def _field_text(record: dict[str, Any], name: str, index: int) -> str:
-    value = require_field(record, name, index, (str, type(None)))
-    return "" if value is None else value
-
-
-def _item_id(record: dict[str, Any], index: int) -> str:
-    """A judge item id: record number and question key (``#3 VD/illusion/1/0/0``), unique and readable."""
-    key = "/".join(str(record.get(name)) for name in ("category", "subcategory", "set_id", "figure_id"))
-    return f"#{index} {key}/{record.get('question_id')}"
-
-
-def _judged_prompt(
-    name: str, fields: dict[str, str], model_fields: tuple[str, ...], limit: int | None, variant: str
-) -> tuple[str, str | None, tuple[str, ...]]:
-    """A judge prompt with each model-written field cut to ``limit`` characters (and, ``hardened``,
-    delimited and declared data): the prompt, the system note (or None) and the model texts as sent."""
-    from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
-    from lmms_eval_tasks.judges.prompts import render_prompt
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
-
-    limit = MODEL_TEXT_LIMIT if limit is None else limit
-    fields = {name_: bound_model_text(value, limit)[0] if name_ in model_fields else value
-              for name_, value in fields.items()}  # fmt: skip
-    sent = tuple(fields[name_] for name_ in model_fields)
-    system = None
-    if variant == "hardened":
-        fields, system = hardened_fields(fields, model_fields)
-    return render_prompt(name, **fields), system, sent
-
-
-def correctness_requests(
-    records: Sequence[dict[str, Any]],
-    predictions: list[str],
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> list:
-    """One correctness-judge item per record (id, prompt, the rule judge's reply), the answer bounded and
-    named as model text (``judge_prompt="hardened"``: delimited and declared data)."""
-    from lmms_eval_tasks.framework.screening import is_content_free
-    from lmms_eval_tasks.judges.pipeline import JudgeItem
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
-    from lmms_eval_tasks.tasks.hallusionbench.parsers import SCREENING
-
-    requests = []
-    for index, (record, prediction) in enumerate(zip(records, predictions, strict=True)):
-        fields = {
-            "question": _field_text(record, "question", index),
-            "gt_answer_details": _field_text(record, "gt_answer_details", index),
-            "prediction": prediction,
-        }
-        prompt, system, sent = _judged_prompt(
-            "hallusionbench_correctness_judge", fields, ("prediction",), model_text_limit, judge_prompt
-        )
-        gt_answer = _id_field(record, "gt_answer", index)  # as validated: 1 and " 1" mean "1"
-        rule_reply = correctness_rule_reply(prediction, gt_answer)
-        requests.append(
-            JudgeItem(
-                _item_id(record, index), prompt, rule_reply=rule_reply, system=system, model_text=sent,
-                carries_markers=carries_markers(prediction),
-                content_free=is_content_free(prediction, SCREENING, fields["gt_answer_details"]),
-            )
-        )  # fmt: skip
-    return requests
-
-
-def consistency_needed(structure: _Structure, verdicts: list[list[str | None]]) -> list[int]:
-    """Questions whose diagnosis reads the consistency flag in at least one repeat (the only ones judged)."""
-    needed = []
-    for offset, (question, reference) in enumerate(
-        zip(structure.questions, structure.reference_of, strict=True)
-    ):
-        if reference is None:
-            continue
-        for verdict, reference_verdict in zip(verdicts[offset], verdicts[reference], strict=True):
-            if verdict is not None and needs_consistency(question, verdict, reference_verdict):
-                needed.append(offset)
-                break
-    return needed
-
-
-def consistency_requests(
-    structure: _Structure,
-    predictions: list[str],
-    offsets: Sequence[int],
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> list:
-    """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``;
-    both answers bounded and named as model text."""
-    from lmms_eval_tasks.framework.screening import is_content_free
-    from lmms_eval_tasks.judges.pipeline import JudgeItem
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
-    from lmms_eval_tasks.tasks.hallusionbench.parsers import SCREENING
-
-    requests = []
-    for offset in offsets:
-        reference = structure.reference_of[offset]
-        if reference is None:
-            raise ValueError(f"question {offset} has no pair reference to compare with")
-        fields = {"response_current": predictions[offset], "response_figure0": predictions[reference]}
-        prompt, system, sent = _judged_prompt(
-            "hallusionbench_consistency_same_judge", fields, tuple(fields), model_text_limit, judge_prompt
-        )
-        rule_reply = consistency_rule_reply(predictions[offset], predictions[reference])
-        item_id = f"#{structure.questions[offset].index} same as #{structure.questions[reference].index}"
-        markers = carries_markers(predictions[offset]) or carries_markers(predictions[reference])
-        empty = is_content_free(predictions[offset], SCREENING) or is_content_free(
-            predictions[reference], SCREENING
-        )  # a content-free answer is the same as nothing: "different", not asked
-        requests.append(
-            JudgeItem(item_id, prompt, rule_reply=rule_reply, system=system, model_text=sent,
-                      carries_markers=markers, content_free=empty)
-        )  # fmt: skip
-    return requests
-
-
-JUDGE_TASK = "hallusionbench"  # the judge settings' per-task suffix (LMMS_EVAL_TASKS_JUDGE_*_HALLUSIONBENCH)
-
-
-def _judge_batch(
-    judge_object: Any, items: list, parse, repeats: int, desc: str, verdict_parse: str = "final",
-    model_failure: Any = None,
-):  # fmt: skip
-    """One judging batch through the shared pipeline (judge x repeats -> parsed verdict matrix): the
-    model's quoted text masked out of each reply unless ``verdict_parse`` is official; a reply the model's
-    failure decides (too long for the judge; planted markers and no verdict) gets ``model_failure``; a
-    content-free answer gets it without a judge call unless ``verdict_parse`` is official."""
-    from lmms_eval_tasks.judges.pipeline import judge_items
-
-    return judge_items(
-        items, judge_object, parse=parse, repeats=repeats, task=JUDGE_TASK, desc=desc,
-        mask_model_text=verdict_parse == "final", model_failure_verdict=model_failure,
-        reject_content_free=verdict_parse == "final",  # the official code sends every answer
-    )  # fmt: skip
-
-
-def _verdict_reader(official_parse, has_verdict, no_verdict: str, verdict_parse: str, final_reader):
-    """The reply parser: the official label rule on the whole reply (``verdict_parse="official"``) or on
-    the judge's final verdict line (``final``, CONFLICT for a final line with two verdicts)."""
-    if verdict_parse == "official":
-        return _reply_parser(official_parse, has_verdict, no_verdict)
-    final = lambda text: final_reader(text, official_parse)  # noqa: E731
-    return _reply_parser(final, has_verdict, no_verdict)
-
-
-def _official_evaluation(
-    records, questions, structure, judge, repeats, diagnosis, no_verdict="official", integrity=None
-) -> Evaluation:
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import read_consistency, read_correctness
-
-    integrity = integrity or {}
-    verdict_parse = integrity.get("verdict_parse", "final")
-    prompt_options = {
-        "judge_prompt": integrity.get("judge_prompt", "official"),
-        "model_text_limit": integrity.get("model_text_limit"),
-    }
-    supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
-    supplied_sames = _supplied(records, "judge_same", normalize_same)
-    n = len(questions)
-    judge_object = None
-    replies: dict[str, list[list[str | None]]] = {}
-    errors: dict[str, list[list[str | None]]] = {}
-    judging: dict[str, dict[str, Any]] = {}
-    judge_counts: dict[str, dict[str, int]] = {}
-    if supplied_verdicts is not None:
-        verdicts = supplied_verdicts
-        if repeats is not None and repeats != len(verdicts[0]):
-            raise RecordError(
-                0, "judge_verdict", f"{len(verdicts[0])} repeats supplied but repeats={repeats} asked"
-            )
-        repeats = len(verdicts[0])
-    else:
-        predictions = _predictions(records)
-        judge_object = judge.get()
-        repeats = repeats or _default_repeats(judge_object)
-        batch = _judge_batch(
-            judge_object,
-            correctness_requests(records, predictions, **prompt_options),
-            _verdict_reader(
-                parse_correctness_reply, correctness_has_verdict, no_verdict, verdict_parse, read_correctness
-            ),
-            repeats,
-            "HallusionBench correctness",
-            verdict_parse,
-            INCORRECT,
-        )
-        judge_counts["correctness"] = batch.counts()
-        batch.require_judged("HallusionBench correctness")  # no verdict at all: no metric, fail loudly
-        replies["correctness"], errors["correctness"] = batch.replies(), batch.errors()
-        judging["correctness"] = batch.report()
-        verdicts = batch.verdicts()
-    if supplied_sames is not None:
-        if len(supplied_sames[0]) != repeats:
-            raise RecordError(
-                0, "judge_same", f"{len(supplied_sames[0])} repeats but judge_verdict has {repeats}"
-            )
-        sames = supplied_sames
-    elif diagnosis:
-        predictions = _predictions(records)
-        if judge_object is None:
-            judge_object = judge.get()
-        offsets = consistency_needed(structure, verdicts)
-        batch = _judge_batch(
-            judge_object,
-            consistency_requests(structure, predictions, offsets, **prompt_options),
-            _verdict_reader(
-                parse_consistency_reply, consistency_has_verdict, no_verdict, verdict_parse, read_consistency
-            ),
-            repeats,
-            "HallusionBench consistency",
-            verdict_parse,
-            False,
-        )
-        judge_counts["consistency"] = batch.counts()
-        judging["consistency"] = batch.report()
-        sames = [[None] * repeats for _ in range(n)]
-        replies["consistency"] = [[None] * repeats for _ in range(n)]
-        errors["consistency"] = [[None] * repeats for _ in range(n)]
-        for offset, same_row, text_row, error_row in zip(
-            offsets, batch.verdicts(), batch.replies(), batch.errors(), strict=True
-        ):
-            sames[offset], replies["consistency"][offset], errors["consistency"][offset] = (
-                same_row,
-                text_row,
-                error_row,
-            )
-    else:
-        sames = [[None] * repeats for _ in range(n)]
-    evaluation = _evaluate_repeats("official", structure, verdicts, sames, repeats, diagnosis)
-    if judge_object is not None:
-        evaluation.judge = judge_object.describe()
-        evaluation.judge_usage = judge_object.usage()
-    evaluation.replies, evaluation.errors, evaluation.judging = replies, errors, judging
-    _count_no_verdict(records, evaluation, no_verdict)
-    _count_integrity(evaluation, judge_counts, records, prompt_options["model_text_limit"], judge_object)
-    return evaluation
-
-
-def _count_integrity(evaluation, judge_counts, records, model_text_limit, judge_object) -> None:
-    """Judge-integrity counts: answers cut before judging, verdicts the model's failure decided (too long
-    for the judge; planted markers and no verdict of the judge's own), replies with conflicting verdicts."""
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
-
-    limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
-    judged = judge_object is not None and "correctness" in judge_counts
-    evaluation.counts["model_text_cut"] = (
-        sum(1 for record in records if len(str(record.get("prediction") or "")) > limit) if judged else 0
-    )
-    for key, source in (
-        ("rejected_model_failure", "model_failure"),
-        ("rejected_too_long_for_judge", "model_failure_too_long"),
-        ("rejected_content_free", "model_failure_content_free"),
-        ("conflicting_verdicts", "conflicting"),
-    ):
-        evaluation.counts[key] = sum(counts.get(source, 0) for counts in judge_counts.values())
-
-
-def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation, no_verdict: str) -> None:
-    """Count (``no_verdict``, per batch) and list (``no_verdict_replies``) the judge replies without a
-    verdict word, and warn: the official parse scores them silently (unclear / different)."""
-    found = []
-    checks = (("correctness", correctness_has_verdict), ("consistency", consistency_has_verdict))
-    for batch, has_verdict in checks:
-        cells = _no_verdict_cells(evaluation.replies.get(batch, []), has_verdict)
-        evaluation.counts[f"no_verdict_{batch}"] = len(cells)
-        found += [
-            {"batch": batch, "item_id": _item_id(records[row], row), "repeat": repeat, "reply": text[:200]}
-            for row, repeat, text in cells
-        ]
-    evaluation.counts["no_verdict"] = len(found)
-    evaluation.no_verdict_replies = found
-    evaluation.no_verdict = no_verdict
-    if found:
-        treatment = (
-            "scored as the official parse does (correctness: unclear; consistency: different)"
-            if no_verdict == "official"
-            else "left unjudged (out of the metrics)"
-        )
-        other = "no_verdict=unjudged" if no_verdict == "official" else "no_verdict=official"
-        logger.warning(
-            f"HallusionBench: {len(found)} judge replies have no verdict word; {treatment}. "
-            f"Score with {other} to see the difference (see 'no_verdict_replies' in the report)"
-        )
-
-
-def _default_repeats(judge_object: Any) -> int:
-    """Judge repeats when not given: the env setting if any, else 3 (the paper's protocol), 1 for rules."""
-    from lmms_eval_tasks.judges.pipeline import protocol_repeats
-
-    return protocol_repeats(judge_object, 3, JUDGE_TASK)
-
-
-def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -> Evaluation:
-    per_repeat, correct_rows, diagnosis_rows = [], [], []
-    n = len(structure.questions)
-    for repeat in range(repeats):
-        metrics, outcome = repeat_metrics(
-            structure,
-            [verdicts[i][repeat] for i in range(n)],
-            [sames[i][repeat] for i in range(n)],
-            diagnosis=diagnosis,
-        )
-        per_repeat.append(metrics)
-        correct_rows.append(outcome["correct"])
-        diagnosis_rows.append(outcome["diagnosis"])
-    averaged, spread = combine_repeats(per_repeat)
-    unjudged = sum(1 for row in verdicts for verdict in row if verdict is None)
-    needed_unjudged = 0
-    undiagnosed = 0
-    if diagnosis:
-        for repeat in range(repeats):
-            for offset, question in enumerate(structure.questions):
-                verdict = verdicts[offset][repeat]
-                if verdict is None:
-                    continue
-                reference = structure.reference_of[offset]
-                reference_verdict = None if reference is None else verdicts[reference][repeat]
-                if needs_consistency(question, verdict, reference_verdict) and sames[offset][repeat] is None:
-                    needed_unjudged += 1
-                if diagnosis_rows[repeat][offset] is None:
-                    undiagnosed += 1
-    counts = {
-        "questions": n,
-        "unjudged_verdicts": unjudged,
-        "unjudged_questions": sum(1 for row in verdicts if any(v is None for v in row)),
-        "question_pairs": len(structure.pairs[""]),
-        "figures": len(structure.figures[""]),
-    }
-    if diagnosis:  # a run without the diagnosis has nothing to report about it
-        counts["unjudged_consistency_needed"] = needed_unjudged
-        counts["undiagnosed_verdicts"] = undiagnosed
-        counts["missing_pair_reference"] = len(structure.missing_reference)
-    if unjudged:
-        logger.warning(
-            f"HallusionBench: {unjudged} of {n * repeats} verdicts are unjudged (judge failed); they are "
-            "left out of the metrics, never counted as wrong (see unjudged_* counts)"
-        )
-    if structure.missing_reference and diagnosis:
-        logger.warning(
-            f"HallusionBench: {len(structure.missing_reference)} questions have no figure_id '0' member "
-            "in their pair (partial run?); they are scored but not diagnosed"
-        )
-    return Evaluation(
-        variant=variant,
-        repeats=repeats,
-        metrics=averaged,
-        per_repeat=per_repeat,
-        spread=spread,
-        verdicts=verdicts,
-        sames=sames,
-        correct=[list(row) for row in zip(*correct_rows, strict=True)],
-        diagnosis=[list(row) for row in zip(*diagnosis_rows, strict=True)],
-        counts=counts,
-    )
-
-
-def _vlmevalkit_match(text: str) -> str:
-    """Parse the yes/no matcher's reply with VLMEvalKit's extraction; anything else is "unknown" (wrong)."""
-    return vlmevalkit_yes_no(text) or "unknown"
-
-
-def _vlmevalkit_evaluation(records, judge) -> Evaluation:
-    """VLMEvalKit's protocol: image questions only, rule yes/no extraction, LLM (yorn prompt) for unknowns."""
-    from lmms_eval_tasks.judges.pipeline import JudgeItem, JudgingFailed, failure_message
-    from lmms_eval_tasks.judges.prompts import render_positional
-
-    kept_indices = [
-        index
-        for index, record in enumerate(records)
-        if not (isinstance(record, dict) and str(record.get("visual_input", "")).strip() == "0")
-    ]
-    kept = [records[index] for index in kept_indices]
-    dropped = len(records) - len(kept)
-    if not kept:
-        raise RecordError("-", "visual_input", "no image questions to score (all have visual_input '0')")
-    questions = parse_questions(kept, kept_indices)
-    structure = build_structure(questions)
-    predictions = _predictions(kept, kept_indices)
-    ignored = sum(1 for record in kept if "judge_verdict" in record or "judge_same" in record)
-    if ignored:
-        logger.warning(
-            f"HallusionBench (variant vlmevalkit): {ignored} records carry judge_verdict/judge_same; this "
-            "variant IGNORES them and reads yes/no from each prediction (VLMEvalKit's protocol). Use "
-            "variant=official to score supplied verdicts"
-        )
-    extracted: list[str | None] = [vlmevalkit_yes_no(prediction) for prediction in predictions]
-    unknown = [offset for offset, value in enumerate(extracted) if value is None]
-    judge_object = judge.get()  # resolved even when unused, so results always name the judge
-    verdict_row: list[str | None] = [None] * len(kept)
-    replies = [[None] for _ in kept]
-    errors = [[None] for _ in kept]
-    judging: dict[str, dict[str, Any]] = {}
-    batch = None
-    if unknown:
-        items = [
-            JudgeItem(
-                _item_id(kept[offset], kept_indices[offset]),
-                render_positional(
-                    "vlmevalkit_yorn_match_prompt",
-                    _field_text(kept[offset], "question", kept_indices[offset]),
-                    predictions[offset],
-                ),
-                rule_reply="Unknown",
-            )
-            for offset in unknown
-        ]
-        batch = _judge_batch(judge_object, items, _vlmevalkit_match, 1, "HallusionBench yes/no matching")
-        judging["yes_no_match"] = batch.report()
-        for offset, verdict, text, error in zip(
-            unknown, batch.verdicts(), batch.replies(), batch.errors(), strict=True
-        ):
-            replies[offset], errors[offset] = text, error
-            extracted[offset] = "unjudged" if verdict[0] is None else verdict[0]
-    for offset, (question, answer) in enumerate(zip(questions, extracted, strict=True)):
-        if answer == "unjudged":
-            continue
-        verdict_row[offset] = (
-            CORRECT if answer == ("yes" if question.gt_answer == "1" else "no") else INCORRECT
-        )
-    if batch is not None and all(verdict is None for verdict in verdict_row):
-        raise JudgingFailed(failure_message("HallusionBench yes/no matching", [batch]))
-    verdicts = [[verdict] for verdict in verdict_row]
-    sames = [[None] for _ in kept]
-    evaluation = _evaluate_repeats("vlmevalkit", structure, verdicts, sames, 1, diagnosis=False)
-    keep = {metric_key(group, name) for group in group_names() for name in VLMEVALKIT_METRICS}
-    evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key in keep}
-    evaluation.extracted = [None if value in ("unknown", "unjudged") else value for value in extracted]
-    evaluation.dropped_no_image = dropped
-    evaluation.counts["dropped_no_image_questions"] = dropped
-    evaluation.counts["llm_matched"] = len(unknown)
-    evaluation.counts["ignored_supplied_judge_fields"] = ignored
-    evaluation.replies = {"yes_no_match": replies}
-    evaluation.errors = {"yes_no_match": errors}
-    evaluation.judging = judging
-    evaluation.record_indices = kept_indices
-    evaluation.judge = judge_object.describe()
-    evaluation.judge_usage = judge_object.usage()
-    return evaluation
-
-
-def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Evaluation) -> None:
-    """Count blank model answers and warn: a failed generation reads as "unclear" to the judge (and an
-    unclear answer to a no-image question counts as right), so it must never pass unnoticed."""
-    empty = sum(
-        1
-        for record in records
-        if isinstance(record, dict) and "prediction" in record and not str(record["prediction"] or "").strip()
-    )
-    evaluation.counts["empty_predictions"] = empty
-    if empty:
-        logger.warning(
-            f"HallusionBench: {empty} of {len(records)} model answers are empty (generation errors?); "
-            "they are judged as given (usually 'unclear') - check the model's log"
-        )
-
-
-# ---- what score adds to the metrics: annotations, details ----------------------------------------------
-
-
-def _verdict_words(row: list[str | None]) -> list[str | None]:
-    return [None if verdict is None else VERDICT_WORDS[verdict] for verdict in row]
-
-
-def _annotate(records: list[dict[str, Any]], evaluation: Evaluation, judge_name: str) -> None:
-    """Add verdicts, correctness, consistency and diagnosis per repeat to each record (for --log_samples)."""
-    if evaluation.variant == "vlmevalkit":
-        kept = [record for record in records if str(record.get("visual_input")) != "0"]
-        replies = evaluation.replies.get("yes_no_match", [[None]] * len(kept))
-        for offset, record in enumerate(kept):
-            record["judge"] = judge_name
-            record["extracted_answer"] = evaluation.extracted[offset]
-            record["yes_no_match_reply"] = replies[offset][0]
-            record["correct"] = evaluation.correct[offset]
-        return
-    correctness = evaluation.replies.get("correctness")
-    consistency = evaluation.replies.get("consistency")
-    for offset, record in enumerate(records):
-        record["judge"] = judge_name
-        record["judge_verdicts"] = _verdict_words(evaluation.verdicts[offset])
-        record["correct"] = evaluation.correct[offset]
-        same = evaluation.sames[offset]
-        record["consistency_same"] = None if all(flag is None for flag in same) else same
-        record["diagnosis"] = [
-            None if found is None else DIAGNOSIS_NAMES[found] for found in evaluation.diagnosis[offset]
-        ]
-        if correctness is not None:
-            record["judge_replies"] = correctness[offset]
-            record["judge_errors"] = evaluation.errors["correctness"][offset]
-        if consistency is not None:
-            record["consistency_replies"] = consistency[offset]
-
-
-def _unjudged_list(records: list[dict[str, Any]], evaluation: Evaluation) -> list[dict[str, Any]]:
-    """Every judgement without a verdict (the judging pipeline gives each one its reason)."""
-    entries = []
-    indices = evaluation.record_indices or list(range(len(records)))
-    for kind, rows in evaluation.replies.items():
-        errors = evaluation.errors.get(kind, [])
-        for offset, row in enumerate(rows):
-            for repeat in range(len(row)):
-                error = errors[offset][repeat] if offset < len(errors) else None
-                if error is not None:  # unjudged (no reply) or an unreadable reply
-                    index = indices[offset]
-                    entries.append(
-                        {
-                            "kind": kind,
-                            "record": index,
-                            "repeat": repeat,
-                            "error": error,
-                            "question_key": [
-                                records[index].get(name)
-                                for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
-                            ],
-                        }
-                    )
-    return entries
-
-
-def _deviations(evaluation: Evaluation) -> list[str]:
-    """How this scoring departs from the paper's protocol (GPT-4 judge, all 1129 questions)."""
-    deviations = []
-    if evaluation.judge.get("kind") == "rule":
-        deviations.append("rule-based yes/no judge instead of the paper's GPT-4 judge")
-    if evaluation.variant == "vlmevalkit":
-        deviations.append("VLMEvalKit variant: image questions only, VLMEvalKit's answer matching")
-    return deviations
-
-
-def _no_verdict_warning(evaluation: Evaluation) -> list[str]:
-    """The report's warning about judge replies without a verdict word (none when there are none)."""
-    count = evaluation.counts.get("no_verdict", 0)
-    if not count:
-        return []
-    if evaluation.no_verdict == "official":
-        how = "scored as the official parse does (correctness: unclear, consistency: different)"
-        other = "unjudged"
-    else:
-        how, other = "left unjudged (out of the metrics)", "official"
-    return [
-        f"{count} judge replies without a verdict word, {how}; listed in details.no_verdict_replies. "
-        f"Set {NO_VERDICT_ENV}={other} (or score with no_verdict={other}) to compare"
-    ]
-
-
-def _integrity_warnings(evaluation: Evaluation) -> list[str]:
-    """One warning per non-zero judge-integrity count, saying what it did to the scores."""
-    said = {
-        "model_text_cut": "answers cut before judging (the judge saw their first characters only: "
-        "judge_integrity.MODEL_TEXT_LIMIT or model_text_limit)",
-        "rejected_too_long_for_judge": "verdicts scored incorrect because the judge refused the prompt as "
-        "too long (the model's output; never left out)",
-        "rejected_model_failure": "verdicts scored incorrect (consistency: different) as the model's failure "
-        "(too long for the judge, or an answer carrying the judge's labels and a reply with no verdict of "
-        "the judge's own)",
-        "rejected_content_free": "verdicts scored incorrect (consistency: different) without asking the "
-        "judge because the answer is content-free (empty, punctuation only, or a reasoning opener with no "
-        "answer: a 'master key'; verdict_parse=official sends them to the judge)",
-        "conflicting_verdicts": "judge replies whose final verdict line holds two verdicts (no verdict)",
-    }
-    return [f"{evaluation.counts[key]} {text}" for key, text in said.items() if evaluation.counts.get(key)]
 
 
 __all__ = [
