@@ -133,7 +133,14 @@ COLD_ENV = "LMMS_EVAL_TASKS_TESTS_COLD_LAUNCHER"  # set to 1: every launcher run
 # Variables that may differ from the server's: the pack's own (the server imports none of the pack modules
 # that read them) and the OpenAI ones, which the host modules imported here read only when called (checked
 # on lmms-eval 0.7.3: no module-level read; torch, transformers and datasets do not read them).
-_MAY_DIFFER = ("LMMS_EVAL_TASKS_", "OPENAI_API_KEY", "OPENAI_API_URL", "OPENAI_BASE_URL")
+# PYTEST_CURRENT_TEST names the running test (pytest sets it per test; nothing imported here reads it).
+_MAY_DIFFER = (
+    "LMMS_EVAL_TASKS_",
+    "OPENAI_API_KEY",
+    "OPENAI_API_URL",
+    "OPENAI_BASE_URL",
+    "PYTEST_CURRENT_TEST",
+)
 
 
 def _signature(environment: dict[str, str]) -> dict[str, str]:

@@ -1,0 +1,39 @@
+"""The warm launcher (tests/warm_launcher.py) is used inside pytest and gives what a cold start gives."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests import warm_launcher
+from tests.helpers import run_launcher
+
+pytestmark = pytest.mark.slow
+
+ARGUMENTS = ("--model", "random_guess", "--model_args", "seed=0", "--tasks", "hallusionbench_offline_sample")
+
+
+def _normalised(text: str, output: Path) -> str:
+    """The launcher's log without what differs between any two runs: clock times, run folders, rates, and
+    the git commit the host records (that of the checkout holding the environment, which may move)."""
+    text = text.replace(str(output), "OUTPUT")
+    text = re.sub(r"commit: \w+", "commit: COMMIT", text)
+    text = re.sub(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", "TIME", text)
+    text = re.sub(r"\d{8}_\d{6}", "RUN", text)
+    return re.sub(r"[\d.]+(it/s|s/it)|in [\d.]+s|\[\d\d:\d\d<\d\d:\d\d", "RATE", text)
+
+
+def test_a_warm_run_is_served_by_the_warm_process_and_logs_what_a_cold_run_logs(tmp_path: Path) -> None:
+    warm_output, cold_output = tmp_path / "warm", tmp_path / "cold"
+    before = warm_launcher._server.runs if warm_launcher._server else 0
+    warm = run_launcher(*ARGUMENTS, "--limit", "4", "--output_path", str(warm_output))
+    assert warm_launcher._server is not None and warm_launcher._server.runs == before + 1  # not cold
+    cold = run_launcher(*ARGUMENTS, "--limit", "4", "--output_path", str(cold_output), cold=True)
+    assert warm_launcher._server.runs == before + 1
+    assert warm.returncode == cold.returncode == 0, warm.stderr[-3000:] + cold.stderr[-3000:]
+    assert _normalised(warm.stdout, warm_output) == _normalised(cold.stdout, cold_output)
+    assert _normalised(warm.stderr, warm_output) == _normalised(cold.stderr, cold_output)
+    warm_reports = sorted(path.name for path in warm_output.rglob("*_report.json"))
+    assert warm_reports and warm_reports == sorted(path.name for path in cold_output.rglob("*_report.json"))
