@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 DEBIAN_WORDNET_DIR = Path("/usr/share/wordnet")  # Debian's wordnet-base files
 
@@ -431,12 +432,37 @@ def _writable(folder: Path) -> bool:
 
 
 def ensure_wordnet_on_path(target: str | Path | None = None) -> None:
-    """Put the pack's nltk data folder on `nltk.data.path` (imports nltk)."""
+    """Put the pack's nltk data folder on `nltk.data.path` (imports nltk); WordNet 3.0 then loads without
+    nltk's mapping of it onto itself (``skip_self_mapping``)."""
     import nltk
 
+    skip_self_mapping()
     folder = str(Path(target) if target is not None else default_nltk_data_dir())
     if folder not in nltk.data.path:
         nltk.data.path.insert(0, folder)
+
+
+def skip_self_mapping() -> None:
+    """Loading WordNet 3.0, nltk (3.9, 3.10) builds a map from WordNet 3.0 (the offsets the multilingual OMW
+    data uses) to the loaded version by reading ``index.sense`` twice: it compares the version "3.0" with the
+    corpus name "wordnet", finds them different, and maps 3.0 onto itself: 60 % of the load's CPU time (4.4 of
+    7.2 s measured), once per process. Where the loaded WordNet is 3.0 the map is the identity, which nltk
+    spells ``map30 = None`` (no mapping needed); other versions keep nltk's map. Synsets are unchanged
+    (tests/test_wordnet_load.py compares nltk's map with the identity)."""
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    original = WordNetCorpusReader.map_wn
+    if getattr(original, "_skips_self_mapping", False):
+        return
+
+    def map_wn(self: Any, version: str = "wordnet") -> Any:
+        if version == "wordnet" and self.get_version() == "3.0":
+            return None
+        return original(self, version)
+
+    map_wn._skips_self_mapping = True  # type: ignore[attr-defined]
+    map_wn.original = original  # type: ignore[attr-defined]
+    WordNetCorpusReader.map_wn = map_wn
 
 
 def check_wordnet_loads(target: str | Path | None = None) -> str:

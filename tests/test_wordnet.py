@@ -412,3 +412,34 @@ def test_an_unwritable_nltk_folder_names_that_folder_as_the_fix_not_setup_wordne
         f"fix: point NLTK_DATA at a folder you can write ({target} is not writable), or run "
         "`lmms-eval-tasks setup-wordnet --target DIR` and add DIR to NLTK_DATA"
     ), line
+
+
+def test_wordnet_3_0_loads_without_nltks_map_of_itself_which_is_the_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``skip_self_mapping``: nltk's map from WordNet 3.0 to the loaded 3.0 (60 % of a load's CPU time) maps
+    every synset to itself, except the "-a" spelling it adds for each satellite "-s", which nltk's own
+    ``map30 = None`` path resolves the same way (``of2ss``); so the pack loads 3.0 with ``map30 = None``."""
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    from lmms_eval_tasks.wordnet import skip_self_mapping
+
+    folder = prepare_nltk_wordnet(tmp_path / "nltk_data")
+    monkeypatch.setattr(
+        nltk.data, "path", [str(tmp_path / "nltk_data"), *nltk.data.path]
+    )  # nltk reads only there
+    skip_self_mapping()
+    skip_self_mapping()  # idempotent: one wrapper
+    assert not hasattr(WordNetCorpusReader.map_wn.original, "original")
+    with pytest.warns(UserWarning, match="multilingual"):
+        reader = WordNetCorpusReader(str(folder), None)
+    assert reader.get_version() == "3.0" and reader.map30 is None
+    names = {synset.name() for synset in reader.synsets("dogs")}  # morphy: plural to lemma
+    assert len(reader.synsets("dog")) == 8 and {"dog.n.01", "frank.n.02", "chase.v.01"} <= names
+    nltk_map = WordNetCorpusReader.map_wn.original(reader)  # what nltk would have built
+    assert len(nltk_map) > 117_000
+    moved = {source: target for source, target in nltk_map.items() if source != target}
+    assert moved and all(
+        source.endswith("-a") and target == source[:-1] + "s" for source, target in moved.items()
+    )
