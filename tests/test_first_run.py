@@ -215,6 +215,40 @@ def test_hallusionbench_without_a_judge_refuses_before_any_model_loads(
     assert not output.exists()
 
 
+def test_a_users_task_built_on_a_judged_task_refuses_without_a_judge(tmp_path: Path) -> None:
+    """A task of the user's own (``--include_path``, e.g. `lmms-eval-tasks robustness hallusionbench`'s
+    variants) that includes ``hallusionbench.yaml`` is judged as ``hallusionbench``: with no judge endpoint it
+    used to exit 0 scored by the rule judge behind a WARNING (the launcher's check knows pack names only).
+    Now it stops before any answer is generated, the last line naming the key variables and the fix."""
+    mirror = tmp_path / "mirror" / "data"
+    mirror.mkdir(parents=True)
+    for split in ("image", "non_image"):
+        source = SAMPLES["hallusionbench"] / f"{split}.parquet"
+        shutil.copyfile(source, mirror / f"{split}-00000-of-00001.parquet")
+    include = tmp_path / "tasks"
+    include.mkdir()
+    (include / "my_hallusionbench.yaml").write_text(
+        "include: " + str(TASKS_DIR / "hallusionbench" / "yaml" / "hallusionbench.yaml") + "\n"
+        "task: my_hallusionbench\n"
+        f"dataset_path: {mirror.parent}\n",
+        encoding="utf-8",
+    )
+    environment = offline_environment()
+    for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "AZURE_ENDPOINT", "LMMS_EVAL_TASKS_JUDGE"):
+        environment.pop(name, None)
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model", "random_guess", "--model_args", "seed=0", "--include_path", str(include),
+        "--tasks", "my_hallusionbench", "--output_path", str(output),
+        environment=environment,
+    )
+    assert completed.returncode != 0, completed.stderr[-2000:]
+    last = completed.stderr.strip().splitlines()[-1]
+    assert "hallusionbench is scored by an LLM judge and none is configured" in last, last
+    assert "OPENAI_API_KEY" in last and "LMMS_EVAL_TASKS_JUDGE=rule" in last, last
+    assert not list(output.rglob("*_report.json")) and not list(output.rglob("*_samples.jsonl"))
+
+
 def test_an_overridden_dataset_path_moves_every_hallusionbench_split(tmp_path: Path) -> None:
     """A mirror: a local folder holding both splits as parquet files; nothing under the hub id is cached."""
     mirror = tmp_path / "mirror" / "data"

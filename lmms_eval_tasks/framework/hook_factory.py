@@ -175,14 +175,17 @@ class TaskHooks:
         return benchmark.table_keys(tuple(keys))
 
     def process_docs_for(self, task: str) -> Callable[[Any], Any]:
-        """The ``process_docs`` of ``task``: ``prepare_docs(dataset, task)``, the dataset contract and a
-        ``--limit`` rounded to whole scoring units (``cuts.prepared_rows``), then the task column."""
+        """The ``process_docs`` of ``task``: its judge (``require_judge``), ``prepare_docs(dataset, task)``,
+        the dataset contract and a ``--limit`` rounded to whole scoring units (``cuts.prepared_rows``), then
+        the task column."""
 
         def process_docs(dataset: Any) -> Any:
             from lmms_eval_tasks.framework.cuts import prepared_rows
             from lmms_eval_tasks.framework.dataset_contract import checked_rows
+            from lmms_eval_tasks.framework.judge_requirement import require_judge
             from lmms_eval_tasks.reporting import datasets_read
 
+            require_judge(task)  # a judged task never falls back to the rule judge unasked
             loading = datasets_read.loading_task()
             datasets_read.record(task, datasets_read.describe(dataset, loading), replace=True)
             if self.prepare_docs is not None:  # the contract first: prepare_docs reads the rows too

@@ -18,17 +18,30 @@ KEY_VARIABLES = (
 
 def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval") -> str | None:
     """None when every task in ``tasks`` that an LLM judges has a judge endpoint; else one line naming the
-    tasks, the key variables, the rule-judged task (when the benchmark has one) and the rule-judge switch."""
+    tasks, the key variables, the rule-judged task (when the benchmark has one) and the rule-judge switch;
+    with an empty ``prefix``, the line without one."""
     unjudged = _unjudged(tasks)
     if not unjudged:
         return None
     alternatives = sorted({offline for offline in unjudged.values() if offline})
     instead = f"run {' / '.join(alternatives)} (the offline rule judge) or " if alternatives else ""
     return (
-        f"{prefix}: {', '.join(unjudged)} {'is' if len(unjudged) == 1 else 'are'} scored by an LLM judge and "
+        f"{prefix + ': ' if prefix else ''}{', '.join(unjudged)} {'is' if len(unjudged) == 1 else 'are'} "
+        f"scored by an LLM judge and "
         f"none is configured: set {KEY_VARIABLES}; or {instead}set LMMS_EVAL_TASKS_JUDGE=rule to score with "
         f"the offline rule judge (an approximation, not comparable with GPT-judged numbers)"
     )
+
+
+def require_judge(task: str) -> None:
+    """Raise ValueError (the missing-judge line) when ``task`` needs an LLM judge and none is configured.
+
+    Run when the task's documents are prepared, before any answer is generated: it also stops the tasks the
+    launcher's check cannot name, a task of the user's own (``--include_path``, ``robustness`` variants) that
+    includes a judged task's YAML and so is judged as that task."""
+    line = missing_judge_line([task], prefix="")
+    if line:
+        raise ValueError(line)
 
 
 def missing_judge_line_for_records(tasks: Iterable[str], prefix: str = "lmms-eval-tasks score") -> str | None:

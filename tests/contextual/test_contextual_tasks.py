@@ -95,6 +95,7 @@ def test_sample_regenerates_identically_and_has_known_answers() -> None:
 
 
 def test_missing_prepared_images_are_named_before_the_run(judge_env, tmp_path) -> None:
+    judge_env.setenv("LMMS_EVAL_TASKS_JUDGE", "rule")  # contextual's docs are prepared only with a judge
     judge_env.setenv(prepare.DATA_ENV, str(tmp_path / "prepared"))
     with pytest.raises(FileNotFoundError) as raised:
         docs_for("contextual")
