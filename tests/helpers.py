@@ -43,10 +43,6 @@ def offline_environment(**extra: str) -> dict[str, str]:
     return environment
 
 
-# The environment the test session started in, offline: the warm launcher's (before any test changed it).
-SESSION_ENVIRONMENT = offline_environment()
-
-
 def refuse_in_quick_tests(what: str) -> None:
     """Fail a test not marked `slow` that starts ``what`` (a launcher run, a benchmark script)."""
     test = os.environ.get(QUICK_TEST_VARIABLE)
@@ -76,7 +72,7 @@ def run_launcher(
     refuse_in_quick_tests("the launcher")
     environment = environment or offline_environment()
     directory = str(cwd or REPO_ROOT)
-    server = None if cold else warm_launcher(environment, directory, SESSION_ENVIRONMENT)
+    server = None if cold else warm_launcher(environment, directory)
     if server is not None:
         return server.run(list(arguments), environment, directory, timeout)
     return subprocess.run(

@@ -237,28 +237,29 @@ class WarmLauncher:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-_server: WarmLauncher | None = None
+_servers: dict[str, WarmLauncher] = {}
+MAX_SERVERS = 3  # per test process, each for one environment (about 0.4 GB each)
 
 
-def warm_launcher(
-    environment: dict[str, str], cwd: str, server_environment: dict[str, str]
-) -> WarmLauncher | None:
-    """This process's server when it may run a launcher in ``environment`` (started on first use), else None.
+def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
+    """This process's server for ``environment`` (started on first use), else None (the run starts cold).
 
-    One server per test process, started in ``server_environment`` (the test session's own, offline); a run
-    in an environment the host's import could read differently starts cold instead.
+    A server is started in the environment of the first run that asks for one, and serves the runs whose
+    environment the host's import would read the same way; the environment of a test worker changes as
+    libraries it imports set variables (cv2, OpenMP), so a few servers are kept, one per such environment.
     """
-    global _server
     if os.environ.get(COLD_ENV) == "1" or environment.get(COLD_ENV) == "1":
         return None
-    if _signature(environment) != _signature(server_environment):
-        return None  # no server started for a run that could not use it
-    if _server is None:
+    key = json.dumps(_signature(environment), sort_keys=True)
+    server = _servers.get(key)
+    if server is None:
+        if len(_servers) >= MAX_SERVERS:
+            return None
         import atexit
 
-        _server = WarmLauncher(server_environment, cwd)
-        atexit.register(_server.close)
-    return _server if _server.accepts(environment, cwd) else None
+        server = _servers[key] = WarmLauncher(environment, cwd)
+        atexit.register(server.close)
+    return server if server.accepts(environment, cwd) else None
 
 
 if __name__ == "__main__":
