@@ -34,6 +34,13 @@ RECORDS = [
 ]  # fmt: skip
 
 
+CONTEXTUAL_RECORDS = [
+    {"image_url": f"https://example.org/{index}.png", "instruction": "What time is it?", "category": "time",
+     "response": "3:40", "prediction": answer}
+    for index, answer in enumerate(["3:40", "noon"])
+]  # fmt: skip
+
+
 def _write(tmp_path: Path, records: list[dict]) -> Path:
     path = tmp_path / "records.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
@@ -219,6 +226,27 @@ def test_score_of_judged_records_without_a_judge_refuses_in_one_line(
     assert metrics["judge_is_rule_based"] == 1 and metrics["aAcc"] == 50.0
     monkeypatch.delenv("LMMS_EVAL_TASKS_JUDGE")
     assert _score(capsys, "hallusionbench", records, "-o", 'judge="rule"')["judge_is_rule_based"] == 1
+
+
+@pytest.mark.parametrize("benchmark", ["hallusionbench", "contextual"])
+def test_score_of_records_without_a_task_is_judged_as_the_benchmark(
+    tmp_path, capsys, monkeypatch, benchmark
+) -> None:
+    """Records with no ``task`` field (a predictions file of the user's own) are scored by the benchmark's
+    judged protocol: with no judge configured they used to be scored by the rule judge (a WARNING on stderr);
+    now they are refused in the same line as a judged task's records, and run with the rule judge by name.
+    (With every verdict supplied no judge is needed: test_cli_scores_a_jsonl_file, test_score_command.)"""
+    for name in JUDGE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    rows = RECORDS if benchmark == "hallusionbench" else CONTEXTUAL_RECORDS
+    records = str(_write(tmp_path, [{k: v for k, v in row.items() if k != "task"} for row in rows]))
+    assert main(["score", benchmark, records]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip().splitlines()[-1].startswith(
+        f"lmms-eval-tasks score: records of {benchmark} are scored by an LLM judge and none is configured"
+    ), captured.err
+    assert _score(capsys, benchmark, records, "-o", 'judge="rule"')["judge"] == "rule"
 
 
 def test_score_of_rule_judged_tasks_needs_no_judge(tmp_path, capsys, monkeypatch) -> None:

@@ -186,6 +186,15 @@ def _command_score(args: argparse.Namespace) -> int:
             print(f"lmms-eval-tasks score: the run's report is complete: {report_path}", file=sys.stderr)
             return 0
         metrics, details = benchmark.score_checked(records, **scoring_options)  # options checked above
+        if metrics.get("judge") == "rule" and not any(record.get("task") for record in records):
+            # records without a task (a predictions file of the user's own) are the benchmark's judged task:
+            # a judge was needed (not every verdict supplied) and the rule judge stood in unasked
+            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
+
+            problem = missing_judge_line_for_records([args.benchmark])
+            if problem and str(options.get("judge", "")) != "rule":
+                print(problem, file=sys.stderr)
+                return 2
         bootstrap_options = {key: value for key, value in options.items() if key in OPTION_NAMES}
         metrics, details = attach_intervals(args.benchmark, metrics, details, **bootstrap_options)
         if "uncertainty" in details:
