@@ -249,6 +249,22 @@ def test_score_of_records_without_a_task_is_judged_as_the_benchmark(
     assert _score(capsys, benchmark, records, "-o", 'judge="rule"')["judge"] == "rule"
 
 
+def test_compare_of_judged_records_without_a_judge_refuses_in_one_line(tmp_path, capsys, monkeypatch) -> None:
+    """`compare` re-scores both runs: judged records with no judge configured used to be compared on the rule
+    judge's verdicts (a WARNING on stderr; the JSON names no judge); now refused like `score` refuses."""
+    for name in JUDGE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    records = str(_write(tmp_path, [{**record, "task": "hallusionbench"} for record in RECORDS]))
+    assert main(["compare", "hallusionbench", records, records]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip().splitlines()[-1].startswith(
+        "lmms-eval-tasks compare: records of hallusionbench are scored by an LLM judge and none is configured"
+    ), captured.err
+    assert main(["compare", "hallusionbench", records, records, "-o", 'judge="rule"']) == 0
+    assert json.loads(capsys.readouterr().out)["b01"] == 0
+
+
 def test_score_of_rule_judged_tasks_needs_no_judge(tmp_path, capsys, monkeypatch) -> None:
     """hallusionbench_offline fixes the rule judge, the *_sample tasks are pipeline checks: both re-score as
     they ran, without a judge."""

@@ -2,7 +2,7 @@
 
 Re-scores both runs question by question (records files, the pack's ``<task>_samples.jsonl`` files, or run
 output folders with ``--task``), pairs them by question id and prints JSON with both accuracies, the
-discordant counts ``b01``/``b10`` and McNemar's test (``lmms_eval_tasks.framework.comparison``).
+discordant counts ``b01``/``b10`` and McNemar's test.
 """
 
 from __future__ import annotations
@@ -44,6 +44,14 @@ def _run(args: argparse.Namespace) -> int:
     try:
         records_a = load_run(args.run_a, args.task)
         records_b = load_run(args.run_b, args.task)
+        if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
+            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
+
+            tasks = (str(record["task"]) for record in [*records_a, *records_b] if record.get("task"))
+            problem = missing_judge_line_for_records(tasks, prefix=prog)
+            if problem:  # before any judging: the rule judge would stand in for the paper's judge silently
+                print(problem, file=sys.stderr)
+                return 2
         if mcnemar_test:
             result = compare_runs(args.benchmark, records_a, records_b, variant=variant, **options)
         else:
