@@ -166,3 +166,22 @@ def test_help_is_for_users(capsys: pytest.CaptureFixture[str]) -> None:
     for developer_note in ("register(", "handler", "subparsers", "``", "One module per subcommand"):
         assert developer_note not in text, developer_note
     assert "lmms_eval --model" in text and "lmms-eval-tasks doctor" in text and "score" in text
+
+
+def test_every_subcommands_help_is_for_users(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each `lmms-eval-tasks COMMAND --help` prints its module's docstring: it showed reST quotes (````),
+    module paths (``lmms_eval_tasks.framework.preparing``), source files (``slim.py``) and repository paths
+    (docs/vrb.md), none of which a pip install's user can open."""
+    import re
+
+    from lmms_eval_tasks.cli import build_parser
+
+    commands = [action for action in build_parser()._subparsers._group_actions][0].choices
+    found = []
+    for name in commands:
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = capsys.readouterr().out
+        for note in re.findall(r"``|lmms_eval_tasks\.[a-z_.]+|\b[a-z_]+\.py\b|\bdocs/[a-z_-]+\.md", text):
+            found.append(f"{name}: {note}")
+    assert not found, found

@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
         if register is None:
             raise AttributeError(f"{name} defines no register(subparsers)")
         register(subparsers)
+    for command in subparsers.choices.values():  # module docstrings as help: plain quotes, not reST's
+        if command.description:
+            command.description = command.description.replace("``", "`")
     return parser
 
 

@@ -1,7 +1,7 @@
 """`lmms-eval-tasks prepare <kind> ...`: released annotations + your images -> an HF dataset on disk.
 
-One sub-command per dataset kind (tdiuc, tallyqa, dvqa, vqdv1, ...), each found in its benchmark's
-``tasks/<benchmark>/prepare.py`` (see ``lmms_eval_tasks.framework.preparing``). Example:
+One sub-command per dataset kind (tdiuc, tallyqa, dvqa, vqdv1, contextual), `lmms-eval-tasks prepare KIND
+--help` for its inputs. Example:
 
   lmms-eval-tasks prepare tdiuc --annotations TDIUC_sampling.json --images coco/ --out data/tdiuc
   export LMMS_EVAL_TASKS_DATA_TDIUC=data/tdiuc

@@ -1,6 +1,6 @@
 """`lmms-eval-tasks slim KIND --input FULL.json [...] --out SLIM.json`: rebuild or resize a "slim" subset.
 
-Applies the paper's stratified rule (``slim.py``) with a seed to the full dataset and prints
+Applies the paper's stratified rule with a seed to the full dataset and prints
 the per-question-type counts (the paper's Tables 7-9). Several ``--input`` files are sampled separately
 and concatenated (the authors sample DVQA's val_easy and val_hard files apart). TDIUC's full release comes
 as two files: pass ``--questions`` and ``--annotations`` instead of ``--input``.

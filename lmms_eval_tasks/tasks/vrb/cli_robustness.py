@@ -1,7 +1,8 @@
 """`lmms-eval-tasks robustness`: write corrupted variants of any harness task (and a group) into a folder.
 
 Then `lmms_eval --include_path DIR --tasks <group> ...` measures the task under corruption, and
-`lmms-eval-tasks vre <output folder>` computes the VRB robustness metrics from the run (docs/vrb.md).
+`lmms-eval-tasks vre <output folder>` computes the VRB robustness metrics from the run (vrb.md in the
+pack's documentation).
 """
 
 from __future__ import annotations
