@@ -75,3 +75,15 @@ def test_models_named_in_a_config_file_are_checked(tmp_path: Path) -> None:
     message = check_models(["--config", str(config)])
     assert message is not None and message.count("cannot run on this machine") == 1
     assert "--model llava " in message
+
+
+def test_a_misspelt_model_is_one_line_with_the_closest_names() -> None:
+    """`--model random_gues` said the host's wrapper "(not found)" cannot be imported, "see the host's
+    documentation of this model", and ended with the skip switch: neither the cause nor the fix last."""
+    message = check_models(["--model", "random_gues", "--tasks", "x"])
+    assert message is not None and len(message.splitlines()) == 1, message
+    assert message.startswith("lmms_eval: unknown model 'random_gues' (did you mean random_guess"), message
+    assert "lmms-eval-tasks doctor --all-models" in message and "cannot be imported" not in message
+    nothing_close = check_models(["--model", "zzzzzzzz", "--tasks", "x"])
+    assert nothing_close is not None and "did you mean" not in nothing_close
+    assert nothing_close.startswith("lmms_eval: unknown model 'zzzzzzzz': ")

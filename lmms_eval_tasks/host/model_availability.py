@@ -209,7 +209,17 @@ def _pretrained(model_args: str | None) -> str | None:
 
 
 def unavailable_model_message(status: WrapperStatus, model_args: str | None = None) -> str:
-    """The launcher's message for a ``--model`` that cannot run here: what is missing and the ways out."""
+    """The launcher's message for a ``--model`` that cannot run here: what is missing and the ways out (one
+    line with the closest names for a ``--model`` the registry does not know, usually a typo)."""
+    if not status.class_path and status.reason.startswith("unknown model"):
+        import difflib
+
+        close = difflib.get_close_matches(status.model, host_model_names(), n=3, cutoff=0.6)
+        guess = f" (did you mean {' or '.join(close)}?)" if close else ""
+        return (
+            f"lmms_eval: unknown model {status.model!r}{guess}: not in the host's model registry (nor among "
+            "the pack's models); `lmms-eval-tasks doctor --all-models` lists the --model values that run here"
+        )
     needs = f" needs the module(s) {', '.join(status.missing)}" if status.missing else ""
     from lmms_eval_tasks.documentation import doc
 
