@@ -87,3 +87,21 @@ def test_a_misspelt_model_is_one_line_with_the_closest_names() -> None:
     nothing_close = check_models(["--model", "zzzzzzzz", "--tasks", "x"])
     assert nothing_close is not None and "did you mean" not in nothing_close
     assert nothing_close.startswith("lmms_eval: unknown model 'zzzzzzzz': ")
+
+
+def test_model_args_that_are_not_key_value_are_one_line_before_the_host_runs() -> None:
+    """`--model_args seed` ended with the host's "ValueError: not enough values to unpack (expected 2, got
+    1)" after a traceback, naming neither the flag nor the fix."""
+    from lmms_eval_tasks.host.launcher import check_model_args
+
+    message = check_model_args(["--model", "random_guess", "--model_args", "seed", "--tasks", "x"])
+    assert message == (
+        "lmms_eval: --model_args 'seed': 'seed' is not KEY=VALUE; give comma-separated KEY=VALUE pairs, "
+        "e.g. --model_args pretrained=llava-hf/llava-1.5-7b-hf,device=cuda"
+    )
+    assert check_model_args(["--model", "x", "--model_args", "pretrained=a,=b"]).startswith(
+        "lmms_eval: --model_args 'pretrained=a,=b': '=b' is not KEY=VALUE"
+    )
+    for fine in ("seed=0", "seed=0,", "a=1,,b=2", "a=b=c"):
+        assert check_model_args(["--model", "x", "--model_args", fine]) is None, fine
+    assert check_model_args(["--model", "x"]) is None

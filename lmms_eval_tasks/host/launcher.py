@@ -85,6 +85,21 @@ def _runs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
 
 
 
+def check_model_args(argv: Sequence[str]) -> str | None:
+    """None when every run's ``--model_args`` is comma-separated KEY=VALUE pairs (as the host parses them);
+    else one line naming the part that is not (the host ended with a bare ``not enough values to unpack``)."""
+    for _, model_args in _runs(argv):
+        for part in (model_args or "").split(","):
+            key, equals, _ = part.strip().partition("=")
+            if part.strip() and not (equals and key.strip()):
+                return (
+                    f"lmms_eval: --model_args {model_args!r}: {part.strip()!r} is not KEY=VALUE; give "
+                    "comma-separated KEY=VALUE pairs, e.g. --model_args pretrained=llava-hf/llava-1.5-7b-hf,"
+                    "device=cuda"
+                )
+    return None
+
+
 def check_models(argv: Sequence[str]) -> str | None:
     """None when every requested ``--model`` wrapper can run here; else the message naming what is missing.
 
@@ -317,7 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lmms_eval_tasks.host.output_paths import model_folder_problem
 
         problem = (
-            check_models(arguments)
+            check_model_args(arguments)
+            or check_models(arguments)
             or check_tasks(arguments)
             or check_checkpoints(arguments)
             or check_benchmarks(arguments)
