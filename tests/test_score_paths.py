@@ -273,3 +273,15 @@ def test_score_of_rule_judged_tasks_needs_no_judge(tmp_path, capsys, monkeypatch
     for task in ("hallusionbench_offline", "hallusionbench_sample"):
         records = str(_write(tmp_path, [{**record, "task": task} for record in RECORDS]))
         assert _score(capsys, "hallusionbench", records)["judge_is_rule_based"] == 1
+
+
+def test_a_task_with_no_records_in_the_folder_names_the_tasks_that_have_some(tmp_path, capsys) -> None:
+    """`score tdiuc OUT --task tdiuc` on a folder holding tdiuc_sample's records said only "no samples file
+    for task 'tdiuc' under OUT"; now it names the tasks whose records are there."""
+    run = tmp_path / "out" / "lmms_eval_tasks" / "20260101_000000"
+    run.mkdir(parents=True)
+    (run / "tdiuc_sample_samples.jsonl").write_text("{}\n", encoding="utf-8")
+    assert main(["score", "tdiuc", str(tmp_path / "out"), "--task", "tdiuc"]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("lmms-eval-tasks score: no samples file for task 'tdiuc' under "), last
+    assert last.endswith("(tasks with records under it: tdiuc_sample)"), last

@@ -119,7 +119,9 @@ def samples_in_folder(path: Path, task: str) -> Path:
     if below:
         listed = ", ".join(str(item) for item in below)
         raise FileNotFoundError(f"several runs of {task!r} under {path} ({listed}): name one of the files")
-    raise FileNotFoundError(f"no samples file for task {task!r} under {path}")
+    present = sorted({item.name[: -len("_samples.jsonl")] for item in path.rglob("*_samples.jsonl")})
+    some = f" (tasks with records under it: {', '.join(present[:8])})" if present else ""
+    raise FileNotFoundError(f"no samples file for task {task!r} under {path}{some}")
 
 
 def load_run(path: str | Path, task: str | None = None) -> list[dict[str, Any]]:
