@@ -225,13 +225,26 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
     except ValueError as error:
         return Check("benchmarks", JUDGE_CHECK, False, False, f"misconfigured: {error}", fix_configure)
     if endpoint is None:
+        from lmms_eval_tasks.judges.factory import llm_judge_unavailable
+
+        if not llm_judge_unavailable():  # LMMS_EVAL_TASKS_JUDGE=rule: asked for by name
+            return Check(
+                "benchmarks",
+                JUDGE_CHECK,
+                True,
+                False,
+                "LMMS_EVAL_TASKS_JUDGE=rule: judged tasks use the offline rule judge (an approximation, not "
+                "comparable with GPT-judged numbers; reports say so)",
+            )
         return Check(
             "benchmarks",
             JUDGE_CHECK,
             False,
             False,
-            "not configured: judged tasks fall back to the rule judge",
-            fix_configure,
+            "not configured: judged tasks (hallusionbench, hallusionbench_vlmevalkit, contextual) stop "
+            "before the model loads; the *_offline and *_sample tasks use the offline rule judge",
+            f"{fix_configure}; or run hallusionbench_offline / contextual_offline, or set "
+            "LMMS_EVAL_TASKS_JUDGE=rule for the offline rule judge (not comparable with GPT-judged numbers)",
         )
     where = f"{endpoint.api_type} endpoint {endpoint.base_url} (from {endpoint.source or 'arguments'})"
     try:

@@ -336,3 +336,19 @@ def test_a_cut_short_wordnet_copy_is_reported_damaged_not_ready(tmp_path: Path) 
         "15300051, which index.noun names))"
     )
     assert check["fix"] == "run `lmms-eval-tasks setup-wordnet`"
+
+
+def test_no_judge_says_what_a_run_does(monkeypatch: pytest.MonkeyPatch, no_judge: None) -> None:
+    """doctor said judged tasks "fall back to the rule judge" while the launcher and `score` refuse them;
+    now it says they stop, names the rule-judge switch, and with that switch set says the rule judge runs."""
+    from lmms_eval_tasks.doctor import check_judge
+
+    monkeypatch.delenv("LMMS_EVAL_TASKS_JUDGE", raising=False)
+    check = check_judge()
+    assert not check.ok and "fall back" not in check.summary
+    assert "stop before the model loads" in check.summary and "hallusionbench" in check.summary
+    assert "LMMS_EVAL_TASKS_JUDGE=rule" in check.fix and "_offline" in check.fix
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE", "rule")
+    check = check_judge()
+    assert check.ok and "offline rule judge" in check.summary
+    assert "LMMS_EVAL_TASKS_JUDGE=rule" in check.summary
