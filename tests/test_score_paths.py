@@ -285,3 +285,16 @@ def test_a_task_with_no_records_in_the_folder_names_the_tasks_that_have_some(tmp
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("lmms-eval-tasks score: no samples file for task 'tdiuc' under "), last
     assert last.endswith("(tasks with records under it: tdiuc_sample)"), last
+
+
+def test_a_report_file_given_for_records_names_the_records_file(tmp_path, capsys) -> None:
+    """`score tdiuc RUN/tdiuc_sample_report.json` said "record at line 1: field '<json>': not valid JSON";
+    the records are the <task>_samples.jsonl next to it."""
+    report = tmp_path / "tdiuc_sample_report.json"
+    report.write_text('{\n  "schema": 1\n}\n', encoding="utf-8")
+    assert main(["score", "tdiuc", str(report)]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == (
+        f"lmms-eval-tasks score: {report} is the pack's report of a run; its records are "
+        f"{tmp_path / 'tdiuc_sample_samples.jsonl'}"
+    ), last

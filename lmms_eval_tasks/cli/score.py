@@ -137,6 +137,13 @@ def _command_score(args: argparse.Namespace) -> int:
         return 2
     lines: list[int] = []
     try:
+        if path.name.endswith("_report.json"):  # a pretty-printed report, not one record per line
+            samples = path.with_name(path.name[: -len("_report.json")] + "_samples.jsonl")
+            print(
+                f"lmms-eval-tasks score: {path} is the pack's report of a run; its records are {samples}",
+                file=sys.stderr,
+            )
+            return 2
         try:
             records, lines = read_jsonl_numbered(path)
         except OSError as error:  # unreadable file (permissions, I/O)
