@@ -132,8 +132,8 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95, unit: s
     return Uncertainty(
         p,
         stderr,
-        max(0.0, centre - half),
-        min(1.0, centre + half),
+        0.0 if successes == 0 else max(0.0, centre - half),  # the exact bound (not a rounded 3e-17)
+        1.0 if successes == n else min(1.0, centre + half),
         "wilson",
         unit,
         int(n),

@@ -188,6 +188,28 @@ def test_official_misc_rate_above_100_has_no_interval() -> None:
     assert acceptance_metrics(categories, [True] * 4)["acceptance_rate_misc_natural_scenes_ci95_low"] == 100.0
 
 
+def test_a_degenerate_normal_interval_gives_way_to_wilson_in_the_uncertainty_record() -> None:
+    # 0 of 10 accepted: the official Wald interval is the point [0, 0] (kept in the metrics); the record the
+    # report's summary reads is Wilson's: z = 1.959964, z^2 = 3.841459, n = 10,
+    # centre = (0 + 3.841459 / 20) / (1 + 0.384146) = 0.192073 / 1.384146 = 0.138766,
+    # half = 1.959964 / 1.384146 * sqrt(0 + 3.841459 / 400) = 1.416009 * 0.097998 = 0.138767 -> [0, 27.75]
+    rejected = [record(i, "stvqa", "Judgement: No") for i in range(10)]
+    metrics, details = score(rejected)
+    assert (metrics["acceptance_rate_ci95_low"], metrics["acceptance_rate_ci95_high"]) == (0.0, 0.0)
+    closed = details["resampling"].closed_form["acceptance_rate"]
+    assert closed.method == "wilson" and closed.estimate == 0.0
+    assert closed.low == 0.0 and closed.high == pytest.approx(27.753, abs=1e-3)
+    assert "[0.00, 0.00]" in closed.reason and "Wilson" in closed.reason
+    # 10 of 10: the mirror image, [72.25, 100]
+    accepted = [record(i, "stvqa", "Judgement: Yes") for i in range(10)]
+    closed = score(accepted)[1]["resampling"].closed_form["acceptance_rate"]
+    assert closed.low == pytest.approx(72.247, abs=1e-3) and closed.high == pytest.approx(100.0)
+    # 7 of 12 keeps the official normal interval (a proper interval there)
+    mixed = [record(i, "stvqa", "Judgement: Yes" if i < 7 else "Judgement: No") for i in range(12)]
+    closed = score(mixed)[1]["resampling"].closed_form["acceptance_rate"]
+    assert closed.method == "normal" and closed.low == pytest.approx(30.4393, abs=1e-3)
+
+
 def test_normal_interval_clipped_like_statsmodels() -> None:
     # p = 0.9, n = 10: half = 1.959964 * sqrt(0.09 / 10) = 0.185939 -> [0.714061, 1.085939] -> high clipped
     low, high = normal_interval(9, 10)

@@ -642,10 +642,11 @@ def _resampling(
     over the repeats. ROUGE-L: one more row per item with a reference, in a cell of its own (first repeat's
     slot: score, 1), summed in item order. With one judge repeat every rate's interval is the official
     normal (Wald) one (the paper's analysis prints it for the overall rate; the pack gives each scenario
-    rate the same, analytic, per item); ROUGE-L is bootstrapped."""
+    rate the same, analytic, per item), except where it degenerates to a point (none or all accepted): there
+    the Wilson score interval, the official point kept in the metrics; ROUGE-L is bootstrapped."""
     import numpy as np
 
-    from lmms_eval_tasks.uncertainty import Uncertainty, nanmean
+    from lmms_eval_tasks.uncertainty import Uncertainty, nanmean, wilson_interval
     from lmms_eval_tasks.uncertainty.resampling import Resampling
 
     ids = list(ids) if ids is not None else [str(i) for i in range(len(items))]
@@ -699,6 +700,16 @@ def _resampling(
                     100.0 * accepted / judged, None, None, None, "normal", UNIT, int(judged),
                     reason=f"{accepted} accepted of a denominator of {judged}: a rate above 100% has no "
                     "normal interval (the official analysis prints NaN)",
+                )  # fmt: skip
+                continue
+            if accepted in (0, judged) and float(accepted).is_integer():  # the normal interval is a point
+                wilson = wilson_interval(int(accepted), int(judged))
+                closed[name] = Uncertainty(
+                    100.0 * accepted / judged, 100.0 * wilson.stderr, 100.0 * wilson.low, 100.0 * wilson.high,
+                    "wilson", UNIT, int(judged),
+                    reason=f"the Wilson score interval: at {accepted:g} of {judged:g} the official normal "
+                    f"(Wald) interval is the point [{low:.2f}, {high:.2f}] (kept in the metrics' "
+                    "_ci95_low/_ci95_high)",
                 )  # fmt: skip
                 continue
             share = max(0.0, accepted / judged)
