@@ -27,11 +27,11 @@ def _normalised(text: str, output: Path) -> str:
 
 def test_a_warm_run_is_served_by_the_warm_process_and_logs_what_a_cold_run_logs(tmp_path: Path) -> None:
     warm_output, cold_output = tmp_path / "warm", tmp_path / "cold"
-    before = sum(server.runs for server in warm_launcher._servers.values())
+    before = warm_launcher.served_runs
     warm = run_launcher(*ARGUMENTS, "--limit", "4", "--output_path", str(warm_output))
-    assert sum(server.runs for server in warm_launcher._servers.values()) == before + 1  # not cold
+    assert warm_launcher.served_runs == before + 1  # not cold
     cold = run_launcher(*ARGUMENTS, "--limit", "4", "--output_path", str(cold_output), cold=True)
-    assert sum(server.runs for server in warm_launcher._servers.values()) == before + 1
+    assert warm_launcher.served_runs == before + 1
     assert warm.returncode == cold.returncode == 0, warm.stderr[-3000:] + cold.stderr[-3000:]
     assert _normalised(warm.stdout, warm_output) == _normalised(cold.stdout, cold_output)
     assert _normalised(warm.stderr, warm_output) == _normalised(cold.stderr, cold_output)

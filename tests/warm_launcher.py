@@ -199,6 +199,8 @@ class WarmLauncher:
 
         assert self.process.stdin is not None
         self.runs += 1
+        global served_runs
+        served_runs += 1
         with tempfile.TemporaryDirectory(dir=self.folder) as folder:
             outputs = {name: os.path.join(folder, name) for name in ("stdout", "stderr")}
             request = {"argv": list(arguments), "env": dict(environment), "cwd": cwd, **outputs}
@@ -238,6 +240,7 @@ class WarmLauncher:
 
 
 _servers: dict[str, WarmLauncher] = {}
+served_runs = 0  # runs served warm by this process's servers, closed ones included
 MAX_SERVERS = 3  # per test process, each for one environment (about 0.4 GB each)
 
 
@@ -251,14 +254,15 @@ def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
     if os.environ.get(COLD_ENV) == "1" or environment.get(COLD_ENV) == "1":
         return None
     key = json.dumps(_signature(environment), sort_keys=True)
-    server = _servers.get(key)
+    server = _servers.pop(key, None)
     if server is None:
-        if len(_servers) >= MAX_SERVERS:
-            return None
+        if len(_servers) >= MAX_SERVERS:  # the least recently used gives way (one-off environments age out)
+            _servers.pop(next(iter(_servers))).close()
         import atexit
 
-        server = _servers[key] = WarmLauncher(environment, cwd)
+        server = WarmLauncher(environment, cwd)
         atexit.register(server.close)
+    _servers[key] = server  # the most recently used last
     return server if server.accepts(environment, cwd) else None
 
 
