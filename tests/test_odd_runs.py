@@ -68,6 +68,26 @@ def test_an_offset_on_a_pack_task_is_refused_and_recorded_when_it_gets_through(c
     assert run_argument_problem(["--tasks", "hallusionbench_sample", "--offset", "0"]) is None
 
 
+@pytest.mark.parametrize(
+    "arguments, refused",
+    [
+        (["--limit", "0.5"], "--limit 0.5: a fraction is not supported on the pack's tasks (hallusionbench"),
+        (["--num_fewshot", "2"], "--num_fewshot 2: the pack's tasks (hallusionbench_s*) are zero-shot"),
+        (["--offset", "3"], "--offset 3: not supported on the pack's tasks (hallusionbench_s*)"),
+    ],
+    ids=["fraction", "few-shot", "offset"],
+)
+def test_a_wildcard_task_pattern_is_checked_as_the_host_expands_it(arguments, refused) -> None:
+    # the host expands --tasks entries with fnmatch: "hallusionbench_s*" runs hallusionbench_sample, whose
+    # pairs a fraction then cut (scored as whole) and whose few-shot request ended on the host's
+    # AttributeError; the checks compared names literally and let the pattern through
+    from lmms_eval_tasks.host.argument_checks import run_argument_problem
+
+    problem = run_argument_problem(["--tasks", "mme,hallusionbench_s*", *arguments])
+    assert problem is not None and problem.startswith(refused), problem
+    assert run_argument_problem(["--tasks", "mme*", *arguments]) is None  # the host's own tasks only
+
+
 def test_zero_few_shot_spelled_otherwise_is_not_refused() -> None:
     from lmms_eval_tasks.host.argument_checks import run_argument_problem
 
@@ -95,6 +115,28 @@ def test_limit_minus_one_is_recorded_as_a_full_run() -> None:
     block = provenance(args, "vrb_sample_clean")
     assert block["limit"] is None
     assert not any("--limit" in deviation for deviation in argument_deviations(args, "vrb_sample_clean"))
+
+
+def test_a_limit_says_how_many_of_the_task_documents_it_kept() -> None:
+    # "--limit 1000.0: only part of each task's documents were evaluated" was said of a 12-document task
+    # the limit did not cut; a cut said neither the task's size nor the limit as typed (the host's float)
+    from datasets import load_dataset
+
+    from lmms_eval_tasks import TASKS_DIR
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
+    from lmms_eval_tasks.tasks.vrb import task_docs
+
+    dataset = load_dataset("parquet", data_files=str(next(TASKS_DIR.glob("vrb/**/vrb_sample.parquet"))))
+    dataset = dataset["train"]
+    for limit, expected in (
+        (1000.0, f"--limit 1000: not below the task's {len(dataset)} documents: every document was"),
+        (5.0, f"--limit 5: the first 5 of the task's {len(dataset)} documents; only part of the task's"),
+    ):
+        args = argparse.Namespace(limit=limit, model="random_guess", model_args="")
+        with host_run(args, "2026-01-01T00:00:00"):
+            task_docs.process_docs_vrb_sample_clean(dataset)
+        (line,) = [item for item in argument_deviations(args, "vrb_sample_clean") if "--limit" in item]
+        assert line.startswith(expected), line
 
 
 def test_generation_settings_that_differ_are_deviations_with_values() -> None:

@@ -6,7 +6,8 @@ set; the no-image members of VS sets come from the ``non_image`` split, appended
 question (its four option documents). Under ``--limit N`` (a whole number, checked by the launcher) a task's
 ``process_docs`` orders the documents so each unit is contiguous (in the order units first appear) and keeps
 the whole units that fit in N documents; the host then takes all of them. What was kept is recorded per
-task (``cut_note``) and said in the report's deviations and in the host's table (``table_label``).
+task (``cut_note``) and said in the report's deviations and in the host's table (``table_label``); so is a
+task's size under any limit (``limit_and_size``): a limit not below it cut nothing, and the report says so.
 
 VRB needs no rounding: its subset is drawn by image before the limit, so every level task evaluates the same
 first N questions. DARE's cross-task grid (std over prompts, format range) is checked when a group is scored
@@ -20,6 +21,7 @@ from typing import Any
 
 _lock = threading.Lock()
 _NOTES: dict[str, str] = {}  # task -> what its --limit kept (replaced each time its docs are prepared)
+_SIZES: dict[str, tuple[int, int]] = {}  # task -> (its --limit, its documents before the limit)
 
 
 def limit_in_force() -> int | None:
@@ -45,6 +47,9 @@ def whole_units(schema: Any, dataset: Any, task: str, limit: int | None) -> Any:
     unit = schema.unit_for(task) if schema is not None else None
     with _lock:
         _NOTES.pop(task, None)
+        _SIZES.pop(task, None)
+        if limit is not None:
+            _SIZES[task] = (limit, len(dataset))
     if unit is None or limit is None or limit >= len(dataset):
         return dataset
     columns = [dataset[name] for name in unit.key]
@@ -93,6 +98,13 @@ def cut_note(task: str) -> str | None:
         return _NOTES.get(task)
 
 
+def limit_and_size(task: str) -> tuple[int, int] | None:
+    """(``--limit``, the task's documents before it) when its docs were prepared in this process under a
+    limit, else None: a limit not below the task's size cut nothing."""
+    with _lock:
+        return _SIZES.get(task)
+
+
 def table_label(task: str, label: str) -> str:
     """The host table's name of ``task``: ``label`` plus ``[--limit N: M docs, K whole <unit>s]`` when cut."""
     note = cut_note(task)
@@ -102,4 +114,4 @@ def table_label(task: str, label: str) -> str:
     return f"{label} [{limit}: {rest.split(' (')[0]}]"
 
 
-__all__ = ["cut_note", "limit_in_force", "prepared_rows", "table_label", "whole_units"]
+__all__ = ["cut_note", "limit_and_size", "limit_in_force", "prepared_rows", "table_label", "whole_units"]

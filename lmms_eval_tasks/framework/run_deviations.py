@@ -2,7 +2,8 @@
 
 - ``--limit``: the recorded limit is null for a full run (the host's ``-1`` included); a limit is a
   deviation, and where the pack rounded it to whole scoring units (``framework.cuts``) the deviation says
-  how many documents and units were kept.
+  how many documents and units were kept; otherwise how many of the task's documents it kept, or that a
+  limit not below the task's size kept every document.
 - ``--gen_kwargs``: generation settings that differ from the task's own (its YAML ``generation_kwargs``:
   ``max_new_tokens``, ``temperature``, ...) are listed with both values (``max_new_tokens=1`` where
   ConTextual asks for 300 leaves answers cut short). They are recorded, not refused: a user may have a
@@ -18,6 +19,13 @@ from __future__ import annotations
 from typing import Any
 
 from lmms_eval_tasks.reporting.schema import recorded_limit
+
+
+def _shown_limit(limit: Any) -> Any:
+    """``--limit`` as the user typed it: the host parses it as a float (``4`` is recorded as ``4.0``)."""
+    if isinstance(limit, float) and limit.is_integer():
+        return int(limit)
+    return limit
 
 
 def _parsed_gen_kwargs(value: Any) -> dict[str, str]:
@@ -63,17 +71,26 @@ def _task_generation_kwargs(task: str) -> dict[str, Any] | None:
 def argument_deviations(args: Any, task: str) -> list[str]:
     """One deviation per run argument that changes ``task``'s numbers: the limit (and its rounding), the
     generation settings that differ from the task's own (with both values)."""
-    from lmms_eval_tasks.framework.cuts import cut_note
+    from lmms_eval_tasks.framework.cuts import cut_note, limit_and_size
 
     deviations: list[str] = []
     limit = recorded_limit(args)
     if limit is not None:
-        note = cut_note(task)
-        deviations.append(
-            note + "; only part of the task's documents were evaluated"
-            if note
-            else f"--limit {limit}: only part of each task's documents were evaluated"
-        )
+        note, sized = cut_note(task), limit_and_size(task)
+        shown = _shown_limit(limit)
+        if note:
+            deviations.append(note + "; only part of the task's documents were evaluated")
+        elif sized is not None and sized[0] >= sized[1]:
+            deviations.append(
+                f"--limit {shown}: not below the task's {sized[1]} documents: every document was evaluated"
+            )
+        elif sized is not None:
+            deviations.append(
+                f"--limit {shown}: the first {sized[0]} of the task's {sized[1]} documents; only part of the "
+                "task's documents were evaluated"
+            )
+        else:
+            deviations.append(f"--limit {shown}: only part of each task's documents were evaluated")
     offset = getattr(args, "offset", None) if args is not None else None
     try:
         skipped = int(offset or 0)

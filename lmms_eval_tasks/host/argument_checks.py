@@ -12,6 +12,9 @@
   few-shot examples (the host ends on ``AttributeError: 'ConfigurableTask' object has no attribute
   'sampler'``).
 
+A ``--tasks`` entry names the pack's tasks as the host expands it: a name, or an ``fnmatch`` pattern
+(``hallusionbench*``) matching one of the pack's task, group or tag names.
+
 Generation settings (``--gen_kwargs``) are not refused: they are recorded under the report's deviations
 with their values and the task's own (``framework/run_deviations.py``).
 """
@@ -63,8 +66,14 @@ def _runs(arguments: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _pack_tasks(tasks: Any, names: set[str]) -> list[str]:
+    """The entries of ``--tasks`` that name pack tasks, groups or tags, a wildcard pattern included: the
+    host matches each entry with ``fnmatch`` (``--tasks "hallusionbench*"`` runs the pack's HallusionBench
+    tasks)."""
+    import fnmatch
+
     listed = tasks if isinstance(tasks, list) else str(tasks or "").split(",")
-    return [str(name).strip() for name in listed if str(name).strip() in names]
+    entries = [str(name).strip() for name in listed if str(name).strip()]
+    return [entry for entry in entries if entry in names or fnmatch.filter(names, entry)]
 
 
 def _number(value: Any) -> float | None:
