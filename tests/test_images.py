@@ -153,6 +153,28 @@ def test_undecodable_missing_and_absurd_images_name_the_row(monkeypatch: pytest.
         load_rgb(_encoded(Image.new("RGB", (20, 20))), "row-7")
 
 
+def test_the_pack_pixel_limit_replaces_pil_decompression_bomb_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PIL refused an image above its own MAX_IMAGE_PIXELS as "cannot be decoded (DecompressionBombWarning"
+    # whatever the pack's limit said (0 = no limit did not lift it); libraries change PIL's value on import
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)
+    source = _encoded(Image.new("RGB", (20, 20), (1, 2, 3)))  # 400 pixels: a "bomb" for PIL here
+    monkeypatch.setenv("LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS", "0")
+    assert _rgb(source).shape == (20, 20, 3)
+    monkeypatch.setenv("LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS", "300")
+    with pytest.raises(RecordError, match=r"field 'image': image is 20x20 = 400 pixels, outside 1..300 "):
+        load_rgb(source, "row-7")
+    assert Image.MAX_IMAGE_PIXELS == 100  # PIL's own setting is left as it was
+
+
+def test_big_endian_16_bit_grey_tiff() -> None:
+    # a 16-bit TIFF in Motorola byte order opens as I;16B (a scanner's or microscope's file)
+    values = np.full((4, 6), 30000, dtype=">u2")
+    big_endian = Image.frombytes("I;16B", (6, 4), values.tobytes())
+    source = _encoded(big_endian, "TIFF")
+    assert Image.open(io.BytesIO(source["bytes"])).mode == "I;16B"
+    assert (_rgb(source) == 117).all()  # 30000 / 257 = 116.7
+
+
 # ---- through a benchmark's process_docs and doc_to_visual, on a parquet Image column ----------------------
 
 

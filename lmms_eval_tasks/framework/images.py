@@ -16,7 +16,9 @@ column, a PIL image, bytes or a file path) and returns an 8-bit RGB PIL image:
   it; not the benchmarks whose authors open files with ``PIL.Image.open(...).convert("RGB")``);
 - an image that does not decode (a truncated file too, which lmms-eval lets PIL fill with grey), or larger
   than the corruption engine's pixel limit (``LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS``, default 4096 x 4096;
-  0 = no limit), is refused with a one-line ``RecordError`` naming the row and the field.
+  0 = no limit), is refused with a one-line ``RecordError`` naming the row and the field. That limit
+  replaces PIL's own decompression-bomb check (``Image.MAX_IMAGE_PIXELS``, which some libraries change when
+  imported), so the same image is refused or loaded alike in every run.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from lmms_eval_tasks.framework.input_checks import RecordError
 
 WHITE = (255, 255, 255)
 _STRICT = threading.Lock()  # PIL's LOAD_TRUNCATED_IMAGES is process-wide: one strict decode at a time
+_HEADER = threading.Lock()  # PIL's MAX_IMAGE_PIXELS is process-wide: one header read without it at a time
 _ALPHA_MODES = ("RGBA", "LA", "PA", "RGBa", "La")
 _KEYED_MODES = ("P", "RGB", "L")  # modes whose transparency is one colour named in ``info``
 
@@ -93,34 +96,47 @@ def _load_strictly(image: Any) -> None:
             ImageFile.LOAD_TRUNCATED_IMAGES = lenient
 
 
+def _open_within(value: Any) -> Any:
+    """``_open(value)`` without PIL's own decompression-bomb check, which the pack's pixel limit replaces
+    (``load_rgb`` checks the size next): PIL's limit (``Image.MAX_IMAGE_PIXELS``, 89 million pixels unless a
+    library changed it) refused a large image as "cannot be decoded" and ignored the limit the user set."""
+    from PIL import Image
+
+    with _HEADER:  # PIL's limit is process-wide: lifted while this header is read
+        saved = Image.MAX_IMAGE_PIXELS
+        Image.MAX_IMAGE_PIXELS = None
+        try:
+            return _open(value)
+        finally:
+            Image.MAX_IMAGE_PIXELS = saved
+
+
 def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose: bool = False) -> Any:
     """The image in a dataset row as an 8-bit RGB PIL image, or a one-line ``RecordError`` naming ``row``
     and ``field`` when it is missing, does not decode, is absurdly large or has values no 8-bit image can
     show. ``exif_transpose``: apply the EXIF orientation (only where the benchmark's official loader does)."""
-    import warnings
-
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     from lmms_eval_tasks.corruptions.engine import MAX_PIXELS_ENV, max_pixels_limit
 
     if value is None:
         raise RecordError(row, field, "missing (null)")
+    limit = max_pixels_limit()
+    raise_it = f"raise it with {MAX_PIXELS_ENV}=N, 0 = no limit, or downscale the image"
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = _open(value)
+        image = _open_within(value)
     except Exception as error:  # PIL raises UnidentifiedImageError, OSError, SyntaxError... on bad files
         if isinstance(error, UnidentifiedImageError):  # its text names a buffer: '<_io.BytesIO ...>'
             error = UnidentifiedImageError("not an image format PIL can read")
         raise RecordError(row, field, f"cannot be decoded ({type(error).__name__}: {error})") from None
     width, height = image.size
-    limit = max_pixels_limit()
     if width < 1 or height < 1 or (limit and width * height > limit):
+        bound = f"{limit:,}" if limit else "no limit"
         raise RecordError(
             row,
             field,
-            f"image is {width}x{height} = {width * height:,} pixels, outside 1..{limit:,} (the corruption "
-            f"engine's limit; raise it with {MAX_PIXELS_ENV}=N, 0 = no limit, or downscale the image)",
+            f"image is {width}x{height} = {width * height:,} pixels, outside 1..{bound} "
+            f"(the corruption engine's limit; {raise_it})",
         )
     try:
         if getattr(image, "n_frames", 1) > 1:
@@ -131,6 +147,8 @@ def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose
         rgb = to_rgb(image)
         if rgb is image:
             rgb = image.copy()  # detached from the file (and from an animation's later frames)
+    except Image.DecompressionBombError as error:  # an animation's frame larger than PIL's limit
+        raise RecordError(row, field, f"image is too large ({error}; {raise_it})") from None
     except Exception as error:  # a truncated file fails when its pixels are read
         raise RecordError(row, field, f"cannot be decoded ({type(error).__name__}: {error})") from None
     return rgb
