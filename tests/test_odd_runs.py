@@ -211,6 +211,37 @@ def test_a_limit_smaller_than_the_first_unit_says_the_smallest_that_works() -> N
             task_docs.process_docs_hallusionbench_sample(_hallusionbench_sample())
 
 
+# ---- DARE: a --limit never splits a binary question's options or a single_var instance's variants --------
+
+
+@pytest.mark.parametrize(
+    "kind, task, key, per_unit, unit",
+    [
+        ("n_correct", "dare_sample_multi_binary_p1", "id", 4, "questions"),  # one document per option
+        ("1_correct_var", "dare_sample_single_var_gen_p1", "instance_id", 3, "instances"),  # 3 option sets
+    ],
+)
+def test_a_dare_limit_takes_whole_questions_and_instances(kind, task, key, per_unit, unit) -> None:
+    from datasets import load_dataset
+
+    from lmms_eval_tasks.framework.cuts import table_label
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
+    from lmms_eval_tasks.tasks.dare import hooks, make_sample
+
+    dataset = load_dataset("parquet", data_files=str(make_sample.sample_path(kind)), split="train")
+    full = Counter(hooks.HOOKS.process_docs_for(task)(dataset)[key])
+    assert set(full.values()) == {per_unit}, full
+    args = argparse.Namespace(limit=5.0, model="random_guess", model_args="")
+    with host_run(args, "2026-01-01T00:00:00"):
+        docs = hooks.HOOKS.process_docs_for(task)(dataset)
+    taken = Counter(list(docs)[i][key] for i in range(min(5, len(docs))))  # what the host evaluates
+    assert len(docs) == per_unit and all(count == per_unit for count in taken.values()), taken
+    (line,) = [item for item in argument_deviations(args, task) if "--limit" in item]
+    kept = f"{per_unit} documents, 1 of {len(full)} whole {unit}"
+    assert line.startswith(f"--limit 5: rounded down to {kept} ("), line
+    assert table_label(task, task) == f"{task} [--limit 5: {kept}]"
+
+
 # ---- DARE: a partial grid says what its cross-prompt numbers are made of -------------------------------
 
 
