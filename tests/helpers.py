@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,24 +60,34 @@ def run_launcher(
     timeout: float = 900,
     cwd: Path | None = None,
     cold: bool = False,
+    code: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `python -m lmms_eval_tasks ARGS` and capture its output (only from a test marked `slow`).
+    """Run `python -m lmms_eval_tasks ARGS` (or `python -c CODE ARGS`) and capture its output (only from a
+    test marked `slow`).
 
     The run is a child forked from a process that has already imported the host (tests/warm_launcher.py:
     the same launcher, arguments, environment and working directory, without the 10-15 s import), unless
     the environment differs from that process's in what the host's import reads, or ``cold`` is asked
     (a test that measures the process itself) or LMMS_EVAL_TASKS_TESTS_COLD_LAUNCHER=1 is set.
     """
-    from tests.warm_launcher import warm_launcher
+    import resource
+
+    from tests import warm_launcher as warm
 
     refuse_in_quick_tests("the launcher")
     environment = environment or offline_environment()
     directory = str(cwd or REPO_ROOT)
-    server = None if cold else warm_launcher(environment, directory)
+    started, servers_started = time.monotonic(), warm.servers_started
+    server = None if cold else warm.warm_launcher(environment, directory)
     if server is not None:
-        return server.run(list(arguments), environment, directory, timeout)
-    return subprocess.run(
-        [sys.executable, "-m", "lmms_eval_tasks", *arguments],
+        completed = server.run(list(arguments), environment, directory, timeout, code)
+        kind = "warm, new server" if warm.servers_started > servers_started else "warm"
+        _log_run(arguments, started, kind, server.last_cpu)
+        return completed
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    prefix = ["-c", code] if code is not None else ["-m", "lmms_eval_tasks"]
+    completed = subprocess.run(
+        [sys.executable, *prefix, *arguments],
         capture_output=True,
         text=True,
         env=environment,
@@ -84,6 +95,56 @@ def run_launcher(
         cwd=directory,
         check=False,
     )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _log_run(
+        arguments, started, "cold", after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    )
+    return completed
+
+
+def start_launcher(
+    *arguments: str,
+    log: Path,
+    environment: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Any:
+    """Start `python -m lmms_eval_tasks ARGS`, its stdout and stderr going to the file ``log``, and return
+    the running process (a subprocess.Popen, or a warm launcher's WarmRun: pid, poll, wait, send_signal,
+    terminate, kill, returncode) for a test that stops it (only from a test marked `slow`).
+
+    Forked warm as ``run_launcher`` is; a signal the test sends reaches the launcher's own process as it
+    would a cold one (the child is a separate process that has only the host's import in common)."""
+    from tests.warm_launcher import warm_launcher
+
+    refuse_in_quick_tests("the launcher")
+    environment = environment or offline_environment()
+    directory = str(cwd or REPO_ROOT)
+    server = warm_launcher(environment, directory)
+    if server is not None:
+        return server.start(list(arguments), environment, directory, str(log), str(log))
+    with open(log, "w", encoding="utf-8") as handle:  # the child holds its own descriptor
+        return subprocess.Popen(
+            [sys.executable, "-m", "lmms_eval_tasks", *arguments],
+            env=environment,
+            cwd=directory,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+
+
+RUN_LOG_VARIABLE = "LMMS_EVAL_TASKS_TESTS_RUN_LOG"  # a file: one JSON line per launcher run (test, seconds)
+
+
+def _log_run(arguments: tuple[str, ...], started: float, kind: str, cpu: float | None) -> None:
+    """Append the run to $LMMS_EVAL_TASKS_TESTS_RUN_LOG when set (to see where a file's seconds go)."""
+    path = os.environ.get(RUN_LOG_VARIABLE)
+    if not path:
+        return
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+    seconds = {"wall": round(time.monotonic() - started, 1), "cpu": None if cpu is None else round(cpu, 1)}
+    entry = {"test": test, "kind": kind, **seconds, "argv": list(arguments)}
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
 
 
 def free_port() -> str:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import math
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer, always_fail, stable_fraction
-from helpers import REPO_ROOT, offline_environment, results_json, run_launcher
+from helpers import offline_environment, results_json, run_launcher, start_launcher
+
+from lmms_eval_tasks.host.termination import TERMINATED_EXIT
 
 pytestmark = pytest.mark.slow
 
@@ -185,17 +185,18 @@ def test_thirty_percent_failures_only_those_are_asked_again(tmp_path, reference_
 def test_a_run_killed_during_generation_resumes_with_the_same_command(tmp_path, reference_vrb, stop):
     cache, output, port = tmp_path / "cache", tmp_path / "out", free_port()
     total = 12 * len(VRB_TASKS)
+    log = tmp_path / "killed_run.log"  # a file: an unread pipe would block the run when full
     with FakeOpenAIServer(vision_reply, latency=0.15, port=port) as server:
-        command = [sys.executable, "-m", "lmms_eval_tasks", *vrb_command(server.base_url, output, cache, 1)]
-        log = (tmp_path / "killed_run.log").open("w")  # a file: an unread pipe would block the run when full
-        process = subprocess.Popen(command, env=environment(tmp_path), cwd=REPO_ROOT, stdout=log, stderr=log)
+        command = vrb_command(server.base_url, output, cache, 1)
+        process = start_launcher(*command, log=log, environment=environment(tmp_path))
         deadline = time.monotonic() + 600
         while server.call_count() < total // 2 and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert process.poll() is None, (tmp_path / "killed_run.log").read_text()[-3000:]
+        assert process.poll() is None, log.read_text()[-3000:]
         process.send_signal(stop)
-        process.wait(timeout=60)
-        log.close()
+        ended = process.wait(timeout=60)  # the launcher's process ended by the signal, mid-generation
+        expected = TERMINATED_EXIT if stop == signal.SIGTERM else -signal.SIGKILL
+        assert ended == expected, log.read_text()[-3000:]
         answered_before = len({call.prompt for call in server.calls})
     assert total // 2 <= answered_before < total  # killed about half way through one generation phase
 
@@ -253,27 +254,19 @@ def test_a_run_killed_during_judging_keeps_its_generations_and_judge_calls(tmp_p
         FakeOpenAIServer(yes_no_reply, port=model_port) as model,
         FakeOpenAIServer(fake_judge, latency=0.2, port=judge_port) as judge,
     ):
-        command = [
-            sys.executable,
-            "-m",
-            "lmms_eval_tasks",
+        process = start_launcher(
             *hallusionbench_command(model.base_url, output, cache),
-        ]
-        process = subprocess.Popen(
-            command,
-            env=judged_environment(tmp_path, judge.base_url),
-            cwd=REPO_ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            log=tmp_path / "killed_run.log",
+            environment=judged_environment(tmp_path, judge.base_url),
         )
         deadline = time.monotonic() + 600
         while (
             judge.call_count() < judge_total // 2 and process.poll() is None and time.monotonic() < deadline
         ):
             time.sleep(0.02)
-        assert process.poll() is None
+        assert process.poll() is None, (tmp_path / "killed_run.log").read_text()[-3000:]
         process.kill()
-        process.wait(timeout=60)
+        assert process.wait(timeout=60) == -signal.SIGKILL  # the launcher's process died of the kill
         judged_before = judge.call_count()
     killed_runs = sorted(output.rglob("hallusionbench_sample_pending.json"))
     assert len(killed_runs) == 1  # the killed run's records await scoring

@@ -11,8 +11,13 @@ apart from the pack's own `LMMS_EVAL_TASKS_*` variables, which nothing imported 
 
 Protocol on stdin/stdout, one JSON object per line: the server says {"ready": ...} once the host is
 imported (with whatever the import printed, replayed at the start of each child's output), then for each
-request {"argv", "env", "cwd", "stdout", "stderr"} answers {"pid": N} at once and {"status": code} when the
-child has ended (negative: killed by that signal).
+request {"argv", "env", "cwd", "stdout", "stderr"} answers {"pid": N} at once and {"status": code, "cpu": s}
+when the child has ended (negative: killed by that signal; cpu: the child's user + system seconds). A
+request may carry "code" instead of a module: the child runs it as `python -c CODE ARGV` would.
+
+`WarmLauncher.start` hands a run back as a process the test can signal and wait on (`WarmRun`, the part of
+subprocess.Popen the tests use): the child is a real process, so a SIGKILL or SIGTERM sent to it is what
+it is to a cold `python -m lmms_eval_tasks` (its default actions, the launcher's own handlers).
 """
 
 from __future__ import annotations
@@ -70,8 +75,9 @@ def _serve(requests, replies) -> dict | None:
             return request
         replies.write(json.dumps({"pid": pid}) + "\n")
         replies.flush()
-        _, status = os.waitpid(pid, 0)
-        replies.write(json.dumps({"status": os.waitstatus_to_exitcode(status)}) + "\n")
+        _, status, usage = os.wait4(pid, 0)
+        ended = {"status": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime}
+        replies.write(json.dumps(ended) + "\n")
         replies.flush()
     return None
 
@@ -87,13 +93,24 @@ def _become_the_launcher(request: dict, printed: tuple[str, str]) -> None:
     os.dup2(null, 0)
     os.close(null)
     for fd, path, text in zip((1, 2), (request["stdout"], request["stderr"]), printed, strict=True):
-        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(target, fd)
-        os.close(target)
+        if fd == 2 and path == request["stdout"]:  # one file for both, as Popen(stdout=f, stderr=STDOUT)
+            os.dup2(1, 2)
+        else:
+            target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(target, fd)
+            os.close(target)
         if text:
             os.write(fd, text.encode("utf-8"))
-    sys.path[0] = os.getcwd()  # what `python -m` puts first
     _reseed()
+    if request.get("code") is not None:  # `python -c CODE ARGV`: '' first on sys.path, argv[0] '-c'
+        sys.path[0] = ""
+        sys.argv = ["-c", *request["argv"]]
+        main = sys.modules["__main__"]
+        main.__dict__.clear()
+        main.__dict__.update({"__name__": "__main__", "__builtins__": __builtins__, "__doc__": None})
+        exec(compile(request["code"], "<string>", "exec"), main.__dict__)  # noqa: S102 - the test's program
+        return
+    sys.path[0] = os.getcwd()  # what `python -m` puts first
     sys.argv = ["-m", *request["argv"]]  # runpy sets argv[0] to the module's file, as `python -m` does
     runpy.run_module("lmms_eval_tasks", run_name="__main__", alter_sys=True)
 
@@ -138,6 +155,7 @@ _MAY_DIFFER = (
     "LMMS_EVAL_TASKS_",
     "OPENAI_API_KEY",
     "OPENAI_API_URL",
+    "OPENAI_API_BASE",
     "OPENAI_BASE_URL",
     "PYTEST_CURRENT_TEST",
 )
@@ -169,58 +187,103 @@ class WarmLauncher:
             text=True,
         )
         log.close()
+        self._pending = b""  # replies read from the pipe, not yet returned (a whole line each)
         ready = self._reply(timeout=900)
         self.usable = bool(ready and ready.get("ready"))
         self.runs = 0
+        self.running: WarmRun | None = None
+        self.last_cpu: float | None = None  # user + system seconds of the last run `run` waited for
 
     def _reply(self, timeout: float | None) -> dict | None:
+        """The server's next reply, or None when none came within ``timeout`` seconds (or the server ended).
+
+        Read from the pipe's file descriptor with a buffer of its own: a buffered reader may hold a second
+        reply (a run's end right after its start) where select() does not see it."""
         import select
+        import time
 
         assert self.process.stdout is not None
-        if timeout is not None and not select.select([self.process.stdout], [], [], timeout)[0]:
-            return None
-        line = self.process.stdout.readline()
-        return json.loads(line) if line else None
+        descriptor = self.process.stdout.fileno()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([descriptor], [], [], left)[0]:
+                return None
+            chunk = os.read(descriptor, 65536)
+            if not chunk:
+                return None
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return json.loads(line)
 
     def accepts(self, environment: dict[str, str], cwd: str) -> bool:
         """True when a cold start in ``environment`` would import the host as this server did."""
         return (
             self.usable
+            and self.running is None
             and self.process.poll() is None
             and _signature(environment) == self.signature
             and "LMMS_EVAL_PLUGINS" not in environment  # the pack's plugin note depends on import order
         )
 
-    def run(self, arguments: list[str], environment: dict[str, str], cwd: str, timeout: float):
-        """`python -m lmms_eval_tasks ARGUMENTS` in a forked child, returned as subprocess.run returns it."""
-        import signal
-        import subprocess
-        import tempfile
-
-        assert self.process.stdin is not None
+    def start(
+        self,
+        arguments: list[str],
+        environment: dict[str, str],
+        cwd: str,
+        stdout: str,
+        stderr: str,
+        code: str | None = None,
+    ) -> WarmRun:
+        """Start `python -m lmms_eval_tasks ARGUMENTS` (or `python -c CODE ARGUMENTS`) in a forked child
+        writing to the files ``stdout`` and ``stderr`` (the same path: one file for both)."""
+        assert self.process.stdin is not None and self.running is None, "one run at a time per server"
         self.runs += 1
         global served_runs
         served_runs += 1
+        request = {"argv": list(arguments), "env": dict(environment), "cwd": cwd, "stdout": stdout}
+        request |= {"stderr": stderr, "code": code}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        started = self._reply(timeout=60)
+        if started is None:
+            raise RuntimeError(f"the warm launcher did not start a run: {self.log_tail()}")
+        prefix = ["-c", code] if code is not None else ["-m", "lmms_eval_tasks"]
+        self.running = WarmRun(self, started["pid"], [sys.executable, *prefix, *arguments])
+        return self.running
+
+    def run(
+        self,
+        arguments: list[str],
+        environment: dict[str, str],
+        cwd: str,
+        timeout: float,
+        code: str | None = None,
+    ):
+        """`python -m lmms_eval_tasks ARGUMENTS` in a forked child, returned as subprocess.run returns it."""
+        import subprocess
+        import tempfile
+
         with tempfile.TemporaryDirectory(dir=self.folder) as folder:
             outputs = {name: os.path.join(folder, name) for name in ("stdout", "stderr")}
-            request = {"argv": list(arguments), "env": dict(environment), "cwd": cwd, **outputs}
-            self.process.stdin.write(json.dumps(request) + "\n")
-            self.process.stdin.flush()
-            started = self._reply(timeout=60)
-            if started is None:
-                raise RuntimeError(f"the warm launcher did not start a run: {self.log_tail()}")
-            status = self._reply(timeout=timeout)
-            if status is None:
-                os.kill(started["pid"], signal.SIGKILL)
-                self._reply(timeout=60)
+            process = self.start(arguments, environment, cwd, outputs["stdout"], outputs["stderr"], code)
+            timed_out = False
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                process.kill()
+                process.wait(60)
+            self.last_cpu = process.cpu
             texts = {}
             for name, path in outputs.items():
                 with open(path, encoding="utf-8", errors="replace") as handle:
                     texts[name] = handle.read()
-        command = [sys.executable, "-m", "lmms_eval_tasks", *arguments]
-        if status is None:
-            raise subprocess.TimeoutExpired(command, timeout, output=texts["stdout"], stderr=texts["stderr"])
-        return subprocess.CompletedProcess(command, status["status"], texts["stdout"], texts["stderr"])
+        if timed_out:
+            raise subprocess.TimeoutExpired(
+                process.args, timeout, output=texts["stdout"], stderr=texts["stderr"]
+            )
+        return subprocess.CompletedProcess(process.args, process.returncode, texts["stdout"], texts["stderr"])
 
     def log_tail(self) -> str:
         with open(os.path.join(self.folder, "server.log"), encoding="utf-8", errors="replace") as handle:
@@ -239,8 +302,50 @@ class WarmLauncher:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+class WarmRun:
+    """A run a server forked, handled as the tests handle a subprocess.Popen: pid, poll, wait, send_signal,
+    terminate, kill, returncode (negative: the signal that ended it), and cpu (its user + system seconds)."""
+
+    def __init__(self, server: WarmLauncher, pid: int, args: list[str]) -> None:
+        self.server, self.pid, self.args = server, pid, args
+        self.returncode: int | None = None
+        self.cpu: float | None = None
+
+    def _ended(self, reply: dict | None) -> int | None:
+        if reply is not None:
+            self.returncode, self.cpu = reply["status"], reply.get("cpu")
+            self.server.running = None
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self.returncode if self.returncode is not None else self._ended(self.server._reply(timeout=0))
+
+    def wait(self, timeout: float | None = None) -> int:
+        import subprocess
+
+        if self.returncode is None and self._ended(self.server._reply(timeout)) is None:
+            raise subprocess.TimeoutExpired(self.args, timeout)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, signal_number: int) -> None:
+        if self.poll() is None:  # still running (or not yet reaped by the server: the pid is still its own)
+            os.kill(self.pid, signal_number)
+
+    def terminate(self) -> None:
+        import signal
+
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        import signal
+
+        self.send_signal(signal.SIGKILL)
+
+
 _servers: dict[str, WarmLauncher] = {}
 served_runs = 0  # runs served warm by this process's servers, closed ones included
+servers_started = 0  # servers this process started (each one paid the host's import)
 MAX_SERVERS = 3  # per test process, each for one environment (about 0.4 GB each)
 
 
@@ -260,6 +365,8 @@ def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
             _servers.pop(next(iter(_servers))).close()
         import atexit
 
+        global servers_started
+        servers_started += 1
         server = WarmLauncher(environment, cwd)
         atexit.register(server.close)
     _servers[key] = server  # the most recently used last
