@@ -44,13 +44,14 @@ def rejudge_module(benchmark: str) -> Any:
 
 
 def judged(benchmark: str, records: Sequence[dict[str, Any]], setting: JudgeSetting) -> tuple[Any, list]:
-    """(metrics, details, per-item outcomes) of ``records`` scored with ``setting``'s judge."""
+    """(metrics, details, per-item outcomes) of ``records`` scored with ``setting``'s judge; the caller has
+    validated the records and checked ``setting.options`` (``Benchmark.check_options``), once."""
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     module = rejudge_module(benchmark)
     fresh = [{k: v for k, v in copy.deepcopy(r).items() if k not in module.ANNOTATIONS} for r in records]
     with environment.overridden(BASE_URL_ENV, setting.base_url):  # the scorers read it from there
-        metrics, details = get_benchmark(benchmark).score(fresh, **dict(setting.options))
+        metrics, details = get_benchmark(benchmark).score_checked(fresh, **dict(setting.options))
     return (metrics, details), [module.outcome(record) for record in fresh]
 
 
@@ -91,7 +92,8 @@ def rejudge(
     resamples: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Judge ``records`` with A (the run's judge) and B (the new one) and compare (JSON-ready dict)."""
+    """Judge ``records`` with A (the run's judge) and B (the new one) and compare (JSON-ready dict). The
+    records are validated and both settings' options checked by the caller (``lmms-eval-tasks rejudge``)."""
     from lmms_eval_tasks.framework.intervals import RESAMPLING, check_same_records
     from lmms_eval_tasks.uncertainty import paired_bootstrap
 

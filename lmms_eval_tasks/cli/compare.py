@@ -53,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(problem, file=sys.stderr)
                 return 2
         if mcnemar_test:
-            result = compare_runs(args.benchmark, records_a, records_b, variant=variant, **options)
+            result = compare_runs(args.benchmark, records_a, records_b, variant=variant, options=options)
         else:
             result = {"benchmark": args.benchmark, "options": dict(options)}
     except FileNotFoundError as error:

@@ -14,7 +14,7 @@ the count is reported as ``excluded``. The two runs must score exactly the same 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -215,12 +215,15 @@ def compare_runs(
     *,
     exact: bool | None = None,
     variant: str | None = None,
-    **options: Any,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Re-score both runs with the benchmark's per-question function (same ``options``) and compare them.
+    """Re-score both runs with the benchmark's per-question function (same scorer ``options``, checked by
+    the caller with ``Benchmark.check_options``) and compare them; ``exact``/``variant`` choose McNemar's
+    test (a mapping of options, so a scorer option named ``variant`` cannot collide with the test's).
 
     Accuracies are percentages over the paired questions (for DARE: over records, not its headline cells).
     """
+    options = dict(options or {})
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     per_question = per_question_function(benchmark)
@@ -235,7 +238,7 @@ def compare_runs(
         correct_b = per_question(list(records_b), **options)
     except RecordError as error:
         raise RecordError(f"run B {error.record_index}", error.field, error.problem) from None
-    result = {"benchmark": benchmark, "options": dict(options)}
+    result = {"benchmark": benchmark, "options": options}
     result.update(compare_correctness(correct_a, correct_b, exact=exact, variant=variant))
     return result
 

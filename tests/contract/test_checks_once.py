@@ -99,3 +99,39 @@ def test_the_public_score_checks_its_options_once_and_refuses_a_bad_one(name: st
     first_option = next(p for p in list(inspect.signature(scorer).parameters)[1:])
     with pytest.raises(ValueError, match=first_option):
         scorer(records, **{first_option: "no-such-value"})
+
+
+@pytest.mark.parametrize("name", [name for name in BENCHMARKS if get_benchmark(name).per_question])
+def test_compare_checks_options_once_and_each_run_once(name: str, calls: Counter, tmp_path, capsys) -> None:
+    """Also HallusionBench's scorer option ``variant`` (a task option) reaches the scorer, not McNemar's
+    ``variant`` (it ended in a TypeError: compare_runs() got multiple values for keyword 'variant')."""
+    task, records = _task_and_records(name)
+    runs = []
+    for label in ("a", "b"):
+        path = tmp_path / f"{label}.jsonl"
+        path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+        runs.append(str(path))
+    options = get_benchmark(name).task_options(task)
+    argv = [item for key, value in options.items() for item in ("-o", f"{key}={json.dumps(value)}")]
+    assert main(["compare", name, *runs, *argv]) == 0, capsys.readouterr().err
+    assert calls == {f"options:{name}": 1, "records": 2}  # two runs, each validated once
+
+
+@pytest.mark.parametrize("name", ["hallusionbench", "contextual"])
+def test_rejudge_checks_each_judges_options_once_and_the_records_once(
+    name: str, calls: Counter, monkeypatch: pytest.MonkeyPatch, tmp_path, capsys
+) -> None:
+    from fake_openai import FakeOpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    task, records = _task_and_records(name)
+    path = tmp_path / f"{task}_samples.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    with FakeOpenAIServer(lambda prompt: "No") as judge_a, FakeOpenAIServer(lambda prompt: "No") as judge_b:
+        arguments = [
+            "rejudge", name, str(path), "--judge-model", "judge-b", "--judge-base-url", judge_b.base_url,
+            "--baseline-judge-model", "judge-a", "--baseline-base-url", judge_a.base_url,
+            "-o", "repeats=1", "--resamples", "20", "--out", str(tmp_path / "rejudge.json"),
+        ]  # fmt: skip
+        assert main(arguments) == 0, capsys.readouterr().err
+    assert calls == {f"options:{name}": 2, "records": 1}  # judge A's options and judge B's, once each

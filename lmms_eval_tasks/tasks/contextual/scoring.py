@@ -373,8 +373,9 @@ def per_question_correct(
     image_judge: bool = False,
 ) -> dict[str, bool | None]:
     """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
-    (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``."""
-    evaluation = evaluate(
+    (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``. The options passed
+    ``check_options`` in the caller (``compare``, once)."""
+    evaluation = evaluate_checked(
         records,
         protocol=protocol,
         judge=judge,

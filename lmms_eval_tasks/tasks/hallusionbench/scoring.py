@@ -317,9 +317,10 @@ def per_question_correct(
 
     Keyed ``category/subcategory/set_id/figure_id/question_id``. With several judge repeats a question is
     correct when most of its judged repeats say so (a tie counts as wrong); a question no repeat judged is
-    None (left out of the pairing). The vlmevalkit variant scores image questions only.
+    None (left out of the pairing). The vlmevalkit variant scores image questions only. The options passed
+    ``check_options`` in the caller (``compare``, once).
     """
-    evaluation = evaluate(
+    evaluation = evaluate_checked(
         records,
         variant=variant,
         judge=judge,

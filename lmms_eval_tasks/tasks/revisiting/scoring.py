@@ -67,11 +67,10 @@ def per_question_correct_for(
     def per_question_correct(
         records: Sequence[dict[str, Any]], *, protocol: str = "default"
     ) -> dict[str, bool | None]:
-        """``{record identity: correct}`` for ``lmms-eval-tasks compare``."""
+        """``{record identity: correct}`` for ``lmms-eval-tasks compare`` (which checked ``protocol``)."""
         from lmms_eval_tasks.framework.comparison import correctness_by_id
         from lmms_eval_tasks.framework.registry import schema_of
 
-        check_options(protocol)
         records = list(records)
         judged = judge(records, protocol)
         schema = schema_of(benchmark)
