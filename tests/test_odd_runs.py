@@ -202,6 +202,47 @@ def test_a_hallusionbench_cut_is_said_in_the_report_and_the_host_table() -> None
     assert alias.startswith("hallusionbench_sample [--limit 7: ") and f"{kept} documents" in alias
 
 
+def test_a_fraction_that_reaches_a_task_with_units_is_refused_when_its_docs_are_prepared() -> None:
+    # a robustness variant or a task of the user's own on a pack task is no pack name: the launcher let
+    # --limit 0.5 through, the pack did not round it, and the host's fraction split question pairs
+    from lmms_eval_tasks.tasks.hallusionbench import task_docs
+
+    with host_run(argparse.Namespace(limit=0.5), "2026-01-01T00:00:00"):
+        with pytest.raises(ValueError) as caught:
+            task_docs.process_docs_hallusionbench_sample(_hallusionbench_sample())
+        assert str(caught.value).startswith(
+            "hallusionbench_sample: --limit 0.5: a fraction of the documents would split its figure sets"
+        ), caught.value
+        from datasets import load_dataset
+
+        from lmms_eval_tasks import TASKS_DIR
+        from lmms_eval_tasks.tasks.vrb import task_docs as vrb_docs
+
+        vrb = load_dataset("parquet", data_files=str(next(TASKS_DIR.glob("vrb/**/vrb_sample.parquet"))))
+        assert len(vrb_docs.process_docs_vrb_sample_clean(vrb["train"])) == len(vrb["train"])  # no units
+
+
+def test_a_robustness_variant_of_a_cut_task_says_its_cut() -> None:
+    # the variant runs its source's process_docs (rounded to whole figure sets) but reports under its own
+    # name: its report said the generic "--limit 7: only part ..." and its host-table row nothing
+    from lmms_eval_tasks import TASKS_DIR
+    from lmms_eval_tasks.framework import task_index
+    from lmms_eval_tasks.framework.cuts import cut_note, table_label
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
+    from lmms_eval_tasks.tasks.vrb.robustness import variant_process_docs
+
+    entry = next(item for item in task_index.pack_tasks() if item.name == "hallusionbench_sample")
+    variant = "hallusionbench_sample_vrb_fog_s3"
+    args = argparse.Namespace(limit=7.0, model="random_guess", model_args="")
+    with host_run(args, "2026-01-01T00:00:00"):
+        docs = variant_process_docs(str(TASKS_DIR / entry.path), variant)(_hallusionbench_sample())
+    assert set(docs["pack_variant"]) == {variant}
+    assert cut_note(variant) == cut_note("hallusionbench_sample") is not None
+    (line,) = [item for item in argument_deviations(args, variant) if "--limit" in item]
+    assert line.startswith(f"--limit 7: rounded down to {len(docs)} documents, "), line
+    assert table_label(variant, variant).startswith(f"{variant} [--limit 7: {len(docs)} documents")
+
+
 def test_a_limit_smaller_than_the_first_unit_says_the_smallest_that_works() -> None:
     from lmms_eval_tasks.tasks.hallusionbench import task_docs
 

@@ -24,18 +24,40 @@ _NOTES: dict[str, str] = {}  # task -> what its --limit kept (replaced each time
 _SIZES: dict[str, tuple[int, int]] = {}  # task -> (its --limit, its documents before the limit)
 
 
-def limit_in_force() -> int | None:
-    """The run's ``--limit`` as a whole number of documents, or None (no limit, -1, or not a host run)."""
+def _run_limit() -> float | None:
+    """The run's ``--limit`` as a number, or None (no limit, not a number, or not a host run)."""
     from lmms_eval_tasks.framework.run_state import current_run
 
     limit = getattr(current_run().args, "limit", None)
     if limit is None:
         return None
     try:
-        value = float(limit)
+        return float(limit)
     except (TypeError, ValueError):
         return None
-    return int(value) if value >= 1 else None
+
+
+def limit_in_force() -> int | None:
+    """The run's ``--limit`` as a whole number of documents, or None (no limit, -1, or not a host run)."""
+    value = _run_limit()
+    return int(value) if value is not None and value >= 1 else None
+
+
+def refuse_a_fraction(schema: Any, task: str) -> None:
+    """A one-line ``RowError`` when the run's ``--limit`` is a fraction (0 < limit < 1) and ``task`` has a
+    scoring unit: lmms-eval applies the fraction to the documents ``process_docs`` returns, so no rounding
+    here can keep its units whole. The launcher refuses it first for the pack's own task names; this
+    catches the rest (a robustness variant or a task of the user's own ``--include_path`` built on one)."""
+    from lmms_eval_tasks.framework.dataset_contract import RowError
+
+    value = _run_limit()
+    unit = schema.unit_for(task) if schema is not None else None
+    if unit is not None and value is not None and 0 < value < 1:
+        raise RowError(
+            f"{task}: --limit {value:g}: a fraction of the documents would split its {unit.name}s "
+            f"({unit.why or 'its metrics need them together'}; lmms-eval applies it after the pack's "
+            "rounding to whole units); give a whole number of documents"
+        )
 
 
 def whole_units(schema: Any, dataset: Any, task: str, limit: int | None) -> Any:
@@ -89,7 +111,19 @@ def prepared_rows(benchmark: str, dataset: Any, task: str) -> Any:
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     dataset = checked_rows(benchmark, dataset, task)
-    return whole_units(get_benchmark(benchmark).row_schema, dataset, task, limit_in_force())
+    schema = get_benchmark(benchmark).row_schema
+    refuse_a_fraction(schema, task)
+    return whole_units(schema, dataset, task, limit_in_force())
+
+
+def same_cut(source: str, task: str) -> None:
+    """Record for ``task`` what ``--limit`` kept of ``source``, whose docs it reads (a robustness variant
+    runs its source task's ``process_docs``): its report and its row in the host's table say the cut too."""
+    with _lock:
+        for notes in (_NOTES, _SIZES):
+            notes.pop(task, None)
+            if source in notes:
+                notes[task] = notes[source]
 
 
 def cut_note(task: str) -> str | None:
@@ -114,4 +148,13 @@ def table_label(task: str, label: str) -> str:
     return f"{label} [{limit}: {rest.split(' (')[0]}]"
 
 
-__all__ = ["cut_note", "limit_and_size", "limit_in_force", "prepared_rows", "table_label", "whole_units"]
+__all__ = [
+    "cut_note",
+    "limit_and_size",
+    "limit_in_force",
+    "prepared_rows",
+    "refuse_a_fraction",
+    "same_cut",
+    "table_label",
+    "whole_units",
+]

@@ -72,7 +72,7 @@ def variant_process_docs(source_yaml: str, variant: str) -> Callable[[Any], Any]
     """A ``process_docs`` that runs the source task's (if any), then tags every doc with the variant's name
     (``pack_variant``): the pack's hooks then register and report each variant under its own name instead
     of the source task's, so variants run in one command never overwrite each other's reports."""
-    from lmms_eval_tasks.framework.hook_factory import VARIANT_COLUMN
+    from lmms_eval_tasks.framework.hook_factory import TASK_COLUMN, VARIANT_COLUMN
 
     lock = threading.Lock()
     state: dict[str, Any] = {}
@@ -86,6 +86,10 @@ def variant_process_docs(source_yaml: str, variant: str) -> Callable[[Any], Any]
                 state["source"] = function if callable(function) else None
         if state["source"] is not None:
             dataset = state["source"](dataset)
+        if TASK_COLUMN in dataset.column_names and len(dataset):  # a pack task: its --limit cut, if any
+            from lmms_eval_tasks.framework.cuts import same_cut
+
+            same_cut(str(dataset.select_columns([TASK_COLUMN])[0][TASK_COLUMN]), variant)
         if VARIANT_COLUMN in dataset.column_names:
             dataset = dataset.remove_columns(VARIANT_COLUMN)
         return dataset.add_column(VARIANT_COLUMN, [variant] * len(dataset))
