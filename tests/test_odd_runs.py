@@ -151,6 +151,23 @@ def test_generation_settings_that_differ_are_deviations_with_values() -> None:
     assert not any("gen_kwargs" in item for item in argument_deviations(same, "contextual_sample"))
 
 
+def test_a_group_report_compares_generation_settings_with_its_member_tasks() -> None:
+    # a group's report (DARE's cross-prompt numbers) said "--gen_kwargs max_new_tokens=64: generation
+    # settings set for the run, not the tasks' own" when every member asks for 64; and gave no value when not
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
+
+    def lines(gen_kwargs: str, name: str) -> list[str]:
+        args = argparse.Namespace(limit=None, model="m", model_args="", gen_kwargs=gen_kwargs)
+        return [item for item in argument_deviations(args, name) if "gen_kwargs" in item]
+
+    assert lines("max_new_tokens=64,temperature=0", "dare_sample") == []
+    (line,) = lines("max_new_tokens=1", "dare_sample")
+    assert line.startswith("--gen_kwargs max_new_tokens=1: generation settings differ from its tasks' own "
+                           "(max_new_tokens=64)"), line  # fmt: skip
+    (line,) = lines("max_new_tokens=64", "mme")  # not the pack's: the values only
+    assert line == "--gen_kwargs max_new_tokens=64: generation settings set for the run, not the tasks' own"
+
+
 # ---- HallusionBench: a --limit never splits a question pair or a figure --------------------------------
 
 

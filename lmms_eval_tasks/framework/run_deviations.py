@@ -6,7 +6,8 @@
   limit not below the task's size kept every document.
 - ``--gen_kwargs``: generation settings that differ from the task's own (its YAML ``generation_kwargs``:
   ``max_new_tokens``, ``temperature``, ...) are listed with both values (``max_new_tokens=1`` where
-  ConTextual asks for 300 leaves answers cut short). They are recorded, not refused: a user may have a
+  ConTextual asks for 300 leaves answers cut short); a group's report compares them with each member task's
+  own (a group of the pack; others list the values only). They are recorded, not refused: a user may have a
   reason (a model that needs sampling), and the report says the numbers are not the paper's protocol.
 - ``--offset N``: the host skipped each task's first N documents (the launcher refuses it on the pack's
   tasks; a run that reached the host another way still says so).
@@ -68,6 +69,26 @@ def _task_generation_kwargs(task: str) -> dict[str, Any] | None:
     return dict(own) if isinstance(own, dict) else {}
 
 
+def _own_settings(name: str, seen: frozenset[str] = frozenset()) -> list[dict[str, Any]] | None:
+    """The ``generation_kwargs`` of ``name``'s tasks: a task's own, or each member task's of a pack group
+    (its subgroups included); None for a name the pack does not define."""
+    from lmms_eval_tasks.framework.task_index import group_members
+
+    own = _task_generation_kwargs(name)
+    if own is not None:
+        return [own]
+    members = group_members(name) if name not in seen else None
+    if not members:
+        return None
+    settings: list[dict[str, Any]] = []
+    for member in members:
+        found = _own_settings(member, seen | {name})
+        if found is None:
+            return None
+        settings += found
+    return settings
+
+
 def argument_deviations(args: Any, task: str) -> list[str]:
     """One deviation per run argument that changes ``task``'s numbers: the limit (and its rounding), the
     generation settings that differ from the task's own (with both values)."""
@@ -103,21 +124,28 @@ def argument_deviations(args: Any, task: str) -> list[str]:
         )
     given = _parsed_gen_kwargs(getattr(args, "gen_kwargs", None) if args is not None else None)
     if given:
-        own = _task_generation_kwargs(task)
-        if own is None:
+        settings = _own_settings(task)
+        if settings is None:
             shown = ", ".join(f"{key}={value}" for key, value in given.items())
             deviations.append(
                 f"--gen_kwargs {shown}: generation settings set for the run, not the tasks' own"
             )
-        else:
+        else:  # a task's own settings, or every member task's of a group
             changed = {
-                key: value for key, value in given.items() if key not in own or not _same(value, own[key])
+                key: value
+                for key, value in given.items()
+                if any(key not in own or not _same(value, own[key]) for own in settings)
             }
             if changed:
                 shown = ", ".join(f"{key}={value}" for key, value in changed.items())
-                theirs = ", ".join(f"{key}={own[key]}" for key in changed if key in own) or "not set"
+                theirs = ", ".join(
+                    f"{key}={'/'.join(dict.fromkeys(str(own[key]) for own in settings if key in own))}"
+                    for key in changed
+                    if any(key in own for own in settings)
+                )
+                whose = "the task's own" if len(settings) == 1 else "its tasks' own"
                 deviations.append(
-                    f"--gen_kwargs {shown}: generation settings differ from the task's own ({theirs}); "
+                    f"--gen_kwargs {shown}: generation settings differ from {whose} ({theirs or 'not set'}); "
                     "the numbers do not follow the paper's protocol"
                 )
     return deviations
