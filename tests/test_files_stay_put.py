@@ -183,6 +183,32 @@ def test_a_damaged_latest_index_is_read_past_and_rebuilt_whatever_the_damage(
     assert len(list(pack.glob("latest.json.damaged-*"))) == 1
 
 
+def test_an_entry_whose_run_folder_was_deleted_falls_back_to_the_newest_report_left(tmp_path: Path) -> None:
+    # the index named run2's report after run2 was deleted by hand: lookups gave a file that does not exist
+    import shutil
+
+    from loguru import logger
+
+    from lmms_eval_tasks.reporting.schema import latest_report_path, task_files, write_report_files
+
+    pack = tmp_path / "lmms_eval_tasks"
+    write_report_files(pack / "run1", _report("tallyqa_sample", "2026-01-01T00:00:00Z"), [{"question_id": 1}])
+    write_report_files(pack / "run2", _report("tallyqa_sample", "2026-01-02T00:00:00Z"))
+    shutil.rmtree(pack / "run2")
+    warnings: list[str] = []
+    sink = logger.add(lambda message: warnings.append(str(message)), level="WARNING")
+    try:
+        assert latest_report_path(tmp_path, "tallyqa_sample") == pack / "run1" / "tallyqa_sample_report.json"
+        samples = task_files(tmp_path, "tallyqa_sample")["samples"]
+        assert samples == pack / "run1" / "tallyqa_sample_samples.jsonl"
+        shutil.rmtree(pack / "run1")
+        assert latest_report_path(tmp_path, "tallyqa_sample") is None
+    finally:
+        logger.remove(sink)
+    assert "no longer exists; the newest left is in run1" in warnings[0], warnings
+    assert "no longer exists; no other report of it is left" in warnings[-1], warnings
+
+
 # ---- interrupted writes -------------------------------------------------------------------------------
 
 

@@ -759,7 +759,8 @@ def iter_report_paths(output_path: str | os.PathLike[str]) -> Iterator[Path]:
 def _latest_in(base: Path, task: str) -> dict[str, Path]:
     """``task``'s files listed in ``base/latest.json`` (``base`` is a ``lmms_eval_tasks`` folder), or {}.
     A damaged index (not JSON, not an index of tasks) is read past, with one warning: the task's newest
-    report among the run folders (the next report written rebuilds the index)."""
+    report among the run folders (the next report written rebuilds the index); so is an entry whose report
+    file no longer exists (a run folder deleted by hand)."""
     index_path = base / LATEST_INDEX
     try:
         index = strict_loads(index_path.read_text(encoding="utf-8"))
@@ -775,6 +776,15 @@ def _latest_in(base: Path, task: str) -> dict[str, Path]:
         entry = _newest_reports(base).get(task)
     else:
         entry = index["tasks"].get(task)
+        if isinstance(entry, dict) and not (base / entry["report"]).is_file():  # its run folder was deleted
+            from loguru import logger
+
+            entry = _newest_reports(base).get(task)
+            found = f"the newest left is in {entry['run_id']}" if entry else "no other report of it is left"
+            logger.warning(
+                f"{index_path}: {task}'s entry names {base / index['tasks'][task]['report']}, which no "
+                f"longer exists; {found}"
+            )
     if not isinstance(entry, dict):
         return {}
     return {name: base / entry[name] for name in ("report", "samples") if isinstance(entry.get(name), str)}
