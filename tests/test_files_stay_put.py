@@ -92,6 +92,20 @@ def test_a_manifest_over_other_rows_is_refused_on_load(tmp_path: Path, monkeypat
     assert not list(tmp_path.glob(".*partial*"))
 
 
+@pytest.mark.parametrize("damaged", ['{"kind": "tallyqa", ', "[]"], ids=["cut short", "not an object"])
+def test_a_damaged_manifest_is_one_line(tmp_path: Path, monkeypatch, damaged: str) -> None:
+    # was json.JSONDecodeError "Expecting value: line 1 column 21 (char 20)" naming no file, or an
+    # AttributeError ('list' object has no attribute 'get')
+    first, images = _annotations(tmp_path, "first.json", ["How many dogs?"])
+    preparers()["tallyqa"].prepare(first, images, tmp_path / "one", progress=False)
+    (tmp_path / "one" / "lmms_eval_tasks_prepare.json").write_text(damaged, encoding="utf-8")
+    monkeypatch.setenv(env_var("tallyqa"), str(tmp_path / "one"))
+    with pytest.raises(
+        ValueError, match=r"one: its manifest lmms_eval_tasks_prepare.json is damaged \(.*--overwrite$"
+    ):
+        load_prepared("tallyqa")
+
+
 def test_prepare_into_a_symlinked_folder_fills_the_folder_it_points_to(tmp_path: Path, monkeypatch) -> None:
     # an --out that is a symlink used to end on "OSError: Cannot call rmtree on a symbolic link"
     first, images = _annotations(tmp_path, "first.json", ["How many dogs?"])

@@ -338,7 +338,18 @@ def load_prepared(kind: str, split: str = "test") -> Any:
     manifest_path = folder / MANIFEST_NAME
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{folder} is not a prepared {kind} dataset (no {MANIFEST_NAME}): {how}")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        manifest = error
+    if not isinstance(manifest, dict):
+        problem = (
+            f"{type(manifest).__name__}: {manifest}" if isinstance(manifest, Exception) else "not an object"
+        )
+        raise ValueError(
+            f"{folder}: its manifest {MANIFEST_NAME} is damaged ({problem}); "
+            "prepare it again with --overwrite"
+        )
     if manifest.get("kind") != kind:
         raise ValueError(f"{folder} holds a prepared {manifest.get('kind')!r} dataset, not {kind!r}")
     loaded = datasets.load_from_disk(str(folder))
