@@ -262,6 +262,42 @@ def test_sigterm_during_a_report_write_leaves_no_temporary_file(tmp_path: Path) 
     assert list(tmp_path.iterdir()) == []  # neither the report nor its temporary file
 
 
+def test_sigterm_during_prepare_leaves_no_staging_folder(tmp_path: Path) -> None:
+    # the lmms-eval-tasks command kept Python's default SIGTERM action: a prepare killed while staging left
+    # its ".<out>.partial-*" folder (a score run its report's .tmp) next to the output
+    first, images = _annotations(tmp_path, "first.json", ["How many dogs?"])
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        import datasets
+        from lmms_eval_tasks import cli
+
+        real_save = datasets.DatasetDict.save_to_disk
+
+        def slow_save(self, path, **kwargs):
+            real_save(self, path, **kwargs)
+            print("staged", flush=True)
+            time.sleep(60)
+
+        datasets.DatasetDict.save_to_disk = slow_save
+        sys.argv = ["lmms-eval-tasks", "prepare", "tallyqa", "--annotations", {str(first)!r},
+                    "--images", {str(images)!r}, "--out", {str(tmp_path / "out")!r}]
+        cli.run()
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    line = child.stdout.readline()
+    assert line.strip() == "staged", child.stderr.read()
+    assert list(tmp_path.glob(".out.partial-*"))  # the staging folder is there
+    child.send_signal(signal.SIGTERM)
+    child.wait(timeout=30)
+    assert child.returncode == 128 + signal.SIGTERM, child.stderr.read()
+    assert not list(tmp_path.glob(".out.partial-*")) and not (tmp_path / "out").exists()
+
+
 def test_report_tells_an_interrupted_write_from_a_failed_scoring(tmp_path: Path, monkeypatch) -> None:
     from lmms_eval_tasks.framework import task_pipeline
     from lmms_eval_tasks.framework.registry import get_benchmark

@@ -83,7 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """Console-script entry point (quiet on a closed pipe: ``lmms-eval-tasks tasks | head``)."""
+    """Console-script entry point (quiet on a closed pipe: ``lmms-eval-tasks tasks | head``; SIGTERM ends it
+    as an exception, so ``prepare``'s staging folder and ``score``'s report ``.tmp`` are removed, as in the
+    launcher)."""
     from lmms_eval_tasks.closed_pipe import end_quietly_on_closed_pipe
+    from lmms_eval_tasks.host.termination import end_on_sigterm_with_cleanup
 
+    end_on_sigterm_with_cleanup()
     raise SystemExit(end_quietly_on_closed_pipe(main))
