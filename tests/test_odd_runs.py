@@ -239,6 +239,26 @@ def test_a_fraction_that_reaches_a_task_with_units_is_refused_when_its_docs_are_
         assert len(vrb_docs.process_docs_vrb_sample_clean(vrb["train"])) == len(vrb["train"])  # no units
 
 
+def test_few_shot_that_reaches_a_pack_task_under_another_name_is_refused_when_its_docs_are_prepared() -> None:
+    # a robustness variant (or a user's task on a pack task) is no pack name: the launcher let
+    # --num_fewshot 2 through and the host ended on "'ConfigurableTask' object has no attribute 'sampler'"
+    from datasets import load_dataset
+
+    from lmms_eval_tasks import TASKS_DIR
+    from lmms_eval_tasks.tasks.vrb import task_docs
+
+    dataset = load_dataset("parquet", data_files=str(next(TASKS_DIR.glob("vrb/**/vrb_sample.parquet"))))
+    with host_run(argparse.Namespace(limit=None, num_fewshot=2), "2026-01-01T00:00:00"):
+        with pytest.raises(ValueError) as caught:
+            task_docs.process_docs_vrb_sample_clean(dataset["train"])
+    assert str(caught.value) == (
+        "vrb_sample_clean: --num_fewshot 2: the pack's tasks are zero-shot, as their papers evaluate them, "
+        "and define no few-shot examples; drop --num_fewshot"
+    )
+    with host_run(argparse.Namespace(limit=None, num_fewshot=0), "2026-01-01T00:00:00"):
+        assert len(task_docs.process_docs_vrb_sample_clean(dataset["train"])) == len(dataset["train"])
+
+
 def test_a_robustness_variant_of_a_cut_task_says_its_cut() -> None:
     # the variant runs its source's process_docs (rounded to whole figure sets) but reports under its own
     # name: its report said the generic "--limit 7: only part ..." and its host-table row nothing

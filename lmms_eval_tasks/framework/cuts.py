@@ -43,6 +43,26 @@ def limit_in_force() -> int | None:
     return int(value) if value is not None and value >= 1 else None
 
 
+def refuse_few_shot(task: str) -> None:
+    """A one-line ``RowError`` when the run asks for few-shot examples (``--num_fewshot N``, N > 0): the
+    pack's tasks are zero-shot and define none (the host would end on ``'ConfigurableTask' object has no
+    attribute 'sampler'``). The launcher refuses it first for the pack's own task names; this catches a
+    robustness variant or a task of the user's own built on one."""
+    from lmms_eval_tasks.framework.dataset_contract import RowError
+    from lmms_eval_tasks.framework.run_state import current_run
+
+    shots = getattr(current_run().args, "num_fewshot", None)
+    try:
+        asked = shots is not None and float(shots) > 0
+    except (TypeError, ValueError):
+        asked = False
+    if asked:
+        raise RowError(
+            f"{task}: --num_fewshot {shots}: the pack's tasks are zero-shot, as their papers evaluate them, "
+            "and define no few-shot examples; drop --num_fewshot"
+        )
+
+
 def refuse_a_fraction(schema: Any, task: str) -> None:
     """A one-line ``RowError`` when the run's ``--limit`` is a fraction (0 < limit < 1) and ``task`` has a
     scoring unit: lmms-eval applies the fraction to the documents ``process_docs`` returns, so no rounding
@@ -105,13 +125,15 @@ def whole_units(schema: Any, dataset: Any, task: str, limit: int | None) -> Any:
 
 
 def prepared_rows(benchmark: str, dataset: Any, task: str) -> Any:
-    """A task's final docs: the dataset contract (``dataset_contract.checked_rows``), then a ``--limit``
-    rounded down to whole scoring units (a cut never leaves half a question pair in the metrics)."""
+    """A task's final docs: the dataset contract (``dataset_contract.checked_rows``), few-shot requests and
+    fractional limits on tasks with units refused, then a ``--limit`` rounded down to whole scoring units
+    (a cut never leaves half a question pair in the metrics)."""
     from lmms_eval_tasks.framework.dataset_contract import checked_rows
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     dataset = checked_rows(benchmark, dataset, task)
     schema = get_benchmark(benchmark).row_schema
+    refuse_few_shot(task)
     refuse_a_fraction(schema, task)
     return whole_units(schema, dataset, task, limit_in_force())
 
@@ -154,6 +176,7 @@ __all__ = [
     "limit_in_force",
     "prepared_rows",
     "refuse_a_fraction",
+    "refuse_few_shot",
     "same_cut",
     "table_label",
     "whole_units",
