@@ -68,7 +68,9 @@ def run_launcher(
     The run is a child forked from a process that has already imported the host (tests/warm_launcher.py:
     the same launcher, arguments, environment and working directory, without the 10-15 s import), unless
     the environment differs from that process's in what the host's import reads, or ``cold`` is asked
-    (a test that measures the process itself) or LMMS_EVAL_TASKS_TESTS_COLD_LAUNCHER=1 is set.
+    (a test that measures the whole process, import included) or LMMS_EVAL_TASKS_TESTS_COLD_LAUNCHER=1 is
+    set. The result's ``cpu_seconds`` and ``wall_seconds`` are the run's process's user + system CPU time
+    and its wall time (a warm server's start not included).
     """
     import resource
 
@@ -80,9 +82,12 @@ def run_launcher(
     started, servers_started = time.monotonic(), warm.servers_started
     server = None if cold else warm.warm_launcher(environment, directory)
     if server is not None:
+        forked = time.monotonic()  # the server is up: what follows is the run alone
         completed = server.run(list(arguments), environment, directory, timeout, code)
+        completed.wall_seconds = time.monotonic() - forked  # type: ignore[attr-defined]
+        completed.cpu_seconds = server.last_cpu  # type: ignore[attr-defined]
         kind = "warm, new server" if warm.servers_started > servers_started else "warm"
-        _log_run(arguments, started, kind, server.last_cpu)
+        _log_run(arguments, started, kind, completed.cpu_seconds)  # type: ignore[attr-defined]
         return completed
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     prefix = ["-c", code] if code is not None else ["-m", "lmms_eval_tasks"]
@@ -96,9 +101,10 @@ def run_launcher(
         check=False,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    _log_run(
-        arguments, started, "cold", after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
-    )
+    cpu_seconds = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    completed.cpu_seconds = cpu_seconds  # type: ignore[attr-defined]
+    completed.wall_seconds = time.monotonic() - started  # type: ignore[attr-defined]
+    _log_run(arguments, started, "cold", cpu_seconds)
     return completed
 
 

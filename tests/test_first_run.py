@@ -88,10 +88,16 @@ def host_full_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cache
 
 
-def _environment(cache: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
-    return offline_environment(
-        HF_DATASETS_CACHE=str(cache), HF_HUB_CACHE=str(tmp_path / "empty_hub"), **extra
-    )
+@pytest.fixture(scope="module")
+def empty(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder for the module's empty hub cache and empty datasets cache (``empty_cache``): one pair for
+    the module, so the runs of one cache share an environment and with it a warm launcher (a new
+    environment is a new import of the host); no run downloads, none caches a hub dataset."""
+    return tmp_path_factory.mktemp("empty")
+
+
+def _environment(cache: Path, empty: Path, **extra: str) -> dict[str, str]:
+    return offline_environment(HF_DATASETS_CACHE=str(cache), HF_HUB_CACHE=str(empty / "empty_hub"), **extra)
 
 
 def _report(output: Path, task: str) -> dict[str, Any]:
@@ -100,7 +106,7 @@ def _report(output: Path, task: str) -> dict[str, Any]:
 
 
 def test_hallusionbench_and_vrb_clean_run_offline_from_the_hosts_cache(
-    host_cache: Path, tmp_path: Path
+    host_cache: Path, empty: Path, tmp_path: Path
 ) -> None:
     output = tmp_path / "out"
     completed = run_launcher(
@@ -112,7 +118,7 @@ def test_hallusionbench_and_vrb_clean_run_offline_from_the_hosts_cache(
         "hallusionbench_offline,vrb_clean",
         "--output_path",
         str(output),
-        environment=_environment(host_cache, tmp_path),
+        environment=_environment(host_cache, empty),
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
     results = results_json(output)
@@ -136,7 +142,9 @@ def test_hallusionbench_and_vrb_clean_run_offline_from_the_hosts_cache(
     )
 
 
-def test_vrb_reads_the_hosts_whole_vqav2_cache_offline(host_full_cache: Path, tmp_path: Path) -> None:
+def test_vrb_reads_the_hosts_whole_vqav2_cache_offline(
+    host_full_cache: Path, empty: Path, tmp_path: Path
+) -> None:
     """The host's ``default`` config of VQAv2 serves vrb_clean (its own validation-only config id
     ``default-<hash>`` is not cached); the report says the whole dataset's cache was read."""
     from lmms_eval_tasks.host.launcher import check_tasks
@@ -151,7 +159,7 @@ def test_vrb_reads_the_hosts_whole_vqav2_cache_offline(host_full_cache: Path, tm
         "hallusionbench_offline,vrb_clean",
         "--output_path",
         str(output),
-        environment=_environment(host_full_cache, tmp_path),
+        environment=_environment(host_full_cache, empty),
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
     rows = len(__import__("pyarrow.parquet").parquet.read_table(SAMPLES["vrb"] / "vrb_sample.parquet"))
@@ -165,14 +173,14 @@ def test_vrb_reads_the_hosts_whole_vqav2_cache_offline(host_full_cache: Path, tm
         None,
     )
     # the launcher's check before any model loads agrees: nothing is missing
-    environment = _environment(host_full_cache, tmp_path)
+    environment = _environment(host_full_cache, empty)
     with pytest.MonkeyPatch.context() as patch:
         for name, value in environment.items():
             patch.setenv(name, value)
         assert check_tasks(["--tasks", "vrb_clean,hallusionbench_offline"]) is None
 
 
-def test_offline_without_the_dataset_the_last_line_names_it_and_the_fix(tmp_path: Path) -> None:
+def test_offline_without_the_dataset_the_last_line_names_it_and_the_fix(empty: Path, tmp_path: Path) -> None:
     """Nothing cached: the launcher stops before any model loads, one line naming the dataset, what to run
     online and the offline variables (the host's own error said only OfflineModeIsEnabled)."""
     output = tmp_path / "out"
@@ -183,7 +191,7 @@ def test_offline_without_the_dataset_the_last_line_names_it_and_the_fix(tmp_path
         "vrb_clean",
         "--output_path",
         str(output),
-        environment=_environment(tmp_path / "empty_cache", tmp_path),
+        environment=_environment(empty / "empty_cache", empty),
     )
     assert completed.returncode == 2
     last = completed.stderr.strip().splitlines()[-1]
@@ -195,12 +203,12 @@ def test_offline_without_the_dataset_the_last_line_names_it_and_the_fix(tmp_path
 
 
 def test_hallusionbench_without_a_judge_refuses_before_any_model_loads(
-    host_cache: Path, tmp_path: Path
+    host_cache: Path, empty: Path, tmp_path: Path
 ) -> None:
     """A judged benchmark with no judge endpoint used to exit 0 scored by the rule judge (a WARNING line in
     a long log); now one line names the key variables and the rule-judged task, before the model loads."""
     output = tmp_path / "out"
-    environment = _environment(host_cache, tmp_path)
+    environment = _environment(host_cache, empty)
     for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "AZURE_ENDPOINT", "LMMS_EVAL_TASKS_JUDGE"):
         environment.pop(name, None)
     completed = run_launcher(
@@ -249,7 +257,7 @@ def test_a_users_task_built_on_a_judged_task_refuses_without_a_judge(tmp_path: P
     assert not list(output.rglob("*_report.json")) and not list(output.rglob("*_samples.jsonl"))
 
 
-def test_an_overridden_dataset_path_moves_every_hallusionbench_split(tmp_path: Path) -> None:
+def test_an_overridden_dataset_path_moves_every_hallusionbench_split(empty: Path, tmp_path: Path) -> None:
     """A mirror: a local folder holding both splits as parquet files; nothing under the hub id is cached."""
     mirror = tmp_path / "mirror" / "data"
     mirror.mkdir(parents=True)
@@ -277,7 +285,7 @@ def test_an_overridden_dataset_path_moves_every_hallusionbench_split(tmp_path: P
         str(include),
         "--output_path",
         str(output),
-        environment=_environment(tmp_path / "empty_cache", tmp_path),
+        environment=_environment(empty / "empty_cache", empty),
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
     assert results_json(output)["n-samples"]["my_hallusionbench"]["effective"] == 29

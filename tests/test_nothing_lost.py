@@ -134,10 +134,9 @@ run()
 
 def test_a_host_save_on_a_full_disk_fails_the_run_naming_the_file(tmp_path):
     output = tmp_path / "out"
-    completed = subprocess.run(
-        [sys.executable, "-c", FULL_DISK_LAUNCHER, "--tasks", "contextual_sample", *MODEL,
-         "--output_path", str(output), "--log_samples"],
-        capture_output=True, text=True, env=offline_environment(), cwd=REPO_ROOT, timeout=900, check=False,
+    completed = run_launcher(  # `python -c FULL_DISK_LAUNCHER ARGS`, forked from the warm launcher
+        "--tasks", "contextual_sample", *MODEL, "--output_path", str(output), "--log_samples",
+        code=FULL_DISK_LAUNCHER,
     )  # fmt: skip
     assert completed.returncode == 1, completed.stderr[-3000:]
     results = next(output.glob("*_results.json"))

@@ -105,9 +105,11 @@ def _become_the_launcher(request: dict, printed: tuple[str, str]) -> None:
     if request.get("code") is not None:  # `python -c CODE ARGV`: '' first on sys.path, argv[0] '-c'
         sys.path[0] = ""
         sys.argv = ["-c", *request["argv"]]
+        import builtins
+
         main = sys.modules["__main__"]
         main.__dict__.clear()
-        main.__dict__.update({"__name__": "__main__", "__builtins__": __builtins__, "__doc__": None})
+        main.__dict__.update({"__name__": "__main__", "__builtins__": builtins, "__doc__": None})
         exec(compile(request["code"], "<string>", "exec"), main.__dict__)  # noqa: S102 - the test's program
         return
     sys.path[0] = os.getcwd()  # what `python -m` puts first
@@ -151,19 +153,26 @@ COLD_ENV = "LMMS_EVAL_TASKS_TESTS_COLD_LAUNCHER"  # set to 1: every launcher run
 # that read them) and the OpenAI ones, which the host modules imported here read only when called (checked
 # on lmms-eval 0.7.3: no module-level read; torch, transformers and datasets do not read them).
 # PYTEST_CURRENT_TEST names the running test (pytest sets it per test; nothing imported here reads it).
+# The host's response cache reads LMMS_CACHE_CHECKPOINT_INTERVAL when a cache opens; huggingface_hub reads
+# HF_TOKEN when a token is needed (HF_TOKEN_PATH, read at import, must match: names here are exact).
 _MAY_DIFFER = (
-    "LMMS_EVAL_TASKS_",
     "OPENAI_API_KEY",
     "OPENAI_API_URL",
     "OPENAI_API_BASE",
     "OPENAI_BASE_URL",
     "PYTEST_CURRENT_TEST",
+    "LMMS_CACHE_CHECKPOINT_INTERVAL",
+    "HF_TOKEN",
 )
 
 
 def _signature(environment: dict[str, str]) -> dict[str, str]:
     """The part of an environment the host's import may read (everything but the pack's own variables)."""
-    return {name: value for name, value in environment.items() if not name.startswith(_MAY_DIFFER)}
+    return {
+        name: value
+        for name, value in environment.items()
+        if not name.startswith("LMMS_EVAL_TASKS_") and name not in _MAY_DIFFER
+    }
 
 
 class WarmLauncher:
