@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
+import os
 
 import numpy as np
 import pytest
@@ -208,7 +207,9 @@ SAMPLE_TASKS = {
 
 
 @pytest.mark.slow
-def test_launcher_run_fills_the_host_stderr_column_and_compare_works(tmp_path):
+def test_launcher_run_fills_the_host_stderr_column_and_compare_works(tmp_path, monkeypatch, capsys):
+    from lmms_eval_tasks.cli import main
+
     tasks = ",".join(SAMPLE_TASKS.values())
     runs = {}
     for seed in (0, 1):
@@ -224,16 +225,22 @@ def test_launcher_run_fills_the_host_stderr_column_and_compare_works(tmp_path):
     assert isinstance(stderr, float) and stderr > 0
     assert isinstance(results["hallusionbench_sample"]["aAcc_stderr,none"], float)
     assert results["tallyqa_sample"]["unparsed_stderr,none"] == "N/A"  # a count has no interval
+    # `lmms-eval-tasks compare` in this process (14 calls: a process each re-imported the pack and reloaded
+    # WordNet), in the environment the launcher runs had (offline, the rule judge, no OpenAI settings)
+    for name, value in offline_environment().items():
+        monkeypatch.setenv(name, value)
+    for name in set(os.environ) - set(offline_environment()):
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(REPO_ROOT)
+    capsys.readouterr()
     for benchmark, task in SAMPLE_TASKS.items():
         for a, b in ((0, 1), (0, 0)):
-            completed = subprocess.run(
-                [sys.executable, "-m", "lmms_eval_tasks.cli", "compare", benchmark,
-                 str(runs[a]), str(runs[b]),
-                 "--task", task, "--resamples", "200"],
-                capture_output=True, text=True, env=offline_environment(), cwd=REPO_ROOT, check=False,
-            )  # fmt: skip
-            assert completed.returncode == 0, (benchmark, completed.stderr[-2000:])
-            paired = json.loads(completed.stdout)["paired_bootstrap"]
+            code = main(
+                ["compare", benchmark, str(runs[a]), str(runs[b]), "--task", task, "--resamples", "200"]
+            )
+            printed = capsys.readouterr()
+            assert code == 0, (benchmark, printed.err[-2000:])
+            paired = json.loads(printed.out)["paired_bootstrap"]
             assert paired, benchmark
             if a == b:
                 for name, entry in paired.items():
