@@ -8,6 +8,8 @@ CACHE ?= .cache
 SETUP_STAMP := $(VENV)/.lmms-eval-tasks-setup
 WORDNET_STAMP := $(VENV)/.lmms-eval-tasks-wordnet
 DOCTOR_STAMP := $(VENV)/.lmms-eval-tasks-doctor
+TEST_STAMP := $(VENV)/.lmms-eval-tasks-test
+BUILD_TINY_LLAVA := $(PY) -m lmms_eval_tasks.cli build-tiny-llava --output $(CACHE)/tiny-llava
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
@@ -19,24 +21,19 @@ export NLTK_DATA ?= $(abspath $(CACHE))/nltk_data
 
 setup: $(SETUP_STAMP) $(WORDNET_STAMP) $(DOCTOR_STAMP)
 
-# Installs torch's local CPU wheel first (an unpinned torch pulls a CUDA build), then the pack with its
-# extras (scripts/install_packages.sh: with uv, installed into the venv from PyPI, much faster than pip's
-# resolver and serial installs; pip when uv cannot be had; LMMS_EVAL_TASKS_NO_UV=1 forces pip), then removes
-# torchvision: the PyPI build that lmms-eval drags in fails to import next to the CPU wheel and breaks
-# transformers' import paths (spec 00 §3); transformers works without it. timm goes too: it imports
-# torchvision, and `accelerate launch` imports timm whenever it is installed.
+# Installs torch's local CPU wheel and the pack with its extras, without torchvision and timm
+# (scripts/install_packages.sh: with uv, installed into the venv from PyPI, much faster than pip's resolver
+# and serial installs; pip when uv cannot be had; LMMS_EVAL_TASKS_NO_UV=1 forces pip). The PyPI torchvision
+# that lmms-eval drags in fails to import next to the CPU wheel and breaks transformers' import paths
+# (spec 00 §3); transformers works without it. timm imports torchvision, and `accelerate launch` imports timm
+# whenever it is installed. Then the tiny LLaVA is built while WordNet is installed (independent; side by
+# side on two cores): the packages' first imports (bytecode compilation) are most of both steps.
 $(SETUP_STAMP): pyproject.toml constraints/cpu.txt scripts/install_packages.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	VENV=$(VENV) bash scripts/install_packages.sh constraints/cpu.txt torch==2.13.0 '.[dev,llava-hf]'
-	$(PIP) uninstall --quiet -y torchvision timm 2>/dev/null || true
-	$(MAKE) --no-print-directory tiny-llava
-	@# Headless Chromium for the report's browser test (root only; the test says why it skips otherwise).
-	@if command -v chromium >/dev/null 2>&1; then :; elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } || \
-	  echo "setup: chromium could not be installed: the report's browser test will be skipped"; \
-	else echo "setup: not root: chromium not installed (the report's browser test will be skipped)"; fi
-	touch $@
+	$(BUILD_TINY_LLAVA) & \
+	PYTHON=$(PY) bash scripts/install_wordnet.sh $(NLTK_DATA); wordnet=$$?; wait $$! && exit $$wordnet
+	touch $@ && touch $(WORDNET_STAMP)
 
 # WordNet is (re)checked whenever its installer changes: "installed" means every file nltk opens is there,
 # and the step ends by loading WordNet through nltk (scripts/install_wordnet.sh).
@@ -55,13 +52,23 @@ $(DOCTOR_STAMP): $(SETUP_STAMP) $(WORDNET_STAMP)
 doctor: $(SETUP_STAMP) $(WORDNET_STAMP)
 	$(PY) -m lmms_eval_tasks.cli doctor --dev
 
+# What only `make test` needs, on top of the same set-up `make demo` uses: headless Chromium for the
+# report's browser test (root only; the test says why it skips otherwise). Checked once per venv.
+$(TEST_STAMP): $(SETUP_STAMP)
+	@if command -v chromium >/dev/null 2>&1; then :; elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } || \
+	  echo "setup: chromium could not be installed: the report's browser test will be skipped"; \
+	else echo "setup: not root: chromium not installed (the report's browser test will be skipped)"; fi
+	touch $@
+
 # Regenerates every generated file (task YAML, per-task hook lines, sample data, host task index) from the
 # generators named in the benchmark registry; tests fail when a generated file drifts.
 generate: setup
 	$(PY) -m lmms_eval_tasks.framework.taskgen
 
 tiny-llava:
-	$(PY) -m lmms_eval_tasks.cli build-tiny-llava --output $(CACHE)/tiny-llava
+	$(BUILD_TINY_LLAVA)
 
 demo: setup
 	$(PY) -m lmms_eval_tasks.demo --output out/demo --tiny-llava $(CACHE)/tiny-llava
@@ -75,10 +82,10 @@ TEST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 NO_TESTS_IS_A_FAILURE := status=$$?; if [ $$status -eq 5 ]; then echo "no tests collected"; exit 1; fi; exit $$status
 
-test: setup
+test: setup $(TEST_STAMP)
 	$(PYTEST) $(PYTEST_ARGS); $(NO_TESTS_IS_A_FAILURE)
 
-test-quick: setup
+test-quick: setup $(TEST_STAMP)
 	$(PYTEST) -m "not slow" $(PYTEST_ARGS); $(NO_TESTS_IS_A_FAILURE)
 
 # Every script in benchmarks/ (each honours --quick: `make bench BENCH_ARGS=--quick`; the tests run that).
