@@ -5,7 +5,8 @@ tiny random LLaVA), fully offline with the rule-based judge, then prints and wri
 The numbers are meaningless as model quality (random models on a few generated questions); the demo
 shows the whole pipeline working and where its outputs go.
 
-The two launcher runs are independent and run side by side (one process each, all tasks in one process).
+The two launcher runs are independent and run side by side (one process each, all tasks in one process),
+forked from one process that imported the host once (``lmms_eval_tasks.host.shared_import``).
 A rerun reuses what is finished: a model's run whose inputs (the pack's files, the installed host and its
 libraries, the model and its files, the tasks, the seed) are unchanged is not run again, and the report is
 rewritten only when a run changed; the output says which (``--fresh`` runs everything again).
@@ -19,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -149,17 +149,36 @@ def next_steps() -> list[str]:
     ]
 
 
-def start_launcher(
-    arguments: list[str], log_path: Path, environment: dict[str, str]
-) -> subprocess.Popen[bytes]:
-    """Start `python -m lmms_eval_tasks ARGS`, its output streamed into ``log_path``."""
-    with open(log_path, "w", encoding="utf-8") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "lmms_eval_tasks", *arguments],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=environment,
-        )
+def run_launchers(
+    runs: dict[str, list[str]], output: Path, environment: dict[str, str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Run `python -m lmms_eval_tasks ARGS` for each label's arguments, side by side, each one's output into
+    ``output/<label>.log``, sharing one import of the host (``lmms_eval_tasks.host.shared_import``).
+    Returns {label: {"exit_code", "seconds", "cpu_seconds"}} and the shared import's cost."""
+    plan = [
+        {"label": label, "argv": arguments, "log": str(output / f"{label}.log")}
+        for label, arguments in runs.items()
+    ]
+    plan_path = output / "demo_runs.json"
+    plan_path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, "-m", "lmms_eval_tasks.host.shared_import", str(plan_path)],
+        capture_output=True,
+        env=environment,
+        text=True,
+        check=False,
+    )
+    plan_path.unlink(missing_ok=True)
+    records = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
+    finished = {record.pop("label"): record for record in records if "label" in record}
+    imported = next((record for record in records if "import_seconds" in record), {})
+    if completed.stderr:
+        sys.stderr.write(completed.stderr)
+    for label in runs:  # a run the server never started (the host's import failed): its log says why
+        if label not in finished:
+            (output / f"{label}.log").write_text(completed.stderr, encoding="utf-8")
+            finished[label] = {"exit_code": completed.returncode or 1, "seconds": 0.0, "cpu_seconds": 0.0}
+    return finished, imported
 
 
 RUN_RECORD = "demo_run.json"  # in each model's folder: the inputs' fingerprint of its finished run
@@ -258,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary: dict[str, Any] = {"tasks": tasks, "runs": {}}
     failed = False
     fingerprints: dict[str, str] = {}
-    started: dict[str, tuple[subprocess.Popen[bytes], float]] = {}
+    to_run: dict[str, list[str]] = {}
     reused: dict[str, Path] = {}
     for label, model_arguments in models.items():
         folder = args.output / label
@@ -270,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reused[label] = previous
             continue
         (folder / RUN_RECORD).unlink(missing_ok=True)  # a run under way is no finished run
-        arguments = [
+        to_run[label] = [
             *model_arguments,
             "--tasks",
             ",".join(tasks),
@@ -282,11 +301,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--seed",
             str(args.seed),
         ]
-        # the two models' runs are independent: side by side, one process each
-        started[label] = (
-            start_launcher(arguments, args.output / f"{label}.log", environment),
-            time.perf_counter(),
-        )
+    # the two models' runs are independent: side by side, one process each, one shared import of the host
+    finished, imported = run_launchers(to_run, args.output, environment) if to_run else ({}, {})
+    if imported:
+        summary["host_import"] = imported
     for label in models:
         folder = args.output / label
         run: dict[str, Any] = {"log": str(args.output / f"{label}.log")}
@@ -294,9 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results_file: Path | None = reused[label]
             run.update(exit_code=0, seconds=0.0, reused=True)
         else:
-            process, began = started[label]
-            code = process.wait()
-            run.update(exit_code=code, seconds=round(time.perf_counter() - began, 1), reused=False)
+            code = finished[label]["exit_code"]
+            run.update(finished[label], reused=False)
             results_file = find_results_file(folder) if code == 0 else None
             if results_file is not None:
                 record = {"fingerprint": fingerprints[label], "results_file": str(results_file.resolve())}
@@ -334,7 +351,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             continue
         print(
-            f"{label}: exit {run['exit_code']} in {run['seconds']} s; results: {run.get('results_file', '-')}"
+            f"{label}: exit {run['exit_code']} in {run['seconds']} s ({run['cpu_seconds']} s of CPU); "
+            f"results: {run.get('results_file', '-')}"
+        )
+    if imported:
+        print(
+            f"the host was imported once for the runs: {imported['import_seconds']} s "
+            f"({imported['import_cpu_seconds']} s of CPU)"
         )
     print(f"summary written to {args.output / 'summary.md'}; every metric is in the results files, and")
     print(

@@ -3,6 +3,7 @@ three next steps, says so in summary.md and the report, and a rerun prints one l
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,12 @@ def test_demo_ends_with_what_it_showed_and_three_next_steps_and_a_rerun_stays_qu
     assert Path(lines[-2].split("your own: ", 1)[1].rstrip(")")).is_file()  # a path that exists here
     summary = (tmp_path / "demo" / "summary.md").read_text(encoding="utf-8")
     assert summary.startswith(demo.WHAT_IT_SHOWS)
+    # both runs forked from one process that imported the host once; each is its own process (own CPU time)
+    recorded = json.loads((tmp_path / "demo" / "summary.json").read_text(encoding="utf-8"))
+    assert recorded["host_import"]["import_cpu_seconds"] > 0
+    assert all(recorded["runs"][label]["cpu_seconds"] > 0 for label in ("random_guess", "tiny_llava"))
+    assert "the host was imported once for the runs" in first.out
+    assert "llava_hf:__init__" in (output / "tiny_llava.log").read_text(encoding="utf-8")  # its own log
     assert demo.WHAT_IT_SHOWS in (tmp_path / "demo" / "report" / "report.md").read_text(encoding="utf-8")
 
     results_files = sorted(output.rglob("*_results.json"))

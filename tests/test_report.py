@@ -488,7 +488,7 @@ def test_report_opens_in_headless_chromium_without_console_errors(
     browser = _chromium()
     if browser is None:
         pytest.skip(
-            "chromium not installed (make setup installs the Debian package `chromium` when run as root)"
+            "chromium not installed (make test installs the Debian package `chromium` when run as root)"
         )
     screenshot = tmp_path / "shot.png"
     common = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -581,7 +581,7 @@ def test_screenshots_of_every_section_of_the_report(sample_report: Path, tmp_pat
     browser = _chromium()
     if browser is None:
         pytest.skip(
-            "chromium not installed (make setup installs the Debian package `chromium` when run as root)"
+            "chromium not installed (make test installs the Debian package `chromium` when run as root)"
         )
     common = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
