@@ -36,7 +36,7 @@ def test_demo_ends_with_what_it_showed_and_three_next_steps_and_a_rerun_stays_qu
     assert recorded["host_import"]["import_cpu_seconds"] > 0
     assert all(recorded["runs"][label]["cpu_seconds"] > 0 for label in ("random_guess", "tiny_llava"))
     assert "the host was imported once for the runs" in first.out
-    assert "llava_hf:__init__" in (output / "tiny_llava.log").read_text(encoding="utf-8")  # its own log
+    assert "lmms_eval.models.simple.llava_hf" in (output / "tiny_llava.log").read_text(encoding="utf-8")
     assert demo.WHAT_IT_SHOWS in (tmp_path / "demo" / "report" / "report.md").read_text(encoding="utf-8")
 
     results_files = sorted(output.rglob("*_results.json"))
