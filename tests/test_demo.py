@@ -10,7 +10,6 @@ import pytest
 from loguru import logger
 
 from lmms_eval_tasks import demo
-from tests.helpers import run_launcher
 
 pytestmark = pytest.mark.slow
 
@@ -58,10 +57,8 @@ def test_demo_ends_with_what_it_showed_and_three_next_steps_and_a_rerun_stays_qu
     # re-adds sys.stdout as it was then), so the demo's warnings are read from a sink of the test's own
     messages: list[str] = []
     sink = logger.add(lambda message: messages.append(str(message)), level="WARNING", format="{message}")
-    try:  # the first run started the demo's own processes; these fork from the suite's warm launcher
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(demo, "start_launcher", _WarmWhenWaited)
-            assert demo.main([*arguments, "--fresh"]) == 0  # the same folder: every report has an older twin
+    try:
+        assert demo.main([*arguments, "--fresh"]) == 0  # the same folder: every report has an older twin
     finally:
         logger.remove(sink)
     third = capfd.readouterr()
@@ -70,20 +67,6 @@ def test_demo_ends_with_what_it_showed_and_three_next_steps_and_a_rerun_stays_qu
     older = [message for message in messages if "report(s) of older runs" in message]
     assert len(older) == 2, older  # one per model folder
     assert len(list(output.rglob("*_results.json"))) == 2 * len(results_files)
-
-
-class _WarmWhenWaited:
-    """``demo.start_launcher``'s process, run by the suite's warm launcher (tests/helpers.py ``run_launcher``:
-    the same launcher, arguments and environment, without the host's 10-15 s import) when the demo waits for
-    it: the two models' runs one after the other instead of side by side, the output in the demo's log."""
-
-    def __init__(self, arguments: list[str], log_path: Path, environment: dict[str, str]) -> None:
-        self.arguments, self.log_path, self.environment = arguments, log_path, environment
-
-    def wait(self) -> int:
-        completed = run_launcher(*self.arguments, environment=self.environment, cwd=Path.cwd())
-        self.log_path.write_text(completed.stdout + completed.stderr, encoding="utf-8")
-        return completed.returncode
 
 
 def test_a_changed_input_runs_the_model_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
