@@ -59,6 +59,7 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
     common = [
         "pack_task_index",
         "libyaml_task_index",
+        "task_index_cache",
         "task_dataset_context",
         "failure_recorder",
         "pack_stderr",
