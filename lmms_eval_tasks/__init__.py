@@ -18,7 +18,8 @@ CACHE_ENV = "LMMS_EVAL_TASKS_CACHE"
 
 def cache_root() -> Path:
     """``$LMMS_EVAL_TASKS_CACHE``, else ``~/.cache/lmms_eval_tasks``: the one root of every pack cache (judge
-    answers, corrupted images, WordNet, ConTextual's images, the tiny LLaVA), read here only."""
+    answers, corrupted images, WordNet, ConTextual's images, the tiny LLaVA, the host's task index), read here
+    only."""
     from lmms_eval_tasks import environment
 
     root = environment.value(CACHE_ENV)

@@ -50,7 +50,8 @@ class Variable:
 VARIABLES: tuple[Variable, ...] = (
     Variable(
         "LMMS_EVAL_TASKS_CACHE",
-        "root of every pack cache: judge answers, corrupted images, WordNet, ConTextual's images, tiny LLaVA",
+        "root of every pack cache: judge answers, corrupted images, WordNet, ConTextual's images, tiny LLaVA, "
+        "the host's task index",
         "`~/.cache/lmms_eval_tasks`",
     ),
     Variable(
