@@ -50,8 +50,8 @@ class Variable:
 VARIABLES: tuple[Variable, ...] = (
     Variable(
         "LMMS_EVAL_TASKS_CACHE",
-        "root of every pack cache: judge answers, corrupted images, WordNet, ConTextual's images, tiny LLaVA, "
-        "the host's task index",
+        "root of every pack cache: judge answers, corrupted images, WordNet, ConTextual's images, tiny "
+        "LLaVA, the host's task index",
         "`~/.cache/lmms_eval_tasks`",
     ),
     Variable(
@@ -115,7 +115,9 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS",
-        "largest image (height x width) the corruption engine corrupts; `0` = no limit",
+        "largest image (height x width) the corruption engine corrupts and every task's image loader "
+        "accepts (it replaces PIL's own decompression-bomb limit there, which libraries change when "
+        "imported); `0` = no limit",
         "`16777216` (4096 x 4096)",
     ),
     Variable(
