@@ -85,26 +85,34 @@ def test_a_base_only_layout_gets_a_built_index_sense_and_nltk_loads_it(tmp_path:
     assert output.split() == ["8", "dog.n.01"]
 
 
-def test_the_built_index_sense_equals_princetons_file_line_for_line(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def built_index_sense(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``build_index_sense`` of a base-only copy of Debian's files (about 4 s of CPU: built once here)."""
+    return build_index_sense(_debian_base_only_copy(tmp_path_factory.mktemp("built-index-sense")))
+
+
+def test_the_built_index_sense_equals_princetons_file_line_for_line(built_index_sense: str) -> None:
     real = Path("/usr/share/wordnet/index.sense")
     if not real.is_file():
         pytest.skip("Debian's wordnet-sense-index is not installed here, so there is no reference file")
-    built = build_index_sense(_debian_base_only_copy(tmp_path))
-    assert built == real.read_text(encoding="utf-8", errors="surrogateescape")
+    assert built_index_sense == real.read_text(encoding="utf-8", errors="surrogateescape")
 
 
-def test_sense_keys_of_satellites_and_case_variants() -> None:
+def test_sense_keys_of_satellites_and_case_variants(built_index_sense: str) -> None:
     # Hand-checked lines of WordNet 3.0's index.sense: a satellite adjective names its head word and id,
     # "ddC 0 DDC 1" in one synset gives one key (the first word's lex id), sense numbers follow index.noun.
-    lines = set(build_index_sense(Path("/usr/share/wordnet")).splitlines())
+    lines = set(built_index_sense.splitlines())
     assert "above%5:00:00:preceding:00 00125993 1 13" in lines  # cntlist.rev writes "preceding(a)"
     assert "ddc%1:06:00:: 03190763 1 0" in lines
     assert not any(line.startswith("ddc%1:06:01::") for line in lines)
     assert "earth%1:15:00:: 08562067 4 3" in lines
 
 
-def test_a_folder_missing_any_file_nltk_opens_is_not_prepared(tmp_path: Path) -> None:
-    folder = prepare_nltk_wordnet(tmp_path / "nltk_data", source=_debian_base_only_copy(tmp_path))
+def test_a_folder_missing_any_file_nltk_opens_is_not_prepared(tmp_path: Path, built_index_sense: str) -> None:
+    source = _debian_base_only_copy(tmp_path)  # with the index.sense built once for the module: copied
+    (source / "index.sense").write_text(built_index_sense, encoding="utf-8", errors="surrogateescape")
+    folder = prepare_nltk_wordnet(tmp_path / "nltk_data", source=source)
+    assert is_prepared(folder)
     (folder / "index.sense").unlink()
     assert not is_prepared(folder)
     assert prepare_nltk_wordnet(tmp_path / "nltk_data", source=_debian_base_only_copy(tmp_path / "again"))
