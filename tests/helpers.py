@@ -20,10 +20,25 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 QUICK_TEST_VARIABLE = "LMMS_EVAL_TASKS_TESTS_QUICK_TEST"
 
 
+# Variables libraries set in the test process when imported (cv2: LD_LIBRARY_PATH and Qt's QT_QPA_*;
+# OpenMP runtimes: KMP_*), never in the shell a user starts the launcher from: a launcher run gets the
+# values the session started with, so runs before and after such an import share one warm launcher.
+_SET_BY_LIBRARIES = ("LD_LIBRARY_PATH", "QT_", "KMP_")
+_CANONICAL = sys.modules.get("tests.helpers")  # one snapshot for both names of this module (helpers too)
+_STARTUP_ENVIRONMENT: dict[str, str] = getattr(_CANONICAL, "_STARTUP_ENVIRONMENT", None) or dict(os.environ)
+
+
+def _as_at_startup(environment: dict[str, str]) -> dict[str, str]:
+    """``environment`` with the variables libraries set (``_SET_BY_LIBRARIES``) as the session began."""
+    kept = {name: value for name, value in environment.items() if not name.startswith(_SET_BY_LIBRARIES)}
+    started = {k: v for k, v in _STARTUP_ENVIRONMENT.items() if k.startswith(_SET_BY_LIBRARIES)}
+    return {**kept, **started}
+
+
 def offline_environment(**extra: str) -> dict[str, str]:
     """The current environment, offline for the hub, with the rule judge unless ``extra`` says otherwise."""
     environment = {
-        **os.environ,
+        **_as_at_startup(dict(os.environ)),
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",

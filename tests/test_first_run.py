@@ -105,6 +105,10 @@ def _report(output: Path, task: str) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# The launcher runs below come grouped by datasets cache (the host's, the whole VQAv2, empty, the default):
+# each cache is an environment of its own, and a test worker keeps a warm launcher for only a few.
+
+
 def test_hallusionbench_and_vrb_clean_run_offline_from_the_hosts_cache(
     host_cache: Path, empty: Path, tmp_path: Path
 ) -> None:
@@ -140,6 +144,27 @@ def test_hallusionbench_and_vrb_clean_run_offline_from_the_hosts_cache(
         COMMIT,
         VQAV2_VALIDATION_FILES,
     )
+
+
+def test_hallusionbench_without_a_judge_refuses_before_any_model_loads(
+    host_cache: Path, empty: Path, tmp_path: Path
+) -> None:
+    """A judged benchmark with no judge endpoint used to exit 0 scored by the rule judge (a WARNING line in
+    a long log); now one line names the key variables and the rule-judged task, before the model loads."""
+    output = tmp_path / "out"
+    environment = _environment(host_cache, empty)
+    for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "AZURE_ENDPOINT", "LMMS_EVAL_TASKS_JUDGE"):
+        environment.pop(name, None)
+    completed = run_launcher(
+        "--model", "random_guess", "--tasks", "hallusionbench", "--output_path", str(output),
+        environment=environment,
+    )
+    assert completed.returncode == 2
+    last = completed.stderr.strip().splitlines()[-1]
+    assert last.startswith("lmms_eval: hallusionbench is scored by an LLM judge and none is configured"), last
+    assert "OPENAI_API_KEY" in last and "hallusionbench_offline" in last, last
+    assert "LMMS_EVAL_TASKS_JUDGE=rule" in last
+    assert not output.exists()
 
 
 def test_vrb_reads_the_hosts_whole_vqav2_cache_offline(
@@ -202,25 +227,38 @@ def test_offline_without_the_dataset_the_last_line_names_it_and_the_fix(empty: P
     assert not output.exists()  # stopped before the host ran
 
 
-def test_hallusionbench_without_a_judge_refuses_before_any_model_loads(
-    host_cache: Path, empty: Path, tmp_path: Path
-) -> None:
-    """A judged benchmark with no judge endpoint used to exit 0 scored by the rule judge (a WARNING line in
-    a long log); now one line names the key variables and the rule-judged task, before the model loads."""
-    output = tmp_path / "out"
-    environment = _environment(host_cache, empty)
-    for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "AZURE_ENDPOINT", "LMMS_EVAL_TASKS_JUDGE"):
-        environment.pop(name, None)
-    completed = run_launcher(
-        "--model", "random_guess", "--tasks", "hallusionbench", "--output_path", str(output),
-        environment=environment,
+def test_an_overridden_dataset_path_moves_every_hallusionbench_split(empty: Path, tmp_path: Path) -> None:
+    """A mirror: a local folder holding both splits as parquet files; nothing under the hub id is cached."""
+    mirror = tmp_path / "mirror" / "data"
+    mirror.mkdir(parents=True)
+    shutil.copyfile(SAMPLES["hallusionbench"] / "image.parquet", mirror / "image-00000-of-00001.parquet")
+    shutil.copyfile(
+        SAMPLES["hallusionbench"] / "non_image.parquet", mirror / "non_image-00000-of-00001.parquet"
     )
-    assert completed.returncode == 2
-    last = completed.stderr.strip().splitlines()[-1]
-    assert last.startswith("lmms_eval: hallusionbench is scored by an LLM judge and none is configured"), last
-    assert "OPENAI_API_KEY" in last and "hallusionbench_offline" in last, last
-    assert "LMMS_EVAL_TASKS_JUDGE=rule" in last
-    assert not output.exists()
+    include = tmp_path / "tasks"
+    include.mkdir()
+    (include / "my_hallusionbench.yaml").write_text(
+        "include: " + str(TASKS_DIR / "hallusionbench" / "yaml" / "hallusionbench_offline.yaml") + "\n"
+        "task: my_hallusionbench\n"
+        f"dataset_path: {mirror.parent}\n",
+        encoding="utf-8",
+    )
+    output = tmp_path / "out"
+    completed = run_launcher(
+        "--model",
+        "random_guess",
+        "--model_args",
+        "seed=0",
+        "--tasks",
+        "my_hallusionbench",
+        "--include_path",
+        str(include),
+        "--output_path",
+        str(output),
+        environment=_environment(empty / "empty_cache", empty),
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    assert results_json(output)["n-samples"]["my_hallusionbench"]["effective"] == 29
 
 
 def test_a_users_task_built_on_a_judged_task_refuses_without_a_judge(tmp_path: Path) -> None:
@@ -255,40 +293,6 @@ def test_a_users_task_built_on_a_judged_task_refuses_without_a_judge(tmp_path: P
     assert "hallusionbench is scored by an LLM judge and none is configured" in last, last
     assert "OPENAI_API_KEY" in last and "LMMS_EVAL_TASKS_JUDGE=rule" in last, last
     assert not list(output.rglob("*_report.json")) and not list(output.rglob("*_samples.jsonl"))
-
-
-def test_an_overridden_dataset_path_moves_every_hallusionbench_split(empty: Path, tmp_path: Path) -> None:
-    """A mirror: a local folder holding both splits as parquet files; nothing under the hub id is cached."""
-    mirror = tmp_path / "mirror" / "data"
-    mirror.mkdir(parents=True)
-    shutil.copyfile(SAMPLES["hallusionbench"] / "image.parquet", mirror / "image-00000-of-00001.parquet")
-    shutil.copyfile(
-        SAMPLES["hallusionbench"] / "non_image.parquet", mirror / "non_image-00000-of-00001.parquet"
-    )
-    include = tmp_path / "tasks"
-    include.mkdir()
-    (include / "my_hallusionbench.yaml").write_text(
-        "include: " + str(TASKS_DIR / "hallusionbench" / "yaml" / "hallusionbench_offline.yaml") + "\n"
-        "task: my_hallusionbench\n"
-        f"dataset_path: {mirror.parent}\n",
-        encoding="utf-8",
-    )
-    output = tmp_path / "out"
-    completed = run_launcher(
-        "--model",
-        "random_guess",
-        "--model_args",
-        "seed=0",
-        "--tasks",
-        "my_hallusionbench",
-        "--include_path",
-        str(include),
-        "--output_path",
-        str(output),
-        environment=_environment(empty / "empty_cache", empty),
-    )
-    assert completed.returncode == 0, completed.stderr[-4000:]
-    assert results_json(output)["n-samples"]["my_hallusionbench"]["effective"] == 29
 
 
 def test_vrb_passes_only_the_validation_files_to_the_real_builder(tmp_path: Path) -> None:

@@ -370,8 +370,10 @@ def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
     key = json.dumps(_signature(environment), sort_keys=True)
     server = _servers.pop(key, None)
     if server is None:
-        if len(_servers) >= MAX_SERVERS:  # the least recently used gives way (one-off environments age out)
-            _servers.pop(next(iter(_servers))).close()
+        if len(_servers) >= MAX_SERVERS:  # the least used gives way, the least recently used of those: a
+            # one-off environment (a test's own datasets cache) ages out, the suite's usual one stays
+            fewest = min(server.runs for server in _servers.values())
+            _servers.pop(next(k for k, server in _servers.items() if server.runs == fewest)).close()
         import atexit
 
         global servers_started
