@@ -81,7 +81,7 @@ def scrubbed_console() -> Iterator[None]:
 
 def scrub_files(paths: Iterable[Path]) -> list[Path]:
     """Rewrite each file (line by line, atomically) without the secrets ``scrub`` finds; the files changed."""
-    from lmms_eval_tasks.judges.redact import scrub
+    from lmms_eval_tasks.judges.redact import scrub_lines
 
     changed = []
     for path in dict.fromkeys(Path(path) for path in paths):
@@ -90,7 +90,7 @@ def scrub_files(paths: Iterable[Path]) -> list[Path]:
                 lines = handle.readlines()
         except OSError:
             continue  # a file the host did not write is reported by host_output_problems
-        clean = [scrub(line) for line in lines]
+        clean = scrub_lines(lines)
         if clean == lines:
             continue
         temporary = path.with_name(f".{path.name}.scrubbed")

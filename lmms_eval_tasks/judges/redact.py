@@ -64,7 +64,18 @@ def _base64_forms(value: str) -> list[str]:
 
 def scrub(text: str, secrets: tuple[str | None, ...] = ()) -> str:
     """``text`` with known secret values and key-like patterns replaced by a marker."""
-    for value in secret_values(secrets):
+    return _scrubbed(text, secret_values(secrets))
+
+
+def scrub_lines(lines: list[str], secrets: tuple[str | None, ...] = ()) -> list[str]:
+    """``[scrub(line) for line in lines]``, the secret values looked up once: about half of ``scrub``'s
+    time, and a results file has thousands of lines."""
+    values = secret_values(secrets)
+    return [_scrubbed(line, values) for line in lines]
+
+
+def _scrubbed(text: str, values: list[str]) -> str:
+    for value in values:
         text = text.replace(value, REDACTED)
     text = _BASIC.sub(_basic_credential, text)
     for pattern in _PATTERNS:

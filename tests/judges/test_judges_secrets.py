@@ -14,7 +14,7 @@ from loguru import logger
 
 from lmms_eval_tasks.framework.task_pipeline import write_report
 from lmms_eval_tasks.judges import JudgeRequest, get_judge, judge_metadata, replies_log
-from lmms_eval_tasks.judges.redact import REDACTED, safe_url, scrub
+from lmms_eval_tasks.judges.redact import REDACTED, safe_url, scrub, scrub_lines
 from lmms_eval_tasks.reporting.schema import build_report, latest_files
 
 
@@ -123,6 +123,26 @@ def test_scrub_keeps_json_lines_valid_and_prose_whole(tmp_path) -> None:
     for prose in ("The token: 5 cents", "password: the word on the board", "The secret: a cat"):
         assert scrub(prose) == prose
     assert REDACTED in scrub("password: hunter22") and REDACTED in scrub("api_key=abcdef")
+
+
+def test_scrub_lines_is_scrub_of_each_line(monkeypatch) -> None:
+    """A file's lines (the launcher's scrub_files) get what ``scrub`` gives each: secrets from the
+    environment (and their base64 forms), the caller's, and every key pattern."""
+    import base64
+
+    key = "sk-proj-linesTest0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-abcdef-123")
+    lines = [
+        f'{{"resps": [["{key}"]]}}\n',
+        "echo: " + base64.b64encode(f"Bearer {key}".encode()).decode() + "\n",
+        "service tok-abcdef-123 and given-secret-xyz\n",
+        "endpoint=http://user:pw@host/v1 Authorization: Basic dXNlcjpwYXNz\n",
+        "plain prose, the token: 5 cents\n",
+    ]
+    expected = [scrub(line, ("given-secret-xyz",)) for line in lines]
+    assert scrub_lines(lines, ("given-secret-xyz",)) == expected
+    assert sum(REDACTED in line for line in expected) == 4 and expected[-1] == lines[-1]
 
 
 def test_a_key_echoed_in_base64_is_scrubbed(monkeypatch) -> None:
