@@ -102,6 +102,7 @@ def _become_the_launcher(request: dict, printed: tuple[str, str]) -> None:
         if text:
             os.write(fd, text.encode("utf-8"))
     _reseed()
+    sys.path[1:1] = request.get("path_prefix") or []  # PYTHONPATH entries before the server's own
     if request.get("code") is not None:  # `python -c CODE ARGV`: '' first on sys.path, argv[0] '-c'
         sys.path[0] = ""
         sys.argv = ["-c", *request["argv"]]
@@ -139,7 +140,8 @@ def main() -> None:
     os.close(null)
     printed = _preload(sys.argv[1])
     pack_loaded = sorted(name for name in sys.modules if name.startswith("lmms_eval_tasks"))
-    replies.write(json.dumps({"ready": True, "pack_modules": pack_loaded}) + "\n")
+    top_level = sorted({name.split(".")[0] for name in sys.modules})
+    replies.write(json.dumps({"ready": True, "pack_modules": pack_loaded, "top_level": top_level}) + "\n")
     replies.flush()
     request = _serve(requests, replies)
     if request is not None:
@@ -167,12 +169,17 @@ _MAY_DIFFER = (
 
 
 def _signature(environment: dict[str, str]) -> dict[str, str]:
-    """The part of an environment the host's import may read (everything but the pack's own variables)."""
+    """The part of an environment the host's import may read (everything but the pack's own variables;
+    PYTHONPATH is compared apart: see ``WarmLauncher.path_prefix``)."""
     return {
         name: value
         for name, value in environment.items()
-        if not name.startswith("LMMS_EVAL_TASKS_") and name not in _MAY_DIFFER
+        if not name.startswith("LMMS_EVAL_TASKS_") and name not in (*_MAY_DIFFER, "PYTHONPATH")
     }
+
+
+def _entries(python_path: str) -> list[str]:
+    return [entry for entry in python_path.split(os.pathsep) if entry]
 
 
 class WarmLauncher:
@@ -199,6 +206,8 @@ class WarmLauncher:
         self._pending = b""  # replies read from the pipe, not yet returned (a whole line each)
         ready = self._reply(timeout=900)
         self.usable = bool(ready and ready.get("ready"))
+        self.python_path = _entries(environment.get("PYTHONPATH", ""))
+        self.imported = set(ready.get("top_level", ())) if ready else set()
         self.runs = 0
         self.running: WarmRun | None = None
         self.last_cpu: float | None = None  # user + system seconds of the last run `run` waited for
@@ -232,8 +241,28 @@ class WarmLauncher:
             and self.running is None
             and self.process.poll() is None
             and _signature(environment) == self.signature
+            and self.path_prefix(environment) is not None
             and "LMMS_EVAL_PLUGINS" not in environment  # the pack's plugin note depends on import order
         )
+
+    def path_prefix(self, environment: dict[str, str]) -> list[str] | None:
+        """The PYTHONPATH entries ``environment`` puts before the server's own (a test's package folder),
+        or None when a cold start would import differently: another PYTHONPATH, or an added folder holding
+        a module the server has imported (it would shadow it) or package metadata (entry points, which
+        the host reads at import) or a .pth file."""
+        entries, own = _entries(environment.get("PYTHONPATH", "")), self.python_path
+        if len(entries) < len(own) or entries[len(entries) - len(own) :] != own:
+            return None
+        added = entries[: len(entries) - len(own)]
+        for entry in added:
+            if not os.path.isdir(entry):
+                return None
+            for name in os.listdir(entry):
+                if name.endswith((".dist-info", ".egg-info", ".egg-link", ".pth")):
+                    return None
+                if name.split(".")[0] in self.imported:
+                    return None
+        return added
 
     def start(
         self,
@@ -251,7 +280,7 @@ class WarmLauncher:
         global served_runs
         served_runs += 1
         request = {"argv": list(arguments), "env": dict(environment), "cwd": cwd, "stdout": stdout}
-        request |= {"stderr": stderr, "code": code}
+        request |= {"stderr": stderr, "code": code, "path_prefix": self.path_prefix(environment)}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         started = self._reply(timeout=60)
@@ -367,7 +396,9 @@ def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
     """
     if os.environ.get(COLD_ENV) == "1" or environment.get(COLD_ENV) == "1":
         return None
-    key = json.dumps(_signature(environment), sort_keys=True)
+    serving = [key for key, server in _servers.items() if server.accepts(environment, cwd)]
+    own = {**_signature(environment), "PYTHONPATH": environment.get("PYTHONPATH", "")}
+    key = serving[0] if serving else json.dumps(own, sort_keys=True)
     server = _servers.pop(key, None)
     if server is None:
         if len(_servers) >= MAX_SERVERS:  # the least used gives way, the least recently used of those: a
