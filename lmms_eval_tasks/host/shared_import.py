@@ -33,6 +33,25 @@ HOST_MODULES = (
 )
 
 
+def die_with_parent(parent: int | None = None) -> None:
+    """Have the kernel send this process SIGTERM when its parent ends (Linux; elsewhere nothing), so a
+    killed demo or shared-import process leaves no model run behind (the launcher ends cleanly on SIGTERM).
+    ``parent``: the parent's pid as the parent saw it before forking (else the current parent's): a parent
+    that ended before the request was made is caught too."""
+    import ctypes
+    import signal
+
+    parent = os.getppid() if parent is None else parent
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: no such call
+        return
+    if os.getppid() != parent:  # the parent ended before the request was made
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -106,11 +125,13 @@ def run_all(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         "import_cpu_seconds": round(_cpu_seconds() - cpu_began, 1),
     }
     children: dict[int, tuple[dict[str, Any], float]] = {}
+    this_process = os.getpid()
     for run in runs:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
+            die_with_parent(parent=this_process)
             return {**run, "printed": printed}
         children[pid] = (run, time.perf_counter())
     while children:
@@ -130,6 +151,7 @@ def run_all(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    die_with_parent()  # the demo that started it ends: so does it, and so do its runs
     [runs_path] = argv if argv is not None else sys.argv[1:]
     with open(runs_path, encoding="utf-8") as handle:
         runs = json.load(handle)
