@@ -227,22 +227,28 @@ def test_offline_without_the_dataset_the_last_line_names_it_and_the_fix(empty: P
     assert not output.exists()  # stopped before the host ran
 
 
-def test_an_overridden_dataset_path_moves_every_hallusionbench_split(empty: Path, tmp_path: Path) -> None:
-    """A mirror: a local folder holding both splits as parquet files; nothing under the hub id is cached."""
+def _users_hallusionbench_task(tmp_path: Path, base: str) -> Path:
+    """A folder for ``--include_path`` holding the user's task ``my_hallusionbench``: the pack's ``base``
+    YAML with its dataset moved to a local mirror of both sample splits (nothing under the hub id cached)."""
     mirror = tmp_path / "mirror" / "data"
     mirror.mkdir(parents=True)
-    shutil.copyfile(SAMPLES["hallusionbench"] / "image.parquet", mirror / "image-00000-of-00001.parquet")
-    shutil.copyfile(
-        SAMPLES["hallusionbench"] / "non_image.parquet", mirror / "non_image-00000-of-00001.parquet"
-    )
+    for split in ("image", "non_image"):
+        source = SAMPLES["hallusionbench"] / f"{split}.parquet"
+        shutil.copyfile(source, mirror / f"{split}-00000-of-00001.parquet")
     include = tmp_path / "tasks"
     include.mkdir()
     (include / "my_hallusionbench.yaml").write_text(
-        "include: " + str(TASKS_DIR / "hallusionbench" / "yaml" / "hallusionbench_offline.yaml") + "\n"
+        "include: " + str(TASKS_DIR / "hallusionbench" / "yaml" / base) + "\n"
         "task: my_hallusionbench\n"
         f"dataset_path: {mirror.parent}\n",
         encoding="utf-8",
     )
+    return include
+
+
+def test_an_overridden_dataset_path_moves_every_hallusionbench_split(empty: Path, tmp_path: Path) -> None:
+    """A mirror: a local folder holding both splits as parquet files; nothing under the hub id is cached."""
+    include = _users_hallusionbench_task(tmp_path, "hallusionbench_offline.yaml")
     output = tmp_path / "out"
     completed = run_launcher(
         "--model",
@@ -266,19 +272,7 @@ def test_a_users_task_built_on_a_judged_task_refuses_without_a_judge(tmp_path: P
     variants) that includes ``hallusionbench.yaml`` is judged as ``hallusionbench``: with no judge endpoint it
     used to exit 0 scored by the rule judge behind a WARNING (the launcher's check knows pack names only).
     Now it stops before any answer is generated, the last line naming the key variables and the fix."""
-    mirror = tmp_path / "mirror" / "data"
-    mirror.mkdir(parents=True)
-    for split in ("image", "non_image"):
-        source = SAMPLES["hallusionbench"] / f"{split}.parquet"
-        shutil.copyfile(source, mirror / f"{split}-00000-of-00001.parquet")
-    include = tmp_path / "tasks"
-    include.mkdir()
-    (include / "my_hallusionbench.yaml").write_text(
-        "include: " + str(TASKS_DIR / "hallusionbench" / "yaml" / "hallusionbench.yaml") + "\n"
-        "task: my_hallusionbench\n"
-        f"dataset_path: {mirror.parent}\n",
-        encoding="utf-8",
-    )
+    include = _users_hallusionbench_task(tmp_path, "hallusionbench.yaml")
     environment = offline_environment()
     for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "AZURE_ENDPOINT", "LMMS_EVAL_TASKS_JUDGE"):
         environment.pop(name, None)

@@ -228,12 +228,11 @@ def _host_index_of(folder: str, fast: bool) -> dict[str, Any]:
         _INDEXING.active = False
 
 
-def _probe_libyaml_index() -> tuple[str, str]:
+def _indexer_shape_problem() -> str | None:
+    """What the two task-index patches need of the host's indexer, or why it is not there: the task folder
+    walk ``TaskManager._get_task_and_group(self, task_dir)``, whose YAML goes through ``lmms_eval.utils``'s
+    ``load_yaml_config`` (``yaml.full_load``) with the yaml module (or the libyaml patch's stand-in)."""
     import lmms_eval.utils as host_utils
-    import yaml
-
-    if not getattr(yaml, "__with_libyaml__", False) or not hasattr(yaml, "CFullLoader"):
-        return MISMATCH, "PyYAML has no libyaml here (the index is parsed by pure Python, about 7x slower)"
     from lmms_eval.tasks import TaskManager
 
     indexer = getattr(TaskManager, "_get_task_and_group", None)
@@ -242,9 +241,22 @@ def _probe_libyaml_index() -> tuple[str, str]:
         missing_lookups("lmms_eval.utils.load_yaml_config", loader, ["yaml", "full_load"])
     )
     if problem:
-        return MISMATCH, problem
+        return problem
     if not isinstance(host_utils.yaml, _IndexYaml | types.ModuleType):
-        return MISMATCH, f"lmms_eval.utils.yaml is {type(host_utils.yaml).__name__}, not the yaml module"
+        return f"lmms_eval.utils.yaml is {type(host_utils.yaml).__name__}, not the yaml module"
+    return None
+
+
+def _probe_libyaml_index() -> tuple[str, str]:
+    import lmms_eval.utils as host_utils
+    import yaml
+
+    if not getattr(yaml, "__with_libyaml__", False) or not hasattr(yaml, "CFullLoader"):
+        return MISMATCH, "PyYAML has no libyaml here (the index is parsed by pure Python, about 7x slower)"
+
+    problem = _indexer_shape_problem()
+    if problem:
+        return MISMATCH, problem
     # the same index both ways on a folder with what the built-ins use: include, !function, a group, a tag
     with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
         files = {
@@ -333,17 +345,10 @@ def _indexes_as_the_host(manager: Any) -> bool:
 def _probe_task_index_cache() -> tuple[str, str]:
     import lmms_eval.utils as host_utils
     import yaml
-    from lmms_eval.tasks import TaskManager
 
-    indexer = getattr(TaskManager, "_get_task_and_group", None)
-    loader = host_utils.load_yaml_config
-    problem = expect_parameters("TaskManager._get_task_and_group", indexer, ["self", "task_dir"]) or (
-        missing_lookups("lmms_eval.utils.load_yaml_config", loader, ["yaml", "full_load"])
-    )
+    problem = _indexer_shape_problem()
     if problem:
         return MISMATCH, problem
-    if not isinstance(host_utils.yaml, _IndexYaml | types.ModuleType):
-        return MISMATCH, f"lmms_eval.utils.yaml is {type(host_utils.yaml).__name__}, not the yaml module"
     if not callable(getattr(host_utils, "ignore_constructor", None)):
         return MISMATCH, "lmms_eval.utils has no ignore_constructor (the index parse's !function constructor)"
     if not os.path.isdir(_host_tasks_dir()):
