@@ -9,19 +9,18 @@ they are), the include names the host resolved next to their file because no suc
 working directory (the host tries the working directory first), and the debug lines the build logged. It is
 used only when all of that still holds; otherwise the folder is indexed again and the cache rewritten.
 
-Writes are atomic (a temporary file in the same folder, then ``os.replace``): concurrent runs each write a
-whole file and a reader never sees part of one. A damaged cache file is rebuilt with a warning. Nothing here
-imports lmms-eval; ``host/patches.py`` decides which folders are cached and installs the wrapper.
+Writes are atomic (``reporting.schema.write_atomically``: a temporary file, then ``os.replace``):
+concurrent runs each write a whole file and a reader never sees part of one. A damaged cache file is
+rebuilt with a warning. Nothing here imports lmms-eval; ``host/patches.py`` decides which folders are
+cached and installs the wrapper.
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -207,17 +206,11 @@ def payload_of(
 
 def store(path: Path, payload: dict[str, Any]) -> None:
     """Write ``payload`` to ``path`` atomically; a failure is one warning per file (the run goes on)."""
+    from lmms_eval_tasks.reporting.schema import write_atomically
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(payload, stream, separators=(",", ":"))
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_atomically(path, json.dumps(payload, separators=(",", ":")))
     except OSError as error:
         if str(path) not in _warned_writes:
             _warned_writes.add(str(path))
