@@ -22,7 +22,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Seconds each test file took in the last run that ran it (pytest's cache, .pytest_cache): the next run hands
 # the longest files out first, so both xdist workers end together (longest-first is close to the best split).
+# A fresh clone (CI) has no cache: it orders by tests/file_seconds.json, a copy of a full run's timings kept
+# in the repository (refresh: cp .pytest_cache/v/lmms_eval_tasks/file_seconds tests/file_seconds.json).
 FILE_SECONDS_KEY = "lmms_eval_tasks/file_seconds"
+FILE_SECONDS_SNAPSHOT = Path(__file__).with_name("file_seconds.json")
 UNMEASURED_SLOW_FILE_SECONDS = 600.0  # a file with `slow` tests never timed yet is assumed long
 _file_seconds: dict[str, float] = {}
 
@@ -32,7 +35,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     collection order, so the long ones start early and the short ones fill the gaps at the end instead of
     one worker idling. Without timings of a last run, the files holding `slow` tests come first."""
     cache = getattr(config, "cache", None)
-    measured: dict[str, float] = (cache.get(FILE_SECONDS_KEY, {}) if cache is not None else {}) or {}
+    measured: dict[str, float] = {
+        **_snapshot_seconds(),
+        **((cache.get(FILE_SECONDS_KEY, {}) if cache is not None else {}) or {}),
+    }
     slow_files = {_file_of(item.nodeid) for item in items if item.get_closest_marker("slow")}
 
     def seconds(item: pytest.Item) -> float:
@@ -40,6 +46,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return measured.get(file, UNMEASURED_SLOW_FILE_SECONDS if file in slow_files else 0.0)
 
     items.sort(key=lambda item: -seconds(item))
+
+
+def _snapshot_seconds() -> dict[str, float]:
+    """The repository's copy of a full run's per-file seconds (empty when missing or unreadable)."""
+    import json
+
+    try:
+        seconds = json.loads(FILE_SECONDS_SNAPSHOT.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return seconds if isinstance(seconds, dict) else {}
 
 
 def _file_of(nodeid: str) -> str:
