@@ -21,9 +21,10 @@ QUICK_TEST_VARIABLE = "LMMS_EVAL_TASKS_TESTS_QUICK_TEST"
 
 
 # Variables libraries set in the test process when imported (cv2: LD_LIBRARY_PATH and Qt's QT_QPA_*;
-# OpenMP runtimes: KMP_*), never in the shell a user starts the launcher from: a launcher run gets the
-# values the session started with, so runs before and after such an import share one warm launcher.
-_SET_BY_LIBRARIES = ("LD_LIBRARY_PATH", "QT_", "KMP_")
+# OpenMP runtimes: KMP_*; torch: TORCHINDUCTOR_CACHE_DIR, its default, when the host is imported in-process),
+# never in the shell a user starts the launcher from: a launcher run gets the values the session started
+# with, so runs before and after such an import share one warm launcher.
+_SET_BY_LIBRARIES = ("LD_LIBRARY_PATH", "QT_", "KMP_", "TORCHINDUCTOR_CACHE_DIR")
 _CANONICAL = sys.modules.get("tests.helpers")  # one snapshot for both names of this module (helpers too)
 _STARTUP_ENVIRONMENT: dict[str, str] = getattr(_CANONICAL, "_STARTUP_ENVIRONMENT", None) or dict(os.environ)
 
@@ -101,8 +102,10 @@ def run_launcher(
         completed = server.run(list(arguments), environment, directory, timeout, code)
         completed.wall_seconds = time.monotonic() - forked  # type: ignore[attr-defined]
         completed.cpu_seconds = server.last_cpu  # type: ignore[attr-defined]
-        kind = "warm, new server" if warm.servers_started > servers_started else "warm"
-        _log_run(arguments, started, kind, completed.cpu_seconds)  # type: ignore[attr-defined]
+        new_server = warm.servers_started > servers_started
+        kind = "warm, new server" if new_server else "warm"
+        why = warm.last_start_reason if new_server else None
+        _log_run(arguments, started, kind, completed.cpu_seconds, why)  # type: ignore[attr-defined]
         return completed
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     prefix = ["-c", code] if code is not None else ["-m", "lmms_eval_tasks"]
@@ -135,12 +138,15 @@ def start_launcher(
 
     Forked warm as ``run_launcher`` is; a signal the test sends reaches the launcher's own process as it
     would a cold one (the child is a separate process that has only the host's import in common)."""
-    from tests.warm_launcher import warm_launcher
+    from tests import warm_launcher as warm
 
     refuse_in_quick_tests("the launcher")
     environment = environment or offline_environment()
     directory = str(cwd or REPO_ROOT)
-    server = warm_launcher(environment, directory)
+    started, servers_started = time.monotonic(), warm.servers_started
+    server = warm.warm_launcher(environment, directory)
+    if warm.servers_started > servers_started:  # logged when started (the test stops the run itself)
+        _log_run(arguments, started, "warm, new server, started", None, warm.last_start_reason)
     if server is not None:
         return server.start(list(arguments), environment, directory, str(log), str(log))
     with open(log, "w", encoding="utf-8") as handle:  # the child holds its own descriptor
@@ -156,14 +162,19 @@ def start_launcher(
 RUN_LOG_VARIABLE = "LMMS_EVAL_TASKS_TESTS_RUN_LOG"  # a file: one JSON line per launcher run (test, seconds)
 
 
-def _log_run(arguments: tuple[str, ...], started: float, kind: str, cpu: float | None) -> None:
-    """Append the run to $LMMS_EVAL_TASKS_TESTS_RUN_LOG when set (to see where a file's seconds go)."""
+def _log_run(
+    arguments: tuple[str, ...], started: float, kind: str, cpu: float | None, why: str | None = None
+) -> None:
+    """Append the run to $LMMS_EVAL_TASKS_TESTS_RUN_LOG when set (to see where a file's seconds go; for a
+    run that started a warm server, ``why``: what differed from the servers already running)."""
     path = os.environ.get(RUN_LOG_VARIABLE)
     if not path:
         return
     test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
     seconds = {"wall": round(time.monotonic() - started, 1), "cpu": None if cpu is None else round(cpu, 1)}
     entry = {"test": test, "kind": kind, **seconds, "argv": list(arguments)}
+    if why is not None:
+        entry["why"] = why
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
 

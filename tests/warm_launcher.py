@@ -182,6 +182,13 @@ def _entries(python_path: str) -> list[str]:
     return [entry for entry in python_path.split(os.pathsep) if entry]
 
 
+def _same_folder(one: str, other: str) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
+
+
 class WarmLauncher:
     """A running server (see the module docstring) and the environment it imported the host in."""
 
@@ -241,15 +248,17 @@ class WarmLauncher:
             and self.running is None
             and self.process.poll() is None
             and _signature(environment) == self.signature
-            and self.path_prefix(environment) is not None
+            and self.path_prefix(environment, cwd) is not None
             and "LMMS_EVAL_PLUGINS" not in environment  # the pack's plugin note depends on import order
         )
 
-    def path_prefix(self, environment: dict[str, str]) -> list[str] | None:
+    def path_prefix(self, environment: dict[str, str], cwd: str | None = None) -> list[str] | None:
         """The PYTHONPATH entries ``environment`` puts before the server's own (a test's package folder),
         or None when a cold start would import differently: another PYTHONPATH, or an added folder holding
         a module the server has imported (it would shadow it) or package metadata (entry points, which
-        the host reads at import) or a .pth file."""
+        the host reads at import) or a .pth file. An added entry naming the working directory of both the
+        server and the run (``cwd``) is no change: `python -m` puts that folder first on sys.path already
+        (the server imported the host with it there), so nothing in it is found through the later copy."""
         entries, own = _entries(environment.get("PYTHONPATH", "")), self.python_path
         if len(entries) < len(own) or entries[len(entries) - len(own) :] != own:
             return None
@@ -257,6 +266,8 @@ class WarmLauncher:
         for entry in added:
             if not os.path.isdir(entry):
                 return None
+            if cwd is not None and _same_folder(entry, cwd) and _same_folder(entry, self.cwd):
+                continue
             for name in os.listdir(entry):
                 if name.endswith((".dist-info", ".egg-info", ".egg-link", ".pth")):
                     return None
@@ -280,7 +291,7 @@ class WarmLauncher:
         global served_runs
         served_runs += 1
         request = {"argv": list(arguments), "env": dict(environment), "cwd": cwd, "stdout": stdout}
-        request |= {"stderr": stderr, "code": code, "path_prefix": self.path_prefix(environment)}
+        request |= {"stderr": stderr, "code": code, "path_prefix": self.path_prefix(environment, cwd)}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         started = self._reply(timeout=60)
@@ -382,9 +393,11 @@ class WarmRun:
 
 
 _servers: dict[str, WarmLauncher] = {}
+last_start_reason = ""  # why the last server was started: what no running server accepted (for the run log)
 served_runs = 0  # runs served warm by this process's servers, closed ones included
 servers_started = 0  # servers this process started (each one paid the host's import)
-MAX_SERVERS = 3  # per test process, each for one environment (about 0.4 GB each)
+MAX_SERVERS = 4  # per test process, each for one environment (about 0.4 GB each): the usual one and
+# test_first_run's three datasets caches (with 3, the usual one gave way when it had served as few runs)
 
 
 def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
@@ -401,6 +414,8 @@ def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
     key = serving[0] if serving else json.dumps(own, sort_keys=True)
     server = _servers.pop(key, None)
     if server is None:
+        global last_start_reason
+        last_start_reason = _why_not_served(environment, cwd)
         if len(_servers) >= MAX_SERVERS:  # the least used gives way, the least recently used of those: a
             # one-off environment (a test's own datasets cache) ages out, the suite's usual one stays
             fewest = min(server.runs for server in _servers.values())
@@ -413,6 +428,30 @@ def warm_launcher(environment: dict[str, str], cwd: str) -> WarmLauncher | None:
         atexit.register(server.close)
     _servers[key] = server  # the most recently used last
     return server if server.accepts(environment, cwd) else None
+
+
+def _why_not_served(environment: dict[str, str], cwd: str) -> str:
+    """Why none of this process's servers serves ``environment``: per server, what differs (variable names
+    of the signature, PYTHONPATH, busy, ended), for the run log (tests/helpers.py ``_log_run``)."""
+    if not _servers:
+        return "no server yet"
+    signature, reasons = _signature(environment), []
+    for server in _servers.values():
+        names = sorted(
+            name
+            for name in set(signature) | set(server.signature)
+            if signature.get(name) != server.signature.get(name)
+        )
+        if server.path_prefix(environment, cwd) is None:
+            names.append("PYTHONPATH")
+        if "LMMS_EVAL_PLUGINS" in environment:
+            names.append("LMMS_EVAL_PLUGINS")
+        if server.running is not None:
+            names.append("(busy)")
+        if not server.usable or server.process.poll() is not None:
+            names.append("(ended)")
+        reasons.append(",".join(names) or "(none)")
+    return "differs from each server in: " + " | ".join(reasons)
 
 
 if __name__ == "__main__":
