@@ -31,6 +31,9 @@ TASK_COLUMN = "pack_task"  # the column process_docs adds: every hook reads its 
 # Set by `lmms-eval-tasks robustness` variants of a pack task: the variant's own name, under which its
 # records are registered and its report written (the hooks keep reading the source task's settings).
 VARIANT_COLUMN = "pack_variant"
+# Set on an error raised by a pack task's process_docs: the same rows fail the same way on every attempt, so
+# the host's dataset download (retried 5 times, 2 s apart) re-raises it at once (host/patches.py).
+NOT_TRANSIENT = "lmms_eval_tasks_not_transient"
 
 
 class RecordRef(Mapping):
@@ -113,6 +116,21 @@ def note_group_members(group: str, members: Sequence[str], args: Any = None) -> 
             note_group_members(member, group_members(member, args), args)
         except KeyError:  # a task, not a group
             continue
+
+
+def _errors_marked_not_transient(process_docs: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``process_docs`` whose errors carry ``NOT_TRANSIENT`` (the pack's checks of rows and files)."""
+
+    def marked(dataset: Any) -> Any:
+        try:
+            return process_docs(dataset)
+        except Exception as error:
+            setattr(error, NOT_TRANSIENT, True)
+            raise
+
+    marked.__name__, marked.__qualname__ = process_docs.__name__, process_docs.__qualname__
+    marked.__doc__ = process_docs.__doc__
+    return marked
 
 
 class TaskHooks:
@@ -201,7 +219,7 @@ class TaskHooks:
 
         process_docs.__name__ = process_docs.__qualname__ = f"process_docs_{task}"
         process_docs.__doc__ = f"Docs of {task}, each tagged with its task name in {TASK_COLUMN!r}."
-        return process_docs
+        return _errors_marked_not_transient(process_docs)
 
     @staticmethod
     def task_of(doc: dict[str, Any]) -> str:

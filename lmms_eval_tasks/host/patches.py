@@ -1045,6 +1045,34 @@ def _probe_task_dataset_context() -> tuple[str, str]:
     return APPLIES, "ConfigurableTask.download wrapped so process_docs can read the task's other splits"
 
 
+def _retried_when_transient(download: Any) -> Any:
+    """The host's download, its retries (tenacity: 5 attempts, 2 s apart) kept for what may pass on a second
+    try (the network) and skipped for what fails the same way each time: an error of the pack's
+    process_docs, and a dataset missing from the cache of an offline run. They used to cost 8 s each."""
+    retry_with = getattr(download, "retry_with", None)
+    if retry_with is None:  # not tenacity's wrapper (another host): its own behaviour
+        return download
+    from tenacity import retry_if_exception
+
+    from lmms_eval_tasks.framework.hook_factory import NOT_TRANSIENT
+
+    def transient(error: BaseException) -> bool:
+        return not getattr(error, NOT_TRANSIENT, False) and not _missing_offline(error)
+
+    return retry_with(retry=retry_if_exception(transient))
+
+
+def _missing_offline(error: BaseException) -> bool:
+    """A dataset an offline run (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) cannot read: no retry brings it."""
+    from lmms_eval_tasks.host.hub_cache import offline
+
+    text = f"{type(error).__name__}: {error}"
+    return offline() and any(word in text for word in _NOT_CACHED_WORDS)
+
+
+_NOT_CACHED_WORDS = ("OfflineModeIsEnabled", "Couldn't find cache", "is not cached")
+
+
 def _install_task_dataset_context() -> None:
     from lmms_eval.api.task import ConfigurableTask
 
@@ -1062,7 +1090,7 @@ def _install_task_dataset_context() -> None:
                 whole = full_cache_kwargs(self.DATASET_PATH, self.DATASET_NAME, dataset_kwargs)
                 if whole is not None:  # the host's own cache of the whole dataset (VRB: VQAv2) serves it
                     self.pack_dataset_kwargs = dataset_kwargs = whole
-            return original(self, dataset_kwargs)
+            return _retried_when_transient(original)(self, dataset_kwargs)
 
     download.__doc__ = original.__doc__
     ConfigurableTask.download = mark(download, original)
