@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 _PATTERNS = [
@@ -37,8 +38,25 @@ def _basic_credential(match: re.Match[str]) -> str:
     return f"{match.group(1)}{REDACTED}" if b":" in decoded else match.group(0)
 
 
+_last: list[Any] = [None, None]  # [(extra, the environment's raw items), secret_values of them]
+
+
 def secret_values(extra: tuple[str | None, ...] = ()) -> list[str]:
-    """Secrets to scrub: the given values plus every env var whose name looks secret (KEY/TOKEN/...)."""
+    """Secrets to scrub: the given values plus every env var whose name looks secret (KEY/TOKEN/...).
+
+    Remembered for the last ``extra`` and environment (its raw items, compared whole on every call):
+    a run scrubs thousands of lines, and reading ``os.environ`` decodes every variable each time."""
+    raw = getattr(os.environ, "_data", None)
+    key = (tuple(extra), tuple(raw.items())) if isinstance(raw, dict) else None
+    if key is not None and _last[0] == key:
+        return list(_last[1])
+    values = _secret_values(extra)
+    if key is not None:
+        _last[:] = [key, values]
+    return list(values)
+
+
+def _secret_values(extra: tuple[str | None, ...]) -> list[str]:
     values = [value for value in extra if value]
     for name, value in os.environ.items():
         if value and len(value) >= 6 and any(word in name.upper() for word in _SECRET_ENV_WORDS):

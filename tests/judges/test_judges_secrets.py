@@ -159,3 +159,17 @@ def test_a_key_echoed_in_base64_is_scrubbed(monkeypatch) -> None:
         left, right = scrubbed.removeprefix("echo: ").split(REDACTED)
         assert len(left) <= len(prefix) * 4 // 3 + 3 and len(right) <= 8  # only the neighbours' bytes stay
     assert scrub("image id aGVsbG86d29ybGQ= stays") == "image id aGVsbG86d29ybGQ= stays"
+
+
+def test_a_secret_set_or_changed_after_a_scrub_is_scrubbed(monkeypatch) -> None:
+    """The secrets read from the environment are remembered between calls (``redact.secret_values``):
+    a variable set, changed or removed afterwards is seen by the next call."""
+    monkeypatch.delenv("MY_LATER_TOKEN", raising=False)
+    assert scrub("value later-secret-1") == "value later-secret-1"
+    monkeypatch.setenv("MY_LATER_TOKEN", "later-secret-1")
+    assert scrub("value later-secret-1") == f"value {REDACTED}"
+    monkeypatch.setenv("MY_LATER_TOKEN", "later-secret-2")
+    assert scrub("value later-secret-1 later-secret-2") == f"value later-secret-1 {REDACTED}"
+    assert scrub("x given-secret-abc", ("given-secret-abc",)) == f"x {REDACTED}"
+    monkeypatch.delenv("MY_LATER_TOKEN")
+    assert scrub("value later-secret-2") == "value later-secret-2"
