@@ -58,7 +58,11 @@ def _validate_docs(dataset: Any, task: TaskSpec) -> None:
     ):
         if field not in columns:
             raise ValueError(f"{task.name}: the dataset has no field {field!r} (columns: {sorted(columns)})")
-    for index, (identifier, category) in enumerate(zip(dataset["id"], dataset["category"], strict=True)):
+    if getattr(dataset, "_indices", "?") is None:  # the arrow columns as Python values, not row by row
+        ids, categories = (dataset.data.table.column(name).to_pylist() for name in ("id", "category"))
+    else:
+        ids, categories = dataset["id"], dataset["category"]
+    for index, (identifier, category) in enumerate(zip(ids, categories, strict=True)):
         if canonical_category(category) is None:
             raise ValueError(
                 f"{task.name}: doc {index} (id={identifier!r}): field 'category': unknown {category!r}"
