@@ -38,21 +38,24 @@ def _basic_credential(match: re.Match[str]) -> str:
     return f"{match.group(1)}{REDACTED}" if b":" in decoded else match.group(0)
 
 
-_last: list[Any] = [None, None]  # [(extra, the environment's raw items), secret_values of them]
+_last: tuple[Any, list[str]] = (None, [])  # (extra and the environment's raw items, their secret values)
 
 
 def secret_values(extra: tuple[str | None, ...] = ()) -> list[str]:
     """Secrets to scrub: the given values plus every env var whose name looks secret (KEY/TOKEN/...).
 
-    Remembered for the last ``extra`` and environment (its raw items, compared whole on every call):
-    a run scrubs thousands of lines, and reading ``os.environ`` decodes every variable each time."""
+    Remembered for the last ``extra`` and environment (its raw items, compared whole on every call; one
+    tuple, replaced whole, so threads scrubbing with different ``extra`` never mix): a run scrubs thousands
+    of lines, and reading ``os.environ`` decodes every variable each time."""
+    global _last
     raw = getattr(os.environ, "_data", None)
     key = (tuple(extra), tuple(raw.items())) if isinstance(raw, dict) else None
-    if key is not None and _last[0] == key:
-        return list(_last[1])
+    last_key, last_values = _last
+    if key is not None and last_key == key:
+        return list(last_values)
     values = _secret_values(extra)
     if key is not None:
-        _last[:] = [key, values]
+        _last = (key, values)
     return list(values)
 
 
