@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -319,12 +320,40 @@ class WordNetMissing(RuntimeError):
     """WordNet cannot be found or installed here; the message is one line ending with the fix."""
 
 
+# Optional dependencies nltk's own import pulls in when installed, for modules the pack never uses
+# (collocation statistics, scikit-learn classifiers, a dependency parser): scipy.stats and sklearn are 1.9 of
+# the 2.3 s of CPU `import nltk` takes; every nltk module importing them falls back when they are absent.
+_NLTK_OPTIONAL_IMPORTS = ("scipy", "sklearn")
+
+
+def import_nltk() -> Any:
+    """``import nltk`` (once per process) without the optional scipy and scikit-learn modules nltk imports
+    when they are installed, unless the process imported them already; WordNet does not use them.
+
+    While nltk imports, those two packages read as absent (``sys.modules[name] = None``, what nltk's own
+    fallbacks expect); afterwards they import normally. In that process nltk's scipy- and sklearn-backed
+    helpers (``BigramAssocMeasures.fisher``, ``SklearnClassifier``, ``TransitionParser``) stay unavailable.
+    """
+    if "nltk" in sys.modules:
+        return sys.modules["nltk"]
+    blocked = [name for name in _NLTK_OPTIONAL_IMPORTS if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        import nltk
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+    return nltk
+
+
 def found_copy_damage() -> str | None:
     """None unless the WordNet folder nltk would load first is cut short; then one line naming it and why.
 
     Looks before nltk loads it (a loaded reader stays in the process); LookupError when nltk finds none.
     """
-    import nltk
+    nltk = import_nltk()
 
     found = nltk.data.find("corpora/wordnet")
     folder = Path(getattr(found, "path", ""))
@@ -358,8 +387,7 @@ def _download(target: Path) -> str | None:
     import contextlib
     import io
 
-    import nltk
-
+    nltk = import_nltk()
     chatter = io.StringIO()  # nltk prints its errors as "[nltk_data] ..." lines even when quiet
     try:
         with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
@@ -434,8 +462,7 @@ def _writable(folder: Path) -> bool:
 def ensure_wordnet_on_path(target: str | Path | None = None) -> None:
     """Put the pack's nltk data folder on `nltk.data.path` (imports nltk); WordNet 3.0 then loads without
     nltk's mapping of it onto itself (``skip_self_mapping``)."""
-    import nltk
-
+    nltk = import_nltk()
     skip_self_mapping()
     folder = str(Path(target) if target is not None else default_nltk_data_dir())
     if folder not in nltk.data.path:
@@ -449,6 +476,7 @@ def skip_self_mapping() -> None:
     7.2 s measured), once per process. Where the loaded WordNet is 3.0 the map is the identity, which nltk
     spells ``map30 = None`` (no mapping needed); other versions keep nltk's map. Synsets are unchanged
     (tests/test_wordnet_load.py compares nltk's map with the identity)."""
+    import_nltk()
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     original = WordNetCorpusReader.map_wn
