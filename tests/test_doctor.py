@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -177,20 +178,41 @@ def test_reachable_judge(monkeypatch: pytest.MonkeyPatch, no_judge: None) -> Non
     assert SECRET not in repr(check)
 
 
-def _doctor_subprocess(environment: dict[str, str], *arguments: str) -> tuple[int, dict]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "lmms_eval_tasks.cli", "doctor", "--json", *arguments],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=REPO_ROOT,
-        timeout=600,
-        check=False,
-    )
-    return completed.returncode, json.loads(completed.stdout)
+def _doctor_in(
+    environment: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    *arguments: str,
+) -> tuple[int, dict]:
+    """`doctor --json ARGS` run in this process as in a fresh one started in ``environment``: that
+    environment, nltk's search path as nltk's own module code computes it from there (``nltk.data.path``:
+    $NLTK_DATA, ~/nltk_data, the system folders) and WordNet not loaded yet (a fresh ``nltk.corpus.wordnet``
+    loader). The rest of doctor (the host's import, the patches' probes) is what it is in any process."""
+    import importlib.util
+
+    import nltk
+    import nltk.corpus
+    from nltk.corpus.reader import CorpusReader, WordNetCorpusReader
+    from nltk.corpus.util import LazyCorpusLoader
+
+    for name in set(os.environ) - set(environment):
+        monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    spec = importlib.util.spec_from_file_location("nltk_data_of_a_fresh_process", nltk.data.__file__)
+    assert spec is not None and spec.loader is not None
+    fresh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fresh)  # nltk/data.py's top level: the search path from this environment
+    assert fresh.path[0] == environment["NLTK_DATA"]
+    monkeypatch.setattr(nltk.data, "path", fresh.path)
+    omw = LazyCorpusLoader("omw-2.0", CorpusReader, r".*/wn-data-.*\.tab", encoding="utf8")
+    monkeypatch.setattr(nltk.corpus, "wordnet", LazyCorpusLoader("wordnet", WordNetCorpusReader, omw))
+    return _doctor_json(capsys, *arguments)
 
 
-def test_no_wordnet_is_a_tdiuc_need_not_a_failed_install(tmp_path: Path, tiny_llava_dir: Path) -> None:
+def test_no_wordnet_is_a_tdiuc_need_not_a_failed_install(
+    tmp_path: Path, tiny_llava_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """NLTK_DATA at an empty folder (HOME too, so ~/nltk_data cannot help), no WordNet files to copy:
     the user install still passes; the TDIUC line says what is missing and the one command that fixes it."""
     empty = tmp_path / "nltk_data"
@@ -198,7 +220,7 @@ def test_no_wordnet_is_a_tdiuc_need_not_a_failed_install(tmp_path: Path, tiny_ll
     environment = offline_environment(
         NLTK_DATA=str(empty), HOME=str(tmp_path), LMMS_EVAL_TASKS_WORDNET_SOURCE=str(tmp_path / "none")
     )
-    code, payload = _doctor_subprocess(environment, "--tiny-llava", str(tiny_llava_dir))
+    code, payload = _doctor_in(environment, monkeypatch, capsys, "--tiny-llava", str(tiny_llava_dir))
     assert code == 0, payload
     assert [check["name"] for check in payload["checks"] if check["required"] and not check["ok"]] == []
     wordnet = _by_name(payload)["wordnet (tdiuc)"]
@@ -209,14 +231,14 @@ def test_no_wordnet_is_a_tdiuc_need_not_a_failed_install(tmp_path: Path, tiny_ll
 
 
 def test_wordnet_with_debian_files_is_ready_for_the_first_tdiuc_run(
-    tmp_path: Path, tiny_llava_dir: Path
+    tmp_path: Path, tiny_llava_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if not Path("/usr/share/wordnet/data.noun").is_file():
         pytest.fail("Debian's wordnet-base is not installed: `make setup` installs it")
     empty = tmp_path / "nltk_data"
     empty.mkdir()
     environment = offline_environment(NLTK_DATA=str(empty), HOME=str(tmp_path))
-    code, payload = _doctor_subprocess(environment, "--tiny-llava", str(tiny_llava_dir))
+    code, payload = _doctor_in(environment, monkeypatch, capsys, "--tiny-llava", str(tiny_llava_dir))
     wordnet = _by_name(payload)["wordnet (tdiuc)"]
     assert code == 0 and wordnet["ok"] is True
     assert wordnet["summary"] == f"not in {empty} yet; the first TDIUC run copies it from /usr/share/wordnet"
