@@ -18,6 +18,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -333,10 +334,13 @@ def import_nltk() -> Any:
     While nltk imports, those two packages read as absent (``sys.modules[name] = None``, what nltk's own
     fallbacks expect); afterwards they import normally. In that process nltk's scipy- and sklearn-backed
     helpers (``BigramAssocMeasures.fisher``, ``SklearnClassifier``, ``TransitionParser``) stay unavailable.
+    Only while this is the process's one Python thread: another thread (the host calls task hooks from
+    thread pools) importing scipy during the block would get an ImportError, so nltk then imports as usual.
     """
     if "nltk" in sys.modules:
         return sys.modules["nltk"]
-    blocked = [name for name in _NLTK_OPTIONAL_IMPORTS if name not in sys.modules]
+    alone = threading.active_count() == 1
+    blocked = [name for name in _NLTK_OPTIONAL_IMPORTS if name not in sys.modules] if alone else []
     for name in blocked:
         sys.modules[name] = None  # type: ignore[assignment]
     try:

@@ -469,3 +469,30 @@ def test_the_packs_nltk_import_leaves_out_scipy_and_sklearn_which_import_normall
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300
     ).stdout
     assert output.splitlines() == ["[] True", "[True, True]", "scipy.linalg"]
+
+
+FAKE_NLTK = (  # an nltk that records whether scipy and sklearn read as absent while it was imported
+    "import sys\nBLOCKED = [sys.modules.get(name, 0) is None for name in ('scipy', 'sklearn')]\n"
+)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_packs_nltk_import_blocks_nothing_while_another_thread_runs(tmp_path: Path, threads: int) -> None:
+    # The host calls task hooks (TDIUC's scoring) from thread pools: a scipy import in another thread while
+    # import_nltk hid scipy would fail, so the block is only made while the process has one thread
+    (tmp_path / "nltk").mkdir()
+    (tmp_path / "nltk" / "__init__.py").write_text(FAKE_NLTK, encoding="utf-8")
+    script = (
+        "import sys, threading; sys.path.insert(0, sys.argv[1]); stop = threading.Event()\n"
+        "helpers = [threading.Thread(target=stop.wait) for _ in range(int(sys.argv[2]) - 1)]\n"
+        "[helper.start() for helper in helpers]\n"
+        "from lmms_eval_tasks.wordnet import import_nltk; nltk = import_nltk(); stop.set()\n"
+        "print(nltk.__file__.startswith(sys.argv[1]), nltk.BLOCKED, threading.active_count() <= 2)\n"
+        "print([sys.modules.get(name, 0) is None for name in ('scipy', 'sklearn')])\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), str(threads)],
+        capture_output=True, text=True, check=True, timeout=300, cwd=Path(__file__).resolve().parents[1],
+    ).stdout  # fmt: skip
+    blocked = threads == 1
+    assert output.splitlines() == [f"True [{blocked}, {blocked}] True", "[False, False]"]
