@@ -183,13 +183,15 @@ def build_index_sense(source: str | Path) -> str:
             offset, lex_file, synset_type = fields[0], int(fields[1]), fields[2]
             word_count = int(fields[3], 16)
             words = [(_lemma(fields[4 + 2 * i]), int(fields[5 + 2 * i], 16)) for i in range(word_count)]
-            position = 4 + 2 * word_count
-            pointer_count = int(fields[position])
             head_offset = None
-            for pointer in range(pointer_count):
-                symbol, target, target_pos = fields[position + 1 + 4 * pointer : position + 4 + 4 * pointer]
-                if symbol == "&" and target_pos == "a" and head_offset is None:
-                    head_offset = target
+            if synset_type == "s":  # only a satellite's key names a head: its first "&" pointer's synset
+                position = 4 + 2 * word_count
+                for pointer in range(int(fields[position])):
+                    start = position + 1 + 4 * pointer
+                    symbol, target, target_pos = fields[start : start + 3]
+                    if symbol == "&" and target_pos == "a":
+                        head_offset = target
+                        break
             synsets[offset + synset_type] = (offset, lex_file, words, head_offset)
     lines: list[tuple[str, str]] = []
     for key, (offset, lex_file, words, head_offset) in synsets.items():
