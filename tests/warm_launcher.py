@@ -22,6 +22,7 @@ it is to a cold `python -m lmms_eval_tasks` (its default actions, the launcher's
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -139,6 +140,14 @@ def main() -> None:
         os.dup2(null, fd)
     os.close(null)
     printed = _preload(sys.argv[1])
+    # The host's import leaves ~1 million objects the cyclic garbage collector tracks. A child's collections
+    # (at the latest, the one at its exit) would walk them all and write to each one's header: every page
+    # of the shared import copied into the child, 1.3 s of CPU in a child that runs `pass` (1.7 -> 0.4 s).
+    # Frozen here, they stay out of the children's collections (what Python's gc docs advise before fork):
+    # objects a run creates are collected as in a cold process; the host's import-time objects, held by
+    # modules for the whole run anyway, are freed at exit as any process's are, by the kernel.
+    gc.collect()
+    gc.freeze()
     pack_loaded = sorted(name for name in sys.modules if name.startswith("lmms_eval_tasks"))
     top_level = sorted({name.split(".")[0] for name in sys.modules})
     replies.write(json.dumps({"ready": True, "pack_modules": pack_loaded, "top_level": top_level}) + "\n")
