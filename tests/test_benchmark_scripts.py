@@ -5,8 +5,8 @@ The scripts that import lmms-eval in their own process (`IMPORTS_THE_HOST`) run 
 in a child forked from a process that has already imported the host (tests/warm_launcher.py, as the tests'
 launcher runs do): that import, 10-15 s of CPU each, is no part of what they check; the script itself runs
 from its first line in its own process, with its own arguments, environment, working directory, output and
-exit status. The others start cold: a child of that large process costs ~1.5 s more (copy-on-write, exit)
-than their own imports."""
+exit status. The others start cold, as `python SCRIPT` does: forked warm, they measured the same CPU in all
+(65.3 vs 65.8 s for the file), and a cold start cannot lean on a module the host's import loaded."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 SCRIPTS = sorted((REPO_ROOT / "benchmarks").glob("*.py"))
 # Figures a script's RESULT line must name, beyond ending in `name=value` pairs.
 RESULT_KEYS = {"uncertainty": ("seconds", "hallusionbench_seconds")}
-# Measured with --quick: 19.0 -> 8.3, 17.9 -> 9.2 and 10.6 -> 2.5 s of CPU, for one server's import (~10.5 s).
+# --quick measured cold -> warm: 19.0 -> 4.8, 17.9 -> 7.6 and 10.6 -> 0.8 s of CPU, for one server (~10 s).
 IMPORTS_THE_HOST = {"launcher_overhead", "server_throughput", "vrb_aggregation"}
 # `python -c RUN_SCRIPT SCRIPT ARGS` is `python SCRIPT ARGS`: the script's folder first on sys.path, its own
 # argv, run as __main__ (the warm launcher runs a `python -c` program; see the module docstring).
