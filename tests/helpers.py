@@ -24,7 +24,16 @@ QUICK_TEST_VARIABLE = "LMMS_EVAL_TASKS_TESTS_QUICK_TEST"
 # OpenMP runtimes: KMP_*; torch: TORCHINDUCTOR_CACHE_DIR, its default, when the host is imported in-process),
 # never in the shell a user starts the launcher from: a launcher run gets the values the session started
 # with, so runs before and after such an import share one warm launcher.
-_SET_BY_LIBRARIES = ("LD_LIBRARY_PATH", "QT_", "KMP_", "TORCHINDUCTOR_CACHE_DIR")
+# lmms-eval's `ola` model module sets its own settings in os.environ when imported (a test importing every
+# model wrapper in-process), also never in a user's shell.
+_SET_BY_LIBRARIES = (
+    "LD_LIBRARY_PATH",
+    "QT_",
+    "KMP_",
+    "TORCHINDUCTOR_CACHE_DIR",
+    *("LOWRES_RESIZE", "HIGHRES_BASE", "VIDEO_RESIZE", "VIDEO_MAXRES", "VIDEO_MINRES", "MAXRES", "MINRES"),
+    *("FORCE_NO_DOWNSAMPLE", "LOAD_VISION_EARLY", "PAD2STRIDE", "USE_SPEECH"),
+)
 _CANONICAL = sys.modules.get("tests.helpers")  # one snapshot for both names of this module (helpers too)
 _STARTUP_ENVIRONMENT: dict[str, str] = getattr(_CANONICAL, "_STARTUP_ENVIRONMENT", None) or dict(os.environ)
 

@@ -37,3 +37,19 @@ def test_a_warm_run_is_served_by_the_warm_process_and_logs_what_a_cold_run_logs(
     assert _normalised(warm.stderr, warm_output) == _normalised(cold.stderr, cold_output)
     warm_reports = sorted(path.name for path in warm_output.rglob("*_report.json"))
     assert warm_reports and warm_reports == sorted(path.name for path in cold_output.rglob("*_report.json"))
+
+
+def test_variables_host_modules_set_on_import_reach_a_launcher_run_as_the_session_began(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """lmms-eval's `ola` model module and torch set variables in os.environ when a test imports them
+    in-process; a user's shell never has them, and a run with them would start a second warm launcher."""
+    from tests import helpers
+
+    for name in ("FORCE_NO_DOWNSAMPLE", "MAXRES", "TORCHINDUCTOR_CACHE_DIR"):
+        assert name not in helpers._STARTUP_ENVIRONMENT, name  # this shell set none of them
+        monkeypatch.setenv(name, "set-by-an-import")
+    monkeypatch.setenv("HF_ENDPOINT", "http://a-test-sets-this")  # what a test sets still reaches the run
+    environment = helpers.offline_environment()
+    assert not {"FORCE_NO_DOWNSAMPLE", "MAXRES", "TORCHINDUCTOR_CACHE_DIR"} & set(environment)
+    assert environment["HF_ENDPOINT"] == "http://a-test-sets-this"
