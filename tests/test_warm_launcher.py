@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -42,14 +43,18 @@ def test_a_warm_run_is_served_by_the_warm_process_and_logs_what_a_cold_run_logs(
 def test_variables_host_modules_set_on_import_reach_a_launcher_run_as_the_session_began(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """lmms-eval's `ola` model module and torch set variables in os.environ when a test imports them
-    in-process; a user's shell never has them, and a run with them would start a second warm launcher."""
+    """lmms-eval's `ola` model module, decord, torch and a benchmark script set variables in os.environ when
+    a test imports them in-process; a user's shell never has them, and a run with them would start a second
+    warm launcher."""
     from tests import helpers
 
-    for name in ("FORCE_NO_DOWNSAMPLE", "MAXRES", "TORCHINDUCTOR_CACHE_DIR"):
+    set_by_imports = {"FORCE_NO_DOWNSAMPLE", "MAXRES", "TORCHINDUCTOR_CACHE_DIR", "NUMEXPR_NUM_THREADS"}
+    for name in set_by_imports:
         assert name not in helpers._STARTUP_ENVIRONMENT, name  # this shell set none of them
         monkeypatch.setenv(name, "set-by-an-import")
+    monkeypatch.setenv("PATH", os.environ["PATH"] + os.pathsep + "/decord/appends/its/folder")
     monkeypatch.setenv("HF_ENDPOINT", "http://a-test-sets-this")  # what a test sets still reaches the run
     environment = helpers.offline_environment()
-    assert not {"FORCE_NO_DOWNSAMPLE", "MAXRES", "TORCHINDUCTOR_CACHE_DIR"} & set(environment)
+    assert not set_by_imports & set(environment)
+    assert environment["PATH"] == helpers._STARTUP_ENVIRONMENT["PATH"]
     assert environment["HF_ENDPOINT"] == "http://a-test-sets-this"
