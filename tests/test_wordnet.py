@@ -496,3 +496,48 @@ def test_the_packs_nltk_import_blocks_nothing_while_another_thread_runs(tmp_path
     ).stdout  # fmt: skip
     blocked = threads == 1
     assert output.splitlines() == [f"True [{blocked}, {blocked}] True", "[False, False]"]
+
+
+GATED_NLTK = (  # an nltk whose import stops half way (after its first lines, before download) until released
+    "import gate\ngate.started.set()\ngate.release.wait()\ndef download(*args, **kwargs):\n    return True\n"
+)
+WAIT_FOR_THE_READER = """
+import sys, threading, time
+sys.path.insert(0, sys.argv[1])
+import gate
+from lmms_eval_tasks.wordnet import import_nltk
+seen = []
+def reader():
+    gate.started.wait()
+    seen.append(hasattr(import_nltk(), "download"))
+importer, second = threading.Thread(target=import_nltk), threading.Thread(target=reader)
+importer.start(); second.start()
+def waiting_in_an_import():
+    frame = sys._current_frames().get(second.ident)
+    while frame is not None:
+        if "importlib" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+while second.is_alive() and not waiting_in_an_import():  # returned (a half module), or waits for the import
+    time.sleep(0.01)
+gate.release.set()
+importer.join(); second.join()
+print(seen)
+"""
+
+
+def test_a_thread_asking_for_nltk_while_another_imports_it_gets_the_whole_module(tmp_path: Path) -> None:
+    # The host calls hooks from thread pools: ContextUAL's ROUGE-L imports nltk (import_nltk) while TDIUC's
+    # scoring may reach ensure_wordnet; nltk is in sys.modules from the first line of its import on, so a
+    # second caller must wait for that import (as `import nltk` does), not take the half-initialised module
+    (tmp_path / "nltk").mkdir()
+    (tmp_path / "nltk" / "__init__.py").write_text(GATED_NLTK, encoding="utf-8")
+    (tmp_path / "gate.py").write_text(
+        "import threading\nstarted, release = threading.Event(), threading.Event()\n", encoding="utf-8"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", WAIT_FOR_THE_READER, str(tmp_path)],
+        capture_output=True, text=True, check=True, timeout=300, cwd=Path(__file__).resolve().parents[1],
+    ).stdout  # fmt: skip
+    assert output.splitlines() == ["[True]"]
