@@ -339,8 +339,10 @@ def import_nltk() -> Any:
     Only while this is the process's one Python thread: another thread (the host calls task hooks from
     thread pools) importing scipy during the block would get an ImportError, so nltk then imports as usual.
     """
-    if "nltk" in sys.modules:
-        return sys.modules["nltk"]
+    if "nltk" in sys.modules:  # imported, or being imported by another thread: the import statement waits
+        import nltk  # for that import to end (sys.modules holds nltk half-initialised from its first line on)
+
+        return nltk
     alone = threading.active_count() == 1
     blocked = [name for name in _NLTK_OPTIONAL_IMPORTS if name not in sys.modules] if alone else []
     for name in blocked:
