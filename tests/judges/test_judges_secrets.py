@@ -173,3 +173,23 @@ def test_a_secret_set_or_changed_after_a_scrub_is_scrubbed(monkeypatch) -> None:
     assert scrub("x given-secret-abc", ("given-secret-abc",)) == f"x {REDACTED}"
     monkeypatch.delenv("MY_LATER_TOKEN")
     assert scrub("value later-secret-2") == "value later-secret-2"
+
+
+def test_the_remembered_secrets_are_those_of_the_environment_they_are_remembered_for(monkeypatch) -> None:
+    """Another thread unsets a secret while a scrub reads the environment, then sets it back to the same
+    value: the secrets remembered (``redact.secret_values``) for that environment must include it, or every
+    later scrub in that environment lets it through."""
+    import os
+
+    monkeypatch.setenv("MY_RACED_TOKEN", "raced-secret-1")
+    environ_items = type(os.environ).items
+
+    def items_after_another_thread_unset_it(self=os.environ):
+        os.environ.pop("MY_RACED_TOKEN", None)  # between the scrub's snapshot and its reading of the values
+        return environ_items(self)
+
+    monkeypatch.setattr(os.environ, "items", items_after_another_thread_unset_it, raising=False)
+    scrub("value raced-secret-1", ("a-value-no-call-used-before",))  # unset during it: either answer is right
+    monkeypatch.delattr(os.environ, "items")
+    os.environ["MY_RACED_TOKEN"] = "raced-secret-1"  # set back: the environment the first call started from
+    assert scrub("value raced-secret-1", ("a-value-no-call-used-before",)) == f"value {REDACTED}"
