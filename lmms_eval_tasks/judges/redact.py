@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from typing import Any
 
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
@@ -49,19 +50,22 @@ def secret_values(extra: tuple[str | None, ...] = ()) -> list[str]:
     of lines, and reading ``os.environ`` decodes every variable each time."""
     global _last
     raw = getattr(os.environ, "_data", None)
-    key = (tuple(extra), tuple(raw.items())) if isinstance(raw, dict) else None
+    decode = getattr(os.environ, "decodekey", None), getattr(os.environ, "decodevalue", None)
+    if not isinstance(raw, dict) or not all(callable(function) for function in decode):
+        return _secret_values(extra, os.environ.items())
+    items = tuple(raw.items())  # one snapshot: the key, and the values read from it (not os.environ again,
+    key = (tuple(extra), items)  # which another thread may have changed since)
     last_key, last_values = _last
-    if key is not None and last_key == key:
+    if last_key == key:
         return list(last_values)
-    values = _secret_values(extra)
-    if key is not None:
-        _last = (key, values)
+    values = _secret_values(extra, ((decode[0](name), decode[1](value)) for name, value in items))
+    _last = (key, values)
     return list(values)
 
 
-def _secret_values(extra: tuple[str | None, ...]) -> list[str]:
+def _secret_values(extra: tuple[str | None, ...], environment: Iterable[tuple[str, str]]) -> list[str]:
     values = [value for value in extra if value]
-    for name, value in os.environ.items():
+    for name, value in environment:
         if value and len(value) >= 6 and any(word in name.upper() for word in _SECRET_ENV_WORDS):
             values.append(value)
     values += [form for value in values for form in _base64_forms(value)]
