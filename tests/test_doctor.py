@@ -178,6 +178,16 @@ def test_reachable_judge(monkeypatch: pytest.MonkeyPatch, no_judge: None) -> Non
     assert SECRET not in repr(check)
 
 
+def _doctor_subprocess(environment: dict[str, str], *arguments: str) -> tuple[int, dict]:
+    """`doctor --json ARGS` as a user starts it: a fresh process in ``environment`` (its stdout must be the
+    JSON alone, whatever the imports print; its exit status is the code)."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "lmms_eval_tasks.cli", "doctor", "--json", *arguments],
+        capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=600, check=False,
+    )  # fmt: skip
+    return completed.returncode, json.loads(completed.stdout)
+
+
 def _doctor_in(
     environment: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
@@ -210,9 +220,7 @@ def _doctor_in(
     return _doctor_json(capsys, *arguments)
 
 
-def test_no_wordnet_is_a_tdiuc_need_not_a_failed_install(
-    tmp_path: Path, tiny_llava_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_no_wordnet_is_a_tdiuc_need_not_a_failed_install(tmp_path: Path, tiny_llava_dir: Path) -> None:
     """NLTK_DATA at an empty folder (HOME too, so ~/nltk_data cannot help), no WordNet files to copy:
     the user install still passes; the TDIUC line says what is missing and the one command that fixes it."""
     empty = tmp_path / "nltk_data"
@@ -220,7 +228,7 @@ def test_no_wordnet_is_a_tdiuc_need_not_a_failed_install(
     environment = offline_environment(
         NLTK_DATA=str(empty), HOME=str(tmp_path), LMMS_EVAL_TASKS_WORDNET_SOURCE=str(tmp_path / "none")
     )
-    code, payload = _doctor_in(environment, monkeypatch, capsys, "--tiny-llava", str(tiny_llava_dir))
+    code, payload = _doctor_subprocess(environment, "--tiny-llava", str(tiny_llava_dir))  # a user's doctor
     assert code == 0, payload
     assert [check["name"] for check in payload["checks"] if check["required"] and not check["ok"]] == []
     wordnet = _by_name(payload)["wordnet (tdiuc)"]
