@@ -26,14 +26,15 @@ QUICK_TEST_VARIABLE = "LMMS_EVAL_TASKS_TESTS_QUICK_TEST"
 # with, so runs before and after such an import share one warm launcher.
 # lmms-eval's `ola` model module sets its own settings in os.environ when imported (a test importing every
 # model wrapper in-process), decord appends its folder to PATH, and benchmarks/corruption_speed.py (loaded
-# by tests/corruptions/test_corruptions_reference.py) pins the BLAS thread counts: never a user's shell.
+# by tests/corruptions/test_corruptions_reference.py) pins the BLAS thread counts, and a launcher run made
+# in-process with --use_cache leaves its LMMS_CACHE_RUN_ID (host/resume.py): never a user's shell.
 _SET_BY_LIBRARIES = (
     "LD_LIBRARY_PATH",
     "QT_",
     "KMP_",
     "TORCHINDUCTOR_CACHE_DIR",
     "PATH",
-    *("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"),
+    *("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "LMMS_CACHE_RUN_ID"),
     *("LOWRES_RESIZE", "HIGHRES_BASE", "VIDEO_RESIZE", "VIDEO_MAXRES", "VIDEO_MINRES", "MAXRES", "MINRES"),
     *("FORCE_NO_DOWNSAMPLE", "LOAD_VISION_EARLY", "PAD2STRIDE", "USE_SPEECH"),
 )
