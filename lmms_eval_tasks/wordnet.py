@@ -483,7 +483,7 @@ def skip_self_mapping() -> None:
     corpus name "wordnet", finds them different, and maps 3.0 onto itself: 60 % of the load's CPU time (4.4 of
     7.2 s measured), once per process. Where the loaded WordNet is 3.0 the map is the identity, which nltk
     spells ``map30 = None`` (no mapping needed); other versions keep nltk's map. Synsets are unchanged
-    (tests/test_wordnet_load.py compares nltk's map with the identity)."""
+    (tests/test_wordnet.py compares nltk's map with the identity)."""
     import_nltk()
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 

@@ -21,6 +21,9 @@ from urllib.parse import urlparse
 
 LOCAL_DATASET_BUILDERS = {"parquet", "json", "csv", "arrow", "text", "imagefolder", "audiofolder"}
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+# What `datasets`/`huggingface_hub` say of a dataset an offline run's cache lacks (read by the launcher's last
+# line and by the host download's retries, which such an error skips).
+NOT_CACHED_WORDS = ("OfflineModeIsEnabled", "Couldn't find cache", "is not cached")
 HUB_PROBE_TIMEOUT = 5.0  # seconds: one connection attempt instead of the host's 10 download retries
 _TRUE = {"1", "true", "yes", "on"}
 

@@ -185,18 +185,11 @@ def failure_line(error: BaseException) -> str:
         return f"lmms_eval: {unknown}"
     line = f"lmms_eval: evaluation failed: {named}{message}"
     module = type(cause).__module__.split(".")[0]
+    from lmms_eval_tasks.host.hub_cache import NOT_CACHED_WORDS
+
     dataset_problem = module in ("datasets", "huggingface_hub", "requests", "httpx") or (
         isinstance(cause, (ConnectionError, FileNotFoundError, ValueError))
-        and any(
-            word in message
-            for word in (
-                "Hugging Face Hub",
-                "on the Hub",
-                "OfflineModeIsEnabled",
-                "Couldn't find cache",
-                "is not cached",
-            )
-        )
+        and any(word in message for word in ("Hugging Face Hub", "on the Hub", *NOT_CACHED_WORDS))
     )
     if dataset_problem and not _raised_in_pack(cause) and "fix:" not in message:
         line += f"; {_DATASET_FIX}"

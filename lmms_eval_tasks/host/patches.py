@@ -1064,13 +1064,10 @@ def _retried_when_transient(download: Any) -> Any:
 
 def _missing_offline(error: BaseException) -> bool:
     """A dataset an offline run (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) cannot read: no retry brings it."""
-    from lmms_eval_tasks.host.hub_cache import offline
+    from lmms_eval_tasks.host.hub_cache import NOT_CACHED_WORDS, offline
 
     text = f"{type(error).__name__}: {error}"
-    return offline() and any(word in text for word in _NOT_CACHED_WORDS)
-
-
-_NOT_CACHED_WORDS = ("OfflineModeIsEnabled", "Couldn't find cache", "is not cached")
+    return offline() and any(word in text for word in NOT_CACHED_WORDS)
 
 
 def _install_task_dataset_context() -> None:
@@ -1079,6 +1076,7 @@ def _install_task_dataset_context() -> None:
     original = ConfigurableTask.download
     if is_marked(original):
         return
+    retried = _retried_when_transient(original)
 
     def download(self: Any, dataset_kwargs: Any = None) -> Any:
         from lmms_eval_tasks.framework.registry import benchmark_for_task
@@ -1090,7 +1088,7 @@ def _install_task_dataset_context() -> None:
                 whole = full_cache_kwargs(self.DATASET_PATH, self.DATASET_NAME, dataset_kwargs)
                 if whole is not None:  # the host's own cache of the whole dataset (VRB: VQAv2) serves it
                     self.pack_dataset_kwargs = dataset_kwargs = whole
-            return _retried_when_transient(original)(self, dataset_kwargs)
+            return retried(self, dataset_kwargs)
 
     download.__doc__ = original.__doc__
     ConfigurableTask.download = mark(download, original)
