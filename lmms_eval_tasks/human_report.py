@@ -1008,8 +1008,8 @@ def _leaderboard_source(run_dir: str | os.PathLike[str], benchmark: str, task: s
             files = report.get("details", {}).get("submission_files") or {}
             candidates = [folder / pattern.format(task=name) for pattern in patterns]
             candidates += [Path(path) for path in files.values() if isinstance(path, str)]
-            found.extend(path for path in candidates if path.is_file())
-    return list(dict.fromkeys(found))
+            found.extend(path.resolve() for path in candidates if path.is_file())
+    return list(dict.fromkeys(found))  # resolved: a relative RUN_DIR and the report's absolute paths agree
 
 
 def export_leaderboard(

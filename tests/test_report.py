@@ -277,7 +277,9 @@ def test_report_of_every_benchmark_holds_the_runs_numbers_and_valid_plots(
 
 
 @pytest.mark.slow  # the real launcher's run of every sample task
-def test_export_leaderboard_files_and_csv(sample_output: Path, tmp_path: Path) -> None:
+def test_export_leaderboard_files_and_csv(
+    sample_output: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(ReportInputError, match="several hallusionbench leaderboard files"):
         export_leaderboard("hallusionbench", sample_output, tmp_path / "hb.json")
     out = export_leaderboard(
@@ -294,6 +296,13 @@ def test_export_leaderboard_files_and_csv(sample_output: Path, tmp_path: Path) -
     with open(out_csv, encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 10 and set(rows[0]) == {"image_url", "instruction", "category", "response"}
+
+    # a relative RUN_DIR names the same files as an absolute one (the reports hold absolute paths)
+    monkeypatch.chdir(sample_output.parent)
+    relative = ["export", "contextual", sample_output.name, "--out", str(tmp_path / "rel.json")]
+    assert cli_main(relative) == 0
+    assert (tmp_path / "rel.json").read_bytes() == (tmp_path / "ctx.json").read_bytes()
+    monkeypatch.undo()
 
     table = export_csv([sample_output], tmp_path / "all.csv")
     with open(table, encoding="utf-8", newline="") as handle:
