@@ -321,6 +321,15 @@ def test_export_leaderboard_files_and_csv(
     assert cli_main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r")]) == 2
 
 
+def test_export_of_a_benchmark_without_leaderboard_says_why(tmp_path: Path, capsys: Any) -> None:
+    """DARE's test answers are withheld: `export dare` says what to send whom instead of a bare refusal."""
+    assert cli_main(["export", "dare", str(tmp_path), "--out", str(tmp_path / "x.json")]) == 2
+    said = capsys.readouterr().err
+    assert "withheld" in said and "no public leaderboard" in said and "_samples.jsonl" in said
+    assert cli_main(["export", "vrb", str(tmp_path), "--out", str(tmp_path / "x.json")]) == 2
+    assert "answers are public" in capsys.readouterr().err
+
+
 # ---- crafted reports, hand-computed values -----------------------------------------------------------
 
 

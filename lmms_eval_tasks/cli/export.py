@@ -16,6 +16,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks.documentation import doc
+
+# Why a benchmark has no leaderboard file, said when it is asked for (docs: each benchmark's page).
+_PUBLIC = " (its answers are public: every number is scored here; `export csv` writes them)"
+NO_LEADERBOARD = {
+    "dare": (
+        " (its test answers are withheld and no public leaderboard was found: send DARE's authors the "
+        f"dare_test records, <run_id>/<task>_samples.jsonl; {doc('dare.md')})"
+    ),
+    **dict.fromkeys(("vrb", "vqdv1", "revisiting", "tdiuc", "tallyqa", "dvqa"), _PUBLIC),
+}
+
 
 def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.human_report import (
@@ -37,7 +49,8 @@ def _run(args: argparse.Namespace) -> int:
             path = export_leaderboard(args.what, args.run_dirs[0], args.out, task=args.task)
         else:
             known = ", ".join((*leaderboards, "csv"))
-            print(f"{prog}: nothing to export for {args.what!r}; choose one of {known}", file=sys.stderr)
+            why = NO_LEADERBOARD.get(args.what, "")
+            print(f"{prog}: nothing to export for {args.what!r}{why}; choose one of {known}", file=sys.stderr)
             return 2
     except ReportInputError as error:
         print(f"{prog}: {error}", file=sys.stderr)
