@@ -9,6 +9,7 @@ failure, not a judge outage. Holds no benchmark's knowledge: each judged benchma
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -109,23 +110,79 @@ def hardened_fields(fields: dict[str, str], model_fields: tuple[str, ...]) -> tu
     return hardened, "\n".join(dict.fromkeys(notes))
 
 
+_QUOTE_EDGE = "\t >*_\"'`\u201c\u201d\u2018\u2019-.,;:"  # what may stand beside a whole quoted line
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    return fold_text(char)
+
+
+def _folded_positions(text: str) -> tuple[str, list[int]]:
+    """``text`` folded one character at a time, and for each folded character its position in ``text``."""
+    chars: list[str] = []
+    positions: list[int] = []
+    for index, char in enumerate(text):
+        folded = _fold_char(char)
+        chars.append(folded)
+        positions.extend([index] * len(folded))
+    return "".join(chars), positions
+
+
+def _quote_spans(reply: str, piece: str, folded: tuple[str, list[int]] | None, whole_line: bool):
+    """Spans of ``reply`` quoting ``piece`` (as written, or re-typed when ``folded`` is given), each with
+    whether it stands alone: at word boundaries (a whole quote) or as a whole line (``whole_line``)."""
+    haystack, positions = folded if folded else (reply, None)
+    needle = "".join(_fold_char(char) for char in piece) if folded else piece
+    start = haystack.find(needle)
+    while needle and start >= 0:
+        end = start + len(needle)
+        left, right = (positions[start], positions[end - 1] + 1) if positions else (start, end)
+        before, after = reply[:left], reply[right:]
+        if whole_line:
+            line_before, line_after = before.rsplit("\n", 1)[-1], after.split("\n", 1)[0]
+            alone = not line_before.strip(_QUOTE_EDGE) and not line_after.strip(_QUOTE_EDGE)
+        else:
+            alone = not (before[-1:].isalnum() or after[:1].isalnum())
+        yield left, right, alone
+        start = haystack.find(needle, start + 1)
+
+
+def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool]:
+    """``mask_model_text``'s reply, and whether a line of a model text stands glued into the judge's own
+    words ("ment: No" inside "Judgement: No": left as the judge wrote it, counted)."""
+    folded = _folded_positions(reply)
+    spans: list[tuple[int, int]] = []
+    glued = False
+    candidates = []
+    for text in model_texts:
+        block = text.strip()
+        if len(block) < MIN_MASKED_CHARS:
+            continue
+        lines = [line.strip() for line in block.splitlines() if len(line.strip()) >= MIN_MASKED_CHARS]
+        retyped = folded if "\n" in block else None  # a re-typed single line could be the judge's own
+        for piece, whole_line in ((block, False), *((line, True) for line in lines if line != block)):
+            escaped = (json.dumps(piece, ensure_ascii=ascii)[1:-1] for ascii in (True, False))
+            for form in dict.fromkeys([piece, *escaped]):
+                candidates.append((form, None if whole_line else retyped, whole_line and form == piece))
+    for form, fold, whole_line in sorted(candidates, key=lambda candidate: len(candidate[0]), reverse=True):
+        for left, right, alone in _quote_spans(reply, form, fold, whole_line):
+            free = all(right <= start or left >= end for start, end in spans)  # longest first: whole quotes
+            if alone and free:
+                spans.append((left, right))
+            inside_a_word = reply[left - 1 : left].isalnum() or reply[right : right + 1].isalnum()
+            glued = glued or (free and inside_a_word and not alone)
+    for left, right in sorted(spans, reverse=True):
+        reply = reply[:left] + MASK + reply[right:]
+    return reply, glued
+
+
 def mask_model_text(reply: str, model_texts: tuple[str, ...]) -> str:
-    """``reply`` (folded, ``fold_text``) with every quote of a model text (and of each of its lines that is
-    long enough) replaced by a mask, so only the judge's own words can carry its verdict. Quotes are found
-    as written, re-typed (``fold_text``) and JSON-escaped (a judge answering in JSON)."""
-    pieces: list[str] = []
-    for text in (*model_texts, *(fold_text(text) for text in model_texts)):
-        stripped = text.strip()
-        if len(stripped) >= MIN_MASKED_CHARS:
-            pieces.append(stripped)
-        pieces.extend(line.strip() for line in stripped.splitlines() if len(line.strip()) >= MIN_MASKED_CHARS)
-    escaped = [json.dumps(piece, ensure_ascii=ascii)[1:-1] for piece in pieces for ascii in (True, False)]
-    folded = [fold_text(piece) for piece in escaped]  # a JSON reply's escapes, once the reply is folded
-    reply = fold_text(reply)
-    # longest first: whole quotes win
-    for piece in sorted(dict.fromkeys([*pieces, *escaped, *folded]), key=len, reverse=True):
-        reply = reply.replace(piece, MASK)
-    return reply
+    """``reply`` with each standalone quote of a model text replaced by ``MASK``; the judge's own words are
+    never cut. A whole text is masked where it stands between word boundaries (re-typed too, ``fold_text``,
+    when it spans lines), one of its lines (``MIN_MASKED_CHARS`` or more) only where it is a whole line of
+    the reply as written; each also JSON-escaped (a judge answering in JSON)."""
+    return masked_reply(reply, model_texts)[0]
 
 
 __all__ = [
@@ -141,4 +198,5 @@ __all__ = [
     "hardened_fields",
     "is_length_refusal",
     "mask_model_text",
+    "masked_reply",
 ]

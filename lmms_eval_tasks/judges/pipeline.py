@@ -52,13 +52,15 @@ from loguru import logger
 
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest
 from lmms_eval_tasks.judges.config import env_setting, numeric_setting
-from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, Conflict, mask_model_text
+from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, Conflict, fold_text, masked_reply
 from lmms_eval_tasks.judges.redact import scrub
 
 CONTENT_FREE = "content-free answer"  # the reason of a cell rejected without asking the judge
 JUDGED, UNPARSEABLE, UNJUDGED = "judged", "unparseable", "unjudged"
 CONFLICTING = "conflicting"  # the reply holds two conflicting verdicts of the judge's own: no verdict
 MODEL_FAILURE = "model_failure"  # refused as too long, or no verdict and planted markers: the model's failure
+MASKED = "masked"  # masking the model's quoted text removed or changed the judge's verdict
+VERDICT_MASKED = "the model's text removed or changed the judge's verdict"
 _NO_MODEL_FAILURE = object()
 _USAGE_COUNTERS = (
     "replies",
@@ -111,6 +113,7 @@ class VerdictCell:
     reply: str | None = None
     error: str | None = None  # why there is no verdict; secret-free
     cached: bool = False
+    glued: bool = False  # a line of the model's text stands glued into the judge's words (counted)
 
     @property
     def judged(self) -> bool:
@@ -153,6 +156,8 @@ class JudgedBatch:
             "judged": statuses[JUDGED],
             "unparseable": statuses[UNPARSEABLE],
             "conflicting": statuses[CONFLICTING],
+            "masked": statuses[MASKED],
+            "verdict_fragments": sum(1 for row in self.cells for cell in row if cell.glued),
             "model_failure": statuses[MODEL_FAILURE],
             "model_failure_too_long": sum(
                 1 for row in self.cells for cell in row
@@ -161,6 +166,10 @@ class JudgedBatch:
             "model_failure_content_free": sum(
                 1 for row in self.cells for cell in row
                 if cell.status == MODEL_FAILURE and (cell.error or "").startswith(CONTENT_FREE)
+            ),
+            "model_failure_masked": sum(
+                1 for row in self.cells for cell in row
+                if cell.status == MODEL_FAILURE and (cell.error or "").startswith(VERDICT_MASKED)
             ),
             "unjudged": statuses[UNJUDGED],
             "items_missing_a_verdict": sum(1 for row in self.cells if not all(cell.judged for cell in row)),
@@ -256,6 +265,8 @@ def _model_failure(cell: VerdictCell, item: JudgeItem, verdict: Any) -> VerdictC
             error = f"{cell.error} (not the model's text: unjudged)"[:400]
             return VerdictCell(UNJUDGED, None, None, error, cell.cached)
         reason = f"{cell.error}: the model's output is too long for the judge, scored as rejected"
+    elif cell.status == MASKED:
+        reason = f"{cell.error}: scored as rejected (the model's text must not take the judge's verdict)"
     elif cell.status in (UNPARSEABLE, CONFLICTING) and item.carries_markers:
         reason = (
             f"{cell.error}; the model's output carries the judge's own markers: scored as rejected "
@@ -278,7 +289,10 @@ def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: 
     if reply.text is None:
         return VerdictCell(UNJUDGED, None, None, reply.error or "unknown error", reply.cached)
     try:
-        verdict = parse(mask_model_text(reply.text, item.model_text) if mask else reply.text)
+        masked, glued = masked_reply(reply.text, item.model_text) if mask else (reply.text, False)
+        verdict = parse(fold_text(masked) if mask else masked)
+        # the judge's own verdict, read as written: masking may reveal it, never remove or change it
+        own = parse(fold_text(reply.text)) if masked != reply.text else verdict
     except Exception as error:  # a parser must not crash scoring: the reply is kept, the cell counted
         return VerdictCell(
             UNPARSEABLE,
@@ -288,12 +302,14 @@ def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: 
             reply.cached,
         )
     shown = reply.text if len(reply.text) <= 80 else reply.text[:77] + "..."
+    if own is not None and not isinstance(own, Conflict) and verdict != own:
+        return VerdictCell(MASKED, None, reply.text, f"{VERDICT_MASKED}: {shown!r}", reply.cached)
     if isinstance(verdict, Conflict):
         error = f"conflicting verdicts in reply: {shown!r}"
         return VerdictCell(CONFLICTING, None, reply.text, error, reply.cached)
     if verdict is None:
         return VerdictCell(UNPARSEABLE, None, reply.text, f"unparseable reply: {shown!r}", reply.cached)
-    return VerdictCell(JUDGED, verdict, reply.text, None, reply.cached)
+    return VerdictCell(JUDGED, verdict, reply.text, None, reply.cached, glued)
 
 
 def judge_items(

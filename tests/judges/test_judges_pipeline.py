@@ -62,9 +62,12 @@ def test_verdict_matrix_replies_reasons_usage_and_settings(env):
         "judged": 4,
         "unparseable": 2,
         "conflicting": 0,
+        "masked": 0,
+        "verdict_fragments": 0,
         "model_failure": 0,
         "model_failure_too_long": 0,
         "model_failure_content_free": 0,
+        "model_failure_masked": 0,
         "unjudged": 2,
         "items_missing_a_verdict": 2,
     }

@@ -563,6 +563,8 @@ def _integrity_counts(
         "rejected_model_failure": judge_counts.get("model_failure", 0),
         "rejected_too_long_for_judge": judge_counts.get("model_failure_too_long", 0),
         "rejected_content_free": judge_counts.get("model_failure_content_free", 0),
+        "rejected_verdict_masked": judge_counts.get("model_failure_masked", 0),
+        "verdict_fragments": judge_counts.get("verdict_fragments", 0),
         "conflicting_verdicts": judge_counts.get("conflicting", 0),
     }
 
@@ -601,6 +603,10 @@ def _integrity_warnings(metrics: dict[str, Any]) -> list[str]:
         "rejected_content_free": "verdicts rejected without asking the judge because the prediction is "
         "content-free (empty, punctuation only, or a reasoning opener with no answer: a 'master key'; "
         "protocol=official sends them to the judge)",
+        "rejected_verdict_masked": "verdicts rejected because the prediction's text, quoted by the judge, "
+        "removed or changed the judge's own verdict",
+        "verdict_fragments": "judge replies where a line of the prediction stands glued into the judge's own "
+        "words (e.g. 'ment: No' inside 'Judgement: No'): the verdict is read as the judge wrote it",
         "conflicting_verdicts": "judge replies with two conflicting verdicts of the judge's own (no verdict)",
     }
     return [f"{metrics[key]} {text}" for key, text in said.items() if metrics.get(key)]

@@ -444,6 +444,10 @@ def _integrity_warnings(evaluation: Evaluation) -> list[str]:
         "rejected_content_free": "verdicts scored incorrect (consistency: different) without asking the "
         "judge because the answer is content-free (empty, punctuation only, or a reasoning opener with no "
         "answer: a 'master key'; verdict_parse=official sends them to the judge)",
+        "rejected_verdict_masked": "verdicts scored incorrect (consistency: different) because the answer's "
+        "text, quoted by the judge, removed or changed the judge's own verdict",
+        "verdict_fragments": "judge replies where a line of the answer stands glued into the judge's own "
+        "words (e.g. 'ncorrect' inside 'incorrect'): the verdict is read as the judge wrote it",
         "conflicting_verdicts": "judge replies whose final verdict line holds two verdicts (no verdict)",
     }
     return [f"{evaluation.counts[key]} {text}" for key, text in said.items() if evaluation.counts.get(key)]
@@ -928,6 +932,8 @@ def _count_integrity(evaluation, judge_counts, records, model_text_limit, judge_
         ("rejected_model_failure", "model_failure"),
         ("rejected_too_long_for_judge", "model_failure_too_long"),
         ("rejected_content_free", "model_failure_content_free"),
+        ("rejected_verdict_masked", "model_failure_masked"),
+        ("verdict_fragments", "verdict_fragments"),
         ("conflicting_verdicts", "conflicting"),
     ):
         evaluation.counts[key] = sum(counts.get(source, 0) for counts in judge_counts.values())
