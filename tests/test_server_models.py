@@ -421,6 +421,16 @@ def test_the_pipelined_client_posts_the_bytes_and_headers_the_sdks_create_posts(
     assert body["messages"] == messages and list(body) == ["model", "messages", "max_tokens", "temperature"]
 
 
+def _pixels(url: str):
+    import base64
+    import io
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    return image.format, image.mode, image.size, image.tobytes()
+
+
 def test_the_pipelined_messages_are_the_hosts():
     from lmms_eval.protocol import ChatMessages
     from PIL import Image
@@ -434,9 +444,37 @@ def test_the_pipelined_messages_are_the_hosts():
     ]
     cache = EncodingCache(4)
     ours = cached_chat_messages(cache)(messages=raw).to_openai_messages()
-    assert ours == ChatMessages(messages=raw).to_openai_messages()
-    assert cached_chat_messages(cache)(messages=raw).to_openai_messages() == ours
+    hosts = ChatMessages(messages=raw).to_openai_messages()
+    our_url, host_url = (messages[1]["content"][0]["image_url"].pop("url") for messages in (ours, hosts))
+    assert ours == hosts and _pixels(our_url) == _pixels(host_url)  # a faster PNG of the same pixels
+    assert our_url.startswith("data:image/png;base64,")
+    again = cached_chat_messages(cache)(messages=raw).to_openai_messages()
+    assert again[1]["content"][0]["image_url"]["url"] is our_url
     assert (cache.hits, cache.misses) == (1, 1)  # the second request's image: encoded once, URL included
+
+
+def test_the_fast_png_decodes_to_the_pixels_pillow_writes_and_leaves_the_rest_to_pillow():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from lmms_eval_tasks.models.openai_pipelined import fast_png
+
+    noise = np.random.default_rng(0).integers(0, 256, (37, 53, 4), dtype=np.uint8)
+    cases = (("RGB", noise[..., :3]), ("RGBA", noise), ("L", noise[..., 0]), ("RGB", noise[:1, :1, :3]))
+    for mode, pixels in cases:
+        image = Image.fromarray(np.ascontiguousarray(pixels), mode)
+        decoded = Image.open(io.BytesIO(fast_png(image)))
+        assert (decoded.format, decoded.mode, decoded.size) == ("PNG", mode, image.size)
+        assert decoded.tobytes() == image.tobytes()
+    profiled = Image.new("RGB", (4, 4))
+    profiled.info["icc_profile"] = b"profile"
+    keyed = Image.new("RGB", (4, 4))
+    keyed.info["transparency"] = (0, 0, 0)
+    others = (Image.new(mode, (4, 4)) for mode in ("P", "I;16", "LA"))
+    for image in (profiled, keyed, *others):
+        assert fast_png(image) is None  # Pillow's PNG says more than the pixels: the host's encoder
 
 
 def test_a_build_waiting_for_an_image_another_build_makes_frees_its_slot():

@@ -19,8 +19,10 @@ subclasses it and changes only how the work is scheduled:
   request with each image replaced by a placeholder, then the data URL spliced in, and posted with the SDK's
   own ``post`` (auth, retries, errors, response parsing); checked once per request shape to be byte for
   byte the body ``chat.completions.create`` sends, else ``create`` is used;
-- the requests are the host's own: the same ``ChatMessages.to_openai_messages`` message structure and
-  encoder, the same payload fields, retries (``max_retries``, ``retry_backoff_s``) and failure text
+- images are a faster PNG of the same pixels (``fast_png``; decoded pixels checked by the tests and
+  ``benchmarks/server_throughput.py``);
+- the requests are otherwise the host's own: the same ``ChatMessages.to_openai_messages`` message
+  structure, the same payload fields, retries (``max_retries``, ``retry_backoff_s``) and failure text
   (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) and the same answers, in request order.
 
 Not carried over: the host's adaptive concurrency and prefix-aware ordering (concurrency is fixed at
@@ -98,6 +100,39 @@ class EncodingCache:
         return wait_for(future)  # being encoded by another thread: a build slot held here is free meanwhile
 
 
+_PNG_COLOUR_TYPES = {"L": (1, 0), "RGB": (3, 2), "RGBA": (4, 6)}  # mode: (channels, PNG colour type)
+
+
+def fast_png(image: Any) -> bytes | None:
+    """``image`` as a PNG with the same pixels as Pillow's, about 6x faster and mostly without the GIL: the
+    "up" filter on every row and zlib level 1 with run-length matching, instead of Pillow's adaptive filter
+    at level 6. None where Pillow's PNG says more than 8-bit L/RGB/RGBA pixels (an ICC profile, a
+    transparency key, other modes): the host's encoder writes those."""
+    import struct
+    import zlib
+
+    import numpy as np
+
+    if image.mode not in _PNG_COLOUR_TYPES or {"icc_profile", "transparency"} & set(image.info):
+        return None
+    channels, colour_type = _PNG_COLOUR_TYPES[image.mode]
+    width, height = image.size
+    rows = np.asarray(image).reshape(height, width * channels)
+    filtered = np.empty((height, width * channels + 1), dtype=np.uint8)
+    filtered[:, 0] = 2  # filter type "up": each byte minus the one above (the first row: minus zero)
+    filtered[0, 1:] = rows[0]
+    np.subtract(rows[1:], rows[:-1], out=filtered[1:, 1:])
+    compressor = zlib.compressobj(1, zlib.DEFLATED, 15, 8, zlib.Z_RLE)
+    data = compressor.compress(filtered) + compressor.flush()
+
+    def chunk(kind: bytes, content: bytes) -> bytes:
+        checksum = struct.pack(">I", zlib.crc32(kind + content))
+        return struct.pack(">I", len(content)) + kind + content + checksum
+
+    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+
+
 def _mime_of(image_format: str) -> str:
     """The data URL's MIME type for the host's ``LMMS_IMAGE_ENCODE_FORMAT`` spelling (as the host)."""
     return f"image/{'jpeg' if image_format == 'JPG' else image_format.lower()}"
@@ -128,11 +163,14 @@ def cached_chat_messages(cache: EncodingCache) -> type[ChatMessages]:
                 )
             encode = super().encode_image
             mime = _mime_of(image_format)
-            return cache.encoded(
-                image,
-                ("url", image_format, quality),
-                lambda: DataURL(mime, encode(image, None, image_format, quality)),
-            )
+
+            def data_url() -> DataURL:
+                png = fast_png(image) if image_format == "PNG" else None
+                if png is not None:
+                    return DataURL(mime, base64.b64encode(png).decode("ascii"))
+                return DataURL(mime, encode(image, None, image_format, quality))
+
+            return cache.encoded(image, ("url", image_format, quality), data_url)
 
         def to_openai_messages(
             self, video_kwargs: dict[str, Any] | None = None, pass_video_url: bool = False
@@ -238,7 +276,7 @@ class RequestBodies:
         pieces: list[bytes] = []
         for index, url in enumerate(urls):
             before, text = text.split(json.dumps(self._placeholder(index)), 1)
-            pieces += [before.encode(), b'"', url.encode("ascii"), b'"']
+            pieces += [before.encode(), url.json]
         pieces.append(text.encode())
         return b"".join(pieces)
 
@@ -275,12 +313,17 @@ def _dumps(value: Any) -> str:
 
 class DataURL(str):
     """A ``data:<type>;base64,<base64>`` URL made here from an encoder's base64: nothing in it needs
-    escaping in JSON, so its JSON string is the URL in quotes (checked on the short head only)."""
+    escaping in JSON, so its JSON string, ``json``, is the URL in quotes (checked on the short head only),
+    made once per image for every request body that carries it."""
+
+    json: bytes
 
     def __new__(cls, mime: str, encoded: str) -> DataURL:
         if not all(32 <= ord(char) < 127 and char not in '"\\' for char in mime):
             raise ValueError(f"unexpected MIME type {mime!r}")
-        return super().__new__(cls, f"data:{mime};base64,{encoded}")
+        url = super().__new__(cls, f"data:{mime};base64,{encoded}")
+        url.json = b'"' + url.encode("ascii") + b'"'
+        return url
 
 
 class OpenAIPipelined(OpenAICompatible):
