@@ -347,6 +347,8 @@ def judge_sensitivity_table(runs: Sequence[Run]) -> Table | None:
                     caveats.append(f"{run.label} / {task}: {result['incomplete']}.")
                 if result.get("difference_caveat"):
                     caveats.append(f"{run.label} / {task}: {result['difference_caveat']}.")
+                if result.get("cohen_kappa_undefined"):
+                    caveats.append(f"{run.label} / {task}: Cohen's kappa {result['cohen_kappa_undefined']}.")
                 for metric, item in (result.get("difference") or {}).items():
                     rows.append(
                         [

@@ -83,6 +83,19 @@ def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
     return None if expected == 1 else (observed - expected) / (1 - expected)
 
 
+def kappa_undefined(a: Sequence[bool], b: Sequence[bool]) -> str | None:
+    """Why ``cohen_kappa(a, b)`` is None, in a line (the result file says it next to the null); else None."""
+    if not a:
+        return "undefined: no item was judged by both judges"
+    if len(set(a)) == 1 and set(a) == set(b):
+        verdict = "accept" if a[0] else "reject"
+        return (
+            f"undefined: both judges {verdict} every one of the {len(a)} items, so chance agreement is 1 and "
+            "kappa = (p_o - p_e) / (1 - p_e) is 0/0; agreement says how far they agree"
+        )
+    return None
+
+
 def rejudge(
     benchmark: str,
     records: Sequence[dict[str, Any]],
@@ -152,6 +165,7 @@ def rejudge(
             "that judge's agreement, flips and metrics. Fix the cause and rerun the same command: the judge "
             "cache keeps every reply, so only the missing items are asked"
         )
+    verdicts_a, verdicts_b = [x for _, x, _ in compared], [y for _, _, y in compared]
     return {
         "benchmark": benchmark,
         "complete": incomplete is None,
@@ -163,7 +177,8 @@ def rejudge(
         "judged_by_both": n,
         "unjudged_by_either": len(both) - n,
         "agreement": None if n == 0 else sum(x == y for _, x, y in compared) / n,
-        "cohen_kappa": cohen_kappa([x for _, x, _ in compared], [y for _, _, y in compared]),
+        "cohen_kappa": cohen_kappa(verdicts_a, verdicts_b),
+        "cohen_kappa_undefined": kappa_undefined(verdicts_a, verdicts_b),
         "flips": flips,
         "metrics": {judge_a.name: _headline(metrics_a, module), judge_b.name: _headline(metrics_b, module)},
         "difference": differences,

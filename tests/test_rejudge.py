@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks.cli import main as cli_main
-from lmms_eval_tasks.rejudge import JudgeSetting, cohen_kappa, rejudge
+from lmms_eval_tasks.rejudge import JudgeSetting, cohen_kappa, kappa_undefined, rejudge
 from tests.fake_openai import FakeOpenAIServer, isolate_judge_env
 
 TASKS = Path(__file__).resolve().parents[1] / "lmms_eval_tasks" / "tasks"
@@ -68,6 +68,12 @@ def test_cohen_kappa_by_hand():
     # 4 items, A = [1,1,0,0], B = [1,0,0,0]: p_o = 3/4, p_e = (2/4)(1/4) + (2/4)(3/4) = 1/2 -> kappa 1/2
     assert cohen_kappa([True, True, False, False], [True, False, False, False]) == pytest.approx(0.5)
     assert cohen_kappa([True, True], [True, True]) is None  # both constant: p_e = 1
+    # the result file says why next to the null; a defined kappa has no reason
+    assert kappa_undefined([True, True], [True, True]).startswith("undefined: both judges accept every one of")
+    assert "reject every one of the 3 items" in kappa_undefined([False] * 3, [False] * 3)
+    assert kappa_undefined([], []) == "undefined: no item was judged by both judges"
+    assert kappa_undefined([True, True], [False, False]) is None  # p_e = 0: kappa 0, defined
+    assert cohen_kappa([True, True], [False, False]) == 0
 
 
 def test_rejudge_hallusionbench_sample_with_two_fake_judges(monkeypatch, tmp_path):
@@ -166,6 +172,14 @@ def test_report_shows_a_saved_rejudge_result(tmp_path):
     (records / "contextual_sample_samples.jsonl.rejudge_judge-b.json").write_text(json.dumps(result), "utf-8")
     html_path = write_report_for_runs([output], tmp_path / "report2")
     assert "contextual_sample: INCOMPLETE: judge calls failed (judge-a 0, judge-b 5" in (
+        html_path.parent / "report.md"
+    ).read_text("utf-8")
+    # kappa undefined (both judges constant): the report says why beside the empty cell
+    result.pop("incomplete")
+    result.update(cohen_kappa=None, cohen_kappa_undefined="undefined: both judges accept every one of the 10")
+    (records / "contextual_sample_samples.jsonl.rejudge_judge-b.json").write_text(json.dumps(result), "utf-8")
+    html_path = write_report_for_runs([output], tmp_path / "report3")
+    assert "Cohen's kappa undefined: both judges accept every one of the 10" in (
         html_path.parent / "report.md"
     ).read_text("utf-8")
 
@@ -343,3 +357,28 @@ def test_a_judge_that_dies_midway_fails_the_command_and_a_rerun_asks_only_the_mi
     # A accepts 0,2,4,6,8; B accepts 0..4. Agreement on 0,2,4 (yes) and 5,7,9 (no) = 6/10; flips 1,3,6,8.
     assert result["agreement"] == pytest.approx(0.6)
     assert sorted(flip["index"] for flip in result["flips"]) == [1, 3, 6, 8]
+
+
+def test_rejudge_of_a_run_folder_takes_its_one_task_of_the_benchmark(monkeypatch, tmp_path, capsys):
+    """A run folder holding records of one contextual task (and of other benchmarks') needs no --task."""
+    isolate_judge_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    run_folder = tmp_path / "out" / "random_guess" / "lmms_eval_tasks" / "20261206_000000"
+    run_folder.mkdir(parents=True)
+    path = run_folder / "contextual_sample_samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in contextual_records()), encoding="utf-8")
+    (run_folder / "hallusionbench_sample_samples.jsonl").write_text("{}\n", encoding="utf-8")
+    judge = fake_judge(lambda i: i % 2 == 0, "Judgement: Yes", "Judgement: No", "Judgement: No")
+    with FakeOpenAIServer(judge) as server_a, FakeOpenAIServer(judge) as server_b:
+        code = cli_main(
+            ["rejudge", "contextual", str(run_folder), "--judge-model", "judge-b", "--judge-base-url",
+             server_b.base_url, "--baseline-judge-model", "judge-a", "--baseline-base-url", server_a.base_url,
+             "-o", "repeats=1", "-o", "rouge=false", "--resamples", "50"]
+        )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    result = json.loads(path.with_name(f"{path.name}.rejudge_judge-b.json").read_text("utf-8"))
+    assert result["records"] == str(path) and result["agreement"] == 1.0
+    # two tasks of the benchmark: the folder is ambiguous, named as before
+    (run_folder / "contextual_offline_samples.jsonl").write_text("{}\n", encoding="utf-8")
+    code = cli_main(["rejudge", "contextual", str(run_folder), "--judge-model", "judge-b"])
+    assert code == 2 and "name the task with --task" in capsys.readouterr().err

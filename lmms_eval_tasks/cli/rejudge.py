@@ -72,6 +72,19 @@ def _run_options(records_file: Path, benchmark: str, args: argparse.Namespace) -
     return judge, shared
 
 
+def _only_task(folder: Path, benchmark: str) -> str | None:
+    """The one task of ``benchmark`` with records under ``folder``, taken without --task; None when there
+    are none or several (then ``records_path`` names them)."""
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+    from lmms_eval_tasks.reporting.schema import SAMPLES_SUFFIX
+
+    if not folder.is_dir():
+        return None
+    tasks = {item.name[: -len(SAMPLES_SUFFIX)] for item in folder.rglob(f"*{SAMPLES_SUFFIX}")}
+    owned = [task for task in tasks if (owner := benchmark_for_task(task)) and owner.name == benchmark]
+    return owned[0] if len(owned) == 1 else None
+
+
 def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.cli.score import records_path, records_problem
     from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl_numbered
@@ -90,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         rejudge_module(args.benchmark)
     except ValueError as error:
         return fail(str(error))
-    path, problem = records_path(Path(args.run), args.task)
+    path, problem = records_path(Path(args.run), args.task or _only_task(Path(args.run), args.benchmark))
     if problem:
         return fail(problem)
     found = _run_options(path, args.benchmark, args)
