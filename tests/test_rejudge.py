@@ -69,7 +69,7 @@ def test_cohen_kappa_by_hand():
     assert cohen_kappa([True, True, False, False], [True, False, False, False]) == pytest.approx(0.5)
     assert cohen_kappa([True, True], [True, True]) is None  # both constant: p_e = 1
     # the result file says why next to the null; a defined kappa has no reason
-    assert kappa_undefined([True, True], [True, True]).startswith("undefined: both judges accept every one of")
+    assert kappa_undefined([True] * 2, [True] * 2).startswith("undefined: both judges accept every one of")
     assert "reject every one of the 3 items" in kappa_undefined([False] * 3, [False] * 3)
     assert kappa_undefined([], []) == "undefined: no item was judged by both judges"
     assert kappa_undefined([True, True], [False, False]) is None  # p_e = 0: kappa 0, defined
