@@ -190,6 +190,23 @@ def test_cli_errors(toy_benchmark, tmp_path, capsys) -> None:
     assert "bad option" in capsys.readouterr().err
 
 
+def test_cli_names_the_benchmark_of_anothers_records_as_score_does(tmp_path, capsys) -> None:
+    """`compare contextual HB.jsonl CT.jsonl`: the records' own benchmark and the command that reads them
+    (was: a schema error, "field 'image_url': missing"); the host's samples file names the pack's file."""
+    write_jsonl(tmp_path / "hb.jsonl", [{"task": "hallusionbench_sample", "prediction": "y"}])
+    write_jsonl(tmp_path / "ct.jsonl", [{"task": "contextual_sample", "prediction": "x"}])
+    hb, ct = str(tmp_path / "hb.jsonl"), str(tmp_path / "ct.jsonl")
+    assert main(["compare", "contextual", hb, ct]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"lmms-eval-tasks compare: {hb} holds records of task hallusionbench_sample (benchmark "
+        f"hallusionbench), not contextual: run `lmms-eval-tasks compare hallusionbench {hb} {ct}`"
+    )
+    host = tmp_path / "20261201_000000_samples_contextual_sample.jsonl"
+    write_jsonl(host, [{"doc_id": 0, "resps": [["x"]], "filtered_resps": ["x"]}])
+    assert main(["compare", "contextual", str(host), ct]) == 2
+    assert "is the host's samples file" in capsys.readouterr().err
+
+
 def test_cli_rejects_a_bad_option_value(tmp_path, capsys) -> None:
     row = {"question_id": 1, "template_id": "data", "answer": "5", "prediction": "5"}
     write_jsonl(tmp_path / "a.jsonl", [row])

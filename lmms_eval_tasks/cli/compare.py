@@ -11,11 +11,13 @@ import argparse
 import inspect
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
 def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.cli._arguments import json_safe
+    from lmms_eval_tasks.cli.score import records_problem
     from lmms_eval_tasks.framework.comparison import TESTS, compare_runs, load_run, per_question_function
     from lmms_eval_tasks.framework.input_checks import OptionError, RecordError
     from lmms_eval_tasks.framework.registry import benchmarks
@@ -44,6 +46,12 @@ def _run(args: argparse.Namespace) -> int:
     try:
         records_a = load_run(args.run_a, args.task)
         records_b = load_run(args.run_b, args.task)
+        rerun = f"compare <owner> {args.run_a} {args.run_b}"
+        for run, records in ((args.run_a, records_a), (args.run_b, records_b)):
+            problem = records_problem(Path(run), records, args.benchmark, rerun)
+            if problem:  # another benchmark's records, or the host's samples file: named as `score` does
+                print(f"{prog}: {problem}", file=sys.stderr)
+                return 2
         if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
             from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
 

@@ -58,9 +58,10 @@ def records_path(path: Path, task: str | None) -> tuple[Path, str | None]:
     return path, None
 
 
-def records_problem(path: Path, records: list[Any], benchmark: str) -> str | None:
+def records_problem(path: Path, records: list[Any], benchmark: str, rerun: str | None = None) -> str | None:
     """One line when ``records`` cannot be this benchmark's records: an empty file, the host's samples file
-    (the pack's file of the same run is named), or records of another benchmark's task; else None."""
+    (the pack's file of the same run is named), or records of another benchmark's task (the fix is
+    ``rerun`` with ``<owner>`` the owner's name, default ``score <owner> <path>``); else None."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task
 
     if not records:
@@ -88,7 +89,7 @@ def records_problem(path: Path, records: list[Any], benchmark: str) -> str | Non
         owner = sorted(set(foreign.values()))[0]
         return (
             f"{path} holds records of task {', '.join(foreign)} (benchmark {owner}), not {benchmark}: run "
-            f"`lmms-eval-tasks score {owner} {path}`"
+            f"`lmms-eval-tasks {(rerun or f'score <owner> {path}').replace('<owner>', owner)}`"
         )
     return None
 
