@@ -53,6 +53,14 @@ class Check:
         return asdict(self)
 
 
+CHECKOUT = Path(__file__).resolve().parent.parent  # a clone's root; a pip install has no Makefile there
+
+
+def in_checkout() -> bool:
+    """Whether the pack runs from a clone with its Makefile (fixes may name make targets) or a pip install."""
+    return (CHECKOUT / "Makefile").is_file()
+
+
 def pack_cache_root() -> Path:
     """``$LMMS_EVAL_TASKS_CACHE``, else ``~/.cache/lmms_eval_tasks`` (where `make setup` builds things)."""
     from lmms_eval_tasks import cache_root
@@ -186,13 +194,14 @@ def check_tiny_llava(directory: Path | None = None, required: bool = False) -> C
     directory = directory or pack_cache_root() / "tiny-llava"
     if is_complete_build(directory, seed=0):
         return Check("development", "tiny llava", True, required, f"built at {directory}")
+    build = f"`lmms-eval-tasks build-tiny-llava --output {directory}`"
     return Check(
         "development",
         "tiny llava",
         False,
         required,
         f"not built (or incomplete) at {directory}",
-        f"make tiny-llava (or `lmms-eval-tasks build-tiny-llava --output {directory}`)",
+        f"make tiny-llava (or {build})" if in_checkout() else build,
     )
 
 
@@ -442,8 +451,18 @@ def run_checks(
     """Every check, in report order (``dev``: the development checks are required too)."""
     steps: list[Callable[[], Check | list[Check]]] = [
         check_host,
-        lambda: _check_import("torch", "make setup (installs the CPU wheel of torch)"),
-        lambda: _check_import("transformers", "make setup (or pip install -e .)"),
+        lambda: _check_import(
+            "torch",
+            "make setup (installs the CPU wheel of torch)"
+            if in_checkout()
+            else "pip install torch (the README's install lines: a CPU or CUDA wheel)",
+        ),
+        lambda: _check_import(
+            "transformers",
+            "make setup (or pip install -e .)"
+            if in_checkout()
+            else "reinstall the pack with the README's pip line",
+        ),
         check_pack_models,
         check_wordnet,
         check_judge,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_tasks import doctor
 from lmms_eval_tasks.cli import main as cli_main
 from lmms_eval_tasks.doctor import JUDGE_CHECK, benchmark_datasets, check_datasets, check_judge, check_models
 from lmms_eval_tasks.host import version as host_versions
@@ -136,7 +137,7 @@ def test_an_untested_host_version_lists_the_patches_that_do_not_apply(
 
 
 def test_missing_tiny_llava_fails_only_the_development_checks(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, no_judge: None
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, no_judge: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The tiny LLaVA is the test suite's fixture: a user install without it passes; `--dev` requires it."""
     code, payload = _doctor_json(capsys, "--tiny-llava", str(tmp_path / "nowhere"))
@@ -147,6 +148,11 @@ def test_missing_tiny_llava_fails_only_the_development_checks(
     check = _by_name(payload)["tiny llava"]
     assert code == 1 and check["ok"] is False and check["required"] is True
     assert "make tiny-llava" in check["fix"]
+    # a pip install has no Makefile: the fix is the pack's own command alone
+    monkeypatch.setattr(doctor, "CHECKOUT", tmp_path)
+    code, payload = _doctor_json(capsys, "--dev", "--tiny-llava", str(tmp_path / "nowhere"))
+    fix = _by_name(payload)["tiny llava"]["fix"]
+    assert fix == f"`lmms-eval-tasks build-tiny-llava --output {tmp_path / 'nowhere'}`"
 
 
 def test_unreachable_judge_is_reported_without_the_key(
