@@ -219,6 +219,29 @@ def test_a_hallusionbench_cut_is_said_in_the_report_and_the_host_table() -> None
     assert alias.startswith("hallusionbench_sample [--limit 7: ") and f"{kept} documents" in alias
 
 
+def test_a_user_task_including_a_vrb_level_prints_no_nan_in_the_host_table() -> None:
+    """A task of the user's own (`include:` of one VRB level) has no pack name: its hooks say it is the
+    pack's, so its undefined metrics print N/A like the pack task's; a host task's NaN is left alone."""
+    from lmms_eval.utils import make_table
+
+    from lmms_eval_tasks.host.patches import table_view
+
+    hooks = "<bound method TaskHooks.process_results of <lmms_eval_tasks.framework.hook_factory.TaskHooks>>"
+    row = {"alias": "my_vrb_bright", "accuracy,none": 0.075, "accuracy_clean,none": float("nan"),
+           "accuracy_clean_stderr,none": "N/A"}  # fmt: skip
+    host_row = {"alias": "host_task", "acc,none": float("nan"), "acc_stderr,none": "N/A"}
+    results = {
+        "results": {"my_vrb_bright": row, "host_task": host_row}, "versions": {}, "n-shot": {},
+        "higher_is_better": {},
+        "configs": {"my_vrb_bright": {"process_results": hooks}, "host_task": {"process_results": "<f>"}},
+    }  # fmt: skip
+    lines = str(make_table(table_view(results))).splitlines()
+    mine = [line for line in lines if "my_vrb_bright" in line]
+    assert mine and not any("NaN" in line for line in mine), mine
+    assert any("accuracy_clean" in line and "N/A" in line for line in mine)
+    assert any("host_task" in line and "NaN" in line for line in lines)
+
+
 def test_a_fraction_that_reaches_a_task_with_units_is_refused_when_its_docs_are_prepared() -> None:
     # a robustness variant or a task of the user's own on a pack task is no pack name: the launcher let
     # --limit 0.5 through, the pack did not round it, and the host's fraction split question pairs

@@ -871,6 +871,12 @@ def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
 
     from lmms_eval_tasks.framework.registry import benchmark_for_task
 
+    configs = result_dict.get("configs") if isinstance(result_dict.get("configs"), dict) else {}
+
+    def pack_row(name: str) -> bool:  # a pack task by name, or a user's task including one (its hooks)
+        hooks = str((configs.get(name) or {}).get("process_results", "")) if configs else ""
+        return benchmark_for_task(name) is not None or "lmms_eval_tasks." in hooks
+
     view = dict(result_dict)
     for column in ("results", "groups"):
         rows = result_dict.get(column)
@@ -881,7 +887,7 @@ def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
                 key: None if isinstance(value, float) and not math.isfinite(value) else value
                 for key, value in values.items()
             }
-            if isinstance(values, dict) and benchmark_for_task(str(name)) is not None
+            if isinstance(values, dict) and pack_row(str(name))
             else values
             for name, values in rows.items()
         }
