@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import sys
 import urllib.error
 import urllib.request
@@ -209,12 +208,25 @@ def check_tiny_llava(directory: Path | None = None, required: bool = False) -> C
 
 
 def _probe_request(endpoint: Any) -> urllib.request.Request:
+    """``GET <base>/models`` as the judge's client sends it: the base URL's query kept after the path, its
+    user info as Basic credentials (urllib takes no user info in a URL)."""
+    import base64
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(endpoint.base_url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    netloc += f":{parts.port}" if parts.port else ""
     if endpoint.api_type == "azure":
-        url = f"{endpoint.base_url}/openai/models?api-version={endpoint.api_version}"
+        path, query = f"{parts.path.rstrip('/')}/openai/models", f"api-version={endpoint.api_version}"
         headers = {"api-key": endpoint.api_key}
     else:
-        url = f"{endpoint.base_url}/models"
+        path, query = f"{parts.path.rstrip('/')}/models", parts.query
         headers = {"Authorization": f"Bearer {endpoint.api_key}"}
+    if parts.username is not None:
+        credential = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+        headers["Authorization"] = f"Basic {base64.b64encode(credential).decode('ascii')}"
+    url = urlunsplit((parts.scheme, netloc, path, query, ""))
     return urllib.request.Request(url, headers=headers, method="GET")
 
 
@@ -482,14 +494,11 @@ def run_checks(
 
 
 def _redact(text: str) -> str:
-    """Remove any configured secret from ``text`` (defence in depth: no check prints one on purpose)."""
-    from lmms_eval_tasks import environment
+    """``text`` through the pack's one redaction (``judges.redact.scrub``): keys, URL user info and
+    credential query parameters (defence in depth: no check prints one on purpose)."""
+    from lmms_eval_tasks.judges.redact import scrub
 
-    secrets = [os.environ.get(name) for name in ("OPENAI_API_KEY", "AZURE_API_KEY", "AZURE_OPENAI_API_KEY")]
-    for secret in [*secrets, environment.value("LMMS_EVAL_TASKS_JUDGE_API_KEY")]:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
+    return scrub(text)
 
 
 def render(checks: Sequence[Check], ascii_only: bool = False) -> str:

@@ -138,6 +138,7 @@ class FakeOpenAIServer:
         self.faults = faults
         self.model_suffix = model_suffix
         self.calls: list[FakeCall] = []
+        self.model_listings: list[tuple[str, dict[str, str]]] = []  # GET .../models: (path, headers)
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -251,6 +252,14 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
             body = {"error": {"message": message, "type": "fake_error", "code": status}}
             self._send(status, json.dumps(body).encode(), headers)
+
+        def do_GET(self) -> None:  # noqa: N802 - ``GET .../models``, what `doctor` asks
+            server.model_listings.append((self.path, dict(self.headers.items())))
+            if not urlsplit(self.path).path.rstrip("/").endswith("/models"):
+                self._error(404, f"unknown path {self.path}")
+                return
+            listing = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+            self._send(200, json.dumps(listing).encode())
 
         def do_POST(self) -> None:  # noqa: N802 - http.server naming
             length = int(self.headers.get("Content-Length") or 0)

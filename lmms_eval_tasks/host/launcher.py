@@ -22,6 +22,7 @@ from lmms_eval_tasks.host import model_availability, resume
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host.argv import flag_value
 from lmms_eval_tasks.host.server_checks import check_judge_endpoint, check_loglikelihood_on_server
+from lmms_eval_tasks.judges.redact import scrub
 
 SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
 
@@ -177,8 +178,6 @@ def failure_line(error: BaseException) -> str:
         if outer:
             named = f"{type(outer[-1]).__name__} (from {type(cause).__name__}): "
             cause = outer[-1]
-    from lmms_eval_tasks.judges.redact import scrub
-
     message = scrub(" ".join((str(cause) or type(cause).__name__).split()))  # a URL's token, an API key
     unknown = unknown_tasks_line(message) if isinstance(cause, ValueError) else None
     if unknown:
@@ -298,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = check_output_path(arguments)  # before any heavy import: an unwritable path fails at once
         problem = problem or run_argument_problem(arguments)  # --limit 0, --num_fewshot 2 on pack tasks
         if problem:
-            print(f"lmms_eval: {problem}", file=sys.stderr)
+            print(scrub(f"lmms_eval: {problem}"), file=sys.stderr)
             return 2
         from lmms_eval_tasks.host.termination import end_on_sigterm_with_cleanup
 
@@ -318,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             [model for model, _ in runs], [text for model, text in runs if model == substitution.ASKED_MODEL]
         )
         if problem:
-            print(problem, file=sys.stderr)
+            print(scrub(problem), file=sys.stderr)
             return 2
         if notice and os.environ.get("LOCAL_RANK", "0") == "0":
             print(notice, file=sys.stderr)
@@ -334,8 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             or check_loglikelihood_on_server(arguments)
             or check_judge_endpoint(arguments)
         )
-        if problem:
-            print(problem, file=sys.stderr)
+        if problem:  # every refusal through the one redaction: an endpoint's user info or ?token=
+            print(scrub(problem), file=sys.stderr)
             return 2
         host.apply_patches(_requested_models(arguments))
         notice = resume.prepare_cache(arguments)

@@ -398,9 +398,13 @@ class OpenAIJudge(Judge):
                         timeout=self.timeout,
                     )
                 else:
+                    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+                    parts = urlsplit(self.endpoint.base_url)  # a query (``?key=``) goes on every request
                     self._client = openai.OpenAI(
                         api_key=self.endpoint.api_key,
-                        base_url=self.endpoint.base_url,
+                        base_url=urlunsplit((*parts[:3], "", "")),
+                        default_query=dict(parse_qsl(parts.query)) or None,
                         max_retries=0,
                         timeout=self.timeout,
                     )

@@ -17,6 +17,9 @@ _PATTERNS = [
     # user info of a URL (``scheme://user:password@host``): kept the scheme and host, dropped the rest
     # (bounded and anchored at a word start: linear on hostile text)
     re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]{0,30}://)[^\s/@\"'<>]{1,256}@"),
+    # a URL's query parameters named like a credential (``?key=...``, ``&sig=...``, ``api_key``), any length
+    re.compile(r"(?i)([?&;](?:[\w.\-]{0,40}[_.\-])?(?:key|token|secret|password|passwd|pwd|sig|signature|auth)=)"
+               r"[^&#\s\"'<>]+"),  # fmt: skip
     re.compile(
         r"(?i)((?:api[-_]?key|authorization|access[-_]?token|hf[-_]?token|token|password|secret)[\"']?\s*[:=]"
         r"\s*[\"']?)[^\s\"',}&\\]{6,}"  # 6+ characters: "token: 5 cents" is prose, not a secret
@@ -114,7 +117,7 @@ def _scrubbed(text: str, values: list[str]) -> str:
 
 
 def safe_url(url: str | None) -> str | None:
-    """A URL without user info, query string or fragment (they can carry keys)."""
+    """A URL without user info, query string or fragment (they can carry keys): what descriptions show."""
     if not url:
         return url
     from urllib.parse import urlsplit, urlunsplit

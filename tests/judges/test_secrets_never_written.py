@@ -1,6 +1,7 @@
-"""Secrets never written: an API key, an HF token and URL credentials, echoed by the judge in 200, 4xx and
-5xx replies and passed in ``--model_args``, appear in no file the launcher, ``score`` and ``report`` write
-and on neither stream (docs/judges.md, "Judge integrity")."""
+"""Secrets never written: an API key, an HF token, URL credentials and a URL's ``?key=``, echoed by the judge
+in 200, 4xx and 5xx replies and passed in ``--model_args``, appear in no file the launcher, ``score``,
+``report``, ``rejudge``, ``export`` and ``doctor`` write and on no command's streams, the launcher's refusal
+included (docs/judges.md, "Secrets")."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def test_a_judged_run_and_score_write_no_secret(tmp_path: Path) -> None:
     hf_token = "hf_" + secrets.token_hex(16)
     password = "pw-" + secrets.token_hex(12)
     basic = base64.b64encode(f"alice:{password}".encode()).decode()
-    planted = (key, hf_token, password, basic)
+    query_key = "qk-" + secrets.token_hex(12)
+    planted = (key, hf_token, password, basic, query_key)
 
     def reply(prompt: str, headers: dict[str, str]) -> str:
         # a debugging proxy in front of the judge: echoes the request headers and the secrets it knows
@@ -60,7 +62,7 @@ def test_a_judged_run_and_score_write_no_secret(tmp_path: Path) -> None:
 
     output = tmp_path / "out"
     with FakeOpenAIServer(reply_with_headers=reply, faults=faults) as server:
-        judge_url = server.base_url.replace("http://", f"http://alice:{password}@")
+        judge_url = server.base_url.replace("http://", f"http://alice:{password}@") + f"?key={query_key}"
         environment = offline_environment(
             OPENAI_API_URL=judge_url,
             OPENAI_API_KEY=key,
@@ -87,19 +89,40 @@ def test_a_judged_run_and_score_write_no_secret(tmp_path: Path) -> None:
              "-o", "judge_prompt=hardened"],
             capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=600, check=False,
         )  # fmt: skip
-        reported = subprocess.run(
-            [sys.executable, "-m", "lmms_eval_tasks.cli", "report", str(output),
-             "--out", str(tmp_path / "report")],
-            capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=600, check=False,
+        def command(*arguments: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "lmms_eval_tasks.cli", *arguments],
+                capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=600, check=False,
+            )  # fmt: skip
+
+        reported = command("report", str(output), "--out", str(tmp_path / "report"))
+        rejudged = command("rejudge", "contextual", str(records[0]), "--judge-model", "judge-b",
+                           "--judge-base-url", judge_url)  # fmt: skip
+        exported = command("export", "csv", str(output), "--out", str(tmp_path / "metrics.csv"))
+        doctor = command("doctor")
+        refused = run_launcher(
+            "--model", "openai", "--model_args", f"base_url={judge_url}&token={key},model_version=m",
+            "--tasks", "contextual_sample", "--output_path", str(tmp_path / "refused"),
+            environment=environment,
         )  # fmt: skip
+        listings = [path for path, _headers in server.model_listings]
     # the run really judged, really met the echoing 200, 400 and 500 replies, and scoring ran
     assert {200, 400, 500} <= statuses, statuses
     assert launched.returncode in (0, 1), launched.stderr[-3000:]
     assert scored.returncode == 0, scored.stderr[-3000:]
+    # rejudge met the same faults: its file is written, marked INCOMPLETE, exit 1
+    assert rejudged.returncode in (0, 1) and "rejudge_judge-b.json" in rejudged.stderr + rejudged.stdout
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    assert refused.returncode == 2 and "would be the model under test" in refused.stderr, refused.stderr
+    # doctor reaches the endpoint the judge uses (its query kept, its user info as credentials) and says so
+    assert "127.0.0.1" in doctor.stdout and "answers (HTTP 200)" in doctor.stdout, doctor.stdout
+    assert listings == [f"/v1/models?key={query_key}"]
     streams = {
-        "launcher stdout": launched.stdout, "launcher stderr": launched.stderr,
-        "score stdout": scored.stdout, "score stderr": scored.stderr,
-        "report stdout": reported.stdout, "report stderr": reported.stderr,
+        f"{name} {stream}": getattr(completed, stream)
+        for name, completed in (("launcher", launched), ("score", scored), ("report", reported),
+                                ("rejudge", rejudged), ("export", exported), ("doctor", doctor),
+                                ("refusal", refused))
+        for stream in ("stdout", "stderr")
     }  # fmt: skip
     found = [
         f"{name}: {secret[:6]}..." for name, text in streams.items() for secret in planted if secret in text
