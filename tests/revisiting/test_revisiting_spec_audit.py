@@ -330,16 +330,16 @@ PROMPT_DIR = __import__("pathlib").Path(__file__).parents[1] / "data" / "spec" /
     ],
 )
 def test_prompts_match_spec_files(dataset: str, variant: str, filename: str) -> None:
-    from lmms_eval_tasks.tasks.revisiting.shared_tasks import PROMPTS
+    from lmms_eval_tasks.tasks.revisiting.datasets import DATASETS
 
-    assert PROMPTS[dataset][variant] == (PROMPT_DIR / filename).read_text(encoding="utf-8")
+    assert DATASETS[dataset].prompts[variant] == (PROMPT_DIR / filename).read_text(encoding="utf-8")
 
 
 def test_llava15_tdiuc_wrapping() -> None:
     # spec: LLaVA-1.5 wraps it as `USER: <image>\n{question},{prompt}\nASSISTANT:` (no space after the comma)
-    from lmms_eval_tasks.tasks.revisiting.shared_tasks import PROMPTS, TDIUC_INSTRUCTION
+    from lmms_eval_tasks.tasks.revisiting.datasets import TDIUC, TDIUC_INSTRUCTION
 
-    assert PROMPTS["tdiuc"]["llava15"] == "{question}," + TDIUC_INSTRUCTION
+    assert TDIUC.prompts["llava15"] == "{question}," + TDIUC_INSTRUCTION
 
 
 def test_vqdv1_prompts_match_spec() -> None:

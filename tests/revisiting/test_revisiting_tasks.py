@@ -17,6 +17,7 @@ from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.tasks.dvqa import hooks as dvqa_hooks
 from lmms_eval_tasks.tasks.dvqa import make_sample as dvqa_sample
 from lmms_eval_tasks.tasks.revisiting import shared_tasks
+from lmms_eval_tasks.tasks.revisiting.datasets import DATASETS, TDIUC_ANSWER_SPACES
 from lmms_eval_tasks.tasks.tallyqa import hooks as tallyqa_hooks
 from lmms_eval_tasks.tasks.tallyqa import make_sample as tallyqa_sample
 from lmms_eval_tasks.tasks.tdiuc import hooks as tdiuc_hooks
@@ -37,16 +38,16 @@ SPEC_PROMPTS = Path(__file__).parents[1] / "data" / "spec" / "prompts"
     ],
 )
 def test_prompts_are_the_specs_byte_for_byte(dataset: str, variant: str, spec_file: str) -> None:
-    assert shared_tasks.PROMPTS[dataset][variant] == (SPEC_PROMPTS / spec_file).read_text(encoding="utf-8")
+    assert DATASETS[dataset].prompts[variant] == (SPEC_PROMPTS / spec_file).read_text(encoding="utf-8")
 
 
 def test_llava15_layouts_follow_the_authors_inference_code() -> None:
     # TDIUC: f"USER: <image>\n{question},{prompt}\nASSISTANT:" -> no space after the comma
-    hf = shared_tasks.PROMPTS["tdiuc"]["hf"]
-    assert shared_tasks.PROMPTS["tdiuc"]["llava15"] == hf.replace("{question}, ", "{question},")
+    hf = DATASETS["tdiuc"].prompts["hf"]
+    assert DATASETS["tdiuc"].prompts["llava15"] == hf.replace("{question}, ", "{question},")
     # TallyQA/DVQA: f"USER: <image>\n {question}, {prompt} \nASSISTANT:" -> a space on both sides
     for dataset in ("tallyqa", "dvqa"):
-        assert shared_tasks.PROMPTS[dataset]["llava15"] == " " + shared_tasks.PROMPTS[dataset]["hf"] + " "
+        assert DATASETS[dataset].prompts["llava15"] == " " + DATASETS[dataset].prompts["hf"] + " "
 
 
 def test_doc_to_text_per_model_and_override(monkeypatch) -> None:
@@ -73,7 +74,7 @@ def test_task_yaml_names_every_model_variant() -> None:
 
 def test_records_carry_the_scorer_fields_and_fail_by_name() -> None:
     doc = {"question_id": 5, "question": "How many?", "answer": 3, "issimple": True, "image_id": 1}
-    record = tallyqa_hooks.make_record(doc, ["3"], "tallyqa_sample")
+    record = tallyqa_hooks.HOOKS.make_record(doc, ["3"], "tallyqa_sample")
     assert record == {
         "question_id": 5,
         "answer": 3,
@@ -83,7 +84,7 @@ def test_records_carry_the_scorer_fields_and_fail_by_name() -> None:
         "prediction": "3",
     }
     with pytest.raises(Exception, match="record 5: field 'template_id': missing from the document"):
-        dvqa_hooks.make_record({"question_id": 5, "answer": "3"}, ["3"], "dvqa_sample")
+        dvqa_hooks.HOOKS.make_record({"question_id": 5, "answer": "3"}, ["3"], "dvqa_sample")
     with pytest.raises(Exception, match="field 'image': missing"):
         tdiuc_hooks.doc_to_visual({"question_id": 9, "image": None})
 
@@ -107,7 +108,7 @@ def test_random_answers_stay_in_the_answer_spaces() -> None:
     }
     assert yes_no == {"yes", "no"}
     colours = {tdiuc_hooks.random_answer("tdiuc", {"question_type": "color"}, rng) for _ in range(300)}
-    assert colours <= set(tdiuc_hooks.ANSWER_SPACES["color"]) | {"doesnotapply"}
+    assert colours <= set(TDIUC_ANSWER_SPACES["color"]) | {"doesnotapply"}
     assert get_benchmark("tdiuc").random_answer == "lmms_eval_tasks.tasks.tdiuc.hooks:random_answer"
 
 

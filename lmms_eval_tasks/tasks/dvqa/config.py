@@ -1,12 +1,5 @@
-"""DVQA's scoring options, one function: the protocol (``LMMS_EVAL_TASKS_DVQA_PROTOCOL``)."""
+"""Scoring options: the protocol from the environment (``revisiting/shared_tasks.score_options_for``)."""
 
-from __future__ import annotations
+from lmms_eval_tasks.tasks.revisiting.shared_tasks import score_options_for
 
-from typing import Any
-
-from lmms_eval_tasks.tasks.revisiting import shared_tasks
-
-
-def score_options(task: str = "dvqa") -> dict[str, Any]:
-    """The ``score`` options of a dvqa task: ``{"protocol": ...}`` when the environment sets one."""
-    return dict(shared_tasks.protocol_option("dvqa"))
+score_options = score_options_for("dvqa")

@@ -22,6 +22,7 @@ import numpy as np
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
     check_options,
+    choice_field,
     closing_counts,
     digits_to_words,
     judged_records,
@@ -115,9 +116,7 @@ def judge_records(
     judged = []
     for index, record in enumerate(records):
         question_id = require_field(record, "question_id", index, (str, int))
-        template = require_field(record, "template_id", index, str)
-        if template not in TEMPLATES:
-            raise RecordError(index, "template_id", f"unknown DVQA template {template!r}; known: {TEMPLATES}")
+        template = choice_field(record, "template_id", index, TEMPLATES, "DVQA template")
         answer = _answer(record, index)
         judged.append(
             (str(question_id), template, is_correct(prediction_text(record, index), answer, protocol))
@@ -137,4 +136,3 @@ __all__ = [
     "per_question_correct",
     "score",
 ]
-

@@ -11,6 +11,7 @@ from __future__ import annotations
 from lmms_eval_tasks.framework.taskgen import greedy_generation, prepared_dataset_files
 from lmms_eval_tasks.tasks import dvqa, tallyqa, tdiuc, vqdv1
 from lmms_eval_tasks.tasks.dvqa import make_sample as dvqa_sample
+from lmms_eval_tasks.tasks.revisiting.datasets import DATASETS
 from lmms_eval_tasks.tasks.revisiting.shared_tasks import GENERATION_KWARGS, SPECIFIC_KWARGS
 from lmms_eval_tasks.tasks.tallyqa import make_sample as tallyqa_sample
 from lmms_eval_tasks.tasks.tdiuc import make_sample as tdiuc_sample
@@ -18,76 +19,49 @@ from lmms_eval_tasks.tasks.vqdv1 import make_sample as vqdv1_sample
 from lmms_eval_tasks.tasks.vqdv1.prompts import SPECIFIC_KWARGS as VQDV1_SPECIFIC_KWARGS
 
 SOURCE = "lmms_eval_tasks/tasks/revisiting/generate.py"
-DESCRIPTIONS = {
-    "tdiuc": {
-        "tdiuc": "TDIUC slim subset (27,336 questions, 12 types) from the folder prepared by "
-        "`lmms-eval-tasks prepare tdiuc` ($LMMS_EVAL_TASKS_DATA_TDIUC); exact or WordNet-synonym match",
-        "tdiuc_sample": "TDIUC bundled sample (15 generated questions incl. absurd ones and synonyms), "
-        "scored like tdiuc",
-    },
-    "tallyqa": {
-        "tallyqa": "TallyQA test set (38,589 counting questions, simple and complex) from the folder "
-        "prepared by `lmms-eval-tasks prepare tallyqa` ($LMMS_EVAL_TASKS_DATA_TALLYQA); accuracy and RMSE "
-        "per split",
-        "tallyqa_sample": "TallyQA bundled sample (15 counting questions on generated shape scenes), "
-        "scored like tallyqa",
-    },
-    "dvqa": {
-        "dvqa": "DVQA slim subset (29,043 bar-chart questions) from the folder prepared by "
-        "`lmms-eval-tasks prepare dvqa` ($LMMS_EVAL_TASKS_DATA_DVQA); exact match, decimals kept",
-        "dvqa_sample": "DVQA bundled sample (19 questions on 3 generated bar charts), scored like dvqa",
-    },
-    "vqdv1": {
-        "vqdv1": "VQDv1 slim subset (37,057 queries, 0-N boxes each) from the folder prepared by "
-        "`lmms-eval-tasks prepare vqdv1` ($LMMS_EVAL_TASKS_DATA_VQDV1); per-query F1, micro/macro F1 by "
-        "count",
-        "vqdv1_sample": "VQDv1 bundled sample (19 generated queries with 0-7 boxes), scored like vqdv1",
-    },
-}
+PACKAGES = {"tdiuc": (tdiuc, tdiuc_sample), "tallyqa": (tallyqa, tallyqa_sample), "dvqa": (dvqa, dvqa_sample)}
+
+
+def dataset_files(name: str) -> dict[str, str | bytes]:
+    """{repository path: content} for every generated file of TDIUC, TallyQA or DVQA."""
+    package, make_sample = PACKAGES[name]
+    dataset = DATASETS[name]
+    return prepared_dataset_files(
+        package.BENCHMARK,
+        dataset.descriptions,
+        make_sample,
+        source=SOURCE,
+        lower_is_better=dataset.lower_is_better,
+        lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
+        generation_kwargs=GENERATION_KWARGS,
+    )
 
 
 def tdiuc_files() -> dict[str, str | bytes]:
-    """{repository path: content} for every generated TDIUC file."""
-    return prepared_dataset_files(
-        tdiuc.BENCHMARK,
-        DESCRIPTIONS["tdiuc"],
-        tdiuc_sample,
-        source=SOURCE,
-        lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
-        generation_kwargs=GENERATION_KWARGS,
-    )
+    """Every generated TDIUC file."""
+    return dataset_files("tdiuc")
 
 
 def tallyqa_files() -> dict[str, str | bytes]:
-    """{repository path: content} for every generated TallyQA file (its RMSEs are lower-is-better)."""
-    return prepared_dataset_files(
-        tallyqa.BENCHMARK,
-        DESCRIPTIONS["tallyqa"],
-        tallyqa_sample,
-        source=SOURCE,
-        lower_is_better={"simple_rmse", "complex_rmse", "unparsed"},
-        lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
-        generation_kwargs=GENERATION_KWARGS,
-    )
+    """Every generated TallyQA file (its RMSEs are lower-is-better)."""
+    return dataset_files("tallyqa")
 
 
 def dvqa_files() -> dict[str, str | bytes]:
-    """{repository path: content} for every generated DVQA file."""
-    return prepared_dataset_files(
-        dvqa.BENCHMARK,
-        DESCRIPTIONS["dvqa"],
-        dvqa_sample,
-        source=SOURCE,
-        lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
-        generation_kwargs=GENERATION_KWARGS,
-    )
+    """Every generated DVQA file."""
+    return dataset_files("dvqa")
 
 
 def vqdv1_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated VQDv1 file (its own prompts per model)."""
     return prepared_dataset_files(
         vqdv1.BENCHMARK,
-        DESCRIPTIONS["vqdv1"],
+        {
+            "vqdv1": "VQDv1 slim subset (37,057 queries, 0-N boxes each) from the folder prepared by "
+            "`lmms-eval-tasks prepare vqdv1` ($LMMS_EVAL_TASKS_DATA_VQDV1); per-query F1, micro/macro F1 "
+            "by count",
+            "vqdv1_sample": "VQDv1 bundled sample (19 generated queries with 0-7 boxes), scored like vqdv1",
+        },
         vqdv1_sample,
         source=SOURCE,
         lower_is_better={"unparsed"},

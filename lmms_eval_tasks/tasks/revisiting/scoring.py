@@ -9,8 +9,10 @@ package; ``cardinal_words`` reproduces num2words' English cardinals for integers
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+from lmms_eval_tasks.framework.input_checks import RecordError, check_option, require_field
 
 PROTOCOLS = ("default", "official")
 
@@ -33,8 +35,6 @@ _TEN_POWER = re.compile(f"10([{_SUPERSCRIPTS}]+)")
 
 def check_protocol(protocol: Any) -> str:
     """``protocol`` if it is "default" or "official", else a one-line ``scoring.OptionError``."""
-    from lmms_eval_tasks.framework.input_checks import check_option
-
     return check_option("protocol", protocol, str, choices=PROTOCOLS)
 
 
@@ -48,8 +48,6 @@ def judged_records(
 ) -> tuple[list[dict[str, Any]], list[Any]]:
     """The opening of every dataset's ``score_checked`` (``protocol`` checked by ``check_options``): the
     records as a list (RecordError when there are none) and the dataset's ``judge(records, protocol)``."""
-    from lmms_eval_tasks.framework.input_checks import RecordError
-
     records = list(records)
     if not records:
         raise RecordError("-", "<records>", "no records to score")
@@ -143,32 +141,6 @@ def official_digits_to_words(text: str, powers_of_ten: bool = False) -> str:
     return text
 
 
-def percent(hits: int | float, total: int) -> float:
-    """100 * hits / total (NaN when total is 0: no question of that kind)."""
-    return 100.0 * hits / total if total else float("nan")
-
-
-def mean(values: list[float]) -> float:
-    """Arithmetic mean (NaN for no values)."""
-    return sum(values) / len(values) if values else float("nan")
-
-
-def harmonic_mean(values: list[float]) -> float:
-    """Harmonic mean ``len / sum(1 / v)``; 0 when any value is 0 (NaN for no values)."""
-    if not values:
-        return float("nan")
-    if any(value == 0 for value in values):
-        return 0.0
-    return len(values) / sum(1.0 / value for value in values)
-
-
-def category_accuracies(by_category: Mapping[str, list[bool]], order: Sequence[str]) -> dict[str, float]:
-    """Percent correct of each category present in ``by_category`` (category -> correctness list), in
-    ``order``."""
-    present = [name for name in order if name in by_category]
-    return {name: percent(sum(by_category[name]), len(by_category[name])) for name in present}
-
-
 def empty_predictions(records: Iterable[dict[str, Any]]) -> int:
     """How many records have an empty (or blank) prediction."""
     return sum(1 for record in records if not str(record.get("prediction") or "").strip())
@@ -188,7 +160,15 @@ def closing_counts(
 def prediction_text(record: dict[str, Any], index: int | str) -> str:
     """The record's ``prediction``, surrounding whitespace stripped (as the authors' inference code does
     before writing its answer files); None -> ""; RecordError when missing or not a string."""
-    from lmms_eval_tasks.framework.input_checks import require_field
-
     value = require_field(record, "prediction", index, (str, type(None)))
     return "" if value is None else value.strip()
+
+
+def choice_field(
+    record: dict[str, Any], name: str, index: int | str, known: tuple[str, ...], what: str
+) -> str:
+    """The record's ``name``, one of ``known`` (else a RecordError naming the record, field and choices)."""
+    value = require_field(record, name, index, str)
+    if value not in known:
+        raise RecordError(index, name, f"unknown {what} {value!r}; known: {known}")
+    return value

@@ -27,6 +27,7 @@ import numpy as np
 
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
+    cardinal_words,
     check_options,
     judged_records,
     per_question_correct_for,
@@ -46,34 +47,8 @@ BUCKETS = ("0", "1", "2", "3", "4+")
 CLIP_MAX = 15
 UNIT = "question"  # the resampling unit: questions are independent
 
-_WORDS_TO_FIFTEEN = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
-)
-_OFFICIAL_WORDS = {word: value for value, word in enumerate(_WORDS_TO_FIFTEEN.split())}
-_OFFICIAL_WORDS.update({"none": 0, "no": 0})
-_UNITS = {word: value for word, value in _OFFICIAL_WORDS.items() if value < 10 and word not in ("none", "no")}
-_TEENS = {
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-}
-_TENS = {
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-}
+# The official script's number words: "zero" .. "fifteen", "none" and "no".
+_OFFICIAL_WORDS = {cardinal_words(value): value for value in range(16)} | {"none": 0, "no": 0}
 _MAX_DIGITS = 300  # longer numbers are read as infinity (clipped to 15 like any large count)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _TRAILING = " \t\r\n.!?,;:\"'"
@@ -183,27 +158,14 @@ def resampling_of(judged: list[dict[str, Any]], protocol: str) -> Resampling:
     return Resampling(ids, table, statistic, UNIT, codes, len(cells), identity=ids)
 
 
-def _words_value(text: str) -> int | None:
-    """Value of an English number below 1000 in words ("twenty-one", "one hundred and five"), else None."""
-    words = [word for word in re.split(r"[\s-]+", text) if word and word != "and"]
-    if words == ["zero"]:
-        return 0
-    total = 0
-    if len(words) >= 2 and words[1] == "hundred" and words[0] in _UNITS and _UNITS[words[0]] > 0:
-        total = 100 * _UNITS[words[0]]
-        words = words[2:]
-    if not words:
-        return total or None
-    if len(words) == 1 and words[0] in _TEENS:
-        return total + _TEENS[words[0]]
-    if len(words) == 1 and words[0] in _UNITS and _UNITS[words[0]] > 0:
-        return total + _UNITS[words[0]]
-    if words[0] in _TENS and len(words) <= 2:
-        if len(words) == 1:
-            return total + _TENS[words[0]]
-        if words[1] in _UNITS and _UNITS[words[1]] > 0:
-            return total + _TENS[words[0]] + _UNITS[words[1]]
-    return None
+def _number_words(text: str) -> tuple[str, ...]:
+    """The words of a number written out, hyphens and "and" dropped: "one hundred and twenty-one" ->
+    ("one", "hundred", "twenty", "one")."""
+    return tuple(word for word in re.split(r"[\s-]+", text) if word and word != "and")
+
+
+# Every English number below 1000 in words (num2words' spelling, ``cardinal_words``), by its words.
+_WORDS_BELOW_1000 = {_number_words(cardinal_words(value)): value for value in range(1000)}
 
 
 def parse_count(text: str, protocol: str = "default") -> float | None:
@@ -227,7 +189,7 @@ def parse_count(text: str, protocol: str = "default") -> float | None:
         return float(cleaned) if len(cleaned) <= _MAX_DIGITS else float("inf")
     if cleaned in ("none", "no", "zero"):
         return 0.0
-    value = _words_value(cleaned)
+    value = _WORDS_BELOW_1000.get(_number_words(cleaned))
     return None if value is None else float(value)
 
 
@@ -270,9 +232,7 @@ def judge_records(records: Sequence[dict[str, Any]], protocol: str = "default") 
     return judged
 
 
-per_question_correct = per_question_correct_for(
-    judge_records, "tallyqa", itemgetter("correct")
-)
+per_question_correct = per_question_correct_for(judge_records, "tallyqa", itemgetter("correct"))
 
 
 def accuracy_by_count(metrics: dict[str, Any]) -> dict[str, dict[int, float]]:
@@ -324,4 +284,3 @@ __all__ = [
     "plot_accuracy_by_count",
     "score",
 ]
-

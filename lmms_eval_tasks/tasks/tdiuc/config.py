@@ -1,24 +1,7 @@
-"""TDIUC's config: the protocol (``LMMS_EVAL_TASKS_TDIUC_PROTOCOL``) and the WordNet its scoring needs."""
+"""Scoring options (the protocol, ``revisiting/shared_tasks.py``) and the launch check (WordNet is ready)."""
 
-from __future__ import annotations
+from lmms_eval_tasks.tasks.revisiting.datasets import wordnet_problem
+from lmms_eval_tasks.tasks.revisiting.shared_tasks import score_options_for
 
-from typing import Any
-
-from lmms_eval_tasks.tasks.revisiting import shared_tasks
-
-
-def score_options(task: str = "tdiuc") -> dict[str, Any]:
-    """The ``score`` options of a tdiuc task: ``{"protocol": ...}`` when the environment sets one."""
-    return dict(shared_tasks.protocol_option("tdiuc"))
-
-
-def wordnet_problem() -> str | None:
-    """None when WordNet (TDIUC's synonym matching) is ready, found or installed now; else the one-line fix.
-    The launcher runs it before any TDIUC task (the registry entry's ``launch_check``)."""
-    from lmms_eval_tasks.wordnet import WordNetMissing, ensure_wordnet
-
-    try:
-        ensure_wordnet()
-    except WordNetMissing as error:
-        return f"lmms_eval: TDIUC scoring needs WordNet (synonym matching): {error}"
-    return None
+score_options = score_options_for("tdiuc")
+__all__ = ["score_options", "wordnet_problem"]

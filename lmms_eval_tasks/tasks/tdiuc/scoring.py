@@ -30,9 +30,10 @@ from typing import Any
 import numpy as np
 from loguru import logger
 
-from lmms_eval_tasks.framework.input_checks import RecordError, require_field
+from lmms_eval_tasks.framework.input_checks import require_field
 from lmms_eval_tasks.tasks.revisiting.scoring import (
     check_options,
+    choice_field,
     closing_counts,
     digits_to_words,
     judged_records,
@@ -203,15 +204,6 @@ def is_correct(prediction: str, label: str, protocol: str = "default") -> bool:
     return are_synonyms(prediction, label, protocol)
 
 
-def _question_type(record: dict[str, Any], index: int) -> str:
-    value = require_field(record, "question_type", index, str)
-    if value not in QUESTION_TYPES:
-        raise RecordError(
-            index, "question_type", f"unknown TDIUC question type {value!r}; known: {QUESTION_TYPES}"
-        )
-    return value
-
-
 def judge_records(
     records: Sequence[dict[str, Any]], protocol: str = "default"
 ) -> list[tuple[str, str, str, bool]]:
@@ -220,7 +212,7 @@ def judge_records(
     judged = []
     for index, record in enumerate(records):
         question_id = require_field(record, "question_id", index, (str, int))
-        question_type = _question_type(record, index)
+        question_type = choice_field(record, "question_type", index, QUESTION_TYPES, "TDIUC question type")
         label = require_field(record, "labeled_answer", index, str)
         prediction = prediction_text(record, index)
         judged.append((str(question_id), question_type, label, is_correct(prediction, label, protocol)))
@@ -244,4 +236,3 @@ __all__ = [
     "synset_names",
     "wordnet",
 ]
-
