@@ -118,6 +118,13 @@ def published_module(benchmark: str) -> Any | None:
         return None
 
 
+def published_for_task(module: Any, task: str) -> tuple[tuple[Any, ...], list[str]]:
+    """The published rows a run of ``task`` compares with, and why its setting differs from theirs: the
+    module's own ``published_for_task`` where it has one, else all its ``PUBLISHED`` rows."""
+    own = getattr(module, "published_for_task", None)
+    return own(task) if own is not None else (module.PUBLISHED, [])
+
+
 @dataclass
 class MetricVerdict:
     """One compared metric: published value, run value and interval, difference, the rule's answer."""
@@ -348,7 +355,7 @@ def verdict_for_report(report: Mapping[str, Any], published_as: str | None = Non
     if module is None:
         verdict.note = f"no published numbers are entered for {benchmark}"
         return verdict
-    rows, task_reasons = module.published_for_task(task)
+    rows, task_reasons = published_for_task(module, task)
     if match.name is None:
         verdict.note = match.how
         return verdict

@@ -51,8 +51,3 @@ PUBLISHED_MAIN = (
     ),
 )
 PUBLISHED = (*PUBLISHED_MAIN, *PUBLISHED_CATEGORY[:1])
-
-
-def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
-    """The published rows a run of ``task`` compares with, and why its setting differs from theirs."""
-    return PUBLISHED, []

@@ -1,8 +1,9 @@
 """DVQA (Revisiting MLLM Evaluation): bar-chart QA by template (structure, data retrieval, reasoning)."""
 
-from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
+from lmms_eval_tasks.framework.dataset_contract import RowField
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+from lmms_eval_tasks.tasks.revisiting import question_rows
 
 RECORD_SCHEMA = RecordSchema(
     fields=(
@@ -18,19 +19,8 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
-# The dataset contract: the columns the hooks read from a row (docs/revisiting.md).
-ROW_SCHEMA = RowSchema(
-    fields=(
-        RowField("question_id", "id"),
-        RowField("question", "text"),
-        RowField("template_id", "text"),
-        RowField("answer", "scalar"),
-        RowField("image", "image"),
-    ),
-    identity=("question_id",),
-    image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...).convert('RGB') "
-    "and the annotations (boxes, sizes) are in the stored pixel layout",
-)
+# The dataset contract: the columns the hooks read from a row.
+ROW_SCHEMA = question_rows(RowField("template_id", "text"), RowField("answer", "scalar"))
 
 BENCHMARK = Benchmark(
     name="dvqa",

@@ -125,14 +125,3 @@ def judge_records(
 
 
 per_question_correct = per_question_correct_for(judge_records, "dvqa", itemgetter(2))
-
-
-__all__ = [
-    "TEMPLATES",
-    "check_options",
-    "is_correct",
-    "judge_records",
-    "normalize",
-    "per_question_correct",
-    "score",
-]

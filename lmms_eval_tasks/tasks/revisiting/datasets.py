@@ -19,7 +19,7 @@ from lmms_eval_tasks.framework.screening import Screening
 from lmms_eval_tasks.tasks.dvqa.scoring import TEMPLATES
 from lmms_eval_tasks.tasks.revisiting.scoring import choice_field
 from lmms_eval_tasks.tasks.tallyqa.scoring import CLIP_MAX
-from lmms_eval_tasks.tasks.tdiuc.scoring import ABSURD_ANSWER, QUESTION_TYPES
+from lmms_eval_tasks.tasks.tdiuc.scoring import ABSURD_ANSWER, QUESTION_TYPES, wordnet
 
 
 @dataclass(frozen=True)
@@ -178,12 +178,12 @@ TDIUC = RevisitingDataset(
 def wordnet_problem() -> str | None:
     """None when WordNet (TDIUC's synonym matching) is ready, found or installed now; else the one-line fix.
     The launcher runs it before any TDIUC task (the registry entry's ``launch_check``)."""
-    from lmms_eval_tasks.wordnet import WordNetMissing, ensure_wordnet
+    from lmms_eval_tasks.wordnet import WordNetMissing
 
     try:
-        ensure_wordnet()
+        wordnet()
     except WordNetMissing as error:
-        return f"lmms_eval: TDIUC scoring needs WordNet (synonym matching): {error}"
+        return f"lmms_eval: {error}"
     return None
 
 

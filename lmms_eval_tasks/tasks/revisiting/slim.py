@@ -21,6 +21,7 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from lmms_eval_tasks.framework.input_checks import RecordError
@@ -68,13 +69,6 @@ class SlimKind:
     keep_all: Callable[[dict[str, Any]], bool] | None = None
 
 
-def _field(name: str) -> Callable[[dict[str, Any]], Any]:
-    def read(entry: dict[str, Any]) -> Any:
-        return entry[name]
-
-    return read
-
-
 def vqdv1_boxes(entry: dict[str, Any]) -> int:
     """Number of ground-truth boxes of a VQDv1 query (``[[]]`` is zero boxes)."""
     boxes = entry["gtbox"]
@@ -82,12 +76,12 @@ def vqdv1_boxes(entry: dict[str, Any]) -> int:
 
 
 KINDS: dict[str, SlimKind] = {
-    "tdiuc": SlimKind("tdiuc", _field("question_type"), _field("labeled_answer"), ratio=0.05),
-    "dvqa": SlimKind("dvqa", _field("template_id"), _field("answer"), ratio=0.025),
-    "tallyqa": SlimKind("tallyqa", _field("issimple"), _field("answer"), ratio=1.0),
+    "tdiuc": SlimKind("tdiuc", itemgetter("question_type"), itemgetter("labeled_answer"), ratio=0.05),
+    "dvqa": SlimKind("dvqa", itemgetter("template_id"), itemgetter("answer"), ratio=0.025),
+    "tallyqa": SlimKind("tallyqa", itemgetter("issimple"), itemgetter("answer"), ratio=1.0),
     "vqdv1": SlimKind(
         "vqdv1",
-        _field("question_type"),
+        itemgetter("question_type"),
         vqdv1_boxes,
         ratio=0.1,
         keep_all=lambda entry: vqdv1_boxes(entry) > 1,
@@ -195,17 +189,3 @@ def format_counts(counts: dict[str, tuple[int, int]]) -> str:
         f"| **total** | {sum(t for t, _ in counts.values())} | {sum(k for _, k in counts.values())} |"
     )
     return "\n".join(lines)
-
-
-__all__ = [
-    "KINDS",
-    "ROUNDINGS",
-    "SlimKind",
-    "SlimResult",
-    "format_counts",
-    "group_quota",
-    "merge_tdiuc",
-    "official_group_quota",
-    "slim",
-    "vqdv1_boxes",
-]

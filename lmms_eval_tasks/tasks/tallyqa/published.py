@@ -36,8 +36,3 @@ PUBLISHED = (
         headline=("simple_micro_accuracy", "complex_micro_accuracy"),
     ),
 )
-
-
-def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
-    """The published rows a run of ``task`` compares with, and why its setting differs from theirs."""
-    return PUBLISHED, []

@@ -271,16 +271,3 @@ def plot_accuracy_by_count(metrics: dict[str, Any], path: str | Path, title: str
     figure.savefig(path)
     plt.close(figure)
     return path
-
-
-__all__ = [
-    "check_options",
-    "BUCKETS",
-    "accuracy_by_count",
-    "bucket",
-    "judge_records",
-    "parse_count",
-    "per_question_correct",
-    "plot_accuracy_by_count",
-    "score",
-]

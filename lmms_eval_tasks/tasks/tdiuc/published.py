@@ -33,8 +33,3 @@ PUBLISHED = (
         headline=("micro_accuracy", "macro_accuracy"),
     ),
 )
-
-
-def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
-    """The published rows a run of ``task`` compares with, and why its setting differs from theirs."""
-    return PUBLISHED, []

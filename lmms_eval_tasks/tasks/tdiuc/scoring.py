@@ -220,19 +220,3 @@ def judge_records(
 
 
 per_question_correct = per_question_correct_for(judge_records, "tdiuc", itemgetter(3))
-
-
-__all__ = [
-    "check_options",
-    "ABSURD_ANSWER",
-    "QUESTION_TYPES",
-    "are_synonyms",
-    "is_correct",
-    "judge_records",
-    "lookup_forms",
-    "normalize",
-    "per_question_correct",
-    "score",
-    "synset_names",
-    "wordnet",
-]

@@ -45,9 +45,6 @@ PUBLISHED = tuple(
 )
 
 
-def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
-    """The published rows a run of ``task`` compares with, and why its setting differs from theirs."""
-    return PUBLISHED, []
 
 
 def setting_reasons(settings: Mapping[str, Any]) -> list[str]:
