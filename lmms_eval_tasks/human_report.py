@@ -112,6 +112,8 @@ def _pending_notes(folder: Path) -> list[str]:
         # no failure noted: the process ended without saying why (killed); an interrupt or a failure says so
         ended = "the run ended before its report was written"
         why = failure if isinstance(failure, str) and failure else ended
+        if pending.get("predict_only") is True and not failure:  # generated here, to be scored elsewhere
+            why = "generated with --predict_only, not scored"
         records = folder / f"{task}{reports.SAMPLES_SUFFIX}"
         notes.append(
             f"{folder}: {task}: no report, {why} (records saved); complete it with "

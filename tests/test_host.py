@@ -65,6 +65,7 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
         "pack_stderr",
         "group_only_metrics",
         "table_na",
+        "predict_only_records",
         "host_outputs",
         "run_context",
         "loglikelihood_result",

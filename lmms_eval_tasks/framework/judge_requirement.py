@@ -38,7 +38,12 @@ def require_judge(task: str) -> None:
 
     Run when the task's documents are prepared, before any answer is generated: it also stops the tasks the
     launcher's check cannot name, a task of the user's own (``--include_path``, ``robustness`` variants) that
-    includes a judged task's YAML and so is judged as that task."""
+    includes a judged task's YAML and so is judged as that task. A ``--predict_only`` run judges nothing
+    (``score`` needs the judge later), so it needs none."""
+    from lmms_eval_tasks.framework.run_state import current_run
+
+    if getattr(current_run().args, "predict_only", False):
+        return
     line = missing_judge_line([task], prefix="")
     if line:
         raise ValueError(line)

@@ -224,9 +224,11 @@ def check_tasks(argv: Sequence[str]) -> str | None:
     a hub dataset an offline run (or one with no network) cannot read. Runs before any model loads."""
     from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
     from lmms_eval_tasks.host.hub_cache import missing_dataset_line
+    from lmms_eval_tasks.host.predict_only import PREDICT_ONLY_FLAGS
 
     tasks = _requested_tasks(argv)
-    return missing_judge_line(tasks) or missing_dataset_line(tasks)
+    judged_later = any(flag in argv for flag in PREDICT_ONLY_FLAGS)  # --predict_only: `score` judges
+    return (None if judged_later else missing_judge_line(tasks)) or missing_dataset_line(tasks)
 
 
 # The default checkpoint of the host's llava_hf wrapper (lmms-eval 0.7.3), when --model_args names none.

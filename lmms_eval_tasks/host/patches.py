@@ -33,7 +33,7 @@ from loguru import logger
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.framework.task_index import load_host_index
 from lmms_eval_tasks.host import host_bug_fixes as fixes
-from lmms_eval_tasks.host import response_cache_fixes, version
+from lmms_eval_tasks.host import predict_only, response_cache_fixes, version
 from lmms_eval_tasks.host import task_index_cache as index_cache
 from lmms_eval_tasks.host.patch_kit import (
     APPLIES,
@@ -1164,6 +1164,13 @@ PATCHES: dict[str, HostPatch] = {
             _probe_table_na,
             _install_table_na,
             "undefined pack metrics print NaN in the host's table; the pack report has null and the reason",
+        ),
+        HostPatch(
+            "predict_only_records",
+            "--predict_only saves a pack task's records unscored where a run saves them (for `score` later)",
+            predict_only.probe,
+            predict_only.install,
+            "--predict_only leaves no pack records: run without it, or score from a normal run's records",
         ),
         HostPatch(
             "host_outputs",

@@ -1,0 +1,99 @@
+"""`--predict_only` with the pack's tasks: their records saved unscored where a normal run saves them.
+
+The host's ``--predict_only`` replaces every task's metrics with its ``bypass`` metric, so the pack's hooks
+never built a record and nothing could be scored later. This host patch (``predict_only_records``) keeps a
+pack task's ``process_results`` under ``bypass`` and, in the ``bypass`` aggregation, saves the records with a
+pending marker (``saved_records.save_pending``) in the run folder ``<output_path>/<model>/lmms_eval_tasks/
+<run_id>/``; ``lmms-eval-tasks score <benchmark> <records>`` then scores them (the judge included) and writes
+the report, on any machine. No judge is needed to generate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.host.patch_kit import expect_parameters, is_marked, mark
+
+APPLIES, MISMATCH = "applies", "mismatch"
+PREDICT_ONLY_FLAGS = ("--predict_only", "-x")
+PREDICT_ONLY_NOTE = "generated with --predict_only, not scored"
+
+
+def predicting_only(args: Any = None) -> bool:
+    """Whether the current host evaluation (or ``args``) runs with ``--predict_only``."""
+    from lmms_eval_tasks.framework.run_state import current_run
+
+    return bool(getattr(args if args is not None else current_run().args, "predict_only", False))
+
+
+def pack_hooks_of(task: Any) -> Any:
+    """The pack's ``TaskHooks`` behind a host task's ``process_results`` (pack or user task), else None."""
+    from lmms_eval_tasks.framework.hook_factory import TaskHooks
+
+    hooks = getattr(getattr(getattr(task, "config", None), "process_results", None), "__self__", None)
+    return hooks if isinstance(hooks, TaskHooks) else None
+
+
+def save_unscored(hooks: Any, items: list[Any], args: Any = None) -> None:
+    """Save a task's records and pending marker in its run folder, unscored (``score`` completes them)."""
+    from lmms_eval_tasks.framework.hook_factory import unwrap_records
+    from lmms_eval_tasks.framework.saved_records import SavedRecords, pending_path, save_pending
+    from lmms_eval_tasks.framework.task_pipeline import output_dir
+    from lmms_eval_tasks.reporting.schema import dumps_strict, strict_loads, write_atomically
+
+    records = unwrap_records(items)
+    if not records:
+        return
+    source = str(records[0].get("task") or hooks.task_of(records[0]))
+    name = str(records[0].get("variant") or source)
+    folder = output_dir(args)
+    if folder is None:  # the host requires --output_path with --predict_only; the Python API may not
+        logger.warning(f"{name}: --predict_only without an output path: its records are not saved")
+        return
+    settings = dict(hooks.task_settings(source))
+    path = save_pending(folder, hooks.benchmark, name, source, None, args, settings, records)
+    marker = pending_path(folder, name)
+    pending = strict_loads(marker.read_text(encoding="utf-8"))
+    pending.pop("judge", None)  # nothing was judged: the judge is the one `score` finds
+    write_atomically(marker, dumps_strict({**pending, "predict_only": True}, indent=2) + "\n")
+    command = SavedRecords(hooks.benchmark, name, path).command()
+    logger.info(f"{name}: {PREDICT_ONLY_NOTE}; its {len(records)} records: {path}; score them: `{command}`")
+
+
+def probe() -> tuple[str, str]:
+    from lmms_eval.api.task import Task
+
+    owner = "lmms_eval.api.task.Task.override_metric"
+    problem = expect_parameters(owner, Task.override_metric, ["self", "metric_name"])
+    if problem:
+        return MISMATCH, problem
+    return APPLIES, "override_metric wrapped: a pack task under --predict_only saves its records unscored"
+
+
+def install() -> None:
+    from lmms_eval.api.task import Task
+
+    original = Task.override_metric
+    if is_marked(original):
+        return
+
+    def override_metric(self: Any, metric_name: str) -> None:
+        hooks = pack_hooks_of(self)  # read first: the override drops the task's process_results
+        original(self, metric_name)
+        if hooks is None or metric_name != "bypass":
+            return
+        bypass = self._aggregation_list[metric_name]
+
+        def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+            return {metric_name: next(iter(hooks.process_results(doc, results).values()))}
+
+        def aggregate(items: list[Any], args: Any = None) -> Any:
+            save_unscored(hooks, items, args)
+            return bypass(items)
+
+        self._config.process_results = process_results
+        self._aggregation_list[metric_name] = aggregate
+
+    Task.override_metric = mark(override_metric, original)
