@@ -1,13 +1,8 @@
 """DVQA scoring (bar-chart QA), as in "Revisiting MLLM Evaluation": exact match after normalisation.
 
-Normalisation (``eval_script/DVQA_eval.py``): remove spaces, lower-case, remove ".", spell ASCII digit
-strings out in words as num2words does ("5" -> "five"), then compare. Removing every "." makes "0.5" equal
-"5" (both become "five"): a bug. The default keeps a "." followed by a digit ("0.5" and ".5" stay) and
-removes the others ("5." -> "5"); ``protocol=official`` removes all of them, and also reads "10" followed by
-superscript digits as a power of ten, as the script does ("10²" -> "one hundred").
-
-Metrics (percent): ``accuracy_<template_id>`` for ``structure`` (structural understanding), ``data``
-(data retrieval), ``reasoning``; ``micro_accuracy``; ``macro_accuracy`` = mean over the templates present.
+Accuracy per template (structure, data, reasoning), micro and macro, in percent. The default keeps a "."
+followed by a digit ("0.5" is not "5"); ``protocol=official`` removes every "." and reads "10²" as a power
+of ten, as the script does (docs/revisiting.md, "DVQA").
 """
 
 from __future__ import annotations

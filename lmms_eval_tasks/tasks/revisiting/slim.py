@@ -1,17 +1,8 @@
 """The paper's "slim" stratified sampling (Revisiting MLLM Evaluation, section 3), seeded and reusable.
 
-Questions are grouped by (question type, answer). With ratio r and minimum k, a group of m questions keeps
-``m`` if m <= k, ``k`` if m*r < k < m, and ``ceil(m*r)`` if m*r >= k, drawn without replacement with a
-seeded ``random.Random``. VQDv1 keeps every query with more than one box and samples only the 0- and 1-box
-queries (grouped by question type and box count). The defaults are the paper's: TDIUC r=0.05, DVQA r=0.025,
-VQDv1 r=0.1, k=200 each; TallyQA uses its whole test set (r=1).
-
-Where the authors' scripts (``dataset_sampling/*.py``) differ: they group by question type only (the
-paper says type and answer; ``group_by="type"`` reproduces it), floor ``int(int(r*N) * share)`` instead of
-``ceil(m*r)`` (``rounding="official"`` reproduces it: with ``group_by="type"`` it gives the released sizes),
-draw with no seed (so their released JSONs are the reference subsets; this rebuilds
-comparable ones), sample DVQA's easy and hard files separately (so does ``slim`` with two inputs), and
-VQDv1's script samples small groups *with replacement* (duplicated queries); here never.
+Groups by (question type, answer); ratio r and minimum k per group (``group_quota``); VQDv1 keeps every
+query with more than one box. The paper's defaults, and where the authors' ``dataset_sampling/*.py``
+differ (``group_by="type"``, ``rounding="official"``), are in docs/revisiting.md, "The slim subsets".
 """
 
 from __future__ import annotations

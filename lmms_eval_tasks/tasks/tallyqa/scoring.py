@@ -1,17 +1,9 @@
 """TallyQA scoring (counting; simple vs complex questions), as in "Revisiting MLLM Evaluation".
 
-Answer parsing: a number ("3", "3.", "2.5"), a number word ("zero" .. "fifteen" and beyond: "twenty",
-"twenty-one", "one hundred"), "none" / "no" -> 0; anything else is unparsed (wrong, and counted).
-Metrics per split, keys prefixed ``simple_`` / ``complex_`` (percent unless stated):
-``micro_accuracy``; ``macro_accuracy`` = mean accuracy over the true-count buckets 0, 1, 2, 3, 4+ present;
-``rmse`` = sqrt(mean((clip(prediction, 0, 15) - answer)^2)) over parsed predictions (a count, not percent);
-``accuracy_count_<n>`` per true count (the paper's Figs. 8-9; ``plot_accuracy_by_count`` draws it);
-``unparsed`` and ``questions``. ``micro_accuracy`` without prefix is over both splits.
-
-``protocol=official`` reproduces ``eval_script/TallyQA_eval.py`` with its ``normalize_answer.py``:
-every "." and space is deleted before parsing (so "2.5" reads as 25), only "zero" .. "fifteen", "none" and
-"no" are number words, and the script's "RMSE" is the mean squared error without the square root: that
-value is reported as ``<split>_mse`` (no ``rmse`` key under this protocol).
+A count parsed from the answer (digits, number words, "none"/"no"; else unparsed, wrong and counted);
+per split micro and macro accuracy (true-count buckets 0-3, 4+), RMSE of the clipped counts and accuracy by
+true count. ``protocol=official`` is the script (its "RMSE" is an MSE: ``<split>_mse``); both protocols are
+described in docs/revisiting.md, "TallyQA".
 """
 
 from __future__ import annotations

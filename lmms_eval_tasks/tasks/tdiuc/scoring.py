@@ -1,22 +1,9 @@
 """TDIUC scoring (Kafle & Kanan 2017, as used by "Revisiting MLLM Evaluation"): 12 question types.
 
-A prediction is correct when, after normalisation, it equals the label or shares a WordNet synset with it
-(``wordnet.synsets(a) & wordnet.synsets(b)``; nltk's morphy maps plurals to lemmas, so "dogs" finds
-dog.n.01). Normalisation as in the official ``eval_script/TDIUC_eval.py``: remove spaces, lower-case,
-spell ASCII digit strings out as num2words does ("2" -> "two"). Absurd questions are labelled
-"doesnotapply".
-
-Protocols (``protocol=``):
-- ``default``: the above, plus the multi-word fix: the official script looks up the space-stripped answer
-  ("teddybear"), which WordNet rarely knows; the default also looks up the underscore form ("teddy_bear",
-  WordNet's spelling of multi-word lemmas). This only ever adds matches, for answers with spaces.
-  ``macro_accuracy`` is the mean over the question types present.
-- ``official``: exactly the script: the space-stripped form only, and ``macro_accuracy`` divides the sum
-  of per-type accuracies by 12 even when fewer types are present (the same number on the full data).
-
-Metrics (percent): ``accuracy_<question_type>``, ``micro_accuracy``, ``macro_accuracy`` (arithmetic
-mean-per-type, MPT), ``harmonic_mpt``, ``normalized_arithmetic_mpt`` and ``normalized_harmonic_mpt``
-(per type, the mean of the per-unique-answer accuracies first, as in the TDIUC paper).
+Right = equal after the official normalisation, or sharing a WordNet synset with the label; micro, macro
+(arithmetic MPT), harmonic and normalized MPTs in percent. The protocols (``default`` adds WordNet's
+underscore spelling of multi-word answers and averages the types present; ``official`` is the script) are
+described in docs/revisiting.md, "TDIUC".
 """
 
 from __future__ import annotations
