@@ -28,7 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from lmms_eval_tasks.host.shared_import import HOST_MODULES  # what every launcher run imports from the host
+from lmms_eval_tasks.host.speedups.shared_import import (
+    HOST_MODULES,  # what every launcher run imports from the host
+)
 
 TASK = "vqdv1_sample"
 # One launcher run, as `python -m lmms_eval_tasks ARGS` but able to leave the cache patch out.

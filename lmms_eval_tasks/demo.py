@@ -6,7 +6,7 @@ The numbers are meaningless as model quality (random models on a few generated q
 shows the whole pipeline working and where its outputs go.
 
 The two launcher runs are independent and run side by side (one process each, all tasks in one process),
-forked from one process that imported the host once (``lmms_eval_tasks.host.shared_import``).
+forked from one process that imported the host once (``lmms_eval_tasks.host.speedups.shared_import``).
 A rerun reuses what is finished: a model's run whose inputs (the pack's files, the installed host and its
 libraries, the model and its files, the tasks, the seed) are unchanged is not run again, and the report is
 rewritten only when a run changed; the output says which (``--fresh`` runs everything again).
@@ -153,7 +153,7 @@ def run_launchers(
     runs: dict[str, list[str]], output: Path, environment: dict[str, str]
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """Run `python -m lmms_eval_tasks ARGS` for each label's arguments, side by side, each one's output into
-    ``output/<label>.log``, sharing one import of the host (``lmms_eval_tasks.host.shared_import``).
+    ``output/<label>.log``, sharing one import of the host (``lmms_eval_tasks.host.speedups.shared_import``).
     Returns {label: {"exit_code", "seconds", "cpu_seconds"}} and the shared import's cost."""
     plan = [
         {"label": label, "argv": arguments, "log": str(output / f"{label}.log")}
@@ -162,7 +162,7 @@ def run_launchers(
     plan_path = output / "demo_runs.json"
     plan_path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
     completed = subprocess.run(
-        [sys.executable, "-m", "lmms_eval_tasks.host.shared_import", str(plan_path)],
+        [sys.executable, "-m", "lmms_eval_tasks.host.speedups.shared_import", str(plan_path)],
         capture_output=True,
         env=environment,
         text=True,

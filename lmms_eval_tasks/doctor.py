@@ -27,7 +27,7 @@ from lmms_eval_tasks.documentation import doc
 from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import version as host_versions
-from lmms_eval_tasks.host.hub_cache import (
+from lmms_eval_tasks.host.datasets_cache import (
     LOCAL_DATASET_BUILDERS,
     datasets_cache_dir,
     hub_snapshot,

@@ -1,14 +1,8 @@
 """The pack's own environment variables (``LMMS_EVAL_TASKS_*``): their one table and their one reader.
 
-Every variable the pack reads is declared in ``VARIABLES`` (name, meaning, default) and read through an
-accessor below, at call time, never at import (so a test's ``monkeypatch.setenv`` applies and a variable
-set after import counts); reading an undeclared name is a programming error (KeyError). The table is the
-docs' configuration page (``markdown_table``; a test keeps the page and the table equal, and fails when a
-module outside this one reads an ``LMMS_EVAL_TASKS_`` variable directly).
-
-The host's and the libraries' variables (``HF_*``, ``OPENAI_*``, ``AZURE_*``, ``MODEL_VERSION``,
-``LMMS_EVAL_*``, ``NLTK_DATA``, ``RANK``, ...) are read where they are used: their meaning is the host's,
-and their readers follow its rules.
+Every variable the pack reads is declared in ``VARIABLES`` (the docs' configuration page: a test keeps both
+equal) and read through an accessor below at call time, never at import; reading an undeclared name is a
+KeyError. The host's and the libraries' variables (``HF_*``, ``OPENAI_*``, ...) are read where they are used.
 """
 
 from __future__ import annotations
@@ -47,147 +41,88 @@ class Variable:
     default: str
 
 
-VARIABLES: tuple[Variable, ...] = (
-    Variable(
-        "LMMS_EVAL_TASKS_CACHE",
-        "root of every pack cache: judge answers, corrupted images, WordNet, ConTextual's images, tiny "
-        "LLaVA, the host's task index",
-        "`~/.cache/lmms_eval_tasks`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_DATA",
-        "parent folder of the datasets `lmms-eval-tasks prepare` wrote, one subfolder per dataset",
-        "none",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_DATA_<KIND>",
-        "the prepared folder of one dataset (TDIUC, TALLYQA, DVQA, VQDV1, CONTEXTUAL); wins over the above",
-        "`$LMMS_EVAL_TASKS_DATA/<kind>`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_JUDGE",
-        "the LLM judge: `auto` (an endpoint if configured, else the rule judge), `openai` or `rule`",
-        "`auto`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_JUDGE_<SETTING>",
-        "a judge setting for every task (`MODEL`, `REPEATS`, `CONCURRENCY`, `TIMEOUT`, `TOTAL_TIMEOUT`, "
-        "`MAX_UNJUDGED`, `CACHE_NAMESPACE`, ...: the judges page)",
-        "the judges page",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_JUDGE_<SETTING>_<TASK>",
-        "the same setting for one benchmark's tasks (`..._MODEL_HALLUSIONBENCH`); wins over the above",
-        "the setting for every task",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_JUDGE_BASE_URL",
-        "the judge's OpenAI-compatible endpoint; wins over `OPENAI_API_URL` / `OPENAI_BASE_URL`",
-        "the host's variables",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_JUDGE_API_KEY", "the judge's key; wins over `OPENAI_API_KEY`", "`OPENAI_API_KEY`"
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_JUDGE_CACHE",
-        "the judge cache file (or a folder holding `judge_cache.sqlite`)",
-        "`$LMMS_EVAL_TASKS_CACHE/judge/judge_cache.sqlite`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_JUDGE_PRICE",
-        "`<input>,<output>` USD per 1M judge tokens, for the cost estimate",
-        "the pack's price table (unknown model: no estimate)",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_JUDGE_IS_MODEL",
-        "`1`: judging with the server that serves the model under test is on purpose (else refused)",
-        "off",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK",
-        "`1`: the launcher skips its check that each `--model` wrapper can run here",
-        "off",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_NO_SUBSTITUTION",
-        "`1`: `--model llava` is not served by the pack's LLaVA (original code only: the models page)",
-        "off",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS",
-        "largest image (height x width) the corruption engine corrupts and every task's image loader "
-        "accepts (it replaces PIL's own decompression-bomb limit there, which libraries change when "
-        "imported); `0` = no limit",
-        "`16777216` (4096 x 4096)",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_WORDNET_SOURCE",
-        "the folder of Debian's WordNet files (TDIUC's synonym matching)",
-        "`/usr/share/wordnet`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_<DATASET>_PROTOCOL",
-        "TDIUC, TALLYQA or DVQA scoring: `default` or `official` (the authors' script, its bugs included)",
-        "`default`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_<DATASET>_PROMPT",
-        "TDIUC, TALLYQA or DVQA prompt: a variant name or a template containing `{question}`",
-        "the model's variant, else `hf`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_VQDV1_<OPTION>",
-        "VQDv1 scoring options `PROTOCOL`, `COORDS`, `BOX_FORMAT`, `SYNTAX` (the VQDv1 page)",
-        "the spec's protocol, the official box rule",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_VQDV1_PROMPT",
-        "VQDv1 prompt: a variant name or a template",
-        "the model's variant, else `api`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL",
-        "ConTextual scoring: `default` or `official`",
-        "`default`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_CONTEXTUAL_JUDGE_PROMPT",
-        "ConTextual judge prompt: `official` or `hardened`",
-        "`official`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE",
-        "`1`/`true`/`yes`/`on`: the judge also sees the image",
-        "off",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING",
-        "`1`/`true`/`yes`/`on`: run without the rows whose image was not downloaded (counted, reported)",
-        "off",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT",
-        "judge replies without a verdict word: `official` (the official parse) or `unjudged`",
-        "`official`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_HALLUSIONBENCH_JUDGE_PROMPT",
-        "HallusionBench judge prompt: `official` or `hardened`",
-        "`official`",
-    ),
-    Variable(
-        "LMMS_EVAL_TASKS_VRB_PROFILE", "VRB corruption profile: `vrb` or `imagenet_c` (the VRB page)", "`vrb`"
-    ),
-    Variable("LMMS_EVAL_TASKS_VRB_SEED", "VRB corruption seed (an integer >= 0)", "`0`"),
-    Variable("LMMS_EVAL_TASKS_VRB_IMAGES", "VRB subset size in images (an integer >= 1)", "`3000`"),
-    Variable("LMMS_EVAL_TASKS_VRB_PROTOCOL", "VRB scoring: `paper`, `vqa_api` or `official`", "`paper`"),
-    Variable("LMMS_EVAL_TASKS_VRB_PROMPT", "VRB prompt: `vrb_llava` or `vqav2`", "the task's prompt"),
-    Variable(
-        "LMMS_EVAL_TASKS_VRB_IMAGE_MEMO",
-        "corrupted VRB images kept in memory per process (an integer >= 0)",
-        "`64`",
-    ),
-)
+# The one table: a line ``NAME | default`` per variable, its meaning on the indented lines below it.
+_TABLE = """
+LMMS_EVAL_TASKS_CACHE | `~/.cache/lmms_eval_tasks`
+    root of every pack cache: judge answers, corrupted images, WordNet, ConTextual's images, tiny LLaVA, the
+    host's task index
+LMMS_EVAL_TASKS_DATA | none
+    parent folder of the datasets `lmms-eval-tasks prepare` wrote, one subfolder per dataset
+LMMS_EVAL_TASKS_DATA_<KIND> | `$LMMS_EVAL_TASKS_DATA/<kind>`
+    the prepared folder of one dataset (TDIUC, TALLYQA, DVQA, VQDV1, CONTEXTUAL); wins over the above
+LMMS_EVAL_TASKS_JUDGE | `auto`
+    the LLM judge: `auto` (an endpoint if configured, else the rule judge), `openai` or `rule`
+LMMS_EVAL_TASKS_JUDGE_<SETTING> | the judges page
+    a judge setting for every task (`MODEL`, `REPEATS`, `CONCURRENCY`, `TIMEOUT`, `TOTAL_TIMEOUT`,
+    `MAX_UNJUDGED`, `CACHE_NAMESPACE`, ...: the judges page)
+LMMS_EVAL_TASKS_JUDGE_<SETTING>_<TASK> | the setting for every task
+    the same setting for one benchmark's tasks (`..._MODEL_HALLUSIONBENCH`); wins over the above
+LMMS_EVAL_TASKS_JUDGE_BASE_URL | the host's variables
+    the judge's OpenAI-compatible endpoint; wins over `OPENAI_API_URL` / `OPENAI_BASE_URL`
+LMMS_EVAL_TASKS_JUDGE_API_KEY | `OPENAI_API_KEY`
+    the judge's key; wins over `OPENAI_API_KEY`
+LMMS_EVAL_TASKS_JUDGE_CACHE | `$LMMS_EVAL_TASKS_CACHE/judge/judge_cache.sqlite`
+    the judge cache file (or a folder holding `judge_cache.sqlite`)
+LMMS_EVAL_TASKS_JUDGE_PRICE | the pack's price table (unknown model: no estimate)
+    `<input>,<output>` USD per 1M judge tokens, for the cost estimate
+LMMS_EVAL_TASKS_JUDGE_IS_MODEL | off
+    `1`: judging with the server that serves the model under test is on purpose (else refused)
+LMMS_EVAL_TASKS_SKIP_MODEL_CHECK | off
+    `1`: the launcher skips its check that each `--model` wrapper can run here
+LMMS_EVAL_TASKS_NO_SUBSTITUTION | off
+    `1`: `--model llava` is not served by the pack's LLaVA (original code only: the models page)
+LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS | `16777216` (4096 x 4096)
+    largest image (height x width) the corruption engine corrupts and every task's image loader accepts (it
+    replaces PIL's own decompression-bomb limit there, which libraries change when imported); `0` = no limit
+LMMS_EVAL_TASKS_WORDNET_SOURCE | `/usr/share/wordnet`
+    the folder of Debian's WordNet files (TDIUC's synonym matching)
+LMMS_EVAL_TASKS_<DATASET>_PROTOCOL | `default`
+    TDIUC, TALLYQA or DVQA scoring: `default` or `official` (the authors' script, its bugs included)
+LMMS_EVAL_TASKS_<DATASET>_PROMPT | the model's variant, else `hf`
+    TDIUC, TALLYQA or DVQA prompt: a variant name or a template containing `{question}`
+LMMS_EVAL_TASKS_VQDV1_<OPTION> | the spec's protocol, the official box rule
+    VQDv1 scoring options `PROTOCOL`, `COORDS`, `BOX_FORMAT`, `SYNTAX` (the VQDv1 page)
+LMMS_EVAL_TASKS_VQDV1_PROMPT | the model's variant, else `api`
+    VQDv1 prompt: a variant name or a template
+LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL | `default`
+    ConTextual scoring: `default` or `official`
+LMMS_EVAL_TASKS_CONTEXTUAL_JUDGE_PROMPT | `official`
+    ConTextual judge prompt: `official` or `hardened`
+LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE | off
+    `1`/`true`/`yes`/`on`: the judge also sees the image
+LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING | off
+    `1`/`true`/`yes`/`on`: run without the rows whose image was not downloaded (counted, reported)
+LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT | `official`
+    judge replies without a verdict word: `official` (the official parse) or `unjudged`
+LMMS_EVAL_TASKS_HALLUSIONBENCH_JUDGE_PROMPT | `official`
+    HallusionBench judge prompt: `official` or `hardened`
+LMMS_EVAL_TASKS_VRB_PROFILE | `vrb`
+    VRB corruption profile: `vrb` or `imagenet_c` (the VRB page)
+LMMS_EVAL_TASKS_VRB_SEED | `0`
+    VRB corruption seed (an integer >= 0)
+LMMS_EVAL_TASKS_VRB_IMAGES | `3000`
+    VRB subset size in images (an integer >= 1)
+LMMS_EVAL_TASKS_VRB_PROTOCOL | `paper`
+    VRB scoring: `paper`, `vqa_api` or `official`
+LMMS_EVAL_TASKS_VRB_PROMPT | the task's prompt
+    VRB prompt: `vrb_llava` or `vqav2`
+LMMS_EVAL_TASKS_VRB_IMAGE_MEMO | `64`
+    corrupted VRB images kept in memory per process (an integer >= 0)
+"""
+
+
+def _variables(table: str) -> tuple[Variable, ...]:
+    rows: list[list[str]] = []
+    for line in table.strip().splitlines():
+        if line.startswith(" "):
+            rows[-1][1] = f"{rows[-1][1]} {line.strip()}".strip()
+        else:
+            name, _, default = line.partition(" | ")
+            rows.append([name, "", default])
+    return tuple(Variable(*row) for row in rows)
+
+
+VARIABLES = _variables(_TABLE)
 
 
 def _pattern(name: str) -> str:

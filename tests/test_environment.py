@@ -19,7 +19,7 @@ READER = PACKAGE_DIR / "environment.py"
 # Modules that read host variables by a key computed at run time (a loop over names), with why; their keys
 # cannot be resolved statically, so they are named here (a pack variable among them would be a defect).
 HOST_LOOP_READERS = {
-    "host/hub_cache.py": "the HF offline and proxy variables, by list",
+    "host/datasets_cache.py": "the HF offline and proxy variables, by list",
     "judges/config.py": "_first_env: the host's OpenAI/Azure names (the pack's go through environment.value)",
     "doctor.py": "_redact: the host's key variables (the pack's key through environment.value)",
 }

@@ -10,7 +10,9 @@ import lmms_eval.llm_judge.launcher  # noqa: F401
 import lmms_eval.models  # noqa: F401
 import pytest
 
+from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.framework.task_index import host_task_entries
+from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import version as host_versions
@@ -223,7 +225,7 @@ def test_pack_task_index_patch_adds_the_pack_after_user_paths(
     monkeypatch.setattr(TaskManager, "initialize_tasks", TaskManager.initialize_tasks)  # undone afterwards
     host.apply_patch("pack_task_index")
     manager = TaskManager(include_path=str(tmp_path), include_defaults=False)
-    assert manager.include_path == [str(tmp_path), str(host.TASKS_DIR)]
+    assert manager.include_path == [str(tmp_path), str(TASKS_DIR)]
     assert "hallusionbench_sample" in manager.all_tasks
 
 
@@ -242,7 +244,7 @@ def test_the_task_index_fingerprint_includes_the_host_version(
     from lmms_eval_tasks.framework.task_index import load_host_index, write_host_index, yaml_fingerprint
 
     copy = tmp_path / "tasks"
-    shutil.copytree(host.TASKS_DIR / "hallusionbench", copy / "hallusionbench")
+    shutil.copytree(TASKS_DIR / "hallusionbench", copy / "hallusionbench")
     index_file = write_host_index(copy, tmp_path / "index.json")
     written_for = yaml_fingerprint(copy)
     assert load_host_index(copy, index_file) is not None
@@ -322,7 +324,7 @@ def host_saves(monkeypatch: pytest.MonkeyPatch) -> list:
     for name in ("save_results_aggregated", "save_results_samples"):
         monkeypatch.setattr(EvaluationTracker, name, unwrapped(getattr(EvaluationTracker, name)))
     outputs: list = []
-    monkeypatch.setattr(host, "HOST_OUTPUTS", outputs)
+    monkeypatch.setattr(fixes, "HOST_OUTPUTS", outputs)
     return outputs
 
 
@@ -357,9 +359,9 @@ def test_host_outputs_are_the_files_the_host_wrote_under_the_names_it_chose(
     renamed = tmp_path / "results-2026-12-01T10-00-00.json"
     samples_file = tmp_path / "model" / "2026-12-01T10-00-00_samples_toy.jsonl"
     assert host_saves == [("results file", renamed, 0, None), ("samples file of toy", samples_file, 0, 2)]
-    assert host.host_output_problems() == []
+    assert fixes.host_output_problems() == []
     renamed.write_text('{"results": {', encoding="utf-8")  # cut, as a full disk leaves it
-    (problem,) = host.host_output_problems()
+    (problem,) = fixes.host_output_problems()
     assert problem.startswith(f"{renamed}: the host's results file is incomplete (13 bytes")
 
 
@@ -371,7 +373,7 @@ def test_a_host_save_that_writes_nothing_is_a_problem(tmp_path: Path, host_saves
     tracker = _tracker(blocker)
     tracker.save_results_aggregated({"results": {}}, {}, "2026-12-01T10:00:00")
     assert host_saves == [("results file", None, 0, None)]
-    assert host.host_output_problems() == [
+    assert fixes.host_output_problems() == [
         "the host's results file was not written (the host opened no file for it; its log says why)"
     ]
 

@@ -8,7 +8,7 @@ import pytest
 import tenacity
 
 from lmms_eval_tasks.framework.hook_factory import NOT_TRANSIENT, _errors_marked_not_transient
-from lmms_eval_tasks.host.patches import _retried_when_transient
+from lmms_eval_tasks.host.integration import _retried_when_transient
 
 
 def _host_like_download(error: Exception, calls: list[int]):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.host import patches as host
+from lmms_eval_tasks.host.speedups import task_index as speedups
 
 
 def test_the_probe_applies_on_the_installed_host() -> None:
@@ -16,8 +17,8 @@ def test_the_probe_applies_on_the_installed_host() -> None:
 
 def test_the_packs_task_folder_indexes_the_same_both_ways() -> None:
     host.apply_patch("libyaml_task_index")
-    slow = host._host_index_of(str(TASKS_DIR), fast=False)
-    fast = host._host_index_of(str(TASKS_DIR), fast=True)
+    slow = speedups._host_index_of(str(TASKS_DIR), fast=False)
+    fast = speedups._host_index_of(str(TASKS_DIR), fast=True)
     assert len(slow) > 100 and fast == slow
 
 
@@ -33,12 +34,12 @@ def test_a_full_load_outside_the_index_resolves_function_tags(tmp_path: Path) ->
     def load() -> None:  # another thread, while this one is inside an index build
         loaded.update(host_utils.load_yaml_config(str(tmp_path / "task.yaml"), mode="full"))
 
-    host._INDEXING.active = True
+    speedups._INDEXING.active = True
     try:
         worker = threading.Thread(target=load)
         worker.start()
         worker.join()
     finally:
-        host._INDEXING.active = False
+        speedups._INDEXING.active = False
     assert loaded["doc_to_text"]({}) == 42
     assert host_utils.load_yaml_config(str(tmp_path / "task.yaml"), mode="full")["doc_to_text"]({}) == 42

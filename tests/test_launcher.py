@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks.framework.task_index import pack_tasks
-from lmms_eval_tasks.host.patches import with_pack_dir
+from lmms_eval_tasks.host.integration import with_pack_dir
 from tests.helpers import run_launcher
 
 pytestmark = pytest.mark.slow

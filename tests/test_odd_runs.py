@@ -202,7 +202,7 @@ def test_a_hallusionbench_limit_takes_whole_pairs_and_figures(limit: int) -> Non
 
 def test_a_hallusionbench_cut_is_said_in_the_report_and_the_host_table() -> None:
     from lmms_eval_tasks.framework.run_deviations import argument_deviations
-    from lmms_eval_tasks.host.patches import table_view
+    from lmms_eval_tasks.host.integration import table_view
     from lmms_eval_tasks.tasks.hallusionbench import task_docs
 
     args = argparse.Namespace(limit=7.0, model="random_guess", model_args="")

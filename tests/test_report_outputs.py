@@ -15,7 +15,7 @@ from PIL import Image
 
 from lmms_eval_tasks.demo import summarise_results, summarise_values
 from lmms_eval_tasks.framework.registry import get_benchmark
-from lmms_eval_tasks.host.patches import drop_undefined_group_metrics
+from lmms_eval_tasks.host.integration import drop_undefined_group_metrics
 from lmms_eval_tasks.human_report import write_report_for_runs
 from lmms_eval_tasks.reporting.sections import (
     SectionContext,

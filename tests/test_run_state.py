@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks.framework import hook_factory, run_state
+from lmms_eval_tasks.host import integration
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.tasks.dare import task_docs as dare_docs
 from tests.dare.test_dare_tasks import _records
@@ -54,7 +55,7 @@ def test_the_patched_simple_evaluate_opens_and_closes_the_runs_state(monkeypatch
         return {"results": {}}
 
     monkeypatch.setattr(evaluator, "simple_evaluate", fake_simple_evaluate)  # restored after the test
-    host._install_run_context()
+    integration.install_run_context()
     args = Namespace(output_path=None)
     assert evaluator.simple_evaluate(model="dummy", cli_args=args, datetime_str="20261201_081530") == {
         "results": {}

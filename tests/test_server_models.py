@@ -13,6 +13,7 @@ import pytest
 from lmms_eval_tasks.framework import failed_generations as failures
 from lmms_eval_tasks.framework.superseded_runs import clear_superseded_pending
 from lmms_eval_tasks.host import patches, resume, server_checks
+from lmms_eval_tasks.host.patch_kit import unwrapped
 from lmms_eval_tasks.reporting.schema import run_is_older
 from lmms_eval_tasks.tasks.vrb.image_cache import ImageMemo
 
@@ -144,7 +145,7 @@ def test_the_cache_version_is_lmms_evals_not_that_of_the_repository_around_its_v
     site_packages = project / ".venv" / "lib" / "site-packages"
     site_packages.mkdir(parents=True)
     monkeypatch.setattr(utils, "_lmms_eval_repo_root", lambda: site_packages)
-    host_version = patches.response_cache_fixes._original(utils.get_lmms_eval_cache_version)
+    host_version = unwrapped(utils.get_lmms_eval_cache_version)
     before = host_version()
     _git(project, "commit", "-q", "--allow-empty", "-m", "the project moves on")
     assert host_version() != before  # the host's key changes with the project's commits: every key is new

@@ -1,5 +1,5 @@
-"""`make demo`'s shared host import (lmms_eval_tasks/host/shared_import.py) leaves nothing behind: a model
-run forked from it ends when the process that started it ends (killed demo, killed shared import)."""
+"""`make demo`'s shared host import (lmms_eval_tasks/host/speedups/shared_import.py) leaves nothing behind: a
+model run forked from it ends when the process that started it ends (killed demo, killed shared import)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.helpers import REPO_ROOT
 # the parent before the child's request: that is caught too), then waits.
 PARENT = """
 import os, sys, time
-from lmms_eval_tasks.host.shared_import import die_with_parent
+from lmms_eval_tasks.host.speedups.shared_import import die_with_parent
 parent = os.getpid()
 pid = os.fork()
 if pid == 0:

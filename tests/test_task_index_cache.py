@@ -1,5 +1,6 @@
 """The `task_index_cache` host patch: the host's index of its own task folder, kept between runs, is the index
-the host builds, and is rebuilt whenever anything it was built from changed (host/task_index_cache.py).
+the host builds, and is rebuilt whenever anything it was built from changed
+(host/speedups/task_index_cache.py).
 
 The folders here are indexed by the host's real indexer (`TaskManager._get_task_and_group`); only the cache
 folder and the host version the key records are the test's.
@@ -22,8 +23,9 @@ import pytest
 from loguru import logger
 
 from lmms_eval_tasks.host import patches as host
-from lmms_eval_tasks.host import task_index_cache as index_cache
 from lmms_eval_tasks.host.patch_kit import unwrapped
+from lmms_eval_tasks.host.speedups import task_index as speedups
+from lmms_eval_tasks.host.speedups import task_index_cache as index_cache
 from tests.helpers import REPO_ROOT
 
 FILES = {
@@ -242,7 +244,7 @@ def test_threads_indexing_at_once_get_the_same_index(tasks: Path, tmp_path: Path
 WRITER = """
 import sys
 from pathlib import Path
-from lmms_eval_tasks.host import task_index_cache as index_cache
+from lmms_eval_tasks.host.speedups import task_index_cache as index_cache
 
 path, rounds = Path(sys.argv[1]), int(sys.argv[2])
 payload = {"format": 1, "task_dir": sys.argv[3], "listing": [], "opened": {}, "absent": [], "messages": [],
@@ -285,8 +287,8 @@ def test_the_host_folder_through_a_task_manager_is_the_hosts_index(
     monkeypatch.setenv("LMMS_EVAL_TASKS_CACHE", str(tmp_path))
     for name in ("pack_task_index", "libyaml_task_index", "task_index_cache"):
         assert host.apply_patch(name).ok
-    host_dir = host._host_tasks_dir()
-    truth = host._host_index_of(host_dir, fast=True)  # the host's indexer with libyaml, no cache
+    host_dir = speedups._host_tasks_dir()
+    truth = speedups._host_index_of(host_dir, fast=True)  # the host's indexer with libyaml, no cache
     served = []
     original = index_cache.lookup
     monkeypatch.setattr(index_cache, "lookup", lambda *args: served.append(original(*args)) or served[-1])
@@ -313,6 +315,6 @@ def test_a_subclass_that_reads_yaml_its_own_way_is_not_served(
 
     indexer = OnlyGroups.__new__(OnlyGroups)
     indexer.logger = logger
-    index = indexer._get_task_and_group(host._host_tasks_dir())
+    index = indexer._get_task_and_group(speedups._host_tasks_dir())
     assert index and all(entry["type"] != "task" for entry in index.values())
     assert not index_cache.cache_dir().exists()

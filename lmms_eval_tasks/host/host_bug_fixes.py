@@ -1,18 +1,25 @@
-"""Fixes for lmms-eval bugs, each small and self-contained so it can be offered upstream.
+"""Fixes of lmms-eval 0.7.3 bugs, one host patch each (``host/patches.py``), each small enough for upstream.
 
-Each fix has a probe that runs the host's own code on a tiny input and shows whether the bug is still there
-(``NOT_NEEDED`` once the host fixes it) and that the fix works on this host. The llava_hf fixes never copy a
-host method: they run it on a ``CallView`` of the model wrapper that replaces, for that one call, the object
-the bug is about (the processor, the model's logits), so concurrent calls share no swapped state.
-docs/models.md ("lmms-eval bugs the pack fixes") gives each bug and the one-line upstream change.
-Nothing here imports lmms-eval, torch or transformers at import time.
+Each probe runs the host's own code on a tiny input: APPLIES while the bug is there, ``NOT_NEEDED`` once the
+host is fixed. The llava_hf fixes never copy a host method: they run it on a ``CallView`` of the wrapper that
+replaces, for that one call, the object the bug is about, so concurrent calls share no swapped state.
+docs/host-bugs.md gives each bug's smallest reproduction, the fix and its upstream diff. Nothing here
+imports lmms-eval, torch or transformers at import time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import os
+import tempfile
+import threading
 import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+
+from loguru import logger
 
 from lmms_eval_tasks.host.patch_kit import (
     APPLIES,
@@ -21,25 +28,248 @@ from lmms_eval_tasks.host.patch_kit import (
     CallView,
     Touched,
     expect_parameters,
+    has_wrapper,
     is_marked,
     mark,
+    missing_lookups,
+    probe_lock,
     unwrapped,
 )
+
+# --- 2. failures the host logs and swallows ---------------------------------------------------------------
+
+FAILURES: list[BaseException] = []  # filled by the failure_recorder patch; the launcher reads and clears it
+
+
+def probe_failure_recorder() -> tuple[str, str]:
+    import lmms_eval.__main__ as host_main
+
+    problem = expect_parameters(
+        "lmms_eval.__main__.cli_evaluate_single", getattr(host_main, "cli_evaluate_single", None), ["args"]
+    ) or missing_lookups("lmms_eval.__main__.cli_evaluate", host_main.cli_evaluate, ["cli_evaluate_single"])
+    if problem:
+        return MISMATCH, problem
+    return APPLIES, "cli_evaluate_single wrapped to record the exceptions the host logs and swallows"
+
+
+def install_failure_recorder() -> None:
+    import lmms_eval.__main__ as host_main
+
+    original = host_main.cli_evaluate_single
+    if is_marked(original):
+        return
+
+    def cli_evaluate_single(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        except BaseException as error:  # noqa: BLE001 - recorded, then re-raised for the host to log
+            if not isinstance(error, SystemExit) or error.code not in (None, 0):
+                FAILURES.append(error)
+            raise
+
+    host_main.cli_evaluate_single = mark(cli_evaluate_single, original)
+
+
+# --- 2b. results and samples files the host fails to write, silently -----------------------------------
+
+# Filled by the host_outputs patch: every results/samples file the host wrote in this process, as
+# (kind, path or None when the host opened no file for it, bytes before the write, samples expected).
+HOST_OUTPUTS: list[tuple[str, Path | None, int, int | None]] = []
+_WRITES = threading.local()  # .files: {path: size before} while a host save method runs on this thread
+_WRITE_MODES = set("wax+")
+
+
+class _BlockedWrite(PermissionError):
+    """Stops a probe's host save at its first open for writing: a probe writes nothing, full disk or not."""
+
+
+def _record_writes(event: str, arguments: tuple) -> None:
+    """Audit hook: while a wrapped save method runs on this thread, note each file it opens for writing
+    (with its size before), as the host itself names it. Raises only to stop a probe's write."""
+    if event != "open":
+        return
+    try:
+        files = getattr(_WRITES, "files", None)
+        if files is None:
+            return
+        path, mode, flags = arguments
+        if isinstance(path, int) or path is None:
+            return
+        if mode is not None:
+            writing = bool(_WRITE_MODES & set(str(mode)))
+        else:
+            writing = bool(int(flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+        if not writing:
+            return
+        target = Path(os.fsdecode(path)).absolute()
+        files.setdefault(target, _size(target))
+    except Exception:  # noqa: BLE001, S110 - a recording failure must never break the host's write
+        return
+    if getattr(_WRITES, "block", False):
+        raise _BlockedWrite(f"lmms-eval-tasks probe: {target} not written")
+
+
+_audit_installed = False
+
+
+@contextlib.contextmanager
+def written_files(block: bool = False) -> Iterator[dict[Path, int]]:
+    """The files the code run in this block (on this thread) opens for writing: {path: size before}.
+    With ``block`` each such open fails instead (a probe's way to see the names without writing)."""
+    global _audit_installed
+    import sys
+
+    with probe_lock:
+        if not _audit_installed:  # an audit hook cannot be removed: one for the process, idle off-block
+            sys.addaudithook(_record_writes)
+            _audit_installed = True
+    outer, outer_block = getattr(_WRITES, "files", None), getattr(_WRITES, "block", False)
+    files: dict[Path, int] = {}
+    _WRITES.files, _WRITES.block = files, block
+    try:
+        yield files
+    finally:
+        _WRITES.files, _WRITES.block = outer, outer_block
+        if outer is not None:
+            for path, size in files.items():
+                outer.setdefault(path, size)
+
+
+@contextlib.contextmanager
+def _host_quiet(owner: Any) -> Iterator[None]:
+    """No log lines from the host module of ``owner`` while a probe runs it (they would name probe files)."""
+    module = owner.__module__
+    logger.disable(module)
+    try:
+        yield
+    finally:
+        logger.enable(module)
+
+
+def probe_host_outputs() -> tuple[str, str]:
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    for name, expected in (
+        ("save_results_aggregated", ["self", "results", "samples", "datetime_str"]),
+        ("save_results_samples", ["self", "task_name", "samples"]),
+    ):
+        method = getattr(EvaluationTracker, name, None)
+        problem = expect_parameters(f"EvaluationTracker.{name}", method, expected)
+        if problem:
+            return MISMATCH, problem
+    # Both save methods of a real tracker, each stopped at its first open for writing (nothing is written):
+    # each must open one file, named for this run's results and the task's samples, in its output folder.
+    sample = {"arguments": [["probe"]], "resps": [["a"]], "filtered_resps": ["a"], "target": "a", "doc": {}}
+    folder = Path(tempfile.gettempdir()).absolute()  # exists: the host's mkdir creates nothing
+    with _host_quiet(EvaluationTracker):
+        tracker = EvaluationTracker(output_path=str(folder))
+        tracker.general_config_tracker.model_name_sanitized = ""
+        with written_files(block=True) as results_files, contextlib.suppress(_BlockedWrite):
+            unwrapped(EvaluationTracker.save_results_aggregated)(tracker, {}, {}, "2020-01-01T00:00:00")
+        with written_files(block=True) as samples_files, contextlib.suppress(_BlockedWrite):
+            unwrapped(EvaluationTracker.save_results_samples)(tracker, "lmms_eval_tasks_probe", [sample])
+    named = [*results_files, *samples_files]
+    if (
+        len(results_files) != 1
+        or len(samples_files) != 1
+        or any(folder not in path.parents for path in named)
+    ):
+        return MISMATCH, (
+            f"EvaluationTracker's save methods opened {[str(path) for path in named]} for one results and "
+            f"one samples file in {folder}"
+        )
+    if "lmms_eval_tasks_probe" not in named[1].name:
+        return (
+            MISMATCH,
+            f"EvaluationTracker.save_results_samples names its file {named[1].name} (no task name)",
+        )
+    return (
+        APPLIES,
+        "EvaluationTracker's save methods wrapped to record the files they write, as the host names them",
+    )
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
+
+
+def _note_outputs(kind: str, tracker: Any, files: dict[Path, int], expected: int | None) -> None:
+    """Record what one host save wrote (nothing to check when the host was given no output path)."""
+    if not getattr(tracker, "output_path", None) or expected == 0:
+        return
+    if not files:
+        HOST_OUTPUTS.append((kind, None, 0, expected))
+    for path, size_before in files.items():
+        HOST_OUTPUTS.append((kind, path, size_before, expected))
+
+
+def install_host_outputs() -> None:
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    aggregated = EvaluationTracker.save_results_aggregated
+    samples_method = EvaluationTracker.save_results_samples
+    if is_marked(aggregated):
+        return
+
+    def save_results_aggregated(self: Any, results: dict, samples: dict, datetime_str: str) -> None:
+        with written_files() as files:
+            output = aggregated(self, results, samples, datetime_str)
+        _note_outputs("results file", self, files, None)
+        return output
+
+    def save_results_samples(self: Any, task_name: str, samples: Any) -> None:
+        with written_files() as files:
+            output = samples_method(self, task_name, samples)
+        _note_outputs(f"samples file of {task_name}", self, files, len(samples))
+        return output
+
+    EvaluationTracker.save_results_aggregated = mark(save_results_aggregated, aggregated)
+    EvaluationTracker.save_results_samples = mark(save_results_samples, samples_method)
+
+
+def host_output_problems() -> list[str]:
+    """One line per results/samples file the host set out to write and did not write completely
+    (missing, not JSON, fewer lines than samples), naming the file; [] when all are whole."""
+    import json
+
+    problems = []
+    for kind, path, offset, expected in HOST_OUTPUTS:
+        if path is None:
+            problems.append(
+                f"the host's {kind} was not written (the host opened no file for it; its log says why)"
+            )
+            continue
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except OSError as error:
+            problems.append(f"{path}: the host's {kind} was not written ({error.strerror or error})")
+            continue
+        try:
+            if expected is None:
+                json.loads(data.decode("utf-8"))
+            else:
+                lines = [line for line in data.decode("utf-8").splitlines() if line.strip()]
+                for line in lines:
+                    json.loads(line)
+                if len(lines) != expected:
+                    raise ValueError(f"{len(lines)} of {expected} samples")
+        except (UnicodeDecodeError, ValueError) as error:
+            reason = str(error).splitlines()[0][:120]
+            problems.append(
+                f"{path}: the host's {kind} is incomplete ({len(data)} bytes, {reason}): disk full?"
+            )
+    return problems
+
 
 # --- loglikelihood_result: (log_prob, is_greedy) pairs stringified by the evaluator ------------------------
 
 
 _PAIR_FIX = "_lmms_eval_tasks_pair_fix"
-
-
-def _has_wrapper(function: Any, attribute: str) -> bool:
-    """Whether one of the pack's wrappers around ``function`` carries ``attribute`` (two fixes wrap
-    ``unwrap_generation_output``: each installs once, in either order)."""
-    while function is not None:
-        if getattr(function, attribute, False):
-            return True
-        function = getattr(function, "__wrapped__", None) if is_marked(function) else None
-    return False
 
 
 def is_loglikelihood_result(output: Any) -> bool:
@@ -75,7 +305,7 @@ def install_loglikelihood_result() -> None:
     import lmms_eval.evaluator as evaluator
 
     current = evaluator.unwrap_generation_output
-    if _has_wrapper(current, _PAIR_FIX):
+    if has_wrapper(current, _PAIR_FIX):
         return
 
     def unwrap_generation_output(output: Any) -> tuple[Any, Any]:
@@ -84,8 +314,7 @@ def install_loglikelihood_result() -> None:
         return current(output)
 
     unwrap_generation_output.__doc__ = current.__doc__
-    setattr(unwrap_generation_output, _PAIR_FIX, True)
-    evaluator.unwrap_generation_output = mark(unwrap_generation_output, current)
+    evaluator.unwrap_generation_output = mark(unwrap_generation_output, current, _PAIR_FIX)
 
 
 # --- no_text_result: a reply without text handed to process_results as "" ---------------------------------
@@ -109,7 +338,7 @@ def probe_no_text_result() -> tuple[str, str]:
     if text is not None:
         return NOT_NEEDED, f"the host turns a reply without text into {text!r}"
     return APPLIES, (
-        "the host hands process_results \"\" for a reply without text (content null): a failed generation"
+        'the host hands process_results "" for a reply without text (content null): a failed generation'
     )
 
 
@@ -121,7 +350,7 @@ def install_no_text_result() -> None:
     from lmms_eval_tasks.framework.failed_generations import NO_TEXT_MARKER
 
     current = evaluator.unwrap_generation_output
-    if _has_wrapper(current, _NO_TEXT_FIX):
+    if has_wrapper(current, _NO_TEXT_FIX):
         return
 
     def unwrap_generation_output(output: Any) -> tuple[Any, Any]:
@@ -129,8 +358,338 @@ def install_no_text_result() -> None:
         return (NO_TEXT_MARKER if text is None else text), counts
 
     unwrap_generation_output.__doc__ = current.__doc__
-    setattr(unwrap_generation_output, _NO_TEXT_FIX, True)
-    evaluator.unwrap_generation_output = mark(unwrap_generation_output, current)
+    evaluator.unwrap_generation_output = mark(unwrap_generation_output, current, _NO_TEXT_FIX)
+
+
+# --- cache_*: lmms-eval's response cache (--use_cache DIR) --------------------------------------------------
+
+_PROBE_MARKER = "[LMMS_EVAL_REQUEST_FAILED after 2 retries] Connection error."
+_PROBE_SECRET = "sk-lmms-eval-tasks-probe-0123456789"
+_CACHE_FIX = "_lmms_eval_tasks_cache_fix"
+
+
+def _response_cache_class() -> Any:
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    return ResponseCache
+
+
+def _probe_instance(doc_id: int) -> Any:
+    from lmms_eval.api.instance import Instance
+
+    arguments = (
+        f"probe question {doc_id}",
+        {"temperature": 0, "max_new_tokens": 4},
+        None,
+        doc_id,
+        "probe",
+        "x",
+    )
+    return Instance("generate_until", arguments, 0, {"task": "probe", "doc_id": doc_id, "repeats": 1})
+
+
+def probe_cache_no_failures() -> tuple[str, str]:
+    """APPLIES while the host caches a failure marker as an answer."""
+    cache_class = _response_cache_class()
+    for name in ("_is_valid_response", "_lookup", "_log_to_audit", "execute"):
+        if not callable(getattr(cache_class, name, None)):
+            return MISMATCH, f"ResponseCache.{name} is gone"
+    if unwrapped(cache_class._is_valid_response)(_PROBE_MARKER, "generate_until"):
+        return APPLIES, "the host caches a failed request's marker as an answer: failures are kept out"
+    return NOT_NEEDED, "the host no longer caches failure markers"
+
+
+def install_cache_no_failures() -> None:
+    from lmms_eval_tasks.framework.failed_generations import failure_of
+
+    cache_class = _response_cache_class()
+    if is_marked(cache_class._is_valid_response):
+        return
+    is_valid, lookup, log_to_audit = (
+        cache_class._is_valid_response,
+        cache_class._lookup,
+        cache_class._log_to_audit,
+    )
+
+    def _is_valid_response(response: Any, request_type: str) -> bool:
+        if request_type != "loglikelihood" and failure_of(response) is not None:
+            return False
+        return is_valid(response, request_type)
+
+    def _lookup(self: Any, cache_key: str) -> Any:
+        cached = lookup(self, cache_key)
+        if isinstance(cached, str) and failure_of(cached) is not None:
+            return None  # a failure cached by an unpatched run: ask again
+        return cached
+
+    def _log_to_audit(self: Any, request_type: str, *args: Any, **kwargs: Any) -> None:
+        response = args[4] if len(args) > 4 else kwargs.get("response")
+        if request_type != "loglikelihood" and failure_of(response) is not None:
+            kwargs.update(cache_key="", deterministic=False)  # logged, never replayed into the cache
+        return log_to_audit(self, request_type, *args, **kwargs)
+
+    cache_class._is_valid_response = staticmethod(mark(_is_valid_response, is_valid))
+    cache_class._lookup = mark(_lookup, lookup)
+    cache_class._log_to_audit = mark(_log_to_audit, log_to_audit)
+
+
+def probe_cache_checkpoints() -> tuple[str, str]:
+    """APPLIES while the host stores nothing until the model has answered every request of a phase."""
+    import tempfile
+
+    from lmms_eval.caching import response_cache
+
+    for name in ("_CHECKPOINT_INTERVAL", "_CHECKPOINT_INTERVAL_ENV", "_get_env_int"):
+        if not hasattr(response_cache, name):
+            return MISMATCH, f"lmms_eval.caching.response_cache.{name} is gone"
+    cache_class, calls = _response_cache_class(), []
+
+    class CountingModel:
+        def generate_until(self, requests: list[Any]) -> list[str]:
+            calls.append(len(requests))
+            return [f"answer {request.doc_id}" for request in requests]
+
+    with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
+        cache = cache_class(db_path=f"{folder}/probe.db", audit_path=f"{folder}/probe.jsonl")
+        cache._checkpoint_interval = 1
+        try:
+            requests = [_probe_instance(doc_id) for doc_id in range(3)]
+            answers = unwrapped(cache_class.execute)(cache, CountingModel(), "generate_until", requests)
+        finally:
+            cache.close()
+    if [str(answer) for answer in answers] != [f"answer {doc_id}" for doc_id in range(3)]:
+        return MISMATCH, "ResponseCache.execute no longer returns the model's answers in request order"
+    if calls == [3]:
+        return APPLIES, "the host stores answers only after a whole phase: stored every checkpoint interval"
+    return NOT_NEEDED, f"the host already hands the model slices ({calls})"
+
+
+def install_cache_checkpoints() -> None:
+    from lmms_eval.caching import response_cache
+
+    cache_class = _response_cache_class()
+    if is_marked(cache_class.execute):
+        return
+    execute = cache_class.execute
+
+    def sliced_execute(self: Any, lm: Any, reqtype: str, requests: list[Any]) -> list:
+        size = getattr(self, "_checkpoint_interval", None)
+        if not isinstance(size, int) or size < 1:
+            size = response_cache._get_env_int(
+                response_cache._CHECKPOINT_INTERVAL_ENV, response_cache._CHECKPOINT_INTERVAL
+            )
+        size = max(1, int(size))
+        if len(requests) <= size:
+            return execute(self, lm, reqtype, requests)
+        results: list = []
+        for start in range(0, len(requests), size):  # each slice's answers are stored when it returns
+            results.extend(execute(self, lm, reqtype, requests[start : start + size]))
+        return results
+
+    cache_class.execute = mark(sliced_execute, execute)
+
+
+def _foreign_repository() -> str | None:
+    """The top folder of the git repository ``git describe`` would see from the installed lmms-eval when that
+    repository is not lmms-eval's own source checkout (lmms-eval installed into another project's venv)."""
+    import subprocess
+
+    from lmms_eval import utils
+
+    package_root = Path(utils._lmms_eval_repo_root()).resolve()
+    try:
+        top = subprocess.run(
+            ["git", "-C", str(package_root), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None if not top or Path(top).resolve() == package_root else top
+
+
+def _installed_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("lmms-eval")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def probe_cache_version() -> tuple[str, str]:
+    """APPLIES while the cache keys of an installed lmms-eval carry the commit of the repository around it."""
+    from lmms_eval import utils
+
+    for name in ("get_lmms_eval_cache_version", "_lmms_eval_repo_root"):
+        if not callable(getattr(utils, name, None)):
+            return MISMATCH, f"lmms_eval.utils.{name} is gone"
+    repository = _foreign_repository()
+    if repository is None:
+        return NOT_NEEDED, "lmms-eval is not inside another git repository: its cache keys are stable"
+    if unwrapped(utils.get_lmms_eval_cache_version)() == _installed_version():
+        return NOT_NEEDED, "the host keys its cache by the installed version"
+    return APPLIES, (
+        f"the host keys its cache by the commit of {repository} (around the installed lmms-eval): "
+        "keyed by the installed lmms-eval version"
+    )
+
+
+def install_cache_version() -> None:
+    from lmms_eval import utils
+
+    cache_version = utils.get_lmms_eval_cache_version
+    if is_marked(cache_version):
+        return
+
+    def get_lmms_eval_cache_version() -> str:
+        return _installed_version() if _foreign_repository() is not None else cache_version()
+
+    utils.get_lmms_eval_cache_version = mark(get_lmms_eval_cache_version, cache_version)
+
+
+def probe_cache_no_secrets() -> tuple[str, str]:
+    """APPLIES while the host writes the model fingerprint (its arguments, keys included) into the cache."""
+    import sqlite3
+    import tempfile
+
+    cache_class = _response_cache_class()
+    with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
+        database, audit = Path(folder) / "probe.db", Path(folder) / "probe.jsonl"
+        try:
+            cache = cache_class.__new__(cache_class)
+            unwrapped(cache_class.__init__)(
+                cache, str(database), str(audit), model_fingerprint=f'probe|{{"api_key":"{_PROBE_SECRET}"}}'
+            )
+            cache.close()
+        except TypeError as error:
+            return MISMATCH, f"ResponseCache(db_path, audit_path, model_fingerprint=...) fails: {error}"
+        with sqlite3.connect(database) as connection:
+            stored = " ".join(str(row) for row in connection.execute("SELECT * FROM meta"))
+    if _PROBE_SECRET in stored:
+        return APPLIES, "the host writes --model_args (api_key included) into the cache: written scrubbed"
+    return NOT_NEEDED, "the host no longer writes the model arguments' secrets into the cache"
+
+
+def install_cache_no_secrets() -> None:
+    from lmms_eval.caching import response_cache
+
+    from lmms_eval_tasks.judges.redact import scrub
+
+    cache_class = _response_cache_class()
+    init = cache_class.__init__
+    if is_marked(init):
+        return
+
+    def __init__(  # noqa: N807 - the host's method name
+        self: Any, db_path: str, audit_path: str, model_fingerprint: str = "", *args: Any, **kw: Any
+    ) -> None:
+        init(self, db_path, audit_path, scrub(model_fingerprint) if model_fingerprint else "", *args, **kw)
+        self._model_fingerprint_hash = response_cache._short_hash(model_fingerprint)  # the keys as before
+
+    cache_class.__init__ = mark(__init__, init)
+
+
+# The parts cache_pack_version and cache_request_settings add to the version part of every cache key,
+# through one wrapper of ResponseCache.create (each part installed once, in either order).
+_VERSION_PARTS: dict[str, Callable[[], str]] = {}
+
+
+def _add_version_part(name: str, part: Callable[[], str]) -> None:
+    _VERSION_PARTS[name] = part
+    cache_class = _response_cache_class()
+    create = cache_class.__dict__["create"].__func__
+    if has_wrapper(create, _CACHE_FIX):
+        return
+
+    def create_with_version_parts(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        cache = create(cls, *args, **kwargs)
+        for make_part in _VERSION_PARTS.values():
+            if made := make_part():
+                cache._eval_version = f"{cache._eval_version}+{made}"
+        return cache
+
+    cache_class.create = classmethod(mark(create_with_version_parts, create, _CACHE_FIX))
+
+
+def _pack_version() -> str:
+    import lmms_eval_tasks
+
+    return f"lmms-eval-tasks-{lmms_eval_tasks.__version__}"
+
+
+def probe_cache_pack_version() -> tuple[str, str]:
+    """APPLIES while a cache the host creates keys its answers without the pack's version."""
+    import inspect
+    import tempfile
+
+    from lmms_eval.caching import response_cache
+
+    cache_class = _response_cache_class()
+    if "eval_version" not in inspect.signature(response_cache.compute_cache_key).parameters:
+        return MISMATCH, "compute_cache_key no longer takes eval_version"
+    with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
+        saved = os.environ.get("LMMS_CACHE_RUN_ID")
+        os.environ["LMMS_CACHE_RUN_ID"] = "probe"
+        try:
+            cache = unwrapped(cache_class.__dict__["create"].__func__)(cache_class, folder, model="probe")
+            version = getattr(cache, "_eval_version", None)
+            cache.close()
+        finally:
+            if saved is None:
+                os.environ.pop("LMMS_CACHE_RUN_ID", None)
+            else:
+                os.environ["LMMS_CACHE_RUN_ID"] = saved
+    if not isinstance(version, str):
+        return MISMATCH, "ResponseCache.create no longer sets _eval_version"
+    if "lmms-eval-tasks" in version:
+        return NOT_NEEDED, "the host's keys already carry the pack's version"
+    return APPLIES, "the host's keys ignore the pack's version (images are not in them): the version is added"
+
+
+def install_cache_pack_version() -> None:
+    _add_version_part("pack", _pack_version)
+
+
+SENT_SETTINGS = frozenset({"presence_penalty", "frequency_penalty", "seed"})
+IMAGE_FORMAT_ENV = "LMMS_IMAGE_ENCODE_FORMAT"  # the host's variables (lmms_eval.protocol)
+JPEG_QUALITY_ENV = "LMMS_IMAGE_JPEG_QUALITY"
+_HOST_KEYS = "_lmms_eval_tasks_host_cache_relevant_keys"
+
+
+def _image_encoding() -> str:
+    """The image encoding the host's OpenAI-compatible clients use, "" for their default (PNG)."""
+    image_format = os.environ.get(IMAGE_FORMAT_ENV, "PNG").upper()
+    if image_format == "PNG":
+        return ""
+    quality = os.environ.get(JPEG_QUALITY_ENV, "85") if image_format in {"JPEG", "JPG", "WEBP"} else ""
+    return f"image-{image_format}{quality}"
+
+
+def probe_cache_request_settings() -> tuple[str, str]:
+    """APPLIES while the host's keys leave out a setting its OpenAI-compatible clients send."""
+    from lmms_eval.caching import response_cache
+
+    keyed = getattr(response_cache, _HOST_KEYS, getattr(response_cache, "CACHE_RELEVANT_KEYS", None))
+    if not isinstance(keyed, frozenset) or not callable(
+        getattr(response_cache, "canonicalize_gen_kwargs", None)
+    ):
+        return MISMATCH, "lmms_eval.caching.response_cache.CACHE_RELEVANT_KEYS is gone"
+    left_out = sorted(SENT_SETTINGS - keyed)
+    if not left_out:
+        return NOT_NEEDED, "the host keys every setting its clients send"
+    return APPLIES, f"the host's keys leave out {', '.join(left_out)} and the image encoding: keyed"
+
+
+def install_cache_request_settings() -> None:
+    from lmms_eval.caching import response_cache
+
+    if not hasattr(response_cache, _HOST_KEYS):  # the host's own set, for the probe
+        setattr(response_cache, _HOST_KEYS, response_cache.CACHE_RELEVANT_KEYS)
+    response_cache.CACHE_RELEVANT_KEYS = frozenset(response_cache.CACHE_RELEVANT_KEYS | SENT_SETTINGS)
+    _add_version_part("image encoding", _image_encoding)
 
 
 # --- llava_hf_loglikelihood: the context tokenized without its images; is_greedy one token off -------------

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lmms_eval_tasks.framework.failed_generations import clear_failures, failure_lines
+from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import model_availability, resume
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host.argv import flag_value
@@ -83,7 +84,6 @@ def _runs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
             run_args = ",".join(f"{key}={value}" for key, value in run_args.items())
         runs.append((str(run_model), None if run_args is None else str(run_args)))
     return runs
-
 
 
 def check_model_args(argv: Sequence[str]) -> str | None:
@@ -184,7 +184,7 @@ def failure_line(error: BaseException) -> str:
         return f"lmms_eval: {unknown}"
     line = f"lmms_eval: evaluation failed: {named}{message}"
     module = type(cause).__module__.split(".")[0]
-    from lmms_eval_tasks.host.hub_cache import NOT_CACHED_WORDS
+    from lmms_eval_tasks.host.datasets_cache import NOT_CACHED_WORDS
 
     dataset_problem = module in ("datasets", "huggingface_hub", "requests", "httpx") or (
         isinstance(cause, (ConnectionError, FileNotFoundError, ValueError))
@@ -223,7 +223,7 @@ def check_tasks(argv: Sequence[str]) -> str | None:
     """None when the requested pack tasks can run; else one line: a judged task with no judge configured, or
     a hub dataset an offline run (or one with no network) cannot read. Runs before any model loads."""
     from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
-    from lmms_eval_tasks.host.hub_cache import missing_dataset_line
+    from lmms_eval_tasks.host.datasets_cache import missing_dataset_line
     from lmms_eval_tasks.host.predict_only import PREDICT_ONLY_FLAGS
 
     tasks = _requested_tasks(argv)
@@ -239,7 +239,7 @@ def check_checkpoints(argv: Sequence[str]) -> str | None:
     """None when every LLaVA checkpoint the runs load is a local folder, cached, or downloadable; else one
     line naming it (``--model llava`` offline used to end with a bare ``ConnectError``)."""
     from lmms_eval_tasks.host import substitution
-    from lmms_eval_tasks.host.hub_cache import missing_checkpoint_line
+    from lmms_eval_tasks.host.datasets_cache import missing_checkpoint_line
 
     for model, model_args in _runs(argv):
         asked = substitution.parse_model_args(model_args).get("pretrained")
@@ -305,8 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         end_on_sigterm_with_cleanup()  # SIGTERM as an exception: no .tmp left, the marker says interrupted
     install_pack_tasks()
-    host.FAILURES.clear()
-    host.HOST_OUTPUTS.clear()
+    fixes.FAILURES.clear()
+    fixes.HOST_OUTPUTS.clear()
     clear_failures()
     from lmms_eval_tasks.framework.saved_records import SAVED_FOR_SCORING
 
@@ -365,10 +365,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_code = 130
     finally:
         sys.argv = saved_argv
-    scrub_files(path for _kind, path, *_ in host.HOST_OUTPUTS if path is not None)  # --model_args URLs
-    problems = host.host_output_problems()
-    if host.FAILURES:
-        for failure in host.FAILURES:
+    scrub_files(path for _kind, path, *_ in fixes.HOST_OUTPUTS if path is not None)  # --model_args URLs
+    problems = fixes.host_output_problems()
+    if fixes.FAILURES:
+        for failure in fixes.FAILURES:
             print(failure_line(failure), file=sys.stderr)
         exit_code = exit_code or 1
     if problems:

@@ -20,15 +20,28 @@ FIX_MARK = "_lmms_eval_tasks_fix"  # set on every wrapper the pack installs (its
 probe_lock = threading.RLock()  # held while a probe spies on a host function, and while patches install
 
 
-def mark(wrapper: Any, wrapped: Any) -> Any:
-    """Mark ``wrapper`` as the pack's, wrapping ``wrapped`` (so installs are idempotent and undoable)."""
+def mark(wrapper: Any, wrapped: Any, tag: str | None = None) -> Any:
+    """Mark ``wrapper`` as the pack's, wrapping ``wrapped`` (so installs are idempotent and undoable); ``tag``
+    names it among several patches that wrap the same host function (``has_wrapper``)."""
     setattr(wrapper, FIX_MARK, True)
+    if tag:
+        setattr(wrapper, tag, True)
     wrapper.__wrapped__ = wrapped
     return wrapper
 
 
 def is_marked(function: Any) -> bool:
     return bool(getattr(function, FIX_MARK, False))
+
+
+def has_wrapper(function: Any, tag: str) -> bool:
+    """True when one of the pack's wrappers around ``function`` was marked with ``tag`` (several patches wrap
+    the same host function, installed in either order, each once)."""
+    while is_marked(function):
+        if getattr(function, tag, False):
+            return True
+        function = getattr(function, "__wrapped__", None)
+    return False
 
 
 def unwrapped(function: Any) -> Any:

@@ -14,9 +14,8 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.host.patch_kit import expect_parameters, is_marked, mark
+from lmms_eval_tasks.host.patch_kit import APPLIES, MISMATCH, expect_parameters, is_marked, mark
 
-APPLIES, MISMATCH = "applies", "mismatch"
 PREDICT_ONLY_FLAGS = ("--predict_only", "-x")
 PREDICT_ONLY_NOTE = "generated with --predict_only, not scored"
 

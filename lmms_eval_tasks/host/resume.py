@@ -5,7 +5,7 @@ into ``DIR/cache.db`` only when the evaluation succeeds; the run id is ``LMMS_CA
 ``SLURM_JOB_ID``/``TORCHELASTIC_RUN_ID``, else a random one. A killed run's answers therefore stay in a
 folder no later run reads. The launcher fixes the run id to one derived from the model and its arguments
 (unless ``LMMS_CACHE_RUN_ID`` is set), so a rerun of the same model reopens the killed run's store; with the
-``cache_checkpoints`` patch (``host/response_cache_fixes.py``) answers are stored as they come.
+``cache_checkpoints`` patch (``host/host_bug_fixes.py``) answers are stored as they come.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from lmms_eval_tasks.host.argv import flag_value
 RUN_ID_ENV = "LMMS_CACHE_RUN_ID"
 CHECKPOINT_ENV = "LMMS_CACHE_CHECKPOINT_INTERVAL"
 DEFAULT_CHECKPOINT_INTERVAL = 256  # the host's default
-
 
 
 def stable_run_id(model: str, model_args: str | None) -> str:

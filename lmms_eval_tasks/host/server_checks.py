@@ -37,7 +37,6 @@ HOST_DEFAULT_MODEL_VERSION = "grok-2-latest"  # lmms-eval 0.7.3's default model_
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-
 def _model_args(text: str | None) -> dict[str, str]:
     pairs = (part.partition("=") for part in (text or "").split(",") if "=" in part)
     return {key.strip(): value.strip() for key, _, value in pairs}

@@ -58,7 +58,6 @@ CONVERSATION_SYSTEMS: dict[str, str] = {
 DEFAULT_CONV_TEMPLATE = "vicuna_v1"
 
 
-
 class SubstitutionError(ValueError):
     """A ``--model llava`` argument the pack's LLaVA cannot honour (one line, with the fix)."""
 

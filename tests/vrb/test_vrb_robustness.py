@@ -56,7 +56,7 @@ def test_files_and_names(generated: dict) -> None:
 def test_variant_images_are_corrupt_of_the_source_images(generated: dict) -> None:
     from lmms_eval.tasks import TaskManager, get_task_dict
 
-    from lmms_eval_tasks.host.patches import with_pack_dir
+    from lmms_eval_tasks.host.integration import with_pack_dir
 
     manager = TaskManager(
         verbosity="WARNING", include_path=with_pack_dir([str(generated["source"]), str(generated["out"])])

@@ -142,7 +142,8 @@ def task_index(include_path: Sequence[str] = ()) -> dict[str, Any]:
     builds it (``INDEX_PATCHES`` applied; one warning line names any that does not fit this host)."""
     from lmms_eval.tasks import TaskManager
 
-    from lmms_eval_tasks.host.patches import apply_patches, with_pack_dir
+    from lmms_eval_tasks.host.integration import with_pack_dir
+    from lmms_eval_tasks.host.patches import apply_patches
 
     apply_patches(names=INDEX_PATCHES)
     return TaskManager(verbosity="WARNING", include_path=with_pack_dir(list(include_path))).task_index

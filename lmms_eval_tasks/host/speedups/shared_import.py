@@ -7,7 +7,7 @@ ARGS` would be from there on (its log file as stdout and stderr, fresh random st
 run of the launcher, the interpreter's normal exit). The children are separate processes that run side by
 side; only the import is shared. tests/warm_launcher.py does the same for the test suite, one run at a time.
 
-usage: python -m lmms_eval_tasks.host.shared_import RUNS_JSON
+usage: python -m lmms_eval_tasks.host.speedups.shared_import RUNS_JSON
 RUNS_JSON is a file holding [{"label", "argv", "log"}, ...]; the environment is this process's, so the
 caller starts it in the runs' environment. One JSON line per finished run on stdout:
 {"label", "exit_code", "seconds", "cpu_seconds"} (``exit_code`` negative: killed by that signal), then

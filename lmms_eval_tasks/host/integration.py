@@ -1,0 +1,531 @@
+"""What the pack needs from its host, lmms-eval, installed as host patches (``host/patches.py`` lists them).
+
+The pack's tasks in every task index (``pack_task_index``), the loading task's other splits for
+``process_docs`` (``task_dataset_context``), and the pack's numbers in the host's results: its standard
+errors (``pack_stderr``), group-only metrics (``group_only_metrics``), N/A for undefined values
+(``table_na``) and the run's context for its reports (``run_context``). Nothing here fixes a host bug
+(``host_bug_fixes.py``) or only makes the host faster (``speedups/``). lmms-eval is imported only by the
+functions that need it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import tempfile
+import types
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.framework.task_index import load_host_index
+from lmms_eval_tasks.host.patch_kit import (
+    APPLIES,
+    MISMATCH,
+    expect_parameters,
+    is_marked,
+    mark,
+    missing_keywords,
+    missing_lookups,
+    parameters,
+    spying,
+    unwrapped,
+)
+
+# --- 1. the pack's tasks in every host task index ---------------------------------------------------------
+
+_PACK_TASKS_DIR = str(TASKS_DIR)
+
+
+def with_pack_dir(include_path: str | Sequence[str] | None) -> list[str]:
+    """The user's include path(s) with the pack's task folder appended once."""
+    if include_path is None:
+        paths: list[str] = []
+    elif isinstance(include_path, str):
+        paths = [include_path]
+    else:
+        paths = list(include_path)
+    normalised = {os.path.realpath(path) for path in paths}
+    if os.path.realpath(_PACK_TASKS_DIR) not in normalised:
+        paths.append(_PACK_TASKS_DIR)
+    return paths
+
+
+def probe_task_index() -> tuple[str, str]:
+    from lmms_eval.tasks import TaskManager
+
+    problem = expect_parameters(
+        "TaskManager.initialize_tasks",
+        TaskManager.initialize_tasks,
+        ["self", "include_path", "include_defaults"],
+    ) or expect_parameters(
+        "TaskManager._get_task_and_group",
+        getattr(TaskManager, "_get_task_and_group", None),
+        ["self", "task_dir"],
+    )
+    if problem:
+        return MISMATCH, problem
+    # initialize_tasks indexes a folder into {name: entry} ...
+    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
+        Path(folder, "probe.yaml").write_text(
+            "task: lmms_eval_tasks_probe\ndataset_path: json\n", encoding="utf-8"
+        )
+        manager = TaskManager.__new__(TaskManager)
+        manager.logger, manager.verbosity = logger, "ERROR"
+        index = unwrapped(TaskManager.initialize_tasks)(manager, include_path=folder, include_defaults=False)
+    entry = index.get("lmms_eval_tasks_probe") if isinstance(index, dict) else None
+    if not isinstance(entry, dict) or entry.get("type") != "task":
+        return MISMATCH, f"TaskManager.initialize_tasks indexed a one-task folder as {index!r}"
+
+    # ... and every TaskManager builds its index by calling it
+    class Probe(TaskManager):
+        def initialize_tasks(self, include_path: Any = None, include_defaults: bool = True) -> Any:
+            return {"lmms_eval_tasks_probe": entry}
+
+    if Probe(include_defaults=False).all_tasks != ["lmms_eval_tasks_probe"]:
+        return MISMATCH, "TaskManager() no longer builds its index with initialize_tasks"
+    return APPLIES, "TaskManager.initialize_tasks wrapped to index the pack's task folder last"
+
+
+def install_task_index() -> None:
+    from lmms_eval.tasks import TaskManager
+
+    original = TaskManager.initialize_tasks
+    if is_marked(original):
+        return
+
+    def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
+        include_path = with_pack_dir(include_path)
+        self.include_path = include_path
+        pack_entries = load_host_index()
+        if pack_entries is None:
+            return original(self, include_path=include_path, include_defaults=include_defaults)
+        pack_dir = os.path.realpath(_PACK_TASKS_DIR)
+        others = [path for path in include_path if os.path.realpath(path) != pack_dir]
+        index = original(self, include_path=others or None, include_defaults=include_defaults)
+        return {**pack_entries, **index}  # built-ins and the user's paths win on a name clash
+
+    initialize_tasks.__doc__ = original.__doc__
+    TaskManager.initialize_tasks = mark(initialize_tasks, original)
+
+
+# --- the pack's standard errors in the host's Stderr column ------------------------------------------------
+
+STDERR_ATTRIBUTE = "pack_stderr"  # an aggregation carrying this: items -> its metric's standard error
+
+
+def probe_pack_stderr() -> tuple[str, str]:
+    import lmms_eval.evaluator_utils as evaluator_utils
+
+    problem = expect_parameters(
+        "lmms_eval.evaluator_utils.stderr_for_metric",
+        getattr(evaluator_utils, "stderr_for_metric", None),
+        ["metric", "bootstrap_iters"],
+    )
+    if problem:
+        return MISMATCH, problem
+
+    # One tiny metric through TaskOutput.calculate_aggregate_metric: its standard error must come from the
+    # module's stderr_for_metric (the name the patch replaces) and land under "<metric>_stderr,<filter>".
+    def aggregate(items: list[float]) -> float:
+        return sum(items) / len(items)
+
+    def answer(original: Any, metric: Any = None, bootstrap_iters: int = 0) -> Any:
+        return (lambda items: -1.0) if metric is aggregate else original(metric, bootstrap_iters)
+
+    output = evaluator_utils.TaskOutput.__new__(evaluator_utils.TaskOutput)
+    output.task = types.SimpleNamespace(aggregation=lambda: {"probe": aggregate}, args=None)
+    output.sample_metrics = {("probe", "none"): [1.0, 2.0, 3.0]}
+    output.agg_metrics = {}
+    with spying(evaluator_utils, "stderr_for_metric", answer):
+        output.calculate_aggregate_metric(bootstrap_iters=10)
+    found = output.agg_metrics
+    if found.get("probe,none") != 2.0 or found.get("probe_stderr,none") != -1.0:
+        return MISMATCH, (
+            "TaskOutput.calculate_aggregate_metric no longer fills <metric>_stderr,<filter> from "
+            f"stderr_for_metric (a probe metric gave {found})"
+        )
+    return APPLIES, "stderr_for_metric wrapped: pack aggregations give their bootstrap standard error"
+
+
+def install_pack_stderr() -> None:
+    import lmms_eval.evaluator_utils as evaluator_utils
+
+    original = evaluator_utils.stderr_for_metric
+    if is_marked(original):
+        return
+
+    def stderr_for_metric(metric: Any, bootstrap_iters: int) -> Any:
+        provider = getattr(metric, STDERR_ATTRIBUTE, None)
+        if provider is not None and isinstance(bootstrap_iters, int) and bootstrap_iters > 0:
+            return provider
+        return original(metric=metric, bootstrap_iters=bootstrap_iters)
+
+    evaluator_utils.stderr_for_metric = mark(stderr_for_metric, original)
+
+
+# --- cross-task metrics shown on groups only ---------------------------------------------------------------
+
+
+def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> list[tuple[str, str]]:
+    """Remove from every task (not group) entry of the host's ``results`` the benchmark's group-only metrics
+    (``Benchmark.group_metrics``) whose value there is not a finite number, with their ``_stderr`` twins;
+    a defined value is never removed. Returns the (task, metric) pairs removed."""
+    import math
+
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+
+    removed: list[tuple[str, str]] = []
+    for name, values in results.items():
+        if name in groups or not isinstance(values, dict):
+            continue
+        benchmark = benchmark_for_task(str(name))
+        for metric in getattr(benchmark, "group_metrics", ()) or ():
+            keys = [key for key in values if isinstance(key, str) and key.partition(",")[0] == metric]
+            for key in keys:
+                value = values[key]
+                if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                    continue
+                filter_name = key.partition(",")[2]
+                del values[key]
+                # its standard errors too: _stderr (ours), _stderr_clt / _stderr_clustered (the host's)
+                for twin in [k for k in values if isinstance(k, str) and k.startswith(f"{metric}_stderr")]:
+                    if twin.partition(",")[2] == filter_name:
+                        del values[twin]
+                removed.append((str(name), metric))
+    return removed
+
+
+def pack_group_stderrs(results: dict[str, Any], groups: set[str], host_stderrs: bool = True) -> list[str]:
+    """Set every pack group's ``<metric>_stderr,<filter>`` in the host's ``results`` to the pack's bootstrap
+    standard error of the group (scored on the union of its members' records), replacing the host's pooled
+    member stderr, which is wrong for cross-task metrics (mean and std over prompts, accuracy curves). With
+    ``host_stderrs`` False (the host computed none: ``--bootstrap_iters 0``) nothing changes. Returns the
+    groups changed."""
+    from lmms_eval_tasks.framework.run_state import current_run
+
+    state = current_run()  # the evaluation whose groups the host is consolidating
+    changed: list[str] = []
+    if not host_stderrs:
+        return changed
+    for name in groups:
+        values = results.get(name)
+        if not isinstance(values, dict):
+            continue
+        for key in list(values):
+            metric, _, filter_name = str(key).partition(",")
+            if not filter_name or "_stderr" in metric:
+                continue
+            value = state.group_stderr(str(name), metric)
+            if value is not None:
+                values[f"{metric}_stderr,{filter_name}"] = value
+                if str(name) not in changed:
+                    changed.append(str(name))
+    return changed
+
+
+def _host_computed_stderrs(results: dict[str, Any], groups: set[str]) -> bool:
+    """Whether the host computed standard errors at all (``--bootstrap_iters`` > 0): some task row holds a
+    numeric ``_stderr`` value (with 0 every one is "N/A")."""
+    return any(
+        isinstance(value, int | float) and not isinstance(value, bool)
+        for name, values in results.items()
+        if name not in groups and isinstance(values, dict)
+        for key, value in values.items()
+        if "_stderr" in str(key)
+    )
+
+
+def probe_group_only_metrics() -> tuple[str, str]:
+    import lmms_eval.evaluator as evaluator
+    import lmms_eval.evaluator_utils as evaluator_utils
+
+    consolidate = getattr(evaluator, "consolidate_group_results", None)
+    problem = expect_parameters(
+        "lmms_eval.evaluator.consolidate_group_results",
+        consolidate,
+        ["results", "versions", "task_dict", "task_root", "show_group_table", "task_aggregation_list"],
+    ) or missing_lookups("lmms_eval.evaluator.evaluate", evaluator.evaluate, ["consolidate_group_results"])
+    if problem:
+        return MISMATCH, problem
+    if not callable(getattr(evaluator_utils, "get_subtask_list", None)):
+        return MISMATCH, "lmms_eval.evaluator_utils.get_subtask_list is gone"
+    results = {"lmms_eval_tasks_probe": {"alias": "probe", "probe,none": 1.0}}
+    output = unwrapped(consolidate)(results, {}, {})
+    if (
+        not isinstance(output, tuple)
+        or output[0] is not results
+        or evaluator_utils.get_subtask_list({}) != {}
+    ):
+        return MISMATCH, "consolidate_group_results no longer returns the results it was given first"
+    return APPLIES, (
+        "consolidate_group_results wrapped: group-only metrics leave the member tasks' rows; a pack group's "
+        "Stderr is the pack's bootstrap of the group"
+    )
+
+
+def install_group_only_metrics() -> None:
+    import lmms_eval.evaluator as evaluator
+    import lmms_eval.evaluator_utils as evaluator_utils
+
+    original = evaluator.consolidate_group_results
+    if is_marked(original):
+        return
+
+    def consolidate_group_results(
+        results: Any, versions: Any, task_dict: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        # the top-level call only (the host recurses through evaluator_utils): groups are computed first,
+        # from member rows that still carry every key, then the members' undefined copies go
+        output = original(results, versions, task_dict, *args, **kwargs)
+        groups = {name for name, members in evaluator_utils.get_subtask_list(task_dict).items() if members}
+        pack_group_stderrs(output[0], groups, _host_computed_stderrs(output[0], groups))
+        removed = drop_undefined_group_metrics(output[0], groups)
+        if removed:
+            logger.debug(f"group-only metrics left out of {len({task for task, _ in removed})} task rows")
+        return output
+
+    evaluator.consolidate_group_results = mark(consolidate_group_results, original)
+
+
+# --- an undefined pack metric reads N/A in the host's table, not NaN ----------------------------------------
+
+
+def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the host's results for printing: a pack task's non-finite metric value becomes None (the
+    host prints N/A); the results JSON keeps what the host wrote. The reason is in the pack report."""
+    import math
+
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+
+    configs = result_dict.get("configs") if isinstance(result_dict.get("configs"), dict) else {}
+
+    def pack_row(name: str) -> bool:  # a pack task by name, or a user's task including one (its hooks)
+        hooks = str((configs.get(name) or {}).get("process_results", "")) if configs else ""
+        return benchmark_for_task(name) is not None or "lmms_eval_tasks." in hooks
+
+    view = dict(result_dict)
+    for column in ("results", "groups"):
+        rows = result_dict.get(column)
+        if not isinstance(rows, dict):
+            continue
+        view[column] = {
+            name: {
+                key: None if isinstance(value, float) and not math.isfinite(value) else value
+                for key, value in values.items()
+            }
+            if isinstance(values, dict) and pack_row(str(name))
+            else values
+            for name, values in rows.items()
+        }
+    return cut_labels(view)  # a task whose --limit the pack rounded to whole units says so in its row
+
+
+def cut_labels(view: dict[str, Any]) -> dict[str, Any]:
+    """``view`` with each rounded task's row named with its cut (``framework.cuts.table_label``)."""
+    from lmms_eval_tasks.framework.cuts import cut_note, table_label
+
+    rows = view.get("results")
+    if isinstance(rows, dict):
+        view["results"] = {
+            name: {**values, "alias": table_label(str(name), str(values.get("alias", name)))}
+            if isinstance(values, dict) and cut_note(str(name)) is not None
+            else values
+            for name, values in rows.items()
+        }
+    return view
+
+
+def probe_table_na() -> tuple[str, str]:
+    import lmms_eval.__main__ as host_main
+    import lmms_eval.utils as host_utils
+
+    problem = expect_parameters(
+        "lmms_eval.utils.make_table",
+        getattr(host_utils, "make_table", None),
+        ["result_dict", "column", "sort_results"],
+    )
+    if problem:
+        return MISMATCH, problem
+    if getattr(host_main, "make_table", None) is None:
+        return MISMATCH, "lmms_eval.__main__ no longer imports make_table"
+    row = {"alias": "lmms_eval_tasks_probe", "probe_metric,none": None, "probe_metric_stderr,none": "N/A"}
+    table = unwrapped(host_utils.make_table)(
+        {"results": {"lmms_eval_tasks_probe": row}, "versions": {}, "n-shot": {}, "higher_is_better": {}}
+    )
+    line = next((line for line in str(table).splitlines() if "probe_metric" in line), "")
+    if "N/A" not in line:
+        return MISMATCH, f"make_table no longer prints a None metric as N/A (it printed {line.strip()!r})"
+    return APPLIES, "make_table wrapped: a pack metric's NaN prints as N/A"
+
+
+def install_table_na() -> None:
+    import lmms_eval.__main__ as host_main
+    import lmms_eval.evaluator as evaluator
+    import lmms_eval.utils as host_utils
+
+    original = host_utils.make_table
+    if is_marked(original):
+        return
+
+    def make_table(result_dict: Any, column: str = "results", sort_results: bool = False) -> Any:
+        return original(table_view(result_dict), column, sort_results)
+
+    wrapped = mark(make_table, original)
+    for module in (host_utils, host_main, evaluator):
+        if getattr(module, "make_table", None) is original:
+            module.make_table = wrapped
+
+
+# --- each run's context, recorded where the host makes it ------------------------------------------------
+
+
+def probe_run_context() -> tuple[str, str]:
+    import lmms_eval.__main__ as host_main
+    import lmms_eval.evaluator as evaluator
+
+    current = getattr(evaluator, "simple_evaluate", None)
+    if not callable(current):
+        return MISMATCH, "lmms_eval.evaluator.simple_evaluate is gone"
+    found = parameters(current)
+    missing = [name for name in ("cli_args", "datetime_str") if name not in found]
+    if missing:
+        return MISMATCH, f"lmms_eval.evaluator.simple_evaluate takes no {', '.join(missing)}"
+    single = host_main.cli_evaluate_single
+    problem = missing_lookups(
+        "lmms_eval.__main__.cli_evaluate_single", single, ["evaluator", "simple_evaluate"]
+    )
+    problem = problem or missing_keywords(
+        "lmms_eval.__main__.cli_evaluate_single", single, ["cli_args", "datetime_str"]
+    )
+    if problem:
+        return MISMATCH, problem
+    return APPLIES, "simple_evaluate wrapped to open the run's state (CLI args, run id) for the pack's hooks"
+
+
+def install_run_context() -> None:
+    import lmms_eval.evaluator as evaluator
+
+    from lmms_eval_tasks.framework.run_state import host_run
+
+    original = evaluator.simple_evaluate
+    if is_marked(original):
+        return
+
+    @functools.wraps(original)
+    def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
+        with host_run(kwargs.get("cli_args"), kwargs.get("datetime_str")):
+            return original(*args, **kwargs)
+
+    evaluator.simple_evaluate = mark(simple_evaluate, original)
+
+
+# --- 7. the task whose dataset is loading, for process_docs that need a sibling split ---------------------
+
+
+@contextlib.contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    """No ``datasets`` progress bars while a probe loads its one-line dataset."""
+    import datasets
+
+    was_enabled = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            datasets.enable_progress_bars()
+
+
+def probe_task_dataset_context() -> tuple[str, str]:
+    from lmms_eval.api.task import ConfigurableTask
+
+    problem = expect_parameters(
+        "ConfigurableTask.download", ConfigurableTask.download, ["self", "dataset_kwargs"]
+    )
+    if problem:
+        return MISMATCH, problem
+    # A two-split local dataset through the host's download: process_docs must run while self.dataset holds
+    # every split the host loaded (what datasets_read.loading_task_dataset() hands to a hook reading a
+    # sibling split).
+    seen: list[Any] = []
+    task = ConfigurableTask.__new__(ConfigurableTask)
+
+    def process_docs(docs: Any) -> Any:
+        seen.append(sorted(getattr(task, "dataset", None) or ()))
+        return docs
+
+    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
+        files = {}
+        for split in ("test", "other"):
+            files[split] = str(Path(folder, f"{split}.jsonl"))
+            Path(files[split]).write_text('{"probe": 1}\n', encoding="utf-8")
+        task.DATASET_PATH, task.DATASET_NAME = "json", None
+        task._config = types.SimpleNamespace(
+            process_docs=process_docs,
+            training_split=None,
+            validation_split=None,
+            test_split="test",
+            fewshot_split=None,
+            process_results_use_image=True,
+        )
+        with _quiet_datasets():
+            unwrapped(ConfigurableTask.download)(
+                task, {"data_files": files, "cache_dir": str(Path(folder, "cache"))}
+            )
+    if seen != [["other", "test"]]:
+        return MISMATCH, f"ConfigurableTask.download ran process_docs with self.dataset holding {seen}"
+    return APPLIES, "ConfigurableTask.download wrapped so process_docs can read the task's other splits"
+
+
+def _retried_when_transient(download: Any) -> Any:
+    """The host's download, its retries (tenacity: 5 attempts, 2 s apart) kept for what may pass on a second
+    try (the network) and skipped for what fails the same way each time: an error of the pack's
+    process_docs, and a dataset missing from the cache of an offline run. They used to cost 8 s each."""
+    retry_with = getattr(download, "retry_with", None)
+    if retry_with is None:  # not tenacity's wrapper (another host): its own behaviour
+        return download
+    from tenacity import retry_if_exception
+
+    from lmms_eval_tasks.framework.hook_factory import NOT_TRANSIENT
+
+    def transient(error: BaseException) -> bool:
+        return not getattr(error, NOT_TRANSIENT, False) and not _missing_offline(error)
+
+    return retry_with(retry=retry_if_exception(transient))
+
+
+def _missing_offline(error: BaseException) -> bool:
+    """A dataset an offline run (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) cannot read: no retry brings it."""
+    from lmms_eval_tasks.host.datasets_cache import NOT_CACHED_WORDS, offline
+
+    text = f"{type(error).__name__}: {error}"
+    return offline() and any(word in text for word in NOT_CACHED_WORDS)
+
+
+def install_task_dataset_context() -> None:
+    from lmms_eval.api.task import ConfigurableTask
+
+    original = ConfigurableTask.download
+    if is_marked(original):
+        return
+    retried = _retried_when_transient(original)
+
+    def download(self: Any, dataset_kwargs: Any = None) -> Any:
+        from lmms_eval_tasks.framework.registry import benchmark_for_task
+        from lmms_eval_tasks.host.datasets_cache import full_cache_kwargs
+        from lmms_eval_tasks.reporting import datasets_read
+
+        with datasets_read.loading(self):  # read by process_docs (``datasets_read.loading_task``)
+            if benchmark_for_task(str(getattr(self.config, "task", ""))) is not None:
+                whole = full_cache_kwargs(self.DATASET_PATH, self.DATASET_NAME, dataset_kwargs)
+                if whole is not None:  # the host's own cache of the whole dataset (VRB: VQAv2) serves it
+                    self.pack_dataset_kwargs = dataset_kwargs = whole
+            return retried(self, dataset_kwargs)
+
+    download.__doc__ = original.__doc__
+    ConfigurableTask.download = mark(download, original)

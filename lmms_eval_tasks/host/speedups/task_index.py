@@ -1,0 +1,294 @@
+"""Speed-ups of the host's task index (patches ``libyaml_task_index`` and ``task_index_cache``): the same
+index, built faster. Nothing here changes what a run computes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import types
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.host import version
+from lmms_eval_tasks.host.patch_kit import (
+    APPLIES,
+    MISMATCH,
+    expect_parameters,
+    has_wrapper,
+    mark,
+    missing_lookups,
+    unwrapped,
+)
+from lmms_eval_tasks.host.speedups import task_index_cache as index_cache
+
+# --- 1b. the host's task index parsed by libyaml ------------------------------------------------------------
+
+# Every host start indexes its ~3,200 built-in task YAML files with PyYAML's pure-Python parser: about 10 s
+# of CPU, most of a `--tasks list`. libyaml's parser (PyYAML's C extension, same constructors) gives the
+# same index in about 1.5 s. Only the index's "simple" parse is moved (a `!function` tag stays a node there):
+# a full parse resolves `!function` from `loader.name`, which libyaml's loader does not have.
+_INDEXING = threading.local()  # set while this thread's TaskManager._get_task_and_group runs
+_LIBYAML_MARK = "_lmms_eval_tasks_libyaml_index"
+
+
+class _IndexYaml:
+    """Stands in for the `yaml` module inside `lmms_eval.utils`: ``full_load`` parses with libyaml while this
+    thread builds a task index, with the `!function` constructor the host registered for that parse, and
+    tells a recording index build (``task_index_cache``) each file it parsed; every other use is PyYAML's
+    own."""
+
+    def __init__(self, yaml_module: types.ModuleType) -> None:
+        self._yaml = yaml_module
+        self._loader: Any = None
+        if getattr(yaml_module, "__with_libyaml__", False) and hasattr(yaml_module, "CFullLoader"):
+
+            class IndexLoader(yaml_module.CFullLoader):  # type: ignore[name-defined,misc]
+                pass
+
+            def function_tag(loader: Any, node: Any) -> Any:
+                return yaml_module.FullLoader.yaml_constructors["!function"](loader, node)
+
+            IndexLoader.add_constructor("!function", function_tag)
+            self._loader = IndexLoader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._yaml, name)
+
+    def full_load(self, stream: Any) -> Any:
+        if getattr(_INDEXING, "active", False) and self._loader is not None:
+            data = self._yaml.load(stream, Loader=self._loader)
+        else:
+            data = self._yaml.full_load(stream)
+        build = index_cache.recording_build()
+        if build is not None:
+            build.read(stream, data)
+        return data
+
+
+def _host_index_of(folder: str, fast: bool) -> dict[str, Any]:
+    """The host's own index of ``folder`` (its unwrapped indexer), parsed by libyaml when ``fast``."""
+    from lmms_eval.tasks import TaskManager
+
+    manager = TaskManager.__new__(TaskManager)
+    manager.logger, manager.verbosity = logger, "ERROR"
+    _INDEXING.active = fast
+    try:
+        return dict(unwrapped(TaskManager._get_task_and_group)(manager, folder))
+    finally:
+        _INDEXING.active = False
+
+
+def _indexer_shape_problem() -> str | None:
+    """What the two task-index patches need of the host's indexer, or why it is not there: the task folder
+    walk ``TaskManager._get_task_and_group(self, task_dir)``, whose YAML goes through ``lmms_eval.utils``'s
+    ``load_yaml_config`` (``yaml.full_load``) with the yaml module (or the libyaml patch's stand-in)."""
+    import lmms_eval.utils as host_utils
+    from lmms_eval.tasks import TaskManager
+
+    indexer = getattr(TaskManager, "_get_task_and_group", None)
+    loader = host_utils.load_yaml_config
+    problem = expect_parameters("TaskManager._get_task_and_group", indexer, ["self", "task_dir"]) or (
+        missing_lookups("lmms_eval.utils.load_yaml_config", loader, ["yaml", "full_load"])
+    )
+    if problem:
+        return problem
+    if not isinstance(host_utils.yaml, _IndexYaml | types.ModuleType):
+        return f"lmms_eval.utils.yaml is {type(host_utils.yaml).__name__}, not the yaml module"
+    return None
+
+
+def probe_libyaml_index() -> tuple[str, str]:
+    import lmms_eval.utils as host_utils
+    import yaml
+
+    if not getattr(yaml, "__with_libyaml__", False) or not hasattr(yaml, "CFullLoader"):
+        return MISMATCH, "PyYAML has no libyaml here (the index is parsed by pure Python, about 7x slower)"
+
+    problem = _indexer_shape_problem()
+    if problem:
+        return MISMATCH, problem
+    # the same index both ways on a folder with what the built-ins use: include, !function, a group, a tag
+    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
+        files = {
+            "_template_yaml": "dataset_path: json\ndoc_to_text: !function utils.doc_to_text\n",
+            "probe_a.yaml": "include: _template_yaml\ntask: lmms_eval_tasks_probe_a\ntag: probe_tag\n",
+            "probe_b.yaml": "task: lmms_eval_tasks_probe_b\ndataset_path: json\n"
+            "process_results: !function utils.process_results\nmetric_list:\n  - metric: acc\n",
+            "probe_group.yaml": "group: lmms_eval_tasks_probe_group\ntask:\n  - lmms_eval_tasks_probe_a\n",
+        }
+        for name, text in files.items():
+            Path(folder, name).write_text(text, encoding="utf-8")
+        # the stand-in is PyYAML itself for every other thread (libyaml only where _INDEXING is set)
+        original = host_utils.yaml
+        host_utils.yaml = _IndexYaml(yaml)
+        try:
+            slow, fast = _host_index_of(folder, fast=False), _host_index_of(folder, fast=True)
+        except Exception as error:  # noqa: BLE001 - any failure means the patch does not fit
+            return MISMATCH, f"indexing a probe folder with libyaml failed: {type(error).__name__}: {error}"
+        finally:
+            host_utils.yaml = original
+    if fast != slow or len(slow) != 4:
+        return MISMATCH, f"libyaml's index of a probe folder differs: {fast!r} != {slow!r}"
+    return APPLIES, "TaskManager._get_task_and_group parses its YAML with libyaml (the same index, faster)"
+
+
+def install_libyaml_index() -> None:
+    import lmms_eval.utils as host_utils
+    import yaml
+    from lmms_eval.tasks import TaskManager
+
+    original = TaskManager._get_task_and_group
+    if has_wrapper(original, _LIBYAML_MARK):
+        return
+    if not isinstance(host_utils.yaml, _IndexYaml):
+        host_utils.yaml = _IndexYaml(yaml)
+
+    def _get_task_and_group(self: Any, task_dir: str) -> Any:
+        _INDEXING.active = True
+        try:
+            return original(self, task_dir)
+        finally:
+            _INDEXING.active = False
+
+    _get_task_and_group.__doc__ = original.__doc__
+    TaskManager._get_task_and_group = mark(_get_task_and_group, original, _LIBYAML_MARK)
+
+
+# --- 1c. the host's index of its own task folder kept between runs ------------------------------------------
+
+# Even with libyaml, indexing the host's ~1,900 built-in task YAML files (3,200 loads with their includes)
+# costs about 1.4 s of CPU per start, the same every time. `host/task_index_cache.py` keeps one build on disk
+# with everything it read (file sizes, mtimes, inodes, the folder's listing, the host and PyYAML versions) and
+# serves it while all of that holds. Only the host's own folder is cached (the pack's is precomputed in
+# tasks/host_index.json; a user's --include_path is indexed as before).
+_CACHE_MARK = "_lmms_eval_tasks_index_cache"
+
+
+def _host_tasks_dir() -> str:
+    """The folder the host indexes its built-in tasks from, as its ``initialize_tasks`` names it."""
+    import lmms_eval.tasks
+
+    return os.path.dirname(os.path.abspath(lmms_eval.tasks.__file__)) + "/"
+
+
+def _indexes_as_the_host(manager: Any) -> bool:
+    """True when ``manager`` decides what a YAML file is with the host's own TaskManager methods."""
+    from lmms_eval.tasks import TaskManager
+
+    return all(
+        getattr(type(manager), name, None) is getattr(TaskManager, name)
+        for name in ("_config_is_task", "_config_is_group", "_config_is_python_task")
+    )
+
+
+def probe_task_index_cache() -> tuple[str, str]:
+    import lmms_eval.utils as host_utils
+    import yaml
+
+    problem = _indexer_shape_problem()
+    if problem:
+        return MISMATCH, problem
+    if not callable(getattr(host_utils, "ignore_constructor", None)):
+        return MISMATCH, "lmms_eval.utils has no ignore_constructor (the index parse's !function constructor)"
+    if not os.path.isdir(_host_tasks_dir()):
+        return MISMATCH, f"the host's task folder {_host_tasks_dir()} is not a folder"
+    # a probe folder indexed fresh, then through the cache twice (built, then served), then after a change:
+    # the same index every time, and the lines the build logged are the ones a cache hit replays
+    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
+        tasks, cache = Path(folder, "tasks"), Path(folder, "cache")
+        (tasks / "sub" / "__pycache__").mkdir(parents=True)
+        files = {
+            "_template_yaml": "dataset_path: json\ndoc_to_text: !function utils.doc_to_text\n",
+            "probe_a.yaml": "include: _template_yaml\ntask: lmms_eval_tasks_probe_a\ntag: probe_tag\n",
+            "sub/probe_b.yaml": "task: lmms_eval_tasks_probe_b\ndataset_path: json\n",
+            "sub/probe_group.yaml": "group: lmms_eval_tasks_probe_group\ntask: [lmms_eval_tasks_probe_a]\n",
+            "sub/probe_note.yaml": "dataset_path: json\n",  # neither task nor group: the host logs a line
+            "sub/__pycache__/probe_skipped.yaml": "task: lmms_eval_tasks_probe_skipped\n",
+        }
+        for name, text in files.items():
+            Path(tasks, name).write_text(text, encoding="utf-8")
+        original = host_utils.yaml
+        host_utils.yaml = original if isinstance(original, _IndexYaml) else _IndexYaml(yaml)
+        try:
+            found = _probe_cached_indexes(str(tasks), cache)
+        except Exception as error:  # noqa: BLE001 - any failure means the patch does not fit
+            failure = f"{type(error).__name__}: {error}"
+            return MISMATCH, f"indexing a probe folder through the cache failed: {failure}"
+        finally:
+            host_utils.yaml = original
+    if found:
+        return MISMATCH, found
+    return APPLIES, "TaskManager._get_task_and_group serves the host's own index from a cache while it holds"
+
+
+def _probe_cached_indexes(tasks: str, cache: Path) -> str | None:
+    """None when the cache gives ``tasks``'s fresh index (built, served, rebuilt after a change) and replays
+    the lines the build logged; else what differed."""
+    import threading as threads
+
+    from lmms_eval.tasks import TaskManager
+
+    indexer = unwrapped(TaskManager._get_task_and_group)
+    manager = TaskManager.__new__(TaskManager)
+    manager.logger, manager.verbosity = logger, "ERROR"
+    thread = threads.get_ident()
+    logged: list[tuple[str, str]] = []
+    sink = logger.add(
+        lambda message: logged.append((message.record["level"].name, message.record["message"])),
+        level="TRACE",
+        filter=lambda record: record["thread"].id == thread and "lmms_eval_tasks_probe" in record["message"],
+    )
+    try:
+        fresh = dict(indexer(manager, tasks))
+        logged.clear()
+        built, replay = index_cache.indexed(manager, tasks, lambda: indexer(manager, tasks), "probe", cache)
+        build_lines, logged[:] = list(logged), []
+        served, replay = index_cache.indexed(manager, tasks, lambda: indexer(manager, tasks), "probe", cache)
+        if replay is None or dict(served) != fresh or dict(built) != fresh or len(fresh) != 4:
+            return f"the cache gave {dict(served)!r} for a probe folder the host indexes as {fresh!r}"
+        if list(replay) != build_lines or not build_lines or logged:
+            return f"a cache hit replays {list(replay)!r}; the build logged {build_lines!r}"
+        Path(tasks, "sub", "probe_b.yaml").write_text("task: lmms_eval_tasks_probe_c\n", encoding="utf-8")
+        changed = dict(indexer(manager, tasks))
+        again, replay = index_cache.indexed(manager, tasks, lambda: indexer(manager, tasks), "probe", cache)
+        if replay is not None or dict(again) != changed or "lmms_eval_tasks_probe_c" not in changed:
+            return "the cache served a probe folder's index after one of its files changed"
+    finally:
+        logger.remove(sink)
+    return None
+
+
+def install_task_index_cache() -> None:
+    import lmms_eval.utils as host_utils
+    import yaml
+    from lmms_eval.tasks import TaskManager
+
+    original = TaskManager._get_task_and_group
+    if has_wrapper(original, _CACHE_MARK):
+        return
+    if not isinstance(host_utils.yaml, _IndexYaml):  # it tells a recording build each file it parses
+        host_utils.yaml = _IndexYaml(yaml)
+    host_dir = os.path.realpath(_host_tasks_dir())
+
+    def _get_task_and_group(self: Any, task_dir: str) -> Any:
+        own = isinstance(task_dir, str) and os.path.realpath(task_dir) == host_dir
+        if not (own and _indexes_as_the_host(self)):
+            return original(self, task_dir)
+        index, replay = index_cache.indexed(
+            self, task_dir, lambda: original(self, task_dir), version.host_version()
+        )
+        if replay is not None:  # served from the cache: what the build would have logged and left behind
+            for level, message in replay:  # attributed to the host's initialize_tasks, the indexer's caller
+                if hasattr(self.logger, "opt"):
+                    self.logger.opt(depth=1).log(level, message)
+                else:
+                    getattr(self.logger, level.lower())(message)
+            host_utils.yaml.add_constructor("!function", host_utils.ignore_constructor)
+        return index
+
+    _get_task_and_group.__doc__ = original.__doc__
+    TaskManager._get_task_and_group = mark(_get_task_and_group, original, _CACHE_MARK)
