@@ -224,7 +224,7 @@ def test_a_user_task_including_a_vrb_level_prints_no_nan_in_the_host_table() -> 
     pack's, so its undefined metrics print N/A like the pack task's; a host task's NaN is left alone."""
     from lmms_eval.utils import make_table
 
-    from lmms_eval_tasks.host.patches import table_view
+    from lmms_eval_tasks.host.integration import table_view
 
     hooks = "<bound method TaskHooks.process_results of <lmms_eval_tasks.framework.hook_factory.TaskHooks>>"
     row = {"alias": "my_vrb_bright", "accuracy,none": 0.075, "accuracy_clean,none": float("nan"),
