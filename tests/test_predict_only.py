@@ -68,7 +68,7 @@ def test_the_launcher_asks_no_judge_of_a_predict_only_run(monkeypatch, tmp_path)
     from lmms_eval_tasks.host import datasets_cache, launcher
 
     isolate_judge_env(monkeypatch, tmp_path)
-    monkeypatch.setattr(datasets_cache, "missing_dataset_line", lambda tasks: None)  # the dataset is not cached
+    monkeypatch.setattr(datasets_cache, "missing_dataset_line", lambda tasks: None)  # the dataset: not cached
     said = launcher.check_tasks(["--tasks", "hallusionbench"])
     assert said.startswith("lmms_eval: hallusionbench is scored")
     for flag in ("--predict_only", "-x"):
