@@ -706,8 +706,12 @@ th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
 td.text{text-align:left;max-width:32em}
 table.overview td,table.overview th{font-size:1.05em}.nw{white-space:nowrap}
 nav ol{margin:.3em 0 1em}nav li{margin:.15em 0}
-.note{color:#555;font-size:.85em}img{display:block;margin:.5em 0;border:1px solid #ddd}
-.scroll{overflow-x:auto;max-width:100%}
+.note{color:#555;font-size:.85em}
+img{display:block;margin:.5em 0;border:1px solid #ddd;max-width:100%;height:auto}
+p,li{overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}
+.scroll th:first-child,.scroll td:first-child{position:sticky;left:0;z-index:1;box-shadow:1px 0 0 #ccc}
+.scroll td:first-child{background:#fff}.scroll tr:nth-child(even) td:first-child{background:#fafafa}
+@media (max-width:600px){body{margin:.6em}.scroll td:first-child{min-width:6em;max-width:10em}}
 """
 
 
@@ -823,7 +827,8 @@ def render_html(
     )
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>lmms-eval-tasks report</title>',
+        '<html lang="en"><head><meta charset="utf-8"><title>lmms-eval-tasks report</title>'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">',
         f"<style>{_CSS}</style></head><body>",
         "<h1>lmms-eval-tasks report</h1>",
         *([f"<p><strong>{html.escape(note)}</strong></p>"] if note else []),

@@ -37,6 +37,34 @@ def test_significance_marks_by_hand() -> None:
     assert significance_marks([10.0], [1.0]) == [""]  # one run: nothing to compare
 
 
+def test_best_only_among_parsed_runs_never_on_a_tie_nor_for_samples_against_published() -> None:
+    """'best' needs a single best among runs whose answers parsed; sample runs (bundled generated data) are
+    never ranked above published rows (a caveat says why); counts get no interval column."""
+    from lmms_eval_tasks.reporting.published import PublishedRow
+    from lmms_eval_tasks.reporting.sections import SAMPLE_CAVEAT, Entry, metrics_table
+
+    def entry(run: str, task: str, f1: float, unparsed: int, records: int = 19) -> Entry:
+        blocks = {key: _block(value, 2.0, value - 4, value + 4) for key, value in
+                  (("micro_f1", f1), ("unparsed", float(unparsed)))}  # fmt: skip
+        report = {"benchmark": "vqdv1", "metrics": {"micro_f1": f1, "unparsed": unparsed},
+                  "details": {"records": records, "uncertainty": blocks}}  # fmt: skip
+        return Entry(run, task, report)
+
+    columns = [("micro_f1", "micro F1"), ("unparsed", "unparsed")]
+    parsed, silent = entry("a", "vqdv1", 20.0, 0), entry("b", "vqdv1", 31.58, 19)  # b: 19 of 19 unparsed
+    table = metrics_table("t", [parsed, silent], columns)
+    assert table.columns == ["run / task", "micro F1", "micro F1 95% CI", "unparsed"]  # no count interval
+    assert [cells[2] for cells in table.rows] == ["[16.00, 24.00]", "[27.58, 35.58]"]  # b is no 'best'
+    tie = metrics_table("t", [entry("a", "vqdv1", 0.0, 5), entry("b", "vqdv1", 0.0, 5)], columns)
+    assert [cells[2] for cells in tie.rows] == ["[-4.00, 4.00]", "[-4.00, 4.00]"]  # a 0.00 tie: no best
+    published = [PublishedRow("GPT-4o", {"micro_f1": 25.33}, "the paper")]
+    samples = [entry("a", "vqdv1_sample", 31.58, 0), entry("b", "vqdv1_sample", 10.0, 0)]
+    table = metrics_table("t", samples, columns, published)
+    assert [cells[2] for cells in table.rows[:2]] == ["[27.58, 35.58]", "[6.00, 14.00]"]
+    assert SAMPLE_CAVEAT in table.note
+    assert "best" in metrics_table("t", samples, columns).rows[0][2]  # two sample runs: ranked
+
+
 def _three_runs(tmp_path: Path) -> list[Path]:
     runs = []
     for name, micro, stderr, low, high in (

@@ -118,7 +118,8 @@ _NO_DIRECTION = re.compile(r"^(LH|VI|Mixed)$")
 UNPAIRED_NOTE = (
     "CI: the 95% interval of the run's number (its standard error's method and unit: uncertainty.md in the "
     "pack's documentation). "
-    f"'best' marks the best run per column, '{NOT_SIGNIFICANT}' a run whose difference from it is not "
+    f"'best' marks the best run per column (among runs whose answers parsed; none on a tie), "
+    f"'{NOT_SIGNIFICANT}' a run whose difference from it is not "
     f"significant at 95%: |difference| < {Z_95:.2f} x sqrt(se_a^2 + se_b^2), the standard error of the "
     "difference of two independent runs (not overlapping intervals, which is no test). Runs on the same "
     "questions are positively correlated, so this unpaired test is conservative; `lmms-eval-tasks compare` "
@@ -165,11 +166,14 @@ def significance_marks(
     values: Sequence[float | None], stderrs: Sequence[float | None], lower_is_better: bool = False
 ) -> list[str]:
     """Per run: 'best', NOT_SIGNIFICANT (|x - best| < 1.96 sqrt(se^2 + se_best^2)) or '' (significantly
-    different, or no standard error to tell); all '' with fewer than two runs that have a value."""
+    different, or no standard error to tell); all '' with fewer than two runs that have a value, or when
+    several share the best value (a tie has no best)."""
     present = [i for i, value in enumerate(values) if value is not None]
     if len(present) < 2:
         return [""] * len(values)
     best = (min if lower_is_better else max)(present, key=lambda i: values[i])
+    if sum(values[i] == values[best] for i in present) > 1:
+        return [""] * len(values)
     marks = []
     for i, value in enumerate(values):
         if i == best:
@@ -193,6 +197,30 @@ def interval_cell(interval: tuple[float, float] | None, mark: str) -> str | None
     return f"{text} {mark}" if mark else text
 
 
+SAMPLE_CAVEAT = (
+    "Runs of bundled sample tasks ('_sample': generated data, a few questions) are not comparable with the "
+    "published rows (the benchmark's real data): no run is marked best against them."
+)
+_SAMPLE_TASK = re.compile(r"(^|_)sample(_|$)")
+
+
+def nothing_parsed(entry: Entry) -> bool:
+    """True when none of the run's answers parsed (``unparsed`` equals its records): its number is the
+    scoring rule's for no answer, so it competes for no 'best'."""
+    records = _number(entry.details.get("records"))
+    unparsed = _number(entry.metrics.get("unparsed"))
+    return bool(records) and unparsed is not None and unparsed >= records
+
+
+def is_count(entry: Entry, key: str) -> bool:
+    """A count column (``unparsed``, ``screened_outputs``, ``simple_unparsed``...): no interval, no mark."""
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    benchmark = benchmarks().get(str(entry.report.get("benchmark")))
+    counts = {*getattr(benchmark, "count_keys", ()), "screened_outputs"}
+    return any(key == count or key.endswith(f"_{count}") or key.startswith(f"{count}_") for count in counts)
+
+
 def metrics_table(
     title: str,
     entries: Sequence[Entry],
@@ -208,15 +236,21 @@ def metrics_table(
     ``<header> 95% CI`` column after it, with the significance marks of ``significance_marks``.
     """
     read = value or (lambda entry, key: entry.metrics.get(key))
+    published = list(published)
+    sample_vs_published = bool(published) and any(_SAMPLE_TASK.search(entry.task) for entry in entries)
     layout: list[tuple[str, str, bool]] = []
     for key, header in columns:
         layout.append((key, header, False))
-        if intervals and any(interval_of(entry, key) is not None for entry in entries):
+        counted = bool(entries) and is_count(entries[0], key)
+        if intervals and not counted and any(interval_of(entry, key) is not None for entry in entries):
             layout.append((key, f"{header} 95% CI", True))
     cells: dict[str, list[str]] = {}
     for key, _, is_interval in layout:
         if is_interval:
-            values = [_number(read(entry, key)) for entry in entries]
+            values = [
+                None if sample_vs_published or nothing_parsed(entry) else _number(read(entry, key))
+                for entry in entries
+            ]
             stderrs = [stderr_of(entry, key) for entry in entries]
             marks = significance_marks(values, stderrs, bool(_LOWER_IS_BETTER.search(key)))
             marks = [""] * len(marks) if _NO_DIRECTION.match(key) else marks
@@ -228,13 +262,14 @@ def metrics_table(
         [entry.label, *(cells[key][i] if is_interval else read(entry, key) for key, _, is_interval in layout)]
         for i, entry in enumerate(entries)
     ]
-    published = list(published)
     for row in published:
         rows.append(
             [row.row_label, *(None if is_interval else row.values.get(key) for key, _, is_interval in layout)]
         )
     if cells:
         note = (note + " " if note else "") + UNPAIRED_NOTE
+    if sample_vs_published:
+        note = (note + " " if note else "") + SAMPLE_CAVEAT
     if published:
         sources = "; ".join(dict.fromkeys(str(row.source) for row in published))
         note = (note + " " if note else "") + (
