@@ -333,7 +333,9 @@ def test_export_of_a_benchmark_without_leaderboard_says_why(tmp_path: Path, caps
 # ---- crafted reports, hand-computed values -----------------------------------------------------------
 
 
-def test_contextual_intervals_and_natural_vs_digital_by_hand(tmp_path: Path) -> None:
+def test_contextual_intervals_and_natural_vs_digital_by_hand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     per_scenario = {
         "time": {"items": 4, "judged": 4, "accepted": 1, "unjudged": 0},
         "shopping": {"items": 4, "judged": 4, "accepted": 3, "unjudged": 0},
@@ -347,9 +349,25 @@ def test_contextual_intervals_and_natural_vs_digital_by_hand(tmp_path: Path) -> 
         {"acceptance_rate": 41.67},
         {"per_scenario": per_scenario},
     )
+    from lmms_eval_tasks.reporting import sections
+    from lmms_eval_tasks.tasks.contextual import report_section
+
+    drawn: list[dict[str, Any]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        drawn.append({"groups": args[2], **kwargs})
+        return sections.grouped_bars(*args, **kwargs)
+
+    monkeypatch.setattr(report_section, "grouped_bars", spy)
     html_path = write_report_for_runs([tmp_path / "out"], tmp_path / "report")
     tables = md_tables((html_path.parent / "report.md").read_text(encoding="utf-8"))
     table = tables["ConTextual :: Per scenario with 95% intervals: crafted (crafted-model) / contextual"]
+    # the plot's error bars are the table's: normal, Wilson where the normal collapses (navigation 0 of 2)
+    [plot] = drawn
+    bars = dict(zip(plot["groups"], next(iter(plot["errors"].values())), strict=True))
+    assert bars["navigation"] == pytest.approx((0.0, 65.76), abs=0.01) and bars["web"] is None
+    assert bars["natural"] == pytest.approx((15.35, 84.65), abs=0.01)
+    assert plot["groups"][-2:] == ["natural", "digital"] and plot["aggregates"] == 2  # drawn apart
     # natural = shopping + navigation + misc = 4 / 8 = 50%;
     # Wald half-width 1.96 * sqrt(.5 * .5 / 8) = 34.65 points
     normal = ("acceptance %", "95% low (normal, official)", "95% high (normal, official)")
@@ -372,6 +390,20 @@ def test_contextual_intervals_and_natural_vs_digital_by_hand(tmp_path: Path) -> 
     ]
     assert row(table, "web")["acceptance %"] == "n/a"  # no judged item: no rate, no interval
     assert "GPT-4V (published, not re-run)" in (html_path.parent / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_bar_plot_draws_n_a_unlike_0() -> None:
+    """An undefined value is written 'n/a', a 0 is a flat line in the series' colour: not the same empty."""
+    from lmms_eval_tasks.reporting.sections import grouped_bars
+
+    def colour_pixels(values: list[float | None]) -> int:
+        plot = grouped_bars("t", "t.png", ["a", "b", "c"], {"run": values}, "%")
+        with Image.open(io.BytesIO(plot.png)) as image:
+            found = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
+        return sum(count for count, colour in found if colour == (31, 119, 180))  # the first series' blue
+
+    undefined, zero, absent = colour_pixels([None, 50.0, 50.0]), colour_pixels([0.0, 50.0, 50.0]), 0
+    assert zero > undefined > absent  # the 0 adds a line the n/a does not
 
 
 def _vrb_details(levels: dict[str, list[float]]) -> dict[str, Any]:

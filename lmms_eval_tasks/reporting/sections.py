@@ -411,17 +411,29 @@ def grouped_bars(
     caption: str = "",
     errors: Mapping[str, Sequence[tuple[float, float] | None]] | None = None,
     ylim: tuple[float, float] | None = (0.0, 100.0),
+    aggregates: int = 0,
 ) -> Plot:
-    """Bars per group (x) for each series (a colour per series, e.g. a run); None values draw nothing.
-    ``errors`` maps a series to (low, high) interval bounds per group, drawn as error bars. The legend
-    (full labels) sits below the axes; a plot with no value or only zeros says so in the frame."""
+    """Bars per group (x) for each series (a colour per series, e.g. a run). An undefined value is written
+    'n/a' where its bar would stand, a 0 is a flat line on the axis (so the two never look alike).
+    ``errors`` maps a series to (low, high) interval bounds per group, drawn as error bars. The last
+    ``aggregates`` groups pool the others: drawn after a gap and a dashed line. The legend (full labels)
+    sits below the axes; a plot with no value or only zeros says so in the frame."""
     fig, axes = legend_figure(list(series))
     count = max(1, len(series))
     width = 0.8 / count
+    split = len(groups) - aggregates
+    centres = [group + (0.6 if aggregates and group >= split else 0.0) for group in range(len(groups))]
     handles = []
     for index, (label, values) in enumerate(series.items()):
-        xs = [group + (index - (count - 1) / 2) * width for group in range(len(groups))]
+        xs = [centre + (index - (count - 1) / 2) * width for centre in centres]
         heights = [math.nan if value is None else float(value) for value in values]
+        for x, height in zip(xs, heights, strict=True):
+            if not math.isfinite(height):
+                axes.text(x, 1, "n/a", rotation=90 if count > 3 else 0, ha="center", va="bottom", fontsize=7,
+                          color="#666")  # fmt: skip
+            elif height == 0:
+                axes.hlines(0, x - width / 2, x + width / 2, colors=series_style(index)["color"],
+                            linewidth=3, clip_on=False)  # fmt: skip
         bounds = (errors or {}).get(label)
         yerr = None
         if bounds is not None:
@@ -447,8 +459,13 @@ def grouped_bars(
             )  # fmt: skip
         )
     note = mark_no_data(axes, [value for values in series.values() for value in values])
-    axes.set_xticks(range(len(groups)))
-    axes.set_xticklabels(groups, fontsize=8, rotation=20 if len(groups) > 6 else 0)
+    if aggregates and split > 0:
+        axes.axvline(split - 0.2, color="#999", linestyle="--", linewidth=1)
+    axes.set_xticks(centres)
+    if centres:  # every group its slot, an undefined one at either end too
+        axes.set_xlim(-0.5, centres[-1] + 0.5)
+    tilted = len(groups) > 6
+    axes.set_xticklabels(groups, fontsize=8, rotation=30 if tilted else 0, ha="right" if tilted else "center")
     axes.set_ylabel(ylabel)
     axes.set_title(title, fontsize=10)
     if ylim is not None:

@@ -79,8 +79,9 @@ def render(context: SectionContext) -> list[Block]:
             rows.append([name, *_rate_row(entry.metrics, name, per_scenario, members)])
         for row in rows:
             values.append(row[1])
-            bounds.append(None if row[2] is None else (row[2], row[3]))
             row[4:4] = wilson_percent(row[-2], row[-1])
+            collapsed = row[2] is not None and row[2] == row[3] and row[4] is not None  # 0 or all accepted
+            bounds.append((row[4], row[5]) if collapsed else None if row[2] is None else (row[2], row[3]))
         series[entry.label], errors[entry.label] = values, bounds
         blocks.append(
             Table(
@@ -108,7 +109,11 @@ def render(context: SectionContext) -> list[Block]:
                 groups,
                 series,
                 "acceptance %",
+                "Error bars: the table's normal (official) 95% interval; the Wilson one where the normal "
+                "collapses to a point (none or all accepted). Natural and digital, right of the dashed "
+                "line, pool the scenarios. 'n/a': no judged item; a flat line on the axis: 0.",
                 errors=errors,
+                aggregates=2,
             ),
         )
     if submissions:
