@@ -675,6 +675,57 @@ def test_screenshots_of_every_section_of_the_report(sample_report: Path, tmp_pat
         assert size > 100, (name, size)
 
 
+# Measures, inside the report, every element that reaches past the viewport and sits in no horizontally
+# scrolling box that fits it; posts the findings to the page around it (an iframe gives a 390 px viewport:
+# headless Chromium's window is at least 500 px wide).
+_OVERFLOW_SCRIPT = (
+    "<script>window.addEventListener('load',()=>{const W=document.documentElement.clientWidth,bad=[];"
+    "const held=e=>{for(let p=e.parentElement;p;p=p.parentElement){const s=getComputedStyle(p).overflowX;"
+    "if(s==='auto'||s==='scroll'){const r=p.getBoundingClientRect();return r.left>=-1&&r.right<=W+1}}"
+    "return false};document.querySelectorAll('body *').forEach(e=>{const r=e.getBoundingClientRect();"
+    "if(r.width&&(r.right>W+1||r.left<-1)&&!held(e))bad.push(e.tagName+' '+Math.round(r.left)+'..'+"
+    "Math.round(r.right)+' '+(e.textContent||'').slice(0,40))});parent.postMessage(JSON.stringify("
+    "{width:W,page:document.documentElement.scrollWidth,bad:bad.slice(0,20)}),'*')})</script>"
+)
+
+
+@pytest.mark.slow  # the real launcher's run of every sample task
+def test_the_report_fits_a_phone_and_a_laptop_screen(sample_report: Path, tmp_path: Path) -> None:
+    """At 390 px (a phone) and 1366 px no element is wider than the viewport outside a scroll box (wide
+    tables scroll in theirs, first column held), and the page itself never scrolls sideways."""
+    import subprocess
+
+    browser = _chromium()
+    if browser is None:
+        pytest.skip(
+            "chromium not installed (make test installs the Debian package `chromium` when run as root)"
+        )
+    page = tmp_path / "report.html"
+    page.write_text(
+        sample_report.read_text(encoding="utf-8").replace("</body>", _OVERFLOW_SCRIPT + "</body>"), "utf-8"
+    )
+    for width in (390, 1366):
+        frame = tmp_path / f"frame_{width}.html"
+        frame.write_text(
+            f'<!DOCTYPE html><html><body style="margin:0"><iframe src="report.html" style="border:0;'
+            f'width:{width}px;height:900px"></iframe><script>addEventListener("message",'
+            "e=>document.body.setAttribute('data-m',e.data))</script></body></html>",
+            encoding="utf-8",
+        )
+        dom = subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--hide-scrollbars", "--allow-file-access-from-files", "--virtual-time-budget=5000",
+             f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,900", "--dump-dom",
+             frame.as_uri()],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        found = re.search(r'data-m="([^"]+)"', dom.stdout)
+        assert found, dom.stderr[-2000:]
+        measured = json.loads(html_unescape(found.group(1)))
+        assert measured["width"] == width, measured
+        assert measured["bad"] == [] and measured["page"] == width, measured
+
+
 def html_unescape(text: str) -> str:
     import html
 
