@@ -63,6 +63,9 @@ LMMS_EVAL_TASKS_JUDGE_API_KEY | `OPENAI_API_KEY`
     the judge's key; wins over `OPENAI_API_KEY`
 LMMS_EVAL_TASKS_JUDGE_CACHE | `$LMMS_EVAL_TASKS_CACHE/judge/judge_cache.sqlite`
     the judge cache file (or a folder holding `judge_cache.sqlite`)
+LMMS_EVAL_TASKS_JUDGE_SELF_TEST | on
+    `off` skips the judge self-test (a few probes per judged run that measure the judge's false-accept and
+    false-reject rates)
 LMMS_EVAL_TASKS_JUDGE_PRICE | the pack's price table (unknown model: no estimate)
     `<input>,<output>` USD per 1M judge tokens, for the cost estimate
 LMMS_EVAL_TASKS_JUDGE_IS_MODEL | off

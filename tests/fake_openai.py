@@ -370,6 +370,7 @@ def _completion(body: dict[str, Any], text: str, model_suffix: str, prompt: str)
         "object": "chat.completion",
         "created": int(time.time()),
         "model": str(body.get("model", "")) + model_suffix,
+        "system_fingerprint": "fp_fake0001",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {
             "prompt_tokens": len(prompt.split()),
@@ -387,11 +388,15 @@ JUDGE_ENV_PREFIXES = ("OPENAI_", "AZURE_", "LMMS_EVAL_TASKS_JUDGE")
 JUDGE_ENV_NAMES = ("API_TYPE", "API_VERSION", "MODEL_VERSION", "DEPLOYMENT_NAME", "LMMS_EVAL_TASKS_CACHE")
 
 
-def isolate_judge_env(monkeypatch: Any, cache_root: Any) -> None:
-    """Remove every judge-related env var (pytest monkeypatch); point the judge cache at cache_root."""
+def isolate_judge_env(monkeypatch: Any, cache_root: Any, self_test: bool = False) -> None:
+    """Remove every judge-related env var (pytest monkeypatch); point the judge cache at cache_root. The
+    judge self-test is off unless ``self_test``: these tests count the run's own judge calls (the self-test
+    has its own, tests/judges/test_judge_self_test.py)."""
     import os
 
     for name in list(os.environ):
         if name.startswith(JUDGE_ENV_PREFIXES) or name in JUDGE_ENV_NAMES:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LMMS_EVAL_TASKS_CACHE", str(cache_root))
+    if not self_test:
+        monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_SELF_TEST", "off")

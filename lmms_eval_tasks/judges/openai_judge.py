@@ -216,6 +216,7 @@ class OpenAIJudge(Judge):
         self._client: Any = None
         self._client_lock = threading.Lock()
         self._served_models: set[str] = set()
+        self._fingerprints: set[str] = set()  # the replies' system_fingerprint: the backend that answered
         self._random = random.Random()
 
     # -- public API -------------------------------------------------------------------------------------
@@ -274,6 +275,7 @@ class OpenAIJudge(Judge):
             "kind": self.kind,
             "model": self.model,
             "served_models": sorted(self._served_models),
+            "system_fingerprints": sorted(self._fingerprints),
             "api_type": self.endpoint.api_type,
             "endpoint": safe_url(self.endpoint.base_url),
             "endpoint_configured_by": self.endpoint.source,
@@ -538,10 +540,10 @@ class OpenAIJudge(Judge):
         if not isinstance(text, str) or not text.strip():
             finish = getattr(choices[0], "finish_reason", None)
             raise _CallFailed(f"empty reply (finish_reason={finish})", retryable=True)
-        served = getattr(response, "model", None)
-        if isinstance(served, str) and served:
-            with self._usage_lock:
-                self._served_models.add(served)
+        served, fingerprint = getattr(response, "model", None), getattr(response, "system_fingerprint", None)
+        with self._usage_lock:
+            self._served_models.update([served] if isinstance(served, str) and served else [])
+            self._fingerprints.update([fingerprint] if isinstance(fingerprint, str) and fingerprint else [])
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)

@@ -33,6 +33,7 @@ def judge_env(monkeypatch, tmp_path):
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_RETRIES", "1")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_BASE", "0.01")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_MAX", "0.02")
+    monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_SELF_TEST", "off")  # these tests count the run's own calls
     return monkeypatch
 
 

@@ -261,6 +261,7 @@ def test_served_model_is_recorded(tmp_path):
         judge = make_judge(server, tmp_path, model="gpt-4o")
         judge.judge(requests_for(2))
     assert judge.describe()["served_models"] == ["gpt-4o-2024-08-06"]
+    assert judge.describe()["system_fingerprints"] == ["fp_fake0001"]
 
 
 def test_cache_file_is_sqlite_wal_and_stores_only_successes(tmp_path):
