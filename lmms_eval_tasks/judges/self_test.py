@@ -11,10 +11,9 @@ scorer's metrics; a judge that accepts any probe marks the run. Never changes a 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
-
-from loguru import logger
 
 from lmms_eval_tasks import environment
 
@@ -113,8 +112,8 @@ def _summary(rows: list[dict[str, Any]], batch: Any, judge: Any) -> dict[str, An
         "probes": rows,
     }
     report["warning"] = warning(report)
-    if report["warning"]:
-        logger.warning(report["warning"])
+    if report["warning"]:  # on stderr itself: the host sends its log to stdout
+        print(report["warning"], file=sys.stderr, flush=True)
     return report
 
 
