@@ -457,10 +457,58 @@ def _quiet_host(verbose: bool) -> Iterator[None]:
         _stderr_sink = logger.add(sys.stderr, level="WARNING")
 
 
+def check_judge_self_test() -> list[Check]:
+    """The judge self-test (docs/judges.md) on the bundled ConTextual and HallusionBench samples: the
+    configured judge's false-accept and false-reject rates. Spends judge calls (about 19 per benchmark)."""
+    import pandas as pd
+
+    from lmms_eval_tasks.judges.pipeline import LazyJudge
+    from lmms_eval_tasks.tasks.contextual import scoring as contextual
+    from lmms_eval_tasks.tasks.hallusionbench import scoring as hallusionbench
+
+    samples = Path(__file__).parent / "tasks"
+    rows = pd.read_parquet(samples / "contextual/sample/contextual_sample.parquet", columns=list(_CONTEXTUAL))
+    records = [{**row, "prediction": ""} for row in rows.to_dict("records")]
+    questions = pd.read_parquet(samples / "hallusionbench/sample/image.parquet").drop(columns="image")
+    options = {"judge_prompt": "official", "model_text_limit": None}
+    with LazyJudge(task="contextual") as lazy:
+        judge = lazy.get()
+        if judge.kind == "rule":
+            return [Check("benchmarks", "judge self-test", False, False, "no LLM judge configured", "above")]
+        items = contextual.parse_items(records)
+        reports = {
+            "ConTextual": contextual._self_test(records, items, judge, "default", False, "official", None,
+                                                "contextual"),
+            "HallusionBench": hallusionbench._self_test(questions.to_dict("records"), judge, "final",
+                                                        "official", options),
+        }  # fmt: skip
+    return [_self_test_check(name, report) for name, report in reports.items()]
+
+
+_CONTEXTUAL = ("image_url", "instruction", "response", "category")
+
+
+def _self_test_check(name: str, report: dict[str, Any] | None) -> Check:
+    if report is None:
+        return Check("benchmarks", f"judge self-test ({name})", True, False, "switched off by name")
+    rates = [report[key] for key in ("judge_false_accept_rate", "judge_false_reject_rate")]
+    accept, reject = ("n/a" if rate is None else f"{rate:.1f} %" for rate in rates)
+    taken = ", ".join(repr(answer) for answer in report["accepted_probes"])
+    summary = f"false-accept {accept}, false-reject {reject} ({len(report['probes'])} probes)"
+    fix = "use a stronger judge, or cite its false-accept rate with its numbers" if taken else ""
+    return Check("benchmarks", f"judge self-test ({name})", not taken, False,
+                 summary + (f"; accepted: {taken}" if taken else ""), fix)  # fmt: skip
+
+
 def run_checks(
-    all_models: bool = False, tiny_llava: Path | None = None, verbose: bool = False, dev: bool = False
+    all_models: bool = False,
+    tiny_llava: Path | None = None,
+    verbose: bool = False,
+    dev: bool = False,
+    judge: bool = False,
 ) -> list[Check]:
-    """Every check, in report order (``dev``: the development checks are required too)."""
+    """Every check, in report order (``dev``: the development checks are required too; ``judge``: the
+    judge self-test, which spends judge calls)."""
     steps: list[Callable[[], Check | list[Check]]] = [
         check_host,
         lambda: _check_import(
@@ -481,6 +529,7 @@ def run_checks(
         check_datasets,
         lambda: check_models(all_models),
         lambda: check_tiny_llava(tiny_llava, required=dev),
+        *([check_judge_self_test] if judge else []),
     ]
     checks: list[Check] = []
     with _quiet_host(verbose):

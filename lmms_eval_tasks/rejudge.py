@@ -184,7 +184,14 @@ def rejudge(
         "difference": differences,
         "difference_rule": "judge B minus judge A; 95% paired bootstrap interval over the scorer's units",
         "difference_caveat": caveat,
+        # each judge's self-test (docs/judges.md): its false-accept / false-reject rates, probes and replies
+        "judge_self_test": {judge_a.name: _self_test(details_a), judge_b.name: _self_test(details_b)},
     }
+
+
+def _self_test(details: Mapping[str, Any]) -> dict[str, Any] | None:
+    judging = details.get("judging")
+    return judging.get("self_test") if isinstance(judging, Mapping) else None
 
 
 def _headline(metrics: Mapping[str, Any], module: Any) -> dict[str, Any]:

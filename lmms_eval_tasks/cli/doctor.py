@@ -11,7 +11,8 @@ def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.doctor import report, run_checks
 
     checks = run_checks(
-        all_models=args.all_models, tiny_llava=args.tiny_llava, verbose=args.verbose, dev=args.dev
+        all_models=args.all_models, tiny_llava=args.tiny_llava, verbose=args.verbose, dev=args.dev,
+        judge=args.judge,
     )
     return report(checks, as_json=args.json)
 
@@ -44,4 +45,9 @@ def register(subparsers: Any) -> None:
         "--dev", action="store_true", help="also require the development set-up (`make setup`'s tiny LLaVA)"
     )
     parser.add_argument("--verbose", action="store_true", help="show the host's import-time log output")
+    parser.add_argument(
+        "--judge",
+        action="store_true",
+        help="also run the judge self-test on the bundled samples (spends about 40 judge calls)",
+    )
     parser.set_defaults(handler=_run)
