@@ -430,3 +430,37 @@ def test_the_text_only_fix_swaps_nothing_on_the_shared_wrapper(monkeypatch: pyte
     with ThreadPoolExecutor(max_workers=2) as pool:
         assert list(pool.map(lambda _: call(), range(2))) == ["stopped at the processor"] * 2
     assert seen == [(None, processor), (None, processor)]
+
+
+def test_datasets_loaded_from_one_file_share_its_mapping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import datasets
+    import datasets.table
+
+    from lmms_eval_tasks.framework.shared_mappings import share_file_mappings
+
+    monkeypatch.setattr(
+        datasets.table,
+        "_memory_mapped_arrow_table_from_file",
+        datasets.table._memory_mapped_arrow_table_from_file,
+    )  # undone after the test
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(f'{{"id": {index}, "text": "row {index}"}}\n' for index in range(50)))
+
+    def load() -> datasets.Dataset:
+        return datasets.load_dataset("json", data_files=str(source), split="train")
+
+    def address(dataset: datasets.Dataset) -> int:
+        return dataset.data.table.column("text").chunk(0).buffers()[2].address  # where its bytes are mapped
+
+    first, second = load(), load()  # `datasets` alone: a mapping (and its RSS) per load
+    assert address(first) != address(second)
+    share_file_mappings()
+    share_file_mappings()  # idempotent
+    third, fourth = load(), load()
+    assert address(third) == address(fourth) and third[:] == first[:]
+    assert fourth.select([3, 1])["text"] == ["row 3", "row 1"]  # shared, and read as before
+    source.write_text('{"id": 7, "text": "changed"}\n')  # another file (a new cache entry): its own table
+    assert load()["text"] == ["changed"]

@@ -558,3 +558,30 @@ def test_answers_to_other_request_settings_are_asked_again(tmp_path, monkeypatch
     monkeypatch.delenv("LMMS_IMAGE_ENCODE_FORMAT")
     monkeypatch.delenv("LMMS_IMAGE_JPEG_QUALITY")
     assert asked() == 0  # PNG (the host's default) again: the first answer
+
+
+def test_answers_cut_at_the_token_limit_are_scored_counted_and_warned():
+    from lmms_eval.api.instance import GenerationResult
+
+    from lmms_eval_tasks.framework.cuts import table_label
+    from lmms_eval_tasks.tasks.vrb.hooks import HOOKS
+
+    failures.clear_failures()
+    cut = failures.cut_reply("a red ca", "length")
+    assert cut == "a red ca" and failures.is_cut([GenerationResult(text=cut)])
+    assert type(failures.cut_reply("yes", "stop")) is str and failures.cut_reply(None, "length") is None
+    doc = {"question_id": 1, "question": "What?", "answers": ["a red car"] * 10, "image_id": 3}
+    doc |= {"multiple_choice_answer": "a red car", "pack_task": "vrb_sample_clean"}
+    doc |= {"question_type": "what color", "answer_type": "other"}
+    whole, truncated = (HOOKS.process_results(doc, [answer]) for answer in ("a red car", cut))
+    whole_record, cut_record = (next(iter(result.values())) for result in (whole, truncated))
+    assert failures.CUT_KEY not in whole_record and cut_record.pop(failures.CUT_KEY) is True
+    assert cut_record == {**whole_record, "prediction": "a red ca"}  # an answer, scored as given
+    assert failures.note_cut("vrb_sample_clean", [whole_record, cut_record | {failures.CUT_KEY: True}]) == 1
+    label = table_label("vrb_sample_clean", "vrb_sample_clean")
+    assert label.endswith("[1 of 2 answers cut at max_new_tokens]")
+    (line,) = failures.cut_lines()
+    assert line.startswith("lmms_eval: warning: vrb_sample_clean: 1 of 2 answers were cut")
+    assert "max_new_tokens" in line
+    failures.clear_failures()
+    assert failures.cut_lines() == []

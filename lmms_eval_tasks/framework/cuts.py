@@ -162,12 +162,16 @@ def limit_and_size(task: str) -> tuple[int, int] | None:
 
 
 def table_label(task: str, label: str) -> str:
-    """The host table's name of ``task``: ``label`` plus ``[--limit N: M docs, K whole <unit>s]`` when cut."""
+    """The host table's name of ``task``: ``label`` plus ``[--limit N: M docs, K whole <unit>s]`` when cut,
+    and ``[N of M answers cut at max_new_tokens]`` when the server cut answers at the token limit."""
+    from lmms_eval_tasks.framework.failed_generations import answers_cut
+
     note = cut_note(task)
-    if note is None:
-        return label
-    limit, _, rest = note.partition(": rounded down to ")
-    return f"{label} [{limit}: {rest.split(' (')[0]}]"
+    if note is not None:
+        limit, _, rest = note.partition(": rounded down to ")
+        label = f"{label} [{limit}: {rest.split(' (')[0]}]"
+    cut = answers_cut(task)
+    return label if cut is None else f"{label} [{cut[0]} of {cut[1]} answers cut at max_new_tokens]"
 
 
 __all__ = [

@@ -25,6 +25,25 @@ NO_TEXT = "the model returned no text (None)"
 NO_TEXT_MARKER = f"[LMMS_EVAL_TASKS_NO_TEXT] {NO_TEXT}"
 
 
+CUT_KEY = "cut_by_token_limit"  # the record field of an answer the server ended at the token limit
+
+
+class CutReply(str):
+    """A reply the server ended at the token limit (``finish_reason: "length"``): an answer, scored as given
+    (the papers' protocols score truncated text too), and counted per task with a warning naming
+    ``max_new_tokens``. The clients make it; ``cache_cut_replies`` keeps it so through ``--use_cache``."""
+
+
+def cut_reply(text: Any, finish_reason: Any) -> Any:
+    """``text`` as a ``CutReply`` when ``finish_reason`` says the token limit ended it; else unchanged."""
+    return CutReply(text) if finish_reason == "length" and isinstance(text, str) else text
+
+
+def is_cut(results: Sequence[Any]) -> bool:
+    """True when a document's results hold a reply cut at the token limit."""
+    return any(isinstance(getattr(result, "text", result), CutReply) for result in results)
+
+
 def failure_of(output: Any) -> str | None:
     """The failure a model output stands for (one line, at most 300 characters), or None for an answer.
 
@@ -104,10 +123,43 @@ def all_failures() -> list[TaskFailures]:
         return [_failures[task] for task in sorted(_failures)]
 
 
+_cut: dict[str, tuple[int, int]] = {}
+
+
+def note_cut(task: str, records: Sequence[Mapping[str, Any]]) -> int:
+    """Count ``task``'s answers cut at the token limit (for the launcher's warning and table); the count."""
+    cut = sum(1 for record in records if record.get(CUT_KEY))
+    if cut:
+        with _lock:
+            _cut[task] = (cut, len(records))
+    return cut
+
+
+def answers_cut(task: str) -> tuple[int, int] | None:
+    """(answers cut at the token limit, answers) of ``task`` in this run, or None when none was cut."""
+    with _lock:
+        return _cut.get(task)
+
+
+def cut_deviation(cut: int, total: int) -> str:
+    """The report's deviation (and the launcher's warning) for ``cut`` of ``total`` answers cut."""
+    return (
+        f"{cut} of {total} answers were cut at the token limit (finish_reason \"length\"), scored as given; "
+        "raise the task's max_new_tokens (--gen_kwargs max_new_tokens=N) if the answers need more"
+    )
+
+
+def cut_lines() -> list[str]:
+    """The launcher's warnings for tasks whose answers were cut at the token limit in this run."""
+    with _lock:
+        return [f"lmms_eval: warning: {task}: {cut_deviation(*_cut[task])}" for task in sorted(_cut)]
+
+
 def clear_failures() -> None:
-    """Forget the noted failures (the launcher calls it before each run)."""
+    """Forget the noted failures and cut answers (the launcher calls it before each run)."""
     with _lock:
         _failures.clear()
+        _cut.clear()
 
 
 def failure_lines(uses_cache: bool) -> list[str]:

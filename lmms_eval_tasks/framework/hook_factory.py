@@ -18,9 +18,12 @@ from loguru import logger
 
 from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.framework.failed_generations import (
+    CUT_KEY,
     FAILED_KEY,
     failure_in_results,
     has_failures,
+    is_cut,
+    note_cut,
     note_failures,
 )
 from lmms_eval_tasks.framework.run_state import current_run
@@ -240,6 +243,8 @@ class TaskHooks:
             record: dict[str, Any] = {"task": task, FAILED_KEY: failure}
         else:
             record = self.make_record(doc, results, task)
+            if is_cut(results):  # an answer all the same: scored, counted, warned about
+                record[CUT_KEY] = True
         record.setdefault("task", task)
         if doc.get(VARIANT_COLUMN):
             record["variant"] = str(doc[VARIANT_COLUMN])
@@ -267,6 +272,7 @@ class TaskHooks:
             name = str(records[0].get("variant") or source)  # a robustness variant reports as itself
             if note_failures(name, records) is not None:  # the launcher names them and fails the run
                 return math.nan
+            note_cut(name, records)  # the launcher warns; the report lists them as a deviation
             state = current_run(args)
             state.add_records(name, records, args)  # for the groups this task belongs to
             try:

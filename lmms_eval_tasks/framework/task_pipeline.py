@@ -27,7 +27,12 @@ from loguru import logger
 
 from lmms_eval_tasks.framework import saved_records
 from lmms_eval_tasks.framework.count_warnings import with_count_warnings
-from lmms_eval_tasks.framework.failed_generations import FAILED_KEY, failed_records
+from lmms_eval_tasks.framework.failed_generations import (
+    CUT_KEY,
+    FAILED_KEY,
+    cut_deviation,
+    failed_records,
+)
 from lmms_eval_tasks.framework.intervals import attach_intervals
 from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.framework.run_deviations import argument_deviations
@@ -97,7 +102,9 @@ def score_and_report(
     provenance["warnings"] = with_count_warnings(  # 6. warnings
         provenance["warnings"], benchmark.count_keys, metrics, details, len(records)
     )
-    provenance["deviations"] = [*argument_deviations(args, name), *provenance.get("deviations", [])]
+    cut = sum(1 for record in records if record.get(CUT_KEY))
+    deviations = [*argument_deviations(args, name), *provenance.get("deviations", [])]
+    provenance["deviations"] = deviations + ([cut_deviation(cut, len(records))] if cut else [])
     report = schema.build_report(  # 7. report
         benchmark=benchmark.name,
         task=name,

@@ -326,14 +326,15 @@ def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def cut_labels(view: dict[str, Any]) -> dict[str, Any]:
-    """``view`` with each rounded task's row named with its cut (``framework.cuts.table_label``)."""
-    from lmms_eval_tasks.framework.cuts import cut_note, table_label
+    """``view`` with each row named with its ``--limit`` cut and its answers cut at the token limit
+    (``framework.cuts.table_label``)."""
+    from lmms_eval_tasks.framework.cuts import table_label
 
     rows = view.get("results")
     if isinstance(rows, dict):
         view["results"] = {
             name: {**values, "alias": table_label(str(name), str(values.get("alias", name)))}
-            if isinstance(values, dict) and cut_note(str(name)) is not None
+            if isinstance(values, dict) and table_label(str(name), "") != ""
             else values
             for name, values in rows.items()
         }
@@ -510,6 +511,9 @@ def _missing_offline(error: BaseException) -> bool:
 def install_task_dataset_context() -> None:
     from lmms_eval.api.task import ConfigurableTask
 
+    from lmms_eval_tasks.framework.shared_mappings import share_file_mappings
+
+    share_file_mappings()  # VRB's 71 levels: one mapping of each VQAv2 file, not 71 (RSS-based job limits)
     original = ConfigurableTask.download
     if is_marked(original):
         return

@@ -97,11 +97,12 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "task_dataset_context",
-            "process_docs can read the task's other splits (HallusionBench's non_image from the same source)",
+            "process_docs can read the task's other splits (HallusionBench's non_image from the same "
+            "source); each dataset file mapped once however many tasks read it",
             pack.probe_task_dataset_context,
             pack.install_task_dataset_context,
             "hallusionbench reads its non_image split from lmms-lab-encoder/HallusionBench, not from an "
-            "overridden dataset_path",
+            "overridden dataset_path; each VRB level maps the dataset files again (RSS grows with levels)",
         ),
         HostPatch(
             "failure_recorder",

@@ -49,6 +49,7 @@ from lmms_eval.protocol import ChatMessages
 from loguru import logger
 from tqdm import tqdm
 
+from lmms_eval_tasks.framework.failed_generations import cut_reply
 from lmms_eval_tasks.framework.sent_images import file_of
 from lmms_eval_tasks.framework.work_slots import holding, wait_for
 
@@ -406,7 +407,8 @@ class OpenAIPipelined(OpenAICompatible):
         for attempt in range(self.max_retries):
             try:
                 response = self.create(payload)
-                text = response.choices[0].message.content
+                choice = response.choices[0]
+                text = cut_reply(choice.message.content, choice.finish_reason)  # counted, warned
                 usage = getattr(response, "usage", None)
                 input_tokens = getattr(usage, "prompt_tokens", 0) or 0 if usage else 0
                 output_tokens = (
