@@ -111,6 +111,8 @@ LMMS_EVAL_TASKS_VRB_PROMPT | the task's prompt
     VRB prompt: `vrb_llava` or `vqav2`
 LMMS_EVAL_TASKS_VRB_IMAGE_MEMO | `64`
     corrupted VRB images kept in memory per process (an integer >= 0)
+LMMS_EVAL_TASKS_SERVER_BREAKER | `16`
+    failed model-server requests in a row (each after its retries) that stop the run (0: never)
 """
 
 

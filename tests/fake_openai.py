@@ -3,7 +3,7 @@
 Reusable: ``with FakeOpenAIServer(reply=lambda prompt: "correct") as server:`` then point the real
 ``openai`` client (or ``get_judge(base_url=server.base_url, ...)``) at ``server.base_url``. It can add
 latency, inject faults per call (429 with Retry-After, 500, timeouts, malformed JSON, empty choices,
-401 echoing the key) and records every call.
+401 echoing the key, replies cut at the token limit) and records every call.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ FAULT_KINDS = (
     "context_length_exceeded",
     "echo_headers_400",
     "echo_headers_500",
+    "cut",
 )
 TRANSIENT_FAULTS = ("rate_limit", "server_error", "timeout", "malformed_json", "empty_choices")
 
@@ -325,6 +326,10 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(
                     200, json.dumps(_completion(call.body, text, server.model_suffix, call.prompt)).encode()
                 )
+            elif kind == "cut":  # the reply, ended at the token limit
+                body = _completion(call.body, server.reply(call.prompt), server.model_suffix, call.prompt)
+                body["choices"][0]["finish_reason"] = "length"
+                self._send(200, json.dumps(body).encode())
             elif kind == "malformed_json":
                 self._send(200, b'{"id": "x", "choices": [{"message": {"content": "trunc')
             elif kind == "empty_choices":

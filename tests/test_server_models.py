@@ -585,3 +585,73 @@ def test_answers_cut_at_the_token_limit_are_scored_counted_and_warned():
     assert "max_new_tokens" in line
     failures.clear_failures()
     assert failures.cut_lines() == []
+
+
+def _pipelined_run(server, monkeypatch, count: int, **model_args):
+    """``count`` text requests through ``openai_pipelined`` against ``server``: (answers, model)."""
+    from lmms_eval.api.instance import Instance
+
+    from lmms_eval_tasks.models.openai_pipelined import OpenAIPipelined
+
+    model = OpenAIPipelined(base_url=server.base_url, api_key="sk-test", model_version="m", **model_args)
+    model.task_dict = {"t": {"test": [{"q": f"question {index}"} for index in range(count)]}}
+
+    def doc_to_messages(doc):
+        return [{"role": "user", "content": [{"type": "text", "text": doc["q"]}]}]
+
+    requests = [
+        Instance(
+            "generate_until",
+            ("", doc_to_messages, {"max_new_tokens": 8}, index, "t", "test"),
+            0,
+            {"task": "t", "doc_id": index, "repeats": 1},
+        )
+        for index in range(count)
+    ]
+    return model.generate_until(requests), model
+
+
+def test_a_hung_server_stops_the_run_after_a_bounded_number_of_attempts(monkeypatch, capsys):
+    from fake_openai import FakeOpenAIServer, Fault
+
+    from lmms_eval_tasks.models.server_requests import ServerDown
+
+    monkeypatch.setenv("LMMS_EVAL_TASKS_SERVER_BREAKER", "2")
+    with FakeOpenAIServer(faults=lambda call: Fault("timeout", sleep=30)) as server:
+        settings = {"timeout": 1, "max_retries": 2, "retry_backoff_s": 0, "num_concurrent": 2}
+        with pytest.raises(ServerDown) as stopped:
+            _pipelined_run(server, monkeypatch, 12, payload_workers=1, **settings)
+        # at most three requests in flight (2 sent, 1 being built), two attempts each, then the breaker
+        assert 4 <= server.call_count() <= 6
+    message = str(stopped.value.code)
+    assert "failed 2 requests in a row, each after 2 attempts of at most 1 s (timeout)" in message
+    assert "rerun the same command" in message
+    bound = capsys.readouterr().err
+    assert "each attempt waits at most 1 s (--model_args timeout), 2 attempts 0 s apart" in bound
+    assert "a request fails after at most 2 s" in bound
+
+
+def test_rate_limits_are_paced_not_counted_and_cut_replies_are_marked(monkeypatch, capsys):
+    from fake_openai import FakeOpenAIServer, Fault
+
+    from lmms_eval_tasks.framework.failed_generations import CutReply
+    from lmms_eval_tasks.models.server_requests import DEFAULT_TIMEOUT_S
+
+    monkeypatch.setenv("LMMS_EVAL_TASKS_SERVER_BREAKER", "1")
+
+    def question(prompt):
+        return json.loads(prompt)[0]["text"]  # the server sees the content parts
+
+    def faults(call):
+        if call.attempt == 0 and question(call.prompt)[-1] in "012":
+            return Fault("rate_limit", retry_after="0.05")
+        return Fault("cut") if question(call.prompt).endswith("3") else None
+
+    with FakeOpenAIServer(reply=lambda prompt: f"answer to {question(prompt)}", faults=faults) as server:
+        answers, model = _pipelined_run(server, monkeypatch, 5, max_retries=2, retry_backoff_s=0)
+        assert server.call_count() == 8  # three 429s, each asked again once; no breaker despite 1
+    texts = [answer.text for answer in answers]
+    assert texts == [f"answer to question {index}" for index in range(5)]
+    assert [type(text) is CutReply for text in texts] == [False, False, False, True, False]
+    assert model.client.timeout == DEFAULT_TIMEOUT_S and model.client.max_retries == 0
+    assert f"each attempt waits at most {DEFAULT_TIMEOUT_S:g} s (default" in capsys.readouterr().err

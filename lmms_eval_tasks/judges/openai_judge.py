@@ -6,7 +6,6 @@ no shared "last response" variable, so one item can never receive another item's
 
 from __future__ import annotations
 
-import email.utils
 import random
 import re
 import sqlite3
@@ -20,6 +19,7 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_tasks.framework.circuit_breaker import CircuitBreaker, parse_retry_after
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest, validate_requests
 from lmms_eval_tasks.judges.cache import ReplyCache, cache_key
 from lmms_eval_tasks.judges.config import Endpoint, total_timeout_seconds
@@ -27,7 +27,6 @@ from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, is_length_refusal
 from lmms_eval_tasks.judges.pricing import estimate_cost
 from lmms_eval_tasks.judges.redact import safe_url, scrub
 
-RETRY_AFTER_CAP_SECONDS = 300.0  # a larger Retry-After is clipped (and the retry still counted)
 DEADLINE_GRACE_SECONDS = 2.0  # after the deadline, how long to wait for attempts to return their slots
 DEADLINE_REASON = "judging deadline"
 _RETRYABLE_STATUS = {408, 409, 425, 429}
@@ -59,77 +58,6 @@ class _CallFailed(Exception):
         self.retry_after = retry_after
         self.rate_limited = rate_limited  # HTTP 429: the endpoint is alive and asks to wait
         self.too_long = too_long  # the prompt (the model's text) is too long: the endpoint is alive
-
-
-class _CircuitBreaker:
-    """Stops calling a dead endpoint: after N consecutive failed items (or 3N failed attempts) with no
-    success in between, the remaining items are marked unjudged without further calls. Rate-limited
-    attempts (429) do not count towards the 3N: a burst of them must not cost items their retries."""
-
-    def __init__(self, threshold: int) -> None:
-        self.threshold = threshold
-        self._lock = threading.Lock()
-        self._failed_items = 0
-        self._failed_attempts = 0
-        self.last_error: str | None = None
-        self._cancelled = threading.Event()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled.is_set()
-
-    def cancel(self) -> None:
-        """Stop all jobs: no further attempts, and sleeping retries wake up at once."""
-        self._cancelled.set()
-
-    def sleep(self, seconds: float) -> None:
-        """Wait before a retry, waking early if the run is cancelled."""
-        self._cancelled.wait(seconds)
-
-    @property
-    def open(self) -> bool:
-        with self._lock:
-            tripped = self._failed_items >= self.threshold or self._failed_attempts >= 3 * self.threshold
-            return self.cancelled or (self.threshold > 0 and tripped)
-
-    def success(self) -> None:
-        with self._lock:
-            self._failed_items = 0
-            self._failed_attempts = 0
-
-    def failed_attempt(self, error: str) -> None:
-        with self._lock:
-            self._failed_attempts += 1
-            self.last_error = error
-
-    def failed_item(self, error: str) -> None:
-        with self._lock:
-            self._failed_items += 1
-            self.last_error = error
-
-
-def _parse_retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date), or None."""
-    if headers is None:
-        return None
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) / divisor
-        except ValueError:
-            if name != "retry-after":
-                continue
-            try:
-                parsed = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError, IndexError):
-                continue
-            seconds = parsed.timestamp() - time.time()
-        if seconds != seconds or seconds < 0:  # NaN or in the past
-            return 0.0
-        return min(seconds, RETRY_AFTER_CAP_SECONDS)
-    return None
 
 
 _TITLE = re.compile(r"<title[^>]*>([^<]{0,200})", re.IGNORECASE)
@@ -318,7 +246,7 @@ class OpenAIJudge(Judge):
     ) -> None:
         from tqdm.auto import tqdm
 
-        breaker = _CircuitBreaker(self.circuit_breaker)
+        breaker = CircuitBreaker(self.circuit_breaker)
         total = sum(len(slots) for slots in slots_by_key.values())
         workers = max(1, min(self.concurrency, len(pending)))
         budget = total_timeout_seconds(self.total_timeout, total - already_done)
@@ -430,7 +358,7 @@ class OpenAIJudge(Judge):
         key: str,
         messages: list[dict[str, str]],
         repeat: int,
-        breaker: _CircuitBreaker,
+        breaker: CircuitBreaker,
         deadline: float,
         budget: float,
     ) -> _Outcome:
@@ -513,7 +441,7 @@ class OpenAIJudge(Judge):
             # an exhausted quota is also a 429, but waiting cannot help
             no_quota = status == 429 and getattr(error, "code", None) == "insufficient_quota"
             retryable = (status in _RETRYABLE_STATUS or status >= 500) and not no_quota
-            retry_after = _parse_retry_after(error.response.headers) if error.response is not None else None
+            retry_after = parse_retry_after(error.response.headers) if error.response is not None else None
             detail = re.sub(r"^Error code: \d+ - ", "", str(error.message))
             if is_length_refusal(status, getattr(error, "code", None), detail):
                 message = f"{LENGTH_REFUSED} (HTTP {status}: {detail})"

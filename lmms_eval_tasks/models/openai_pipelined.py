@@ -52,6 +52,7 @@ from tqdm import tqdm
 from lmms_eval_tasks.framework.failed_generations import cut_reply
 from lmms_eval_tasks.framework.sent_images import file_of
 from lmms_eval_tasks.framework.work_slots import holding, wait_for
+from lmms_eval_tasks.models.server_requests import guard_model, guard_of
 
 FAILURE_PREFIX = "[LMMS_EVAL_REQUEST_FAILED after {retries} retries] "
 BUDGET_MARKER = "[LMMS_EVAL_BUDGET_EXCEEDED]"
@@ -335,11 +336,15 @@ class OpenAIPipelined(OpenAICompatible):
     def __init__(
         self, *args: Any, payload_workers: int = 0, image_cache_items: int = 64, **kwargs: Any
     ) -> None:
+        from lmms_eval_tasks.judges.redact import safe_url
+
         super().__init__(*args, **kwargs)
         self.payload_workers = max(1, int(payload_workers) or (os.cpu_count() or 1))
         self.encodings = EncodingCache(int(image_cache_items))
         self._messages_class = cached_chat_messages(self.encodings)
-        self._size_connection_pool()
+        self._size_connection_pool()  # a copy keeps the timeout the guard may have given already
+        given = kwargs.get("timeout")
+        self.guard = guard_of(self) or guard_model(self, given, safe_url(str(self.client.base_url)))
         self.bodies = RequestBodies(self.client)
 
     def _size_connection_pool(self) -> None:
@@ -401,12 +406,13 @@ class OpenAIPipelined(OpenAICompatible):
         return payload
 
     # -- one request, the host's retries and failure text -----------------------------------------------
-    def send(self, payload: dict[str, Any]) -> GenerationResult:
+    def send(self, payload: dict[str, Any], label: str = "a request") -> GenerationResult:
         """The server's answer to ``payload``, or the host's failure marker after ``max_retries`` attempts."""
         last_error = "unknown error"
+        messages = payload.get("messages")
         for attempt in range(self.max_retries):
-            try:
-                response = self.create(payload)
+            try:  # timed out, paced, watched; the breaker stops the run (``server_requests``)
+                response = self.guard.attempt(lambda: self.create(payload), messages, label)
                 choice = response.choices[0]
                 text = cut_reply(choice.message.content, choice.finish_reason)  # counted, warned
                 usage = getattr(response, "usage", None)
@@ -463,13 +469,15 @@ class OpenAIPipelined(OpenAICompatible):
                 payload = self.build_payload(request)
             if is_budget_exceeded():
                 return GenerationResult(text=BUDGET_MARKER, token_counts=TokenCounts())
-            return self.send(payload)
+            _, _, _, doc_id, task, _ = request.args
+            return self.send(payload, f"task {task}, document {doc_id}")
 
         responses: list[GenerationResult | None] = [None] * len(requests)
         workers = self.num_concurrent + self.payload_workers
         window = 2 * workers  # requests handed to the pool ahead of completion (bounded memory)
         progress = tqdm(total=len(requests), disable=(self.rank != 0), desc="Model Responding")
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-pipelined") as pool:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-pipelined")
+        try:
             pending: dict[Any, int] = {}
             cursor = 0
             while cursor < len(requests) or pending:
@@ -480,5 +488,9 @@ class OpenAIPipelined(OpenAICompatible):
                 for future in done:
                     responses[pending.pop(future)] = future.result()
                     progress.update(1)
+        except BaseException:  # ServerDown, SIGTERM: no queued request starts; running ones end by timeout
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         progress.close()
         return [response or GenerationResult(text="", token_counts=TokenCounts()) for response in responses]

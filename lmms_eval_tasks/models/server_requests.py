@@ -1,0 +1,259 @@
+"""Requests to a model server that always end: a timeout that holds, a bound printed at start, a log line
+for a request still waiting, ``Retry-After`` pacing and a circuit breaker that stops the run.
+
+lmms-eval 0.7.3's OpenAI-compatible clients keep ``timeout`` from ``--model_args`` but build their SDK
+client without it: the SDK's 600 s read timeout and 2 retries apply under the host's own ``max_retries``
+(5), so one request to a hung server took about 5 x 3 x 600 s, and a dead server failed each of a full
+VRB's 1.1 M requests 15 times. ``guard_model`` (called by the pack's ``openai_pipelined`` and, through the
+``server_timeouts`` host patch, by the host's ``openai`` models) gives a model's SDK client the timeout
+(``DEFAULT_TIMEOUT_S`` unless ``--model_args timeout=S``) and no SDK retries (the host's loop retries),
+prints the bound of one request, and wraps each attempt (``ServerGuard.attempt``):
+
+- attempts wait while the server asked to (429 ``Retry-After``), all of them, not each on its own;
+- a request in flight for ``STUCK_AFTER_S`` is logged once, with what it asks;
+- after ``BREAKER_ENV`` (default 16) requests in a row failed the same way (each after all its attempts),
+  the run stops with ``ServerDown``: answers stored so far stay in the response cache (``--use_cache``),
+  and the same command resumes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_tasks.framework.circuit_breaker import CircuitBreaker, parse_retry_after
+
+DEFAULT_TIMEOUT_S = 300.0  # per attempt, when --model_args gives none (the SDK's own is 600 s)
+STUCK_AFTER_S = 60.0  # a request still waiting this long is logged
+BREAKER_ENV = "LMMS_EVAL_TASKS_SERVER_BREAKER"
+DEFAULT_BREAKER = 16  # failed requests in a row (each after its retries) that stop the run; 0: never
+_GUARD = "_lmms_eval_tasks_guard"
+
+
+class ServerDown(SystemExit):
+    """The model server failed too many requests in a row: the run stops (a ``SystemExit``, so the host's
+    ``except Exception`` retries let it pass); its code is the launcher's last line."""
+
+
+def request_bound(timeout: float, attempts: int, backoff: float) -> float:
+    """The longest a request may take: every attempt timed out, with the waits between them."""
+    return attempts * timeout + max(0, attempts - 1) * backoff
+
+
+def _seconds(value: float) -> str:
+    minutes, seconds = divmod(round(value), 60)
+    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+
+
+class ServerGuard:
+    """One model's request rules (see the module docstring). Thread-safe."""
+
+    def __init__(self, url: str, timeout: float, attempts: int, backoff: float) -> None:
+        from lmms_eval_tasks import environment
+
+        self.url, self.timeout, self.attempts, self.backoff = url, timeout, max(1, attempts), backoff
+        self.breaker = CircuitBreaker(environment.integer(BREAKER_ENV, DEFAULT_BREAKER, 0))
+        self._lock = threading.Lock()
+        self._not_before = 0.0
+        self._tries: dict[int, tuple[Any, int]] = {}  # id(payload) -> (payload, failed attempts)
+        self._in_flight: dict[int, tuple[float, str, bool]] = {}  # call id -> (start, label, logged)
+        self._calls = 0
+        threading.Thread(target=self._watch, name="server-watch", daemon=True).start()
+
+    def bound_line(self, given: bool) -> str:
+        """The line printed at start: what a request may cost, and when the run stops."""
+        origin = "--model_args timeout"
+        if not given:
+            origin = f"default {DEFAULT_TIMEOUT_S:g} s; --model_args timeout=S"
+        stops = (
+            f"after {self.breaker.threshold} failed requests in a row the run stops ({BREAKER_ENV})"
+            if self.breaker.threshold
+            else f"no circuit breaker ({BREAKER_ENV}=0)"
+        )
+        return (
+            f"lmms_eval: model server {self.url}: each attempt waits at most {self.timeout:g} s ({origin}), "
+            f"{self.attempts} attempts {self.backoff:g} s apart (max_retries, retry_backoff_s): a request "
+            f"fails after at most {_seconds(request_bound(self.timeout, self.attempts, self.backoff))}; "
+            f"{stops}"
+        )
+
+    def attempt(self, call: Callable[[], Any], payload: Any, label: str) -> Any:
+        """One attempt of a request (``payload``: an object that is the same on each of its retries, e.g.
+        its messages): paced, watched, counted; raises ``ServerDown`` instead of calling once the breaker is
+        open."""
+        self._stop_if_open()
+        with self._lock:
+            wait = self._not_before - time.monotonic()
+            self._calls += 1
+            call_id = self._calls
+        if wait > 0:
+            time.sleep(wait)
+        with self._lock:
+            self._in_flight[call_id] = (time.monotonic(), label, False)
+        try:
+            result = call()
+        except Exception as error:
+            self._failed(error, payload)
+            raise
+        finally:
+            with self._lock:
+                self._in_flight.pop(call_id, None)
+        with self._lock:
+            self._tries.pop(id(payload), None)
+        self.breaker.success()
+        return result
+
+    def _failed(self, error: Exception, payload: Any) -> None:
+        status = getattr(error, "status_code", None)
+        if status == 429:  # alive, asks to wait: every attempt waits, none counts towards the breaker
+            response = getattr(error, "response", None)
+            pause = parse_retry_after(getattr(response, "headers", None))
+            with self._lock:
+                resume_at = time.monotonic() + (1.0 if pause is None else pause)
+                self._not_before = max(self._not_before, resume_at)
+            return
+        kind = (type(error).__name__, status)
+        message = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+        with self._lock:
+            _, failed = self._tries.get(id(payload), (payload, 0))
+            failed += 1
+            last = failed >= self.attempts
+            if last:
+                self._tries.pop(id(payload), None)
+            else:
+                self._tries[id(payload)] = (payload, failed)
+        self.breaker.failed_attempt(message)
+        if last:
+            self.breaker.failed_item(message, kind)
+            self._stop_if_open()
+
+    def _stop_if_open(self) -> None:
+        if not self.breaker.open or self.breaker.threshold == 0:
+            return
+        from lmms_eval_tasks.judges.redact import scrub
+
+        raise ServerDown(
+            f"lmms_eval: evaluation stopped: the model server {self.url} failed {self.breaker.threshold} "
+            f"requests in a row, each after {self.attempts} attempts of at most {self.timeout:g} s "
+            "(timeout); "
+            f"last error: {scrub(self.breaker.last_error or '?')}; answers received so far are kept in the "
+            "response cache (--use_cache DIR): once the server answers, rerun the same command to ask only "
+            "for the rest"
+        )
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(min(10.0, STUCK_AFTER_S / 2))
+            now = time.monotonic()
+            with self._lock:
+                stuck = [
+                    (key, value)
+                    for key, value in self._in_flight.items()
+                    if not value[2] and now - value[0] >= STUCK_AFTER_S
+                ]
+                for call_id, (started, label, _) in stuck:
+                    self._in_flight[call_id] = (started, label, True)
+            for _, (started, label, _) in stuck:
+                logger.warning(
+                    f"model server {self.url}: a request has waited {now - started:.0f} s for its answer "
+                    f"({label}; timeout {self.timeout:g} s per attempt)"
+                )
+
+
+def guard_model(model: Any, given_timeout: Any, url: str) -> ServerGuard:
+    """Give ``model`` (the host's OpenAI-compatible model, after its ``__init__``) its request rules: the
+    SDK client with the timeout and no retries of its own, and a ``ServerGuard`` (idempotent)."""
+    guard = getattr(model, _GUARD, None)
+    if guard is not None:
+        return guard
+    timeout = float(given_timeout) if given_timeout not in (None, "") else DEFAULT_TIMEOUT_S
+    model.timeout = timeout
+    model.client = model.client.with_options(timeout=timeout, max_retries=0)
+    guard = ServerGuard(url, timeout, int(model.max_retries), float(model.retry_backoff_s))
+    setattr(model, _GUARD, guard)
+    if os.environ.get("LOCAL_RANK", "0") == "0":
+        print(guard.bound_line(given_timeout not in (None, "")), file=sys.stderr)
+    return guard
+
+
+def guard_of(model: Any) -> ServerGuard | None:
+    """The guard ``guard_model`` gave ``model``, or None."""
+    return getattr(model, _GUARD, None)
+
+
+def _asked(messages: Any) -> str:
+    """What a request asks, for the log: the text of its last message (80 characters at most)."""
+    try:
+        content = messages[-1]["content"]
+        texts = [part.get("text", "") for part in content] if isinstance(content, list) else [content]
+        text = " ".join(" ".join(str(item) for item in texts).split())
+    except (IndexError, KeyError, TypeError, AttributeError):
+        return "a request"
+    return f"asking {text[:80]!r}"
+
+
+def guard_client_calls(model: Any, guard: ServerGuard) -> None:
+    """Route the host model's ``client.chat.completions.create`` through ``guard`` and mark replies cut at
+    the token limit (``framework.failed_generations.CutReply``)."""
+    from lmms_eval_tasks.framework.failed_generations import cut_reply
+
+    completions = model.client.chat.completions
+    create = completions.create
+
+    def guarded_create(**payload: Any) -> Any:
+        messages = payload.get("messages")
+        response = guard.attempt(lambda: create(**payload), messages, _asked(messages))
+        choices = getattr(response, "choices", None)
+        if choices:
+            message = choices[0].message
+            message.content = cut_reply(message.content, getattr(choices[0], "finish_reason", None))
+        return response
+
+    completions.create = guarded_create
+
+
+def probe_server_timeouts() -> tuple[str, str]:
+    """APPLIES while the host's OpenAI-compatible model builds its SDK client without its ``timeout``."""
+    from lmms_eval.models.simple.openai import OpenAICompatible
+
+    from lmms_eval_tasks.host.patch_kit import APPLIES, MISMATCH, NOT_NEEDED, unwrapped
+
+    model = OpenAICompatible.__new__(OpenAICompatible)
+    try:
+        unwrapped(OpenAICompatible.__init__)(model, base_url="http://127.0.0.1:9/v1", api_key="x", timeout=7)
+        client_timeout = model.client.timeout
+    except Exception as error:  # noqa: BLE001 - an unexpected host is a mismatch, not a crash
+        return MISMATCH, f"OpenAICompatible(timeout=7) raised {type(error).__name__}: {error}"
+    if not all(hasattr(model, name) for name in ("max_retries", "retry_backoff_s", "timeout")):
+        return MISMATCH, "OpenAICompatible has no max_retries / retry_backoff_s / timeout"
+    if getattr(client_timeout, "read", client_timeout) == 7:
+        return NOT_NEEDED, "the host's SDK client has the timeout of --model_args"
+    return APPLIES, f"the host's SDK client ignores --model_args timeout (its timeout: {client_timeout})"
+
+
+def install_server_timeouts() -> None:
+    """Every OpenAI-compatible host model (and the pack's ``openai_pipelined``) gets ``guard_model``."""
+    from lmms_eval.models.simple.openai import OpenAICompatible
+
+    from lmms_eval_tasks.host.patch_kit import is_marked, mark
+
+    original = OpenAICompatible.__init__
+    if is_marked(original):
+        return
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - the host's method name
+        from lmms_eval_tasks.judges.redact import safe_url
+
+        original(self, *args, **kwargs)
+        if guard_of(self) is None:
+            guard = guard_model(self, kwargs.get("timeout"), safe_url(str(self.client.base_url)))
+            guard_client_calls(self, guard)
+
+    __init__.__doc__ = original.__doc__
+    OpenAICompatible.__init__ = mark(__init__, original)
