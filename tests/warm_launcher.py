@@ -4,10 +4,11 @@ Importing the host's CLI (torch, transformers, datasets, lmms-eval) costs 10-15 
 run in the tests. This process imports it once, then, per request, forks a child that becomes exactly what
 `python -m lmms_eval_tasks ARGS` would be from there on: the request's environment, working directory,
 stdout/stderr files and arguments, a fresh `__main__` run of the launcher (the pack's modules other than the
-two the host's entry points load are imported by the child), the interpreter's normal exit (atexit
-handlers, thread joins, exit status). The child is a real separate process; only the host's import is
-shared. tests/helpers.py `run_launcher` decides when this may stand in for a cold start (same environment
-apart from the pack's own `LMMS_EVAL_TASKS_*` variables, which nothing imported here reads) and starts it.
+two the host's entry points load and `host/speedups/shared_import.py`, whose functions do all this for `make
+demo` too, are imported by the child), the interpreter's normal exit (atexit handlers, thread joins, exit
+status). The child is a real separate process; only the host's import is shared. tests/helpers.py
+`run_launcher` decides when this may stand in for a cold start (same environment apart from the pack's own
+`LMMS_EVAL_TASKS_*` variables, which nothing imported here reads) and starts it.
 
 Protocol on stdin/stdout, one JSON object per line: the server says {"ready": ...} once the host is
 imported (with whatever the import printed, replayed at the start of each child's output), then for each
@@ -22,45 +23,9 @@ it is to a cold `python -m lmms_eval_tasks` (its default actions, the launcher's
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
-
-# What `python -m lmms_eval_tasks` imports from the host on every run (host/launcher.py, host/patches.py).
-PRELOAD = (
-    "lmms_eval.__main__",
-    "lmms_eval.cli.dispatch",
-    "lmms_eval.evaluator",
-    "lmms_eval.tasks",
-    "lmms_eval.api.task",
-)
-
-
-def _preload(capture_dir: str) -> tuple[str, str]:
-    """Import the host with fd 1 and 2 sent to files; returns what the import printed on each."""
-    import importlib
-
-    paths = (os.path.join(capture_dir, "preload.out"), os.path.join(capture_dir, "preload.err"))
-    saved = [os.dup(1), os.dup(2)]
-    for fd, path in zip((1, 2), paths, strict=True):
-        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(target, fd)
-        os.close(target)
-    try:
-        for module in PRELOAD:
-            importlib.import_module(module)
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        for fd, saved_fd in zip((1, 2), saved, strict=True):
-            os.dup2(saved_fd, fd)
-            os.close(saved_fd)
-    printed = []
-    for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            printed.append(handle.read())
-    return printed[0], printed[1]
 
 
 def _serve(requests, replies) -> dict | None:
@@ -83,78 +48,47 @@ def _serve(requests, replies) -> dict | None:
     return None
 
 
-def _become_the_launcher(request: dict, printed: tuple[str, str]) -> None:
-    """Turn this forked child into `python -m lmms_eval_tasks ARGV` in the request's cwd and environment."""
-    import runpy
+def _become_the_run(request: dict, printed: tuple[str, str]) -> None:
+    """Turn this forked child into `python -m lmms_eval_tasks ARGV` (or `python -c CODE ARGV`) in the
+    request's cwd and environment."""
+    from lmms_eval_tasks.host.speedups.shared_import import become_a_fresh_process, run_the_launcher
 
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    for fd, path, text in zip((1, 2), (request["stdout"], request["stderr"]), printed, strict=True):
-        if fd == 2 and path == request["stdout"]:  # one file for both, as Popen(stdout=f, stderr=STDOUT)
-            os.dup2(1, 2)
-        else:
-            target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(target, fd)
-            os.close(target)
-        if text:
-            os.write(fd, text.encode("utf-8"))
-    _reseed()
+    become_a_fresh_process(request["stdout"], request["stderr"], printed)
     sys.path[1:1] = request.get("path_prefix") or []  # PYTHONPATH entries before the server's own
-    if request.get("code") is not None:  # `python -c CODE ARGV`: '' first on sys.path, argv[0] '-c'
-        sys.path[0] = ""
-        sys.argv = ["-c", *request["argv"]]
-        import builtins
-
-        main = sys.modules["__main__"]
-        main.__dict__.clear()
-        main.__dict__.update({"__name__": "__main__", "__builtins__": builtins, "__doc__": None})
-        exec(compile(request["code"], "<string>", "exec"), main.__dict__)  # noqa: S102 - the test's program
+    if request.get("code") is None:
+        run_the_launcher(request["argv"])
         return
-    sys.path[0] = os.getcwd()  # what `python -m` puts first
-    sys.argv = ["-m", *request["argv"]]  # runpy sets argv[0] to the module's file, as `python -m` does
-    runpy.run_module("lmms_eval_tasks", run_name="__main__", alter_sys=True)
+    sys.path[0] = ""  # `python -c CODE ARGV`: '' first on sys.path, argv[0] '-c'
+    sys.argv = ["-c", *request["argv"]]
+    import builtins
 
-
-def _reseed() -> None:
-    """Fresh random states, as a cold process has (`random` reseeds itself after a fork; these do not)."""
-    if "numpy" in sys.modules:
-        import numpy
-
-        numpy.random.seed(int.from_bytes(os.urandom(4), "little"))
-    if "torch" in sys.modules:
-        import torch
-
-        torch.seed()
+    main = sys.modules["__main__"]
+    main.__dict__.clear()
+    main.__dict__.update({"__name__": "__main__", "__builtins__": builtins, "__doc__": None})
+    exec(compile(request["code"], "<string>", "exec"), main.__dict__)  # noqa: S102 - the test's program
 
 
 def main() -> None:
     sys.path[0] = os.getcwd()  # not tests/ (this file's folder): the host imports as under `python -m`
+    from lmms_eval_tasks.host.speedups.shared_import import import_host
+
     requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
-    printed = _preload(sys.argv[1])
-    # The host's import leaves ~1 million objects the cyclic garbage collector tracks. A child's collections
-    # (at the latest, the one at its exit) would walk them all and write to each one's header: every page
-    # of the shared import copied into the child, 1.3 s of CPU in a child that runs `pass` (1.7 -> 0.4 s).
-    # Frozen here, they stay out of the children's collections (what Python's gc docs advise before fork):
-    # objects a run creates are collected as in a cold process; the host's import-time objects, held by
-    # modules for the whole run anyway, are freed at exit as any process's are, by the kernel.
-    gc.collect()
-    gc.freeze()
+    printed = import_host(os.path.join(sys.argv[1], "preload.out"), os.path.join(sys.argv[1], "preload.err"))
     pack_loaded = sorted(name for name in sys.modules if name.startswith("lmms_eval_tasks"))
     top_level = sorted({name.split(".")[0] for name in sys.modules})
     replies.write(json.dumps({"ready": True, "pack_modules": pack_loaded, "top_level": top_level}) + "\n")
     replies.flush()
     request = _serve(requests, replies)
     if request is not None:
-        _become_the_launcher(request, printed)
+        _become_the_run(request, printed)
 
 
 # ---- the client side, used by tests/helpers.py `run_launcher` (one server per test process) ----

@@ -1,17 +1,15 @@
-"""Several `python -m lmms_eval_tasks ARGS` runs that share one import of the host (used by `make demo`).
+"""A speed-up around the host: several `python -m lmms_eval_tasks ARGS` runs share one import of the host.
 
-Importing the host's CLI (torch, transformers, datasets, lmms-eval) is 10-15 s of CPU per process once its
-bytecode is compiled, and much more on a fresh install; two runs side by side paid it twice. This process
-imports it once, then forks one child per run; each child becomes exactly what `python -m lmms_eval_tasks
-ARGS` would be from there on (its log file as stdout and stderr, fresh random states, a fresh `__main__`
-run of the launcher, the interpreter's normal exit). The children are separate processes that run side by
-side; only the import is shared. tests/warm_launcher.py does the same for the test suite, one run at a time.
+Importing the host's CLI (torch, transformers, datasets, lmms-eval) costs 10-15 s of CPU per process. This
+process imports it once, then forks one child per run; each child becomes what `python -m lmms_eval_tasks
+ARGS` would be from there on (its own output files, fresh random states, a fresh `__main__` run of the
+launcher, the interpreter's normal exit). `make demo` runs its models side by side this way; the tests'
+warm launcher (tests/warm_launcher.py) serves one run at a time with the same functions.
 
-usage: python -m lmms_eval_tasks.host.speedups.shared_import RUNS_JSON
-RUNS_JSON is a file holding [{"label", "argv", "log"}, ...]; the environment is this process's, so the
-caller starts it in the runs' environment. One JSON line per finished run on stdout:
-{"label", "exit_code", "seconds", "cpu_seconds"} (``exit_code`` negative: killed by that signal), then
-{"import_seconds", "import_cpu_seconds"}, the shared import's cost.
+usage: python -m lmms_eval_tasks.host.speedups.shared_import RUNS_JSON, a file holding [{"label", "argv",
+"log"}, ...], run in the runs' environment. One JSON line per finished run on stdout: {"label",
+"exit_code" (negative: killed by that signal), "seconds", "cpu_seconds"}, then {"import_seconds",
+"import_cpu_seconds"}.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 # What `python -m lmms_eval_tasks` imports from the host on every run (host/launcher.py, host/patches.py).
@@ -35,10 +34,9 @@ HOST_MODULES = (
 
 
 def die_with_parent(parent: int | None = None) -> None:
-    """Have the kernel send this process SIGTERM when its parent ends (Linux; elsewhere nothing), so a
-    killed demo or shared-import process leaves no model run behind (the launcher ends cleanly on SIGTERM).
-    ``parent``: the parent's pid as the parent saw it before forking (else the current parent's): a parent
-    that ended before the request was made is caught too."""
+    """Have the kernel send this process SIGTERM when its parent ends (Linux; elsewhere nothing), so a killed
+    demo leaves no model run behind. ``parent``: the parent's pid as seen before forking (else the current
+    one), so a parent that ended before the request is caught too."""
     import ctypes
     import signal
 
@@ -58,16 +56,13 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def import_host() -> str:
-    """Import the host with fd 1 and 2 sent to a temporary file; returns what the import printed."""
+def import_host(stdout_path: str, stderr_path: str) -> tuple[str, str]:
+    """Import ``HOST_MODULES`` with fd 1 and 2 sent to these files, then freeze the imported objects out of
+    the garbage collector; returns what each file received ("" for stderr when both are one file)."""
     import importlib
-    import tempfile
 
     saved = [os.dup(1), os.dup(2)]
-    target, capture_path = tempfile.mkstemp(prefix="lmms_eval_tasks_import_", suffix=".log")
-    for fd in (1, 2):
-        os.dup2(target, fd)
-    os.close(target)
+    _send_output(stdout_path, stderr_path, 0o600)
     try:
         for module in HOST_MODULES:
             importlib.import_module(module)
@@ -77,16 +72,41 @@ def import_host() -> str:
         for fd, saved_fd in zip((1, 2), saved, strict=True):
             os.dup2(saved_fd, fd)
             os.close(saved_fd)
-    try:
-        with open(capture_path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    finally:
-        os.unlink(capture_path)
+    # The import leaves ~1 million objects the cyclic garbage collector tracks; a forked child's collections
+    # (the one at its exit at the latest) would walk them and write to each one's header, copying every page
+    # of the shared import into the child (~1.3 s of CPU per child). Frozen before forking (as the gc
+    # module's documentation advises), they stay out of the children's collections.
+    gc.collect()
+    gc.freeze()
+    texts = []
+    for path in dict.fromkeys((stdout_path, stderr_path)):
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            texts.append(handle.read())
+    return texts[0], texts[1] if len(texts) > 1 else ""
 
 
-def _reseed() -> None:
-    """Fresh random states, as a cold process has (`random` reseeds itself after a fork; these do not)."""
-    if "numpy" in sys.modules:
+def _send_output(stdout_path: str, stderr_path: str, mode: int) -> None:
+    """fd 1 and 2 to these files, created empty (one path: one file for both, as Popen(stderr=STDOUT))."""
+    for fd, path in ((1, stdout_path), (2, stderr_path)):
+        if fd == 2 and path == stdout_path:
+            os.dup2(1, 2)
+        else:
+            target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            os.dup2(target, fd)
+            os.close(target)
+
+
+def become_a_fresh_process(stdout_path: str, stderr_path: str, printed: Sequence[str] = ("", "")) -> None:
+    """In a forked child: stdin from /dev/null, fd 1 and 2 to these files starting with what the shared
+    import ``printed`` on each, and fresh random states, as a cold process has them."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    _send_output(stdout_path, stderr_path, 0o644)
+    for fd, text in zip((1, 2), printed, strict=True):
+        if text:
+            os.write(fd, text.encode("utf-8"))
+    if "numpy" in sys.modules:  # `random` reseeds itself after a fork; these do not
         import numpy
 
         numpy.random.seed(int.from_bytes(os.urandom(4), "little"))
@@ -96,41 +116,31 @@ def _reseed() -> None:
         torch.seed()
 
 
-def become_the_launcher(argv: list[str], log_path: str, printed: str) -> None:
-    """Turn this forked child into `python -m lmms_eval_tasks ARGV`, its output (stdout and stderr) into
-    ``log_path`` after what the shared import printed. Returns when the run returns (it usually exits)."""
+def run_the_launcher(argv: Sequence[str]) -> None:
+    """Run `python -m lmms_eval_tasks ARGV` in this process (it usually exits)."""
     import runpy
 
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    target = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    for fd in (1, 2):
-        os.dup2(target, fd)
-    os.close(target)
-    if printed:
-        os.write(1, printed.encode("utf-8"))
     sys.path[0] = os.getcwd()  # what `python -m` puts first
-    _reseed()
     sys.argv = ["-m", *argv]  # runpy sets argv[0] to the module's file, as `python -m` does
     runpy.run_module("lmms_eval_tasks", run_name="__main__", alter_sys=True)
 
 
 def run_all(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Import the host, fork a child per run and report each as it ends (one JSON line on stdout). In a
-    child, returns its run (the caller becomes the launcher); in this process, returns None at the end."""
+    child, returns its run with what the import printed; in this process, returns None at the end."""
+    import tempfile
+
     began, cpu_began = time.perf_counter(), _cpu_seconds()
-    printed = import_host()
+    handle, capture = tempfile.mkstemp(prefix="lmms_eval_tasks_import_", suffix=".log")
+    os.close(handle)
+    try:
+        printed, _ = import_host(capture, capture)
+    finally:
+        os.unlink(capture)
     imported = {
         "import_seconds": round(time.perf_counter() - began, 1),
         "import_cpu_seconds": round(_cpu_seconds() - cpu_began, 1),
     }
-    # The host's import leaves about a million objects the cyclic garbage collector tracks; each child's
-    # collections (the one at its exit at the latest) would walk them and write to every one's header, copying
-    # each page of the shared import into the child (~1.3 s of CPU per child). Frozen before forking (what
-    # the gc module's documentation advises), they stay out of the children's collections.
-    gc.collect()
-    gc.freeze()
     children: dict[int, tuple[dict[str, Any], float]] = {}
     this_process = os.getpid()
     for run in runs:
@@ -164,7 +174,8 @@ def main(argv: list[str] | None = None) -> None:
         runs = json.load(handle)
     child = run_all(runs)
     if child is not None:
-        become_the_launcher(child["argv"], child["log"], child["printed"])
+        become_a_fresh_process(child["log"], child["log"], (child["printed"], ""))
+        run_the_launcher(child["argv"])
 
 
 if __name__ == "__main__":
