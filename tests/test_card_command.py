@@ -187,7 +187,7 @@ def test_a_config_list_is_checked_run_by_run_and_only_llava_reports_record_it(
 ) -> None:
     from types import SimpleNamespace
 
-    from lmms_eval_tasks.host.launcher import _runs
+    from lmms_eval_tasks.host.argument_checks import model_runs as _runs
 
     entries = [
         {"model": "llava", "model_args": "pretrained=liuhaotian/llava-v1.5-13b", "tasks": "dare_sample"},

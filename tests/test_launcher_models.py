@@ -86,7 +86,7 @@ def test_a_misspelt_model_is_one_line_with_the_closest_names() -> None:
 def test_model_args_that_are_not_key_value_are_one_line_before_the_host_runs() -> None:
     """`--model_args seed` ended with the host's "ValueError: not enough values to unpack (expected 2, got
     1)" after a traceback, naming neither the flag nor the fix."""
-    from lmms_eval_tasks.host.launcher import check_model_args
+    from lmms_eval_tasks.host.argument_checks import check_model_args
 
     message = check_model_args(["--model", "random_guess", "--model_args", "seed", "--tasks", "x"])
     assert message == (

@@ -1,22 +1,15 @@
-"""Run arguments the pack's tasks cannot honour, refused in one line before the host starts.
+"""The runs a command line asks for, and the arguments the pack's tasks cannot honour, refused in one line
+before the host starts (each message says what to give instead).
 
-- ``--limit 0`` (the host ends on "did not find any docs!"), a negative limit other than the host's ``-1``
-  (= no limit, recorded as a full run) and a fractional limit on a pack task (lmms-eval 0.7.3 applies a
-  fraction to the documents a task's ``process_docs`` returned, after the pack rounded a cut to whole
-  scoring units, so the cut would be cut again): one line naming the value and what to give instead.
-- ``--offset N`` (N > 0) on a pack task: the host skips the first N documents of what the task's
-  ``process_docs`` returned, which splits the scoring unit it starts in (a HallusionBench question pair, a
-  DARE question) and leaves the report saying nothing of the skipped documents.
-- a limit that is not a finite number (``nan``, ``inf``: the host ends on ``int(nan)``).
-- ``--num_fewshot N`` (N > 0) on a pack task: the papers evaluate zero-shot and the tasks define no
-  few-shot examples (the host ends on ``AttributeError: 'ConfigurableTask' object has no attribute
-  'sampler'``).
+- ``--limit``: 0 (the host ends on "did not find any docs!"), a negative other than ``-1`` (no limit), not a
+  finite number, or a fraction on a pack task (lmms-eval 0.7.3 applies it after the pack rounded the cut to
+  whole scoring units);
+- ``--offset N`` on a pack task: the host would skip documents inside a scoring unit (a question pair);
+- ``--num_fewshot N`` on a pack task: zero-shot tasks without few-shot examples (the host's AttributeError);
+- ``--model_args`` that are not KEY=VALUE pairs (the host's bare ``not enough values to unpack``).
 
-A ``--tasks`` entry names the pack's tasks as the host expands it: a name, or an ``fnmatch`` pattern
-(``hallusionbench*``) matching one of the pack's task, group or tag names.
-
-Generation settings (``--gen_kwargs``) are not refused: they are recorded under the report's deviations
-with their values and the task's own (``framework/run_deviations.py``).
+A ``--tasks`` entry names pack tasks as the host expands it: a name or an ``fnmatch`` pattern. Generation
+settings are not refused: the report records them as deviations (``framework/run_deviations.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lmms_eval_tasks import TASKS_DIR
+from lmms_eval_tasks.host.argv import config_entries, flag_value
 
 
 def _pack_names() -> set[str]:
@@ -52,17 +46,7 @@ def _runs(arguments: Sequence[str]) -> list[dict[str, Any]]:
     except SystemExit:  # a flag without its value: the host reports it
         return []
     given = {key: value for key, value in vars(known).items() if value is not None and key != "config"}
-    entries: list[Any] = [{}]
-    if known.config:
-        try:
-            import yaml
-
-            with open(known.config, encoding="utf-8") as handle:
-                loaded = yaml.safe_load(handle)
-            entries = loaded if isinstance(loaded, list) else [loaded]
-        except (OSError, ValueError):
-            entries = [{}]  # the host reports unreadable configs itself
-    return [{**(entry if isinstance(entry, dict) else {}), **given} for entry in entries]
+    return [{**entry, **given} for entry in config_entries(known.config)]
 
 
 def _pack_tasks(tasks: Any, names: set[str]) -> list[str]:
@@ -139,4 +123,48 @@ def run_argument_problem(arguments: Sequence[str]) -> str | None:
     return None
 
 
-__all__ = ["run_argument_problem"]
+def requested_models(argv: Sequence[str]) -> list[str]:
+    """Model names named by `--model X`, `--model=X` or the `model:` keys of a `--config` file."""
+    models: list[str] = []
+    config_paths: list[str] = []
+    for index, argument in enumerate(argv):
+        for flag, bucket in (("--model", models), ("--config", config_paths)):
+            if argument == flag and index + 1 < len(argv):
+                bucket.append(argv[index + 1])
+            elif argument.startswith(flag + "="):
+                bucket.append(argument.split("=", 1)[1])
+    for path in config_paths:
+        models += [entry["model"] for entry in config_entries(path) if isinstance(entry.get("model"), str)]
+    return models
+
+
+def model_runs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
+    """(model, model_args) of each evaluation the host will run, merging a ``--config`` list as it does.
+
+    The last ``--model``/``--model_args`` win; a config file gives one run per entry, and a value given on
+    the command line (other than the host's defaults ``hf`` / empty) overrides each entry's.
+    """
+    model, model_args = flag_value(argv, "--model"), flag_value(argv, "--model_args")
+    runs = []
+    for entry in config_entries(flag_value(argv, "--config")):
+        run_model = model if model not in (None, "hf") else entry.get("model", model or "hf")
+        run_args = model_args if model_args else entry.get("model_args", model_args)
+        if isinstance(run_args, dict):
+            run_args = ",".join(f"{key}={value}" for key, value in run_args.items())
+        runs.append((str(run_model), None if run_args is None else str(run_args)))
+    return runs
+
+
+def check_model_args(argv: Sequence[str]) -> str | None:
+    """None when every run's ``--model_args`` is comma-separated KEY=VALUE pairs (as the host parses them);
+    else one line naming the part that is not (the host ended with a bare ``not enough values to unpack``)."""
+    for _, model_args in model_runs(argv):
+        for part in (model_args or "").split(","):
+            key, equals, _ = part.strip().partition("=")
+            if part.strip() and not (equals and key.strip()):
+                return (
+                    f"lmms_eval: --model_args {model_args!r}: {part.strip()!r} is not KEY=VALUE; give "
+                    "comma-separated KEY=VALUE pairs, e.g. --model_args pretrained=llava-hf/llava-1.5-7b-hf,"
+                    "device=cuda"
+                )
+    return None

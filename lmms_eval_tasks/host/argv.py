@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 def flag_value(argv: Sequence[str], flag: str) -> str | None:
@@ -14,3 +15,31 @@ def flag_value(argv: Sequence[str], flag: str) -> str | None:
         elif argument.startswith(flag + "="):
             value = argument.split("=", 1)[1]
     return value
+
+
+def config_entries(config_path: str | None) -> list[dict[str, Any]]:
+    """The entries of a ``--config`` YAML file, one per run (``[{}]`` without one, or when it cannot be read:
+    the host reports that itself)."""
+    if not config_path:
+        return [{}]
+    try:
+        import yaml
+
+        with open(config_path, encoding="utf-8") as handle:
+            loaded = yaml.safe_load(handle)
+    except (OSError, ValueError):
+        return [{}]
+    return [
+        entry if isinstance(entry, dict) else {}
+        for entry in (loaded if isinstance(loaded, list) else [loaded])
+    ]
+
+
+def parse_model_args(model_args: str | None) -> dict[str, str]:
+    """``k=v,k2=v2`` as the host splits it (values kept as text)."""
+    parsed: dict[str, str] = {}
+    for part in (model_args or "").split(","):
+        if part.strip():
+            key, _, value = part.partition("=")
+            parsed[key.strip()] = value.strip()
+    return parsed

@@ -21,7 +21,8 @@ from lmms_eval_tasks.framework.failed_generations import clear_failures, failure
 from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import model_availability, resume
 from lmms_eval_tasks.host import patches as host
-from lmms_eval_tasks.host.argv import flag_value
+from lmms_eval_tasks.host.argument_checks import check_model_args, model_runs, requested_models
+from lmms_eval_tasks.host.argv import flag_value, parse_model_args
 from lmms_eval_tasks.host.server_checks import check_judge_endpoint, check_loglikelihood_on_server
 from lmms_eval_tasks.judges.redact import scrub
 
@@ -31,74 +32,6 @@ SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
 def install_pack_tasks() -> None:
     """Make every host TaskManager index the pack's tasks (idempotent; see host.py `pack_task_index`)."""
     host.apply_patch("pack_task_index")
-
-
-def _requested_models(argv: Sequence[str]) -> list[str]:
-    """Model names named by `--model X`, `--model=X` or the `model:` keys of a `--config` file."""
-    models: list[str] = []
-    config_paths: list[str] = []
-    for index, argument in enumerate(argv):
-        for flag, bucket in (("--model", models), ("--config", config_paths)):
-            if argument == flag and index + 1 < len(argv):
-                bucket.append(argv[index + 1])
-            elif argument.startswith(flag + "="):
-                bucket.append(argument.split("=", 1)[1])
-    for path in config_paths:
-        try:
-            import yaml
-
-            with open(path, encoding="utf-8") as handle:
-                loaded = yaml.safe_load(handle)
-        except (OSError, ValueError):
-            continue  # the host reports unreadable configs itself
-        for entry in loaded if isinstance(loaded, list) else [loaded]:
-            if isinstance(entry, dict) and isinstance(entry.get("model"), str):
-                models.append(entry["model"])
-    return models
-
-
-def _runs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
-    """(model, model_args) of each evaluation the host will run, merging a ``--config`` list as it does.
-
-    The last ``--model``/``--model_args`` win; a config file gives one run per entry, and a value given on
-    the command line (other than the host's defaults ``hf`` / empty) overrides each entry's.
-    """
-    model, model_args = flag_value(argv, "--model"), flag_value(argv, "--model_args")
-    config_path = flag_value(argv, "--config")
-    entries: list[Any] = [{}]
-    if config_path:
-        try:
-            import yaml
-
-            with open(config_path, encoding="utf-8") as handle:
-                loaded = yaml.safe_load(handle)
-            entries = loaded if isinstance(loaded, list) else [loaded]
-        except (OSError, ValueError):
-            entries = [{}]  # the host reports unreadable configs itself
-    runs = []
-    for entry in entries:
-        entry = entry if isinstance(entry, dict) else {}
-        run_model = model if model not in (None, "hf") else entry.get("model", model or "hf")
-        run_args = model_args if model_args else entry.get("model_args", model_args)
-        if isinstance(run_args, dict):
-            run_args = ",".join(f"{key}={value}" for key, value in run_args.items())
-        runs.append((str(run_model), None if run_args is None else str(run_args)))
-    return runs
-
-
-def check_model_args(argv: Sequence[str]) -> str | None:
-    """None when every run's ``--model_args`` is comma-separated KEY=VALUE pairs (as the host parses them);
-    else one line naming the part that is not (the host ended with a bare ``not enough values to unpack``)."""
-    for _, model_args in _runs(argv):
-        for part in (model_args or "").split(","):
-            key, equals, _ = part.strip().partition("=")
-            if part.strip() and not (equals and key.strip()):
-                return (
-                    f"lmms_eval: --model_args {model_args!r}: {part.strip()!r} is not KEY=VALUE; give "
-                    "comma-separated KEY=VALUE pairs, e.g. --model_args pretrained=llava-hf/llava-1.5-7b-hf,"
-                    "device=cuda"
-                )
-    return None
 
 
 def check_models(argv: Sequence[str]) -> str | None:
@@ -113,7 +46,7 @@ def check_models(argv: Sequence[str]) -> str | None:
         return None
     force_simple = "--force_simple" in argv
     messages = []
-    for model in dict.fromkeys(_requested_models(argv)):
+    for model in dict.fromkeys(requested_models(argv)):
         status = model_availability.wrapper_status(model, force_simple=force_simple)
         if not status.ok:
             messages.append(
@@ -241,8 +174,8 @@ def check_checkpoints(argv: Sequence[str]) -> str | None:
     from lmms_eval_tasks.host import substitution
     from lmms_eval_tasks.host.datasets_cache import missing_checkpoint_line
 
-    for model, model_args in _runs(argv):
-        asked = substitution.parse_model_args(model_args).get("pretrained")
+    for model, model_args in model_runs(argv):
+        asked = parse_model_args(model_args).get("pretrained")
         if model == substitution.ASKED_MODEL and substitution.active() is not None:
             checkpoint = substitution.resolve_checkpoint(asked)
         elif model == "llava_hf":
@@ -314,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
         from lmms_eval_tasks.host import substitution
 
-        runs = _runs(arguments)
+        runs = model_runs(arguments)
         notice, problem = substitution.prepare(
             [model for model, _ in runs], [text for model, text in runs if model == substitution.ASKED_MODEL]
         )
@@ -338,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem:  # every refusal through the one redaction: an endpoint's user info or ?token=
             print(scrub(problem), file=sys.stderr)
             return 2
-        host.apply_patches(_requested_models(arguments))
+        host.apply_patches(requested_models(arguments))
         notice = resume.prepare_cache(arguments)
         if notice and os.environ.get("LOCAL_RANK", "0") == "0":
             print(notice, file=sys.stderr)

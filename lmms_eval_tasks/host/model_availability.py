@@ -17,6 +17,7 @@ import types
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from lmms_eval_tasks.host.argv import parse_model_args
 from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
 
 INSTALL_HINTS: dict[str, str] = {
@@ -200,14 +201,6 @@ def install_hint(status: WrapperStatus) -> str:
     return "install " + "; ".join(MODULE_HINTS.get(module, module) for module in status.missing)
 
 
-def _pretrained(model_args: str | None) -> str | None:
-    for part in (model_args or "").split(","):
-        key, _, value = part.partition("=")
-        if key.strip() == "pretrained":
-            return value.strip()
-    return None
-
-
 def unavailable_model_message(status: WrapperStatus, model_args: str | None = None) -> str:
     """The launcher's message for a ``--model`` that cannot run here: what is missing and the ways out (one
     line with the closest names for a ``--model`` the registry does not know, usually a typo)."""
@@ -229,7 +222,7 @@ def unavailable_model_message(status: WrapperStatus, model_args: str | None = No
         f"  why: {status.reason}",
     ]
     if status.model == "llava":
-        original = _pretrained(model_args) or DEFAULT_ORIGINAL_LLAVA
+        original = parse_model_args(model_args).get("pretrained") or DEFAULT_ORIGINAL_LLAVA
         hf_name = ORIGINAL_TO_HF_CHECKPOINTS.get(original.rstrip("/"), "llava-hf/llava-1.5-7b-hf")
         lines += [
             "  way out 1 (recommended): use the HF-native wrapper with the converted checkpoint:",

@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from lmms_eval_tasks.host.argv import config_entries
+
 
 def _named_output_paths(arguments: Sequence[str]) -> list[str]:
     """Output paths given on the command line (``--output_path``, also abbreviated as argparse allows)
@@ -25,16 +27,11 @@ def _named_output_paths(arguments: Sequence[str]) -> list[str]:
         return []
     paths = [path for path in known.output_path if path]
     for config_path in known.config:
-        try:
-            import yaml
-
-            with open(config_path, encoding="utf-8") as handle:
-                loaded = yaml.safe_load(handle)
-        except (OSError, ValueError):
-            continue  # the host reports unreadable configs itself
-        for entry in loaded if isinstance(loaded, list) else [loaded]:
-            if isinstance(entry, dict) and isinstance(entry.get("output_path"), str) and entry["output_path"]:
-                paths.append(entry["output_path"])
+        paths += [
+            entry["output_path"]
+            for entry in config_entries(config_path)
+            if isinstance(entry.get("output_path"), str) and entry["output_path"]
+        ]
     return list(dict.fromkeys(paths))
 
 

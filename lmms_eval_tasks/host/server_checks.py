@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from lmms_eval_tasks.host.argv import flag_value
+from lmms_eval_tasks.host.argv import flag_value, parse_model_args
 
 ALLOW_ENV = "LMMS_EVAL_TASKS_JUDGE_IS_MODEL"
 SERVER_MODELS = frozenset(
@@ -37,14 +37,9 @@ HOST_DEFAULT_MODEL_VERSION = "grok-2-latest"  # lmms-eval 0.7.3's default model_
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-def _model_args(text: str | None) -> dict[str, str]:
-    pairs = (part.partition("=") for part in (text or "").split(",") if "=" in part)
-    return {key.strip(): value.strip() for key, _, value in pairs}
-
-
 def model_endpoint(model_args: str | None) -> tuple[str, str]:
     """(base URL, model name) the host's OpenAI-compatible model will use with these ``--model_args``."""
-    args = _model_args(model_args)
+    args = parse_model_args(model_args)
     url = (
         args.get("base_url")
         or os.environ.get("OPENAI_API_BASE")

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks.host.argv import parse_model_args
 from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
 from lmms_eval_tasks.reporting import model_substitution
 from lmms_eval_tasks.reporting.model_substitution import (  # noqa: F401  (the record lives in reporting)
@@ -107,16 +108,6 @@ def resolve_checkpoint(pretrained: str | None) -> str:
             f"(e.g. pretrained=llava-hf/llava-1.5-7b-hf)"
         )
     return stripped
-
-
-def parse_model_args(model_args: str | None) -> dict[str, str]:
-    """``k=v,k2=v2`` as the host splits it (values kept as text)."""
-    parsed: dict[str, str] = {}
-    for part in (model_args or "").split(","):
-        if part.strip():
-            key, _, value = part.partition("=")
-            parsed[key.strip()] = value.strip()
-    return parsed
 
 
 def check_model_args(arguments: Mapping[str, Any]) -> None:
