@@ -1,13 +1,10 @@
-"""The Hugging Face caches as the host's runs read them, and what an offline run (or one without network)
-needs.
+"""What an offline run (or one without network) finds in the caches the host's runs read.
 
-Four uses: ``doctor`` lists which benchmark datasets an offline run finds; the launcher checks, before any
-model loads, that each hub dataset the requested tasks read can be read (cached, or the hub reachable) and
-otherwise stops with one line naming the dataset, how to fetch it and the offline variables; a task that
-asks for some files of a hub dataset (VRB: VQAv2's validation files) reads the whole dataset from the cache
-when the host's own tasks already prepared it (the cache's config id differs with ``data_files``); a
-model checkpoint named by a hub id (``--model llava`` -> ``llava-hf/llava-1.5-7b-hf``) is checked the same
-way.
+An offline ``load_dataset`` reads the `datasets` library's own Arrow cache, never the hub's download cache:
+``offline_cache_entry`` asks the same ``Cache`` builder it uses. Read by ``doctor`` (which datasets an
+offline run finds), the launcher (each hub dataset and checkpoint a run needs is cached or the hub is
+reachable, else one line saying how to fetch it) and ``task_dataset_context`` (a task reading some files of
+a dataset the host's own tasks cached whole reads the whole cache).
 """
 
 from __future__ import annotations
@@ -48,35 +45,24 @@ def hub_cache_dir() -> Path:
     return hf_home / "hub"
 
 
-def datasets_cache_folder(path: str) -> Path:
-    """``datasets``' folder for a hub id: ``<cache>/<org>___<snake_case name>`` (``cambridgeltl___dare``)."""
-    from datasets.naming import camelcase_to_snakecase
-
-    parts = path.split("/")
-    parts[-1] = camelcase_to_snakecase(parts[-1])
-    return datasets_cache_dir() / "___".join(parts)
-
-
 def offline_cache_entry(path: str, name: str | None, data_files: Any = None) -> Path | None:
-    """The prepared folder an offline ``load_dataset(path, name, data_files=...)`` reads, or None.
+    """The prepared folder an offline ``load_dataset(path, name, data_files=...)`` reads, or None: that of the
+    ``Cache`` builder `datasets` itself uses offline (its config id, newest version and commit)."""
+    from datasets.packaged_modules.cache.cache import Cache
 
-    Asks ``datasets``' own offline lookup (its ``cache`` builder's ``_find_hash_in_cache``: the config id
-    with its ``data_files`` suffix, the newest version/hash folder), so the answer is what a run will find.
-    """
-    from datasets.packaged_modules.cache import cache as datasets_cache
-
-    config_kwargs = {"data_files": data_files} if data_files else {}
     try:
-        config, version, commit = datasets_cache._find_hash_in_cache(
-            dataset_name=path,
-            config_name=name,
+        builder = Cache(
             cache_dir=str(datasets_cache_dir()),
-            config_kwargs=config_kwargs,
-            custom_features=None,
+            repo_id=path,
+            dataset_name=path.split("/")[-1],
+            config_name=name,
+            version="auto",
+            hash="auto",
+            **({"data_files": data_files} if data_files else {}),
         )
     except (ValueError, FileNotFoundError, OSError, KeyError, json.JSONDecodeError):
         return None
-    return datasets_cache_folder(path) / config / version / commit
+    return Path(builder.cache_dir)
 
 
 def hub_snapshot(path: str) -> Path | None:
@@ -102,13 +88,9 @@ def is_hub_id(path: Any) -> bool:
 
 
 def full_cache_kwargs(path: Any, name: Any, dataset_kwargs: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``dataset_kwargs`` that read a hub dataset's whole prepared cache instead of a download of some files.
-
-    A task that passes ``data_files`` (VRB: VQAv2's validation files only) gets the cache config id
-    ``default-<hash of data_files>``; the host's own tasks leave the whole dataset under ``default``. When
-    the latter is cached (and the former is not), the task reads it, pinned to the cached commit so an
-    online run does not fetch a newer revision; otherwise None (the task downloads only its files).
-    """
+    """``dataset_kwargs`` that read a hub dataset's whole cache (config ``default``, as the host's own tasks
+    cache it) for a task that asks for some files of it (VRB: VQAv2's validation files, config
+    ``default-<hash>``) when only the whole is cached, pinned to its commit; else None."""
     if not is_hub_id(path) or not isinstance(dataset_kwargs, dict) or not dataset_kwargs.get("data_files"):
         return None
     if offline_cache_entry(path, name, dataset_kwargs["data_files"]) is not None:
@@ -154,13 +136,9 @@ def _task_sources(tasks: list[str]) -> list[tuple[str, str, Any, Any]]:
 
 
 def missing_dataset_line(tasks: list[str], probe: bool = True) -> str | None:
-    """None when every hub dataset the pack's ``tasks`` read can be loaded; else one line naming the first
-    that cannot, what to run to get it and the offline variables.
-
-    Offline, a dataset is loadable when the `datasets` cache holds it (its own files, or the whole dataset
-    for a task that reads some files of it). Online, an uncached dataset needs the hub: one connection
-    attempt (``probe``) replaces the host's ten retries (minutes) when there is no network.
-    """
+    """None when every hub dataset the pack's ``tasks`` read is cached (its files, or the whole dataset) or
+    the hub is reachable (one connection attempt, ``probe``, not the host's ten retries); else one line naming
+    the first that is not, how to fetch it and the offline variables."""
     hub_checked: bool | None = None
     for task, path, name, data_files in _task_sources(tasks):
         cached = offline_cache_entry(path, name, data_files) or (

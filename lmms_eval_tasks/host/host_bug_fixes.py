@@ -702,13 +702,8 @@ def _no_empty_list(images: Any) -> Any:
 
 
 class ContextWithItsImages:
-    """The processor for one ``loglikelihood`` call: the context is tokenized with the images of the full
-    text tokenized just before it, and an empty image list becomes ``None``.
-
-    The host tokenizes ``prompt + continuation`` with the request's images, then the prompt alone without
-    them: transformers 5 refuses ``<image>`` without images, and with transformers 4 the prompt length
-    counted one token per image instead of the expanded image tokens (the loss mask was off).
-    """
+    """The processor for one ``loglikelihood`` call: the context is tokenized with the images of the full text
+    tokenized just before it, and an empty image list becomes ``None`` (docs/host-bugs.md, 11)."""
 
     def __init__(self, processor: Any) -> None:
         self._processor = processor
@@ -727,12 +722,8 @@ class ContextWithItsImages:
 
 class PredictionsAtTheirTokens:
     """The model for one ``loglikelihood`` call: its logits shifted one position right, so position ``i``
-    holds the prediction for token ``i``.
-
-    The host compares ``logits.argmax(-1)[:, n:]`` with ``input_ids[:, n:]``, but a causal LM predicts token
-    ``i`` at position ``i - 1``: ``is_greedy`` was one token off. The loss, computed inside the model from
-    the labels, is unchanged.
-    """
+    holds the prediction for token ``i`` (the host's ``is_greedy`` was one token off; the loss is
+    unchanged)."""
 
     def __init__(self, model: Any) -> None:
         self._model = model
@@ -895,12 +886,7 @@ def install_llava_hf_loglikelihood() -> None:
 
 
 class NoEmptyImages:
-    """A processor that is given ``images=None`` where the host passes an empty list.
-
-    A LLaVA processor given ``images=[]`` yields empty ``pixel_values`` that the vision tower cannot
-    unpack, so the host's chat llava_hf answered "" to every text-only request (e.g. HallusionBench's 178
-    no-image questions, which a judge then reads as "unclear").
-    """
+    """A processor given ``images=None`` where the chat llava_hf passes ``[]`` (docs/host-bugs.md, 12)."""
 
     def __init__(self, processor: Any) -> None:
         self._processor = processor

@@ -1,11 +1,7 @@
-"""What the pack needs from its host, lmms-eval, installed as host patches (``host/patches.py`` lists them).
-
-The pack's tasks in every task index (``pack_task_index``), the loading task's other splits for
-``process_docs`` (``task_dataset_context``), and the pack's numbers in the host's results: its standard
-errors (``pack_stderr``), group-only metrics (``group_only_metrics``), N/A for undefined values
-(``table_na``) and the run's context for its reports (``run_context``). Nothing here fixes a host bug
-(``host_bug_fixes.py``) or only makes the host faster (``speedups/``). lmms-eval is imported only by the
-functions that need it.
+"""What the pack needs from its host, as host patches (listed in ``patches.py``): its tasks in every task
+index, ``process_docs`` reading the loading task's other splits, and its numbers in the host's results
+(standard errors, group-only metrics, N/A for undefined values, the run's context). No bug fix
+(``host_bug_fixes``), no speed-up (``speedups/``); lmms-eval is imported only by the functions using it.
 """
 
 from __future__ import annotations
@@ -201,11 +197,9 @@ def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> l
 
 
 def pack_group_stderrs(results: dict[str, Any], groups: set[str], host_stderrs: bool = True) -> list[str]:
-    """Set every pack group's ``<metric>_stderr,<filter>`` in the host's ``results`` to the pack's bootstrap
-    standard error of the group (scored on the union of its members' records), replacing the host's pooled
-    member stderr, which is wrong for cross-task metrics (mean and std over prompts, accuracy curves). With
-    ``host_stderrs`` False (the host computed none: ``--bootstrap_iters 0``) nothing changes. Returns the
-    groups changed."""
+    """Set each pack group's ``<metric>_stderr,<filter>`` to the pack's bootstrap standard error of the group
+    (its members' records scored together), not the host's pooled member stderr; nothing when the host
+    computed none (``host_stderrs`` False). Returns the groups changed."""
     from lmms_eval_tasks.framework.run_state import current_run
 
     state = current_run()  # the evaluation whose groups the host is consolidating
@@ -450,9 +444,7 @@ def probe_task_dataset_context() -> tuple[str, str]:
     )
     if problem:
         return MISMATCH, problem
-    # A two-split local dataset through the host's download: process_docs must run while self.dataset holds
-    # every split the host loaded (what datasets_read.loading_task_dataset() hands to a hook reading a
-    # sibling split).
+    # a two-split local dataset through the host's download: process_docs runs while self.dataset holds both
     seen: list[Any] = []
     task = ConfigurableTask.__new__(ConfigurableTask)
 

@@ -1,13 +1,7 @@
-"""The `lmms_eval` launcher: the host harness's CLI with this pack's tasks on the include path.
-
-lmms-eval 0.7.3 has no entry point for task packs and its `LMMS_EVAL_PLUGINS` task path is broken, so the
-launcher makes every TaskManager the host builds also index this pack's task folder (after the built-ins and
-after any `--include_path` or config `include_path` of the user's, which therefore win on a name clash).
-It accepts every host flag and subcommand unchanged, works under `accelerate launch -m lmms_eval_tasks`, and,
-unlike the host (which logs and exits 0), exits non-zero when an evaluation fails. Every change to the host
-(task index, failure recording, fixes for lmms-eval 0.7.3 bugs) lives in `host/patches.py`, applied
-only on the host versions it was written for. Before the host builds any task, the launcher checks that each
-requested `--model` wrapper can run here, and otherwise exits 2 naming what is missing and the ways out.
+"""The `lmms_eval` command: the host's own CLI, every flag and subcommand unchanged, with the pack's tasks in
+its task index. Before the host starts it refuses in one line what a run cannot do here (arguments, models,
+datasets, judges, output paths: exit 2), applies the host patches (``patches.py``), and, unlike the host,
+exits non-zero when an evaluation failed, naming the root cause and the way on.
 """
 
 from __future__ import annotations
@@ -35,11 +29,8 @@ def install_pack_tasks() -> None:
 
 
 def check_models(argv: Sequence[str]) -> str | None:
-    """None when every requested ``--model`` wrapper can run here; else the message naming what is missing.
-
-    Runs before the host builds any task or loads any dataset (importing the wrapper is what the host
-    would do first anyway). ``LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1`` turns the check off.
-    """
+    """None when every requested ``--model`` wrapper can run here (checked before any task is built; off with
+    ``LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1``); else the message naming what is missing."""
     from lmms_eval_tasks import environment
 
     if environment.flag(SKIP_MODEL_CHECK_ENV):

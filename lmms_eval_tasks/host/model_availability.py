@@ -1,9 +1,6 @@
-"""Can this ``--model`` run here? Answered from the host's own model registry, for the launcher's pre-flight
-check (``host/launcher.py``), the ``--model llava`` substitution and ``lmms-eval-tasks doctor``.
-
-A host wrapper can import and still be unusable: many import their model code inside ``try: ... except:
-log`` and fail only later, after the tasks were built (``unbound_guarded_names``). Import is cheap: the
-host's registry is imported only by the functions that read it.
+"""Can this ``--model`` run here? Answered from the host's own model registry for the launcher, the ``--model
+llava`` substitution and ``doctor``; a wrapper that imports but whose try-guarded model code did not is
+unusable too (``unbound_guarded_names``).
 """
 
 from __future__ import annotations
@@ -107,12 +104,8 @@ def _global_names(code: types.CodeType) -> set[str]:
 
 
 def unbound_guarded_names(cls: type) -> dict[str, str]:
-    """Names the class's own methods use that its module tried to import in a ``try`` block and could not.
-
-    Many host wrappers (``llava`` among them) import their model code inside ``try: ... except: log``, so
-    they import fine and fail only later, after the tasks were built (``NameError``). Returns
-    {name: module it should come from}.
-    """
+    """{name: module it comes from} of the names the class's own methods use that its module tried to
+    import in a ``try`` block and could not (the wrapper imports, then fails with ``NameError`` later)."""
     module = inspect.getmodule(cls)
     try:
         source = inspect.getsource(module) if module is not None else ""

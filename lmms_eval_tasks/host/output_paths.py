@@ -1,7 +1,5 @@
-"""Fail fast on an unwritable ``--output_path``: the host only writes its results after all inference.
-
-lmms-eval 0.7.3 creates the output folder when it saves results, i.e. after hours of generation, and only
-logs a warning when that fails. The launcher calls ``check_output_path`` before the host starts.
+"""Fail fast on an unwritable ``--output_path``: lmms-eval 0.7.3 creates the folder only when it saves its
+results, after all inference, and then only logs a warning when that fails.
 """
 
 from __future__ import annotations
@@ -36,11 +34,8 @@ def _named_output_paths(arguments: Sequence[str]) -> list[str]:
 
 
 def writability_problem(path: str | os.PathLike[str]) -> str | None:
-    """Why the folder ``path`` cannot be created or written, or None when a probe file can be written.
-
-    The probe goes into ``path`` when it exists, else into its nearest existing ancestor (where the host
-    would create it), and is removed at once, so a check leaves nothing behind.
-    """
+    """Why the folder ``path`` cannot be created or written (a probe file in it, or in its nearest existing
+    ancestor, removed at once), or None."""
     target = Path(path)
     existing = target
     while not os.path.lexists(existing) and existing.parent != existing:
@@ -60,12 +55,9 @@ def writability_problem(path: str | os.PathLike[str]) -> str | None:
 
 
 def model_folder_problem(runs: Sequence[tuple[str, str | None]]) -> str | None:
-    """One line refusing a run whose model folder would leave ``--output_path``, else None.
-
-    lmms-eval 0.7.3 writes into ``<output_path>/<model name>``, the name taken from ``--model_args``
-    (``pretrained=`` and the like) with path separators replaced; ``pretrained=..`` therefore writes the
-    host's results and the pack's reports into the output path's parent. ``runs``: (model, model args).
-    """
+    """One line refusing a run whose results folder ``<output_path>/<model name>`` (named from
+    ``--model_args``, path separators replaced) would leave ``--output_path`` (``pretrained=..``), else
+    None."""
     from lmms_eval_tasks.reporting.schema import model_folder_name
 
     for _, model_args in runs:

@@ -1,9 +1,6 @@
-"""The tools a host patch's probe and install use: outcomes, wrapper marks, and behaviour checks.
-
-A probe looks at what the host does, never at its source text: it calls the host function on a tiny input,
-compares signatures, or reads which names a function's compiled code looks up when it runs (the module
-globals and attributes a wrapper must replace to reach it). ``spying`` lets a probe watch one host call.
-Nothing here imports lmms-eval.
+"""The tools of the host patches' probes and installs: outcomes, wrapper marks, and behaviour checks (a
+function's signature, the names its compiled code looks up, a spied call), never source text. Nothing here
+imports lmms-eval.
 """
 
 from __future__ import annotations
@@ -129,12 +126,8 @@ class Touched(Exception):
 
 
 class CallView:
-    """An instance as one call of a host method sees it, with some attributes replaced for that call only.
-
-    Reads fall through to the instance (properties and bound methods included) and writes go to it, so a
-    fix that needs the host method to see another processor or model swaps nothing shared: concurrent calls
-    on the same instance each get their own view (thread-safe).
-    """
+    """An instance as one call of a host method sees it, some attributes replaced for that call only: reads
+    fall through to the instance, writes go to it, so concurrent calls share no swapped state."""
 
     __slots__ = ("_instance", "_replaced")
 

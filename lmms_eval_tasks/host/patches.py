@@ -28,19 +28,12 @@ from lmms_eval_tasks.reporting import patch_record
 _lock = probe_lock
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Patches
-# ---------------------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class HostPatch:
-    """One change to lmms-eval: what it does, how to check the host still fits it, and how to install it.
-
-    ``probe()`` returns ``(APPLIES | NOT_NEEDED | MISMATCH, detail)`` from the host's behaviour, without
-    changing anything; ``install()`` is idempotent. ``models`` lists the ``--model`` values that need the
-    patch (empty: every run). ``without`` says what a run loses when the patch is skipped, and the way around.
-    """
+    """One change to lmms-eval: ``probe()`` returns ``(APPLIES | NOT_NEEDED | MISMATCH, detail)`` from the
+    host's behaviour without changing anything; ``install()`` is idempotent; ``models``: the ``--model``
+    values that need it (empty: every run); ``without``: what a run loses when it is skipped, and the way
+    around."""
 
     name: str
     summary: str

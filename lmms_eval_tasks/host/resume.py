@@ -1,11 +1,8 @@
-"""Resume after preemption: the same command, run again, asks the model only for what it had not answered.
+"""Resume after preemption: with ``--use_cache``, the same command run again asks only for what is missing.
 
-The host's response cache (``--use_cache DIR``) writes each run into ``DIR/runs/<run id>/`` and merges it
-into ``DIR/cache.db`` only when the evaluation succeeds; the run id is ``LMMS_CACHE_RUN_ID``, else
-``SLURM_JOB_ID``/``TORCHELASTIC_RUN_ID``, else a random one. A killed run's answers therefore stay in a
-folder no later run reads. The launcher fixes the run id to one derived from the model and its arguments
-(unless ``LMMS_CACHE_RUN_ID`` is set), so a rerun of the same model reopens the killed run's store; with the
-``cache_checkpoints`` patch (``host/host_bug_fixes.py``) answers are stored as they come.
+The host merges a run's cache store into ``cache.db`` only when the evaluation succeeds and names the store
+by ``LMMS_CACHE_RUN_ID`` (else a random id), so a killed run's answers were never read again. The launcher
+fixes the id from the model and its arguments; with ``cache_checkpoints`` answers are stored as they come.
 """
 
 from __future__ import annotations

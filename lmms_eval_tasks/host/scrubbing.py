@@ -1,11 +1,6 @@
-"""The host's console and files, scrubbed of secrets by the launcher (docs/judges.md, "Judge integrity").
-
-lmms-eval prints its arguments and its trackers' settings (``api_key=...``, ``hf_token=...``, a tracker's
-``'token': 'hf_...'``) to the console the launcher passes through, and writes ``--model_args`` verbatim
-(``endpoint=http://user:password@host``) into its results. ``scrubbed_console`` wraps stdout and stderr in
-line-buffered streams that scrub each line (``judges.redact.scrub``) and patches loguru's records (the
-host's sinks hold the original streams); ``scrub_files`` rewrites the host's result and samples files
-without the secrets (only when one is found: scrubbing keeps JSON valid, it never adds a quote).
+"""The host's console and files, scrubbed of secrets by the launcher (``judges.redact.scrub``): lmms-eval
+prints its arguments and trackers' settings (``api_key=...``) and writes ``--model_args`` verbatim into its
+results. ``scrub_files`` rewrites a file only when it holds a secret (JSON stays valid).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""`--model llava` without the original LLaVA code: the launcher serves it with the pack's LLaVA model.
-
-The host's ``llava`` wrapper needs the original LLaVA code (python package ``llava``), which cannot share an
-environment with lmms-eval 0.7.3. When that code does not import, the launcher re-registers the host model
-name ``llava`` to ``lmms_eval_tasks.models.llava_transformers.LlavaTransformers`` (the same LLaVA weights in
-their transformers conversions), says so in one line, and every pack report records the substitution in its
-provenance. ``LMMS_EVAL_TASKS_NO_SUBSTITUTION=1`` turns this off (``--model llava`` then fails as the host
-would). Importing this module is cheap (no torch, no lmms-eval). See docs/models.md.
+"""`--model llava` without the original LLaVA code (which cannot share an environment with lmms-eval 0.7.3):
+the launcher registers the host's ``llava`` to the pack's LLaVA on transformers, says so in one line and
+every report records it (``LMMS_EVAL_TASKS_NO_SUBSTITUTION=1`` refuses instead; docs/models.md).
 """
 
 from __future__ import annotations
@@ -160,13 +155,9 @@ def register(checkpoint: str | None, asked_checkpoint: str | None) -> dict[str, 
 def prepare(
     requested_models: Sequence[str], model_args: str | None | Sequence[str | None]
 ) -> tuple[str | None, str | None]:
-    """Substitute ``--model llava`` when its original code does not import: (one-line notice, error).
-
-    ``model_args`` is the ``--model_args`` text of the ``llava`` run, or one text per ``llava`` run of a
-    ``--config`` file; each is checked, and the notice names the checkpoint of each. Both are None when
-    ``llava`` is not requested, when the original code imports (the host's wrapper is used unchanged) or
-    when ``LMMS_EVAL_TASKS_NO_SUBSTITUTION`` is set (the launcher's model check then refuses ``llava``).
-    """
+    """Substitute ``--model llava`` when its original code does not import: (one-line notice, error), both
+    None when ``llava`` is not asked for, its code imports, or the substitution is off. ``model_args``: the
+    text of the ``llava`` run, or one per ``llava`` run of a ``--config`` file; each is checked."""
     if ASKED_MODEL not in requested_models or disabled():
         return None, None
     from lmms_eval_tasks.host.model_availability import wrapper_status

@@ -1,10 +1,5 @@
-"""SIGTERM ends a run like Ctrl-C: as an exception, so every ``finally`` runs (a report being written is
-removed with its temporary file, never left half) and the task's pending marker says it was interrupted.
-
-Python's default SIGTERM action ends the process at once, skipping cleanup: a ``.tmp`` file stayed next to
-the report and ``lmms-eval-tasks report`` could not tell an interrupted write from a failed scoring. The
-launcher installs this handler in the main thread before the host runs; the exit status stays 143
-(128 + SIGTERM), as a shell reports a terminated process.
+"""SIGTERM ends a run like Ctrl-C: as an exception, so every ``finally`` runs (no half-written report is left;
+the pending marker says the run was interrupted); the exit status stays 143 (128 + SIGTERM).
 """
 
 from __future__ import annotations

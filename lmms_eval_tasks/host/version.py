@@ -1,8 +1,5 @@
-"""Which lmms-eval is installed, which versions the pack supports, and which its host patches were tested on.
-
-``host_version()`` is the single seam tests replace to simulate another host: the patches
-(``host/patches.py``), the task-index fingerprint (``framework/task_index.py``) and ``doctor`` all read the
-version through this module's attribute.
+"""Which lmms-eval is installed, which versions the pack supports and which the patches were tested on;
+``host_version()`` is the one seam tests replace to simulate another host.
 """
 
 from __future__ import annotations

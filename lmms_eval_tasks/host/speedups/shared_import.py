@@ -1,15 +1,11 @@
-"""A speed-up around the host: several `python -m lmms_eval_tasks ARGS` runs share one import of the host.
+"""A speed-up around the host: several `python -m lmms_eval_tasks ARGS` runs share one import of the host
+(10-15 s of CPU each). This process imports it once and forks a child per run that becomes what `python -m
+lmms_eval_tasks ARGS` would be (its own output, fresh random states, the launcher's `__main__`, a normal
+exit): `make demo` runs its models side by side so, the tests' warm launcher one at a time.
 
-Importing the host's CLI (torch, transformers, datasets, lmms-eval) costs 10-15 s of CPU per process. This
-process imports it once, then forks one child per run; each child becomes what `python -m lmms_eval_tasks
-ARGS` would be from there on (its own output files, fresh random states, a fresh `__main__` run of the
-launcher, the interpreter's normal exit). `make demo` runs its models side by side this way; the tests'
-warm launcher (tests/warm_launcher.py) serves one run at a time with the same functions.
-
-usage: python -m lmms_eval_tasks.host.speedups.shared_import RUNS_JSON, a file holding [{"label", "argv",
-"log"}, ...], run in the runs' environment. One JSON line per finished run on stdout: {"label",
-"exit_code" (negative: killed by that signal), "seconds", "cpu_seconds"}, then {"import_seconds",
-"import_cpu_seconds"}.
+usage: python -m lmms_eval_tasks.host.speedups.shared_import RUNS_JSON ([{"label", "argv", "log"}, ...], run
+in the runs' environment); prints a JSON line per finished run ({"label", "exit_code", "seconds",
+"cpu_seconds"}), then the import's cost ({"import_seconds", "import_cpu_seconds"}).
 """
 
 from __future__ import annotations

@@ -25,12 +25,9 @@ from lmms_eval_tasks.host.patch_kit import (
 )
 from lmms_eval_tasks.host.speedups import task_index_cache as index_cache
 
-# --- 1b. the host's task index parsed by libyaml ------------------------------------------------------------
-
-# Every host start indexes its ~3,200 built-in task YAML files with PyYAML's pure-Python parser: about 10 s
-# of CPU, most of a `--tasks list`. libyaml's parser (PyYAML's C extension, same constructors) gives the
-# same index in about 1.5 s. Only the index's "simple" parse is moved (a `!function` tag stays a node there):
-# a full parse resolves `!function` from `loader.name`, which libyaml's loader does not have.
+# --- libyaml_task_index: ~3,200 YAML loads per start in ~1.5 s of CPU instead of ~10 (pure Python) ----------
+# Only the index's "simple" parse moves: a full parse resolves `!function` from `loader.name`, which
+# libyaml's loader lacks.
 _INDEXING = threading.local()  # set while this thread's TaskManager._get_task_and_group runs
 _LIBYAML_MARK = "_lmms_eval_tasks_libyaml_index"
 
@@ -158,13 +155,10 @@ def install_libyaml_index() -> None:
     TaskManager._get_task_and_group = mark(_get_task_and_group, original, _LIBYAML_MARK)
 
 
-# --- 1c. the host's index of its own task folder kept between runs ------------------------------------------
+# --- task_index_cache: the host's index of its own task folder kept between runs ----------------------------
 
-# Even with libyaml, indexing the host's ~1,900 built-in task YAML files (3,200 loads with their includes)
-# costs about 1.4 s of CPU per start, the same every time. `host/task_index_cache.py` keeps one build on disk
-# with everything it read (file sizes, mtimes, inodes, the folder's listing, the host and PyYAML versions) and
-# serves it while all of that holds. Only the host's own folder is cached (the pack's is precomputed in
-# tasks/host_index.json; a user's --include_path is indexed as before).
+# Only the host's own folder is cached (``task_index_cache``): the pack's is precomputed in
+# tasks/host_index.json, a user's --include_path is indexed as before.
 _CACHE_MARK = "_lmms_eval_tasks_index_cache"
 
 

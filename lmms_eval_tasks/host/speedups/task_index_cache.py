@@ -1,18 +1,8 @@
-"""The host's index of its own task folder, kept on disk between runs (the `task_index_cache` host patch).
-
-Every host start indexes the ~1,900 built-in task YAML files (about 3,200 YAML loads with their includes):
-about 1.4 s of CPU with libyaml, several seconds more without. The index is a small dict (task, group and
-tag name -> type, YAML path, members), so one build is kept under ``$LMMS_EVAL_TASKS_CACHE/host_task_index/``
-with everything it depended on: the host and PyYAML versions, the folder's YAML files in the order the
-host's walk finds them, the size, mtime_ns and inode of every file the build opened (includes too, wherever
-they are), the include names the host resolved next to their file because no such file existed in the
-working directory (the host tries the working directory first), and the debug lines the build logged. It is
-used only when all of that still holds; otherwise the folder is indexed again and the cache rewritten.
-
-Writes are atomic (``reporting.schema.write_atomically``: a temporary file, then ``os.replace``):
-concurrent runs each write a whole file and a reader never sees part of one. A damaged cache file is
-rebuilt with a warning. Nothing here imports lmms-eval; ``host/patches.py`` decides which folders are
-cached and installs the wrapper.
+"""The host's index of its own task folder kept on disk between runs (the ``task_index_cache`` patch, about
+1.4 s of CPU less per start), used only while everything its build read still holds: the host and PyYAML
+versions, the folder's YAML listing, the size, mtime_ns and inode of every file opened, the include names
+the host resolved next to their file because the working directory had no such file (it looks there first);
+a hit replays the lines the build logged. Writes are atomic; a damaged file is rebuilt with a warning.
 """
 
 from __future__ import annotations
