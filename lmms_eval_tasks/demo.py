@@ -140,8 +140,9 @@ def next_steps() -> list[str]:
         "datasets on a first run with network; TDIUC, TallyQA, DVQA, VQDv1 and ConTextual's images need "
         "`lmms-eval-tasks prepare` (`lmms-eval-tasks tasks` lists every task, `lmms-eval-tasks doctor` "
         "what is cached)",
-        "  2. a real model: lmms_eval --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf "
-        "--tasks dare --output_path out --log_samples (any --model of lmms-eval's registry; your own: "
+        "  2. a real model: lmms_eval --model llava_hf --model_args "
+        "pretrained=llava-hf/llava-1.5-7b-hf,device_map=cuda:0 --tasks dare --output_path out --log_samples "
+        "(any --model of lmms-eval's registry; your own: "
         f"{doc('models.md')})",
         "  3. a judge: hallusionbench and contextual are judged by an LLM: set OPENAI_API_KEY, or "
         "OPENAI_API_URL for a local OpenAI-compatible server (without one they refuse to run; "

@@ -88,6 +88,37 @@ def test_a_wildcard_task_pattern_is_checked_as_the_host_expands_it(arguments, re
     assert run_argument_problem(["--tasks", "mme*", *arguments]) is None  # the host's own tasks only
 
 
+@pytest.mark.parametrize(
+    "arguments, model_args, refused",
+    [
+        (["--device", "cuda"], "device=cpu,device_map=cpu", "lmms_eval: --device cuda: this machine has no"),
+        ([], "device=cuda:0,device_map=cuda:0", "lmms_eval: device cuda:0: this machine has no CUDA"),
+        ([], "device_map=cpu", "lmms_eval: llava_hf's default device cuda: this machine has no CUDA"),
+        ([], "device=mps,device_map=mps", "lmms_eval: device mps: this machine has no Apple MPS device"),
+        ([], "device=cpu", "lmms_eval: llava_hf needs device_map in --model_args"),
+        ([], "device=cpu,device_map=cpu,dtype=fp16", "lmms_eval: --model_args dtype=fp16: not a torch dtype"),
+        (["--batch_size", "4"], "device=cpu,device_map=cpu", "lmms_eval: --batch_size 4: the host's llava"),
+    ],
+    ids=["device-flag", "device-arg", "default-device", "mps", "no-device-map", "dtype", "batch"],
+)
+def test_device_dtype_and_batch_size_the_wrapper_cannot_honour_are_refused_naming_what_works(
+    arguments, model_args, refused
+) -> None:
+    import torch
+
+    from lmms_eval_tasks.host.argument_checks import model_settings_problem
+
+    if torch.cuda.is_available() or torch.backends.mps.is_available():
+        pytest.skip("this machine has the devices these refusals are about")
+    problem = model_settings_problem(arguments, [("llava_hf", f"pretrained=x,{model_args}")])
+    assert problem is not None and problem.startswith(refused), problem
+    works = ("device=cpu,device_map=cpu", "float32", "--batch_size 1")  # what the line names instead
+    assert "\n" not in problem and any(fix in problem for fix in works), problem
+    cpu = [("llava_hf", "pretrained=x,device=cpu,device_map=cpu")]
+    assert model_settings_problem(["--batch_size", "1"], cpu) is None
+    assert model_settings_problem(["--batch_size", "8"], [("random_guess", "seed=0")]) is None
+
+
 def test_zero_few_shot_spelled_otherwise_is_not_refused() -> None:
     from lmms_eval_tasks.host.argument_checks import run_argument_problem
 

@@ -33,7 +33,8 @@ def command_modules() -> Iterator[str]:
 DESCRIPTION = """\
 The lmms-eval-tasks utilities: check the setup, list tasks, re-score and compare saved runs, prepare data,
 write reports and leaderboard files. Evaluations themselves run with the `lmms_eval` command, e.g.
-  lmms_eval --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf --tasks dare --output_path out
+  lmms_eval --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf,device_map=cuda:0 \
+    --tasks dare --output_path out
 `lmms-eval-tasks COMMAND --help` describes each command."""
 
 EPILOG = """\

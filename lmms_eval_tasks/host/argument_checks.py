@@ -168,3 +168,75 @@ def check_model_args(argv: Sequence[str]) -> str | None:
                     "device=cuda"
                 )
     return None
+
+
+# ---- devices, dtypes and batch sizes the model wrappers cannot honour ---------------------------------
+
+_CPU_FIX = "--model_args ...,device=cpu,device_map=cpu (and no --device)"
+_SERVER_PATH = (
+    "for throughput serve the model (vLLM, SGLang) and run --model openai_compatible or the pack's "
+    "openai_pipelined with --batch_size N ({page}, 'Model servers')"
+)
+
+
+def _absent_device(value: str) -> str | None:
+    """Why device ``value`` (``cuda``, ``cuda:1``, ``mps``; others pass) cannot be used here, else None."""
+    kind = value.strip().lower().partition(":")[0]
+    if kind not in ("cuda", "mps"):
+        return None
+    import torch
+
+    if kind == "cuda" and not torch.cuda.is_available():
+        return f"this machine has no CUDA device (torch {torch.__version__} sees none)"
+    if kind == "mps" and not torch.backends.mps.is_available():
+        return "this machine has no Apple MPS device"
+    return None
+
+
+def model_settings_problem(arguments: Sequence[str], runs: Sequence[tuple[str, str | None]]) -> str | None:
+    """One line refusing a device that is absent here (``--device``, ``device=``/``device_map=`` in
+    ``--model_args``, llava_hf's default ``cuda``), a dtype torch does not have, or a batch size above 1
+    for the host's ``llava_hf`` (it asserts 1 when generating), naming what works; else None. Checked
+    before the model loads: the host ended on 'Device string must not be empty' or an AssertionError."""
+    import os
+
+    from lmms_eval_tasks.documentation import doc
+
+    device_flag = flag_value(arguments, "--device")
+    batch = flag_value(arguments, "--batch_size") or flag_value(arguments, "-b")
+    several = int(os.environ.get("WORLD_SIZE", "1") or 1) > 1  # accelerate: llava_hf picks cuda:<rank>
+    for model, model_args in runs:
+        given = dict(part.strip().split("=", 1) for part in (model_args or "").split(",") if "=" in part)
+        devices = [("--device", device_flag), *((key, given.get(key)) for key in ("device", "device_map"))]
+        if model == "llava_hf":
+            size = given.get("batch_size") or batch
+            if size is not None and str(size).strip() != "1":
+                return (
+                    f"lmms_eval: --batch_size {size}: the host's llava_hf wrapper generates one request at a "
+                    "time (lmms-eval 0.7.3 asserts batch size 1); give --batch_size 1; "
+                    + _SERVER_PATH.format(page=doc("models.md"))
+                )
+            if "device_map" not in given and not several:
+                return (
+                    "lmms_eval: llava_hf needs device_map in --model_args (the wrapper passes an empty one, "
+                    f"which transformers refuses): device_map=cuda:0 or auto on a GPU; on a CPU: {_CPU_FIX}"
+                )
+            if device_flag is None and "device" not in given:
+                devices.append(("llava_hf's default device", "cuda"))
+            if several and "device_map" not in given:
+                devices.append(("llava_hf's device for each process", "cuda"))
+            dtype = given.get("dtype")
+            if dtype and dtype != "auto":
+                import torch
+
+                if not isinstance(getattr(torch, dtype, None), torch.dtype):
+                    return (
+                        f"lmms_eval: --model_args dtype={dtype}: not a torch dtype; give auto, float32, "
+                        "bfloat16 or float16 (float32 on a CPU)"
+                    )
+        for where, value in devices:
+            why = _absent_device(value) if value else None
+            if why:
+                return f"lmms_eval: {where} {value}: {why}; on the CPU: {_CPU_FIX}, or run where it is"
+    return None
+

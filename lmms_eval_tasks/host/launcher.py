@@ -247,10 +247,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if notice and os.environ.get("LOCAL_RANK", "0") == "0":
             print(notice, file=sys.stderr)
+        from lmms_eval_tasks.host.argument_checks import model_settings_problem
         from lmms_eval_tasks.host.output_paths import model_folder_problem
 
         problem = (
             check_model_args(arguments)
+            or model_settings_problem(arguments, runs)  # an absent cuda/mps, a dtype, llava_hf batch > 1
             or check_models(arguments)
             or check_tasks(arguments)
             or check_checkpoints(arguments)

@@ -219,7 +219,7 @@ def unavailable_model_message(status: WrapperStatus, model_args: str | None = No
         hf_name = ORIGINAL_TO_HF_CHECKPOINTS.get(original.rstrip("/"), "llava-hf/llava-1.5-7b-hf")
         lines += [
             "  way out 1 (recommended): use the HF-native wrapper with the converted checkpoint:",
-            f"    --model llava_hf --model_args pretrained={hf_name}",
+            f"    --model llava_hf --model_args pretrained={hf_name},device_map=cuda:0",
             f"    (original -> HF checkpoint names: {doc('models.md')})",
             f"  way out 2: {INSTALL_HINTS['llava'].format(transformers=_transformers_version())}.",
             "  way out 3: unset LMMS_EVAL_TASKS_NO_SUBSTITUTION: the launcher then serves --model llava with "
