@@ -25,8 +25,6 @@ from lmms_eval_tasks.host.patch_kit import APPLIES, MISMATCH, NOT_NEEDED, probe_
 from lmms_eval_tasks.host.speedups import task_index as speedups
 from lmms_eval_tasks.reporting import patch_record
 
-_lock = probe_lock
-
 
 @dataclass(frozen=True)
 class HostPatch:
@@ -269,7 +267,7 @@ _warned: set[str] = set()
 
 def _apply(name: str) -> PatchStatus:
     patch = PATCHES[name]
-    with _lock:
+    with probe_lock:
         status = check_patch(name)
         if status.state == APPLIES:
             patch.install()

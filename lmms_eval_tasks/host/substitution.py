@@ -186,16 +186,3 @@ def prepare(
         f"({doc('models.md')}; {NO_SUBSTITUTION_ENV}=1 refuses instead)"
     )
     return notice, None
-
-
-__all__ = [
-    "DEFAULT_ORIGINAL_LLAVA",
-    "NO_SUBSTITUTION_ENV",
-    "ORIGINAL_TO_HF_CHECKPOINTS",
-    "SubstitutionError",
-    "active",
-    "check_model_args",
-    "deviation",
-    "prepare",
-    "resolve_checkpoint",
-]

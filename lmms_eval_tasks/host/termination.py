@@ -32,6 +32,3 @@ def end_on_sigterm_with_cleanup() -> bool:
         return False
     signal.signal(signal.SIGTERM, _raise_terminated)
     return True
-
-
-__all__ = ["TERMINATED_EXIT", "Terminated", "end_on_sigterm_with_cleanup"]
