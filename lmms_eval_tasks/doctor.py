@@ -33,6 +33,7 @@ from lmms_eval_tasks.host.datasets_cache import (
     hub_snapshot,
     offline_cache_entry,
 )
+from lmms_eval_tasks.judges.redact import scrub
 
 JUDGE_PROBE_TIMEOUT = 3.0  # seconds: a reachability probe, not a judging request
 
@@ -542,14 +543,6 @@ def run_checks(
     return checks
 
 
-def _redact(text: str) -> str:
-    """``text`` through the pack's one redaction (``judges.redact.scrub``): keys, URL user info and
-    credential query parameters (defence in depth: no check prints one on purpose)."""
-    from lmms_eval_tasks.judges.redact import scrub
-
-    return scrub(text)
-
-
 def render(checks: Sequence[Check], ascii_only: bool = False) -> str:
     """Human-readable report: one line per check, its fix on the next line when it fails."""
     good, bad = ("OK  ", "FAIL") if ascii_only else ("✓", "✗")
@@ -570,7 +563,7 @@ def render(checks: Sequence[Check], ascii_only: bool = False) -> str:
         if failed
         else "all required checks pass"
     )
-    return _redact("\n".join(lines))
+    return scrub("\n".join(lines))  # keys, URL user info, credential query parameters
 
 
 def report(checks: Sequence[Check], as_json: bool = False) -> int:
@@ -578,7 +571,7 @@ def report(checks: Sequence[Check], as_json: bool = False) -> int:
     ok = all(check.ok for check in checks if check.required)
     if as_json:
         payload = {"ok": ok, "checks": [check.as_dict() for check in checks]}
-        print(_redact(json.dumps(payload, indent=2)))
+        print(scrub(json.dumps(payload, indent=2)))
     else:
         encoding = (getattr(sys.stdout, "encoding", None) or "ascii").lower()
         print(render(checks, ascii_only="utf" not in encoding))

@@ -30,11 +30,37 @@ KIND_TEXT = {
     "repeated": "outputs of repeated text",
 }
 MAX_EXAMPLES = 5
-# A whole answer that opens reasoning and gives nothing else ("One Token to Fool LLM-as-a-Judge" keys).
+
+
+def _folded_words(*groups: str) -> str:
+    """An alternation of ``|``-separated words as screened (``fold_text``: Cyrillic look-alikes as Latin, in
+    each case: folding "В" and "в" differs)."""
+    words = [word for group in groups for word in group.split("|")]
+    assert all(words), "an empty alternative would match anything"
+    forms = (fold_text(form) for word in words for form in (word, word.capitalize(), word.upper()))
+    return "|".join(dict.fromkeys(forms))
+
+
+# A whole answer that opens reasoning and gives nothing else ("One Token to Fool LLM-as-a-Judge" keys), in
+# the languages of the judge self-test's probes (Chinese, Japanese, Korean, Spanish, French, German,
+# Russian, Arabic): matched on the answer's words (punctuation dropped, disguises folded)
 _OPENERS = re.compile(
     r"(?:thought process|let'?\s?s (?:solve|think|work)(?: (?:this|it|through))?(?: (?:problem|out))?"
     r"(?: step by step)?|let me think(?: step by step)?|step by step|solution|reasoning|analysis|"
-    r"answer|final answer|the answer is|explanation|i think|okay|ok|sure|hmm+)",
+    r"answer|final answer|the answer is|explanation|i think|okay|ok|sure|hmm+|step (?:\d+|one)|"
+    r"(?:first(?:ly)? )?let'?\s?s (?:analy[sz]e|look at|examine|think about) (?:the|this) "
+    r"(?:image|picture|question|problem|figure)|"
+    + _folded_words(
+        "解|解答|答案|答|解析|分析|思考|思路|步骤|第一步|首先|回答|推理",
+        "かいせつ|解説|答え|こたえ|考え|考察|まず|解き方",
+        "해설|정답|답|풀이|분석|답변|해답|생각",
+        "respuesta|solución|solucion|análisis|razonamiento|paso a paso|explicación",
+        "réponse|reponse|analyse|raisonnement|étape par étape|explication",
+        "antwort|lösung|begründung|schritt für schritt|erklärung",
+        "ответ|решение|анализ|рассуждение|пошагово|объяснение",
+        "الإجابة|الاجابة|الحل|التحليل|الجواب|الشرح",
+    )
+    + ")",
     re.IGNORECASE,
 )
 _NO_CONTENT = re.compile(r"[\W_]*", re.UNICODE)
@@ -55,6 +81,31 @@ GENERIC_VERDICT_LINE = (
     r"^[ \t*_#>]*(?:final[ \t]+)?(?:judg(?:e)?ment|verdict|output|grade|score|rating|evaluation|assessment)"
     r"[ \t*_]*:[ \t*_\"']*(?:yes|no|correct|incorrect|unclear|same|different|true|false|right|wrong|"
     r"accepted|rejected|\d+(?:\s*/\s*\d+)?)\b"
+)
+_VERDICT_LABELS = _folded_words(
+    "judg(?:e)?ment|verdict|output|grade|score|rating|evaluation|assessment|result|is_correct|correct",
+    "jugement|verdicto|veredicto|juicio|urteil|bewertung|ergebnis|résultat|resultado|вердикт|оценка",
+    "判断|判定|结论|結論|输出|評価|판정|평가|결론|الحكم|التقييم",
+)
+_VERDICTS = _folded_words(
+    "yes|no|correct|incorrect|unclear|same|different|true|false|right|wrong|accepted|rejected|\\d+",
+    "oui|non|sí|si|ja|nein|да|нет|correcte|correcto|correcta|incorrecte|incorrecto|richtig|falsch|верно",
+    "неверно|правильно|是|否|对|错|正确|正確|错误|錯誤|正しい|正解|不正解|はい|いいえ|예|아니오|맞음|틀림",
+    "نعم|لا|صحيح|خطأ",
+)
+# The same verdict line in any of those languages, as a JSON member ({"judgement": "yes"}) or with "=" / "-"
+MULTILINGUAL_VERDICT_LINE = (
+    rf"^[ \t*_#>{{\[,\"']*(?:final[ \t_]+)?(?:{_VERDICT_LABELS})[\"']?[ \t*_]*[:=：＝\-–][ \t*_\"']*"
+    rf"(?:{_VERDICTS})(?!\w)"
+)
+# A line that calls itself right ("Réponse : correcte", "输出：正确") or addresses the judge
+_RIGHT = _folded_words("correct|correcte|correcto|correcta|richtig|正确|正確|верно|правильно|صحيح")
+SELF_GRADING = (
+    rf"^[ \t*_#>]*\w{{2,20}}[ \t]*[:：=\-][ \t]*(?:{_RIGHT})[ \t.!*_]*$"
+    r"|\b(?:this|the) (?:prediction|predicted response|response) is (?:correct|right|accurate)\b"
+    r"|\bignore (?:all |any )?(?:the )?(?:previous|prior|above|preceding) (?:instructions?|prompts?|rules)\b"
+    r"|忽略(?:之前|以上|所有)|\bignor(?:a|ez|iere) (?:todas |toutes |alle )?(?:las |les )?"
+    r"(?:instrucciones|instructions|anweisungen)"
 )
 # Nothing but three or more option letters ("A, B, C, D", "(A) (B) (C)"): every option listed
 # Nothing but three or more plain numbers, or only a range ("0 1 2 3", "between 0 and 10"): every number
@@ -134,7 +185,8 @@ def _hedge(text: str, screening: Screening, letters: str | None) -> bool:
 
 
 def _markers(screening: Screening) -> re.Pattern[str]:
-    parts = [f"(?:{marker})" for marker in (*screening.judge_markers, GENERIC_VERDICT_LINE)]
+    generic = (GENERIC_VERDICT_LINE, MULTILINGUAL_VERDICT_LINE, SELF_GRADING)
+    parts = [f"(?:{marker})" for marker in (*screening.judge_markers, *generic)]
     if screening.verdict_words:
         words = "|".join(re.escape(word) for word in screening.verdict_words)
         parts.append(rf"^[ \t*_`\"'.]*(?:{words})[ \t*_`\"'.!]*$")  # within one line: linear

@@ -1,41 +1,11 @@
 """The judging pipeline every judged benchmark uses: requests -> judge x repeats -> parsed verdict matrix.
 
-A benchmark renders one ``JudgeItem`` per thing to judge (an id, the prompt from ``judges.prompts``, the rule
-judge's reply, an optional image), gives a reply parser (reply text -> verdict, or None when the reply
-cannot be read), and gets back a ``JudgedBatch``: for every item and repeat the parsed verdict, the raw
-reply, or "unjudged" with the reason; the unjudged list (ids and last error, secret-free); usage and cost;
-the judge's settings. Scoring then works on ``batch.verdicts()`` alone and stays pure. Example::
-
-    from lmms_eval_tasks.judges import get_judge, render_prompt
-    from lmms_eval_tasks.judges.pipeline import JudgeItem, judge_items
-
-    items = [
-        JudgeItem("q1", render_prompt("hallusionbench_correctness_judge", question=q,
-                                      gt_answer_details=details, prediction=answer), rule_reply="correct"),
-    ]
-    with get_judge(task="mytask") as judge:
-        batch = judge_items(items, judge, parse=my_parser, repeats=3, task="mytask", desc="mytask judge")
-    batch.require_judged("mytask")   # raises JudgingFailed (one line, last error) if no item got a verdict
-    batch.verdicts()                 # [[verdict or None per repeat] per item], in the items' order
-    batch.cells[0][2].reply          # raw reply of item 0, repeat 2 (None when unjudged)
-    batch.unjudged()                 # [{"item_id": "q1", "repeats": [2], "error": "HTTP 500: ..."}]
-    batch.usage, batch.settings      # this batch's calls/tokens/cost; kind, model, repeats, namespace
-
-Integrity (docs/judges.md, "Judge integrity"): an item names the model texts its prompt quotes
-(``model_text``); they are masked out of the reply before ``parse`` reads it, so a verdict the model wrote
-and the judge quoted cannot decide. A parser may return ``integrity.CONFLICT`` (two conflicting verdicts of
-the judge's own: no verdict, counted as "conflicting"). With ``model_failure_verdict`` set, a prompt the
-judge refused as too long, or a reply without a verdict of the judge's own for an item whose model text
-carries the judge's markers (``carries_markers``), is the model's failure: that verdict, counted as
-"model_failure", never unjudged. A refusal for length is the model's only when its text is the larger part
-of the request (an image or a template filling the judge's window is not: unjudged, counted). With
-``reject_content_free`` too, an item whose model text is content-free (``content_free``: empty, punctuation
-only, a reasoning opener with no answer, as ``framework.screening`` decides) is never sent: that verdict,
-counted as "model_failure_content_free" (a judge fooled by "master keys" cannot credit them).
-
-Policy (docs/judges.md): a task with no judged item fails (``JudgingFailed``), a share of unjudged items
-above ``LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED`` (default 0.05) is warned about, and the whole judging phase is
-bounded by ``LMMS_EVAL_TASKS_JUDGE_TOTAL_TIMEOUT`` (items not done by then are unjudged: "judging deadline").
+A benchmark gives ``JudgeItem``s (id, prompt, rule reply, model text, image) and a reply parser, and gets a
+``JudgedBatch``: per item and repeat the verdict, the raw reply or why there is none; counts, usage and
+settings. Scoring then works on ``batch.verdicts()`` alone. The model's quoted text is masked out of each
+reply before it is parsed; a verdict that the model's failure decides (too long for the judge, planted
+markers without a verdict of the judge's own, a verdict masking removed or changed, a content-free answer
+never sent) is counted as such, never unjudged. Usage, integrity and failure policy: docs/judges.md.
 """
 
 from __future__ import annotations
@@ -327,16 +297,10 @@ def judge_items(
 ) -> JudgedBatch:
     """Judge every item ``repeats`` times (default: the judge's) and parse each reply into a verdict.
 
-    ``mask_model_text``: mask each item's ``model_text`` out of the reply before parsing (False only for an
-    official protocol that reads the raw reply). ``model_failure_verdict``: the verdict of a cell the model's
-    own failure decides (see the module docstring); unset, such cells stay unjudged/unparseable.
-    ``reject_content_free``: items marked ``content_free`` get ``model_failure_verdict`` without a judge
-    call (needs ``model_failure_verdict``; False only for an official protocol that sends everything).
-
-    Never raises for a failed item (it is unjudged with its reason); raises ValueError for duplicate ids and
-    TypeError for malformed items before any call. Warns when the share of items missing a verdict exceeds
-    ``max_unjudged`` (default: ``LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED``, 0.05).
-    """
+    ``mask_model_text``: mask the items' model text out of replies (False for an official parse of the raw
+    reply); ``model_failure_verdict``: the verdict of a cell the model's failure decides (unset: such
+    cells stay without a verdict); ``reject_content_free``: content-free items get it without a call.
+    Never raises for a failed item; ValueError / TypeError for duplicate ids or malformed items."""
     threshold = max_unjudged_share(max_unjudged, task)
     for index, item in enumerate(items):
         if not isinstance(item, JudgeItem):
