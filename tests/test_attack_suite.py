@@ -312,3 +312,31 @@ def test_screens_cover_the_self_tests_languages_and_keep_honest_answers(name) ->
     result = screen_records([{"prediction": text} for text in honest], screening)
     assert result["flagged"] == 0, [honest[i] for i in result["flagged_records"]]
     assert not any(is_content_free(text, screening) for text in honest)
+
+
+def test_trailing_whitespace_is_not_repetition() -> None:
+    """A right TallyQA answer followed by padding was flagged "repeated" (it compresses to nothing); a
+    repeated line still is."""
+    from lmms_eval_tasks.framework.screening import repeated
+
+    assert not repeated("2" + " " * 1000) and not repeated("2\n" + "\n \t" * 500)
+    assert repeated("2 " * 400) and repeated("It is 2.\n" * 3)
+
+
+@pytest.mark.parametrize(("name", "answer"), [("vqdv1", "[[]]"), ("dvqa", "no"), ("dare", "A,B,C")])
+def test_a_constant_answer_is_counted_with_its_baseline(name, answer) -> None:
+    """VQDv1's all-"[[]]", DVQA's constant answer, DARE's near-all-options answer: the metric is kept as the
+    paper defines it, the report counts the constant answer and says how far the number sits above what that
+    answer to every question scores. Honest varied answers get no such warning."""
+    records, honest = BUILDERS[name][0](random.Random(0))
+    constant = [{**record, "prediction": answer} for record in records]
+    metrics, details = get_benchmark(name).score(constant)
+    found = details["screening"]["constant_answer"]
+    assert found["answer"] == answer and found["outputs"] == N
+    headline = get_benchmark(name).headline_metrics[0]
+    assert found["baseline"] == {headline: metrics[headline]}  # the run IS the constant-answer baseline
+    lines = [line for line in details["warnings"] if "constant answer" in line]
+    assert len(lines) == 1 and f"{N} of {N} outputs" in lines[0] and "+0.00 points" in lines[0]
+    answers = [{**record, "prediction": text} for record, text in zip(records, honest, strict=True)]
+    _, honest_details = get_benchmark(name).score(answers)
+    assert "constant_answer" not in honest_details["screening"]

@@ -150,7 +150,7 @@ class Benchmark:
         ``score`` (which checks its options itself), the one scoring path, with the outputs that play
         the grader counted (``screen``)."""
         metrics, details = resolve(self.scorer)(records, **options)
-        return self.screen(records, metrics, details)
+        return self.screen(records, metrics, details, options)
 
     def score_checked(
         self, records: list[dict[str, Any]], **options: Any
@@ -159,17 +159,24 @@ class Benchmark:
         ``check_options`` (the run's pipeline, ``lmms-eval-tasks score``): the scorer's body
         (``checked_scorer``), so each check happens once on that path."""
         metrics, details = resolve(self.checked_scorer or self.scorer)(records, **options)
-        return self.screen(records, metrics, details)
+        return self.screen(records, metrics, details, options)
 
     def screen(
-        self, records: list[dict[str, Any]], metrics: dict[str, Any], details: dict[str, Any]
+        self, records: list[dict[str, Any]], metrics: dict[str, Any], details: dict[str, Any], options=()
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(metrics, details)`` with the outputs that play the grader counted and warned about
-        (``framework.screening``; unchanged when the benchmark declares no ``screening``)."""
+        (``framework.screening``; unchanged when the benchmark declares no ``screening``); a constant answer
+        is compared with the headline metrics the same answer to every record gets (rule-scored only: a
+        judged benchmark would spend judge calls)."""
         from lmms_eval_tasks.framework.screening import attach_screening
 
+        def baseline(same: list[dict[str, Any]]) -> dict[str, Any]:
+            scored = resolve(self.checked_scorer or self.scorer)(same, **dict(options))[0]
+            return {name: scored.get(name) for name in self.headline_metrics[:1]}
+
         screening = resolve(self.screening) if self.screening else None
-        return attach_screening(screening, records, metrics, details)
+        rule_scored = self.paper_judge_model is None
+        return attach_screening(screening, records, metrics, details, baseline if rule_scored else None)
 
     def table_keys(self, keys: tuple[str, ...] | list[str]) -> tuple[str, ...]:
         """The metric keys a task or group of this benchmark lists in the host's table: ``keys``, plus the

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ KIND_TEXT = {
     "repeated": "outputs of repeated text",
 }
 MAX_EXAMPLES = 5
+CONSTANT_SHARE = 0.9
 
 
 def _folded_words(*groups: str) -> str:
@@ -126,7 +128,8 @@ class Screening:
     ``"module:function"`` giving a record's option letters (every one listed = hedge); ``numbers``: answers
     are numbers (``NUMBER_HEDGE`` distinct numbers or a range = hedge); ``hedges_rewarded``: where the
     paper's metric itself credits a hedge, what the report says about it (the metric is kept);
-    ``explicit_empty``: the benchmark's own "nothing" answer (VQDv1 "[[]]"), never content-free.
+    ``explicit_empty``: a ``"module:function"`` (text -> bool) recognising the benchmark's own "nothing"
+    answer (VQDv1 "[[]]"), never content-free.
     """
 
     judge_markers: tuple[str, ...] = ()
@@ -136,8 +139,6 @@ class Screening:
     numbers: bool = False
     hedges_rewarded: str = ""
     prediction_field: str = "prediction"
-    # "module:function" (text -> bool) recognising the benchmark's own explicit empty answer (VQDv1 "[[]]"):
-    # an answer, never content-free
     explicit_empty: str | None = None
 
 
@@ -152,10 +153,11 @@ def content_free(text: str) -> bool:
 
 def repeated(text: str) -> bool:
     """True for text that is mostly repetition: a line (5+ characters) three times or more, or a long text
-    that compresses to under a tenth of its size."""
+    that compresses to under a tenth of its size (runs of whitespace count once: padding is no repetition)."""
     lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= 5]
     if len(lines) >= 3 and len(set(lines)) <= len(lines) - 2:
         return True
+    text = " ".join(text.split())
     if len(text) >= 400:
         data = text.encode("utf-8", "surrogatepass")
         return len(zlib.compress(data)) < len(data) / 10
@@ -294,15 +296,43 @@ def screening_warnings(result: Mapping[str, Any], records: int, screening: Scree
     return warnings
 
 
+def constant_answer(records: Sequence[Mapping[str, Any]], screening: Screening) -> tuple[str, int] | None:
+    """(the answer, how many outputs give it) when one answer is ``CONSTANT_SHARE`` or more of 10+ outputs
+    (whitespace and case ignored): a constant answer, whatever each question asked."""
+    field = screening.prediction_field
+    texts = [str(record.get(field) or "") for record in records if isinstance(record, Mapping)]
+    if len(texts) < 10:
+        return None
+    answer, count = Counter(map(_normal, texts)).most_common(1)[0]
+    return (answer, count) if count >= CONSTANT_SHARE * len(texts) else None
+
+
+def _normal(text: Any) -> str:
+    return " ".join(str(text or "").split()).lower()
+
+
+def _constant_warning(found: tuple[str, int], records: int, metrics: Mapping[str, Any], baseline: Any) -> str:
+    answer, count = found
+    text = f"{count} of {records} outputs are one constant answer {answer[:40]!r} (details.screening)"
+    name, value = next(iter((baseline or {}).items()), (None, None))
+    if not isinstance(value, int | float) or not isinstance(metrics.get(name), int | float):
+        return text
+    run = metrics[name]
+    return (f"{text}: {name} {run:.2f} is {run - value:+.2f} points from {value:.2f}, what that answer to "
+            "every question scores (the constant-answer baseline)")  # fmt: skip
+
+
 def attach_screening(
     screening: Screening | None,
     records: Sequence[Mapping[str, Any]],
     metrics: dict[str, Any],
     details: dict[str, Any],
+    baseline: Callable[[list[dict[str, Any]]], Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(metrics, details)`` with the number of screened outputs (``metrics[SCREENED_OUTPUTS]``, each output
     once), the counts per kind (``details.screening``) and their warnings appended to
-    ``details["warnings"]``; unchanged without a screening. No other metric changes."""
+    ``details["warnings"]``; unchanged without a screening. A constant answer is said too, with the metrics
+    ``baseline`` gives for that answer to every record (how far the run sits above it). No metric changes."""
     if screening is None or not records:
         return metrics, details
     result = screen_records(records, screening)
@@ -314,6 +344,13 @@ def attach_screening(
         "hedges_rewarded_by_the_metric": screening.hedges_rewarded or None,
     }
     warnings = screening_warnings(result, len(records), screening)
+    found = constant_answer(records, screening)
+    if found:
+        field = screening.prediction_field
+        given = next(record.get(field) for record in records if _normal(record.get(field)) == found[0])
+        scores = dict(baseline([{**record, field: given} for record in records])) if baseline else None
+        details["screening"]["constant_answer"] = {"answer": given, "outputs": found[1], "baseline": scores}
+        warnings.append(_constant_warning(found, len(records), metrics, scores))
     if warnings:
         details["warnings"] = [*details.get("warnings", []), *warnings]
     return metrics, details

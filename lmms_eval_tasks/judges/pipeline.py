@@ -50,11 +50,8 @@ class JudgingFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class JudgeItem:
-    """One thing to judge: a unique id, the rendered prompt, the rule judge's reply, optional system/image.
-
-    ``image``: encoded image bytes (PNG/JPEG/...), a PIL image, or an ``http(s)://`` / ``data:`` URL; it is
-    sent to an LLM judge as an image part of the user message (the rule judge ignores it).
-    """
+    """One thing to judge: a unique id, the rendered prompt, the rule judge's reply, optional system/image
+    (``image``: bytes, a PIL image or an ``http(s)://`` / ``data:`` URL, sent to an LLM judge only)."""
 
     item_id: str
     prompt: str
@@ -120,6 +117,9 @@ class JudgedBatch:
     def counts(self) -> dict[str, int]:
         """Items, cells, judged / unparseable / unjudged cells, items with at least one missing verdict."""
         statuses = Counter(cell.status for row in self.cells for cell in row)
+        failures = [cell.error or "" for row in self.cells for cell in row if cell.status == MODEL_FAILURE]
+        why = {"too_long": LENGTH_REFUSED, "content_free": CONTENT_FREE, "masked": VERDICT_MASKED}
+        by_cause = {f"model_failure_{kind}": sum(e.startswith(why[kind]) for e in failures) for kind in why}
         return {
             "items": len(self.cells),
             "cells": len(self.cells) * self.repeats,
@@ -129,18 +129,7 @@ class JudgedBatch:
             "masked": statuses[MASKED],
             "verdict_fragments": sum(1 for row in self.cells for cell in row if cell.glued),
             "model_failure": statuses[MODEL_FAILURE],
-            "model_failure_too_long": sum(
-                1 for row in self.cells for cell in row
-                if cell.status == MODEL_FAILURE and (cell.error or "").startswith(LENGTH_REFUSED)
-            ),
-            "model_failure_content_free": sum(
-                1 for row in self.cells for cell in row
-                if cell.status == MODEL_FAILURE and (cell.error or "").startswith(CONTENT_FREE)
-            ),
-            "model_failure_masked": sum(
-                1 for row in self.cells for cell in row
-                if cell.status == MODEL_FAILURE and (cell.error or "").startswith(VERDICT_MASKED)
-            ),
+            **by_cause,
             "unjudged": statuses[UNJUDGED],
             "items_missing_a_verdict": sum(1 for row in self.cells if not all(cell.judged for cell in row)),
         }
