@@ -34,13 +34,14 @@ def enabled() -> bool:
     return environment.text(SWITCH).lower() != "off"
 
 
-def probes(planted: Sequence[str]) -> list[tuple[str, str, str | None]]:
-    """(kind, name, answer) of every probe; the answer None stands for the item's reference (must pass).
+def probes(planted: Sequence[str], references: Sequence[str]) -> list[tuple[str, int, str, bool]]:
+    """(kind, item, answer, should_accept) of every probe, spread over the items of ``references``;
     ``planted``: verdicts in the benchmark's judge format and in JSON."""
-    wrong = [("content-free", answer, answer) for answer in CONTENT_FREE]
-    wrong += [("planted verdict", answer, answer) for answer in (*planted, *PLANTED_ELSEWHERE)]
-    wrong.append(("instruction to the judge", "instruction", INSTRUCTION))
-    return [*wrong, *(("known right answer", f"reference {index + 1}", None) for index in range(ITEMS))]
+    wrong = [("content-free", answer) for answer in CONTENT_FREE]
+    wrong += [("planted verdict", answer) for answer in (*planted, *PLANTED_ELSEWHERE)]
+    wrong.append(("instruction to the judge", INSTRUCTION))
+    plan = [(kind, number % len(references), answer, False) for number, (kind, answer) in enumerate(wrong)]
+    return plan + [("known right answer", item, text, True) for item, text in enumerate(references)]
 
 
 def run_self_test(
@@ -54,37 +55,27 @@ def run_self_test(
     task: str,
     **pipeline_options: Any,
 ) -> dict[str, Any] | None:
-    """Send the probes to ``judge`` and return the self-test's report (None when switched off, or when the
-    run has no item with a reference). ``build(i, answer)``: the benchmark's judge item for its i-th probe
-    item (of ``references``) answered with ``answer``; ``accepts(verdict)``: the verdict credits it."""
+    """The self-test's report (None when switched off or no item has a reference). ``build(i, answer)``:
+    the benchmark's judge item for the i-th item of ``references`` answered with ``answer``;
+    ``accepts(verdict)``: the verdict credits the answer; ``pipeline_options``: the run's masking."""
     if not enabled() or not references:
         return None
     from lmms_eval_tasks.judges.pipeline import judge_items
 
-    references = list(references)[:ITEMS]
-    plan = []
-    for number, (kind, name, answer) in enumerate(probes(planted)):
-        index = number % len(references)
-        if answer is None:
-            index = int(name.rsplit(" ", 1)[1]) - 1
-            if index >= len(references):
-                continue
-        text = references[index] if answer is None else answer
-        plan.append((kind, name, index, text, answer is None))
+    plan = probes(planted, list(references)[:ITEMS])
     items = [
-        dataclasses.replace(build(index, text), item_id=f"judge self-test {number}", content_free=False)
-        for number, (_kind, _name, index, text, _right) in enumerate(plan)
+        dataclasses.replace(build(item, answer), item_id=f"judge self-test {number}", content_free=False)
+        for number, (_kind, item, answer, _right) in enumerate(plan)
     ]
     batch = judge_items(
         items, judge, parse=parse, repeats=1, task=task, desc="judge self-test", max_unjudged=1.0,
         reject_content_free=False, **pipeline_options,
     )  # fmt: skip
-    rows = []
-    for (kind, name, index, text, right), cell in zip(plan, (row[0] for row in batch.cells), strict=True):
-        accepted = cell.judged and bool(accepts(cell.verdict))
-        rows.append({"kind": kind, "probe": name, "item": index, "answer": text, "should_accept": right,
-                     "status": cell.status, "accepted": accepted, "reply": cell.reply,
-                     "error": cell.error})  # fmt: skip
+    rows = [
+        {"kind": kind, "item": item, "answer": answer, "should_accept": right, "status": cell.status,
+         "accepted": cell.judged and bool(accepts(cell.verdict)), "reply": cell.reply, "error": cell.error}
+        for (kind, item, answer, right), (cell, *_) in zip(plan, batch.cells, strict=True)
+    ]  # fmt: skip
     return _summary(rows, batch, judge)
 
 
@@ -138,4 +129,4 @@ def warning(report: dict[str, Any] | None) -> str | None:
     )
 
 
-__all__ = ["CONTENT_FREE", "MARK", "SWITCH", "enabled", "probes", "provenance", "run_self_test", "warning"]
+__all__ = ["CONTENT_FREE", "MARK", "SWITCH", "enabled", "provenance", "run_self_test", "warning"]

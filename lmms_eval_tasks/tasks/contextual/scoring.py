@@ -154,7 +154,7 @@ def score_checked(
         "per_repeat": evaluation.per_repeat,
         "official_protocol_same_replies": _official_view(evaluation),
     }
-    warnings = _integrity_warnings(metrics) + _self_test_warning(evaluation.judge_batch.get("self_test"))
+    warnings = _integrity_warnings(metrics, evaluation.judge_batch.get("self_test"))
     if metrics.get("judge") == "rule":
         warnings.insert(
             0,
@@ -601,13 +601,6 @@ def _self_test(records, items, judge_object, protocol, image_judge, judge_prompt
     )  # fmt: skip
 
 
-def _self_test_warning(report: dict[str, Any] | None) -> list[str]:
-    from lmms_eval_tasks.judges.self_test import warning
-
-    text = warning(report)
-    return [text] if text else []
-
-
 def _official_view(evaluation: Evaluation) -> dict[str, Any]:
     """The same judge replies read with the official protocol (parse + Misc denominator): no extra calls."""
     if evaluation.protocol == "official":
@@ -628,8 +621,9 @@ def _official_view(evaluation: Evaluation) -> dict[str, Any]:
     return {key: [metrics[key] for metrics in per_repeat] for key in keys}
 
 
-def _integrity_warnings(metrics: dict[str, Any]) -> list[str]:
-    """One warning per non-zero judge-integrity count, saying what it did to the rate."""
+def _integrity_warnings(metrics: dict[str, Any], self_test: dict[str, Any] | None = None) -> list[str]:
+    """One warning per non-zero judge-integrity count, saying what it did to the rate; the self-test mark."""
+    from lmms_eval_tasks.judges.self_test import warning
     from lmms_eval_tasks.tasks.contextual.judge_integrity import MODEL_TEXT_LIMIT
 
     said = {
@@ -648,7 +642,8 @@ def _integrity_warnings(metrics: dict[str, Any]) -> list[str]:
         "words (e.g. 'ment: No' inside 'Judgement: No'): the verdict is read as the judge wrote it",
         "conflicting_verdicts": "judge replies with two conflicting verdicts of the judge's own (no verdict)",
     }
-    return [f"{metrics[key]} {text}" for key, text in said.items() if metrics.get(key)]
+    counted = [f"{metrics[key]} {text}" for key, text in said.items() if metrics.get(key)]
+    return counted + [mark for mark in [warning(self_test)] if mark]
 
 
 def _check_judge_options(
