@@ -365,19 +365,3 @@ def with_screened_column(keys: Sequence[str], count_keys: Collection[str]) -> tu
     if SCREENED_OUTPUTS in keys or not any(key in count_keys for key in keys):
         return keys
     return (*keys, SCREENED_OUTPUTS)
-
-
-__all__ = [
-    "KINDS",
-    "SCREENED_OUTPUTS",
-    "Screening",
-    "attach_screening",
-    "content_free",
-    "is_content_free",
-    "repeated",
-    "screen_all_kinds",
-    "screen_records",
-    "screen_text",
-    "screening_warnings",
-    "with_screened_column",
-]

@@ -183,20 +183,3 @@ def mask_model_text(reply: str, model_texts: tuple[str, ...]) -> str:
     when it spans lines), one of its lines (``MIN_MASKED_CHARS`` or more) only where it is a whole line of
     the reply as written; each also JSON-escaped (a judge answering in JSON)."""
     return masked_reply(reply, model_texts)[0]
-
-
-__all__ = [
-    "CONFLICT",
-    "Conflict",
-    "JUDGE_PROMPTS",
-    "LENGTH_REFUSED",
-    "MASK",
-    "MIN_MASKED_CHARS",
-    "bound_model_text",
-    "delimit_model_text",
-    "fold_text",
-    "hardened_fields",
-    "is_length_refusal",
-    "mask_model_text",
-    "masked_reply",
-]

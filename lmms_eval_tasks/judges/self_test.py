@@ -127,6 +127,3 @@ def warning(report: dict[str, Any] | None) -> str | None:
         + ". Its verdicts on this run's answers may credit answers with no content; the headline numbers "
         "are unchanged (see details.judge_self_test)"
     )
-
-
-__all__ = ["CONTENT_FREE", "MARK", "SWITCH", "enabled", "provenance", "run_self_test", "warning"]

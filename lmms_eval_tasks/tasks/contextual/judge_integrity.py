@@ -48,13 +48,3 @@ def rule_hedge(prediction: str, reference: str, words: str, reference_words: str
     if len(parts) >= LIST_HEDGE_ITEMS:
         return f"a list of {len(parts)} candidates"
     return None
-
-
-__all__ = [
-    "JUDGE_MARKERS",
-    "LIST_HEDGE_ITEMS",
-    "MODEL_TEXT_LIMIT",
-    "SCREENING",
-    "carries_markers",
-    "rule_hedge",
-]

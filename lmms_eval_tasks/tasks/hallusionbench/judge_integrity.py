@@ -60,14 +60,3 @@ def read_consistency(text: str, parse_official: Any) -> Any:
     if line is None:
         return parse_official(text)
     return CONFLICT if len(found) > 1 else parse_official(line)
-
-
-__all__ = [
-    "JUDGE_MARKERS",
-    "MODEL_TEXT_LIMIT",
-    "VERDICT_PARSES",
-    "carries_markers",
-    "final_verdict_line",
-    "read_consistency",
-    "read_correctness",
-]
