@@ -202,10 +202,79 @@ def unknown_tasks_line(message: str) -> str | None:
 
 
 def _is_evaluation(argv: Sequence[str]) -> bool:
-    """True for the host's flat form (`--model X --tasks Y`) and its `eval` subcommand with arguments."""
-    if not argv:
+    """True for an evaluation: the host's flat form (`--model X --tasks Y`) or `eval` with arguments, not
+    a help request."""
+    if not argv or any(flag in argv for flag in ("-h", "--help")):
         return False
     return argv[0].startswith("-") or (argv[0] == "eval" and len(argv) > 1)
+
+
+def _notice(text: str | None) -> None:
+    """A one-line notice on stderr, from the first process only (under accelerate each rank runs this)."""
+    if text and os.environ.get("LOCAL_RANK", "0") == "0":
+        print(text, file=sys.stderr)
+
+
+def _refusal(arguments: Sequence[str]) -> str | None:
+    """The first one-line refusal of the pre-flight checks (after the ``--model llava`` substitution), or
+    None when the run can start."""
+    from lmms_eval_tasks.host import substitution
+    from lmms_eval_tasks.host.argument_checks import model_settings_problem
+    from lmms_eval_tasks.host.output_paths import model_folder_problem
+
+    runs = model_runs(arguments)
+    notice, problem = substitution.prepare(
+        [model for model, _ in runs], [text for model, text in runs if model == substitution.ASKED_MODEL]
+    )
+    _notice(notice)
+    return (
+        problem
+        or check_model_args(arguments)
+        or model_settings_problem(arguments, runs)  # an absent cuda/mps, a dtype, llava_hf batch > 1
+        or check_models(arguments)
+        or check_tasks(arguments)
+        or check_checkpoints(arguments)
+        or check_benchmarks(arguments)
+        or model_folder_problem(runs)  # pretrained=.. would write outside --output_path
+        or check_loglikelihood_on_server(arguments)
+        or check_judge_endpoint(arguments)
+    )
+
+
+def _run_host(arguments: Sequence[str]) -> int:
+    """The host's CLI on ``arguments`` (its console scrubbed of secrets); its exit code."""
+    from lmms_eval.cli.dispatch import main as host_dispatch
+
+    from lmms_eval_tasks.host.scrubbing import scrubbed_console
+
+    saved_argv = sys.argv
+    sys.argv = ["lmms_eval", *arguments]
+    try:
+        with scrubbed_console():  # the host prints its arguments and trackers' settings: no secret shown
+            host_dispatch()
+    except SystemExit as stop:
+        if stop.code is None or isinstance(stop.code, int):
+            return stop.code or 0
+        print(stop.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        sys.argv = saved_argv
+    return 0
+
+
+def _closing_lines(arguments: Sequence[str]) -> list[str]:
+    """What the run left undone, one line each (the root cause of a failed evaluation, a host file not written
+    whole, failed requests, records saved for scoring), in the order printed; [] for a complete run."""
+    from lmms_eval_tasks.framework.saved_records import SAVED_FOR_SCORING
+    from lmms_eval_tasks.host.scrubbing import scrub_files
+
+    scrub_files(path for _kind, path, *_ in fixes.HOST_OUTPUTS if path is not None)  # --model_args URLs
+    lines = [failure_line(failure) for failure in fixes.FAILURES]
+    lines += _output_problem_lines(fixes.host_output_problems())
+    lines += failure_lines(uses_cache=flag_value(arguments, "--use_cache") is not None)  # failed requests
+    return lines + saved_records_lines(list(dict.fromkeys(SAVED_FOR_SCORING)))  # last: the way on
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -216,7 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"lmms-eval-tasks {__version__}")
         return 0
-    if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
+    evaluation = _is_evaluation(arguments)
+    if evaluation:
         from lmms_eval_tasks.host.argument_checks import run_argument_problem
         from lmms_eval_tasks.host.output_paths import check_output_path
 
@@ -229,88 +299,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         end_on_sigterm_with_cleanup()  # SIGTERM as an exception: no .tmp left, the marker says interrupted
     install_pack_tasks()
-    fixes.FAILURES.clear()
-    fixes.HOST_OUTPUTS.clear()
-    clear_failures()
     from lmms_eval_tasks.framework.saved_records import SAVED_FOR_SCORING
 
-    SAVED_FOR_SCORING.clear()
-    if _is_evaluation(arguments) and not any(flag in arguments for flag in ("-h", "--help")):
-        from lmms_eval_tasks.host import substitution
-
-        runs = model_runs(arguments)
-        notice, problem = substitution.prepare(
-            [model for model, _ in runs], [text for model, text in runs if model == substitution.ASKED_MODEL]
-        )
-        if problem:
-            print(scrub(problem), file=sys.stderr)
-            return 2
-        if notice and os.environ.get("LOCAL_RANK", "0") == "0":
-            print(notice, file=sys.stderr)
-        from lmms_eval_tasks.host.argument_checks import model_settings_problem
-        from lmms_eval_tasks.host.output_paths import model_folder_problem
-
-        problem = (
-            check_model_args(arguments)
-            or model_settings_problem(arguments, runs)  # an absent cuda/mps, a dtype, llava_hf batch > 1
-            or check_models(arguments)
-            or check_tasks(arguments)
-            or check_checkpoints(arguments)
-            or check_benchmarks(arguments)
-            or model_folder_problem(runs)  # pretrained=.. would write outside --output_path
-            or check_loglikelihood_on_server(arguments)
-            or check_judge_endpoint(arguments)
-        )
+    for record in (fixes.FAILURES, fixes.HOST_OUTPUTS, SAVED_FOR_SCORING):
+        record.clear()
+    clear_failures()
+    if evaluation:
+        problem = _refusal(arguments)
         if problem:  # every refusal through the one redaction: an endpoint's user info or ?token=
             print(scrub(problem), file=sys.stderr)
             return 2
         host.apply_patches(requested_models(arguments))
-        notice = resume.prepare_cache(arguments)
-        if notice and os.environ.get("LOCAL_RANK", "0") == "0":
-            print(notice, file=sys.stderr)
-
-    from lmms_eval.cli.dispatch import main as host_dispatch
-
-    from lmms_eval_tasks.host.scrubbing import scrub_files, scrubbed_console
-
-    saved_argv = sys.argv
-    sys.argv = ["lmms_eval", *arguments]
-    exit_code: int = 0
-    try:
-        with scrubbed_console():  # the host prints its arguments and trackers' settings: no secret shown
-            host_dispatch()
-    except SystemExit as stop:
-        if stop.code is None:
-            exit_code = 0
-        elif isinstance(stop.code, int):
-            exit_code = stop.code
-        else:
-            print(stop.code, file=sys.stderr)
-            exit_code = 1
-    except KeyboardInterrupt:
-        exit_code = 130
-    finally:
-        sys.argv = saved_argv
-    scrub_files(path for _kind, path, *_ in fixes.HOST_OUTPUTS if path is not None)  # --model_args URLs
-    problems = fixes.host_output_problems()
-    if fixes.FAILURES:
-        for failure in fixes.FAILURES:
-            print(failure_line(failure), file=sys.stderr)
-        exit_code = exit_code or 1
-    if problems:
-        _print_output_problems(problems)
-        exit_code = exit_code or 1
-    failed_lines = failure_lines(uses_cache=flag_value(arguments, "--use_cache") is not None)
-    for line in failed_lines:  # a failed request is no answer: the run is incomplete
+        _notice(resume.prepare_cache(arguments))
+    exit_code = _run_host(arguments)
+    lines = _closing_lines(arguments)
+    for line in lines:
         print(line, file=sys.stderr)
-    if failed_lines:
-        exit_code = exit_code or 1
-    saved_tasks = list(dict.fromkeys(SAVED_FOR_SCORING))
-    for line in saved_records_lines(saved_tasks):  # last: the generations kept, and the way on
-        print(line, file=sys.stderr)
-    if saved_tasks:
-        exit_code = exit_code or 1
-    return exit_code
+    return exit_code or (1 if lines else 0)
 
 
 def saved_records_lines(saved_tasks: Sequence[Any]) -> list[str]:
@@ -329,18 +334,17 @@ def saved_records_lines(saved_tasks: Sequence[Any]) -> list[str]:
     return lines
 
 
-def _print_output_problems(problems: list[str]) -> None:
-    """Name every host file that was not written whole, then where the pack's complete copies are."""
+def _output_problem_lines(problems: list[str]) -> list[str]:
+    """Every host file that was not written whole, then where the pack's complete copies are."""
     from lmms_eval_tasks.reporting.schema import claimed_run_dirs
 
+    if not problems:
+        return []
     kept = [folder for folder in claimed_run_dirs() if any(folder.glob("*_report.json"))]
-    for problem in problems[:-1]:
-        print(f"lmms_eval: {problem}", file=sys.stderr)
     copy = f"; the pack's own reports and records of this run are complete in {', '.join(map(str, kept))}"
-    print(
-        f"lmms_eval: {problems[-1]}{copy if kept else ''}; free space (or fix the output folder) and rerun",
-        file=sys.stderr,
-    )
+    return [f"lmms_eval: {problem}" for problem in problems[:-1]] + [
+        f"lmms_eval: {problems[-1]}{copy if kept else ''}; free space (or fix the output folder) and rerun"
+    ]
 
 
 def run() -> None:
