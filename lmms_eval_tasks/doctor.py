@@ -410,7 +410,8 @@ def check_models(all_models: bool = False) -> list[Check]:
         if model == "llava":
             from lmms_eval_tasks.host import substitution
 
-            if not substitution.disabled():  # what the launcher does with `--model llava` here
+            used = model_availability.wrapper_status(substitution.USED_MODEL)
+            if not substitution.disabled() and used.ok:  # what the launcher does with `--model llava` here
                 summary = (
                     f"runs as the pack's LLaVA on transformers ({substitution.USED_MODEL}, "
                     f"{substitution.DEFAULT_ORIGINAL_LLAVA} -> "
@@ -418,6 +419,11 @@ def check_models(all_models: bool = False) -> list[Check]:
                     f"({status.reason})"
                 )
                 checks.append(Check("models", model, True, False, summary))
+                continue
+            if not substitution.disabled():  # ✓ only when what runs imports: the substitute fails too
+                summary = f"neither the original code nor {substitution.USED_MODEL} imports ({used.reason})"
+                fix = model_availability.install_hint(used)
+                checks.append(Check("models", model, False, False, summary, fix))
                 continue
             fix = (
                 f"unset {substitution.NO_SUBSTITUTION_ENV} (the launcher then serves --model llava with the "
@@ -501,6 +507,20 @@ def _self_test_check(name: str, report: dict[str, Any] | None) -> Check:
                  summary + (f"; accepted: {taken}" if taken else ""), fix)  # fmt: skip
 
 
+VISION_CHECK = "torchvision, timm"
+
+
+def check_vision_packages() -> Check:
+    """torchvision and timm absent or importing (transformers needs neither); installed but not importing
+    (built for another torch) breaks every run, so it is required."""
+    from lmms_eval_tasks.host.vision_packages import VISION_FIX, vision_problem
+
+    problem = vision_problem()
+    if problem:
+        return Check("runtime", VISION_CHECK, False, True, problem.partition("; fix: ")[0], VISION_FIX)
+    return Check("runtime", VISION_CHECK, True, True, "absent or importing (transformers needs neither)")
+
+
 def run_checks(
     all_models: bool = False,
     tiny_llava: Path | None = None,
@@ -524,6 +544,7 @@ def run_checks(
             if in_checkout()
             else "reinstall the pack with the README's pip line",
         ),
+        lambda: vision,
         check_pack_models,
         check_wordnet,
         check_judge,
@@ -532,6 +553,7 @@ def run_checks(
         lambda: check_tiny_llava(tiny_llava, required=dev),
         *([check_judge_self_test] if judge else []),
     ]
+    vision = check_vision_packages()  # first: a broken torchvision fails the host's import below
     checks: list[Check] = []
     with _quiet_host(verbose):
         for step in steps:
@@ -558,8 +580,10 @@ def render(checks: Sequence[Check], ascii_only: bool = False) -> str:
         if not check.ok and check.fix:
             lines.append(f"    {' ' * len(good)}fix: {check.fix}")
     failed = [check.name for check in checks if check.required and not check.ok]
+    vision = next((check for check in checks if check.name == VISION_CHECK and not check.ok), None)
+    first = f"; fix first: {vision.fix}" if vision is not None else ""  # the cause of the other failures
     lines.append(
-        f"{len(failed)} required check(s) failed: {', '.join(failed)}"
+        f"{len(failed)} required check(s) failed: {', '.join(failed)}{first}"
         if failed
         else "all required checks pass"
     )

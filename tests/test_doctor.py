@@ -388,3 +388,27 @@ def test_no_judge_says_what_a_run_does(monkeypatch: pytest.MonkeyPatch, no_judge
     check = check_judge()
     assert check.ok and "offline rule judge" in check.summary
     assert "LMMS_EVAL_TASKS_JUDGE=rule" in check.summary
+
+
+def test_a_torchvision_that_cannot_import_fails_doctor_naming_the_fix_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PyPI's torchvision next to a CPU torch fails on import ('torchvision::nms does not exist'): a required
+    check fails and the last line names the fix (the host's import fails on it too, so the others do)."""
+    fake = tmp_path / "torchvision"
+    fake.mkdir()
+    (fake / "__init__.py").write_text('raise RuntimeError("operator torchvision::nms does not exist")\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    check = doctor.check_vision_packages()
+    assert (check.ok, check.required) == (False, True)
+    assert "torchvision is installed but does not import (RuntimeError: operator torch" in check.summary
+    text = doctor.render([check], ascii_only=True)
+    assert text.splitlines()[-1] == (
+        f"1 required check(s) failed: {doctor.VISION_CHECK}; fix first: pip uninstall -y torchvision timm "
+        "(transformers works without them), or install the torchvision made for your torch from the index "
+        "torch came from (README, 'Using the pack')"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "nothing"))
+    (fake / "__init__.py").write_text("")  # a torchvision that imports: fine
+    monkeypatch.delitem(sys.modules, "torchvision", raising=False)
+    assert doctor.check_vision_packages().ok

@@ -245,3 +245,45 @@ def test_readme_install_keeps_the_users_torch(wheel_path: Path, tmp_path: Path) 
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert f"torch (=={before.split('+')[0]})" in requires, requires  # the torchvision made for this torch
+    if "+cpu" in before:  # PyPI's torchvision next to a CPU torch: the README's second line, then real runs
+        _readme_cpu_line_then_the_pack_runs(venv, environment, tmp_path)
+
+
+def _readme_cpu_line_then_the_pack_runs(venv: Path, environment: dict[str, str], tmp_path: Path) -> None:
+    """Before the README's CPU line the launcher names it (PyPI's torchvision cannot import next to a CPU
+    torch); after it `lmms_eval --tasks list`, a sample task, `accelerate launch` with two processes and
+    `doctor` all exit 0 in the venv, offline."""
+    from tests.helpers import offline_environment
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    [cpu_line] = [line for line in readme.splitlines() if line.endswith("pip uninstall -y torchvision timm")]
+    pip_settings = {key: environment[key] for key in ("PIP_NO_COMPILE", "PIP_PROGRESS_BAR")}
+    environment = {**offline_environment(), **pip_settings}
+    environment.pop("PYTHONPATH", None)  # the venv's installed pack, not this checkout
+
+    def run(command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-c", f"source {venv}/bin/activate && cd {tmp_path} && {command}"],
+            capture_output=True, text=True, check=False, timeout=900, env=environment,
+        )  # fmt: skip
+
+    refused = run("lmms_eval --tasks list")
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    last = refused.stderr.strip().splitlines()[-1]
+    assert last.startswith("lmms_eval: torchvision is installed but does not import"), last
+    assert "pip uninstall -y torchvision timm" in last
+    fixed = run(cpu_line)
+    assert fixed.returncode == 0, fixed.stderr[-2000:]
+    listed = run("lmms_eval --tasks list")
+    assert listed.returncode == 0 and "dvqa_sample" in listed.stdout, listed.stderr[-2000:]
+    sample = "--model random_guess --tasks dvqa_sample --batch_size 1 --output_path"
+    for name, command in (
+        ("one process", f"lmms_eval {sample} out1"),
+        ("two", f"accelerate launch --multi_gpu --num_processes 2 -m lmms_eval_tasks {sample} out2"),
+    ):
+        completed = run(command)
+        assert completed.returncode == 0, (name, completed.stderr[-3000:])
+        assert list((tmp_path / command.split()[-1]).rglob("dvqa_sample_report.json")), name
+    doctor = run("lmms-eval-tasks doctor")
+    assert doctor.returncode == 0, doctor.stdout[-3000:]
+    assert doctor.stdout.strip().splitlines()[-1] == "all required checks pass"

@@ -1,0 +1,44 @@
+"""torchvision and timm that are installed but cannot import: one line naming the fix, before anything fails.
+
+pip takes torchvision from PyPI, built against PyPI's (CUDA) torch; next to a CPU-only torch from PyTorch's
+index it fails on import ("operator torchvision::nms does not exist"), and timm, which imports torchvision,
+fails with it. transformers imports torchvision when it is installed, so the host then fails everywhere
+with a raw traceback. transformers works without either: removing both, or installing the torchvision made
+for this torch (from the index torch came from), is the fix. The launcher and ``doctor`` say so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+VISION_FIX = (
+    "pip uninstall -y torchvision timm (transformers works without them), or install the torchvision "
+    "made for your torch from the index torch came from (README, 'Using the pack')"
+)
+
+
+def _import_failure(name: str) -> str | None:
+    """The first line of the error importing ``name`` when it is installed, else None."""
+    if importlib.util.find_spec(name) is None:
+        return None
+    try:
+        importlib.import_module(name)
+    except Exception as error:  # noqa: BLE001 - any failure to import is the answer
+        text = str(error).strip().splitlines()
+        return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
+    return None
+
+
+def vision_problem() -> str | None:
+    """One line when torchvision, or timm (checked only when torchvision is absent or broken: it imports
+    torchvision), is installed but cannot import; else None."""
+    broken = _import_failure("torchvision")
+    name = "torchvision"
+    if broken is None and importlib.util.find_spec("torchvision") is not None:
+        return None
+    if broken is None:
+        name, broken = "timm", _import_failure("timm")
+    if broken is None:
+        return None
+    return f"{name} is installed but does not import ({broken}); fix: {VISION_FIX}"
