@@ -60,6 +60,11 @@ def _pack_tasks(tasks: Any, names: set[str]) -> list[str]:
     return [entry for entry in entries if entry in names or fnmatch.filter(names, entry)]
 
 
+def _non_zero(value: Any) -> bool:
+    """A value given (not blank, not "None") that is not the number 0 (a non-number counts as given)."""
+    return value is not None and str(value).strip() not in ("", "None") and _number(value) != 0
+
+
 def _number(value: Any) -> float | None:
     """``value`` as a number (``"00"`` -> 0.0), or None when it is not one (the host reports that)."""
     try:
@@ -70,57 +75,60 @@ def _number(value: Any) -> float | None:
 
 def run_argument_problem(arguments: Sequence[str]) -> str | None:
     """One line refusing a ``--limit``, ``--offset`` or ``--num_fewshot`` the run cannot honour, else None."""
-    names: set[str] | None = None
     for run in _runs(arguments):
-        limit = run.get("limit")
-        if limit is not None:
-            try:
-                value = float(limit)
-            except (TypeError, ValueError):
-                return f"--limit {limit}: expected a number of documents per task; no evaluation was started"
-            if not math.isfinite(value):
-                return (
-                    f"--limit {limit}: expected a whole number of documents per task (leave --limit out, "
-                    "or give -1, for a full run); no evaluation was started"
-                )
-            if value == 0 or (value < 0 and value != -1):
-                return (
-                    f"--limit {limit}: expected a positive number of documents per task (leave --limit out, "
-                    "or give -1, for a full run); no evaluation was started"
-                )
-            if 0 < value < 1 or (value > 1 and not value.is_integer()):
-                names = _pack_names() if names is None else names
-                pack = _pack_tasks(run.get("tasks"), names)
-                if pack:
-                    return (
-                        f"--limit {limit}: a fraction is not supported on the pack's tasks "
-                        f"({', '.join(pack)}): "
-                        "lmms-eval 0.7.3 applies it after the pack rounded the cut to whole scoring units; "
-                        "give a whole number of documents per task; no evaluation was started"
-                    )
-        offset = run.get("offset")
-        if offset is not None and str(offset).strip() not in ("", "None") and _number(offset) != 0:
-            names = _pack_names() if names is None else names
-            pack = _pack_tasks(run.get("tasks"), names)
-            if pack:
-                return (
-                    f"--offset {offset}: not supported on the pack's tasks ({', '.join(pack)}): the host "
-                    "would skip documents inside a scoring unit (a question pair, a question's options) and "
-                    "the report could not say which were skipped; use --limit N for a shorter run (it keeps "
-                    "whole units); no evaluation was started"
-                )
-        shots = run.get("num_fewshot")
-        if shots is not None and str(shots).strip() not in ("", "None") and _number(shots) != 0:
-            names = _pack_names() if names is None else names
-            pack = _pack_tasks(run.get("tasks"), names)
-            if pack:
-                return (
-                    f"--num_fewshot {shots}: the pack's tasks ({', '.join(pack)}) are zero-shot, as their "
-                    "papers "
-                    "evaluate them, and define no few-shot examples; drop --num_fewshot; no evaluation was "
-                    "started"
-                )
+        problem = _limit_problem(run) or _pack_only_problem(run)
+        if problem:
+            return problem
     return None
+
+
+def _limit_problem(run: dict[str, Any]) -> str | None:
+    limit = run.get("limit")
+    if limit is None:
+        return None
+    try:
+        value = float(limit)
+    except (TypeError, ValueError):
+        return f"--limit {limit}: expected a number of documents per task; no evaluation was started"
+    if not math.isfinite(value):
+        return (
+            f"--limit {limit}: expected a whole number of documents per task (leave --limit out, "
+            "or give -1, for a full run); no evaluation was started"
+        )
+    if value == 0 or (value < 0 and value != -1):
+        return (
+            f"--limit {limit}: expected a positive number of documents per task (leave --limit out, "
+            "or give -1, for a full run); no evaluation was started"
+        )
+    fraction = 0 < value < 1 or (value > 1 and not value.is_integer())
+    if fraction and (pack := _pack_tasks(run.get("tasks"), _pack_names())):
+        return (
+            f"--limit {limit}: a fraction is not supported on the pack's tasks ({', '.join(pack)}): "
+            "lmms-eval 0.7.3 applies it after the pack rounded the cut to whole scoring units; "
+            "give a whole number of documents per task; no evaluation was started"
+        )
+    return None
+
+
+def _pack_only_problem(run: dict[str, Any]) -> str | None:
+    """A non-zero ``--offset`` or ``--num_fewshot`` on the pack's tasks."""
+    offset, shots = (
+        value if _non_zero(value) else None for value in (run.get("offset"), run.get("num_fewshot"))
+    )
+    pack = _pack_tasks(run.get("tasks"), _pack_names()) if offset or shots else []
+    if not pack:
+        return None
+    if offset:
+        return (
+            f"--offset {offset}: not supported on the pack's tasks ({', '.join(pack)}): the host "
+            "would skip documents inside a scoring unit (a question pair, a question's options) and "
+            "the report could not say which were skipped; use --limit N for a shorter run (it keeps "
+            "whole units); no evaluation was started"
+        )
+    return (
+        f"--num_fewshot {shots}: the pack's tasks ({', '.join(pack)}) are zero-shot, as their papers "
+        "evaluate them, and define no few-shot examples; drop --num_fewshot; no evaluation was started"
+    )
 
 
 def requested_models(argv: Sequence[str]) -> list[str]:
@@ -239,4 +247,3 @@ def model_settings_problem(arguments: Sequence[str], runs: Sequence[tuple[str, s
             if why:
                 return f"lmms_eval: {where} {value}: {why}; on the CPU: {_CPU_FIX}, or run where it is"
     return None
-
