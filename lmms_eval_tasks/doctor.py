@@ -1,14 +1,6 @@
-"""`lmms-eval-tasks doctor`: what works on this machine and what does not, each failing line with its fix.
-
-Required checks (a failure makes the command exit 1): what every user's run needs — the host lmms-eval
-version is in the supported range, every host patch's probe passes (or finds its fix not needed), torch
-and transformers import, and the pack's own model wrappers import. Per-benchmark needs (informational:
-only that benchmark's runs need them): WordNet for TDIUC (installed on first use when it can be), the judge
-endpoint for the judged tasks, each benchmark's datasets as an offline run will find them. Development
-checks (``make setup``'s tiny random LLaVA, for the demo and the test suite) are informational unless
-``--dev``. Which host model wrappers can run here is informational too (the ``--model`` values worth
-starting a long job with).
-"""
+"""`lmms-eval-tasks doctor`: what works here and what does not, each failing line with its fix. Required
+(exit 1): the host's version and patches, torch, transformers, torchvision/timm, the pack's models; WordNet,
+the judge, datasets, host model wrappers and (unless ``--dev``) the tiny LLaVA are informational."""
 
 from __future__ import annotations
 

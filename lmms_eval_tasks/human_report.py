@@ -1,13 +1,6 @@
-"""`lmms-eval-tasks report`: one self-contained HTML page (and a Markdown twin) over one or more harness runs.
-
-A *run* is one (model, model args) of a pack folder (``<output_path>[/<model>]/lmms_eval_tasks/``, the
-newest report of each task over its run folders) or of one run folder (``.../lmms_eval_tasks/<run_id>/``),
-plus the host's ``<run_id>_results.json`` beside it when present. Reports are grouped by benchmark;
-each benchmark's
-section comes from its registry entry's ``report_section`` (``lmms_eval_tasks.reporting.sections``), and every
-run gets a provenance table. Plots are PNGs drawn with matplotlib (Agg), embedded as data URIs in the HTML
-and written as files next to ``report.md``. The HTML has no scripts and loads nothing from elsewhere.
-"""
+"""`lmms-eval-tasks report` and `export`: one self-contained HTML page (no scripts, plots as data URIs) and a
+Markdown twin over runs; a *run* is one (model, model args) of a pack folder or run folder, its newest report
+per task, with the host's results beside it. Each benchmark's section comes from its ``report_section``."""
 
 from __future__ import annotations
 

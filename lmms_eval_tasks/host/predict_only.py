@@ -1,12 +1,6 @@
-"""`--predict_only` with the pack's tasks: their records saved unscored where a normal run saves them.
-
-The host's ``--predict_only`` replaces every task's metrics with its ``bypass`` metric, so the pack's hooks
-never built a record and nothing could be scored later. This host patch (``predict_only_records``) keeps a
-pack task's ``process_results`` under ``bypass`` and, in the ``bypass`` aggregation, saves the records with a
-pending marker (``saved_records.save_pending``) in the run folder ``<output_path>/<model>/lmms_eval_tasks/
-<run_id>/``; ``lmms-eval-tasks score <benchmark> <records>`` then scores them (the judge included) and writes
-the report, on any machine. No judge is needed to generate.
-"""
+"""`--predict_only` with the pack's tasks (host patch ``predict_only_records``): the host's ``bypass`` metric
+skipped the pack's hooks, so nothing could be scored later; now each pack task's records and pending marker
+are saved unscored in its run folder, and ``lmms-eval-tasks score`` completes them (judge included)."""
 
 from __future__ import annotations
 
@@ -18,13 +12,6 @@ from lmms_eval_tasks.host.patch_kit import APPLIES, MISMATCH, expect_parameters,
 
 PREDICT_ONLY_FLAGS = ("--predict_only", "-x")
 PREDICT_ONLY_NOTE = "generated with --predict_only, not scored"
-
-
-def predicting_only(args: Any = None) -> bool:
-    """Whether the current host evaluation (or ``args``) runs with ``--predict_only``."""
-    from lmms_eval_tasks.framework.run_state import current_run
-
-    return bool(getattr(args if args is not None else current_run().args, "predict_only", False))
 
 
 def pack_hooks_of(task: Any) -> Any:

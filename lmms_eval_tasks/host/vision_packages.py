@@ -1,11 +1,6 @@
-"""torchvision and timm that are installed but cannot import: one line naming the fix, before anything fails.
-
-pip takes torchvision from PyPI, built against PyPI's (CUDA) torch; next to a CPU-only torch from PyTorch's
-index it fails on import ("operator torchvision::nms does not exist"), and timm, which imports torchvision,
-fails with it. transformers imports torchvision when it is installed, so the host then fails everywhere
-with a raw traceback. transformers works without either: removing both, or installing the torchvision made
-for this torch (from the index torch came from), is the fix. The launcher and ``doctor`` say so.
-"""
+"""torchvision or timm installed but not importing (PyPI's torchvision next to a CPU torch: "operator
+torchvision::nms does not exist"; timm imports torchvision) breaks every transformers import: one line
+naming the fix, for the launcher and ``doctor``. transformers works without either."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""The pack report: one versioned schema for every benchmark, written as strict JSON, read back validated.
-
-A report is ``{schema_version, benchmark, task, metrics, details, provenance, warnings}`` (docs/reports.md
-describes every field). ``build_report`` assembles one from a task's metrics and the host's CLI namespace,
-``write_report_files`` writes it (NaN/inf become null; atomic replace) into the run's own folder and
-updates the model folder's ``latest.json``, ``read_report``/``validate_report`` check files and objects.
-
-Layout (following the host's ``<output_path>/<model_name_sanitized>/<date_id>_results.json``)::
-
-    <output_path>/<model_name_sanitized>/lmms_eval_tasks/<run_id>/<task>_report.json
-                                                               /<task>_samples.jsonl
-                                         lmms_eval_tasks/latest.json   (task -> its latest complete report)
-
-``run_id`` is the host's ``<date_id>`` of the run (the prefix of its results file), so every run keeps
-its own files and an interrupted rerun leaves the previous run's files under their own, older run id.
-"""
+"""The pack report: one versioned schema for every benchmark (docs/reports.md), strict JSON, read back
+validated. ``build_report`` assembles one, ``write_report_files`` writes it atomically into the run's folder
+``<output_path>/<model>/lmms_eval_tasks/<run_id>/<task>_report.json`` (``<run_id>``: the host's date id; its
+records beside it) and updates ``lmms_eval_tasks/latest.json`` (task -> latest complete report)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""The one interface through which a benchmark contributes its section to ``lmms-eval-tasks report``.
-
-A benchmark names ``report_section="module:render"`` in its registry entry; ``render(context)`` receives a
-``SectionContext`` (the benchmark, and one ``Entry`` per run and top-level task or group of that benchmark)
-and returns a list of blocks (``Table``, ``Plot``, ``Text``). The report code only lays the blocks out as
-HTML and Markdown; a benchmark without a section gets ``generic_section`` (its headline metrics).
-Helpers here (number formatting, per-run tables with published rows, fixed-size matplotlib figures) keep
-each section module short.
-"""
+"""How a benchmark contributes its section to ``lmms-eval-tasks report``: its registry entry's
+``report_section="module:render"`` gets a ``SectionContext`` and returns blocks (``Table``, ``Plot``,
+``Text``); the helpers here (formatting, per-run tables with published rows, fixed-size plots) keep each
+section short."""
 
 from __future__ import annotations
 
