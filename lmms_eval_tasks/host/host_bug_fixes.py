@@ -27,6 +27,7 @@ from lmms_eval_tasks.host.patch_kit import (
     NOT_NEEDED,
     CallView,
     Touched,
+    bare,
     expect_parameters,
     has_wrapper,
     is_marked,
@@ -812,7 +813,6 @@ class _ProbeTokenizer:
 
 def _probe_llava_hf(cls: type, **attributes: Any) -> Any:
     """A ``cls`` instance made without loading a model, with the attributes the host methods read."""
-    instance = cls.__new__(cls)
     defaults = {
         "_rank": 1,  # no progress bars
         "_device": "cpu",
@@ -820,9 +820,7 @@ def _probe_llava_hf(cls: type, **attributes: Any) -> Any:
         "chat_template": None,
         "batch_size_per_gpu": 1,
     }
-    for name, value in {**defaults, **attributes}.items():
-        setattr(instance, name, value)
-    return instance
+    return bare(cls, **{**defaults, **attributes})
 
 
 def _run_loglikelihood(method: Any, images: int) -> tuple[Any, list[int]]:

@@ -22,6 +22,7 @@ from lmms_eval_tasks.framework.task_index import load_host_index
 from lmms_eval_tasks.host.patch_kit import (
     APPLIES,
     MISMATCH,
+    bare,
     expect_parameters,
     is_marked,
     mark,
@@ -70,8 +71,7 @@ def probe_task_index() -> tuple[str, str]:
         Path(folder, "probe.yaml").write_text(
             "task: lmms_eval_tasks_probe\ndataset_path: json\n", encoding="utf-8"
         )
-        manager = TaskManager.__new__(TaskManager)
-        manager.logger, manager.verbosity = logger, "ERROR"
+        manager = bare(TaskManager, logger=logger, verbosity="ERROR")
         index = unwrapped(TaskManager.initialize_tasks)(manager, include_path=folder, include_defaults=False)
     entry = index.get("lmms_eval_tasks_probe") if isinstance(index, dict) else None
     if not isinstance(entry, dict) or entry.get("type") != "task":
@@ -133,10 +133,12 @@ def probe_pack_stderr() -> tuple[str, str]:
     def answer(original: Any, metric: Any = None, bootstrap_iters: int = 0) -> Any:
         return (lambda items: -1.0) if metric is aggregate else original(metric, bootstrap_iters)
 
-    output = evaluator_utils.TaskOutput.__new__(evaluator_utils.TaskOutput)
-    output.task = types.SimpleNamespace(aggregation=lambda: {"probe": aggregate}, args=None)
-    output.sample_metrics = {("probe", "none"): [1.0, 2.0, 3.0]}
-    output.agg_metrics = {}
+    output = bare(
+        evaluator_utils.TaskOutput,
+        task=types.SimpleNamespace(aggregation=lambda: {"probe": aggregate}, args=None),
+        sample_metrics={("probe", "none"): [1.0, 2.0, 3.0]},
+        agg_metrics={},
+    )
     with spying(evaluator_utils, "stderr_for_metric", answer):
         output.calculate_aggregate_metric(bootstrap_iters=10)
     found = output.agg_metrics

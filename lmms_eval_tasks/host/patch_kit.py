@@ -48,6 +48,15 @@ def unwrapped(function: Any) -> Any:
     return function
 
 
+def bare(cls: type, **attributes: Any) -> Any:
+    """A ``cls`` instance made without ``__init__`` (no model, no I/O) with ``attributes`` set: what a probe
+    hands a host method."""
+    instance = cls.__new__(cls)
+    for name, value in attributes.items():
+        setattr(instance, name, value)
+    return instance
+
+
 def parameters(function: Any) -> list[str]:
     """Parameter names of ``function`` (unwrapping the pack's own wrappers first)."""
     return list(inspect.signature(unwrapped(function)).parameters)

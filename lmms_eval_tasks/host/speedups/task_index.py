@@ -17,6 +17,7 @@ from lmms_eval_tasks.host import version
 from lmms_eval_tasks.host.patch_kit import (
     APPLIES,
     MISMATCH,
+    bare,
     expect_parameters,
     has_wrapper,
     mark,
@@ -70,8 +71,7 @@ def _host_index_of(folder: str, fast: bool) -> dict[str, Any]:
     """The host's own index of ``folder`` (its unwrapped indexer), parsed by libyaml when ``fast``."""
     from lmms_eval.tasks import TaskManager
 
-    manager = TaskManager.__new__(TaskManager)
-    manager.logger, manager.verbosity = logger, "ERROR"
+    manager = bare(TaskManager, logger=logger, verbosity="ERROR")
     _INDEXING.active = fast
     try:
         return dict(unwrapped(TaskManager._get_task_and_group)(manager, folder))
@@ -227,8 +227,7 @@ def _probe_cached_indexes(tasks: str, cache: Path) -> str | None:
     from lmms_eval.tasks import TaskManager
 
     indexer = unwrapped(TaskManager._get_task_and_group)
-    manager = TaskManager.__new__(TaskManager)
-    manager.logger, manager.verbosity = logger, "ERROR"
+    manager = bare(TaskManager, logger=logger, verbosity="ERROR")
     thread = threads.get_ident()
     logged: list[tuple[str, str]] = []
     sink = logger.add(
