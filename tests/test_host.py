@@ -77,9 +77,12 @@ def test_patches_for_a_run_depend_on_its_models() -> None:
         "cache_no_secrets",
         "cache_pack_version",
         "cache_request_settings",
+        "cut_replies",
         "cache_version",
     ]
     assert host.patches_for(["random_guess"]) == common
+    server = host.patches_for(["openai"])
+    assert server == [*common[:-1], "server_timeouts", common[-1]]  # only with a server model
     assert host.patches_for(["llava_hf"]) == [
         *common,
         "llava_hf_loglikelihood",

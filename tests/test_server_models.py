@@ -614,7 +614,7 @@ def _pipelined_run(server, monkeypatch, count: int, **model_args):
 def test_a_hung_server_stops_the_run_after_a_bounded_number_of_attempts(monkeypatch, capsys):
     from fake_openai import FakeOpenAIServer, Fault
 
-    from lmms_eval_tasks.models.server_requests import ServerDown
+    from lmms_eval_tasks.framework.server_requests import ServerDown
 
     monkeypatch.setenv("LMMS_EVAL_TASKS_SERVER_BREAKER", "2")
     with FakeOpenAIServer(faults=lambda call: Fault("timeout", sleep=30)) as server:
@@ -635,7 +635,7 @@ def test_rate_limits_are_paced_not_counted_and_cut_replies_are_marked(monkeypatc
     from fake_openai import FakeOpenAIServer, Fault
 
     from lmms_eval_tasks.framework.failed_generations import CutReply
-    from lmms_eval_tasks.models.server_requests import DEFAULT_TIMEOUT_S
+    from lmms_eval_tasks.framework.server_requests import DEFAULT_TIMEOUT_S
 
     monkeypatch.setenv("LMMS_EVAL_TASKS_SERVER_BREAKER", "1")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAIServer, always_fail, stable_fraction
+from fake_openai import FakeOpenAIServer, Fault, always_fail, stable_fraction
 from helpers import offline_environment, results_json, run_launcher, start_launcher
 
 from lmms_eval_tasks.host.termination import TERMINATED_EXIT
@@ -125,16 +125,104 @@ def test_a_server_that_is_down_fails_the_run_and_caches_nothing(tmp_path):
         *vrb_command(down_url, tmp_path / "out", tmp_path / "cache", FAILURE_SLICE),
         environment=environment(tmp_path, FAILURE_SLICE),
     )
-    assert completed.returncode != 0
-    last_lines = completed.stderr.strip().splitlines()[-4:]
-    assert "36 failed generation(s) in 3 task(s)" in last_lines[-1], last_lines
-    assert "asks the server only for these 36" in last_lines[-1]
-    for task in VRB_TASKS:
-        assert any(f"{task}: 12 of 12 generations failed" in line for line in last_lines), last_lines
-    for value in accuracies(tmp_path / "out").values():  # no metric computed from the failure text
-        assert value is None or (isinstance(value, float) and math.isnan(value)) or value == "N/A", value
-    assert not list((tmp_path / "out").rglob("*_report.json"))  # the pack reports nothing
+    assert completed.returncode == 2  # the pre-flight: before the first document
+    last = completed.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"lmms_eval: the model server {down_url} does not answer (ConnectError"), last
+    assert "--model_args base_url" in last
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*.json"))  # no run
     assert cached_responses(tmp_path / "cache") == []  # and the cache keeps no failure as an answer
+
+
+def test_a_hung_server_fails_the_run_after_a_bounded_number_of_attempts_naming_the_timeout(tmp_path):
+    with FakeOpenAIServer(vision_reply, faults=lambda call: Fault("timeout", sleep=120)) as server:
+        command = vrb_command(server.base_url, tmp_path / "out", tmp_path / "cache")
+        command[command.index("--model_args") + 1] += ",timeout=3"
+        completed = run_launcher(
+            *command, environment=environment(tmp_path, LMMS_EVAL_TASKS_SERVER_BREAKER="4")
+        )
+        calls, url = server.call_count(), server.base_url
+    assert completed.returncode == 1
+    lines = completed.stderr.strip().splitlines()
+    bound = f"model server {url}: each attempt waits at most 3 s (--model_args timeout), 1 attempts"
+    assert any(bound in line and "fails after at most 3 s" in line for line in lines), lines[-20:]
+    assert lines[-1].startswith(f"lmms_eval: evaluation stopped: the model server {url}")
+    assert "failed 4 requests in a row, each after 1 attempts of at most 3 s (timeout)" in lines[-1]
+    assert "Request timed out" in lines[-1] and "rerun the same command" in lines[-1]
+    assert 4 <= calls <= 8  # four failed requests stop the run; at most four more were in flight
+
+
+def test_a_server_that_dies_half_way_stops_the_run_and_the_rerun_asks_only_what_is_missing(
+    tmp_path, reference_vrb
+):
+    cache, output, port = tmp_path / "cache", tmp_path / "out", free_port()
+    dead = {"from": 14}  # the server fails every request from its 15th on
+
+    def plan(call):
+        return "server_error" if call.index >= dead["from"] else None
+
+    run_environment = environment(tmp_path, LMMS_EVAL_TASKS_SERVER_BREAKER="4")
+    with FakeOpenAIServer(vision_reply, faults=plan, port=port) as server:
+        first = run_launcher(*vrb_command(server.base_url, output, cache), environment=run_environment)
+        answered = {call.prompt for call in server.calls if not call.fault}
+        calls = server.call_count()
+    assert first.returncode == 1
+    assert "failed 4 requests in a row" in first.stderr.strip().splitlines()[-1]
+    assert len(answered) == 14 and calls <= 14 + 4 + 4  # stopped early: not 36 requests, each failing
+    with FakeOpenAIServer(vision_reply, port=port) as server:
+        rerun = run_launcher(*vrb_command(server.base_url, output, cache), environment=run_environment)
+        asked = server.prompts()
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    missing = 36 - len(answered)
+    assert missing <= len(asked) <= missing + CHECKPOINT  # what the first run lost: its last slice at most
+    assert len(set(asked)) == len(asked) and len(set(asked) - answered) == missing
+    assert accuracies(output) == reference_vrb
+
+
+def test_answers_cut_at_the_token_limit_are_counted_and_warned_naming_max_new_tokens(
+    tmp_path, reference_vrb
+):
+    def plan(call):
+        return "cut" if stable_fraction(call.prompt) < 0.1 else None
+
+    with FakeOpenAIServer(vision_reply, faults=plan) as server:
+        completed = run_launcher(
+            *vrb_command(server.base_url, tmp_path / "out", tmp_path / "cache"),
+            environment=environment(tmp_path),
+        )
+        cut_calls = sum(1 for call in server.calls if call.fault)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert 0 < cut_calls < 36
+    assert accuracies(tmp_path / "out") == reference_vrb  # answers all the same, scored as given
+    lines = completed.stderr.strip().splitlines()
+    default = "each attempt waits at most 300 s (default 300 s; --model_args timeout=S), 1 attempts"
+    assert any(default in line for line in lines)  # no timeout given: the default bound, printed
+    warnings = [line for line in lines if "answers were cut at the token limit" in line]
+    counted = sum(int(line.split(": ", 3)[-1].split(" of ")[0]) for line in warnings)
+    assert counted == cut_calls and all("max_new_tokens" in line for line in warnings), warnings
+    assert "answers cut at max_new_tokens]" in completed.stdout  # the host's table names them
+    deviations = [
+        deviation
+        for report in (tmp_path / "out").rglob("*_report.json")
+        for deviation in json.loads(report.read_text(encoding="utf-8"))["provenance"]["deviations"]
+    ]
+    assert sum(int(item.split(" of ")[0]) for item in deviations if "token limit" in item) == cut_calls
+
+
+def test_sigterm_ends_a_run_whose_request_hangs_within_thirty_seconds(tmp_path):
+    log = tmp_path / "run.log"
+    with FakeOpenAIServer(vision_reply, faults=lambda call: Fault("timeout", sleep=300)) as server:
+        process = start_launcher(
+            *vrb_command(server.base_url, tmp_path / "out", tmp_path / "cache"),
+            log=log,
+            environment=environment(tmp_path),
+        )
+        deadline = time.monotonic() + 600
+        while server.call_count() < 1 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, log.read_text()[-3000:]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == TERMINATED_EXIT, log.read_text()[-3000:]
+    assert "terminated by SIGTERM" in log.read_text()
 
 
 def test_replies_without_text_are_failed_generations_not_empty_answers(tmp_path):

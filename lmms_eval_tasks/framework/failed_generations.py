@@ -31,7 +31,17 @@ CUT_KEY = "cut_by_token_limit"  # the record field of an answer the server ended
 class CutReply(str):
     """A reply the server ended at the token limit (``finish_reason: "length"``): an answer, scored as given
     (the papers' protocols score truncated text too), and counted per task with a warning naming
-    ``max_new_tokens``. The clients make it; ``cache_cut_replies`` keeps it so through ``--use_cache``."""
+    ``max_new_tokens``. The clients make it; it stays one when stripped (the host strips every reply), and
+    the ``cut_replies`` host patch keeps it one through the reasoning-tag strip and ``--use_cache``."""
+
+    def strip(self, chars: str | None = None) -> CutReply:
+        return CutReply(super().strip(chars))
+
+    def lstrip(self, chars: str | None = None) -> CutReply:
+        return CutReply(super().lstrip(chars))
+
+    def rstrip(self, chars: str | None = None) -> CutReply:
+        return CutReply(super().rstrip(chars))
 
 
 def cut_reply(text: Any, finish_reason: Any) -> Any:

@@ -1122,3 +1122,46 @@ def install_chat_loglikelihood() -> None:
         return ConfigurableTask.construct_requests(self, doc_id, ctx, **kwargs)
 
     ConfigurableMessagesTask.construct_requests = mark(construct_requests, original)
+
+
+# --- server_timeouts: the OpenAI-compatible models honour timeout; the request rules of server_requests --
+
+
+def probe_server_timeouts() -> tuple[str, str]:
+    """APPLIES while the host's OpenAI-compatible model builds its SDK client without its ``timeout``."""
+    from lmms_eval.models.simple.openai import OpenAICompatible
+
+    model = OpenAICompatible.__new__(OpenAICompatible)
+    try:
+        unwrapped(OpenAICompatible.__init__)(model, base_url="http://127.0.0.1:9/v1", api_key="x", timeout=7)
+        client_timeout = model.client.timeout
+    except Exception as error:  # noqa: BLE001 - an unexpected host is a mismatch, not a crash
+        return MISMATCH, f"OpenAICompatible(timeout=7) raised {type(error).__name__}: {error}"
+    if not all(hasattr(model, name) for name in ("max_retries", "retry_backoff_s", "timeout")):
+        return MISMATCH, "OpenAICompatible has no max_retries / retry_backoff_s / timeout"
+    if getattr(client_timeout, "read", client_timeout) == 7:
+        return NOT_NEEDED, "the host's SDK client has the timeout of --model_args"
+    return APPLIES, f"the host's SDK client ignores --model_args timeout (its timeout: {client_timeout})"
+
+
+def install_server_timeouts() -> None:
+    """Every OpenAI-compatible host model (and the pack's ``openai_pipelined``) gets ``guard_model`` and its
+    ``client.chat.completions.create`` goes through the guard (``framework/server_requests.py``)."""
+    from lmms_eval.models.simple.openai import OpenAICompatible
+
+    original = OpenAICompatible.__init__
+    if is_marked(original):
+        return
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - the host's method name
+        from lmms_eval_tasks.framework.server_requests import guard_client_calls, guard_model, guard_of
+        from lmms_eval_tasks.judges.redact import safe_url
+
+        original(self, *args, **kwargs)
+        if guard_of(self) is None:
+            url = safe_url(str(self.client.base_url).rstrip("/"))
+            guard = guard_model(self, kwargs.get("timeout"), url)
+            guard_client_calls(self, guard)
+
+    __init__.__doc__ = original.__doc__
+    OpenAICompatible.__init__ = mark(__init__, original)

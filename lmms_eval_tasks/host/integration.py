@@ -24,6 +24,7 @@ from lmms_eval_tasks.host.patch_kit import (
     MISMATCH,
     bare,
     expect_parameters,
+    has_wrapper,
     is_marked,
     mark,
     missing_keywords,
@@ -527,3 +528,62 @@ def install_task_dataset_context() -> None:
 
     download.__doc__ = original.__doc__
     ConfigurableTask.download = mark(download, original)
+
+
+# --- cut_replies: an answer cut at the token limit stays marked through the evaluator and --use_cache ------
+
+_CUT_FIX = "_lmms_eval_tasks_cut_fix"
+
+
+def probe_cut_replies() -> tuple[str, str]:
+    import lmms_eval.evaluator as evaluator
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    from lmms_eval_tasks.framework.failed_generations import CutReply
+
+    for owner, name in ((ResponseCache, "_extract_cacheable"), (ResponseCache, "_lookup")):
+        if not callable(getattr(owner, name, None)):
+            return MISMATCH, f"ResponseCache.{name} is gone"
+    strip = getattr(evaluator, "strip_reasoning_tags", None)
+    problem = expect_parameters("evaluator.strip_reasoning_tags", strip, ["text", "tag_pairs"])
+    if problem:
+        return MISMATCH, problem
+    stored = unwrapped(ResponseCache._extract_cacheable)(CutReply("cut"))
+    if not isinstance(stored, str):
+        return MISMATCH, f"ResponseCache._extract_cacheable gives {type(stored).__name__} for a reply"
+    return APPLIES, "the host's reasoning-tag strip and response cache keep a reply's text alone: marked"
+
+
+def install_cut_replies() -> None:
+    """A ``CutReply`` stays one through the evaluator's reasoning-tag strip (which makes a new string), and
+    the response cache stores it as ``{CUT_KEY: text}`` and reads it back as one."""
+    import lmms_eval.evaluator as evaluator
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    from lmms_eval_tasks.framework.failed_generations import CUT_KEY, CutReply
+
+    if has_wrapper(ResponseCache._extract_cacheable, _CUT_FIX):
+        return
+    strip, extract, lookup = (
+        evaluator.strip_reasoning_tags,
+        ResponseCache._extract_cacheable,
+        ResponseCache._lookup,
+    )
+
+    def strip_reasoning_tags(text: str, tag_pairs: Any) -> str:
+        stripped = strip(text, tag_pairs)
+        return CutReply(stripped) if isinstance(text, CutReply) else stripped
+
+    def _extract_cacheable(response: Any) -> Any:
+        text = extract(response)
+        return {CUT_KEY: str(text)} if isinstance(text, CutReply) else text
+
+    def _lookup(self: Any, cache_key: str) -> Any:
+        cached = lookup(self, cache_key)
+        if isinstance(cached, dict) and set(cached) == {CUT_KEY} and isinstance(cached[CUT_KEY], str):
+            return CutReply(cached[CUT_KEY])
+        return cached
+
+    evaluator.strip_reasoning_tags = mark(strip_reasoning_tags, strip, _CUT_FIX)
+    ResponseCache._extract_cacheable = staticmethod(mark(_extract_cacheable, extract, _CUT_FIX))
+    ResponseCache._lookup = mark(_lookup, lookup, _CUT_FIX)

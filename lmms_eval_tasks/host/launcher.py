@@ -11,13 +11,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from lmms_eval_tasks.framework.failed_generations import clear_failures, failure_lines
+from lmms_eval_tasks.framework.failed_generations import clear_failures, cut_lines, failure_lines
 from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import model_availability, resume
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host.argument_checks import check_model_args, model_runs, requested_models
 from lmms_eval_tasks.host.argv import flag_value, parse_model_args
-from lmms_eval_tasks.host.server_checks import check_judge_endpoint, check_loglikelihood_on_server
+from lmms_eval_tasks.host.server_checks import (
+    check_judge_endpoint,
+    check_loglikelihood_on_server,
+    check_model_server,
+)
 from lmms_eval_tasks.judges.redact import scrub
 
 SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
@@ -238,11 +242,13 @@ def _refusal(arguments: Sequence[str]) -> str | None:
         or model_folder_problem(runs)  # pretrained=.. would write outside --output_path
         or check_loglikelihood_on_server(arguments)
         or check_judge_endpoint(arguments)
+        or check_model_server(arguments)  # last: the only check that waits on the network
     )
 
 
-def _run_host(arguments: Sequence[str]) -> int:
-    """The host's CLI on ``arguments`` (its console scrubbed of secrets); its exit code."""
+def _run_host(arguments: Sequence[str]) -> tuple[int, str | None]:
+    """The host's CLI on ``arguments`` (its console scrubbed of secrets): its exit code, and the message of
+    a run stopped with one (the model server's circuit breaker), which the launcher prints last."""
     from lmms_eval.cli.dispatch import main as host_dispatch
 
     from lmms_eval_tasks.host.scrubbing import scrubbed_console
@@ -254,14 +260,13 @@ def _run_host(arguments: Sequence[str]) -> int:
             host_dispatch()
     except SystemExit as stop:
         if stop.code is None or isinstance(stop.code, int):
-            return stop.code or 0
-        print(stop.code, file=sys.stderr)
-        return 1
+            return stop.code or 0, None
+        return 1, str(stop.code)
     except KeyboardInterrupt:
-        return 130
+        return 130, None
     finally:
         sys.argv = saved_argv
-    return 0
+    return 0, None
 
 
 def _closing_lines(arguments: Sequence[str]) -> list[str]:
@@ -317,8 +322,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         host.apply_patches(requested_models(arguments))
         _notice(resume.prepare_cache(arguments))
-    exit_code = _run_host(arguments)
-    lines = _closing_lines(arguments)
+    exit_code, stopped = _run_host(arguments)
+    for line in cut_lines():  # answers all the same, but the reader must know: the token limit cut them
+        print(line, file=sys.stderr)
+    lines = _closing_lines(arguments) + ([stopped] if stopped else [])
     for line in lines:
         print(line, file=sys.stderr)
     return exit_code or (1 if lines else 0)

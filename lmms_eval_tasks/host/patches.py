@@ -22,6 +22,7 @@ from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import integration as pack
 from lmms_eval_tasks.host import predict_only, version
 from lmms_eval_tasks.host.patch_kit import APPLIES, MISMATCH, NOT_NEEDED, probe_lock
+from lmms_eval_tasks.host.server_checks import SERVER_MODELS
 from lmms_eval_tasks.host.speedups import task_index as speedups
 from lmms_eval_tasks.reporting import patch_record
 
@@ -199,6 +200,24 @@ PATCHES: dict[str, HostPatch] = {
             fixes.install_cache_request_settings,
             "with --use_cache a rerun that changes presence_penalty, frequency_penalty, seed or "
             "LMMS_IMAGE_ENCODE_FORMAT reuses the answers to the other requests: use a new cache folder",
+        ),
+        HostPatch(
+            "cut_replies",
+            "an answer cut at the token limit stays marked through the reasoning-tag strip and --use_cache",
+            pack.probe_cut_replies,
+            pack.install_cut_replies,
+            "answers cut at the token limit are not counted, warned about or listed as a deviation",
+        ),
+        HostPatch(
+            "server_timeouts",
+            "OpenAI-compatible models honour --model_args timeout (default 300 s, no SDK retries), print the "
+            "bound of one request, pace 429s by Retry-After, stop the run when the server keeps failing, "
+            "and mark replies cut at the token limit",
+            fixes.probe_server_timeouts,
+            fixes.install_server_timeouts,
+            "each attempt may wait 600 s and is retried by the SDK too (a hung server blocks the run for "
+            "hours); no circuit breaker, no Retry-After pacing, cut replies not counted",
+            models=tuple(sorted(SERVER_MODELS)),
         ),
         HostPatch(
             "cache_version",

@@ -192,3 +192,31 @@ def check_loglikelihood_on_server(argv: Sequence[str]) -> str | None:
         f"with a wrapper that computes them in-process ({IN_PROCESS_WRAPPERS}), or leave them out "
         "(dare_sample_gen, dare_gen)"
     )
+
+
+# --- the model server answers -------------------------------------------------------------------------------
+
+PREFLIGHT_TIMEOUT_S = 10.0
+
+
+def check_model_server(argv: Sequence[str]) -> str | None:
+    """None unless the endpoint of a server ``--model`` does not answer one cheap request (``GET /models``;
+    any HTTP status is an answer); then one line naming the URL (redacted), before any document."""
+    model = flag_value(argv, "--model") or ""
+    if model not in SERVER_MODELS:
+        return None
+    import httpx2
+
+    from lmms_eval_tasks.judges.redact import safe_url
+
+    url, _ = model_endpoint(flag_value(argv, "--model_args"))
+    try:
+        httpx2.get(url.rstrip("/") + "/models", timeout=PREFLIGHT_TIMEOUT_S)
+    except httpx2.HTTPError as error:
+        reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+        return (
+            f"lmms_eval: the model server {safe_url(url)} does not answer ({reason}; one GET /models, "
+            f"{PREFLIGHT_TIMEOUT_S:g} s); fix: start the server, or correct --model_args base_url "
+            "(or OPENAI_API_BASE)"
+        )
+    return None

@@ -1,14 +1,20 @@
 """SIGTERM ends a run like Ctrl-C: as an exception, so every ``finally`` runs (no half-written report is left;
 the pending marker says the run was interrupted); the exit status stays 143 (128 + SIGTERM).
+A request hung on a model server would hold the exit until its timeout (worker threads are joined at exit):
+``GRACE_S`` after SIGTERM the process ends anyway, so a scheduler's grace period never ends in SIGKILL.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
+import time
 from typing import Any
 
 TERMINATED_EXIT = 128 + signal.SIGTERM
+GRACE_S = 20.0  # cleanup time after SIGTERM before the process ends whatever still waits
 
 
 class Terminated(SystemExit):
@@ -21,8 +27,20 @@ class Terminated(SystemExit):
         return "terminated by SIGTERM"
 
 
+def _end_after_grace() -> None:
+    time.sleep(GRACE_S)
+    print(
+        f"lmms_eval: terminated by SIGTERM; still waiting {GRACE_S:g} s later (a request to a model server), "
+        "ending now; answers stored so far are kept in the response cache (--use_cache)",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(TERMINATED_EXIT)
+
+
 def _raise_terminated(signum: int, frame: Any) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    threading.Thread(target=_end_after_grace, name="sigterm-grace", daemon=True).start()
     raise Terminated()
 
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.framework.circuit_breaker import CircuitBreaker, parse_retry_after
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest, validate_requests
 from lmms_eval_tasks.judges.cache import ReplyCache, cache_key
+from lmms_eval_tasks.judges.circuit_breaker import CircuitBreaker, parse_retry_after
 from lmms_eval_tasks.judges.config import Endpoint, total_timeout_seconds
 from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, is_length_refusal
 from lmms_eval_tasks.judges.pricing import estimate_cost

@@ -51,8 +51,8 @@ from tqdm import tqdm
 
 from lmms_eval_tasks.framework.failed_generations import cut_reply
 from lmms_eval_tasks.framework.sent_images import file_of
+from lmms_eval_tasks.framework.server_requests import guard_model, guard_of
 from lmms_eval_tasks.framework.work_slots import holding, wait_for
-from lmms_eval_tasks.models.server_requests import guard_model, guard_of
 
 FAILURE_PREFIX = "[LMMS_EVAL_REQUEST_FAILED after {retries} retries] "
 BUDGET_MARKER = "[LMMS_EVAL_BUDGET_EXCEEDED]"
@@ -344,7 +344,8 @@ class OpenAIPipelined(OpenAICompatible):
         self._messages_class = cached_chat_messages(self.encodings)
         self._size_connection_pool()  # a copy keeps the timeout the guard may have given already
         given = kwargs.get("timeout")
-        self.guard = guard_of(self) or guard_model(self, given, safe_url(str(self.client.base_url)))
+        url = safe_url(str(self.client.base_url).rstrip("/"))
+        self.guard = guard_of(self) or guard_model(self, given, url)
         self.bodies = RequestBodies(self.client)
 
     def _size_connection_pool(self) -> None:

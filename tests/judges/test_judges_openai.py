@@ -19,8 +19,8 @@ from fake_openai import (
     isolate_judge_env,
 )
 
-from lmms_eval_tasks.framework.circuit_breaker import parse_retry_after as _parse_retry_after
 from lmms_eval_tasks.judges import JudgeRequest, get_judge, repeat_spread, replies_log
+from lmms_eval_tasks.judges.circuit_breaker import parse_retry_after as _parse_retry_after
 from lmms_eval_tasks.judges.openai_judge import OpenAIJudge
 
 KEY = "sk-test-judges-0123456789abcdef"

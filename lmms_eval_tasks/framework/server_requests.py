@@ -27,7 +27,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.framework.circuit_breaker import CircuitBreaker, parse_retry_after
+from lmms_eval_tasks.judges.circuit_breaker import CircuitBreaker, parse_retry_after
 
 DEFAULT_TIMEOUT_S = 300.0  # per attempt, when --model_args gives none (the SDK's own is 600 s)
 STUCK_AFTER_S = 60.0  # a request still waiting this long is logged
@@ -216,44 +216,3 @@ def guard_client_calls(model: Any, guard: ServerGuard) -> None:
         return response
 
     completions.create = guarded_create
-
-
-def probe_server_timeouts() -> tuple[str, str]:
-    """APPLIES while the host's OpenAI-compatible model builds its SDK client without its ``timeout``."""
-    from lmms_eval.models.simple.openai import OpenAICompatible
-
-    from lmms_eval_tasks.host.patch_kit import APPLIES, MISMATCH, NOT_NEEDED, unwrapped
-
-    model = OpenAICompatible.__new__(OpenAICompatible)
-    try:
-        unwrapped(OpenAICompatible.__init__)(model, base_url="http://127.0.0.1:9/v1", api_key="x", timeout=7)
-        client_timeout = model.client.timeout
-    except Exception as error:  # noqa: BLE001 - an unexpected host is a mismatch, not a crash
-        return MISMATCH, f"OpenAICompatible(timeout=7) raised {type(error).__name__}: {error}"
-    if not all(hasattr(model, name) for name in ("max_retries", "retry_backoff_s", "timeout")):
-        return MISMATCH, "OpenAICompatible has no max_retries / retry_backoff_s / timeout"
-    if getattr(client_timeout, "read", client_timeout) == 7:
-        return NOT_NEEDED, "the host's SDK client has the timeout of --model_args"
-    return APPLIES, f"the host's SDK client ignores --model_args timeout (its timeout: {client_timeout})"
-
-
-def install_server_timeouts() -> None:
-    """Every OpenAI-compatible host model (and the pack's ``openai_pipelined``) gets ``guard_model``."""
-    from lmms_eval.models.simple.openai import OpenAICompatible
-
-    from lmms_eval_tasks.host.patch_kit import is_marked, mark
-
-    original = OpenAICompatible.__init__
-    if is_marked(original):
-        return
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - the host's method name
-        from lmms_eval_tasks.judges.redact import safe_url
-
-        original(self, *args, **kwargs)
-        if guard_of(self) is None:
-            guard = guard_model(self, kwargs.get("timeout"), safe_url(str(self.client.base_url)))
-            guard_client_calls(self, guard)
-
-    __init__.__doc__ = original.__doc__
-    OpenAICompatible.__init__ = mark(__init__, original)
