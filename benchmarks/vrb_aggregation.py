@@ -84,13 +84,13 @@ def main() -> None:
 
     import numpy as np
 
-    from lmms_eval_tasks.tasks.vrb.scoring import robustness_array, score_checked
+    from lmms_eval_tasks.tasks.vrb.scoring import Options, robustness_array, score
 
     records = synthetic_records(options.questions, options.seed)
     print(f"{len(records)} records ({options.questions} questions x 71 levels)")
 
     start = time.perf_counter()
-    metrics = score_checked(records)[0]  # a run's path: records and options checked before, once
+    metrics = score.checked(records, Options())[0]  # a run's path: records and options checked before, once
     scoring = time.perf_counter() - start
     print(
         f"score_records: {scoring:.2f} s; accuracy_clean={metrics['accuracy_clean']:.4f} "

@@ -476,8 +476,7 @@ def check_judge_self_test() -> list[Check]:
             return [Check("benchmarks", "judge self-test", False, False, "no LLM judge configured", "above")]
         items = contextual.parse_items(records)
         reports = {
-            "ConTextual": contextual._self_test(records, items, judge, "default", False, "official", None,
-                                                "contextual"),
+            "ConTextual": contextual._self_test(records, items, judge, contextual.Options()),
             "HallusionBench": hallusionbench._self_test(questions.to_dict("records"), judge, "final",
                                                         "official", options),
         }  # fmt: skip

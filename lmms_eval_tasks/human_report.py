@@ -234,12 +234,9 @@ class Section:
 
 
 def _section_function(benchmark: Any) -> Any:
-    from lmms_eval_tasks.framework.registry import resolve
     from lmms_eval_tasks.reporting.sections import generic_section
 
-    if getattr(benchmark, "report_section", None):
-        return resolve(benchmark.report_section)
-    return generic_section
+    return benchmark.loaded.report_section or generic_section
 
 
 def build_sections(runs: Sequence[Run]) -> list[Section]:
@@ -262,7 +259,7 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
     sections: list[Section] = []
     for name in order:
         benchmark = known.get(name) or SimpleNamespace(
-            name=name, title=name, headline_metrics=(), report_section=None
+            name=name, title=name, headline_metrics=(), loaded=SimpleNamespace(report_section=None)
         )
         context = SectionContext(benchmark=benchmark, entries=entries[name])
         try:

@@ -27,6 +27,7 @@ class JudgeSetting:
 
     options: Mapping[str, Any]
     base_url: str | None = None
+    checked: Any = None  # the scorer's options object of ``options`` (``Benchmark.check_options``), if built
 
     @property
     def name(self) -> str:
@@ -45,13 +46,16 @@ def rejudge_module(benchmark: str) -> Any:
 
 def judged(benchmark: str, records: Sequence[dict[str, Any]], setting: JudgeSetting) -> tuple[Any, list]:
     """(metrics, details, per-item outcomes) of ``records`` scored with ``setting``'s judge; the caller has
-    validated the records and checked ``setting.options`` (``Benchmark.check_options``), once."""
+    validated the records (and checked ``setting.options`` into ``setting.checked``, or they are checked
+    here), once."""
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     module = rejudge_module(benchmark)
+    entry = get_benchmark(benchmark)
+    options = setting.checked or entry.check_options(**setting.options)
     fresh = [{k: v for k, v in copy.deepcopy(r).items() if k not in module.ANNOTATIONS} for r in records]
     with environment.overridden(BASE_URL_ENV, setting.base_url):  # the scorers read it from there
-        metrics, details = get_benchmark(benchmark).score_checked(fresh, **dict(setting.options))
+        metrics, details = entry.score_with(fresh, options)
     return (metrics, details), [module.outcome(record) for record in fresh]
 
 

@@ -1,8 +1,8 @@
 """The package's shape: its modules import each other without a cycle, no two rooms (the top-level
 subpackages and modules: framework, host, reporting, cli, ...) import each other in both directions, no
 module imports a private (``_name``) name or module of another room, and no two sibling modules have
-near-identical names; each benchmark's ``scoring.py`` defines its entry points (``score``,
-``score_checked``, ``check_options``, ``evaluate``) before its private helpers, so it reads top down."""
+near-identical names; each benchmark's ``scoring.py`` defines its entry points (``Options``, ``score``,
+``evaluate``) before its private helpers, so it reads top down."""
 
 from __future__ import annotations
 
@@ -294,7 +294,7 @@ def test_the_walk_check_finds_missing_files_and_functions(tmp_path: Path) -> Non
 
 # ---- each benchmark's scoring.py reads top down: its entry points before its private helpers ----------
 
-ENTRY_POINTS = ("score", "score_checked", "check_options", "evaluate", "evaluate_checked")
+ENTRY_POINTS = ("Options", "score", "evaluate")
 
 
 def entry_points_after_helpers(path: Path) -> list[str]:
@@ -334,10 +334,10 @@ def test_the_top_down_check_finds_an_entry_point_below_a_helper(tmp_path: Path) 
     good.write_text("X = 1\n\n\ndef score(r):\n    return _h(r)\n\n\ndef _h(r):\n    return r\n")
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "def _h(r):\n    return r\n\n\ndef score(r):\n    return _h(r)\n\n\ndef check_options():\n    pass\n"
+        "def _h(r):\n    return r\n\n\ndef score(r):\n    return _h(r)\n\n\nclass Options:\n    pass\n"
     )
     assert entry_points_after_helpers(good) == []
     assert entry_points_after_helpers(bad) == [
         "score (line 5) after _h (line 1)",
-        "check_options (line 9) after _h (line 1)",
+        "Options (line 9) after _h (line 1)",
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 
 import pytest
 
@@ -14,12 +15,21 @@ from lmms_eval_tasks.framework.input_checks import RecordError
 from tests.helpers import toy_schema
 
 
-def toy_per_question(records: list[dict], *, strict: bool = False) -> dict[str, bool | None]:
+@dataclass(frozen=True)
+class ToyOptions:
+    """The toy benchmark's one option."""
+
+    strict: bool = False
+
+
+@registry.scorer(ToyOptions)
+def toy_per_question(records: list[dict], options: ToyOptions) -> dict[str, bool | None]:
     """A test benchmark's per-question function: records carry ``question_id`` and ``correct``."""
     return correctness_by_id((r["question_id"] for r in records), (r["correct"] for r in records))
 
 
-def toy_score(records: list[dict], *, strict: bool = False) -> tuple[dict, dict]:
+@registry.scorer(ToyOptions)
+def toy_score(records: list[dict], options: ToyOptions) -> tuple[dict, dict]:
     """A test benchmark's scorer (the registry's contract): accuracy in percent, no resampling."""
     return {"accuracy": 100.0 * sum(bool(r["correct"]) for r in records) / max(len(records), 1)}, {}
 
@@ -31,10 +41,9 @@ def toy_benchmark():
             name="toy_compare",
             title="toy",
             description="test benchmark",
-            scorer="tests.test_compare:toy_score",
+            behaviour=registry.Behaviour(score=toy_score, per_question=toy_per_question),
             record_schema=toy_schema("question_id", "correct"),
             headline_metrics=("accuracy",),
-            per_question="tests.test_compare:toy_per_question",
         )
     )
     yield "toy_compare"
@@ -147,7 +156,7 @@ def test_benchmark_without_per_question_is_refused() -> None:
             name="toy_no_pq",
             title="toy",
             description="no per-question",
-            scorer="tests.test_compare:toy_score",
+            behaviour=registry.Behaviour(score=toy_score),
             record_schema=toy_schema(),
             headline_metrics=("accuracy",),
         )

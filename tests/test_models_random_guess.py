@@ -14,7 +14,7 @@ import pytest
 
 from lmms_eval_tasks.framework import answer_spaces, registry
 from lmms_eval_tasks.framework.answer_spaces import fallback_answer, listed_option_letters, looks_like_yes_no
-from lmms_eval_tasks.framework.registry import Benchmark
+from lmms_eval_tasks.framework.registry import Behaviour, Benchmark
 from lmms_eval_tasks.models import SIMPLE_MODELS
 from lmms_eval_tasks.models.random_guess import RandomGuess, request_rng
 from tests.conftest import TINY_TASK_COLOURS
@@ -177,23 +177,23 @@ def test_repeats_get_their_own_draws_deterministically() -> None:
 # Answer spaces --------------------------------------------------------------------------------------------
 
 
-def _toy_benchmark(name: str, random_answer: str) -> Benchmark:
+def _toy_benchmark(name: str, behaviour: str | Behaviour) -> Benchmark:
     return Benchmark(
         name=name,
         title=name,
         description="toy benchmark for the answer-space tests",
-        scorer="lmms_eval_tasks.no_such_module:score",
+        behaviour=behaviour,
         record_schema=toy_schema("question"),
         headline_metrics=("accuracy",),
-        random_answer=random_answer,
     )
 
 
 @pytest.fixture
 def registered_hook(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Register this module's ``hook_answer`` for tasks starting with ``toy`` (and a decoy shorter prefix)."""
-    registry.register(_toy_benchmark("to", "lmms_eval_tasks.no_such_module:random_answer"))  # a decoy
-    registry.register(_toy_benchmark("toy", f"{__name__}:hook_answer"))
+    registry.register(_toy_benchmark("to", "lmms_eval_tasks.no_such_module"))  # a decoy
+    no_score = registry.scorer()(lambda records: ({}, {}))
+    registry.register(_toy_benchmark("toy", Behaviour(score=no_score, random_answer=hook_answer)))
     monkeypatch.setattr(answer_spaces, "_resolved", {})
     yield
     registry.unregister("to")
@@ -221,7 +221,7 @@ def test_hook_module_with_a_broken_import_is_an_error(
 ) -> None:
     (tmp_path / "broken_hook_module.py").write_text("import not_installed_dependency\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    registry.register(_toy_benchmark("toy", "broken_hook_module:random_answer"))
+    registry.register(_toy_benchmark("toy", "broken_hook_module"))
     monkeypatch.setattr(answer_spaces, "_resolved", {})
     try:
         with pytest.raises(ModuleNotFoundError, match="not_installed_dependency"):

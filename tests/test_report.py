@@ -160,7 +160,7 @@ def test_report_of_every_benchmark_holds_the_runs_numbers_and_valid_plots(
     for name, benchmark in benchmarks().items():
         if benchmark.sample_tasks:
             assert f'<section id="{name}"><h2>' in page, name
-            assert benchmark.report_section, f"{name} has no report section"
+            assert benchmark.loaded.report_section, f"{name} has no report section"
 
     label = "random_guess (seed=0) / "
     hb = _latest_report(sample_output, "hallusionbench_sample")["metrics"]
@@ -733,13 +733,16 @@ def html_unescape(text: str) -> str:
 
 
 def test_a_failing_section_falls_back_to_headline_metrics(tmp_path: Path) -> None:
-    from lmms_eval_tasks.framework.registry import Benchmark, register, unregister
+    from lmms_eval_tasks.framework.registry import Behaviour, Benchmark, register, scorer, unregister
+
+    def broken_section(context: object) -> list:
+        raise AttributeError("no_such_function")
 
     register(
         Benchmark(
-            name="brokenbench", title="Broken bench", description="", scorer="x:y",
+            name="brokenbench", title="Broken bench", description="",
+            behaviour=Behaviour(score=scorer()(lambda records: ({}, {})), report_section=broken_section),
             record_schema=toy_schema(), headline_metrics=("score",),
-            report_section="lmms_eval_tasks.reporting.sections:no_such_function",
         )
     )  # fmt: skip
     try:

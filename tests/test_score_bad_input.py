@@ -253,12 +253,12 @@ def test_every_benchmark_has_a_bad_option_case() -> None:
     from lmms_eval_tasks.framework.registry import benchmarks
 
     assert sorted(BAD_OPTION) == sorted(benchmarks())
-    assert all(benchmark.option_check for benchmark in benchmarks().values())
+    assert all(benchmark.loaded.options for benchmark in benchmarks().values())
 
 
 @pytest.mark.parametrize("benchmark", sorted(BAD_OPTION))
 def test_benchmark_score_checks_options_before_records(benchmark: str) -> None:
-    # the Python API too: Benchmark.check_options checks option values before the record contract
+    # the Python API too: Benchmark.check_options builds the options (their check) before the record contract
     from lmms_eval_tasks.cli._arguments import parse_option
 
     key, value = parse_option(BAD_OPTION[benchmark][0])

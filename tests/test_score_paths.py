@@ -122,10 +122,10 @@ def test_a_hook_level_scorer_report_records_its_options_for_options_from(tmp_pat
     ``provenance.settings.score_options`` too (DARE's: none, ``{}``), so `score --options-from` re-scores
     their records to the report's numbers instead of refusing the report as one "written before the pack
     recorded its options"."""
-    from lmms_eval_tasks.framework.registry import get_benchmark, resolve
+    from lmms_eval_tasks.framework.registry import get_benchmark
 
     bench = get_benchmark(benchmark)
-    hooks = resolve(f"lmms_eval_tasks.tasks.{benchmark}.hooks:HOOKS")
+    hooks = get_benchmark(benchmark).loaded.hooks
     task = {"dare": "dare_sample_single_gen_p1", "vrb": "vrb_sample"}[benchmark]
     records = [{**record, "task": task} for record in bench.record_schema.example]
     args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
@@ -160,12 +160,12 @@ def test_score_details_on_a_runs_samples_file_gives_the_reports_metrics_and_deta
     judge (no key in the isolated judge environment)."""
     from fake_openai import isolate_judge_env
 
-    from lmms_eval_tasks.framework.registry import get_benchmark, resolve
+    from lmms_eval_tasks.framework.registry import get_benchmark
 
     isolate_judge_env(monkeypatch, tmp_path)
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "judge_cache.sqlite"))
     bench = get_benchmark(benchmark)
-    hooks = resolve(f"lmms_eval_tasks.tasks.{benchmark}.hooks:HOOKS")
+    hooks = get_benchmark(benchmark).loaded.hooks
     records = [{**record, "task": task} for record in bench.record_schema.example]
     args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
     (tmp_path / "out").mkdir()

@@ -90,9 +90,16 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
     # What docs/architecture.md's walk-through does: describe, register, score, render its YAML.
     module = tmp_path / "toy_scoring.py"
     module.write_text(
-        "def score(records, threshold=0.5):\n"
+        "from dataclasses import dataclass\n"
+        "from lmms_eval_tasks.framework.registry import Behaviour, scorer\n"
+        "@dataclass(frozen=True)\n"
+        "class Options:\n"
+        "    threshold: float = 0.5\n"
+        "@scorer(Options)\n"
+        "def score(records, options):\n"
         "    correct = [record['prediction'] == record['answer'] for record in records]\n"
-        "    return {'accuracy': 100.0 * sum(correct) / len(correct)}, {}\n",
+        "    return {'accuracy': 100.0 * sum(correct) / len(correct)}, {}\n"
+        "BEHAVIOUR = Behaviour(score=score)\n",
         encoding="utf-8",
     )
     import sys
@@ -103,7 +110,7 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
             name="toybench",
             title="Toy",
             description="a toy benchmark",
-            scorer="toy_scoring:score",
+            behaviour="toy_scoring",
             record_schema=toy_schema("answer"),
             headline_metrics=("accuracy",),
         )

@@ -43,23 +43,33 @@ registry.register(
         name="toyshape",
         title="Toy",
         description="toy benchmark for the task-shape test",
-        scorer="toyshape.scoring:score",
+        behaviour="toyshape.behaviour",
         record_schema=SCHEMA,
-        options="toyshape.scoring:score_options",
         headline_metrics=("accuracy", "answered"),
     )
 )
 '''
 
 TOY_SCORING = '''
+from dataclasses import dataclass
+
+from lmms_eval_tasks.framework.registry import scorer
+
+
 def score_options(task):
     return {"bonus": 0.0}
 
 
-def score(records, bonus=0.0):
+@dataclass(frozen=True)
+class Options:
+    bonus: float = 0.0
+
+
+@scorer(Options)
+def score(records, options):
     correct = [record["prediction"].strip().lower() == record["answer"] for record in records]
     metrics = {
-        "accuracy": 100.0 * sum(correct) / len(correct) + bonus,
+        "accuracy": 100.0 * sum(correct) / len(correct) + options.bonus,
         "answered": len(records),
         "tasks_seen": len({record["task"] for record in records}),
     }
@@ -91,6 +101,14 @@ HOOKS = TaskHooks("toyshape", make_record, task_settings=task_settings)
 process_results = HOOKS.process_results
 '''
 
+TOY_BEHAVIOUR = '''
+from lmms_eval_tasks.framework.registry import Behaviour
+from toyshape.hooks import HOOKS
+from toyshape.scoring import score, score_options
+
+BEHAVIOUR = Behaviour(score=score, task_options=score_options, hooks=HOOKS)
+'''
+
 
 @pytest.mark.slow
 def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> None:
@@ -99,6 +117,7 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
     (package / "__init__.py").write_text(TOY_PACKAGE, encoding="utf-8")
     (package / "scoring.py").write_text(TOY_SCORING, encoding="utf-8")
     (package / "hooks.py").write_text(TOY_HOOKS, encoding="utf-8")
+    (package / "behaviour.py").write_text(TOY_BEHAVIOUR, encoding="utf-8")
     tasks = ["toyshape_a", "toyshape_b"]
 
     folder = tmp_path / "tasks"

@@ -43,16 +43,10 @@ BENCHMARK = Benchmark(
     name="mybench",
     title="MyBench (venue year)",
     description="what it measures, in one line",
-    scorer="lmms_eval_tasks.tasks.mybench.scoring:score",
     record_schema=RECORD_SCHEMA,
-    option_check="lmms_eval_tasks.tasks.mybench.scoring:check_options",
-    checked_scorer="lmms_eval_tasks.tasks.mybench.scoring:score_checked",
+    behaviour="lmms_eval_tasks.tasks.mybench.behaviour",
     headline_metrics=("accuracy", "unparsed"),
-    per_question="lmms_eval_tasks.tasks.mybench.scoring:per_question_correct",
-    parsers="lmms_eval_tasks.tasks.mybench.parsers:PARSERS",
-    random_answer="lmms_eval_tasks.tasks.mybench.hooks:random_answer",
     sample_tasks=("mybench_sample",),
-    generated_files=("lmms_eval_tasks.tasks.mybench.generate:generated_files",),
     docs="docs/mybench.md",
 )
 '''
@@ -62,15 +56,21 @@ SCORING = '''\
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_tasks.framework.input_checks import check_option
+from lmms_eval_tasks.framework.registry import scorer
 
 
-def check_options(**options: Any) -> None:
-    """MyBench's options, each checked with check_option: ``bonus`` (a toy number added to accuracy)."""
-    if "bonus" in options:
-        check_option("bonus", options["bonus"], float, minimum=0)
+@dataclass(frozen=True)
+class Options:
+    """MyBench's options, each checked with check_option."""
+
+    bonus: float = 0.0  # a toy number added to accuracy
+
+    def __post_init__(self) -> None:
+        check_option("bonus", self.bonus, float, minimum=0)
 
 
 def normalise(text: str | None) -> str | None:
@@ -85,24 +85,20 @@ def _correct(record: dict[str, Any]) -> bool | None:
     return None if prediction is None else prediction == record["answer"].strip().lower()
 
 
-def score(records: list[dict[str, Any]], bonus: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]]:
+@scorer(Options)
+def score(records: list[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
     """Accuracy in percent over every record (unparsed = no prediction, counted wrong), plus ``bonus``;
-    no details. The option is checked here; the pipelines check it once and call ``score_checked``."""
-    check_options(bonus=bonus)
-    return score_checked(records, bonus=bonus)
-
-
-def score_checked(records: list[dict[str, Any]], bonus: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` with a ``bonus`` that passed ``check_options``."""
+    no details."""
     verdicts = [_correct(record) for record in records]
     metrics = {
-        "accuracy": 100.0 * sum(bool(v) for v in verdicts) / len(verdicts) + bonus,
+        "accuracy": 100.0 * sum(bool(v) for v in verdicts) / len(verdicts) + options.bonus,
         "unparsed": sum(v is None for v in verdicts),
     }
     return metrics, {}
 
 
-def per_question_correct(records: list[dict[str, Any]], bonus: float = 0.0) -> dict[str, bool]:
+@scorer(Options)
+def per_question_correct(records: list[dict[str, Any]], options: Options) -> dict[str, bool]:
     """{question_id: correct} for compare."""
     return {str(record["question_id"]): bool(_correct(record)) for record in records}
 '''
@@ -200,8 +196,27 @@ def generated_files() -> dict[str, str | bytes]:
     )
 '''
 
+BEHAVIOUR = '''\
+"""What MyBench does, by direct reference."""
+
+from lmms_eval_tasks.framework.registry import Behaviour
+from lmms_eval_tasks.tasks.mybench.generate import generated_files
+from lmms_eval_tasks.tasks.mybench.hooks import HOOKS, random_answer
+from lmms_eval_tasks.tasks.mybench.parsers import PARSERS
+from lmms_eval_tasks.tasks.mybench.scoring import per_question_correct, score
+
+BEHAVIOUR = Behaviour(
+    score=score,
+    per_question=per_question_correct,
+    parsers=PARSERS,
+    random_answer=random_answer,
+    generated_files=generated_files,
+    hooks=HOOKS,
+)
+'''
+
 FILES = {"__init__.py": INIT, "scoring.py": SCORING, "parsers.py": PARSERS, "hooks.py": HOOKS,
-         "generate.py": GENERATE}  # fmt: skip
+         "generate.py": GENERATE, "behaviour.py": BEHAVIOUR}  # fmt: skip
 
 
 def _run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,6 @@ discordant counts ``b01``/``b10`` and McNemar's test.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.cli._arguments import json_safe
     from lmms_eval_tasks.cli.score import records_problem
-    from lmms_eval_tasks.framework.comparison import TESTS, compare_runs, load_run, per_question_function
+    from lmms_eval_tasks.framework.comparison import TESTS, compare_runs, load_run
     from lmms_eval_tasks.framework.input_checks import OptionError, RecordError
     from lmms_eval_tasks.framework.registry import benchmarks
 
@@ -31,17 +30,11 @@ def _run(args: argparse.Namespace) -> int:
     options = dict(args.option or [])
     from lmms_eval_tasks.framework.registry import get_benchmark
 
-    mcnemar_test = get_benchmark(args.benchmark).per_question is not None  # VRB: bootstrap only
+    mcnemar_test = get_benchmark(args.benchmark).loaded.per_question is not None  # VRB: bootstrap only
     try:
-        if mcnemar_test:
-            per_question = per_question_function(args.benchmark)
-            inspect.signature(per_question).bind([], **options)
-        get_benchmark(args.benchmark).check_options(**options)  # option values before any record is read
+        checked = get_benchmark(args.benchmark).check_options(**options)  # before any record is read
     except ValueError as error:
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 2
-    except TypeError as error:
-        print(f"{prog}: bad option for {args.benchmark}: {error}", file=sys.stderr)
+        print(f"{prog}: {args.benchmark}: {error}", file=sys.stderr)
         return 2
     try:
         records_a = load_run(args.run_a, args.task)
@@ -61,7 +54,9 @@ def _run(args: argparse.Namespace) -> int:
                 print(problem, file=sys.stderr)
                 return 2
         if mcnemar_test:
-            result = compare_runs(args.benchmark, records_a, records_b, variant=variant, options=options)
+            result = compare_runs(
+                args.benchmark, records_a, records_b, variant=variant, options=options, checked=checked
+            )
         else:
             result = {"benchmark": args.benchmark, "options": dict(options)}
     except FileNotFoundError as error:
@@ -85,8 +80,9 @@ def _run(args: argparse.Namespace) -> int:
             records_a,
             records_b,
             metrics=[args.metric] if args.metric else None,
-            **options,
-            **({"bootstrap_resamples": args.resamples, "bootstrap_seed": args.seed}),
+            checked=checked,
+            bootstrap_resamples=args.resamples,
+            bootstrap_seed=args.seed,
         )
     except (OptionError, ValueError) as error:  # runs whose records differ: refused, one line
         print(f"{prog}: {error}", file=sys.stderr)
@@ -143,9 +139,7 @@ def register(subparsers: Any) -> None:
         + ". The output's 'sided' says which kind of p-value it is",
     )
     parser.add_argument("--metric", help="compare only this metric (default: every headline metric)")
-    parser.add_argument(
-        "--resamples", type=int, default=1000, help="paired bootstrap resamples"
-    )
+    parser.add_argument("--resamples", type=int, default=1000, help="paired bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="paired bootstrap seed (default 0)")
     parser.add_argument(
         "--option",

@@ -120,8 +120,7 @@ def _run(args: argparse.Namespace) -> int:
     options_b = {**shared, "judge": "openai", "judge_model": args.judge_model}
     benchmark = get_benchmark(args.benchmark)
     try:
-        for options in (options_a, options_b):
-            benchmark.check_options(**options)
+        checked = [benchmark.check_options(**options) for options in (options_a, options_b)]
         records, lines = read_jsonl_numbered(path)
         problem = records_problem(path, records, args.benchmark)
         if problem:
@@ -130,8 +129,8 @@ def _run(args: argparse.Namespace) -> int:
         result = rejudge(
             args.benchmark,
             records,
-            JudgeSetting(options_a, args.baseline_base_url),
-            JudgeSetting(options_b, args.judge_base_url),
+            JudgeSetting(options_a, args.baseline_base_url, checked[0]),
+            JudgeSetting(options_b, args.judge_base_url, checked[1]),
             resamples=args.resamples,
             seed=args.seed,
         )

@@ -7,7 +7,6 @@ written into its folder (docs/reports.md, "When judging fails")."""
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
 from pathlib import Path
@@ -98,7 +97,6 @@ def _command_score(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl_numbered
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
     from lmms_eval_tasks.framework.saved_records import pending_for
-    from lmms_eval_tasks.framework.targets import resolve
     from lmms_eval_tasks.framework.task_pipeline import complete_pending
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
 
@@ -110,12 +108,11 @@ def _command_score(args: argparse.Namespace) -> int:
     if problem:
         print(f"lmms-eval-tasks score: {problem}", file=sys.stderr)
         return 2
-    # Options before records: a bad -o exits 2 whatever the file holds (names against the scorer's
-    # signature, then the bootstrap options, then the values by the benchmark's option check).
+    # Options before records: a bad -o exits 2 whatever the file holds (the bootstrap options, then the
+    # scorer's options object: the one check of their names and values).
     from lmms_eval_tasks.framework.intervals import OPTION_NAMES, attach_intervals, split_options
 
     benchmark = get_benchmark(args.benchmark)
-    scorer = resolve(benchmark.scorer)
     options: dict[str, Any] = {}
     if args.options_from:
         try:
@@ -125,14 +122,8 @@ def _command_score(args: argparse.Namespace) -> int:
             return 2
     options.update(dict(args.option or []))  # -o wins over the report's options
     try:
-        own = {key: value for key, value in options.items() if key not in OPTION_NAMES}
-        inspect.signature(scorer).bind([], **own)
-    except TypeError as error:
-        print(f"lmms-eval-tasks score: bad option for {args.benchmark}: {error}", file=sys.stderr)
-        return 2
-    try:
         scoring_options = split_options(options)[0]  # bootstrap_resamples / bootstrap_seed
-        benchmark.check_options(**scoring_options)
+        checked = benchmark.check_options(**scoring_options)
     except ValueError as error:  # scoring.OptionError, one line
         print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
         return 2
@@ -193,7 +184,7 @@ def _command_score(args: argparse.Namespace) -> int:
             print(json.dumps(json_safe(metrics), indent=2, default=str, allow_nan=False))
             print(f"lmms-eval-tasks score: the run's report is complete: {report_path}", file=sys.stderr)
             return 0
-        metrics, details = benchmark.score_checked(records, **scoring_options)  # options checked above
+        metrics, details = benchmark.score_with(records, checked)  # options checked above, once
         if metrics.get("judge") == "rule" and not any(record.get("task") for record in records):
             # records without a task (a predictions file of the user's own) are the benchmark's judged task:
             # a judge was needed (not every verdict supplied) and the rule judge stood in unasked

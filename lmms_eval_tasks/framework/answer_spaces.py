@@ -1,37 +1,26 @@
 """Which answers the ``random_guess`` baseline may give for a task: a registry of per-benchmark hooks.
 
-Each benchmark that knows its answer space names it in its registry entry (``Benchmark.random_answer``,
-matched by task-name prefix); the function is
+Each benchmark that knows its answer space names it in its behaviour (``Behaviour.random_answer``, the
+benchmark matched by task-name prefix); the function is
 ``random_answer(task_name: str, doc: dict, rng: random.Random) -> str`` and must draw every
 random choice from ``rng`` (so answers stay reproducible). Tasks without an entry use ``fallback_answer``.
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 import re
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from loguru import logger
 
 RandomAnswer = Callable[[str, dict, random.Random], str]
 
 
-def answer_spaces() -> list[tuple[str, str]]:
-    """(task-name prefix, "module:function") for every registered benchmark with an answer space."""
-    from lmms_eval_tasks.framework.registry import benchmarks
-
-    return [
-        (benchmark.name, benchmark.random_answer)
-        for benchmark in benchmarks().values()
-        if benchmark.random_answer
-    ]
-
-
 _lock = threading.Lock()
-_resolved: dict[str, RandomAnswer | None] = {}
+_resolved: dict[str, RandomAnswer | None] = {}  # benchmark name -> its random_answer
 
 # "A. text", "(B) text", "C) text", "D: text" at the start of a line.
 _OPTION_LINE = re.compile(r"^[ \t]*\(?([A-Z])(?:\)|\.|:)[ \t]+\S", re.MULTILINE)
@@ -53,34 +42,31 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['-][A-Za-z0-9]+)*")
 _PLACEHOLDERS = re.compile(r"<(?:image|video|audio)>")
 
 
-def _load(target: str) -> RandomAnswer | None:
-    """Import ``module:function``; None (with a warning) when the module or the function does not exist."""
-    module_name, _, function_name = target.partition(":")
+def _load(benchmark: Any) -> RandomAnswer | None:
+    """The benchmark's ``Behaviour.random_answer``; None (with a warning) when its behaviour module does not
+    exist (a module it imports that is missing is a real bug: raised)."""
     try:
-        module = importlib.import_module(module_name)
+        return benchmark.loaded.random_answer
     except ModuleNotFoundError as error:
-        missing = error.name or ""
+        module_name, missing = str(benchmark.behaviour), error.name or ""
         if not (module_name == missing or module_name.startswith(missing + ".")):
-            raise  # the hook module exists but one of its own imports is missing: a real bug
-        logger.warning(f"random_guess: answer-space module {module_name} not found; using the fallback")
+            raise
+        logger.warning(f"random_guess: behaviour module {module_name} not found; using the fallback")
         return None
-    function = getattr(module, function_name, None)
-    if function is None:
-        logger.warning(f"random_guess: {module_name} has no {function_name}; using the generic fallback")
-        return None
-    return function
 
 
 def answer_function(task_name: str) -> RandomAnswer | None:
-    """The registered ``random_answer`` for ``task_name`` (longest prefix match), or None for the fallback."""
-    matches = [(prefix, target) for prefix, target in answer_spaces() if task_name.startswith(prefix)]
-    if not matches:
+    """The ``random_answer`` of the benchmark owning ``task_name`` (longest prefix), or None for the
+    fallback."""
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+
+    benchmark = benchmark_for_task(task_name)
+    if benchmark is None:
         return None
-    _, target = max(matches, key=lambda match: len(match[0]))
     with _lock:
-        if target not in _resolved:
-            _resolved[target] = _load(target)
-        return _resolved[target]
+        if benchmark.name not in _resolved:
+            _resolved[benchmark.name] = _load(benchmark)
+        return _resolved[benchmark.name]
 
 
 def listed_option_letters(prompt: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 Harness-free, and the same for every benchmark: each benchmark's registry entry names a
 ``per_question_correct(records, **options) -> dict[question_id, bool | None]`` function
-(``Benchmark.per_question``); this module checks both runs against the benchmark's record contract
+(``Behaviour.per_question``); this module checks both runs against the benchmark's record contract
 (``framework.records``), re-scores them with it, pairs the questions by the declared record identity
 (``RecordSchema.identity_label``: a VQDv1 query asked twice is two rows, paired row by row) and tests
 whether the two runs' accuracies differ (the paper's paired McNemar test, alpha 0.05).
@@ -14,7 +14,7 @@ the count is reported as ``excluded``. The two runs must score exactly the same 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,17 +87,18 @@ def correctness_by_id(
     return result
 
 
-def per_question_function(benchmark: str) -> Callable[..., dict[str, bool | None]]:
-    """The benchmark's ``per_question_correct`` (KeyError for unknown benchmarks, ValueError when absent)."""
-    from lmms_eval_tasks.framework.registry import get_benchmark, resolve
+def per_question_function(benchmark: str) -> Any:
+    """The benchmark's ``per_question_correct``, a ``@scorer`` of its options (KeyError for unknown
+    benchmarks, ValueError when it has none)."""
+    from lmms_eval_tasks.framework.registry import get_benchmark
 
-    entry = get_benchmark(benchmark)
-    if entry.per_question is None:
+    per_question = get_benchmark(benchmark).loaded.per_question
+    if per_question is None:
         raise ValueError(
-            f"benchmark {benchmark!r} has no per-question correctness (Benchmark.per_question is None), "
+            f"benchmark {benchmark!r} has no per-question correctness (Behaviour.per_question is None), "
             "so two runs cannot be compared question by question"
         )
-    return resolve(entry.per_question)
+    return per_question
 
 
 def samples_in_folder(path: Path, task: str) -> Path:
@@ -216,9 +217,10 @@ def compare_runs(
     exact: bool | None = None,
     variant: str | None = None,
     options: Mapping[str, Any] | None = None,
+    checked: Any = None,
 ) -> dict[str, Any]:
-    """Re-score both runs with the benchmark's per-question function (same scorer ``options``, checked by
-    the caller with ``Benchmark.check_options``) and compare them; ``exact``/``variant`` choose McNemar's
+    """Re-score both runs with the benchmark's per-question function (same scorer ``options``; ``checked``:
+    their options object when the caller built it) and compare them; ``exact``/``variant`` choose McNemar's
     test (a mapping of options, so a scorer option named ``variant`` cannot collide with the test's).
 
     Accuracies are percentages over the paired questions (for DARE: over records, not its headline cells).
@@ -228,14 +230,15 @@ def compare_runs(
 
     per_question = per_question_function(benchmark)
     entry = get_benchmark(benchmark)
+    checked = checked or entry.check_options(**options)
     for run, records in (("A", records_a), ("B", records_b)):
         entry.validate(list(records), label=lambda index, run=run: f"run {run} {index}")
     try:
-        correct_a = per_question(list(records_a), **options)
+        correct_a = per_question.checked(list(records_a), checked)
     except RecordError as error:
         raise RecordError(f"run A {error.record_index}", error.field, error.problem) from None
     try:
-        correct_b = per_question(list(records_b), **options)
+        correct_b = per_question.checked(list(records_b), checked)
     except RecordError as error:
         raise RecordError(f"run B {error.record_index}", error.field, error.problem) from None
     result = {"benchmark": benchmark, "options": options}

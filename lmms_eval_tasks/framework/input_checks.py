@@ -1,7 +1,7 @@
 """Harness-free scoring: parse saved model outputs and compute each benchmark's metrics.
 
 Every benchmark's ``scoring.py`` starts with ``score(records, **options) -> (metrics, details)``; the
-benchmark registry (``framework.registry``, ``Benchmark.scorer``) names it.
+benchmark registry (``framework.registry``, ``Behaviour.score``) names it.
 The modules import nothing from lmms-eval, so saved predictions can be re-scored anywhere.
 """
 

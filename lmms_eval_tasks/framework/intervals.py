@@ -126,19 +126,21 @@ def paired_difference(
     records_b: Sequence[dict[str, Any]],
     *,
     metrics: Sequence[str] | None = None,
+    checked: Any = None,
     **options: Any,
 ) -> dict[str, Any] | None:
     """``{metric: Difference}`` (B minus A), the paired bootstrap of the two runs' resamplings by shared
     units; None when the scorer gives no resampling; ValueError when the runs' records differ (different
-    subsets, seeds or protocols: the pairing would be meaningless). The caller has validated the records and
-    checked the scorer's options (``Benchmark.check_options``: ``lmms-eval-tasks compare`` does, once)."""
+    subsets, seeds or protocols: the pairing would be meaningless). The caller has validated the records;
+    ``checked``: the scorer's options object, when the caller built it (``lmms-eval-tasks compare``)."""
     from lmms_eval_tasks.framework.registry import get_benchmark
     from lmms_eval_tasks.uncertainty import paired_bootstrap
 
     scoring_options, resamples, seed = split_options(options)
     benchmark_entry = get_benchmark(benchmark)
-    rows_a = benchmark_entry.score_checked(list(records_a), **scoring_options)[1].get(RESAMPLING)
-    rows_b = benchmark_entry.score_checked(list(records_b), **scoring_options)[1].get(RESAMPLING)
+    checked = checked or benchmark_entry.check_options(**scoring_options)
+    rows_a = benchmark_entry.score_with(list(records_a), checked)[1].get(RESAMPLING)
+    rows_b = benchmark_entry.score_with(list(records_b), checked)[1].get(RESAMPLING)
     if rows_a is None or rows_b is None:
         return None
     check_same_records(rows_a, rows_b)

@@ -1,7 +1,7 @@
 """Judged tasks need a judge: the check that runs before any model loads (launcher) or records are re-scored.
 
 A benchmark judged by an LLM (HallusionBench, ConTextual) names its judged tasks in the registry
-(``Benchmark.judge_needed``). Without an endpoint such a task used to be scored by the offline rule judge
+(``Behaviour.judge_needed``). Without an endpoint such a task used to be scored by the offline rule judge
 behind a warning: a different benchmark's number. Now the rule judge runs only when asked for: the
 ``*_offline`` task, ``LMMS_EVAL_TASKS_JUDGE=rule``, or a ``*_sample`` task (bundled generated data).
 """
@@ -65,15 +65,15 @@ def missing_judge_line_for_records(tasks: Iterable[str], prefix: str = "lmms-eva
 def _unjudged(tasks: Iterable[str]) -> dict[str, str]:
     """{task: its rule-judged task or ""} for the tasks an LLM judges that have no judge endpoint."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task
-    from lmms_eval_tasks.framework.targets import resolve
     from lmms_eval_tasks.judges.factory import llm_judge_unavailable
 
     unjudged: dict[str, str] = {}
     for task in dict.fromkeys(tasks):
         benchmark = benchmark_for_task(task)
-        if benchmark is None or benchmark.judge_needed is None:
+        judge_needed = None if benchmark is None else benchmark.loaded.judge_needed
+        if judge_needed is None:
             continue
-        offline_task = resolve(benchmark.judge_needed)(task)
+        offline_task = judge_needed(task)
         if offline_task is not None and llm_judge_unavailable(task):
             unjudged[task] = offline_task
     return unjudged

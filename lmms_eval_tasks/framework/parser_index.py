@@ -4,7 +4,7 @@ Model outputs are hostile input: a parser that is quadratic on some text turns o
 into an hour of scoring. ``benchmarks/parser_worst_case.py`` times every entry of ``PARSERS`` on
 ``hostile_corpus()`` (target: under 50 ms per 100 kB) and ``tests/test_parsers_hostile.py`` runs them on
 generated inputs. A benchmark lists its own parsers (one ``ParserEntry`` each) in
-``tasks/<benchmark>/parsers.py``, named by ``Benchmark.parsers``; ``all_parsers()`` (and ``PARSERS``)
+``tasks/<benchmark>/parsers.py``, named by ``Behaviour.parsers``; ``all_parsers()`` (and ``PARSERS``)
 collect them after the shared ones below (see docs/architecture.md). Importing this module imports no
 parser: targets are ``"module:function"`` strings, resolved on use.
 """
@@ -28,7 +28,7 @@ class ParserEntry:
 
     def load(self) -> Callable[[str], Any]:
         """The parser as a one-argument function."""
-        from lmms_eval_tasks.framework.registry import resolve
+        from lmms_eval_tasks.framework.targets import resolve
 
         function = resolve(self.target)
         kwargs = dict(self.kwargs)
@@ -62,13 +62,12 @@ SHARED_PARSERS: list[ParserEntry] = [
 
 
 def all_parsers() -> list[ParserEntry]:
-    """The shared parsers, then every registered benchmark's (``Benchmark.parsers``), by benchmark name."""
-    from lmms_eval_tasks.framework.registry import benchmarks, resolve
+    """The shared parsers, then every registered benchmark's (``Behaviour.parsers``), by benchmark name."""
+    from lmms_eval_tasks.framework.registry import benchmarks
 
     entries = list(SHARED_PARSERS)
     for _name, benchmark in sorted(benchmarks().items()):
-        if benchmark.parsers is not None:
-            entries.extend(resolve(benchmark.parsers))
+        entries.extend(benchmark.loaded.parsers)
     return entries
 
 

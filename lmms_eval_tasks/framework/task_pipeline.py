@@ -8,8 +8,8 @@ Each step is a function of the module that owns it:
 1. save      ``saved_records.save_pending``: the records and a pending marker, before anything can fail
 2. validate  ``Benchmark.validate``: the record contract (``records.validate_records``), once
 3. options   ``Benchmark.task_options`` + ``Benchmark.check_options``: the benchmark's config, checked once
-4. score     ``Benchmark.score_checked``: the benchmark's one scorer (options checked in 3.), plus what
-             only the run knows
+4. score     ``score.checked``: the body of the benchmark's one scorer (options checked in 3.), the outputs
+             that play the grader counted (``Benchmark.screen``), plus what only the run knows
 5. intervals ``intervals.attach_intervals``: standard errors by resampling the scorer's own rows
 6. warnings  ``count_warnings.with_count_warnings``: one line per count that changes a headline number
 7. report    ``reporting.schema.build_report`` + ``write_report_files``: the pack report and its files
@@ -17,7 +17,6 @@ Each step is a function of the module that owns it:
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -82,9 +81,10 @@ def score_and_report(
     try:
         if not validated:
             benchmark.validate(records)  # 2. validate
-        options = benchmark.task_options(source)  # 3. options
-        benchmark.check_options(**options)
-        metrics, details = benchmark.score_checked(records, **options)  # 4. score (options checked above)
+        options = benchmark.task_options(source)  # 3. options, checked once
+        checked = benchmark.check_options(**options)
+        metrics, details = benchmark.loaded.score.checked(records, checked)  # 4. score: the scorer's body
+        metrics, details = benchmark.screen(records, metrics, details, checked)
         details = with_run_details(details, hooks, records, metrics, source, args)
         settings["score_options"] = options  # recorded even when empty: `score --options-from`
         metrics, details = attach_intervals(  # 5. intervals
@@ -287,11 +287,10 @@ def complete_pending(
 
 
 def benchmark_hooks(benchmark: str) -> Any:
-    """The ``TaskHooks`` of a benchmark (``lmms_eval_tasks.tasks.<benchmark>.hooks.HOOKS``)."""
-    module = importlib.import_module(f"lmms_eval_tasks.tasks.{benchmark}.hooks")
-    hooks = getattr(module, "HOOKS", None)
-    if not callable(getattr(hooks, "task_settings", None)):
-        raise ValueError(f"{benchmark}: its hooks module defines no TaskHooks HOOKS")
+    """The ``TaskHooks`` of a benchmark (its behaviour's ``hooks``)."""
+    hooks = get_benchmark(benchmark).loaded.hooks
+    if hooks is None:
+        raise ValueError(f"{benchmark}: its behaviour names no TaskHooks (Behaviour.hooks)")
     return hooks
 
 

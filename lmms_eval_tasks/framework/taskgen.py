@@ -486,17 +486,17 @@ def host_group_writer(metric: str, configs: Sequence[str]) -> str | None:
 
 def generated_files(names: Sequence[str] = ()) -> dict[Path, bytes]:
     """Every generated file of the named benchmarks (all by default), by absolute path."""
-    from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark, resolve
+    from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
 
     files: dict[Path, bytes] = {}
     chosen = [get_benchmark(name) for name in names] if names else list(benchmarks().values())
     for benchmark in chosen:
-        for target in benchmark.generated_files:
-            for relative, content in resolve(target)().items():
-                path = (REPOSITORY_ROOT / relative).resolve()
-                if path in files:
-                    raise ValueError(f"{relative} is generated twice (second time by {target})")
-                files[path] = content.encode("utf-8") if isinstance(content, str) else content
+        generate = benchmark.loaded.generated_files
+        for relative, content in (generate() if generate is not None else {}).items():
+            path = (REPOSITORY_ROOT / relative).resolve()
+            if path in files:
+                raise ValueError(f"{relative} is generated twice (second time by {benchmark.name})")
+            files[path] = content.encode("utf-8") if isinstance(content, str) else content
     return files
 
 

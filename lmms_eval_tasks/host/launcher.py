@@ -124,16 +124,15 @@ def failure_line(error: BaseException) -> str:
 
 
 def check_benchmarks(argv: Sequence[str]) -> str | None:
-    """The first one-line fix of the pre-flight checks (``Benchmark.launch_check``, e.g. TDIUC's WordNet) of
+    """The first one-line fix of the pre-flight checks (``Behaviour.launch_check``, e.g. TDIUC's WordNet) of
     the benchmarks whose tasks ``--tasks`` names (groups expanded); None when every one is ready."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task
-    from lmms_eval_tasks.framework.targets import resolve
     from lmms_eval_tasks.framework.task_index import leaf_tasks
 
     names = [name.strip() for name in (flag_value(argv, "--tasks") or "").split(",") if name.strip()]
     owners = [benchmark_for_task(task) for task in [*leaf_tasks(names), *names]]  # user tasks: by name
-    for check in dict.fromkeys(owner.launch_check for owner in owners if owner and owner.launch_check):
-        problem = resolve(check)()
+    for check in dict.fromkeys(owner.loaded.launch_check for owner in owners if owner):
+        problem = check() if check is not None else None
         if problem:
             return problem
     return None

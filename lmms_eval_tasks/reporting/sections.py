@@ -1,7 +1,6 @@
-"""How a benchmark contributes its section to ``lmms-eval-tasks report``: its registry entry's
-``report_section="module:render"`` gets a ``SectionContext`` and returns blocks (``Table``, ``Plot``,
-``Text``); the helpers here (formatting, per-run tables with published rows, fixed-size plots) keep each
-section short."""
+"""How a benchmark contributes its section to ``lmms-eval-tasks report``: its behaviour's ``report_section``
+(a ``render``) gets a ``SectionContext`` and returns blocks (``Table``, ``Plot``, ``Text``); the helpers here
+(formatting, per-run tables with published rows, fixed-size plots) keep each section short."""
 
 from __future__ import annotations
 

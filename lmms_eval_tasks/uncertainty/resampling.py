@@ -47,10 +47,12 @@ class Resampling:
     def estimate(self) -> dict[str, float]:
         """``{metric: value}``: the statistic on the data itself (NaN where it is undefined)."""
         with np.errstate(all="ignore"):
-            result = self.statistic(self.totals())
-        return {
-            name: float(np.asarray(value, dtype=np.float64).reshape(-1)[0]) for name, value in result.items()
-        }
+            return point_values(self.statistic(self.totals()))
+
+
+def point_values(result: dict[str, Any]) -> dict[str, float]:
+    """``{metric: value}`` of a statistic's result on the data itself (its one row)."""
+    return {name: float(np.asarray(value, dtype=np.float64).reshape(-1)[0]) for name, value in result.items()}
 
 
 def cell_codes(keys: Sequence[Any], order: Sequence[Any] | None = None) -> tuple[np.ndarray, list[Any]]:

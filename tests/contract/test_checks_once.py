@@ -1,16 +1,15 @@
 """Each check happens once on each scoring path, for every registered benchmark.
 
-The benchmark's option check (its registry entry's ``option_check``) and the record contract
+The benchmark's option check (its scorer's ``Options.__post_init__``) and the record contract
 (``framework.records.validate_records``) are wrapped in spies that count calls and run the real function.
 A run's per-task pipeline (``task_pipeline.score_and_report``) and ``lmms-eval-tasks score`` check the
-options once and validate the records once, then call the scorer's body (``Benchmark.score_checked``);
-the public ``score``, called directly, checks its options itself (once) and refuses a bad one.
+options once and validate the records once, then call the scorer's body (``score.checked``); the public
+``score``, called directly, checks its options itself (once) and refuses a bad one.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
+import dataclasses
 import json
 from argparse import Namespace
 from collections import Counter
@@ -21,28 +20,22 @@ import pytest
 from lmms_eval_tasks.cli import main
 from lmms_eval_tasks.framework import records as record_contract
 from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
-from lmms_eval_tasks.framework.targets import resolve
 from lmms_eval_tasks.framework.task_index import leaf_tasks
 from lmms_eval_tasks.framework.task_pipeline import score_and_report
 
 BENCHMARKS = sorted(benchmarks())
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch, calls: Counter, module_name: str, name: str, label: str) -> None:
-    """Replace ``module_name.name`` by a wrapper that counts its calls under ``label`` and runs the real one;
-    where the function is defined in another module (TallyQA's ``check_options`` is Revisiting's), there too,
-    so a call through either name is counted."""
-    module = importlib.import_module(module_name)
-    real = getattr(module, name)
+def _spy(monkeypatch: pytest.MonkeyPatch, calls: Counter, owner: Any, name: str, label: str) -> None:
+    """Replace ``owner.name`` (a module's function or a class's method) by a wrapper that counts its calls
+    under ``label`` and runs the real one."""
+    real = getattr(owner, name)
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         calls[label] += 1
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(module, name, spy)
-    home = importlib.import_module(real.__module__)
-    if home is not module and getattr(home, real.__name__, None) is real:
-        monkeypatch.setattr(home, real.__name__, spy)
+    monkeypatch.setattr(owner, name, spy)
 
 
 @pytest.fixture
@@ -53,13 +46,22 @@ def calls(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Counter:
     isolate_judge_env(monkeypatch, tmp_path)
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_CACHE", str(tmp_path / "judge_cache.sqlite"))
     counted: Counter = Counter()
-    _spy(monkeypatch, counted, record_contract.__name__, "validate_records", "records")
-    for name in BENCHMARKS:
-        option_check = get_benchmark(name).option_check
-        assert option_check, f"{name}: no option_check"
-        module_name, _, function = option_check.partition(":")
-        _spy(monkeypatch, counted, module_name, function, f"options:{name}")
+    _spy(monkeypatch, counted, record_contract, "validate_records", "records")
+    for options in {get_benchmark(name).loaded.options for name in BENCHMARKS}:  # TDIUC, TallyQA, DVQA: one
+        _spy(monkeypatch, counted, options, "__post_init__", _options_label(options))
     return counted
+
+
+def _options_label(options: type) -> str:
+    """The label the spy of a scorer's options class counts under."""
+    return f"options:{options.__module__}.{options.__qualname__}"
+
+
+def _label(name: str) -> str:
+    """The options label of benchmark ``name``."""
+    options = get_benchmark(name).loaded.options
+    assert options is not None, f"{name}: a scorer without options"
+    return _options_label(options)
 
 
 def _task_and_records(name: str) -> tuple[str, list[dict[str, Any]]]:
@@ -71,11 +73,11 @@ def _task_and_records(name: str) -> tuple[str, list[dict[str, Any]]]:
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_a_runs_pipeline_checks_options_and_records_once(name: str, calls: Counter, tmp_path) -> None:
     task, records = _task_and_records(name)
-    hooks = resolve(f"lmms_eval_tasks.tasks.{name}.hooks:HOOKS")
+    hooks = get_benchmark(name).loaded.hooks
     args = Namespace(model="crafted", model_args="", limit=None, seed=None, output_path=str(tmp_path / "out"))
     (tmp_path / "out").mkdir()
     score_and_report(hooks, records, task, args, folder=tmp_path / "out")
-    assert calls == {f"options:{name}": 1, "records": 1}
+    assert calls == {_label(name): 1, "records": 1}
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)
@@ -86,22 +88,22 @@ def test_score_cli_checks_options_and_records_once(name: str, calls: Counter, tm
     options = get_benchmark(name).task_options(task)  # the run's own options, as `-o` values
     argv = [item for key, value in options.items() for item in ("-o", f"{key}={json.dumps(value)}")]
     assert main(["score", name, str(path), *argv]) == 0, capsys.readouterr().err
-    assert calls == {f"options:{name}": 1, "records": 1}
+    assert calls == {_label(name): 1, "records": 1}
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_the_public_score_checks_its_options_once_and_refuses_a_bad_one(name: str, calls: Counter) -> None:
     bench = get_benchmark(name)
-    scorer = resolve(bench.scorer)
+    scorer = bench.loaded.score
     records = [dict(record) for record in bench.record_schema.example]
     scorer(records)
-    assert calls[f"options:{name}"] == 1
-    first_option = next(p for p in list(inspect.signature(scorer).parameters)[1:])
+    assert calls[_label(name)] == 1
+    first_option = dataclasses.fields(bench.loaded.options)[0].name
     with pytest.raises(ValueError, match=first_option):
         scorer(records, **{first_option: "no-such-value"})
 
 
-@pytest.mark.parametrize("name", [name for name in BENCHMARKS if get_benchmark(name).per_question])
+@pytest.mark.parametrize("name", [name for name in BENCHMARKS if get_benchmark(name).loaded.per_question])
 def test_compare_checks_options_once_and_each_run_once(name: str, calls: Counter, tmp_path, capsys) -> None:
     """Also HallusionBench's scorer option ``variant`` (a task option) reaches the scorer, not McNemar's
     ``variant`` (it ended in a TypeError: compare_runs() got multiple values for keyword 'variant')."""
@@ -114,7 +116,7 @@ def test_compare_checks_options_once_and_each_run_once(name: str, calls: Counter
     options = get_benchmark(name).task_options(task)
     argv = [item for key, value in options.items() for item in ("-o", f"{key}={json.dumps(value)}")]
     assert main(["compare", name, *runs, *argv]) == 0, capsys.readouterr().err
-    assert calls == {f"options:{name}": 1, "records": 2}  # two runs, each validated once
+    assert calls == {_label(name): 1, "records": 2}  # two runs, each validated once
 
 
 @pytest.mark.parametrize("name", ["hallusionbench", "contextual"])
@@ -134,4 +136,4 @@ def test_rejudge_checks_each_judges_options_once_and_the_records_once(
             "-o", "repeats=1", "--resamples", "20", "--out", str(tmp_path / "rejudge.json"),
         ]  # fmt: skip
         assert main(arguments) == 0, capsys.readouterr().err
-    assert calls == {f"options:{name}": 2, "records": 1}  # judge A's options and judge B's, once each
+    assert calls == {_label(name): 2, "records": 1}  # judge A's options and judge B's, once each

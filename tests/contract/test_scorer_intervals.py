@@ -19,7 +19,7 @@ import pytest
 from lmms_eval_tasks.framework import registry
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.intervals import RESAMPLING, headline
-from lmms_eval_tasks.framework.registry import Benchmark, benchmarks, get_benchmark
+from lmms_eval_tasks.framework.registry import Behaviour, Benchmark, benchmarks, get_benchmark, scorer
 
 PACK = sorted(benchmarks())
 COPY_KEYS = ("question_id", "set_id", "id", "image_url")  # an identity field renamed per copy
@@ -139,14 +139,18 @@ def score_with_drifted_interval(records: list[dict[str, Any]], **options: Any) -
     return metrics, details
 
 
+def _with_scorer(benchmark: Benchmark, name: str, score: Any) -> Benchmark:
+    """A registered copy of ``benchmark`` called ``name`` whose scorer is ``score(records)`` (no options)."""
+    behaviour = Behaviour(score=scorer()(score), screening=benchmark.loaded.screening)
+    return dataclasses.replace(benchmark, name=name, behaviour=behaviour)
+
+
 @pytest.mark.parametrize(
     ("scorer", "metric"),
     [("score_with_drifted_point", "macro_accuracy"), ("score_with_drifted_interval", "micro_accuracy")],
 )
 def test_the_contract_fails_on_a_broken_copy(scorer: str, metric: str) -> None:
-    broken = dataclasses.replace(
-        get_benchmark("tdiuc"), name="tdiuc_broken", scorer=f"{__name__}:{scorer}"
-    )
+    broken = _with_scorer(get_benchmark("tdiuc"), "tdiuc_broken", globals()[scorer])
     registry.register(broken)
     try:
         assert isinstance(get_benchmark("tdiuc_broken"), Benchmark)
@@ -172,8 +176,7 @@ def test_a_scorer_without_resampling_is_a_violation() -> None:
         details.pop(RESAMPLING)
         return metrics, details
 
-    globals()["_no_resampling"] = no_resampling
-    bare = dataclasses.replace(get_benchmark("dvqa"), name="dvqa_bare", scorer=f"{__name__}:_no_resampling")
+    bare = _with_scorer(get_benchmark("dvqa"), "dvqa_bare", no_resampling)
     registry.register(bare)
     try:
         assert violations("dvqa_bare", example("dvqa")) == [

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from lmms_eval_tasks.framework.input_checks import RecordError
-from lmms_eval_tasks.framework.registry import get_scorer
+from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.framework.task_pipeline import score_and_report
 from lmms_eval_tasks.tasks.dare.scoring import (
     format_table,
@@ -292,7 +292,7 @@ def test_metric_names_are_suffix_free() -> None:
 
 
 def test_registered_scorer_is_this_function() -> None:
-    assert get_scorer("dare") is score
+    assert get_benchmark("dare").loaded.score is score
 
 
 @pytest.mark.parametrize(

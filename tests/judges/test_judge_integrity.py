@@ -384,10 +384,7 @@ def fooled_judge(prompt: str) -> str:
 def test_short_honest_answers_are_not_content_free_master_keys_are(benchmark) -> None:
     from lmms_eval_tasks.framework.screening import is_content_free
 
-    screening = get_benchmark(benchmark).screening
-    from lmms_eval_tasks.framework.targets import resolve
-
-    screening = resolve(screening) if isinstance(screening, str) else screening
+    screening = get_benchmark(benchmark).loaded.screening
     assert not any(is_content_free(answer, screening) for answer in HONEST_SHORT)
     assert all(is_content_free(key, screening) for key in MASTER_KEYS)
     # a key-like word that is the reference's own text ("OK" on a button labelled OK) is an answer

@@ -109,7 +109,7 @@ def test_random_answers_stay_in_the_answer_spaces() -> None:
     assert yes_no == {"yes", "no"}
     colours = {tdiuc_hooks.random_answer("tdiuc", {"question_type": "color"}, rng) for _ in range(300)}
     assert colours <= set(TDIUC_ANSWER_SPACES["color"]) | {"doesnotapply"}
-    assert get_benchmark("tdiuc").random_answer == "lmms_eval_tasks.tasks.tdiuc.hooks:random_answer"
+    assert get_benchmark("tdiuc").loaded.random_answer is tdiuc_hooks.random_answer
 
 
 # --- the prepared folder ------------------------------------------------------------------------------------

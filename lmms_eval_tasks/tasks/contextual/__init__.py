@@ -49,11 +49,8 @@ BENCHMARK = Benchmark(
     title="ConTextual (ICML 2024)",
     description="context-sensitive text-rich visual reasoning: GPT-4 judged acceptance rate over 8 visual "
     "scenarios, natural vs digital scenes, 95% interval, ROUGE-L",
-    scorer="lmms_eval_tasks.tasks.contextual.scoring:score",
-    checked_scorer="lmms_eval_tasks.tasks.contextual.scoring:score_checked",
-    option_check="lmms_eval_tasks.tasks.contextual.scoring:check_options",
-    options="lmms_eval_tasks.tasks.contextual.config:score_options",
     record_schema=RECORD_SCHEMA,
+    behaviour="lmms_eval_tasks.tasks.contextual.behaviour",
     row_schema=ROW_SCHEMA,
     headline_metrics=(
         "acceptance_rate",
@@ -65,14 +62,8 @@ BENCHMARK = Benchmark(
         "rouge_l",
         "unjudged",
     ),
-    per_question="lmms_eval_tasks.tasks.contextual.scoring:per_question_correct",
     sample_tasks=("contextual_sample",),
-    generated_files=("lmms_eval_tasks.tasks.contextual.generate:generated_files",),
-    parsers="lmms_eval_tasks.tasks.contextual.parsers:PARSERS",
-    screening="lmms_eval_tasks.tasks.contextual.judge_integrity:SCREENING",
-    report_section="lmms_eval_tasks.tasks.contextual.report_section:render",
     leaderboard_files=("{task}_predictions.json", "{task}_predictions.csv"),  # export: by the out suffix
     docs="docs/contextual.md",
-    judge_needed="lmms_eval_tasks.tasks.contextual.config:judge_needed",
     paper_judge_model="gpt-4",  # the paper's and the official judging script's judge
 )

@@ -1,7 +1,7 @@
 """ConTextual: judge replies and the rule judge.
 
 Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Benchmark.parsers``.
+all_parsers`` collects this list through ``Behaviour.parsers``.
 """
 
 from __future__ import annotations

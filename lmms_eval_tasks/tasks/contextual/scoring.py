@@ -21,11 +21,13 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.framework.input_checks import (
+    OptionError,
     RecordError,
     check_judge_options,
     check_option,
     require_field,
 )
+from lmms_eval_tasks.framework.registry import derived, scorer
 from lmms_eval_tasks.tasks.contextual import BENCHMARK
 
 # ---------------------------------------------------------------------------------------------------------
@@ -86,60 +88,60 @@ RATE_KEYS: tuple[str, ...] = (
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Entry points: score (checks the options) -> score_checked -> evaluate_checked
+# Entry points: Options (checked once), score -> evaluate (verdicts, then the rates)
 # ---------------------------------------------------------------------------------------------------------
 
+JUDGE_TASK = (
+    "contextual"  # the judge settings' suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
+)
 
-def score(
-    records: Sequence[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    rouge: bool = True,
-    image_judge: bool = False,
-    submission: bool = False,
-    expected_rows: int | None = None,
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+
+@dataclass(frozen=True)
+class Options:
+    """ConTextual's scorer options (docs/contextual.md), each checked here before any record is read."""
+
+    protocol: str = "default"  # or "official": the official rule on the raw reply
+    judge: Any = None  # None/"auto", "openai", "rule" or a Judge object, for records without a verdict
+    judge_model: str | None = None
+    repeats: int | None = None  # judge repeats (None: the setting, else 1, the official protocol)
+    rouge: bool = True  # ROUGE-L against the reference answers
+    image_judge: bool = False  # the judge sees the image too
+    submission: bool = False  # a leaderboard submission: its counts only, no judge
+    expected_rows: int | None = None  # the rows a submission must hold
+    judge_prompt: str = "official"  # or "hardened": the prediction delimited and declared data
+    model_text_limit: int | None = (
+        None  # characters of each prediction sent (judge_integrity.MODEL_TEXT_LIMIT)
+    )
+
+    def __post_init__(self) -> None:
+        from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
+
+        check_option("submission", self.submission, bool)
+        rows = self.expected_rows
+        if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+            raise OptionError(f"expected_rows must be a positive integer or null, got {rows!r}")
+        if self.protocol not in PROTOCOLS:
+            raise OptionError(f"unknown protocol {self.protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+        repeats = self.repeats
+        if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+            raise OptionError(f"repeats must be a positive integer, got {repeats!r}")
+        check_judge_options(self.judge, self.judge_model)
+        check_option("rouge", self.rouge, bool)
+        check_option("image_judge", self.image_judge, bool)
+        check_option("judge_prompt", self.judge_prompt, str, choices=JUDGE_PROMPTS)
+        check_option("model_text_limit", self.model_text_limit, int, minimum=1, allow_none=True)
+
+
+@scorer(Options)
+def score(records: Sequence[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
     """Judge and score saved records once: ``image_url, instruction, response, category, prediction``
     (+ optional ``judge_verdict``). Metrics: rates in percent of judged items (``unjudged`` counts items
     without a verdict); details: per scenario, judge, batch and per repeat, and the ``resampling`` of the
     rates. Each record is annotated with its verdicts for ``--log_samples``. ``submission``: the
-    leaderboard predictions' counts only (no judge; ``expected_rows`` for a check). The options are
-    checked here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks score`` check them
-    themselves and call ``score_checked``."""
-    options = {"protocol": protocol, "judge": judge, "judge_model": judge_model, "repeats": repeats,
-               "rouge": rouge, "image_judge": image_judge, "judge_prompt": judge_prompt,
-               "model_text_limit": model_text_limit}  # fmt: skip
-    check_options(submission=submission, expected_rows=expected_rows, **options)
-    return score_checked(records, submission=submission, expected_rows=expected_rows, **options)
-
-
-def score_checked(
-    records: Sequence[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    rouge: bool = True,
-    image_judge: bool = False,
-    submission: bool = False,
-    expected_rows: int | None = None,
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` with options that passed ``check_options`` (records checked by the record contract)."""
-    options = {"protocol": protocol, "judge": judge, "judge_model": judge_model, "repeats": repeats,
-               "rouge": rouge, "image_judge": image_judge, "judge_prompt": judge_prompt,
-               "model_text_limit": model_text_limit}  # fmt: skip
-    if submission:
-        return _submission(records, expected_rows)
-    # judge settings use the benchmark's suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
-    evaluation = evaluate_checked(records, task="contextual", **options)
+    leaderboard predictions' counts only (no judge; ``expected_rows`` for a check)."""
+    if options.submission:
+        return _submission(records, options.expected_rows)
+    evaluation = evaluate.checked(records, options)
     for position, record in enumerate(records):  # what --log_samples shows in a single process
         per_item = evaluation.per_item(position)
         record["judge_verdicts"] = per_item["verdicts"]
@@ -147,7 +149,7 @@ def score_checked(
         record["rouge_l"] = per_item["rouge_l"]
     metrics = evaluation.flat()
     details: dict[str, Any] = {
-        "resampling": resampling_of(records, evaluation, protocol),
+        "resampling": resampling_of(records, evaluation, options.protocol),
         "per_scenario": metrics.pop("per_scenario"),
         "judge": {**evaluation.judge, "usage": evaluation.judge_usage},
         "judging": evaluation.judge_batch,
@@ -166,84 +168,98 @@ def score_checked(
     return metrics, details
 
 
-def check_options(
-    *,
-    protocol: Any = "default",
-    judge: Any = None,
-    judge_model: Any = None,
-    repeats: Any = None,
-    rouge: Any = True,
-    image_judge: Any = False,
-    submission: Any = False,
-    expected_rows: Any = None,
-    judge_prompt: Any = "official",
-    model_text_limit: Any = None,
-) -> None:
-    """Validate ``score`` options before any record is read (one-line ValueError/OptionError)."""
-    check_option("submission", submission, bool)
-    if expected_rows is not None and (
-        isinstance(expected_rows, bool) or not isinstance(expected_rows, int) or expected_rows < 1
-    ):
-        raise ValueError(f"expected_rows must be a positive integer or null, got {expected_rows!r}")
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    _check_judge_options(judge, judge_model, rouge, image_judge, judge_prompt, model_text_limit)
-
-
-def evaluate(
-    records: Sequence[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    judge: Any = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    rouge: bool = True,
-    image_judge: bool = False,
-    task: str = "contextual",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> Evaluation:
+@scorer(Options)
+def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
     """Score ConTextual records; the full result (per repeat, per item) for hooks and reports.
 
-    Records with ``judge_verdict`` use it; the others are judged with the official prompt by ``judge``
-    (None/"auto", "openai", "rule" or a Judge object), ``repeats`` times (default 1, the official protocol;
-    ``LMMS_EVAL_TASKS_JUDGE_REPEATS`` overrides); ``image_judge`` also shows the judge the image.
-    ``judge_prompt``: "official" (default) or "hardened" (the prediction delimited and declared data);
-    ``model_text_limit``: characters of each prediction sent (default ``judge_integrity.MODEL_TEXT_LIMIT``).
+    Records with ``judge_verdict`` use it; the others are judged with the official prompt ``repeats`` times.
     A prompt the judge refuses as too long, or a reply without a clean verdict for a prediction carrying
     the judge's markers, is rejected (the model's failure), never unjudged (docs/judges.md); the default
     protocol rejects a content-free prediction without asking the judge (``rejected_content_free``).
     Raises ``JudgingFailed`` when judging was needed and no item got a verdict.
     """
-    check_options(
-        protocol=protocol, judge=judge, judge_model=judge_model, repeats=repeats, rouge=rouge,
-        image_judge=image_judge, judge_prompt=judge_prompt, model_text_limit=model_text_limit,
-    )  # fmt: skip
-    return evaluate_checked(
-        records, protocol=protocol, judge=judge, judge_model=judge_model, repeats=repeats, rouge=rouge,
-        image_judge=image_judge, task=task, judge_prompt=judge_prompt, model_text_limit=model_text_limit,
-    )  # fmt: skip
-
-
-def evaluate_checked(
-    records: Sequence[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    judge: Any = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    rouge: bool = True,
-    image_judge: bool = False,
-    task: str = "contextual",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> Evaluation:
-    """``evaluate`` with options that passed ``check_options`` (``score_checked``'s path)."""
     items = parse_items(records)
-    supplied = _supplied_verdicts(records, protocol)
+    supplied = _supplied_verdicts(records, options.protocol)
+    supplied_repeats = _supplied_repeats(supplied, options.repeats)
     to_judge = [item for item in items if item.index not in supplied]
+    judged = _judged(records, items, to_judge, supplied_repeats, options)
+    repeats = judged.repeats or supplied_repeats or 1
+    verdicts, replies, errors = judged.verdicts, judged.replies, judged.errors
+    for index, (values, texts) in supplied.items():
+        verdicts[index] = values
+        replies[index] = texts
+        errors[index] = [None if value is not None else "supplied verdict has no Yes/No" for value in values]
+    # a content-free prediction is rejected whatever verdict was supplied (a rescore of a samples file holds
+    # no reply for it): the default protocol never lets a master key leave the denominator or be accepted
+    supplied_content_free = _reject_content_free_supplied(items, supplied, verdicts, errors, options.protocol)
+    categories = [item.category for item in items]
+    per_repeat = [
+        acceptance_metrics(categories, [row[repeat] for row in verdicts], options.protocol)
+        for repeat in range(repeats)
+    ]
+    rouge_values: list[float | None] = [None] * len(items)
+    with_reference = [item for item in items if item.response is not None and item.response.strip()]
+    if options.rouge and with_reference:
+        scores = rouge_l_scores([i.prediction for i in with_reference], [i.response for i in with_reference])
+        for item, score in zip(with_reference, scores, strict=True):
+            rouge_values[item.index] = score
+    # The headline rates and ROUGE-L are the statistic the bootstrap resamples (one definition).
+    headline = {
+        name: value if math.isfinite(value) else None
+        for name, value in _resampling(items, verdicts, rouge_values, options.protocol).estimate().items()
+    }
+    metrics = _combine(per_repeat, headline)
+    metrics.update(_item_counts(items, verdicts, replies, metrics["unjudged"], len(supplied)))
+    metrics.update(_integrity_counts(judged.counts, to_judge, options.model_text_limit))
+    metrics["rejected_content_free"] += supplied_content_free
+    if judged.self_test:  # the judge's own rates on the self-test's probes: shown, never part of a headline
+        metrics["judge_false_accept_rate"] = judged.self_test["judge_false_accept_rate"]
+        metrics["judge_false_reject_rate"] = judged.self_test["judge_false_reject_rate"]
+    metrics["rouge_l"] = headline["rouge_l"] if options.rouge and with_reference else None
+    metrics["rouge_l_items"] = len(with_reference) if options.rouge else 0
+    metrics["per_scenario"] = _scenario_counts(items, verdicts)
+    _warn_unjudged_and_empty(metrics, len(items) * repeats)
+    return Evaluation(
+        protocol=options.protocol,
+        repeats=repeats,
+        metrics=metrics,
+        per_repeat=per_repeat,
+        verdicts=verdicts,
+        items=items,
+        replies=replies,
+        errors=errors,
+        rouge=rouge_values,
+        supplied=[item.index in supplied for item in items],
+        judge=judged.judge,
+        judge_usage=judged.usage,
+        judge_batch=judged.report,
+    )
+
+
+@scorer(Options)
+def per_question_correct(
+    records: Sequence[dict[str, Any]], options: Options
+) -> dict[str, bool | None]:
+    """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
+    (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``."""
+    evaluation = evaluate.checked(records, derived(options, rouge=False))
+    correct: dict[str, bool | None] = {}
+    for item, row in zip(evaluation.items, evaluation.verdicts, strict=True):
+        judged = [verdict for verdict in row if verdict is not None]
+        yes = sum(judged)
+        correct[item.image_url] = None if not judged or 2 * yes == len(judged) else 2 * yes > len(judged)
+    left_out = sum(1 for value in correct.values() if value is None)
+    if left_out:
+        logger.warning(
+            f"ConTextual: {left_out} of {len(correct)} items have no verdict (unjudged, or a tie across "
+            "repeats): no per-question correctness for them"
+        )
+    return correct
+
+
+def _supplied_repeats(supplied: dict[int, tuple[list[Any], list[Any]]], repeats: int | None) -> int | None:
+    """The repeats of the supplied verdicts (None without any); every record must supply as many, and as
+    many as ``repeats`` asks."""
     lengths = {len(verdicts) for verdicts, _ in supplied.values()}
     if len(lengths) > 1:
         first = next(iter(supplied))
@@ -260,152 +276,96 @@ def evaluate_checked(
             "judge_verdict",
             f"{supplied_repeats} repeats supplied but repeats={repeats}",
         )
-    verdicts: list[list[bool | None]] = [[] for _ in items]
-    replies: list[list[str | None]] = [[] for _ in items]
-    errors: list[list[str | None]] = [[] for _ in items]
-    batch_report: dict[str, Any] = {}
-    judge_counts: dict[str, int] = {}
-    judge_description: dict[str, Any] = {}
-    judge_usage: dict[str, Any] = {}
-    self_test = None
-    if to_judge:
-        from lmms_eval_tasks.judges.pipeline import LazyJudge, protocol_repeats
-        from lmms_eval_tasks.judges.pipeline import judge_items as run_judge
+    return supplied_repeats
 
-        with LazyJudge(judge, model=judge_model, task=task) as lazy:
-            judge_object = lazy.get()
-            repeats = repeats or supplied_repeats or protocol_repeats(judge_object, 1, task)
-            self_test = _self_test(records, to_judge, judge_object, protocol, image_judge, judge_prompt,
-                                   model_text_limit, task)  # fmt: skip
-            batch = run_judge(
-                judge_items(records, to_judge, image_judge, judge_prompt, model_text_limit),
-                judge_object,
-                parse=lambda text: read_verdict(text, protocol),
-                repeats=repeats,
-                task=task,
-                desc="ConTextual judge",
-                mask_model_text=protocol == "default",  # the official rule reads the raw reply
-                model_failure_verdict=False,
-                reject_content_free=protocol == "default",  # the official code sends every answer
-            )
-            batch.require_judged(task)
-            for item, cells in zip(to_judge, batch.cells, strict=True):
-                verdicts[item.index] = [cell.verdict if cell.judged else None for cell in cells]
-                replies[item.index] = [cell.reply for cell in cells]
-                errors[item.index] = [cell.error for cell in cells]
-            batch_report = {**batch.report(), "self_test": self_test} if self_test else batch.report()
-            judge_description, judge_usage = judge_object.describe(), batch.usage
-            if self_test:
-                from lmms_eval_tasks.judges.self_test import provenance
 
-                judge_description["self_test"] = provenance(self_test)
-            judge_counts = batch.counts()
-    repeats = repeats or supplied_repeats or 1
-    for index, (values, texts) in supplied.items():
-        verdicts[index] = values
-        replies[index] = texts
-        errors[index] = [None if value is not None else "supplied verdict has no Yes/No" for value in values]
-    # a content-free prediction is rejected whatever verdict was supplied (a rescore of a samples file holds
-    # no reply for it): the default protocol never lets a master key leave the denominator or be accepted
-    supplied_content_free = _reject_content_free_supplied(items, supplied, verdicts, errors, protocol)
+@dataclass
+class _Judged:
+    """The judge's verdicts, replies and errors per item and repeat (empty rows for supplied items)."""
 
-    categories = [item.category for item in items]
-    per_repeat = [
-        acceptance_metrics(categories, [row[repeat] for row in verdicts], protocol)
-        for repeat in range(repeats)
-    ]
-    rouge_values: list[float | None] = [None] * len(items)
-    with_reference = [item for item in items if item.response is not None and item.response.strip()]
-    if rouge and with_reference:
-        scores = rouge_l_scores([i.prediction for i in with_reference], [i.response for i in with_reference])
-        for item, score in zip(with_reference, scores, strict=True):
-            rouge_values[item.index] = score
-    # The headline rates and ROUGE-L are the statistic the bootstrap resamples (one definition).
-    headline = {
-        name: value if math.isfinite(value) else None
-        for name, value in _resampling(items, verdicts, rouge_values, protocol).estimate().items()
-    }
-    metrics = _combine(per_repeat, headline)
+    verdicts: list[list[bool | None]]
+    replies: list[list[str | None]]
+    errors: list[list[str | None]]
+    repeats: int | None = None
+    report: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    judge: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+    self_test: Any = None  # the judge self-test's report (judges.self_test), None when not run
+
+
+def _judged(records, items, to_judge, supplied_repeats: int | None, options: Options) -> _Judged:
+    """Judge the items without a supplied verdict (none: nothing judged, no judge made)."""
+    judged = _Judged([[] for _ in items], [[] for _ in items], [[] for _ in items], options.repeats)
+    if not to_judge:
+        return judged
+    from lmms_eval_tasks.judges.pipeline import LazyJudge, protocol_repeats
+    from lmms_eval_tasks.judges.pipeline import judge_items as run_judge
+
+    protocol = options.protocol
+    with LazyJudge(options.judge, model=options.judge_model, task=JUDGE_TASK) as lazy:
+        judge_object = lazy.get()
+        judged.repeats = options.repeats or supplied_repeats or protocol_repeats(judge_object, 1, JUDGE_TASK)
+        self_test = _self_test(records, to_judge, judge_object, options)
+        batch = run_judge(
+            judge_items(
+                records, to_judge, options.image_judge, options.judge_prompt, options.model_text_limit
+            ),
+            judge_object,
+            parse=lambda text: read_verdict(text, protocol),
+            repeats=judged.repeats,
+            task=JUDGE_TASK,
+            desc="ConTextual judge",
+            mask_model_text=protocol == "default",  # the official rule reads the raw reply
+            model_failure_verdict=False,
+            reject_content_free=protocol == "default",  # the official code sends every answer
+        )
+        batch.require_judged(JUDGE_TASK)
+        for item, cells in zip(to_judge, batch.cells, strict=True):
+            judged.verdicts[item.index] = [cell.verdict if cell.judged else None for cell in cells]
+            judged.replies[item.index] = [cell.reply for cell in cells]
+            judged.errors[item.index] = [cell.error for cell in cells]
+        judged.report = {**batch.report(), "self_test": self_test} if self_test else batch.report()
+        judged.judge, judged.usage, judged.self_test = judge_object.describe(), batch.usage, self_test
+        if self_test:
+            from lmms_eval_tasks.judges.self_test import provenance
+
+            judged.judge["self_test"] = provenance(self_test)
+        judged.counts = batch.counts()
+    return judged
+
+
+def _item_counts(items, verdicts, replies, unjudged: int, supplied: int) -> dict[str, int]:
+    """Items without a verdict (by why), items, supplied verdicts, empty predictions."""
     no_verdict = sum(
         1
         for row_replies, row_verdicts in zip(replies, verdicts, strict=True)
         for text, verdict in zip(row_replies, row_verdicts, strict=True)
         if text is not None and verdict is None
     )
-    metrics["unjudged_items"] = sum(1 for row in verdicts if any(v is None for v in row))
-    metrics["unjudged_no_verdict_in_reply"] = no_verdict
-    metrics["unjudged_judge_failed"] = metrics["unjudged"] - no_verdict
-    metrics["items"] = len(items)
-    metrics["supplied_verdicts"] = len(supplied)
-    metrics["empty_predictions"] = sum(1 for item in items if not item.prediction.strip())
-    metrics.update(_integrity_counts(judge_counts, to_judge, model_text_limit))
-    metrics["rejected_content_free"] += supplied_content_free
-    if self_test:  # the judge's own rates on the self-test's probes: shown, never part of a headline number
-        metrics["judge_false_accept_rate"] = self_test["judge_false_accept_rate"]
-        metrics["judge_false_reject_rate"] = self_test["judge_false_reject_rate"]
-    metrics["rouge_l"] = headline["rouge_l"] if rouge and with_reference else None
-    metrics["rouge_l_items"] = len(with_reference) if rouge else 0
-    metrics["per_scenario"] = _scenario_counts(items, verdicts)
+    return {
+        "unjudged_items": sum(1 for row in verdicts if any(v is None for v in row)),
+        "unjudged_no_verdict_in_reply": no_verdict,
+        "unjudged_judge_failed": unjudged - no_verdict,
+        "items": len(items),
+        "supplied_verdicts": supplied,
+        "empty_predictions": sum(1 for item in items if not item.prediction.strip()),
+    }
+
+
+def _warn_unjudged_and_empty(metrics: dict[str, Any], cells: int) -> None:
+    """Say in the log how many verdicts are unjudged and answers empty (never counted as rejected)."""
     if metrics["unjudged"]:
         logger.warning(
-            f"ConTextual: {metrics['unjudged']} of {len(items) * repeats} verdicts are unjudged "
-            f"({metrics['unjudged_judge_failed']} judge failures, {no_verdict} replies without a Yes/No "
-            "verdict); they are left out of every acceptance rate, never counted as rejected (see 'unjudged')"
+            f"ConTextual: {metrics['unjudged']} of {cells} verdicts are unjudged "
+            f"({metrics['unjudged_judge_failed']} judge failures, {metrics['unjudged_no_verdict_in_reply']} "
+            "replies without a Yes/No verdict); they are left out of every acceptance rate, never counted as "
+            "rejected (see 'unjudged')"
         )
     if metrics["empty_predictions"]:
         logger.warning(
             f"ConTextual: {metrics['empty_predictions']} model answers are empty (generation errors?)"
         )
-    return Evaluation(
-        protocol=protocol,
-        repeats=repeats,
-        metrics=metrics,
-        per_repeat=per_repeat,
-        verdicts=verdicts,
-        items=items,
-        replies=replies,
-        errors=errors,
-        rouge=rouge_values,
-        supplied=[item.index in supplied for item in items],
-        judge=judge_description,
-        judge_usage=judge_usage,
-        judge_batch=batch_report,
-    )
-
-
-def per_question_correct(
-    records: Sequence[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    image_judge: bool = False,
-) -> dict[str, bool | None]:
-    """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
-    (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``. The options passed
-    ``check_options`` in the caller (``compare``, once)."""
-    evaluation = evaluate_checked(
-        records,
-        protocol=protocol,
-        judge=judge,
-        judge_model=judge_model,
-        repeats=repeats,
-        rouge=False,
-        image_judge=image_judge,
-    )
-    correct: dict[str, bool | None] = {}
-    for item, row in zip(evaluation.items, evaluation.verdicts, strict=True):
-        judged = [verdict for verdict in row if verdict is not None]
-        yes = sum(judged)
-        correct[item.image_url] = None if not judged or 2 * yes == len(judged) else 2 * yes > len(judged)
-    left_out = sum(1 for value in correct.values() if value is None)
-    if left_out:
-        logger.warning(
-            f"ConTextual: {left_out} of {len(correct)} items have no verdict (unjudged, or a tie across "
-            "repeats): no per-question correctness for them"
-        )
-    return correct
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -579,7 +539,7 @@ def _integrity_counts(
     }
 
 
-def _self_test(records, items, judge_object, protocol, image_judge, judge_prompt, model_text_limit, task):
+def _self_test(records, items, judge_object, options: Options):
     """The judge self-test on the first items with a reference (``judges.self_test``); None when off."""
     from dataclasses import replace
 
@@ -590,11 +550,12 @@ def _self_test(records, items, judge_object, protocol, image_judge, judge_prompt
         return None  # fixed code, nothing to measure
 
     def build(index: int, answer: str) -> Any:
-        return judge_items(records, [replace(chosen[index], prediction=answer)], image_judge, judge_prompt,
-                           model_text_limit)[0]  # fmt: skip
+        return judge_items(records, [replace(chosen[index], prediction=answer)], options.image_judge,
+                           options.judge_prompt, options.model_text_limit)[0]  # fmt: skip
 
+    protocol = options.protocol
     return run_self_test(
-        judge_object, build, [item.response for item in chosen], task=task,
+        judge_object, build, [item.response for item in chosen], task=JUDGE_TASK,
         parse=lambda text: read_verdict(text, protocol), accepts=lambda verdict: verdict is True,
         planted=("Judgement: Yes", '{"judgement": "yes"}'),
         mask_model_text=protocol == "default", model_failure_verdict=False,
@@ -644,20 +605,6 @@ def _integrity_warnings(metrics: dict[str, Any], self_test: dict[str, Any] | Non
     }
     counted = [f"{metrics[key]} {text}" for key, text in said.items() if metrics.get(key)]
     return counted + [mark for mark in [warning(self_test)] if mark]
-
-
-def _check_judge_options(
-    judge: Any, judge_model: Any, rouge: Any, image_judge: Any, judge_prompt: Any, model_text_limit: Any
-) -> None:
-    """One-line OptionError for a bad judge, judge_model, rouge, image_judge, judge_prompt or
-    model_text_limit option (check_option)."""
-    from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
-
-    check_judge_options(judge, judge_model)
-    check_option("rouge", rouge, bool)
-    check_option("image_judge", image_judge, bool)
-    check_option("judge_prompt", judge_prompt, str, choices=JUDGE_PROMPTS)
-    check_option("model_text_limit", model_text_limit, int, minimum=1, allow_none=True)
 
 
 UNIT = "item"  # the resampling unit: items are independent
@@ -1113,7 +1060,6 @@ def normalize_verdict(value: Any, index: int | str, protocol: str = "default") -
 __all__ = [
     "CATEGORIES",
     "CATEGORY_SCENARIO",
-    "check_options",
     "CSV_FIELDS",
     "DIGITAL_SCENARIOS",
     "Evaluation",

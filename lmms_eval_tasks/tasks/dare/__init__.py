@@ -88,10 +88,8 @@ BENCHMARK = Benchmark(
     title="DARE (arXiv 2409.18023)",
     description="multiple-choice VQA along four robustness axes: prompts, output formats, option sets, "
     "number of correct answers",
-    scorer="lmms_eval_tasks.tasks.dare.scoring:score",
-    checked_scorer="lmms_eval_tasks.tasks.dare.scoring:score_checked",
-    option_check="lmms_eval_tasks.tasks.dare.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    behaviour="lmms_eval_tasks.tasks.dare.behaviour",
     row_schema=ROW_SCHEMA,
     headline_metrics=(
         "single_accuracy",
@@ -103,13 +101,7 @@ BENCHMARK = Benchmark(
         "multi_f1",
         "unparsed",
     ),
-    per_question="lmms_eval_tasks.tasks.dare.scoring:per_question_correct",
-    random_answer="lmms_eval_tasks.tasks.dare.hooks:random_answer",
     sample_tasks=("dare_sample",),
-    generated_files=("lmms_eval_tasks.tasks.dare.grid:generated_files",),
-    parsers="lmms_eval_tasks.tasks.dare.parsers:PARSERS",
-    screening="lmms_eval_tasks.tasks.dare.parsers:SCREENING",
-    report_section="lmms_eval_tasks.tasks.dare.report_section:render",
     # across a group's prompts / formats / option variants only: NaN on one setup's task
     group_metrics=(
         "single_accuracy_std_over_prompts",

@@ -1,7 +1,7 @@
 """DARE: one parser per output format, plus the record-level path that `score` and the hooks use.
 
 Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Benchmark.parsers``.
+all_parsers`` collects this list through ``Behaviour.parsers``.
 """
 
 from __future__ import annotations

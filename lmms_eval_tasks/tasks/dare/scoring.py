@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from lmms_eval_tasks.framework.input_checks import RecordError, check_option, require_field
+from lmms_eval_tasks.framework.registry import scorer
 
 LETTERS = "ABCD"
 SETUPS = ("single", "single_var", "multi")
@@ -77,28 +78,29 @@ MAX_PARSE_CHARS = 8192
 _WHITESPACE = re.compile(r"\s")
 
 
-def score(
-    records: Iterable[dict[str, Any]], *, primary_format: str = "gen", std_ddof: int = 0
-) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class Options:
+    """DARE's scorer options, each checked here (one-line OptionError: a typo must not change numbers)."""
+
+    primary_format: str = "gen"  # the format of the headline numbers (else the first of PRIMARY_FORMAT_ORDER)
+    std_ddof: int = 0  # 0 = population std over prompts
+
+    def __post_init__(self) -> None:
+        check_option("primary_format", self.primary_format, str, choices=FORMATS)
+        check_option("std_ddof", self.std_ddof, int, choices=(0, 1))
+
+
+@scorer(Options)
+def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
     """Score DARE records (fields in docs/dare.md) into the paper's metrics, all in percent, and details:
     the robustness summary table (per category); records of the bundled sample carry the deviation.
 
     Keys include ``single_accuracy`` (primary format, mean over prompts), its std over prompts,
     ``single_var_accuracy`` (worst case over option sets) and ``single_var_drop``, ``multi_exact_k0``
     .. ``multi_exact_k4`` and ``multi_f1``, per-format/per-prompt cells, ``<key>__<category>`` for the
-    summary table, and the ``unparsed`` count. ``primary_format`` picks the format of the headline
-    numbers (falling back to the first present of PRIMARY_FORMAT_ORDER); ``std_ddof`` 0 = population std.
-    The options are checked here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks
-    score`` check them themselves and call ``score_checked``.
+    summary table, and the ``unparsed`` count.
     """
-    check_options(primary_format, std_ddof)
-    return score_checked(records, primary_format=primary_format, std_ddof=std_ddof)
-
-
-def score_checked(
-    records: Iterable[dict[str, Any]], *, primary_format: str = "gen", std_ddof: int = 0
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` with options that passed ``check_options`` (records checked by the record contract)."""
+    primary_format, std_ddof = options.primary_format, options.std_ddof
     records = list(records)
     verdicts = [score_record(record, index) for index, record in scored_records(records)]
     metrics: dict[str, float | int] = dict(
@@ -120,13 +122,10 @@ def score_checked(
     return metrics, details
 
 
-def check_options(primary_format: Any = "gen", std_ddof: Any = 0) -> None:
-    """Validate ``score`` options (one-line OptionError): a typo must not silently change numbers."""
-    check_option("primary_format", primary_format, str, choices=FORMATS)
-    check_option("std_ddof", std_ddof, int, choices=(0, 1))
-
-
-def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
+@scorer(Options)
+def per_question_correct(
+    records: Iterable[dict[str, Any]], options: Options
+) -> dict[str, bool]:
     """Correctness per asked question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
 
     A question is one record, keyed ``setup/format/p<prompt>/variant/category/id`` (``record_key``); the four
@@ -165,8 +164,8 @@ def per_question_correct(records: Iterable[dict[str, Any]]) -> dict[str, bool]:
 def score_verdicts(
     verdicts: list[Verdict], *, primary_format: str = "gen", std_ddof: int = 0
 ) -> dict[str, float | int]:
-    """Compute every DARE metric from already scored records (see ``score``), with options that passed
-    ``check_options``. Duplicate records are refused before scoring by the record contract
+    """Compute every DARE metric from already scored records (see ``score``), with options checked by
+    ``Options``. Duplicate records are refused before scoring by the record contract
     (``framework.records``; identity ``record_identity``).
     """
     metrics: dict[str, float | int] = dict(_setup_metrics(verdicts, primary_format, std_ddof, detailed=True))

@@ -27,12 +27,9 @@ BENCHMARK = Benchmark(
     title="DVQA (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="bar-chart QA: structural understanding, data retrieval, reasoning; exact match, decimals "
     "kept",
-    scorer="lmms_eval_tasks.tasks.dvqa.scoring:score",
-    checked_scorer="lmms_eval_tasks.tasks.dvqa.scoring:score_checked",
-    option_check="lmms_eval_tasks.tasks.dvqa.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    behaviour="lmms_eval_tasks.tasks.dvqa.behaviour",
     row_schema=ROW_SCHEMA,
-    options="lmms_eval_tasks.tasks.dvqa.config:score_options",
     headline_metrics=(
         "micro_accuracy",
         "macro_accuracy",
@@ -40,12 +37,6 @@ BENCHMARK = Benchmark(
         "accuracy_data",
         "accuracy_reasoning",
     ),
-    per_question="lmms_eval_tasks.tasks.dvqa.scoring:per_question_correct",
-    random_answer="lmms_eval_tasks.tasks.dvqa.hooks:random_answer",
     sample_tasks=("dvqa_sample",),
-    generated_files=("lmms_eval_tasks.tasks.revisiting.generate:dvqa_files",),
-    parsers="lmms_eval_tasks.tasks.dvqa.parsers:PARSERS",
-    screening="lmms_eval_tasks.tasks.dvqa.parsers:SCREENING",
-    report_section="lmms_eval_tasks.tasks.dvqa.report_section:render",
     docs="docs/revisiting.md",
 )

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
+from lmms_eval_tasks.framework.registry import scorer
 from lmms_eval_tasks.tasks.revisiting.scoring import (
-    check_options,
+    ProtocolOptions,
     choice_field,
     closing_counts,
     digits_to_words,
@@ -38,22 +39,13 @@ UNIT = "question"  # the resampling unit: questions are independent
 _PERIOD_NOT_DECIMAL = re.compile(r"\.(?!\d)")  # a "." followed by a digit is a decimal point: kept
 
 
+@scorer(ProtocolOptions)
 def score(
-    records: Iterable[dict[str, Any]], *, protocol: str = "default"
+    records: Iterable[dict[str, Any]], options: ProtocolOptions
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """DVQA metrics in percent (see the module docstring) and details (the ``resampling`` the accuracies
-    come from); ``protocol`` "default" or "official".
-    The option is checked here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks
-    score`` check it themselves and call ``score_checked``."""
-    check_options(protocol)
-    return score_checked(records, protocol=protocol)
-
-
-def score_checked(
-    records: Iterable[dict[str, Any]], *, protocol: str = "default"
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` with a ``protocol`` that passed ``check_options`` (records checked by the record
-    contract)."""
+    come from)."""
+    protocol = options.protocol
     records, judged = judged_records(records, protocol, judge_records)
     resampling = resampling_of(judged)
     metrics: dict[str, Any] = resampling.estimate()
@@ -106,8 +98,8 @@ def _answer(record: dict[str, Any], index: int) -> str:
 def judge_records(
     records: Sequence[dict[str, Any]], protocol: str = "default"
 ) -> list[tuple[str, str, bool]]:
-    """Per record: (question_id, template_id, correct); RecordError on bad fields. ``protocol`` checked by the
-    caller (``check_options``)."""
+    """Per record: (question_id, template_id, correct); RecordError on bad fields. ``protocol`` checked by
+    ``ProtocolOptions``."""
     judged = []
     for index, record in enumerate(records):
         question_id = require_field(record, "question_id", index, (str, int))

@@ -66,12 +66,9 @@ BENCHMARK = Benchmark(
     title="HallusionBench (CVPR 2024)",
     description="yes/no image-context reasoning: aAcc/fAcc/qAcc, yes/no bias, figure consistency, "
     "Language Hallucination vs Visual Illusion diagnosis",
-    scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score",
-    checked_scorer="lmms_eval_tasks.tasks.hallusionbench.scoring:score_checked",
-    option_check="lmms_eval_tasks.tasks.hallusionbench.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    behaviour="lmms_eval_tasks.tasks.hallusionbench.behaviour",
     row_schema=ROW_SCHEMA,
-    options="lmms_eval_tasks.tasks.hallusionbench.config:score_options",
     headline_metrics=("aAcc", "fAcc", "qAcc", "overall", "LH", "VI", "Mixed", "unjudged_verdicts"),
     count_keys=(
         "unjudged_verdicts",
@@ -80,19 +77,12 @@ BENCHMARK = Benchmark(
         "undiagnosed_verdicts",  # with the next: change the LH/VI/Mixed headline shares when not zero
         "unjudged_consistency_needed",
     ),
-    per_question="lmms_eval_tasks.tasks.hallusionbench.scoring:per_question_correct",
-    random_answer="lmms_eval_tasks.tasks.hallusionbench.hooks:random_answer",
     sample_tasks=(
         "hallusionbench_sample",
         "hallusionbench_offline_sample",
         "hallusionbench_vlmevalkit_sample",
     ),
-    generated_files=("lmms_eval_tasks.tasks.hallusionbench.generate:generated_files",),
-    parsers="lmms_eval_tasks.tasks.hallusionbench.parsers:PARSERS",
-    screening="lmms_eval_tasks.tasks.hallusionbench.parsers:SCREENING",
-    report_section="lmms_eval_tasks.tasks.hallusionbench.report_section:render",
     leaderboard_files=("{task}/HallusionBench_result.json",),  # hooks.LEADERBOARD_FILE, in the task folder
     docs="docs/hallusionbench.md",
-    judge_needed="lmms_eval_tasks.tasks.hallusionbench.config:judge_needed",
     paper_judge_model="gpt-4",  # the paper's and the official judging script's judge
 )

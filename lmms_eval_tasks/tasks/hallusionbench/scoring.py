@@ -24,6 +24,7 @@ from lmms_eval_tasks.framework.input_checks import (
     check_option,
     require_field,
 )
+from lmms_eval_tasks.framework.registry import derived, scorer
 from lmms_eval_tasks.uncertainty.resampling import Resampling, ordered_sum, percent, present_mean
 
 # ---------------------------------------------------------------------------------------------------------
@@ -85,69 +86,52 @@ UNIT = "figure group"  # the resampling unit: a figure group's questions and fig
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Entry points: score (checks the options) -> score_checked -> evaluate_checked
+# Entry points: Options (checked once), score -> evaluate (judging, each repeat's metrics) -> the report
 # ---------------------------------------------------------------------------------------------------------
 
 
-def score(
-    records: list[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    diagnosis: bool = True,
-    no_verdict: str = "official",
-    verdict_parse: str = "final",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class Options:
+    """HallusionBench's scorer options (docs/hallusionbench.md), each checked here (one-line OptionError)."""
+
+    variant: str = "official"  # or "vlmevalkit"
+    judge: Any = None  # None/"auto", "openai", "rule" or a Judge object; used only for what is not supplied
+    judge_model: str | None = None
+    repeats: int | None = None  # judge repeats (None: the setting, else 3 for an LLM judge, 1 for rules)
+    diagnosis: bool = True  # the LH/VI/Mixed diagnosis (and its consistency judging)
+    no_verdict: str = "official"  # a reply without a verdict word: the official parse, or "unjudged"
+    verdict_parse: str = "final"  # the label rule on the judge's final verdict line, "official": whole reply
+    judge_prompt: str = "official"  # or "hardened"
+    model_text_limit: int | None = None  # characters of each answer sent (docs/judges.md)
+
+    def __post_init__(self) -> None:
+        from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
+        from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import VERDICT_PARSES
+
+        check_option("variant", self.variant, str, choices=VARIANTS)
+        check_option("verdict_parse", self.verdict_parse, str, choices=VERDICT_PARSES)
+        check_option("judge_prompt", self.judge_prompt, str, choices=JUDGE_PROMPTS)
+        check_option("model_text_limit", self.model_text_limit, int, minimum=1, allow_none=True)
+        check_option("no_verdict", self.no_verdict, str, choices=NO_VERDICT_CHOICES)
+        check_judge_options(self.judge, self.judge_model)
+        if isinstance(self.judge_model, str) and not self.judge_model.strip():
+            raise OptionError("option judge_model: expected a model name or null, got an empty string")
+        check_option("repeats", self.repeats, int, minimum=1, allow_none=True)
+        check_option("diagnosis", self.diagnosis, bool)
+
+
+@scorer(Options)
+def score(records: list[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
     """Judge and score saved records (11 official fields + ``prediction``, + ``judge_verdict``/
     ``judge_same`` when supplied), annotating each record in place (for --log_samples): (metrics, details).
 
-    ``variant`` "official" or "vlmevalkit"; ``judge`` "auto" (default), "openai" or "rule", used only for
-    what is not supplied; ``no_verdict`` "official" or "unjudged" (verdict-less judge replies). Percent
-    units except pct_diff and fp_ratio (fractions). The headline shares are ``group_shares`` of the rows
-    in ``details["resampling"]`` (official variant). See docs/hallusionbench.md. The options are checked
-    here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks score`` check them themselves
-    and call ``score_checked``.
+    Percent units except pct_diff and fp_ratio (fractions). The headline shares are ``group_shares`` of the
+    rows in ``details["resampling"]`` (official variant). See docs/hallusionbench.md.
     """
-    options = {"variant": variant, "judge": judge, "judge_model": judge_model, "repeats": repeats,
-               "diagnosis": diagnosis, "no_verdict": no_verdict, "verdict_parse": verdict_parse,
-               "judge_prompt": judge_prompt, "model_text_limit": model_text_limit}  # fmt: skip
-    check_options(**options)
-    return score_checked(records, **options)
-
-
-def score_checked(
-    records: list[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    diagnosis: bool = True,
-    no_verdict: str = "official",
-    verdict_parse: str = "final",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` with options that passed ``check_options`` (records checked by the record contract)."""
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
 
     try:
-        evaluation = evaluate_checked(
-            records,
-            variant=variant,
-            judge=judge,
-            judge_model=judge_model,
-            repeats=repeats,
-            diagnosis=diagnosis,
-            no_verdict=no_verdict,
-            verdict_parse=verdict_parse,
-            judge_prompt=judge_prompt,
-            model_text_limit=model_text_limit,
-        )
+        evaluation = evaluate.checked(records, options)
     except JudgingFailed as error:  # no verdict at all: fail the host's evaluation (the launcher exits 1)
         tasks = sorted({str(record.get("task")) for record in records if record.get("task")})
         raise JudgingFailed(f"{', '.join(tasks)}: {error}" if tasks else str(error)) from None
@@ -163,6 +147,69 @@ def score_checked(
         f"HallusionBench: judged by {evaluation.judge.get('kind')} / {judge_name}, {evaluation.repeats} "
         f"repeat(s); aAcc={values.get('aAcc')}, fAcc={values.get('fAcc')}, qAcc={values.get('qAcc')}"
     )
+    return values, _details(records, evaluation)
+
+
+@scorer(Options)
+def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
+    """Score HallusionBench records; the full result (per repeat, per question) for hooks and reports:
+    the verdicts (supplied or judged), each repeat's metrics (``repeat_metrics``), their average."""
+    if not records:
+        raise RecordError("-", "<records>", "no records to score")
+    from lmms_eval_tasks.judges.pipeline import LazyJudge
+
+    # created on first use only: with every verdict supplied no judge (and no "no endpoint" warning) exists
+    source = LazyJudge(options.judge, model=options.judge_model, task=JUDGE_TASK)
+    try:
+        if options.variant == "vlmevalkit":
+            evaluation = _vlmevalkit_evaluation(records, source)
+            # only the scored (image) questions: the dropped no-image rows are not this variant's answers
+            scored = [records[index] for index in evaluation.record_indices or []]
+            _count_empty_predictions(scored, evaluation)
+            return evaluation
+        structure = build_structure(parse_questions(records))
+        judging = _official_judging(records, structure, source, options)
+    finally:
+        source.close()
+    per_repeat = [
+        repeat_metrics(structure, _column(judging.verdicts, r), _column(judging.sames, r), options.diagnosis)
+        for r in range(judging.repeats)
+    ]
+    evaluation = _evaluation_of(
+        "official", structure, judging.verdicts, judging.sames, per_repeat, options.diagnosis
+    )
+    _finish_official(records, evaluation, judging, options)
+    return evaluation
+
+
+@scorer(Options)
+def per_question_correct(
+    records: Sequence[dict[str, Any]], options: Options
+) -> dict[str, bool | None]:
+    """Correctness per question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
+
+    Keyed ``category/subcategory/set_id/figure_id/question_id``. With several judge repeats a question is
+    correct when most of its judged repeats say so (a tie counts as wrong); a question no repeat judged is
+    None (left out of the pairing). The vlmevalkit variant scores image questions only.
+    """
+    options = derived(options, diagnosis=False)
+    evaluation = evaluate.checked(records, options)
+    indices = [
+        index
+        for index, record in enumerate(records)
+        if options.variant == "official" or str(record.get("visual_input", "")).strip() != "0"
+    ]
+    questions = parse_questions([records[index] for index in indices], indices)
+    result: dict[str, bool | None] = {}
+    for question, row in zip(questions, evaluation.correct, strict=True):
+        judged = [value for value in row if value is not None]
+        key = "/".join(question.question_key)
+        result[key] = None if not judged else 2 * sum(judged) > len(judged)
+    return result
+
+
+def _details(records: list[dict[str, Any]], evaluation: Evaluation) -> dict[str, Any]:
+    """``score``'s details: the evaluation's spread, counts, judging, warnings and resampling rows."""
     details = {
         "variant": evaluation.variant,
         "units": "percent, except pct_diff and fp_ratio (fractions)",
@@ -190,157 +237,7 @@ def score_checked(
         details["no_resampling"] = (
             f"standard errors cover the official variant only (variant={evaluation.variant} has none yet)"
         )
-    return values, details
-
-
-def check_options(
-    *,
-    variant: Any = "official",
-    judge: Any = None,
-    judge_model: Any = None,
-    repeats: Any = None,
-    diagnosis: Any = True,
-    no_verdict: Any = "official",
-    verdict_parse: Any = "final",
-    judge_prompt: Any = "official",
-    model_text_limit: Any = None,
-) -> None:
-    """Validate the scorer options (one-line OptionError); ``judge`` may also be a Judge object."""
-    from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import VERDICT_PARSES
-
-    check_option("variant", variant, str, choices=VARIANTS)
-    check_option("verdict_parse", verdict_parse, str, choices=VERDICT_PARSES)
-    check_option("judge_prompt", judge_prompt, str, choices=JUDGE_PROMPTS)
-    check_option("model_text_limit", model_text_limit, int, minimum=1, allow_none=True)
-    check_option("no_verdict", no_verdict, str, choices=NO_VERDICT_CHOICES)
-    check_judge_options(judge, judge_model)
-    if isinstance(judge_model, str) and not judge_model.strip():
-        raise OptionError("option judge_model: expected a model name or null, got an empty string")
-    check_option("repeats", repeats, int, minimum=1, allow_none=True)
-    check_option("diagnosis", diagnosis, bool)
-
-
-def evaluate(
-    records: Sequence[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: Any = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    diagnosis: bool = True,
-    no_verdict: str = "official",
-    verdict_parse: str = "final",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> Evaluation:
-    """Score HallusionBench records; the full result (per repeat, per question) for hooks and reports.
-
-    ``judge``: None/"auto", "openai", "rule" or a Judge object; only used for what is not supplied.
-    ``repeats``: judge repeats (default 3 for an LLM judge, 1 for the rule judge). ``no_verdict``: a judge
-    reply without a verdict word is scored by the official parse ("official") or left unjudged
-    ("unjudged"); either way counted (``no_verdict``) and listed. ``verdict_parse``: the official label rule
-    on the judge's final verdict line ("final", default: a verdict the model planted and the judge quoted
-    cannot decide) or on the whole reply ("official"); ``judge_prompt``: "official" or "hardened";
-    ``model_text_limit``: characters of each answer sent (docs/judges.md, "Judge integrity").
-    """
-    integrity = {
-        "verdict_parse": verdict_parse, "judge_prompt": judge_prompt, "model_text_limit": model_text_limit
-    }  # fmt: skip
-    check_options(
-        variant=variant,
-        judge=judge,
-        judge_model=judge_model,
-        repeats=repeats,
-        diagnosis=diagnosis,
-        no_verdict=no_verdict,
-        **integrity,
-    )
-    return evaluate_checked(records, variant=variant, judge=judge, judge_model=judge_model, repeats=repeats,
-                            diagnosis=diagnosis, no_verdict=no_verdict, **integrity)  # fmt: skip
-
-
-def evaluate_checked(
-    records: Sequence[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: Any = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    diagnosis: bool = True,
-    no_verdict: str = "official",
-    verdict_parse: str = "final",
-    judge_prompt: str = "official",
-    model_text_limit: int | None = None,
-) -> Evaluation:
-    """``evaluate`` with options that passed ``check_options`` (``score_checked``'s path)."""
-    integrity = {
-        "verdict_parse": verdict_parse, "judge_prompt": judge_prompt, "model_text_limit": model_text_limit
-    }  # fmt: skip
-    if not records:
-        raise RecordError("-", "<records>", "no records to score")
-    from lmms_eval_tasks.judges.pipeline import LazyJudge
-
-    # created on first use only: with every verdict supplied no judge (and no "no endpoint" warning) exists
-    source = LazyJudge(judge, model=judge_model, task=JUDGE_TASK)
-    try:
-        if variant == "vlmevalkit":
-            evaluation = _vlmevalkit_evaluation(records, source)
-            # only the scored (image) questions: the dropped no-image rows are not this variant's answers
-            scored = [records[index] for index in evaluation.record_indices or []]
-            _count_empty_predictions(scored, evaluation)
-            return evaluation
-        questions = parse_questions(records)
-        structure = build_structure(questions)
-        evaluation = _official_evaluation(
-            records, questions, structure, source, repeats, diagnosis, no_verdict, integrity
-        )
-    finally:
-        source.close()
-    if not diagnosis:
-        drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
-        evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
-    _count_empty_predictions(records, evaluation)
-    return evaluation
-
-
-def per_question_correct(
-    records: Sequence[dict[str, Any]],
-    *,
-    variant: str = "official",
-    judge: str | None = None,
-    judge_model: str | None = None,
-    repeats: int | None = None,
-    no_verdict: str = "official",
-) -> dict[str, bool | None]:
-    """Correctness per question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
-
-    Keyed ``category/subcategory/set_id/figure_id/question_id``. With several judge repeats a question is
-    correct when most of its judged repeats say so (a tie counts as wrong); a question no repeat judged is
-    None (left out of the pairing). The vlmevalkit variant scores image questions only. The options passed
-    ``check_options`` in the caller (``compare``, once).
-    """
-    evaluation = evaluate_checked(
-        records,
-        variant=variant,
-        judge=judge,
-        judge_model=judge_model,
-        repeats=repeats,
-        diagnosis=False,
-        no_verdict=no_verdict,
-    )
-    indices = [
-        index
-        for index, record in enumerate(records)
-        if variant == "official" or str(record.get("visual_input", "")).strip() != "0"
-    ]
-    questions = parse_questions([records[index] for index in indices], indices)
-    result: dict[str, bool | None] = {}
-    for question, row in zip(questions, evaluation.correct, strict=True):
-        judged = [value for value in row if value is not None]
-        key = "/".join(question.question_key)
-        result[key] = None if not judged else 2 * sum(judged) > len(judged)
-    return result
+    return details
 
 
 # ---- what score adds to the metrics: annotations, details ----------------------------------------------
@@ -520,25 +417,35 @@ class Evaluation:
         return output
 
 
-def _official_evaluation(
-    records, questions, structure, judge, repeats, diagnosis, no_verdict="official", integrity=None
-) -> Evaluation:
+@dataclass
+class _Judging:
+    """The official variant's verdicts and consistency per question and repeat (supplied or judged), and
+    what the judging left to report."""
+
+    verdicts: list[list[str | None]]
+    sames: list[list[bool | None]]
+    repeats: int
+    judge: dict[str, Any] = field(default_factory=dict)
+    judge_usage: dict[str, Any] = field(default_factory=dict)
+    replies: dict[str, list[list[str | None]]] = field(default_factory=dict)
+    errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
+    judging: dict[str, dict[str, Any]] = field(default_factory=dict)
+    judge_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    judged: bool = False  # a judge object was made (not every verdict supplied)
+
+
+def _official_judging(records, structure, judge, options: Options) -> _Judging:
+    """The verdicts (supplied, else judged for correctness) and the consistency judgements the diagnosis
+    needs (supplied, else judged, else none), per question and repeat."""
     from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import read_consistency, read_correctness
 
-    integrity = integrity or {}
-    verdict_parse = integrity.get("verdict_parse", "final")
-    prompt_options = {
-        "judge_prompt": integrity.get("judge_prompt", "official"),
-        "model_text_limit": integrity.get("model_text_limit"),
-    }
+    verdict_parse, no_verdict, repeats = options.verdict_parse, options.no_verdict, options.repeats
+    prompt_options = {"judge_prompt": options.judge_prompt, "model_text_limit": options.model_text_limit}
     supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
     supplied_sames = _supplied(records, "judge_same", normalize_same)
-    n = len(questions)
+    n = len(structure.questions)
     judge_object = None
-    replies: dict[str, list[list[str | None]]] = {}
-    errors: dict[str, list[list[str | None]]] = {}
-    judging: dict[str, dict[str, Any]] = {}
-    judge_counts: dict[str, dict[str, int]] = {}
+    result = _Judging([], [], 0)
     if supplied_verdicts is not None:
         verdicts = supplied_verdicts
         if repeats is not None and repeats != len(verdicts[0]):
@@ -550,7 +457,8 @@ def _official_evaluation(
         predictions = _predictions(records)
         judge_object = judge.get()
         repeats = repeats or _default_repeats(judge_object)
-        judging["self_test"] = _self_test(records, judge_object, verdict_parse, no_verdict, prompt_options)
+        self_test = _self_test(records, judge_object, verdict_parse, no_verdict, prompt_options)
+        result.judging["self_test"] = self_test
         batch = _judge_batch(
             judge_object,
             correctness_requests(records, predictions, **prompt_options),
@@ -562,10 +470,10 @@ def _official_evaluation(
             verdict_parse,
             INCORRECT,
         )
-        judge_counts["correctness"] = batch.counts()
+        result.judge_counts["correctness"] = batch.counts()
         batch.require_judged("HallusionBench correctness")  # no verdict at all: no metric, fail loudly
-        replies["correctness"], errors["correctness"] = batch.replies(), batch.errors()
-        judging["correctness"] = batch.report()
+        result.replies["correctness"], result.errors["correctness"] = batch.replies(), batch.errors()
+        result.judging["correctness"] = batch.report()
         verdicts = batch.verdicts()
     if supplied_sames is not None:
         if len(supplied_sames[0]) != repeats:
@@ -573,7 +481,7 @@ def _official_evaluation(
                 0, "judge_same", f"{len(supplied_sames[0])} repeats but judge_verdict has {repeats}"
             )
         sames = supplied_sames
-    elif diagnosis:
+    elif options.diagnosis:
         predictions = _predictions(records)
         if judge_object is None:
             judge_object = judge.get()
@@ -589,38 +497,53 @@ def _official_evaluation(
             verdict_parse,
             False,
         )
-        judge_counts["consistency"] = batch.counts()
-        judging["consistency"] = batch.report()
+        result.judge_counts["consistency"] = batch.counts()
+        result.judging["consistency"] = batch.report()
         sames = [[None] * repeats for _ in range(n)]
-        replies["consistency"] = [[None] * repeats for _ in range(n)]
-        errors["consistency"] = [[None] * repeats for _ in range(n)]
+        replies, errors = [[None] * repeats for _ in range(n)], [[None] * repeats for _ in range(n)]
         for offset, same_row, text_row, error_row in zip(
             offsets, batch.verdicts(), batch.replies(), batch.errors(), strict=True
         ):
-            sames[offset], replies["consistency"][offset], errors["consistency"][offset] = (
-                same_row,
-                text_row,
-                error_row,
-            )
+            sames[offset], replies[offset], errors[offset] = same_row, text_row, error_row
+        result.replies["consistency"], result.errors["consistency"] = replies, errors
     else:
         sames = [[None] * repeats for _ in range(n)]
-    evaluation = _evaluate_repeats("official", structure, verdicts, sames, repeats, diagnosis)
-    self_test = judging.pop("self_test", None)
-    if self_test:  # the judge's own rates on the self-test's probes: shown, never part of a headline number
-        judging["self_test"] = self_test
+    result.verdicts, result.sames, result.repeats = verdicts, sames, repeats
+    if judge_object is not None:
+        result.judged = True
+        result.judge, result.judge_usage = judge_object.describe(), judge_object.usage()
+    return result
+
+
+def _finish_official(records, evaluation: Evaluation, judging: _Judging, options: Options) -> None:
+    """What the official evaluation adds after the metrics: the judge's self-test rates (shown, never part
+    of a headline number), the judge, its replies and counts."""
+    self_test = judging.judging.pop("self_test", None)
+    if self_test:
+        judging.judging["self_test"] = self_test
         for name in ("judge_false_accept_rate", "judge_false_reject_rate"):
             evaluation.metrics[name] = self_test[name]
-    if judge_object is not None:
-        evaluation.judge = judge_object.describe()
-        if self_test:
-            from lmms_eval_tasks.judges.self_test import provenance
+    evaluation.judge, evaluation.judge_usage = judging.judge, judging.judge_usage
+    if judging.judged and self_test:
+        from lmms_eval_tasks.judges.self_test import provenance
 
-            evaluation.judge["self_test"] = provenance(self_test)
-        evaluation.judge_usage = judge_object.usage()
-    evaluation.replies, evaluation.errors, evaluation.judging = replies, errors, judging
-    _count_no_verdict(records, evaluation, no_verdict)
-    _count_integrity(evaluation, judge_counts, records, prompt_options["model_text_limit"], judge_object)
-    return evaluation
+        evaluation.judge["self_test"] = provenance(self_test)
+    evaluation.replies, evaluation.errors, evaluation.judging = (
+        judging.replies,
+        judging.errors,
+        judging.judging,
+    )
+    _count_no_verdict(records, evaluation, options.no_verdict)
+    _count_integrity(evaluation, judging.judge_counts, records, options.model_text_limit, judging.judged)
+    if not options.diagnosis:
+        drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
+        evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
+    _count_empty_predictions(records, evaluation)
+
+
+def _column(rows: list[list[Any]], repeat: int) -> list[Any]:
+    """Every question's value in one judge repeat."""
+    return [row[repeat] for row in rows]
 
 
 def _vlmevalkit_evaluation(records, judge) -> Evaluation:
@@ -685,7 +608,8 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
         raise JudgingFailed(failure_message("HallusionBench yes/no matching", [batch]))
     verdicts = [[verdict] for verdict in verdict_row]
     sames = [[None] for _ in kept]
-    evaluation = _evaluate_repeats("vlmevalkit", structure, verdicts, sames, 1, diagnosis=False)
+    repeated = [repeat_metrics(structure, _column(verdicts, 0), _column(sames, 0), diagnosis=False)]
+    evaluation = _evaluation_of("vlmevalkit", structure, verdicts, sames, repeated, diagnosis=False)
     keep = {metric_key(group, name) for group in group_names() for name in VLMEVALKIT_METRICS}
     evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key in keep}
     evaluation.extracted = [None if value in ("unknown", "unjudged") else value for value in extracted]
@@ -959,13 +883,13 @@ def _verdict_reader(official_parse, has_verdict, no_verdict: str, verdict_parse:
     return _reply_parser(final, has_verdict, no_verdict)
 
 
-def _count_integrity(evaluation, judge_counts, records, model_text_limit, judge_object) -> None:
+def _count_integrity(evaluation, judge_counts, records, model_text_limit, judged: bool) -> None:
     """Judge-integrity counts: answers cut before judging, verdicts the model's failure decided (too long
     for the judge; planted markers and no verdict of the judge's own), replies with conflicting verdicts."""
     from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
 
     limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
-    judged = judge_object is not None and "correctness" in judge_counts
+    judged = judged and "correctness" in judge_counts
     evaluation.counts["model_text_cut"] = (
         sum(1 for record in records if len(str(record.get("prediction") or "")) > limit) if judged else 0
     )
@@ -1015,19 +939,13 @@ def _default_repeats(judge_object: Any) -> int:
     return protocol_repeats(judge_object, 3, JUDGE_TASK)
 
 
-def _evaluate_repeats(variant, structure, verdicts, sames, repeats, diagnosis) -> Evaluation:
-    per_repeat, correct_rows, diagnosis_rows = [], [], []
+def _evaluation_of(variant, structure, verdicts, sames, repeated, diagnosis) -> Evaluation:
+    """The ``Evaluation`` of every repeat's ``repeat_metrics`` (``repeated``): averaged, spread, counted."""
+    repeats = len(repeated)
+    per_repeat = [metrics for metrics, _ in repeated]
+    correct_rows = [outcome["correct"] for _, outcome in repeated]
+    diagnosis_rows = [outcome["diagnosis"] for _, outcome in repeated]
     n = len(structure.questions)
-    for repeat in range(repeats):
-        metrics, outcome = repeat_metrics(
-            structure,
-            [verdicts[i][repeat] for i in range(n)],
-            [sames[i][repeat] for i in range(n)],
-            diagnosis=diagnosis,
-        )
-        per_repeat.append(metrics)
-        correct_rows.append(outcome["correct"])
-        diagnosis_rows.append(outcome["diagnosis"])
     averaged, spread = combine_repeats(per_repeat)
     unjudged = sum(1 for row in verdicts for verdict in row if verdict is None)
     needed_unjudged = 0

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_tasks.framework.input_checks import RecordError, check_option, require_field
+from lmms_eval_tasks.framework.registry import scorer
 
 PROTOCOLS = ("default", "official")
 
@@ -38,15 +40,21 @@ def check_protocol(protocol: Any) -> str:
     return check_option("protocol", protocol, str, choices=PROTOCOLS)
 
 
-def check_options(protocol: Any = "default") -> None:
-    """Validate ``score`` options (one-line OptionError): a typo must not silently change numbers."""
-    check_protocol(protocol)
+@dataclass(frozen=True)
+class ProtocolOptions:
+    """The scorer option of TDIUC, TallyQA and DVQA, checked here: ``protocol``, "default" or "official"
+    (the authors' script, bugs included)."""
+
+    protocol: str = "default"
+
+    def __post_init__(self) -> None:
+        check_protocol(self.protocol)
 
 
 def judged_records(
     records: Iterable[dict[str, Any]], protocol: str, judge: Callable[[list[dict[str, Any]], str], list[Any]]
 ) -> tuple[list[dict[str, Any]], list[Any]]:
-    """The opening of every dataset's ``score_checked`` (``protocol`` checked by ``check_options``): the
+    """The opening of every dataset's ``score`` (``protocol`` checked by ``ProtocolOptions``): the
     records as a list (RecordError when there are none) and the dataset's ``judge(records, protocol)``."""
     records = list(records)
     if not records:
@@ -58,24 +66,24 @@ def per_question_correct_for(
     judge: Callable[[list[dict[str, Any]], str], list[Any]],
     benchmark: str,
     correct: Callable[[Any], bool],
-) -> Callable[..., dict[str, bool | None]]:
-    """A dataset's ``per_question_correct(records, *, protocol)`` for ``lmms-eval-tasks compare``, from its
+) -> Any:
+    """A dataset's ``per_question_correct(records, **options)`` (a ``@scorer``) for ``compare``, from its
     ``judge``, how to read a judgement's correctness, and the ``benchmark`` whose record identity keys it."""
 
     def per_question_correct(
-        records: Sequence[dict[str, Any]], *, protocol: str = "default"
+        records: Sequence[dict[str, Any]], options: ProtocolOptions
     ) -> dict[str, bool | None]:
-        """``{record identity: correct}`` for ``lmms-eval-tasks compare`` (which checked ``protocol``)."""
+        """``{record identity: correct}`` for ``lmms-eval-tasks compare``."""
         from lmms_eval_tasks.framework.comparison import correctness_by_id
         from lmms_eval_tasks.framework.registry import schema_of
 
         records = list(records)
-        judged = judge(records, protocol)
+        judged = judge(records, options.protocol)
         schema = schema_of(benchmark)
         keys = [schema.identity_label(record) for record in records]
         return correctness_by_id(keys, [correct(item) for item in judged], id_field=schema.identity[0])
 
-    return per_question_correct
+    return scorer(ProtocolOptions)(per_question_correct)
 
 
 def cardinal_words(number: int) -> str:

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
+from lmms_eval_tasks.framework.registry import scorer
 from lmms_eval_tasks.tasks.revisiting.scoring import (
+    ProtocolOptions,
     cardinal_words,
-    check_options,
     judged_records,
     per_question_correct_for,
     prediction_text,
@@ -46,22 +47,13 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _TRAILING = " \t\r\n.!?,;:\"'"
 
 
+@scorer(ProtocolOptions)
 def score(
-    records: Iterable[dict[str, Any]], *, protocol: str = "default"
+    records: Iterable[dict[str, Any]], options: ProtocolOptions
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """TallyQA metrics (see the module docstring) and details: the accuracy by true count and the
-    ``resampling`` the rates come from; ``protocol`` "default" or "official".
-    The option is checked here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks
-    score`` check it themselves and call ``score_checked``."""
-    check_options(protocol)
-    return score_checked(records, protocol=protocol)
-
-
-def score_checked(
-    records: Iterable[dict[str, Any]], *, protocol: str = "default"
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` with a ``protocol`` that passed ``check_options`` (records checked by the record
-    contract)."""
+    ``resampling`` the rates come from."""
+    protocol = options.protocol
     records, judged = judged_records(records, protocol, judge_records)
     resampling = resampling_of(judged, protocol)
     rates = resampling.estimate()
@@ -205,7 +197,7 @@ def _answer(record: dict[str, Any], index: int) -> int:
 
 def judge_records(records: Sequence[dict[str, Any]], protocol: str = "default") -> list[dict[str, Any]]:
     """Per record: question_id, split, answer, parsed prediction (None = unparsed), correct. ``protocol``
-    checked by the caller (``check_options``)."""
+    checked by ``ProtocolOptions``."""
     judged = []
     for index, record in enumerate(records):
         question_id = require_field(record, "question_id", index, (str, int))

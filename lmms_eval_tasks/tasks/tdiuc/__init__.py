@@ -27,12 +27,9 @@ BENCHMARK = Benchmark(
     title="TDIUC (Revisiting Multi-Modal LLM Evaluation, Lu et al.)",
     description="VQA over 12 question types incl. absurd ones; exact or WordNet-synonym match; "
     "micro/macro (arithmetic MPT), harmonic and normalized MPT",
-    scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score",
-    checked_scorer="lmms_eval_tasks.tasks.tdiuc.scoring:score_checked",
-    option_check="lmms_eval_tasks.tasks.tdiuc.scoring:check_options",
     record_schema=RECORD_SCHEMA,
+    behaviour="lmms_eval_tasks.tasks.tdiuc.behaviour",
     row_schema=ROW_SCHEMA,
-    options="lmms_eval_tasks.tasks.tdiuc.config:score_options",
     headline_metrics=(
         "micro_accuracy",
         "macro_accuracy",
@@ -43,13 +40,6 @@ BENCHMARK = Benchmark(
         "accuracy_counting",
         "accuracy_color",
     ),
-    per_question="lmms_eval_tasks.tasks.tdiuc.scoring:per_question_correct",
-    random_answer="lmms_eval_tasks.tasks.tdiuc.hooks:random_answer",
     sample_tasks=("tdiuc_sample",),
-    generated_files=("lmms_eval_tasks.tasks.revisiting.generate:tdiuc_files",),
-    parsers="lmms_eval_tasks.tasks.tdiuc.parsers:PARSERS",
-    screening="lmms_eval_tasks.tasks.tdiuc.parsers:SCREENING",
-    report_section="lmms_eval_tasks.tasks.tdiuc.report_section:render",
-    launch_check="lmms_eval_tasks.tasks.tdiuc.config:wordnet_problem",
     docs="docs/revisiting.md",
 )

@@ -18,8 +18,9 @@ import numpy as np
 from loguru import logger
 
 from lmms_eval_tasks.framework.input_checks import require_field
+from lmms_eval_tasks.framework.registry import scorer
 from lmms_eval_tasks.tasks.revisiting.scoring import (
-    check_options,
+    ProtocolOptions,
     choice_field,
     closing_counts,
     digits_to_words,
@@ -59,22 +60,13 @@ _wordnet_lock = threading.Lock()
 _wordnet: Any = None
 
 
+@scorer(ProtocolOptions)
 def score(
-    records: Iterable[dict[str, Any]], *, protocol: str = "default"
+    records: Iterable[dict[str, Any]], options: ProtocolOptions
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """TDIUC metrics in percent (see the module docstring) and details (the ``resampling`` they come
-    from); ``protocol`` "default" or "official".
-    The option is checked here (``check_options``), once; the run's pipeline and ``lmms-eval-tasks
-    score`` check it themselves and call ``score_checked``."""
-    check_options(protocol)
-    return score_checked(records, protocol=protocol)
-
-
-def score_checked(
-    records: Iterable[dict[str, Any]], *, protocol: str = "default"
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` with a ``protocol`` that passed ``check_options`` (records checked by the record
-    contract)."""
+    from)."""
+    protocol = options.protocol
     records, judged = judged_records(records, protocol, judge_records)
     resampling = resampling_of(judged, protocol)
     metrics: dict[str, Any] = resampling.estimate()
@@ -195,7 +187,7 @@ def judge_records(
     records: Sequence[dict[str, Any]], protocol: str = "default"
 ) -> list[tuple[str, str, str, bool]]:
     """Per record: (question_id, question_type, labeled_answer, correct); RecordError on bad fields.
-    ``protocol`` checked by the caller (``check_options``)."""
+    ``protocol`` checked by ``ProtocolOptions``."""
     judged = []
     for index, record in enumerate(records):
         question_id = require_field(record, "question_id", index, (str, int))

@@ -1,7 +1,7 @@
 """VQDv1: predicted boxes (default rule, the official script's extraction, Qwen-VL's <box> syntax).
 
 Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Benchmark.parsers``.
+all_parsers`` collects this list through ``Behaviour.parsers``.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from lmms_eval_tasks.framework.input_checks import RecordError, check_option, require_field
+from lmms_eval_tasks.framework.registry import scorer
 from lmms_eval_tasks.uncertainty.resampling import Resampling, cell_codes, ordered_sum, percent, present_mean
 
 PROTOCOLS = ("default", "official")
@@ -50,42 +51,33 @@ _OFFICIAL_QWEN_BOX = re.compile(r"<box>\((\d+),(\d+)\),\((\d+),(\d+)\)</box>")
 Box = tuple[float, float, float, float]
 
 
-def score(
-    records: Iterable[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    coords: str = "auto",
-    box_format: str = "xyxy",
-    syntax: str = "brackets",
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Score VQDv1 records (percent): the metrics, and the per-bucket precision/recall as details.
-    Default: the spec's definition; ``protocol="official"``: the script's.
+@dataclass(frozen=True)
+class Options:
+    """How VQDv1 is scored and how the model writes boxes (COORDS, BOX_FORMATS, SYNTAXES), each checked
+    here before any record is read; the defaults are the official rule (relative when all four numbers
+    are < 1, else pixels, ``[x1, y1, x2, y2]`` in brackets)."""
 
-    ``coords`` / ``box_format`` / ``syntax`` say how the model writes boxes (see COORDS, BOX_FORMATS,
-    SYNTAXES); the defaults are the official rule (relative when all four numbers are < 1, else pixels,
-    ``[x1, y1, x2, y2]`` in brackets). The options are checked here (``check_options``), once; the run's
-    pipeline and ``lmms-eval-tasks score`` check them themselves and call ``score_checked``.
-    """
-    check_options(protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
-    return score_checked(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+    protocol: str = "default"  # the spec's definition, or "official": the authors' script's
+    coords: str = "auto"
+    box_format: str = "xyxy"
+    syntax: str = "brackets"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("protocol", PROTOCOLS), ("coords", COORDS), ("box_format", BOX_FORMATS),
+                              ("syntax", SYNTAXES)):  # fmt: skip
+            check_option(name, getattr(self, name), str, choices=allowed)
 
 
-def score_checked(
-    records: Iterable[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    coords: str = "auto",
-    box_format: str = "xyxy",
-    syntax: str = "brackets",
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` with options that passed ``check_options`` (records checked by the record contract)."""
-    options = {"protocol": protocol, "coords": coords, "box_format": box_format, "syntax": syntax}
-    scores = [score_query(record, index, **options) for index, record in enumerate(records)]
+@scorer(Options)
+def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Score VQDv1 records (percent): the metrics, and the per-bucket precision/recall as details."""
+    scores = score_queries.checked(records, options)
     if not scores:
         raise ValueError("no VQDv1 records to score")
-    resampling = resampling_of(scores, official=protocol == "official")
+    official = options.protocol == "official"
+    resampling = resampling_of(scores, official=official)
     rates = resampling.estimate()
-    metrics = official_metrics(scores, rates) if protocol == "official" else default_metrics(scores, rates)
+    metrics = official_metrics(scores, rates) if official else default_metrics(scores, rates)
     details: dict[str, Any] = {"buckets": bucket_table(metrics), "resampling": resampling}
     undefined = {
         key: f"no question with {key[3:]} target box(es) in this run"
@@ -105,23 +97,9 @@ def score_checked(
     return metrics, details
 
 
-def check_options(
-    *, protocol: Any = "default", coords: Any = "auto", box_format: Any = "xyxy", syntax: Any = "brackets"
-) -> None:
-    """Validate ``score`` options before any record is read (one-line OptionError)."""
-    _check_choice("protocol", protocol, PROTOCOLS)
-    _check_choice("coords", coords, COORDS)
-    _check_choice("box_format", box_format, BOX_FORMATS)
-    _check_choice("syntax", syntax, SYNTAXES)
-
-
+@scorer(Options)
 def per_question_correct(
-    records: Iterable[dict[str, Any]],
-    *,
-    protocol: str = "default",
-    coords: str = "auto",
-    box_format: str = "xyxy",
-    syntax: str = "brackets",
+    records: Iterable[dict[str, Any]], options: Options
 ) -> dict[str, bool]:
     """Per record (identity question_id/row): correct when its F1 is 1 (every box found, no extra box; no
     box for an empty query).
@@ -133,7 +111,7 @@ def per_question_correct(
     from lmms_eval_tasks.framework.registry import schema_of
 
     records = list(records)
-    scores = score_queries(records, protocol=protocol, coords=coords, box_format=box_format, syntax=syntax)
+    scores = score_queries.checked(records, options)
     schema = schema_of("vqdv1")  # identity (question_id, row): a repeated query is paired row by row
     keys = [schema.identity_label(record) for record in records]
     return correctness_by_id(keys, [score.correct for score in scores])
@@ -142,11 +120,6 @@ def per_question_correct(
 # ---------------------------------------------------------------------------------------------------------
 # Records -> scores -> metrics
 # ---------------------------------------------------------------------------------------------------------
-
-
-def _check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
-    """A one-line OptionError (``score -o`` exits 2) unless ``value`` is one of ``allowed``."""
-    check_option(name, value, str, choices=allowed)
 
 
 def _size(record: dict[str, Any], name: str, index: int) -> float:
@@ -197,13 +170,11 @@ def score_query(
     )
 
 
-def score_queries(records: Iterable[dict[str, Any]], **options: Any) -> list[QueryScore]:
-    """Score every record (options as ``score``)."""
-    for name, allowed in (("protocol", PROTOCOLS), ("coords", COORDS), ("box_format", BOX_FORMATS),
-                          ("syntax", SYNTAXES)):  # fmt: skip
-        if name in options:
-            _check_choice(name, options[name], allowed)
-    return [score_query(record, index, **options) for index, record in enumerate(records)]
+@scorer(Options)
+def score_queries(records: Iterable[dict[str, Any]], options: Options) -> list[QueryScore]:
+    """Score every record."""
+    chosen = {name: getattr(options, name) for name in ("protocol", "coords", "box_format", "syntax")}
+    return [score_query(record, index, **chosen) for index, record in enumerate(records)]
 
 
 def resampling_of(scores: Sequence[QueryScore], *, official: bool = False) -> Resampling:
@@ -474,9 +445,7 @@ def _number(token: str) -> float:
         return math.nan
 
 
-def _to_pixels(
-    values: Sequence[float], width: float, height: float, coords: str, box_format: str
-) -> Box:
+def _to_pixels(values: Sequence[float], width: float, height: float, coords: str, box_format: str) -> Box:
     x1, y1, a, b = values
     if coords == "auto":
         scale = all(value < 1 for value in values)
@@ -508,9 +477,9 @@ def parse_boxes(
     ``official`` uses the official script's extraction (first ``[`` to next ``]`` on a line, every digit run
     inside counts, "x1" included); the default accepts only groups that are exactly four numbers.
     """
-    _check_choice("coords", coords, COORDS)
-    _check_choice("box_format", box_format, BOX_FORMATS)
-    _check_choice("syntax", syntax, SYNTAXES)
+    for name, value, allowed in (("coords", coords, COORDS), ("box_format", box_format, BOX_FORMATS),
+                                 ("syntax", syntax, SYNTAXES)):  # fmt: skip
+        check_option(name, value, str, choices=allowed)  # a direct call: its own check
     if not isinstance(text, str):
         return []
     tokens: list[Sequence[str]]
@@ -547,11 +516,7 @@ def gt_boxes(value: Any, index: int | str) -> list[Box]:
         return []
     boxes: list[Box] = []
     for box in value:
-        if (
-            not isinstance(box, list | tuple)
-            or len(box) != 4
-            or not all(_finite_number(v) for v in box)
-        ):
+        if not isinstance(box, list | tuple) or len(box) != 4 or not all(_finite_number(v) for v in box):
             raise RecordError(index, "gtbox", f"expected [x, y, w, h] with four numbers, got {box!r:.80}")
         x, y, w, h = (float(v) for v in box)
         boxes.append((x, y, x + w, y + h))

@@ -63,11 +63,8 @@ BENCHMARK = Benchmark(
     title="Visual Robustness Benchmark, VRB (WACV 2025, arXiv 2407.03386)",
     description="VQAv2 under 14 corruptions x 5 severities: accuracy per level, First-Drop, Range of Error, "
     "Error Rate, Average Error, Average Difference, VRE",
-    scorer="lmms_eval_tasks.tasks.vrb.scoring:score",
-    checked_scorer="lmms_eval_tasks.tasks.vrb.scoring:score_checked",
-    option_check="lmms_eval_tasks.tasks.vrb.scoring:check_options",
-    options="lmms_eval_tasks.tasks.vrb.config:score_options",
     record_schema=RECORD_SCHEMA,
+    behaviour="lmms_eval_tasks.tasks.vrb.behaviour",
     row_schema=ROW_SCHEMA,
     headline_metrics=(
         "accuracy",
@@ -79,14 +76,9 @@ BENCHMARK = Benchmark(
         "average_error",
         "average_difference",
     ),
-    random_answer="lmms_eval_tasks.tasks.vrb.hooks:random_answer",
     # a null prediction scores as a wrong answer (docs/vrb.md): every one is a report warning
     count_keys=(*DEFAULT_COUNT_KEYS, "missing_predictions"),
     sample_tasks=("vrb_sample",),
-    generated_files=("lmms_eval_tasks.tasks.vrb.generate:generated_files",),
-    parsers="lmms_eval_tasks.tasks.vrb.parsers:PARSERS",
-    screening="lmms_eval_tasks.tasks.vrb.parsers:SCREENING",
-    report_section="lmms_eval_tasks.tasks.vrb.report_section:render",
     # across levels only: a level task has its accuracy (the clean level also accuracy_clean)
     group_metrics=(
         "accuracy_clean",

@@ -1,7 +1,7 @@
 """VRB: the VQAv2 answer normalisation and accuracy.
 
 Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Benchmark.parsers``.
+all_parsers`` collects this list through ``Behaviour.parsers``.
 """
 
 from __future__ import annotations

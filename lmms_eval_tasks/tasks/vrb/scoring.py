@@ -19,11 +19,15 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lmms_eval_tasks.framework.input_checks import OptionError, RecordError, check_option
+from lmms_eval_tasks.framework.registry import scorer
+from lmms_eval_tasks.tasks.vrb import RECORD_SCHEMA
+from lmms_eval_tasks.uncertainty.resampling import point_values
 
 PROTOCOLS = ("paper", "vqa_api", "official")
 LEVELS = (0, 1, 2, 3, 4, 5)
@@ -40,43 +44,78 @@ RECORD_FIELDS = (
 )
 
 
-def score(
-    records: Iterable[dict[str, Any]],
-    protocol: str = "paper",
-    weights: Sequence[float] | None = None,
-    preferences: Sequence[float] | None = None,
-    details: bool = True,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class Options:
+    """VRB's scorer options, each checked here before any record is read (one-line OptionError)."""
+
+    protocol: str = "paper"  # the accuracy: "paper", "vqa_api" or "official" (the module's docstring)
+    weights: Sequence[float] | None = None  # VRE's weights of the five sub-metrics
+    preferences: Sequence[float] | None = None  # or preferences, turned into weights by a softmax
+    details: bool = True  # the per-level, per-type and robustness tables
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise OptionError(f"unknown protocol {self.protocol!r}; expected one of {list(PROTOCOLS)}")
+        check_option("details", self.details, bool)
+        for name, values in (("weights", self.weights), ("preferences", self.preferences)):
+            if values is None:
+                continue
+            if isinstance(values, str | bytes | dict) or not hasattr(values, "__iter__"):
+                wanted = f"a list of {len(SUB_METRICS)} numbers or null"
+                raise OptionError(f"option {name}: expected {wanted}, got {values!r:.80}")
+            for position, value in enumerate(values):
+                check_option(f"{name}[{position}]", value, float)
+
+
+@scorer(Options, record_schema=RECORD_SCHEMA)
+def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
     """Accuracy per level, by question and answer type, and the single-model robustness metrics: flat
     numbers are the metrics, the per-level, per-type and robustness tables (``details=True``) the details.
 
     Records carry question_id, answers (human answers), multiple_choice_answer, question_type,
-    answer_type, corruption, severity (0 = clean) and prediction. Sub-metrics need the clean level and
-    severities 1..5 of a corruption; incomplete corruptions are listed in ``incomplete_corruptions``.
-    The options (``check_options``) and the records (the record contract, ``RECORD_SCHEMA``) are checked
-    here, once; the run's pipeline and ``lmms-eval-tasks score`` check both themselves and call
-    ``score_checked``.
+    answer_type, corruption, severity (0 = clean) and prediction (the record contract, ``RECORD_SCHEMA``,
+    checked by the public call and the pipelines; only what it cannot express is checked here).
+    Sub-metrics need the clean level and severities 1..5 of a corruption; incomplete corruptions are listed
+    in ``incomplete_corruptions``.
     """
-    from lmms_eval_tasks.framework.records import validate_records
-    from lmms_eval_tasks.tasks.vrb import RECORD_SCHEMA
-
-    check_options(protocol=protocol, weights=weights, preferences=preferences, details=details)
     records = list(records)
-    validate_records(RECORD_SCHEMA, records)
-    return score_checked(records, protocol, weights, preferences, details)
+    scored = _score_records(records, options.protocol)
+    resampling = resampling_of(
+        records, scored.values, list(scored.level_ids), scored.levels_of, options.weights, options.preferences
+    )
+    with np.errstate(all="ignore"):  # Resampling.estimate's values, the statistic called from here
+        estimate = point_values(resampling.statistic(resampling.totals()))
+    metrics: dict[str, Any] = {
+        **dict.fromkeys(("accuracy", "accuracy_clean", "relative_accuracy_drop", *SUB_METRICS), math.nan),
+        **dict.fromkeys(("accuracy_average", "vre"), math.nan),
+        **estimate,
+        "questions": len(records),
+        "missing_predictions": scored.missing_predictions,
+        "protocol": options.protocol,
+    }
+    if options.details:
+        metrics.update(_tables(scored, options))
+    flat = {key: value for key, value in metrics.items() if not isinstance(value, dict | list)}
+    tables = {key: value for key, value in metrics.items() if isinstance(value, dict | list)}
+    undefined = undefined_reasons(flat, tables)
+    return flat, {**tables, **({"undefined": undefined} if undefined else {}), "resampling": resampling}
 
 
-def score_checked(
-    records: Iterable[dict[str, Any]],
-    protocol: str = "paper",
-    weights: Sequence[float] | None = None,
-    preferences: Sequence[float] | None = None,
-    details: bool = True,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``score`` of records that passed the record contract, with options that passed ``check_options``:
-    only what the contract cannot express is checked here (a non-empty list of string answers, a clean
-    record at severity 0)."""
-    records = list(records)
+@dataclass
+class _Scored:
+    """Each record's VQA accuracy (``values``), its level and types as codes, the predictions missing."""
+
+    values: np.ndarray
+    level_ids: dict[tuple[str, int], int]
+    levels_of: np.ndarray
+    type_ids: dict[str, dict[str, int]]
+    record_types: dict[str, list[int]]
+    missing_predictions: int
+
+
+def _score_records(records: list[dict[str, Any]], protocol: str) -> _Scored:
+    """Every record's VQA accuracy under ``protocol`` (a missing prediction is wrong: counted), with its
+    level and question/answer type coded in order of first appearance."""
     cache = _AnswerCache(protocol)
     level_ids: dict[tuple[str, int], int] = {}
     type_ids: dict[str, dict[str, int]] = {"question_type": {}, "answer_type": {}}
@@ -84,143 +123,95 @@ def score_checked(
     record_types: dict[str, list[int]] = {"question_type": [], "answer_type": []}
     accuracies: list[float] = []
     missing_predictions = 0
-    question_types, answer_types = type_ids["question_type"], type_ids["answer_type"]
-    question_type_of, answer_type_of = record_types["question_type"], record_types["answer_type"]
     for index, record in enumerate(records):
-        qid = record["question_id"]
-        answers = record["answers"]
-        mc_answer = record["multiple_choice_answer"]
-        qtype = record["question_type"]
-        atype = record["answer_type"]
-        corruption = record["corruption"]
-        severity = record["severity"]
-        prediction = record["prediction"]
+        answers, severity, prediction = record["answers"], record["severity"], record["prediction"]
         if prediction is None:
             missing_predictions += 1
             prediction = ""
-        if corruption == CLEAN and severity != 0:
+        if record["corruption"] == CLEAN and severity != 0:
             raise RecordError(index, "severity", f"corruption 'clean' must have severity 0, got {severity}")
-        known = cache.answer_counts(qid, answers)
+        known = cache.answer_counts(record["question_id"], answers)
         if known is None:
             if not answers or not all(isinstance(answer, str) for answer in answers):
                 raise RecordError(index, "answers", "expected a non-empty list of strings (10 human answers)")
-            known = cache.add_question(qid, answers)
-        level = (CLEAN, 0) if severity == 0 else (corruption, severity)
-        level_id = level_ids.get(level)
-        if level_id is None:
-            level_id = level_ids[level] = len(level_ids)
-        accuracies.append(cache.accuracy(known[0], known[1], len(answers), mc_answer, prediction))
-        record_levels.append(level_id)
-        type_id = question_types.get(qtype)
-        if type_id is None:
-            type_id = question_types[qtype] = len(question_types)
-        question_type_of.append(type_id)
-        type_id = answer_types.get(atype)
-        if type_id is None:
-            type_id = answer_types[atype] = len(answer_types)
-        answer_type_of.append(type_id)
-    count = len(accuracies)
-    if count == 0:
+            known = cache.add_question(record["question_id"], answers)
+        level = (CLEAN, 0) if severity == 0 else (record["corruption"], severity)
+        record_levels.append(level_ids.setdefault(level, len(level_ids)))
+        accuracies.append(
+            cache.accuracy(known[0], known[1], len(answers), record["multiple_choice_answer"], prediction)
+        )
+        for kind in ("question_type", "answer_type"):
+            codes = type_ids[kind]
+            record_types[kind].append(codes.setdefault(record[kind], len(codes)))
+    if not accuracies:
         raise RecordError("-", "<records>", "no records to score")
+    return _Scored(
+        np.asarray(accuracies, dtype=np.float64),
+        level_ids,
+        np.asarray(record_levels, dtype=np.int64),
+        type_ids,
+        record_types,
+        missing_predictions,
+    )
 
-    values = np.asarray(accuracies, dtype=np.float64)
-    levels_of = np.asarray(record_levels, dtype=np.int64)
+
+def _tables(scored: _Scored, options: Options) -> dict[str, Any]:
+    """The details' tables: accuracy per level, the corruptions complete or not, the robustness of each
+    complete corruption, accuracy by question and answer type (and level)."""
+    level_ids, levels_of, values = scored.level_ids, scored.levels_of, scored.values
     level_sums = np.bincount(levels_of, weights=values, minlength=len(level_ids))
     level_counts = np.bincount(levels_of, minlength=len(level_ids))
     level_sum = {level: float(level_sums[i]) for level, i in level_ids.items()}
     level_count = {level: int(level_counts[i]) for level, i in level_ids.items()}
     by_level = {level_key(*level): _mean(level_sum[level], level_count[level]) for level in sorted(level_sum)}
-    questions_by_level = {level_key(*level): level_count[level] for level in sorted(level_count)}
     corruptions = sorted({name for name, severity in level_sum if severity > 0})
     complete = [name for name in corruptions if all((name, k) in level_sum for k in range(1, 6))]
     has_clean = (CLEAN, 0) in level_sum
-    incomplete = {
-        name: [k for k in range(6) if (k == 0 and not has_clean) or (k > 0 and (name, k) not in level_sum)]
-        for name in corruptions
-        if name not in complete or not has_clean
-    }
-    resampling = resampling_of(records, values, list(level_ids), levels_of, weights, preferences)
-    metrics: dict[str, Any] = {
-        **dict.fromkeys(("accuracy", "accuracy_clean", "relative_accuracy_drop", *SUB_METRICS), math.nan),
-        **dict.fromkeys(("accuracy_average", "vre"), math.nan),
-        **resampling.estimate(),
-        "questions": count,
-        "missing_predictions": missing_predictions,
-        "protocol": protocol,
-    }
-    if has_clean and complete and details:
+    tables: dict[str, Any] = {}
+    if has_clean and complete:
         clean = by_level[CLEAN]
         pool = {
             "model": {name: [clean, *(by_level[f"{name}_s{k}"] for k in range(1, 6))] for name in complete}
         }
-        result = robustness(pool, weights=weights, preferences=preferences)
-        if details:
-            metrics["by_corruption"] = {
-                name: {key: value for key, value in cell.items() if key != "scaled"}
-                for name, cell in result["cells"]["model"].items()
+        result = robustness(pool, weights=options.weights, preferences=options.preferences)
+        tables["by_corruption"] = {
+            name: {key: value for key, value in cell.items() if key != "scaled"}
+            for name, cell in result["cells"]["model"].items()
+        }
+        tables["vre_by_corruption"] = {name: entry["vre"] for name, entry in result["corruptions"].items()}
+        tables["robustness_notes"] = result["notes"] + [
+            "vre is scaled over this model's corruptions only; compare models with `lmms-eval-tasks vre`"
+        ]
+    tables["accuracy_by_level"] = by_level
+    tables["questions_by_level"] = {level_key(*level): level_count[level] for level in sorted(level_count)}
+    tables["complete_corruptions"] = complete
+    tables["incomplete_corruptions"] = {
+        name: [k for k in range(6) if (k == 0 and not has_clean) or (k > 0 and (name, k) not in level_sum)]
+        for name in corruptions
+        if name not in complete or not has_clean
+    }
+    level_names = [""] * len(level_ids)
+    for level, i in level_ids.items():
+        level_names[i] = level_key(*level)
+    for kind in ("question_type", "answer_type"):
+        names = sorted(scored.type_ids[kind], key=scored.type_ids[kind].get)
+        codes = np.asarray(scored.record_types[kind], dtype=np.int64) * len(level_ids) + levels_of
+        cells = len(names) * len(level_ids)
+        sums = np.bincount(codes, weights=values, minlength=cells).reshape(len(names), len(level_ids))
+        counts = np.bincount(codes, minlength=cells).reshape(len(names), len(level_ids))
+        tables[f"accuracy_by_{kind}"] = {
+            name: float(sums[i].sum() / counts[i].sum())
+            for i, name in sorted(enumerate(names), key=lambda x: x[1])
+        }
+        tables[f"accuracy_by_{kind}_and_level"] = {
+            name: {
+                level_names[j]: float(sums[i, j] / counts[i, j])
+                for j in sorted(range(len(level_ids)), key=level_names.__getitem__)
+                if counts[i, j]
             }
-            metrics["vre_by_corruption"] = {
-                name: entry["vre"] for name, entry in result["corruptions"].items()
-            }
-            metrics["robustness_notes"] = result["notes"] + [
-                "vre is scaled over this model's corruptions only; compare models with `lmms-eval-tasks vre`"
-            ]
-    if details:
-        metrics["accuracy_by_level"] = by_level
-        metrics["questions_by_level"] = questions_by_level
-        metrics["complete_corruptions"] = complete
-        metrics["incomplete_corruptions"] = incomplete
-        level_names = [""] * len(level_ids)
-        for level, i in level_ids.items():
-            level_names[i] = level_key(*level)
-        for kind in ("question_type", "answer_type"):
-            names = sorted(type_ids[kind], key=type_ids[kind].get)
-            codes = np.asarray(record_types[kind], dtype=np.int64) * len(level_ids) + levels_of
-            cells = len(names) * len(level_ids)
-            sums = np.bincount(codes, weights=values, minlength=cells).reshape(len(names), len(level_ids))
-            counts = np.bincount(codes, minlength=cells).reshape(len(names), len(level_ids))
-            metrics[f"accuracy_by_{kind}"] = {
-                name: float(sums[i].sum() / counts[i].sum())
-                for i, name in sorted(enumerate(names), key=lambda x: x[1])
-            }
-            metrics[f"accuracy_by_{kind}_and_level"] = {
-                name: {
-                    level_names[j]: float(sums[i, j] / counts[i, j])
-                    for j in sorted(range(len(level_ids)), key=level_names.__getitem__)
-                    if counts[i, j]
-                }
-                for i, name in sorted(enumerate(names), key=lambda x: x[1])
-            }
-    flat = {key: value for key, value in metrics.items() if not isinstance(value, dict | list)}
-    tables = {key: value for key, value in metrics.items() if isinstance(value, dict | list)}
-    undefined = undefined_reasons(flat, tables)
-    return flat, {**tables, **({"undefined": undefined} if undefined else {}), "resampling": resampling}
-
-
-def check_options(
-    *, protocol: Any = "paper", weights: Any = None, preferences: Any = None, details: Any = True
-) -> None:
-    """Validate ``score`` options before any record is read (one-line ValueError/OptionError)."""
-    _check_protocol(protocol)
-    _check_options(weights, preferences, details)
-
-
-def _check_options(weights: Any, preferences: Any, details: Any) -> None:
-    """One-line OptionError for a bad weights / preferences / details option (scoring.check_option)."""
-    check_option("details", details, bool)
-    for name, values in (("weights", weights), ("preferences", preferences)):
-        if values is None:
-            continue
-        if isinstance(values, str | bytes | dict) or not hasattr(values, "__iter__"):
-            wanted = f"a list of {len(SUB_METRICS)} numbers or null"
-            raise OptionError(f"option {name}: expected {wanted}, got {values!r:.80}")
-        for position, value in enumerate(values):
-            check_option(f"{name}[{position}]", value, float)
-
-
-def _check_protocol(protocol: str) -> None:
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {list(PROTOCOLS)}")
+            for i, name in sorted(enumerate(names), key=lambda x: x[1])
+        }
+    return tables
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -487,7 +478,8 @@ def vqa_accuracy(
     prediction: str, answers: Sequence[str], multiple_choice_answer: str = "", protocol: str = "paper"
 ) -> float:
     """Accuracy of one prediction under ``protocol`` (see the module docstring)."""
-    _check_protocol(protocol)
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {list(PROTOCOLS)}")
     if protocol == "official":
         return 1.0 if prediction.strip() == multiple_choice_answer else 0.0
     raw = [_clean_whitespace(answer) for answer in answers]
