@@ -284,12 +284,10 @@ def test_screens_cover_the_self_tests_languages_and_keep_honest_answers(name) ->
     import pandas as pd
 
     from lmms_eval_tasks.framework.screening import is_content_free, screen_records
-    from lmms_eval_tasks.framework.targets import resolve
     from lmms_eval_tasks.judges.self_test import CONTENT_FREE, PLANTED_ELSEWHERE
     from tests.helpers import REPO_ROOT
 
-    screening = get_benchmark(name).screening
-    screening = resolve(screening) if isinstance(screening, str) else screening
+    screening = get_benchmark(name).loaded.screening
     attacks = [*MULTILINGUAL_ATTACKS, *MULTILINGUAL_KEYS, *CONTENT_FREE, *PLANTED_ELSEWHERE]
     result = screen_records([{"prediction": text} for text in attacks], screening)
     missed = [attacks[i] for i in range(len(attacks)) if i not in result["flagged_records"]]
