@@ -621,8 +621,8 @@ def test_a_hung_server_stops_the_run_after_a_bounded_number_of_attempts(monkeypa
         settings = {"timeout": 1, "max_retries": 2, "retry_backoff_s": 0, "num_concurrent": 2}
         with pytest.raises(ServerDown) as stopped:
             _pipelined_run(server, monkeypatch, 12, payload_workers=1, **settings)
-        # at most three requests in flight (2 sent, 1 being built), two attempts each, then the breaker
-        assert 4 <= server.call_count() <= 6
+        # two failed requests open the breaker; at most three threads send meanwhile, two attempts each
+        assert 4 <= server.call_count() <= (2 + 3) * 2
     message = str(stopped.value.code)
     assert "failed 2 requests in a row, each after 2 attempts of at most 1 s (timeout)" in message
     assert "rerun the same command" in message
