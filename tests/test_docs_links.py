@@ -23,7 +23,10 @@ NOT_TASKS = {
     "hallusionbench_correctness_judge",
 }  # fmt: skip
 # Paths of a run's output and of architecture.md's example benchmark, not of the repository.
-NOT_PATHS = {"lmms_eval_tasks/latest.json", "docs/mybench.md"}
+NOT_PATHS = {
+    "lmms_eval_tasks/latest.json", "docs/mybench.md", "lmms_eval_tasks/tasks/mybench/",
+    "tests/mybench/test_mybench.py",
+}  # fmt: skip
 
 
 def _code_spans(text: str) -> list[str]:

@@ -3,6 +3,7 @@ and the console scripts and model entry point the README promises."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -287,3 +288,49 @@ def _readme_cpu_line_then_the_pack_runs(venv: Path, environment: dict[str, str],
     doctor = run("lmms-eval-tasks doctor")
     assert doctor.returncode == 0, doctor.stdout[-3000:]
     assert doctor.stdout.strip().splitlines()[-1] == "all required checks pass"
+
+
+def test_a_benchmark_package_installs_next_to_the_pack_and_runs(tmp_path: Path, tiny_llava_dir: Path) -> None:
+    """`new-benchmark NAME --out DIR`, then `pip install -e DIR` into a venv that sees this environment's
+    packages (a .pth): `tasks` lists its task (found by its entry point), the launcher runs it with the tiny
+    LLaVA (a real model reads its images), `score` gives the run's number again, its own quick test passes."""
+    import sysconfig
+
+    from tests.helpers import offline_environment
+
+    environment = offline_environment()
+    package = tmp_path / "outside"
+
+    def run(*argv: str | Path, cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(map(str, argv)), capture_output=True, text=True, env=environment, cwd=cwd,
+                              timeout=900, check=False)  # fmt: skip
+
+    cli = (sys.executable, "-m", "lmms_eval_tasks.cli")
+    written = run(*cli, "new-benchmark", "zz_outside", "--out", package)
+    assert written.returncode == 0, written.stderr[-2000:]
+    venv = tmp_path / "venv"
+    assert run(sys.executable, "-m", "venv", "--without-pip", venv).returncode == 0
+    python = str(venv / "bin" / "python")
+    site_packages = run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip()
+    this_environment = f"import site; site.addsitedir({sysconfig.get_path('purelib')!r})\n"
+    Path(site_packages, "_this_environment.pth").write_text(this_environment, encoding="utf-8")
+    pip = (sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-build-isolation")
+    installed = run(*pip, "-e", package)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+
+    listed = run(python, "-m", "lmms_eval_tasks.cli", "tasks")
+    assert "zz_outside_sample " in listed.stdout, listed.stderr[-2000:]
+    model = f"pretrained={tiny_llava_dir},device=cpu,device_map=cpu"
+    out = tmp_path / "out"
+    ran = run(python, "-m", "lmms_eval_tasks", "--model", "llava_hf", "--model_args", model,
+              "--tasks", "zz_outside_sample", "--output_path", out, "--log_samples")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    [records] = out.rglob("lmms_eval_tasks/*/zz_outside_sample_samples.jsonl")
+    [report] = out.rglob("lmms_eval_tasks/*/zz_outside_sample_report.json")
+    rescored = run(python, "-m", "lmms_eval_tasks.cli", "score", "zz_outside", records)
+    assert rescored.returncode == 0, rescored.stderr
+    number = json.loads(report.read_text(encoding="utf-8"))["metrics"]["accuracy"]
+    assert json.loads(rescored.stdout)["accuracy"] == number
+    quick = ("-q", "-p", "no:cacheprovider", "-m", "not slow")
+    tested = run(python, "-m", "pytest", *quick, "tests", cwd=package)
+    assert tested.returncode == 0 and "1 passed" in tested.stdout, tested.stdout[-2000:]

@@ -41,7 +41,8 @@ EPILOG = """\
 first steps:
   lmms-eval-tasks doctor          what works on this machine, each problem with its fix
   lmms-eval-tasks tasks           the pack's tasks and groups, one line each
-  lmms-eval-tasks score BENCHMARK OUTPUT_FOLDER --task TASK   re-score a run's saved records"""
+  lmms-eval-tasks score BENCHMARK OUTPUT_FOLDER --task TASK   re-score a run's saved records
+  lmms-eval-tasks new-benchmark NAME   write a working benchmark to edit into your own"""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,18 +1,20 @@
-"""`lmms-eval-tasks tasks` and `tasks-dir`: the pack's tasks and groups, and its task folder."""
+"""`lmms-eval-tasks tasks` and `tasks-dir`: the tasks and groups (installed benchmarks' too), its folder."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks import TASKS_DIR
 
 
 def _command_tasks(args: argparse.Namespace) -> int:
+    from lmms_eval_tasks.framework.registry import installed_task_folders
     from lmms_eval_tasks.framework.task_index import pack_tasks
 
-    entries = pack_tasks()
+    entries = pack_tasks() + [e for folder in installed_task_folders() for e in pack_tasks(Path(folder))]
     if args.json:
         print(json.dumps([entry.as_dict() for entry in entries], indent=2))
         return 0

@@ -267,6 +267,18 @@ def _discover() -> dict[str, Benchmark]:
     return found
 
 
+@functools.cache
+def installed_task_folders() -> tuple[str, ...]:
+    """The folders of the installed benchmark packages, whose task YAML the launcher's task index reads
+    (found without importing them; read once per process, ~30 ms)."""
+    from importlib.metadata import entry_points
+    from importlib.util import find_spec
+
+    specs = [find_spec(point.module) for point in entry_points(group=ENTRY_POINT_GROUP)]
+    packages = [spec.submodule_search_locations for spec in specs if spec and spec.submodule_search_locations]
+    return tuple(locations[0] for locations in packages)
+
+
 def register(benchmark: Benchmark) -> None:
     """Add a benchmark defined outside ``lmms_eval_tasks.tasks`` (tests, third-party packs)."""
     with _lock:

@@ -1,25 +1,17 @@
 """The one YAML generator: task and group YAML, and the explicit per-task hook lines, for every benchmark.
 
-A benchmark's ``generated_files()`` (named in its registry entry) builds ``TaskYaml``/``GroupYaml`` values
-and renders them here, so all benchmarks share one set of rules:
-
-- a task lists only its metric keys (the benchmark's headline metrics, at most eight, plus the screening
-  count ``screened_outputs`` where they hold a count column: ``listed_metrics``), each aggregated by
-  ``<hooks>.aggregate_<metric>``; its ``process_docs`` is ``<docs module>.process_docs_<task>``, an explicit
-  line in the benchmark's generated ``task_docs.py`` (``task_docs_module``), so every name can be grepped;
-- a group's ``aggregate_metric_list`` covers every metric of its members, each aggregated by its own
-  ``<docs module>.aggregate_<group>_<metric>`` (a ``HOOKS.group_aggregator`` line in ``task_docs.py``),
-  ordered by name length: the host matches group metrics by substring and the last match wins, so the
-  exact name is always written last (``host_group_writer`` restates the host's rule; a test checks every
-  group with it).
-
-``make generate`` writes every benchmark's generated files, then
-the precomputed host task index; ``--check`` lists drifted files and exits 1 instead of writing.
+A benchmark's ``generated_files()`` renders its ``TaskYaml``/``GroupYaml`` values here. A task lists its
+metric keys (``listed_metrics``), each aggregated by ``aggregate_<metric>``, and its ``process_docs`` line
+in the generated ``task_docs.py``; a group's metrics are ordered by name length, since the host matches
+them by substring and the last match wins (``host_group_writer`` restates that rule; a test checks every
+group). ``make generate`` writes every generated file and the precomputed host task index (``--check``
+lists drifted files and exits 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import posixpath
 import sys
@@ -492,8 +484,12 @@ def generated_files(names: Sequence[str] = ()) -> dict[Path, bytes]:
     chosen = [get_benchmark(name) for name in names] if names else list(benchmarks().values())
     for benchmark in chosen:
         generate = benchmark.loaded.generated_files
-        for relative, content in (generate() if generate is not None else {}).items():
-            path = (REPOSITORY_ROOT / relative).resolve()
+        if generate is None:
+            continue
+        package = importlib.import_module(generate.__module__.partition(".")[0])
+        root = Path(package.__file__).resolve().parents[1]  # the repository, or an installed benchmark's
+        for relative, content in generate().items():
+            path = (root / relative).resolve()
             if path in files:
                 raise ValueError(f"{relative} is generated twice (second time by {benchmark.name})")
             files[path] = content.encode("utf-8") if isinstance(content, str) else content

@@ -40,16 +40,19 @@ _PACK_TASKS_DIR = str(TASKS_DIR)
 
 
 def with_pack_dir(include_path: str | Sequence[str] | None) -> list[str]:
-    """The user's include path(s) with the pack's task folder appended once."""
+    """The user's include path(s) with the pack's task folder and those of the benchmark packages installed
+    next to it appended once."""
+    from lmms_eval_tasks.framework.registry import installed_task_folders
+
     if include_path is None:
         paths: list[str] = []
     elif isinstance(include_path, str):
         paths = [include_path]
     else:
         paths = list(include_path)
-    normalised = {os.path.realpath(path) for path in paths}
-    if os.path.realpath(_PACK_TASKS_DIR) not in normalised:
-        paths.append(_PACK_TASKS_DIR)
+    for folder in [_PACK_TASKS_DIR, *installed_task_folders()]:
+        if os.path.realpath(folder) not in {os.path.realpath(path) for path in paths}:
+            paths.append(folder)
     return paths
 
 
