@@ -1,13 +1,9 @@
 """Standard errors and 95% intervals of every benchmark's headline metrics, from the scorer's own rows.
 
-A benchmark's ``score`` returns, in ``details["resampling"]``, the ``uncertainty.Resampling`` its headline
-numbers were computed from (rows, the unit each belongs to, the statistic). This module runs the seeded
-cluster bootstrap on it (``bootstrap``), adds the results to the scorer's output (``attach_intervals``:
-``<metric>_stderr`` and ``details["uncertainty"]``, the resampling itself removed; a scorer without one
-says why in ``details["no_resampling"]``, kept as the block's reason) and pairs two runs
-(``paired_difference``). The hook runtime and ``lmms-eval-tasks score`` call ``attach_intervals`` right
-after ``score``; ``compare`` calls ``paired_difference``. Options ``bootstrap_resamples`` (0 turns it off)
-and ``bootstrap_seed``.
+``attach_intervals`` runs the seeded cluster bootstrap on the scorer's ``details["resampling"]`` (rows,
+units, statistic) and adds ``<metric>_stderr`` and ``details["uncertainty"]`` (the reason, when there is
+no resampling); ``paired_difference`` pairs two runs (``compare``). Options ``bootstrap_resamples`` (0:
+off) and ``bootstrap_seed``.
 """
 
 from __future__ import annotations
@@ -52,7 +48,10 @@ def attach_intervals(
     resampling = details.pop(RESAMPLING, None)
     why_none = details.pop(NO_RESAMPLING, None)
     _, resamples, seed = split_options(options)
-    if resampling is None and why_none and resamples:  # the scorer's reason, in the report
+    if resampling is None and resamples:  # the scorer's reason, in the report; none given: a loud warning
+        if not why_none:
+            why_none = f"the scorer gave no details[{RESAMPLING!r}]: no standard error for any number"
+            logger.warning(f"{benchmark}: {why_none}")
         return dict(metrics), {**details, "uncertainty": {"_error": {"reason": str(why_none)}}}
     if resampling is None or resamples == 0:
         return dict(metrics), details
