@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import QUICK_TEST_VARIABLE
+from tests.skeleton import skeleton_registered  # noqa: F401 - an autouse fixture
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

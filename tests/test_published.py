@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,12 @@ TASKS = Path(__file__).resolve().parents[1] / "lmms_eval_tasks" / "tasks"
 
 def published_module(name: str):
     return importlib.import_module(f"lmms_eval_tasks.tasks.{name}.published")
+
+
+def publishing() -> list[str]:
+    """The benchmarks with published numbers (a ``published`` module; a new benchmark may have none yet)."""
+    names = [name for name in benchmarks() if find_spec(f"lmms_eval_tasks.tasks.{name}") is not None]
+    return sorted(name for name in names if find_spec(f"lmms_eval_tasks.tasks.{name}.published") is not None)
 
 
 def markdown_rows(text: str) -> list[list[str]]:
@@ -46,7 +53,9 @@ def all_rows(module) -> list[PublishedRow]:
 
 
 def test_every_benchmark_has_published_data_with_a_source():
-    for name in benchmarks():
+    papers = {"contextual", "dare", "dvqa", "hallusionbench", "tallyqa", "tdiuc", "vqdv1", "vrb"}
+    assert papers <= set(publishing())
+    for name in publishing():
         module = published_module(name)
         rows, reasons = published_for_task(module, name)
         assert rows, name
@@ -105,7 +114,7 @@ LOCATION = re.compile(r"\b(Table|Figure|Fig\.) ?\d+|\bcommit [0-9a-f]{7,40}\b")
 PAPER = re.compile(r"\barXiv \d{4}\.\d{4,5}\b|\b(CVPR|ICML|WACV|NeurIPS|ICLR|ECCV|ACL|EMNLP) 20\d\d\b")
 
 
-@pytest.mark.parametrize("name", sorted(benchmarks()))
+@pytest.mark.parametrize("name", publishing())
 def test_every_published_value_has_a_source_of_a_checked_form(name):
     """Checked: names the text, the excerpt file next to the data, and the table/figure or file@commit.
     Unchecked: says so (in reports too) and why."""
@@ -130,7 +139,7 @@ def test_every_published_value_has_a_source_of_a_checked_form(name):
 def test_which_values_are_checked():
     """The census the docs state (docs/comparing-with-papers.md): checked values per benchmark."""
     checked = {}
-    for name in benchmarks():
+    for name in publishing():
         for row in all_rows(published_module(name)):
             if row.source.checked_against:
                 checked[name] = checked.get(name, 0) + len(row.values)

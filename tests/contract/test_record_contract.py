@@ -17,8 +17,10 @@ import pytest
 
 from lmms_eval_tasks.cli import main
 from lmms_eval_tasks.framework.registry import benchmarks
+from tests.skeleton import with_skeleton
 
 BENCHMARKS = sorted(benchmarks())
+CHECKED = with_skeleton(BENCHMARKS)  # the registered benchmarks and the new-benchmark skeleton
 # (label, bad value): each replaces a required field's value in record 0.
 BAD_VALUES: list[tuple[str, Any]] = [
     ("null", None),
@@ -73,14 +75,14 @@ def test_every_benchmark_declares_a_schema_with_a_valid_example() -> None:
         benchmarks()[name].validate(_example(name))
 
 
-@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("name", CHECKED)
 def test_the_example_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
     code, out = _score(capsys, name, _write(tmp_path / "ok.jsonl", _example(name)))
     assert code == 0, out
     assert json.loads(out)
 
 
-@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("name", CHECKED)
 def test_two_copies_of_a_record_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
@@ -91,7 +93,7 @@ def test_two_copies_of_a_record_are_refused(
     assert "duplicate record (" in error and "also record 0 (line 1)" in error
 
 
-@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("name", CHECKED)
 def test_two_copies_with_different_predictions_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
@@ -139,7 +141,7 @@ def test_each_required_field_broken_is_refused_naming_it(
         assert "NaN" in error or "Infinity" in error
 
 
-@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("name", CHECKED)
 def test_an_unknown_category_value_is_refused_listing_the_known_ones(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
@@ -157,7 +159,7 @@ def test_an_unknown_category_value_is_refused_listing_the_known_ones(
         assert all(str(choice) in error for choice in known)
 
 
-@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("name", CHECKED)
 def test_file_problems_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
     records = _example(name)
     empty = tmp_path / "empty.jsonl"
@@ -184,7 +186,7 @@ def test_file_problems_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture
     assert f"record {len(records)} (line {len(records) + 3}): " in _refused(capsys, name, shifted)
 
 
-@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("name", CHECKED)
 def test_a_hostile_prediction_scores_in_linear_time(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
