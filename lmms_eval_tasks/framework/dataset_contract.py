@@ -1,17 +1,10 @@
 """The dataset contract: each benchmark declares the fields its hooks read from a dataset row, one check
 enforces it when a task's docs are prepared (``process_docs``), before any model runs.
 
-A benchmark's ``RowSchema`` (in ``tasks/<benchmark>/__init__.py``, named by ``Benchmark.row_schema``, the
-same style as its record schema) lists each column its hooks read: its kind (see ``ROW_KINDS``), whether
-null is allowed (always, or only when another column holds given values: HallusionBench's no-image
-questions), and which tasks read it (``needed_by``: DARE's answers only on the scored split). ``check_rows``
-refuses, in one line, a missing column (naming the task and the column) and a null, wrong-typed or, where
-text is needed, empty value (naming the row by its identity and the field). No benchmark's paper drops
-rows, so a bad row is refused, never silently skipped (ConTextual's opt-in skip of rows whose image was
-not downloaded is its own, counted and reported).
-
-The check reads the Arrow columns in batches (images are never decoded here: their bytes are checked for
-presence; decoding is ``framework.images.load_rgb``'s, which names the row when it fails).
+A ``RowSchema`` lists each column: its kind (``ROW_KINDS``), whether null is allowed (always, or where
+another column holds given values), which tasks read it (``needed_by``). ``check_rows`` refuses a missing
+column, and a null, wrong-typed or empty value, in one line naming the task, row and field: a bad row is
+refused, never skipped. Images are checked for presence, not decoded (``image_of`` decodes them).
 """
 
 from __future__ import annotations

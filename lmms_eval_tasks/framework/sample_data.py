@@ -1,10 +1,6 @@
-"""Shared, deterministic helpers for the bundled ``*_sample`` data: drawing and dataset writing.
-
-Every benchmark's sample generator draws small images with these helpers (Pillow's bitmap font, so glyphs
-are identical on every platform; no randomness unless a seeded ``random.Random`` is passed in) and writes
-parquet files with an HF ``Image`` column, the layout the host loads with ``dataset_path: parquet``.
-``parquet_bytes`` returns the file's bytes so ``generated_files()`` functions can be checked for drift.
-"""
+"""Deterministic helpers for the bundled ``*_sample`` data: images drawn with Pillow's bitmap font (the same
+on every platform; randomness only from a seeded ``random.Random``), parquet bytes with an HF ``Image``
+column (what ``dataset_path: parquet`` loads; bytes, so a test can find drift)."""
 
 from __future__ import annotations
 
