@@ -10,7 +10,7 @@ import pytest
 
 from lmms_eval_tasks.framework.task_index import pack_tasks
 from lmms_eval_tasks.host.integration import with_pack_dir
-from tests.helpers import run_launcher
+from tests.helpers import offline_environment, run_launcher
 
 pytestmark = pytest.mark.slow
 
@@ -137,3 +137,29 @@ def test_successful_run_with_user_include_path_exits_zero(tmp_path: Path) -> Non
     results = json.loads(next((tmp_path / "out").rglob("*_results.json")).read_text())
     # 3 questions, answers yes/no/yes for 0,1,2; the dummy model says "yes": 2 of 3 right.
     assert results["results"]["pack_test_ok_task"]["exact,none"] == pytest.approx(2 / 3)
+
+
+def test_a_local_copy_of_a_pack_task_in_include_path_runs_offline(tmp_path: Path) -> None:
+    """docs/vrb.md's way to run VRB on a local copy of its data: a user task of the same name that includes
+    the pack's and reads a local parquet file. The offline pre-check reads that configuration (it refused
+    the run, naming the pack's hub dataset) and the report names the file read."""
+    from lmms_eval_tasks import TASKS_DIR
+
+    data = tmp_path / "vqav2_validation.parquet"
+    data.write_bytes((Path(TASKS_DIR) / "vrb" / "sample" / "vrb_sample.parquet").read_bytes())
+    folder = tmp_path / "user_tasks"
+    folder.mkdir()
+    pack_yaml = Path(TASKS_DIR) / "vrb" / "yaml" / "levels" / "vrb_clean.yaml"
+    (folder / "vrb_clean.yaml").write_text(
+        f'include: "{pack_yaml}"\ntask: vrb_clean\ndataset_path: parquet\n'
+        f'dataset_kwargs:\n  data_files:\n    validation: "{data}"\n',
+        encoding="utf-8",
+    )
+    completed = run_launcher(
+        "--include_path", str(folder), "--tasks", "vrb_clean", "--model", "random_guess",
+        "--model_args", "seed=0", "--output_path", str(tmp_path / "out"),
+        environment=offline_environment(HF_DATASETS_CACHE=str(tmp_path / "datasets")),
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    report = json.loads(next((tmp_path / "out").rglob("vrb_clean_report.json")).read_text())
+    assert str(data) in json.dumps(report["provenance"])  # the dataset read: the local copy

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -118,16 +119,20 @@ def _hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     return True
 
 
-def _task_sources(tasks: list[str]) -> list[tuple[str, str, Any, Any]]:
-    """(task, dataset_path, dataset_name, data_files) of each pack task in ``tasks`` that reads a hub id."""
+def _task_sources(tasks: list[str], include_paths: Sequence[str] = ()) -> list[tuple[str, str, Any, Any]]:
+    """(task, dataset_path, dataset_name, data_files) of each pack task in ``tasks`` that reads a hub id, from
+    the configuration the host will use: a task of the user's ``--include_path`` folders wins over the pack's
+    (a local copy of a pack task reads its own dataset_path)."""
+    from lmms_eval_tasks import TASKS_DIR
     from lmms_eval_tasks.framework.task_index import task_config, task_entry
 
+    folders = [Path(folder) for folder in include_paths if Path(folder).is_dir()] + [Path(TASKS_DIR)]
     sources = []
     for task in tasks:
-        entry = task_entry(task)
-        if entry is None:
+        found = next(((entry, folder) for folder in folders if (entry := task_entry(task, folder))), None)
+        if found is None:
             continue
-        config = task_config(entry)
+        config = task_config(*found)
         path = config.get("dataset_path")
         kwargs = config.get("dataset_kwargs") or {}
         if is_hub_id(path) and not kwargs.get("load_from_disk"):
@@ -135,12 +140,15 @@ def _task_sources(tasks: list[str]) -> list[tuple[str, str, Any, Any]]:
     return sources
 
 
-def missing_dataset_line(tasks: list[str], probe: bool = True) -> str | None:
-    """None when every hub dataset the pack's ``tasks`` read is cached (its files, or the whole dataset) or
-    the hub is reachable (one connection attempt, ``probe``, not the host's ten retries); else one line naming
-    the first that is not, how to fetch it and the offline variables."""
+def missing_dataset_line(
+    tasks: list[str], probe: bool = True, include_paths: Sequence[str] = ()
+) -> str | None:
+    """None when every hub dataset the pack's ``tasks`` read (as the user's ``include_paths`` configure them)
+    is cached (its files, or the whole dataset) or the hub is reachable (one connection attempt, ``probe``,
+    not the host's ten retries); else one line naming the first that is not, how to fetch it and the offline
+    variables."""
     hub_checked: bool | None = None
-    for task, path, name, data_files in _task_sources(tasks):
+    for task, path, name, data_files in _task_sources(tasks, include_paths):
         cached = offline_cache_entry(path, name, data_files) or (
             offline_cache_entry(path, name, None) if data_files else None
         )

@@ -155,7 +155,10 @@ def check_tasks(argv: Sequence[str]) -> str | None:
 
     tasks = _requested_tasks(argv)
     judged_later = any(flag in argv for flag in PREDICT_ONLY_FLAGS)  # --predict_only: `score` judges
-    return (None if judged_later else missing_judge_line(tasks)) or missing_dataset_line(tasks)
+    include_paths = [path for path in (flag_value(argv, "--include_path") or "").split(",") if path]
+    return (None if judged_later else missing_judge_line(tasks)) or missing_dataset_line(
+        tasks, include_paths=include_paths
+    )
 
 
 # The default checkpoint of the host's llava_hf wrapper (lmms-eval 0.7.3), when --model_args names none.
