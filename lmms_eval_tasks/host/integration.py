@@ -137,12 +137,9 @@ def probe_pack_stderr() -> tuple[str, str]:
     def answer(original: Any, metric: Any = None, bootstrap_iters: int = 0) -> Any:
         return (lambda items: -1.0) if metric is aggregate else original(metric, bootstrap_iters)
 
-    output = bare(
-        evaluator_utils.TaskOutput,
-        task=types.SimpleNamespace(aggregation=lambda: {"probe": aggregate}, args=None),
-        sample_metrics={("probe", "none"): [1.0, 2.0, 3.0]},
-        agg_metrics={},
-    )
+    output = evaluator_utils.TaskOutput.__new__(evaluator_utils.TaskOutput)
+    output.task = types.SimpleNamespace(aggregation=lambda: {"probe": aggregate}, args=None)
+    output.sample_metrics, output.agg_metrics = {("probe", "none"): [1.0, 2.0, 3.0]}, {}
     with spying(evaluator_utils, "stderr_for_metric", answer):
         output.calculate_aggregate_metric(bootstrap_iters=10)
     found = output.agg_metrics

@@ -49,8 +49,7 @@ def unwrapped(function: Any) -> Any:
 
 
 def bare(cls: type, **attributes: Any) -> Any:
-    """A ``cls`` instance made without ``__init__`` (no model, no I/O) with ``attributes`` set: what a probe
-    hands a host method."""
+    """A ``cls`` instance made without ``__init__`` (no model, no I/O), with ``attributes`` set (probes)."""
     instance = cls.__new__(cls)
     for name, value in attributes.items():
         setattr(instance, name, value)
