@@ -655,3 +655,39 @@ def test_rate_limits_are_paced_not_counted_and_cut_replies_are_marked(monkeypatc
     assert [type(text) is CutReply for text in texts] == [False, False, False, True, False]
     assert model.client.timeout == DEFAULT_TIMEOUT_S and model.client.max_retries == 0
     assert f"each attempt waits at most {DEFAULT_TIMEOUT_S:g} s (default" in capsys.readouterr().err
+
+
+def test_a_second_run_on_one_cache_store_is_refused_while_the_first_holds_it(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.setenv(resume.RUN_ID_ENV, "run-a")
+    argv = ["--use_cache", str(tmp_path / "cache")]
+    holder = subprocess.Popen(  # another process holding the store of run-a (as a first run would)
+        [sys.executable, "-c", "import sys; from lmms_eval_tasks.host import resume; "
+         f"print(resume.claim_cache({argv!r}), flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ},
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "None"  # the first run has it
+        refusal = resume.claim_cache(argv)
+        assert refusal.startswith(f"lmms_eval: the response cache {tmp_path / 'cache'} is in use by another")
+        assert f"(pid {holder.pid})" in refusal and resume.RUN_ID_ENV in refusal
+        monkeypatch.setenv(resume.RUN_ID_ENV, "run-b")
+        assert resume.claim_cache(argv) is None  # its own run id: its own store
+    finally:
+        holder.communicate("")
+    monkeypatch.setenv(resume.RUN_ID_ENV, "run-a")
+    assert resume.claim_cache(argv) is None  # the first run ended: the store is free
+
+
+def test_accelerate_cpu_with_several_processes_is_warned_to_run_one():
+    from lmms_eval_tasks.host.launcher import one_process_warning
+
+    launch = ["python", "/venv/bin/accelerate", "launch", "--cpu", "--num_processes", "2", "-m", "x"]
+    warning = one_process_warning(launch)
+    assert "runs ONE process" in warning and "--multi_gpu" in warning
+    assert one_process_warning([*launch[:3], "--multi_gpu", *launch[3:]]) is None
+    assert one_process_warning([*launch[:5], "1", *launch[6:]]) is None
+    assert one_process_warning(["bash", "run.sh"]) is None

@@ -215,6 +215,29 @@ def _is_evaluation(argv: Sequence[str]) -> bool:
     return argv[0].startswith("-") or (argv[0] == "eval" and len(argv) > 1)
 
 
+def _parent_command() -> list[str]:
+    """The command line of the process that started this one (``accelerate launch ...``), or []."""
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
+            return [part.decode(errors="replace") for part in handle.read().split(b"\0") if part]
+    except OSError:
+        return []
+
+
+def one_process_warning(parent: Sequence[str]) -> str | None:
+    """The warning for ``accelerate launch --cpu --num_processes N`` (N > 1) without ``--multi_gpu``, which
+    accelerate 1.x runs as one process, silently; None otherwise."""
+    if "launch" not in parent or "--cpu" not in parent or "--multi_gpu" in parent:
+        return None
+    processes = flag_value(parent, "--num_processes") or flag_value(parent, "--num-processes") or "1"
+    if not processes.isdigit() or int(processes) < 2:
+        return None
+    return (
+        f"lmms_eval: warning: `accelerate launch --cpu --num_processes {processes}` runs ONE process "
+        f"(accelerate starts {processes} only with --multi_gpu, on CPU too): add --multi_gpu"
+    )
+
+
 def _notice(text: str | None) -> None:
     """A one-line notice on stderr, from the first process only (under accelerate each rank runs this)."""
     if text and os.environ.get("LOCAL_RANK", "0") == "0":
@@ -324,6 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         host.apply_patches(requested_models(arguments))
         _notice(resume.prepare_cache(arguments))
+        problem = resume.claim_cache(arguments)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+        _notice(one_process_warning(_parent_command()))
     exit_code, stopped = _run_host(arguments)
     for line in cut_lines():  # answers all the same, but the reader must know: the token limit cut them
         print(line, file=sys.stderr)

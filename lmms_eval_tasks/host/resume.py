@@ -45,3 +45,38 @@ def prepare_cache(argv: Sequence[str]) -> str | None:
         f"lmms_eval: response cache {cache}: answers are stored every {interval} responses "
         f"({CHECKPOINT_ENV}) in run {run_id} ({origin}); a killed run resumes with the same command"
     )
+
+
+_claimed: dict[str, int] = {}  # lock file -> its descriptor, held for the life of the process
+
+
+def claim_cache(argv: Sequence[str]) -> str | None:
+    """With ``--use_cache`` (after ``prepare_cache``), hold the lock of this run id's store; None when this
+    run has it, else the one-line refusal: two runs resuming one store would both ask the server for what
+    it has not answered and judge twice. Rank 0 holds it for every process of a multi-process run."""
+    cache = flag_value(argv, "--use_cache")
+    if cache is None or os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) != "0":
+        return None
+    import fcntl
+    from pathlib import Path
+
+    run_id = os.environ.get(RUN_ID_ENV, "")
+    path = Path(cache, f"lmms_eval_tasks-{hashlib.sha256(run_id.encode()).hexdigest()[:16]}.lock")
+    if str(path) in _claimed:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(descriptor)
+        return (
+            f"lmms_eval: the response cache {cache} is in use by another run of run id {run_id} "
+            f"(pid {holder}): two runs on one store would both ask for what it lacks; wait until it "
+            f"ends (this command then resumes from its answers), or give this run its own {RUN_ID_ENV}"
+        )
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+    _claimed[str(path)] = descriptor
+    return None
