@@ -37,9 +37,12 @@ def test_predict_only_then_score_gives_the_numbers_of_one_normal_run(tmp_path, m
         }  # fmt: skip
         launch(tmp_path / "normal", LMMS_EVAL_TASKS_JUDGE_CACHE=str(tmp_path / "cache_a.sqlite"), **judge)
         judged_in_the_run = server.call_count()
+        normal_report = next((tmp_path / "normal").rglob("lmms_eval_tasks/2*/contextual_sample_report.json"))
+        probes = len(read_report(normal_report)["details"]["judging"]["self_test"]["probes"])
+        assert judged_in_the_run == 10 + probes  # 10 items judged, then the judge self-test's probes
         # generate only, with no judge configured: nothing is judged
         launch(tmp_path / "predicted", "--predict_only", LMMS_EVAL_TASKS_JUDGE="")
-        assert server.call_count() == judged_in_the_run == 10
+        assert server.call_count() == judged_in_the_run
         run_folder = next((tmp_path / "predicted").rglob("lmms_eval_tasks/2*"))
         assert sorted(path.name for path in run_folder.iterdir()) == sorted(
             [f"{task}_samples.jsonl" for task in TASKS] + [f"{task}_pending.json" for task in TASKS]
@@ -48,6 +51,7 @@ def test_predict_only_then_score_gives_the_numbers_of_one_normal_run(tmp_path, m
         assert "generated with --predict_only, not scored" in capsys.readouterr().err
         # score elsewhere, with the judge: the normal run's numbers
         isolate_judge_env(monkeypatch, tmp_path / "pack_cache")
+        monkeypatch.delenv("LMMS_EVAL_TASKS_JUDGE_SELF_TEST")  # as in the normal run: the judge is self-tested
         for name, value in {**judge, "LMMS_EVAL_TASKS_JUDGE_CACHE": str(tmp_path / "cache_b.sqlite")}.items():
             monkeypatch.setenv(name, value)
         for task, benchmark in zip(TASKS, ("contextual", "dare"), strict=True):
@@ -63,12 +67,11 @@ def test_predict_only_then_score_gives_the_numbers_of_one_normal_run(tmp_path, m
     assert cli_main(["report", str(tmp_path / "predicted"), "--out", str(tmp_path / "r1")]) == 0
 
 
-
 def test_the_launcher_asks_no_judge_of_a_predict_only_run(monkeypatch, tmp_path):
     from lmms_eval_tasks.host import datasets_cache, launcher
 
     isolate_judge_env(monkeypatch, tmp_path)
-    monkeypatch.setattr(datasets_cache, "missing_dataset_line", lambda tasks: None)  # the dataset: not cached
+    monkeypatch.setattr(datasets_cache, "missing_dataset_line", lambda tasks, **_: None)  # the dataset: not cached
     said = launcher.check_tasks(["--tasks", "hallusionbench"])
     assert said.startswith("lmms_eval: hallusionbench is scored")
     for flag in ("--predict_only", "-x"):
