@@ -51,7 +51,7 @@ def test_predict_only_then_score_gives_the_numbers_of_one_normal_run(tmp_path, m
         assert "generated with --predict_only, not scored" in capsys.readouterr().err
         # score elsewhere, with the judge: the normal run's numbers
         isolate_judge_env(monkeypatch, tmp_path / "pack_cache")
-        monkeypatch.delenv("LMMS_EVAL_TASKS_JUDGE_SELF_TEST")  # as in the normal run: the judge is self-tested
+        monkeypatch.delenv("LMMS_EVAL_TASKS_JUDGE_SELF_TEST")  # self-tested, as in the normal run
         for name, value in {**judge, "LMMS_EVAL_TASKS_JUDGE_CACHE": str(tmp_path / "cache_b.sqlite")}.items():
             monkeypatch.setenv(name, value)
         for task, benchmark in zip(TASKS, ("contextual", "dare"), strict=True):
@@ -71,7 +71,7 @@ def test_the_launcher_asks_no_judge_of_a_predict_only_run(monkeypatch, tmp_path)
     from lmms_eval_tasks.host import datasets_cache, launcher
 
     isolate_judge_env(monkeypatch, tmp_path)
-    monkeypatch.setattr(datasets_cache, "missing_dataset_line", lambda tasks, **_: None)  # the dataset: not cached
+    monkeypatch.setattr(datasets_cache, "missing_dataset_line", lambda tasks, **_: None)  # not cached
     said = launcher.check_tasks(["--tasks", "hallusionbench"])
     assert said.startswith("lmms_eval: hallusionbench is scored")
     for flag in ("--predict_only", "-x"):
