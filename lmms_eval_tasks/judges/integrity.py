@@ -148,9 +148,10 @@ def _quote_spans(reply: str, piece: str, folded: tuple[str, list[int]] | None, w
         start = haystack.find(needle, start + 1)
 
 
-def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool]:
-    """``mask_model_text``'s reply, and whether a line of a model text stands glued into the judge's own
-    words ("ment: No" inside "Judgement: No": left as the judge wrote it, counted)."""
+def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool, list[tuple[str, int]]]:
+    """``mask_model_text``'s reply; whether a line of a model text stands glued into the judge's own words
+    ("ment: No" inside "Judgement: No": left as the judge wrote it, counted); and each masked text with
+    where the masked reply goes on after its mask, in reply order."""
     folded = _folded_positions(reply)
     spans: list[tuple[int, int]] = []
     glued = False
@@ -172,9 +173,12 @@ def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool]:
                 spans.append((left, right))
             inside_a_word = reply[left - 1 : left].isalnum() or reply[right : right + 1].isalnum()
             glued = glued or (free and inside_a_word and not alone)
-    for left, right in sorted(spans, reverse=True):
-        reply = reply[:left] + MASK + reply[right:]
-    return reply, glued
+    pieces, cuts, done = [], [], 0
+    for left, right in sorted(spans):
+        pieces += [reply[done:left], MASK]
+        cuts.append((reply[left:right], sum(map(len, pieces))))
+        done = right
+    return "".join(pieces) + reply[done:], glued, cuts
 
 
 def mask_model_text(reply: str, model_texts: tuple[str, ...]) -> str:

@@ -244,14 +244,30 @@ def _model_text_dominates(item: JudgeItem) -> bool:
     return model > 0 and model >= rest
 
 
+_NO_CONCLUSION = object()  # masking removed the reply's concluding verdict: no verdict may stand for it
+
+
+def _conclusion_masked(masked: str, cuts: list[tuple[str, int]], parse: Callable[[str], Any]) -> bool:
+    """True when the last masked text holding a verdict of its own has no verdict after it in the masked
+    reply: it stood where the judge concludes, so a model line equal to the judge's verdict line cannot
+    leave a verdict the judge only quoted deciding (the reply read whole held two)."""
+    nothing = parse("")
+    for text, end in reversed(cuts):
+        if parse(fold_text(text)) != nothing:
+            return parse(fold_text(masked[end:])) == nothing
+    return False
+
+
 def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: bool = True) -> VerdictCell:
     if reply.text is None:
         return VerdictCell(UNJUDGED, None, None, reply.error or "unknown error", reply.cached)
     try:
-        masked, glued = masked_reply(reply.text, item.model_text) if mask else (reply.text, False)
+        masked, glued, cuts = masked_reply(reply.text, item.model_text) if mask else (reply.text, False, [])
         verdict = parse(fold_text(masked) if mask else masked)
         # the judge's own verdict, read as written: masking may reveal it, never remove or change it
         own = parse(fold_text(reply.text)) if masked != reply.text else verdict
+        if own is None or isinstance(own, Conflict):  # read whole, no one verdict: its conclusion decides
+            own = _NO_CONCLUSION if _conclusion_masked(masked, cuts, parse) else own
     except Exception as error:  # a parser must not crash scoring: the reply is kept, the cell counted
         return VerdictCell(
             UNPARSEABLE,
