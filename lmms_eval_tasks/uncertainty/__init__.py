@@ -1,16 +1,6 @@
 """How sure is each number: standard errors, 95% intervals and paired tests for the pack's metrics.
 
-Pure functions with documented inputs (in the manner of Hugging Face ``evaluate`` modules), harness-free
-and seeded. Each benchmark's scorer gives its ``Resampling``: rows (records, questions, figures) with the
-label of the unit they depend on, and the statistic of column totals its headline numbers are; see
-docs/uncertainty.md.
-
-- ``Resampling``: a scorer's per-unit decomposition of its headline numbers (``resampling``)
-- ``cluster_bootstrap``, ``bootstrap_mean``, ``loop_bootstrap``: cluster bootstrap -> ``Uncertainty``
-- ``paired_bootstrap``: the difference of two runs, resampled by shared units -> ``Difference``
-- ``mean_uncertainty``, ``ratio_uncertainty``, ``wilson_interval``, ``normal_interval``, ``z_value``:
-  closed forms
-- ``mcnemar``, ``discordant_counts``: McNemar's test in the variants of ``mcnemar.VARIANTS`` -> ``McNemar``
+Pure, harness-free and seeded; each scorer gives its ``Resampling`` (see docs/uncertainty.md).
 """
 
 from __future__ import annotations

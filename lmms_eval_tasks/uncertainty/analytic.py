@@ -1,14 +1,5 @@
-"""Closed-form standard errors and intervals, where they are exact and cheaper than resampling.
-
-- ``mean_uncertainty(values)``: the standard error of a mean of independent items, ``s / sqrt(n)`` with
-  the sample standard deviation (ddof 1), normal interval (method "normal").
-- ``mean_uncertainty(values, clusters)`` / ``ratio_uncertainty(numerator, denominator, clusters)``: the
-  cluster-robust (linearised) standard error of a ratio of sums ``r = sum(y) / sum(m)``:
-  ``SE = sqrt(K / (K - 1) * sum_k (y_k - r m_k)^2) / sum_k m_k`` over the K clusters' totals ``y_k, m_k``
-  (method "analytic"). With one item per cluster and ``m = 1`` it is exactly ``s / sqrt(n)``.
-- ``wilson_interval(successes, n)``: the Wilson score interval of a proportion (method "wilson").
-
-Inputs that leave a number undefined (no items, NaN values, a single cluster) give None with a reason.
+"""Closed-form standard errors and intervals (normal, cluster-robust ratio, Wilson; see docs/uncertainty.md),
+where they are exact and cheaper than resampling. Undefined inputs give None with a reason.
 """
 
 from __future__ import annotations

@@ -1,33 +1,6 @@
 """Seeded, vectorised cluster bootstrap: one count matrix for all resamples, statistics by matrix products.
 
-How it works. The rows (records, questions, figures, ...) are grouped into K units by ``clusters`` (the
-resampling unit: the items of one unit depend on each other, units are independent). One resample draws
-K units with replacement; all R resamples are drawn at once as an index matrix ``[R, K]`` from
-``numpy.random.Generator(PCG64(seed))`` (``integers(0, K, size=(R, K))``, row by row in blocks, which gives
-the same numbers as one call) and turned into a count matrix ``C[R, K]`` (how often each unit is drawn).
-
-Three ways to give the statistic, fastest first:
-
-1. Sums path (``values`` given): the statistic is a function of column totals. Row values ``[n, ...]``
-   are summed per unit into a table ``T[K, ...]`` (with ``cells``: per-row cell codes, e.g. the corruption
-   level, adding a cell axis ``T[K, n_cells, ...]``); every resample's totals are ``C @ T`` (one matrix
-   product), and ``statistic(totals)`` maps totals ``[R, ...]`` to one value per resample ``[R]`` (or a
-   dict of such arrays, one per metric). Means, proportions and ratios of sums, and anything computed
-   from them (per-level accuracies -> accuracy curves -> First-Drop, Error Rate, ...; macro means of
-   per-type accuracies; RMSE from summed squared errors) fit here.
-2. Counts path (``values`` None): ``statistic(counts)`` receives the count matrix ``C[R, K]`` (float64),
-   units in the order of ``factorize(clusters)`` (sorted), and returns ``[R]`` (or a dict): any
-   vectorised function of per-unit arrays (weighted medians, ...).
-3. Fallback ``loop_bootstrap``: ``statistic(rows)`` gets the row indices of one resample (units repeated
-   as drawn) and returns a number (or a dict); a Python loop over the resamples, with the same draws, so
-   it gives the same numbers as paths 1 and 2 on the same seed (used as the reference).
-
-The estimate is the statistic on the data itself (every row once, summed in record order: the numbers
-``Resampling.estimate`` gives the scorers); the standard error is the standard
-deviation (ddof 1) of the resampled values; the interval is the percentile interval. Resamples in which
-the statistic is undefined (NaN, e.g. a level left without items) are left out and counted
-(``undefined_resamples``, noted in ``reason``); an undefined estimate, no units, NaN values or a single
-unit give None with a reason, never an exception or NaN.
+The sums, counts and loop paths give the same numbers on the same seed; docs/uncertainty.md explains them.
 """
 
 from __future__ import annotations

@@ -1,23 +1,7 @@
 """McNemar's test for two runs' per-question correctness, in the variants users meet in papers.
 
-Conventions (those of ``scoring/compare.py``): ``b01`` = questions run A got wrong and run B got right,
-``b10`` = A right and B wrong; n = b01 + b10 discordant pairs. Variants:
-
-- ``auto`` (default, as ``compare.mcnemar(exact=None)``): ``exact`` below 25 discordant pairs, else
-  ``corrected``.
-- ``corrected``: two-sided asymptotic with Edwards' continuity correction, chi2 = (|b01 - b10| - 1)^2 / n,
-  p = erfc(sqrt(chi2 / 2)) (statsmodels ``mcnemar(exact=False, correction=True)``).
-- ``exact``: two-sided exact binomial, statistic min(b01, b10), p = min(1, 2 P(X <= min(b01, b10))) for
-  X ~ Binomial(n, 1/2).
-- ``uncorrected``: two-sided asymptotic without correction, chi2 = (b01 - b10)^2 / n,
-  p = erfc(sqrt(chi2 / 2)).
-- ``paper``: one-sided asymptotic without continuity correction, toward the better run (the "Revisiting
-  MLLM Evaluation" paper's p-values). The alternative hypothesis is that the run with more discordant wins
-  (B when b01 > b10, A when b10 > b01) is the more accurate one: p = P(Z >= |b01 - b10| / sqrt(n)) =
-  erfc(sqrt(chi2 / 2)) / 2, half the ``uncorrected`` p-value. The direction is taken from the data, so this
-  p-value is only valid when that direction was hypothesised before looking; b01 = b10 > 0 gives 0.5.
-
-No discordant pair (n = 0) gives statistic 0 and p = 1 in every variant.
+``b01`` = A wrong and B right, ``b10`` = A right and B wrong; the variants and their formulas are in
+docs/uncertainty.md. No discordant pair gives statistic 0 and p = 1 in every variant.
 """
 
 from __future__ import annotations

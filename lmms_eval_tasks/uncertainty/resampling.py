@@ -1,10 +1,5 @@
-"""A scorer's per-unit decomposition of its headline numbers: what the bootstrap resamples.
-
-Each benchmark's ``score`` builds one ``Resampling`` of its records and takes its headline numbers from
-``Resampling.estimate()``: the ``statistic`` applied to the totals of every row. The standard errors
-(``framework.intervals``) resample the same rows through the same ``statistic``, so a number and its
-interval cannot come from two definitions. Vectorised helpers the statistics share (sums in a fixed
-order, means and harmonic means over the cells present) are here too.
+"""A scorer's per-unit decomposition of its headline numbers (what the bootstrap resamples), so a number
+and its interval come from one definition; with the vectorised helpers the statistics share.
 """
 
 from __future__ import annotations

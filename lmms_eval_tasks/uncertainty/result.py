@@ -7,8 +7,6 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-METHODS = ("bootstrap", "analytic", "wilson", "normal")
-
 
 def check_confidence(confidence: float) -> None:
     """ValueError unless ``0 < confidence < 1``."""
