@@ -1,12 +1,8 @@
 """Is my number the paper's number? The reproduction verdict of one report against the published rows.
 
-A run's model is matched to a published row by its checkpoint only (``CHECKPOINT_NAMES``, built on the
-substitution's mapping in ``host/llava_checkpoints.py``), or by an explicit ``--published-as NAME``; never
-by a guess on its name. For a matched report each compared metric gets: the published value, the run's
-value and 95% interval (the report's ``details.uncertainty``), the difference (run - published), and
-whether sampling explains it under one rule, ``SAMPLING_RULE``. Every known reason the run's setting
-differs from the paper's (judge, subset/--limit, question set, sample data, substitution, corruption,
-prompt variant, ...) is listed next to it, read from the report's provenance.
+A model is matched by its checkpoint or ``--published-as`` only, never by a guess on its name; each metric
+gets the published and run values, the difference, ``SAMPLING_RULE``'s verdict and every known reason the
+settings differ (docs/comparing-with-papers.md).
 """
 
 from __future__ import annotations

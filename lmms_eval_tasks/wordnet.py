@@ -1,14 +1,8 @@
 """Offline WordNet for nltk, built from Debian's `wordnet-base` files (WordNet 3.0).
 
-nltk only reads WordNet from its own data folders and needs a `lexnames` file Debian does not ship, so
-this copies the dictionary files into `<nltk_data>/corpora/wordnet/` and writes `lexnames`. nltk 3.10 also
-opens `index.sense` every time it loads WordNet; Debian ships it separately (`wordnet-sense-index`), so
-when the source folder lacks it, it is built from the data and index files (``build_index_sense``, the
-same lines as Princeton's file). "Installed" means: every file nltk opens is there, no data file cut short.
-
-``ensure_wordnet()`` is what a run calls on first use: WordNet already on nltk's path, else Debian's files
-copied into the pack's folder, else nltk's downloader into that folder; else ``WordNetMissing``, one line
-naming the one command that fixes it (`lmms-eval-tasks setup-wordnet`).
+nltk reads only its own data folders and needs `lexnames` and `index.sense`, which Debian does not ship
+there: this copies the files and writes both. ``ensure_wordnet()`` finds or installs it on first use, else
+raises ``WordNetMissing`` naming the fix (`lmms-eval-tasks setup-wordnet`); docs/revisiting.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The pack's LLaVA on transformers: what ``--model llava`` runs when the original LLaVA code cannot import.
 
-A simple (string-prompt) lmms-eval model with the host ``llava`` wrapper's arguments and prompt format: the
-original checkpoint names map to their transformers conversions (``lmms_eval_tasks.host.substitution``), the
-prompt is the original ``vicuna_v1`` / ``llava_v1`` conversation text with ``<image>`` lines before the
-question, and LLaVA-1.5 images are padded to a square with the processor's mean colour, as the original
-code does (``image_aspect_ratio: pad``), before the transformers processor resizes them. It answers
-``generate_until`` and ``loglikelihood`` (so multiple-choice and Out-Log tasks need no ``--force_simple``),
-and under ``accelerate launch`` each process takes its share of the requests. See docs/models.md.
+The host ``llava`` wrapper's arguments, prompt format and square padding on transformers conversions of the
+checkpoints; answers ``generate_until`` and ``loglikelihood``. See docs/models.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """ConTextual data preparation: read the authors' CSV, download every image once, verify, write a dataset.
 
-The official data are CSV files whose images are URLs. ``prepare`` downloads each image once (concurrent,
-retried with backoff, resumable: finished files are kept and never fetched again), checks that it decodes,
-and writes ``<out>/images/<name>`` plus ``<out>/<csv stem>.parquet`` (the CSV's columns and an HF ``Image``
-column). The tasks then read the images from ``<out>/images`` (``LMMS_EVAL_TASKS_DATA_CONTEXTUAL=<out>``),
-offline. Registered with the shared ``lmms-eval-tasks prepare`` command through ``PREPARERS``.
-
-Images got elsewhere (the CSVs' S3 host has been reported offline) come in with ``--images DIR|ARCHIVE``,
-matched to rows by the URL's file name. Downloads stop early when the same connection error keeps repeating
-(a circuit breaker), and every failed row is written to ``<out>/<stem>.failed.jsonl``; a rerun resumes.
+Downloads are concurrent, retried, resumable and stopped by a circuit breaker; ``--images`` brings images
+got elsewhere; failed rows go to ``<out>/<stem>.failed.jsonl``. See docs/contextual.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """The DARE task grid: every task and group, their metric keys, and the files generated from them.
 
-``make generate`` writes, through ``generated_files``, the YAML
-files under ``validation/``, ``test/``, ``sample/`` and ``groups/``, ``task_docs.py`` and the sample
-parquet files; a test checks the committed files match. Task names:
-``dare[_sample|_test]_<setup>_<format>_p<prompt>`` (setup single, single_var, multi) and the multi
-variants ``..._multi_binary_p1``, ``..._multi_plus_all_p1``, ``..._multi_plus_none_p1``,
-``..._multi_plus_all_none_p1``.
+Task names: ``dare[_sample|_test]_<setup>_<format>_p<prompt>`` and the multi variants (docs/dare.md);
+``make generate`` writes the files, a test checks the committed ones match.
 """
 
 from __future__ import annotations

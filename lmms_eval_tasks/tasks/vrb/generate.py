@@ -1,11 +1,6 @@
 """Every generated file of VRB: the level tasks, the groups, ``task_docs.py`` and the bundled sample.
 
-Tasks: ``vrb_clean`` and ``vrb_<corruption>_s<1..5>`` for the paper's 14 corruptions (in ``yaml/levels/``),
-the same for the sample's corruptions as ``vrb_sample_*`` (``yaml/sample/``); each set includes its template
-(``yaml/_vrb_<setting>_template_yaml``). Groups (``yaml/groups/``): ``vrb`` (all 71 levels),
-``vrb_<corruption>`` (clean + its 5 levels), ``vrb_s<k>`` (the 14 corruptions at severity k), one per
-corruption class (``vrb_noise``, ...: clean + every level of the class's corruptions), and ``vrb_sample``.
-Run through ``make generate``; a test fails when a file drifts.
+The task and group names are listed in docs/vrb.md; ``make generate`` writes them, a test fails on drift.
 """
 
 from __future__ import annotations

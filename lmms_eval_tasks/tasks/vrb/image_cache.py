@@ -1,11 +1,7 @@
 """Each image corrupted once per level for all its questions: a bounded, thread-safe memo of corrupted images.
 
-VQAv2 has about five questions per image, and each VRB level task asks all of them: without the memo every
-question corrupts (and a server client encodes) its image again. The memo returns the same PIL object for
-the same (image id, image size, level, seed, profile), so a client that caches encodings by object
-(``--model openai_pipelined``) encodes it once too. At most ``LMMS_EVAL_TASKS_VRB_IMAGE_MEMO`` images
-(default 64, about 60 MB at 640x480; 0 turns it off) are kept, least recently used first out; a level being
-computed by one thread is waited for, not computed again, by the others.
+The same PIL object per (image id, size, level, seed, profile), so clients that cache encodings by object
+encode it once; sized by ``LMMS_EVAL_TASKS_VRB_IMAGE_MEMO`` (docs/vrb.md).
 """
 
 from __future__ import annotations

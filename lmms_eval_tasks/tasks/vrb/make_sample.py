@@ -1,11 +1,7 @@
 """The bundled VRB sample: VQAv2-style questions with 10 annotator answers over generated shape scenes.
 
-Four 160x160 scenes of coloured shapes, three questions each (a count, a colour, a yes/no), in the schema
-of the ``lmms-lab/VQAv2`` validation split (``question_id``, ``image_id``, ``question``, ``question_type``,
-``answer_type``, ``multiple_choice_answer``, ``answers`` as 10 ``{answer, answer_confidence, answer_id}``)
-plus an HF ``Image`` column. Annotators disagree on purpose (number words, articles, a wrong count), so
-the leave-one-out accuracy and the answer normalisation both matter. Deterministic: ``random.Random(SEED)``.
-``python -m lmms_eval_tasks.tasks.vrb.make_sample`` rewrites the file (``make generate`` does too).
+Annotators disagree on purpose, so the leave-one-out accuracy and the normalisation both matter;
+deterministic, rewritten by ``make generate``.
 """
 
 from __future__ import annotations

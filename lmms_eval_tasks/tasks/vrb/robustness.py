@@ -1,12 +1,7 @@
 """Corrupted variants of any harness task: YAML tasks that ``include`` a task and corrupt its images.
 
-``write_robustness_tasks`` writes, into a folder the user passes to ``--include_path``: for every source
-task a clean copy ``<task>_vrb_clean`` and ``<task>_vrb_<corruption>_s<k>`` per corruption and severity,
-each ``include``-ing the source task's YAML and replacing its ``doc_to_visual`` with the source's own
-function followed by ``corrupt()`` (``CorruptionSpec.apply``: seeded per image from the run seed and the
-image's pixels); a generated ``vrb_robustness_hooks.py`` holds one explicit line per corrupted task; and
-a group listing them all. Each task's ``metadata.vrb_level`` records corruption, severity, profile, seed
-and source task, which ``lmms-eval-tasks vre`` reads from the host's results files.
+``write_robustness_tasks`` writes, per source task, a clean copy and one task per corruption and severity,
+their hooks module and a group; each records its level in ``metadata.vrb_level`` for ``lmms-eval-tasks vre``.
 """
 
 from __future__ import annotations

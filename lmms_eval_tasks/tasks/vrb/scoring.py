@@ -1,16 +1,5 @@
-"""VRB (Ishmam et al., WACV 2025): VQA accuracy and the visual robustness metrics, free of any harness import.
-
-Accuracy (``protocol``): ``paper`` (default) is the standard VQA accuracy of the paper's Eq. 2: answers
-normalised as the official VQA evaluation does (punctuation, number words, articles, contractions), then
-min(#matching annotators / 3, 1) averaged over the leave-one-out annotator subsets; ``vqa_api`` is the
-same with the official VQA API's quirk of normalising only when the annotators disagree; ``official`` is
-the VRB authors' code: case-sensitive exact match against ``multiple_choice_answer``.
-
-Robustness (levels l = 0..5, level 0 clean, E_l = 1 - A_l), per (model, corruption): First-Drop
-(E_1 - E_0) / E_0, Range of Error (max E - min E) / min E over 0..5, Error Rate (least-squares slope of
-E_l on l over 0..5), Average Error (mean E over 0..5), Average Difference (mean over 1..5 of E_l - E_0),
-the mean accuracy over 0..5 and the relative accuracy drop; VRE combines min-max scaled sub-metrics with
-softmax weights over a pool of (model, corruption) cells. See docs/vrb.md.
+"""VRB (Ishmam et al., WACV 2025): VQA accuracy (protocols ``paper``, ``vqa_api``, ``official``) and the
+visual robustness metrics over levels 0..5, free of any harness import; docs/vrb.md defines each.
 """
 
 from __future__ import annotations
