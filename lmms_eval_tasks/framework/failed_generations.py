@@ -1,13 +1,9 @@
-"""Failed generations are never answers: the host's failure markers are recognised where records are made.
+"""Failed generations are never answers, and answers cut at the token limit are counted.
 
-lmms-eval 0.7.3 puts ``[LMMS_EVAL_REQUEST_FAILED after N retries] <reason>`` (or
-``[LMMS_EVAL_BUDGET_EXCEEDED]``) in place of a model's answer when a server request fails, and a model
-returning no text gives ``None`` (which the host turns into "" before ``process_results``: the
-``no_text_result`` host patch hands it over as ``NO_TEXT_MARKER``). ``TaskHooks.process_results`` turns such a
-result into a record that carries only ``failed_generation`` (the reason), the task's aggregation counts those
-records here instead of scoring the task, and the launcher ends the run non-zero with one line per task saying
-how many failed and that a rerun asks only for them (the ``cache_no_failures`` host patch keeps them out of
-``--use_cache``). Thread-safe: ``process_results`` and aggregations may run in several threads.
+The host's failure markers (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``, the budget marker, the
+``no_text_result`` patch's ``NO_TEXT_MARKER``) become records carrying only ``failed_generation``; the
+aggregation counts them instead of scoring the task, and the launcher exits non-zero saying a rerun asks
+only for them. A ``CutReply`` is scored and counted (``note_cut``). Thread-safe.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
-"""Requests to a model server that always end: a timeout that holds, a bound printed at start, a log line
-for a request still waiting, ``Retry-After`` pacing and a circuit breaker that stops the run.
-
-lmms-eval 0.7.3's OpenAI-compatible clients keep ``timeout`` from ``--model_args`` but build their SDK
-client without it: the SDK's 600 s read timeout and 2 retries apply under the host's own ``max_retries``
-(5), so one request to a hung server took about 5 x 3 x 600 s, and a dead server failed each of a full
-VRB's 1.1 M requests 15 times. ``guard_model`` (called by the pack's ``openai_pipelined`` and, through the
-``server_timeouts`` host patch, by the host's ``openai`` models) gives a model's SDK client the timeout
-(``DEFAULT_TIMEOUT_S`` unless ``--model_args timeout=S``) and no SDK retries (the host's loop retries),
-prints the bound of one request, and wraps each attempt (``ServerGuard.attempt``):
-
-- attempts wait while the server asked to (429 ``Retry-After``), all of them, not each on its own;
-- a request in flight for ``STUCK_AFTER_S`` is logged once, with what it asks;
-- after ``BREAKER_ENV`` (default 16) requests in a row failed the same way (each after all its attempts),
-  the run stops with ``ServerDown``: answers stored so far stay in the response cache (``--use_cache``),
-  and the same command resumes.
+"""Requests to a model server that always end (the host's clients ignored ``--model_args timeout``: a hung
+server held a request for about 5 x 3 x 600 s). ``guard_model`` gives a model's SDK client the timeout
+(``DEFAULT_TIMEOUT_S`` unless given) and no SDK retries, prints the bound of one request, and
+``ServerGuard.attempt`` wraps each attempt: 429s pace every request by ``Retry-After``, a request waiting
+``STUCK_AFTER_S`` is logged, and ``BREAKER_ENV`` failed requests in a row stop the run (``ServerDown``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""Checks before a run on a model server: the judge is not the model under test, and no task needs what a
-chat-completions server cannot give (log-likelihoods).
-
-The host's OpenAI-compatible models read ``base_url`` from ``--model_args``, else ``OPENAI_API_BASE`` (the
-``openai`` client then ``OPENAI_BASE_URL``); the pack's judge reads ``LMMS_EVAL_TASKS_JUDGE_BASE_URL``, else
-the same ``OPENAI_*`` variables. One setting can therefore point both at one server, and a server that
-ignores model names then judges its own answers. Before generation, for runs with a judged task and a
-server model, the launcher compares the two endpoints (host names resolved; ``localhost``, ``127.x``,
-``0.0.0.0``, ``::1`` and this machine's own name are one machine) and the two model names, and stops with
-one line when they meet, unless ``LMMS_EVAL_TASKS_JUDGE_IS_MODEL=1`` says it is on purpose.
+"""Checks before a run on a model server: the server answers, the judge is not the model under test (one
+setting, ``OPENAI_API_BASE``, can point both at one server; host names are resolved, ``localhost``, ``127.x``,
+``0.0.0.0``, ``::1`` and this machine's name are one machine; ``LMMS_EVAL_TASKS_JUDGE_IS_MODEL=1`` allows it),
+and no task needs log-likelihoods, which a chat-completions server cannot give.
 """
 
 from __future__ import annotations

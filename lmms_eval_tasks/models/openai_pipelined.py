@@ -1,32 +1,13 @@
 """``--model openai_pipelined``: the host's ``openai`` chat client with the client no longer the bottleneck.
 
-lmms-eval 0.7.3's ``openai`` model builds every request's payload (the task's images through
-``doc_to_messages``, each encoded to PNG and base64) one at a time on its dispatch thread, so however large
-``num_concurrent`` is, one CPU core paces the run and at most one or two requests are in flight. This model
-subclasses it and changes only how the work is scheduled:
-
-- payloads are built by ``payload_workers`` threads (default: the CPU count) while up to ``num_concurrent``
-  requests are in flight (PNG encoding and the pack's corruptions release the GIL for most of their time);
-- a build that waits for an image another build is corrupting or encoding gives its slot back meanwhile
-  (``framework/work_slots.py``), so consecutive questions on one image do not idle the other cores;
-- an image object met again (VRB's corrupted image is the same object for all questions on it, from the
-  task's bounded cache) is encoded once, data URL included: a bounded LRU (``image_cache_items``, default 64);
-- an image that carries the file its benchmark's official pipeline gives the models
-  (``framework/sent_images.py``; VRB's ``vrb_official`` profile: its quality-95 JPEG) is sent as those bytes;
-- the SDK's connection pool keeps a connection alive for each of ``num_concurrent`` requests in flight (its
-  default keeps 100);
-- the request body is serialised once per request without re-escaping the image: the SDK's JSON of the
-  request with each image replaced by a placeholder, then the data URL spliced in, and posted with the SDK's
-  own ``post`` (auth, retries, errors, response parsing); checked once per request shape to be byte for
-  byte the body ``chat.completions.create`` sends, else ``create`` is used;
-- images are a faster PNG of the same pixels (``fast_png``; decoded pixels checked by the tests and
-  ``benchmarks/server_throughput.py``);
-- the requests are otherwise the host's own: the same ``ChatMessages.to_openai_messages`` message
-  structure, the same payload fields, retries (``max_retries``, ``retry_backoff_s``) and failure text
-  (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``) and the same answers, in request order.
-
-Not carried over: the host's adaptive concurrency and prefix-aware ordering (concurrency is fixed at
-``num_concurrent``). Why a pack model and not a patch of the host's client: docs/models.md.
+lmms-eval 0.7.3's ``openai`` model builds each payload (images encoded to PNG and base64) one at a time on its
+dispatch thread: one core paces the run whatever ``num_concurrent`` says. This subclass changes only the
+scheduling and the encoding: payloads built by ``payload_workers`` threads while ``num_concurrent`` requests
+are in flight, each image encoded once (``EncodingCache``) as a faster PNG of the same pixels (``fast_png``)
+or as the file its benchmark's official pipeline sends (``framework/sent_images.py``), each request body
+serialised once without re-escaping its images (``RequestBodies``), and every attempt through the request
+rules of ``framework/server_requests.py``. Payload fields, retries, failure text and answers are the host's.
+docs/models.md ("Model servers") says why it is a pack model and what is not carried over.
 """
 
 from __future__ import annotations
