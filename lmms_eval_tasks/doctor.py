@@ -302,10 +302,15 @@ def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
     }
 
 
-def _benchmark_sources() -> dict[str, list[tuple[tuple[str, str | None, str | None], list[str]]]]:
-    """Benchmark -> ((dataset_path, dataset_name, data_files as JSON or None), tasks), from the task YAML."""
+def _benchmark_sources(
+    include_paths: Sequence[str] = (),
+) -> dict[str, list[tuple[tuple[str, str | None, str | None], list[str]]]]:
+    """Benchmark -> ((dataset_path, dataset_name, data_files as JSON or None), tasks), from the task YAML the
+    host will use (a task of the ``include_paths`` folders wins over the pack's of the same name)."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task, benchmarks
-    from lmms_eval_tasks.framework.task_index import pack_tasks, task_config
+    from lmms_eval_tasks.framework.task_index import pack_tasks, task_config, task_entry
+
+    folders = [Path(folder) for folder in include_paths if Path(folder).is_dir()]
 
     found: dict[str, dict[tuple[str, str | None, str | None], list[str]]] = {
         name: {} for name in benchmarks()
@@ -314,7 +319,8 @@ def _benchmark_sources() -> dict[str, list[tuple[tuple[str, str | None, str | No
         if entry.kind != "task":
             continue
         benchmark = benchmark_for_task(entry.name)
-        config = task_config(entry)
+        mine = next(((ours, folder) for folder in folders if (ours := task_entry(entry.name, folder))), None)
+        config = task_config(*mine) if mine else task_config(entry)
         path = config.get("dataset_path")
         if benchmark is None or not isinstance(path, str) or path in LOCAL_DATASET_BUILDERS:
             continue
@@ -329,10 +335,10 @@ def _benchmark_sources() -> dict[str, list[tuple[tuple[str, str | None, str | No
     return {benchmark: sorted(sources.items(), key=str) for benchmark, sources in found.items()}
 
 
-def check_datasets() -> list[Check]:
+def check_datasets(include_paths: Sequence[str] = ()) -> list[Check]:
     """For each benchmark, whether an offline run finds its real (hub) datasets in the `datasets` cache."""
     checks = []
-    for benchmark, sources in _benchmark_sources().items():
+    for benchmark, sources in _benchmark_sources(include_paths).items():
         if not sources:
             checks.append(
                 Check(
@@ -518,6 +524,7 @@ def run_checks(
     verbose: bool = False,
     dev: bool = False,
     judge: bool = False,
+    include_paths: Sequence[str] = (),
 ) -> list[Check]:
     """Every check, in report order (``dev``: the development checks are required too; ``judge``: the
     judge self-test, which spends judge calls)."""
@@ -539,7 +546,7 @@ def run_checks(
         check_pack_models,
         check_wordnet,
         check_judge,
-        check_datasets,
+        lambda: check_datasets(include_paths),
         lambda: check_models(all_models),
         lambda: check_tiny_llava(tiny_llava, required=dev),
         *([check_judge_self_test] if judge else []),

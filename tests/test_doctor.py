@@ -412,3 +412,22 @@ def test_a_torchvision_that_cannot_import_fails_doctor_naming_the_fix_last(
     (fake / "__init__.py").write_text("")  # a torchvision that imports: fine
     monkeypatch.delitem(sys.modules, "torchvision", raising=False)
     assert doctor.check_vision_packages().ok
+
+
+def test_doctor_checks_the_datasets_of_the_task_configs_a_run_with_include_path_uses(tmp_path):
+    from lmms_eval_tasks import TASKS_DIR
+    from lmms_eval_tasks.doctor import _benchmark_sources
+
+    pack_yaml = Path(TASKS_DIR) / "vrb" / "yaml" / "levels" / "vrb_clean.yaml"
+    (tmp_path / "vrb_clean.yaml").write_text(
+        f'include: "{pack_yaml}"\ntask: vrb_clean\ndataset_path: parquet\n'
+        'dataset_kwargs:\n  data_files:\n    validation: "/data/vqav2.parquet"\n',
+        encoding="utf-8",
+    )
+
+    def hub_tasks(include_paths):
+        return {task for _, tasks in _benchmark_sources(include_paths)["vrb"] for task in tasks}
+
+    assert "vrb_clean" in hub_tasks([])  # the pack's: VQAv2 from the hub
+    assert "vrb_clean" not in hub_tasks([str(tmp_path)])  # the local copy: no hub dataset to check
+    assert "vrb_zoom_blur_s5" in hub_tasks([str(tmp_path)])

@@ -12,7 +12,7 @@ def _run(args: argparse.Namespace) -> int:
 
     checks = run_checks(
         all_models=args.all_models, tiny_llava=args.tiny_llava, verbose=args.verbose, dev=args.dev,
-        judge=args.judge,
+        judge=args.judge, include_paths=args.include_path,
     )
     return report(checks, as_json=args.json)
 
@@ -45,6 +45,13 @@ def register(subparsers: Any) -> None:
         "--dev", action="store_true", help="also require the development set-up (`make setup`'s tiny LLaVA)"
     )
     parser.add_argument("--verbose", action="store_true", help="show the host's import-time log output")
+    parser.add_argument(
+        "--include_path",
+        action="append",
+        default=[],
+        help="a task folder your runs pass to --include_path: its tasks' datasets are checked instead of "
+        "the pack's tasks of the same name (a local copy runs offline)",
+    )
     parser.add_argument(
         "--judge",
         action="store_true",
