@@ -14,6 +14,7 @@ from tests.fake_openai import FakeOpenAIServer, isolate_judge_env, stable_fracti
 from tests.helpers import offline_environment, run_launcher
 
 TASKS = ("contextual_sample", "dare_sample_single_gen_p1")  # judged by an LLM judge; scored by rules
+GROUP = "dare_sample_log"  # a group scored over its members' records (std over prompts): its own report
 
 
 def fake_judge(prompt: str) -> str:
@@ -22,8 +23,8 @@ def fake_judge(prompt: str) -> str:
 
 def launch(output: Path, *extra: str, **environment: str) -> None:
     completed = run_launcher(
-        "--model", "random_guess", "--model_args", "seed=0", "--seed", "0", "--tasks", ",".join(TASKS),
-        "--output_path", str(output), "--log_samples", *extra,
+        "--model", "random_guess", "--model_args", "seed=0", "--seed", "0", "--tasks",
+        ",".join((*TASKS, GROUP)), "--output_path", str(output), "--log_samples", *extra,
         environment=offline_environment(**environment),
     )  # fmt: skip
     assert completed.returncode == 0, completed.stderr[-3000:]
@@ -44,8 +45,11 @@ def test_predict_only_then_score_gives_the_numbers_of_one_normal_run(tmp_path, m
         launch(tmp_path / "predicted", "--predict_only", LMMS_EVAL_TASKS_JUDGE="")
         assert server.call_count() == judged_in_the_run
         run_folder = next((tmp_path / "predicted").rglob("lmms_eval_tasks/2*"))
+        normal_folder = next((tmp_path / "normal").rglob("lmms_eval_tasks/2*"))
+        reported = sorted(path.name[: -len("_report.json")] for path in normal_folder.glob("*_report.json"))
+        assert GROUP in reported  # the group's own report, as a normal run writes it
         assert sorted(path.name for path in run_folder.iterdir()) == sorted(
-            [f"{task}_samples.jsonl" for task in TASKS] + [f"{task}_pending.json" for task in TASKS]
+            [f"{task}_samples.jsonl" for task in reported] + [f"{task}_pending.json" for task in reported]
         )
         assert cli_main(["report", str(tmp_path / "predicted"), "--out", str(tmp_path / "r0")]) == 2
         assert "generated with --predict_only, not scored" in capsys.readouterr().err
@@ -54,10 +58,11 @@ def test_predict_only_then_score_gives_the_numbers_of_one_normal_run(tmp_path, m
         monkeypatch.delenv("LMMS_EVAL_TASKS_JUDGE_SELF_TEST")  # self-tested, as in the normal run
         for name, value in {**judge, "LMMS_EVAL_TASKS_JUDGE_CACHE": str(tmp_path / "cache_b.sqlite")}.items():
             monkeypatch.setenv(name, value)
-        for task, benchmark in zip(TASKS, ("contextual", "dare"), strict=True):
+        for task in reported:
+            benchmark = "contextual" if task.startswith("contextual") else "dare"
             assert cli_main(["score", benchmark, str(run_folder / f"{task}_samples.jsonl")]) == 0
         assert server.call_count() == 2 * judged_in_the_run  # judged now, not read from the run's cache
-    for task in TASKS:
+    for task in reported:
         normal = read_report(next((tmp_path / "normal").rglob(f"lmms_eval_tasks/2*/{task}_report.json")))
         later = read_report(run_folder / f"{task}_report.json")
         assert later["metrics"] == normal["metrics"], task

@@ -23,11 +23,11 @@ def pack_hooks_of(task: Any) -> Any:
 
 
 def save_unscored(hooks: Any, items: list[Any], args: Any = None) -> None:
-    """Save a task's records and pending marker in its run folder, unscored (``score`` completes them)."""
+    """Save a task's records and pending marker in its run folder, unscored (``score`` completes them), and
+    those of each requested group a normal run scores once all its member tasks' records are in."""
     from lmms_eval_tasks.framework.hook_factory import unwrap_records
-    from lmms_eval_tasks.framework.saved_records import SavedRecords, pending_path, save_pending
+    from lmms_eval_tasks.framework.run_state import current_run
     from lmms_eval_tasks.framework.task_pipeline import output_dir
-    from lmms_eval_tasks.reporting.schema import dumps_strict, strict_loads, write_atomically
 
     records = unwrap_records(items)
     if not records:
@@ -38,8 +38,51 @@ def save_unscored(hooks: Any, items: list[Any], args: Any = None) -> None:
     if folder is None:  # the host requires --output_path with --predict_only; the Python API may not
         logger.warning(f"{name}: --predict_only without an output path: its records are not saved")
         return
+    _save(hooks, folder, name, source, None, records, args)
+    state = current_run(args)
+    state.add_records(name, records, args)  # the groups' records, as a normal run keeps them
+    for group, members in _scored_groups(args).items():
+        kept = state.records_of(members)
+        if name in kept and len(kept) == len(members):  # the group's last member: save the group once
+            union = [record for member_records in kept.values() for record in member_records]
+            _save(hooks, folder, group, group, members, union, args)
+
+
+def _scored_groups(args: Any) -> dict[str, list[str]]:
+    """The groups in ``--tasks`` (and their subgroups) that a normal run scores over their member tasks'
+    records (their YAML has an ``aggregate_metric_list``), each with those member tasks."""
+    from lmms_eval_tasks import TASKS_DIR
+    from lmms_eval_tasks.framework import task_index
+    from lmms_eval_tasks.framework.hook_factory import _include_paths
+
+    def entry_of(name: str) -> tuple[Any, Any]:
+        for folder in [TASKS_DIR, *_include_paths(args)]:
+            entry = task_index.task_entry(name, folder)
+            if entry is not None:
+                return entry, folder
+        return None, None
+
+    found: dict[str, list[str]] = {}
+    pending = [name.strip() for name in str(getattr(args, "tasks", "") or "").split(",") if name.strip()]
+    while pending:
+        entry, folder = entry_of(pending.pop())
+        if entry is None or entry.kind != "group" or entry.name in found:
+            continue
+        members = task_index.group_members(entry.name, folder) or []
+        pending += members
+        if task_index.task_config(entry, folder).get("aggregate_metric_list"):
+            tasks = [member for member in members if getattr(entry_of(member)[0], "kind", None) == "task"]
+            found[entry.name] = tasks
+    return found
+
+
+def _save(hooks: Any, folder: Any, name: str, source: str, members: Any, records: list, args: Any) -> None:
+    """Write one task's (or group's) records and its pending marker, marked predict-only, with no judge."""
+    from lmms_eval_tasks.framework.saved_records import SavedRecords, pending_path, save_pending
+    from lmms_eval_tasks.reporting.schema import dumps_strict, strict_loads, write_atomically
+
     settings = dict(hooks.task_settings(source))
-    path = save_pending(folder, hooks.benchmark, name, source, None, args, settings, records)
+    path = save_pending(folder, hooks.benchmark, name, source, members, args, settings, records)
     marker = pending_path(folder, name)
     pending = strict_loads(marker.read_text(encoding="utf-8"))
     pending.pop("judge", None)  # nothing was judged: the judge is the one `score` finds
