@@ -1006,9 +1006,11 @@ def _leaderboard_source(run_dir: str | os.PathLike[str], benchmark: str, task: s
             folder = run.report_paths[name].parent
             files = report.get("details", {}).get("submission_files") or {}
             candidates = [folder / pattern.format(task=name) for pattern in patterns]
-            candidates += [Path(path) for path in files.values() if isinstance(path, str)]
+            # the report's paths are where the run wrote them: read the files beside the report (a copied
+            # or moved folder, a relative RUN_DIR), never those of the folder the run was copied from
+            candidates += [folder / Path(path).name for path in files.values() if isinstance(path, str)]
             found.extend(path.resolve() for path in candidates if path.is_file())
-    return list(dict.fromkeys(found))  # resolved: a relative RUN_DIR and the report's absolute paths agree
+    return list(dict.fromkeys(found))
 
 
 def export_leaderboard(
@@ -1038,7 +1040,8 @@ def export_leaderboard(
     if len(sources) > 1:
         listing = ", ".join(str(path) for path in sources)
         raise ReportInputError(
-            f"{run_dir}: several {benchmark} leaderboard files ({listing}); name one with --task"
+            f"{run_dir}: several {benchmark} leaderboard files ({listing}); name one with --task, or give "
+            "the run folder (lmms_eval_tasks/<run_id>) that holds it"
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sources[0], out)

@@ -303,6 +303,11 @@ def test_export_leaderboard_files_and_csv(
     assert cli_main(relative) == 0
     assert (tmp_path / "rel.json").read_bytes() == (tmp_path / "ctx.json").read_bytes()
     monkeypatch.undo()
+    # a copy of the run folder (another machine, a renamed folder): its own file, not the original's
+    copied = shutil.copytree(sample_output, tmp_path / "copied", ignore=shutil.ignore_patterns("*.png"))
+    [mine] = copied.rglob("contextual_sample_submission_predictions.json")
+    mine.write_text('{"edited": {}}', encoding="utf-8")
+    assert export_leaderboard("contextual", copied, tmp_path / "c.json").read_text() == '{"edited": {}}'
 
     table = export_csv([sample_output], tmp_path / "all.csv")
     with open(table, encoding="utf-8", newline="") as handle:
