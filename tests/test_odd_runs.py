@@ -119,6 +119,24 @@ def test_device_dtype_and_batch_size_the_wrapper_cannot_honour_are_refused_namin
     assert model_settings_problem(["--batch_size", "8"], [("random_guess", "seed=0")]) is None
 
 
+def test_device_choices_are_refused_only_where_they_cannot_work() -> None:
+    """A model that places nothing on a device (random_guess, a server model) runs with any --device; the
+    host fails on --device given twice (the flag and device= in --model_args: 'multiple values')."""
+    import torch
+
+    from lmms_eval_tasks.host.argument_checks import model_settings_problem
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    for model in ("random_guess", "openai_pipelined", "openai_compatible"):
+        assert model_settings_problem(["--device", "cuda"], [(model, "model=x")]) is None, model
+    cpu = [("llava_hf", "pretrained=x,device=cpu,device_map=cpu")]
+    problem = model_settings_problem(["--device", "cpu"], cpu)
+    assert problem is not None and "\n" not in problem, problem
+    assert problem.startswith("lmms_eval: --device cpu and device=cpu in --model_args"), problem
+    assert model_settings_problem(["--device", "cpu"], [("llava_hf", "pretrained=x,device_map=cpu")]) is None
+
+
 def test_zero_few_shot_spelled_otherwise_is_not_refused() -> None:
     from lmms_eval_tasks.host.argument_checks import run_argument_problem
 

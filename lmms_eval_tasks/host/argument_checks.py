@@ -209,13 +209,16 @@ def model_settings_problem(arguments: Sequence[str], runs: Sequence[tuple[str, s
     import os
 
     from lmms_eval_tasks.documentation import doc
+    from lmms_eval_tasks.host.server_checks import SERVER_MODELS
 
     device_flag = flag_value(arguments, "--device")
     batch = flag_value(arguments, "--batch_size") or flag_value(arguments, "-b")
     several = int(os.environ.get("WORLD_SIZE", "1") or 1) > 1  # accelerate: llava_hf picks cuda:<rank>
     for model, model_args in runs:
         given = dict(part.strip().split("=", 1) for part in (model_args or "").split(",") if "=" in part)
+        places_weights = model not in SERVER_MODELS and model != "random_guess"  # else any device runs
         devices = [("--device", device_flag), *((key, given.get(key)) for key in ("device", "device_map"))]
+        devices = devices if places_weights else []
         if model == "llava_hf":
             size = given.get("batch_size") or batch
             if size is not None and str(size).strip() != "1":
@@ -246,4 +249,9 @@ def model_settings_problem(arguments: Sequence[str], runs: Sequence[tuple[str, s
             why = _absent_device(value) if value else None
             if why:
                 return f"lmms_eval: {where} {value}: {why}; on the CPU: {_CPU_FIX}, or run where it is"
+        if device_flag is not None and "device" in given:  # the host passes both: 'multiple values'
+            return (
+                f"lmms_eval: --device {device_flag} and device={given['device']} in --model_args: the host "
+                "passes both to the model, which fails; give one of them"
+            )
     return None
