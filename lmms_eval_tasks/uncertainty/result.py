@@ -25,18 +25,14 @@ def finite_or_none(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _json_safe(record: Any) -> dict[str, Any]:
-    output: dict[str, Any] = {}
-    for key, value in asdict(record).items():
-        if isinstance(value, float):
-            output[key] = finite_or_none(value)
-        else:
-            output[key] = value
-    return output
+class _JsonSafe:
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-safe dict (non-finite numbers become None)."""
+        return {k: finite_or_none(v) if isinstance(v, float) else v for k, v in asdict(self).items()}
 
 
 @dataclass(frozen=True)
-class Uncertainty:
+class Uncertainty(_JsonSafe):
     """A point estimate with its standard error and a two-sided ``confidence`` interval.
 
     ``method``: "bootstrap" (percentile interval of a cluster bootstrap), "analytic" (cluster-robust
@@ -60,13 +56,9 @@ class Uncertainty:
     reason: str | None = None
     undefined_resamples: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-safe dict (non-finite numbers become None)."""
-        return _json_safe(self)
-
 
 @dataclass(frozen=True)
-class Difference:
+class Difference(_JsonSafe):
     """A paired difference ``estimate = estimate_b - estimate_a`` with its bootstrap interval and p-value.
 
     ``p_value`` is two-sided: twice the smaller share of resampled differences on either side of 0 (ties
@@ -89,13 +81,9 @@ class Difference:
     reason: str | None = None
     undefined_resamples: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-safe dict (non-finite numbers become None)."""
-        return _json_safe(self)
-
 
 @dataclass(frozen=True)
-class McNemar:
+class McNemar(_JsonSafe):
     """McNemar's test on the discordant counts (``b01``: A wrong, B right; ``b10``: A right, B wrong).
 
     ``better`` is the run with more discordant wins ("a" or "b"), None on a tie.
@@ -108,7 +96,3 @@ class McNemar:
     b01: int
     b10: int
     better: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-safe dict."""
-        return _json_safe(self)

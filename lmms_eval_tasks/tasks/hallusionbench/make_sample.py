@@ -175,49 +175,25 @@ def _row(
     }
 
 
-def _vd_set(
+def _question_set(
+    category: str,
     subcategory: str,
     note: str,
     figures: list[Callable[[], Image.Image]],
     questions: list[tuple[str, list[tuple[str, str]]]],
 ) -> list[dict[str, Any]]:
-    """A VD set: figure 0 is the original image (visual_input 1), the others edited (visual_input 2)."""
+    """A figure set. VD: figure 0 is the original image (visual_input 1), the others edited (2). VS: figure 0
+    has no image (visual_input 0), figure 1 the original, later ones edited."""
+    images = [None, *figures] if category == "VS" else figures
+    first_image = 1 if category == "VS" else 0
     rows = []
-    for figure_id, image in enumerate(figures):
+    for figure_id, image in enumerate(images):
+        visual_input = "0" if image is None else ("1" if figure_id == first_image else "2")
         for question_id, (question, answers) in enumerate(questions):
             gt_answer, details = answers[figure_id]
             rows.append(
                 _row(
-                    "VD",
-                    subcategory,
-                    figure_id,
-                    question_id,
-                    question,
-                    gt_answer,
-                    details,
-                    note,
-                    image,
-                    "1" if figure_id == 0 else "2",
-                )
-            )
-    return rows
-
-
-def _vs_set(
-    subcategory: str,
-    note: str,
-    figures: list[Callable[[], Image.Image]],
-    questions: list[tuple[str, list[tuple[str, str]]]],
-) -> list[dict[str, Any]]:
-    """A VS set: figure 0 has no image (visual_input 0), figure 1 the original, later ones edited."""
-    rows = []
-    for figure_id, image in enumerate([None, *figures]):
-        for question_id, (question, answers) in enumerate(questions):
-            gt_answer, details = answers[figure_id]
-            visual_input = "0" if figure_id == 0 else ("1" if figure_id == 1 else "2")
-            rows.append(
-                _row(
-                    "VS",
+                    category,
                     subcategory,
                     figure_id,
                     question_id,
@@ -236,7 +212,8 @@ def build_rows() -> list[dict[str, Any]]:
     """All sample questions in the official 11-field schema plus ``image`` (a PIL image or None)."""
     same_length = "The two horizontal lines are the same length."
     rows: list[dict[str, Any]] = []
-    rows += _vd_set(
+    rows += _question_set(
+        "VD",
         "illusion",
         "mueller-lyer lines",
         [lambda: draw_lines(80), lambda: draw_lines(56)],
@@ -247,7 +224,8 @@ def build_rows() -> list[dict[str, Any]]:
             ),
         ],
     )
-    rows += _vd_set(
+    rows += _question_set(
+        "VD",
         "math",
         "right triangle",
         [lambda: draw_triangle((3, 4), 5), lambda: draw_triangle((6, 8), 10)],
@@ -258,7 +236,8 @@ def build_rows() -> list[dict[str, Any]]:
             ),
         ],
     )
-    rows += _vd_set(
+    rows += _question_set(
+        "VD",
         "ocr",
         "shop sign",
         [lambda: draw_sign("OPEN", GREEN), lambda: draw_sign("CLOSED", RED)],
@@ -269,7 +248,8 @@ def build_rows() -> list[dict[str, Any]]:
             ),
         ],
     )
-    rows += _vd_set(
+    rows += _question_set(
+        "VD",
         "figure",
         "circles",
         [lambda: draw_circles(3, BLUE), lambda: draw_circles(4, BLUE), lambda: draw_circles(3, RED)],
@@ -292,7 +272,8 @@ def build_rows() -> list[dict[str, Any]]:
             ),
         ],
     )
-    rows += _vd_set(
+    rows += _question_set(
+        "VD",
         "video",
         "ball frames",
         [lambda: draw_frames(True), lambda: draw_frames(False)],
@@ -305,7 +286,8 @@ def build_rows() -> list[dict[str, Any]]:
     )
     heights = {"Everest": 8849, "K2": 8611, "Kanch": 8586}
     edited_heights = {"Everest": 8611, "K2": 8849, "Kanch": 8586}
-    rows += _vs_set(
+    rows += _question_set(
+        "VS",
         "chart",
         "mountain heights",
         [lambda: draw_bar_chart(heights), lambda: draw_bar_chart(edited_heights)],
@@ -330,7 +312,8 @@ def build_rows() -> list[dict[str, Any]]:
     )
     planets = [("Jupiter", "139820"), ("Saturn", "116460"), ("Earth", "12742")]
     edited_planets = [("Jupiter", "139820"), ("Saturn", "149000"), ("Earth", "12742")]
-    rows += _vs_set(
+    rows += _question_set(
+        "VS",
         "table",
         "planet diameters",
         [lambda: draw_table(planets), lambda: draw_table(edited_planets)],
@@ -345,7 +328,8 @@ def build_rows() -> list[dict[str, Any]]:
             ),
         ],
     )
-    rows += _vs_set(
+    rows += _question_set(
+        "VS",
         "map",
         "cities",
         [lambda: draw_map("Paris", "Madrid"), lambda: draw_map("Madrid", "Paris")],
@@ -360,7 +344,8 @@ def build_rows() -> list[dict[str, Any]]:
             ),
         ],
     )
-    rows += _vs_set(
+    rows += _question_set(
+        "VS",
         "ocr",
         "boiling point note",
         [lambda: draw_note(100), lambda: draw_note(90)],
