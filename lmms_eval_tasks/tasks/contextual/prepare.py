@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -702,19 +703,13 @@ def run(args: Any) -> int:
     return 0
 
 
-class ContextualPreparer:
-    """``lmms-eval-tasks prepare contextual``: the shared prepare command's sub-command for ConTextual."""
-
-    name = KIND
-    help = (
-        "download the images of a ConTextual CSV once (concurrent, resumable, verified) and write a dataset"
+# ``lmms-eval-tasks prepare contextual``: the shared prepare command's sub-command for ConTextual.
+PREPARERS = [
+    SimpleNamespace(
+        name=KIND,
+        help="download the images of a ConTextual CSV once (concurrent, resumable, verified) and write a "
+        "dataset",
+        add_arguments=add_arguments,
+        run=run,
     )
-
-    def add_arguments(self, parser: Any) -> None:
-        add_arguments(parser)
-
-    def run(self, args: Any) -> int:
-        return run(args)
-
-
-PREPARERS = [ContextualPreparer()]
+]

@@ -17,6 +17,7 @@ from lmms_eval_tasks.framework.input_checks import OptionError, RecordError, che
 from lmms_eval_tasks.framework.registry import scorer
 from lmms_eval_tasks.tasks.vrb import RECORD_SCHEMA
 from lmms_eval_tasks.uncertainty.resampling import point_values
+from lmms_eval_tasks.uncertainty.result import finite_or_none
 
 PROTOCOLS = ("paper", "vqa_api", "official")
 LEVELS = (0, 1, 2, 3, 4, 5)
@@ -600,11 +601,6 @@ def _scaled(values: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return np.where(finite, scaled, np.nan)
 
 
-def _finite_or_none(value: Any) -> float | None:
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def robustness(
     accuracy: Mapping[str, Mapping[str, Sequence[float]]],
     *,
@@ -672,25 +668,25 @@ def robustness_array(
         take = (lambda array: array[index]) if axis == 1 else (lambda array: array[:, index])
         if axis == 1:
             keys = (*SUB_METRICS, "accuracy_clean", "accuracy_average", "relative_accuracy_drop", "vre")
-            return {key: _finite_or_none(summary[key][index]) for key in keys}
-        values = {name: _finite_or_none(take(raw[name]).mean()) for name in SUB_METRICS}
+            return {key: finite_or_none(summary[key][index]) for key in keys}
+        values = {name: finite_or_none(take(raw[name]).mean()) for name in SUB_METRICS}
         if True:
             values.update(
-                accuracy_average=_finite_or_none(take(raw["accuracy_average"]).mean()),
-                relative_accuracy_drop=_finite_or_none(relative_corruption[index]),
+                accuracy_average=finite_or_none(take(raw["accuracy_average"]).mean()),
+                relative_accuracy_drop=finite_or_none(relative_corruption[index]),
             )
-            values["vre"] = _finite_or_none(vre_corruptions[index])
+            values["vre"] = finite_or_none(vre_corruptions[index])
         return values
 
     cell_entries: dict[str, dict[str, Any]] = {}
     for v, model in enumerate(models):
         cell_entries[model] = {}
         for c, name in enumerate(corruptions):
-            cell = {key: _finite_or_none(raw[key][v, c]) for key in (*SUB_METRICS, "accuracy_average")}
-            cell["relative_accuracy_drop"] = _finite_or_none(raw["relative_accuracy_drop"][v, c])
+            cell = {key: finite_or_none(raw[key][v, c]) for key in (*SUB_METRICS, "accuracy_average")}
+            cell["relative_accuracy_drop"] = finite_or_none(raw["relative_accuracy_drop"][v, c])
             cell["accuracy_by_level"] = [float(value) for value in table[v, c]]
             if scaled:
-                cell["scaled"] = {key: _finite_or_none(scaled[key][v, c]) for key in SUB_METRICS}
+                cell["scaled"] = {key: finite_or_none(scaled[key][v, c]) for key in SUB_METRICS}
             cell_entries[model][name] = cell
     return {
         "models": {model: entry(1, v) for v, model in enumerate(models)},
