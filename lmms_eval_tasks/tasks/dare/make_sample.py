@@ -168,40 +168,18 @@ def _row(
     }
 
 
-def build_single(rng: random.Random, count: int = 10) -> list[dict[str, Any]]:
-    """Single-correct rows (answer = the gold option's text), alternating count and order."""
-    rows = []
-    for index in range(count):
-        category = ("count", "order")[index % 2]
-        question, gold, pool, _, image = _single_item(rng, category)
-        options, _ = _place(rng, gold, rng.sample(pool, 3))
-        rows.append(_row(f"sample-1c-{index:03d}", index, question, options, [gold], category, image))
-    return rows
-
-
-def build_single_variations(
-    rng: random.Random, instances: int = 4, variants: int = 3
-) -> list[dict[str, Any]]:
-    """Single-correct rows with ``variants`` option sets per instance (shared instance_id and image)."""
+def build_single(rng: random.Random, instances: int = 10, variants: int = 1) -> list[dict[str, Any]]:
+    """Single-correct rows (answer = the gold option's text), alternating count and order; with ``variants``
+    > 1, that many option sets per instance (shared instance_id and image), each drawing its own three
+    distractors from a pool of at least six."""
     rows = []
     for instance in range(instances):
         category = ("count", "order")[instance % 2]
         question, gold, pool, _, image = _single_item(rng, category)
-        # Each variant draws its own three distractors from a pool of at least six.
         for variant in range(variants):
-            distractors = rng.sample(pool, 3)
-            options, _ = _place(rng, gold, distractors)
-            rows.append(
-                _row(
-                    f"sample-1cv-{instance:03d}-{variant}",
-                    instance,
-                    question,
-                    options,
-                    [gold],
-                    category,
-                    image,
-                )
-            )
+            options, _ = _place(rng, gold, rng.sample(pool, 3))
+            name = f"sample-1c-{instance:03d}" if variants == 1 else f"sample-1cv-{instance:03d}-{variant}"
+            rows.append(_row(name, instance, question, options, [gold], category, image))
     return rows
 
 
@@ -268,7 +246,7 @@ def build_rows(seed: int = DEFAULT_SEED) -> dict[str, list[dict[str, Any]]]:
     """All three configs' validation rows for ``seed`` (each config has its own derived generator)."""
     return {
         "1_correct": build_single(random.Random(f"{seed}-1_correct")),
-        "1_correct_var": build_single_variations(random.Random(f"{seed}-1_correct_var")),
+        "1_correct_var": build_single(random.Random(f"{seed}-1_correct_var"), instances=4, variants=3),
         "n_correct": build_multi(random.Random(f"{seed}-n_correct")),
     }
 
