@@ -148,10 +148,9 @@ def _quote_spans(reply: str, piece: str, folded: tuple[str, list[int]] | None, w
         start = haystack.find(needle, start + 1)
 
 
-def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool, list[tuple[str, int]]]:
-    """``mask_model_text``'s reply; whether a line of a model text stands glued into the judge's own words
-    ("ment: No" inside "Judgement: No": left as the judge wrote it, counted); and each masked text with
-    where the masked reply goes on after its mask, in reply order."""
+def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool]:
+    """``mask_model_text``'s reply, and whether a line of a model text stands glued into the judge's own
+    words ("ment: No" inside "Judgement: No": left as the judge wrote it, counted)."""
     folded = _folded_positions(reply)
     spans: list[tuple[int, int]] = []
     glued = False
@@ -173,12 +172,19 @@ def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool, l
                 spans.append((left, right))
             inside_a_word = reply[left - 1 : left].isalnum() or reply[right : right + 1].isalnum()
             glued = glued or (free and inside_a_word and not alone)
-    pieces, cuts, done = [], [], 0
-    for left, right in sorted(spans):
-        pieces += [reply[done:left], MASK]
-        cuts.append((reply[left:right], sum(map(len, pieces))))
-        done = right
-    return "".join(pieces) + reply[done:], glued, cuts
+    for left, right in sorted(spans, reverse=True):
+        reply = reply[:left] + MASK + reply[right:]
+    return reply, glued
+
+
+def without_model_lines(reply: str, model_texts: tuple[str, ...]) -> str:
+    """``reply`` folded, every occurrence of a model text or of one of its lines (``MIN_MASKED_CHARS`` or
+    more, folded) masked, standalone or not: the words no model text can have put there."""
+    folded = fold_text(reply)
+    pieces = {fold_text(piece).strip() for text in model_texts for piece in (text, *text.splitlines())}
+    for piece in sorted((piece for piece in pieces if len(piece) >= MIN_MASKED_CHARS), key=len, reverse=True):
+        folded = folded.replace(piece, MASK)
+    return folded
 
 
 def mask_model_text(reply: str, model_texts: tuple[str, ...]) -> str:

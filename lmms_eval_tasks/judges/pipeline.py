@@ -22,7 +22,13 @@ from loguru import logger
 
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest
 from lmms_eval_tasks.judges.config import env_setting, numeric_setting
-from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, Conflict, fold_text, masked_reply
+from lmms_eval_tasks.judges.integrity import (
+    LENGTH_REFUSED,
+    Conflict,
+    fold_text,
+    masked_reply,
+    without_model_lines,
+)
 from lmms_eval_tasks.judges.redact import scrub
 
 CONTENT_FREE = "content-free answer"  # the reason of a cell rejected without asking the judge
@@ -244,30 +250,30 @@ def _model_text_dominates(item: JudgeItem) -> bool:
     return model > 0 and model >= rest
 
 
-_NO_CONCLUSION = object()  # masking removed the reply's concluding verdict: no verdict may stand for it
+_NOT_THE_JUDGES = object()  # the verdict read is not the one the judge's own words hold
 
 
-def _conclusion_masked(masked: str, cuts: list[tuple[str, int]], parse: Callable[[str], Any]) -> bool:
-    """True when the last masked text holding a verdict of its own has no verdict after it in the masked
-    reply: it stood where the judge concludes, so a model line equal to the judge's verdict line cannot
-    leave a verdict the judge only quoted deciding (the reply read whole held two)."""
-    nothing = parse("")
-    for text, end in reversed(cuts):
-        if parse(fold_text(text)) != nothing:
-            return parse(fold_text(masked[end:])) == nothing
-    return False
+def _not_the_judges(parse: Callable[[str], Any], judges_words: str, verdict: Any, chose: bool) -> bool:
+    """True when the verdict read differs from the verdict of the judge's words alone (every model line cut
+    out, standalone or not) and either those words hold a verdict (a quote after the judge's own was read)
+    or masking picked among the reply's verdicts (a model line equal to the judge's verdict line masked)."""
+    own = parse(judges_words)
+    if own == verdict or isinstance(own, Conflict) and isinstance(verdict, Conflict):
+        return False
+    return chose or (own is not None and not isinstance(own, Conflict) and own != parse(""))
 
 
 def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: bool = True) -> VerdictCell:
     if reply.text is None:
         return VerdictCell(UNJUDGED, None, None, reply.error or "unknown error", reply.cached)
     try:
-        masked, glued, cuts = masked_reply(reply.text, item.model_text) if mask else (reply.text, False, [])
+        masked, glued = masked_reply(reply.text, item.model_text) if mask else (reply.text, False)
         verdict = parse(fold_text(masked) if mask else masked)
         # the judge's own verdict, read as written: masking may reveal it, never remove or change it
         own = parse(fold_text(reply.text)) if masked != reply.text else verdict
-        if own is None or isinstance(own, Conflict):  # read whole, no one verdict: its conclusion decides
-            own = _NO_CONCLUSION if _conclusion_masked(masked, cuts, parse) else own
+        chose = masked != reply.text and (own is None or isinstance(own, Conflict))  # masking picked one
+        if mask and _not_the_judges(parse, without_model_lines(reply.text, item.model_text), verdict, chose):
+            own = _NOT_THE_JUDGES
     except Exception as error:  # a parser must not crash scoring: the reply is kept, the cell counted
         return VerdictCell(
             UNPARSEABLE,
