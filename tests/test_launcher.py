@@ -72,8 +72,8 @@ def test_pack_dir_is_appended_after_user_paths_once() -> None:
 def test_tasks_list_shows_pack_tasks_next_to_host_tasks() -> None:
     completed = run_launcher("--tasks", "list")
     assert completed.returncode == 0, completed.stderr[-3000:]
-    listed = {
-        line.strip()[2:]
+    listed = {  # the last name carries the log's colour reset (a task named zz_* is that one)
+        line.strip()[2:].removesuffix("\x1b[0m")
         for line in (completed.stdout + completed.stderr).splitlines()
         if line.strip().startswith("- ")
     }
