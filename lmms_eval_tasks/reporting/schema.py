@@ -99,21 +99,8 @@ def dumps_strict(value: Any, indent: int | None = None) -> str:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and an atomic replace: the
-    file is whole or absent, and a failed write (full disk) raises an OSError naming ``path``."""
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise write_error(path, error) from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException as error:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(error, OSError):  # the OS message names no file (a write through a descriptor)
-            raise write_error(path, error) from None
-        raise
+    """Write ``text`` as UTF-8 to ``path`` whole or not at all (``write_bytes_atomically``)."""
+    write_bytes_atomically(path, text.encode("utf-8"))
 
 
 def write_error(path: Path, error: OSError) -> OSError:
