@@ -9,7 +9,7 @@ accuracies, fractions where the paper prints fractions).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 PUBLISHED_MARK = "published, not re-run"
 
@@ -43,16 +43,7 @@ class Source:
         return ", ".join(parts)
 
     def as_dict(self) -> dict[str, str]:
-        return {
-            "paper": self.paper,
-            "table": self.table,
-            "benchmark_version": self.benchmark_version,
-            "judge": self.judge,
-            "checked_against": self.checked_against,
-            "excerpt": self.excerpt,
-            "unchecked_reason": self.unchecked_reason,
-            "corroboration": self.corroboration,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
