@@ -387,7 +387,9 @@ def check_pack_models() -> Check:
     broken = [status for status in map(model_availability.wrapper_status, SIMPLE_MODELS) if not status.ok]
     if broken:
         reasons = "; ".join(f"{status.model}: {status.reason}" for status in broken)
-        return Check("runtime", "pack models", False, True, reasons, "reinstall the pack: pip install -e .")
+        fix = "pip install -e ." if in_checkout() else "the README's pip line"
+        fix = f"reinstall the pack: {fix}"
+        return Check("runtime", "pack models", False, True, reasons, fix)
     return Check("runtime", "pack models", True, True, f"{', '.join(SIMPLE_MODELS)} import through the host")
 
 

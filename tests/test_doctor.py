@@ -155,6 +155,23 @@ def test_missing_tiny_llava_fails_only_the_development_checks(
     assert fix == f"`lmms-eval-tasks build-tiny-llava --output {tmp_path / 'nowhere'}`"
 
 
+def test_a_pip_install_is_never_told_a_make_target_or_a_clone_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, no_judge: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pip install has no Makefile and no source folder: no fix names `make` or `pip install -e .`."""
+    from lmms_eval_tasks.host import model_availability
+
+    monkeypatch.setattr(doctor, "CHECKOUT", tmp_path)
+    _, payload = _doctor_json(capsys)
+    fixes = {check["name"]: check["fix"] for check in payload["checks"] if check.get("fix")}
+    assert "internvl2" in fixes  # the make setup venv has no torchvision: its fix is shown
+    broken = model_availability.WrapperStatus("random_guess", False, "x.Y", "ImportError: no x", ())
+    monkeypatch.setattr(model_availability, "wrapper_status", lambda model: broken)
+    fixes["pack models"] = doctor.check_pack_models().fix
+    for name, fix in fixes.items():
+        assert "make " not in fix and "pip install -e" not in fix, (name, fix)
+
+
 def test_unreachable_judge_is_reported_without_the_key(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tiny_llava_dir: Path, no_judge: None
 ) -> None:

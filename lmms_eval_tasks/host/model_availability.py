@@ -179,8 +179,8 @@ def wrapper_status(model: str, force_simple: bool = False) -> WrapperStatus:
 # Modules whose install needs more than `pip install <module>` on this setup.
 MODULE_HINTS: dict[str, str] = {
     "torchvision": (
-        "torchvision: `make setup` removes it on purpose (the PyPI build fails to import next to the CPU "
-        "torch wheel); install the torchvision build that matches torch, from the same index as torch"
+        "torchvision: the build that matches torch, from the same index as torch (PyPI's build fails to "
+        "import next to a CPU torch wheel, so the pack's CPU setups leave it out)"
     ),
     "llava": "llava: the original LLaVA code, which cannot share this environment (see models.md)",
     "decord": "decord: `pip install 'lmms-eval-tasks[llava-hf]'` (or `pip install decord`)",
