@@ -1,15 +1,7 @@
 """`make demo`: run every bundled `*_sample` task through the launcher with the pack's offline models.
 
-Runs the real harness twice (the seeded `random_guess` baseline and the host's `llava_hf` wrapper on the
-tiny random LLaVA), fully offline with the rule-based judge, then prints and writes a per-task summary.
-The numbers are meaningless as model quality (random models on a few generated questions); the demo
-shows the whole pipeline working and where its outputs go.
-
-The two launcher runs are independent and run side by side (one process each, all tasks in one process),
-forked from one process that imported the host once (``lmms_eval_tasks.host.speedups.shared_import``).
-A rerun reuses what is finished: a model's run whose inputs (the pack's files, the installed host and its
-libraries, the model and its files, the tasks, the seed) are unchanged is not run again, and the report is
-rewritten only when a run changed; the output says which (``--fresh`` runs everything again).
+The seeded `random_guess` baseline and the tiny random LLaVA run side by side, offline with the rule judge;
+the numbers say nothing about model quality. A rerun reuses a run whose inputs are unchanged (`--fresh`).
 """
 
 from __future__ import annotations

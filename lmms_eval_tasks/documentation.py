@@ -1,9 +1,5 @@
-"""Where a message sends the user for more: a docs page as a path that exists on this machine.
-
-A pip install has no ``docs/`` folder next to the user's shell, so messages never cite ``docs/x.md``: the
-wheel installs the pages under ``<prefix>/share/lmms-eval-tasks/docs/`` (pyproject's data-files), and a
-checkout has them in its ``docs/`` folder. ``doc("models.md")`` is whichever exists, else the page's name
-in the project's documentation.
+"""Where a message sends the user for more: a docs page as a path that exists on this machine (installed
+under ``<prefix>/share/lmms-eval-tasks/docs/`` or in a checkout's ``docs/``), never a bare ``docs/x.md``.
 """
 
 from __future__ import annotations

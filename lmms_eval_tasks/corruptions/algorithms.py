@@ -1,8 +1,7 @@
 """The corruption algorithms. Each takes an RGB uint8 image, its severity row and a noise source.
 
-They return float images in [0, 255] (the caller quantises them the profile's way: truncation for
-``imagenet_c`` like ``np.uint8``, rounding for ``vrb`` like ``cv2.imwrite``) or final uint8 images.
-Profile differences are keyword arguments; ``engine.py`` binds them into the profiles' registries.
+They return float images in [0, 255] (quantised the profile's way by the caller) or final uint8 images;
+profile differences are keyword arguments that ``engine.py`` binds.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Severity tables as plain data: one row of parameters per severity 1..5, per profile and corruption.
 
-Three profiles: ``vrb`` reproduces the Visual Robustness Benchmark's official generator (Ishmam et al.,
-WACV 2025), ``vrb_official`` the same with the official pipeline's storage artefacts (its swapped-channel
-JPEG encode and the quality-95 JPEG every corrupted image is saved as; same tables as ``vrb``) and
-``imagenet_c`` the Hendrycks & Dietterich definitions as implemented by the ``imagecorruptions`` 1.1.2
-package. Results record the profile, the row used and the seed.
+The profiles ``vrb``, ``vrb_official`` and ``imagenet_c`` are described in docs/corruptions.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """``random_guess``: a seeded random-chance baseline that answers in each task's answer space.
 
-It is the "Random Chance" row of a results table: no weights, no torch work, instant. Every answer is a
-function of (seed, task name, doc id, request index within the doc, repeat index) only, so results do not
-depend on batch size, request order, process count or ranks. Answer spaces come from
-``lmms_eval_tasks.framework.answer_spaces`` (per-benchmark hooks, else a generic fallback).
+Every answer depends only on (seed, task, doc id, request and repeat index), never on batching, order or
+ranks; answer spaces come from ``framework.answer_spaces``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Build a tiny, randomly initialised LLaVA offline, so demos and tests drive the host's real ``llava_hf``.
 
-The model (tiny CLIP vision tower + tiny Llama) answers nonsense; it exists to exercise the whole
-``llava_hf`` code path (chat template, ``<image>`` expansion, generation, loglikelihood) on CPU in seconds.
-Building is deterministic for a given seed and idempotent: a complete build with the same recipe is reused.
-
-Usage: ``python -m lmms_eval_tasks.models.tiny_llava --output DIR [--seed N]``, then
+It answers nonsense, deterministically per seed; a complete build of the same recipe is reused. Then run
 ``--model llava_hf --model_args pretrained=DIR,device=cpu,device_map=cpu``.
 """
 

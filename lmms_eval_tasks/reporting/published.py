@@ -1,9 +1,5 @@
-"""Published numbers as data: each paper's per-model values with where they were read (paper, table,
-benchmark version/split, judge) and, when a source text was checked, the excerpt file next to the data.
-
-One source of truth for the report sections' "published, not re-run" rows and for the reproduction
-verdict (``lmms_eval_tasks.reproduction``). Values are in the unit the pack's metric uses (percent for
-accuracies, fractions where the paper prints fractions).
+"""Published numbers as data: each paper's per-model values with their source, the one source of truth for
+the reports' "published, not re-run" rows and the reproduction verdict (values in the metric's unit).
 """
 
 from __future__ import annotations

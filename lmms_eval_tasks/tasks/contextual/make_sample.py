@@ -1,10 +1,7 @@
 """The bundled ConTextual sample: generated text-rich images with known answers, in the official schema.
 
-Ten instructions over clock faces (analog and digital), a price list, road and platform signs, a shop front,
-a street-name sign and a small bar chart. The columns are the official CSV's (``image_url, instruction,
-response, category``) plus an HF ``Image`` column; ``image_url`` is a ``sample://`` identifier (nothing is
-downloaded). References are short, so the offline rule judge can decide them. Deterministic: the drift test
-regenerates the parquet file byte for byte (``python -m lmms_eval_tasks.framework.taskgen``).
+``image_url`` is a ``sample://`` identifier (nothing is downloaded); short references, so the offline rule
+judge can decide them. Deterministic (the drift test regenerates it byte for byte).
 """
 
 from __future__ import annotations

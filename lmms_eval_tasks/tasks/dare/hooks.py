@@ -1,8 +1,6 @@
 """lmms-eval hooks for DARE: prompts, Out-Log choices, per-sample records, built with the pack's hook factory.
 
-Every task shares these hooks; a task's identity (setup, format, prompt, variant) reaches them through its
-``task_docs.process_docs_<task>``, which adds ``dare_*`` columns and the task name to the docs. Metric
-logic lives in ``lmms_eval_tasks.tasks.dare.scoring``; see docs/dare.md for the design.
+A task's identity reaches the shared hooks through its ``task_docs.process_docs_<task>`` (``dare_*`` columns).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Generate the bundled DARE sample data: drawn scenes of coloured shapes, answers known by construction.
 
-Writes ``sample/{1_correct,1_correct_var,n_correct}_validation.parquet`` in the official schema (id,
-instance_id, question, answer, A-D, category, img) with conditional-counting and ordering questions.
-Deterministic for a seed: ``python -m lmms_eval_tasks.tasks.dare.make_sample [--seed 0] [--output DIR]``.
-The single-correct configs store answers as option texts and ``n_correct`` as letters, so both
-encodings of the official ``answer`` field are exercised.
+The official schema, deterministic per seed; single-correct answers are option texts and ``n_correct``'s
+letters, so both encodings of the official ``answer`` field are exercised.
 """
 
 from __future__ import annotations

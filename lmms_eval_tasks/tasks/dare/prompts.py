@@ -1,8 +1,6 @@
 """DARE prompt texts (paper appendix A.1) and the question block that follows every prompt.
 
-Where the paper's appendix elides part of a prompt ("..."), the elided part is the same prompt
-number's opening sentence(s); multi-correct prompt 3 (truncated in the paper) and the binary
-per-option prompt are reconstructions in the style of the others. docs/dare.md lists every text.
+Elided and truncated prompts are reconstructed in the style of the others; docs/dare.md lists every text.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """DARE (Sterz et al., 2024) answer extraction and robustness metrics, free of any harness import.
 
-Parsers turn a model's text into a set of option letters for each output format (Out-Gen, Out-Log,
-Out-JSON, Out-Inv, Out-CSV, Out-Word, binary yes/no); ``score`` turns scored records into the
-paper's metrics along its four robustness axes. Every parser is linear-time: text is tokenised once
-and the few regular expressions used have no nested quantifiers. See docs/dare.md for every rule.
+Linear-time parsers per output format turn a model's text into option letters; ``score`` computes the
+paper's metrics along its four robustness axes. See docs/dare.md for every rule.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Build the bundled HallusionBench sample: control-pair questions on PIL-drawn charts, shapes and text.
 
-Run ``python -m lmms_eval_tasks.tasks.hallusionbench.make_sample`` to (re)write ``sample/image.parquet``
-(questions with an image, ``image`` as an HF Image feature) and ``sample/non_image.parquet`` (the VS
-figure_id "0" questions, no image), mirroring the HF splits ``image`` and ``non_image``. Deterministic:
-no randomness, Pillow's built-in bitmap font, fixed sizes (96-160 px).
+Writes ``sample/image.parquet`` and ``sample/non_image.parquet`` (the HF splits' layout); deterministic.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """lmms-eval hooks for VQDv1: image, prompt per model, one ``score`` record per query, aggregation.
 
-Metric logic lives in ``lmms_eval_tasks.tasks.vqdv1.scoring``; the coordinate convention of the model's boxes
-and the protocol are scoring options read from the environment (``LMMS_EVAL_TASKS_VQDV1_COORDS``,
-``..._BOX_FORMAT``, ``..._SYNTAX``, ``..._PROTOCOL``) and recorded in the pack report (docs/vqdv1.md).
+Box conventions and protocol are scoring options from the environment, recorded in the report (docs/vqdv1.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """The bundled VQDv1 sample: generated scenes of coloured shapes whose boxes are known by construction.
 
-Six 320x240 images, 19 queries in the official schema (``question``, ``gtbox`` as ``[[x, y, w, h], ...]``
-or ``[[]]``, ``question_type``, ``question_id``, ``image_id``, ``width``, ``height``, ``file_name``) plus
-an HF ``Image`` column. Every box-count bucket is present: 6 queries with no box, 5 with one, 3 with two,
-2 with three, 1 with four and 2 with five or more (5 and 7), so the official protocol's arithmetic (which
-needs a query with 5+ boxes) runs too. Deterministic: positions come from ``random.Random(SEED)``.
+Every box-count bucket is present, 5+ included, so the official protocol's arithmetic runs too; deterministic.
 """
 
 from __future__ import annotations

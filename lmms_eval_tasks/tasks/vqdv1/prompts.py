@@ -1,8 +1,5 @@
-"""VQDv1 prompts per model (the paper's Table 11) and how a task picks one.
-
-The texts are the spec's (the API-model prompt byte for byte from the paper's GPT inference code); the
-question layouts around them follow the authors' inference code (``inference_code/VQDv1_evaluation.py``,
-``GPT-inference/VQDv1.py``). A user may pass their own template containing ``{question}``.
+"""VQDv1 prompts per model (the paper's Table 11, layouts from the authors' inference code) and how a task
+picks one; a user may pass their own template containing ``{question}``.
 """
 
 from __future__ import annotations

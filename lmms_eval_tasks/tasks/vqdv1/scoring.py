@@ -1,10 +1,7 @@
 """VQDv1 scoring: box parsing, greedy IoU matching, per-query F1, micro/macro F1 over box-count buckets.
 
-Harness-free: a record is the dataset's fields (``question_id``, ``gtbox`` as ``[[x, y, w, h], ...]`` or
-``[[]]``, ``width``, ``height``, optionally ``question``, ``question_type``, ``image_id``, ``file_name``)
-plus ``prediction``, the raw model text. The default protocol is the spec's definition; ``protocol=
-"official"`` reproduces ``eval_script/VQDv1_eval.py`` of the authors' repository (KevinLuJian/
-MLLM_supplemental), the script behind the paper's Table 2 (differences: docs/revisiting.md, VQDv1).
+Harness-free. The default protocol is the spec's definition; ``protocol="official"`` reproduces the authors'
+``eval_script/VQDv1_eval.py`` (the paper's Table 2; differences in docs/vqdv1.md).
 """
 
 from __future__ import annotations

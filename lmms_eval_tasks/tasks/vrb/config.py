@@ -1,10 +1,5 @@
-"""VRB's config: the one reader of its ``LMMS_EVAL_TASKS_VRB_*`` variables, and its scoring options.
-
-``LMMS_EVAL_TASKS_VRB_PROFILE`` (``vrb`` default, ``vrb_official`` or ``imagenet_c``),
-``LMMS_EVAL_TASKS_VRB_SEED`` (0; the subset draw and every image's corruption noise),
-``LMMS_EVAL_TASKS_VRB_IMAGES`` (3000 images, all their questions),
-``LMMS_EVAL_TASKS_VRB_PROTOCOL`` (``paper``/``vqa_api``/``official``, the one scoring option) and
-``LMMS_EVAL_TASKS_VRB_PROMPT`` (``vrb_llava``/``vqav2``, overriding the per-model choice). See docs/vrb.md.
+"""VRB's config: the one reader of its ``LMMS_EVAL_TASKS_VRB_*`` variables (profile, seed, images, protocol,
+prompt; docs/configuration.md), and its scoring options.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """lmms-eval hooks for VRB: seeded VQAv2 subset, the corruption applied when an image is loaded, prompts,
-one ``score`` record per question, aggregation (per level task and across levels in the groups).
-
-Run parameters (profile, seed, subset size, protocol, prompt) come from the environment through
-``config.run_parameters``, the one reader of the ``LMMS_EVAL_TASKS_VRB_*`` variables, and are recorded
-in every record and report. Scoring is ``scoring.score`` (the one path). See docs/vrb.md.
+one ``score`` record per question, aggregation; run parameters come from ``config.run_parameters``.
 """
 
 from __future__ import annotations

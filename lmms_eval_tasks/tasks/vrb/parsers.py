@@ -1,7 +1,4 @@
-"""VRB: the VQAv2 answer normalisation and accuracy.
-
-Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Behaviour.parsers``.
+"""VRB: the VQAv2 answer normalisation and accuracy, as lazily resolved ``"module:function"`` targets.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """VRB's published numbers (Ishmam et al., WACV 2025, arXiv 2407.03386) as data, with their sources.
 
-ViLT, BLIP, VLE and PNP: the paper's accuracy table as the official repository ships it (an image,
-``assets/results1.png``); ``published_source.md`` holds the cells transcribed from it and
-tests/test_published.py compares every value. LLaVA-1.5 clean accuracies: transcribed by the project's
-specification and not checked (the paper's text was not available; the repository has no LLaVA numbers).
+The ViLT, BLIP, VLE and PNP cells are transcribed in ``published_source.md`` (a test checks them); LLaVA-1.5
+clean accuracies come from the specification, unchecked.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """VRB's report section: error vs severity per corruption, the VRE radar, per-model and per-corruption tables.
 
-The pooled tables rescale VRE over every run shown (``scoring.robustness``, the function
-behind ``lmms-eval-tasks vre``), so they differ from each run's own single-model ``vre``.
+The pooled tables rescale VRE over every run shown, so they differ from each run's own single-model ``vre``.
 """
 
 from __future__ import annotations
