@@ -252,15 +252,8 @@ def default_metrics(scores: Sequence[QueryScore], rates: dict[str, float]) -> di
 
 
 def official_metrics(scores: Sequence[QueryScore], rates: dict[str, float]) -> dict[str, Any]:
-    """The official script's two printed numbers and its per-count lines (percent), keys as the paper uses.
-
-    ``micro_f1`` = the line labelled "Macro Accuracy" (mean capped F1 over queries); ``macro_f1`` = the line
-    labelled "Micro Accuracy": (sum of the mean F1 of each present count 0..4, plus the mean F1 of the
-    largest count present) / 6, whatever counts are present. ``f1_5+`` is the "above 4" line (counts >= 5;
-    count 4 is its own line). The script itself crashes (division by zero) when no query has >= 5 boxes;
-    then ``official_script_would_fail`` is 1 and the numbers are what its arithmetic gives without the crash.
-    The rates come from ``resampling_of(official=True)``.
-    """
+    """The official script's two printed numbers and its per-count lines (percent), keys as the paper uses
+    (its swapped labels, bucket arithmetic and crash without a 5+ query: docs/vqdv1.md, protocol=official)."""
     counts = [score.n_gt for score in scores]
     above = sum(count >= 5 for count in counts)
     metrics: dict[str, Any] = {
