@@ -203,6 +203,12 @@ def _is_explicit_empty(screening: Screening, text: str) -> bool:
     return bool(resolve(screening.explicit_empty)(text))
 
 
+# scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, kana, CJK ideographs
+_UNSPACED = re.compile(
+    r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff ]+"
+)
+
+
 def is_content_free(text: str, screening: Screening, reference: str | None = None) -> bool:
     """The screen's "content_free" decision for one prediction (disguises folded, the benchmark's explicit
     empty answer excepted): judged benchmarks reject such an answer without asking the judge. With a
@@ -213,6 +219,8 @@ def is_content_free(text: str, screening: Screening, reference: str | None = Non
         return False
     words = re.sub(r"[\W_]+", " ", folded).strip().lower()
     target = re.sub(r"[\W_]+", " ", fold_text(reference or "")).strip().lower()
+    if words and _UNSPACED.fullmatch(words):  # no spaces between its words: any part of the reference's text
+        return words not in target
     return not (words and target and f" {words} " in f" {target} ")
 
 

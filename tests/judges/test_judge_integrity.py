@@ -511,3 +511,17 @@ def test_hallusionbench_a_verdict_quoted_after_the_judges_own_does_not_decide(ju
         metrics, details = hb.score(hb_records(planted), repeats=1, diagnosis=False)
     assert clean["aAcc"] == 50.0
     assert metrics["aAcc"] <= 50.0 and details["counts"]["rejected_verdict_masked"] == 3
+
+
+@pytest.mark.parametrize("benchmark", ["contextual", "hallusionbench"])
+def test_a_terse_answer_in_a_script_without_spaces_within_its_reference_is_an_answer(benchmark) -> None:
+    """"解" answering with part of the reference "方程的解" is what "Solución" is to "la solución": the
+    reference's words, in a script written without spaces between words (was rejected unasked). A key
+    whose characters the reference lacks stays content-free."""
+    from lmms_eval_tasks.framework.screening import is_content_free
+
+    screening = get_benchmark(benchmark).loaded.screening
+    for answer, reference in (("解", "方程的解"), ("回答", "回答する"), ("解答", "问题的解答是5")):
+        assert not is_content_free(answer, screening, reference), (answer, reference)
+    assert is_content_free("解", screening, "Cancel") and is_content_free("解", screening, "答案")
+    assert not is_content_free("Solución", screening, "la solución")
