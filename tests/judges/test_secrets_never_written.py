@@ -43,7 +43,8 @@ def test_a_judged_run_and_score_write_no_secret(tmp_path: Path) -> None:
     password = "pw-" + secrets.token_hex(12)
     basic = base64.b64encode(f"alice:{password}".encode()).decode()
     query_key = "qk-" + secrets.token_hex(12)
-    planted = (key, hf_token, password, basic, query_key)
+    query = {name: f"{name[:2]}-" + secrets.token_hex(12) for name in ("sig", "api_key", "token")}
+    planted = (key, hf_token, password, basic, query_key, *query.values())
 
     def reply(prompt: str, headers: dict[str, str]) -> str:
         # a debugging proxy in front of the judge: echoes the request headers and the secrets it knows
@@ -63,6 +64,8 @@ def test_a_judged_run_and_score_write_no_secret(tmp_path: Path) -> None:
     output = tmp_path / "out"
     with FakeOpenAIServer(reply_with_headers=reply, faults=faults) as server:
         judge_url = server.base_url.replace("http://", f"http://alice:{password}@") + f"?key={query_key}"
+        extra_query = "".join(f"&{name}={value}" for name, value in query.items())
+        judge_url += extra_query
         environment = offline_environment(
             OPENAI_API_URL=judge_url,
             OPENAI_API_KEY=key,
@@ -116,7 +119,7 @@ def test_a_judged_run_and_score_write_no_secret(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "would be the model under test" in refused.stderr, refused.stderr
     # doctor reaches the endpoint the judge uses (its query kept, its user info as credentials) and says so
     assert "127.0.0.1" in doctor.stdout and "answers (HTTP 200)" in doctor.stdout, doctor.stdout
-    assert listings == [f"/v1/models?key={query_key}"]
+    assert listings == [f"/v1/models?key={query_key}{extra_query}"]
     streams = {
         f"{name} {stream}": getattr(completed, stream)
         for name, completed in (("launcher", launched), ("score", scored), ("report", reported),
