@@ -2,7 +2,7 @@
 
 The host calls one aggregation function per metric, each with its own list of per-sample values. The
 hooks return the same record for every metric key, so all lists hold the same records; the run's state
-(``framework/run_state.py``, ``RunState.score_once``) runs the task pipeline (``task_pipeline.py``,
+(``framework/run_state.py``, ``RunState.once``) runs the task pipeline (``task_pipeline.py``,
 ``score_and_report``: judging included) once per task and every aggregation reads its key.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -276,13 +275,14 @@ class TaskHooks:
             state = current_run(args)
             state.add_records(name, records, args)  # for the groups this task belongs to
             try:
-                score = partial(score_and_report, self, name=name, args=args, source=source)
-                metrics, _ = state.score_once(name, records, score)
+                with state.once(name, records) as slot:  # the task pipeline, once for all its metrics
+                    if slot.missing:
+                        slot.result = score_and_report(self, records, name, args, source=source)
             except Exception:
                 if is_saved(name):  # records kept: the host goes on (other tasks, its own files); NaN here
                     return math.nan
                 raise
-            return _as_number(metrics.get(metric))
+            return _as_number(slot.result[0].get(metric))
 
         def stderr(items: list[Any]) -> float | str:
             """The metric's bootstrap standard error, from the same one scoring (N/A when there is none)."""
@@ -313,43 +313,44 @@ class TaskHooks:
             )
 
         def aggregate(metrics: list[float], sizes: list[int], weight_by_size: Any = False) -> float | int:
-            return self._aggregate_group(group, metric)
+            state = current_run()
+            kept = self._group_records(group, metric, state)
+            if kept is None:
+                return math.nan
+            try:
+                with state.once(f"group:{group}", list(kept.values())) as slot:  # once for all its metrics
+                    if slot.missing:
+                        union = [record for records in kept.values() for record in records]
+                        slot.result = score_and_report(self, union, group, state.args, members=list(kept))
+            except Exception:
+                if is_saved(group):
+                    return math.nan
+                raise
+            state.set_group_metrics(group, slot.result[0])
+            return _as_number(slot.result[0].get(metric))
 
         aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{group}_{metric}"
         aggregate.__doc__ = f"{group}'s {metric!r}, from one scoring of all its member tasks' records."
         return aggregate
 
-    def _aggregate_group(self, group: str, metric: str) -> float | int:
-        """``group_aggregator``'s work: members from the group YAML, their records from the run's state."""
-
-        state = current_run()
-        args = state.args
+    def _group_records(self, group: str, metric: str, state: Any) -> dict[str, list[dict[str, Any]]] | None:
+        """The records of ``group``'s members (from its YAML) that the run's state kept, by member; None
+        (said in the log) when a member's generations failed or no member kept any."""
         try:
-            members = group_members(group, args)
+            members = group_members(group, state.args)
         except KeyError as error:
             where = f"{self.benchmark}: aggregation of {group}'s {metric!r}"
             raise ValueError(f"{where}: {error.args[0]}") from None
         failed = has_failures(members)
         if failed:
             logger.warning(f"{group}: members {failed} have failed generations; {metric} is NaN")
-            return math.nan
-        note_group_members(group, members, args)
+            return None
+        note_group_members(group, members, state.args)
         kept = state.records_of(members)
         if not kept:
             logger.warning(f"{group}: no member task records were registered; {metric} is NaN")
-            return math.nan
-        present = list(kept)
-        missing = sorted(set(members) - set(present))
+            return None
+        missing = sorted(set(members) - set(kept))
         if missing:
             logger.warning(f"{group}: scoring without records of {missing}")
-        record_lists = list(kept.values())
-        union = [record for records in record_lists for record in records]
-        try:
-            score = partial(score_and_report, self, union, group, args, members=present)
-            group_metrics, _ = state.score_once(f"group:{group}", record_lists, lambda _: score())
-        except Exception:
-            if is_saved(group):
-                return math.nan
-            raise
-        state.set_group_metrics(group, group_metrics)
-        return _as_number(group_metrics.get(metric))
+        return kept

@@ -64,23 +64,18 @@ class RunState:
             return {task: self._records[task] for task in tasks if task in self._records}
 
     def score_once(self, key: str, items: Sequence[Any], compute: Callable[[Sequence[Any]], Any]) -> Any:
-        """``compute(items)``, computed once in this run for the same key and the same item objects (the host
-        calls one aggregation per metric, each with the same records); a failure too is computed once:
-        every later metric of the task re-raises it instead of judging again."""
-        full_key = (key, tuple(id(item) for item in items))
-        with self._score_lock:
-            hit = self._scores.get(full_key)
-            if hit is None:
-                try:
-                    result = compute(items)
-                except Exception as error:
-                    self._scores[full_key] = (items, error)
-                    raise
-                hit = (items, result)
-                self._scores[full_key] = hit
-        if isinstance(hit[1], BaseException):
-            raise hit[1]
-        return hit[1]
+        """``compute(items)``, computed once in this run for the same key and item objects (``once``)."""
+        with self.once(key, items) as slot:
+            if slot.missing:
+                slot.result = compute(items)
+        return slot.result
+
+    def once(self, key: str, items: Sequence[Any]) -> Once:
+        """``with state.once(key, items) as slot: if slot.missing: slot.result = ...``: the result kept for
+        this key and these very item objects (the host calls one aggregation per metric, each with the same
+        records), computed in the caller's own frame under the scoring lock; a failure too is kept: every
+        later metric of the task re-raises it instead of judging again."""
+        return Once(self, (key, tuple(id(item) for item in items)), items)
 
     def scored(self, key: str, items: Sequence[Any]) -> Any:
         """What ``score_once`` computed for this key and these item objects, or None (nothing computed, or
@@ -115,6 +110,31 @@ class RunState:
             if self.folder is None or not self.folder.is_dir():
                 self.folder = make()
             return self.folder
+
+
+class Once:
+    """One ``RunState.once`` slot: ``missing`` until a result is kept, then ``result``."""
+
+    def __init__(self, state: RunState, key: tuple, items: Sequence[Any]) -> None:
+        self.state, self.key, self.items = state, key, items
+        self.missing, self.result = True, None
+
+    def __enter__(self) -> Once:
+        self.state._score_lock.acquire()
+        hit = self.state._scores.get(self.key)
+        if hit is not None and isinstance(hit[1], BaseException):
+            self.state._score_lock.release()
+            raise hit[1]
+        if hit is not None:
+            self.missing, self.result = False, hit[1]
+        return self
+
+    def __exit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
+        try:
+            if self.missing and (error is None or isinstance(error, Exception)):
+                self.state._scores[self.key] = (self.items, self.result if error is None else error)
+        finally:
+            self.state._score_lock.release()
 
 
 _lock = threading.Lock()

@@ -171,10 +171,9 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
         judging = _official_judging(records, structure, source, options)
     finally:
         source.close()
-    per_repeat = [
-        repeat_metrics(structure, _column(judging.verdicts, r), _column(judging.sames, r), options.diagnosis)
-        for r in range(judging.repeats)
-    ]
+    per_repeat, verdicts, sames, diagnosis = [], judging.verdicts, judging.sames, options.diagnosis
+    for r in range(judging.repeats):  # a loop, not a comprehension: the metrics two calls below score
+        per_repeat.append(repeat_metrics(structure, _column(verdicts, r), _column(sames, r), diagnosis))
     evaluation = _evaluation_of(
         "official", structure, judging.verdicts, judging.sames, per_repeat, options.diagnosis
     )
