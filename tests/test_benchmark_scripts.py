@@ -23,7 +23,7 @@ SCRIPTS = sorted((REPO_ROOT / "benchmarks").glob("*.py"))
 # Figures a script's RESULT line must name, beyond ending in `name=value` pairs.
 RESULT_KEYS = {"uncertainty": ("seconds", "hallusionbench_seconds")}
 # --quick measured cold -> warm: 19.0 -> 4.8, 17.9 -> 7.6 and 10.6 -> 0.8 s of CPU, for one server (~10 s).
-IMPORTS_THE_HOST = {"launcher_overhead", "server_throughput", "vrb_aggregation", "vrb_memory"}
+IMPORTS_THE_HOST = {"launcher_overhead", "pack_calls", "server_throughput", "vrb_aggregation", "vrb_memory"}
 # `python -c RUN_SCRIPT SCRIPT ARGS` is `python SCRIPT ARGS`: the script's folder first on sys.path, its own
 # argv, run as __main__ (the warm launcher runs a `python -c` program; see the module docstring).
 RUN_SCRIPT = (

@@ -151,17 +151,22 @@ def _shown(value: Any) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
-def _non_finite(value: Any, depth: int = 0) -> bool:
-    """True when a NaN or an infinity sits anywhere in ``value`` (lists and objects searched, 20 deep)."""
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if depth > 20:
-        return False
-    if isinstance(value, list):
-        return any(_non_finite(item, depth + 1) for item in value)
-    if isinstance(value, dict):
-        return any(_non_finite(item, depth + 1) for item in value.values())
+def _non_finite(value: Any) -> bool:
+    """True when a NaN or an infinity sits anywhere in ``value`` (lists and objects searched, 20 deep; one
+    loop, no call per value)."""
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif depth <= 20 and isinstance(item, list | dict):
+            pending += [(inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item)]
     return False
+
+
+# The kinds checked by type alone (a bool is never an id or an int): no call per value.
+_TYPES: dict[str, Any] = {"str": str, "bool": bool, "list": list, "object": dict, "id": str | int, "int": int}
 
 
 def _kind_ok(kind: str, value: Any) -> bool:
@@ -188,11 +193,16 @@ def _kind_ok(kind: str, value: Any) -> bool:
     return isinstance(value, dict)
 
 
-def check_record(schema: RecordSchema, record: Any, index: int | str) -> None:
-    """Raise RecordError unless ``record`` is a JSON object whose declared fields match ``schema``."""
+def check_record(
+    schema: RecordSchema, record: Any, index: int | str, choices: Sequence[Any] | None = None
+) -> None:
+    """Raise RecordError unless ``record`` is a JSON object whose declared fields match ``schema``;
+    ``choices``: each field's ``schema.choices_of`` (when checking many records, computed once)."""
     if not isinstance(record, dict):
         raise RecordError(index, "<record>", f"expected a JSON object, got {type(record).__name__}")
-    for spec in schema.fields:
+    if choices is None:
+        choices = [schema.choices_of(spec) for spec in schema.fields]
+    for spec, allowed in zip(schema.fields, choices, strict=True):
         name = spec.name
         if name in record:
             value = record[name]
@@ -208,15 +218,19 @@ def check_record(schema: RecordSchema, record: Any, index: int | str) -> None:
             if spec.nullable:
                 continue
             raise RecordError(index, name, f"null; {_field_words(spec)}")
-        if not _kind_ok(spec.kind, value):
+        simple = _TYPES.get(spec.kind)
+        if simple is not None:
+            kind_ok = isinstance(value, simple) and (spec.kind == "bool" or not isinstance(value, bool))
+        else:
+            kind_ok = _kind_ok(spec.kind, value)
+        if not kind_ok:
             raise RecordError(index, name, f"{_field_words(spec)}, got {_shown(value)}")
         if spec.kind in ("list", "object") and _non_finite(value):
             raise RecordError(index, name, "holds NaN or Infinity; expected finite numbers")
-        choices = schema.choices_of(spec)
-        if choices is not None:
+        if allowed is not None:
             compared = str(value).strip() if spec.kind == "id" else value
-            if compared not in choices:
-                known = ", ".join(str(choice) for choice in choices)
+            if compared not in allowed:
+                known = ", ".join(str(choice) for choice in allowed)
                 raise RecordError(index, name, f"unknown value {_shown(value)}; known: {known}")
 
 
@@ -253,8 +267,9 @@ def validate_records(
         else [schema.field(n) for n in schema.identity if not schema.field(n).required]
     )
     given: dict[tuple[str, bool], int] = {}  # (optional identity field, present) -> first record
+    choices = [schema.choices_of(spec) for spec in schema.fields]
     for index, record in enumerate(records):
-        check_record(schema, record, label(index))
+        check_record(schema, record, label(index), choices)
         for spec in optional:
             present = _get(record, spec) is not None
             first_other = given.get((spec.name, not present))

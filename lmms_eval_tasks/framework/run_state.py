@@ -75,13 +75,13 @@ class RunState:
         this key and these very item objects (the host calls one aggregation per metric, each with the same
         records), computed in the caller's own frame under the scoring lock; a failure too is kept: every
         later metric of the task re-raises it instead of judging again."""
-        return Once(self, (key, tuple(id(item) for item in items)), items)
+        return Once(self, (key, tuple(map(id, items))), items)
 
     def scored(self, key: str, items: Sequence[Any]) -> Any:
         """What ``score_once`` computed for this key and these item objects, or None (nothing computed, or
         the computation failed); nothing is computed here."""
         with self._score_lock:
-            hit = self._scores.get((key, tuple(id(item) for item in items)))
+            hit = self._scores.get((key, tuple(map(id, items))))
         return None if hit is None or isinstance(hit[1], BaseException) else hit[1]
 
     def set_group_metrics(self, group: str, metrics: dict[str, Any]) -> None:

@@ -121,11 +121,12 @@ def save_pending(
         SCHEMA_VERSION,
         dumps_strict,
         redact_command_line,
+        strict_lines,
         write_atomically,
     )
 
     records_path = folder / f"{name}{SAMPLES_SUFFIX}"
-    write_atomically(records_path, "".join(dumps_strict(record) + "\n" for record in records))
+    write_atomically(records_path, strict_lines(records))
     pending = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": benchmark,

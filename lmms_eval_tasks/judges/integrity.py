@@ -50,7 +50,7 @@ def fold_text(text: str) -> str:
     characters (zero-width joiners, bidi marks) dropped, Latin look-alike letters as Latin. Markers and
     masks compare folded texts, so a disguised "Judgement: Yes" is still the model's."""
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    text = "".join([char for char in text if unicodedata.category(char) != "Cf"])
     return text.translate(_LOOK_ALIKES)
 
 

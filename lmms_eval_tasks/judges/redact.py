@@ -54,14 +54,14 @@ def secret_values(extra: tuple[str | None, ...] = ()) -> list[str]:
     global _last
     raw = getattr(os.environ, "_data", None)
     decode = getattr(os.environ, "decodekey", None), getattr(os.environ, "decodevalue", None)
-    if not isinstance(raw, dict) or not all(callable(function) for function in decode):
+    if not isinstance(raw, dict) or not (callable(decode[0]) and callable(decode[1])):
         return _secret_values(extra, os.environ.items())
     items = tuple(raw.items())  # one snapshot: the key, and the values read from it (not os.environ again,
     key = (tuple(extra), items)  # which another thread may have changed since)
     last_key, last_values = _last
     if last_key == key:
         return list(last_values)
-    values = _secret_values(extra, ((decode[0](name), decode[1](value)) for name, value in items))
+    values = _secret_values(extra, [(decode[0](name), decode[1](value)) for name, value in items])
     _last = (key, values)
     return list(values)
 

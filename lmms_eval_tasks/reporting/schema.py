@@ -61,27 +61,43 @@ class ReportError(ValueError):
 
 def to_strict_json(value: Any) -> Any:
     """A JSON-safe copy of ``value``: NaN/inf -> None, tuples/sets -> lists, numpy scalars -> Python,
-    mappings with string keys, anything else -> ``str``. The input is never modified."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(key): to_strict_json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-        return [to_strict_json(item) for item in items]
-    if isinstance(value, Path):
-        return str(value)
-    item = getattr(value, "item", None)  # numpy / torch scalars
-    if callable(item) and getattr(value, "ndim", 1) == 0:
-        try:
-            return to_strict_json(item())
-        except (TypeError, ValueError):
-            pass
-    return str(value)
+    mappings with string keys, anything else -> ``str``. The input is never modified. One loop over the
+    nested values (no call per value: a report and its records hold thousands)."""
+    root: list[Any] = [None]
+    pending: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while pending:
+        target, slot, item = pending.pop()
+        if item is None or isinstance(item, (bool, str)):
+            target[slot] = item
+        elif isinstance(item, int):
+            target[slot] = int(item)
+        elif isinstance(item, float):
+            target[slot] = item if math.isfinite(item) else None
+        elif isinstance(item, Mapping):
+            copied: dict[str, Any] = {}
+            target[slot] = copied
+            children = list(item.items())
+            for key, _ in children:  # the keys in their order; the values (the last of equal keys) below
+                copied[str(key)] = None
+            for key, inner in reversed(children):
+                pending.append((copied, str(key), inner))
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            items = sorted(item, key=repr) if isinstance(item, (set, frozenset)) else item
+            listed: list[Any] = [None] * len(items)
+            target[slot] = listed
+            for index in range(len(items) - 1, -1, -1):
+                pending.append((listed, index, items[index]))
+        elif isinstance(item, Path):
+            target[slot] = str(item)
+        else:
+            scalar = getattr(item, "item", None)  # numpy / torch scalars
+            target[slot] = str(item)
+            if callable(scalar) and getattr(item, "ndim", 1) == 0:
+                try:
+                    pending.append((target, slot, scalar()))
+                except (TypeError, ValueError):
+                    pass
+    return root[0]
 
 
 def _reject_constant(name: str) -> Any:
@@ -96,6 +112,12 @@ def strict_loads(text: str) -> Any:
 def dumps_strict(value: Any, indent: int | None = None) -> str:
     """Strict JSON text of ``value`` after ``to_strict_json`` (never a bare NaN token)."""
     return json.dumps(to_strict_json(value), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def strict_lines(records: Sequence[Any]) -> str:
+    """One strict JSON line per record (``dumps_strict`` of each), the records converted in one pass."""
+    converted = to_strict_json(list(records))
+    return "".join([json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n" for record in converted])
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -160,7 +182,7 @@ def redact_arguments(text: str) -> str:
         key, equals, _ = part.partition("=")
         return f"{key}={REDACTED}" if equals and _SECRET_KEY.search(key.strip().lstrip("-")) else part
 
-    return scrub(",".join(redact_pair(part) for part in text.split(",")))
+    return scrub(",".join([redact_pair(part) for part in text.split(",")]))
 
 
 def redact_command_line(argv: Sequence[str]) -> list[str]:
@@ -336,40 +358,35 @@ def build_report(
     warnings: Sequence[str] = (),
     paper_judge_model: str | None = None,
 ) -> dict[str, Any]:
-    """A schema-valid report for one task (or group) of one benchmark.
+    """The report of one task (or group) of one benchmark, strict JSON (``write_report_files`` validates it).
 
     ``metrics`` must be flat (name -> number, bool, string or None; NaN/inf become null); ``details`` holds
     benchmark-specific structures (tables, judge usage, unjudged lists). ``args`` is the host's CLI
     namespace (the aggregation's ``args``) or None. ``paper_judge_model``: the judge of the benchmark's
     paper (a report judged by another model lists that among its deviations).
     """
-    flat: dict[str, Any] = {}
     for name, value in metrics.items():
         if isinstance(value, (Mapping, list, tuple, set)):
             kind = type(value).__name__
             raise ReportError(f"report.metrics.{name}: metrics are flat; put a {kind} in details")
-        flat[str(name)] = to_strict_json(value)
     report = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": benchmark,
         "task": task,
-        "metrics": flat,
-        "details": to_strict_json(dict(details or {})),
-        "provenance": to_strict_json(
-            provenance(
-                args,
-                task,
-                settings=settings,
-                judge=judge,
-                corruption=corruption,
-                pack_seeds=pack_seeds,
-                deviations=_with_judge_deviation(paper_judge_model, judge, deviations),
-            )
+        "metrics": dict(metrics),
+        "details": dict(details or {}),
+        "provenance": provenance(
+            args,
+            task,
+            settings=settings,
+            judge=judge,
+            corruption=corruption,
+            pack_seeds=pack_seeds,
+            deviations=_with_judge_deviation(paper_judge_model, judge, deviations),
         ),
         "warnings": [str(warning) for warning in warnings],
     }
-    validate_report(report)
-    return report
+    return to_strict_json(report)  # one pass; validated once, where it is written (write_report_files)
 
 
 def _with_judge_deviation(
@@ -455,7 +472,7 @@ def _validate_provenance(block: Any, task: str) -> None:
     )
     command = block["command_line"]
     _expect(
-        command is None or (isinstance(command, list) and all(isinstance(item, str) for item in command)),
+        command is None or (isinstance(command, list) and all([isinstance(item, str) for item in command])),
         f"{where}.command_line",
         "expected a list of strings or null",
     )
@@ -717,7 +734,7 @@ def write_report_files(
     files: dict[str, Path] = {}
     if samples is not None:
         samples_path = folder / f"{task}{SAMPLES_SUFFIX}"
-        write_atomically(samples_path, "".join(dumps_strict(sample) + "\n" for sample in samples))
+        write_atomically(samples_path, strict_lines(samples))
         files["samples"] = samples_path
     report_path = folder / f"{task}{REPORT_SUFFIX}"
     write_atomically(report_path, dumps_strict(report, indent=2) + "\n")

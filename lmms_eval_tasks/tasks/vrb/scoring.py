@@ -122,7 +122,7 @@ def _score_records(records: list[dict[str, Any]], protocol: str) -> _Scored:
             raise RecordError(index, "severity", f"corruption 'clean' must have severity 0, got {severity}")
         known = cache.answer_counts(record["question_id"], answers)
         if known is None:
-            if not answers or not all(isinstance(answer, str) for answer in answers):
+            if not answers or not all([isinstance(answer, str) for answer in answers]):
                 raise RecordError(index, "answers", "expected a non-empty list of strings (10 human answers)")
             known = cache.add_question(record["question_id"], answers)
         level = (CLEAN, 0) if severity == 0 else (record["corruption"], severity)
@@ -239,7 +239,7 @@ class _AnswerCache:
         self.protocol = protocol
         # question id -> (the answers as given, {normalised answer: count}, unanimous under vqa_api)
         self.questions: dict[Any, tuple[list[str], dict[str, int], bool]] = {}
-        self.predictions: dict[str, str] = {}
+        self.normalised: dict[str, str] = {}  # an answer or prediction as given -> normalize_answer of it
         self.by_count: dict[tuple[int, int], float] = {}
 
     def answer_counts(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool] | None:
@@ -250,13 +250,23 @@ class _AnswerCache:
         return None
 
     def add_question(self, question_id: Any, answers: list[str]) -> tuple[dict[str, int], bool]:
-        raw = [_clean_whitespace(answer) for answer in answers]
+        raw = [text.replace("\n", " ").replace("\t", " ").strip() for text in answers]  # _clean_whitespace
         unanimous_raw = self.protocol == "vqa_api" and len(set(raw)) <= 1
         counts: dict[str, int] = defaultdict(int)
-        for answer in raw if unanimous_raw else (normalize_answer(answer) for answer in answers):
+        for answer in raw if unanimous_raw else answers:
+            if not unanimous_raw:  # each distinct answer normalised once (ten annotators often agree)
+                normalised = self.normalised.get(answer)
+                answer = normalised if normalised is not None else self.normalise(answer)
             counts[answer] += 1
         self.questions[question_id] = (answers, dict(counts), unanimous_raw)
         return self.questions[question_id][1], unanimous_raw
+
+    def normalise(self, text: str) -> str:
+        """``normalize_answer(text)``, kept for the next time (at most a million texts)."""
+        normalised = normalize_answer(text)
+        if len(self.normalised) < 1_000_000:
+            self.normalised[text] = normalised
+        return normalised
 
     def accuracy(
         self, counts: dict[str, int], unanimous_raw: bool, size: int, mc_answer: str, prediction: str
@@ -266,11 +276,9 @@ class _AnswerCache:
         if unanimous_raw:
             predicted = _clean_whitespace(prediction)
         else:
-            predicted = self.predictions.get(prediction)
+            predicted = self.normalised.get(prediction)
             if predicted is None:
-                predicted = normalize_answer(prediction)
-                if len(self.predictions) < 1_000_000:
-                    self.predictions[prediction] = predicted
+                predicted = self.normalise(prediction)
         key = (counts.get(predicted, 0), size)
         value = self.by_count.get(key)
         if value is None:
@@ -436,8 +444,11 @@ def process_punctuation(text: str) -> str:
 
 def process_digit_article(text: str) -> str:
     """The official VQA word step: lower-case, number words to digits, drop articles, fix contractions."""
-    words = [_NUMBER_WORDS.get(word, word) for word in text.lower().split()]
-    words = [_CONTRACTIONS.get(word, word) for word in words if word not in _ARTICLES]
+    words = []
+    for word in text.lower().split():  # one loop: every answer of a run passes here
+        word = _NUMBER_WORDS.get(word, word)
+        if word not in _ARTICLES:
+            words.append(_CONTRACTIONS.get(word, word))
     return " ".join(words)
 
 
@@ -447,7 +458,7 @@ def _clean_whitespace(text: str) -> str:
 
 def normalize_answer(text: str) -> str:
     """A prediction or human answer as the VQA evaluation compares it ("Two." -> "2", "the dog" -> "dog")."""
-    return process_digit_article(process_punctuation(_clean_whitespace(text)))
+    return process_digit_article(process_punctuation(text.replace("\n", " ").replace("\t", " ").strip()))
 
 
 def leave_one_out_accuracy(matches: Sequence[bool]) -> float:
