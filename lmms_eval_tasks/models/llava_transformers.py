@@ -204,14 +204,8 @@ class LlavaTransformers(LlavaHf):
         )
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
-        """Mean loss of each continuation and whether it is the greedy one, with its images passed along.
-
-        The host's llava_hf convention (the value is the mean cross-entropy of the continuation tokens,
-        lower is better, which the host's multiple_choice argmin expects; ``<image>`` lines before the
-        question); the context is tokenized with its images (so the loss mask lines up with the expanded
-        image tokens), text-only requests pass no images, and ``is_greedy`` compares each continuation token
-        with the prediction made one position earlier.
-        """
+        """Mean loss of each continuation and whether it is the greedy one (the host's llava_hf convention,
+        docs/models.md); the context is tokenized with its images, so the loss mask lines up with them."""
         import torch
         from lmms_eval.models.simple.llava_hf import VICUNA_CHAT_TEMPLATE
         from tqdm import tqdm

@@ -212,7 +212,7 @@ def cluster_bootstrap(
     confidence: float = 0.95,
     unit: str = "cluster",
 ) -> Uncertainty | dict[str, Uncertainty]:
-    """Cluster bootstrap of ``statistic`` over the units ``clusters`` (one label per row); see the module doc.
+    """Cluster bootstrap of ``statistic`` over the units ``clusters`` (a label per row; docs/uncertainty.md).
 
     With ``values`` (rows ``[n, ...]``, optional per-row ``cells`` codes in ``0..n_cells-1``):
     ``statistic(totals[R, (n_cells,) ...]) -> [R]`` (sums path). Without: ``statistic(counts[R, K]) -> [R]``

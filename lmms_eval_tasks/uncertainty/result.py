@@ -33,15 +33,8 @@ class _JsonSafe:
 
 @dataclass(frozen=True)
 class Uncertainty(_JsonSafe):
-    """A point estimate with its standard error and a two-sided ``confidence`` interval.
-
-    ``method``: "bootstrap" (percentile interval of a cluster bootstrap), "analytic" (cluster-robust
-    standard error, normal interval), "wilson" (Wilson score interval of a proportion) or "normal"
-    (independent-items standard error, normal interval). ``unit`` names the resampling / clustering unit
-    ("figure group", "image", "question", ...), ``n_units`` how many there were. ``stderr``, ``low`` and
-    ``high`` are None when they cannot be computed; ``reason`` then says why (it may also carry a note,
-    e.g. how many resamples were undefined and left out, while the numbers are given).
-    """
+    """A point estimate with its standard error and a two-sided ``confidence`` interval by ``method``
+    (docs/uncertainty.md); numbers that cannot be computed are None, and ``reason`` says why."""
 
     estimate: float | None
     stderr: float | None

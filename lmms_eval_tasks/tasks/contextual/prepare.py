@@ -215,13 +215,8 @@ def download_images(
     progress: bool = True,
     breaker: int = BREAKER_THRESHOLD,
 ) -> DownloadReport:
-    """Download every row's image into ``image_dir`` once; files already there are kept (resume).
-
-    A file appears only after its bytes decoded (written to ``.part``, then renamed), so an interrupted run
-    leaves no half image behind. 404-like statuses and undecodable bytes fail at once; connection errors,
-    timeouts, 429 and 5xx are retried ``retries`` times with exponential backoff and jitter. After ``breaker``
-    identical connection errors in a row (0: never) the run stops: the rows not fetched fail with that cause.
-    """
+    """Download every row's image into ``image_dir`` once, resumable, retried and stopped by the ``breaker``
+    as docs/contextual.md describes; a file appears only once its bytes decoded."""
     from PIL import ImageFile
     from tqdm.auto import tqdm
 

@@ -161,12 +161,8 @@ def reads_instance_id(task: str) -> bool:
 
 
 def groups() -> dict[str, list[str]]:
-    """Group name -> member task names (groups hold tasks only, so each group scores its own union).
-
-    ``dare`` is the generation grid (runs with any model); ``dare_log`` the Out-Log grid (needs a
-    model with loglikelihood in simple mode); ``dare_full`` everything. ``dare_sample`` mirrors
-    ``dare`` plus the multi variants on the bundled data, so every model (and the demo) can run it.
-    """
+    """Group name -> member task names (groups hold tasks only, so each group scores its own union); the
+    groups are listed in docs/dare.md."""
     validation = main_grid("validation")
     generation = [task.name for task in validation if task.answer_format != "log"]
     log = [task.name for task in validation if task.answer_format == "log"]
