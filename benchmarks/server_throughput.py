@@ -1,7 +1,8 @@
 """Server throughput: the pack's `openai_pipelined` client vs the host's `openai` client as shipped, same run.
 
 VRB level tasks (the pack's real tasks: prompt, corruption when the image loads) on ``--images`` synthetic
-640x480 photos with ``--questions`` questions each, decoded from JPEG on every access as `datasets` does,
+640x480 photos with ``--questions`` questions each, rows as a pack task's dataset holds them (the JPEG
+undecoded: the dataset contract casts image columns to ``Image(decode=False)`` and the hooks decode),
 sent to a local server that answers at once (its own process, so the clients' CPU use is what is timed).
 Both clients get the same requests, in the same order, with the same ``num_concurrent``; each first answers
 two requests on an image outside the timed set (imports and first-call costs are not timed), and the VRB
@@ -170,7 +171,8 @@ def photo(index: int) -> bytes:
 
 
 class LazyDocs:
-    """A task split whose image column is decoded on every access, as a `datasets` Image column is."""
+    """A task split as the pack's tasks read it: each row built on access, its image column undecoded (the
+    dataset contract's ``datasets.Image(decode=False)``: ``{"bytes", "path"}``; the VRB hooks decode it)."""
 
     def __init__(self, task: str, images: list[bytes], questions: int) -> None:
         self.task, self.images, self.questions = task, images, questions
@@ -186,20 +188,11 @@ class LazyDocs:
             "question_id": index,
             "question": QUESTIONS[question % len(QUESTIONS)],
             "image_id": 100000 + image_index,
-            "image": decoded(self.images[image_index]),
+            "image": {"bytes": self.images[image_index], "path": None},
             "multiple_choice_answer": "yes",
             "answers": ["yes"] * 10,
             TASK_COLUMN: self.task,
         }
-
-
-def decoded(data: bytes) -> Any:
-    """The image a `datasets` Image column gives for ``data``: opened and decoded whole (``image.load()``)."""
-    from PIL import Image
-
-    image = Image.open(io.BytesIO(data))
-    image.load()
-    return image
 
 
 def requests_for(tasks: dict[str, Any], docs: dict[str, LazyDocs]) -> list[Any]:
