@@ -161,7 +161,9 @@ def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool]:
             continue
         lines = [line.strip() for line in block.splitlines() if len(line.strip()) >= MIN_MASKED_CHARS]
         retyped = folded if "\n" in block else None  # a re-typed single line could be the judge's own
-        for piece, whole_line in ((block, False), *((line, True) for line in lines if line != block)):
+        joined = [(" ".join(block.split()), False)] if retyped else []  # quoted whole on one line, re-flowed
+        lines = [(line, True) for line in lines if line != block]
+        for piece, whole_line in ((block, False), *joined, *lines):
             escaped = (json.dumps(piece, ensure_ascii=ascii)[1:-1] for ascii in (True, False))
             for form in dict.fromkeys([piece, *escaped]):
                 candidates.append((form, None if whole_line else retyped, whole_line and form == piece))
