@@ -250,11 +250,8 @@ def is_prepared(folder: str | Path) -> bool:
 
 
 def prepare_nltk_wordnet(target: str | Path | None = None, source: str | Path | None = None) -> Path:
-    """Copy WordNet's files from ``source`` to ``<target>/corpora/wordnet`` (idempotent); return that.
-
-    Writes ``lexnames`` and, when ``source`` lacks it (Debian's ``wordnet-base`` without
-    ``wordnet-sense-index``), builds ``index.sense``.
-    """
+    """Copy WordNet's files from ``source`` to ``<target>/corpora/wordnet`` (idempotent) and return that,
+    with ``lexnames`` and, when ``source`` lacks it, a built ``index.sense``."""
     target = Path(target) if target is not None else default_nltk_data_dir()
     source = Path(source) if source is not None else wordnet_source()
     destination = target / "corpora" / "wordnet"
@@ -352,9 +349,7 @@ def import_nltk() -> Any:
 
 def found_copy_damage() -> str | None:
     """None unless the WordNet folder nltk would load first is cut short; then one line naming it and why.
-
-    Looks before nltk loads it (a loaded reader stays in the process); LookupError when nltk finds none.
-    """
+    Looks before nltk loads it (a loaded reader stays in the process); LookupError when nltk finds none."""
     nltk = import_nltk()
 
     found = nltk.data.find("corpora/wordnet")
@@ -405,9 +400,7 @@ def _download(target: Path) -> str | None:
 
 def ensure_wordnet(target: str | Path | None = None, source: str | Path | None = None) -> str:
     """Make nltk load WordNet (found, copied from ``source``, or downloaded into ``target``); say how.
-
-    Raises ``WordNetMissing`` (one line: what is missing, then the fix) when none of the three works.
-    """
+    Raises ``WordNetMissing`` (one line: what is missing, then the fix) when none of the three works."""
     source = source if source is not None else wordnet_source()
     folder = Path(target) if target is not None else default_nltk_data_dir()
     ensure_wordnet_on_path(folder)
@@ -497,9 +490,7 @@ def skip_self_mapping() -> None:
 
 def check_wordnet_loads(target: str | Path | None = None) -> str:
     """Load WordNet through nltk from the pack's folder and look up "dog"; return a one-line summary.
-
-    Raises RuntimeError with the fix when nltk cannot load it (what `make setup` ends with).
-    """
+    Raises RuntimeError with the fix when nltk cannot load it (what `make setup` ends with)."""
     ensure_wordnet_on_path(target)
     try:
         from nltk.corpus import wordnet

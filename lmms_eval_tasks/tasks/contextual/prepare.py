@@ -482,14 +482,9 @@ def prepare(
     download: bool = True,
     breaker: int = BREAKER_THRESHOLD,
 ) -> dict[str, Any]:
-    """Read ``csv_path`` (None: the bundled official rows of ``split``), import images from ``images`` (a
-    folder or archive, optional), download the rest into ``out_dir/images`` (unless not ``download``), write
-    ``out_dir/<stem>.parquet``.
-
-    Every row still without an image is written to ``<out>/<stem>.failed.jsonl`` (removed when none is).
-    Raises PrepareError naming the rows whose image is missing, unless ``skip_missing`` (then those rows
-    are left out of the dataset, counted and listed in the summary and in ``<stem>.prepare.json``).
-    """
+    """Read ``csv_path`` (None: the bundled rows of ``split``), import ``images``, download the rest, write
+    ``out_dir/<stem>.parquet``. Rows still without an image raise PrepareError naming them, unless
+    ``skip_missing`` leaves them out (listed); docs/contextual.md has the files written."""
     from lmms_eval_tasks.framework.preparing import output_lock
 
     with output_lock(Path(out_dir)):  # one prepare per folder at a time (two wrote one parquet file at once)
