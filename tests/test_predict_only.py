@@ -66,6 +66,8 @@ def test_predict_only_then_score_gives_the_numbers_of_one_normal_run(tmp_path, m
         normal = read_report(next((tmp_path / "normal").rglob(f"lmms_eval_tasks/2*/{task}_report.json")))
         later = read_report(run_folder / f"{task}_report.json")
         assert later["metrics"] == normal["metrics"], task
+        for key in ("datasets", "host_patches", "deviations"):  # known where it was generated only
+            assert later["provenance"][key] == normal["provenance"][key], (task, key)
         judges = [{**(found["provenance"].get("judge") or {}), "cache_path": ""} for found in (normal, later)]
         assert judges[0] == judges[1], task  # the same judge (each run its own cache file)
     assert not list(run_folder.glob("*_pending.json"))

@@ -141,8 +141,29 @@ def save_pending(
     judge = judge_now(benchmark)
     if judge is not None:  # what `score` compares: completing with another judge is said, not silent
         pending["judge"] = judge
+    pending["generated"] = _generated(pending_path(folder, name), name, args)
     write_atomically(pending_path(folder, name), dumps_strict(pending, indent=2) + "\n")
     return records_path
+
+
+def _generated(marker: Path, name: str, args: Any) -> dict[str, Any]:
+    """What only the generating run knows, for the report ``score`` completes later (elsewhere): the
+    datasets read, the host patches, the run's argument deviations; a marker's own is kept (a retry)."""
+    from lmms_eval_tasks.framework.run_deviations import argument_deviations
+    from lmms_eval_tasks.reporting import patch_record
+    from lmms_eval_tasks.reporting.schema import datasets_read_of, strict_loads
+
+    try:
+        kept = strict_loads(marker.read_text(encoding="utf-8")).get("generated")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        kept = None
+    if isinstance(kept, dict) and kept.get("datasets"):
+        return kept
+    return {
+        "datasets": datasets_read_of(name),
+        "host_patches": patch_record.patches(),
+        "argument_deviations": argument_deviations(args, name),
+    }
 
 
 def judge_now(benchmark: str) -> dict[str, Any] | None:

@@ -103,7 +103,10 @@ def score_and_report(
         provenance["warnings"], benchmark.count_keys, metrics, details, len(records)
     )
     cut = sum(1 for record in records if record.get(CUT_KEY))
-    deviations = [*argument_deviations(args, name), *provenance.get("deviations", [])]
+    generated = (completing or {}).get("generated") or {}  # a run's limit, sized where its data was
+    run_deviations = generated.get("argument_deviations")
+    run_deviations = argument_deviations(args, name) if run_deviations is None else run_deviations
+    deviations = [*run_deviations, *provenance.get("deviations", [])]
     provenance["deviations"] = deviations + ([cut_deviation(cut, len(records))] if cut else [])
     report = schema.build_report(  # 7. report
         benchmark=benchmark.name,
@@ -170,6 +173,10 @@ def split_provenance(
 def mark_scored_later(report: dict[str, Any], pending: Mapping[str, Any]) -> None:
     """A report completed by ``score``: the run's own command line, and who scored it when."""
     report["provenance"]["command_line"] = list(pending["command_line"])
+    generated = pending.get("generated") or {}
+    for key in ("datasets", "host_patches"):  # where it was generated, not where it is scored
+        if generated.get(key):
+            report["provenance"][key] = generated[key]
     report["details"]["scored_later"] = {
         "by": "lmms-eval-tasks score",
         "timestamp": report["provenance"]["timestamp"],
@@ -271,6 +278,7 @@ def complete_pending(
     completing = {
         "command_line": pending.get("command_line"),
         "scored_later": {"judge_changed": changed} if changed else None,
+        "generated": pending.get("generated"),
     }
     metrics, report_path = score_and_report(
         hooks,

@@ -25,7 +25,7 @@ def pack_hooks_of(task: Any) -> Any:
 def save_unscored(hooks: Any, items: list[Any], args: Any = None) -> None:
     """Save a task's records and pending marker in its run folder, unscored (``score`` completes them), and
     those of each requested group a normal run scores once all its member tasks' records are in."""
-    from lmms_eval_tasks.framework.hook_factory import unwrap_records
+    from lmms_eval_tasks.framework.hook_factory import note_group_members, unwrap_records
     from lmms_eval_tasks.framework.run_state import current_run
     from lmms_eval_tasks.framework.task_pipeline import output_dir
 
@@ -45,6 +45,7 @@ def save_unscored(hooks: Any, items: list[Any], args: Any = None) -> None:
         kept = state.records_of(members)
         if name in kept and len(kept) == len(members):  # the group's last member: save the group once
             union = [record for member_records in kept.values() for record in member_records]
+            note_group_members(group, members, args)  # its provenance lists the datasets they read
             _save(hooks, folder, group, group, members, union, args)
 
 

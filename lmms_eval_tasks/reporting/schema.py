@@ -318,11 +318,11 @@ def provenance(
         "deviations": deviations,
         "model_substitution": substituted,  # optional key: reports from older packs lack it
         "host_patches": patch_record.patches(),  # optional key: applied / not needed / skipped (why)
-        "datasets": _datasets_read(task),
+        "datasets": datasets_read_of(task),
     }
 
 
-def _datasets_read(task: str) -> list[dict[str, Any]]:
+def datasets_read_of(task: str) -> list[dict[str, Any]]:
     """Every dataset ``task`` (or a group's members) read in this run: id, config, split, revision; a URL
     keeps neither user info nor query (``https://user:token@host/x?sig=...``), known secrets are scrubbed."""
     from lmms_eval_tasks.judges.redact import safe_url, scrub
