@@ -16,8 +16,7 @@ from lmms_eval_tasks.framework.preparing import env_var, preparers
 from lmms_eval_tasks.framework.registry import get_benchmark
 from lmms_eval_tasks.tasks.dvqa import hooks as dvqa_hooks
 from lmms_eval_tasks.tasks.dvqa import make_sample as dvqa_sample
-from lmms_eval_tasks.tasks.revisiting import shared_tasks
-from lmms_eval_tasks.tasks.revisiting.datasets import DATASETS, TDIUC_ANSWER_SPACES
+from lmms_eval_tasks.tasks.revisiting.datasets import DATASETS, SPECIFIC_KWARGS, TDIUC_ANSWER_SPACES
 from lmms_eval_tasks.tasks.tallyqa import hooks as tallyqa_hooks
 from lmms_eval_tasks.tasks.tallyqa import make_sample as tallyqa_sample
 from lmms_eval_tasks.tasks.tdiuc import hooks as tdiuc_hooks
@@ -68,7 +67,7 @@ def test_doc_to_text_per_model_and_override(monkeypatch) -> None:
 
 def test_task_yaml_names_every_model_variant() -> None:
     text = (Path(tdiuc_hooks.__file__).parent / "yaml" / "_tdiuc_template_yaml").read_text()
-    for model, variant in shared_tasks.SPECIFIC_KWARGS.items():
+    for model, variant in SPECIFIC_KWARGS.items():
         assert f'  {model}:\n    prompt: "{variant["prompt"]}"' in text
 
 
@@ -101,15 +100,14 @@ def test_random_answers_stay_in_the_answer_spaces() -> None:
     import random
 
     rng = random.Random(0)
-    counts = {tallyqa_hooks.random_answer("tallyqa", {}, rng) for _ in range(300)}
+    counts = {DATASETS["tallyqa"].random_answer("tallyqa", {}, rng) for _ in range(300)}
     assert counts == {str(n) for n in range(16)}
-    yes_no = {
-        dvqa_hooks.random_answer("dvqa", {"question": "Is the value of a larger?"}, rng) for _ in range(50)
-    }
+    dvqa_doc = {"question": "Is the value of a larger?"}
+    yes_no = {DATASETS["dvqa"].random_answer("dvqa", dvqa_doc, rng) for _ in range(50)}
     assert yes_no == {"yes", "no"}
-    colours = {tdiuc_hooks.random_answer("tdiuc", {"question_type": "color"}, rng) for _ in range(300)}
+    colours = {DATASETS["tdiuc"].random_answer("tdiuc", {"question_type": "color"}, rng) for _ in range(300)}
     assert colours <= set(TDIUC_ANSWER_SPACES["color"]) | {"doesnotapply"}
-    assert get_benchmark("tdiuc").loaded.random_answer is tdiuc_hooks.random_answer
+    assert get_benchmark("tdiuc").loaded.random_answer is DATASETS["tdiuc"].random_answer
 
 
 # --- the prepared folder ------------------------------------------------------------------------------------

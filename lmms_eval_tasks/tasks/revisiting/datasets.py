@@ -16,6 +16,7 @@ from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.framework.parser_index import ParserEntry
 from lmms_eval_tasks.framework.preparing import DatasetKind
 from lmms_eval_tasks.framework.screening import Screening
+from lmms_eval_tasks.framework.taskgen import greedy_generation
 from lmms_eval_tasks.tasks.dvqa.scoring import TEMPLATES
 from lmms_eval_tasks.tasks.revisiting.scoring import choice_field
 from lmms_eval_tasks.tasks.tallyqa.scoring import CLIP_MAX
@@ -27,7 +28,7 @@ class RevisitingDataset:
     """One dataset of the family. ``record_fields``: copied from a document into its ``score`` record (the
     first three are required); ``deviations``: how the default protocol departs from the paper's;
     ``descriptions``: the YAML description of each task; ``report_details``: what a run adds to the report
-    beyond its deviations (TallyQA's plot)."""
+    beyond its deviations (TallyQA's plot); ``launch_check``: what the launcher checks first (WordNet)."""
 
     name: str
     prompts: Mapping[str, str]
@@ -42,7 +43,21 @@ class RevisitingDataset:
     report_settings: Mapping[str, Any] = field(default_factory=dict)
     lower_is_better: frozenset[str] = frozenset()
     report_details: Callable[[list[dict[str, Any]], dict[str, Any], str, Any], dict[str, Any]] | None = None
+    launch_check: Callable[[], str | None] | None = None
 
+
+# The host's model names -> prompt variant (lmms_eval_specific_kwargs). llava_hf also serves LLaVA-NeXT,
+# whose text is the "hf" one: such users set LMMS_EVAL_TASKS_<DATASET>_PROMPT=hf.
+SPECIFIC_KWARGS: dict[str, dict[str, str]] = {
+    "default": {"prompt": "hf"},
+    "llava_hf": {"prompt": "llava15"},
+    "llava": {"prompt": "llava15"},
+    "openai": {"prompt": "gpt"},
+    "async_openai": {"prompt": "gpt"},
+    "gpt4v": {"prompt": "gpt"},
+    "batch_gpt4": {"prompt": "gpt"},
+}
+GENERATION_KWARGS: dict[str, Any] = greedy_generation(100)
 
 # The paper's prompts (``inference_code/*`` and ``GPT-inference/*`` of ``KevinLuJian/MLLM_supplemental``):
 # ``hf`` for open models, ``llava15`` LLaVA-1.5's text inside its chat template, ``gpt`` the API models'.
@@ -132,6 +147,18 @@ def tdiuc_row(entry: dict[str, Any], index: int) -> dict[str, Any]:
     }
 
 
+def wordnet_problem() -> str | None:
+    """None when WordNet (TDIUC's synonym matching) is ready, found or installed now; else the one-line fix.
+    The launcher runs it before any TDIUC task (the registry entry's ``launch_check``)."""
+    from lmms_eval_tasks.wordnet import WordNetMissing
+
+    try:
+        wordnet()
+    except WordNetMissing as error:
+        return f"lmms_eval: {error}"
+    return None
+
+
 TDIUC = RevisitingDataset(
     name="tdiuc",
     prompts={
@@ -172,19 +199,8 @@ TDIUC = RevisitingDataset(
     screening=Screening(yes_no=True, numbers=True),
     random_answer=tdiuc_random_answer,
     report_settings={"matching": "exact after normalisation, or a shared WordNet synset"},
+    launch_check=wordnet_problem,
 )
-
-
-def wordnet_problem() -> str | None:
-    """None when WordNet (TDIUC's synonym matching) is ready, found or installed now; else the one-line fix.
-    The launcher runs it before any TDIUC task (the registry entry's ``launch_check``)."""
-    from lmms_eval_tasks.wordnet import WordNetMissing
-
-    try:
-        wordnet()
-    except WordNetMissing as error:
-        return f"lmms_eval: {error}"
-    return None
 
 
 # ---- TallyQA: counting, simple and complex questions ---------------------------------------------------

@@ -2,7 +2,7 @@
 
 Each dataset has a prepared-data task (named like the benchmark, reading the folder from
 ``lmms-eval-tasks prepare``) and a bundled sample task (``taskgen.prepared_dataset_files``); TDIUC, TallyQA
-and DVQA share the paper's prompts per model and generation settings (``shared_tasks``), VQDv1 has its
+and DVQA share the paper's prompts per model and generation settings (``datasets``), VQDv1 has its
 own (``vqdv1/prompts.py``). Run through ``make generate``; a test fails when a file drifts.
 """
 
@@ -11,8 +11,7 @@ from __future__ import annotations
 from lmms_eval_tasks.framework.taskgen import greedy_generation, prepared_dataset_files
 from lmms_eval_tasks.tasks import dvqa, tallyqa, tdiuc, vqdv1
 from lmms_eval_tasks.tasks.dvqa import make_sample as dvqa_sample
-from lmms_eval_tasks.tasks.revisiting.datasets import DATASETS
-from lmms_eval_tasks.tasks.revisiting.shared_tasks import GENERATION_KWARGS, SPECIFIC_KWARGS
+from lmms_eval_tasks.tasks.revisiting.datasets import DATASETS, GENERATION_KWARGS, SPECIFIC_KWARGS
 from lmms_eval_tasks.tasks.tallyqa import make_sample as tallyqa_sample
 from lmms_eval_tasks.tasks.tdiuc import make_sample as tdiuc_sample
 from lmms_eval_tasks.tasks.vqdv1 import make_sample as vqdv1_sample
@@ -35,21 +34,6 @@ def dataset_files(name: str) -> dict[str, str | bytes]:
         lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
         generation_kwargs=GENERATION_KWARGS,
     )
-
-
-def tdiuc_files() -> dict[str, str | bytes]:
-    """Every generated TDIUC file."""
-    return dataset_files("tdiuc")
-
-
-def tallyqa_files() -> dict[str, str | bytes]:
-    """Every generated TallyQA file (its RMSEs are lower-is-better)."""
-    return dataset_files("tallyqa")
-
-
-def dvqa_files() -> dict[str, str | bytes]:
-    """Every generated DVQA file."""
-    return dataset_files("dvqa")
 
 
 def vqdv1_files() -> dict[str, str | bytes]:

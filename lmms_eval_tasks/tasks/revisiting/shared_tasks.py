@@ -9,27 +9,15 @@ else ``hf``); ``LMMS_EVAL_TASKS_<DATASET>_PROMPT`` overrides it with a variant n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
-from lmms_eval_tasks.framework.taskgen import greedy_generation
+from lmms_eval_tasks.framework.registry import Behaviour, Scorer
 from lmms_eval_tasks.tasks.revisiting.datasets import RevisitingDataset
-
-# The host's model names -> prompt variant (lmms_eval_specific_kwargs). llava_hf also serves LLaVA-NeXT,
-# whose text is the "hf" one: such users set LMMS_EVAL_TASKS_<DATASET>_PROMPT=hf.
-SPECIFIC_KWARGS: dict[str, dict[str, str]] = {
-    "default": {"prompt": "hf"},
-    "llava_hf": {"prompt": "llava15"},
-    "llava": {"prompt": "llava15"},
-    "openai": {"prompt": "gpt"},
-    "async_openai": {"prompt": "gpt"},
-    "gpt4v": {"prompt": "gpt"},
-    "batch_gpt4": {"prompt": "gpt"},
-}
-GENERATION_KWARGS: dict[str, Any] = greedy_generation(100)
 
 
 def prompt_env(dataset: str) -> str:
@@ -71,15 +59,6 @@ def protocol_option(dataset: str) -> dict[str, str]:
     if value not in ("default", "official"):
         raise ValueError(f"{variable}={value!r}: expected default or official")
     return {"protocol": value}
-
-
-def score_options_for(dataset: str):
-    """A dataset's ``score_options(task)``: its ``score`` options, ``{"protocol": ...}`` when set."""
-
-    def score_options(task: str = dataset) -> dict[str, Any]:
-        return protocol_option(dataset)
-
-    return score_options
 
 
 def prepare_docs_for(dataset: str, columns: tuple[str, ...] | None = None):
@@ -192,3 +171,22 @@ class DatasetHooks:
         if self.dataset.report_details is not None:
             details.update(self.dataset.report_details(records, metrics, task, args))
         return details
+
+    def behaviour(self, score: Scorer, per_question: Scorer, report_section: Callable[..., Any]) -> Behaviour:
+        """The dataset's ``Behaviour``: its scorer, per-question correctness and report section; the rest
+        (hooks, options, parsers, random answers, generated files, launch check) the family's."""
+        from lmms_eval_tasks.tasks.revisiting.generate import dataset_files
+
+        name = self.dataset.name
+        return Behaviour(
+            score=score,
+            task_options=lambda task: protocol_option(name),
+            per_question=per_question,
+            random_answer=self.dataset.random_answer,
+            generated_files=partial(dataset_files, name),
+            parsers=self.dataset.parsers,
+            screening=self.dataset.screening,
+            report_section=report_section,
+            launch_check=self.dataset.launch_check,
+            hooks=self.hooks,
+        )

@@ -9,4 +9,3 @@ doc_to_visual = SHARED.doc_to_visual
 doc_to_text = SHARED.doc_to_text
 doc_to_target = SHARED.doc_to_target
 process_results = HOOKS.process_results
-random_answer = TALLYQA.random_answer
