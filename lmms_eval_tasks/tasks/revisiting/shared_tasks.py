@@ -10,7 +10,6 @@ else ``hf``); ``LMMS_EVAL_TASKS_<DATASET>_PROMPT`` overrides it with a variant n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import partial
 from typing import Any
 
 from lmms_eval_tasks import environment
@@ -178,12 +177,16 @@ class DatasetHooks:
         from lmms_eval_tasks.tasks.revisiting.generate import dataset_files
 
         name = self.dataset.name
+
+        def generated_files() -> dict[str, str | bytes]:  # a function of this package: taskgen finds its root
+            return dataset_files(name)
+
         return Behaviour(
             score=score,
             task_options=lambda task: protocol_option(name),
             per_question=per_question,
             random_answer=self.dataset.random_answer,
-            generated_files=partial(dataset_files, name),
+            generated_files=generated_files,
             parsers=self.dataset.parsers,
             screening=self.dataset.screening,
             report_section=report_section,
