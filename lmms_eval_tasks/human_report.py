@@ -254,7 +254,9 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
                 for name in report.get("details", {}).get("members", []) or []
                 if name in run.reports
             }
-            entries.setdefault(report["benchmark"], []).append(Entry(run.label, task, report, members))
+            counts = tuple(getattr(known.get(report["benchmark"]), "count_keys", ()))
+            entry = Entry(run.label, task, report, members, counts)
+            entries.setdefault(report["benchmark"], []).append(entry)
     order = [name for name in known if name in entries] + sorted(set(entries) - set(known))
     sections: list[Section] = []
     for name in order:

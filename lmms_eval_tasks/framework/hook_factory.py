@@ -88,7 +88,7 @@ def _as_number(value: Any) -> float | int:
     return math.nan
 
 
-def _include_paths(args: Any) -> list[Path]:
+def include_paths(args: Any) -> list[Path]:
     """The user's ``--include_path`` folders from the host's CLI namespace (a string or a list)."""
     value = getattr(args, "include_path", None) if args is not None else None
     if not value:
@@ -100,7 +100,7 @@ def group_members(group: str, args: Any = None) -> list[str]:
     """The member tasks of a group, from its YAML in the pack or in the run's ``--include_path`` folders."""
     from lmms_eval_tasks.framework import task_index
 
-    for folder in [TASKS_DIR, *_include_paths(args)]:
+    for folder in [TASKS_DIR, *include_paths(args)]:
         members = task_index.group_members(group, folder)
         if members is not None:
             return members

@@ -54,10 +54,10 @@ def _scored_groups(args: Any) -> dict[str, list[str]]:
     records (their YAML has an ``aggregate_metric_list``), each with those member tasks."""
     from lmms_eval_tasks import TASKS_DIR
     from lmms_eval_tasks.framework import task_index
-    from lmms_eval_tasks.framework.hook_factory import _include_paths
+    from lmms_eval_tasks.framework.hook_factory import include_paths
 
     def entry_of(name: str) -> tuple[Any, Any]:
-        for folder in [TASKS_DIR, *_include_paths(args)]:
+        for folder in [TASKS_DIR, *include_paths(args)]:
             entry = task_index.task_entry(name, folder)
             if entry is not None:
                 return entry, folder

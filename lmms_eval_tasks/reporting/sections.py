@@ -59,6 +59,7 @@ class Entry:
     task: str
     report: dict[str, Any]
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
+    count_keys: tuple[str, ...] = ()  # the benchmark's count columns (registry ``count_keys``)
 
     @property
     def label(self) -> str:
@@ -208,10 +209,7 @@ def nothing_parsed(entry: Entry) -> bool:
 
 def is_count(entry: Entry, key: str) -> bool:
     """A count column (``unparsed``, ``screened_outputs``, ``simple_unparsed``...): no interval, no mark."""
-    from lmms_eval_tasks.framework.registry import benchmarks
-
-    benchmark = benchmarks().get(str(entry.report.get("benchmark")))
-    counts = {*getattr(benchmark, "count_keys", ()), "screened_outputs"}
+    counts = {*entry.count_keys, "screened_outputs"}
     return any(key == count or key.endswith(f"_{count}") or key.startswith(f"{count}_") for count in counts)
 
 
