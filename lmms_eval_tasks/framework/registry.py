@@ -19,13 +19,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lmms_eval_tasks.framework.input_checks import OptionError
+from lmms_eval_tasks.reporting.sections import DEFAULT_COUNT_KEYS
 
 if TYPE_CHECKING:
     from lmms_eval_tasks.framework.records import RecordSchema
 
 MAX_HEADLINE_METRICS = 8
-# Counts that change a headline number when not zero; a benchmark declares its own in ``count_keys``.
-DEFAULT_COUNT_KEYS: tuple[str, ...] = ("unparsed", "unjudged", "empty_predictions", "no_verdict")
 ENTRY_POINT_GROUP = "lmms_eval_tasks.benchmarks"
 
 

@@ -13,6 +13,9 @@ from typing import Any
 
 from lmms_eval_tasks.reporting.published import PUBLISHED_MARK, PublishedRow
 
+# Counts that change a headline number when not zero; a benchmark declares its own (registry ``count_keys``).
+DEFAULT_COUNT_KEYS: tuple[str, ...] = ("unparsed", "unjudged", "empty_predictions", "no_verdict")
+
 # Every plot is drawn at a fixed size (inches x DPI, no tight bounding box), so its PNG has a known size.
 DPI = 100
 WIDE = (7.2, 4.0)  # 720 x 400 px
@@ -59,7 +62,7 @@ class Entry:
     task: str
     report: dict[str, Any]
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
-    count_keys: tuple[str, ...] = ()  # the benchmark's count columns (registry ``count_keys``)
+    count_keys: tuple[str, ...] = DEFAULT_COUNT_KEYS  # its benchmark's count columns
 
     @property
     def label(self) -> str:
