@@ -182,15 +182,16 @@ def masked_reply(reply: str, model_texts: tuple[str, ...]) -> tuple[str, bool]:
 _QUOTE_PAIRS = ('""', "''", "\u201c\u201d", "\u2018\u2019", "``", "\u00ab\u00bb", "\u300c\u300d")
 
 
-def without_model_lines(reply: str, model_texts: tuple[str, ...]) -> str:
+def without_model_lines(reply: str, model_texts: tuple[str, ...], short_only: bool = False) -> str:
     """``reply`` folded, every occurrence of a model text or of one of its lines (``MIN_MASKED_CHARS`` or
     more, folded) masked, standalone or not, and a shorter one where the judge put it in quotation marks:
-    the words no model text can have put there."""
+    the words no model text can have put there (``short_only``: only the shorter ones masked)."""
     folded = fold_text(reply)
     pieces = {fold_text(piece).strip() for text in model_texts for piece in (text, *text.splitlines())}
     for piece in sorted(filter(None, pieces), key=len, reverse=True):
         quoted = [f"{pair[0]}{piece}{pair[1]}" for pair in _QUOTE_PAIRS]
-        for form in [piece] if len(piece) >= MIN_MASKED_CHARS else quoted:
+        long = len(piece) >= MIN_MASKED_CHARS
+        for form in ([] if short_only else [piece]) if long else quoted:
             folded = folded.replace(form, MASK)
     return folded
 

@@ -253,14 +253,22 @@ def _model_text_dominates(item: JudgeItem) -> bool:
 _NOT_THE_JUDGES = object()  # the verdict read is not the one the judge's own words hold
 
 
-def _not_the_judges(parse: Callable[[str], Any], judges_words: str, verdict: Any, chose: bool) -> bool:
+def _not_the_judges(
+    parse: Callable[[str], Any], reply: str, model_text: tuple[str, ...], verdict: Any, chose: bool
+) -> bool:
     """True when the verdict read differs from the verdict of the judge's words alone (every model line cut
-    out, standalone or not) and either those words hold a verdict (a quote after the judge's own was read)
-    or masking picked among the reply's verdicts (a model line equal to the judge's verdict line masked)."""
-    own = parse(judges_words)
+    out, standalone or not) and either those words hold a verdict (a quote after the judge's own was read),
+    or masking picked among the reply's verdicts (a model line equal to the judge's verdict line masked),
+    or the reply with only the short model texts the judge quoted cut holds another verdict (a model line
+    cut the judge's own, a short one it quoted after it was read; 'Judgement: "Yes"' alone stands)."""
+    own, empty = parse(without_model_lines(reply, model_text)), parse("")
     if own == verdict or isinstance(own, Conflict) and isinstance(verdict, Conflict):
         return False
-    return chose or (own is not None and not isinstance(own, Conflict) and own != parse(""))
+    holds = lambda found: found is not None and not isinstance(found, Conflict) and found != empty  # noqa: E731
+    if chose or holds(own):
+        return True
+    short = parse(without_model_lines(reply, model_text, short_only=True))
+    return holds(verdict) and holds(short) and short != verdict
 
 
 def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: bool = True) -> VerdictCell:
@@ -272,7 +280,7 @@ def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: 
         # the judge's own verdict, read as written: masking may reveal it, never remove or change it
         own = parse(fold_text(reply.text)) if masked != reply.text else verdict
         chose = masked != reply.text and (own is None or isinstance(own, Conflict))  # masking picked one
-        if mask and _not_the_judges(parse, without_model_lines(reply.text, item.model_text), verdict, chose):
+        if mask and _not_the_judges(parse, reply.text, item.model_text, verdict, chose):
             own = _NOT_THE_JUDGES
     except Exception as error:  # a parser must not crash scoring: the reply is kept, the cell counted
         return VerdictCell(
