@@ -36,7 +36,7 @@ import json
 import lmms_eval
 from lmms_eval_tasks.host import patches, version
 
-statuses = patches.apply_patches(["llava_hf"])  # every patch: the llava_hf ones too
+statuses = patches.apply_patches(names=list(patches.PATCHES))  # every patch, each model's too
 try:  # the release's own task index, which every evaluation builds first
     from lmms_eval.tasks import TaskManager
 
