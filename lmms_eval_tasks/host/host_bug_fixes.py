@@ -1,10 +1,8 @@
 """Fixes of lmms-eval 0.7.3 bugs, one host patch each (``host/patches.py``), each small enough for upstream.
 
 Each probe runs the host's own code on a tiny input: APPLIES while the bug is there, ``NOT_NEEDED`` once the
-host is fixed. The llava_hf fixes never copy a host method: they run it on a ``CallView`` of the wrapper that
-replaces, for that one call, the object the bug is about, so concurrent calls share no swapped state.
-docs/host-bugs.md gives each bug's smallest reproduction, the fix and its upstream diff. Nothing here
-imports lmms-eval, torch or transformers at import time.
+host is fixed. docs/host-bugs.md gives each bug's smallest reproduction, the fix and its upstream diff.
+Nothing here imports lmms-eval, torch or transformers at import time.
 """
 
 from __future__ import annotations
@@ -28,16 +26,17 @@ from lmms_eval_tasks.host.patch_kit import (
     CallView,
     Touched,
     bare,
+    expect,
+    expect_lookups,
     expect_parameters,
-    has_wrapper,
     is_marked,
     mark,
-    missing_lookups,
     probe_lock,
+    replaces,
     unwrapped,
 )
 
-# --- 2. failures the host logs and swallows ---------------------------------------------------------------
+# --- 1. failures the host logs and swallows ---------------------------------------------------------------
 
 FAILURES: list[BaseException] = []  # filled by the failure_recorder patch; the launcher reads and clears it
 
@@ -45,22 +44,17 @@ FAILURES: list[BaseException] = []  # filled by the failure_recorder patch; the 
 def probe_failure_recorder() -> tuple[str, str]:
     import lmms_eval.__main__ as host_main
 
-    problem = expect_parameters(
-        "lmms_eval.__main__.cli_evaluate_single", getattr(host_main, "cli_evaluate_single", None), ["args"]
-    ) or missing_lookups("lmms_eval.__main__.cli_evaluate", host_main.cli_evaluate, ["cli_evaluate_single"])
-    if problem:
-        return MISMATCH, problem
+    single = getattr(host_main, "cli_evaluate_single", None)
+    expect_parameters("lmms_eval.__main__.cli_evaluate_single", single, ["args"])
+    expect_lookups("lmms_eval.__main__.cli_evaluate", host_main.cli_evaluate, ["cli_evaluate_single"])
     return APPLIES, "cli_evaluate_single wrapped to record the exceptions the host logs and swallows"
 
 
 def install_failure_recorder() -> None:
     import lmms_eval.__main__ as host_main
 
-    original = host_main.cli_evaluate_single
-    if is_marked(original):
-        return
-
-    def cli_evaluate_single(*args: Any, **kwargs: Any) -> Any:
+    @replaces(host_main, "cli_evaluate_single")
+    def cli_evaluate_single(original: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return original(*args, **kwargs)
         except BaseException as error:  # noqa: BLE001 - recorded, then re-raised for the host to log
@@ -68,10 +62,8 @@ def install_failure_recorder() -> None:
                 FAILURES.append(error)
             raise
 
-    host_main.cli_evaluate_single = mark(cli_evaluate_single, original)
 
-
-# --- 2b. results and samples files the host fails to write, silently -----------------------------------
+# --- 2. results and samples files the host fails to write, silently -----------------------------------
 
 # Filled by the host_outputs patch: every results/samples file the host wrote in this process, as
 # (kind, path or None when the host opened no file for it, bytes before the write, samples expected).
@@ -154,10 +146,7 @@ def probe_host_outputs() -> tuple[str, str]:
         ("save_results_aggregated", ["self", "results", "samples", "datetime_str"]),
         ("save_results_samples", ["self", "task_name", "samples"]),
     ):
-        method = getattr(EvaluationTracker, name, None)
-        problem = expect_parameters(f"EvaluationTracker.{name}", method, expected)
-        if problem:
-            return MISMATCH, problem
+        expect_parameters(f"EvaluationTracker.{name}", getattr(EvaluationTracker, name, None), expected)
     # Both save methods of a real tracker, each stopped at its first open for writing (nothing is written):
     # each must open one file, named for this run's results and the task's samples, in its output folder.
     sample = {"arguments": [["probe"]], "resps": [["a"]], "filtered_resps": ["a"], "target": "a", "doc": {}}
@@ -170,20 +159,15 @@ def probe_host_outputs() -> tuple[str, str]:
         with written_files(block=True) as samples_files, contextlib.suppress(_BlockedWrite):
             unwrapped(EvaluationTracker.save_results_samples)(tracker, "lmms_eval_tasks_probe", [sample])
     named = [*results_files, *samples_files]
-    if (
-        len(results_files) != 1
-        or len(samples_files) != 1
-        or any(folder not in path.parents for path in named)
-    ):
-        return MISMATCH, (
-            f"EvaluationTracker's save methods opened {[str(path) for path in named]} for one results and "
-            f"one samples file in {folder}"
-        )
-    if "lmms_eval_tasks_probe" not in named[1].name:
-        return (
-            MISMATCH,
-            f"EvaluationTracker.save_results_samples names its file {named[1].name} (no task name)",
-        )
+    expect(
+        len(results_files) == len(samples_files) == 1 and all(folder in path.parents for path in named),
+        f"EvaluationTracker's save methods opened {[str(path) for path in named]} for one results and "
+        f"one samples file in {folder}",
+    )
+    expect(
+        "lmms_eval_tasks_probe" in named[1].name,
+        f"EvaluationTracker.save_results_samples names its file {named[1].name} (no task name)",
+    )
     return (
         APPLIES,
         "EvaluationTracker's save methods wrapped to record the files they write, as the host names them",
@@ -210,25 +194,21 @@ def _note_outputs(kind: str, tracker: Any, files: dict[Path, int], expected: int
 def install_host_outputs() -> None:
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
-    aggregated = EvaluationTracker.save_results_aggregated
-    samples_method = EvaluationTracker.save_results_samples
-    if is_marked(aggregated):
-        return
-
-    def save_results_aggregated(self: Any, results: dict, samples: dict, datetime_str: str) -> None:
+    @replaces(EvaluationTracker, "save_results_aggregated")
+    def save_results_aggregated(
+        original: Any, self: Any, results: dict, samples: dict, datetime_str: str
+    ) -> None:
         with written_files() as files:
-            output = aggregated(self, results, samples, datetime_str)
+            output = original(self, results, samples, datetime_str)
         _note_outputs("results file", self, files, None)
         return output
 
-    def save_results_samples(self: Any, task_name: str, samples: Any) -> None:
+    @replaces(EvaluationTracker, "save_results_samples")
+    def save_results_samples(original: Any, self: Any, task_name: str, samples: Any) -> None:
         with written_files() as files:
-            output = samples_method(self, task_name, samples)
+            output = original(self, task_name, samples)
         _note_outputs(f"samples file of {task_name}", self, files, len(samples))
         return output
-
-    EvaluationTracker.save_results_aggregated = mark(save_results_aggregated, aggregated)
-    EvaluationTracker.save_results_samples = mark(save_results_samples, samples_method)
 
 
 def host_output_problems() -> list[str]:
@@ -267,10 +247,16 @@ def host_output_problems() -> list[str]:
     return problems
 
 
-# --- loglikelihood_result: (log_prob, is_greedy) pairs stringified by the evaluator ------------------------
+# --- 3. loglikelihood_result and 4. no_text_result: what unwrap_generation_output hands process_results -----
 
 
-_PAIR_FIX = "_lmms_eval_tasks_pair_fix"
+def _host_unwrap_generation_output() -> Any:
+    """The host's own ``lmms_eval.evaluator.unwrap_generation_output`` (both its patches probe it)."""
+    import lmms_eval.evaluator as evaluator
+
+    current = getattr(evaluator, "unwrap_generation_output", None)
+    expect_parameters("lmms_eval.evaluator.unwrap_generation_output", current, ["output"])
+    return unwrapped(current)
 
 
 def is_loglikelihood_result(output: Any) -> bool:
@@ -285,54 +271,36 @@ def is_loglikelihood_result(output: Any) -> bool:
 
 
 def probe_loglikelihood_result() -> tuple[str, str]:
-    import lmms_eval.evaluator as evaluator
-
-    current = getattr(evaluator, "unwrap_generation_output", None)
-    problem = expect_parameters("lmms_eval.evaluator.unwrap_generation_output", current, ["output"])
-    if problem:
-        return MISMATCH, problem
+    host = _host_unwrap_generation_output()
     try:
-        kept, _ = unwrapped(current)((-1.5, False))
+        kept, _ = host((-1.5, False))
     except Exception as error:  # noqa: BLE001 - an unexpected host behaviour is a mismatch, not a crash
         return MISMATCH, f"unwrap_generation_output((-1.5, False)) raised {type(error).__name__}: {error}"
     if isinstance(kept, tuple):
         return NOT_NEEDED, "the host keeps (log_prob, is_greedy) pairs already"
-    if not isinstance(kept, str):
-        return MISMATCH, f"unwrap_generation_output turns a pair into {type(kept).__name__}, expected str"
+    expect(
+        isinstance(kept, str),
+        f"unwrap_generation_output turns a pair into {type(kept).__name__}, expected str",
+    )
     return APPLIES, "the host stringifies (log_prob, is_greedy) pairs; they are kept intact"
 
 
 def install_loglikelihood_result() -> None:
     import lmms_eval.evaluator as evaluator
 
-    current = evaluator.unwrap_generation_output
-    if has_wrapper(current, _PAIR_FIX):
-        return
-
-    def unwrap_generation_output(output: Any) -> tuple[Any, Any]:
+    @replaces(evaluator, "unwrap_generation_output")
+    def unwrap_generation_output(original: Any, output: Any) -> tuple[Any, Any]:
         if is_loglikelihood_result(output):
             return (float(output[0]), bool(output[1])), None
-        return current(output)
-
-    unwrap_generation_output.__doc__ = current.__doc__
-    evaluator.unwrap_generation_output = mark(unwrap_generation_output, current, _PAIR_FIX)
-
-
-# --- no_text_result: a reply without text handed to process_results as "" ---------------------------------
-
-_NO_TEXT_FIX = "_lmms_eval_tasks_no_text_fix"
+        return original(output)
 
 
 def probe_no_text_result() -> tuple[str, str]:
-    import lmms_eval.evaluator as evaluator
     from lmms_eval.api.instance import GenerationResult
 
-    current = getattr(evaluator, "unwrap_generation_output", None)
-    problem = expect_parameters("lmms_eval.evaluator.unwrap_generation_output", current, ["output"])
-    if problem:
-        return MISMATCH, problem
+    host = _host_unwrap_generation_output()
     try:
-        text, _ = unwrapped(current)(GenerationResult(text=None))  # type: ignore[arg-type]
+        text, _ = host(GenerationResult(text=None))  # type: ignore[arg-type]
     except Exception as error:  # noqa: BLE001 - an unexpected host behaviour is a mismatch, not a crash
         name = type(error).__name__
         return MISMATCH, f"unwrap_generation_output(GenerationResult(text=None)) raised {name}"
@@ -350,100 +318,70 @@ def install_no_text_result() -> None:
 
     from lmms_eval_tasks.framework.failed_generations import NO_TEXT_MARKER
 
-    current = evaluator.unwrap_generation_output
-    if has_wrapper(current, _NO_TEXT_FIX):
-        return
-
-    def unwrap_generation_output(output: Any) -> tuple[Any, Any]:
-        text, counts = current(output)
+    @replaces(evaluator, "unwrap_generation_output")
+    def unwrap_generation_output(original: Any, output: Any) -> tuple[Any, Any]:
+        text, counts = original(output)
         return (NO_TEXT_MARKER if text is None else text), counts
 
-    unwrap_generation_output.__doc__ = current.__doc__
-    evaluator.unwrap_generation_output = mark(unwrap_generation_output, current, _NO_TEXT_FIX)
 
-
-# --- cache_*: lmms-eval's response cache (--use_cache DIR) --------------------------------------------------
+# --- 5-10. cache_*: lmms-eval's response cache (--use_cache DIR) --------------------------------------------
 
 _PROBE_MARKER = "[LMMS_EVAL_REQUEST_FAILED after 2 retries] Connection error."
 _PROBE_SECRET = "sk-lmms-eval-tasks-probe-0123456789"
-_CACHE_FIX = "_lmms_eval_tasks_cache_fix"
 
 
-def _response_cache_class() -> Any:
-    from lmms_eval.caching.response_cache import ResponseCache
-
-    return ResponseCache
-
-
-def _probe_instance(doc_id: int) -> Any:
+def _probe_request(kind: str, arguments: tuple, doc_id: int = 0) -> Any:
+    """A host ``Instance`` of task ``probe`` for a probe to hand the host's code."""
     from lmms_eval.api.instance import Instance
 
-    arguments = (
-        f"probe question {doc_id}",
-        {"temperature": 0, "max_new_tokens": 4},
-        None,
-        doc_id,
-        "probe",
-        "x",
-    )
-    return Instance("generate_until", arguments, 0, {"task": "probe", "doc_id": doc_id, "repeats": 1})
+    return Instance(kind, arguments, idx=0, metadata={"task": "probe", "doc_id": doc_id, "repeats": 1})
 
 
 def probe_cache_no_failures() -> tuple[str, str]:
     """APPLIES while the host caches a failure marker as an answer."""
-    cache_class = _response_cache_class()
+    from lmms_eval.caching.response_cache import ResponseCache
+
     for name in ("_is_valid_response", "_lookup", "_log_to_audit", "execute"):
-        if not callable(getattr(cache_class, name, None)):
-            return MISMATCH, f"ResponseCache.{name} is gone"
-    if unwrapped(cache_class._is_valid_response)(_PROBE_MARKER, "generate_until"):
+        expect(callable(getattr(ResponseCache, name, None)), f"ResponseCache.{name} is gone")
+    if unwrapped(ResponseCache._is_valid_response)(_PROBE_MARKER, "generate_until"):
         return APPLIES, "the host caches a failed request's marker as an answer: failures are kept out"
     return NOT_NEEDED, "the host no longer caches failure markers"
 
 
 def install_cache_no_failures() -> None:
+    from lmms_eval.caching.response_cache import ResponseCache
+
     from lmms_eval_tasks.framework.failed_generations import failure_of
 
-    cache_class = _response_cache_class()
-    if is_marked(cache_class._is_valid_response):
-        return
-    is_valid, lookup, log_to_audit = (
-        cache_class._is_valid_response,
-        cache_class._lookup,
-        cache_class._log_to_audit,
-    )
-
-    def _is_valid_response(response: Any, request_type: str) -> bool:
+    @replaces(ResponseCache, "_is_valid_response")
+    def _is_valid_response(original: Any, response: Any, request_type: str) -> bool:
         if request_type != "loglikelihood" and failure_of(response) is not None:
             return False
-        return is_valid(response, request_type)
+        return original(response, request_type)
 
-    def _lookup(self: Any, cache_key: str) -> Any:
-        cached = lookup(self, cache_key)
+    @replaces(ResponseCache, "_lookup")
+    def _lookup(original: Any, self: Any, cache_key: str) -> Any:
+        cached = original(self, cache_key)
         if isinstance(cached, str) and failure_of(cached) is not None:
             return None  # a failure cached by an unpatched run: ask again
         return cached
 
-    def _log_to_audit(self: Any, request_type: str, *args: Any, **kwargs: Any) -> None:
+    @replaces(ResponseCache, "_log_to_audit")
+    def _log_to_audit(original: Any, self: Any, request_type: str, *args: Any, **kwargs: Any) -> None:
         response = args[4] if len(args) > 4 else kwargs.get("response")
         if request_type != "loglikelihood" and failure_of(response) is not None:
             kwargs.update(cache_key="", deterministic=False)  # logged, never replayed into the cache
-        return log_to_audit(self, request_type, *args, **kwargs)
-
-    cache_class._is_valid_response = staticmethod(mark(_is_valid_response, is_valid))
-    cache_class._lookup = mark(_lookup, lookup)
-    cache_class._log_to_audit = mark(_log_to_audit, log_to_audit)
+        return original(self, request_type, *args, **kwargs)
 
 
 def probe_cache_checkpoints() -> tuple[str, str]:
     """APPLIES while the host stores nothing until the model has answered every request of a phase."""
-    import tempfile
-
     from lmms_eval.caching import response_cache
+    from lmms_eval.caching.response_cache import ResponseCache
 
     for name in ("_CHECKPOINT_INTERVAL", "_CHECKPOINT_INTERVAL_ENV", "_get_env_int"):
-        if not hasattr(response_cache, name):
-            return MISMATCH, f"lmms_eval.caching.response_cache.{name} is gone"
-    cache_class, calls = _response_cache_class(), []
+        expect(hasattr(response_cache, name), f"lmms_eval.caching.response_cache.{name} is gone")
+    calls = []
 
     class CountingModel:
         def generate_until(self, requests: list[Any]) -> list[str]:
@@ -451,15 +389,31 @@ def probe_cache_checkpoints() -> tuple[str, str]:
             return [f"answer {request.doc_id}" for request in requests]
 
     with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
-        cache = cache_class(db_path=f"{folder}/probe.db", audit_path=f"{folder}/probe.jsonl")
+        cache = ResponseCache(db_path=f"{folder}/probe.db", audit_path=f"{folder}/probe.jsonl")
         cache._checkpoint_interval = 1
         try:
-            requests = [_probe_instance(doc_id) for doc_id in range(3)]
-            answers = unwrapped(cache_class.execute)(cache, CountingModel(), "generate_until", requests)
+            requests = [
+                _probe_request(
+                    "generate_until",
+                    (
+                        f"probe question {doc_id}",
+                        {"temperature": 0, "max_new_tokens": 4},
+                        None,
+                        doc_id,
+                        "probe",
+                        "x",
+                    ),
+                    doc_id,
+                )
+                for doc_id in range(3)
+            ]
+            answers = unwrapped(ResponseCache.execute)(cache, CountingModel(), "generate_until", requests)
         finally:
             cache.close()
-    if [str(answer) for answer in answers] != [f"answer {doc_id}" for doc_id in range(3)]:
-        return MISMATCH, "ResponseCache.execute no longer returns the model's answers in request order"
+    expect(
+        [str(answer) for answer in answers] == [f"answer {doc_id}" for doc_id in range(3)],
+        "ResponseCache.execute no longer returns the model's answers in request order",
+    )
     if calls == [3]:
         return APPLIES, "the host stores answers only after a whole phase: stored every checkpoint interval"
     return NOT_NEEDED, f"the host already hands the model slices ({calls})"
@@ -468,12 +422,8 @@ def probe_cache_checkpoints() -> tuple[str, str]:
 def install_cache_checkpoints() -> None:
     from lmms_eval.caching import response_cache
 
-    cache_class = _response_cache_class()
-    if is_marked(cache_class.execute):
-        return
-    execute = cache_class.execute
-
-    def sliced_execute(self: Any, lm: Any, reqtype: str, requests: list[Any]) -> list:
+    @replaces(response_cache.ResponseCache, "execute")
+    def sliced_execute(execute: Any, self: Any, lm: Any, reqtype: str, requests: list[Any]) -> list:
         size = getattr(self, "_checkpoint_interval", None)
         if not isinstance(size, int) or size < 1:
             size = response_cache._get_env_int(
@@ -486,8 +436,6 @@ def install_cache_checkpoints() -> None:
         for start in range(0, len(requests), size):  # each slice's answers are stored when it returns
             results.extend(execute(self, lm, reqtype, requests[start : start + size]))
         return results
-
-    cache_class.execute = mark(sliced_execute, execute)
 
 
 def _foreign_repository() -> str | None:
@@ -525,8 +473,7 @@ def probe_cache_version() -> tuple[str, str]:
     from lmms_eval import utils
 
     for name in ("get_lmms_eval_cache_version", "_lmms_eval_repo_root"):
-        if not callable(getattr(utils, name, None)):
-            return MISMATCH, f"lmms_eval.utils.{name} is gone"
+        expect(callable(getattr(utils, name, None)), f"lmms_eval.utils.{name} is gone")
     repository = _foreign_repository()
     if repository is None:
         return NOT_NEEDED, "lmms-eval is not inside another git repository: its cache keys are stable"
@@ -541,27 +488,22 @@ def probe_cache_version() -> tuple[str, str]:
 def install_cache_version() -> None:
     from lmms_eval import utils
 
-    cache_version = utils.get_lmms_eval_cache_version
-    if is_marked(cache_version):
-        return
-
-    def get_lmms_eval_cache_version() -> str:
+    @replaces(utils, "get_lmms_eval_cache_version")
+    def get_lmms_eval_cache_version(cache_version: Any) -> str:
         return _installed_version() if _foreign_repository() is not None else cache_version()
-
-    utils.get_lmms_eval_cache_version = mark(get_lmms_eval_cache_version, cache_version)
 
 
 def probe_cache_no_secrets() -> tuple[str, str]:
     """APPLIES while the host writes the model fingerprint (its arguments, keys included) into the cache."""
     import sqlite3
-    import tempfile
 
-    cache_class = _response_cache_class()
+    from lmms_eval.caching.response_cache import ResponseCache
+
     with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
         database, audit = Path(folder) / "probe.db", Path(folder) / "probe.jsonl"
         try:
-            cache = cache_class.__new__(cache_class)
-            unwrapped(cache_class.__init__)(
+            cache = ResponseCache.__new__(ResponseCache)
+            unwrapped(ResponseCache.__init__)(
                 cache, str(database), str(audit), model_fingerprint=f'probe|{{"api_key":"{_PROBE_SECRET}"}}'
             )
             cache.close()
@@ -579,18 +521,18 @@ def install_cache_no_secrets() -> None:
 
     from lmms_eval_tasks.judges.redact import scrub
 
-    cache_class = _response_cache_class()
-    init = cache_class.__init__
-    if is_marked(init):
-        return
-
-    def __init__(  # noqa: N807 - the host's method name
-        self: Any, db_path: str, audit_path: str, model_fingerprint: str = "", *args: Any, **kw: Any
+    @replaces(response_cache.ResponseCache, "__init__")
+    def scrubbed_init(
+        init: Any,
+        self: Any,
+        db_path: str,
+        audit_path: str,
+        model_fingerprint: str = "",
+        *args: Any,
+        **kw: Any,
     ) -> None:
         init(self, db_path, audit_path, scrub(model_fingerprint) if model_fingerprint else "", *args, **kw)
         self._model_fingerprint_hash = response_cache._short_hash(model_fingerprint)  # the keys as before
-
-    cache_class.__init__ = mark(__init__, init)
 
 
 # The parts cache_pack_version and cache_request_settings add to the version part of every cache key,
@@ -599,20 +541,17 @@ _VERSION_PARTS: dict[str, Callable[[], str]] = {}
 
 
 def _add_version_part(name: str, part: Callable[[], str]) -> None:
-    _VERSION_PARTS[name] = part
-    cache_class = _response_cache_class()
-    create = cache_class.__dict__["create"].__func__
-    if has_wrapper(create, _CACHE_FIX):
-        return
+    from lmms_eval.caching.response_cache import ResponseCache
 
-    def create_with_version_parts(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    _VERSION_PARTS[name] = part
+
+    @replaces(ResponseCache, "create")
+    def create_with_version_parts(create: Any, cls: Any, *args: Any, **kwargs: Any) -> Any:
         cache = create(cls, *args, **kwargs)
         for make_part in _VERSION_PARTS.values():
             if made := make_part():
                 cache._eval_version = f"{cache._eval_version}+{made}"
         return cache
-
-    cache_class.create = classmethod(mark(create_with_version_parts, create, _CACHE_FIX))
 
 
 def _pack_version() -> str:
@@ -624,18 +563,17 @@ def _pack_version() -> str:
 def probe_cache_pack_version() -> tuple[str, str]:
     """APPLIES while a cache the host creates keys its answers without the pack's version."""
     import inspect
-    import tempfile
 
     from lmms_eval.caching import response_cache
+    from lmms_eval.caching.response_cache import ResponseCache
 
-    cache_class = _response_cache_class()
-    if "eval_version" not in inspect.signature(response_cache.compute_cache_key).parameters:
-        return MISMATCH, "compute_cache_key no longer takes eval_version"
+    parameters = inspect.signature(response_cache.compute_cache_key).parameters
+    expect("eval_version" in parameters, "compute_cache_key no longer takes eval_version")
     with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
         saved = os.environ.get("LMMS_CACHE_RUN_ID")
         os.environ["LMMS_CACHE_RUN_ID"] = "probe"
         try:
-            cache = unwrapped(cache_class.__dict__["create"].__func__)(cache_class, folder, model="probe")
+            cache = unwrapped(ResponseCache.__dict__["create"].__func__)(ResponseCache, folder, model="probe")
             version = getattr(cache, "_eval_version", None)
             cache.close()
         finally:
@@ -643,8 +581,7 @@ def probe_cache_pack_version() -> tuple[str, str]:
                 os.environ.pop("LMMS_CACHE_RUN_ID", None)
             else:
                 os.environ["LMMS_CACHE_RUN_ID"] = saved
-    if not isinstance(version, str):
-        return MISMATCH, "ResponseCache.create no longer sets _eval_version"
+    expect(isinstance(version, str), "ResponseCache.create no longer sets _eval_version")
     if "lmms-eval-tasks" in version:
         return NOT_NEEDED, "the host's keys already carry the pack's version"
     return APPLIES, "the host's keys ignore the pack's version (images are not in them): the version is added"
@@ -674,10 +611,10 @@ def probe_cache_request_settings() -> tuple[str, str]:
     from lmms_eval.caching import response_cache
 
     keyed = getattr(response_cache, _HOST_KEYS, getattr(response_cache, "CACHE_RELEVANT_KEYS", None))
-    if not isinstance(keyed, frozenset) or not callable(
-        getattr(response_cache, "canonicalize_gen_kwargs", None)
-    ):
-        return MISMATCH, "lmms_eval.caching.response_cache.CACHE_RELEVANT_KEYS is gone"
+    expect(
+        isinstance(keyed, frozenset) and callable(getattr(response_cache, "canonicalize_gen_kwargs", None)),
+        "lmms_eval.caching.response_cache.CACHE_RELEVANT_KEYS is gone",
+    )
     left_out = sorted(SENT_SETTINGS - keyed)
     if not left_out:
         return NOT_NEEDED, "the host keys every setting its clients send"
@@ -693,7 +630,7 @@ def install_cache_request_settings() -> None:
     _add_version_part("image encoding", _image_encoding)
 
 
-# --- llava_hf_loglikelihood: the context tokenized without its images; is_greedy one token off -------------
+# --- 11. llava_hf_loglikelihood: the context tokenized without its images; is_greedy one token off ---------
 
 
 def _no_empty_list(images: Any) -> Any:
@@ -704,7 +641,7 @@ def _no_empty_list(images: Any) -> Any:
 
 class ContextWithItsImages:
     """The processor for one ``loglikelihood`` call: the context is tokenized with the images of the full text
-    tokenized just before it, and an empty image list becomes ``None`` (docs/host-bugs.md, 11)."""
+    tokenized just before it, and an empty image list becomes ``None``."""
 
     def __init__(self, processor: Any) -> None:
         self._processor = processor
@@ -723,8 +660,7 @@ class ContextWithItsImages:
 
 class PredictionsAtTheirTokens:
     """The model for one ``loglikelihood`` call: its logits shifted one position right, so position ``i``
-    holds the prediction for token ``i`` (the host's ``is_greedy`` was one token off; the loss is
-    unchanged)."""
+    holds the prediction for token ``i`` (the host's ``is_greedy`` was one token off; the loss unchanged)."""
 
     def __init__(self, model: Any) -> None:
         self._model = model
@@ -742,8 +678,8 @@ class PredictionsAtTheirTokens:
 
 
 def loglikelihood_fixed(host_loglikelihood: Any) -> Any:
-    """``LlavaHf.loglikelihood`` with the two fixes: the host's own method on a view of the wrapper whose
-    processor and model are the per-call adapters above."""
+    """``LlavaHf.loglikelihood`` run on a ``CallView`` of the wrapper whose processor and model are the
+    per-call adapters above (nothing shared is swapped)."""
 
     def loglikelihood(self: Any, requests: list[Any]) -> list[tuple[float, bool]]:
         view = CallView(
@@ -753,7 +689,6 @@ def loglikelihood_fixed(host_loglikelihood: Any) -> Any:
         )
         return host_loglikelihood(view, requests)
 
-    loglikelihood.__doc__ = host_loglikelihood.__doc__
     return mark(loglikelihood, host_loglikelihood)
 
 
@@ -819,6 +754,7 @@ def _probe_llava_hf(cls: type, **attributes: Any) -> Any:
         "accelerator": types.SimpleNamespace(is_main_process=False, unwrap_model=lambda model: model),
         "chat_template": None,
         "batch_size_per_gpu": 1,
+        "task_dict": {"probe": {"test": {0: {}}}},
     }
     return bare(cls, **{**defaults, **attributes})
 
@@ -826,25 +762,15 @@ def _probe_llava_hf(cls: type, **attributes: Any) -> Any:
 def _run_loglikelihood(method: Any, images: int) -> tuple[Any, list[int]]:
     """(result or the exception raised, unmasked label counts) of ``method`` on one request with
     ``images`` images and the three-character continuation "xyz"."""
-    from lmms_eval.api.instance import Instance
     from lmms_eval.models.simple.llava_hf import LlavaHf
 
     model = _ProbeModel()
     instance = _probe_llava_hf(
-        LlavaHf,
-        _tokenizer=_ProbeTokenizer(),
-        _image_processor=_ProbeProcessor(),
-        _model=model,
-        task_dict={"probe": {"test": {0: {}}}},
+        LlavaHf, _tokenizer=_ProbeTokenizer(), _image_processor=_ProbeProcessor(), _model=model
     )
-    request = Instance(
-        "loglikelihood",
-        ("question?", "xyz", lambda doc: ["image"] * images, 0, "probe", "test"),
-        idx=0,
-        metadata={"task": "probe", "doc_id": 0, "repeats": 1},
-    )
+    arguments = ("question?", "xyz", lambda doc: ["image"] * images, 0, "probe", "test")
     try:
-        return method(instance, [request]), model.scored
+        return method(instance, [_probe_request("loglikelihood", arguments)]), model.scored
     except Exception as error:  # noqa: BLE001 - the probe reports what the host does
         return error, model.scored
 
@@ -853,9 +779,7 @@ def probe_llava_hf_loglikelihood() -> tuple[str, str]:
     from lmms_eval.models.simple.llava_hf import LlavaHf
 
     host = unwrapped(LlavaHf.loglikelihood)
-    problem = expect_parameters("simple LlavaHf.loglikelihood", host, ["self", "requests"])
-    if problem:
-        return MISMATCH, problem
+    expect_parameters("simple LlavaHf.loglikelihood", host, ["self", "requests"])
     continuation = len(" xyz ")  # "assistant: xyz " minus the prompt "assistant:": what the loss covers
     expected = [(1.0, True)]
     before, scored = _run_loglikelihood(host, images=1)
@@ -864,11 +788,11 @@ def probe_llava_hf_loglikelihood() -> tuple[str, str]:
     fixed = loglikelihood_fixed(host)
     for images in (1, 0):
         after, scored = _run_loglikelihood(fixed, images)
-        if after != expected or scored != [continuation]:
-            return MISMATCH, (
-                f"the fix does not work on this host ({images} image(s): {after!r}, loss over {scored} "
-                f"tokens instead of [{continuation}])"
-            )
+        expect(
+            after == expected and scored == [continuation],
+            f"the fix does not work on this host ({images} image(s): {after!r}, loss over {scored} "
+            f"tokens instead of [{continuation}])",
+        )
     found = f"{type(before).__name__}: {before}" if isinstance(before, Exception) else repr(before)
     return APPLIES, f"the host's llava_hf loglikelihood gives {found} on a probe request; fixed"
 
@@ -880,11 +804,11 @@ def install_llava_hf_loglikelihood() -> None:
         LlavaHf.loglikelihood = loglikelihood_fixed(LlavaHf.loglikelihood)
 
 
-# --- llava_hf_text_only: chat llava_hf passes an empty image list for a request without image -------------
+# --- 12. llava_hf_text_only: chat llava_hf passes an empty image list for a request without image ---------
 
 
 class NoEmptyImages:
-    """A processor given ``images=None`` where the chat llava_hf passes ``[]`` (docs/host-bugs.md, 12)."""
+    """A processor given ``images=None`` where the chat llava_hf passes ``[]``."""
 
     def __init__(self, processor: Any) -> None:
         self._processor = processor
@@ -907,7 +831,6 @@ def generate_until_fixed(host_generate_until: Any) -> Any:
             CallView(self, _image_processor=NoEmptyImages(self._image_processor)), requests
         )
 
-    generate_until.__doc__ = host_generate_until.__doc__
     return mark(generate_until, host_generate_until)
 
 
@@ -930,20 +853,14 @@ class _RecordingProcessor:
 def _images_passed(method: Any) -> Any:
     """What the chat llava_hf ``method`` passes as ``images=`` for one text-only request (Touched when it
     never calls the processor)."""
-    from lmms_eval.api.instance import Instance
     from lmms_eval.models.chat.llava_hf import LlavaHf
 
     processor = _RecordingProcessor()
-    instance = _probe_llava_hf(LlavaHf, _image_processor=processor, task_dict={"probe": {"test": {0: {}}}})
+    instance = _probe_llava_hf(LlavaHf, _image_processor=processor)
     messages = [{"role": "user", "content": [{"type": "text", "text": "question?"}]}]
-    request = Instance(
-        "generate_until",
-        ("question?", lambda doc: messages, {"max_new_tokens": 1}, 0, "probe", "test"),
-        idx=0,
-        metadata={"task": "probe", "doc_id": 0, "repeats": 1},
-    )
+    arguments = ("question?", lambda doc: messages, {"max_new_tokens": 1}, 0, "probe", "test")
     try:
-        method(instance, [request])
+        method(instance, [_probe_request("generate_until", arguments)])
     except _ProbeStop:
         return processor.calls[-1].get("images", None)
     return Touched("the processor was not called")
@@ -953,17 +870,16 @@ def probe_llava_hf_text_only() -> tuple[str, str]:
     from lmms_eval.models.chat.llava_hf import LlavaHf
 
     host = unwrapped(LlavaHf.__dict__.get("generate_until"))
-    problem = expect_parameters("chat LlavaHf.generate_until", host, ["self", "requests"])
-    if problem:
-        return MISMATCH, problem
+    expect_parameters("chat LlavaHf.generate_until", host, ["self", "requests"])
     before = _images_passed(host)
     if before is None:
         return NOT_NEEDED, "the host's chat llava_hf passes no images for a text-only request"
-    if not isinstance(before, list) or before:
-        return MISMATCH, f"chat llava_hf passes images={before!r} for a text-only request, expected []"
+    expect(
+        isinstance(before, list) and not before,
+        f"chat llava_hf passes images={before!r} for a text-only request, expected []",
+    )
     after = _images_passed(generate_until_fixed(host))
-    if after is not None:
-        return MISMATCH, f"the fix does not work on this host (images={after!r})"
+    expect(after is None, f"the fix does not work on this host (images={after!r})")
     return APPLIES, "chat llava_hf passes images=[] for a text-only request; it passes None instead"
 
 
@@ -975,7 +891,7 @@ def install_llava_hf_text_only() -> None:
         LlavaHf.generate_until = generate_until_fixed(method)
 
 
-# --- llava_hf_simple_text_only: simple llava_hf answers a text-only request with the previous one's inputs --
+# --- 13. llava_hf_simple_text_only: simple llava_hf answers a text-only request with the last one's inputs
 
 
 class TextOnlyRequestRefused(RuntimeError):
@@ -1004,7 +920,6 @@ def simple_generate_until_guarded(host_generate_until: Any) -> Any:
             raise TextOnlyRequestRefused(f"{TEXT_ONLY_REFUSAL} ({len(text_only)} such request(s))")
         return host_generate_until(self, requests)
 
-    generate_until.__doc__ = host_generate_until.__doc__
     return mark(generate_until, host_generate_until)
 
 
@@ -1022,38 +937,24 @@ class _ProbeTextTokenizer(_ProbeTokenizer):
 
 
 def probe_llava_hf_simple_text_only() -> tuple[str, str]:
-    import contextlib
-
-    from lmms_eval.api.instance import Instance
     from lmms_eval.models.simple.llava_hf import LlavaHf
-    from loguru import logger
 
     host = unwrapped(LlavaHf.__dict__.get("generate_until"))
-    problem = expect_parameters("simple LlavaHf.generate_until", host, ["self", "requests"])
-    if problem:
-        return MISMATCH, problem
+    expect_parameters("simple LlavaHf.generate_until", host, ["self", "requests"])
     processor = _RecordingProcessor()
     instance = _probe_llava_hf(
         LlavaHf,
         _tokenizer=_ProbeTextTokenizer(),
         _image_processor=processor,
         _model=types.SimpleNamespace(dtype=None, generate=lambda **kwargs: [[]]),
-        task_dict={"probe": {"test": {0: {}}}},
         cache_hook=types.SimpleNamespace(add_partial=lambda *args: None),
         use_cache=False,
     )
-    request = Instance(
-        "generate_until",
-        ("question?", {"max_new_tokens": 1}, lambda doc: [], 0, "probe", "test"),
-        idx=0,
-        metadata={"task": "probe", "doc_id": 0, "repeats": 1},
+    request = _probe_request(
+        "generate_until", ("question?", {"max_new_tokens": 1}, lambda doc: [], 0, "probe", "test")
     )
-    logger.disable(LlavaHf.__module__)  # the host logs the error it swallows for this request
-    try:
-        with contextlib.suppress(_ProbeStop):
-            host(instance, [request])
-    finally:
-        logger.enable(LlavaHf.__module__)
+    with _host_quiet(LlavaHf), contextlib.suppress(_ProbeStop):  # the host logs the error it swallows
+        host(instance, [request])
     if processor.calls:
         return NOT_NEEDED, "the host's simple llava_hf tokenizes a text-only request"
     try:
@@ -1074,22 +975,18 @@ def install_llava_hf_simple_text_only() -> None:
         LlavaHf.generate_until = simple_generate_until_guarded(method)
 
 
-# --- chat_loglikelihood: chat tasks refuse loglikelihood / multiple_choice requests ------------------------
+# --- 14. chat_loglikelihood: chat tasks refuse loglikelihood / multiple_choice requests -------------------
 
 
 def probe_chat_loglikelihood() -> tuple[str, str]:
     from lmms_eval.api.task import ConfigurableMessagesTask, ConfigurableTask
 
     method = ConfigurableMessagesTask.__dict__.get("construct_requests")
-    problem = expect_parameters(
-        "ConfigurableMessagesTask.construct_requests", method, ["self", "doc_id", "ctx", "kwargs"]
-    ) or expect_parameters(
-        "ConfigurableTask.construct_requests",
-        ConfigurableTask.__dict__.get("construct_requests"),
-        ["self", "doc_id", "ctx", "kwargs"],
-    )
-    if problem:
-        return MISMATCH, problem
+    for owner, function in (
+        ("ConfigurableMessagesTask", method),
+        ("ConfigurableTask", ConfigurableTask.__dict__.get("construct_requests")),
+    ):
+        expect_parameters(f"{owner}.construct_requests", function, ["self", "doc_id", "ctx", "kwargs"])
 
     class LoglikelihoodTask:  # a chat task asked for a loglikelihood request: it may read its output type
         OUTPUT_TYPE = "loglikelihood"
@@ -1112,16 +1009,11 @@ def probe_chat_loglikelihood() -> tuple[str, str]:
 def install_chat_loglikelihood() -> None:
     from lmms_eval.api.task import ConfigurableMessagesTask, ConfigurableTask
 
-    original = ConfigurableMessagesTask.construct_requests
-    if is_marked(original):
-        return
-
-    def construct_requests(self: Any, doc_id: int, ctx: str, **kwargs: Any) -> Any:
+    @replaces(ConfigurableMessagesTask, "construct_requests")
+    def construct_requests(original: Any, self: Any, doc_id: int, ctx: str, **kwargs: Any) -> Any:
         if str(self.OUTPUT_TYPE).startswith("generate_until"):
             return original(self, doc_id, ctx, **kwargs)
         return ConfigurableTask.construct_requests(self, doc_id, ctx, **kwargs)
-
-    ConfigurableMessagesTask.construct_requests = mark(construct_requests, original)
 
 
 # --- server_timeouts: the OpenAI-compatible models honour timeout; the request rules of server_requests --

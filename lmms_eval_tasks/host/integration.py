@@ -7,7 +7,6 @@ index, ``process_docs`` reading the loading task's other splits, and its numbers
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import tempfile
 import types
@@ -21,15 +20,13 @@ from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.framework.task_index import load_host_index
 from lmms_eval_tasks.host.patch_kit import (
     APPLIES,
-    MISMATCH,
     bare,
+    expect,
+    expect_keywords,
+    expect_lookups,
     expect_parameters,
-    has_wrapper,
-    is_marked,
-    mark,
-    missing_keywords,
-    missing_lookups,
     parameters,
+    replaces,
     spying,
     unwrapped,
 )
@@ -59,17 +56,13 @@ def with_pack_dir(include_path: str | Sequence[str] | None) -> list[str]:
 def probe_task_index() -> tuple[str, str]:
     from lmms_eval.tasks import TaskManager
 
-    problem = expect_parameters(
+    expect_parameters(
         "TaskManager.initialize_tasks",
         TaskManager.initialize_tasks,
         ["self", "include_path", "include_defaults"],
-    ) or expect_parameters(
-        "TaskManager._get_task_and_group",
-        getattr(TaskManager, "_get_task_and_group", None),
-        ["self", "task_dir"],
     )
-    if problem:
-        return MISMATCH, problem
+    indexer = getattr(TaskManager, "_get_task_and_group", None)
+    expect_parameters("TaskManager._get_task_and_group", indexer, ["self", "task_dir"])
     # initialize_tasks indexes a folder into {name: entry} ...
     with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
         Path(folder, "probe.yaml").write_text(
@@ -78,27 +71,30 @@ def probe_task_index() -> tuple[str, str]:
         manager = bare(TaskManager, logger=logger, verbosity="ERROR")
         index = unwrapped(TaskManager.initialize_tasks)(manager, include_path=folder, include_defaults=False)
     entry = index.get("lmms_eval_tasks_probe") if isinstance(index, dict) else None
-    if not isinstance(entry, dict) or entry.get("type") != "task":
-        return MISMATCH, f"TaskManager.initialize_tasks indexed a one-task folder as {index!r}"
+    expect(
+        isinstance(entry, dict) and entry.get("type") == "task",
+        f"TaskManager.initialize_tasks indexed a one-task folder as {index!r}",
+    )
 
     # ... and every TaskManager builds its index by calling it
     class Probe(TaskManager):
         def initialize_tasks(self, include_path: Any = None, include_defaults: bool = True) -> Any:
             return {"lmms_eval_tasks_probe": entry}
 
-    if Probe(include_defaults=False).all_tasks != ["lmms_eval_tasks_probe"]:
-        return MISMATCH, "TaskManager() no longer builds its index with initialize_tasks"
+    expect(
+        Probe(include_defaults=False).all_tasks == ["lmms_eval_tasks_probe"],
+        "TaskManager() no longer builds its index with initialize_tasks",
+    )
     return APPLIES, "TaskManager.initialize_tasks wrapped to index the pack's task folder last"
 
 
 def install_task_index() -> None:
     from lmms_eval.tasks import TaskManager
 
-    original = TaskManager.initialize_tasks
-    if is_marked(original):
-        return
-
-    def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
+    @replaces(TaskManager, "initialize_tasks")
+    def initialize_tasks(
+        original: Any, self: Any, include_path: Any = None, include_defaults: bool = True
+    ) -> Any:
         include_path = with_pack_dir(include_path)
         self.include_path = include_path
         pack_entries = load_host_index()
@@ -109,9 +105,6 @@ def install_task_index() -> None:
         index = original(self, include_path=others or None, include_defaults=include_defaults)
         return {**pack_entries, **index}  # built-ins and the user's paths win on a name clash
 
-    initialize_tasks.__doc__ = original.__doc__
-    TaskManager.initialize_tasks = mark(initialize_tasks, original)
-
 
 # --- the pack's standard errors in the host's Stderr column ------------------------------------------------
 
@@ -121,13 +114,8 @@ STDERR_ATTRIBUTE = "pack_stderr"  # an aggregation carrying this: items -> its m
 def probe_pack_stderr() -> tuple[str, str]:
     import lmms_eval.evaluator_utils as evaluator_utils
 
-    problem = expect_parameters(
-        "lmms_eval.evaluator_utils.stderr_for_metric",
-        getattr(evaluator_utils, "stderr_for_metric", None),
-        ["metric", "bootstrap_iters"],
-    )
-    if problem:
-        return MISMATCH, problem
+    current = getattr(evaluator_utils, "stderr_for_metric", None)
+    expect_parameters("lmms_eval.evaluator_utils.stderr_for_metric", current, ["metric", "bootstrap_iters"])
 
     # One tiny metric through TaskOutput.calculate_aggregate_metric: its standard error must come from the
     # module's stderr_for_metric (the name the patch replaces) and land under "<metric>_stderr,<filter>".
@@ -143,28 +131,23 @@ def probe_pack_stderr() -> tuple[str, str]:
     with spying(evaluator_utils, "stderr_for_metric", answer):
         output.calculate_aggregate_metric(bootstrap_iters=10)
     found = output.agg_metrics
-    if found.get("probe,none") != 2.0 or found.get("probe_stderr,none") != -1.0:
-        return MISMATCH, (
-            "TaskOutput.calculate_aggregate_metric no longer fills <metric>_stderr,<filter> from "
-            f"stderr_for_metric (a probe metric gave {found})"
-        )
+    expect(
+        found.get("probe,none") == 2.0 and found.get("probe_stderr,none") == -1.0,
+        "TaskOutput.calculate_aggregate_metric no longer fills <metric>_stderr,<filter> from "
+        f"stderr_for_metric (a probe metric gave {found})",
+    )
     return APPLIES, "stderr_for_metric wrapped: pack aggregations give their bootstrap standard error"
 
 
 def install_pack_stderr() -> None:
     import lmms_eval.evaluator_utils as evaluator_utils
 
-    original = evaluator_utils.stderr_for_metric
-    if is_marked(original):
-        return
-
-    def stderr_for_metric(metric: Any, bootstrap_iters: int) -> Any:
+    @replaces(evaluator_utils, "stderr_for_metric")
+    def stderr_for_metric(original: Any, metric: Any, bootstrap_iters: int) -> Any:
         provider = getattr(metric, STDERR_ATTRIBUTE, None)
         if provider is not None and isinstance(bootstrap_iters, int) and bootstrap_iters > 0:
             return provider
         return original(metric=metric, bootstrap_iters=bootstrap_iters)
-
-    evaluator_utils.stderr_for_metric = mark(stderr_for_metric, original)
 
 
 # --- cross-task metrics shown on groups only ---------------------------------------------------------------
@@ -242,23 +225,20 @@ def probe_group_only_metrics() -> tuple[str, str]:
     import lmms_eval.evaluator_utils as evaluator_utils
 
     consolidate = getattr(evaluator, "consolidate_group_results", None)
-    problem = expect_parameters(
+    expect_parameters(
         "lmms_eval.evaluator.consolidate_group_results",
         consolidate,
         ["results", "versions", "task_dict", "task_root", "show_group_table", "task_aggregation_list"],
-    ) or missing_lookups("lmms_eval.evaluator.evaluate", evaluator.evaluate, ["consolidate_group_results"])
-    if problem:
-        return MISMATCH, problem
-    if not callable(getattr(evaluator_utils, "get_subtask_list", None)):
-        return MISMATCH, "lmms_eval.evaluator_utils.get_subtask_list is gone"
+    )
+    expect_lookups("lmms_eval.evaluator.evaluate", evaluator.evaluate, ["consolidate_group_results"])
+    subtasks = getattr(evaluator_utils, "get_subtask_list", None)
+    expect(callable(subtasks), "lmms_eval.evaluator_utils.get_subtask_list is gone")
     results = {"lmms_eval_tasks_probe": {"alias": "probe", "probe,none": 1.0}}
     output = unwrapped(consolidate)(results, {}, {})
-    if (
-        not isinstance(output, tuple)
-        or output[0] is not results
-        or evaluator_utils.get_subtask_list({}) != {}
-    ):
-        return MISMATCH, "consolidate_group_results no longer returns the results it was given first"
+    expect(
+        isinstance(output, tuple) and output[0] is results and subtasks({}) == {},
+        "consolidate_group_results no longer returns the results it was given first",
+    )
     return APPLIES, (
         "consolidate_group_results wrapped: group-only metrics leave the member tasks' rows; a pack group's "
         "Stderr is the pack's bootstrap of the group"
@@ -269,12 +249,9 @@ def install_group_only_metrics() -> None:
     import lmms_eval.evaluator as evaluator
     import lmms_eval.evaluator_utils as evaluator_utils
 
-    original = evaluator.consolidate_group_results
-    if is_marked(original):
-        return
-
+    @replaces(evaluator, "consolidate_group_results")
     def consolidate_group_results(
-        results: Any, versions: Any, task_dict: Any, *args: Any, **kwargs: Any
+        original: Any, results: Any, versions: Any, task_dict: Any, *args: Any, **kwargs: Any
     ) -> Any:
         # the top-level call only (the host recurses through evaluator_utils): groups are computed first,
         # from member rows that still carry every key, then the members' undefined copies go
@@ -285,8 +262,6 @@ def install_group_only_metrics() -> None:
         if removed:
             logger.debug(f"group-only metrics left out of {len({task for task, _ in removed})} task rows")
         return output
-
-    evaluator.consolidate_group_results = mark(consolidate_group_results, original)
 
 
 # --- an undefined pack metric reads N/A in the host's table, not NaN ----------------------------------------
@@ -342,22 +317,17 @@ def probe_table_na() -> tuple[str, str]:
     import lmms_eval.__main__ as host_main
     import lmms_eval.utils as host_utils
 
-    problem = expect_parameters(
-        "lmms_eval.utils.make_table",
-        getattr(host_utils, "make_table", None),
-        ["result_dict", "column", "sort_results"],
+    current = getattr(host_utils, "make_table", None)
+    expect_parameters("lmms_eval.utils.make_table", current, ["result_dict", "column", "sort_results"])
+    expect(
+        getattr(host_main, "make_table", None) is not None, "lmms_eval.__main__ no longer imports make_table"
     )
-    if problem:
-        return MISMATCH, problem
-    if getattr(host_main, "make_table", None) is None:
-        return MISMATCH, "lmms_eval.__main__ no longer imports make_table"
     row = {"alias": "lmms_eval_tasks_probe", "probe_metric,none": None, "probe_metric_stderr,none": "N/A"}
     table = unwrapped(host_utils.make_table)(
         {"results": {"lmms_eval_tasks_probe": row}, "versions": {}, "n-shot": {}, "higher_is_better": {}}
     )
     line = next((line for line in str(table).splitlines() if "probe_metric" in line), "")
-    if "N/A" not in line:
-        return MISMATCH, f"make_table no longer prints a None metric as N/A (it printed {line.strip()!r})"
+    expect("N/A" in line, f"make_table no longer prints a None metric as N/A (it printed {line.strip()!r})")
     return APPLIES, "make_table wrapped: a pack metric's NaN prints as N/A"
 
 
@@ -367,16 +337,16 @@ def install_table_na() -> None:
     import lmms_eval.utils as host_utils
 
     original = host_utils.make_table
-    if is_marked(original):
-        return
 
-    def make_table(result_dict: Any, column: str = "results", sort_results: bool = False) -> Any:
+    @replaces(host_utils, "make_table")
+    def make_table(
+        original: Any, result_dict: Any, column: str = "results", sort_results: bool = False
+    ) -> Any:
         return original(table_view(result_dict), column, sort_results)
 
-    wrapped = mark(make_table, original)
-    for module in (host_utils, host_main, evaluator):
+    for module in (host_main, evaluator):  # the modules that imported the host's function by name
         if getattr(module, "make_table", None) is original:
-            module.make_table = wrapped
+            module.make_table = host_utils.make_table
 
 
 # --- each run's context, recorded where the host makes it ------------------------------------------------
@@ -387,21 +357,12 @@ def probe_run_context() -> tuple[str, str]:
     import lmms_eval.evaluator as evaluator
 
     current = getattr(evaluator, "simple_evaluate", None)
-    if not callable(current):
-        return MISMATCH, "lmms_eval.evaluator.simple_evaluate is gone"
-    found = parameters(current)
-    missing = [name for name in ("cli_args", "datetime_str") if name not in found]
-    if missing:
-        return MISMATCH, f"lmms_eval.evaluator.simple_evaluate takes no {', '.join(missing)}"
-    single = host_main.cli_evaluate_single
-    problem = missing_lookups(
-        "lmms_eval.__main__.cli_evaluate_single", single, ["evaluator", "simple_evaluate"]
-    )
-    problem = problem or missing_keywords(
-        "lmms_eval.__main__.cli_evaluate_single", single, ["cli_args", "datetime_str"]
-    )
-    if problem:
-        return MISMATCH, problem
+    expect(callable(current), "lmms_eval.evaluator.simple_evaluate is gone")
+    missing = [name for name in ("cli_args", "datetime_str") if name not in parameters(current)]
+    expect(not missing, f"lmms_eval.evaluator.simple_evaluate takes no {', '.join(missing)}")
+    single, owner = host_main.cli_evaluate_single, "lmms_eval.__main__.cli_evaluate_single"
+    expect_lookups(owner, single, ["evaluator", "simple_evaluate"])
+    expect_keywords(owner, single, ["cli_args", "datetime_str"])
     return APPLIES, "simple_evaluate wrapped to open the run's state (CLI args, run id) for the pack's hooks"
 
 
@@ -410,16 +371,10 @@ def install_run_context() -> None:
 
     from lmms_eval_tasks.framework.run_state import host_run
 
-    original = evaluator.simple_evaluate
-    if is_marked(original):
-        return
-
-    @functools.wraps(original)
-    def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
+    @replaces(evaluator, "simple_evaluate")
+    def simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
         with host_run(kwargs.get("cli_args"), kwargs.get("datetime_str")):
             return original(*args, **kwargs)
-
-    evaluator.simple_evaluate = mark(simple_evaluate, original)
 
 
 # --- 7. the task whose dataset is loading, for process_docs that need a sibling split ---------------------
@@ -442,11 +397,7 @@ def _quiet_datasets() -> Iterator[None]:
 def probe_task_dataset_context() -> tuple[str, str]:
     from lmms_eval.api.task import ConfigurableTask
 
-    problem = expect_parameters(
-        "ConfigurableTask.download", ConfigurableTask.download, ["self", "dataset_kwargs"]
-    )
-    if problem:
-        return MISMATCH, problem
+    expect_parameters("ConfigurableTask.download", ConfigurableTask.download, ["self", "dataset_kwargs"])
     # a two-split local dataset through the host's download: process_docs runs while self.dataset holds both
     seen: list[Any] = []
     task = ConfigurableTask.__new__(ConfigurableTask)
@@ -473,8 +424,10 @@ def probe_task_dataset_context() -> tuple[str, str]:
             unwrapped(ConfigurableTask.download)(
                 task, {"data_files": files, "cache_dir": str(Path(folder, "cache"))}
             )
-    if seen != [["other", "test"]]:
-        return MISMATCH, f"ConfigurableTask.download ran process_docs with self.dataset holding {seen}"
+    expect(
+        seen == [["other", "test"]],
+        f"ConfigurableTask.download ran process_docs with self.dataset holding {seen}",
+    )
     return APPLIES, "ConfigurableTask.download wrapped so process_docs can read the task's other splits"
 
 
@@ -509,12 +462,10 @@ def install_task_dataset_context() -> None:
     from lmms_eval_tasks.framework.shared_mappings import share_file_mappings
 
     share_file_mappings()  # VRB's 71 levels: one mapping of each VQAv2 file, not 71 (RSS-based job limits)
-    original = ConfigurableTask.download
-    if is_marked(original):
-        return
-    retried = _retried_when_transient(original)
+    retried = _retried_when_transient(ConfigurableTask.download)
 
-    def download(self: Any, dataset_kwargs: Any = None) -> Any:
+    @replaces(ConfigurableTask, "download")
+    def download(original: Any, self: Any, dataset_kwargs: Any = None) -> Any:
         from lmms_eval_tasks.framework.registry import benchmark_for_task
         from lmms_eval_tasks.host.datasets_cache import full_cache_kwargs
         from lmms_eval_tasks.reporting import datasets_read
@@ -526,13 +477,8 @@ def install_task_dataset_context() -> None:
                     self.pack_dataset_kwargs = dataset_kwargs = whole
             return retried(self, dataset_kwargs)
 
-    download.__doc__ = original.__doc__
-    ConfigurableTask.download = mark(download, original)
-
 
 # --- cut_replies: an answer cut at the token limit stays marked through the evaluator and --use_cache ------
-
-_CUT_FIX = "_lmms_eval_tasks_cut_fix"
 
 
 def probe_cut_replies() -> tuple[str, str]:
@@ -541,16 +487,14 @@ def probe_cut_replies() -> tuple[str, str]:
 
     from lmms_eval_tasks.framework.failed_generations import CutReply
 
-    for owner, name in ((ResponseCache, "_extract_cacheable"), (ResponseCache, "_lookup")):
-        if not callable(getattr(owner, name, None)):
-            return MISMATCH, f"ResponseCache.{name} is gone"
+    for name in ("_extract_cacheable", "_lookup"):
+        expect(callable(getattr(ResponseCache, name, None)), f"ResponseCache.{name} is gone")
     strip = getattr(evaluator, "strip_reasoning_tags", None)
-    problem = expect_parameters("evaluator.strip_reasoning_tags", strip, ["text", "tag_pairs"])
-    if problem:
-        return MISMATCH, problem
+    expect_parameters("evaluator.strip_reasoning_tags", strip, ["text", "tag_pairs"])
     stored = unwrapped(ResponseCache._extract_cacheable)(CutReply("cut"))
-    if not isinstance(stored, str):
-        return MISMATCH, f"ResponseCache._extract_cacheable gives {type(stored).__name__} for a reply"
+    expect(
+        isinstance(stored, str), f"ResponseCache._extract_cacheable gives {type(stored).__name__} for a reply"
+    )
     return APPLIES, "the host's reasoning-tag strip and response cache keep a reply's text alone: marked"
 
 
@@ -562,28 +506,19 @@ def install_cut_replies() -> None:
 
     from lmms_eval_tasks.framework.failed_generations import CUT_KEY, CutReply
 
-    if has_wrapper(ResponseCache._extract_cacheable, _CUT_FIX):
-        return
-    strip, extract, lookup = (
-        evaluator.strip_reasoning_tags,
-        ResponseCache._extract_cacheable,
-        ResponseCache._lookup,
-    )
-
-    def strip_reasoning_tags(text: str, tag_pairs: Any) -> str:
+    @replaces(evaluator, "strip_reasoning_tags")
+    def strip_reasoning_tags(strip: Any, text: str, tag_pairs: Any) -> str:
         stripped = strip(text, tag_pairs)
         return CutReply(stripped) if isinstance(text, CutReply) else stripped
 
-    def _extract_cacheable(response: Any) -> Any:
+    @replaces(ResponseCache, "_extract_cacheable")
+    def _extract_cacheable(extract: Any, response: Any) -> Any:
         text = extract(response)
         return {CUT_KEY: str(text)} if isinstance(text, CutReply) else text
 
-    def _lookup(self: Any, cache_key: str) -> Any:
+    @replaces(ResponseCache, "_lookup")
+    def _lookup(lookup: Any, self: Any, cache_key: str) -> Any:
         cached = lookup(self, cache_key)
         if isinstance(cached, dict) and set(cached) == {CUT_KEY} and isinstance(cached[CUT_KEY], str):
             return CutReply(cached[CUT_KEY])
         return cached
-
-    evaluator.strip_reasoning_tags = mark(strip_reasoning_tags, strip, _CUT_FIX)
-    ResponseCache._extract_cacheable = staticmethod(mark(_extract_cacheable, extract, _CUT_FIX))
-    ResponseCache._lookup = mark(_lookup, lookup, _CUT_FIX)

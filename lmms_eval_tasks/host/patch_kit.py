@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import re
 import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -18,13 +19,34 @@ probe_lock = threading.RLock()  # held while a probe spies on a host function, a
 
 
 def mark(wrapper: Any, wrapped: Any, tag: str | None = None) -> Any:
-    """Mark ``wrapper`` as the pack's, wrapping ``wrapped`` (so installs are idempotent and undoable); ``tag``
-    names it among several patches that wrap the same host function (``has_wrapper``)."""
+    """Mark ``wrapper`` as the pack's, wrapping ``wrapped`` (so installs are idempotent and undoable; it keeps
+    the host's docstring); ``tag`` names it among several patches wrapping one host function."""
     setattr(wrapper, FIX_MARK, True)
     if tag:
         setattr(wrapper, tag, True)
     wrapper.__wrapped__ = wrapped
+    wrapper.__doc__ = wrapper.__doc__ or getattr(wrapped, "__doc__", None)
     return wrapper
+
+
+def replaces(owner: Any, name: str) -> Callable[[Callable[..., Any]], Any]:
+    """Decorator of an install: ``owner.name`` becomes the decorated ``fix(original, *args, **kwargs)`` (a
+    static or class method stays one), marked; installing the same fix again changes nothing."""
+
+    def install(fix: Callable[..., Any]) -> Any:
+        raw = inspect.getattr_static(owner, name)
+        kind = type(raw) if isinstance(raw, staticmethod | classmethod) else None
+        original = raw.__func__ if kind else getattr(owner, name)
+        tag = "_lmms_eval_tasks_" + re.sub(r"\W", "_", f"{fix.__module__}.{fix.__qualname__}")
+        if not has_wrapper(original, tag):
+
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                return fix(original, *args, **kwargs)
+
+            setattr(owner, name, kind(mark(wrapper, original, tag)) if kind else mark(wrapper, original, tag))
+        return fix
+
+    return install
 
 
 def is_marked(function: Any) -> bool:
@@ -61,19 +83,28 @@ def parameters(function: Any) -> list[str]:
     return list(inspect.signature(unwrapped(function)).parameters)
 
 
-def expect_parameters(owner: str, function: Any, expected: Sequence[str]) -> str | None:
-    """None when ``function`` takes exactly ``expected``; else a one-line description of the difference."""
-    if not callable(function):
-        return f"{owner} is not callable"
+class Mismatch(Exception):
+    """A probe's finding that the host does not behave as its patch expects (the text says how)."""
+
+
+def expect(condition: Any, detail: str) -> None:
+    """Raise ``Mismatch(detail)`` unless ``condition`` holds."""
+    if not condition:
+        raise Mismatch(detail)
+
+
+def expect_parameters(owner: str, function: Any, expected: Sequence[str]) -> None:
+    """Raise ``Mismatch`` unless ``function`` takes exactly ``expected``."""
+    expect(callable(function), f"{owner} is not callable")
     found = parameters(function)
-    if found != list(expected):
-        return f"{owner} takes ({', '.join(found)}), expected ({', '.join(expected)})"
-    return None
+    expect(found == list(expected), f"{owner} takes ({', '.join(found)}), expected ({', '.join(expected)})")
 
 
-def _compiled(function: Any) -> types.CodeType | None:
+def _compiled(owner: str, function: Any) -> types.CodeType:
     """The code object of ``function`` under every decorator (``functools.wraps`` chains included)."""
-    return getattr(inspect.unwrap(function), "__code__", None)
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    expect(code is not None, f"{owner} is not a Python function")
+    return code
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -85,28 +116,23 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def missing_lookups(owner: str, function: Any, names: Sequence[str]) -> str | None:
-    """None when ``function`` looks up every one of ``names`` when it runs (so replacing the module global
-    or attribute of that name reaches it); else which it no longer uses. Reads compiled code, not source."""
-    code = _compiled(function)
-    if code is None:
-        return f"{owner} is not a Python function"
-    missing = [name for name in names if name not in _code_names(code)]
-    return f"{owner} no longer uses {', '.join(missing)}" if missing else None
+def expect_lookups(owner: str, function: Any, names: Sequence[str]) -> None:
+    """Raise ``Mismatch`` unless ``function`` looks up every one of ``names`` when it runs (so replacing the
+    module global or attribute of that name reaches it). Reads compiled code, not source."""
+    missing = [name for name in names if name not in _code_names(_compiled(owner, function))]
+    expect(not missing, f"{owner} no longer uses {', '.join(missing)}")
 
 
-def missing_keywords(owner: str, function: Any, keywords: Sequence[str]) -> str | None:
-    """None when ``function`` passes each of ``keywords`` by name to some call (its compiled code's keyword
-    names: a tuple per call, or single constants for a call with many keywords); else which it does not."""
-    code = _compiled(function)
-    if code is None:
-        return f"{owner} is not a Python function"
-    names = {const for const in code.co_consts if isinstance(const, str)}
-    for const in code.co_consts:
+def expect_keywords(owner: str, function: Any, keywords: Sequence[str]) -> None:
+    """Raise ``Mismatch`` unless ``function`` passes each of ``keywords`` by name to some call (its compiled
+    code's keyword names: a tuple per call, or single constants for a call with many keywords)."""
+    constants = _compiled(owner, function).co_consts
+    names = {const for const in constants if isinstance(const, str)}
+    for const in constants:
         if isinstance(const, tuple):
             names |= {item for item in const if isinstance(item, str)}
     missing = [keyword for keyword in keywords if keyword not in names]
-    return f"{owner} no longer passes {', '.join(f'{keyword}=' for keyword in missing)}" if missing else None
+    expect(not missing, f"{owner} no longer passes {', '.join(f'{keyword}=' for keyword in missing)}")
 
 
 @contextlib.contextmanager

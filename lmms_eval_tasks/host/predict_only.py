@@ -8,7 +8,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_tasks.host.patch_kit import APPLIES, MISMATCH, expect_parameters, is_marked, mark
+from lmms_eval_tasks.host.patch_kit import APPLIES, expect_parameters, replaces
 
 PREDICT_ONLY_FLAGS = ("--predict_only", "-x")
 PREDICT_ONLY_NOTE = "generated with --predict_only, not scored"
@@ -95,21 +95,17 @@ def _save(hooks: Any, folder: Any, name: str, source: str, members: Any, records
 def probe() -> tuple[str, str]:
     from lmms_eval.api.task import Task
 
-    owner = "lmms_eval.api.task.Task.override_metric"
-    problem = expect_parameters(owner, Task.override_metric, ["self", "metric_name"])
-    if problem:
-        return MISMATCH, problem
+    expect_parameters(
+        "lmms_eval.api.task.Task.override_metric", Task.override_metric, ["self", "metric_name"]
+    )
     return APPLIES, "override_metric wrapped: a pack task under --predict_only saves its records unscored"
 
 
 def install() -> None:
     from lmms_eval.api.task import Task
 
-    original = Task.override_metric
-    if is_marked(original):
-        return
-
-    def override_metric(self: Any, metric_name: str) -> None:
+    @replaces(Task, "override_metric")
+    def override_metric(original: Any, self: Any, metric_name: str) -> None:
         hooks = pack_hooks_of(self)  # read first: the override drops the task's process_results
         original(self, metric_name)
         if hooks is None or metric_name != "bypass":
@@ -125,5 +121,3 @@ def install() -> None:
 
         self._config.process_results = process_results
         self._aggregation_list[metric_name] = aggregate
-
-    Task.override_metric = mark(override_metric, original)

@@ -18,10 +18,10 @@ from lmms_eval_tasks.host.patch_kit import (
     APPLIES,
     MISMATCH,
     bare,
+    expect,
+    expect_lookups,
     expect_parameters,
-    has_wrapper,
-    mark,
-    missing_lookups,
+    replaces,
     unwrapped,
 )
 from lmms_eval_tasks.host.speedups import task_index_cache as index_cache
@@ -30,7 +30,6 @@ from lmms_eval_tasks.host.speedups import task_index_cache as index_cache
 # Only the index's "simple" parse moves: a full parse resolves `!function` from `loader.name`, which
 # libyaml's loader lacks.
 _INDEXING = threading.local()  # set while this thread's TaskManager._get_task_and_group runs
-_LIBYAML_MARK = "_lmms_eval_tasks_libyaml_index"
 
 
 class _IndexYaml:
@@ -79,35 +78,31 @@ def _host_index_of(folder: str, fast: bool) -> dict[str, Any]:
         _INDEXING.active = False
 
 
-def _indexer_shape_problem() -> str | None:
-    """What the two task-index patches need of the host's indexer, or why it is not there: the task folder
-    walk ``TaskManager._get_task_and_group(self, task_dir)``, whose YAML goes through ``lmms_eval.utils``'s
+def _expect_indexer_shape() -> None:
+    """What the two task-index patches need of the host's indexer: the task folder walk
+    ``TaskManager._get_task_and_group(self, task_dir)``, whose YAML goes through ``lmms_eval.utils``'s
     ``load_yaml_config`` (``yaml.full_load``) with the yaml module (or the libyaml patch's stand-in)."""
     import lmms_eval.utils as host_utils
     from lmms_eval.tasks import TaskManager
 
     indexer = getattr(TaskManager, "_get_task_and_group", None)
-    loader = host_utils.load_yaml_config
-    problem = expect_parameters("TaskManager._get_task_and_group", indexer, ["self", "task_dir"]) or (
-        missing_lookups("lmms_eval.utils.load_yaml_config", loader, ["yaml", "full_load"])
+    expect_parameters("TaskManager._get_task_and_group", indexer, ["self", "task_dir"])
+    expect_lookups("lmms_eval.utils.load_yaml_config", host_utils.load_yaml_config, ["yaml", "full_load"])
+    expect(
+        isinstance(host_utils.yaml, _IndexYaml | types.ModuleType),
+        f"lmms_eval.utils.yaml is {type(host_utils.yaml).__name__}, not the yaml module",
     )
-    if problem:
-        return problem
-    if not isinstance(host_utils.yaml, _IndexYaml | types.ModuleType):
-        return f"lmms_eval.utils.yaml is {type(host_utils.yaml).__name__}, not the yaml module"
-    return None
 
 
 def probe_libyaml_index() -> tuple[str, str]:
     import lmms_eval.utils as host_utils
     import yaml
 
-    if not getattr(yaml, "__with_libyaml__", False) or not hasattr(yaml, "CFullLoader"):
-        return MISMATCH, "PyYAML has no libyaml here (the index is parsed by pure Python, about 7x slower)"
-
-    problem = _indexer_shape_problem()
-    if problem:
-        return MISMATCH, problem
+    expect(
+        getattr(yaml, "__with_libyaml__", False) and hasattr(yaml, "CFullLoader"),
+        "PyYAML has no libyaml here (the index is parsed by pure Python, about 7x slower)",
+    )
+    _expect_indexer_shape()
     # the same index both ways on a folder with what the built-ins use: include, !function, a group, a tag
     with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
         files = {
@@ -128,8 +123,9 @@ def probe_libyaml_index() -> tuple[str, str]:
             return MISMATCH, f"indexing a probe folder with libyaml failed: {type(error).__name__}: {error}"
         finally:
             host_utils.yaml = original
-    if fast != slow or len(slow) != 4:
-        return MISMATCH, f"libyaml's index of a probe folder differs: {fast!r} != {slow!r}"
+    expect(
+        fast == slow and len(slow) == 4, f"libyaml's index of a probe folder differs: {fast!r} != {slow!r}"
+    )
     return APPLIES, "TaskManager._get_task_and_group parses its YAML with libyaml (the same index, faster)"
 
 
@@ -138,28 +134,22 @@ def install_libyaml_index() -> None:
     import yaml
     from lmms_eval.tasks import TaskManager
 
-    original = TaskManager._get_task_and_group
-    if has_wrapper(original, _LIBYAML_MARK):
-        return
     if not isinstance(host_utils.yaml, _IndexYaml):
         host_utils.yaml = _IndexYaml(yaml)
 
-    def _get_task_and_group(self: Any, task_dir: str) -> Any:
+    @replaces(TaskManager, "_get_task_and_group")
+    def index_with_libyaml(original: Any, self: Any, task_dir: str) -> Any:
         _INDEXING.active = True
         try:
             return original(self, task_dir)
         finally:
             _INDEXING.active = False
 
-    _get_task_and_group.__doc__ = original.__doc__
-    TaskManager._get_task_and_group = mark(_get_task_and_group, original, _LIBYAML_MARK)
-
 
 # --- task_index_cache: the host's index of its own task folder kept between runs ----------------------------
 
 # Only the host's own folder is cached (``task_index_cache``): the pack's is precomputed in
 # tasks/host_index.json, a user's --include_path is indexed as before.
-_CACHE_MARK = "_lmms_eval_tasks_index_cache"
 
 
 def _host_tasks_dir() -> str:
@@ -183,13 +173,12 @@ def probe_task_index_cache() -> tuple[str, str]:
     import lmms_eval.utils as host_utils
     import yaml
 
-    problem = _indexer_shape_problem()
-    if problem:
-        return MISMATCH, problem
-    if not callable(getattr(host_utils, "ignore_constructor", None)):
-        return MISMATCH, "lmms_eval.utils has no ignore_constructor (the index parse's !function constructor)"
-    if not os.path.isdir(_host_tasks_dir()):
-        return MISMATCH, f"the host's task folder {_host_tasks_dir()} is not a folder"
+    _expect_indexer_shape()
+    expect(
+        callable(getattr(host_utils, "ignore_constructor", None)),
+        "lmms_eval.utils has no ignore_constructor (the index parse's !function constructor)",
+    )
+    expect(os.path.isdir(_host_tasks_dir()), f"the host's task folder {_host_tasks_dir()} is not a folder")
     # a probe folder indexed fresh, then through the cache twice (built, then served), then after a change:
     # the same index every time, and the lines the build logged are the ones a cache hit replays
     with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
@@ -214,8 +203,7 @@ def probe_task_index_cache() -> tuple[str, str]:
             return MISMATCH, f"indexing a probe folder through the cache failed: {failure}"
         finally:
             host_utils.yaml = original
-    if found:
-        return MISMATCH, found
+    expect(not found, str(found))
     return APPLIES, "TaskManager._get_task_and_group serves the host's own index from a cache while it holds"
 
 
@@ -260,14 +248,12 @@ def install_task_index_cache() -> None:
     import yaml
     from lmms_eval.tasks import TaskManager
 
-    original = TaskManager._get_task_and_group
-    if has_wrapper(original, _CACHE_MARK):
-        return
     if not isinstance(host_utils.yaml, _IndexYaml):  # it tells a recording build each file it parses
         host_utils.yaml = _IndexYaml(yaml)
     host_dir = os.path.realpath(_host_tasks_dir())
 
-    def _get_task_and_group(self: Any, task_dir: str) -> Any:
+    @replaces(TaskManager, "_get_task_and_group")
+    def index_from_cache(original: Any, self: Any, task_dir: str) -> Any:
         own = isinstance(task_dir, str) and os.path.realpath(task_dir) == host_dir
         if not (own and _indexes_as_the_host(self)):
             return original(self, task_dir)
@@ -282,6 +268,3 @@ def install_task_index_cache() -> None:
                     getattr(self.logger, level.lower())(message)
             host_utils.yaml.add_constructor("!function", host_utils.ignore_constructor)
         return index
-
-    _get_task_and_group.__doc__ = original.__doc__
-    TaskManager._get_task_and_group = mark(_get_task_and_group, original, _CACHE_MARK)
