@@ -90,22 +90,20 @@ class Options:
 
 @scorer(Options)
 def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Score DARE records (fields in docs/dare.md) into the paper's metrics, all in percent, and details:
-    the robustness summary table (per category); records of the bundled sample carry the deviation.
+    """The paper's metrics in percent (keys in docs/dare.md) and details: the robustness summary table.
 
-    Keys include ``single_accuracy`` (primary format, mean over prompts), its std over prompts,
-    ``single_var_accuracy`` (worst case over option sets) and ``single_var_drop``, ``multi_exact_k0``
-    .. ``multi_exact_k4`` and ``multi_f1``, per-format/per-prompt cells, ``<key>__<category>`` for the
-    summary table, and the ``unparsed`` count.
+    The test split's records (answers withheld) are exported unscored; their unparsed outputs still count.
     """
     primary_format, std_ddof = options.primary_format, options.std_ddof
     records = list(records)
-    verdicts = [score_record(record, index) for index, record in scored_records(records)]
+    verdicts = [
+        score_record(record, index) for index, record in enumerate(records) if record.get("split") != "test"
+    ]
     metrics: dict[str, float | int] = dict(
         score_verdicts(verdicts, primary_format=primary_format, std_ddof=std_ddof)
     )
     exported = [(index, record) for index, record in enumerate(records) if record.get("split") == "test"]
-    if exported:  # test split: answers withheld, exported unscored; their unparsed outputs still count
+    if exported:
         metrics["exported"] = len(exported)
         unparsed = sum(parse_record(record, index).status == "unparsed" for index, record in exported)
         metrics["unparsed"] = int(metrics.get("unparsed", 0)) + unparsed
@@ -121,15 +119,9 @@ def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str
 
 
 @scorer(Options)
-def per_question_correct(
-    records: Iterable[dict[str, Any]], options: Options
-) -> dict[str, bool]:
-    """Correctness per asked question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
-
-    A question is one record, keyed ``setup/format/p<prompt>/variant/category/id`` (``record_key``); the four
-    yes/no records of a binary multi-correct question form one question, right when every option was
-    answered and the yes-set equals the gold set (as in ``multi_exact``).
-    """
+def per_question_correct(records: Iterable[dict[str, Any]], options: Options) -> dict[str, bool]:
+    """Correctness per question (``setup/format/p<prompt>/variant/category/id``) for ``compare``; a binary
+    question's four yes/no records are one question, right as in ``multi_exact``."""
     from lmms_eval_tasks.framework.comparison import correctness_by_id
 
     keys: list[str] = []
@@ -138,8 +130,8 @@ def per_question_correct(
     binary: dict[str, list[Verdict]] = defaultdict(list)
     for index, record in enumerate(records):
         verdict = score_record(record, index)
-        setup, answer_format, prompt, variant, category, question_id, _option = record_key(verdict)
-        key = "/".join((setup, answer_format, f"p{prompt}", variant, category, question_id))
+        parts = (verdict.answer_format, f"p{verdict.prompt}", verdict.variant, verdict.category)
+        key = "/".join((verdict.setup, *parts, verdict.question_id))
         if verdict.variant == "binary":
             if any(other.option == verdict.option for other in binary[key]):
                 raise RecordError(index, "option", f"duplicate binary option {verdict.option!r} for {key}")
@@ -149,10 +141,7 @@ def per_question_correct(
         values.append(verdict.correct)
         indices.append(index)
     for key, decisions in binary.items():
-        predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
-        answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
-            verdict.decision is not None for verdict in decisions
-        )
+        predicted, answered = _binary_answer(decisions)
         keys.append(key)
         values.append(answered and predicted == decisions[0].gold)
         indices.append(decisions[0].index)
@@ -162,10 +151,7 @@ def per_question_correct(
 def score_verdicts(
     verdicts: list[Verdict], *, primary_format: str = "gen", std_ddof: int = 0
 ) -> dict[str, float | int]:
-    """Compute every DARE metric from already scored records (see ``score``), with options checked by
-    ``Options``. Duplicate records are refused before scoring by the record contract
-    (``framework.records``; identity ``record_identity``).
-    """
+    """Every DARE metric from scored records (duplicates were refused by the record contract)."""
     metrics: dict[str, float | int] = dict(_setup_metrics(verdicts, primary_format, std_ddof, detailed=True))
     categories = [
         category
@@ -199,12 +185,6 @@ def score_verdicts(
     return metrics
 
 
-def scored_records(records: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """(index, record) of every record that is scored: all but the test split's (its answers are
-    withheld; a run exports those records), so `score` and a harness run score the same records."""
-    return [(index, record) for index, record in enumerate(records) if record.get("split") != "test"]
-
-
 def summary_table(metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
     """The robustness summary (row per category plus "all", column per axis) from ``score`` keys."""
     rows: dict[str, dict[str, float]] = {}
@@ -235,35 +215,14 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def record_key(verdict: Verdict) -> tuple[str, str, int, str, str, str, str]:
-    """What one record answers: question ``id`` of a ``category`` in one task setting (setup, output
-    format, prompt number, multi variant) and, for the binary format, one option letter."""
-    return (
-        verdict.setup,
-        verdict.answer_format,
-        verdict.prompt,
-        verdict.variant,
-        verdict.category,
-        verdict.question_id,
-        verdict.option or "",
-    )
-
-
 def record_identity(record: dict[str, Any]) -> tuple[Any, ...]:
-    """What a record answers, for the record contract (``RECORD_SCHEMA.identity`` order): setup, format,
-    prompt number, multi variant, canonical category, id and (binary format) the option letter; the same
-    thing ``record_key`` reads from a verdict, computed from a validated record."""
+    """What a record answers, in ``RECORD_SCHEMA.identity`` order (prompt, variant, category canonical)."""
     setup, answer_format = record.get("setup"), record.get("format")
     prompt = str(record.get("prompt")).strip().lower().removeprefix("p")
     category = canonical_category(record.get("category")) or record.get("category")
     variant = multi_variant(record) if setup == "multi" else "standard"
     option = str(record.get("option") or "").strip().upper() if answer_format == "binary" else ""
     return (setup, answer_format, prompt, variant, category, str(record.get("id")).strip(), option)
-
-
-# --------------------------------------------------------------------------------------------------
-# Metrics
-# --------------------------------------------------------------------------------------------------
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -283,6 +242,12 @@ def _percent(hits: int, total: int) -> float:
     return 100.0 * hits / total if total else _NAN
 
 
+def _formats(keys: Iterable[tuple[Any, ...]]) -> list[str]:
+    """The formats present in (format, ...) keys, in FORMATS order."""
+    present = {key[0] for key in keys}
+    return [answer_format for answer_format in FORMATS if answer_format in present]
+
+
 def _primary_format(formats: Iterable[str], preferred: str) -> str | None:
     present = set(formats)
     if preferred in present:
@@ -297,9 +262,7 @@ class _Cells:
     values: dict[tuple[str, int], float]
 
     def formats(self) -> list[str]:
-        return [
-            answer_format for answer_format in FORMATS if any(key[0] == answer_format for key in self.values)
-        ]
+        return _formats(self.values)
 
     def prompt_values(self, answer_format: str) -> list[float]:
         return [
@@ -319,11 +282,8 @@ def _single_cells(verdicts: list[Verdict]) -> _Cells:
 def _worst_case_cells(
     verdicts: list[Verdict],
 ) -> tuple[_Cells, dict[tuple[str, int], int], dict[tuple[str, int], int]]:
-    """Per cell: % of instances whose every option-set variant was answered correctly, instance counts,
-    and counts of instances with fewer than VARIANTS_PER_INSTANCE variants (scored on those present).
-
-    An instance is (category, instance_id): the same instance_id in two categories is two instances.
-    """
+    """Per cell: % of instances (category, instance_id) with every option set right, instance counts, and
+    counts of instances with fewer than VARIANTS_PER_INSTANCE variants (scored on those present)."""
     instances: dict[tuple[str, int], dict[tuple[str, str], bool]] = defaultdict(dict)
     variants: dict[tuple[str, int], dict[tuple[str, str], set[str]]] = defaultdict(lambda: defaultdict(set))
     for verdict in verdicts:
@@ -374,15 +334,28 @@ def _multi_questions(verdicts: list[Verdict]) -> dict[tuple[str, int, str], list
             )
     for (answer_format, prompt, variant, _), decisions in binary.items():
         gold = decisions[0].gold
-        predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
-        # Answered only if every option got a yes or no (unparsed decisions make the question unanswered).
-        answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
-            verdict.decision is not None for verdict in decisions
-        )
+        predicted, answered = _binary_answer(decisions)
         grouped[(answer_format, prompt, variant)].append(
             _MultiQuestion(gold, predicted, answered and predicted == gold, answered)
         )
     return grouped
+
+
+def _binary_answer(decisions: list[Verdict]) -> tuple[frozenset[str], bool]:
+    """A binary question's yes-set, and whether every option A-D got a yes or a no (else unanswered)."""
+    predicted = frozenset(verdict.option for verdict in decisions if verdict.decision)
+    answered = {verdict.option for verdict in decisions} == set(LETTERS) and all(
+        verdict.decision is not None for verdict in decisions
+    )
+    return predicted, answered
+
+
+def _cell_means(prefix: str, cells: list[dict[str, float]]) -> dict[str, float]:
+    """``<prefix>_f1`` and ``<prefix>_exact_k<k>``: each cell metric's mean over ``cells``."""
+    means = {f"{prefix}_f1": _mean(cell["f1"] for cell in cells)}
+    for count in GOLD_COUNTS:
+        means[f"{prefix}_exact_k{count}"] = _mean(cell[f"exact_k{count}"] for cell in cells)
+    return means
 
 
 def _multi_cell_metrics(questions: list[_MultiQuestion]) -> dict[str, float]:
@@ -466,9 +439,7 @@ def _setup_metrics(
             for (answer_format, prompt, variant), values in per_cell.items()
             if variant == "standard"
         }
-        standard_formats = [
-            answer_format for answer_format in FORMATS if any(key[0] == answer_format for key in standard)
-        ]
+        standard_formats = _formats(standard)
         primary = _primary_format(standard_formats, primary_format)
         if primary is not None:
             primary_cells = [
@@ -480,30 +451,15 @@ def _setup_metrics(
             metrics["multi_f1_std_over_prompts"] = _std([cell["f1"] for cell in primary_cells], std_ddof)
         if detailed:
             for answer_format in standard_formats:
-                cells = [
-                    standard[(answer_format, prompt)]
-                    for prompt in PROMPTS
-                    if (answer_format, prompt) in standard
-                ]
-                metrics[f"multi_{answer_format}_f1"] = _mean(cell["f1"] for cell in cells)
-                for count in GOLD_COUNTS:
-                    metrics[f"multi_{answer_format}_exact_k{count}"] = _mean(
-                        cell[f"exact_k{count}"] for cell in cells
-                    )
+                cells = [standard[key] for key in sorted(standard) if key[0] == answer_format]
+                metrics.update(_cell_means(f"multi_{answer_format}", cells))
             for (answer_format, prompt), cell in sorted(standard.items()):
                 for name, value in cell.items():
                     metrics[f"multi_{answer_format}_p{prompt}_{name}"] = value
             for variant in MULTI_VARIANTS[1:]:
-                cells = [
-                    values for (_, _, cell_variant), values in per_cell.items() if cell_variant == variant
-                ]
-                if not cells:
-                    continue
-                metrics[f"multi_{variant}_f1"] = _mean(cell["f1"] for cell in cells)
-                for count in GOLD_COUNTS:
-                    metrics[f"multi_{variant}_exact_k{count}"] = _mean(
-                        cell[f"exact_k{count}"] for cell in cells
-                    )
+                cells = [values for key, values in per_cell.items() if key[2] == variant]
+                if cells:
+                    metrics.update(_cell_means(f"multi_{variant}", cells))
     return metrics
 
 
@@ -541,13 +497,9 @@ def resampling_of(
 
 
 def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> Any:
-    """The headline metrics as a statistic of row totals: ``_setup_metrics`` reports its ``estimate()``,
-    the bootstrap resamples it. Rows: single records (cell = prompt), single_var instances per prompt (all
-    variants right), multi standard questions (cell = prompt x #gold, and again per prompt for F1; binary
-    records are the "binary" variant), one unparsed row per record; unit: the question (``category``/``id``,
-    single_var ``category``/``instance_id``): a question is asked under several prompts and formats, so
-    its records enter a resample whole, and the mean and std over prompts and the worst case over option
-    sets are computed from each resample's whole per-prompt cells."""
+    """The headline metrics as a statistic of row totals (``_setup_metrics`` reports its ``estimate()``,
+    the bootstrap resamples it); unit: the question, whose records under every prompt and format enter a
+    resample whole (docs/dare.md, "Standard errors and intervals")."""
     import numpy as np
 
     from lmms_eval_tasks.uncertainty.resampling import Resampling
@@ -556,15 +508,11 @@ def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> 
         name = verdict.instance_id if verdict.setup == "single_var" else verdict.question_id
         return f"{verdict.setup}/{verdict.category}/{name}"
 
-    def primary(setup: str, standard_only: bool = False) -> str | None:
-        formats = {
-            v.answer_format
-            for v in verdicts
-            if v.setup == setup and not (standard_only and v.variant != "standard")
-        }
-        return _primary_format([f for f in FORMATS if f in formats], primary_format)
+    def primary(setup: str) -> str | None:  # the single setups have only the standard variant
+        formats = {v.answer_format for v in verdicts if v.setup == setup and v.variant == "standard"}
+        return _primary_format(formats, primary_format)
 
-    single_format, var_format, multi_format = primary("single"), primary("single_var"), primary("multi", True)
+    single_format, var_format, multi_format = primary("single"), primary("single_var"), primary("multi")
     units: list[str] = []
     cells: list[int] = []
     values: list[tuple[float, float, float, float]] = []
@@ -598,26 +546,21 @@ def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> 
         units.append(unit)
         cells.append(_VAR + prompt - 1)
         values.append((float(correct), 1.0, 0.0, 0.0))
-    present = {
-        "single": single_format is not None,
-        "single_var": var_format is not None,
-        "multi": multi_format is not None,
-    }
 
     def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, cells, columns]
         hits, counted, f1 = totals[..., 0], totals[..., 1], totals[..., 2]
         with np.errstate(all="ignore"):
             out: dict[str, np.ndarray] = {}
-            if present["single"]:
+            if single_format is not None:
                 by_prompt = 100 * hits[:, _SINGLE:_VAR] / counted[:, _SINGLE:_VAR]
                 out["single_accuracy"], out["single_accuracy_std_over_prompts"] = _prompt_mean_std(
                     by_prompt, std_ddof
                 )
-            if present["single_var"]:
+            if var_format is not None:
                 out["single_var_accuracy"] = _prompt_mean_std(
                     100 * hits[:, _VAR:_MULTI] / counted[:, _VAR:_MULTI], std_ddof
                 )[0]
-            if present["multi"]:
+            if multi_format is not None:
                 shape = (totals.shape[0], len(PROMPTS), len(GOLD_COUNTS))
                 m_hits = hits[:, _MULTI:_UNPARSED].reshape(shape)
                 m_counted = counted[:, _MULTI:_UNPARSED].reshape(shape)
@@ -638,11 +581,6 @@ def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> 
         np.asarray(cells, dtype=np.int64),
         N_CELLS,
     )
-
-
-# --------------------------------------------------------------------------------------------------
-# Records
-# --------------------------------------------------------------------------------------------------
 
 
 def gold_letters(record: dict[str, Any], index: int | str) -> frozenset[str]:
@@ -770,12 +708,8 @@ def _binary_option(record: dict[str, Any], index: int | str) -> str:
 
 
 def parse_record(record: dict[str, Any], index: int | str = 0) -> Parsed:
-    """Parse one record's ``prediction`` as its ``format`` asks: THE parse path of DARE.
-
-    Validation hooks, the ``dare_test`` export and ``score`` all call this, so an output parses the same
-    everywhere: option texts (``A``-``D``) are matched, ``extra_options`` adds E/F, and a ``binary``
-    record's yes/no becomes its ``option`` letter (yes), NONE (no) or unparsed. Needs no gold answer.
-    """
+    """Parse one record's ``prediction`` as its ``format`` asks: the one parse path of the hooks, the test
+    export and ``score``; a binary record's yes/no becomes its ``option`` letter, NONE or unparsed."""
     answer_format = require_field(record, "format", index, str)
     if answer_format not in FORMATS:
         raise RecordError(index, "format", f"expected one of {FORMATS}, got {answer_format!r}")
@@ -816,9 +750,7 @@ def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
     if setup == "single_var":
         instance_id = require_field(record, "instance_id", index, (str, int))
     prompt = _prompt_number(record, index)
-    require_field(record, "prediction", index, (str, type(None)))
-    for letter in LETTERS:
-        require_field(record, letter, index, (str, type(None)))
+    parsed = parse_record(record, index)  # checks the prediction and the option texts
     gold = gold_letters(record, index)
     if setup != "multi" and len(gold) != 1:
         raise RecordError(
@@ -836,7 +768,6 @@ def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
         question_id=question_id,
         gold=gold,
     )
-    parsed = parse_record(record, index)
     if answer_format == "binary":
         option = _binary_option(record, index)
         decision = None if parsed.status == "unparsed" else parsed.status == "ok"
@@ -875,18 +806,9 @@ def canonical_category(value: Any) -> str | None:
     return _CATEGORY_ALIASES.get(" ".join(value.lower().replace("-", " ").replace("_", " ").split()))
 
 
-# --------------------------------------------------------------------------------------------------
-# Parsing
-# --------------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Parsed:
-    """A parsed answer: the letters chosen, and how parsing went.
-
-    ``status`` is "ok" (letters found), "none" (an explicit NONE / empty answer) or "unparsed".
-    ``rule`` names the extraction rule that fired, for the sample logs.
-    """
+    """The letters chosen, ``status`` ("ok", "none": an explicit NONE, "unparsed") and the rule that fired."""
 
     letters: frozenset[str]
     status: str
@@ -918,35 +840,9 @@ _MARKDOWN = re.compile(r"\*\*|__|`+|^#+ ", re.MULTILINE)
 _FENCE = re.compile(r"```[A-Za-z]*")
 # Punctuation allowed around a bare letter answer like "**(B).**".
 _WRAPPING = set("*\"'`()[]{}<>.:,;!_-#")
-_FILLERS = {
-    ":",
-    "-",
-    "=",
-    "is",
-    "are",
-    "would",
-    "be",
-    "should",
-    "will",
-    "correct",
-    "the",
-    "option",
-    "options",
-    "choice",
-    "choices",
-    "letter",
-    "letters",
-    "final",
-    "my",
-    "here",
-    "(",
-    "[",
-    '"',
-    "'",
-    "*",
-    "#",
-    "of",
-}
+# Words and marks skipped between an answer marker and its letter.
+_FILLERS = set(": - = is are would be should will correct the option options choice choices".split())
+_FILLERS |= set("letter letters final my here ( [ \" ' * # of".split())
 _RUN_SEPARATORS = {",", ";", "&", "/", "+", "and"}
 # Words that cannot follow the article "A", so "A is correct" names option A.
 _VERBS_AFTER_LETTER = {"is", "was", "seems", "appears", "would", "should"}
@@ -1016,12 +912,8 @@ _CLOSING_AFTER_UPPER = ".):,;]*\"'\n!?/&+"
 
 
 def _letter_accepted(text: str, tokens: list[_Token], index: int, letters: str, *, lenient: bool) -> bool:
-    """Is tokens[index] an option letter rather than an ordinary word (the article "A", "a")?
-
-    Uppercase letters count unless followed by a space and a lowercase word ("A dog"); lowercase
-    letters count only when clearly delimited: in parentheses, or followed by ``.):`` or the end.
-    ``lenient`` (after an explicit "Answer:") also accepts an uppercase letter before any word.
-    """
+    """Is tokens[index] an option letter rather than a word (the article "A", "a")? Rules in docs/dare.md;
+    ``lenient`` (after an explicit "Answer:") accepts an uppercase letter before any word."""
     token = tokens[index]
     if _letter_of(token[0], letters) is None:
         return False
@@ -1224,12 +1116,7 @@ def _explicit_answer(cleaned: str, tokens: list[_Token], letters: str) -> Parsed
 
 
 def parse_generated(text: Any, *, letters: str = LETTERS, options: dict[str, str] | None = None) -> Parsed:
-    """Extract the chosen letters from free generation (Out-Gen), most explicit evidence first.
-
-    Rules, in order: whole output is a letter/NONE; output starts with a letter or list; a letter after
-    an answer marker; the paper's list regex; NONE phrases; the paper's single-letter regex; uppercase
-    letters standing alone; the output equals one option's text (``options``). See docs/dare.md.
-    """
+    """The chosen letters of free generation (Out-Gen), most explicit evidence first (docs/dare.md)."""
     cleaned = _clean(text)
     if not cleaned:
         return _unparsed("empty output")
@@ -1319,10 +1206,7 @@ def _json_value_letters(value: Any, letters: str) -> Parsed | None:
 
 
 def parse_json_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
-    """Parse Out-JSON: ``{"answer": "B"}``, ``{"answers": ["A", "C"]}``, ``{"answer": []}``; strict JSON.
-
-    The object may sit inside a code fence or surrounding prose; invalid JSON is unparsed (= wrong).
-    """
+    """Parse Out-JSON (``{"answer": "B"}``, ``{"answers": ["A", "C"]}``), in prose or a fence; strict JSON."""
     if not isinstance(text, str) or not text.strip():
         return _unparsed("empty output")
     cleaned = _FENCE.sub(" ", text).strip()
@@ -1410,11 +1294,7 @@ _FIRST_WORD = re.compile(r"[A-Za-z]+")
 
 
 def parse_word_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
-    """Parse Out-Word: the first word's initial letter is the answer ("Banana" -> B).
-
-    A leading "Answer:" echoing the prompt is skipped; a first word starting outside the option
-    letters is unparsed.
-    """
+    """Out-Word: the first word's initial is the answer ("Banana" -> B); a leading "Answer:" is skipped."""
     cleaned = _clean(text)
     first = _FIRST_WORD.search(cleaned)
     if first is None:
@@ -1443,20 +1323,21 @@ def parse_yes_no(text: Any) -> bool | None:
     return match.group(1).lower() in ("yes", "true", "correct")
 
 
+_PARSERS = {
+    "log": parse_letter_list,
+    "json": parse_json_answer,
+    "csv": parse_csv_answer,
+    "inv": parse_inverse_answer,
+    "word": parse_word_answer,
+}
+
+
 def parse_prediction(
     answer_format: str, text: Any, *, letters: str = LETTERS, options: dict[str, str] | None = None
 ) -> Parsed:
     """Dispatch to the parser of ``answer_format`` (one of FORMATS except "binary")."""
     if answer_format == "gen":
         return parse_generated(text, letters=letters, options=options)
-    if answer_format == "log":
-        return parse_letter_list(text, letters=letters)
-    if answer_format == "json":
-        return parse_json_answer(text, letters=letters)
-    if answer_format == "csv":
-        return parse_csv_answer(text, letters=letters)
-    if answer_format == "inv":
-        return parse_inverse_answer(text, letters=letters)
-    if answer_format == "word":
-        return parse_word_answer(text, letters=letters)
-    raise ValueError(f"unknown DARE output format {answer_format!r}; expected one of {FORMATS}")
+    if answer_format not in _PARSERS:
+        raise ValueError(f"unknown DARE output format {answer_format!r}; expected one of {FORMATS}")
+    return _PARSERS[answer_format](text, letters=letters)
