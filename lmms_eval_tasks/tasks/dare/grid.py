@@ -196,17 +196,11 @@ def groups() -> dict[str, list[str]]:
 
 def group_metric_keys(group: str) -> list[str]:
     """Every metric key any member reports, in first-seen order."""
-    keys: list[str] = []
-    for name in groups()[group]:
-        keys += [key for key in TASKS_BY_NAME[name].metric_keys() if key not in keys]
-    return keys
+    return list(dict.fromkeys(key for name in groups()[group] for key in TASKS_BY_NAME[name].metric_keys()))
 
 
 def all_metric_keys() -> list[str]:
-    keys: list[str] = []
-    for task in all_tasks():
-        keys += [key for key in task.metric_keys() if key not in keys]
-    return keys
+    return list(dict.fromkeys(key for task in all_tasks() for key in task.metric_keys()))
 
 
 def higher_is_better(key: str) -> bool:

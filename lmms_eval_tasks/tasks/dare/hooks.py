@@ -31,7 +31,6 @@ from lmms_eval_tasks.tasks.dare.scoring import (
     summary_table,
 )
 
-REQUIRED_FIELDS = ("id", "question", "A", "B", "C", "D", "category", "img")
 # Out-Log candidates for the multi-correct setup: every answer set, NONE first, letters in order.
 MULTI_CHOICES = ["NONE"] + [
     ", ".join(subset) for size in range(1, 5) for subset in itertools.combinations(LETTERS, size)
@@ -41,21 +40,10 @@ SINGLE_CHOICES = list(LETTERS)
 RANDOM_WORDS = {"A": "Apple", "B": "Banana", "C": "Cherry", "D": "Date"}
 
 
-# --------------------------------------------------------------------------------------------------
-# Docs
-# --------------------------------------------------------------------------------------------------
-
-
-def _validate_docs(dataset: Any, task: TaskSpec) -> None:
-    """Fail early, naming the document and the field, on missing columns or unknown categories."""
-    columns = set(dataset.column_names)
-    for field in (
-        REQUIRED_FIELDS
-        + (("answer",) if task.scored else ())
-        + (("instance_id",) if task.setup == "single_var" else ())
-    ):
-        if field not in columns:
-            raise ValueError(f"{task.name}: the dataset has no field {field!r} (columns: {sorted(columns)})")
+def prepare_docs(dataset: Any, task_name: str) -> Any:
+    """The task's docs with its identity in ``dare_*`` columns; binary: one doc per option. Unknown
+    categories fail naming the doc (the dataset contract has checked the columns)."""
+    task = TASKS_BY_NAME[task_name]
     if getattr(dataset, "_indices", "?") is None:  # the arrow columns as Python values, not row by row
         ids, categories = (dataset.data.table.column(name).to_pylist() for name in ("id", "category"))
     else:
@@ -65,11 +53,6 @@ def _validate_docs(dataset: Any, task: TaskSpec) -> None:
             raise ValueError(
                 f"{task.name}: doc {index} (id={identifier!r}): field 'category': unknown {category!r}"
             )
-
-
-def _process_docs(dataset: Any, task: TaskSpec) -> Any:
-    """Add the task's identity as ``dare_*`` columns; the binary variant gets one doc per option."""
-    _validate_docs(dataset, task)
     rows = len(dataset)
     if task.answer_format == "binary":
         # select() with repeated indices keeps one copy of each image; the option letter is a new column.
@@ -86,11 +69,6 @@ def _process_docs(dataset: Any, task: TaskSpec) -> Any:
     ):
         dataset = dataset.add_column(column, [value] * count)
     return dataset
-
-
-def prepare_docs(dataset: Any, task_name: str) -> Any:
-    """The task's docs with its identity in ``dare_*`` columns (validated; binary: one doc per option)."""
-    return _process_docs(dataset, TASKS_BY_NAME[task_name])
 
 
 def _task_of(doc: dict[str, Any]) -> TaskSpec:
@@ -134,11 +112,6 @@ def doc_to_target(doc: dict[str, Any]) -> str | int:
     except RecordError:
         return ""
     return ", ".join(letters) if letters else "NONE"
-
-
-# --------------------------------------------------------------------------------------------------
-# Per-sample records
-# --------------------------------------------------------------------------------------------------
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)", re.IGNORECASE)
@@ -207,8 +180,7 @@ def make_record(doc: dict[str, Any], results: list[Any], task_name: str | None =
         record["prediction"] = (
             output if isinstance(output, str) or output is None else getattr(output, "text", str(output))
         )
-    # One parse path, scoring.dare.parse_record, for validation (inside score_record), the dare_test
-    # export and `score`: an output parses the same on every split.
+    # One parse path (parse_record, inside score_record too): an output parses the same on every split.
     verdict = score_record(record, record["id"]) if task.scored else None
     parsed = verdict.parsed if verdict is not None else parse_record(record, record["id"])
     record["parsed"] = parsed.text
@@ -264,46 +236,28 @@ def result_keys(name: str) -> tuple[str, ...]:
     return tuple(TASKS_BY_NAME[name].result_keys())
 
 
-# --------------------------------------------------------------------------------------------------
-# Random baseline answers
-# --------------------------------------------------------------------------------------------------
-
-
 def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
-    """A uniformly random answer in the task's answer space and output format (for the random baseline).
-
-    Single: a letter (as the format wants it: "B", {"answer": "B"}, "answer,B", "Banana", or the three
-    other letters for Out-Inv). Multi: one of the 16 answer sets ("NONE" when empty), plus the extra
-    options of the +all/+none variants. Binary: "yes" or "no".
-    """
+    """A uniformly random answer in the task's answer space (a letter, one of the 16 answer sets plus the
+    extra options, or yes/no), written in the task's output format (the random baseline)."""
     task = TASKS_BY_NAME.get(doc.get("dare_task") or task_name) or TASKS_BY_NAME.get(task_name)
     if task is None:
         raise KeyError(f"unknown DARE task {task_name!r}")
     if task.answer_format == "binary":
         return rng.choice(("yes", "no"))
     if task.setup == "multi":
-        extra = list(EXTRA_OPTIONS.get(task.extra_options or "", {}))
-        answers = [list(subset) for size in range(5) for subset in itertools.combinations(LETTERS, size)]
-        answers += [[letter] for letter in extra]
-        chosen = rng.choice(answers)
+        chosen = rng.choice(MULTI_CHOICES + list(EXTRA_OPTIONS.get(task.extra_options or "", {})))
         if task.answer_format == "json":
-            return json.dumps({"answers": chosen})
-        return ", ".join(chosen) if chosen else "NONE"
+            return json.dumps({"answers": [] if chosen == "NONE" else chosen.split(", ")})
+        return chosen
     letter = rng.choice(LETTERS)
-    if task.answer_format == "json":
-        return json.dumps({"answer": letter})
-    if task.answer_format == "csv":
-        return f"answer,{letter}"
-    if task.answer_format == "word":
-        return RANDOM_WORDS[letter]
-    if task.answer_format == "inv":
-        return ", ".join(other for other in LETTERS if other != letter)
-    return letter
+    written = {
+        "json": json.dumps({"answer": letter}),
+        "csv": f"answer,{letter}",
+        "word": RANDOM_WORDS[letter],
+        "inv": ", ".join(other for other in LETTERS if other != letter),
+    }
+    return written.get(task.answer_format, letter)
 
-
-# --------------------------------------------------------------------------------------------------
-# The hooks the generated YAML files name (one explicit line each)
-# --------------------------------------------------------------------------------------------------
 
 HOOKS = TaskHooks(
     "dare",
