@@ -21,7 +21,6 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.framework.input_checks import (
-    OptionError,
     RecordError,
     check_judge_options,
     check_option,
@@ -29,10 +28,6 @@ from lmms_eval_tasks.framework.input_checks import (
 )
 from lmms_eval_tasks.framework.registry import derived, scorer
 from lmms_eval_tasks.tasks.contextual import BENCHMARK
-
-# ---------------------------------------------------------------------------------------------------------
-# Data model
-# ---------------------------------------------------------------------------------------------------------
 
 # CSV ``category`` -> the paper's visual scenario (metric key suffix).
 CATEGORY_SCENARIO: dict[str, str] = {
@@ -60,7 +55,6 @@ SCENARIOS: tuple[str, ...] = (
 # Paper appendix E.2 scene groups.
 NATURAL_SCENARIOS: tuple[str, ...] = ("shopping", "navigation", "misc_natural_scenes")
 DIGITAL_SCENARIOS: tuple[str, ...] = ("web", "app", "abstract", "infographics", "time")
-CSV_FIELDS: tuple[str, ...] = ("image_url", "instruction", "response", "category")
 SUBMISSION_FIELDS: tuple[str, ...] = ("image_url", "instruction", "category", "response")
 PROTOCOLS = ("default", "official")
 JUDGE_PROMPT = "contextual_gpt4_judge"
@@ -87,13 +81,8 @@ RATE_KEYS: tuple[str, ...] = (
 )
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Entry points: Options (checked once), score -> evaluate (verdicts, then the rates)
-# ---------------------------------------------------------------------------------------------------------
-
-JUDGE_TASK = (
-    "contextual"  # the judge settings' suffix for every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
-)
+# The judge settings' suffix of every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL).
+JUDGE_TASK = "contextual"
 
 
 @dataclass(frozen=True)
@@ -109,22 +98,15 @@ class Options:
     submission: bool = False  # a leaderboard submission: its counts only, no judge
     expected_rows: int | None = None  # the rows a submission must hold
     judge_prompt: str = "official"  # or "hardened": the prediction delimited and declared data
-    model_text_limit: int | None = (
-        None  # characters of each prediction sent (judge_integrity.MODEL_TEXT_LIMIT)
-    )
+    model_text_limit: int | None = None  # characters of each prediction sent (default MODEL_TEXT_LIMIT)
 
     def __post_init__(self) -> None:
         from lmms_eval_tasks.judges.integrity import JUDGE_PROMPTS
 
         check_option("submission", self.submission, bool)
-        rows = self.expected_rows
-        if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
-            raise OptionError(f"expected_rows must be a positive integer or null, got {rows!r}")
-        if self.protocol not in PROTOCOLS:
-            raise OptionError(f"unknown protocol {self.protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-        repeats = self.repeats
-        if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
-            raise OptionError(f"repeats must be a positive integer, got {repeats!r}")
+        check_option("expected_rows", self.expected_rows, int, minimum=1, allow_none=True)
+        check_option("protocol", self.protocol, str, choices=PROTOCOLS)
+        check_option("repeats", self.repeats, int, minimum=1, allow_none=True)
         check_judge_options(self.judge, self.judge_model)
         check_option("rouge", self.rouge, bool)
         check_option("image_judge", self.image_judge, bool)
@@ -134,11 +116,8 @@ class Options:
 
 @scorer(Options)
 def score(records: Sequence[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Judge and score saved records once: ``image_url, instruction, response, category, prediction``
-    (+ optional ``judge_verdict``). Metrics: rates in percent of judged items (``unjudged`` counts items
-    without a verdict); details: per scenario, judge, batch and per repeat, and the ``resampling`` of the
-    rates. Each record is annotated with its verdicts for ``--log_samples``. ``submission``: the
-    leaderboard predictions' counts only (no judge; ``expected_rows`` for a check)."""
+    """Judge and score records once (fields in docs/contextual.md): rates in percent of judged items, details
+    per scenario, judge and repeat; each record gets its verdicts. ``submission``: the counts only."""
     if options.submission:
         return _submission(records, options.expected_rows)
     evaluation = evaluate.checked(records, options)
@@ -170,14 +149,9 @@ def score(records: Sequence[dict[str, Any]], options: Options) -> tuple[dict[str
 
 @scorer(Options)
 def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
-    """Score ConTextual records; the full result (per repeat, per item) for hooks and reports.
-
-    Records with ``judge_verdict`` use it; the others are judged with the official prompt ``repeats`` times.
-    A prompt the judge refuses as too long, or a reply without a clean verdict for a prediction carrying
-    the judge's markers, is rejected (the model's failure), never unjudged (docs/judges.md); the default
-    protocol rejects a content-free prediction without asking the judge (``rejected_content_free``).
-    Raises ``JudgingFailed`` when judging was needed and no item got a verdict.
-    """
+    """Score ConTextual records (supplied verdicts, else the judge ``repeats`` times): the full result, per
+    repeat and item. The model's failures are rejected, never unjudged (docs/judges.md); ``JudgingFailed``
+    when judging was needed and no item got a verdict."""
     items = parse_items(records)
     supplied = _supplied_verdicts(records, options.protocol)
     supplied_repeats = _supplied_repeats(supplied, options.repeats)
@@ -198,9 +172,11 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
         for repeat in range(repeats)
     ]
     rouge_values: list[float | None] = [None] * len(items)
-    with_reference = [item for item in items if item.response is not None and item.response.strip()]
-    if options.rouge and with_reference:
-        scores = rouge_l_scores([i.prediction for i in with_reference], [i.response for i in with_reference])
+    with_reference = [item for item in items if options.rouge and (item.response or "").strip()]
+    if with_reference:
+        scores = rouge_l_scores(
+            [i.prediction for i in with_reference], [str(i.response) for i in with_reference]
+        )
         for item, score in zip(with_reference, scores, strict=True):
             rouge_values[item.index] = score
     # The headline rates and ROUGE-L are the statistic the bootstrap resamples (one definition).
@@ -215,8 +191,8 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
     if judged.self_test:  # the judge's own rates on the self-test's probes: shown, never part of a headline
         metrics["judge_false_accept_rate"] = judged.self_test["judge_false_accept_rate"]
         metrics["judge_false_reject_rate"] = judged.self_test["judge_false_reject_rate"]
-    metrics["rouge_l"] = headline["rouge_l"] if options.rouge and with_reference else None
-    metrics["rouge_l_items"] = len(with_reference) if options.rouge else 0
+    metrics["rouge_l"] = headline["rouge_l"] if with_reference else None
+    metrics["rouge_l_items"] = len(with_reference)
     metrics["per_scenario"] = _scenario_counts(items, verdicts)
     _warn_unjudged_and_empty(metrics, len(items) * repeats)
     return Evaluation(
@@ -237,9 +213,7 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
 
 
 @scorer(Options)
-def per_question_correct(
-    records: Sequence[dict[str, Any]], options: Options
-) -> dict[str, bool | None]:
+def per_question_correct(records: Sequence[dict[str, Any]], options: Options) -> dict[str, bool | None]:
     """``{image_url: accepted}`` for ``compare``; with several repeats the majority verdict. Unjudged items
     (and repeat ties) are None, which ``compare`` leaves out and counts as ``excluded``."""
     evaluation = evaluate.checked(records, derived(options, rouge=False))
@@ -260,21 +234,17 @@ def per_question_correct(
 def _supplied_repeats(supplied: dict[int, tuple[list[Any], list[Any]]], repeats: int | None) -> int | None:
     """The repeats of the supplied verdicts (None without any); every record must supply as many, and as
     many as ``repeats`` asks."""
-    lengths = {len(verdicts) for verdicts, _ in supplied.values()}
-    if len(lengths) > 1:
-        first = next(iter(supplied))
-        odd = next(i for i, (v, _) in supplied.items() if len(v) != len(supplied[first][0]))
+    if not supplied:
+        return None
+    first = next(iter(supplied))
+    supplied_repeats = len(supplied[first][0])
+    for index, (verdicts, _) in supplied.items():
+        if len(verdicts) != supplied_repeats:
+            message = f"{len(verdicts)} repeats here but {supplied_repeats} in record {first}"
+            raise RecordError(index, "judge_verdict", message)
+    if repeats is not None and repeats != supplied_repeats:
         raise RecordError(
-            odd,
-            "judge_verdict",
-            f"{len(supplied[odd][0])} repeats here but {len(supplied[first][0])} in record {first}",
-        )
-    supplied_repeats = lengths.pop() if lengths else None
-    if repeats is not None and supplied_repeats is not None and repeats != supplied_repeats:
-        raise RecordError(
-            next(iter(supplied)),
-            "judge_verdict",
-            f"{supplied_repeats} repeats supplied but repeats={repeats}",
+            first, "judge_verdict", f"{supplied_repeats} repeats supplied but repeats={repeats}"
         )
     return supplied_repeats
 
@@ -366,11 +336,6 @@ def _warn_unjudged_and_empty(metrics: dict[str, Any], cells: int) -> None:
         logger.warning(
             f"ConTextual: {metrics['empty_predictions']} model answers are empty (generation errors?)"
         )
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Evaluation
-# ---------------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -566,18 +531,13 @@ def _official_view(evaluation: Evaluation) -> dict[str, Any]:
     """The same judge replies read with the official protocol (parse + Misc denominator): no extra calls."""
     if evaluation.protocol == "official":
         return {}
-    rows = []
-    for item, replies in zip(evaluation.items, evaluation.replies, strict=True):
-        rows.append({"category": item.category, "replies": replies})
-    per_repeat = []
-    for repeat in range(evaluation.repeats):
-        verdicts = [
-            parse_judge_reply(row["replies"][repeat], "official")
-            if row["replies"][repeat] is not None
-            else None
-            for row in rows
-        ]
-        per_repeat.append(acceptance_metrics([row["category"] for row in rows], verdicts, "official"))
+    categories = [item.category for item in evaluation.items]
+    per_repeat = [
+        acceptance_metrics(
+            categories, [parse_judge_reply(row[repeat], "official") for row in evaluation.replies], "official"
+        )
+        for repeat in range(evaluation.repeats)
+    ]
     keys = ("acceptance_rate", "acceptance_rate_misc_natural_scenes", "judged", "unjudged")
     return {key: [metrics[key] for metrics in per_repeat] for key in keys}
 
@@ -624,14 +584,10 @@ def _resampling(
     protocol: str,
     ids: Sequence[str] | None = None,
 ) -> Any:
-    """The headline rates and ROUGE-L as a statistic of row totals: ``evaluate`` reports its
-    ``estimate()``, the bootstrap resamples it. One row per item (unit: the item, ``ids`` or its
-    position), cell = its category, values per repeat (accepted, judged); the statistic averages each rate
-    over the repeats. ROUGE-L: one more row per item with a reference, in a cell of its own (first repeat's
-    slot: score, 1), summed in item order. With one judge repeat every rate's interval is the official
-    normal (Wald) one (the paper's analysis prints it for the overall rate; the pack gives each scenario
-    rate the same, analytic, per item), except where it degenerates to a point (none or all accepted): there
-    the Wilson score interval, the official point kept in the metrics; ROUGE-L is bootstrapped."""
+    """The headline rates and ROUGE-L as a statistic of row totals (``evaluate`` reports its ``estimate()``,
+    the bootstrap resamples it): a row per item, cell = its category, (accepted, judged) per repeat, and a
+    ROUGE-L row per item with a reference. With one repeat each rate's interval is the official normal one,
+    Wilson's where that is a point (docs/contextual.md, "Metrics")."""
     import numpy as np
 
     from lmms_eval_tasks.uncertainty import Uncertainty, nanmean, wilson_interval
@@ -710,11 +666,6 @@ def _resampling(
                 identity=ids, closed_form=closed)  # fmt: skip
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Records
-# ---------------------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Item:
     """One validated record."""
@@ -765,11 +716,6 @@ def parse_items(records: Sequence[dict[str, Any]]) -> list[Item]:
     return [parse_item(record, index) for index, record in enumerate(records)]
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Judging
-# ---------------------------------------------------------------------------------------------------------
-
-
 def judge_prompt(item: Item, variant: str = "official", prediction: str | None = None) -> str:
     """The official GPT-4 judge prompt for one item (template byte-exact, filled without str.format);
     ``variant="hardened"`` delimits the prediction (see ``judge_system``); ``prediction``: the bounded text
@@ -811,10 +757,8 @@ def judge_items(
     judge_prompt_variant: str = "official",
     model_text_limit: int | None = None,
 ) -> list:
-    """One judge item per record (id = image URL), with the rule judge's reply for offline runs;
-    ``image_judge`` adds the image (the paper's second, GPT-4V-style judge). The prediction sent is cut to
-    ``model_text_limit`` characters (default ``judge_integrity.MODEL_TEXT_LIMIT``) and named as model text
-    (masked out of the reply before its verdict is read); ``judge_prompt_variant="hardened"`` delimits it."""
+    """One judge item per record (id = image URL, the rule judge's reply, the image if ``image_judge``); the
+    prediction is cut to ``model_text_limit`` characters and named as model text (masked in the reply)."""
     from lmms_eval_tasks.framework.screening import is_content_free
     from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
     from lmms_eval_tasks.judges.pipeline import JudgeItem
@@ -844,22 +788,15 @@ def judge_items(
     return judged
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Offline rule judge (a non-paper fallback)
-# ---------------------------------------------------------------------------------------------------------
-
-
 def _normalise_words(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
     return " ".join(re.sub(r"[^\w]+|_", " ", text).split())
 
 
 def rule_reply(prediction: str, reference: str) -> str | None:
-    """The rule judge's reply: "Judgement: Yes" when a short reference (<= 6 words after normalising)
-    occurs word-aligned in the prediction and the prediction does not hedge (negate it, or bury it among
-    other numbers or in a list of candidates: ``judge_integrity.rule_hedge``), "Judgement: No" otherwise;
-    None (no verdict) for longer references, which only an LLM can compare. Not the paper's metric: an
-    offline fallback for demos and tests."""
+    """The offline rule judge (not the paper's metric): "Judgement: Yes" when a short reference occurs
+    word-aligned in a prediction that does not hedge (``rule_hedge``), else "Judgement: No"; None when the
+    reference is longer than RULE_MAX_REFERENCE_WORDS."""
     from lmms_eval_tasks.tasks.contextual.judge_integrity import rule_hedge
 
     reference_words = _normalise_words(reference or "")
@@ -870,11 +807,6 @@ def rule_reply(prediction: str, reference: str) -> str | None:
     if found and rule_hedge(prediction or "", reference, words, reference_words):
         found = False
     return "Judgement: Yes" if found else "Judgement: No"
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Metrics
-# ---------------------------------------------------------------------------------------------------------
 
 
 def rate_percent(accepted: int, judged: int) -> float | None:
@@ -897,13 +829,8 @@ def normal_interval(accepted: int, judged: int) -> tuple[float | None, float | N
 def rate_counts(
     categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
 ) -> dict[str, tuple[int, int]]:
-    """``{rate key: (accepted, denominator)}`` for one judge repeat: the one source of every rate and its
-    interval (scorer, bootstrap rows, report page), so they cannot disagree.
-
-    Unjudged items (None) leave every denominator. Misc. Natural Scenes pools stvqa + estvqa as
-    (accepted_st + accepted_est) / (judged_st + judged_est); ``official`` divides by 2 x judged_st instead
-    (the authors' analysis script, which the leaderboard's test numbers follow).
-    """
+    """``{rate key: (accepted, denominator)}`` of one judge repeat, the one source of every rate and interval.
+    Unjudged items leave every denominator; ``official`` divides Misc. Natural Scenes by 2 x judged stvqa."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
     accepted = dict.fromkeys(CATEGORIES, 0)
@@ -936,12 +863,8 @@ def rate_counts(
 def acceptance_metrics(
     categories: Sequence[str], verdicts: Sequence[bool | None], protocol: str = "default"
 ) -> dict[str, Any]:
-    """All acceptance rates (percent of judged items accepted) for one judge repeat, each with its 95%
-    normal interval (``<rate>_ci95_low/high``; the overall one is ``acceptance_rate_ci95_low/high``).
-
-    Denominators as in ``rate_counts``: unjudged items leave them; ``official`` changes only Misc. Natural
-    Scenes (2 x judged stvqa, its interval too).
-    """
+    """Every acceptance rate of one judge repeat (percent of judged items, denominators of ``rate_counts``),
+    each with its 95% normal interval ``<rate>_ci95_low/high``."""
     counts = rate_counts(categories, verdicts, protocol)
     total_accepted, total_judged = counts["acceptance_rate"]
     metrics: dict[str, Any] = {"acceptance_rate": rate_percent(total_accepted, total_judged)}
@@ -972,10 +895,6 @@ def rouge_l_scores(predictions: Sequence[str], references: Sequence[str]) -> lis
     ]
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Judge-reply parsing
-# ---------------------------------------------------------------------------------------------------------
-
 # "Judgement:", "**Judgement:**", "Judgement**:", "judgment :" (any case, both spellings)
 _MARKER = re.compile(r"judg(?:e)?ment[*_]*[ \t]*:", re.IGNORECASE)
 # after the marker: whitespace, markdown and quotes, then the verdict word as a whole word
@@ -983,16 +902,20 @@ _AFTER_MARKER = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)(?![A-Za-z0-9])", re
 _WHOLE_REPLY = re.compile(r"[\s*_`\"'“”‘’]*(yes|no)[\s*_`\"'“”‘’.!]*", re.IGNORECASE)
 
 
+def _marked_verdicts(text: str) -> list[bool]:
+    """The Yes/No word after each "Judgement:" marker that is followed by one."""
+    return [
+        word.group(1).lower() == "yes"
+        for marker in _MARKER.finditer(text)
+        if (word := _AFTER_MARKER.match(text, marker.end()))
+    ]
+
+
 def read_verdict(text: Any, protocol: str = "default") -> Any:
     """``parse_judge_reply``, with ``integrity.CONFLICT`` (no verdict, counted) for a reply whose own
     "Judgement:" verdicts disagree (default protocol): the judging pipeline's parser."""
     if protocol == "default" and isinstance(text, str):
-        found = [
-            word.group(1).lower() == "yes"
-            for marker in _MARKER.finditer(text)
-            if (word := _AFTER_MARKER.match(text, marker.end()))
-        ]
-        if len(set(found)) > 1:
+        if len(set(_marked_verdicts(text))) > 1:
             from lmms_eval_tasks.judges.integrity import CONFLICT
 
             return CONFLICT
@@ -1000,15 +923,8 @@ def read_verdict(text: Any, protocol: str = "default") -> Any:
 
 
 def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
-    """The verdict in a judge reply: True (Yes), False (No) or None (no verdict: the item is unjudged).
-
-    ``default``: the judge's conclusion, the Yes/No word right after the LAST "Judgement:" marker that is
-    followed by one (markdown such as ``**Yes**`` ignored, any case); None when two such markers disagree
-    (the judging pipeline first masks the model's quoted text out of the reply, so a verdict the model
-    planted cannot decide); with no such marker, a reply that is just "Yes"/"No".
-    ``official``: the authors' rule: after the first "Judgement: ", "Yes" anywhere -> True, else "No"
-    anywhere (also inside "Not", "None") -> False; with no marker, a reply exactly "Yes"/"No".
-    """
+    """The verdict in a judge reply: True (Yes), False (No) or None (unjudged), read by ``protocol``'s rule
+    (docs/contextual.md, "Parsing the judge's reply"): the last marked verdict, or the authors' rule."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
     if not isinstance(text, str):
@@ -1023,11 +939,7 @@ def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
         if "No" in rest:
             return False
         return None
-    found = [
-        word.group(1).lower() == "yes"
-        for marker in _MARKER.finditer(text)
-        if (word := _AFTER_MARKER.match(text, marker.end()))
-    ]
+    found = _marked_verdicts(text)
     if found:
         return found[-1] if len(set(found)) == 1 else None
     whole = _WHOLE_REPLY.fullmatch(text)
@@ -1037,11 +949,8 @@ def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
 
 
 def normalize_verdict(value: Any, index: int | str, protocol: str = "default") -> bool | None:
-    """A supplied ``judge_verdict`` (one repeat) as True/False/None; raises RecordError on odd types.
-
-    Accepted: a raw judge reply or "Yes"/"No" (parsed with ``protocol``), 1/0 or true/false (the official
-    ``gpt4_judgments.json`` stores 1/0), null (unjudged).
-    """
+    """A supplied ``judge_verdict`` (a judge reply, Yes/No, 1/0 as in the official ``gpt4_judgments.json``,
+    true/false or null) as True/False/None; RecordError on other values."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -1055,33 +964,3 @@ def normalize_verdict(value: Any, index: int | str, protocol: str = "default") -
     raise RecordError(
         index, "judge_verdict", f"expected a judge reply, Yes/No, 1/0 or null, got {type(value).__name__}"
     )
-
-
-__all__ = [
-    "CATEGORIES",
-    "CATEGORY_SCENARIO",
-    "CSV_FIELDS",
-    "DIGITAL_SCENARIOS",
-    "Evaluation",
-    "HEADLINE_METRICS",
-    "Item",
-    "NATURAL_SCENARIOS",
-    "PROTOCOLS",
-    "SCENARIOS",
-    "SUBMISSION_FIELDS",
-    "acceptance_metrics",
-    "evaluate",
-    "judge_prompt",
-    "judge_image",
-    "judge_items",
-    "normal_interval",
-    "normalize_verdict",
-    "parse_item",
-    "parse_items",
-    "parse_judge_reply",
-    "per_question_correct",
-    "rate_counts",
-    "rouge_l_scores",
-    "rule_reply",
-    "score",
-]
