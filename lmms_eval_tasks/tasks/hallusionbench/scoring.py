@@ -35,6 +35,7 @@ CATEGORY_SUBCATEGORIES: dict[str, tuple[str, ...]] = {
     "VD": ("illusion", "math", "ocr", "figure", "video"),
     "VS": ("chart", "table", "map", "ocr"),
 }
+QUESTION_KEY = ("category", "subcategory", "set_id", "figure_id", "question_id")  # the official grouping keys
 # The official JSON row fields, in the official file's key order.
 OFFICIAL_FIELDS: tuple[str, ...] = (
     "category",
@@ -52,14 +53,7 @@ OFFICIAL_FIELDS: tuple[str, ...] = (
 # Official verdict codes: "1" correct, "0" incorrect, "2" unclear.
 CORRECT, INCORRECT, UNCLEAR = "1", "0", "2"
 VERDICT_WORDS = {CORRECT: "correct", INCORRECT: "incorrect", UNCLEAR: "unclear"}
-_VERDICT_ALIASES = {
-    "correct": CORRECT,
-    "incorrect": INCORRECT,
-    "unclear": UNCLEAR,
-    "1": CORRECT,
-    "0": INCORRECT,
-    "2": UNCLEAR,
-}
+_VERDICT_ALIASES = {code: code for code in VERDICT_WORDS} | {w: code for code, w in VERDICT_WORDS.items()}
 _SAME_ALIASES = {"same": True, "different": False, "1": True, "0": False, "true": True, "false": False}
 
 # Metric names reported for every group (overall, per category, per subcategory).
@@ -77,7 +71,6 @@ CORRECTNESS_METRICS: tuple[str, ...] = (
     "overall",
 )
 DIAGNOSIS_METRICS: tuple[str, ...] = ("LH", "VI", "Mixed", "pair_LH", "pair_VI", "pair_Mixed")
-ALL_METRICS: tuple[str, ...] = CORRECTNESS_METRICS + DIAGNOSIS_METRICS
 # The issue's headline output keys (overall group, unprefixed).
 HEADLINE_METRICS: tuple[str, ...] = (*CORRECTNESS_METRICS[:-1], *DIAGNOSIS_METRICS[:3], "overall")
 VLMEVALKIT_METRICS: tuple[str, ...] = ("aAcc", "fAcc", "qAcc", "overall")
@@ -122,12 +115,8 @@ class Options:
 
 @scorer(Options)
 def score(records: list[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Judge and score saved records (11 official fields + ``prediction``, + ``judge_verdict``/
-    ``judge_same`` when supplied), annotating each record in place (for --log_samples): (metrics, details).
-
-    Percent units except pct_diff and fp_ratio (fractions). The headline shares are ``group_shares`` of the
-    rows in ``details["resampling"]`` (official variant). See docs/hallusionbench.md.
-    """
+    """Judge and score saved records, annotating each in place (for --log_samples): (metrics, details).
+    Percent, except pct_diff and fp_ratio (fractions); see docs/hallusionbench.md."""
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
 
     try:
@@ -137,11 +126,9 @@ def score(records: list[dict[str, Any]], options: Options) -> tuple[dict[str, An
         raise JudgingFailed(f"{', '.join(tasks)}: {error}" if tasks else str(error)) from None
     judge_name = evaluation.judge.get("model", "?")
     _annotate(records, evaluation, judge_name)
-    values: dict[str, Any] = evaluation.flat()
-    values["unjudged_verdicts"] = evaluation.counts["unjudged_verdicts"]
-    values["llm_matched"] = evaluation.counts.get("llm_matched", 0)
-    values["empty_predictions"] = evaluation.counts["empty_predictions"]
-    values["no_verdict"] = evaluation.counts.get("no_verdict", 0)
+    values: dict[str, Any] = evaluation.flat()  # the counts included
+    values.setdefault("llm_matched", 0)
+    values.setdefault("no_verdict", 0)
     values["judge_is_rule_based"] = 1 if evaluation.judge.get("kind") == "rule" else 0
     logger.info(
         f"HallusionBench: judged by {evaluation.judge.get('kind')} / {judge_name}, {evaluation.repeats} "
@@ -152,8 +139,7 @@ def score(records: list[dict[str, Any]], options: Options) -> tuple[dict[str, An
 
 @scorer(Options)
 def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
-    """Score HallusionBench records; the full result (per repeat, per question) for hooks and reports:
-    the verdicts (supplied or judged), each repeat's metrics (``repeat_metrics``), their average."""
+    """The full result (per repeat, per question): verdicts (supplied or judged), each repeat's metrics."""
     if not records:
         raise RecordError("-", "<records>", "no records to score")
     from lmms_eval_tasks.judges.pipeline import LazyJudge
@@ -162,11 +148,7 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
     source = LazyJudge(options.judge, model=options.judge_model, task=JUDGE_TASK)
     try:
         if options.variant == "vlmevalkit":
-            evaluation = _vlmevalkit_evaluation(records, source)
-            # only the scored (image) questions: the dropped no-image rows are not this variant's answers
-            scored = [records[index] for index in evaluation.record_indices or []]
-            _count_empty_predictions(scored, evaluation)
-            return evaluation
+            return _vlmevalkit_evaluation(records, source)
         structure = build_structure(parse_questions(records))
         judging = _official_judging(records, structure, source, options)
     finally:
@@ -182,22 +164,11 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
 
 
 @scorer(Options)
-def per_question_correct(
-    records: Sequence[dict[str, Any]], options: Options
-) -> dict[str, bool | None]:
-    """Correctness per question, for ``lmms-eval-tasks compare`` (McNemar on two runs).
-
-    Keyed ``category/subcategory/set_id/figure_id/question_id``. With several judge repeats a question is
-    correct when most of its judged repeats say so (a tie counts as wrong); a question no repeat judged is
-    None (left out of the pairing). The vlmevalkit variant scores image questions only.
-    """
-    options = derived(options, diagnosis=False)
-    evaluation = evaluate.checked(records, options)
-    indices = [
-        index
-        for index, record in enumerate(records)
-        if options.variant == "official" or str(record.get("visual_input", "")).strip() != "0"
-    ]
+def per_question_correct(records: Sequence[dict[str, Any]], options: Options) -> dict[str, bool | None]:
+    """Correctness per question key, for ``compare`` (McNemar): most judged repeats right (a tie is wrong),
+    None when no repeat was judged. The vlmevalkit variant scores image questions only."""
+    evaluation = evaluate.checked(records, derived(options, diagnosis=False))
+    indices = evaluation.record_indices or list(range(len(records)))
     questions = parse_questions([records[index] for index in indices], indices)
     result: dict[str, bool | None] = {}
     for question, row in zip(questions, evaluation.correct, strict=True):
@@ -249,9 +220,9 @@ def _verdict_words(row: list[str | None]) -> list[str | None]:
 def _annotate(records: list[dict[str, Any]], evaluation: Evaluation, judge_name: str) -> None:
     """Add verdicts, correctness, consistency and diagnosis per repeat to each record (for --log_samples)."""
     if evaluation.variant == "vlmevalkit":
-        kept = [record for record in records if str(record.get("visual_input")) != "0"]
-        replies = evaluation.replies.get("yes_no_match", [[None]] * len(kept))
-        for offset, record in enumerate(kept):
+        replies = evaluation.replies["yes_no_match"]
+        for offset, index in enumerate(evaluation.record_indices or []):
+            record = records[index]
             record["judge"] = judge_name
             record["extracted_answer"] = evaluation.extracted[offset]
             record["yes_no_match_reply"] = replies[offset][0]
@@ -277,28 +248,20 @@ def _annotate(records: list[dict[str, Any]], evaluation: Evaluation, judge_name:
 
 def _unjudged_list(records: list[dict[str, Any]], evaluation: Evaluation) -> list[dict[str, Any]]:
     """Every judgement without a verdict (the judging pipeline gives each one its reason)."""
-    entries = []
     indices = evaluation.record_indices or list(range(len(records)))
-    for kind, rows in evaluation.replies.items():
-        errors = evaluation.errors.get(kind, [])
-        for offset, row in enumerate(rows):
-            for repeat in range(len(row)):
-                error = errors[offset][repeat] if offset < len(errors) else None
-                if error is not None:  # unjudged (no reply) or an unreadable reply
-                    index = indices[offset]
-                    entries.append(
-                        {
-                            "kind": kind,
-                            "record": index,
-                            "repeat": repeat,
-                            "error": error,
-                            "question_key": [
-                                records[index].get(name)
-                                for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
-                            ],
-                        }
-                    )
-    return entries
+    return [
+        {
+            "kind": kind,
+            "record": indices[offset],
+            "repeat": repeat,
+            "error": error,
+            "question_key": [records[indices[offset]].get(name) for name in QUESTION_KEY],
+        }
+        for kind, rows in evaluation.errors.items()
+        for offset, row in enumerate(rows)
+        for repeat, error in enumerate(row)
+        if error is not None  # unjudged (no reply) or an unreadable reply
+    ]
 
 
 def _deviations(evaluation: Evaluation) -> list[str]:
@@ -316,11 +279,10 @@ def _no_verdict_warning(evaluation: Evaluation) -> list[str]:
     count = evaluation.counts.get("no_verdict", 0)
     if not count:
         return []
+    how, other = "left unjudged (out of the metrics)", "official"
     if evaluation.no_verdict == "official":
         how = "scored as the official parse does (correctness: unclear, consistency: different)"
         other = "unjudged"
-    else:
-        how, other = "left unjudged (out of the metrics)", "official"
     return [
         f"{count} judge replies without a verdict word, {how}; listed in details.no_verdict_replies. "
         f"Set {NO_VERDICT_ENV}={other} (or score with no_verdict={other}) to compare"
@@ -354,8 +316,7 @@ def _integrity_warnings(evaluation: Evaluation) -> list[str]:
 
 
 def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Evaluation) -> None:
-    """Count blank model answers and warn: a failed generation reads as "unclear" to the judge (and an
-    unclear answer to a no-image question counts as right), so it must never pass unnoticed."""
+    """Count blank answers and warn: the judge reads a failed generation as "unclear" (right on no-image)."""
     empty = sum(
         1
         for record in records
@@ -393,7 +354,6 @@ class Evaluation:
     replies: dict[str, list[list[str | None]]] = field(default_factory=dict)
     errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
     extracted: list[str | None] | None = None
-    dropped_no_image: int = 0
     # the judging pipeline's summary per batch ("correctness", "consistency", "yes_no_match"): settings,
     # counts, usage and the unjudged list (lmms_eval_tasks.judges.pipeline.JudgedBatch.report())
     judging: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -430,74 +390,40 @@ class _Judging:
     errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
     judging: dict[str, dict[str, Any]] = field(default_factory=dict)
     judge_counts: dict[str, dict[str, int]] = field(default_factory=dict)
-    judged: bool = False  # a judge object was made (not every verdict supplied)
 
 
 def _official_judging(records, structure, judge, options: Options) -> _Judging:
-    """The verdicts (supplied, else judged for correctness) and the consistency judgements the diagnosis
-    needs (supplied, else judged, else none), per question and repeat."""
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import read_consistency, read_correctness
-
-    verdict_parse, no_verdict, repeats = options.verdict_parse, options.no_verdict, options.repeats
+    """The verdicts (supplied, else judged) and the consistency judgements the diagnosis needs (supplied,
+    else judged, else none), per question and repeat."""
     prompt_options = {"judge_prompt": options.judge_prompt, "model_text_limit": options.model_text_limit}
-    supplied_verdicts = _supplied(records, "judge_verdict", normalize_verdict)
-    supplied_sames = _supplied(records, "judge_same", normalize_same)
-    n = len(structure.questions)
-    judge_object = None
-    result = _Judging([], [], 0)
-    if supplied_verdicts is not None:
-        verdicts = supplied_verdicts
+    verdicts = _supplied(records, "judge_verdict", normalize_verdict)
+    sames = _supplied(records, "judge_same", normalize_same)
+    n, repeats, judge_object, result = len(structure.questions), options.repeats, None, _Judging([], [], 0)
+    if verdicts is not None:
         if repeats is not None and repeats != len(verdicts[0]):
             raise RecordError(
                 0, "judge_verdict", f"{len(verdicts[0])} repeats supplied but repeats={repeats} asked"
             )
         repeats = len(verdicts[0])
     else:
-        predictions = _predictions(records)
         judge_object = judge.get()
         repeats = repeats or _default_repeats(judge_object)
-        self_test = _self_test(records, judge_object, verdict_parse, no_verdict, prompt_options)
-        result.judging["self_test"] = self_test
-        batch = _judge_batch(
-            judge_object,
-            correctness_requests(records, predictions, **prompt_options),
-            _verdict_reader(
-                parse_correctness_reply, correctness_has_verdict, no_verdict, verdict_parse, read_correctness
-            ),
-            repeats,
-            "HallusionBench correctness",
-            verdict_parse,
-            INCORRECT,
+        result.judging["self_test"] = _self_test(
+            records, judge_object, options.verdict_parse, options.no_verdict, prompt_options
         )
-        result.judge_counts["correctness"] = batch.counts()
+        requests = correctness_requests(records, _predictions(records), **prompt_options)
+        batch = _judged(result, "correctness", judge_object, requests, repeats, options)
         batch.require_judged("HallusionBench correctness")  # no verdict at all: no metric, fail loudly
         result.replies["correctness"], result.errors["correctness"] = batch.replies(), batch.errors()
-        result.judging["correctness"] = batch.report()
         verdicts = batch.verdicts()
-    if supplied_sames is not None:
-        if len(supplied_sames[0]) != repeats:
-            raise RecordError(
-                0, "judge_same", f"{len(supplied_sames[0])} repeats but judge_verdict has {repeats}"
-            )
-        sames = supplied_sames
+    if sames is not None:
+        if len(sames[0]) != repeats:
+            raise RecordError(0, "judge_same", f"{len(sames[0])} repeats but judge_verdict has {repeats}")
     elif options.diagnosis:
-        predictions = _predictions(records)
-        if judge_object is None:
-            judge_object = judge.get()
+        judge_object = judge.get()
         offsets = consistency_needed(structure, verdicts)
-        batch = _judge_batch(
-            judge_object,
-            consistency_requests(structure, predictions, offsets, **prompt_options),
-            _verdict_reader(
-                parse_consistency_reply, consistency_has_verdict, no_verdict, verdict_parse, read_consistency
-            ),
-            repeats,
-            "HallusionBench consistency",
-            verdict_parse,
-            False,
-        )
-        result.judge_counts["consistency"] = batch.counts()
-        result.judging["consistency"] = batch.report()
+        requests = consistency_requests(structure, _predictions(records), offsets, **prompt_options)
+        batch = _judged(result, "consistency", judge_object, requests, repeats, options)
         sames = [[None] * repeats for _ in range(n)]
         replies, errors = [[None] * repeats for _ in range(n)], [[None] * repeats for _ in range(n)]
         for offset, same_row, text_row, error_row in zip(
@@ -509,31 +435,37 @@ def _official_judging(records, structure, judge, options: Options) -> _Judging:
         sames = [[None] * repeats for _ in range(n)]
     result.verdicts, result.sames, result.repeats = verdicts, sames, repeats
     if judge_object is not None:
-        result.judged = True
         result.judge, result.judge_usage = judge_object.describe(), judge_object.usage()
     return result
 
 
-def _finish_official(records, evaluation: Evaluation, judging: _Judging, options: Options) -> None:
-    """What the official evaluation adds after the metrics: the judge's self-test rates (shown, never part
-    of a headline number), the judge, its replies and counts."""
-    self_test = judging.judging.pop("self_test", None)
-    if self_test:
-        judging.judging["self_test"] = self_test
-        for name in ("judge_false_accept_rate", "judge_false_reject_rate"):
-            evaluation.metrics[name] = self_test[name]
-    evaluation.judge, evaluation.judge_usage = judging.judge, judging.judge_usage
-    if judging.judged and self_test:
+def _judged(result: _Judging, kind: str, judge_object: Any, requests: list, repeats: int, options: Options):
+    """One batch of the official judging (``kind``: correctness or consistency), its counts and report kept;
+    a reply the model's failure decides is incorrect / different."""
+    reader = _verdict_reader(kind, options.no_verdict, options.verdict_parse)
+    failure = INCORRECT if kind == "correctness" else False
+    batch = _judge_batch(
+        judge_object, requests, reader, repeats, f"HallusionBench {kind}", options.verdict_parse, failure
+    )
+    result.judge_counts[kind], result.judging[kind] = batch.counts(), batch.report()
+    return batch
+
+
+def _finish_official(records, evaluation: Evaluation, judged: _Judging, options: Options) -> None:
+    """What the official evaluation adds after the metrics: the judge, its replies and counts, and its
+    self-test rates (shown, never part of a headline number)."""
+    evaluation.judge, evaluation.judge_usage = judged.judge, judged.judge_usage
+    evaluation.replies, evaluation.errors, evaluation.judging = judged.replies, judged.errors, judged.judging
+    self_test = evaluation.judging.pop("self_test", None)
+    if self_test:  # an LLM judge's (a rule judge has none)
         from lmms_eval_tasks.judges.self_test import provenance
 
+        evaluation.judging["self_test"] = self_test  # after the batches
         evaluation.judge["self_test"] = provenance(self_test)
-    evaluation.replies, evaluation.errors, evaluation.judging = (
-        judging.replies,
-        judging.errors,
-        judging.judging,
-    )
+        for name in ("judge_false_accept_rate", "judge_false_reject_rate"):
+            evaluation.metrics[name] = self_test[name]
     _count_no_verdict(records, evaluation, options.no_verdict)
-    _count_integrity(evaluation, judging.judge_counts, records, options.model_text_limit, judging.judged)
+    _count_integrity(evaluation, judged.judge_counts, records, options.model_text_limit)
     if not options.diagnosis:
         drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
         evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
@@ -612,7 +544,6 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
     keep = {metric_key(group, name) for group in group_names() for name in VLMEVALKIT_METRICS}
     evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key in keep}
     evaluation.extracted = [None if value in ("unknown", "unjudged") else value for value in extracted]
-    evaluation.dropped_no_image = dropped
     evaluation.counts["dropped_no_image_questions"] = dropped
     evaluation.counts["llm_matched"] = len(unknown)
     evaluation.counts["ignored_supplied_judge_fields"] = ignored
@@ -622,6 +553,7 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
     evaluation.record_indices = kept_indices
     evaluation.judge = judge_object.describe()
     evaluation.judge_usage = judge_object.usage()
+    _count_empty_predictions(kept, evaluation)  # the scored questions: no-image rows are not its answers
     return evaluation
 
 
@@ -682,12 +614,8 @@ def _supplied(records: Sequence[dict[str, Any]], name: str, normalize) -> list[l
 
 
 def _predictions(records: Sequence[dict[str, Any]], indices: Sequence[int] | None = None) -> list[str]:
-    predictions = []
     indices = range(len(records)) if indices is None else indices
-    for index, record in zip(indices, records, strict=True):
-        value = require_field(record, "prediction", index, (str, type(None)))
-        predictions.append("" if value is None else value)
-    return predictions
+    return [_field_text(record, "prediction", index) for index, record in zip(indices, records, strict=True)]
 
 
 def correctness_rule_reply(prediction: str, gt_answer: str) -> str:
@@ -717,27 +645,30 @@ def _field_text(record: dict[str, Any], name: str, index: int) -> str:
 
 def _item_id(record: dict[str, Any], index: int) -> str:
     """A judge item id: record number and question key (``#3 VD/illusion/1/0/0``), unique and readable."""
-    key = "/".join(str(record.get(name)) for name in ("category", "subcategory", "set_id", "figure_id"))
-    return f"#{index} {key}/{record.get('question_id')}"
+    return f"#{index} " + "/".join(str(record.get(name)) for name in QUESTION_KEY)
 
 
-def _judged_prompt(
-    name: str, fields: dict[str, str], model_fields: tuple[str, ...], limit: int | None, variant: str
-) -> tuple[str, str | None, tuple[str, ...]]:
-    """A judge prompt with each model-written field cut to ``limit`` characters (and, ``hardened``,
-    delimited and declared data): the prompt, the system note (or None) and the model texts as sent."""
+def _judge_item(
+    item_id: str, prompt: str, fields: dict[str, str], model_fields: tuple[str, ...], rule_reply: str | None,
+    content_free: bool, variant: str, limit: int | None,
+) -> Any:  # fmt: skip
+    """A judge item whose model-written fields are cut to ``limit`` characters (``variant="hardened"``:
+    delimited and declared data), named as model text and checked for the judge's own markers."""
     from lmms_eval_tasks.judges.integrity import bound_model_text, hardened_fields
+    from lmms_eval_tasks.judges.pipeline import JudgeItem
     from lmms_eval_tasks.judges.prompts import render_prompt
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT, carries_markers
 
     limit = MODEL_TEXT_LIMIT if limit is None else limit
-    fields = {name_: bound_model_text(value, limit)[0] if name_ in model_fields else value
-              for name_, value in fields.items()}  # fmt: skip
-    sent = tuple(fields[name_] for name_ in model_fields)
+    markers = any(carries_markers(fields[name]) for name in model_fields)
+    fields = {name: bound_model_text(value, limit)[0] if name in model_fields else value
+              for name, value in fields.items()}  # fmt: skip
+    sent = tuple(fields[name] for name in model_fields)
     system = None
     if variant == "hardened":
         fields, system = hardened_fields(fields, model_fields)
-    return render_prompt(name, **fields), system, sent
+    return JudgeItem(item_id, render_prompt(prompt, **fields), rule_reply=rule_reply, system=system,
+                     model_text=sent, carries_markers=markers, content_free=content_free)  # fmt: skip
 
 
 def correctness_requests(
@@ -746,11 +677,8 @@ def correctness_requests(
     judge_prompt: str = "official",
     model_text_limit: int | None = None,
 ) -> list:
-    """One correctness-judge item per record (id, prompt, the rule judge's reply), the answer bounded and
-    named as model text (``judge_prompt="hardened"``: delimited and declared data)."""
+    """One correctness-judge item per record (id, prompt, the rule judge's reply), the answer bounded."""
     from lmms_eval_tasks.framework.screening import is_content_free
-    from lmms_eval_tasks.judges.pipeline import JudgeItem
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
     from lmms_eval_tasks.tasks.hallusionbench.parsers import SCREENING
 
     requests = []
@@ -760,16 +688,13 @@ def correctness_requests(
             "gt_answer_details": _field_text(record, "gt_answer_details", index),
             "prediction": prediction,
         }
-        prompt, system, sent = _judged_prompt(
-            "hallusionbench_correctness_judge", fields, ("prediction",), model_text_limit, judge_prompt
-        )
         gt_answer = _id_field(record, "gt_answer", index)  # as validated: 1 and " 1" mean "1"
-        rule_reply = correctness_rule_reply(prediction, gt_answer)
         requests.append(
-            JudgeItem(
-                _item_id(record, index), prompt, rule_reply=rule_reply, system=system, model_text=sent,
-                carries_markers=carries_markers(prediction),
-                content_free=is_content_free(prediction, SCREENING, fields["gt_answer_details"]),
+            _judge_item(
+                _item_id(record, index), "hallusionbench_correctness_judge", fields, ("prediction",),
+                correctness_rule_reply(prediction, gt_answer),
+                is_content_free(prediction, SCREENING, fields["gt_answer_details"]),
+                judge_prompt, model_text_limit,
             )
         )  # fmt: skip
     return requests
@@ -797,11 +722,8 @@ def consistency_requests(
     judge_prompt: str = "official",
     model_text_limit: int | None = None,
 ) -> list:
-    """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``;
-    both answers bounded and named as model text."""
+    """Consistency-judge items (answer vs its pair reference answer) for the questions at ``offsets``."""
     from lmms_eval_tasks.framework.screening import is_content_free
-    from lmms_eval_tasks.judges.pipeline import JudgeItem
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import carries_markers
     from lmms_eval_tasks.tasks.hallusionbench.parsers import SCREENING
 
     requests = []
@@ -810,18 +732,14 @@ def consistency_requests(
         if reference is None:
             raise ValueError(f"question {offset} has no pair reference to compare with")
         fields = {"response_current": predictions[offset], "response_figure0": predictions[reference]}
-        prompt, system, sent = _judged_prompt(
-            "hallusionbench_consistency_same_judge", fields, tuple(fields), model_text_limit, judge_prompt
-        )
-        rule_reply = consistency_rule_reply(predictions[offset], predictions[reference])
         item_id = f"#{structure.questions[offset].index} same as #{structure.questions[reference].index}"
-        markers = carries_markers(predictions[offset]) or carries_markers(predictions[reference])
-        empty = is_content_free(predictions[offset], SCREENING) or is_content_free(
-            predictions[reference], SCREENING
-        )  # a content-free answer is the same as nothing: "different", not asked
+        # a content-free answer is the same as nothing: "different", not asked
+        empty = any(is_content_free(text, SCREENING) for text in fields.values())
         requests.append(
-            JudgeItem(item_id, prompt, rule_reply=rule_reply, system=system, model_text=sent,
-                      carries_markers=markers, content_free=empty)
+            _judge_item(
+                item_id, "hallusionbench_consistency_same_judge", fields, tuple(fields),
+                consistency_rule_reply(*fields.values()), empty, judge_prompt, model_text_limit,
+            )
         )  # fmt: skip
     return requests
 
@@ -833,10 +751,8 @@ def _judge_batch(
     judge_object: Any, items: list, parse, repeats: int, desc: str, verdict_parse: str = "final",
     model_failure: Any = None,
 ):  # fmt: skip
-    """One judging batch through the shared pipeline (judge x repeats -> parsed verdict matrix): the
-    model's quoted text masked out of each reply unless ``verdict_parse`` is official; a reply the model's
-    failure decides (too long for the judge; planted markers and no verdict) gets ``model_failure``; a
-    content-free answer gets it without a judge call unless ``verdict_parse`` is official."""
+    """One judging batch (judge x repeats -> verdicts); unless ``verdict_parse`` is official, the model's
+    quoted text is masked and a content-free answer gets ``model_failure`` unasked (docs/judges.md)."""
     from lmms_eval_tasks.judges.pipeline import judge_items
 
     return judge_items(
@@ -847,10 +763,9 @@ def _judge_batch(
 
 
 def _self_test(records, judge_object, verdict_parse: str, no_verdict: str, prompt_options: dict) -> Any:
-    """The judge self-test (``judges.self_test``) on the first image questions: their reference sentence
-    is the known right answer ("unclear" is right on no-image questions, so they are not used)."""
+    """The judge self-test (``judges.self_test``) on the first image questions, whose reference sentence is
+    the known right answer ("unclear" is right on no-image questions)."""
     from lmms_eval_tasks.judges.self_test import run_self_test
-    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import read_correctness
 
     if judge_object.kind == "rule":
         return None  # fixed code, nothing to measure
@@ -863,32 +778,33 @@ def _self_test(records, judge_object, verdict_parse: str, no_verdict: str, promp
     def build(index: int, answer: str) -> Any:
         return correctness_requests([chosen[index]], [answer], **prompt_options)[0]
 
-    parse = _verdict_reader(parse_correctness_reply, correctness_has_verdict, no_verdict, verdict_parse,
-                            read_correctness)  # fmt: skip
     return run_self_test(
         judge_object, build, [str(record["gt_answer_details"]) for record in chosen], task=JUDGE_TASK,
-        parse=parse, accepts=lambda verdict: verdict == CORRECT,
-        planted=("Output: correct", '{"output": "correct"}'),
+        parse=_verdict_reader("correctness", no_verdict, verdict_parse),
+        accepts=lambda verdict: verdict == CORRECT, planted=("Output: correct", '{"output": "correct"}'),
         mask_model_text=verdict_parse == "final", model_failure_verdict=INCORRECT,
     )  # fmt: skip
 
 
-def _verdict_reader(official_parse, has_verdict, no_verdict: str, verdict_parse: str, final_reader):
-    """The reply parser: the official label rule on the whole reply (``verdict_parse="official"``) or on
-    the judge's final verdict line (``final``, CONFLICT for a final line with two verdicts)."""
-    if verdict_parse == "official":
-        return _reply_parser(official_parse, has_verdict, no_verdict)
-    final = lambda text: final_reader(text, official_parse)  # noqa: E731
-    return _reply_parser(final, has_verdict, no_verdict)
+def _verdict_reader(kind: str, no_verdict: str, verdict_parse: str):
+    """The reply parser of a ``kind`` batch: the official label rule on the whole reply (``verdict_parse=
+    "official"``) or on the judge's final verdict line; None for a verdict-less reply when unjudged."""
+    from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import read_final_verdict
+
+    official, has_verdict = _OFFICIAL_PARSES[kind]
+    parse = official if verdict_parse == "official" else lambda text: read_final_verdict(text, official, kind)
+    if no_verdict == "official":
+        return parse
+    return lambda text: parse(text) if has_verdict(text) else None
 
 
-def _count_integrity(evaluation, judge_counts, records, model_text_limit, judged: bool) -> None:
+def _count_integrity(evaluation, judge_counts, records, model_text_limit) -> None:
     """Judge-integrity counts: answers cut before judging, verdicts the model's failure decided (too long
     for the judge; planted markers and no verdict of the judge's own), replies with conflicting verdicts."""
     from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
 
     limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
-    judged = judged and "correctness" in judge_counts
+    judged = "correctness" in judge_counts
     evaluation.counts["model_text_cut"] = (
         sum(1 for record in records if len(str(record.get("prediction") or "")) > limit) if judged else 0
     )
@@ -907,8 +823,7 @@ def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation,
     """Count (``no_verdict``, per batch) and list (``no_verdict_replies``) the judge replies without a
     verdict word, and warn: the official parse scores them silently (unclear / different)."""
     found = []
-    checks = (("correctness", correctness_has_verdict), ("consistency", consistency_has_verdict))
-    for batch, has_verdict in checks:
+    for batch, (_, has_verdict) in _OFFICIAL_PARSES.items():
         cells = _no_verdict_cells(evaluation.replies.get(batch, []), has_verdict)
         evaluation.counts[f"no_verdict_{batch}"] = len(cells)
         found += [
@@ -918,17 +833,8 @@ def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation,
     evaluation.counts["no_verdict"] = len(found)
     evaluation.no_verdict_replies = found
     evaluation.no_verdict = no_verdict
-    if found:
-        treatment = (
-            "scored as the official parse does (correctness: unclear; consistency: different)"
-            if no_verdict == "official"
-            else "left unjudged (out of the metrics)"
-        )
-        other = "no_verdict=unjudged" if no_verdict == "official" else "no_verdict=official"
-        logger.warning(
-            f"HallusionBench: {len(found)} judge replies have no verdict word; {treatment}. "
-            f"Score with {other} to see the difference (see 'no_verdict_replies' in the report)"
-        )
+    for warning in _no_verdict_warning(evaluation):
+        logger.warning(f"HallusionBench: {warning}")
 
 
 def _default_repeats(judge_object: Any) -> int:
@@ -1101,11 +1007,8 @@ def parse_question(record: dict[str, Any], index: int) -> Question:
 def parse_questions(
     records: Sequence[dict[str, Any]], indices: Sequence[int] | None = None
 ) -> list[Question]:
-    """Validate every record's identifying fields (semantic rules; duplicate questions, which the official
-    code asserts against, are refused before scoring by the record contract, ``framework.records``).
-
-    ``indices`` are the record numbers used in error messages (default 0, 1, ...).
-    """
+    """Validate every record's identifying fields (``indices``: the record numbers errors name; duplicates
+    are refused before scoring by the record contract)."""
     indices = range(len(records)) if indices is None else indices
     return [parse_question(record, index) for index, record in zip(indices, records, strict=True)]
 
@@ -1170,11 +1073,11 @@ def consistency_has_verdict(text: str) -> bool:
     return "same" in lowered or "different" in lowered
 
 
-def _reply_parser(parse, has_verdict, no_verdict: str):
-    """The official ``parse``, or with ``no_verdict="unjudged"`` None (unjudged) for a verdict-less reply."""
-    if no_verdict == "official":
-        return parse
-    return lambda text: parse(text) if has_verdict(text) else None
+# Per judging batch: the official parse of a reply, and whether the reply holds a verdict word.
+_OFFICIAL_PARSES = {
+    "correctness": (parse_correctness_reply, correctness_has_verdict),
+    "consistency": (parse_consistency_reply, consistency_has_verdict),
+}
 
 
 def _no_verdict_cells(replies: list[list[str | None]], has_verdict) -> list[tuple[int, int, str]]:
@@ -1194,13 +1097,8 @@ _PERIOD_AWAY_FROM_DIGITS = re.compile(r"(?<!\d)\.(?!\d)")
 
 
 def vlmevalkit_yes_no(text: str) -> str | None:
-    """VLMEvalKit's YOrN extraction, quirks included, so the VLMEvalKit variant reproduces its numbers.
-
-    Lower-case; each handled mark is deleted if it has a space beside it anywhere in the text (or the text
-    holds digit,digit), else replaced by a space; the first 32 periods not beside a digit are deleted
-    (VLMEvalKit passes re.UNICODE, 32, as the count); words; "yes" without "no" -> "yes", the reverse
-    -> "no", else None. ``:``, ``*`` and ``'`` are left attached to words ("**Yes**" is unknown).
-    """
+    """VLMEvalKit's YOrN extraction, quirks included (docs/hallusionbench.md): "yes" without "no" among the
+    words -> "yes", the reverse -> "no", else None; VLMEvalKit passes re.UNICODE (32) as the period count."""
     lowered = str(text).lower()
     delete_every_mark = _DIGIT_COMMA_DIGIT.search(lowered) is not None
     cleaned = lowered
@@ -1242,11 +1140,8 @@ def needs_consistency(question: Question, verdict: str, reference_verdict: str |
 def diagnose(
     question: Question, verdict: str, reference_verdict: str | None, same: bool | None
 ) -> tuple[int, int] | None:
-    """The official (LH, VI) tuple for one question; None when an input the tree needs is unknown.
-
-    ``reference_verdict`` is the verdict of the pair's figure_id "0" question, ``same`` the consistency
-    flag between this answer and that question's answer. (1,1) Mixed, (1,0) LH, (0,1) VI, (0,0) fine.
-    """
+    """The official (LH, VI) tuple of one question, given the verdict of its pair's figure_id "0" question
+    and whether both answers agree; None when an input the tree needs is unknown. (1,1) is Mixed."""
     j = verdict
     if question.is_reference:
         if question.category == "VD":
@@ -1260,8 +1155,6 @@ def diagnose(
     if question.category == "VD":
         if o == CORRECT and j == INCORRECT:
             return (1, 1) if same else (0, 1)
-        if o == CORRECT and j == UNCLEAR:
-            return (0, 1)
         if j in (INCORRECT, UNCLEAR):
             return (0, 1)
         return (0, 0)
@@ -1353,12 +1246,10 @@ def _percent(numerator: int, denominator: int) -> float | None:
     return 100.0 * numerator / denominator if denominator else None
 
 
-def _all_correct_share(groups: list[list[int]], correct: list[int | None]) -> tuple[float | None, int]:
+def _all_correct_share(groups: list[list[int]], correct: list[int | None]) -> float | None:
     """Percent of groups whose members are all correct, over groups whose members are all judged."""
     complete = [members for members in groups if all(correct[i] is not None for i in members)]
-    return _percent(sum(all(correct[i] == 1 for i in members) for members in complete), len(complete)), len(
-        complete
-    )
+    return _percent(sum(all(correct[i] == 1 for i in members) for members in complete), len(complete))
 
 
 _DIAGNOSES = ("LH", "VI", "Mixed")
@@ -1368,9 +1259,8 @@ _COLUMNS = 9  # (hits, judged) of aAcc, fAcc, qAcc; then LH, VI, Mixed indicator
 def unit_rows(
     structure: _Structure, group: str, correct: list[int | None], tuples: list[tuple[int, int] | None]
 ) -> list[tuple[int, np.ndarray]]:
-    """One judge repeat's rows of ``group``: every question (aAcc hit and judged; its LH/VI/Mixed
-    diagnosis), figure (fAcc: all its questions right, over figures whose questions are all judged) and
-    question pair (qAcc, likewise), each with the offset of a member question (its figure group)."""
+    """One judge repeat's rows of ``group``, each with a member question's offset: every question (aAcc,
+    LH/VI/Mixed), figure (fAcc) and pair (qAcc; a figure or pair counts when all its questions are judged)."""
     rows: list[tuple[int, np.ndarray]] = []
     for i in structure.groups[group]:
         row = np.zeros(_COLUMNS)
@@ -1390,9 +1280,8 @@ def unit_rows(
 
 
 def group_shares(totals: np.ndarray) -> dict[str, np.ndarray]:
-    """aAcc, fAcc, qAcc, overall (their mean) and the LH/VI/Mixed shares of diagnosed questions (percent;
-    NaN when undefined) from the column totals ``[..., 9]`` of ``unit_rows``: the one definition of these
-    numbers, for every group of one repeat (``repeat_metrics``) and for each bootstrap resample."""
+    """aAcc, fAcc, qAcc, overall (their mean), LH/VI/Mixed (percent, NaN when undefined) from the column
+    totals of ``unit_rows``: the one definition, for one repeat's groups and for each bootstrap resample."""
     shares = {name: percent(totals[..., 2 * m], totals[..., 2 * m + 1]) for m, name in enumerate(_SHARES)}
     shares["overall"] = ordered_sum(np.stack([shares[name] for name in _SHARES], axis=-1)) / 3
     found = totals[..., 6:9]
@@ -1411,10 +1300,8 @@ def _defined(value: np.ndarray) -> float | None:
 
 
 def resampling_of(structure: _Structure, evaluation: Evaluation) -> Resampling:
-    """The headline numbers' bootstrap input: every repeat's ``unit_rows`` of all questions, unit: the
-    figure group (category, subcategory, set_id), so a figure or pair enters a resample whole, with the
-    other questions about the same figures; the statistic: ``group_shares`` averaged over the repeats
-    where defined (as ``combine_repeats``)."""
+    """The headline numbers' bootstrap input: every repeat's ``unit_rows``, resampled by figure group (a
+    figure or pair enters whole); the statistic: ``group_shares`` averaged over repeats (as in ``score``)."""
     repeats = evaluation.repeats
     per_repeat = [
         unit_rows(
@@ -1444,11 +1331,8 @@ def resampling_of(structure: _Structure, evaluation: Evaluation) -> Resampling:
 def repeat_metrics(
     structure: _Structure, verdicts: list[str | None], sames: list[bool | None], diagnosis: bool = True
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
-    """All metrics of one judge repeat, for every group; returns (metrics, per-question outcome lists).
-
-    Unjudged questions (verdict None) are left out: of aAcc and the bias metrics directly, and of the
-    pair/figure metrics by leaving out every pair/figure with an unjudged member.
-    """
+    """All metrics of one judge repeat, for every group: (metrics, per-question outcomes). An unjudged
+    question (verdict None) is left out, and so is every pair and figure it belongs to."""
     questions = structure.questions
     correct: list[int | None] = [
         None if verdict is None else question_correct(question, verdict)
@@ -1469,12 +1353,10 @@ def repeat_metrics(
         for _, row in unit_rows(structure, group, correct, tuples):
             totals += row
         shares = {name: _defined(value) for name, value in group_shares(totals.reshape(1, -1)).items()}
-        values: dict[str, float | None] = {}
-        values["aAcc"] = shares["aAcc"]
-        values["qAcc"] = shares["qAcc"]
-        values["fAcc"], figures_scored = shares["fAcc"], int(totals[3])
-        values["easy_aAcc"], _ = _all_correct_share(structure.easy[group], correct)
-        values["hard_aAcc"], _ = _all_correct_share(structure.hard[group], correct)
+        values: dict[str, float | None] = {name: shares[name] for name in ("aAcc", "qAcc", "fAcc")}
+        figures_scored = int(totals[3])
+        values["easy_aAcc"] = _all_correct_share(structure.easy[group], correct)
+        values["hard_aAcc"] = _all_correct_share(structure.hard[group], correct)
         if judged:
             gt = [int(questions[i].gt_answer) for i in judged]
             answered_right = [int(correct[i] == gt_value) for i, gt_value in zip(judged, gt, strict=True)]
@@ -1497,54 +1379,23 @@ def repeat_metrics(
         values["overall"] = shares["overall"]
         if diagnosis:
             values.update({name: shares[name] for name in _DIAGNOSES})
-            pair_sums = []
-            for members in structure.pairs[group]:
-                member_tuples = [tuples[i] for i in members]
-                if any(t is None for t in member_tuples):
-                    continue
-                pair_sums.append((sum(t[0] for t in member_tuples), sum(t[1] for t in member_tuples)))
-            values.update(_diagnosis_shares(pair_sums, "pair_"))
+            pair_sums = [
+                (sum(tuples[i][0] for i in members), sum(tuples[i][1] for i in members))
+                for members in structure.pairs[group]
+                if all(tuples[i] is not None for i in members)
+            ]
+            values.update(_pair_diagnosis_shares(pair_sums))
         for name, value in values.items():
             metrics[metric_key(group, name)] = value
     outcome = {"correct": correct, "diagnosis": tuples}
     return metrics, outcome
 
 
-def _diagnosis_shares(tuples: list[tuple[int, int]], prefix: str) -> dict[str, float | None]:
-    """LH/VI/Mixed shares (percent) among the non-zero tuples: both > 0 Mixed, else LH or VI."""
-    lh = sum(1 for a, b in tuples if a > 0 and b == 0)
-    vi = sum(1 for a, b in tuples if a == 0 and b > 0)
-    mixed = sum(1 for a, b in tuples if a > 0 and b > 0)
-    total = lh + vi + mixed
-    return {
-        f"{prefix}LH": _percent(lh, total),
-        f"{prefix}VI": _percent(vi, total),
-        f"{prefix}Mixed": _percent(mixed, total),
+def _pair_diagnosis_shares(sums: list[tuple[int, int]]) -> dict[str, float | None]:
+    """pair_LH/VI/Mixed shares (percent) among the pairs' non-zero (LH, VI) sums: both > 0 Mixed."""
+    found = {
+        "LH": sum(1 for a, b in sums if a > 0 and b == 0),
+        "VI": sum(1 for a, b in sums if a == 0 and b > 0),
+        "Mixed": sum(1 for a, b in sums if a > 0 and b > 0),
     }
-
-
-__all__ = [
-    "ALL_METRICS",
-    "CATEGORY_SUBCATEGORIES",
-    "Evaluation",
-    "HEADLINE_METRICS",
-    "OFFICIAL_FIELDS",
-    "Question",
-    "consistency_has_verdict",
-    "consistency_needed",
-    "correctness_has_verdict",
-    "diagnose",
-    "evaluate",
-    "group_names",
-    "metric_key",
-    "normalize_same",
-    "normalize_verdict",
-    "parse_consistency_reply",
-    "parse_correctness_reply",
-    "parse_question",
-    "parse_questions",
-    "question_correct",
-    "repeat_metrics",
-    "score",
-    "vlmevalkit_yes_no",
-]
+    return {f"pair_{name}": _percent(count, sum(found.values())) for name, count in found.items()}
