@@ -1,11 +1,10 @@
 """Build the bundled HallusionBench sample: control-pair questions on PIL-drawn charts, shapes and text.
-
-Writes ``sample/image.parquet`` and ``sample/non_image.parquet`` (the HF splits' layout); deterministic.
-"""
+Writes ``sample/image.parquet`` and ``sample/non_image.parquet`` (the HF splits' layout); deterministic."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,11 @@ from lmms_eval_tasks.framework.sample_data import (
 from lmms_eval_tasks.tasks.hallusionbench.scoring import OFFICIAL_FIELDS
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
+QUESTIONS_FILE = Path(__file__).resolve().parent / "sample_questions.json"  # the questions, as data
 IMAGE_FILE = "image.parquet"
 NON_IMAGE_FILE = "non_image.parquet"
 STRING_FIELDS = OFFICIAL_FIELDS  # the official schema: 11 string fields (+ image)
 BLUE, RED, GREEN = (40, 80, 200), (200, 40, 40), (30, 140, 60)
-_canvas = canvas
-_text = draw_text
 
 
 # ---- drawings -------------------------------------------------------------------------------------------
@@ -37,7 +35,7 @@ _text = draw_text
 
 def draw_lines(top_length: int) -> Image.Image:
     """Two horizontal lines with outward/inward fins (Mueller-Lyer); the bottom line is 80 px."""
-    image, draw = _canvas(128, 96)
+    image, draw = canvas(128, 96)
     for y, length, fins_out in ((30, top_length, True), (68, 80, False)):
         left, right = 64 - length // 2, 64 + length // 2
         draw.line([(left, y), (right, y)], fill=BLACK, width=2)
@@ -50,28 +48,28 @@ def draw_lines(top_length: int) -> Image.Image:
 
 def draw_triangle(legs: tuple[int, int], hypotenuse: int) -> Image.Image:
     """A right triangle with its side lengths written next to the sides."""
-    image, draw = _canvas(128, 112)
+    image, draw = canvas(128, 112)
     corner, top, right = (20, 92), (20, 20), (110, 92)
     draw.polygon([corner, top, right], outline=BLACK, width=2)
     draw.rectangle([20, 84, 28, 92], outline=BLACK)
-    _text(draw, (6, 52), str(legs[0]))
-    _text(draw, (60, 96), str(legs[1]))
-    _text(draw, (70, 44), str(hypotenuse))
+    draw_text(draw, (6, 52), str(legs[0]))
+    draw_text(draw, (60, 96), str(legs[1]))
+    draw_text(draw, (70, 44), str(hypotenuse))
     return image
 
 
 def draw_sign(word: str, colour: tuple[int, int, int]) -> Image.Image:
     """A rectangular shop sign with one word on it."""
-    image, draw = _canvas(128, 96)
+    image, draw = canvas(128, 96)
     draw.rectangle([14, 28, 114, 68], fill=colour, outline=BLACK, width=2)
     width = draw.textlength(word, font=bitmap_font())
-    _text(draw, (int(64 - width / 2), 42), word, fill=WHITE)
+    draw_text(draw, (int(64 - width / 2), 42), word, fill=WHITE)
     return image
 
 
 def draw_circles(count: int, colour: tuple[int, int, int]) -> Image.Image:
     """``count`` filled circles in a row."""
-    image, draw = _canvas(144, 96)
+    image, draw = canvas(144, 96)
     step = 144 // (count + 1)
     for index in range(count):
         x = step * (index + 1)
@@ -81,282 +79,115 @@ def draw_circles(count: int, colour: tuple[int, int, int]) -> Image.Image:
 
 def draw_frames(moving_right: bool) -> Image.Image:
     """A three-frame strip (as the benchmark's video questions): a ball crossing the frame."""
-    image, draw = _canvas(150, 96)
+    image, draw = canvas(150, 96)
     positions = [12, 24, 36] if moving_right else [36, 24, 12]
     for frame, x in enumerate(positions):
         left = frame * 50
         draw.rectangle([left + 1, 20, left + 48, 76], outline=BLACK)
-        _text(draw, (left + 4, 6), f"t={frame + 1}")
+        draw_text(draw, (left + 4, 6), f"t={frame + 1}")
         draw.ellipse([left + x - 6, 42, left + x + 6, 54], fill=RED)
     return image
 
 
 def draw_bar_chart(values: dict[str, int]) -> Image.Image:
     """Bar chart of mountain heights (metres), one labelled bar per mountain."""
-    image, draw = _canvas(160, 128)
-    _text(draw, (4, 2), "Height (m)")
+    image, draw = canvas(160, 128)
+    draw_text(draw, (4, 2), "Height (m)")
     peak = max(values.values())
     for index, (name, value) in enumerate(values.items()):
         left = 12 + index * 50
         height = int(80 * value / peak)
         draw.rectangle([left, 104 - height, left + 34, 104], fill=BLUE, outline=BLACK)
-        _text(draw, (left, 92 - height), str(value))
-        _text(draw, (left, 108), name)
+        draw_text(draw, (left, 92 - height), str(value))
+        draw_text(draw, (left, 108), name)
     return image
 
 
 def draw_table(rows: list[tuple[str, str]]) -> Image.Image:
     """A two-column table (planet, diameter in km) with grid lines."""
-    image, draw = _canvas(160, 96)
+    image, draw = canvas(160, 96)
     header = [("Planet", "Diameter km")] + rows
     for index, (left_cell, right_cell) in enumerate(header):
         top = 6 + index * 20
         draw.rectangle([6, top, 154, top + 20], outline=BLACK)
         draw.line([(70, top), (70, top + 20)], fill=BLACK)
-        _text(draw, (10, top + 5), left_cell)
-        _text(draw, (74, top + 5), right_cell)
+        draw_text(draw, (10, top + 5), left_cell)
+        draw_text(draw, (74, top + 5), right_cell)
     return image
 
 
 def draw_map(upper: str, lower: str) -> Image.Image:
     """A schematic map: a north arrow and two labelled cities, ``upper`` to the north of ``lower``."""
-    image, draw = _canvas(128, 128)
+    image, draw = canvas(128, 128)
     draw.rectangle([2, 2, 125, 125], outline=GREY)
     draw.line([(112, 30), (112, 10)], fill=BLACK, width=2)
     draw.polygon([(108, 14), (116, 14), (112, 6)], fill=BLACK)
-    _text(draw, (109, 32), "N")
+    draw_text(draw, (109, 32), "N")
     for name, (x, y) in ((upper, (40, 30)), (lower, (30, 96))):
         draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill=GREEN)
-        _text(draw, (x + 8, y - 5), name)
+        draw_text(draw, (x + 8, y - 5), name)
     return image
 
 
 def draw_note(temperature: int) -> Image.Image:
     """A printed note stating the boiling point of water."""
-    image, draw = _canvas(160, 96)
+    image, draw = canvas(160, 96)
     draw.rectangle([4, 4, 155, 91], outline=GREY)
     for index, line in enumerate(("Water boils at", f"{temperature} degrees C", "at sea level.")):
-        _text(draw, (12, 20 + index * 20), line)
+        draw_text(draw, (12, 20 + index * 20), line)
     return image
 
 
 # ---- questions -----------------------------------------------------------------------------------------
 
-
-def _row(
-    category: str,
-    subcategory: str,
-    figure_id: int,
-    question_id: int,
-    question: str,
-    gt_answer: str,
-    details: str,
-    note: str,
-    image: Callable[[], Image.Image] | None,
-    visual_input: str,
-) -> dict[str, Any]:
-    filename = None if image is None else f"./{category}/{subcategory}/0_{figure_id}.png"
-    return {
-        "category": category,
-        "subcategory": subcategory,
-        "visual_input": visual_input,
-        "set_id": "0",
-        "figure_id": str(figure_id),
-        "sample_note": note,
-        "question_id": str(question_id),
-        "question": question,
-        "gt_answer_details": details,
-        "gt_answer": gt_answer,
-        "filename": filename,
-        "image": None if image is None else image(),
-    }
+DRAWINGS: dict[str, Callable[..., Image.Image]] = {
+    "lines": draw_lines,
+    "triangle": draw_triangle,
+    "sign": draw_sign,
+    "circles": draw_circles,
+    "frames": draw_frames,
+    "bar_chart": draw_bar_chart,
+    "table": draw_table,
+    "map": draw_map,
+    "note": draw_note,
+}
+COLOURS = {"BLUE": BLUE, "RED": RED, "GREEN": GREEN}
 
 
-def _question_set(
-    category: str,
-    subcategory: str,
-    note: str,
-    figures: list[Callable[[], Image.Image]],
-    questions: list[tuple[str, list[tuple[str, str]]]],
-) -> list[dict[str, Any]]:
-    """A figure set. VD: figure 0 is the original image (visual_input 1), the others edited (2). VS: figure 0
-    has no image (visual_input 0), figure 1 the original, later ones edited."""
-    images = [None, *figures] if category == "VS" else figures
-    first_image = 1 if category == "VS" else 0
-    rows = []
-    for figure_id, image in enumerate(images):
-        visual_input = "0" if image is None else ("1" if figure_id == first_image else "2")
-        for question_id, (question, answers) in enumerate(questions):
-            gt_answer, details = answers[figure_id]
-            rows.append(
-                _row(
-                    category,
-                    subcategory,
-                    figure_id,
-                    question_id,
-                    question,
-                    gt_answer,
-                    details,
-                    note,
-                    image,
-                    visual_input,
-                )
-            )
-    return rows
+def _figure(name: str, *args: Any) -> Image.Image:
+    """One drawing named in ``sample_questions.json`` (``["circles", 3, "BLUE"]``: 3 blue circles)."""
+    return DRAWINGS[name](*(COLOURS.get(arg, arg) if isinstance(arg, str) else arg for arg in args))
 
 
 def build_rows() -> list[dict[str, Any]]:
-    """All sample questions in the official 11-field schema plus ``image`` (a PIL image or None)."""
-    same_length = "The two horizontal lines are the same length."
-    rows: list[dict[str, Any]] = []
-    rows += _question_set(
-        "VD",
-        "illusion",
-        "mueller-lyer lines",
-        [lambda: draw_lines(80), lambda: draw_lines(56)],
-        [
-            (
-                "Are the two horizontal lines in the image the same length?",
-                [("1", same_length), ("0", "The top line is shorter than the bottom line.")],
-            ),
-        ],
-    )
-    rows += _question_set(
-        "VD",
-        "math",
-        "right triangle",
-        [lambda: draw_triangle((3, 4), 5), lambda: draw_triangle((6, 8), 10)],
-        [
-            (
-                "Is the hypotenuse of the right triangle in the image 5?",
-                [("1", "The hypotenuse is 5."), ("0", "The hypotenuse is 10.")],
-            ),
-        ],
-    )
-    rows += _question_set(
-        "VD",
-        "ocr",
-        "shop sign",
-        [lambda: draw_sign("OPEN", GREEN), lambda: draw_sign("CLOSED", RED)],
-        [
-            (
-                "Does the sign in the image say OPEN?",
-                [("1", "The sign says OPEN."), ("0", "The sign says CLOSED.")],
-            ),
-        ],
-    )
-    rows += _question_set(
-        "VD",
-        "figure",
-        "circles",
-        [lambda: draw_circles(3, BLUE), lambda: draw_circles(4, BLUE), lambda: draw_circles(3, RED)],
-        [
-            (
-                "Are there exactly three circles in the image?",
-                [
-                    ("1", "There are three circles."),
-                    ("0", "There are four circles."),
-                    ("1", "There are three circles."),
-                ],
-            ),
-            (
-                "Are all the circles in the image blue?",
-                [
-                    ("1", "All the circles are blue."),
-                    ("1", "All the circles are blue."),
-                    ("0", "The circles are red."),
-                ],
-            ),
-        ],
-    )
-    rows += _question_set(
-        "VD",
-        "video",
-        "ball frames",
-        [lambda: draw_frames(True), lambda: draw_frames(False)],
-        [
-            (
-                "According to the frames, is the ball moving to the right?",
-                [("1", "The ball moves from left to right."), ("0", "The ball moves from right to left.")],
-            ),
-        ],
-    )
-    heights = {"Everest": 8849, "K2": 8611, "Kanch": 8586}
-    edited_heights = {"Everest": 8611, "K2": 8849, "Kanch": 8586}
-    rows += _question_set(
-        "VS",
-        "chart",
-        "mountain heights",
-        [lambda: draw_bar_chart(heights), lambda: draw_bar_chart(edited_heights)],
-        [
-            (
-                "According to the chart, is Mount Everest the tallest of the mountains shown?",
-                [
-                    ("1", "Mount Everest (8849 m) is the tallest."),
-                    ("1", "Mount Everest (8849 m) is the tallest."),
-                    ("0", "K2 (8849 m) is the tallest in the chart."),
-                ],
-            ),
-            (
-                "According to the chart, is K2 taller than Mount Everest?",
-                [
-                    ("0", "K2 (8611 m) is lower than Mount Everest (8849 m)."),
-                    ("0", "K2 (8611 m) is lower than Mount Everest (8849 m)."),
-                    ("1", "In the chart K2 (8849 m) is taller than Mount Everest (8611 m)."),
-                ],
-            ),
-        ],
-    )
-    planets = [("Jupiter", "139820"), ("Saturn", "116460"), ("Earth", "12742")]
-    edited_planets = [("Jupiter", "139820"), ("Saturn", "149000"), ("Earth", "12742")]
-    rows += _question_set(
-        "VS",
-        "table",
-        "planet diameters",
-        [lambda: draw_table(planets), lambda: draw_table(edited_planets)],
-        [
-            (
-                "According to the table, is Jupiter the largest planet listed?",
-                [
-                    ("1", "Jupiter is the largest planet."),
-                    ("1", "Jupiter (139820 km) is the largest planet listed."),
-                    ("0", "In the table Saturn (149000 km) is larger than Jupiter."),
-                ],
-            ),
-        ],
-    )
-    rows += _question_set(
-        "VS",
-        "map",
-        "cities",
-        [lambda: draw_map("Paris", "Madrid"), lambda: draw_map("Madrid", "Paris")],
-        [
-            (
-                "According to the map, is Paris north of Madrid?",
-                [
-                    ("1", "Paris is north of Madrid."),
-                    ("1", "Paris is north of Madrid."),
-                    ("0", "On the map Madrid is north of Paris."),
-                ],
-            ),
-        ],
-    )
-    rows += _question_set(
-        "VS",
-        "ocr",
-        "boiling point note",
-        [lambda: draw_note(100), lambda: draw_note(90)],
-        [
-            (
-                "According to the text in the image, does water boil at 100 degrees Celsius at sea level?",
-                [
-                    ("1", "Water boils at 100 degrees Celsius at sea level."),
-                    ("1", "The note says water boils at 100 degrees Celsius."),
-                    ("0", "The note says water boils at 90 degrees Celsius."),
-                ],
-            ),
-        ],
-    )
+    """The sample questions (``sample_questions.json``) in the official 11-field schema plus ``image``. VD:
+    figure 0 is the original image (visual_input 1), the others edited (2); VS: figure 0 has no image
+    (visual_input 0), figure 1 the original, later ones edited."""
+    rows = []
+    for figure_set in json.loads(QUESTIONS_FILE.read_text(encoding="utf-8")):
+        category, subcategory = figure_set["category"], figure_set["subcategory"]
+        first_image = 1 if category == "VS" else 0
+        for figure_id, drawing in enumerate([None] * first_image + figure_set["figures"]):
+            visual_input = "0" if drawing is None else ("1" if figure_id == first_image else "2")
+            filename = None if drawing is None else f"./{category}/{subcategory}/0_{figure_id}.png"
+            for question_id, (question, answers) in enumerate(figure_set["questions"]):
+                gt_answer, details = answers[figure_id]
+                rows.append(
+                    {
+                        "category": category,
+                        "subcategory": subcategory,
+                        "visual_input": visual_input,
+                        "set_id": "0",
+                        "figure_id": str(figure_id),
+                        "sample_note": figure_set["note"],
+                        "question_id": str(question_id),
+                        "question": question,
+                        "gt_answer_details": details,
+                        "gt_answer": gt_answer,
+                        "filename": filename,
+                        "image": None if drawing is None else _figure(*drawing),
+                    }
+                )
     return rows
 
 
