@@ -25,6 +25,7 @@ from lmms_eval_tasks.host.datasets_cache import (
     hub_snapshot,
     offline_cache_entry,
 )
+from lmms_eval_tasks.host.model_availability import error_line
 from lmms_eval_tasks.judges.redact import scrub
 
 JUDGE_PROBE_TIMEOUT = 3.0  # seconds: a reachability probe, not a judging request
@@ -45,24 +46,17 @@ class Check:
         return asdict(self)
 
 
+def _informational(section: str, name: str) -> Callable[..., Check]:
+    """The maker of one informational line's check: ``line(ok, summary, fix="")``."""
+    return lambda ok, summary, fix="": Check(section, name, ok, False, summary, fix)
+
+
 CHECKOUT = Path(__file__).resolve().parent.parent  # a clone's root; a pip install has no Makefile there
 
 
 def in_checkout() -> bool:
     """Whether the pack runs from a clone with its Makefile (fixes may name make targets) or a pip install."""
     return (CHECKOUT / "Makefile").is_file()
-
-
-def pack_cache_root() -> Path:
-    """``$LMMS_EVAL_TASKS_CACHE``, else ``~/.cache/lmms_eval_tasks`` (where `make setup` builds things)."""
-    from lmms_eval_tasks import cache_root
-
-    return cache_root()
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
 
 
 # --- host ---------------------------------------------------------------------------------------------------
@@ -84,15 +78,8 @@ def check_host() -> list[Check]:
     ]
     for name, patch in host.PATCHES.items():
         if patch.models and not all(model_availability.wrapper_status(model).ok for model in patch.models):
-            checks.append(
-                Check(
-                    "host",
-                    f"patch {name}",
-                    True,
-                    False,
-                    f"not checked: only --model {', '.join(patch.models)} needs it; it does not import here",
-                )
-            )
+            only = f"only --model {', '.join(patch.models)} needs it; it does not import here"
+            checks.append(_informational("host", f"patch {name}")(True, f"not checked: {only}"))
             continue
         status = host.check_patch(name)
         fix = ""
@@ -118,7 +105,7 @@ def _check_import(module_name: str, fix: str) -> Check:
     try:
         module = importlib.import_module(module_name)
     except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
-        return Check("runtime", module_name, False, True, f"does not import: {_first_line(error)}", fix)
+        return Check("runtime", module_name, False, True, f"does not import: {error_line(error)}", fix)
     return Check("runtime", module_name, True, True, f"{module_name} {getattr(module, '__version__', '?')}")
 
 
@@ -137,53 +124,38 @@ def check_wordnet() -> Check:
     )
 
     folder = default_nltk_data_dir()
-    name = "wordnet (tdiuc)"
+    line = _informational("benchmarks", "wordnet (tdiuc)")
     try:
         ensure_wordnet_on_path()
         problem = found_copy_damage()
         if problem:  # nltk would load it and return None for the synsets the cut-off files lost
-            return Check("benchmarks", name, False, False, problem, f"run `{FIX_COMMAND}`")
+            return line(False, problem, f"run `{FIX_COMMAND}`")
         from nltk.corpus import wordnet
 
         synsets = wordnet.synsets("dog")
     except BaseException as error:  # noqa: BLE001 - LookupError, OSError, or a damaged file
         source = wordnet_source()
         if all((source / file).is_file() for file in REQUIRED_FILES):
-            return Check(
-                "benchmarks",
-                name,
-                True,
-                False,
-                f"not in {folder} yet; the first TDIUC run copies it from {source}",
-            )
+            return line(True, f"not in {folder} yet; the first TDIUC run copies it from {source}")
         lines = [line.strip() for line in str(error).splitlines() if line.strip().strip("*").strip()]
         reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-        return Check(
-            "benchmarks",
-            name,
-            False,
+        return line(
             False,
             f"nltk cannot load WordNet ({reason}); TDIUC runs try nltk's downloader into {folder}",
             f"run `{FIX_COMMAND}` (with network, or after "
             "`apt-get install --no-install-recommends wordnet-base`)",
         )
     if not synsets:
-        return Check(
-            "benchmarks",
-            name,
-            False,
-            False,
-            "WordNet loads but has no synsets for 'dog'",
-            f"run `{FIX_COMMAND}`",
-        )
-    return Check("benchmarks", name, True, False, f"WordNet loads ({len(synsets)} synsets for 'dog')")
+        return line(False, "WordNet loads but has no synsets for 'dog'", f"run `{FIX_COMMAND}`")
+    return line(True, f"WordNet loads ({len(synsets)} synsets for 'dog')")
 
 
 def check_tiny_llava(directory: Path | None = None, required: bool = False) -> Check:
     """The tiny random LLaVA of `make setup` (``<cache>/tiny-llava``): the demo's and the tests' fixture."""
+    from lmms_eval_tasks import cache_root
     from lmms_eval_tasks.models.tiny_llava import is_complete_build
 
-    directory = directory or pack_cache_root() / "tiny-llava"
+    directory = directory or cache_root() / "tiny-llava"
     if is_complete_build(directory, seed=0):
         return Check("development", "tiny llava", True, required, f"built at {directory}")
     build = f"`lmms-eval-tasks build-tiny-llava --output {directory}`"
@@ -224,6 +196,7 @@ def _probe_request(endpoint: Any) -> urllib.request.Request:
 
 
 JUDGE_CHECK = "judge (judged tasks)"
+_judge_line = _informational("benchmarks", JUDGE_CHECK)
 
 
 def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
@@ -237,23 +210,17 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
     try:
         endpoint = resolve_endpoint()
     except ValueError as error:
-        return Check("benchmarks", JUDGE_CHECK, False, False, f"misconfigured: {error}", fix_configure)
+        return _judge_line(False, f"misconfigured: {error}", fix_configure)
     if endpoint is None:
         from lmms_eval_tasks.judges.factory import llm_judge_unavailable
 
         if not llm_judge_unavailable():  # LMMS_EVAL_TASKS_JUDGE=rule: asked for by name
-            return Check(
-                "benchmarks",
-                JUDGE_CHECK,
+            return _judge_line(
                 True,
-                False,
                 "LMMS_EVAL_TASKS_JUDGE=rule: judged tasks use the offline rule judge (an approximation, not "
                 "comparable with GPT-judged numbers; reports say so)",
             )
-        return Check(
-            "benchmarks",
-            JUDGE_CHECK,
-            False,
+        return _judge_line(
             False,
             "not configured: judged tasks (hallusionbench, hallusionbench_vlmevalkit, contextual) stop "
             "before the model loads; the *_offline and *_sample tasks use the offline rule judge",
@@ -268,24 +235,11 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
         status = error.code
     except (urllib.error.URLError, OSError, ValueError) as error:
         reason = getattr(error, "reason", error)
-        return Check(
-            "benchmarks",
-            JUDGE_CHECK,
-            False,
-            False,
-            f"{where} is not reachable: {reason}",
-            "start the server or fix the URL; check network access",
-        )
+        fix = "start the server or fix the URL; check network access"
+        return _judge_line(False, f"{where} is not reachable: {reason}", fix)
     if status in (401, 403):
-        return Check(
-            "benchmarks",
-            JUDGE_CHECK,
-            False,
-            False,
-            f"{where} rejects the key (HTTP {status})",
-            "check the API key",
-        )
-    return Check("benchmarks", JUDGE_CHECK, True, False, f"{where} answers (HTTP {status})")
+        return _judge_line(False, f"{where} rejects the key (HTTP {status})", "check the API key")
+    return _judge_line(True, f"{where} answers (HTTP {status})")
 
 
 # --- datasets -----------------------------------------------------------------------------------------------
@@ -339,12 +293,9 @@ def check_datasets(include_paths: Sequence[str] = ()) -> list[Check]:
     """For each benchmark, whether an offline run finds its real (hub) datasets in the `datasets` cache."""
     checks = []
     for benchmark, sources in _benchmark_sources(include_paths).items():
+        line = _informational("datasets", benchmark)
         if not sources:
-            checks.append(
-                Check(
-                    "datasets", benchmark, True, False, "no hub dataset in its task YAML (local files only)"
-                )
-            )
+            checks.append(line(True, "no hub dataset in its task YAML (local files only)"))
             continue
         cached, missing, snapshots = [], [], []
         for (path, name, files), _tasks in sources:
@@ -371,9 +322,9 @@ def check_datasets(include_paths: Sequence[str] = ()) -> list[Check]:
                     "(it prepares the cache from the snapshot's files), or set the task's dataset_path to "
                     "that folder; " + fix
                 )
-            checks.append(Check("datasets", benchmark, False, False, summary, fix))
+            checks.append(line(False, summary, fix))
         else:
-            checks.append(Check("datasets", benchmark, True, False, f"cached: {', '.join(cached)}"))
+            checks.append(line(True, f"cached: {', '.join(cached)}"))
     return checks
 
 
@@ -403,9 +354,9 @@ def check_models(all_models: bool = False) -> list[Check]:
         names = list(dict.fromkeys([*model_availability.DEFAULT_DOCTOR_MODELS, *SIMPLE_MODELS]))
     checks = []
     for model in names:
-        status = model_availability.wrapper_status(model)
+        status, line = model_availability.wrapper_status(model), _informational("models", model)
         if status.ok:
-            checks.append(Check("models", model, True, False, f"imports ({status.class_path})"))
+            checks.append(line(True, f"imports ({status.class_path})"))
             continue
         if model == "llava":
             from lmms_eval_tasks.host import substitution
@@ -418,12 +369,12 @@ def check_models(all_models: bool = False) -> list[Check]:
                     f"{substitution.resolve_checkpoint(None)}): the original LLaVA code does not import "
                     f"({status.reason})"
                 )
-                checks.append(Check("models", model, True, False, summary))
+                checks.append(line(True, summary))
                 continue
             if not substitution.disabled():  # ✓ only when what runs imports: the substitute fails too
                 summary = f"neither the original code nor {substitution.USED_MODEL} imports ({used.reason})"
                 fix = model_availability.install_hint(used)
-                checks.append(Check("models", model, False, False, summary, fix))
+                checks.append(line(False, summary, fix))
                 continue
             fix = (
                 f"unset {substitution.NO_SUBSTITUTION_ENV} (the launcher then serves --model llava with the "
@@ -432,7 +383,7 @@ def check_models(all_models: bool = False) -> list[Check]:
             )
         else:
             fix = model_availability.install_hint(status)
-        checks.append(Check("models", model, False, False, status.reason, fix))
+        checks.append(line(False, status.reason, fix))
     return checks
 
 
@@ -481,7 +432,9 @@ def check_judge_self_test() -> list[Check]:
     with LazyJudge(task="contextual") as lazy:
         judge = lazy.get()
         if judge.kind == "rule":
-            return [Check("benchmarks", "judge self-test", False, False, "no LLM judge configured", "above")]
+            return [
+                _informational("benchmarks", "judge self-test")(False, "no LLM judge configured", "above")
+            ]
         items = contextual.parse_items(records)
         reports = {
             "ConTextual": contextual._self_test(records, items, judge, contextual.Options()),
@@ -495,15 +448,17 @@ _CONTEXTUAL = ("image_url", "instruction", "response", "category")
 
 
 def _self_test_check(name: str, report: dict[str, Any] | None) -> Check:
+    line = _informational("benchmarks", f"judge self-test ({name})")
     if report is None:
-        return Check("benchmarks", f"judge self-test ({name})", True, False, "switched off by name")
+        return line(True, "switched off by name")
     rates = [report[key] for key in ("judge_false_accept_rate", "judge_false_reject_rate")]
     accept, reject = ("n/a" if rate is None else f"{rate:.1f} %" for rate in rates)
     taken = ", ".join(repr(answer) for answer in report["accepted_probes"])
     summary = f"false-accept {accept}, false-reject {reject} ({len(report['probes'])} probes)"
-    fix = "use a stronger judge, or cite its false-accept rate with its numbers" if taken else ""
-    return Check("benchmarks", f"judge self-test ({name})", not taken, False,
-                 summary + (f"; accepted: {taken}" if taken else ""), fix)  # fmt: skip
+    if taken:
+        fix = "use a stronger judge, or cite its false-accept rate with its numbers"
+        return line(False, f"{summary}; accepted: {taken}", fix)
+    return line(True, summary)
 
 
 VISION_CHECK = "torchvision, timm"
@@ -560,7 +515,7 @@ def run_checks(
             try:
                 result = step()
             except Exception as error:  # noqa: BLE001 - one broken check must not hide the others
-                result = Check("doctor", getattr(step, "__name__", "check"), False, True, _first_line(error))
+                result = Check("doctor", getattr(step, "__name__", "check"), False, True, error_line(error))
             checks.extend(result if isinstance(result, list) else [result])
     return checks
 

@@ -127,12 +127,18 @@ def unbound_guarded_names(cls: type) -> dict[str, str]:
     }
 
 
+def error_line(error: BaseException) -> str:
+    """``Type: first line of its message`` (the type alone for an empty message)."""
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
 def _import_error(module_name: str) -> str | None:
     """The one-line error importing ``module_name`` raises, or None when it imports."""
     try:
         importlib.import_module(module_name)
     except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
-        return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
+        return error_line(error)
     return None
 
 
@@ -149,10 +155,7 @@ def wrapper_status(model: str, force_simple: bool = False) -> WrapperStatus:
         cls = registry.get_model_class(model, force_simple=force_simple)
     except BaseException as error:  # noqa: BLE001 - any failure to import is the answer
         missing = (error.name.split(".")[0],) if isinstance(error, ModuleNotFoundError) and error.name else ()
-        first_line = str(error).splitlines()[0] if str(error) else ""
-        return WrapperStatus(
-            model, False, resolved.class_path, f"{type(error).__name__}: {first_line}".rstrip(": "), missing
-        )
+        return WrapperStatus(model, False, resolved.class_path, error_line(error), missing)
     unbound = unbound_guarded_names(cls)
     if not unbound:
         return WrapperStatus(model, True, resolved.class_path)

@@ -21,6 +21,7 @@ from loguru import logger
 from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import integration as pack
 from lmms_eval_tasks.host import predict_only, version
+from lmms_eval_tasks.host.model_availability import error_line
 from lmms_eval_tasks.host.patch_kit import APPLIES, MISMATCH, NOT_NEEDED, Mismatch, probe_lock
 from lmms_eval_tasks.host.server_checks import SERVER_MODELS
 from lmms_eval_tasks.host.speedups import task_index as speedups
@@ -274,8 +275,7 @@ def check_patch(name: str) -> PatchStatus:
     except Mismatch as error:
         state, detail = MISMATCH, str(error)
     except Exception as error:  # noqa: BLE001 - a probe that cannot run means the patch does not apply
-        first_line = str(error).splitlines()[0] if str(error) else ""
-        state, detail = MISMATCH, f"probe failed: {type(error).__name__}: {first_line}".rstrip(": ")
+        state, detail = MISMATCH, f"probe failed: {error_line(error)}"
     if state == MISMATCH:
         return PatchStatus(name, "skipped", detail, patch.summary, patch.without)
     return PatchStatus(name, state, detail, patch.summary, patch.without)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+from lmms_eval_tasks.host.model_availability import error_line
+
 VISION_FIX = (
     "pip uninstall -y torchvision timm (transformers works without them), or install the torchvision "
     "made for your torch from the index torch came from (README, 'Using the pack')"
@@ -20,8 +22,7 @@ def _import_failure(name: str) -> str | None:
     try:
         importlib.import_module(name)
     except Exception as error:  # noqa: BLE001 - any failure to import is the answer
-        text = str(error).strip().splitlines()
-        return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
+        return error_line(error)
     return None
 
 
