@@ -48,8 +48,8 @@ seconds = []
 for include, task, use_pack, defaults in json.loads(sys.argv[1]):
     started = time.process_time()
     if use_pack:
-        from lmms_eval_tasks.host.launcher import install_pack_tasks
-        install_pack_tasks()
+        from lmms_eval_tasks.host.patches import apply_patch
+        apply_patch("pack_task_index")
     manager = TaskManager("ERROR", include_path=include or None, include_defaults=defaults)
     tasks = get_task_dict([task], manager)
     seconds.append(time.process_time() - started)

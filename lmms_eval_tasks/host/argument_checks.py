@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lmms_eval_tasks import TASKS_DIR
-from lmms_eval_tasks.host.argv import config_entries, flag_value
+from lmms_eval_tasks.host.argv import config_entries, flag_value, flag_values
 
 
 def _pack_names() -> set[str]:
@@ -133,15 +133,8 @@ def _pack_only_problem(run: dict[str, Any]) -> str | None:
 
 def requested_models(argv: Sequence[str]) -> list[str]:
     """Model names named by `--model X`, `--model=X` or the `model:` keys of a `--config` file."""
-    models: list[str] = []
-    config_paths: list[str] = []
-    for index, argument in enumerate(argv):
-        for flag, bucket in (("--model", models), ("--config", config_paths)):
-            if argument == flag and index + 1 < len(argv):
-                bucket.append(argv[index + 1])
-            elif argument.startswith(flag + "="):
-                bucket.append(argument.split("=", 1)[1])
-    for path in config_paths:
+    models = flag_values(argv, "--model")
+    for path in flag_values(argv, "--config"):
         models += [entry["model"] for entry in config_entries(path) if isinstance(entry.get("model"), str)]
     return models
 

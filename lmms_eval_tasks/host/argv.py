@@ -6,15 +6,25 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def flag_value(argv: Sequence[str], flag: str) -> str | None:
-    """The value of the last ``flag X`` / ``flag=X`` in ``argv``, or None."""
-    value = None
+def flag_values(argv: Sequence[str], flag: str) -> list[str]:
+    """The value of every ``flag X`` / ``flag=X`` in ``argv``, in order."""
+    values = []
     for index, argument in enumerate(argv):
         if argument == flag and index + 1 < len(argv):
-            value = argv[index + 1]
+            values.append(argv[index + 1])
         elif argument.startswith(flag + "="):
-            value = argument.split("=", 1)[1]
-    return value
+            values.append(argument.split("=", 1)[1])
+    return values
+
+
+def flag_value(argv: Sequence[str], flag: str) -> str | None:
+    """The value of the last ``flag X`` / ``flag=X`` in ``argv``, or None."""
+    return (flag_values(argv, flag) or [None])[-1]
+
+
+def task_names(argv: Sequence[str]) -> list[str]:
+    """The names ``--tasks`` lists (comma-separated)."""
+    return [name.strip() for name in (flag_value(argv, "--tasks") or "").split(",") if name.strip()]
 
 
 def config_entries(config_path: str | None) -> list[dict[str, Any]]:

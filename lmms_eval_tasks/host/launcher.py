@@ -16,7 +16,7 @@ from lmms_eval_tasks.host import host_bug_fixes as fixes
 from lmms_eval_tasks.host import model_availability, resume
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host.argument_checks import check_model_args, model_runs, requested_models
-from lmms_eval_tasks.host.argv import flag_value, parse_model_args
+from lmms_eval_tasks.host.argv import flag_value, parse_model_args, task_names
 from lmms_eval_tasks.host.server_checks import (
     check_judge_endpoint,
     check_loglikelihood_on_server,
@@ -25,11 +25,6 @@ from lmms_eval_tasks.host.server_checks import (
 from lmms_eval_tasks.judges.redact import scrub
 
 SKIP_MODEL_CHECK_ENV = "LMMS_EVAL_TASKS_SKIP_MODEL_CHECK"
-
-
-def install_pack_tasks() -> None:
-    """Make every host TaskManager index the pack's tasks (idempotent; see host.py `pack_task_index`)."""
-    host.apply_patch("pack_task_index")
 
 
 def check_models(argv: Sequence[str]) -> str | None:
@@ -129,7 +124,7 @@ def check_benchmarks(argv: Sequence[str]) -> str | None:
     from lmms_eval_tasks.framework.registry import benchmark_for_task
     from lmms_eval_tasks.framework.task_index import leaf_tasks
 
-    names = [name.strip() for name in (flag_value(argv, "--tasks") or "").split(",") if name.strip()]
+    names = task_names(argv)
     owners = [benchmark_for_task(task) for task in [*leaf_tasks(names), *names]]  # user tasks: by name
     for check in dict.fromkeys(owner.loaded.launch_check for owner in owners if owner):
         problem = check() if check is not None else None
@@ -138,22 +133,15 @@ def check_benchmarks(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _requested_tasks(argv: Sequence[str]) -> list[str]:
-    """The pack tasks ``--tasks`` runs (groups and tags expanded; the host's and unknown names left out)."""
-    from lmms_eval_tasks.framework.task_index import leaf_tasks
-
-    value = flag_value(argv, "--tasks") or ""
-    return leaf_tasks([name.strip() for name in value.split(",") if name.strip()])
-
-
 def check_tasks(argv: Sequence[str]) -> str | None:
     """None when the requested pack tasks can run; else one line: a judged task with no judge configured, or
     a hub dataset an offline run (or one with no network) cannot read. Runs before any model loads."""
     from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
+    from lmms_eval_tasks.framework.task_index import leaf_tasks
     from lmms_eval_tasks.host.datasets_cache import missing_dataset_line
     from lmms_eval_tasks.host.predict_only import PREDICT_ONLY_FLAGS
 
-    tasks = _requested_tasks(argv)
+    tasks = leaf_tasks(task_names(argv))  # groups and tags expanded; the host's and unknown names left out
     judged_later = any(flag in argv for flag in PREDICT_ONLY_FLAGS)  # --predict_only: `score` judges
     include_paths = [path for path in (flag_value(argv, "--include_path") or "").split(",") if path]
     return (None if judged_later else missing_judge_line(tasks)) or missing_dataset_line(
@@ -334,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"lmms_eval: {problem}", file=sys.stderr)
         return 2
-    install_pack_tasks()
+    host.apply_patch("pack_task_index")  # every host TaskManager indexes the pack's tasks
     from lmms_eval_tasks.framework.saved_records import SAVED_FOR_SCORING
 
     for record in (fixes.FAILURES, fixes.HOST_OUTPUTS, SAVED_FOR_SCORING):

@@ -13,7 +13,7 @@ host (``integration``), fixes of host bugs (``host_bug_fixes``, docs/host-bugs.m
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from loguru import logger
@@ -36,7 +36,6 @@ class HostPatch:
     around."""
 
     name: str
-    summary: str
     probe: Callable[[], tuple[str, str]]
     install: Callable[[], None]
     without: str
@@ -50,15 +49,11 @@ class PatchStatus:
     name: str
     state: str  # "applied", "applies", "not needed", "skipped"
     detail: str
-    summary: str = ""
     without: str = ""
 
     @property
     def ok(self) -> bool:
         return self.state != "skipped"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok}
 
 
 PATCHES: dict[str, HostPatch] = {
@@ -66,7 +61,6 @@ PATCHES: dict[str, HostPatch] = {
     for patch in (
         HostPatch(
             "pack_task_index",
-            "the pack's tasks in every host task index (after built-ins and the user's --include_path)",
             pack.probe_task_index,
             pack.install_task_index,
             "the pack's tasks are unknown to the host; run the host with "
@@ -74,15 +68,12 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "libyaml_task_index",
-            "the host's task index parsed by libyaml (the same index; about 8 s less CPU per start)",
             speedups.probe_libyaml_index,
             speedups.install_libyaml_index,
             "each start parses the host's task YAML in pure Python (about 10 s of CPU); nothing else changes",
         ),
         HostPatch(
             "task_index_cache",
-            "the host's index of its own task folder kept between runs while every file it read is unchanged "
-            "(the same index; about 1.4 s less CPU per start)",
             speedups.probe_task_index_cache,
             speedups.install_task_index_cache,
             "each start indexes the host's ~1,900 task YAML files again (about 1.4 s of CPU); nothing else "
@@ -90,8 +81,6 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "task_dataset_context",
-            "process_docs can read the task's other splits (HallusionBench's non_image from the same "
-            "source); each dataset file mapped once however many tasks read it",
             pack.probe_task_dataset_context,
             pack.install_task_dataset_context,
             "hallusionbench reads its non_image split from lmms-lab-encoder/HallusionBench, not from an "
@@ -99,14 +88,12 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "failure_recorder",
-            "a failed evaluation exits non-zero (the host logs the error and exits 0)",
             fixes.probe_failure_recorder,
             fixes.install_failure_recorder,
             "a failed evaluation may exit 0: read the log for 'Error during evaluation'",
         ),
         HostPatch(
             "pack_stderr",
-            "the host's Stderr column shows the pack's bootstrap standard errors (value ± stderr)",
             pack.probe_pack_stderr,
             pack.install_pack_stderr,
             "the host's table prints N/A for pack metrics; the standard errors and intervals are in the "
@@ -114,36 +101,31 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "group_only_metrics",
-            "a metric defined only across tasks (VRB sub-metrics, DARE std over prompts) is shown on the "
-            "groups, not as NaN on every member task",
             pack.probe_group_only_metrics,
             pack.install_group_only_metrics,
-            "member tasks list those metrics as NaN in the host's table and results; read them on the groups",
+            "member tasks list the group-only metrics (VRB sub-metrics, DARE std over prompts) as NaN in the "
+            "host's table and results; read them on the groups",
         ),
         HostPatch(
             "table_na",
-            "an undefined pack metric prints N/A in the host's table, not NaN (the pack report says why)",
             pack.probe_table_na,
             pack.install_table_na,
             "undefined pack metrics print NaN in the host's table; the pack report has null and the reason",
         ),
         HostPatch(
             "predict_only_records",
-            "--predict_only saves a pack task's records unscored where a run saves them (for `score` later)",
             predict_only.probe,
             predict_only.install,
             "--predict_only leaves no pack records: run without it, or score from a normal run's records",
         ),
         HostPatch(
             "host_outputs",
-            "a results or samples file the host fails to write (full disk) fails the run, naming the file",
             fixes.probe_host_outputs,
             fixes.install_host_outputs,
             "a full disk while the host saves may leave a cut results file and exit 0: check the files",
         ),
         HostPatch(
             "run_context",
-            "pack reports pair with the host's results (same run id); groups see their own run's records",
             pack.probe_run_context,
             pack.install_run_context,
             "pack reports are filed under the current UTC time instead of the host's run id, and groups "
@@ -151,21 +133,18 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "loglikelihood_result",
-            "loglikelihood / multiple_choice results reach process_results as (log_prob, is_greedy) pairs",
             fixes.probe_loglikelihood_result,
             fixes.install_loglikelihood_result,
             "loglikelihood and multiple_choice tasks crash in process_results ('too many values to unpack')",
         ),
         HostPatch(
             "no_text_result",
-            'a reply without text (content null) reaches the tasks as a failed generation, not as ""',
             fixes.probe_no_text_result,
             fixes.install_no_text_result,
             'a server reply with no text is scored as an empty (wrong) answer: check the samples for ""',
         ),
         HostPatch(
             "cache_no_failures",
-            "--use_cache never keeps a failed request ([LMMS_EVAL_REQUEST_FAILED ...]) as an answer",
             fixes.probe_cache_no_failures,
             fixes.install_cache_no_failures,
             "with --use_cache a failed request is cached as the model's answer and a rerun does not ask "
@@ -173,14 +152,12 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "cache_checkpoints",
-            "--use_cache stores answers every LMMS_CACHE_CHECKPOINT_INTERVAL responses, not once per phase",
             fixes.probe_cache_checkpoints,
             fixes.install_cache_checkpoints,
             "with --use_cache a run killed during generation has cached nothing: its rerun asks for all",
         ),
         HostPatch(
             "cache_no_secrets",
-            "--use_cache writes the model arguments into the cache without their secrets (api_key=...)",
             fixes.probe_cache_no_secrets,
             fixes.install_cache_no_secrets,
             "with --use_cache the cache databases hold --model_args verbatim, api_key included: keep the "
@@ -188,7 +165,6 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "cache_pack_version",
-            "--use_cache keys answers by the pack's version too: a pack upgrade never reuses older answers",
             fixes.probe_cache_pack_version,
             fixes.install_cache_pack_version,
             "with --use_cache a pack upgrade that changes a task's images reuses the answers to the old "
@@ -196,7 +172,6 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "cache_request_settings",
-            "--use_cache keys presence_penalty, frequency_penalty, seed and the image encoding too",
             fixes.probe_cache_request_settings,
             fixes.install_cache_request_settings,
             "with --use_cache a rerun that changes presence_penalty, frequency_penalty, seed or "
@@ -204,16 +179,12 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "cut_replies",
-            "an answer cut at the token limit stays marked through the reasoning-tag strip and --use_cache",
             pack.probe_cut_replies,
             pack.install_cut_replies,
             "answers cut at the token limit are not counted, warned about or listed as a deviation",
         ),
         HostPatch(
             "server_timeouts",
-            "OpenAI-compatible models honour --model_args timeout (default 300 s, no SDK retries), print the "
-            "bound of one request, pace 429s by Retry-After, stop the run when the server keeps failing, "
-            "and mark replies cut at the token limit",
             fixes.probe_server_timeouts,
             fixes.install_server_timeouts,
             "each attempt may wait 600 s and is retried by the SDK too (a hung server blocks the run for "
@@ -222,8 +193,6 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "cache_version",
-            "--use_cache keys answers by the installed lmms-eval version, not the commit of the repository "
-            "its virtual environment sits in",
             fixes.probe_cache_version,
             fixes.install_cache_version,
             "with --use_cache every commit to the repository holding the virtual environment changes every "
@@ -231,7 +200,6 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "llava_hf_loglikelihood",
-            "llava_hf's loglikelihood works on transformers 5",
             fixes.probe_llava_hf_loglikelihood,
             fixes.install_llava_hf_loglikelihood,
             "loglikelihood / multiple_choice tasks may fail on llava_hf",
@@ -239,7 +207,6 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "llava_hf_text_only",
-            "llava_hf answers requests that carry no image (it returned '')",
             fixes.probe_llava_hf_text_only,
             fixes.install_llava_hf_text_only,
             "llava_hf may answer '' to every text-only question",
@@ -247,8 +214,6 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "llava_hf_simple_text_only",
-            "--force_simple llava_hf refuses requests without an image (it answered them with the previous "
-            "request's inputs)",
             fixes.probe_llava_hf_simple_text_only,
             fixes.install_llava_hf_simple_text_only,
             "with --force_simple, llava_hf answers a request without an image with the previous request's "
@@ -257,7 +222,6 @@ PATCHES: dict[str, HostPatch] = {
         ),
         HostPatch(
             "chat_loglikelihood",
-            "--model llava_hf runs loglikelihood / multiple_choice tasks without --force_simple",
             fixes.probe_chat_loglikelihood,
             fixes.install_chat_loglikelihood,
             "loglikelihood / multiple_choice tasks need `--force_simple` on llava_hf",
@@ -277,8 +241,8 @@ def check_patch(name: str) -> PatchStatus:
     except Exception as error:  # noqa: BLE001 - a probe that cannot run means the patch does not apply
         state, detail = MISMATCH, f"probe failed: {error_line(error)}"
     if state == MISMATCH:
-        return PatchStatus(name, "skipped", detail, patch.summary, patch.without)
-    return PatchStatus(name, state, detail, patch.summary, patch.without)
+        return PatchStatus(name, "skipped", detail, patch.without)
+    return PatchStatus(name, state, detail, patch.without)
 
 
 # What happened to each patch in this process (read into every pack report's provenance).
@@ -292,7 +256,7 @@ def _apply(name: str) -> PatchStatus:
         status = check_patch(name)
         if status.state == APPLIES:
             patch.install()
-            status = PatchStatus(name, "applied", status.detail, patch.summary, patch.without)
+            status = PatchStatus(name, "applied", status.detail, patch.without)
         _APPLIED[name] = status
         patch_record.set_patches(patches_of_this_run())  # read into every report's provenance
         return status

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from lmms_eval_tasks.host.argv import flag_value, parse_model_args
+from lmms_eval_tasks.host.argv import flag_value, parse_model_args, task_names
 
 ALLOW_ENV = "LMMS_EVAL_TASKS_JUDGE_IS_MODEL"
 SERVER_MODELS = frozenset(
@@ -81,10 +81,9 @@ def _is_this_machine(address: str) -> bool:
 def _judged_tasks(argv: Sequence[str]) -> list[str]:
     from lmms_eval_tasks.framework.registry import benchmark_for_task
 
-    names = [name.strip() for name in (flag_value(argv, "--tasks") or "").split(",") if name.strip()]
     return [
         name
-        for name in names
+        for name in task_names(argv)
         if (benchmark := benchmark_for_task(name)) is not None and benchmark.paper_judge_model is not None
     ]
 
@@ -175,8 +174,7 @@ def check_loglikelihood_on_server(argv: Sequence[str]) -> str | None:
     model = flag_value(argv, "--model") or ""
     if model not in SERVER_MODELS:
         return None
-    names = [name.strip() for name in (flag_value(argv, "--tasks") or "").split(",") if name.strip()]
-    needing = loglikelihood_tasks(names)
+    needing = loglikelihood_tasks(task_names(argv))
     if not needing:
         return None
     shown = ", ".join(needing[:3]) + (f" and {len(needing) - 3} more" if len(needing) > 3 else "")
