@@ -110,10 +110,7 @@ def _check_import(module_name: str, fix: str) -> Check:
 
 
 def check_wordnet() -> Check:
-    """WordNet for TDIUC: loads through nltk, or can be installed on first use (Debian files); never required.
-
-    Looks only (never downloads): a run installs it on first use (``wordnet.ensure_wordnet``).
-    """
+    """WordNet for TDIUC: loads through nltk, or a run installs it on first use (Debian files); looks only."""
     from lmms_eval_tasks.wordnet import (
         FIX_COMMAND,
         REQUIRED_FILES,
@@ -246,10 +243,7 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
 
 
 def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
-    """Benchmark -> its hub datasets as (dataset_path, dataset_name, tasks), read from the task YAML.
-
-    Tasks on bundled files (``dataset_path: parquet`` etc.) run offline and are left out.
-    """
+    """Benchmark -> its hub datasets as (dataset_path, dataset_name, tasks), from the task YAML."""
     return {
         benchmark: [(path, name, tasks) for (path, name, _files), tasks in found]
         for benchmark, found in _benchmark_sources().items()

@@ -1,8 +1,5 @@
-"""The pack's own environment variables (``LMMS_EVAL_TASKS_*``): their one table and their one reader.
-
-Every variable the pack reads is declared in ``VARIABLES`` (the docs' configuration page: a test keeps both
-equal) and read through an accessor below at call time, never at import; reading an undeclared name is a
-KeyError. The host's and the libraries' variables (``HF_*``, ``OPENAI_*``, ...) are read where they are used.
+"""The pack's own environment variables (``LMMS_EVAL_TASKS_*``): their one table (``VARIABLES``, the docs'
+configuration page) and their one reader, at call time; reading an undeclared name is a KeyError.
 """
 
 from __future__ import annotations

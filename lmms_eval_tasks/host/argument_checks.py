@@ -1,15 +1,6 @@
-"""The runs a command line asks for, and the arguments the pack's tasks cannot honour, refused in one line
-before the host starts (each message says what to give instead).
-
-- ``--limit``: 0 (the host ends on "did not find any docs!"), a negative other than ``-1`` (no limit), not a
-  finite number, or a fraction on a pack task (lmms-eval 0.7.3 applies it after the pack rounded the cut to
-  whole scoring units);
-- ``--offset N`` on a pack task: the host would skip documents inside a scoring unit (a question pair);
-- ``--num_fewshot N`` on a pack task: zero-shot tasks without few-shot examples (the host's AttributeError);
-- ``--model_args`` that are not KEY=VALUE pairs (the host's bare ``not enough values to unpack``).
-
-A ``--tasks`` entry names pack tasks as the host expands it: a name or an ``fnmatch`` pattern. Generation
-settings are not refused: the report records them as deviations (``framework/run_deviations.py``).
+"""The runs a command line asks for, and the arguments the pack's tasks cannot honour (``--limit``,
+``--offset``, ``--num_fewshot``, ``--model_args``, devices), refused in one line before the host starts.
+Generation settings are not refused: reports record them as deviations (``framework/run_deviations.py``).
 """
 
 from __future__ import annotations
@@ -50,9 +41,8 @@ def _runs(arguments: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _pack_tasks(tasks: Any, names: set[str]) -> list[str]:
-    """The entries of ``--tasks`` that name pack tasks, groups or tags, a wildcard pattern included: the
-    host matches each entry with ``fnmatch`` (``--tasks "hallusionbench*"`` runs the pack's HallusionBench
-    tasks)."""
+    """The entries of ``--tasks`` that name pack tasks, groups or tags, matched with ``fnmatch`` as the host
+    does (``--tasks "hallusionbench*"``)."""
     import fnmatch
 
     listed = tasks if isinstance(tasks, list) else str(tasks or "").split(",")
@@ -140,11 +130,8 @@ def requested_models(argv: Sequence[str]) -> list[str]:
 
 
 def model_runs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
-    """(model, model_args) of each evaluation the host will run, merging a ``--config`` list as it does.
-
-    The last ``--model``/``--model_args`` win; a config file gives one run per entry, and a value given on
-    the command line (other than the host's defaults ``hf`` / empty) overrides each entry's.
-    """
+    """(model, model_args) of each evaluation the host will run: one per ``--config`` entry, a command line
+    value (not the host's defaults ``hf`` / empty) overriding each entry's, as the host merges them."""
     model, model_args = flag_value(argv, "--model"), flag_value(argv, "--model_args")
     runs = []
     for entry in config_entries(flag_value(argv, "--config")):
@@ -195,10 +182,8 @@ def _absent_device(value: str) -> str | None:
 
 
 def model_settings_problem(arguments: Sequence[str], runs: Sequence[tuple[str, str | None]]) -> str | None:
-    """One line refusing a device that is absent here (``--device``, ``device=``/``device_map=`` in
-    ``--model_args``, llava_hf's default ``cuda``), a dtype torch does not have, or a batch size above 1
-    for the host's ``llava_hf`` (it asserts 1 when generating), naming what works; else None. Checked
-    before the model loads: the host ended on 'Device string must not be empty' or an AssertionError."""
+    """One line refusing, before the model loads, a device absent here, a dtype torch does not have, or a
+    batch size above 1 for the host's ``llava_hf`` (it asserts 1), naming what works; else None."""
     import os
 
     from lmms_eval_tasks.documentation import doc

@@ -1,10 +1,6 @@
-"""What an offline run (or one without network) finds in the caches the host's runs read.
-
-An offline ``load_dataset`` reads the `datasets` library's own Arrow cache, never the hub's download cache:
-``offline_cache_entry`` asks the same ``Cache`` builder it uses. Read by ``doctor`` (which datasets an
-offline run finds), the launcher (each hub dataset and checkpoint a run needs is cached or the hub is
-reachable, else one line saying how to fetch it) and ``task_dataset_context`` (a task reading some files of
-a dataset the host's own tasks cached whole reads the whole cache).
+"""What an offline run (or one without network) finds in the caches the host's runs read, for ``doctor``, the
+launcher's checks and ``task_dataset_context``. An offline ``load_dataset`` reads the `datasets` library's
+Arrow cache, never the hub's download cache: ``offline_cache_entry`` asks the ``Cache`` builder it uses.
 """
 
 from __future__ import annotations
@@ -89,9 +85,8 @@ def is_hub_id(path: Any) -> bool:
 
 
 def full_cache_kwargs(path: Any, name: Any, dataset_kwargs: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``dataset_kwargs`` that read a hub dataset's whole cache (config ``default``, as the host's own tasks
-    cache it) for a task that asks for some files of it (VRB: VQAv2's validation files, config
-    ``default-<hash>``) when only the whole is cached, pinned to its commit; else None."""
+    """``dataset_kwargs`` reading a hub dataset's whole cache, pinned to its commit, for a task asking for
+    some of its files (VRB: VQAv2's) when only the whole is cached (by the host's own tasks); else None."""
     if not is_hub_id(path) or not isinstance(dataset_kwargs, dict) or not dataset_kwargs.get("data_files"):
         return None
     if offline_cache_entry(path, name, dataset_kwargs["data_files"]) is not None:
@@ -120,9 +115,8 @@ def _hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
 
 
 def _task_sources(tasks: list[str], include_paths: Sequence[str] = ()) -> list[tuple[str, str, Any, Any]]:
-    """(task, dataset_path, dataset_name, data_files) of each pack task in ``tasks`` that reads a hub id, from
-    the configuration the host will use: a task of the user's ``--include_path`` folders wins over the pack's
-    (a local copy of a pack task reads its own dataset_path)."""
+    """(task, dataset_path, dataset_name, data_files) of each pack task in ``tasks`` reading a hub id, as the
+    host will configure it (a task of the user's ``--include_path`` folders wins over the pack's)."""
     from lmms_eval_tasks import TASKS_DIR
     from lmms_eval_tasks.framework.task_index import task_config, task_entry
 
@@ -143,10 +137,8 @@ def _task_sources(tasks: list[str], include_paths: Sequence[str] = ()) -> list[t
 def missing_dataset_line(
     tasks: list[str], probe: bool = True, include_paths: Sequence[str] = ()
 ) -> str | None:
-    """None when every hub dataset the pack's ``tasks`` read (as the user's ``include_paths`` configure them)
-    is cached (its files, or the whole dataset) or the hub is reachable (one connection attempt, ``probe``,
-    not the host's ten retries); else one line naming the first that is not, how to fetch it and the offline
-    variables."""
+    """None when every hub dataset the pack's ``tasks`` read is cached or the hub is reachable (one connection
+    attempt, ``probe``); else one line naming the first that is not and how to fetch it."""
     hub_checked: bool | None = None
     for task, path, name, data_files in _task_sources(tasks, include_paths):
         cached = offline_cache_entry(path, name, data_files) or (

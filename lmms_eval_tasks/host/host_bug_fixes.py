@@ -1,9 +1,5 @@
-"""Fixes of lmms-eval 0.7.3 bugs, one host patch each (``host/patches.py``), each small enough for upstream.
-
-Each probe runs the host's own code on a tiny input: APPLIES while the bug is there, ``NOT_NEEDED`` once the
-host is fixed. docs/host-bugs.md gives each bug's smallest reproduction, the fix and its upstream diff.
-Nothing here imports lmms-eval, torch or transformers at import time.
-"""
+"""Fixes of lmms-eval 0.7.3 bugs, one host patch each, numbered as in docs/host-bugs.md (reproduction, fix,
+upstream diff). Each probe runs the host's code on a tiny input: APPLIES while the bug is there."""
 
 from __future__ import annotations
 
@@ -698,9 +694,8 @@ class _ProbeBatch(dict):
 
 
 class _ProbeProcessor:
-    """Stands in for a transformers 5 LLaVA processor: one token per character, ``<image>`` expanded to
-    three tokens per image; it refuses ``<image>`` without images and an empty image list, as transformers
-    5 (and the vision tower) do."""
+    """A transformers 5 LLaVA processor's stand-in: a token per character, three per ``<image>``; it refuses
+    ``<image>`` without images and an empty image list, as transformers 5 (and the vision tower) do."""
 
     image_token = "<image>"
 

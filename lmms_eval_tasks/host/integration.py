@@ -1,7 +1,5 @@
-"""What the pack needs from its host, as host patches (listed in ``patches.py``): its tasks in every task
-index, ``process_docs`` reading the loading task's other splits, and its numbers in the host's results
-(standard errors, group-only metrics, N/A for undefined values, the run's context). No bug fix
-(``host_bug_fixes``), no speed-up (``speedups/``); lmms-eval is imported only by the functions using it.
+"""What the pack needs from its host, as host patches (``patches.py``): its tasks in every task index,
+``process_docs`` reading the task's other splits, its numbers in the host's results, the run's context.
 """
 
 from __future__ import annotations
@@ -154,9 +152,8 @@ def install_pack_stderr() -> None:
 
 
 def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> list[tuple[str, str]]:
-    """Remove from every task (not group) entry of the host's ``results`` the benchmark's group-only metrics
-    (``Benchmark.group_metrics``) whose value there is not a finite number, with their ``_stderr`` twins;
-    a defined value is never removed. Returns the (task, metric) pairs removed."""
+    """Remove from the host's task (not group) rows each group-only metric (``Benchmark.group_metrics``) that
+    is not a finite number there, with its ``_stderr`` twins; returns the (task, metric) pairs removed."""
     import math
 
     from lmms_eval_tasks.framework.registry import benchmark_for_task
@@ -183,9 +180,8 @@ def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> l
 
 
 def pack_group_stderrs(results: dict[str, Any], groups: set[str], host_stderrs: bool = True) -> list[str]:
-    """Set each pack group's ``<metric>_stderr,<filter>`` to the pack's bootstrap standard error of the group
-    (its members' records scored together), not the host's pooled member stderr; nothing when the host
-    computed none (``host_stderrs`` False). Returns the groups changed."""
+    """Set each pack group's ``<metric>_stderr,<filter>`` to the pack's bootstrap of the group, not the host's
+    pooled member stderr (unless the host computed none); returns the groups changed."""
     from lmms_eval_tasks.framework.run_state import current_run
 
     state = current_run()  # the evaluation whose groups the host is consolidating
@@ -432,9 +428,8 @@ def probe_task_dataset_context() -> tuple[str, str]:
 
 
 def _retried_when_transient(download: Any) -> Any:
-    """The host's download, its retries (tenacity: 5 attempts, 2 s apart) kept for what may pass on a second
-    try (the network) and skipped for what fails the same way each time: an error of the pack's
-    process_docs, and a dataset missing from the cache of an offline run. They used to cost 8 s each."""
+    """The host's download, its retries (tenacity: 5 attempts, 2 s apart, 8 s) skipped for what fails the same
+    way each time: an error of the pack's process_docs, a dataset missing from an offline run's cache."""
     retry_with = getattr(download, "retry_with", None)
     if retry_with is None:  # not tenacity's wrapper (another host): its own behaviour
         return download

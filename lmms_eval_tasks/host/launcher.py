@@ -1,7 +1,5 @@
-"""The `lmms_eval` command: the host's own CLI, every flag and subcommand unchanged, with the pack's tasks in
-its task index. Before the host starts it refuses in one line what a run cannot do here (arguments, models,
-datasets, judges, output paths: exit 2), applies the host patches (``patches.py``), and, unlike the host,
-exits non-zero when an evaluation failed, naming the root cause and the way on.
+"""The `lmms_eval` command: the host's own CLI with the pack's tasks, its patches, a one-line refusal (exit 2)
+of what cannot run here, and a non-zero exit naming the root cause when an evaluation failed.
 """
 
 from __future__ import annotations

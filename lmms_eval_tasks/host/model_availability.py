@@ -1,7 +1,5 @@
-"""Can this ``--model`` run here? Answered from the host's own model registry for the launcher, the ``--model
-llava`` substitution and ``doctor``; a wrapper that imports but whose try-guarded model code did not is
-unusable too (``unbound_guarded_names``).
-"""
+"""Can this ``--model`` run here? From the host's model registry, for the launcher, the ``--model llava``
+substitution and ``doctor``; a wrapper whose try-guarded model code did not import is unusable too."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Fail fast on an unwritable ``--output_path``: lmms-eval 0.7.3 creates the folder only when it saves its
-results, after all inference, and then only logs a warning when that fails.
-"""
+"""Fail fast on an unwritable ``--output_path`` (lmms-eval 0.7.3 finds out after all inference, and warns)."""
 
 from __future__ import annotations
 
@@ -55,9 +53,8 @@ def writability_problem(path: str | os.PathLike[str]) -> str | None:
 
 
 def model_folder_problem(runs: Sequence[tuple[str, str | None]]) -> str | None:
-    """One line refusing a run whose results folder ``<output_path>/<model name>`` (named from
-    ``--model_args``, path separators replaced) would leave ``--output_path`` (``pretrained=..``), else
-    None."""
+    """One line refusing a run whose results folder ``<output_path>/<model name>`` would leave
+    ``--output_path`` (``pretrained=..``), else None."""
     from lmms_eval_tasks.reporting.schema import model_folder_name
 
     for _, model_args in runs:

@@ -1,7 +1,5 @@
-"""The tools of the host patches' probes and installs: outcomes, wrapper marks, and behaviour checks (a
-function's signature, the names its compiled code looks up, a spied call), never source text. Nothing here
-imports lmms-eval.
-"""
+"""The tools of the host patches' probes and installs: outcomes, marked wrappers, behaviour checks (never
+source text). Nothing here imports lmms-eval."""
 
 from __future__ import annotations
 
@@ -137,9 +135,8 @@ def expect_keywords(owner: str, function: Any, keywords: Sequence[str]) -> None:
 
 @contextlib.contextmanager
 def spying(owner: Any, name: str, answer: Callable[..., Any]) -> Iterator[list[tuple[tuple, dict]]]:
-    """For one probe call: ``owner.name`` answers with ``answer(original, *args, **kwargs)`` and records its
-    calls, until the block ends (under ``probe_lock``). ``answer`` must delegate to ``original`` for any
-    call that is not the probe's, so a concurrent caller sees the host's behaviour."""
+    """In the block, ``owner.name`` answers with ``answer(original, *args, **kwargs)`` (which delegates any
+    call not the probe's to ``original``) and records its calls, under ``probe_lock``."""
     with probe_lock:
         original = getattr(owner, name)
         calls: list[tuple[tuple, dict]] = []

@@ -1,13 +1,5 @@
-"""Every change the pack makes to its host, lmms-eval, as data: a ``HostPatch`` per change, gated by a probe.
-
-A probe checks, without changing anything, that the host still behaves as the patch expects: it calls the
-host function on a tiny input, inspects its signature, or reads which names its compiled code looks up
-(``patch_kit``); never source text. For a host bug it also shows the bug is still there (``NOT_NEEDED`` once
-fixed upstream). The version gates nothing: every patch whose probe passes applies; ``apply_patches`` names
-the others in one warning line, ``lmms-eval-tasks doctor`` lists them and every pack report records them
-(``provenance.host_patches``). The patches come from three modules, kept apart: what the pack needs from the
-host (``integration``), fixes of host bugs (``host_bug_fixes``, docs/host-bugs.md) and speed-ups
-(``speedups/``). Declaring a new patch: docs/models.md ("Host patches").
+"""Every change the pack makes to lmms-eval, as data: a ``HostPatch`` per change, applied when its probe finds
+the host behaving as it expects (the version gates nothing); docs/models.md ("Host patches").
 """
 
 from __future__ import annotations
@@ -30,10 +22,8 @@ from lmms_eval_tasks.reporting import patch_record
 
 @dataclass(frozen=True)
 class HostPatch:
-    """One change to lmms-eval: ``probe()`` returns ``(APPLIES | NOT_NEEDED | MISMATCH, detail)`` from the
-    host's behaviour without changing anything; ``install()`` is idempotent; ``models``: the ``--model``
-    values that need it (empty: every run); ``without``: what a run loses when it is skipped, and the way
-    around."""
+    """One change: ``probe()`` gives ``(APPLIES | NOT_NEEDED | MISMATCH, detail)``, changing nothing;
+    ``without``: what a run loses when it is skipped; ``models``: the ``--model`` values needing it (all)."""
 
     name: str
     probe: Callable[[], tuple[str, str]]

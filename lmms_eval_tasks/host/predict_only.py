@@ -1,6 +1,5 @@
-"""`--predict_only` with the pack's tasks (host patch ``predict_only_records``): the host's ``bypass`` metric
-skipped the pack's hooks, so nothing could be scored later; now each pack task's records and pending marker
-are saved unscored in its run folder, and ``lmms-eval-tasks score`` completes them (judge included)."""
+"""`--predict_only` with the pack's tasks (patch ``predict_only_records``): each task's records are saved
+unscored in its run folder, for ``lmms-eval-tasks score`` (the host's ``bypass`` skipped the pack's hooks)."""
 
 from __future__ import annotations
 

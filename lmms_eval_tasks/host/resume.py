@@ -1,9 +1,5 @@
-"""Resume after preemption: with ``--use_cache``, the same command run again asks only for what is missing.
-
-The host merges a run's cache store into ``cache.db`` only when the evaluation succeeds and names the store
-by ``LMMS_CACHE_RUN_ID`` (else a random id), so a killed run's answers were never read again. The launcher
-fixes the id from the model and its arguments; with ``cache_checkpoints`` answers are stored as they come.
-"""
+"""Resume after preemption: with ``--use_cache`` the same command asks only for what is missing, the store's
+``LMMS_CACHE_RUN_ID`` fixed from the model and its arguments (the host picks a random one)."""
 
 from __future__ import annotations
 
@@ -51,9 +47,8 @@ _claimed: dict[str, int] = {}  # lock file -> its descriptor, held for the life 
 
 
 def claim_cache(argv: Sequence[str]) -> str | None:
-    """With ``--use_cache`` (after ``prepare_cache``), hold the lock of this run id's store; None when this
-    run has it, else the one-line refusal: two runs resuming one store would both ask the server for what
-    it has not answered and judge twice. Rank 0 holds it for every process of a multi-process run."""
+    """With ``--use_cache``, hold (on rank 0) the lock of this run id's store: None, or the one-line refusal
+    (two runs on one store would both ask for what it lacks)."""
     cache = flag_value(argv, "--use_cache")
     if cache is None or os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) != "0":
         return None

@@ -1,7 +1,5 @@
-"""The host's console and files, scrubbed of secrets by the launcher (``judges.redact.scrub``): lmms-eval
-prints its arguments and trackers' settings (``api_key=...``) and writes ``--model_args`` verbatim into its
-results. ``scrub_files`` rewrites a file only when it holds a secret (JSON stays valid).
-"""
+"""The host's console and files scrubbed of secrets (``judges.redact.scrub``): lmms-eval prints and writes
+``--model_args`` (``api_key=...``) verbatim."""
 
 from __future__ import annotations
 

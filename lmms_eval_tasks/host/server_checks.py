@@ -1,8 +1,5 @@
 """Checks before a run on a model server: the server answers, the judge is not the model under test (one
-setting, ``OPENAI_API_BASE``, can point both at one server; host names are resolved, ``localhost``, ``127.x``,
-``0.0.0.0``, ``::1`` and this machine's name are one machine; ``LMMS_EVAL_TASKS_JUDGE_IS_MODEL=1`` allows it),
-and no task needs log-likelihoods, which a chat-completions server cannot give.
-"""
+``OPENAI_API_BASE`` can point both at one server), and no task needs log-likelihoods."""
 
 from __future__ import annotations
 

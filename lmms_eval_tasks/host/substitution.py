@@ -1,7 +1,5 @@
-"""`--model llava` without the original LLaVA code (which cannot share an environment with lmms-eval 0.7.3):
-the launcher registers the host's ``llava`` to the pack's LLaVA on transformers, says so in one line and
-every report records it (``LMMS_EVAL_TASKS_NO_SUBSTITUTION=1`` refuses instead; docs/models.md).
-"""
+"""`--model llava` without the original LLaVA code: served by the pack's LLaVA on transformers, said in one
+line and recorded in every report (docs/models.md)."""
 
 from __future__ import annotations
 
@@ -74,11 +72,8 @@ def known_names() -> str:
 
 
 def resolve_checkpoint(pretrained: str | None) -> str:
-    """The transformers checkpoint for the host llava's ``pretrained`` (its default when None).
-
-    Original names map to their conversions; a local folder or any other Hub name is used as given (it must
-    be in transformers format); other names of the original code's organisation, and bare names, raise.
-    """
+    """The transformers checkpoint for the host llava's ``pretrained`` (its default when None): an original
+    name's conversion, else a local folder or Hub name as given; other original or bare names raise."""
     name = DEFAULT_ORIGINAL_LLAVA if pretrained is None else str(pretrained).strip()
     if not name:  # e.g. pretrained=$CHECKPOINT with the variable unset: never fall back to the default
         raise SubstitutionError(
@@ -156,8 +151,7 @@ def prepare(
     requested_models: Sequence[str], model_args: str | None | Sequence[str | None]
 ) -> tuple[str | None, str | None]:
     """Substitute ``--model llava`` when its original code does not import: (one-line notice, error), both
-    None when ``llava`` is not asked for, its code imports, or the substitution is off. ``model_args``: the
-    text of the ``llava`` run, or one per ``llava`` run of a ``--config`` file; each is checked."""
+    None otherwise; ``model_args``: each ``llava`` run's, each checked."""
     if ASKED_MODEL not in requested_models or disabled():
         return None, None
     from lmms_eval_tasks.host.model_availability import wrapper_status

@@ -1,8 +1,5 @@
-"""SIGTERM ends a run like Ctrl-C: as an exception, so every ``finally`` runs (no half-written report is left;
-the pending marker says the run was interrupted); the exit status stays 143 (128 + SIGTERM).
-A request hung on a model server would hold the exit until its timeout (worker threads are joined at exit):
-``GRACE_S`` after SIGTERM the process ends anyway, so a scheduler's grace period never ends in SIGKILL.
-"""
+"""SIGTERM ends a run like Ctrl-C, as an exception so every ``finally`` runs (exit status 143), and
+``GRACE_S`` later the process ends anyway (a request hung on a model server would hold the exit)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Which lmms-eval is installed, which versions the pack supports and which the patches were tested on;
-``host_version()`` is the one seam tests replace to simulate another host.
-"""
+"""Which lmms-eval is installed, supported and tested; ``host_version()`` is the seam tests replace."""
 
 from __future__ import annotations
 

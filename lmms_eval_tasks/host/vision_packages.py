@@ -1,6 +1,5 @@
-"""torchvision or timm installed but not importing (PyPI's torchvision next to a CPU torch: "operator
-torchvision::nms does not exist"; timm imports torchvision) breaks every transformers import: one line
-naming the fix, for the launcher and ``doctor``. transformers works without either."""
+"""torchvision or timm installed but not importing (PyPI's torchvision next to a CPU torch) breaks every
+transformers import: one line naming the fix, for the launcher and ``doctor``."""
 
 from __future__ import annotations
 

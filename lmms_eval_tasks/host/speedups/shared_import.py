@@ -1,11 +1,8 @@
-"""A speed-up around the host: several `python -m lmms_eval_tasks ARGS` runs share one import of the host
-(10-15 s of CPU each). This process imports it once and forks a child per run that becomes what `python -m
-lmms_eval_tasks ARGS` would be (its own output, fresh random states, the launcher's `__main__`, a normal
-exit): `make demo` runs its models side by side so, the tests' warm launcher one at a time.
+"""Several `python -m lmms_eval_tasks ARGS` runs share one import of the host (10-15 s of CPU each): it is
+imported once and each run a forked child (`make demo`, the tests' warm launcher).
 
-usage: python -m lmms_eval_tasks.host.speedups.shared_import RUNS_JSON ([{"label", "argv", "log"}, ...], run
-in the runs' environment); prints a JSON line per finished run ({"label", "exit_code", "seconds",
-"cpu_seconds"}), then the import's cost ({"import_seconds", "import_cpu_seconds"}).
+usage: python -m lmms_eval_tasks.host.speedups.shared_import RUNS_JSON ([{"label", "argv", "log"}, ...]);
+prints a JSON line per finished run, then the import's cost.
 """
 
 from __future__ import annotations
@@ -30,9 +27,8 @@ HOST_MODULES = (
 
 
 def die_with_parent(parent: int | None = None) -> None:
-    """Have the kernel send this process SIGTERM when its parent ends (Linux; elsewhere nothing), so a killed
-    demo leaves no model run behind. ``parent``: the parent's pid as seen before forking (else the current
-    one), so a parent that ended before the request is caught too."""
+    """SIGTERM to this process when its parent ends (Linux), so a killed demo leaves no run behind;
+    ``parent``: its pid as seen before forking (one that ended before the request counts too)."""
     import ctypes
     import signal
 

@@ -1,6 +1,4 @@
-"""Speed-ups of the host's task index (patches ``libyaml_task_index`` and ``task_index_cache``): the same
-index, built faster. Nothing here changes what a run computes.
-"""
+"""The host's task index built faster, the same (patches ``libyaml_task_index``, ``task_index_cache``)."""
 
 from __future__ import annotations
 
@@ -33,10 +31,8 @@ _INDEXING = threading.local()  # set while this thread's TaskManager._get_task_a
 
 
 class _IndexYaml:
-    """Stands in for the `yaml` module inside `lmms_eval.utils`: ``full_load`` parses with libyaml while this
-    thread builds a task index, with the `!function` constructor the host registered for that parse, and
-    tells a recording index build (``task_index_cache``) each file it parsed; every other use is PyYAML's
-    own."""
+    """The `yaml` module of `lmms_eval.utils`; its ``full_load`` parses with libyaml while this thread builds
+    a task index and tells a recording build (``task_index_cache``) each file it parsed."""
 
     def __init__(self, yaml_module: types.ModuleType) -> None:
         self._yaml = yaml_module
@@ -79,9 +75,8 @@ def _host_index_of(folder: str, fast: bool) -> dict[str, Any]:
 
 
 def _expect_indexer_shape() -> None:
-    """What the two task-index patches need of the host's indexer: the task folder walk
-    ``TaskManager._get_task_and_group(self, task_dir)``, whose YAML goes through ``lmms_eval.utils``'s
-    ``load_yaml_config`` (``yaml.full_load``) with the yaml module (or the libyaml patch's stand-in)."""
+    """What the task-index patches need: ``TaskManager._get_task_and_group(self, task_dir)`` reading YAML
+    through ``lmms_eval.utils.load_yaml_config`` (``yaml.full_load``) with the yaml module."""
     import lmms_eval.utils as host_utils
     from lmms_eval.tasks import TaskManager
 

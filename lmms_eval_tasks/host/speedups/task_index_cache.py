@@ -1,8 +1,5 @@
-"""The host's index of its own task folder kept on disk between runs (the ``task_index_cache`` patch, about
-1.4 s of CPU less per start), used only while everything its build read still holds: the host and PyYAML
-versions, the folder's YAML listing, the size, mtime_ns and inode of every file opened, the include names
-the host resolved next to their file because the working directory had no such file (it looks there first);
-a hit replays the lines the build logged. Writes are atomic; a damaged file is rebuilt with a warning.
+"""The host's index of its own task folder kept between runs (patch ``task_index_cache``) while everything its
+build read holds (versions, YAML listing, files opened, includes); a hit replays the lines the build logged.
 """
 
 from __future__ import annotations
