@@ -80,15 +80,10 @@ def _limit_problem(run: dict[str, Any]) -> str | None:
         value = float(limit)
     except (TypeError, ValueError):
         return f"--limit {limit}: expected a number of documents per task; no evaluation was started"
-    if not math.isfinite(value):
+    if not math.isfinite(value) or value == 0 or (value < 0 and value != -1):
         return (
-            f"--limit {limit}: expected a whole number of documents per task (leave --limit out, "
-            "or give -1, for a full run); no evaluation was started"
-        )
-    if value == 0 or (value < 0 and value != -1):
-        return (
-            f"--limit {limit}: expected a positive number of documents per task (leave --limit out, "
-            "or give -1, for a full run); no evaluation was started"
+            f"--limit {limit}: expected a {'positive' if math.isfinite(value) else 'whole'} number of "
+            "documents per task (leave --limit out, or give -1, for a full run); no evaluation was started"
         )
     fraction = 0 < value < 1 or (value > 1 and not value.is_integer())
     if fraction and (pack := _pack_tasks(run.get("tasks"), _pack_names())):

@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import os
-import re
 import socket
 from collections.abc import Sequence
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from lmms_eval_tasks.host.argv import flag_value, parse_model_args, task_names
@@ -127,43 +125,17 @@ def check_judge_endpoint(argv: Sequence[str]) -> str | None:
 
 LOGLIKELIHOOD_TYPES = ("loglikelihood", "multiple_choice")
 IN_PROCESS_WRAPPERS = "llava_hf, llava (the pack's llava_transformers) or random_guess"
-_OUTPUT_TYPE = re.compile(r'^output_type:\s*"?([a-z_]+)"?\s*$', re.MULTILINE)
-_INCLUDE = re.compile(r'^include:\s*"?([^"\s]+)"?\s*$', re.MULTILINE)
-_MEMBER = re.compile(r'^\s*-\s*"?([A-Za-z0-9_.-]+)"?\s*$', re.MULTILINE)
-
-
-def _output_type(path: Path) -> str | None:
-    text = path.read_text(encoding="utf-8")
-    found = _OUTPUT_TYPE.search(text)
-    if found:
-        return found.group(1)
-    included = _INCLUDE.search(text)
-    return _output_type(path.parent / included.group(1)) if included else None
 
 
 def loglikelihood_tasks(names: Sequence[str]) -> list[str]:
-    """The pack tasks among ``names`` (groups expanded) whose output type needs log-likelihoods."""
-    from lmms_eval_tasks import TASKS_DIR
-    from lmms_eval_tasks.framework.task_index import load_host_index
+    """The pack tasks ``names`` runs (groups and tags expanded) whose output type needs log-likelihoods."""
+    from lmms_eval_tasks.framework.task_index import leaf_tasks, task_config, task_entry
 
-    entries = load_host_index() or {}
-    found: list[str] = []
-    seen: set[str] = set()
-    queue = list(names)
-    while queue:
-        name = queue.pop(0)
-        entry = entries.get(name)
-        if name in seen or not isinstance(entry, dict) or not entry.get("yaml_path"):
-            continue
-        seen.add(name)
-        path = Path(TASKS_DIR) / entry["yaml_path"]
-        if entry.get("type") == "group":
-            text = path.read_text(encoding="utf-8")
-            members = text.split("\ntask:", 1)[1] if "\ntask:" in text else ""
-            queue.extend(_MEMBER.findall(members.split("aggregate_metric_list")[0]))
-        elif _output_type(path) in LOGLIKELIHOOD_TYPES:
-            found.append(name)
-    return found
+    return [
+        name
+        for name in leaf_tasks(list(names))
+        if task_config(task_entry(name)).get("output_type") in LOGLIKELIHOOD_TYPES  # type: ignore[arg-type]
+    ]
 
 
 def check_loglikelihood_on_server(argv: Sequence[str]) -> str | None:

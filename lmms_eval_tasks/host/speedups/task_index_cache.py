@@ -61,9 +61,7 @@ def environment_key(host_version: str | None) -> dict[str, Any]:
     return {"format": FORMAT, "host": host_version, "pyyaml": getattr(yaml, "__version__", None)}
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Recording one build
-# ---------------------------------------------------------------------------------------------------------
+# --- recording one build ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -146,9 +144,7 @@ def record(manager: Any, build_index: Callable[[], Any]) -> tuple[Any, Build]:
     return index, build
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Storing and finding
-# ---------------------------------------------------------------------------------------------------------
+# --- storing and finding ---------------------------------------------------------------------------------
 
 # cache file path -> (that file's state, its payload): this process's last read or write of it, so a second
 # index in one process reads no JSON, and one whose write failed is still not built twice
