@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from lmms_eval_tasks import environment
+from lmms_eval_tasks.environment import judge_setting
 
 ENV_PREFIX = "LMMS_EVAL_TASKS_JUDGE"
 DEFAULT_MODEL = "gpt-4o-2024-11-20"  # the host's default judge (MODEL_VERSION); pinned snapshot name
@@ -38,23 +39,13 @@ TOTAL_TIMEOUT_PER_REPLY_SECONDS = 1.0
 _INT_SETTINGS = {"repeats", "concurrency", "max_retries", "max_tokens", "circuit_breaker"}
 
 
-def task_suffix(task: str) -> str:
-    """Environment-variable suffix for a task name: upper case, non-alphanumerics as underscores."""
-    return environment.task_suffix(task)
-
-
-def env_setting(name: str, task: str | None = None) -> str | None:
-    """The pack env var for a setting, per-task first (``LMMS_EVAL_TASKS_JUDGE_MODEL_HALLUSIONBENCH``)."""
-    return environment.judge_setting(name, task)
-
-
 def numeric_setting(name: str, explicit: float | int | None, task: str | None) -> float | int:
     """A numeric setting: explicit value, else env (per task, then global), else the default; validated."""
     if explicit is not None:
         value: float | int = explicit
         source = f"argument {name}"
     else:
-        raw = env_setting(name, task)
+        raw = judge_setting(name, task)
         source = f"{ENV_PREFIX}_{name.upper()}"
         if raw is None:
             return DEFAULTS[name]
@@ -162,7 +153,7 @@ def resolve_endpoint(
     ``AZURE_API_KEY``/``AZURE_OPENAI_API_KEY``, ``AZURE_API_VERSION``/``API_VERSION``.
     """
     api_type = (
-        api_type or env_setting("api_type") or os.environ.get("API_TYPE") or ""
+        api_type or judge_setting("api_type") or os.environ.get("API_TYPE") or ""
     ).strip().lower() or None
     if api_type not in (None, "openai", "azure"):
         raise ValueError(f"API_TYPE must be 'openai' or 'azure', got {api_type!r}")

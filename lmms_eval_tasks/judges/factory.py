@@ -13,12 +13,13 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks import environment
+from lmms_eval_tasks.environment import judge_setting
 from lmms_eval_tasks.judges.base import Judge
 from lmms_eval_tasks.judges.config import (
     DEFAULT_MODEL,
     ENV_PREFIX,
+    Endpoint,
     default_cache_path,
-    env_setting,
     numeric_setting,
     resolve_endpoint,
 )
@@ -41,20 +42,25 @@ _OTHER_OVERRIDES = ("base_url", "api_key", "api_type", "cache", "cache_path", "c
 
 def _resolve_kind(kind: str | None, task: str | None) -> str:
     if kind is None and task:
-        kind = env_setting("kind", task)
+        kind = judge_setting("kind", task)
     if kind is None:
-        kind = environment.value(ENV_PREFIX) or env_setting("kind")
+        kind = environment.value(ENV_PREFIX) or judge_setting("kind")
     kind = (kind or "auto").strip().lower()
     if kind not in KINDS:
         raise ValueError(f"judge kind must be one of {KINDS} (argument or {ENV_PREFIX}), got {kind!r}")
     return kind
 
 
-def _resolve_model(model: str | None, task: str | None, deployment: str | None) -> str:
-    if model:
-        return model
+def _resolve_model(model: str | None, task: str | None, endpoint: Endpoint | None) -> str:
+    """The argument, else the per-task or global setting, the Azure deployment, ``MODEL_VERSION``, default."""
+    deployment = None
+    if endpoint is not None:
+        deployment = endpoint.deployment or (
+            os.environ.get("DEPLOYMENT_NAME") if endpoint.api_type == "azure" else None
+        )
     return (
-        env_setting("model", task)
+        model
+        or judge_setting("model", task)
         or deployment
         or os.environ.get("MODEL_VERSION")  # the host lmms-eval's judge-model variable
         or DEFAULT_MODEL
@@ -105,20 +111,17 @@ def get_judge(
     from lmms_eval_tasks.judges.openai_judge import OpenAIJudge
 
     numbers = {name: numeric_setting(name, overrides.get(name), task) for name in _NUMERIC_OVERRIDES}
-    deployment = endpoint.deployment or (
-        os.environ.get("DEPLOYMENT_NAME") if endpoint.api_type == "azure" else None
-    )
-    use_cache = overrides.get("cache", True)
-    if use_cache is False or str(env_setting("cache_enabled") or "1").lower() in {"0", "false", "no", "off"}:
+    cache_off = str(judge_setting("cache_enabled") or "1").lower() in {"0", "false", "no", "off"}
+    if overrides.get("cache", True) is False or cache_off:
         cache_path: Path | None = None
     else:
         cache_path = Path(overrides["cache_path"]) if overrides.get("cache_path") else default_cache_path()
     namespace = overrides.get("cache_namespace")
     if namespace is None:
-        namespace = env_setting("cache_namespace", task) or ""
+        namespace = judge_setting("cache_namespace", task) or ""
     return OpenAIJudge(
         endpoint,
-        model=_resolve_model(model, task, deployment),
+        model=_resolve_model(model, task, endpoint),
         repeats=resolved_repeats,
         cache_path=cache_path,
         cache_namespace=namespace,
@@ -136,17 +139,12 @@ def judge_identity(task: str | None = None) -> dict[str, Any]:
     try:
         kind = _resolve_kind(None, task)
         endpoint = None if kind == "rule" else resolve_endpoint()
-        repeats = int(numeric_setting("repeats", None, task)) if env_setting("repeats", task) else None
+        repeats = int(numeric_setting("repeats", None, task)) if judge_setting("repeats", task) else None
     except ValueError as error:  # the judge itself will fail with the same message; record why
         return {"kind": None, "model": None, "repeats": None, "error": scrub(str(error))}
     if kind == "rule" or (endpoint is None and kind == "auto"):
         return {"kind": "rule", "model": None, "repeats": repeats}
-    deployment = None
-    if endpoint is not None:
-        deployment = endpoint.deployment or (
-            os.environ.get("DEPLOYMENT_NAME") if endpoint.api_type == "azure" else None
-        )
-    return {"kind": "openai", "model": scrub(_resolve_model(None, task, deployment)), "repeats": repeats}
+    return {"kind": "openai", "model": scrub(_resolve_model(None, task, endpoint)), "repeats": repeats}
 
 
 def llm_judge_unavailable(task: str | None = None) -> bool:

@@ -88,14 +88,10 @@ def is_length_refusal(status: int | None, code: object, message: str) -> bool:
     return bool(_LENGTH_WORDS.search(f"{code or ''} {message or ''}"))
 
 
-def _nonce(text: str) -> str:
-    """A delimiter id derived from the text itself: the model cannot write the closing line in advance."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
 def delimit_model_text(text: str) -> tuple[str, str]:
     """The model text wrapped in unforgeable delimiter lines, and the note that declares it data."""
-    nonce = _nonce(text)
+    # a delimiter id derived from the text itself: the model cannot write the closing line in advance
+    nonce = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     block = f"\n<<<MODEL OUTPUT {nonce}>>>\n{text}\n<<<END OF MODEL OUTPUT {nonce}>>>\n"
     return block, _DATA_NOTE.format(nonce=nonce)
 

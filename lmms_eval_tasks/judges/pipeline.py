@@ -20,8 +20,9 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_tasks.environment import judge_setting
 from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest
-from lmms_eval_tasks.judges.config import env_setting, numeric_setting
+from lmms_eval_tasks.judges.config import numeric_setting
 from lmms_eval_tasks.judges.integrity import (
     LENGTH_REFUSED,
     Conflict,
@@ -151,10 +152,6 @@ class JudgedBatch:
                 )
         return entries
 
-    def unjudged_share(self) -> float:
-        """Share of items missing a verdict in at least one repeat (0 for an empty batch)."""
-        return self.counts()["items_missing_a_verdict"] / len(self.cells) if self.cells else 0.0
-
     def any_judged(self) -> bool:
         """True when at least one cell holds a verdict (always True for an empty batch: nothing to judge)."""
         return not self.cells or any(cell.judged for row in self.cells for cell in row)
@@ -196,15 +193,10 @@ def failure_message(task: str, batches: Sequence[JudgedBatch]) -> str:
     )
 
 
-def max_unjudged_share(explicit: float | None = None, task: str | None = None) -> float:
-    """Unjudged-item share above which judging warns: argument, else LMMS_EVAL_TASKS_JUDGE_MAX_UNJUDGED."""
-    return float(numeric_setting("max_unjudged", explicit, task))
-
-
 def protocol_repeats(judge: Judge, protocol_default: int, task: str | None) -> int:
     """Repeats when the caller gave none: the env setting if set, else 1 for the rule judge (no spread),
     else the benchmark protocol's number (e.g. 3 for HallusionBench)."""
-    if env_setting("repeats", task):
+    if judge_setting("repeats", task):
         return int(judge.repeats)
     return 1 if judge.kind == "rule" else protocol_default
 
@@ -320,7 +312,7 @@ def judge_items(
     reply); ``model_failure_verdict``: the verdict of a cell the model's failure decides (unset: such
     cells stay without a verdict); ``reject_content_free``: content-free items get it without a call.
     Never raises for a failed item; ValueError / TypeError for duplicate ids or malformed items."""
-    threshold = max_unjudged_share(max_unjudged, task)
+    threshold = float(numeric_setting("max_unjudged", max_unjudged, task))  # the share above which it warns
     for index, item in enumerate(items):
         if not isinstance(item, JudgeItem):
             raise TypeError(f"item {index}: expected JudgeItem, got {type(item).__name__}")
@@ -379,9 +371,9 @@ def judge_items(
         last_error=None if last_error is None else scrub(last_error),
         describe=describe,
     )
-    share = batch.unjudged_share()
+    counts = batch.counts()
+    share = counts["items_missing_a_verdict"] / len(cells) if cells else 0.0
     if share > threshold:
-        counts = batch.counts()
         reasons = Counter(
             (cell.error or "unknown")[:120] for row in cells for cell in row if not cell.judged
         ).most_common(3)
@@ -484,24 +476,3 @@ def _image_mime(data: bytes) -> str:
         return "image/gif"
     raise TypeError("JudgeItem.image: bytes are not PNG, JPEG, WebP or GIF")
 
-
-__all__ = [
-    "CONFLICTING",
-    "CONTENT_FREE",
-    "JUDGED",
-    "MODEL_FAILURE",
-    "UNJUDGED",
-    "UNPARSEABLE",
-    "JudgeItem",
-    "JudgedBatch",
-    "JudgingFailed",
-    "LazyJudge",
-    "VerdictCell",
-    "failure_message",
-    "judge_items",
-    "judge_metadata",
-    "max_unjudged_share",
-    "protocol_repeats",
-    "repeat_spread",
-    "replies_log",
-]

@@ -51,9 +51,3 @@ class RuleJudge(Judge):
             "selected_because": self.reason,
             "task": self.task,
         }
-
-    def _estimated_cost(self, counters: dict[str, int]) -> float | None:
-        return 0.0
-
-    def close(self) -> None:
-        """Nothing to release."""

@@ -32,25 +32,9 @@ def _unique(found: list[str]) -> str | None:
 
 
 # words that follow an option letter but not the article "a" ("A is correct", "A or B")
-_NOT_AFTER_ARTICLE = {
-    "is",
-    "or",
-    "and",
-    "was",
-    "seems",
-    "would",
-    "should",
-    "because",
-    "as",
-    "since",
-    "for",
-    "to",
-    "looks",
-    "appears",
-    "fits",
-    "matches",
-    "but",
-}
+_NOT_AFTER_ARTICLE = frozenset(
+    "is or and was seems would should because as since for to looks appears fits matches but".split()
+)
 
 
 @lru_cache(maxsize=32)
@@ -125,28 +109,10 @@ def extract_option_letter(text: str, letters: str = "ABCD") -> str | None:
     return first.group(1)
 
 
-_UNITS = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
+_UNITS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen"
+).split()
 _TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _WORD_VALUES = {word: value for value, word in enumerate(_UNITS)}
 _WORD_VALUES.update({word: 20 + 10 * index for index, word in enumerate(_TENS)})
@@ -216,5 +182,3 @@ def extract_number(text: str) -> str | None:
         return str(sum(_WORD_VALUES[word] for word in words))
     return None
 
-
-__all__ = ["extract_number", "extract_option_letter", "extract_yes_no"]

@@ -75,13 +75,3 @@ def render_positional(name: str, *values: str) -> str:
         parts.extend((value, piece))
     return "".join(parts)
 
-
-__all__ = [
-    "PROMPTS_DIR",
-    "available_prompts",
-    "load_prompt",
-    "placeholders",
-    "prompt_path",
-    "render_positional",
-    "render_prompt",
-]
