@@ -156,13 +156,14 @@ def test_cli_accepts_the_profile(tmp_path: Path, photo: np.ndarray, capsys: pyte
 
 def test_vrb_tasks_use_and_record_the_profile(monkeypatch: pytest.MonkeyPatch) -> None:
     from lmms_eval_tasks.framework.dataset_contract import image_of
+    from lmms_eval_tasks.tasks.vrb import config as vrb_config
     from lmms_eval_tasks.tasks.vrb import hooks, make_sample
 
     sample = hooks.Path(hooks.__file__).parent / "sample" / make_sample.SAMPLE_FILE
     docs = datasets_load(sample)
     task = "vrb_sample_gaussian_noise_s3"
     doc = hooks.HOOKS.process_docs_for(task)(docs)[0]
-    monkeypatch.setenv(hooks.PROFILE_ENV, "vrb_official")
+    monkeypatch.setenv(vrb_config.PROFILE_ENV, "vrb_official")
     seen = np.asarray(hooks.doc_to_visual(doc)[0])
     # rows reach the hooks with the image undecoded; decode it the way every hook does
     clean = np.asarray(image_of("vrb", doc, "image", doc["image_id"]))

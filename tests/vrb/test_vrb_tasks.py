@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from lmms_eval_tasks.corruptions import VRB_PAPER_CORRUPTIONS, corrupt
+from lmms_eval_tasks.tasks.vrb import config as vrb_config
 from lmms_eval_tasks.tasks.vrb import generate, hooks, make_sample
 from lmms_eval_tasks.tasks.vrb.scoring import score
 
@@ -53,16 +54,16 @@ def test_prepare_docs_uses_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     from datasets import Dataset
 
     dataset = Dataset.from_dict({"image_id": [1, 1, 2, 3, 3, 3], "question_id": list(range(6))})
-    monkeypatch.setenv(hooks.IMAGES_ENV, "2")
-    monkeypatch.setenv(hooks.SEED_ENV, "4")
+    monkeypatch.setenv(vrb_config.IMAGES_ENV, "2")
+    monkeypatch.setenv(vrb_config.SEED_ENV, "4")
     subset = hooks.prepare_docs(dataset, "vrb_snow_s1")
     assert len(set(subset["image_id"])) == 2
     assert (
         subset["question_id"] == hooks.prepare_docs(dataset, "vrb_clean")["question_id"]
     )  # same at every level
     assert len(hooks.prepare_docs(dataset, "vrb_sample_clean")) == 6  # the sample is used whole
-    monkeypatch.setenv(hooks.IMAGES_ENV, "zero")
-    with pytest.raises(ValueError, match=hooks.IMAGES_ENV):
+    monkeypatch.setenv(vrb_config.IMAGES_ENV, "zero")
+    with pytest.raises(ValueError, match=vrb_config.IMAGES_ENV):
         hooks.prepare_docs(dataset, "vrb_clean")
 
 
@@ -77,18 +78,18 @@ def test_doc_to_visual_is_corrupt_seeded_by_image_id(sample_docs, monkeypatch: p
     assert np.array_equal(seen, corrupt(clean, "gaussian_noise", 3, seed=seed, profile="vrb"))
     assert np.array_equal(seen, np.asarray(hooks.doc_to_visual(doc)[0]))  # deterministic
     assert not np.array_equal(seen, clean)
-    monkeypatch.setenv(hooks.SEED_ENV, "1")
+    monkeypatch.setenv(vrb_config.SEED_ENV, "1")
     reseeded = np.asarray(hooks.doc_to_visual(doc)[0])
     assert np.array_equal(
         reseeded, corrupt(clean, "gaussian_noise", 3, seed=hooks.image_seed(1, doc["image_id"]))
     )
     assert not np.array_equal(reseeded, seen)
-    monkeypatch.setenv(hooks.PROFILE_ENV, "imagenet_c")
+    monkeypatch.setenv(vrb_config.PROFILE_ENV, "imagenet_c")
     other = np.asarray(hooks.doc_to_visual(doc)[0])
     reseed = hooks.image_seed(1, doc["image_id"])
     assert np.array_equal(other, corrupt(clean, "gaussian_noise", 3, seed=reseed, profile="imagenet_c"))
-    monkeypatch.setenv(hooks.PROFILE_ENV, "nope")
-    with pytest.raises(ValueError, match=hooks.PROFILE_ENV):
+    monkeypatch.setenv(vrb_config.PROFILE_ENV, "nope")
+    with pytest.raises(ValueError, match=vrb_config.PROFILE_ENV):
         hooks.doc_to_visual(doc)
 
 
@@ -112,7 +113,7 @@ def test_prompts(sample_docs, monkeypatch: pytest.MonkeyPatch) -> None:
         == "How many circles are there?\nAnswer the question using a single word or phrase."
     )
     assert hooks.doc_to_text(doc, None) == hooks.doc_to_text(doc, generate.SPECIFIC_KWARGS["default"])
-    monkeypatch.setenv(hooks.PROMPT_ENV, "vqav2")
+    monkeypatch.setenv(vrb_config.PROMPT_ENV, "vqav2")
     assert hooks.doc_to_text(doc, {"prompt": "vrb_llava"}).endswith("single word or phrase.")
 
 
@@ -189,7 +190,7 @@ def test_vrb_official_images_are_the_official_quality_95_jpeg_and_a_server_gets_
         np.asarray(Image.open(io.BytesIO(png))), corrupt(clean, "gaussian_noise", 3, seed=seed)
     )
 
-    monkeypatch.setenv(hooks.PROFILE_ENV, "vrb_official")
+    monkeypatch.setenv(vrb_config.PROFILE_ENV, "vrb_official")
     image = hooks.doc_to_visual(doc)[0]
     official = corrupt(clean, "gaussian_noise", 3, seed=seed, profile="vrb_official")
     assert np.array_equal(

@@ -18,19 +18,13 @@ from lmms_eval_tasks.framework.taskgen import (
     templated_files,
 )
 from lmms_eval_tasks.tasks.vrb import BENCHMARK, make_sample
+from lmms_eval_tasks.tasks.vrb.scoring import SUB_METRICS
 
 FOLDER = "lmms_eval_tasks/tasks/vrb"
 HOOKS = "lmms_eval_tasks.tasks.vrb.hooks"
 DOCS_MODULE = "lmms_eval_tasks.tasks.vrb.task_docs"
 SOURCE = "lmms_eval_tasks/tasks/vrb/generate.py"
-LOWER_IS_BETTER = {
-    "relative_accuracy_drop",
-    "first_drop",
-    "range_of_error",
-    "error_rate",
-    "average_error",
-    "average_difference",
-}
+LOWER_IS_BETTER = {"relative_accuracy_drop", *SUB_METRICS}
 CLASSES = ("noise", "blur", "weather", "attribute", "physical", "digital")
 VQAV2_PROMPT = {
     "prompt": "vqav2",

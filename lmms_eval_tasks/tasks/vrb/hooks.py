@@ -16,16 +16,7 @@ from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.sent_images import with_file
 from lmms_eval_tasks.tasks.vrb import scoring
-from lmms_eval_tasks.tasks.vrb.config import (  # noqa: F401  (the environment names, re-exported)
-    DEFAULT_IMAGES,
-    IMAGES_ENV,
-    PROFILE_ENV,
-    PROMPT_ENV,
-    PROMPTS,
-    PROTOCOL_ENV,
-    SEED_ENV,
-    run_parameters,
-)
+from lmms_eval_tasks.tasks.vrb.config import PROMPTS, run_parameters
 from lmms_eval_tasks.tasks.vrb.image_cache import shared_memo
 
 # The host's vqav2 prompt (lmms_eval/tasks/vqav2/_default_template_vqav2_yaml).

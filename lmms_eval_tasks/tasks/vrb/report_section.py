@@ -107,9 +107,14 @@ def _radar(context: SectionContext, series: dict[str, list[float | None]], title
 
 def render(context: SectionContext) -> list[Block]:
     """Every VRB table and plot for the runs of this report."""
-    from lmms_eval_tasks.tasks.vrb.scoring import SUB_METRICS, robustness
+    from lmms_eval_tasks.tasks.vrb.scoring import MODEL_KEYS, SUB_METRICS, robustness
 
     entries = context.entries
+
+    def error_plot(title: str, name: str, series: dict[str, Any]) -> Block:
+        axes = ("severity (0 = clean)", "error (1 - accuracy)")
+        return lines(title, context.plot_name(name), series, *axes, ylim=(0.0, 1.0))
+
     blocks: list[Block] = [
         Text(
             "Accuracies and sub-metrics are fractions (VQA accuracy, 0-1). "
@@ -126,44 +131,26 @@ def render(context: SectionContext) -> list[Block]:
             if curve is not None:
                 series[entry.label] = (range(6), [1 - value for value in curve])
         if series:
-            blocks.append(
-                lines(
-                    f"Error vs severity: {corruption}",
-                    context.plot_name(f"error_{corruption}"),
-                    series,
-                    "severity (0 = clean)",
-                    "error (1 - accuracy)",
-                    ylim=(0.0, 1.0),
-                )
-            )
+            blocks.append(error_plot(f"Error vs severity: {corruption}", f"error_{corruption}", series))
     if len(corruptions) > 1:
         for entry in entries:
             curves = {c: level_curve(entry, c) for c in corruptions}
             every = {c: (range(6), [1 - value for value in curve]) for c, curve in curves.items() if curve}
             if every:
-                blocks.append(
-                    lines(
-                        f"Error vs severity, every corruption: {entry.label}",
-                        context.plot_name(f"error_all_{entry.run}_{entry.task}"),
-                        every,
-                        "severity (0 = clean)",
-                        "error (1 - accuracy)",
-                        ylim=(0.0, 1.0),
-                    )
-                )
+                title = f"Error vs severity, every corruption: {entry.label}"
+                blocks.append(error_plot(title, f"error_all_{entry.run}_{entry.task}", every))
     pool: dict[str, dict[str, list[float]]] = {}
     common = [c for c in corruptions if all(level_curve(entry, c) is not None for entry in entries)]
     if common:
         pool = {entry.label: {c: level_curve(entry, c) for c in common} for entry in entries}
     if pool:
         result = robustness(pool)
-        columns = [*SUB_METRICS, "accuracy_clean", "accuracy_average", "relative_accuracy_drop", "vre"]
         blocks.append(
             Table(
                 "Per model (pooled VRE)",
-                ["run / task", *columns],
+                ["run / task", *MODEL_KEYS],
                 [
-                    [model, *(values.get(key) for key in columns)]
+                    [model, *(values.get(key) for key in MODEL_KEYS)]
                     for model, values in result["models"].items()
                 ],
                 "; ".join(result["notes"]) or f"pool: {len(pool)} run(s) x {len(common)} corruption(s)",

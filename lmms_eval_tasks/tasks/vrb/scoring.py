@@ -23,6 +23,7 @@ PROTOCOLS = ("paper", "vqa_api", "official")
 LEVELS = (0, 1, 2, 3, 4, 5)
 CLEAN = "clean"
 SUB_METRICS = ("first_drop", "range_of_error", "error_rate", "average_error", "average_difference")
+MODEL_KEYS = (*SUB_METRICS, "accuracy_clean", "accuracy_average", "relative_accuracy_drop", "vre")
 RECORD_FIELDS = (
     "question_id",
     "answers",
@@ -59,15 +60,8 @@ class Options:
 
 @scorer(Options, record_schema=RECORD_SCHEMA)
 def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Accuracy per level, by question and answer type, and the single-model robustness metrics: flat
-    numbers are the metrics, the per-level, per-type and robustness tables (``details=True``) the details.
-
-    Records carry question_id, answers (human answers), multiple_choice_answer, question_type,
-    answer_type, corruption, severity (0 = clean) and prediction (the record contract, ``RECORD_SCHEMA``,
-    checked by the public call and the pipelines; only what it cannot express is checked here).
-    Sub-metrics need the clean level and severities 1..5 of a corruption; incomplete corruptions are listed
-    in ``incomplete_corruptions``.
-    """
+    """Accuracy per level, by question and answer type, and the single-model robustness metrics; the
+    details hold the per-level, per-type and robustness tables (``details=True``), incomplete corruptions."""
     records = list(records)
     scored = _score_records(records, options.protocol)
     resampling = resampling_of(
@@ -675,33 +669,29 @@ def robustness_array(
     vre_corruptions = vre_scores(raw, weight_vector)[1]
     relative_corruption = drop_ratio((clean - raw["accuracy_average"]).sum(axis=0), clean.sum(axis=0))
 
-    def entry(axis: int, index: int) -> dict[str, Any]:
-        take = (lambda array: array[index]) if axis == 1 else (lambda array: array[:, index])
-        if axis == 1:
-            keys = (*SUB_METRICS, "accuracy_clean", "accuracy_average", "relative_accuracy_drop", "vre")
-            return {key: finite_or_none(summary[key][index]) for key in keys}
-        values = {name: finite_or_none(take(raw[name]).mean()) for name in SUB_METRICS}
-        if True:
-            values.update(
-                accuracy_average=finite_or_none(take(raw["accuracy_average"]).mean()),
-                relative_accuracy_drop=finite_or_none(relative_corruption[index]),
-            )
-            values["vre"] = finite_or_none(vre_corruptions[index])
+    def corruption_entry(c: int) -> dict[str, Any]:
+        keys = (*SUB_METRICS, "accuracy_average")
+        values = {name: finite_or_none(raw[name][:, c].mean()) for name in keys}
+        values["relative_accuracy_drop"] = finite_or_none(relative_corruption[c])
+        values["vre"] = finite_or_none(vre_corruptions[c])
         return values
 
     cell_entries: dict[str, dict[str, Any]] = {}
     for v, model in enumerate(models):
         cell_entries[model] = {}
         for c, name in enumerate(corruptions):
-            cell = {key: finite_or_none(raw[key][v, c]) for key in (*SUB_METRICS, "accuracy_average")}
-            cell["relative_accuracy_drop"] = finite_or_none(raw["relative_accuracy_drop"][v, c])
+            keys = (*SUB_METRICS, "accuracy_average", "relative_accuracy_drop")
+            cell = {key: finite_or_none(raw[key][v, c]) for key in keys}
             cell["accuracy_by_level"] = [float(value) for value in table[v, c]]
             if scaled:
                 cell["scaled"] = {key: finite_or_none(scaled[key][v, c]) for key in SUB_METRICS}
             cell_entries[model][name] = cell
     return {
-        "models": {model: entry(1, v) for v, model in enumerate(models)},
-        "corruptions": {name: entry(0, c) for c, name in enumerate(corruptions)},
+        "models": {
+            model: {key: finite_or_none(summary[key][v]) for key in MODEL_KEYS}
+            for v, model in enumerate(models)
+        },
+        "corruptions": {name: corruption_entry(c) for c, name in enumerate(corruptions)},
         "cells": cell_entries,
         "pool": {
             "models": list(models),
