@@ -70,10 +70,10 @@ def test_refuses_to_overwrite_a_foreign_folder(tmp_path: Path) -> None:
 
 
 def test_module_cli_builds_and_prints_the_folder(tiny_llava_dir: Path, tmp_path: Path) -> None:
-    from lmms_eval_tasks.models import tiny_llava
+    from lmms_eval_tasks.cli import main
 
     target = tmp_path / "cli"
-    assert tiny_llava.main(["--output", str(target), "--seed", "0"]) == 0
+    assert main(["build-tiny-llava", "--output", str(target), "--seed", "0"]) == 0
     assert _hashes(target) == _hashes(tiny_llava_dir)
 
 

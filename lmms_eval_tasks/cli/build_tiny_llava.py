@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ def _command_build_tiny_llava(args: argparse.Namespace) -> int:
 
     path = build_tiny_llava(args.output, seed=args.seed)
     print(path)
+    print(f"--model llava_hf --model_args pretrained={path},device=cpu,device_map=cpu", file=sys.stderr)
     return 0
 
 
@@ -19,5 +21,5 @@ def register(subparsers: Any) -> None:
     """Add the `build-tiny-llava` subcommand."""
     tiny = subparsers.add_parser("build-tiny-llava", help="build the tiny random LLaVA (offline)")
     tiny.add_argument("--output", required=True, type=Path, help="folder to write the model to")
-    tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--seed", type=int, default=0, help="seed for the random weights (default 0)")
     tiny.set_defaults(handler=_command_build_tiny_llava)

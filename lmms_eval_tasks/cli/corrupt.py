@@ -1,7 +1,6 @@
 """``lmms-eval-tasks corrupt ...``: list corruptions, corrupt an image, a dataset, or draw a contact sheet.
 
-The pack's CLI calls ``add_parser(subparsers)`` and dispatches to ``run(args)``; ``corrupt_cli(argv)``
-runs the same commands standalone (``python -m lmms_eval_tasks.cli.corrupt ...``).
+``corrupt_cli(argv)`` runs the same commands standalone (``python -m lmms_eval_tasks.cli.corrupt ...``).
 """
 
 from __future__ import annotations
@@ -43,8 +42,8 @@ def _add_common(parser: argparse.ArgumentParser, many: bool) -> None:
         parser.add_argument("--severity", type=int, required=True, help="severity 1..5")
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register the ``corrupt`` command (with its sub-commands) on an argparse sub-parser collection."""
+def register(subparsers: Any) -> None:
+    """Add the ``corrupt`` subcommand (with its own sub-commands)."""
     parser = subparsers.add_parser(
         "corrupt",
         help="image corruptions: list, image, dataset, sheet",
@@ -81,8 +80,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     sheet.add_argument("--tile", type=int, default=128, help="tile width in the sheet")
     sheet.add_argument("--palette", action="store_true", help="save with a 256-colour palette (smaller file)")
 
-    parser.set_defaults(func=run, handler=run)
-    return parser
+    parser.set_defaults(handler=run)
 
 
 def _load_image(path: str) -> Any:
@@ -97,34 +95,30 @@ def _load_image(path: str) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Execute a parsed ``corrupt`` command; returns the exit code (2 with a one-line error for bad input)."""
     try:
-        return _run(args)
+        command = args.corrupt_command
+        if command == "list":
+            table = SEVERITY_TABLES[args.profile]
+            if args.json:
+                print(json.dumps(table, indent=2))
+            else:
+                for name, rows in table.items():
+                    print(f"{name:<20} {rows}")
+            return 0
+        if command == "image":
+            from lmms_eval_tasks.corruptions.dataset import corrupt_visual
+
+            image = _load_image(args.input)
+            corrupt_visual(image, args.name, args.severity, args.seed, args.profile).save(args.output)
+            print(args.output)
+            return 0
+        if command == "dataset":
+            return _run_dataset(args)
+        if command == "sheet":
+            return _run_sheet(args)
+        raise ValueError(f"unknown corrupt command {command!r}")
     except (ValueError, KeyError, OSError) as error:  # OSError covers missing and unreadable files
         print(f"error: {error}", file=sys.stderr)
         return 2
-
-
-def _run(args: argparse.Namespace) -> int:
-    command = args.corrupt_command
-    if command == "list":
-        table = SEVERITY_TABLES[args.profile]
-        if args.json:
-            print(json.dumps(table, indent=2))
-        else:
-            for name, rows in table.items():
-                print(f"{name:<20} {rows}")
-        return 0
-    if command == "image":
-        from lmms_eval_tasks.corruptions.dataset import corrupt_visual
-
-        corrupted = corrupt_visual(_load_image(args.input), args.name, args.severity, args.seed, args.profile)
-        corrupted.save(args.output)
-        print(args.output)
-        return 0
-    if command == "dataset":
-        return _run_dataset(args)
-    if command == "sheet":
-        return _run_sheet(args)
-    raise ValueError(f"unknown corrupt command {command!r}")
 
 
 def _run_dataset(args: argparse.Namespace) -> int:
@@ -189,18 +183,13 @@ def _run_sheet(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: Any) -> None:
-    """Add the `corrupt` subcommand (the CLI's discovery hook)."""
-    add_parser(subparsers)
-
-
 def corrupt_cli(argv: list[str] | None = None) -> int:
     """Run ``corrupt`` sub-commands without the pack's top-level CLI (e.g. ``corrupt_cli(["list"])``)."""
     parser = argparse.ArgumentParser(prog="lmms-eval-tasks")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    add_parser(subparsers)
+    register(subparsers)
     args = parser.parse_args(["corrupt", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)
+    return args.handler(args)
 
 
 if __name__ == "__main__":

@@ -73,11 +73,7 @@ def records_problem(path: Path, records: list[Any], benchmark: str, rerun: str |
             from lmms_eval_tasks.reporting.schema import task_files
 
             pack_file = task_files(path.parent, task).get("samples")
-        where = (
-            f"{pack_file}"
-            if pack_file
-            else f"{path.parent / 'lmms_eval_tasks'}/<run_id>/{task or '<task>'}_samples.jsonl"
-        )
+        where = pack_file or f"{path.parent / 'lmms_eval_tasks'}/<run_id>/{task or '<task>'}_samples.jsonl"
         return (
             f"{path} is the host's samples file (lmms-eval --log_samples); the pack's records are in {where}"
         )

@@ -1,11 +1,6 @@
 """LLM judges for the pack: one configuration, any OpenAI-compatible endpoint, or an offline rule judge.
 
-``get_judge()`` returns a judge whose ``judge(requests)`` gives ``result[i][r]`` = request i's reply for
-repeat r; benchmarks go through ``judge_items`` (``judges.pipeline``), which adds reply parsing, the
-unjudged list, usage per batch and the failure policy. Importing this package is cheap: openai and tqdm
-are imported only when judging starts.
-See docs/judges.md for the environment variables, the cache and the guarantees.
-"""
+Benchmarks judge through ``judge_items`` (``judges.pipeline``); cheap to import (docs/judges.md)."""
 
 from __future__ import annotations
 

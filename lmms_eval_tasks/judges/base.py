@@ -99,18 +99,13 @@ class Judge:
         with self._usage_lock:
             counters = dict(self._counters)
             reasons = dict(self._unjudged_reasons.most_common(10))
+        calls = ("replies", "calls", "cache_hits", "retries", "unjudged", "refused_too_long")
         return {
             "kind": self.kind,
             "model": self.model,
-            "replies": counters.get("replies", 0),
-            "calls": counters.get("calls", 0),
-            "cache_hits": counters.get("cache_hits", 0),
-            "retries": counters.get("retries", 0),
-            "unjudged": counters.get("unjudged", 0),
-            "refused_too_long": counters.get("refused_too_long", 0),
+            **{name: counters.get(name, 0) for name in calls},
             "unjudged_reasons": reasons,
-            "prompt_tokens": counters.get("prompt_tokens", 0),
-            "completion_tokens": counters.get("completion_tokens", 0),
+            **{name: counters.get(name, 0) for name in ("prompt_tokens", "completion_tokens")},
             "estimated_cost_usd": self._estimated_cost(counters),
         }
 

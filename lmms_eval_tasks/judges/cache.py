@@ -1,9 +1,5 @@
-"""Persistent judge-reply cache: one SQLite file in WAL mode, safe to kill at any moment and to share.
-
-Each successful reply is committed in its own transaction as soon as it arrives, so a crash loses at most
-the in-flight requests. Keys are SHA-256 hashes of everything that determines a reply (model, full
-messages, generation parameters, repeat index); only reply text and token counts are stored, never a key.
-"""
+"""Persistent judge-reply cache: one SQLite file in WAL mode, a transaction per reply, safe to kill and to
+share; keyed by a SHA-256 of everything that determines a reply, never storing a key (docs/judges.md)."""
 
 from __future__ import annotations
 

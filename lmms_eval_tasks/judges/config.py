@@ -1,8 +1,5 @@
-"""Judge configuration from the environment, using the host lmms-eval's variable names plus pack overrides.
-
-Resolution order for every setting: explicit argument > ``LMMS_EVAL_TASKS_JUDGE_<SETTING>_<TASK>`` >
-``LMMS_EVAL_TASKS_JUDGE_<SETTING>`` > host convention (``MODEL_VERSION`` for the model) > default.
-"""
+"""Judge configuration: the argument, else ``LMMS_EVAL_TASKS_JUDGE_<SETTING>_<TASK>``, the same without
+``_<TASK>``, the host lmms-eval's variable (``MODEL_VERSION`` for the model), the default."""
 
 from __future__ import annotations
 
@@ -145,13 +142,8 @@ def _azure_endpoint(api_key: str | None, key_name: str | None) -> Endpoint | Non
 def resolve_endpoint(
     base_url: str | None = None, api_key: str | None = None, api_type: str | None = None
 ) -> Endpoint | None:
-    """The configured endpoint, or None when nothing is configured (then "auto" falls back to the rule judge).
-
-    OpenAI-compatible: ``OPENAI_API_KEY`` + ``OPENAI_API_URL`` / ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``
-    (base URL or full chat-completions URL; a URL alone is enough for keyless local servers).
-    Azure: ``API_TYPE=azure`` or Azure variables: ``AZURE_ENDPOINT``/``AZURE_OPENAI_ENDPOINT``,
-    ``AZURE_API_KEY``/``AZURE_OPENAI_API_KEY``, ``AZURE_API_VERSION``/``API_VERSION``.
-    """
+    """The configured endpoint (OpenAI-compatible or Azure: the variables of docs/judges.md, "Configuration"),
+    or None when nothing is configured (then "auto" falls back to the rule judge)."""
     api_type = (
         api_type or judge_setting("api_type") or os.environ.get("API_TYPE") or ""
     ).strip().lower() or None

@@ -1,8 +1,5 @@
-"""``get_judge``: the pack's judge from arguments and environment (rule-based, or OpenAI-compatible).
-
-Kept apart from the package ``__init__`` so that ``judges.pipeline`` (which the package re-exports) can
-create judges lazily without importing its own package.
-"""
+"""``get_judge``: the pack's judge from arguments and environment (rule-based, or OpenAI-compatible);
+apart from the package ``__init__`` so that ``judges.pipeline`` creates judges lazily."""
 
 from __future__ import annotations
 
@@ -75,13 +72,8 @@ def get_judge(
     task: str | None = None,
     **overrides: Any,
 ) -> Judge:
-    """The pack's judge: "auto" (OpenAI-compatible if an endpoint is set, else rule-based), "openai", "rule".
-
-    Explicit arguments win over per-task env vars (``LMMS_EVAL_TASKS_JUDGE_MODEL_<TASK>``), which win over
-    global ones. Overrides: base_url, api_key, api_type, concurrency, timeout, max_retries, max_tokens,
-    temperature, backoff_base, backoff_max, circuit_breaker, total_timeout, cache (False: memory only),
-    cache_path, cache_namespace.
-    """
+    """The pack's judge: "auto" (OpenAI-compatible if an endpoint is set, else rule-based), "openai", "rule";
+    arguments and ``overrides`` (the ``_NUMERIC_OVERRIDES`` and ``_OTHER_OVERRIDES``) win over settings."""
     unknown = sorted(set(overrides) - set(_NUMERIC_OVERRIDES) - set(_OTHER_OVERRIDES))
     if unknown:
         raise TypeError(f"get_judge() got unknown overrides {unknown}")

@@ -1,11 +1,5 @@
-"""What keeps the model under test from deciding its own verdict (docs/judges.md, "Judge integrity").
-
-The model's text is data: it is sent to a judge bounded (``bound_model_text``, counted when cut), optionally
-delimited and declared as data (``hardened_prompt``, ``judge_prompt=hardened``), and masked out of the
-judge's reply before the verdict is read (``mask_model_text``), so a verdict the model planted and the judge
-quoted cannot decide. A judge refusing a prompt because of its length (``is_length_refusal``) is the model's
-failure, not a judge outage. Holds no benchmark's knowledge: each judged benchmark passes its own texts.
-"""
+"""What keeps the model under test from deciding its own verdict (docs/judges.md, "Judge integrity"):
+its text bounded, delimited as data, masked out of the judge's reply; a length refusal is the model's."""
 
 from __future__ import annotations
 
@@ -193,8 +187,6 @@ def without_model_lines(reply: str, model_texts: tuple[str, ...], short_only: bo
 
 
 def mask_model_text(reply: str, model_texts: tuple[str, ...]) -> str:
-    """``reply`` with each standalone quote of a model text replaced by ``MASK``; the judge's own words are
-    never cut. A whole text is masked where it stands between word boundaries (re-typed too, ``fold_text``,
-    when it spans lines), one of its lines (``MIN_MASKED_CHARS`` or more) only where it is a whole line of
-    the reply as written; each also JSON-escaped (a judge answering in JSON)."""
+    """``reply`` with each standalone quote of a model text replaced by ``MASK`` (``masked_reply``); the
+    judge's own words are never cut."""
     return masked_reply(reply, model_texts)[0]

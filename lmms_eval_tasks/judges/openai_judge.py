@@ -1,8 +1,5 @@
-"""The OpenAI-compatible LLM judge: concurrent, cached, retried, accounted, secret-free.
-
-Every (request, repeat) pair becomes one job whose result is written to that pair's own slot; there is
-no shared "last response" variable, so one item can never receive another item's verdict.
-"""
+"""The OpenAI-compatible LLM judge: concurrent, cached, retried, accounted, secret-free. Each (request,
+repeat) is one job writing its own slot, so no item can receive another item's verdict."""
 
 from __future__ import annotations
 

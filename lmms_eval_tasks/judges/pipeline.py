@@ -1,12 +1,5 @@
-"""The judging pipeline every judged benchmark uses: requests -> judge x repeats -> parsed verdict matrix.
-
-A benchmark gives ``JudgeItem``s (id, prompt, rule reply, model text, image) and a reply parser, and gets a
-``JudgedBatch``: per item and repeat the verdict, the raw reply or why there is none; counts, usage and
-settings. Scoring then works on ``batch.verdicts()`` alone. The model's quoted text is masked out of each
-reply before it is parsed; a verdict that the model's failure decides (too long for the judge, planted
-markers without a verdict of the judge's own, a verdict masking removed or changed, a content-free answer
-never sent) is counted as such, never unjudged. Usage, integrity and failure policy: docs/judges.md.
-"""
+"""The judging pipeline every judged benchmark uses: ``JudgeItem``s -> judge x repeats -> ``JudgedBatch``,
+the parsed verdict matrix with counts, usage and settings (the policies: docs/judges.md)."""
 
 from __future__ import annotations
 
@@ -351,15 +344,10 @@ def judge_items(
         else next(sent_cells)
         for index in range(len(items))
     ]
-    last_error = None
-    for row in cells:
-        for cell in row:
-            if cell.error is not None and not cell.judged:
-                last_error = cell.error
+    missing = [cell for row in cells for cell in row if cell.error is not None and not cell.judged]
     # prefer a transport error (what the endpoint said) over "unparseable" as the reason shown to users
-    transport = [cell.error for row in cells for cell in row if cell.status == UNJUDGED and cell.error]
-    if transport:
-        last_error = transport[-1]
+    transport = [cell for cell in missing if cell.status == UNJUDGED]
+    last_error = (transport or missing)[-1].error if missing else None
     batch = JudgedBatch(
         item_ids=ids,
         cells=cells,

@@ -1,8 +1,5 @@
-"""Approximate list prices (USD per 1M tokens: input, output) for common OpenAI judge models.
-
-Estimates only (OpenAI list prices checked 2025; Azure and batch pricing differ). Unknown models give
-None rather than a guess; ``LMMS_EVAL_TASKS_JUDGE_PRICE="<input>,<output>"`` (USD per 1M tokens) overrides.
-"""
+"""Approximate list prices (USD per 1M tokens: input, output) of OpenAI judge models, checked 2025 (Azure
+and batch pricing differ); unknown models give None; ``LMMS_EVAL_TASKS_JUDGE_PRICE`` overrides."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Pure extraction rules used by the offline rule-based judge: yes/no, option letters, numbers.
-
-No I/O and no exceptions on odd input: every function returns None when it cannot decide.
-"""
+"""Pure extraction rules of the offline rule-based judge: yes/no, option letters, numbers (None when
+undecided; no I/O, no exceptions on odd input)."""
 
 from __future__ import annotations
 

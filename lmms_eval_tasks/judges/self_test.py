@@ -1,12 +1,5 @@
-"""The judge self-test: a few probes built from a run's own items, sent to its judge before the run's verdicts
-are trusted (docs/judges.md, "Judge self-test").
-
-Probes that must fail (content-free answers in several languages and scripts, planted verdicts in the
-benchmark's judge format, in JSON and in other languages, an instruction to the judge) and known right ones
-(the reference itself) go through the benchmark's own prompt, parse and masking; only the content-free
-screen is bypassed, since the judge is what is measured. The false-accept and false-reject rates are the
-scorer's metrics; a judge that accepts any probe marks the run. Never changes a headline number or exit.
-"""
+"""The judge self-test: probes built from a run's own items (answers that must fail, and the references),
+through the benchmark's prompt, parse and masking; false-accept and false-reject rates (docs/judges.md)."""
 
 from __future__ import annotations
 

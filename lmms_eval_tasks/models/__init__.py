@@ -1,9 +1,5 @@
-"""The pack's offline models, registered with lmms-eval through the ``lmms_eval.models`` entry point.
-
-Importing this module is cheap: the host calls ``model_manifests()`` at start-up, and model classes are
-only imported when a run asks for them. ``tiny_llava`` builds a tiny random LLaVA for the host's
-``llava_hf`` wrapper; it is not a model class of its own.
-"""
+"""The pack's models, registered with lmms-eval through the ``lmms_eval.models`` entry point (cheap to
+import: the classes load when a run asks for them; ``tiny_llava`` is a builder, not a model class)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The pack's LLaVA on transformers: what ``--model llava`` runs when the original LLaVA code cannot import.
-
-The host ``llava`` wrapper's arguments, prompt format and square padding on transformers conversions of the
-checkpoints; answers ``generate_until`` and ``loglikelihood``. See docs/models.md.
-"""
+"""The pack's LLaVA on transformers: what ``--model llava`` runs when the original LLaVA code cannot import
+(the host wrapper's arguments, prompt format and square padding; docs/models.md)."""
 
 from __future__ import annotations
 
@@ -65,12 +62,6 @@ class _OriginalPreprocessing:
         return getattr(self._processor, name)
 
 
-def _device_default() -> str:
-    import torch
-
-    return "cuda:0" if torch.cuda.is_available() else "cpu"
-
-
 def _process_layout(accelerator: Any) -> tuple[int, int, int]:
     """(rank, world size, local rank) of this process, as the host's evaluator shards requests."""
     import torch.distributed as distributed
@@ -130,7 +121,7 @@ class LlavaTransformers(LlavaHf):
             on_gpu = torch.cuda.is_available() and (device is None or not str(device).startswith("cpu"))
             device = f"cuda:{local_rank}" if on_gpu else "cpu"
             device_map = device
-        device = device or _device_default()
+        device = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
         device_map = device_map or device
         self._device = torch.device(device if device_map == "auto" else device_map)
         self.device_map = device_map
@@ -207,11 +198,8 @@ class LlavaTransformers(LlavaHf):
         """Mean loss of each continuation and whether it is the greedy one (the host's llava_hf convention,
         docs/models.md); the context is tokenized with its images, so the loss mask lines up with them."""
         import torch
-        from lmms_eval.models.simple.llava_hf import VICUNA_CHAT_TEMPLATE
         from tqdm import tqdm
 
-        template = self.chat_template or self.tokenizer.chat_template or VICUNA_CHAT_TEMPLATE
-        image_token = getattr(self._image_processor, "image_token", None) or "<image>"
         results: list[tuple[float, bool]] = []
         for context, doc_to_target, doc_to_visual, doc_id, task, split in tqdm(
             [request.args for request in requests], disable=self.rank != 0, desc="Model Responding"
@@ -219,17 +207,8 @@ class LlavaTransformers(LlavaHf):
             doc = self.task_dict[task][split][doc_id]
             continuation = doc_to_target if isinstance(doc_to_target, str) else doc_to_target(doc)
             visuals = self.flatten([doc_to_visual(doc)])
-            user_text = " ".join([image_token] * len(visuals)) + "\n" + context if visuals else context
-            messages = [
-                {"role": "user", "content": user_text},
-                {"role": "assistant", "content": continuation},
-            ]
-            prompt = self.tokenizer.apply_chat_template(
-                messages[:1], chat_template=template, tokenize=False, add_generation_prompt=True
-            )
-            full_text = self.tokenizer.apply_chat_template(
-                messages, chat_template=template, tokenize=False, add_generation_prompt=False
-            )
+            prompt = self._prompt(context, len(visuals))
+            full_text = self._prompt(context, len(visuals), continuation)
             images = visuals or None
             inputs = self._image_processor(text=[full_text], images=images, return_tensors="pt")
             inputs = inputs.to(self._device, self.model.dtype)

@@ -1,8 +1,5 @@
-"""``random_guess``: a seeded random-chance baseline that answers in each task's answer space.
-
-Every answer depends only on (seed, task, doc id, request and repeat index), never on batching, order or
-ranks; answer spaces come from ``framework.answer_spaces``.
-"""
+"""``random_guess``: a seeded random-chance baseline answering in each task's answer space
+(``framework.answer_spaces``), each answer a function of (seed, task, doc id, request, repeat) only."""
 
 from __future__ import annotations
 

@@ -1,19 +1,16 @@
 """Build a tiny, randomly initialised LLaVA offline, so demos and tests drive the host's real ``llava_hf``.
 
-It answers nonsense, deterministically per seed; a complete build of the same recipe is reused. Then run
-``--model llava_hf --model_args pretrained=DIR,device=cpu,device_map=cpu``.
+It answers nonsense, deterministically per seed; a complete build of the same recipe is reused (built by
+``lmms-eval-tasks build-tiny-llava``; run with ``--model llava_hf --model_args pretrained=DIR,device=cpu``).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -233,11 +230,7 @@ def build_tiny_llava(output_dir: str | os.PathLike[str], seed: int = 0) -> Path:
             "recipe_version": RECIPE_VERSION,
             "seed": seed,
             "files": files,
-            "versions": {
-                "torch": torch.__version__,
-                "transformers": transformers.__version__,
-                "tokenizers": tokenizers.__version__,
-            },
+            "versions": {module.__name__: module.__version__ for module in (torch, transformers, tokenizers)},
             "model_args": f"pretrained={output_dir},device=cpu,device_map=cpu",
         }
         (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -259,27 +252,3 @@ def build_tiny_llava(output_dir: str | os.PathLike[str], seed: int = 0) -> Path:
             shutil.rmtree(staging, ignore_errors=True)
     return output_dir
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the builder's options to ``parser`` (shared by this module's CLI and ``lmms-eval-tasks``)."""
-    parser.add_argument("--output", required=True, type=Path, help="folder to build the tiny LLaVA into")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the random weights (default 0)")
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """Build from parsed arguments, print the folder and the matching ``--model_args``; returns 0."""
-    directory = build_tiny_llava(args.output, seed=args.seed)
-    print(directory)
-    print(f"--model llava_hf --model_args pretrained={directory},device=cpu,device_map=cpu", file=sys.stderr)
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry: ``python -m lmms_eval_tasks.models.tiny_llava --output DIR [--seed N]``."""
-    parser = argparse.ArgumentParser(prog="python -m lmms_eval_tasks.models.tiny_llava", description=__doc__)
-    return run(add_arguments(parser).parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

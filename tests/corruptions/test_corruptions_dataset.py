@@ -222,12 +222,12 @@ def test_cli_list_image_dataset_sheet(image_dataset, tmp_path: Path, capsys: pyt
 def test_add_parser_hooks_into_a_parent_cli() -> None:
     import argparse
 
-    from lmms_eval_tasks.cli.corrupt import add_parser, run
+    from lmms_eval_tasks.cli.corrupt import register, run
 
     parser = argparse.ArgumentParser()
-    add_parser(parser.add_subparsers(dest="command"))
+    register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["corrupt", "list", "--profile", "vrb"])
-    assert args.func is run and args.corrupt_command == "list"
+    assert args.handler is run and args.corrupt_command == "list"
 
 
 _HASH_SCRIPT = """

@@ -1,8 +1,5 @@
-"""The official judge prompt templates, byte-exact copies of the spec's files, and safe rendering.
-
-Rendering never uses ``str.format``: model outputs often contain braces, so placeholders are filled by a
-single left-to-right substitution of exactly the named ``{placeholders}`` (inserted text is never re-scanned).
-"""
+"""The official judge prompt templates (byte-exact copies of the spec's files) and safe rendering: one
+left-to-right substitution of the named ``{placeholders}``, never ``str.format`` (outputs hold braces)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The bundled DVQA sample: generated bar charts whose answers are known by construction.
-
-Three 192x144 charts (one with decimal values), 19 questions in the slim file's schema (``question``,
-``question_id``, ``template_id``, ``answer``, ``answer_bbox``, ``image_file``) plus an HF ``Image``
-column: 5 structure (bar count, log scale, negative values), 7 data (a bar's value, a bar's label, a
-decimal value "0.5") and 7 reasoning (largest bar, a comparison, a sum). The answers are
-computed from the charts' values. Deterministic: no randomness. ``answer_bbox`` is empty (not drawn).
-"""
+"""The bundled DVQA sample: 19 questions in the slim file's schema on three generated bar charts, answers
+computed from the charts' values (docs/revisiting.md); deterministic, ``answer_bbox`` empty."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""DVQA scoring (bar-chart QA), as in "Revisiting MLLM Evaluation": exact match after normalisation.
-
-Accuracy per template (structure, data, reasoning), micro and macro, in percent. The default keeps a "."
-followed by a digit ("0.5" is not "5"); ``protocol=official`` removes every "." and reads "10²" as a power
-of ten, as the script does (docs/revisiting.md, "DVQA").
-"""
+"""DVQA scoring, as in "Revisiting MLLM Evaluation": exact match after normalisation, accuracy per template,
+micro and macro, in percent; decimals kept unless ``protocol=official`` (docs/revisiting.md, "DVQA")."""
 
 from __future__ import annotations
 

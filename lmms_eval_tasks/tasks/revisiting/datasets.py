@@ -1,8 +1,5 @@
-"""What differs between TDIUC, TallyQA and DVQA beyond their scorers: one ``RevisitingDataset`` each.
-
-The machinery these settings drive is one for the three (``shared_tasks``: prompts, hooks, options and
-deviations; ``generate``: the YAML; ``prepare``: ``lmms-eval-tasks prepare``).
-"""
+"""What differs between TDIUC, TallyQA and DVQA beyond their scorers: one ``RevisitingDataset`` each, the
+settings of the family's one machinery (``shared_tasks``, ``generate``, ``prepare``)."""
 
 from __future__ import annotations
 
@@ -76,7 +73,17 @@ ONE_WORD_PROMPTS = {
     "gpt": "{question}, " + ONE_WORD + ".",
 }
 _SCORING = "lmms_eval_tasks.tasks.{}.scoring:{}".format
-_OFFICIAL = {"protocol": "official"}
+
+
+def _both_protocols(
+    name: str, returns: tuple[str, ...], default: dict[str, Any], official: dict[str, Any]
+) -> tuple[ParserEntry, ParserEntry]:
+    """The parser ``<dataset>.<function>`` called as the default protocol calls it, then as the official."""
+    target = _SCORING(*name.split("."))
+    return (
+        ParserEntry(name, target, returns, default),
+        ParserEntry(f"{name}[official]", target, returns, {**official, "protocol": "official"}),
+    )
 
 
 def _question(entry: dict[str, Any], index: int) -> dict[str, Any]:
@@ -187,13 +194,7 @@ TDIUC = RevisitingDataset(
         convert=tdiuc_row,
     ),
     parsers=(
-        ParserEntry("tdiuc.is_correct", _SCORING("tdiuc", "is_correct"), ("bool",), {"label": "dog"}),
-        ParserEntry(
-            "tdiuc.is_correct[official]",
-            _SCORING("tdiuc", "is_correct"),
-            ("bool",),
-            {"label": "3", **_OFFICIAL},
-        ),
+        *_both_protocols("tdiuc.is_correct", ("bool",), {"label": "dog"}, {"label": "3"}),
         ParserEntry("revisiting.digits_to_words", _SCORING("revisiting", "digits_to_words"), ("str",)),
     ),
     screening=Screening(yes_no=True, numbers=True),
@@ -272,15 +273,7 @@ TALLYQA = RevisitingDataset(
         image_candidates=tallyqa_images,
         convert=tallyqa_row,
     ),
-    parsers=(
-        ParserEntry("tallyqa.parse_count", _SCORING("tallyqa", "parse_count"), ("float", "NoneType")),
-        ParserEntry(
-            "tallyqa.parse_count[official]",
-            _SCORING("tallyqa", "parse_count"),
-            ("float", "NoneType"),
-            _OFFICIAL,
-        ),
-    ),
+    parsers=(*_both_protocols("tallyqa.parse_count", ("float", "NoneType"), {}, {}),),
     screening=Screening(numbers=True),
     random_answer=tallyqa_random_answer,
     report_settings={"rmse_clip": [0, CLIP_MAX]},
@@ -343,13 +336,7 @@ DVQA = RevisitingDataset(
         convert=dvqa_row,
     ),
     parsers=(
-        ParserEntry("dvqa.is_correct", _SCORING("dvqa", "is_correct"), ("bool",), {"answer": "10"}),
-        ParserEntry(
-            "dvqa.is_correct[official]",
-            _SCORING("dvqa", "is_correct"),
-            ("bool",),
-            {"answer": "10", **_OFFICIAL},
-        ),
+        *_both_protocols("dvqa.is_correct", ("bool",), {"answer": "10"}, {"answer": "10"}),
         ParserEntry(
             "revisiting.official_digits_to_words",
             _SCORING("revisiting", "official_digits_to_words"),

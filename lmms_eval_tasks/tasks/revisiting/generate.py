@@ -1,10 +1,5 @@
-"""Every generated file of the four Revisiting datasets (TDIUC, TallyQA, DVQA, VQDv1): one generator.
-
-Each dataset has a prepared-data task (named like the benchmark, reading the folder from
-``lmms-eval-tasks prepare``) and a bundled sample task (``taskgen.prepared_dataset_files``); TDIUC, TallyQA
-and DVQA share the paper's prompts per model and generation settings (``datasets``), VQDv1 has its
-own (``vqdv1/prompts.py``). Run through ``make generate``; a test fails when a file drifts.
-"""
+"""Every generated file of the four Revisiting datasets (TDIUC, TallyQA, DVQA, VQDv1): a prepared-data task
+and a bundled sample task each (``taskgen.prepared_dataset_files``); ``make generate``, a test on drift."""
 
 from __future__ import annotations
 

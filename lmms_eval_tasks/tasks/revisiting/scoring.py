@@ -1,10 +1,5 @@
-"""Shared text rules of the "Revisiting MLLM Evaluation" datasets (TDIUC, TallyQA, DVQA).
-
-The authors' scoring scripts (``eval_script/*_eval.py`` in ``KevinLuJian/MLLM_supplemental``) compare
-answers after removing spaces, lower-casing and spelling digit strings out in words with the ``num2words``
-package; ``cardinal_words`` reproduces num2words' English cardinals for integers (no dependency), e.g.
-21 -> "twenty-one", 105 -> "one hundred and five", 1234 -> "one thousand, two hundred and thirty-four".
-"""
+"""Shared text rules of the "Revisiting MLLM Evaluation" datasets (TDIUC, TallyQA, DVQA): the authors'
+scripts spell digit strings out with ``num2words``, which ``cardinal_words`` reproduces exactly."""
 
 from __future__ import annotations
 

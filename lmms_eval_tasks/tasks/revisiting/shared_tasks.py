@@ -1,11 +1,5 @@
-"""The hooks of TDIUC, TallyQA and DVQA, one set told which dataset (``datasets.RevisitingDataset``); VQDv1,
-from the same paper, shares the image, record-field and prepared-data helpers.
-
-The host picks ``lmms_eval_specific_kwargs[<model>]["prompt"]`` (a variant of the dataset's ``prompts``,
-else ``hf``); ``LMMS_EVAL_TASKS_<DATASET>_PROMPT`` overrides it with a variant name or a template containing
-``{question}``; ``LMMS_EVAL_TASKS_<DATASET>_PROTOCOL=official`` switches to the official script's numbers
-(docs/revisiting.md).
-"""
+"""The hooks of TDIUC, TallyQA and DVQA, one set told which dataset (``datasets.RevisitingDataset``); VQDv1
+shares the image and prepared-data helpers. Prompt and protocol variables: docs/revisiting.md."""
 
 from __future__ import annotations
 

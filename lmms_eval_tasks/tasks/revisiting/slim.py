@@ -1,9 +1,5 @@
-"""The paper's "slim" stratified sampling (Revisiting MLLM Evaluation, section 3), seeded and reusable.
-
-Groups by (question type, answer); ratio r and minimum k per group (``group_quota``); VQDv1 keeps every
-query with more than one box. The paper's defaults, and where the authors' ``dataset_sampling/*.py``
-differ (``group_by="type"``, ``rounding="official"``), are in docs/revisiting.md, "The slim subsets".
-"""
+"""The paper's "slim" stratified sampling (Revisiting MLLM Evaluation, section 3), seeded: groups by
+(question type, answer), ratio r and minimum k per group (docs/revisiting.md, "The slim subsets")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The bundled TallyQA sample: scenes of coloured shapes whose counts are known by construction.
-
-Four 256x192 scenes, 15 counting questions in TallyQA's schema (``image_file``, ``image_id``,
-``question``, ``question_id``, ``answer``, ``issimple``, ``data_source``) plus an HF ``Image`` column:
-simple questions ("How many circles are there?") and complex ones ("How many squares are red?"), true
-counts 0 to 7 so every macro bucket (0, 1, 2, 3, 4+) is present in both splits. Deterministic: shape
-positions come from ``random.Random(SEED)``.
-"""
+"""The bundled TallyQA sample: 15 simple and complex counting questions in TallyQA's schema on four
+generated scenes of shapes (counts 0-7: every bucket in both splits); seeded positions."""
 
 from __future__ import annotations
 

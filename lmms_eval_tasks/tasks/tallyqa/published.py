@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
-# Transcribed from the paper by the project's specification. The paper's text was not available to check
-# them (``unchecked_reason``); the two micro accuracies are reproduced from the authors' released
-# per-question results (``corroboration``), which is evidence but not the source text. The macro
-# accuracies and MSEs need the answers and predictions, which that file does not hold.
+# From the specification's transcription of the paper; the released results corroborate the micro accuracies.
 SOURCE = Source(
     paper="Revisiting Multi-Modal LLM Evaluation (Lu et al., arXiv 2408.05334)",
     table="the paper's TallyQA results table, LLaVA-1.5-7B row (table number not checked); its 'RMSE' "

@@ -1,10 +1,6 @@
-"""TallyQA scoring (counting; simple vs complex questions), as in "Revisiting MLLM Evaluation".
-
-A count parsed from the answer (digits, number words, "none"/"no"; else unparsed, wrong and counted);
-per split micro and macro accuracy (true-count buckets 0-3, 4+), RMSE of the clipped counts and accuracy by
-true count. ``protocol=official`` is the script (its "RMSE" is an MSE: ``<split>_mse``); both protocols are
-described in docs/revisiting.md, "TallyQA".
-"""
+"""TallyQA scoring, as in "Revisiting MLLM Evaluation": a count parsed from the answer (else unparsed, wrong,
+counted); per split micro and macro accuracy, RMSE of clipped counts, accuracy by true count; the official
+script's "RMSE" is an MSE (``<split>_mse``; docs/revisiting.md, "TallyQA")."""
 
 from __future__ import annotations
 

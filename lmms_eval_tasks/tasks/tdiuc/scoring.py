@@ -1,10 +1,6 @@
-"""TDIUC scoring (Kafle & Kanan 2017, as used by "Revisiting MLLM Evaluation"): 12 question types.
-
-Right = equal after the official normalisation, or sharing a WordNet synset with the label; micro, macro
-(arithmetic MPT), harmonic and normalized MPTs in percent. The protocols (``default`` adds WordNet's
-underscore spelling of multi-word answers and averages the types present; ``official`` is the script) are
-described in docs/revisiting.md, "TDIUC".
-"""
+"""TDIUC scoring (Kafle & Kanan 2017, as in "Revisiting MLLM Evaluation"): right when equal after the
+official normalisation or sharing a WordNet synset; micro, macro, harmonic and normalized MPTs in percent
+(the protocols: docs/revisiting.md, "TDIUC")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""lmms-eval hooks for VQDv1: image, prompt per model, one ``score`` record per query, aggregation.
-
-Box conventions and protocol are scoring options from the environment, recorded in the report (docs/vqdv1.md).
-"""
+"""lmms-eval hooks for VQDv1: image, prompt per model, one ``score`` record per query, aggregation (box
+conventions and protocol: scoring options from the environment, docs/vqdv1.md)."""
 
 from __future__ import annotations
 

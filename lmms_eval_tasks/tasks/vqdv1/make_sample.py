@@ -1,7 +1,5 @@
-"""The bundled VQDv1 sample: generated scenes of coloured shapes whose boxes are known by construction.
-
-Every box-count bucket is present, 5+ included, so the official protocol's arithmetic runs too; deterministic.
-"""
+"""The bundled VQDv1 sample: generated scenes of coloured shapes whose boxes are known by construction, every
+box-count bucket present (5+ too, so the official protocol's arithmetic runs); deterministic."""
 
 from __future__ import annotations
 

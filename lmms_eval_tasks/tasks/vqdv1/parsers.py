@@ -1,8 +1,5 @@
-"""VQDv1: predicted boxes (default rule, the official script's extraction, Qwen-VL's <box> syntax).
-
-Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Behaviour.parsers``.
-"""
+"""VQDv1's parsers of predicted boxes (default rule, the official script's extraction, Qwen-VL's <box>
+syntax), as ``"module:function"`` targets resolved on use."""
 
 from __future__ import annotations
 

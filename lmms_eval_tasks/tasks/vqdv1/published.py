@@ -7,11 +7,7 @@ from typing import Any
 
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
 
-# Transcribed from the paper by the project's specification. The paper's text was not available to check
-# them (``unchecked_reason``). Recomputed from the authors' released per-box results with the official
-# script's per-query F1 (``corroboration``): GPT-4o and LLaVA-NeXT round to the entered values, LLaVA-1.5-7B
-# to 25.07, not the entered 25.06 (kept: the paper's text decides; the released file may not be exactly
-# the paper's run).
+# From the specification's transcription of the paper (it decides where the released results differ).
 _UNCHECKED = (
     "the paper's text (arXiv 2408.05334) was not available in the sources searched for this repository; "
     "the authors' repository (github.com/KevinLuJian/MLLM_supplemental) prints no results table"

@@ -13,6 +13,7 @@ from lmms_eval_tasks.reporting.sections import (
 from lmms_eval_tasks.tasks.vqdv1.published import PUBLISHED
 
 BUCKETS = ("0", "1", "2", "3", "4+")
+BUCKET_KEYS = ("precision", "recall", "f1", "queries", "gt_boxes", "predicted_boxes", "true_positives")
 MAIN_COLUMNS = (
     ("micro_f1", "micro F1"),
     ("macro_f1", "macro F1"),
@@ -40,24 +41,7 @@ def render(context: SectionContext) -> list[Block]:
             xs = [BUCKETS.index(b) for b in present]
             series[f"precision: {entry.label}"] = (xs, [entry.metrics.get(f"precision_{b}") for b in present])
             series[f"recall: {entry.label}"] = (xs, [entry.metrics.get(f"recall_{b}") for b in present])
-            rows = [
-                [
-                    b,
-                    *(
-                        entry.metrics.get(f"{key}_{b}")
-                        for key in (
-                            "precision",
-                            "recall",
-                            "f1",
-                            "queries",
-                            "gt_boxes",
-                            "predicted_boxes",
-                            "true_positives",
-                        )
-                    ),
-                ]
-                for b in present
-            ]
+            rows = [[b, *(entry.metrics.get(f"{key}_{b}") for key in BUCKET_KEYS)] for b in present]
             blocks.append(
                 Table(
                     f"Per box-count bucket: {entry.label}",

@@ -1,8 +1,5 @@
-"""VQDv1 scoring: box parsing, greedy IoU matching, per-query F1, micro/macro F1 over box-count buckets.
-
-Harness-free. The default protocol is the spec's definition; ``protocol="official"`` reproduces the authors'
-``eval_script/VQDv1_eval.py`` (the paper's Table 2; differences in docs/vqdv1.md).
-"""
+"""VQDv1 scoring: box parsing, greedy IoU matching, per-query F1, micro/macro F1 over box-count buckets;
+``protocol="official"`` is the authors' ``eval_script/VQDv1_eval.py`` (differences: docs/vqdv1.md)."""
 
 from __future__ import annotations
 
@@ -98,12 +95,8 @@ def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str
 def per_question_correct(
     records: Iterable[dict[str, Any]], options: Options
 ) -> dict[str, bool]:
-    """Per record (identity question_id/row): correct when its F1 is 1 (every box found, no extra box; no
-    box for an empty query).
-
-    Used by ``compare`` (McNemar). The same rule under both protocols: the official capped F1 never
-    reaches 1 on a query with boxes, so "F1 == 1" is read with the correct F1 definition.
-    """
+    """Per record (identity question_id/row), for ``compare``: correct when every box is found and no extra
+    one given (F1 == 1 by the correct definition under both protocols: the official F1 never reaches 1)."""
     from lmms_eval_tasks.framework.comparison import correctness_by_id
     from lmms_eval_tasks.framework.registry import schema_of
 
@@ -114,9 +107,7 @@ def per_question_correct(
     return correctness_by_id(keys, [score.correct for score in scores])
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Records -> scores -> metrics
-# ---------------------------------------------------------------------------------------------------------
+# ---- Records -> scores -> metrics
 
 
 def _size(record: dict[str, Any], name: str, index: int) -> float:
@@ -315,9 +306,7 @@ def plot_precision_recall(metrics: dict[str, Any], path: Any, *, title: str = "V
     figure.savefig(path, format="png")
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Matching and per-query scores
-# ---------------------------------------------------------------------------------------------------------
+# ---- Matching and per-query scores
 
 
 def iou(first: Box, second: Box, *, official: bool = False) -> float:
@@ -399,9 +388,7 @@ def query_f1(n_gt: int, n_pred: int, tp: int, *, official: bool = False) -> floa
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Parsing (linear time, never eval)
-# ---------------------------------------------------------------------------------------------------------
+# ---- Parsing (linear time, never eval)
 
 
 def official_bracket_groups(text: str) -> list[str]:

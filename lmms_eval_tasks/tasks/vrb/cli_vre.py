@@ -338,17 +338,8 @@ def write_plots(table: dict[str, dict[str, list[float]]], result: dict[str, Any]
         written.append(path)
 
     def mean_scaled(pairs: list[tuple[str, str]]) -> list[float]:
-        return [
-            float(
-                np.nanmean(
-                    [
-                        np.nan if cells[m][c]["scaled"][key] is None else cells[m][c]["scaled"][key]
-                        for m, c in pairs
-                    ]
-                )
-            )
-            for key in SUB_METRICS
-        ]
+        scaled = [[cells[m][c]["scaled"][key] for m, c in pairs] for key in SUB_METRICS]
+        return [float(np.nanmean([np.nan if v is None else v for v in values])) for values in scaled]
 
     models = list(table)
     corruptions = result["pool"]["corruptions"]

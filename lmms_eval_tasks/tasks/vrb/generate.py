@@ -1,7 +1,5 @@
-"""Every generated file of VRB: the level tasks, the groups, ``task_docs.py`` and the bundled sample.
-
-The task and group names are listed in docs/vrb.md; ``make generate`` writes them, a test fails on drift.
-"""
+"""Every generated file of VRB: the level tasks, the groups (docs/vrb.md), ``task_docs.py`` and the bundled
+sample; ``make generate`` writes them, a test fails on drift."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Each image corrupted once per level for all its questions: a bounded, thread-safe memo of corrupted images.
-
-The same PIL object per (image id, size, level, seed, profile), so clients that cache encodings by object
-encode it once; sized by ``LMMS_EVAL_TASKS_VRB_IMAGE_MEMO`` (docs/vrb.md).
-"""
+"""Each image corrupted once per level for all its questions: a bounded, thread-safe memo (one PIL object
+per image and level, so clients caching encodings by object encode it once; docs/vrb.md)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The bundled VRB sample: VQAv2-style questions with 10 annotator answers over generated shape scenes.
-
-Annotators disagree on purpose, so the leave-one-out accuracy and the normalisation both matter;
-deterministic, rewritten by ``make generate``.
-"""
+"""The bundled VRB sample: VQAv2-style questions over generated shape scenes, with 10 annotator answers
+that disagree on purpose (leave-one-out accuracy and normalisation both matter); deterministic."""
 
 from __future__ import annotations
 
@@ -137,12 +134,3 @@ def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
     return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}
 
-
-if __name__ == "__main__":
-    from pathlib import Path
-
-    folder = Path(__file__).resolve().parent / "sample"
-    for name, content in sample_files().items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(content)
-        print(folder / name)

@@ -1,8 +1,5 @@
-"""VRB's published numbers (Ishmam et al., WACV 2025, arXiv 2407.03386) as data, with their sources.
-
-The ViLT, BLIP, VLE and PNP cells are transcribed in ``published_source.md`` (a test checks them); LLaVA-1.5
-clean accuracies come from the specification, unchecked.
-"""
+"""VRB's published numbers (Ishmam et al., WACV 2025) as data: ViLT, BLIP, VLE and PNP transcribed in
+``published_source.md`` (a test checks them), LLaVA-1.5's clean accuracies from the specification."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""VRB's report section: error vs severity per corruption, the VRE radar, per-model and per-corruption tables.
-
-The pooled tables rescale VRE over every run shown, so they differ from each run's own single-model ``vre``.
-"""
+"""VRB's report section: error vs severity per corruption, the VRE radar, per-model and per-corruption tables
+(pooled: VRE rescaled over every run shown, unlike each run's own ``vre``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Corrupted variants of any harness task: YAML tasks that ``include`` a task and corrupt its images.
-
-``write_robustness_tasks`` writes, per source task, a clean copy and one task per corruption and severity,
-their hooks module and a group; each records its level in ``metadata.vrb_level`` for ``lmms-eval-tasks vre``.
-"""
+"""Corrupted variants of any harness task (``write_robustness_tasks``): YAML tasks that ``include`` it and
+corrupt its images, their hooks module and a group; each level in ``metadata.vrb_level`` for ``vre``."""
 
 from __future__ import annotations
 

@@ -198,9 +198,7 @@ def _tables(scored: _Scored, options: Options) -> dict[str, Any]:
     return tables
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Records: one per (question, corruption level) for one model.
-# ---------------------------------------------------------------------------------------------------------
+# ---- Records: one per (question, corruption level) for one model.
 
 
 def known_corruptions() -> tuple[str, ...]:
@@ -374,9 +372,7 @@ def undefined_reasons(metrics: Mapping[str, Any], tables: Mapping[str, Any]) -> 
     return reasons
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Answer normalisation of the official VQA evaluation (processPunctuation + processDigitArticle).
-# ---------------------------------------------------------------------------------------------------------
+# ---- Answer normalisation of the official VQA evaluation (processPunctuation + processDigitArticle).
 
 # Removed (or replaced by a space) anywhere in an answer; the period is handled separately below.
 _PUNCTUATION = tuple(';/[]"{}()=+\\_-><@`,?!')
@@ -485,9 +481,7 @@ def vqa_accuracy(
     return leave_one_out_accuracy([normalize_answer(answer) == predicted for answer in answers])
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Robustness sub-metrics, vectorised over any leading axes: accuracy arrays end with the 6 levels 0..5.
-# ---------------------------------------------------------------------------------------------------------
+# ---- Robustness sub-metrics, vectorised over any leading axes: accuracy arrays end with the 6 levels 0..5.
 
 _LEVEL_AXIS = np.arange(6, dtype=np.float64)
 _LEVEL_CENTRED = _LEVEL_AXIS - _LEVEL_AXIS.mean()  # -2.5 .. 2.5; sum of squares 17.5
