@@ -189,10 +189,8 @@ def _hash_tree(digest: Any, folder: Path) -> None:
 def inputs_fingerprint(
     model_arguments: Sequence[str], tasks: Sequence[str], seed: int, model_dir: Path | None
 ) -> str:
-    """SHA-256 over everything a model's demo run depends on: the pack's files (tasks, prompts, sample data,
-    scoring, reports), the versions of the host and the libraries it runs on, the model's arguments and
-    files, the tasks, the seed and the ``LMMS_*`` settings. Equal fingerprints: a run would give the same
-    files again."""
+    """SHA-256 over everything a model's demo run depends on (the pack's files, host and library versions,
+    the model's arguments and files, tasks, seed, ``LMMS_*`` settings): equal, a run gives the same files."""
     from importlib import metadata
 
     from lmms_eval_tasks import TASKS_DIR

@@ -1,11 +1,8 @@
 """Judge sensitivity: the same saved records judged by two judges, through the benchmark's own scorer.
 
-Each judge scores a fresh copy of the records with the previous run's judge annotations removed
-(``tasks/<b>/rejudge.py``: ``ANNOTATIONS``, ``outcome``), so every verdict comes from the judge named;
-judging goes through the pack's judges package (disk cache, retries), so a rerun is resumable and a
-judge already asked costs nothing. The result: per-item agreement, Cohen's kappa, the items whose verdict
-flips, and each headline metric of both judges with the paired bootstrap interval of the difference
-(judge B minus judge A, both resampled by the same units).
+Each judge scores a fresh copy with the previous judge's annotations removed (``tasks/<b>/rejudge.py``),
+through the cached judges (a rerun is resumable); the result: agreement, Cohen's kappa, the flipped items,
+and each headline metric of both judges with the paired bootstrap interval of B minus A.
 """
 
 from __future__ import annotations
@@ -111,8 +108,7 @@ def rejudge(
 ) -> dict[str, Any]:
     """Judge ``records`` with A (the run's judge) and B (the new one) and compare (JSON-ready dict). The
     records are validated and both settings' options checked by the caller (``lmms-eval-tasks rejudge``)."""
-    from lmms_eval_tasks.framework.intervals import RESAMPLING, check_same_records
-    from lmms_eval_tasks.uncertainty import paired_bootstrap
+    from lmms_eval_tasks.framework.intervals import RESAMPLING, paired_resamplings
 
     module = rejudge_module(benchmark)
     if judge_a.name == judge_b.name:
@@ -132,13 +128,7 @@ def rejudge(
     differences: dict[str, Any] = {}
     rows_a, rows_b = details_a.get(RESAMPLING), details_b.get(RESAMPLING)
     if rows_a is not None and rows_b is not None:
-        check_same_records(rows_a, rows_b)
-        result = paired_bootstrap(
-            rows_a.statistic, list(rows_a.units), list(rows_b.units), rows_a.values, rows_b.values,
-            cells_a=rows_a.cells, cells_b=rows_b.cells, n_cells=rows_a.n_cells,
-            n_resamples=max(resamples, 2), seed=seed, unit=rows_a.unit,
-        )  # fmt: skip
-        result = dict(result) if isinstance(result, dict) else {}
+        result = paired_resamplings(rows_a, rows_b, resamples, seed)
         for metric in module.COMPARED_METRICS:
             if metric in result:
                 d = result[metric]

@@ -194,13 +194,6 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _interval(report: Mapping[str, Any], metric: str) -> tuple[float | None, float | None]:
-    block = ((report.get("details") or {}).get("uncertainty") or {}).get(metric)
-    if not isinstance(block, Mapping):
-        return None, None
-    return _number(block.get("low")), _number(block.get("high"))
-
-
 def printed_half_unit(published: float) -> float:
     """Half a unit of the published value's last printed digit (25.06 -> 0.005, 16.0 -> 0.05): the
     rounding the printed value carries."""
@@ -214,13 +207,12 @@ def printed_half_unit(published: float) -> float:
 def compare_metric(report: Mapping[str, Any], metric: str, published: float) -> MetricVerdict:
     """The verdict of one metric under ``SAMPLING_RULE``."""
     value = _number((report.get("metrics") or {}).get(metric))
-    low, high = _interval(report, metric)
+    block = ((report.get("details") or {}).get("uncertainty") or {}).get(metric)
+    block = block if isinstance(block, Mapping) else {}
+    low, high, estimate = (_number(block.get(key)) for key in ("low", "high", "estimate"))
     difference = None if value is None else value - published
     verdict = MetricVerdict(metric, published, value, low, high, difference, None)
     rounding = printed_half_unit(published)
-    estimate = _number(
-        (((report.get("details") or {}).get("uncertainty") or {}).get(metric) or {}).get("estimate")
-    )
     if value is None:
         verdict.why = f"the run has no value of {metric} (missing or undefined)"
     elif estimate is not None and not math.isclose(estimate, value, rel_tol=1e-6, abs_tol=1e-9):
@@ -286,12 +278,9 @@ def judge_repeats_reason(judge: Mapping[str, Any], module: Any) -> list[str]:
 
 
 def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Sequence[str]) -> list[str]:
-    """Every recorded reason this run's setting differs from the published row's, most specific first:
-    the task's own (question set), judge and its repeats, subset/--limit, sample data, substitution, model
-    arguments that change the model (quantization, dtype), corruption, variant,
-    the benchmark's reading of the recorded settings (``published.setting_reasons``: a scoring protocol
-    other than the official one), the report's deviations verbatim, and a note when the published value
-    was not checked against its source."""
+    """Every recorded reason this run's setting differs from the published row's, most specific first (task,
+    judge, subset, sample data, substitution, model arguments, corruption, variant, the benchmark's
+    ``setting_reasons``, the report's deviations, an unchecked published value)."""
     from lmms_eval_tasks.framework.registry import benchmarks
 
     provenance = report.get("provenance") or {}

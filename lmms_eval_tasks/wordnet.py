@@ -1,8 +1,6 @@
-"""Offline WordNet for nltk, built from Debian's `wordnet-base` files (WordNet 3.0).
-
-nltk reads only its own data folders and needs `lexnames` and `index.sense`, which Debian does not ship
-there: this copies the files and writes both. ``ensure_wordnet()`` finds or installs it on first use, else
-raises ``WordNetMissing`` naming the fix (`lmms-eval-tasks setup-wordnet`); docs/revisiting.md.
+"""Offline WordNet for nltk, built from Debian's `wordnet-base` files (WordNet 3.0): the files copied, with
+the `lexnames` and `index.sense` nltk needs; ``ensure_wordnet()`` finds or installs it, else raises
+``WordNetMissing`` naming the fix (`lmms-eval-tasks setup-wordnet`); docs/revisiting.md.
 """
 
 from __future__ import annotations
@@ -27,96 +25,41 @@ def wordnet_source() -> Path:
     return Path(environment.value("LMMS_EVAL_TASKS_WORDNET_SOURCE") or DEBIAN_WORDNET_DIR)
 
 
+_POS_FILES = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+# The files a source folder must hold (index.sense is built when missing).
+REQUIRED_FILES = tuple(f"{kind}.{pos_name}" for pos_name in _POS_FILES for kind in ("data", "index"))
+_EXCEPTIONS = tuple(f"{pos_name}.exc" for pos_name in _POS_FILES)
 _DICT_FILES = (
-    "data.adj",
-    "data.adv",
-    "data.noun",
-    "data.verb",
-    "index.adj",
-    "index.adv",
-    "index.noun",
-    "index.verb",
+    *REQUIRED_FILES,
     "index.sense",
-    "adj.exc",
-    "adv.exc",
-    "noun.exc",
-    "verb.exc",
+    *_EXCEPTIONS,
     "cntlist.rev",
     "verb.Framestext",
     "sentidx.vrb",
     "sents.vrb",
 )
-# The files a source folder must hold (index.sense is built when missing).
-REQUIRED_FILES = (
-    "data.noun",
-    "index.noun",
-    "data.verb",
-    "index.verb",
-    "data.adj",
-    "index.adj",
-    "data.adv",
-    "index.adv",
-)
 # The files nltk 3.10 opens when it loads WordNet: present in a prepared folder, or it is not prepared.
-NLTK_OPENS = (*REQUIRED_FILES, "index.sense", "adj.exc", "adv.exc", "noun.exc", "verb.exc", "lexnames")
-_POS_FILES = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+NLTK_OPENS = (*REQUIRED_FILES, "index.sense", *_EXCEPTIONS, "lexnames")
 _SYNSET_TYPE_NUMBER = {"n": 1, "v": 2, "a": 3, "r": 4, "s": 5}
 _ADJECTIVE_MARKER = re.compile(r"\((?:a|p|ip)\)")
 
-# WordNet 3.0 lexicographer files: number, name, part of speech (1 noun, 2 verb, 3 adjective, 4 adverb).
-_LEXICOGRAPHER_FILES = (
-    ("adj.all", 3),
-    ("adj.pert", 3),
-    ("adv.all", 4),
-    ("noun.Tops", 1),
-    ("noun.act", 1),
-    ("noun.animal", 1),
-    ("noun.artifact", 1),
-    ("noun.attribute", 1),
-    ("noun.body", 1),
-    ("noun.cognition", 1),
-    ("noun.communication", 1),
-    ("noun.event", 1),
-    ("noun.feeling", 1),
-    ("noun.food", 1),
-    ("noun.group", 1),
-    ("noun.location", 1),
-    ("noun.motive", 1),
-    ("noun.object", 1),
-    ("noun.person", 1),
-    ("noun.phenomenon", 1),
-    ("noun.plant", 1),
-    ("noun.possession", 1),
-    ("noun.process", 1),
-    ("noun.quantity", 1),
-    ("noun.relation", 1),
-    ("noun.shape", 1),
-    ("noun.state", 1),
-    ("noun.substance", 1),
-    ("noun.time", 1),
-    ("verb.body", 2),
-    ("verb.change", 2),
-    ("verb.cognition", 2),
-    ("verb.communication", 2),
-    ("verb.competition", 2),
-    ("verb.consumption", 2),
-    ("verb.contact", 2),
-    ("verb.creation", 2),
-    ("verb.emotion", 2),
-    ("verb.motion", 2),
-    ("verb.perception", 2),
-    ("verb.possession", 2),
-    ("verb.social", 2),
-    ("verb.stative", 2),
-    ("verb.weather", 2),
-    ("adj.ppl", 3),
-)
+# WordNet 3.0's lexicographer files in number order; each one's part of speech is its name's prefix.
+_LEXICOGRAPHER_FILES = """
+adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition
+noun.communication noun.event noun.feeling noun.food noun.group noun.location noun.motive noun.object
+noun.person noun.phenomenon noun.plant noun.possession noun.process noun.quantity noun.relation noun.shape
+noun.state noun.substance noun.time verb.body verb.change verb.cognition verb.communication verb.competition
+verb.consumption verb.contact verb.creation verb.emotion verb.motion verb.perception verb.possession
+verb.social verb.stative verb.weather adj.ppl
+""".split()
+_LEXICOGRAPHER_POS = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 
 
 def lexnames_text() -> str:
     """The `lexnames` file nltk expects: `NN<TAB>name<TAB>POS` per line, 45 lines."""
     return "".join(
-        f"{number:02d}\t{name}\t{pos}\n" for number, (name, pos) in enumerate(_LEXICOGRAPHER_FILES)
+        f"{number:02d}\t{name}\t{_LEXICOGRAPHER_POS[name.split('.')[0]]}\n"
+        for number, name in enumerate(_LEXICOGRAPHER_FILES)
     )
 
 
@@ -145,12 +88,8 @@ def _lemma(word: str) -> str:
 
 
 def build_index_sense(source: str | Path) -> str:
-    """WordNet's ``index.sense`` (sense key, synset offset, sense number, tag count), from ``source``'s files.
-
-    Sense keys follow senseidx(5WN): ``lemma%ss_type:lex_filenum:lex_id:head_word:head_id``, where a satellite
-    adjective's head is the first word of the synset its ``&`` pointer names; sense numbers are the synset's
-    rank in the lemma's ``index.<pos>`` line; tag counts come from ``cntlist.rev`` (0 when absent).
-    """
+    """WordNet's ``index.sense`` from ``source``'s files: sense keys as senseidx(5WN) (a satellite's head:
+    the first word of its ``&`` synset), sense numbers by rank in ``index.<pos>``, ``cntlist.rev`` counts."""
     source = Path(source)
     sense_numbers: dict[tuple[str, str, str], int] = {}
     for pos_name, pos in _POS_FILES.items():
@@ -212,12 +151,8 @@ def build_index_sense(source: str | Path) -> str:
 
 
 def damage(folder: str | Path) -> str | None:
-    """None when ``folder``'s data files hold every synset its index files name; else what is cut short.
-
-    A WordNet data line starts with its own byte offset, so a data file cut short (an interrupted copy or
-    unzip) is seen without a reference: an index names an offset past its end, or its last line is not whole.
-    nltk itself would load such a copy and return None for the lost synsets.
-    """
+    """None when ``folder``'s data files hold every synset its index files name, else what is cut short (a
+    data line starts with its own offset; nltk would load a cut copy and lose synsets silently)."""
     folder = Path(folder)
     for pos_name in _POS_FILES:
         data, index = folder / f"data.{pos_name}", folder / f"index.{pos_name}"
@@ -321,15 +256,8 @@ _NLTK_OPTIONAL_IMPORTS = ("scipy", "sklearn")
 
 
 def import_nltk() -> Any:
-    """``import nltk`` (once per process) without the optional scipy and scikit-learn modules nltk imports
-    when they are installed, unless the process imported them already; WordNet does not use them.
-
-    While nltk imports, those two packages read as absent (``sys.modules[name] = None``, what nltk's own
-    fallbacks expect); afterwards they import normally. In that process nltk's scipy- and sklearn-backed
-    helpers (``BigramAssocMeasures.fisher``, ``SklearnClassifier``, ``TransitionParser``) stay unavailable.
-    Only while this is the process's one Python thread: another thread (the host calls task hooks from
-    thread pools) importing scipy during the block would get an ImportError, so nltk then imports as usual.
-    """
+    """``import nltk`` with scipy and scikit-learn read as absent while it imports (nltk's own fallbacks;
+    its helpers needing them stay unavailable in that process), only while this is the one thread."""
     if "nltk" in sys.modules:  # imported, or being imported by another thread: the import statement waits
         import nltk  # for that import to end (sys.modules holds nltk half-initialised from its first line on)
 
@@ -465,12 +393,8 @@ def ensure_wordnet_on_path(target: str | Path | None = None) -> None:
 
 
 def skip_self_mapping() -> None:
-    """Loading WordNet 3.0, nltk (3.9, 3.10) builds a map from WordNet 3.0 (the offsets the multilingual OMW
-    data uses) to the loaded version by reading ``index.sense`` twice: it compares the version "3.0" with the
-    corpus name "wordnet", finds them different, and maps 3.0 onto itself: 60 % of the load's CPU time (4.4 of
-    7.2 s measured), once per process. Where the loaded WordNet is 3.0 the map is the identity, which nltk
-    spells ``map30 = None`` (no mapping needed); other versions keep nltk's map. Synsets are unchanged
-    (tests/test_wordnet.py compares nltk's map with the identity)."""
+    """nltk (3.9, 3.10) maps WordNet 3.0 onto itself on load (it compares "3.0" with "wordnet"): 60 % of the
+    load's CPU (4.4 of 7.2 s). For 3.0 the map is the identity, ``None`` to nltk; other versions keep it."""
     import_nltk()
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 

@@ -58,13 +58,13 @@ def test_precomputed_index_matches_what_the_host_parses() -> None:
 
     After editing task YAML, regenerate it with `python -m lmms_eval_tasks.framework.task_index`.
     """
-    from lmms_eval_tasks.framework.task_index import build_host_index, load_host_index
+    from lmms_eval_tasks.framework.task_index import host_task_entries, load_host_index
 
     shipped = load_host_index()
     assert shipped is not None, (
         "host_index.json is missing or stale: run `python -m lmms_eval_tasks.framework.task_index`"
     )
-    assert _resolved(shipped) == _resolved(build_host_index())
+    assert _resolved(shipped) == _resolved(host_task_entries())
 
 
 def test_a_stale_precomputed_index_is_ignored(tmp_path: Path) -> None:

@@ -1,9 +1,5 @@
-"""Which answers the ``random_guess`` baseline may give for a task: a registry of per-benchmark hooks.
-
-Each benchmark that knows its answer space names it in its behaviour (``Behaviour.random_answer``, the
-benchmark matched by task-name prefix); the function is
-``random_answer(task_name: str, doc: dict, rng: random.Random) -> str`` and must draw every
-random choice from ``rng`` (so answers stay reproducible). Tasks without an entry use ``fallback_answer``.
+"""Which answers the ``random_guess`` baseline may give for a task: the owning benchmark's
+``Behaviour.random_answer(task, doc, rng)`` (every choice drawn from ``rng``), else ``fallback_answer``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Paired comparison of two runs of the same task: per-question correctness and McNemar's test.
 
-Harness-free, and the same for every benchmark: each benchmark's registry entry names a
-``per_question_correct(records, **options) -> dict[question_id, bool | None]`` function
-(``Behaviour.per_question``); this module checks both runs against the benchmark's record contract
-(``framework.records``), re-scores them with it, pairs the questions by the declared record identity
-(``RecordSchema.identity_label``: a VQDv1 query asked twice is two rows, paired row by row) and tests
-whether the two runs' accuracies differ (the paper's paired McNemar test, alpha 0.05).
-
-Conventions: ``b01`` = questions run A got wrong and run B got right, ``b10`` = A right and B wrong.
-A ``None`` correctness (e.g. an unjudged HallusionBench question) leaves that question out of the pairing;
-the count is reported as ``excluded``. The two runs must score exactly the same set of question ids.
+Both runs are checked against the record contract, re-scored by the benchmark's ``Behaviour.per_question``
+and paired by record identity; ``b01`` = questions run A got wrong and run B right, ``b10`` the reverse; a
+``None`` correctness (an unjudged question) is left out of the pairing and counted as ``excluded``.
 """
 
 from __future__ import annotations
@@ -21,8 +14,6 @@ from typing import Any
 from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl
 from lmms_eval_tasks.uncertainty.result import McNemar as McNemarResult
 
-# Below this many discordant pairs the chi-square approximation is poor: ``auto`` uses the exact test.
-EXACT_BELOW = 25
 ALPHA = 0.05
 _SHOWN_IDS = 5
 
@@ -45,13 +36,8 @@ SIDEDNESS = {
 
 
 def mcnemar(b01: int, b10: int, *, exact: bool | None = None, variant: str | None = None) -> McNemarResult:
-    """McNemar's test from the discordant counts ``b01`` and ``b10`` (the pack's one implementation).
-
-    Delegates to ``lmms_eval_tasks.uncertainty.mcnemar``. ``variant`` names one of its variants (``auto``,
-    ``corrected``, ``exact``, ``uncorrected``, ``paper``); without it, ``exact=True`` is the two-sided exact
-    binomial test, ``exact=False`` the two-sided asymptotic test with Edwards' continuity correction,
-    ``exact=None`` (default) the exact test when ``b01 + b10 < 25``, the corrected one otherwise.
-    """
+    """McNemar's test of ``uncertainty.mcnemar``: a ``variant`` by name, or ``exact`` True (exact binomial),
+    False (asymptotic, continuity-corrected), None (exact below 25 discordant pairs)."""
     from lmms_eval_tasks.uncertainty.mcnemar import mcnemar as uncertainty_mcnemar
 
     if variant is None:
@@ -67,11 +53,8 @@ def correctness_by_id(
     id_field: str = "question_id",
     indices: Iterable[int | str] | None = None,
 ) -> dict[str, bool | None]:
-    """``{str(id): correct}`` from parallel sequences; a repeated id raises RecordError naming both records.
-
-    The helper a benchmark's ``per_question_correct`` uses once it has scored its records in order;
-    ``indices`` are the record numbers for error messages (default 0, 1, ...).
-    """
+    """``{str(id): correct}`` from parallel sequences; a repeated id raises RecordError naming both records
+    (``indices``: the record numbers for messages)."""
     ids = list(ids)
     indices = range(len(ids)) if indices is None else indices
     result: dict[str, bool | None] = {}
@@ -126,11 +109,7 @@ def samples_in_folder(path: Path, task: str) -> Path:
 
 
 def load_run(path: str | Path, task: str | None = None) -> list[dict[str, Any]]:
-    """Records of one run: a records/samples JSON-lines file, or a run's output folder plus ``task``.
-
-    For a folder, reads the pack's ``<task>_samples.jsonl`` of the latest complete run in it (see
-    docs/reports.md for the layout).
-    """
+    """Records of one run: a samples JSON-lines file, or a folder plus ``task`` (its latest complete run)."""
     path = Path(path)
     if path.is_dir():
         if not task:
@@ -219,43 +198,21 @@ def compare_runs(
     options: Mapping[str, Any] | None = None,
     checked: Any = None,
 ) -> dict[str, Any]:
-    """Re-score both runs with the benchmark's per-question function (same scorer ``options``; ``checked``:
-    their options object when the caller built it) and compare them; ``exact``/``variant`` choose McNemar's
-    test (a mapping of options, so a scorer option named ``variant`` cannot collide with the test's).
-
-    Accuracies are percentages over the paired questions (for DARE: over records, not its headline cells).
-    """
+    """Re-score both runs per question (the same scorer ``options``, or ``checked`` when built) and compare
+    them; accuracies are percentages over the paired questions (DARE: records, not its headline cells)."""
     options = dict(options or {})
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     per_question = per_question_function(benchmark)
     entry = get_benchmark(benchmark)
     checked = checked or entry.check_options(**options)
+    correct = []
     for run, records in (("A", records_a), ("B", records_b)):
         entry.validate(list(records), label=lambda index, run=run: f"run {run} {index}")
-    try:
-        correct_a = per_question.checked(list(records_a), checked)
-    except RecordError as error:
-        raise RecordError(f"run A {error.record_index}", error.field, error.problem) from None
-    try:
-        correct_b = per_question.checked(list(records_b), checked)
-    except RecordError as error:
-        raise RecordError(f"run B {error.record_index}", error.field, error.problem) from None
-    result = {"benchmark": benchmark, "options": options}
-    result.update(compare_correctness(correct_a, correct_b, exact=exact, variant=variant))
-    return result
-
-
-__all__ = [
-    "ALPHA",
-    "EXACT_BELOW",
-    "McNemarResult",
-    "SIDEDNESS",
-    "TESTS",
-    "compare_correctness",
-    "compare_runs",
-    "correctness_by_id",
-    "load_run",
-    "mcnemar",
-    "per_question_function",
-]
+    for run, records in (("A", records_a), ("B", records_b)):
+        try:
+            correct.append(per_question.checked(list(records), checked))
+        except RecordError as error:
+            raise RecordError(f"run {run} {error.record_index}", error.field, error.problem) from None
+    result = compare_correctness(*correct, exact=exact, variant=variant)
+    return {"benchmark": benchmark, "options": options, **result}

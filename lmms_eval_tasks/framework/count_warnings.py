@@ -1,8 +1,5 @@
-"""Report warnings from a scorer's counts: one line per count that changes a headline number when not zero.
-
-A benchmark declares its counts in ``Benchmark.count_keys`` (unparsed answers, unjudged verdicts, empty
-predictions, judge replies without a verdict); the task pipeline (``task_pipeline.score_and_report``)
-adds them to the report's ``provenance.warnings`` (``with_count_warnings``).
+"""Report warnings from a scorer's counts (``Benchmark.count_keys``): one line per count that changes a
+headline number when not zero, added to the report's ``provenance.warnings``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Honest cuts: a ``--limit`` never scores part of a benchmark's scoring unit as if it were whole.
 
-A benchmark's ``RowSchema.units`` names the rows its metrics need together: HallusionBench's figure set
-(category, subcategory, set_id: every question pair, for qAcc, and every figure, for fAcc, lies inside one
-set; the no-image members of VS sets come from the ``non_image`` split, appended at the end), DARE's binary
-question (its four option documents). Under ``--limit N`` (a whole number, checked by the launcher) a task's
-``process_docs`` orders the documents so each unit is contiguous (in the order units first appear) and keeps
-the whole units that fit in N documents; the host then takes all of them. What was kept is recorded per
-task (``cut_note``) and said in the report's deviations and in the host's table (``table_label``); so is a
-task's size under any limit (``limit_and_size``): a limit not below it cut nothing, and the report says so.
-
-VRB needs no rounding: its subset is drawn by image before the limit, so every level task evaluates the same
-first N questions. DARE's cross-task grid (std over prompts, format range) is checked when a group is scored
-(``tasks/dare/hooks.py``: cells over different questions or missing prompts are warned).
+Under ``--limit N`` a task's documents are ordered so each ``RowSchema.units`` unit is contiguous, and the
+whole units that fit in N are kept; the cut is recorded per task (``cut_note``) for the report's deviations
+and the host's table (``table_label``). VRB draws its subset by image before the limit: no rounding.
 """
 
 from __future__ import annotations
@@ -44,10 +35,8 @@ def limit_in_force() -> int | None:
 
 
 def refuse_few_shot(task: str) -> None:
-    """A one-line ``RowError`` when the run asks for few-shot examples (``--num_fewshot N``, N > 0): the
-    pack's tasks are zero-shot and define none (the host would end on ``'ConfigurableTask' object has no
-    attribute 'sampler'``). The launcher refuses it first for the pack's own task names; this catches a
-    robustness variant or a task of the user's own built on one."""
+    """A one-line ``RowError`` for ``--num_fewshot N > 0`` on a task the launcher did not refuse it for (a
+    variant, a user's task built on one): the tasks are zero-shot (the host would crash on ``sampler``)."""
     from lmms_eval_tasks.framework.dataset_contract import RowError
     from lmms_eval_tasks.framework.run_state import current_run
 
@@ -64,10 +53,8 @@ def refuse_few_shot(task: str) -> None:
 
 
 def refuse_a_fraction(schema: Any, task: str) -> None:
-    """A one-line ``RowError`` when the run's ``--limit`` is a fraction (0 < limit < 1) and ``task`` has a
-    scoring unit: lmms-eval applies the fraction to the documents ``process_docs`` returns, so no rounding
-    here can keep its units whole. The launcher refuses it first for the pack's own task names; this
-    catches the rest (a robustness variant or a task of the user's own ``--include_path`` built on one)."""
+    """A one-line ``RowError`` for a fractional ``--limit`` on a task with a scoring unit (the host applies
+    the fraction after ``process_docs``, so no rounding here can keep units whole)."""
     from lmms_eval_tasks.framework.dataset_contract import RowError
 
     value = _run_limit()
@@ -81,9 +68,8 @@ def refuse_a_fraction(schema: Any, task: str) -> None:
 
 
 def whole_units(schema: Any, dataset: Any, task: str, limit: int | None) -> Any:
-    """``dataset`` rounded down to the whole scoring units that fit in ``limit`` documents (units made
-    contiguous first); unchanged without a limit, a unit, or when everything fits. A first unit larger than
-    the limit is refused in one line (``RowError``) naming the smallest limit that keeps it whole."""
+    """``dataset`` rounded down to the whole scoring units that fit in ``limit`` documents; a first unit
+    larger than the limit is refused (``RowError``) naming the smallest limit that keeps it whole."""
     from lmms_eval_tasks.framework.dataset_contract import RowError
 
     unit = schema.unit_for(task) if schema is not None else None
@@ -125,9 +111,8 @@ def whole_units(schema: Any, dataset: Any, task: str, limit: int | None) -> Any:
 
 
 def prepared_rows(benchmark: str, dataset: Any, task: str) -> Any:
-    """A task's final docs: the dataset contract (``dataset_contract.checked_rows``), few-shot requests and
-    fractional limits on tasks with units refused, then a ``--limit`` rounded down to whole scoring units
-    (a cut never leaves half a question pair in the metrics)."""
+    """A task's final docs: rows checked by the dataset contract, few-shot and fractional limits refused, a
+    ``--limit`` rounded down to whole scoring units."""
     from lmms_eval_tasks.framework.dataset_contract import checked_rows
     from lmms_eval_tasks.framework.registry import get_benchmark
 
@@ -139,8 +124,7 @@ def prepared_rows(benchmark: str, dataset: Any, task: str) -> Any:
 
 
 def same_cut(source: str, task: str) -> None:
-    """Record for ``task`` what ``--limit`` kept of ``source``, whose docs it reads (a robustness variant
-    runs its source task's ``process_docs``): its report and its row in the host's table say the cut too."""
+    """Record for ``task`` (a robustness variant) the cut of ``source``, whose docs it reads."""
     with _lock:
         for notes in (_NOTES, _SIZES):
             notes.pop(task, None)
@@ -172,16 +156,3 @@ def table_label(task: str, label: str) -> str:
         label = f"{label} [{limit}: {rest.split(' (')[0]}]"
     cut = answers_cut(task)
     return label if cut is None else f"{label} [{cut[0]} of {cut[1]} answers cut at max_new_tokens]"
-
-
-__all__ = [
-    "cut_note",
-    "limit_and_size",
-    "limit_in_force",
-    "prepared_rows",
-    "refuse_a_fraction",
-    "refuse_few_shot",
-    "same_cut",
-    "table_label",
-    "whole_units",
-]

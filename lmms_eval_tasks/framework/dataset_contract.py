@@ -1,10 +1,5 @@
-"""The dataset contract: each benchmark declares the fields its hooks read from a dataset row, one check
-enforces it when a task's docs are prepared (``process_docs``), before any model runs.
-
-A ``RowSchema`` lists each column: its kind (``ROW_KINDS``), whether null is allowed (always, or where
-another column holds given values), which tasks read it (``needed_by``). ``check_rows`` refuses a missing
-column, and a null, wrong-typed or empty value, in one line naming the task, row and field: a bad row is
-refused, never skipped. Images are checked for presence, not decoded (``image_of`` decodes them).
+"""The dataset contract: the fields a benchmark's hooks read from a dataset row (``RowSchema``), checked
+when a task's docs are prepared, before any model runs; a bad row is refused in one line, never skipped.
 """
 
 from __future__ import annotations
@@ -13,23 +8,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# kind -> words used in error messages
+from lmms_eval_tasks.framework.records import KINDS, shown_value
+
+# kind -> words used in error messages: the record kinds but objects, non-empty text and lists, images
 ROW_KINDS: dict[str, str] = {
+    **{kind: words for kind, words in KINDS.items() if kind != "object"},
     "text": "non-empty text",
-    "str": "a string",
-    "id": "a string or an integer id",
-    "int": "an integer",
-    "number": "a finite number",
-    "scalar": "a string or a finite number",
-    "bool": "true or false",
-    "strings": "a string or a list of strings",
     "list": "a non-empty list",
     "image": "an image (bytes or a path)",
-    "any": "any value",
 }
 _BATCH = 2048
 STAND_IN_COLUMN = "pack_stand_in"  # taskgen.stand_in_parquet: a one-row placeholder, not the data
-_SHOWN = 60
 
 
 class RowError(ValueError):
@@ -38,9 +27,8 @@ class RowError(ValueError):
 
 @dataclass(frozen=True)
 class RowField:
-    """One column a benchmark's hooks read: its ``kind`` (see ``ROW_KINDS``), whether a row may hold null
-    (``nullable``; or only where column ``null_when[0]`` holds one of ``null_when[1]``), which tasks
-    read it (``needed_by``: ``"module:function"``, ``task -> bool``; None: every task) and a doc line."""
+    """One column the hooks read: its ``kind`` (``ROW_KINDS``), whether null is allowed (or only where column
+    ``null_when[0]`` holds one of ``null_when[1]``), the tasks reading it (``needed_by``: task -> bool)."""
 
     name: str
     kind: str
@@ -58,10 +46,8 @@ class RowField:
 
 @dataclass(frozen=True)
 class ScoringUnit:
-    """Rows a metric needs together (HallusionBench's figure sets: question pairs and figures; DARE's binary
-    question: its four options), keyed by the columns ``key``; ``needed_by`` as for ``RowField``; ``why``
-    says which metrics need the whole unit. A ``--limit`` is rounded down to whole units
-    (``framework.cuts``)."""
+    """Rows a metric needs together (HallusionBench's figure set, DARE's four options), keyed by the columns
+    ``key``; ``why`` says which metrics need it whole (``framework.cuts`` rounds a ``--limit`` to units)."""
 
     name: str
     key: tuple[str, ...]
@@ -71,11 +57,9 @@ class ScoringUnit:
 
 @dataclass(frozen=True)
 class RowSchema:
-    """What a benchmark's dataset rows hold: ``fields``, the ``identity`` (columns naming a row in errors,
-    e.g. HallusionBench's category/subcategory/set/figure/question) and how its images are loaded:
-    ``exif_transpose`` (apply the EXIF orientation tag, as the benchmark's official loader does or not) and
-    ``image_note`` (which official loader that follows, for the docs), and its ``units``: the rows its
-    metrics need together, to which a ``--limit`` is rounded (``ScoringUnit``)."""
+    """A benchmark's dataset rows: ``fields``, the ``identity`` (columns naming a row in errors), whether its
+    images get their EXIF orientation as the official loader does (``image_note`` says which, for the
+    docs) and its ``units``, to which a ``--limit`` is rounded."""
 
     fields: tuple[RowField, ...]
     identity: tuple[str, ...]
@@ -101,19 +85,6 @@ class RowSchema:
         return next(
             (unit for unit in self.units if unit.needed_by is None or resolve(unit.needed_by)(task)), None
         )
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list" if value else "an empty list"
-    if isinstance(value, bytes):
-        return f"{len(value)} bytes"
-    text = repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
 def _column_kind_ok(kind: str, arrow_type: Any) -> bool:
@@ -196,9 +167,8 @@ def _label(batch: Any, index: int, identity: Sequence[str], position: int) -> st
 
 
 def check_rows(schema: RowSchema, dataset: Any, task: str) -> None:
-    """Raise ``RowError`` (one line) unless every row of ``dataset`` (a ``datasets.Dataset``) holds what
-    ``task``'s hooks read: the column present, the value not null (unless allowed), of its kind, and
-    non-empty where text is needed. Images are checked for presence, not decoded."""
+    """Raise ``RowError`` (one line) unless every row holds what ``task``'s hooks read: the column, a value
+    (null where allowed) of its kind, non-empty text; images are checked for presence, not decoded."""
     fields = schema.fields_for(task)
     columns = set(dataset.column_names)
     missing = [spec.name for spec in fields if spec.name not in columns]
@@ -228,7 +198,7 @@ def check_rows(schema: RowSchema, dataset: Any, task: str) -> None:
                 where = _label(batch, first, schema.identity, position + first)
                 raise RowError(
                     f"{task}: {where}: field {spec.name!r}: expected {ROW_KINDS[spec.kind]}, "
-                    f"got {_shown(value)} "
+                    f"got {shown_value(value)} "
                     f"(the column holds {column.type})"
                 )
             nulls = pc.is_null(column)
@@ -245,7 +215,7 @@ def check_rows(schema: RowSchema, dataset: Any, task: str) -> None:
                 index = pc.index(bad, True).as_py()
                 value = column[index].as_py()
                 where = _label(batch, index, schema.identity, position + index)
-                problem = "null" if value is None else f"got {_shown(value)}"
+                problem = "null" if value is None else f"got {shown_value(value)}"
                 if spec.kind == "text" and isinstance(value, str):
                     problem = "empty"
                 raise RowError(
@@ -261,14 +231,9 @@ def _strings(values: Sequence[str]) -> Any:
 
 
 def checked_rows(benchmark: str, dataset: Any, task: str) -> Any:
-    """``dataset`` checked against the registered benchmark's row schema (``check_rows``), its image columns
-    left undecoded (``datasets.Image(decode=False)``): the hooks decode each image with
-    ``framework.images.load_rgb``, which names the row when it fails (the ``datasets`` library would raise
-    a bare ``UnidentifiedImageError`` while the host reads the row). Unchanged without a schema, and for a
-    stand-in (``taskgen.stand_in_parquet``: the task's ``prepare_docs`` reads its prepared folder instead).
-
-    ``TaskHooks.process_docs_for`` calls it on the loaded dataset (before ``prepare_docs``, which reads the
-    rows too) and on the prepared one (HallusionBench's added no-image questions, a prepared folder)."""
+    """``dataset`` checked against the benchmark's row schema (``check_rows``; unchanged without one or for a
+    stand-in), its image columns left undecoded: ``images.load_rgb`` decodes each, naming the row on failure
+    (``datasets`` would raise a bare ``UnidentifiedImageError`` inside the host)."""
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     schema = get_benchmark(benchmark).row_schema
@@ -286,23 +251,10 @@ def checked_rows(benchmark: str, dataset: Any, task: str) -> Any:
 
 
 def image_of(benchmark: str, doc: Any, field: str, row: str | int) -> Any:
-    """The image in ``doc[field]`` as RGB, loaded the benchmark's way (``RowSchema.exif_transpose``) by
-    ``framework.images.load_rgb`` (a one-line RecordError naming ``row`` when it is missing or broken)."""
+    """The image in ``doc[field]`` as RGB, loaded the benchmark's way (``RowSchema.exif_transpose``)."""
     from lmms_eval_tasks.framework.images import load_rgb
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     schema = get_benchmark(benchmark).row_schema
     exif = bool(schema is not None and schema.exif_transpose)
     return load_rgb(doc.get(field), row, field, exif_transpose=exif)
-
-
-__all__ = [
-    "ROW_KINDS",
-    "RowError",
-    "RowField",
-    "RowSchema",
-    "ScoringUnit",
-    "check_rows",
-    "checked_rows",
-    "image_of",
-]

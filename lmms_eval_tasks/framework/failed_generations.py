@@ -1,9 +1,6 @@
-"""Failed generations are never answers, and answers cut at the token limit are counted.
-
-The host's failure markers (``[LMMS_EVAL_REQUEST_FAILED after N retries] ...``, the budget marker, the
-``no_text_result`` patch's ``NO_TEXT_MARKER``) become records carrying only ``failed_generation``; the
-aggregation counts them instead of scoring the task, and the launcher exits non-zero saying a rerun asks
-only for them. A ``CutReply`` is scored and counted (``note_cut``). Thread-safe.
+"""Failed generations are never answers, and answers cut at the token limit are counted: the host's
+failure markers become records carrying only ``failed_generation``, counted instead of scored (the launcher
+exits non-zero, and a rerun asks only for them). Thread-safe.
 """
 
 from __future__ import annotations
@@ -25,10 +22,8 @@ CUT_KEY = "cut_by_token_limit"  # the record field of an answer the server ended
 
 
 class CutReply(str):
-    """A reply the server ended at the token limit (``finish_reason: "length"``): an answer, scored as given
-    (the papers' protocols score truncated text too), and counted per task with a warning naming
-    ``max_new_tokens``. The clients make it; it stays one when stripped (the host strips every reply), and
-    the ``cut_replies`` host patch keeps it one through the reasoning-tag strip and ``--use_cache``."""
+    """A reply the server ended at the token limit: scored as given (as the papers do) and counted per task;
+    it stays one when stripped, and the ``cut_replies`` host patch keeps it one through the host."""
 
     def strip(self, chars: str | None = None) -> CutReply:
         return CutReply(super().strip(chars))
@@ -51,10 +46,8 @@ def is_cut(results: Sequence[Any]) -> bool:
 
 
 def failure_of(output: Any) -> str | None:
-    """The failure a model output stands for (one line, at most 300 characters), or None for an answer.
-
-    ``output`` is what the host hands ``process_results`` (a string, a ``GenerationResult``, a list of
-    rounds); loglikelihood pairs and other non-text results are never failures here."""
+    """The failure a model output (a string, a ``GenerationResult``, a list of rounds) stands for, in one
+    line of at most 300 characters, or None for an answer."""
     text = getattr(output, "text", output)
     if text is None:
         return NO_TEXT

@@ -1,24 +1,9 @@
-"""Images as the model should see them: the one loader every benchmark's ``doc_to_visual`` uses.
+"""Images as the model should see them: ``load_rgb``, the one loader every benchmark's ``doc_to_visual`` uses.
 
-``load_rgb`` takes what a dataset row holds (the ``{"bytes", "path"}`` of an undecoded ``datasets.Image``
-column, a PIL image, bytes or a file path) and returns an 8-bit RGB PIL image:
-
-- 16-bit grey (``I;16*``, and ``I`` with values in 0..65535) is scaled by 1/257, float (``F``) images in
-  [0, 1] by 255 (the corruption engine's ``to_rgb_image``); PIL's own ``convert("RGB")`` clips them to
-  0..255, which turns a 16-bit photo almost white. Other ``I``/``F`` ranges are refused;
-- transparency (``RGBA``, ``LA``, ``PA``, a palette with a transparent index, an RGB/grey PNG's transparent
-  colour key) is composited over white, as
-  a viewer shows the image (``convert("RGB")`` shows whatever colour the transparent pixels store, often
-  black); ``CMYK``, ``YCbCr`` and the 1-bit and grey modes go through PIL's conversion;
-- an animated image (GIF, APNG, WebP) gives its first frame;
-- the EXIF orientation tag is applied only as the benchmark's official loader does
-  (``RowSchema.exif_transpose``: DARE and HallusionBench, whose Hub data the ``datasets`` library decodes with
-  it; not the benchmarks whose authors open files with ``PIL.Image.open(...).convert("RGB")``);
-- an image that does not decode (a truncated file too, which lmms-eval lets PIL fill with grey), or larger
-  than the corruption engine's pixel limit (``LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS``, default 4096 x 4096;
-  0 = no limit), is refused with a one-line ``RecordError`` naming the row and the field. That limit
-  replaces PIL's own decompression-bomb check (``Image.MAX_IMAGE_PIXELS``, which some libraries change when
-  imported), so the same image is refused or loaded alike in every run.
+8-bit RGB from what a row holds: 16-bit and float images scaled (not clipped to white), transparency over
+white, an animation's first frame, EXIF orientation only where the official loader applies it; a truncated,
+undecodable or over-large image (the corruption engine's pixel limit, which replaces PIL's own bomb check,
+so every run treats it alike) is a one-line ``RecordError`` naming the row (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -26,6 +11,8 @@ from __future__ import annotations
 import io
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from lmms_eval_tasks.framework.input_checks import RecordError
@@ -82,16 +69,17 @@ def to_rgb(image: Any) -> Any:
     return to_rgb_image(image)  # I;16*, I, F scaled (others refused); 1, L, CMYK, YCbCr through PIL
 
 
-def _load_strictly(image: Any) -> None:
-    """``image.load()`` with truncated files refused: lmms-eval turns PIL's ``LOAD_TRUNCATED_IMAGES`` on
-    when imported, which fills a cut file's missing part with grey and says nothing."""
+@contextmanager
+def strict_decoding() -> Iterator[None]:
+    """Within the block a truncated file is an error: lmms-eval turns PIL's ``LOAD_TRUNCATED_IMAGES`` on when
+    imported, which fills a cut file's missing part with grey and says nothing."""
     from PIL import ImageFile
 
     with _STRICT:
         lenient = ImageFile.LOAD_TRUNCATED_IMAGES
         ImageFile.LOAD_TRUNCATED_IMAGES = False
         try:
-            image.load()
+            yield
         finally:
             ImageFile.LOAD_TRUNCATED_IMAGES = lenient
 
@@ -141,7 +129,8 @@ def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose
     try:
         if getattr(image, "n_frames", 1) > 1:
             image.seek(0)  # an animated image: its first frame
-        _load_strictly(image)
+        with strict_decoding():
+            image.load()
         if exif_transpose:
             image = ImageOps.exif_transpose(image)
         rgb = to_rgb(image)
@@ -152,6 +141,3 @@ def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose
     except Exception as error:  # a truncated file fails when its pixels are read
         raise RecordError(row, field, f"cannot be decoded ({type(error).__name__}: {error})") from None
     return rgb
-
-
-__all__ = ["WHITE", "load_rgb", "to_rgb"]

@@ -1,8 +1,5 @@
-"""Harness-free scoring: parse saved model outputs and compute each benchmark's metrics.
-
-Every benchmark's ``scoring.py`` starts with ``score(records, **options) -> (metrics, details)``; the
-benchmark registry (``framework.registry``, ``Behaviour.score``) names it.
-The modules import nothing from lmms-eval, so saved predictions can be re-scored anywhere.
+"""Shared checks of scorer options and saved records (one-line ``OptionError`` and ``RecordError``), and
+the JSON-lines reader; nothing from lmms-eval, so saved predictions can be re-scored anywhere.
 """
 
 from __future__ import annotations
@@ -55,13 +52,8 @@ def check_option(
     maximum: float | None = None,
     allow_none: bool = False,
 ) -> Any:
-    """Return ``value`` if it is a valid ``name`` option, else raise a one-line OptionError.
-
-    ``kind`` is bool, int, float, str or a tuple of them; a bool is never an int or a float (JSON ``true``
-    is not 1), an int is a valid float, NaN and infinities are no numbers. ``choices``, ``minimum`` and
-    ``maximum`` restrict the value further; ``allow_none`` admits null. Every scorer checks each of its
-    options with this before scoring, so ``score -o`` typos fail at once with exit code 2.
-    """
+    """Return ``value`` if it is a valid ``name`` option, else raise a one-line OptionError. A bool is never
+    an int or a float (JSON ``true`` is not 1), an int is a float, NaN and infinities are no numbers."""
     kinds = kind if isinstance(kind, tuple) else (kind,)
     allowed = list(choices) if choices is not None else None
     if allowed is not None:
@@ -111,11 +103,8 @@ def check_judge_options(judge: Any, judge_model: Any) -> None:
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read a UTF-8 JSON-lines file (a leading byte-order mark is allowed); blank lines are skipped.
-
-    A line that is not UTF-8, not JSON or not a JSON object raises RecordError naming the line (and, for
-    bad bytes, the column); a directory raises IsADirectoryError.
-    """
+    """The objects of a UTF-8 JSON-lines file (a byte-order mark allowed, blank lines skipped); a bad line
+    raises RecordError naming it."""
     return read_jsonl_numbered(path)[0]
 
 

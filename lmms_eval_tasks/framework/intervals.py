@@ -1,9 +1,5 @@
-"""Standard errors and 95% intervals of every benchmark's headline metrics, from the scorer's own rows.
-
-``attach_intervals`` runs the seeded cluster bootstrap on the scorer's ``details["resampling"]`` (rows,
-units, statistic) and adds ``<metric>_stderr`` and ``details["uncertainty"]`` (the reason, when there is
-no resampling); ``paired_difference`` pairs two runs (``compare``). Options ``bootstrap_resamples`` (0:
-off) and ``bootstrap_seed``.
+"""Standard errors and 95% intervals of every benchmark's headline metrics, from the scorer's own rows
+(``details["resampling"]``, bootstrapped); options ``bootstrap_resamples`` (0: off) and ``bootstrap_seed``.
 """
 
 from __future__ import annotations
@@ -40,10 +36,7 @@ def attach_intervals(
     benchmark: str, metrics: Mapping[str, Any], details: Mapping[str, Any], **options: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(metrics plus ``<metric>_stderr``, details with the ``uncertainty`` block and without the
-    resampling), after ``score`` gave ``metrics`` and ``details``; ``options``: the bootstrap's.
-
-    A failure here never loses the metrics: it is logged with its cause and the block says why.
-    """
+    resampling); a failure here never loses the metrics: it is logged, and the block says why."""
     details = dict(details)
     resampling = details.pop(RESAMPLING, None)
     why_none = details.pop(NO_RESAMPLING, None)
@@ -133,7 +126,6 @@ def paired_difference(
     subsets, seeds or protocols: the pairing would be meaningless). The caller has validated the records;
     ``checked``: the scorer's options object, when the caller built it (``lmms-eval-tasks compare``)."""
     from lmms_eval_tasks.framework.registry import get_benchmark
-    from lmms_eval_tasks.uncertainty import paired_bootstrap
 
     scoring_options, resamples, seed = split_options(options)
     benchmark_entry = get_benchmark(benchmark)
@@ -142,6 +134,16 @@ def paired_difference(
     rows_b = benchmark_entry.score_with(list(records_b), checked)[1].get(RESAMPLING)
     if rows_a is None or rows_b is None:
         return None
+    result = paired_resamplings(rows_a, rows_b, resamples, seed)
+    wanted = list(metrics) if metrics else list(benchmark_entry.headline_metrics)
+    return {name: result[name] for name in wanted if name in result}
+
+
+def paired_resamplings(rows_a: Resampling, rows_b: Resampling, resamples: int, seed: int) -> dict[str, Any]:
+    """``{metric: Difference}`` (B minus A): the paired bootstrap of two runs' resamplings by shared units
+    (ValueError unless they hold the same records)."""
+    from lmms_eval_tasks.uncertainty import paired_bootstrap
+
     check_same_records(rows_a, rows_b)
     result = paired_bootstrap(
         rows_a.statistic,
@@ -156,9 +158,7 @@ def paired_difference(
         seed=seed,
         unit=rows_a.unit,
     )
-    result = dict(result) if isinstance(result, dict) else {}
-    wanted = list(metrics) if metrics else list(benchmark_entry.headline_metrics)
-    return {name: result[name] for name in wanted if name in result}
+    return dict(result) if isinstance(result, dict) else {}
 
 
 def check_same_records(rows_a: Resampling, rows_b: Resampling) -> None:

@@ -1,9 +1,6 @@
-"""Judged tasks need a judge: the check that runs before any model loads (launcher) or records are re-scored.
-
-A benchmark judged by an LLM (HallusionBench, ConTextual) names its judged tasks in the registry
-(``Behaviour.judge_needed``). Without an endpoint such a task used to be scored by the offline rule judge
-behind a warning: a different benchmark's number. Now the rule judge runs only when asked for: the
-``*_offline`` task, ``LMMS_EVAL_TASKS_JUDGE=rule``, or a ``*_sample`` task (bundled generated data).
+"""Judged tasks need a judge: checked before any model loads (launcher) or records are re-scored. The
+offline rule judge runs only when asked for (the ``*_offline`` and ``*_sample`` tasks, or
+``LMMS_EVAL_TASKS_JUDGE=rule``), never as a silent stand-in: it gives a different benchmark's number.
 """
 
 from __future__ import annotations
@@ -34,12 +31,9 @@ def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval") -> str |
 
 
 def require_judge(task: str) -> None:
-    """Raise ValueError (the missing-judge line) when ``task`` needs an LLM judge and none is configured.
-
-    Run when the task's documents are prepared, before any answer is generated: it also stops the tasks the
-    launcher's check cannot name, a task of the user's own (``--include_path``, ``robustness`` variants) that
-    includes a judged task's YAML and so is judged as that task. A ``--predict_only`` run judges nothing
-    (``score`` needs the judge later), so it needs none."""
+    """Raise ValueError (the missing-judge line) when ``task`` needs an LLM judge and none is configured;
+    run when its docs are prepared, it stops the tasks the launcher cannot name (a user's task including a
+    judged one). A ``--predict_only`` run judges nothing and needs none."""
     from lmms_eval_tasks.framework.run_state import current_run
 
     if getattr(current_run().args, "predict_only", False):

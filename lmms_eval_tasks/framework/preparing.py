@@ -1,26 +1,5 @@
-"""Turn a benchmark's released annotation file plus the user's image folder into an HF dataset on disk.
-
-`lmms-eval-tasks prepare <kind> --annotations FILE --images DIR --out DIR` reads the annotation file (a
-JSON list, a JSON object holding one list, or JSON lines), finds every referenced image, checks that it
-exists and decodes (missing or corrupt images are reported by name: the command refuses, or with
-``--skip-missing`` drops those questions and reports the count), and writes a ``DatasetDict`` with
-``datasets.save_to_disk`` (image bytes embedded, so the folder is self-contained). The task then loads it
-from the folder named by ``LMMS_EVAL_TASKS_DATA_<KIND>`` (or ``$LMMS_EVAL_TASKS_DATA/<kind>``):
-``load_prepared``.
-
-Adding a dataset kind (the extension point; nothing here to edit):
-
-- Common case, an annotation file plus an image folder: in the benchmark's package write a module
-  ``lmms_eval_tasks/tasks/<benchmark>/prepare.py`` with ``PREPARERS = [DatasetKind(...)]``, describing the
-  required fields, where each entry's image lives (``image_candidates``) and how to clean an entry
-  (``convert``). See ``tasks/tdiuc/prepare.py``.
-- Anything else (e.g. ConTextual's ``prepare contextual --csv FILE`` with images by URL): put any object
-  with ``name``, ``help``, ``add_arguments(parser)`` and ``run(args) -> int`` in that module's
-  ``PREPARERS`` list (the ``Preparer`` protocol); ``check_images``, ``write_prepared`` and
-  ``read_annotations`` below are reusable building blocks.
-
-``preparers()`` imports every ``lmms_eval_tasks.tasks.<package>.prepare`` module that exists; keep those
-modules light at import (no ``datasets``/``torch`` at module level): the CLI imports them to build its help.
+"""`lmms-eval-tasks prepare <kind>`: a released annotation file plus the user's image folder -> a dataset on
+disk, every image checked (missing or corrupt ones named); adding a kind: docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -40,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lmms_eval_tasks import environment
+from lmms_eval_tasks.framework.images import strict_decoding
 from lmms_eval_tasks.framework.input_checks import RecordError
 
 DATA_ROOT_ENV = "LMMS_EVAL_TASKS_DATA"
@@ -61,11 +41,6 @@ class Preparer(Protocol):
 def env_var(kind: str) -> str:
     """The environment variable naming ``kind``'s prepared folder: ``LMMS_EVAL_TASKS_DATA_<KIND>``."""
     return f"{DATA_ROOT_ENV}_{kind.upper()}"
-
-
-# ------------------------------------------------------------------------------------------------------
-# Reading and checking
-# ------------------------------------------------------------------------------------------------------
 
 
 def _document_error(path: Path, text: str, error: json.JSONDecodeError) -> RecordError:
@@ -154,21 +129,6 @@ def _decode(path: Path) -> str | None:
         return f"does not decode ({type(error).__name__}: {str(error).strip()[:120]})"
 
 
-class _StrictDecoding:
-    """Within the block, a truncated image is an error (the host turns PIL's LOAD_TRUNCATED_IMAGES on)."""
-
-    def __enter__(self) -> None:
-        from PIL import ImageFile
-
-        self.previous = ImageFile.LOAD_TRUNCATED_IMAGES
-        ImageFile.LOAD_TRUNCATED_IMAGES = False
-
-    def __exit__(self, *exc: object) -> None:
-        from PIL import ImageFile
-
-        ImageFile.LOAD_TRUNCATED_IMAGES = self.previous
-
-
 def check_images(
     references: Sequence[tuple[str, Sequence[str]]],
     images_dir: str | Path,
@@ -176,11 +136,8 @@ def check_images(
     progress: bool = True,
     workers: int | None = None,
 ) -> tuple[list[Path | None], list[ImageProblem]]:
-    """Resolve and decode every referenced image once (``workers`` threads; PIL decodes without the GIL).
-
-    ``references``: per entry, its question id and the relative paths to try in order. Returns per entry the
-    found path (None when missing or corrupt) and the problems, one per distinct image, naming its questions.
-    """
+    """Per entry (question id, relative paths to try), the found image (None when missing or corrupt), and
+    the problems, one per distinct image naming its questions; each image decoded once, in threads."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
@@ -193,7 +150,7 @@ def check_images(
         resolved.append(next((images_dir / c for c in candidates if (images_dir / c).is_file()), None))
     distinct = list(dict.fromkeys(path for path in resolved if path is not None))
     workers = workers or min(8, os.cpu_count() or 1)
-    with _StrictDecoding(), ThreadPoolExecutor(max_workers=workers) as pool:
+    with strict_decoding(), ThreadPoolExecutor(max_workers=workers) as pool:
         outcomes = list(
             tqdm(
                 pool.map(_decode, distinct),
@@ -221,24 +178,10 @@ def check_images(
     return found, list(problems.values())
 
 
-# ------------------------------------------------------------------------------------------------------
-# Writing and loading
-# ------------------------------------------------------------------------------------------------------
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 @contextmanager
 def output_lock(out: Path) -> Iterator[None]:
-    """Hold ``.<out>.prepare.lock`` next to ``out`` for one ``prepare`` call: a second call into the same
-    folder is refused at once in one line (two calls used to stage into one folder and mix their files).
-    The lock is named after the resolved folder, so two spellings of it (a symlink) share one lock."""
+    """Hold ``.<out>.prepare.lock`` (of the resolved folder) for one ``prepare`` call: a second call into the
+    same folder is refused at once in one line, instead of mixing its files into the first's."""
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     lock_path = out.parent / f".{out.name}.prepare.lock"
@@ -258,8 +201,7 @@ def output_lock(out: Path) -> Iterator[None]:
 
 
 def rows_digest(dataset: Any) -> str:
-    """SHA-256 of a prepared split's rows without its images: the manifest's ``rows_sha256``, checked when
-    the folder is loaded (a manifest over another call's rows is refused)."""
+    """SHA-256 of a prepared split's rows without its images: the manifest's ``rows_sha256``."""
     columns = [name for name in dataset.column_names if name != "image"]
     text = json.dumps(dataset.select_columns(columns).to_dict(), sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -275,12 +217,8 @@ def write_prepared(
     manifest: dict[str, Any] | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """Save ``rows`` plus an ``image`` column (bytes embedded) as ``DatasetDict({split: ...})`` in ``out``.
-
-    Under ``out``'s lock (``output_lock``), staged in a folder of this call's own next to ``out`` and
-    renamed, so an interrupted or concurrent call never leaves a half or mixed dataset; the manifest
-    records the rows' digest (``rows_digest``), which ``load_prepared`` checks.
-    """
+    """Save ``rows`` plus an ``image`` column (bytes embedded) as ``DatasetDict({split: ...})`` in ``out``,
+    under its lock, staged and renamed: an interrupted or concurrent call never leaves a half dataset."""
     import tempfile
 
     import datasets
@@ -366,23 +304,11 @@ def load_prepared(kind: str, split: str = "test") -> Any:
     return loaded[split]
 
 
-# ------------------------------------------------------------------------------------------------------
-# The common kind: annotation file + image folder
-# ------------------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class DatasetKind:
-    """A dataset released as an annotation file plus an image folder (TDIUC, TallyQA, DVQA, VQDv1).
-
-    - ``required_fields``: every entry must carry them (a RecordError names the entry and the field).
-    - ``image_candidates(entry)``: relative paths under ``--images`` to try, in order (the first is the
-      name reported when none exists).
-    - ``convert(entry, index)``: the dataset row (validated, typed); default: the entry unchanged. The
-      ``image`` column is added by ``prepare``; an annotation field called ``image`` must be renamed.
-    - ``summarize(rows) -> dict``: facts about the written rows added to the summary (a ``note`` entry is
-      also printed), e.g. how many VQDv1 queries repeat.
-    """
+    """A dataset released as an annotation file plus an image folder (TDIUC, TallyQA, DVQA, VQDv1):
+    ``image_candidates(entry)`` the paths to try (the first is reported when none exists), ``convert`` the
+    row of an entry (no ``image`` field: ``prepare`` adds it), ``summarize`` facts added to the summary."""
 
     name: str
     help: str
@@ -454,9 +380,11 @@ class DatasetKind:
         kept = [index for index, path in enumerate(found) if path is not None]
         if not kept:
             raise PreparationError(self.name, missing, corrupt, len(entries))
+        with open(annotations, "rb") as handle:
+            annotations_sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
         manifest = {
             "annotations": annotations.name,
-            "annotations_sha256": _sha256(annotations),
+            "annotations_sha256": annotations_sha256,
             "entries": len(entries),
             "skipped_questions": len(entries) - len(kept),
             "missing_images": [p.image for p in missing],
@@ -539,10 +467,6 @@ class PreparationError(RuntimeError):
         super().__init__("\n".join(lines))
 
 
-# ------------------------------------------------------------------------------------------------------
-# Registry of kinds
-# ------------------------------------------------------------------------------------------------------
-
 _preparers: dict[str, Preparer] | None = None
 
 
@@ -570,19 +494,3 @@ def preparers() -> dict[str, Preparer]:
                 found[preparer.name] = preparer
         _preparers = found
     return dict(_preparers)
-
-
-__all__ = [
-    "DATA_ROOT_ENV",
-    "DatasetKind",
-    "ImageProblem",
-    "PreparationError",
-    "Preparer",
-    "check_images",
-    "env_var",
-    "load_prepared",
-    "prepared_dir",
-    "preparers",
-    "read_annotations",
-    "write_prepared",
-]

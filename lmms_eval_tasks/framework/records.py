@@ -1,15 +1,7 @@
-"""The record contract: each benchmark declares its ``score`` record schema, one validator enforces it.
+"""The record contract: each benchmark's ``RecordSchema`` and the one validator, ``validate_records``.
 
-A benchmark's ``RecordSchema`` (in ``tasks/<benchmark>/__init__.py``, named by ``Benchmark.record_schema``)
-lists its fields (kind, required or optional, null allowed or not, allowed values) and what identifies a
-record. ``validate_records`` checks a record list against it before any scoring: in ``lmms-eval-tasks
-score``, in ``compare`` (each run) and in the harness path (``task_pipeline.score_and_report``), so
-every benchmark refuses the same bad input the same way. Errors are ``input_checks.RecordError``: one line
-naming the record (and its line in the file, when known), the field and the problem. Semantic checks (a
-DARE answer letter, a HallusionBench subcategory of its category) stay in the scorers.
-
-Light at import: standard library only; choices and identity functions named as ``"module:attr"`` strings
-are imported when a record is checked.
+Run before any scoring (``score``, ``compare``, the harness path), so every benchmark refuses the same bad
+input the same way: a one-line ``RecordError``. Semantic checks (a DARE answer letter) stay in the scorers.
 """
 
 from __future__ import annotations
@@ -58,12 +50,9 @@ class RecordField:
 
 @dataclass(frozen=True)
 class RecordSchema:
-    """What a benchmark's records are: ``fields``, the ``identity`` (field names whose values identify a
-    record: a second record with the same identity is refused), optionally ``identity_key``
-    (``"module:function"``, ``record -> tuple`` of the same length, in the same order) when the identity
-    is derived from the fields (DARE's canonical category, VRB's clean level), ``identity_note`` (one
-    sentence added to duplicate errors) and ``example``: a minimal valid record set that scores offline,
-    where the contract tests start from."""
+    """A benchmark's records: ``fields``, the ``identity`` (fields naming a record; ``identity_key``, a
+    ``"module:function"`` record -> tuple, when derived), ``identity_note`` (added to duplicate errors) and
+    ``example``, a minimal valid record set that scores offline (the contract tests start from it)."""
 
     fields: tuple[RecordField, ...]
     identity: tuple[str, ...]
@@ -136,13 +125,16 @@ def _get(record: dict[str, Any], spec: RecordField) -> Any:
     return None
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
+    """``value`` as an error message shows it: JSON words, sizes of containers and bytes, short reprs."""
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list):
-        return "a list"
+        return "a list" if value else "an empty list"
+    if isinstance(value, bytes):
+        return f"{len(value)} bytes"
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -152,8 +144,7 @@ def _shown(value: Any) -> str:
 
 
 def _non_finite(value: Any) -> bool:
-    """True when a NaN or an infinity sits anywhere in ``value`` (lists and objects searched, 20 deep; one
-    loop, no call per value)."""
+    """True when a NaN or an infinity sits anywhere in ``value`` (searched 20 deep; no call per value)."""
     pending = [(value, 0)]
     while pending:
         item, depth = pending.pop()
@@ -170,27 +161,16 @@ _TYPES: dict[str, Any] = {"str": str, "bool": bool, "list": list, "object": dict
 
 
 def _kind_ok(kind: str, value: Any) -> bool:
-    if kind == "str":
-        return isinstance(value, str)
-    if kind == "id":
-        return isinstance(value, str | int) and not isinstance(value, bool)
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
+    """The kinds ``_TYPES`` does not cover: finite numbers, scalars, strings (or lists of them), any."""
     if kind == "number":
         return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if kind == "scalar":
         return isinstance(value, str) or (
             isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
         )
-    if kind == "bool":
-        return isinstance(value, bool)
     if kind == "strings":
         return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
-    if kind == "list":
-        return isinstance(value, list)
-    if kind == "any":
-        return True
-    return isinstance(value, dict)
+    return kind == "any"
 
 
 def check_record(
@@ -224,14 +204,14 @@ def check_record(
         else:
             kind_ok = _kind_ok(spec.kind, value)
         if not kind_ok:
-            raise RecordError(index, name, f"{_field_words(spec)}, got {_shown(value)}")
+            raise RecordError(index, name, f"{_field_words(spec)}, got {shown_value(value)}")
         if spec.kind in ("list", "object") and _non_finite(value):
             raise RecordError(index, name, "holds NaN or Infinity; expected finite numbers")
         if allowed is not None:
             compared = str(value).strip() if spec.kind == "id" else value
             if compared not in allowed:
                 known = ", ".join(str(choice) for choice in allowed)
-                raise RecordError(index, name, f"unknown value {_shown(value)}; known: {known}")
+                raise RecordError(index, name, f"unknown value {shown_value(value)}; known: {known}")
 
 
 def _field_words(spec: RecordField) -> str:
@@ -246,14 +226,8 @@ def validate_records(
     lines: Sequence[int] | None = None,
     label: Callable[[int], str] | None = None,
 ) -> None:
-    """Check every record against ``schema`` and refuse a second record with the same identity.
-
-    Raises RecordError (one line): no records, a record that is no object, a required field missing or
-    null, a wrong kind (NaN and Infinity are no numbers), a value outside the declared choices, or a
-    duplicate ("duplicate" when the two records are equal, "conflicting" when they differ, e.g. another
-    prediction), or an optional identity field on some records only (without ``identity_key``). ``lines``
-    (the file line of each record) or ``label`` name records in messages.
-    """
+    """Check every record against ``schema`` and refuse a second record with the same identity ("duplicate"
+    when equal, "conflicting" when not); ``lines`` (each record's file line) or ``label`` name records."""
     if label is None:
         label = (lambda i: f"{i} (line {lines[i]})") if lines is not None else (lambda i: i)  # type: ignore[assignment]
     if not records:
@@ -289,7 +263,7 @@ def validate_records(
             continue
         kind = "duplicate" if _same(records[first], record) else "conflicting"
         pairs = zip(schema.identity, identity, strict=True)
-        shown = ", ".join(f"{name}={_shown(value)}" for name, value in pairs)
+        shown = ", ".join(f"{name}={shown_value(value)}" for name, value in pairs)
         note = f"; {schema.identity_note}" if schema.identity_note else ""
         raise RecordError(
             label(index),
@@ -304,12 +278,3 @@ def _same(first: dict[str, Any], second: dict[str, Any]) -> bool:
     return {k: v for k, v in first.items() if k not in ignored} == {
         k: v for k, v in second.items() if k not in ignored
     }
-
-
-__all__ = [
-    "KINDS",
-    "RecordField",
-    "RecordSchema",
-    "check_record",
-    "validate_records",
-]

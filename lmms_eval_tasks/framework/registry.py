@@ -1,9 +1,6 @@
-"""What a benchmark is, and the one registry of every benchmark: found by folder, with no list to edit.
-
-A benchmark is two objects: ``BENCHMARK = Benchmark(...)`` in ``tasks/<name>/__init__.py`` (identity and
-metadata, light at import) and ``BEHAVIOUR = Behaviour(...)`` in the module it names (``behaviour``: its
-scorer, hooks, parsers... as real references, imported on first use). Benchmarks installed as packages of
-their own are found through the entry point group ``lmms_eval_tasks.benchmarks``.
+"""What a benchmark is, and the one registry of every benchmark: found by folder (or the entry point group
+``lmms_eval_tasks.benchmarks`` of an installed package), with no list to edit. ``BENCHMARK`` in
+``tasks/<name>/__init__.py`` is identity and metadata, light at import; its ``BEHAVIOUR`` is imported on use.
 """
 
 from __future__ import annotations
@@ -33,12 +30,9 @@ class UnknownOption(OptionError, TypeError):
 
 
 class Scorer:
-    """A scorer whose options are declared once, as a frozen dataclass (``@scorer(Options)``).
-
-    ``score(records, **options)`` builds ``Options(**options)`` (the one check: an unknown or bad option is a
-    one-line ``OptionError``), validates the records when a ``record_schema`` is given, and runs the body;
-    ``score.checked(records, options)`` is the body itself, for callers that built the options and validated
-    the records already (the run's pipeline, ``lmms-eval-tasks score``)."""
+    """A scorer whose options are declared once, as a frozen dataclass (``@scorer(Options)``): calling it
+    checks the options (one-line ``OptionError``) and, with a ``record_schema``, the records; ``checked``
+    is the body itself, for callers that checked both already (the run's pipeline, ``score``)."""
 
     def __init__(self, body: Callable[..., Any], options: type | None, record_schema: Any = None) -> None:
         self.options = options
@@ -66,9 +60,8 @@ class Scorer:
 
 
 def scorer(options: type | None = None, record_schema: Any = None) -> Callable[[Callable[..., Any]], Scorer]:
-    """Decorate ``score(records, options)`` (or ``score(records)`` without options) into a ``Scorer``;
-    ``record_schema``: the public call validates the records too (VRB: a misspelt corruption would drop
-    cells silently)."""
+    """Decorate ``score(records, options)`` (or ``score(records)``) into a ``Scorer``; with ``record_schema``
+    the public call validates the records too (VRB: a misspelt corruption would drop cells silently)."""
     if options is not None and not dataclasses.is_dataclass(options):
         raise TypeError(f"@scorer: {options!r} is not a dataclass of options")
     return lambda body: Scorer(body, options, record_schema)
@@ -85,23 +78,10 @@ def derived(options: Any, **changes: Any) -> Any:
 
 @dataclass(frozen=True)
 class Behaviour:
-    """What a benchmark does, as direct references (``tasks/<name>/behaviour.py``, ``BEHAVIOUR``).
-
-    - ``score``: the ``@scorer`` of its harness-free ``scoring.py``; ``(metrics, details)`` whose
-      ``details["resampling"]`` holds the rows its headline numbers come from (their standard errors).
-    - ``per_question``: ``@scorer(Options)`` of ``(records, options) -> {question id: correct}``, for
-      ``compare`` (McNemar).
-    - ``parsers``: every parser of untrusted text it has (``parser_index.ParserEntry``).
-    - ``random_answer(task, doc, rng) -> str`` for the ``random_guess`` baseline.
-    - ``report_section``: renders its section of ``lmms-eval-tasks report``.
-    - ``generated_files() -> {relative path: content}`` for ``make generate``.
-    - ``screening``: its ``framework.screening.Screening`` (outputs that play the grader).
-    - ``task_options(task) -> dict``: the scoring options of a task (its config, the one reader of its
-      environment variables).
-    - ``judge_needed(task) -> str | None``: None when no LLM judge is needed, else the rule-judged task.
-    - ``launch_check() -> str | None``: the one-line fix the launcher prints before a run (TDIUC's WordNet).
-    - ``hooks``: its ``TaskHooks`` (``hooks.make_record`` builds each record).
-    """
+    """What a benchmark does, as direct references (``BEHAVIOUR`` of ``tasks/<name>/behaviour.py``): its
+    ``@scorer``, ``per_question`` correctness (``compare``), parsers, ``random_answer``, report section,
+    generated files, screening, ``task_options`` (its config), ``judge_needed(task)`` (the rule-judged task,
+    or None without an LLM judge), ``launch_check()`` (a one-line fix before a run) and ``TaskHooks``."""
 
     score: Scorer
     options: type | None = None
@@ -127,16 +107,9 @@ class Behaviour:
 
 @dataclass(frozen=True)
 class Benchmark:
-    """One benchmark as the pack's tools see it: identity and metadata (``behaviour`` names the rest).
-
-    ``name`` is also the task-name prefix (``dare`` owns ``dare_*``); ``record_schema`` the record contract
-    (``framework.records``), ``row_schema`` the dataset contract (``framework.dataset_contract``);
-    ``headline_metrics`` (at most eight) are listed in task YAML; ``group_metrics`` are defined only across
-    a group's tasks; ``count_keys`` are counts that change a headline number when not zero (report
-    warnings); ``leaderboard_files`` are the files ``export`` copies (``{task}`` for the task);
-    ``paper_judge_model`` the judge of the paper (another one is a deviation); ``behaviour`` the module
-    holding ``BEHAVIOUR`` (or the ``Behaviour`` itself).
-    """
+    """One benchmark's identity and metadata (``behaviour``: the module holding the rest). ``name`` is the
+    task-name prefix; ``group_metrics`` exist only across a group's tasks; ``count_keys`` change a headline
+    number when not zero; ``paper_judge_model`` is the paper's judge (another one is a deviation)."""
 
     name: str
     title: str
@@ -206,16 +179,15 @@ class Benchmark:
         self, records: list[dict[str, Any]], metrics: dict[str, Any], details: dict[str, Any], options: Any
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(metrics, details)`` with the outputs that play the grader counted and warned about
-        (``framework.screening``; unchanged when the benchmark has no ``screening``); a constant answer is
-        compared with the headline metrics the same answer to every record gets (rule-scored only: a judged
-        benchmark would spend judge calls). ``options``: the scorer's options object of this scoring."""
+        (``framework.screening``); a constant answer is compared with its own baseline score (rule-scored
+        benchmarks only: a judged one would spend judge calls)."""
         from lmms_eval_tasks.framework.screening import attach_screening
 
         def baseline(same: list[dict[str, Any]]) -> dict[str, Any]:
             scored = self.loaded.score.checked(same, options)[0]
             return {name: scored.get(name) for name in self.headline_metrics[:1]}
 
-        rule_scored = self.paper_judge_model is None  # a judged benchmark's baseline would spend judge calls
+        rule_scored = self.paper_judge_model is None
         screening = self.loaded.screening
         return attach_screening(screening, records, metrics, details, baseline if rule_scored else None)
 

@@ -1,18 +1,5 @@
-"""What a run's own arguments changed, as report deviations with their values.
-
-- ``--limit``: the recorded limit is null for a full run (the host's ``-1`` included); a limit is a
-  deviation, and where the pack rounded it to whole scoring units (``framework.cuts``) the deviation says
-  how many documents and units were kept; otherwise how many of the task's documents it kept, or that a
-  limit not below the task's size kept every document.
-- ``--gen_kwargs``: generation settings that differ from the task's own (its YAML ``generation_kwargs``:
-  ``max_new_tokens``, ``temperature``, ...) are listed with both values (``max_new_tokens=1`` where
-  ConTextual asks for 300 leaves answers cut short); a group's report compares them with each member task's
-  own (a group of the pack; others list the values only). They are recorded, not refused: a user may have a
-  reason (a model that needs sampling), and the report says the numbers are not the paper's protocol.
-- ``--offset N``: the host skipped each task's first N documents (the launcher refuses it on the pack's
-  tasks; a run that reached the host another way still says so).
-``--num_fewshot`` above 0 is refused by the launcher (``host/argument_checks.py``). The task pipeline puts
-them first among a report's deviations (``task_pipeline.score_and_report``).
+"""What a run's own arguments changed (``--limit`` and its rounding, ``--offset``, ``--gen_kwargs`` that
+differ from the task's own), as report deviations with their values (docs/reports.md); recorded, not refused.
 """
 
 from __future__ import annotations
@@ -60,10 +47,10 @@ def _same(given: str, own: Any) -> bool:
 
 def _task_generation_kwargs(task: str) -> dict[str, Any] | None:
     """The task's own ``generation_kwargs`` from the pack's YAML (None for a group or an unknown name)."""
-    from lmms_eval_tasks.framework.task_index import pack_tasks, task_config
+    from lmms_eval_tasks.framework.task_index import task_config, task_entry
 
-    entry = next((item for item in pack_tasks() if item.name == task and item.kind == "task"), None)
-    if entry is None:
+    entry = task_entry(task)
+    if entry is None or entry.kind != "task":
         return None
     own = task_config(entry).get("generation_kwargs")
     return dict(own) if isinstance(own, dict) else {}
@@ -149,6 +136,3 @@ def argument_deviations(args: Any, task: str) -> list[str]:
                     "the numbers do not follow the paper's protocol"
                 )
     return deviations
-
-
-__all__ = ["argument_deviations", "recorded_limit"]

@@ -1,12 +1,6 @@
-"""The state of one evaluation run, held explicitly: the host's arguments, run id and the pack's folder,
-the records each task's aggregation scored (which its groups' aggregations read), their scores and each
-group's metrics (whose standard errors the host's group table shows).
-
-The ``run_context`` host patch (``host/patches.py``) opens a ``RunState`` where lmms-eval 0.7.3 makes the
-run's date id and hands the CLI arguments to the evaluation (``evaluator.simple_evaluate(cli_args=...,
-datetime_str=...)``) and closes it when the call returns. Hooks called outside a host evaluation (tests,
-scripts, the Python API without the patch) share one ``standalone`` state per process, whose run id is
-None: the report folder is then named from the current UTC time.
+"""The state of one evaluation run, held explicitly: arguments, run id, pack folder, each task's records
+(read by its groups), their scores and each group's metrics. The ``run_context`` host patch opens one per
+host evaluation; hooks called outside one (tests, scripts) share a ``standalone`` state with no run id.
 """
 
 from __future__ import annotations
@@ -21,9 +15,8 @@ from typing import Any
 
 @dataclass(eq=False)
 class RunState:
-    """One run: ``args`` (the host's CLI namespace, or None), ``run_id`` (the host's date id, the
-    ``<date_id>`` of its ``<date_id>_results.json``), whether a host evaluation opened it (``host``), the
-    pack folder claimed for it, and the records of every task scored so far (by task name, thread-safe)."""
+    """One run: the host's ``args``, ``run_id`` (the host's date id), whether a host evaluation opened it,
+    its pack folder, and the records of every task scored so far (thread-safe)."""
 
     args: Any = None
     run_id: str | None = None
@@ -40,9 +33,8 @@ class RunState:
     _config: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def config(self, name: str, read: Callable[[], Any]) -> Any:
-        """``read()`` (a room's or a benchmark's configuration from the environment), read once per host
-        run and kept under ``name``; outside a host evaluation it is read on every call (scripts and tests
-        may change the environment between calls)."""
+        """``read()`` (a configuration from the environment), once per host run under ``name``; outside a
+        host evaluation on every call (scripts and tests change the environment between calls)."""
         if not self.host:
             return read()
         with self._lock:
@@ -71,10 +63,9 @@ class RunState:
         return slot.result
 
     def once(self, key: str, items: Sequence[Any]) -> Once:
-        """``with state.once(key, items) as slot: if slot.missing: slot.result = ...``: the result kept for
-        this key and these very item objects (the host calls one aggregation per metric, each with the same
-        records), computed in the caller's own frame under the scoring lock; a failure too is kept: every
-        later metric of the task re-raises it instead of judging again."""
+        """``with state.once(key, items) as slot: if slot.missing: slot.result = ...``: one result per key and
+        item objects (the host aggregates each metric over the same records), computed in the caller's frame
+        under the scoring lock; a failure is kept too, and re-raised instead of judging again."""
         return Once(self, (key, tuple(map(id, items))), items)
 
     def scored(self, key: str, items: Sequence[Any]) -> Any:
@@ -95,9 +86,8 @@ class RunState:
             return self._group_metrics.get(group)
 
     def group_stderr(self, group: str, metric: str) -> float | str | None:
-        """The pack's standard error of ``metric`` on ``group`` in this run ("N/A" when it has none), None
-        when the run did not score ``group`` (not a pack group, or ``metric`` is none of its metrics); read
-        by the host patch "group_only_metrics" (a group's Stderr is the pack's bootstrap of the group)."""
+        """The pack's standard error of ``metric`` on ``group`` ("N/A" when it has none; None when the run
+        did not score it), for the host patch "group_only_metrics"."""
         metrics = self.group_metrics(group)
         if metrics is None or metric not in metrics:
             return None

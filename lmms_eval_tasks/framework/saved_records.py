@@ -1,11 +1,5 @@
-"""Records saved before scoring, and the pending markers next to them: nothing a failing judge does loses a
-generation.
-
-Before a task is scored, ``save_pending`` writes ``<task>_samples.jsonl`` (the ``score`` records) and
-``<task>_pending.json`` (what completing the report needs) into the run folder. When scoring or writing the
-report fails, ``keep_for_scoring`` names the saved records in ``SAVED_FOR_SCORING`` (the launcher's last
-lines) and notes the failed step in the marker; ``lmms-eval-tasks score <benchmark> <samples file>`` then
-completes the run (``task_pipeline.complete_pending``).
+"""Records saved before scoring, and the pending markers next to them: a failing judge loses no generation;
+``lmms-eval-tasks score <benchmark> <samples file>`` completes the run (``task_pipeline.complete_pending``).
 """
 
 from __future__ import annotations

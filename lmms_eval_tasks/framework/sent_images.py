@@ -1,10 +1,5 @@
-"""Images that carry the file a benchmark's official pipeline hands its models.
-
-Some official pipelines save every image to a file and the model reads that file (VRB's saves each corrupted
-image as a quality-95 JPEG). ``with_file`` gives the task a PIL image decoded from those bytes, so an
-in-process model sees exactly the pixels the official reader gets, and keeps the bytes with it, so a server
-client (``--model openai_pipelined``) can send the file itself instead of re-encoding its pixels. Only the
-object made here carries them: ``copy()``/``convert()`` make new images without the file.
+"""Images that carry the file a benchmark's official pipeline hands its models (VRB's quality-95 JPEG): the
+task sees the decoded pixels, a server client sends the file itself; ``copy()``/``convert()`` drop it.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """One memory mapping per dataset file, however many tasks load it.
 
-`datasets` maps a cached Arrow file again each time a dataset is loaded from it, and every mapping counts
-the pages it has touched in the process's RSS: VRB's 71 levels read the same VQAv2 files, so the full VRB
-showed about 170 GB of RSS for about 6 GB really used, and an RSS-based job limit (SLURM, watchdogs) kills
-such a run. ``share_file_mappings`` makes `datasets` reuse the table of a file that is mapped already (same
-path, inode, size and modification time). Arrow tables are immutable, so sharing one between datasets
-changes nothing they read. The tables stay mapped for the life of the process (the datasets wrap new table
-objects around their buffers, so no weak reference can tell when the last one goes): meant for a run's
-process, which keeps its datasets to the end anyway. Thread-safe.
+`datasets` maps a cached Arrow file again on each load, and every mapping counts in RSS: the full VRB (71
+levels over the same VQAv2 files) showed about 170 GB of RSS for 6 GB used, and RSS-based job limits kill
+it. Arrow tables are immutable, so sharing is safe; they stay mapped for the process's life. Thread-safe.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Runs superseded by a later complete run: a killed or failed run's pending state, and which run is latest.
-
-A run killed while judging leaves ``<task>_pending.json`` in its run folder (its records await scoring).
-When a later run of the same model and arguments writes the task's report, that marker is stale: ``report``
-must not advise completing it, and completing it must not make the older run the latest. So a completed
-report clears the pending markers of the same task left by older runs of the same setup, and ``latest.json``
-only moves forward (``reporting.schema.run_is_older``).
+"""A later complete run of the same setup supersedes an older run's pending marker: completing the task's
+report clears those markers, and ``latest.json`` only moves forward (``reporting.schema.run_is_older``).
 """
 
 from __future__ import annotations

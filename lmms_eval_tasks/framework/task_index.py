@@ -1,9 +1,5 @@
-"""Read the pack's task YAML files without the host (names, kinds, descriptions, tags, group members), and
-the precomputed host index the launcher merges into every host task index.
-
-Used by `lmms-eval-tasks tasks`, the demo (which runs every `*_sample` task), the group aggregations (their
-members), `make generate` (which refreshes the host index with the host's own indexer) and the test that
-guards against name clashes with the host's built-in tasks (the host silently prefers its own on a clash).
+"""Read the pack's task YAML without the host (names, kinds, descriptions, tags, group members), and the
+precomputed host index the launcher merges into every host task index.
 """
 
 from __future__ import annotations
@@ -72,11 +68,8 @@ def _describe(config: dict[str, Any], kind: str) -> str:
 
 
 def pack_tasks(tasks_dir: Path = TASKS_DIR) -> list[TaskEntry]:
-    """Every task and group defined by `*.yaml` files under ``tasks_dir``, sorted by name.
-
-    A folder is read once per process, like each file by ``load_yaml``: a run's group aggregations ask for
-    their members hundreds of times (reading ~250 files each time was most of a demo run's scoring time).
-    """
+    """Every task and group defined by `*.yaml` files under ``tasks_dir``, sorted by name; read once per
+    process (group aggregations ask for their members hundreds of times)."""
     return list(_pack_tasks(Path(tasks_dir)))
 
 
@@ -104,11 +97,11 @@ def task_config(entry: TaskEntry, tasks_dir: Path = TASKS_DIR) -> dict[str, Any]
 
 def group_members(group: str, tasks_dir: Path = TASKS_DIR) -> list[str] | None:
     """The member tasks (or groups) a group's YAML under ``tasks_dir`` lists, None when it is no group."""
-    for entry in pack_tasks(tasks_dir):
-        if entry.name == group and entry.kind == "group":
-            members = task_config(entry, tasks_dir).get("task") or []
-            return [member if isinstance(member, str) else str(member.get("task", "")) for member in members]
-    return None
+    entry = task_entry(group, tasks_dir)
+    if entry is None or entry.kind != "group":
+        return None
+    members = task_config(entry, tasks_dir).get("task") or []
+    return [member if isinstance(member, str) else str(member.get("task", "")) for member in members]
 
 
 def pack_names(tasks_dir: Path = TASKS_DIR) -> set[str]:
@@ -125,19 +118,14 @@ def sample_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
     return [entry.name for entry in pack_tasks(tasks_dir) if entry.name.endswith("_sample")]
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Precomputed host index: the launcher adds the pack's entries to every host task index without parsing
-# the pack's YAML files again (pure-Python YAML parsing of ~125 files costs about a second per process).
-# ---------------------------------------------------------------------------------------------------------
+# The precomputed host index: the pack's entries added to every host task index without parsing its YAML.
 
 HOST_INDEX_FILE = TASKS_DIR / "host_index.json"
 
 
 def yaml_fingerprint(tasks_dir: Path = TASKS_DIR) -> str:
-    """SHA-256 over the host's version and every task YAML file and template (names and bytes).
-
-    Changes whenever any of them does: another lmms-eval may index the same YAML differently.
-    """
+    """SHA-256 over the host's version (it may index the same YAML differently) and every task YAML file
+    and template (names and bytes)."""
     import hashlib
 
     from lmms_eval_tasks.reporting import schema
@@ -152,12 +140,8 @@ def yaml_fingerprint(tasks_dir: Path = TASKS_DIR) -> str:
 
 
 def host_task_entries(tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
-    """The entries the host's own indexer (``TaskManager._get_task_and_group``) makes for ``tasks_dir``.
-
-    Only the indexing method is used (no full index of the host's ~hundreds of tasks is built); the probe
-    of the ``pack_task_index`` patch (``host/patches.py``) checks that this private method still has the
-    expected signature.
-    """
+    """The entries the host's own indexer (``TaskManager._get_task_and_group``, whose signature the
+    ``pack_task_index`` patch probes) makes for ``tasks_dir``, without indexing the host's own tasks."""
     from lmms_eval.tasks import TaskManager
     from loguru import logger
 
@@ -166,17 +150,12 @@ def host_task_entries(tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
     return dict(indexer._get_task_and_group(str(tasks_dir)))
 
 
-def build_host_index(tasks_dir: Path = TASKS_DIR) -> dict[str, Any]:
-    """The entries the host's own indexer makes for ``tasks_dir`` (see ``host_task_entries``)."""
-    return host_task_entries(tasks_dir)
-
-
 def write_host_index(tasks_dir: Path = TASKS_DIR, target: Path = HOST_INDEX_FILE) -> Path:
     """Regenerate the precomputed index (paths stored relative to ``tasks_dir``)."""
     import json
 
     entries = {}
-    for name, entry in sorted(build_host_index(tasks_dir).items()):
+    for name, entry in sorted(host_task_entries(tasks_dir).items()):
         entry = dict(entry)
         if isinstance(entry.get("yaml_path"), str):
             entry["yaml_path"] = (
@@ -207,10 +186,6 @@ def load_host_index(tasks_dir: Path = TASKS_DIR, source: Path = HOST_INDEX_FILE)
             entry["task"] = list(entry["task"])
         entries[name] = entry
     return entries
-
-
-if __name__ == "__main__":
-    print(f"wrote {write_host_index()}")
 
 
 def leaf_tasks(names: list[str], tasks_dir: Path = TASKS_DIR) -> list[str]:

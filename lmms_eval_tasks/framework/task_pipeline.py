@@ -1,18 +1,5 @@
-"""What happens when a task's records are complete: one pipeline, read top down.
-
-``score_and_report`` is called once per task (and once per group) by the aggregation of ``TaskHooks``
-(``hook_factory.py``), through the run's state so that it runs once however many metrics the host asks
-for; ``lmms-eval-tasks score`` calls it again (``complete_pending``) to finish a run whose scoring failed.
-Each step is a function of the module that owns it:
-
-1. save      ``saved_records.save_pending``: the records and a pending marker, before anything can fail
-2. validate  ``Benchmark.validate``: the record contract (``records.validate_records``), once
-3. options   ``Benchmark.task_options`` + ``Benchmark.check_options``: the benchmark's config, checked once
-4. score     ``score.checked``: the body of the benchmark's one scorer (options checked in 3.), the outputs
-             that play the grader counted (``Benchmark.screen``), plus what only the run knows
-5. intervals ``intervals.attach_intervals``: standard errors by resampling the scorer's own rows
-6. warnings  ``count_warnings.with_count_warnings``: one line per count that changes a headline number
-7. report    ``reporting.schema.build_report`` + ``write_report_files``: the pack report and its files
+"""What happens when a task's records are complete: save, validate, options, score, intervals, warnings,
+report (``score_and_report``, once per task and group; the steps: docs/architecture.md, "The walk").
 """
 
 from __future__ import annotations
@@ -55,14 +42,9 @@ def score_and_report(
     completing: Mapping[str, Any] | None = None,
     validated: bool = False,
 ) -> tuple[dict[str, Any], Path | None]:
-    """Score ``records`` as task ``source`` (default ``name``) of ``hooks.benchmark`` and report them under
-    ``name`` (a task, a robustness variant or a group of ``members``); returns (metrics, report path).
-
-    The records are saved first, so a failing judge loses no generation; a failure in any later step
-    keeps them for ``lmms-eval-tasks score`` and re-raises. ``completing``: the pending marker of a run
-    that ``score`` completes (its command line and judge change go into the report); ``validated``: the
-    records were checked against the contract already (``score`` does, naming file lines).
-    """
+    """Score ``records`` as task ``source`` (default ``name``) and report them under ``name`` (a task, a
+    variant or a group of ``members``); returns (metrics, report path). Saved first: a later failure keeps
+    them for ``score`` (``completing``: the pending marker it completes) and re-raises."""
     source = source or name
     failed = failed_records(records)
     if failed:  # `score` on records of a run whose requests failed: no metric from failure text
@@ -192,9 +174,8 @@ def write_task_files(
     name: str,
     source: str,
 ) -> Path | None:
-    """Write the task's extra files (leaderboard, submission), then its report and records; remove the
-    pending marker. Extra files first: the report (and latest.json) then point at a run whose files are all
-    there. Returns the report path (None without a run folder)."""
+    """Write the task's extra files (leaderboard) first, then its report and records (which then point at a
+    complete run), and remove the pending marker; the report path (None without a run folder)."""
     if folder is None:
         return None
     if hooks.extra_files is not None:
@@ -214,22 +195,16 @@ def write_task_files(
 
 
 def output_dir(args: Any) -> Path | None:
-    """This run's pack folder ``<output_path>/<model_name_sanitized>/lmms_eval_tasks/<run_id>`` (created),
-    or None (Python API, or no output path given). See ``reporting.schema.run_dir`` and docs/reports.md."""
+    """This run's pack folder (``reporting.schema.run_dir``, created), or None without an output path."""
     return schema.run_dir(args, current_run(args))
 
 
 def write_report(
     args: Any, task_name: str, report: dict[str, Any], samples: list[dict[str, Any]] | None = None
 ) -> Path | None:
-    """Write a ``reporting.schema.build_report`` report as ``<run folder>/<task>_report.json`` (and the
-    records as ``<task>_samples.jsonl``), strict JSON, atomically; return the report path (None without an
-    output path).
-
-    These files complement the host's results and samples files: they hold what the host cannot (judge
-    verdicts per repeat, unjudged items, diagnostics) and survive multi-process gathering, which copies
-    the per-sample dicts before our aggregation annotates them. Each run writes into its own folder.
-    """
+    """Write a ``build_report`` report (and its records) into the run's pack folder, strict JSON, atomically;
+    the report path, None without an output path. These files hold what the host's cannot (verdicts per
+    repeat, unjudged items) and survive multi-process gathering."""
     schema.validate_report(report)
     if report["task"] != task_name:
         raise schema.ReportError(f"report.task: {report['task']!r} written as {task_name!r}")
@@ -241,21 +216,16 @@ def write_report(
     return schema.write_report_files(folder, report, samples)
 
 
-# ---- completing a run whose scoring failed (`lmms-eval-tasks score <benchmark> <samples file>`) ----------
-
-
 def complete_pending(
     records_path: Path, records: list[dict[str, Any]], pending: Mapping[str, Any], validated: bool = False
 ) -> tuple[dict[str, Any], Path]:
-    """Score a failed run's saved records as the run would have, write its report into the run folder
-    (removing the pending marker); returns (metrics, report path). Raises ValueError when this
-    environment's task settings differ from the run's (the numbers would not be the run's).
-    ``validated``: the records were checked against the contract already."""
+    """Score a failed run's saved records as the run would have and write its report (``lmms-eval-tasks
+    score``); ValueError when this environment's task settings differ from the run's."""
     from types import SimpleNamespace
 
     hooks = benchmark_hooks(str(pending["benchmark"]))
     source, name = str(pending["source"]), str(pending["task"])
-    settings = to_json_like(hooks.task_settings(source))
+    settings = schema.strict_loads(schema.dumps_strict(hooks.task_settings(source)))  # as saved: tuples lists
     saved = pending.get("settings") or {}
     differing = sorted(key for key in set(settings) | set(saved) if settings.get(key) != saved.get(key))
     if differing:
@@ -300,8 +270,3 @@ def benchmark_hooks(benchmark: str) -> Any:
     if hooks is None:
         raise ValueError(f"{benchmark}: its behaviour names no TaskHooks (Behaviour.hooks)")
     return hooks
-
-
-def to_json_like(value: Any) -> Any:
-    """``value`` as it reads back from strict JSON (tuples as lists), to compare saved settings."""
-    return schema.strict_loads(schema.dumps_strict(value))

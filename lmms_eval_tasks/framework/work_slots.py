@@ -1,11 +1,5 @@
-"""Work slots that a thread gives back while it waits for a result another thread is computing.
-
-A client that builds payloads in ``N`` threads at once (``models/openai_pipelined.py``) holds a slot per
-build. Consecutive requests often share an image (VQA: about five questions per image), so a build that
-waits for the image a neighbour is corrupting or encoding would hold a slot doing nothing and the other
-cores would idle. Caches that hand one computation to many threads wait through ``wait_for``: a thread
-holding a slot releases it while it waits and takes one back afterwards. Threads without a slot are
-unaffected.
+"""Work slots a thread gives back while it waits for a result another thread computes: a payload builder
+(``models/openai_pipelined.py``) waiting for the image a neighbour is encoding leaves its slot to others.
 """
 
 from __future__ import annotations

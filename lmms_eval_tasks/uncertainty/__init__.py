@@ -27,14 +27,7 @@ from lmms_eval_tasks.uncertainty.mcnemar import VARIANTS, discordant_counts, mcn
 from lmms_eval_tasks.uncertainty.resampling import Resampling
 from lmms_eval_tasks.uncertainty.result import Difference, McNemar, Uncertainty
 
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
-DEFAULT_CONFIDENCE = 0.95
-
 __all__ = [
-    "DEFAULT_CONFIDENCE",
-    "DEFAULT_RESAMPLES",
-    "DEFAULT_SEED",
     "Resampling",
     "VARIANTS",
     "Difference",

@@ -18,9 +18,8 @@ _BLOCK_ELEMENTS = 1 << 22  # draws per block: bounds memory at ~32 MB per block,
 
 
 def factorize(labels: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, list[Any]]:
-    """Integer codes ``0..K-1`` per row and the K distinct labels, in sorted order (numbers and strings by
-    value, other labels by type name and ``repr``): the units' order, and so every resample, does not depend
-    on the order the records arrive in (one process or several, any ``--limit`` shard order)."""
+    """Integer codes ``0..K-1`` per row and the K distinct labels, sorted, so no resample depends on the
+    order the records arrive in (one process or several)."""
     if isinstance(labels, np.ndarray) and labels.dtype.kind in "biufUSM" and labels.ndim == 1:
         if labels.size == 0:
             return np.zeros(0, dtype=np.int64), []
@@ -34,8 +33,8 @@ def factorize(labels: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, list
 
 
 def _label_order(label: Hashable) -> tuple[int, Any, str]:
-    """A total order over any hashable labels, stable across processes: numbers by value and strings
-    lexicographically (the order ``np.unique`` gives arrays), then anything else by type name and repr."""
+    """A total order over any labels, stable across processes: numbers, then strings (as ``np.unique``),
+    then anything else by type name and repr."""
     if isinstance(label, int | float) and not isinstance(label, bool):
         return (0, float(label), "")
     if isinstance(label, str):
@@ -59,8 +58,8 @@ def cluster_totals(
 
 
 def data_totals(values: Any, cells: Any = None, n_cells: int | None = None) -> np.ndarray:
-    """Column totals of ``values [n, ...]`` over all rows (per cell with ``cells``), as ``[1, ...]``:
-    the point every estimate is computed at (``np.bincount`` adds the rows in order)."""
+    """Column totals of ``values [n, ...]`` over all rows in order (per cell with ``cells``), as ``[1, ...]``:
+    the point every estimate is computed at."""
     values = np.asarray(values, dtype=np.float64)
     codes = np.zeros(values.shape[0], dtype=np.int64)
     if cells is None:
@@ -295,10 +294,8 @@ def loop_bootstrap(
     confidence: float = 0.95,
     unit: str = "cluster",
 ) -> Uncertainty | dict[str, Uncertainty]:
-    """Fallback: ``statistic(rows)`` of each resample's row indices, one Python call per resample.
-
-    Same draws as ``cluster_bootstrap`` (same seed, same numbers); the reference for the vectorised paths.
-    """
+    """``statistic(rows)`` of each resample's row indices, one call per resample: the same draws as
+    ``cluster_bootstrap``, the reference for the vectorised paths."""
     _check_common(n_resamples, seed, confidence)
     codes, labels = factorize(clusters)
     k = len(labels)
@@ -353,13 +350,8 @@ def paired_bootstrap(
     confidence: float = 0.95,
     unit: str = "cluster",
 ) -> Difference | dict[str, Difference]:
-    """Paired bootstrap of ``statistic(run B) - statistic(run A)``: both runs resampled by the same units.
-
-    Units are paired by label (``clusters_a`` and ``clusters_b`` must hold the same set of labels; rows need
-    not be in the same order). ``statistic`` is a sums-path statistic (see ``cluster_bootstrap``) applied to
-    each run's totals. Returns the difference, its standard error, percentile interval and two-sided
-    p-value (``Difference``); a run compared with itself gives difference 0 and p = 1.
-    """
+    """Paired bootstrap of ``statistic(run B) - statistic(run A)`` (a sums-path statistic), both runs
+    resampled by the same units, paired by label (the same set in both runs, in any row order)."""
     _check_common(n_resamples, seed, confidence)
     codes_a, labels_a = factorize(clusters_a)
     codes_b_own, labels_b = factorize(clusters_b)

@@ -15,15 +15,9 @@ from lmms_eval_tasks.uncertainty.bootstrap import data_totals
 
 @dataclass
 class Resampling:
-    """Rows, the unit each row belongs to, and the statistic mapping row totals to the headline metrics.
-
-    ``values`` ``[n, ...]`` (with ``cells``: per-row cell codes in ``0..n_cells-1``); ``statistic(totals)``
-    maps totals ``[R, (n_cells,) ...]`` to ``{metric: [R]}``. ``unit`` names the resampling unit (rows of
-    one unit depend on each other: a figure group's questions, an image's corrupted copies). ``identity``
-    names each row's record (``compare`` pairs two runs only when their identities are the same set).
-    ``closed_form`` holds metrics whose interval is analytic (``metric -> Uncertainty``); ``note`` is added
-    to every interval's reason.
-    """
+    """Rows ``values [n, ...]`` (per-row ``cells`` codes), the unit of each (rows of one unit depend on each
+    other), and ``statistic``: totals ``[R, (n_cells,) ...]`` -> ``{metric: [R]}``; ``identity`` names each
+    row's record (``compare`` pairs runs with the same set), ``closed_form`` holds analytic intervals."""
 
     units: Sequence[Any]
     values: Any

@@ -52,11 +52,8 @@ class Uncertainty(_JsonSafe):
 
 @dataclass(frozen=True)
 class Difference(_JsonSafe):
-    """A paired difference ``estimate = estimate_b - estimate_a`` with its bootstrap interval and p-value.
-
-    ``p_value`` is two-sided: twice the smaller share of resampled differences on either side of 0 (ties
-    count on both sides), with the +1 correction ``(1 + k) / (R + 1)``, capped at 1.
-    """
+    """A paired difference ``estimate_b - estimate_a`` with its bootstrap interval and two-sided p-value
+    (twice the smaller side's share of resampled differences, ties on both, ``(1 + k) / (R + 1)``, <= 1)."""
 
     estimate: float | None
     stderr: float | None
@@ -77,10 +74,8 @@ class Difference(_JsonSafe):
 
 @dataclass(frozen=True)
 class McNemar(_JsonSafe):
-    """McNemar's test on the discordant counts (``b01``: A wrong, B right; ``b10``: A right, B wrong).
-
-    ``better`` is the run with more discordant wins ("a" or "b"), None on a tie.
-    """
+    """McNemar's test on the discordant counts (``b01``: A wrong, B right; ``b10``: A right, B wrong);
+    ``better``: the run with more discordant wins ("a" or "b"), None on a tie."""
 
     statistic: float
     p_value: float
