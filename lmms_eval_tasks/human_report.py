@@ -1,6 +1,5 @@
-"""`lmms-eval-tasks report` and `export`: one self-contained HTML page (no scripts, plots as data URIs) and a
-Markdown twin over runs; a *run* is one (model, model args) of a pack folder or run folder, its newest report
-per task, with the host's results beside it. Each benchmark's section comes from its ``report_section``."""
+"""`lmms-eval-tasks report` and `export` (docs/reports.md): one self-contained HTML page and a Markdown twin
+over runs, a *run* being one (model, model args) of a folder, its newest report per task."""
 
 from __future__ import annotations
 
@@ -148,9 +147,8 @@ _OLDER_RUNS_SAID: set[tuple[str, int]] = set()
 
 
 def load_run(pack_folder: Path, skipped: list[str] | None = None) -> list[Run]:
-    """Every run of one pack folder or run folder: one per (model, model args), each with the newest
-    report of every task; older reports of the same task and model setup, unreadable reports and tasks
-    whose scoring failed are appended to ``skipped`` with the reason (and logged)."""
+    """Every run of one pack or run folder, one per (model, model args) with each task's newest report;
+    what was left out (older, unreadable, failed) is appended to ``skipped`` with the reason."""
     notes: list[str] = [] if skipped is None else skipped
     groups: dict[tuple[str, str], tuple[dict[str, dict[str, Any]], dict[str, Path]]] = {}
     errors: list[str] = []
@@ -233,15 +231,10 @@ class Section:
     blocks: list[Block]
 
 
-def _section_function(benchmark: Any) -> Any:
-    from lmms_eval_tasks.reporting.sections import generic_section
-
-    return benchmark.loaded.report_section or generic_section
-
-
 def build_sections(runs: Sequence[Run]) -> list[Section]:
     """One section per benchmark present in any run, in registry order (unknown benchmarks last)."""
     from lmms_eval_tasks.framework.registry import benchmarks
+    from lmms_eval_tasks.reporting.sections import generic_section
 
     known = benchmarks()
     entries: dict[str, list[Entry]] = {}
@@ -265,11 +258,9 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
         )
         context = SectionContext(benchmark=benchmark, entries=entries[name])
         try:
-            blocks = list(_section_function(benchmark)(context))
+            blocks = list((benchmark.loaded.report_section or generic_section)(context))
         except Exception as error:  # a broken section must not hide the other benchmarks
             logger.exception(f"report section of {name} failed")
-            from lmms_eval_tasks.reporting.sections import generic_section
-
             blocks = [
                 Text(
                     f"The {name} section could not be rendered ({type(error).__name__}: {error}); "
@@ -367,9 +358,8 @@ def judge_sensitivity_table(runs: Sequence[Run]) -> Table | None:
 
 
 def reproduction_section(verdicts: Sequence[tuple[str, Any]], runs: Sequence[Run] = ()) -> Section | None:
-    """The "Reproduction" section: per matched report, each compared metric against its published value
-    with the rule's answer and every known reason for a difference, and the judge sensitivity of the runs
-    that were re-judged; None when no run matched a model and none was re-judged."""
+    """The "Reproduction" section: each matched report's metrics against their published values, and the
+    judge sensitivity of re-judged runs; None when there is neither."""
     from lmms_eval_tasks.reproduction import SAMPLING_RULE
 
     matched = [(label, verdict) for label, verdict in verdicts if verdict.published_row is not None]
@@ -487,9 +477,8 @@ def interval_text(report: dict[str, Any], metric: str) -> str:
 def build_overview(
     runs: Sequence[Run], sections: Sequence[Section], verdicts: Sequence[tuple[str, Any]] = ()
 ) -> Overview:
-    """The first table of the report: a row per run, a column per benchmark (its first headline metric,
-    from the registry), the value of each of the run's top-level tasks of that benchmark; with a matched
-    reproduction verdict, a last "Reproduction" column (agrees / differs / cannot tell, per task)."""
+    """The first table: a row per run, a column per benchmark's first headline metric (a value per top-level
+    task), and a "Reproduction" column when a run matched a published model."""
     from lmms_eval_tasks.framework.registry import benchmarks
 
     known = benchmarks()
@@ -688,23 +677,7 @@ def provenance_table(run: Run) -> Table:
 
 # ---- rendering ---------------------------------------------------------------------------------------
 
-_CSS = """
-body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1400px}
-h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:2em}h3{font-size:1.05em}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}
-th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
-th:first-child,td:first-child{text-align:left}
-th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}
-td.text{text-align:left;max-width:32em}
-table.overview td,table.overview th{font-size:1.05em}.nw{white-space:nowrap}
-nav ol{margin:.3em 0 1em}nav li{margin:.15em 0}
-.note{color:#555;font-size:.85em}
-img{display:block;margin:.5em 0;border:1px solid #ddd;max-width:100%;height:auto}
-p,li{overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}
-.scroll th:first-child,.scroll td:first-child{position:sticky;left:0;z-index:1;box-shadow:1px 0 0 #ccc}
-.scroll td:first-child{background:#fff}.scroll tr:nth-child(even) td:first-child{background:#fafafa}
-@media (max-width:600px){body{margin:.6em}.scroll td:first-child{min-width:6em;max-width:10em}}
-"""
+CSS_FILE = Path(__file__).resolve().parent / "reporting" / "report.css"  # the page's one style sheet
 
 
 def _html_table(table: Table) -> str:
@@ -809,9 +782,7 @@ def render_html(
     note: str = "",
     verdicts: Sequence[tuple[str, Any]] = (),
 ) -> str:
-    """The whole report as one HTML document (inline CSS, images as data URIs, no scripts): ``note`` (what
-    the runs are, e.g. the demo's stand-in models), overview, table of contents, a section per benchmark,
-    provenance."""
+    """The whole report as one HTML document (inline CSS, images as data URIs, no scripts), ``note`` first."""
     toc = "".join(
         f'<li><a href="#{html.escape(anchor)}">{html.escape(title)}</a> '
         f'<span class="note">{html.escape(what)}</span></li>'
@@ -821,7 +792,7 @@ def render_html(
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>lmms-eval-tasks report</title>'
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
-        f"<style>{_CSS}</style></head><body>",
+        f"<style>\n{CSS_FILE.read_text(encoding='utf-8')}</style></head><body>",
         "<h1>lmms-eval-tasks report</h1>",
         *([f"<p><strong>{html.escape(note)}</strong></p>"] if note else []),
         "<p>Runs: " + ", ".join(html.escape(f"{run.label} ({run.folder})") for run in runs) + "</p>",
@@ -883,9 +854,8 @@ def render_markdown(
 def write_report(
     runs: Sequence[Run], out_dir: str | os.PathLike[str], note: str = "", published_as: str | None = None
 ) -> Path:
-    """Render ``runs`` into ``out_dir``: report.html, report.md and plots/*.png; returns report.html.
-    ``note``: one line shown first (what the runs are); ``published_as``: the published model every run
-    is compared with (else matched by checkpoint)."""
+    """Render ``runs`` into ``out_dir`` (report.html, report.md, plots/*.png); returns report.html's path.
+    ``published_as``: the published model every run is compared with (else matched by checkpoint)."""
     out = Path(out_dir)
     (out / PLOTS_FOLDER).mkdir(parents=True, exist_ok=True)
     sections = build_sections(runs)
@@ -1018,10 +988,8 @@ def _leaderboard_source(run_dir: str | os.PathLike[str], benchmark: str, task: s
 def export_leaderboard(
     benchmark: str, run_dir: str | os.PathLike[str], out_file: str | os.PathLike[str], task: str | None = None
 ) -> Path:
-    """Copy the leaderboard file a benchmark's task wrote (its registry entry's ``leaderboard_files``, e.g.
-    HallusionBench ``HallusionBench_result.json``) to ``out_file``; when the benchmark writes the file in
-    several formats (ConTextual ``<task>_predictions.json``/``.csv``), the one of ``out_file``'s extension
-    (``.json`` unless it is another of them)."""
+    """Copy the leaderboard file a benchmark's task wrote (``Benchmark.leaderboard_files``) to ``out_file``;
+    of several formats, the one of ``out_file``'s extension (else ``.json``)."""
     import shutil
 
     out = Path(out_file)

@@ -1,10 +1,5 @@
-"""Which datasets a run read (id, config, split, revision), for every pack report's provenance.
-
-``process_docs`` (framework/hook_factory.py) describes the dataset the host loaded for a task: the hub id and
-config the task's YAML names, the split, and the revision the ``datasets`` cache holds (its folder name is
-the hub commit for hub datasets), or, for local files and prepared folders, the dataset's fingerprint.
-Hooks that read more (HallusionBench's ``non_image`` split) add theirs. Thread-safe; cheap at import.
-"""
+"""Which datasets a run read (id, config, split, revision: the hub commit the cache holds, else the
+dataset's fingerprint), for every report's provenance; noted by ``process_docs``. Thread-safe."""
 
 from __future__ import annotations
 
@@ -42,11 +37,8 @@ def loading_task() -> Any | None:
 
 
 def loading_task_dataset() -> Any | None:
-    """The DatasetDict the host just loaded for the task whose ``process_docs`` is running, or None.
-
-    The splits come from the task's own ``dataset_path``/``dataset_kwargs``, so a hook reading a sibling
-    split (HallusionBench's ``non_image``) follows a mirror or a local copy the user configured.
-    """
+    """The DatasetDict the host just loaded for the task whose ``process_docs`` is running (a sibling split
+    read from it follows the user's ``dataset_path``), or None."""
     return getattr(loading_task(), "dataset", None)
 
 
@@ -56,11 +48,8 @@ def _cache_file(dataset: Any) -> Path | None:
 
 
 def describe(dataset: Any, source: Any = None) -> dict[str, Any]:
-    """``{id, config, split, revision, revision_kind, data_files}`` of a loaded ``datasets.Dataset``.
-
-    ``source`` is the host task that loaded it (its ``DATASET_PATH``/``DATASET_NAME``/``dataset_kwargs``),
-    or None. ``revision_kind`` is "hub commit" (the commit the cache folder holds), else "fingerprint".
-    """
+    """``{id, config, split, revision, revision_kind, data_files}`` of a ``datasets.Dataset`` loaded by
+    host task ``source`` (or None); ``revision_kind``: "hub commit" or "fingerprint"."""
     info = getattr(dataset, "info", None)
     path = getattr(source, "DATASET_PATH", None)
     config = getattr(source, "DATASET_NAME", None) or getattr(info, "config_name", None)

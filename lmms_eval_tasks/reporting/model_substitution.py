@@ -1,7 +1,5 @@
-"""The model substitution this process made (`--model llava` served by the pack's LLaVA), for every report's
-provenance: ``host/substitution.py`` sets it when it re-registers ``llava``, the pack's model adds the
-checkpoint it loaded, ``schema.provenance`` records it and its deviation line (docs/models.md).
-"""
+"""The model substitution this process made (`--model llava` served by the pack's LLaVA, docs/models.md),
+recorded with its deviation line in every report's provenance."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The host patches this process applied, found not needed or skipped (with why), for every report's
-provenance (``provenance.host_patches``): ``host/patches.py`` records them as it applies each one.
-"""
+``provenance.host_patches``: ``host/patches.py`` records them as it applies each one."""
 
 from __future__ import annotations
 

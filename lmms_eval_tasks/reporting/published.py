@@ -1,6 +1,5 @@
-"""Published numbers as data: each paper's per-model values with their source, the one source of truth for
-the reports' "published, not re-run" rows and the reproduction verdict (values in the metric's unit).
-"""
+"""Published numbers as data, with their source: the reports' "published, not re-run" rows and the
+reproduction verdict (values in the metric's unit)."""
 
 from __future__ import annotations
 
@@ -44,10 +43,8 @@ class Source:
 
 @dataclass(frozen=True)
 class PublishedRow:
-    """A row of reference numbers copied from a paper (never re-run by the pack), with its source.
-
-    ``label`` is the paper's model name; ``task`` the pack task whose metrics the values correspond to.
-    """
+    """A row of numbers copied from a paper (never re-run), with its source: ``label`` is the paper's model
+    name, ``task`` the pack task whose metrics the values correspond to."""
 
     label: str
     values: Mapping[str, float]

@@ -1,7 +1,5 @@
-"""The pack report: one versioned schema for every benchmark (docs/reports.md), strict JSON, read back
-validated. ``build_report`` assembles one, ``write_report_files`` writes it atomically into the run's folder
-``<output_path>/<model>/lmms_eval_tasks/<run_id>/<task>_report.json`` (``<run_id>``: the host's date id; its
-records beside it) and updates ``lmms_eval_tasks/latest.json`` (task -> latest complete report)."""
+"""The pack report (docs/reports.md): one versioned schema for every benchmark, strict JSON, written
+atomically into the run's own folder with ``latest.json`` beside it, read back validated."""
 
 from __future__ import annotations
 
@@ -60,9 +58,8 @@ class ReportError(ValueError):
 
 
 def to_strict_json(value: Any) -> Any:
-    """A JSON-safe copy of ``value``: NaN/inf -> None, tuples/sets -> lists, numpy scalars -> Python,
-    mappings with string keys, anything else -> ``str``. The input is never modified. One loop over the
-    nested values (no call per value: a report and its records hold thousands)."""
+    """A JSON-safe copy of ``value`` (NaN/inf -> None, tuples/sets -> lists, numpy scalars -> Python, other
+    objects -> ``str``), in one loop: no call per value (a report and its records hold thousands)."""
     root: list[Any] = [None]
     pending: list[tuple[Any, Any, Any]] = [(root, 0, value)]
     while pending:
@@ -133,8 +130,7 @@ def write_error(path: Path, error: OSError) -> OSError:
 
 def write_bytes_atomically(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` whole or not at all, through a temporary file of its own (removed
-    whatever stops the write, SIGTERM included: the launcher turns it into SystemExit); a failed write
-    raises an OSError naming it."""
+    whatever stops the write, SIGTERM included); a failed write raises an OSError naming it."""
     try:
         handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as error:
@@ -228,11 +224,8 @@ def utc_timestamp(moment: datetime | None = None) -> str:
 
 
 def model_folder_name(model_args: Any) -> str:
-    """The host's per-model folder name for these model args (``model_name_sanitized``; may be "").
-
-    lmms-eval derives it from ``pretrained=``/``model=``/... in the model args, not from ``--model``:
-    ``--model random_guess --model_args seed=0`` writes into ``<output_path>`` itself.
-    """
+    """The host's per-model folder name (``model_name_sanitized``), from ``pretrained=``/``model=``/... in
+    the model args, not ``--model``: "" for ``--model random_guess --model_args seed=0``."""
     text = model_args_text(model_args)
     try:
         from lmms_eval.loggers.evaluation_tracker import GeneralConfigTracker
@@ -244,15 +237,16 @@ def model_folder_name(model_args: Any) -> str:
 
 
 def judge_deviation(paper: str | None, judge: Mapping[str, Any] | None) -> str | None:
-    """The deviation line when ``judge`` is not the paper's judge model ``paper`` (the benchmark's
-    ``paper_judge_model``); None when it is (the bare name or a dated snapshot such as gpt-4-0613), or
-    nothing was judged."""
+    """The deviation line when ``judge`` is not the paper's judge model ``paper``; None when it is (or a
+    dated snapshot of it such as gpt-4-0613), or nothing was judged."""
     model = None if not judge else judge.get("model")
     if not paper or not model or re.fullmatch(re.escape(paper) + r"(-\d{4})?", str(model)):
         return None
     if judge.get("kind") == "rule":  # the wording the report page uses for a rule judge
-        return f"rule-based judge used where the paper uses a GPT-4 judge ({paper!r}): not comparable with "\
+        return (
+            f"rule-based judge used where the paper uses a GPT-4 judge ({paper!r}): not comparable with "
             "published numbers"
+        )
     used = f"judge model {model!r}"
     return (
         f"{used} instead of the paper's {paper!r} (its official code's judge): judged numbers are not "
@@ -358,13 +352,8 @@ def build_report(
     warnings: Sequence[str] = (),
     paper_judge_model: str | None = None,
 ) -> dict[str, Any]:
-    """The report of one task (or group) of one benchmark, strict JSON (``write_report_files`` validates it).
-
-    ``metrics`` must be flat (name -> number, bool, string or None; NaN/inf become null); ``details`` holds
-    benchmark-specific structures (tables, judge usage, unjudged lists). ``args`` is the host's CLI
-    namespace (the aggregation's ``args``) or None. ``paper_judge_model``: the judge of the benchmark's
-    paper (a report judged by another model lists that among its deviations).
-    """
+    """The strict-JSON report of one task or group: flat ``metrics``, benchmark-specific ``details``,
+    provenance from ``args`` (the host's CLI namespace or None); validated where it is written."""
     for name, value in metrics.items():
         if isinstance(value, (Mapping, list, tuple, set)):
             kind = type(value).__name__
@@ -415,6 +404,10 @@ def _optional(value: Any, kinds: tuple[type, ...]) -> bool:
     return value is None or isinstance(value, kinds)
 
 
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
 def validate_report(report: Any) -> None:
     """Raise ``ReportError`` naming the first field of ``report`` that breaks schema version 1."""
     _expect(isinstance(report, dict), "report", f"expected an object, got {type(report).__name__}")
@@ -434,18 +427,10 @@ def validate_report(report: Any) -> None:
     metrics = report["metrics"]
     _expect(isinstance(metrics, dict), "report.metrics", "expected an object")
     for name, value in metrics.items():
-        _expect(
-            _is_scalar(value),
-            f"report.metrics.{name}",
-            f"expected a finite number, bool, string or null, got {value!r:.60}",
-        )
+        message = f"expected a finite number, bool, string or null, got {value!r:.60}"
+        _expect(_is_scalar(value), f"report.metrics.{name}", message)
     _expect(isinstance(report["details"], dict), "report.details", "expected an object")
-    warnings = report["warnings"]
-    _expect(
-        isinstance(warnings, list) and all(isinstance(item, str) for item in warnings),
-        "report.warnings",
-        "expected a list of strings",
-    )
+    _expect(_strings(report["warnings"]), "report.warnings", "expected a list of strings")
     _validate_provenance(report["provenance"], report["task"])
     try:
         json.dumps(report, allow_nan=False)
@@ -453,79 +438,76 @@ def validate_report(report: Any) -> None:
         raise ReportError(f"report: not strict JSON ({error})") from error
 
 
+_OPTIONAL_STRINGS = ("host_version", "model", "model_args", "run_id")
+
+
 def _validate_provenance(block: Any, task: str) -> None:
     where = "report.provenance"
     _expect(isinstance(block, dict), where, "expected an object")
     missing = [key for key in PROVENANCE_KEYS if key not in block]
     _expect(not missing, where, f"missing field(s) {missing}")
-    _expect(isinstance(block["pack_version"], str), f"{where}.pack_version", "expected a string")
-    for key in ("host_version", "model", "model_args", "run_id"):
-        _expect(_optional(block[key], (str,)), f"{where}.{key}", "expected a string or null")
-    _expect(
-        block["task"] == task, f"{where}.task", f"expected {task!r} (the report task), got {block['task']!r}"
-    )
-    timestamp = block["timestamp"]
-    _expect(
-        isinstance(timestamp, str) and _TIMESTAMP.match(timestamp) is not None,
-        f"{where}.timestamp",
-        f"expected UTC 'YYYY-MM-DDTHH:MM:SSZ', got {timestamp!r}",
-    )
-    command = block["command_line"]
-    _expect(
-        command is None or (isinstance(command, list) and all([isinstance(item, str) for item in command])),
-        f"{where}.command_line",
-        "expected a list of strings or null",
-    )
-    seeds = block["seeds"]
-    _expect(
-        isinstance(seeds, dict) and set(seeds) == {"host", "pack"}, f"{where}.seeds", "expected {host, pack}"
-    )
-    host = seeds["host"]
-    _expect(
-        host is None
-        or (
-            isinstance(host, dict)
-            and set(host) <= set(HOST_SEED_NAMES)
-            and all(_optional(value, (int,)) for value in host.values())
-        ),
-        f"{where}.seeds.host",
-        f"expected null or integers/nulls named {list(HOST_SEED_NAMES)}",
-    )
-    _expect(isinstance(seeds["pack"], dict), f"{where}.seeds.pack", "expected an object")
-    _expect(isinstance(block["settings"], dict), f"{where}.settings", "expected an object")
+    seeds, judge, limit, stamp = block["seeds"], block["judge"], block["limit"], block["timestamp"]
+    host, pack = (seeds.get("host"), seeds.get("pack")) if isinstance(seeds, dict) else (None, None)
     read = block.get("datasets", [])  # absent in reports written before pack 0.1.0 recorded it
-    _expect(
-        isinstance(read, list)
-        and all(isinstance(item, dict) and set(DATASET_READ_KEYS) <= set(item) for item in read),
-        f"{where}.datasets",
-        "expected a list of {id, config, split, revision} objects",
-    )
-    judge = block["judge"]
-    _expect(
-        judge is None or (isinstance(judge, dict) and isinstance(judge.get("kind"), str)),
-        f"{where}.judge",
-        "expected null or an object with a string 'kind'",
-    )
-    _expect(_optional(block["corruption"], (dict,)), f"{where}.corruption", "expected an object or null")
-    limit = block["limit"]
-    _expect(
-        limit is None or (isinstance(limit, (int, float)) and not isinstance(limit, bool)),
-        f"{where}.limit",
-        "expected a number or null",
-    )
     substituted = block.get("model_substitution")
-    _expect(
-        substituted is None
-        or (isinstance(substituted, dict) and {"asked", "used", "checkpoint"} <= set(substituted)),
-        f"{where}.model_substitution",
-        "expected null or an object with asked, used, checkpoint",
-    )
-    deviations = block["deviations"]
-    _expect(
-        isinstance(deviations, list) and all(isinstance(item, str) for item in deviations),
-        f"{where}.deviations",
-        "expected a list of strings",
-    )
+    checks = [  # (field, whether it holds, what it expects), in this order
+        ("pack_version", isinstance(block["pack_version"], str), "expected a string"),
+        *[(key, _optional(block[key], (str,)), "expected a string or null") for key in _OPTIONAL_STRINGS],
+        ("task", block["task"] == task, f"expected {task!r} (the report task), got {block['task']!r}"),
+        (
+            "timestamp",
+            isinstance(stamp, str) and bool(_TIMESTAMP.match(stamp)),
+            f"expected UTC 'YYYY-MM-DDTHH:MM:SSZ', got {stamp!r}",
+        ),
+        (
+            "command_line",
+            block["command_line"] is None or _strings(block["command_line"]),
+            "expected a list of strings or null",
+        ),
+        ("seeds", isinstance(seeds, dict) and set(seeds) == {"host", "pack"}, "expected {host, pack}"),
+        (
+            "seeds.host",
+            host is None or _named_seeds(host),
+            f"expected null or integers/nulls named {list(HOST_SEED_NAMES)}",
+        ),
+        ("seeds.pack", isinstance(pack, dict), "expected an object"),
+        ("settings", isinstance(block["settings"], dict), "expected an object"),
+        (
+            "datasets",
+            isinstance(read, list) and all(_dataset_entry(item) for item in read),
+            "expected a list of {id, config, split, revision} objects",
+        ),
+        (
+            "judge",
+            judge is None or (isinstance(judge, dict) and isinstance(judge.get("kind"), str)),
+            "expected null or an object with a string 'kind'",
+        ),
+        ("corruption", _optional(block["corruption"], (dict,)), "expected an object or null"),
+        (
+            "limit",
+            limit is None or (isinstance(limit, (int, float)) and not isinstance(limit, bool)),
+            "expected a number or null",
+        ),
+        (
+            "model_substitution",
+            substituted is None
+            or (isinstance(substituted, dict) and {"asked", "used", "checkpoint"} <= set(substituted)),
+            "expected null or an object with asked, used, checkpoint",
+        ),
+        ("deviations", _strings(block["deviations"]), "expected a list of strings"),
+    ]
+    for key, holds, message in checks:
+        _expect(holds, f"{where}.{key}", message)
+
+
+def _named_seeds(host: Any) -> bool:
+    """Host seeds as recorded: integers or nulls named after ``HOST_SEED_NAMES``."""
+    named = isinstance(host, dict) and set(host) <= set(HOST_SEED_NAMES)
+    return named and all(_optional(value, (int,)) for value in host.values())
+
+
+def _dataset_entry(item: Any) -> bool:
+    return isinstance(item, dict) and set(DATASET_READ_KEYS) <= set(item)
 
 
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -565,13 +547,8 @@ def model_dir(args: Any) -> Path | None:
 
 
 def run_dir(args: Any, state: Any = None) -> Path | None:
-    """This run's own folder ``<model_dir>/<run_id>``, created on first use and never reused by another run.
-
-    ``run_id`` is the host's date id of the evaluation (pairing the folder with ``<date_id>_results.json``),
-    recorded in the run's state (``state``, a ``framework.run_state.RunState``) by the ``run_context`` host
-    patch; without a state, or outside a host evaluation, it is the current UTC time. A folder already
-    holding another run's files gets a ``-2``, ``-3``... suffix.
-    """
+    """This run's own folder ``<model_dir>/<run_id>`` (the host's date id from ``state``, else the UTC time;
+    ``-2``, ``-3``... when taken), created on first use and never reused by another run."""
     base = model_dir(args)
     if base is None:
         return None
@@ -749,10 +726,8 @@ def iter_report_paths(output_path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 def _latest_in(base: Path, task: str) -> dict[str, Path]:
-    """``task``'s files listed in ``base/latest.json`` (``base`` is a ``lmms_eval_tasks`` folder), or {}.
-    A damaged index (not JSON, not an index of tasks) is read past, with one warning: the task's newest
-    report among the run folders (the next report written rebuilds the index); so is an entry whose report
-    file no longer exists (a run folder deleted by hand)."""
+    """``task``'s files listed in ``base/latest.json``, or {}; past a damaged index or a deleted run folder,
+    with one warning, the task's newest report among the run folders."""
     index_path = base / LATEST_INDEX
     try:
         index = strict_loads(index_path.read_text(encoding="utf-8"))

@@ -1,6 +1,5 @@
-"""How a benchmark contributes its section to ``lmms-eval-tasks report``: its behaviour's ``report_section``
-(a ``render``) gets a ``SectionContext`` and returns blocks (``Table``, ``Plot``, ``Text``); the helpers here
-(formatting, per-run tables with published rows, fixed-size plots) keep each section short."""
+"""A benchmark's section of ``lmms-eval-tasks report``: its ``report_section`` gets a ``SectionContext`` and
+returns blocks (``Table``, ``Plot``, ``Text``), built with the helpers here (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -163,9 +162,8 @@ def interval_errors(
 def significance_marks(
     values: Sequence[float | None], stderrs: Sequence[float | None], lower_is_better: bool = False
 ) -> list[str]:
-    """Per run: 'best', NOT_SIGNIFICANT (|x - best| < 1.96 sqrt(se^2 + se_best^2)) or '' (significantly
-    different, or no standard error to tell); all '' with fewer than two runs that have a value, or when
-    several share the best value (a tie has no best)."""
+    """Per run: 'best', NOT_SIGNIFICANT (|x - best| < 1.96 sqrt(se^2 + se_best^2)) or ''; all '' with fewer
+    than two values, or when several share the best one."""
     present = [i for i, value in enumerate(values) if value is not None]
     if len(present) < 2:
         return [""] * len(values)
@@ -225,11 +223,8 @@ def metrics_table(
     value: Callable[[Entry, str], Any] | None = None,
     intervals: bool = True,
 ) -> Table:
-    """A row per entry (``run / task``) with ``columns`` = (metric key, header), then the published rows.
-
-    With ``intervals``, a metric some run has a 95% interval for (``details.uncertainty``) gets a
-    ``<header> 95% CI`` column after it, with the significance marks of ``significance_marks``.
-    """
+    """A row per entry with ``columns`` = (metric key, header), then the published rows; with ``intervals``
+    a metric some run has an interval for gets a ``<header> 95% CI`` column with significance marks."""
     read = value or (lambda entry, key: entry.metrics.get(key))
     published = list(published)
     sample_vs_published = bool(published) and any(_SAMPLE_TASK.search(entry.task) for entry in entries)
@@ -408,11 +403,8 @@ def grouped_bars(
     ylim: tuple[float, float] | None = (0.0, 100.0),
     aggregates: int = 0,
 ) -> Plot:
-    """Bars per group (x) for each series (a colour per series, e.g. a run). An undefined value is written
-    'n/a' where its bar would stand, a 0 is a flat line on the axis (so the two never look alike).
-    ``errors`` maps a series to (low, high) interval bounds per group, drawn as error bars. The last
-    ``aggregates`` groups pool the others: drawn after a gap and a dashed line. The legend (full labels)
-    sits below the axes; a plot with no value or only zeros says so in the frame."""
+    """Bars per group (x) for each series (e.g. a run): 'n/a' where an undefined bar would stand, a flat line
+    for 0, ``errors`` as (low, high) bars; the last ``aggregates`` groups after a gap and a dashed line."""
     fig, axes = legend_figure(list(series))
     count = max(1, len(series))
     width = 0.8 / count
@@ -479,9 +471,8 @@ def lines(
     ylim: tuple[float, float] | None = (0.0, 100.0),
     xticks: Sequence[tuple[float, str]] | None = None,
 ) -> Plot:
-    """A line per series: ``series[label] = (xs, ys)``; None values break the line. ``xticks``: (position,
-    label) pairs; by default every x value present gets a tick. Each series has its own colour, line style
-    and marker (``series_style``); the legend (full labels) sits below the axes."""
+    """A line per series, ``series[label] = (xs, ys)`` (None breaks the line); ``xticks``: (position, label)
+    pairs, by default every x value present."""
     fig, axes = legend_figure(list(series))
     positions: set[float] = set()
     handles = []

@@ -1,13 +1,5 @@
-"""Why a metric has no value: the reason shown next to ``n/a`` in the demo summary and the report.
-
-A metric is undefined when its formula has nothing to work on (no parsed prediction for an RMSE, a clean
-accuracy of 0 under a relative drop, no question of a type). Scores store such values as ``null`` in the
-pack's report JSON (NaN in the host's results); ``undefined_reason`` names the cause from the report's own
-numbers, so readers see ``n/a (no simple prediction parsed as a number: 8 of 8 unparsed)`` rather than
-``nan``. The scorer says why (``details.undefined[metric]``, each benchmark's own rules); then the
-uncertainty engine's reason (``details.uncertainty[metric].reason``), then generic ones. This module
-only displays: it knows no benchmark.
-"""
+"""Why a metric has no value, shown next to ``n/a`` (docs/reports.md): the scorer's reason
+(``details.undefined``), else the uncertainty engine's, else a generic one. It knows no benchmark."""
 
 from __future__ import annotations
 

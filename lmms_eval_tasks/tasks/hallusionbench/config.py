@@ -1,10 +1,5 @@
-"""HallusionBench's config: how each task is scored, the one place its scoring options come from.
-
-Its environment variables, ``LMMS_EVAL_TASKS_HALLUSIONBENCH_NO_VERDICT`` and ``..._JUDGE_PROMPT`` (official or
-hardened, docs/judges.md), are read here; the judge (model,
-key, repeats) is the shared judge configuration (``lmms_eval_tasks.judges.config``), used by
-``scoring.score`` when ``judge`` is auto or openai.
-"""
+"""HallusionBench's config: how each task is scored, the one reader of its environment variables (the judge
+itself is the shared judge configuration, ``lmms_eval_tasks.judges.config``)."""
 
 from __future__ import annotations
 
@@ -61,9 +56,8 @@ def no_verdict_option() -> str:
 
 
 def judge_needed(task: str) -> str | None:
-    """The rule-judged task to suggest when ``task`` needs an LLM judge and none is configured ("" for the
-    VLMEvalKit variant, which has none), else None: tasks that fix the rule judge, and the ``*_sample`` tasks
-    (bundled generated data, a pipeline check: without an endpoint they use the rule judge, labelled)."""
+    """The rule-judged task to suggest when ``task`` needs an LLM judge ("" when there is none), else None
+    (``*_sample`` tasks use the rule judge, labelled, without an endpoint)."""
     settings = TASKS.get(task)
     if settings is None or settings.judge is not None or task.endswith("_sample"):
         return None

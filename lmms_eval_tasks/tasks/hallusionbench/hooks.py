@@ -1,10 +1,5 @@
-"""Thin lmms-eval hooks for the HallusionBench tasks, built with the pack's one hook factory.
-
-All metric logic lives in ``lmms_eval_tasks.tasks.hallusionbench.scoring``. Each task's docs carry its name
-(``task_docs.process_docs_<task>``); ``process_results`` turns a document and the model's answer into a
-``score`` record; the first aggregation judges and scores the whole task once, annotates the records for
-``--log_samples`` and writes the pack's report and the leaderboard file. See docs/hallusionbench.md.
-"""
+"""Thin lmms-eval hooks for the HallusionBench tasks (the pack's one hook factory): documents, prompts and
+score records; the metrics are ``scoring``'s, the leaderboard file is written next to the report."""
 
 from __future__ import annotations
 
@@ -46,11 +41,8 @@ def _document_label(doc: dict[str, Any]) -> str:
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list:
-    """The question's image as RGB, or no visual at all for the VS no-image questions (visual_input "0").
-
-    A missing image on an image question, or one that cannot be decoded, raises a RecordError naming the
-    question and the ``image`` field (images are decoded here, by the pack's one loader).
-    """
+    """The question's image as RGB (none for VS no-image questions); a missing or undecodable image on an
+    image question raises a RecordError naming the question."""
     if doc.get("image") is None:
         if str(doc.get("visual_input", "")).strip() == "0":
             return []
@@ -87,11 +79,8 @@ def concatenate_non_image(image_split, non_image_split):
 
 
 def _non_image_split(task: str) -> Any:
-    """The ``non_image`` split of the dataset the host loaded for ``task`` (its own path and kwargs).
-
-    Outside the pack's launcher (no ``task_dataset_context`` patch) there is no loaded DatasetDict to read:
-    then the default id is loaded, with a warning, since an overridden ``dataset_path`` cannot be seen.
-    """
+    """The ``non_image`` split of the dataset the host loaded for ``task``; outside the pack's launcher the
+    default id, with a warning (an overridden ``dataset_path`` cannot be seen there)."""
     from lmms_eval_tasks.reporting import datasets_read
 
     loaded = datasets_read.loading_task_dataset()

@@ -1,8 +1,5 @@
-"""HallusionBench: judge replies and the VLMEvalKit yes/no extraction.
-
-Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Behaviour.parsers``.
-"""
+"""HallusionBench's parsers of untrusted text (judge replies, VLMEvalKit's yes/no extraction), as
+``"module:function"`` strings resolved on use (light at import)."""
 
 from __future__ import annotations
 

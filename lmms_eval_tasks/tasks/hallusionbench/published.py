@@ -1,13 +1,10 @@
-"""HallusionBench's published numbers (Guan et al., CVPR 2024) as data, with their sources.
-
-The main table is the official repository's README leaderboard (the paper's Table of question-pair,
-figure and question accuracy; all 1129 questions, GPT-4-assisted evaluation unless marked human).
-``published_source.md`` holds the excerpt the values were checked against (tests/test_published.py).
-"""
+"""HallusionBench's published numbers (Guan et al., CVPR 2024) as data: the official README leaderboard,
+checked against its excerpt in ``published_source.md``, and the paper's diagnosis rows."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
@@ -20,14 +17,7 @@ LEADERBOARD = Source(
     checked_against="README leaderboard table",
     excerpt="published_source.md",
 )
-HUMAN_EVAL = Source(
-    paper=LEADERBOARD.paper,
-    table=LEADERBOARD.table,
-    benchmark_version=LEADERBOARD.benchmark_version,
-    judge="human evaluation ('Human Eval')",
-    checked_against="README leaderboard table",
-    excerpt="published_source.md",
-)
+HUMAN_EVAL = replace(LEADERBOARD, judge="human evaluation ('Human Eval')")
 PAPER_DIAGNOSIS = Source(
     paper=LEADERBOARD.paper,
     table="paper's diagnosis and random-chance rows (Pct Diff, FP Ratio, LH/VI/Mixed)",
@@ -109,8 +99,7 @@ def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
 
 
 def setting_reasons(settings: Mapping[str, Any]) -> list[str]:
-    """Why a run's recorded scoring settings differ from the paper's: the judge-reply reading
-    (``verdict_parse``, default final) or the no-verdict rule other than the official code's."""
+    """Why a run's recorded scoring settings differ from the paper's (``verdict_parse``, ``no_verdict``)."""
     options = {**settings, **(settings.get("score_options") or {})}
     reasons = []
     verdict_parse = options.get("verdict_parse") or "final"

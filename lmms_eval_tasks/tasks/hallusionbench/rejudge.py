@@ -15,9 +15,8 @@ COMPARED_METRICS = ("aAcc", "fAcc", "qAcc")
 
 
 def outcome(record: dict[str, Any]) -> bool | None:
-    """The judged correctness of one question: the majority of its judged repeats, a tie counting as wrong
-    (the rule of ``scoring.per_question_correct``, which ``compare`` uses); None when no repeat has a
-    verdict (unjudged)."""
+    """The judged correctness of one question: most judged repeats right, a tie wrong (as
+    ``scoring.per_question_correct``); None when no repeat has a verdict."""
     correct = record.get("correct")
     values = [v for v in (correct if isinstance(correct, list) else [correct]) if v is not None]
     return None if not values else 2 * sum(values) > len(values)

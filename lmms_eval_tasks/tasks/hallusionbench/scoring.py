@@ -1,10 +1,5 @@
-"""HallusionBench scoring: per-question correctness, the official metrics and the LH/VI decision tree.
-
-Harness-free: works on saved records (the 11 official fields plus ``prediction``), with verdicts either
-supplied (``judge_verdict`` / ``judge_same``) or produced by a judge from ``lmms_eval_tasks.judges``.
-Semantics follow ``tianyi-lab/HallusionBench`` ``utils.py`` (see docs/hallusionbench.md); the only
-differences are the documented handling of unjudged items and the averaging over judge repeats.
-"""
+"""HallusionBench scoring, harness-free: the official metrics and LH/VI decision tree of ``tianyi-lab/
+HallusionBench`` (docs/hallusionbench.md) on saved records, with supplied or judged verdicts."""
 
 from __future__ import annotations
 
