@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import tenacity
 
-from lmms_eval_tasks.framework.hook_factory import NOT_TRANSIENT, _errors_marked_not_transient
+from lmms_eval_tasks.framework.hook_factory import NOT_TRANSIENT, TaskHooks
 from lmms_eval_tasks.host.integration import _retried_when_transient
 
 
@@ -32,11 +32,13 @@ def test_the_hosts_download_is_tenacity_wrapped_so_its_retries_can_be_narrowed()
     assert hasattr(unwrapped(ConfigurableTask.download), "retry_with")
 
 
-def test_an_error_of_the_packs_process_docs_is_raised_at_the_first_attempt() -> None:
-    def process_docs(dataset):
+def test_an_error_of_the_packs_process_docs_is_raised_at_the_first_attempt(monkeypatch) -> None:
+    def prepared_docs(dataset, task):
         raise FileNotFoundError("contextual: 100 of 100 images are missing")
 
-    marked = _errors_marked_not_transient(process_docs)
+    hooks = TaskHooks("contextual", lambda doc, results, task: {})
+    monkeypatch.setattr(hooks, "_prepared_docs", prepared_docs)  # the checks fail; process_docs marks it
+    marked = hooks.process_docs_for("contextual_sample")
     with pytest.raises(FileNotFoundError) as caught:
         marked(None)
     assert getattr(caught.value, NOT_TRANSIENT) is True

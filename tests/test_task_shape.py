@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from lmms_eval_tasks.framework.taskgen import (
     render_group,
     render_task,
     stale,
+    task_docs_module,
     templated_files,
 )
 from tests.helpers import toy_schema
@@ -131,6 +135,62 @@ def test_a_toy_benchmark_from_the_registry_interface_alone(tmp_path: Path) -> No
         registry.unregister("toybench")
         sys.path.remove(str(tmp_path))
     assert "toybench" not in benchmarks()
+
+
+def test_task_docs_resolves_exactly_the_names_its_yaml_references(tmp_path: Path, monkeypatch) -> None:
+    package = tmp_path / "toydocs"
+    (package / "yaml").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "hooks.py").write_text(
+        "from lmms_eval_tasks.framework.hook_factory import TaskHooks\n"
+        "KNOWN = frozenset({'acc', 'n'})\n"
+        "HOOKS = TaskHooks('toydocs', lambda doc, results, task: {}, known_metrics=KNOWN)\n",
+        encoding="utf-8",
+    )
+    (package / "task_docs.py").write_text(task_docs_module("toydocs.hooks", "t"), encoding="utf-8")
+    metrics = [("acc", True), ("n", True)]
+    for task in ("toydocs_a", "toydocs_b"):
+        spec = TaskYaml(task, "toydocs.hooks", metrics, docs_module="toydocs.task_docs")
+        (package / "yaml" / f"{task}.yaml").write_text(render_task(spec, "t"), encoding="utf-8")
+    group = GroupYaml("toydocs_all", ["toydocs_a", "toydocs_b"], "toydocs.hooks", metrics)
+    (package / "yaml" / "toydocs_all.yaml").write_text(render_group(group, "t"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    docs = importlib.import_module("toydocs.task_docs")
+    named = {name for name in dir(docs) if name.startswith(("process_docs_", "aggregate_"))}
+    assert named == {
+        "process_docs_toydocs_a",
+        "process_docs_toydocs_b",
+        "aggregate_acc",
+        "aggregate_n",
+        "aggregate_toydocs_all_acc",
+        "aggregate_toydocs_all_n",
+    }
+    assert "HOOKS" in dir(docs)
+    assert docs.process_docs_toydocs_b.__name__ == "process_docs_toydocs_b"
+    assert docs.aggregate_toydocs_all_n.__name__ == "aggregate_toydocs_all_n"  # the group's, not "all_n"
+    assert docs.aggregate_acc.__name__ == "aggregate_acc" and callable(docs.aggregate_acc.pack_stderr)
+    seen: list[object] = []  # one function per name, also when threads ask for it at once
+    threads = [threading.Thread(target=lambda: seen.append(docs.aggregate_n)) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({id(function) for function in seen}) == 1 and seen[0] is docs.aggregate_n
+    for typo in ("process_docs_toydocs_c", "aggregate_ac", "aggregate_toydocs_al_acc", "doc_to_text"):
+        with pytest.raises(AttributeError, match=typo):
+            getattr(docs, typo)
+    clash = tmp_path / "toyclash"  # one name given to two tasks: the first lookup says so
+    clash.mkdir()
+    (clash / "__init__.py").write_text("", encoding="utf-8")
+    (clash / "task_docs.py").write_text(task_docs_module("toydocs.hooks", "t"), encoding="utf-8")
+    for task in ("toydocs_a", "toydocs_c"):
+        spec = TaskYaml(task, "toydocs.hooks", metrics, docs_module="toyclash.task_docs")
+        text = render_task(spec, "t").replace("process_docs_toydocs_c", "process_docs_toydocs_a")
+        (clash / f"{task}.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match="process_docs_toydocs_a names both"):
+        importlib.import_module("toyclash.task_docs").process_docs_toydocs_a  # noqa: B018
+    for name in [name for name in sys.modules if name.partition(".")[0] in ("toydocs", "toyclash")]:
+        del sys.modules[name]
 
 
 def test_prepared_data_tasks_say_where_their_data_comes_from() -> None:

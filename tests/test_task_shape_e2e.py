@@ -22,7 +22,7 @@ from lmms_eval_tasks.framework.taskgen import (
 )
 from tests.helpers import offline_environment, results_json, run_launcher
 
-TOY_PACKAGE = '''
+TOY_PACKAGE = """
 from lmms_eval_tasks.framework import registry
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
@@ -48,9 +48,9 @@ registry.register(
         headline_metrics=("accuracy", "answered"),
     )
 )
-'''
+"""
 
-TOY_SCORING = '''
+TOY_SCORING = """
 from dataclasses import dataclass
 
 from lmms_eval_tasks.framework.registry import scorer
@@ -74,9 +74,9 @@ def score(records, options):
         "tasks_seen": len({record["task"] for record in records}),
     }
     return metrics, {}
-'''
+"""
 
-TOY_HOOKS = '''
+TOY_HOOKS = """
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 import toyshape  # registers the benchmark
 
@@ -99,15 +99,15 @@ def doc_to_text(doc, lmms_eval_specific_kwargs=None):
 
 HOOKS = TaskHooks("toyshape", make_record, task_settings=task_settings)
 process_results = HOOKS.process_results
-'''
+"""
 
-TOY_BEHAVIOUR = '''
+TOY_BEHAVIOUR = """
 from lmms_eval_tasks.framework.registry import Behaviour
 from toyshape.hooks import HOOKS
 from toyshape.scoring import score, score_options
 
 BEHAVIOUR = Behaviour(score=score, task_options=score_options, hooks=HOOKS)
-'''
+"""
 
 
 @pytest.mark.slow
@@ -120,8 +120,7 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
     (package / "behaviour.py").write_text(TOY_BEHAVIOUR, encoding="utf-8")
     tasks = ["toyshape_a", "toyshape_b"]
 
-    folder = tmp_path / "tasks"
-    folder.mkdir()
+    folder = package  # the YAML beside task_docs.py, which resolves the names it references
     rows = [
         {"question_id": index, "question": f"Is {index} even? Answer yes or no.", "answer": answer}
         for index, answer in enumerate(["yes", "no", "yes", "no"])
@@ -145,10 +144,7 @@ def test_toy_benchmark_tasks_and_group_through_the_launcher(tmp_path: Path) -> N
     group = GroupYaml("toyshape_all", tasks, "toyshape.hooks", metrics, "both toy tasks")
     (folder / "toyshape_all.yaml").write_text(render_group(group, "test"), encoding="utf-8")
     # the per-task aggregations and the group's, as taskgen generates them for a benchmark
-    task_docs = task_docs_module("toyshape.hooks", tasks, "test", ["accuracy", "answered"], [group])
-    assert 'aggregate_accuracy = HOOKS.aggregator("accuracy")' in task_docs
-    assert 'aggregate_toyshape_all_accuracy = HOOKS.group_aggregator("toyshape_all", "accuracy")' in task_docs
-    (package / "task_docs.py").write_text(task_docs, encoding="utf-8")
+    (package / "task_docs.py").write_text(task_docs_module("toyshape.hooks", "test"), encoding="utf-8")
 
     output = tmp_path / "out"
     repository = str(Path(__file__).resolve().parents[1])  # the toy package imports tests.helpers

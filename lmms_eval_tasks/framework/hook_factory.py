@@ -9,6 +9,8 @@ hooks return the same record for every metric key, so all lists hold the same re
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ VARIANT_COLUMN = "pack_variant"
 # Set on an error raised by a pack task's process_docs: the same rows fail the same way on every attempt, so
 # the host's dataset download (retried 5 times, 2 s apart) re-raises it at once (host/patches.py).
 NOT_TRANSIENT = "lmms_eval_tasks_not_transient"
+Maker = tuple[Callable[..., Callable[..., Any]], tuple[str, ...]]  # a hook factory and its arguments
 
 
 class RecordRef(Mapping):
@@ -120,21 +123,6 @@ def note_group_members(group: str, members: Sequence[str], args: Any = None) -> 
             continue
 
 
-def _errors_marked_not_transient(process_docs: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``process_docs`` whose errors carry ``NOT_TRANSIENT`` (the pack's checks of rows and files)."""
-
-    def marked(dataset: Any) -> Any:
-        try:
-            return process_docs(dataset)
-        except Exception as error:
-            setattr(error, NOT_TRANSIENT, True)
-            raise
-
-    marked.__name__, marked.__qualname__ = process_docs.__name__, process_docs.__qualname__
-    marked.__doc__ = process_docs.__doc__
-    return marked
-
-
 class TaskHooks:
     """The hooks of one benchmark's tasks, built once in its ``hooks.py`` and named there explicitly.
 
@@ -149,9 +137,9 @@ class TaskHooks:
       the run folder), added to the scorer's details.
     - ``extra_files(records, task) -> {file name: content}``: leaderboard or submission files, written to
       ``<report folder>/<task>/<file name>`` after the report.
-    - ``group_aggregator(group, metric)``: a cross-task group metric (one generated
-      ``aggregate_<group>_<metric>`` line per group metric in the benchmark's ``task_docs.py``): the same
-      scoring over the union of the member tasks' records, read from the run's state (docs/architecture.md).
+    - ``group_aggregator(group, metric)``: a cross-task group metric (``aggregate_<group>_<metric>``): the
+      same scoring over the union of the member tasks' records, read from the run's state.
+    - ``yaml_functions(module, file)``: what the generated ``task_docs.py`` resolves those names with.
     """
 
     def __init__(
@@ -200,28 +188,35 @@ class TaskHooks:
         the task column."""
 
         def process_docs(dataset: Any) -> Any:
-            from lmms_eval_tasks.framework.cuts import prepared_rows
-            from lmms_eval_tasks.framework.dataset_contract import checked_rows
-            from lmms_eval_tasks.framework.judge_requirement import require_judge
-            from lmms_eval_tasks.reporting import datasets_read
-
-            require_judge(task)  # a judged task never falls back to the rule judge unasked
-            loading = datasets_read.loading_task()
-            datasets_read.record(task, datasets_read.describe(dataset, loading), replace=True)
-            if self.prepare_docs is not None:  # the contract first: prepare_docs reads the rows too
-                loaded = dataset
-                dataset = self.prepare_docs(checked_rows(self.benchmark, dataset, task), task)
-                files = getattr(dataset, "cache_files", None)
-                if files and files != getattr(loaded, "cache_files", None):  # a prepared folder replaced it
-                    datasets_read.record(task, datasets_read.describe(dataset), replace=True)
-            dataset = prepared_rows(self.benchmark, dataset, task)  # the contract; a --limit to whole units
-            if TASK_COLUMN in dataset.column_names:
-                dataset = dataset.remove_columns(TASK_COLUMN)
-            return dataset.add_column(TASK_COLUMN, [task] * len(dataset))
+            try:
+                return self._prepared_docs(dataset, task)
+            except Exception as error:  # the pack's checks of rows and files: the same on every attempt
+                setattr(error, NOT_TRANSIENT, True)
+                raise
 
         process_docs.__name__ = process_docs.__qualname__ = f"process_docs_{task}"
         process_docs.__doc__ = f"Docs of {task}, each tagged with its task name in {TASK_COLUMN!r}."
-        return _errors_marked_not_transient(process_docs)
+        return process_docs
+
+    def _prepared_docs(self, dataset: Any, task: str) -> Any:
+        from lmms_eval_tasks.framework.cuts import prepared_rows
+        from lmms_eval_tasks.framework.dataset_contract import checked_rows
+        from lmms_eval_tasks.framework.judge_requirement import require_judge
+        from lmms_eval_tasks.reporting import datasets_read
+
+        require_judge(task)  # a judged task never falls back to the rule judge unasked
+        loading = datasets_read.loading_task()
+        datasets_read.record(task, datasets_read.describe(dataset, loading), replace=True)
+        if self.prepare_docs is not None:  # the contract first: prepare_docs reads the rows too
+            loaded = dataset
+            dataset = self.prepare_docs(checked_rows(self.benchmark, dataset, task), task)
+            files = getattr(dataset, "cache_files", None)
+            if files and files != getattr(loaded, "cache_files", None):  # a prepared folder replaced it
+                datasets_read.record(task, datasets_read.describe(dataset), replace=True)
+        dataset = prepared_rows(self.benchmark, dataset, task)  # the contract; a --limit to whole units
+        if TASK_COLUMN in dataset.column_names:
+            dataset = dataset.remove_columns(TASK_COLUMN)
+        return dataset.add_column(TASK_COLUMN, [task] * len(dataset))
 
     @staticmethod
     def task_of(doc: dict[str, Any]) -> str:
@@ -305,7 +300,7 @@ class TaskHooks:
         its member tasks' aggregations kept in the run's state (``framework/run_state.py``).
 
         The host passes the members' per-task numbers, which cannot give cross-task statistics (std over
-        prompts, drops across severities); they are ignored. Generated as ``aggregate_<group>_<metric>``.
+        prompts, drops across severities); they are ignored.
         """
         if not self.knows(metric):
             raise ValueError(
@@ -332,6 +327,62 @@ class TaskHooks:
         aggregate.__name__ = aggregate.__qualname__ = f"aggregate_{group}_{metric}"
         aggregate.__doc__ = f"{group}'s {metric!r}, from one scoring of all its member tasks' records."
         return aggregate
+
+    def yaml_functions(self, module: str, file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+        """``__getattr__`` and ``__dir__`` of a benchmark's ``task_docs`` module: the ``process_docs_<task>``,
+        ``aggregate_<metric>`` and ``aggregate_<group>_<metric>`` its folder's YAML names, each made once on
+        first use (thread-safe); any other name raises AttributeError, so a YAML typo fails at load."""
+        lock = threading.Lock()
+        made: dict[str, Callable[..., Any]] = {}
+        named: dict[str, Maker] = {}
+
+        def names() -> dict[str, Maker]:
+            if not named:  # read under the lock, once: the YAML under the module's folder
+                named.update(self._named_in_yaml(f"{module}.", Path(file).parent))
+            return named
+
+        def function(name: str) -> Callable[..., Any]:
+            if not name.startswith(("process_docs_", "aggregate_")):
+                raise AttributeError(f"module {module!r} has no attribute {name!r}")
+            with lock:
+                if name not in made:
+                    if name not in names():
+                        raise AttributeError(f"module {module!r} has no {name!r}: no YAML beside it names it")
+                    make, arguments = named[name]
+                    made[name] = make(*arguments)
+                return made[name]
+
+        def listing() -> list[str]:
+            with lock:
+                return sorted({*vars(sys.modules[module]), *names()})
+
+        return function, listing
+
+    def _named_in_yaml(self, prefix: str, folder: Path) -> dict[str, Maker]:
+        """``{function name: (hook factory, its arguments)}`` for every ``!function <prefix><name>`` in the
+        task and group YAML under ``folder`` (a name given two meanings is an error)."""
+        from lmms_eval_tasks.framework import task_index
+
+        found: dict[str, Maker] = {}
+
+        def add(path: Any, make: Callable[..., Callable[..., Any]], *arguments: str) -> None:
+            if not isinstance(path, str) or not path.startswith(prefix):
+                return
+            name = path.removeprefix(prefix)
+            if found.setdefault(name, (make, arguments)) != (make, arguments):
+                raise ValueError(f"{folder}: {name} names both {found[name][1]} and {arguments}")
+
+        for entry in task_index.pack_tasks(folder):
+            config = task_index.task_config(entry, folder)
+            if entry.kind == "task":
+                add(config.get("process_docs"), self.process_docs_for, entry.name)
+                for item in config.get("metric_list") or []:
+                    add(item.get("aggregation"), self.aggregator, str(item.get("metric")))
+            else:
+                for item in config.get("aggregate_metric_list") or []:
+                    key = str(item.get("metric")).split(",")[0]
+                    add(item.get("aggregation"), self.group_aggregator, entry.name, key)
+        return found
 
     def _group_records(self, group: str, metric: str, state: Any) -> dict[str, list[dict[str, Any]]] | None:
         """The records of ``group``'s members (from its YAML) that the run's state kept, by member; None

@@ -1,8 +1,8 @@
-"""The one YAML generator: task and group YAML, and the explicit per-task hook lines, for every benchmark.
+"""The one YAML generator: task and group YAML and ``task_docs.py``, for every benchmark.
 
 A benchmark's ``generated_files()`` renders its ``TaskYaml``/``GroupYaml`` values here. A task lists its
-metric keys (``listed_metrics``), each aggregated by ``aggregate_<metric>``, and its ``process_docs`` line
-in the generated ``task_docs.py``; a group's metrics are ordered by name length, since the host matches
+metric keys (``listed_metrics``), each aggregated by ``task_docs.aggregate_<metric>``, and its
+``task_docs.process_docs_<task>``; a group's metrics are ordered by name length, since the host matches
 them by substring and the last match wins (``host_group_writer`` restates that rule; a test checks every
 group). ``make generate`` writes every generated file and the precomputed host task index (``--check``
 lists drifted files and exits 1).
@@ -60,7 +60,7 @@ class GroupYaml:
 
     @property
     def aggregators_module(self) -> str:
-        """The module the group's aggregation functions are generated into (its benchmark's task_docs)."""
+        """The module resolving the group's aggregation functions (its benchmark's task_docs)."""
         return self.docs_module or f"{self.hooks.rpartition('.')[0]}.task_docs"
 
 
@@ -133,30 +133,6 @@ def listed_metrics(name: str, metrics: Sequence[tuple[str, bool]]) -> list[tuple
     return [*metrics, *((key, False) for key in added)]
 
 
-def render_task(spec: TaskYaml, source: str) -> str:
-    """The task's YAML text (``source`` names the generator to edit, for the header)."""
-    _check_spec(spec)
-    lines = [GENERATED_HEADER.format(source=source)]
-    if spec.include:
-        lines.append(f"include: {spec.include}")
-    lines.append(f"task: {spec.task}")
-    for key, value in spec.fields.items():
-        lines.extend(_emit(key, value))
-    if spec.docs_module:
-        lines.extend(_emit("process_docs", Function(f"{spec.docs_module}.process_docs_{spec.task}")))
-    metric_list = [
-        {
-            "metric": key,
-            "aggregation": Function(f"{spec.docs_module or spec.hooks}.aggregate_{key}"),
-            "higher_is_better": higher,
-        }
-        for key, higher in listed_metrics(spec.task, spec.metrics)
-    ]
-    lines.extend(_emit("metric_list", metric_list))
-    lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
-    return "\n".join(lines) + "\n"
-
-
 def _task_body(spec: TaskYaml) -> dict[str, Any]:
     """Every key a task's YAML sets besides ``task``/``include``/``metadata``, in order."""
     _check_spec(spec)
@@ -172,6 +148,24 @@ def _task_body(spec: TaskYaml) -> dict[str, Any]:
         for key, higher in listed_metrics(spec.task, spec.metrics)
     ]
     return body
+
+
+def _task_text(spec: TaskYaml, source: str, include: str | None, body: Mapping[str, Any]) -> str:
+    """A task's YAML: the header (``source`` names the generator to edit), its comment, ``include``, name,
+    ``body`` and metadata."""
+    lines = [GENERATED_HEADER.format(source=source), *_comment_lines(spec.comment)]
+    if include:
+        lines.append(f"include: {include}")
+    lines.append(f"task: {spec.task}")
+    for key, value in body.items():
+        lines.extend(_emit(key, value))
+    lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
+    return "\n".join(lines) + "\n"
+
+
+def render_task(spec: TaskYaml, source: str) -> str:
+    """The task's YAML text, whole (``templated_files`` writes a benchmark's tasks as template + stubs)."""
+    return _task_text(spec, source, spec.include, _task_body(spec))
 
 
 # `datasets`' packaged builders that read local files: only their data_files are paths on disk (a hub
@@ -225,16 +219,8 @@ def templated_files(
         values = [body[key] for body in bodies.values() if key in body]
         if len(values) < len(bodies) or key == "process_docs":
             continue
-        counts: list[tuple[Any, int]] = []
-        for value in values:
-            for index, (seen, count) in enumerate(counts):
-                if seen == value:
-                    counts[index] = (seen, count + 1)
-                    break
-            else:
-                counts.append((value, 1))
-        best, count = max(counts, key=lambda item: item[1])
-        if count >= 2 or len(bodies) == 1:
+        best = max(values, key=values.count)  # the most common value (the first seen on a tie)
+        if values.count(best) >= 2 or len(bodies) == 1:
             shared[key] = best
     template_path = f"{folder}/{template}"
     template_dir = posixpath.dirname(template_path)
@@ -246,18 +232,14 @@ def templated_files(
         lines.extend(_emit(key, _relocate(key, value, folder, template_dir, shared.get("dataset_path"))))
     files = {template_path: "\n".join(lines) + "\n"}
     for spec in specs:
-        path = task_path(spec.task)
+        path, body = task_path(spec.task), bodies[spec.task]
         yaml_dir = posixpath.dirname(path)
-        lines = [GENERATED_HEADER.format(source=source), *_comment_lines(spec.comment)]
-        lines.append(f"include: {posixpath.relpath(template_path, yaml_dir)}")
-        lines.append(f"task: {spec.task}")
-        for key, value in bodies[spec.task].items():
-            if key in shared and shared[key] == value:
-                continue
-            dataset_path = bodies[spec.task].get("dataset_path")
-            lines.extend(_emit(key, _relocate(key, value, folder, yaml_dir, dataset_path)))
-        lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
-        files[path] = "\n".join(lines) + "\n"
+        differs = {
+            key: _relocate(key, value, folder, yaml_dir, body.get("dataset_path"))
+            for key, value in body.items()
+            if key not in shared or shared[key] != value
+        }
+        files[path] = _task_text(spec, source, posixpath.relpath(template_path, yaml_dir), differs)
     return files
 
 
@@ -291,37 +273,13 @@ def group_aggregator_name(group: str, metric: str) -> str:
     return name
 
 
-def task_docs_module(
-    hooks: str,
-    tasks: Sequence[str],
-    source: str,
-    metrics: Sequence[str] = (),
-    groups: Sequence[GroupYaml] = (),
-) -> str:
-    """Python source of a benchmark's ``task_docs.py``: one explicit ``process_docs_<task>`` line per task,
-    one ``aggregate_<metric>`` line per metric key the task YAML lists (``metrics``, in order, once each)
-    and one ``aggregate_<group>_<metric>`` line per group metric: the YAML's metric lists and these lines
-    come from the same specs, so no list is written twice."""
-    summary = "Each task's process_docs and each metric's aggregation: the shared hooks, told which one."
-    if groups:
-        summary = "Each task's process_docs, each metric's and each group metric's aggregation: the hooks."
+def task_docs_module(hooks: str, source: str) -> str:
+    """Python source of a benchmark's ``task_docs.py``: its hooks make each function its YAML names
+    (``TaskHooks.yaml_functions``), so the YAML's lists are written once."""
+    summary = "process_docs_<task> and aggregate_* as this folder's YAML names them, made by the hooks."
     lines = [GENERATED_HEADER.format(source=source), f'"""{summary}"""', "", f"from {hooks} import HOOKS", ""]
-    lines.extend(f'process_docs_{task} = HOOKS.process_docs_for("{task}")' for task in tasks)
-    lines.extend(f'aggregate_{key} = HOOKS.aggregator("{key}")' for key in dict.fromkeys(metrics))
-    for spec in groups:
-        for key, _higher in group_metric_order(listed_metrics(spec.group, spec.metrics)):
-            name, arguments = group_aggregator_name(spec.group, key), f'"{spec.group}", "{key}"'
-            line = f"{name} = HOOKS.group_aggregator({arguments})"
-            wrapped = f"{name} = HOOKS.group_aggregator(\n    {arguments}\n)"
-            lines.append(line if len(line) <= 110 else wrapped)
+    lines.append("__getattr__, __dir__ = HOOKS.yaml_functions(__name__, __file__)")
     return "\n".join(lines) + "\n"
-
-
-def spec_metrics(specs: Sequence[TaskYaml]) -> list[str]:
-    """Every metric key the tasks' YAML lists, in first-seen order (what ``task_docs_module`` aggregates)."""
-    return list(
-        dict.fromkeys(key for spec in specs for key, _higher in listed_metrics(spec.task, spec.metrics))
-    )
 
 
 EMPTY_PROMPT_KWARGS = {"default": {"pre_prompt": "", "post_prompt": ""}}  # no text around the question
@@ -366,7 +324,7 @@ def benchmark_files(
     samples: Mapping[str, str | bytes] | None = None,
 ) -> dict[str, str | bytes]:
     """A benchmark's generated files by repository path: one template and a stub per task plus the groups
-    (in ``<folder>/yaml/``), ``task_docs.py`` (listing every task), the samples (``<folder>/sample/``)."""
+    (in ``<folder>/yaml/``), ``task_docs.py``, the samples (``<folder>/sample/``)."""
     name = folder.rstrip("/").rsplit("/", 1)[-1]
     yaml_folder = f"{folder}/{YAML_FOLDER}"
     files: dict[str, str | bytes] = dict(
@@ -379,9 +337,7 @@ def benchmark_files(
         )
     )
     files.update({f"{yaml_folder}/{spec.group}.yaml": render_group(spec, source) for spec in groups})
-    files[f"{folder}/task_docs.py"] = task_docs_module(
-        hooks, [spec.task for spec in tasks], source, spec_metrics(tasks), groups
-    )
+    files[f"{folder}/task_docs.py"] = task_docs_module(hooks, source)
     for file_name, content in (samples or {}).items():
         files[f"{folder}/sample/{file_name}"] = content
     return files

@@ -15,7 +15,6 @@ from lmms_eval_tasks.framework.taskgen import (
     TaskYaml,
     greedy_generation,
     hook_fields,
-    spec_metrics,
     task_docs_module,
     templated_files,
 )
@@ -126,7 +125,7 @@ def generated_files() -> dict[str, str | bytes]:
             lambda task: f"{FOLDER}/yaml/{task}.yaml",
         )
     )
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, list(TASKS), SOURCE, spec_metrics(task_specs()))
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, SOURCE)
     for name, content in data_files().items():
         files[f"{FOLDER}/data/{name}"] = content
     for name, content in make_sample.sample_files().items():

@@ -362,17 +362,13 @@ def expected_files() -> dict[Path, str]:
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} of every generated DARE file: YAML, task_docs.py, the sample."""
-    from lmms_eval_tasks.framework.taskgen import spec_metrics, task_docs_module
+    from lmms_eval_tasks.framework.taskgen import task_docs_module
     from lmms_eval_tasks.tasks.dare import make_sample
 
     files: dict[str, str | bytes] = {
         f"{FOLDER}/{relative.as_posix()}": content for relative, content in expected_files().items()
     }
-    specs = [task_spec(task) for task in all_tasks()]
-    group_specs = [group_spec(group) for group in groups()]
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(
-        HOOKS, [task.name for task in all_tasks()], SOURCE, spec_metrics(specs), group_specs
-    )
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, SOURCE)
     for path, content in make_sample.sample_files().items():
         files[f"{FOLDER}/sample/{path}"] = content
     return files

@@ -11,7 +11,6 @@ from lmms_eval_tasks.framework.taskgen import (
     GroupYaml,
     TaskYaml,
     render_group,
-    spec_metrics,
     task_docs_module,
     templated_files,
 )
@@ -175,9 +174,7 @@ def generated_files() -> dict[str, str | bytes]:
         )
     for spec in group_specs():
         files[f"{FOLDER}/yaml/groups/{spec.group}.yaml"] = render_group(spec, SOURCE)
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(
-        HOOKS, TASKS + SAMPLE_TASKS, SOURCE, spec_metrics(specs), group_specs()
-    )
+    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, SOURCE)
     for name, content in make_sample.sample_files().items():
         files[f"{FOLDER}/sample/{name}"] = content
     return files
