@@ -17,17 +17,10 @@ class Source:
     table: str
     benchmark_version: str
     judge: str = "none (rule-based scoring)"
-    # What text the values were checked against in this repository ("" = not checked against a source text).
-    # A checked source names where the values stand in ``table``: a paper's table or figure number, or a
-    # repository file at a commit.
-    checked_against: str = ""
-    # The excerpt file (in the benchmark's folder) holding that text; tests compare the values with it.
-    excerpt: str = ""
-    # Why an unchecked value could not be checked (required when ``checked_against`` is empty).
-    unchecked_reason: str = ""
-    # Independent evidence short of the source text (e.g. the value recomputed from the authors' released
-    # per-question results), with where it came from; it does not make a value checked.
-    corroboration: str = ""
+    checked_against: str = ""  # where in ``table`` the values stand ("": not checked against a source text)
+    excerpt: str = ""  # the excerpt file (in the benchmark's folder) holding that text; tests compare with it
+    unchecked_reason: str = ""  # why an unchecked value could not be checked (required then)
+    corroboration: str = ""  # evidence short of the source text (e.g. recomputed from released results)
 
     def __str__(self) -> str:
         parts = [self.paper, self.table, self.benchmark_version]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmms_eval_tasks.reporting.published import PUBLISHED_MARK, PublishedRow
+from lmms_eval_tasks.reporting.undefined import uncertainty_of
 
 # Counts that change a headline number when not zero; a benchmark declares its own (registry ``count_keys``).
 DEFAULT_COUNT_KEYS: tuple[str, ...] = ("unparsed", "unjudged", "empty_predictions", "no_verdict")
@@ -124,13 +125,6 @@ UNPAIRED_NOTE = (
 )
 
 
-def uncertainty_of(entry: Entry, key: str) -> dict[str, Any] | None:
-    """The run's ``details.uncertainty[key]`` block (estimate, stderr, low, high, ...), or None."""
-    block = entry.details.get("uncertainty")
-    value = block.get(key) if isinstance(block, Mapping) else None
-    return value if isinstance(value, Mapping) else None
-
-
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
@@ -141,13 +135,13 @@ def stderr_of(entry: Entry, key: str) -> float | None:
     """The standard error of ``key``: the ``<key>_stderr`` metric, else the uncertainty block's."""
     value = _number(entry.metrics.get(f"{key}_stderr"))
     if value is None:
-        value = _number((uncertainty_of(entry, key) or {}).get("stderr"))
+        value = _number((uncertainty_of(entry.report, key) or {}).get("stderr"))
     return value
 
 
 def interval_of(entry: Entry, key: str) -> tuple[float, float] | None:
     """The 95% interval (low, high) of ``key`` from the uncertainty block, or None."""
-    block = uncertainty_of(entry, key) or {}
+    block = uncertainty_of(entry.report, key) or {}
     low, high = _number(block.get("low")), _number(block.get("high"))
     return None if low is None or high is None else (low, high)
 
@@ -355,16 +349,10 @@ def add_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str]) -> float
     return min(0.7, reserved)
 
 
-def finite_values(values: Iterable[Any]) -> list[float]:
-    """The finite numbers among ``values`` (None, NaN and infinities dropped)."""
-    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    return [float(v) for v in numbers if math.isfinite(v)]
-
-
 def mark_no_data(axes: Any, values: Iterable[Any], what: str = "") -> str:
     """Say in the plot when there is nothing to see: "no data" when no value is a number, "every value is 0"
     when all are 0 (bars of height 0 look like an empty frame). Returns the note ("" when there is data)."""
-    finite = finite_values(values)
+    finite = [number for number in map(_number, values) if number is not None]
     if not finite:
         note = f"no data{': ' + what if what else ''} (no value is defined)"
     elif all(value == 0 for value in finite):

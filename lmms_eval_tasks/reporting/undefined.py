@@ -43,7 +43,8 @@ def _from_uncertainty(report: Mapping[str, Any], metric: str) -> str | None:
 def uncertainty_of(report: Mapping[str, Any], metric: str) -> Mapping[str, Any] | None:
     """The uncertainty record of ``metric`` (``details.uncertainty``, or a top-level ``uncertainty``)."""
     for holder in (report.get("details") or {}, report):
-        block = (holder.get("uncertainty") or {}).get(metric) if isinstance(holder, Mapping) else None
+        blocks = holder.get("uncertainty") if isinstance(holder, Mapping) else None
+        block = blocks.get(metric) if isinstance(blocks, Mapping) else None
         if isinstance(block, Mapping):
             return block
     return None

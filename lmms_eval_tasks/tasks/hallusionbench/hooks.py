@@ -35,9 +35,7 @@ HIGHER_IS_BETTER = frozenset({"aAcc", "fAcc", "qAcc", "overall"})
 
 def _document_label(doc: dict[str, Any]) -> str:
     """The official question key (category_subcategory_set_figure_question) naming a document in errors."""
-    return "_".join(
-        str(doc.get(name)) for name in ("category", "subcategory", "set_id", "figure_id", "question_id")
-    )
+    return "_".join(str(doc.get(name)) for name in scoring.QUESTION_KEY)
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list:
@@ -142,17 +140,6 @@ def metric_keys(task: str) -> tuple[str, ...]:
 # ---- scoring once per task: scoring.score, with the options of config.score_options ----------
 
 
-def leaderboard_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The official JSON rows (11 fields, official key order) plus ``model_prediction``."""
-    return [
-        {
-            **{name: record.get(name) for name in scoring.OFFICIAL_FIELDS},
-            "model_prediction": record.get("prediction", ""),
-        }
-        for record in records
-    ]
-
-
 def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any) -> dict:
     """What only a run knows: the bundled sample is not the dataset."""
     if task.endswith("_sample"):
@@ -170,7 +157,14 @@ def task_settings(task: str) -> dict[str, Any]:
 
 def leaderboard_files(records: list[dict[str, Any]], task: str) -> dict[str, str]:
     """The official result JSON (the 11 fields plus ``model_prediction``), next to the task's report."""
-    return {LEADERBOARD_FILE: json.dumps(leaderboard_rows(records), indent=2, ensure_ascii=False)}
+    rows = [
+        {
+            **{name: record.get(name) for name in scoring.OFFICIAL_FIELDS},
+            "model_prediction": record.get("prediction", ""),
+        }
+        for record in records
+    ]
+    return {LEADERBOARD_FILE: json.dumps(rows, indent=2, ensure_ascii=False)}
 
 
 HOOKS = hook_factory.TaskHooks(

@@ -22,9 +22,7 @@ from lmms_eval_tasks.framework.input_checks import (
 from lmms_eval_tasks.framework.registry import derived, scorer
 from lmms_eval_tasks.uncertainty.resampling import Resampling, ordered_sum, percent, present_mean
 
-# ---------------------------------------------------------------------------------------------------------
-# Data model
-# ---------------------------------------------------------------------------------------------------------
+# ---- Data model --------------------------------------------------------------------------------------------
 
 CATEGORY_SUBCATEGORIES: dict[str, tuple[str, ...]] = {
     "VD": ("illusion", "math", "ocr", "figure", "video"),
@@ -73,9 +71,7 @@ VARIANTS = ("official", "vlmevalkit")
 UNIT = "figure group"  # the resampling unit: a figure group's questions and figures depend on each other
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Entry points: Options (checked once), score -> evaluate (judging, each repeat's metrics) -> the report
-# ---------------------------------------------------------------------------------------------------------
+# ---- Entry points: Options (checked once), score -> evaluate -> the report ---------------------------------
 
 
 @dataclass(frozen=True)
@@ -325,9 +321,7 @@ def _count_empty_predictions(records: Sequence[dict[str, Any]], evaluation: Eval
         )
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Repeats and judging
-# ---------------------------------------------------------------------------------------------------------
+# ---- Repeats and judging -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -897,9 +891,7 @@ def _evaluation_of(variant, structure, verdicts, sames, repeated, diagnosis) -> 
     )
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Data model: metric groups, questions, verdicts
-# ---------------------------------------------------------------------------------------------------------
+# ---- Data model: metric groups, questions, verdicts --------------------------------------------------------
 
 
 def group_names() -> list[str]:
@@ -987,16 +979,8 @@ def parse_question(record: dict[str, Any], index: int) -> Question:
         raise RecordError(
             index, "visual_input", "'0' (no image) is only valid for VS questions with figure_id '0'"
         )
-    return Question(
-        index=index,
-        category=category,
-        subcategory=subcategory,
-        visual_input=visual_input,
-        set_id=_id_field(record, "set_id", index),
-        figure_id=figure_id,
-        question_id=_id_field(record, "question_id", index),
-        gt_answer=gt_answer,
-    )
+    set_id, question_id = _id_field(record, "set_id", index), _id_field(record, "question_id", index)
+    return Question(index, category, subcategory, visual_input, set_id, figure_id, question_id, gt_answer)
 
 
 def parse_questions(
@@ -1109,9 +1093,7 @@ def vlmevalkit_yes_no(text: str) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Per-question rules
-# ---------------------------------------------------------------------------------------------------------
+# ---- Per-question rules ------------------------------------------------------------------------------------
 
 
 def question_correct(question: Question, verdict: str) -> int:
@@ -1174,9 +1156,7 @@ def diagnose(
 DIAGNOSIS_NAMES = {(0, 0): "none", (1, 0): "LH", (0, 1): "VI", (1, 1): "Mixed"}
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Metrics for one repeat
-# ---------------------------------------------------------------------------------------------------------
+# ---- Metrics for one repeat --------------------------------------------------------------------------------
 
 
 @dataclass
