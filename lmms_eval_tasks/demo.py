@@ -30,12 +30,6 @@ def sample_tasks() -> list[str]:
     return [task for benchmark in benchmarks().values() for task in benchmark.sample_tasks]
 
 
-def _headline(task: str) -> tuple[str, ...] | None:
-    """The headline metrics of the benchmark owning ``task`` (from the registry)."""
-    benchmark = benchmark_for_task(task)
-    return benchmark.headline_metrics if benchmark is not None else None
-
-
 def summarise_values(
     results: dict[str, Any],
     tasks: Sequence[str],
@@ -51,8 +45,9 @@ def summarise_values(
     every = results.get("results", {})
     for task in tasks:
         metrics = {key.split(",")[0]: value for key, value in every.get(task, {}).items()}
+        benchmark = benchmark_for_task(task)
         wanted = (
-            _headline(task)
+            (benchmark.headline_metrics if benchmark is not None else None)
             or tuple(
                 name
                 for name, value in metrics.items()
@@ -62,7 +57,6 @@ def summarise_values(
         values: dict[str, Any] = {}
         undefined: dict[str, str] = {}
         report = (reports or {}).get(task)
-        benchmark = benchmark_for_task(task)
         for name in wanted:
             if name not in metrics:
                 continue

@@ -70,24 +70,9 @@ def correctness_by_id(
     return result
 
 
-def per_question_function(benchmark: str) -> Any:
-    """The benchmark's ``per_question_correct``, a ``@scorer`` of its options (KeyError for unknown
-    benchmarks, ValueError when it has none)."""
-    from lmms_eval_tasks.framework.registry import get_benchmark
-
-    per_question = get_benchmark(benchmark).loaded.per_question
-    if per_question is None:
-        raise ValueError(
-            f"benchmark {benchmark!r} has no per-question correctness (Behaviour.per_question is None), "
-            "so two runs cannot be compared question by question"
-        )
-    return per_question
-
-
 def samples_in_folder(path: Path, task: str) -> Path:
-    """The pack samples file of ``task`` under a folder the user names (``reports.task_files``: an output
-    path, a host model folder, a ``lmms_eval_tasks`` folder or one run folder; the latest complete run),
-    else in the single model folder under an output path that holds it."""
+    """The pack samples file of ``task`` (its latest complete run) under a folder the user names, or in the
+    single model folder below it that holds one."""
     from lmms_eval_tasks.reporting.schema import task_files
 
     found = task_files(path, task).get("samples")
@@ -200,11 +185,16 @@ def compare_runs(
 ) -> dict[str, Any]:
     """Re-score both runs per question (the same scorer ``options``, or ``checked`` when built) and compare
     them; accuracies are percentages over the paired questions (DARE: records, not its headline cells)."""
-    options = dict(options or {})
     from lmms_eval_tasks.framework.registry import get_benchmark
 
-    per_question = per_question_function(benchmark)
+    options = dict(options or {})
     entry = get_benchmark(benchmark)
+    per_question = entry.loaded.per_question
+    if per_question is None:
+        raise ValueError(
+            f"benchmark {benchmark!r} has no per-question correctness (Behaviour.per_question is None), "
+            "so two runs cannot be compared question by question"
+        )
     checked = checked or entry.check_options(**options)
     correct = []
     for run, records in (("A", records_a), ("B", records_b)):

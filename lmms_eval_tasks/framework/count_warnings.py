@@ -49,9 +49,8 @@ def count_warnings(
     records: int,
     given: Sequence[str] = (),
 ) -> list[str]:
-    """The shared rule: one warning per declared count that is not zero, ``"N <what> (of <records> records,
-    count '<key>'): <consequence>"``, unless a scorer's own warning in ``given`` already starts with
-    ``"N <what>"`` (and says more). Verdict counts may exceed the records when judged in repeats."""
+    """One warning per declared count that is not zero, ``"N <what> (of <records> records, count '<key>'):
+    <consequence>"``, unless a warning in ``given`` already starts with ``"N <what>"``."""
     warnings: list[str] = []
     for key in dict.fromkeys(count_keys):
         value = _count_value(key, metrics, details)

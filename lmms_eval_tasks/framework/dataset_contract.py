@@ -101,32 +101,23 @@ def _column_kind_ok(kind: str, arrow_type: Any) -> bool:
     listed = (
         types.is_list(arrow_type) or types.is_large_list(arrow_type) or types.is_fixed_size_list(arrow_type)
     )
-    if kind in ("text", "str"):
-        return text
-    if kind == "id":
-        return text or integer
-    if kind == "int":
-        return integer
-    if kind == "number":
-        return number
-    if kind == "scalar":
-        return text or number
-    if kind == "bool":
-        return types.is_boolean(arrow_type)
-    if kind == "strings":
-        if text:
-            return True
-        return listed and (
-            types.is_string(arrow_type.value_type) or types.is_large_string(arrow_type.value_type)
-        )
-    if kind == "list":
-        return listed
-    if kind == "image":
-        if types.is_struct(arrow_type):
-            names = {arrow_type.field(i).name for i in range(arrow_type.num_fields)}
-            return bool(names & {"bytes", "path"})
-        return types.is_binary(arrow_type) or types.is_large_binary(arrow_type) or text
-    return False
+    items = arrow_type.value_type if listed else None
+    if types.is_struct(arrow_type):
+        image = bool({arrow_type.field(i).name for i in range(arrow_type.num_fields)} & {"bytes", "path"})
+    else:
+        image = types.is_binary(arrow_type) or types.is_large_binary(arrow_type) or text
+    return {
+        "text": text,
+        "str": text,
+        "id": text or integer,
+        "int": integer,
+        "number": number,
+        "scalar": text or number,
+        "bool": types.is_boolean(arrow_type),
+        "strings": text or (listed and (types.is_string(items) or types.is_large_string(items))),
+        "list": listed,
+        "image": image,
+    }.get(kind, False)
 
 
 def _bad_mask(kind: str, column: Any) -> Any:

@@ -85,9 +85,8 @@ def strict_decoding() -> Iterator[None]:
 
 
 def _open_within(value: Any) -> Any:
-    """``_open(value)`` without PIL's own decompression-bomb check, which the pack's pixel limit replaces
-    (``load_rgb`` checks the size next): PIL's limit (``Image.MAX_IMAGE_PIXELS``, 89 million pixels unless a
-    library changed it) refused a large image as "cannot be decoded" and ignored the limit the user set."""
+    """``_open(value)`` without PIL's decompression-bomb check (``MAX_IMAGE_PIXELS``, which libraries change),
+    replaced by the pack's pixel limit that ``load_rgb`` checks next."""
     from PIL import Image
 
     with _HEADER:  # PIL's limit is process-wide: lifted while this header is read
@@ -100,9 +99,8 @@ def _open_within(value: Any) -> Any:
 
 
 def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose: bool = False) -> Any:
-    """The image in a dataset row as an 8-bit RGB PIL image, or a one-line ``RecordError`` naming ``row``
-    and ``field`` when it is missing, does not decode, is absurdly large or has values no 8-bit image can
-    show. ``exif_transpose``: apply the EXIF orientation (only where the benchmark's official loader does)."""
+    """The image in a dataset row as an 8-bit RGB PIL image, or a one-line ``RecordError`` naming ``row`` and
+    ``field``; ``exif_transpose``: apply the EXIF orientation (where the official loader does)."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     from lmms_eval_tasks.corruptions.engine import MAX_PIXELS_ENV, max_pixels_limit

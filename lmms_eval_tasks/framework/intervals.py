@@ -121,10 +121,8 @@ def paired_difference(
     checked: Any = None,
     **options: Any,
 ) -> dict[str, Any] | None:
-    """``{metric: Difference}`` (B minus A), the paired bootstrap of the two runs' resamplings by shared
-    units; None when the scorer gives no resampling; ValueError when the runs' records differ (different
-    subsets, seeds or protocols: the pairing would be meaningless). The caller has validated the records;
-    ``checked``: the scorer's options object, when the caller built it (``lmms-eval-tasks compare``)."""
+    """``{metric: Difference}`` (B minus A) of two validated runs (``paired_resamplings``), None when the
+    scorer gives no resampling; ``checked``: the scorer's options object, when the caller built it."""
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     scoring_options, resamples, seed = split_options(options)

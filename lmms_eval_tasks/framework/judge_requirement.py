@@ -15,8 +15,7 @@ KEY_VARIABLES = (
 
 def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval") -> str | None:
     """None when every task in ``tasks`` that an LLM judges has a judge endpoint; else one line naming the
-    tasks, the key variables, the rule-judged task (when the benchmark has one) and the rule-judge switch;
-    with an empty ``prefix``, the line without one."""
+    tasks, the key variables, the rule-judged task (where there is one) and the rule-judge switch."""
     unjudged = _unjudged(tasks)
     if not unjudged:
         return None

@@ -158,8 +158,7 @@ _UNITS: dict[str, str] = {
 
 def _repeat_to(unit: str, size: int) -> str:
     """``unit`` repeated until the UTF-8 text is at least ``size`` bytes."""
-    unit_bytes = len(unit.encode("utf-8", "surrogatepass"))
-    return unit * max(1, -(-size // unit_bytes))
+    return unit * max(1, -(-size // text_bytes(unit)))
 
 
 # Outputs that play the grader (docs/judges.md, "Judge integrity"), run through every benchmark by
@@ -189,9 +188,8 @@ ATTACK_OUTPUTS: dict[str, str] = {
 
 
 def hostile_corpus(size: int = 100_000, seed: int = 0) -> Iterator[tuple[str, str]]:
-    """(name, text) pairs of about ``size`` UTF-8 bytes each: repeated units, prefixed and suffixed runs
-    (e.g. ``'answer' + spaces + '!'``), deep nesting, huge numbers, the attack outputs (``ATTACK_OUTPUTS``),
-    and seeded random text."""
+    """(name, text) pairs of about ``size`` UTF-8 bytes each: repeated units and attack outputs, prefixed
+    and suffixed runs, deep nesting, huge numbers and seeded random text."""
     for name, unit in _UNITS.items():
         yield name, _repeat_to(unit, size)
     for name, attack in ATTACK_OUTPUTS.items():
@@ -221,6 +219,3 @@ def hostile_corpus(size: int = 100_000, seed: int = 0) -> Iterator[tuple[str, st
 def text_bytes(text: str) -> int:
     """Size of ``text`` in UTF-8 bytes (lone surrogates counted as three bytes)."""
     return len(text.encode("utf-8", "surrogatepass"))
-
-
-__all__ = ["SHARED_PARSERS", "ParserEntry", "all_parsers", "call_parser", "hostile_corpus", "text_bytes"]

@@ -278,16 +278,13 @@ def load_prepared(kind: str, split: str = "test") -> Any:
         raise FileNotFoundError(f"{folder} is not a prepared {kind} dataset (no {MANIFEST_NAME}): {how}")
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict):
+            raise ValueError("not an object")
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        manifest = error
-    if not isinstance(manifest, dict):
-        problem = (
-            f"{type(manifest).__name__}: {manifest}" if isinstance(manifest, Exception) else "not an object"
-        )
         raise ValueError(
-            f"{folder}: its manifest {MANIFEST_NAME} is damaged ({problem}); "
+            f"{folder}: its manifest {MANIFEST_NAME} is damaged ({type(error).__name__}: {error}); "
             "prepare it again with --overwrite"
-        )
+        ) from None
     if manifest.get("kind") != kind:
         raise ValueError(f"{folder} holds a prepared {manifest.get('kind')!r} dataset, not {kind!r}")
     loaded = datasets.load_from_disk(str(folder))

@@ -110,9 +110,8 @@ def drawn_scenes(
     scenes: Sequence[tuple[Any, Any]],
     draw: Callable[[random.Random, Any], tuple[Image.Image, Any]],
 ) -> Iterator[tuple[int, dict[str, Any], Any, Any]]:
-    """For each ``(shapes, questions)`` scene in turn: its index, the ``image_cell`` of what
-    ``draw(rng, shapes)`` drew, the drawn shapes it returned, and the questions; one ``Random(seed)``
-    serves every scene in order, so the sample is deterministic."""
+    """Per ``(shapes, questions)`` scene: its index, the ``image_cell`` of ``draw(rng, shapes)``'s image, the
+    shapes it drew and the questions; one ``Random(seed)`` serves every scene in order."""
     rng = random.Random(seed)
     for index, (shapes, questions) in enumerate(scenes):
         image, drawn = draw(rng, shapes)
@@ -152,9 +151,8 @@ _VALUE_DTYPES = ((bool, "bool"), (int, "int64"), (float, "float64"), (str, "stri
 
 
 def row_features(rows: Sequence[Mapping[str, Any]], list_columns: Mapping[str, str] | None = None) -> Any:
-    """A bundled sample's HF ``Features``, read off its first row in column order: str, bool, int and float
-    values give ``Value`` columns, an ``image_cell`` an ``Image`` column; list columns name their dtype in
-    ``list_columns`` (each trailing "[]" a list level, e.g. "float64[][]": the rows may hold empty lists)."""
+    """A bundled sample's HF ``Features``, read off its first row; list columns name their dtype in
+    ``list_columns`` (each trailing "[]" a list level, e.g. "float64[][]": rows may hold empty lists)."""
     import datasets
 
     def listed(kind: str) -> Any:

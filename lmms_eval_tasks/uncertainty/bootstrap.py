@@ -211,12 +211,8 @@ def cluster_bootstrap(
     confidence: float = 0.95,
     unit: str = "cluster",
 ) -> Uncertainty | dict[str, Uncertainty]:
-    """Cluster bootstrap of ``statistic`` over the units ``clusters`` (a label per row; docs/uncertainty.md).
-
-    With ``values`` (rows ``[n, ...]``, optional per-row ``cells`` codes in ``0..n_cells-1``):
-    ``statistic(totals[R, (n_cells,) ...]) -> [R]`` (sums path). Without: ``statistic(counts[R, K]) -> [R]``
-    (counts path). A dict of arrays gives a dict of ``Uncertainty`` (one per metric, the same resamples).
-    """
+    """Cluster bootstrap of ``statistic`` over the units ``clusters`` (docs/uncertainty.md): of the totals of
+    ``values`` (per ``cells``), else of the count matrix; a dict of arrays gives one ``Uncertainty`` each."""
     _check_common(n_resamples, seed, confidence)
     codes, labels = factorize(clusters)
     k = len(labels)
