@@ -124,23 +124,10 @@ def note_group_members(group: str, members: Sequence[str], args: Any = None) -> 
 
 
 class TaskHooks:
-    """The hooks of one benchmark's tasks, built once in its ``hooks.py`` and named there explicitly.
-
-    - ``process_docs_for(task)``: validates/expands the docs (``prepare_docs``) and adds the ``pack_task``
-      column, so every later hook knows its task from the document alone.
-    - ``process_results``: ``make_record(doc, results, task) -> record`` (a ``score`` record, JSON-able),
-      returned under each of the task's metric keys (the full record once, references elsewhere).
-    - ``aggregator(metric)``: runs the task pipeline (``task_pipeline.score_and_report``) once per task:
-      the benchmark's scorer with the options of its config (recorded in the report as
-      ``provenance.settings.score_options``), the pack report; returns the metric.
-    - ``report_details(records, metrics, task, args) -> dict``: what only a run knows (deviations, plots in
-      the run folder), added to the scorer's details.
-    - ``extra_files(records, task) -> {file name: content}``: leaderboard or submission files, written to
-      ``<report folder>/<task>/<file name>`` after the report.
-    - ``group_aggregator(group, metric)``: a cross-task group metric (``aggregate_<group>_<metric>``): the
-      same scoring over the union of the member tasks' records, read from the run's state.
-    - ``yaml_functions(module, file)``: what the generated ``task_docs.py`` resolves those names with.
-    """
+    """The hooks of one benchmark's tasks, built once in its ``hooks.py``; ``make_record(doc, results, task)``
+    builds a ``score`` record, ``report_details(records, metrics, task, args)`` adds what only a run knows
+    to the scorer's details, ``extra_files(records, task)`` returns leaderboard or submission files written
+    to ``<report folder>/<task>/`` after the report."""
 
     def __init__(
         self,

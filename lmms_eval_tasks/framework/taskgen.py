@@ -65,19 +65,12 @@ class GroupYaml:
 
 
 def _scalar(value: Any) -> str:
+    """A YAML scalar: a tagged function, or JSON (a quoted string, null, true, a number)."""
     if isinstance(value, Function):
         return f"!function {value.path}"
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else _plain(value)
-
-
-def _plain(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    raise TypeError(f"cannot write {type(value).__name__} {value!r} as a YAML scalar")
+    if value is not None and not isinstance(value, str | bool | int | float):
+        raise TypeError(f"cannot write {type(value).__name__} {value!r} as a YAML scalar")
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _emit(key: str, value: Any, indent: int = 0) -> list[str]:
@@ -96,12 +89,8 @@ def _emit(key: str, value: Any, indent: int = 0) -> list[str]:
         lines = [f"{pad}{key}:"]
         for item in value:
             if isinstance(item, Mapping):
-                first = True
-                for inner_key, inner_value in item.items():
-                    inner = _emit(str(inner_key), inner_value, indent + 4)
-                    inner[0] = f"{pad}  - {inner[0].lstrip()}" if first else inner[0]
-                    lines.extend(inner)
-                    first = False
+                inner = [line for name, entry in item.items() for line in _emit(str(name), entry, indent + 4)]
+                lines.extend([f"{pad}  - {inner[0].lstrip()}", *inner[1:]])
             else:
                 lines.append(f"{pad}  - {_scalar(item)}")
         return lines
@@ -253,24 +242,17 @@ def render_group(spec: GroupYaml, source: str) -> str:
     """The group's YAML text."""
     lines = [GENERATED_HEADER.format(source=source), f"group: {spec.group}"]
     lines.extend(_emit("task", list(spec.members)))
-    aggregate = [
-        {
-            "metric": f"{key},none",
-            "aggregation": Function(f"{spec.aggregators_module}.{group_aggregator_name(spec.group, key)}"),
-        }
-        for key, _higher in group_metric_order(listed_metrics(spec.group, spec.metrics))
-    ]
+    aggregate = []
+    for key, _higher in group_metric_order(listed_metrics(spec.group, spec.metrics)):
+        name = f"aggregate_{spec.group}_{key}"  # resolved by the benchmark's task_docs
+        if not name.isidentifier():
+            raise ValueError(f"group {spec.group!r}, metric {key!r}: {name!r} is no Python identifier")
+        aggregate.append(
+            {"metric": f"{key},none", "aggregation": Function(f"{spec.aggregators_module}.{name}")}
+        )
     lines.extend(_emit("aggregate_metric_list", aggregate))
     lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
     return "\n".join(lines) + "\n"
-
-
-def group_aggregator_name(group: str, metric: str) -> str:
-    """The generated name of a group metric's aggregation function: ``aggregate_<group>_<metric>``."""
-    name = f"aggregate_{group}_{metric}"
-    if not name.isidentifier():
-        raise ValueError(f"group {group!r}, metric {metric!r}: {name!r} is no Python identifier")
-    return name
 
 
 def task_docs_module(hooks: str, source: str) -> str:
@@ -417,16 +399,9 @@ def prepared_dataset_files(
 
 
 def host_group_writer(metric: str, configs: Sequence[str]) -> str | None:
-    """Which group config the host (0.7.3, evaluator_utils.consolidate_group_results) lets write ``metric``.
-
-    The host loops over the group's configs in order and writes the member metric ``"<key>,none"`` with
-    every config whose name is a substring of it: the last such config wins. None when none matches.
-    """
-    writer = None
-    for config in configs:
-        if config in metric:
-            writer = config
-    return writer
+    """Which group config the host (0.7.3, evaluator_utils.consolidate_group_results) lets write ``metric``:
+    it writes ``"<key>,none"`` with every config whose name is a substring of it, so the last one wins."""
+    return next((config for config in reversed(configs) if config in metric), None)
 
 
 # ---- make generate -----------------------------------------------------------------------------------
