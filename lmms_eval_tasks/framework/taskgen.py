@@ -36,11 +36,11 @@ class TaskYaml:
     """One task: its name, metric keys ((key, higher_is_better) pairs) and other YAML fields in order."""
 
     task: str
-    hooks: str  # dotted module of the benchmark's hooks (aggregate_<metric> lives there)
+    hooks: str  # dotted module of the benchmark's hooks (aggregate_<metric> there without docs_module)
     metrics: Sequence[tuple[str, bool]]
     fields: Mapping[str, Any] = field(default_factory=dict)
     include: str | None = None
-    docs_module: str | None = None  # dotted module with process_docs_<task>; None: no process_docs
+    docs_module: str | None = None  # its task_docs (process_docs_<task>, aggregate_<metric>); None: none
     description: str = ""
     version: float | str = 1.0
     comment: str = ""  # lines written under the header (where the task gets its data, ...)
