@@ -36,9 +36,8 @@ def summarise_values(
     reports: dict[str, dict[str, Any]] | None = None,
     max_metrics: int = 8,
 ) -> dict[str, dict[str, Any]]:
-    """{task: {metric: value}} for the requested top-level tasks/groups of a host results JSON: the
-    benchmark's headline metrics (else the first numeric ones); an undefined value (NaN, None) is None and
-    its reason, from the task's pack report in ``reports`` when given, is under ``"undefined"``."""
+    """{task: {"metrics": {headline metric: value}, "undefined": {metric: reason}}} of a host results JSON
+    (an undefined value is None, its reason from the task's pack report in ``reports``)."""
     from lmms_eval_tasks.reporting.undefined import is_undefined, undefined_reason
 
     summary: dict[str, dict[str, Any]] = {}
@@ -139,9 +138,8 @@ def next_steps() -> list[str]:
 def run_launchers(
     runs: dict[str, list[str]], output: Path, environment: dict[str, str]
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Run `python -m lmms_eval_tasks ARGS` for each label's arguments, side by side, each one's output into
-    ``output/<label>.log``, sharing one import of the host (``lmms_eval_tasks.host.speedups.shared_import``).
-    Returns {label: {"exit_code", "seconds", "cpu_seconds"}} and the shared import's cost."""
+    """Run `python -m lmms_eval_tasks ARGS` per label side by side (logs in ``output/<label>.log``), sharing
+    one import of the host; {label: {"exit_code", "seconds", "cpu_seconds"}} and the import's cost."""
     plan = [
         {"label": label, "argv": arguments, "log": str(output / f"{label}.log")}
         for label, arguments in runs.items()

@@ -42,9 +42,8 @@ def rejudge_module(benchmark: str) -> Any:
 
 
 def judged(benchmark: str, records: Sequence[dict[str, Any]], setting: JudgeSetting) -> tuple[Any, list]:
-    """(metrics, details, per-item outcomes) of ``records`` scored with ``setting``'s judge; the caller has
-    validated the records (and checked ``setting.options`` into ``setting.checked``, or they are checked
-    here), once."""
+    """((metrics, details), per-item outcomes) of validated ``records`` scored with ``setting``'s judge (its
+    options checked here unless ``setting.checked`` holds them)."""
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     module = rejudge_module(benchmark)
@@ -57,9 +56,8 @@ def judged(benchmark: str, records: Sequence[dict[str, Any]], setting: JudgeSett
 
 
 def failed_calls(details: Mapping[str, Any]) -> tuple[int, str | None]:
-    """(judge calls that got no reply, the last one's reason) from a scorer's ``details["judging"]`` (one
-    batch report or a dict of them): a failed call, unlike a reply without a verdict, says nothing about the
-    item and must not pass silently."""
+    """(judge calls that got no reply, the last one's reason) from a scorer's ``details["judging"]``: a failed
+    call says nothing about the item and must not pass silently."""
     judging = details.get("judging") if isinstance(details, Mapping) else None
     batches = [judging] if isinstance(judging, Mapping) and "counts" in judging else []
     if isinstance(judging, Mapping) and not batches:

@@ -241,9 +241,8 @@ def is_setting_difference(reason: str, paper_model: str | None) -> bool:
 
 
 def model_args_reasons(model_args: str, published_model: str) -> list[str]:
-    """Model arguments that change the model from the published one: quantization (``load_in_4bit``,
-    ``load_in_8bit``, ``quantization``...) and a dtype other than the published model's recorded one
-    (``PAPER_DTYPES``; ``auto`` keeps the checkpoint's own and is not one)."""
+    """Model arguments that change the model from the published one: quantization, and a dtype other than
+    the published model's recorded one (``PAPER_DTYPES``; ``auto`` keeps the checkpoint's own)."""
     arguments = {}
     for part in str(model_args or "").split(","):
         key, _, value = part.partition("=")
@@ -289,6 +288,7 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
     paper_judge = getattr(source, "judge", "")
     judge = provenance.get("judge")
     benchmark = benchmarks().get(str(report.get("benchmark")))
+    module = published_module(str(report.get("benchmark")))
     if isinstance(judge, Mapping):
         model = str(judge.get("model"))
         paper_model = getattr(benchmark, "paper_judge_model", None)
@@ -299,7 +299,7 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
             )
         else:
             reasons.append(f"judge: {model} ({judge.get('kind')}); the published value: {paper_judge}")
-        reasons += judge_repeats_reason(judge, published_module(str(report.get("benchmark"))))
+        reasons += judge_repeats_reason(judge, module)
     elif getattr(benchmark, "paper_judge_model", None):
         reasons.append(f"judge: not recorded in the run's report; the published value: {paper_judge}")
     limit = provenance.get("limit")
@@ -319,7 +319,6 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
     variant = (provenance.get("settings") or {}).get("variant")
     if variant and variant != "official":
         reasons.append(f"prompt/protocol variant: {variant}")
-    module = published_module(str(report.get("benchmark")))
     settings = provenance.get("settings") or {}
     if module is not None and hasattr(module, "setting_reasons") and isinstance(settings, Mapping):
         reasons += module.setting_reasons(settings)
