@@ -587,16 +587,16 @@ def claimed_run_dirs() -> list[Path]:
         return list(_claimed_folders)
 
 
+_ENTRY_KEYS = ("timestamp", "model", "model_args")  # each latest.json entry's, after its run_id
+
+
 def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path]) -> None:
     """Point ``<model_dir>/latest.json`` at this task's newly written files (under a file lock)."""
     index_path = folder.parent / LATEST_INDEX
     lock_path = folder.parent / ".latest.lock"
-    provenance_block = report["provenance"]
     entry = {
         "run_id": folder.name,
-        "timestamp": provenance_block["timestamp"],
-        "model": provenance_block["model"],
-        "model_args": provenance_block["model_args"],
+        **{key: report["provenance"][key] for key in _ENTRY_KEYS},
         **{name: path.relative_to(folder.parent).as_posix() for name, path in files.items()},
     }
     with open(lock_path, "a+", encoding="utf-8") as lock:
@@ -655,7 +655,7 @@ def _latest_entry(pack_folder: Path, report_path: Path) -> tuple[str, dict[str, 
     try:
         report = strict_loads(report_path.read_text(encoding="utf-8"))
         task, block = report["task"], report["provenance"]
-        entry = {key: block.get(key) for key in ("timestamp", "model", "model_args")}
+        entry = {key: block.get(key) for key in _ENTRY_KEYS}
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return None
     if not isinstance(task, str) or not report_path.name == f"{task}{REPORT_SUFFIX}":

@@ -250,17 +250,16 @@ def metrics_table(
         rows.append(
             [row.row_label, *(None if is_interval else row.values.get(key) for key, _, is_interval in layout)]
         )
-    if cells:
-        note = (note + " " if note else "") + UNPAIRED_NOTE
-    if sample_vs_published:
-        note = (note + " " if note else "") + SAMPLE_CAVEAT
+    notes = [note] if note else []
+    notes += [UNPAIRED_NOTE] if cells else []
+    notes += [SAMPLE_CAVEAT] if sample_vs_published else []
     if published:
         sources = "; ".join(dict.fromkeys(str(row.source) for row in published))
-        note = (note + " " if note else "") + (
+        notes.append(
             f"Rows marked '{PUBLISHED_MARK}' are the paper's numbers, copied as data, not produced by a run "
             f"of the pack (source: {sources})."
         )
-    return Table(title, ["run / task", *(header for _, header, _ in layout)], rows, note)
+    return Table(title, ["run / task", *(header for _, header, _ in layout)], rows, " ".join(notes))
 
 
 def figure(size: tuple[float, float] = WIDE, polar: bool = False) -> tuple[Any, Any]:

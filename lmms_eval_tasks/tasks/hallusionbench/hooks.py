@@ -67,11 +67,8 @@ def concatenate_non_image(image_split, non_image_split):
             "HallusionBench: the split already holds no-image questions; not adding the non_image split"
         )
         return image_split
-    rows = []
-    for row in non_image_split:
-        row = dict(row)
-        row["image"] = None
-        rows.append({name: row.get(name) for name in image_split.column_names})
+    columns = image_split.column_names
+    rows = [{name: None if name == "image" else row.get(name) for name in columns} for row in non_image_split]
     extra = Dataset.from_list(rows, features=image_split.features)
     return concatenate_datasets([image_split, extra])
 

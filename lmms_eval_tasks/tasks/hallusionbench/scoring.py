@@ -493,11 +493,9 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
     extracted: list[str | None] = [vlmevalkit_yes_no(prediction) for prediction in predictions]
     unknown = [offset for offset, value in enumerate(extracted) if value is None]
     judge_object = judge.get()  # resolved even when unused, so results always name the judge
-    verdict_row: list[str | None] = [None] * len(kept)
     replies = [[None] for _ in kept]
     errors = [[None] for _ in kept]
     judging: dict[str, dict[str, Any]] = {}
-    batch = None
     if unknown:
         items = [
             JudgeItem(
@@ -518,15 +516,12 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
         ):
             replies[offset], errors[offset] = text, error
             extracted[offset] = "unjudged" if verdict[0] is None else verdict[0]
-    for offset, (question, answer) in enumerate(zip(questions, extracted, strict=True)):
-        if answer == "unjudged":
-            continue
-        verdict_row[offset] = (
-            CORRECT if answer == ("yes" if question.gt_answer == "1" else "no") else INCORRECT
-        )
-    if batch is not None and all(verdict is None for verdict in verdict_row):
+    verdicts: list[list[str | None]] = [
+        [None if answer == "unjudged" else CORRECT if answer == _YES_NO[question.gt_answer] else INCORRECT]
+        for question, answer in zip(questions, extracted, strict=True)
+    ]
+    if unknown and all(row[0] is None for row in verdicts):
         raise JudgingFailed(failure_message("HallusionBench yes/no matching", [batch]))
-    verdicts = [[verdict] for verdict in verdict_row]
     sames = [[None] for _ in kept]
     repeated = [repeat_metrics(structure, _column(verdicts, 0), _column(sames, 0), diagnosis=False)]
     evaluation = _evaluation_of("vlmevalkit", structure, verdicts, sames, repeated, diagnosis=False)
@@ -544,6 +539,9 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
     evaluation.judge_usage = judge_object.usage()
     _count_empty_predictions(kept, evaluation)  # the scored questions: no-image rows are not its answers
     return evaluation
+
+
+_YES_NO = {"1": "yes", "0": "no"}  # gt_answer as the yes/no it stands for
 
 
 def _vlmevalkit_match(text: str) -> str:
@@ -813,12 +811,14 @@ def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation,
     verdict word, and warn: the official parse scores them silently (unclear / different)."""
     found = []
     for batch, (_, has_verdict) in _OFFICIAL_PARSES.items():
-        cells = _no_verdict_cells(evaluation.replies.get(batch, []), has_verdict)
-        evaluation.counts[f"no_verdict_{batch}"] = len(cells)
-        found += [
+        cells = [
             {"batch": batch, "item_id": _item_id(records[row], row), "repeat": repeat, "reply": text[:200]}
-            for row, repeat, text in cells
+            for row, texts in enumerate(evaluation.replies.get(batch, []))
+            for repeat, text in enumerate(texts)
+            if isinstance(text, str) and not has_verdict(text)
         ]
+        evaluation.counts[f"no_verdict_{batch}"] = len(cells)
+        found += cells
     evaluation.counts["no_verdict"] = len(found)
     evaluation.no_verdict_replies = found
     evaluation.no_verdict = no_verdict
@@ -1057,16 +1057,6 @@ _OFFICIAL_PARSES = {
     "correctness": (parse_correctness_reply, correctness_has_verdict),
     "consistency": (parse_consistency_reply, consistency_has_verdict),
 }
-
-
-def _no_verdict_cells(replies: list[list[str | None]], has_verdict) -> list[tuple[int, int, str]]:
-    """(row, repeat, reply) of every reply without a verdict word."""
-    return [
-        (row, repeat, text)
-        for row, texts in enumerate(replies)
-        for repeat, text in enumerate(texts)
-        if isinstance(text, str) and not has_verdict(text)
-    ]
 
 
 # VLMEvalKit's punctuation handling (vlmeval.smp.process_punctuation): only these marks are touched.
