@@ -164,13 +164,18 @@ def gaussian_blur(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
-def _glass_base(height: int, width: int, delta: int) -> np.ndarray:
-    """Flat index of every visited position (rows and columns delta + 1 .. side - delta)."""
+def _glass_tables(height: int, width: int, delta: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat index of every visited position (rows and columns delta + 1 .. side - delta), and the flat
+    step ``dy * width + dx`` of every (dx, dy) int8 pair read as one little-endian uint16."""
     rows = np.arange(delta + 1, height - delta + 1, dtype=np.int32)[:, None]
-    cols = np.arange(delta + 1, width - delta + 1, dtype=np.int32)[None, :]
-    base = rows * width + cols
-    base.setflags(write=False)
-    return base
+    base = rows * width + np.arange(delta + 1, width - delta + 1, dtype=np.int32)[None, :]
+    pairs = np.arange(1 << 16, dtype=np.uint16)
+    steps = ((pairs >> 8).astype(np.uint8).view(np.int8) * np.int32(width)) + (pairs & 0xFF).astype(
+        np.uint8
+    ).view(np.int8)
+    for table in (base, steps):
+        table.setflags(write=False)
+    return base, steps
 
 
 def _glass_sources(height: int, width: int, delta: int, iterations: int, noise: Any) -> np.ndarray:
@@ -181,51 +186,36 @@ def _glass_sources(height: int, width: int, delta: int, iterations: int, noise: 
     dx, dy uniform in [-delta, delta). On an HxWx3 array the right-hand side holds views, so this copies
     x[h', w'] into x[h, w] and leaves x[h', w'] unchanged (not a swap). A position therefore ends with
     the original value of its source if the source is visited later or never, else the final value of
-    the source: chains of pointers, followed here for all positions at once. Offsets are drawn per
-    visited position in visiting order, (dx, dy) pairs, as the reference draws them.
+    the source: chains of pointers, followed here for all positions at once by pointer doubling. Offsets
+    are drawn per visited position in visiting order, (dx, dy) pairs, as the reference draws them.
     """
     size = height * width
-    mapping = np.arange(size, dtype=np.int32)
+    identity = np.arange(size, dtype=np.int32).reshape(height, width)
     first, last_row, last_col = delta + 1, height - delta, width - delta
     region_rows, region_cols = last_row - first + 1, last_col - first + 1
     if region_rows <= 0 or region_cols <= 0:
-        return mapping
-    rows = np.arange(first, last_row + 1, dtype=np.int32)[:, None]
-    cols = np.arange(first, last_col + 1, dtype=np.int32)[None, :]
+        return identity.ravel()
     region = (slice(first, last_row + 1), slice(first, last_col + 1))
-    base = _glass_base(height, width, delta)
-    source_of = np.arange(size, dtype=np.int32).reshape(height, width)
-    chained_of = np.zeros((height, width), dtype=bool)
+    base, steps = _glass_tables(height, width, delta)
+    source_of, chained_of = identity.copy(), np.zeros((height, width), dtype=bool)
     edge = min(delta, region_rows, region_cols)
-    first_pass = True
+    mapping = None
     for _ in range(iterations):
-        # Drawn in visiting order (rows and columns descending), flipped to ascending order.
-        offsets = noise.integers(-delta, delta, (region_rows * region_cols, 2))[::-1]
-        shift_cols = offsets[:, 0].reshape(region_rows, region_cols)
-        shift_rows = offsets[:, 1].reshape(region_rows, region_cols)
-        sources = np.multiply(shift_rows, width, dtype=np.int32)
-        sources += shift_cols
-        sources += base
+        # Drawn in visiting order (rows and columns descending), read in ascending order.
+        pairs = np.ascontiguousarray(noise.integers(-delta, delta, (region_rows * region_cols, 2)), np.int8)
+        step = np.take(steps, pairs.view("<u2")[::-1, 0]).reshape(region_rows, region_cols)
+        sources = step + base
         # A source later in raster order (inside the visited region) was visited earlier in this pass.
-        chained = (shift_rows > 0) | ((shift_rows == 0) & (shift_cols > 0))
-        chained[-edge:] &= shift_rows[-edge:] + rows[-edge:] <= last_row
-        chained[:, :edge] &= shift_cols[:, :edge] + cols[:, :edge] >= first
-        chained[:, -edge:] &= shift_cols[:, -edge:] + cols[:, -edge:] <= last_col
-        source_of[region] = sources
-        chained_of[region] = chained
-        flat_sources, flat_source_of, flat_chained_of = sources.ravel(), source_of.ravel(), chained_of.ravel()
-        result = flat_sources.copy()
-        pending = np.flatnonzero(chained)
-        current = np.take(flat_sources, pending)
-        while pending.size:
-            more = np.take(flat_chained_of, current)
-            current = np.take(flat_source_of, current)
-            finished = ~more
-            np.put(result, pending[finished], current[finished])
-            pending, current = pending[more], current[more]
-        source_of[region] = result.reshape(region_rows, region_cols)
-        mapping = flat_source_of.copy() if first_pass else np.take(mapping, flat_source_of)
-        first_pass = False
+        chained = step > 0
+        chained[-edge:] &= sources[-edge:] < (last_row + 1) * width
+        chained[:, :edge] &= sources[:, :edge] % width >= first
+        chained[:, -edge:] &= sources[:, -edge:] % width <= last_col
+        source_of[region], chained_of[region] = sources, chained
+        stop = np.where(chained_of, source_of, identity).ravel()  # to the chain's first unchained position
+        while not np.array_equal(further := np.take(stop, stop), stop):
+            stop = further
+        resolved = np.take(source_of.ravel(), stop)
+        mapping = resolved if mapping is None else np.take(mapping, resolved)
     return mapping
 
 
@@ -255,12 +245,10 @@ def zoom_blur(image: np.ndarray, params: tuple[float, float, float], noise: Any,
     cv2 = cv2_module()
     factors = np.arange(*params)
     height, width = image.shape[:2]
-    # Four channels: OpenCV's vectorised warp path, 2-3 times faster than three.
-    source = primitives.to_four_channels(_float(image, noise))
+    source = _float(image, noise)  # three channels: OpenCV 5 warps them twice as fast as four
     total = source.copy()
     for factor in factors:
         cv2.accumulate(primitives.zoom_layer(source, float(factor), (height, width), trim), total)
-    total = primitives.from_four_channels(total)
     total *= 1.0 / (len(factors) + 1)
     return np.clip(total, 0, 255, out=total)
 

@@ -70,16 +70,14 @@ def gaussian_filter(
     """Gaussian blur over the two spatial axes with ``scipy.ndimage.gaussian_filter`` semantics.
 
     ``sigma`` is a scalar or (sigma_rows, sigma_cols); the kernel radius is ``int(truncate * sigma + 0.5)``
-    as in SciPy, the border ``mode`` uses SciPy's names. Large radii on 2-D arrays use matrix products.
+    as in SciPy, the border ``mode`` uses SciPy's names. Large reflect-mode radii on 2-D arrays use the DCT.
     """
     cv2 = cv2_module()
     sigma_rows, sigma_cols = (sigma, sigma) if np.isscalar(sigma) else sigma
     radius_rows = int(truncate * float(sigma_rows) + 0.5)
     radius_cols = int(truncate * float(sigma_cols) + 0.5)
-    if max(radius_rows, radius_cols) > _LARGE_RADIUS and image.ndim == 2:
-        return _gaussian_large(
-            image, (float(sigma_rows), float(sigma_cols)), (radius_rows, radius_cols), mode
-        )
+    if max(radius_rows, radius_cols) > _LARGE_RADIUS and image.ndim == 2 and mode == "reflect":
+        return _gaussian_large(image, (float(sigma_rows), float(sigma_cols)), (radius_rows, radius_cols))
     return cv2.GaussianBlur(
         image,
         (2 * radius_cols + 1, 2 * radius_rows + 1),
@@ -95,43 +93,26 @@ def _gaussian_kernel(sigma: float, radius: int) -> np.ndarray:
     return kernel / kernel.sum()
 
 
-def _border_index(positions: np.ndarray, length: int, mode: str) -> np.ndarray:
-    """Where SciPy's border ``mode`` reads index ``positions`` (any integer) of an axis of ``length``."""
-    if mode == "nearest":
-        return np.clip(positions, 0, length - 1)
-    if mode == "reflect":  # d c b a | a b c d | d c b a, period 2 * length
-        folded = np.mod(positions, 2 * length)
-        return np.where(folded >= length, 2 * length - 1 - folded, folded)
-    if mode == "mirror":  # d c b | a b c d | c b a, period 2 * length - 2
-        period = max(2 * length - 2, 1)
-        folded = np.mod(positions, period)
-        return np.where(folded >= length, period - folded, folded)
-    raise ValueError(f"unsupported border mode {mode!r}")
-
-
 @lru_cache(maxsize=16)
-def _gaussian_matrix(length: int, sigma: float, radius: int, mode: str, dtype: str = "float64") -> np.ndarray:
-    """The axis-``length`` Gaussian filter with its border folded in, as a dense (length x length) matrix."""
-    kernel = _gaussian_kernel(sigma, radius)
-    sources = _border_index(
-        np.arange(length)[:, None] + np.arange(-radius, radius + 1)[None, :], length, mode
+def _reflect_response(length: int, sigma: float, radius: int) -> np.ndarray:
+    """The reflect-mode Gaussian on an axis of ``length`` is diagonal in the orthonormal DCT-II basis (its
+    half-sample symmetric extension is periodic in ``2 * length``): its eigenvalues, one per frequency."""
+    folded = np.bincount(
+        np.arange(-radius, radius + 1) % (2 * length), _gaussian_kernel(sigma, radius), 2 * length
     )
-    targets = np.repeat(np.arange(length), 2 * radius + 1)
-    flat = np.bincount(
-        targets * length + sources.ravel(), weights=np.tile(kernel, length), minlength=length * length
-    )
-    matrix = flat.reshape(length, length).astype(dtype)
-    matrix.setflags(write=False)
-    return matrix
+    response = np.fft.rfft(folded).real[:length]
+    response.setflags(write=False)
+    return response
 
 
-def _gaussian_large(
-    image: np.ndarray, sigma: tuple[float, float], radius: tuple[int, int], mode: str
-) -> np.ndarray:
-    """Separable Gaussian of a large radius on a 2-D array as two matrix products (BLAS beats FFT here)."""
-    rows = _gaussian_matrix(image.shape[0], sigma[0], radius[0], mode, image.dtype.name)
-    cols = _gaussian_matrix(image.shape[1], sigma[1], radius[1], mode, image.dtype.name)
-    return (rows @ image) @ cols.T
+def _gaussian_large(image: np.ndarray, sigma: tuple[float, float], radius: tuple[int, int]) -> np.ndarray:
+    """Reflect-mode Gaussian of a large radius on a 2-D array through the DCT (twice as fast as BLAS)."""
+    from scipy import fft
+
+    spectrum = fft.dctn(image, type=2, norm="ortho")
+    spectrum *= _reflect_response(image.shape[0], sigma[0], radius[0]).astype(image.dtype)[:, None]
+    spectrum *= _reflect_response(image.shape[1], sigma[1], radius[1]).astype(image.dtype)[None, :]
+    return fft.idctn(spectrum, type=2, norm="ortho")
 
 
 @lru_cache(maxsize=32)

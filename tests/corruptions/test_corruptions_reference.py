@@ -246,7 +246,7 @@ def test_procedural_frost_texture_resembles_the_photos() -> None:
 
 
 def test_large_radius_gaussian_matches_scipy() -> None:
-    """VRB elastic severities 1-2 blur with sigma 170.8 / 19.52 (radius 512 / 59): the matrix path."""
+    """VRB elastic severities 1-2 blur with sigma 170.8 / 19.52 (radius 512 / 59): the DCT path."""
     from scipy.ndimage import gaussian_filter
 
     from lmms_eval_tasks.corruptions.primitives import gaussian_filter as ours
