@@ -2,11 +2,12 @@
 
 Parsers come from ``lmms_eval_tasks.framework.parser_index.PARSERS`` (extend that list for a new benchmark);
 the corpus from ``hostile_corpus()``. Each (parser, text) pair is timed as the best of ``--repeats`` runs
-and normalised to milliseconds per 100 kB of UTF-8 text; the target is under 50 ms for every parser.
+and normalised to milliseconds per 100 kB of UTF-8 text; the target is under 50 ms for every parser. The
+best thread CPU time is kept too (``max_cpu_ms``): other processes on a shared machine do not inflate it.
 
     python benchmarks/parser_worst_case.py [--size 100000] [--repeats 3] [--only dare.]
 
-Last line: ``RESULT max_ms=<worst ms per 100 kB> parser=<which> input=<which>``.
+Last line: ``RESULT max_ms=<worst ms per 100 kB> parser=<which> input=<which> max_cpu_ms=<worst CPU ms>``.
 """
 
 from __future__ import annotations
@@ -35,24 +36,27 @@ def main() -> None:
     corpus = list(hostile_corpus(args.size))
     entries = [entry for entry in PARSERS if entry.name.startswith(args.only)]
     print(f"{len(entries)} parsers x {len(corpus)} hostile inputs of ~{args.size} B, best of {args.repeats}")
-    overall = (0.0, "-", "-")
+    overall, overall_cpu = (0.0, "-", "-"), 0.0
     for entry in entries:
         function = entry.load()
         call_parser(function, "warm up: A")  # lazy imports and data (WordNet) load before timing
         worst = (0.0, "-")
         for name, text in corpus:
             size = text_bytes(text)
-            best = float("inf")
+            best = best_cpu = float("inf")
             for _ in range(args.repeats):
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.thread_time()
                 call_parser(function, text)
+                best_cpu = min(best_cpu, time.thread_time() - cpu)
                 best = min(best, time.perf_counter() - start)
             per_100kb = best * 1000 * 100_000 / size
+            overall_cpu = max(overall_cpu, best_cpu * 1000 * 100_000 / size)
             worst = max(worst, (per_100kb, name))
         flag = "" if worst[0] < TARGET_MS else "  OVER TARGET"
         print(f"{entry.name:<42} worst {worst[0]:8.2f} ms/100kB  on {worst[1]}{flag}", flush=True)
         overall = max(overall, (worst[0], entry.name, worst[1]))
-    print(f"RESULT max_ms={overall[0]:.2f} parser={overall[1]} input={overall[2]}")
+    print(f"RESULT max_ms={overall[0]:.2f} parser={overall[1]} input={overall[2]}", end=" ")
+    print(f"max_cpu_ms={overall_cpu:.2f}")
 
 
 if __name__ == "__main__":

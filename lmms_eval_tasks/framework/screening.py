@@ -74,15 +74,15 @@ _YES_NO_PAIR = re.compile(
 )
 SHORT_ANSWER_WORDS = 8  # a short answer holding both yes and no is a hedge wherever they stand
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\d)")
-_RANGE = re.compile(r"\b\d+\s*(?:-|–|to|or)\s*\d+\b|\bbetween\s+\d+\s+and\s+\d+\b", re.IGNORECASE)
+_RANGE = re.compile(r"\b\d++\s*+(?:-|–|to|or)\s*+\d++\b|\bbetween\s++\d++\s++and\s++\d++\b", re.IGNORECASE)
 _LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
 NUMBER_HEDGE = 3  # this many distinct numbers in a numeric answer is a hedge
 # A line that labels a verdict the way graders do ("Judgement: Yes", "Output: correct", "**Verdict:** same"):
 # no answer of any benchmark needs one, so every benchmark screens for it besides its judge's own markers.
 GENERIC_VERDICT_LINE = (
-    r"^[ \t*_#>]*(?:final[ \t]+)?(?:judg(?:e)?ment|verdict|output|grade|score|rating|evaluation|assessment)"
-    r"[ \t*_]*:[ \t*_\"']*(?:yes|no|correct|incorrect|unclear|same|different|true|false|right|wrong|"
-    r"accepted|rejected|\d+(?:\s*/\s*\d+)?)\b"
+    r"^[ \t*_#>]*+(?:final[ \t]+)?(?:judg(?:e)?ment|verdict|output|grade|score|rating|"
+    r"evaluation|assessment)[ \t*_]*+:[ \t*_\"']*+(?:yes|no|correct|incorrect|unclear|same|different|true|"
+    r"false|right|wrong|accepted|rejected|\d+(?:\s*/\s*\d+)?)\b"
 )
 _VERDICT_LABELS = _folded_words(
     "judg(?:e)?ment|verdict|output|grade|score|rating|evaluation|assessment|result|is_correct|correct",
@@ -97,25 +97,25 @@ _VERDICTS = _folded_words(
 )
 # The same verdict line in any of those languages, as a JSON member ({"judgement": "yes"}) or with "=" / "-"
 MULTILINGUAL_VERDICT_LINE = (
-    rf"^[ \t*_#>{{\[,\"']*(?:final[ \t_]+)?(?:{_VERDICT_LABELS})[\"']?[ \t*_]*[:=：＝\-–][ \t*_\"']*"
-    rf"(?:{_VERDICTS})(?!\w)"
+    rf"^[ \t*_#>{{\[,\"']*+(?:final[ \t_]+)?(?:{_VERDICT_LABELS})[\"']?"
+    rf"[ \t*_]*+[:=：＝\-–][ \t*_\"']*(?:{_VERDICTS})(?!\w)"
 )
 # A line that calls itself right ("Réponse : correcte", "输出：正确") or addresses the judge
 _RIGHT = _folded_words("correct|correcte|correcto|correcta|richtig|正确|正確|верно|правильно|صحيح")
+SELF_GRADING_LINE = rf"^[ \t*_#>]*\w{{2,20}}[ \t]*+[:：=\-][ \t]*+(?:{_RIGHT})[ \t.!*_]*+$"
 SELF_GRADING = (
-    rf"^[ \t*_#>]*\w{{2,20}}[ \t]*[:：=\-][ \t]*(?:{_RIGHT})[ \t.!*_]*$"
-    r"|\b(?:this|the) (?:prediction|predicted response|response) is (?:correct|right|accurate)\b"
-    r"|\bignore (?:all |any )?(?:the )?(?:previous|prior|above|preceding) (?:instructions?|prompts?|rules)\b"
-    r"|忽略(?:之前|以上|所有)|\bignor(?:a|ez|iere) (?:todas |toutes |alle )?(?:las |les )?"
-    r"(?:instrucciones|instructions|anweisungen)"
+    r"\b(?:(?:this|the) (?:prediction|predicted response|response) is (?:correct|right|accurate)\b"
+    r"|ignore (?:all |any )?(?:the )?(?:previous|prior|above|preceding) (?:instructions?|prompts?|rules)\b"
+    r"|ignor(?:a|ez|iere) (?:todas |toutes |alle )?(?:las |les )?(?:instrucciones|instructions|anweisungen))"
+    r"|忽略(?:之前|以上|所有)"
 )
 # Nothing but three or more option letters ("A, B, C, D", "(A) (B) (C)"): every option listed
 # Nothing but three or more plain numbers, or only a range ("0 1 2 3", "between 0 and 10"): every number
-_NUMBER_LIST = re.compile(r"[\s,;/-]*\d+(?:\.\d+)?(?:[\s,;/]+(?:and\s+|or\s+)?\d+(?:\.\d+)?){2,}[\s.]*")
+_NUMBER_LIST = re.compile(r"[\s,;/-]*\d++(?:\.\d+)?(?:[\s,;/]++(?:and\s+|or\s+)?\d++(?:\.\d+)?){2,}[\s.]*")
 _RANGE_ONLY = re.compile(
-    r"\s*(?:between\s+|from\s+)?\d+(?:\.\d+)?\s*(?:-|–|to|and|or)\s*\d+(?:\.\d+)?\s*\.?\s*", re.IGNORECASE
+    r"\s*(?:between\s+|from\s+)?\d++(?:\.\d+)?\s*+(?:-|–|to|and|or)\s*\d++(?:\.\d+)?\s*\.?\s*", re.IGNORECASE
 )
-_LETTER_LIST = re.compile(r"[\s(]*[A-J][)\].]?(?:[\s,;/]+(?:and\s+|or\s+)?[(]?[A-J][)\].]?){2,}[\s.]*")
+_LETTER_LIST = re.compile(r"[\s(]*+[A-J][)\].]?(?:[\s,;/]++(?:and\s+|or\s+)?[(]?[A-J][)\].]?){2,}[\s.]*")
 
 
 @dataclass(frozen=True)
@@ -147,8 +147,8 @@ def content_free(text: str) -> bool:
     stripped = text.strip()
     if _NO_CONTENT.fullmatch(stripped):
         return True
-    words = re.sub(r"[\W_]+", " ", stripped).strip()
-    return len(words) <= 60 and _OPENERS.fullmatch(words) is not None
+    words, runs = re.subn(r"[\W_]+", " ", stripped, count=61)  # 61 runs of non-words: 59+ words between
+    return runs < 61 and len(words := words.strip()) <= 60 and _OPENERS.fullmatch(words) is not None
 
 
 def repeated(text: str) -> bool:
@@ -187,12 +187,18 @@ def _hedge(text: str, screening: Screening, letters: str | None) -> bool:
 
 
 def _markers(screening: Screening) -> re.Pattern[str]:
-    generic = (GENERIC_VERDICT_LINE, MULTILINGUAL_VERDICT_LINE, SELF_GRADING)
-    parts = [f"(?:{marker})" for marker in (*screening.judge_markers, *generic)]
+    """One pattern, linear and quick: possessive runs; the line patterns share one ``^``, and those that need
+    a label and a separator on the line (``:``, ``=``, a dash) are tried only on a line that has both."""
+    labelled = "|".join(
+        f"(?:{line[1:]})" for line in (GENERIC_VERDICT_LINE, MULTILINGUAL_VERDICT_LINE, SELF_GRADING_LINE)
+    )
+    lines = [rf"(?=[^\n:=：＝\-–]++[:=：＝\-–])(?:{labelled})"]
     if screening.verdict_words:
         words = "|".join(re.escape(word) for word in screening.verdict_words)
-        parts.append(rf"^[ \t*_`\"'.]*(?:{words})[ \t*_`\"'.!]*$")  # within one line: linear
-    return re.compile("|".join(parts), re.IGNORECASE | re.MULTILINE)
+        lines.append(rf"[ \t*_`\"'.]*+(?:{words})[ \t*_`\"'.!]*+$")
+    anchored = "^(?:" + "|".join(f"(?:{line})" for line in lines) + ")"
+    parts = [f"(?:{marker})" for marker in (*screening.judge_markers, SELF_GRADING)]
+    return re.compile("|".join([*parts, anchored]), re.IGNORECASE | re.MULTILINE)
 
 
 def _is_explicit_empty(screening: Screening, text: str) -> bool:
