@@ -20,9 +20,9 @@ from lmms_eval_tasks.host import model_availability
 from lmms_eval_tasks.host import patches as host
 from lmms_eval_tasks.host import version as host_versions
 from lmms_eval_tasks.host.datasets_cache import (
-    LOCAL_DATASET_BUILDERS,
     datasets_cache_dir,
     hub_snapshot,
+    hub_sources,
     offline_cache_entry,
 )
 from lmms_eval_tasks.host.model_availability import error_line
@@ -253,33 +253,23 @@ def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
 def _benchmark_sources(
     include_paths: Sequence[str] = (),
 ) -> dict[str, list[tuple[tuple[str, str | None, str | None], list[str]]]]:
-    """Benchmark -> ((dataset_path, dataset_name, data_files as JSON or None), tasks), from the task YAML the
-    host will use (a task of the ``include_paths`` folders wins over the pack's of the same name)."""
+    """Benchmark -> ((dataset_path, dataset_name, data_files as JSON or None), tasks): the hub datasets of its
+    tasks as the host will configure them (a task of the ``include_paths`` folders wins over the pack's)."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task, benchmarks
-    from lmms_eval_tasks.framework.task_index import pack_tasks, task_config, task_entry
-
-    folders = [Path(folder) for folder in include_paths if Path(folder).is_dir()]
+    from lmms_eval_tasks.framework.task_index import pack_tasks
 
     found: dict[str, dict[tuple[str, str | None, str | None], list[str]]] = {
         name: {} for name in benchmarks()
     }
-    for entry in pack_tasks():
-        if entry.kind != "task":
-            continue
-        benchmark = benchmark_for_task(entry.name)
-        mine = next(((ours, folder) for folder in folders if (ours := task_entry(entry.name, folder))), None)
-        config = task_config(*mine) if mine else task_config(entry)
-        path = config.get("dataset_path")
-        if benchmark is None or not isinstance(path, str) or path in LOCAL_DATASET_BUILDERS:
-            continue
-        name = config.get("dataset_name")
-        files = (config.get("dataset_kwargs") or {}).get("data_files")
-        key = (
-            path,
-            str(name) if name is not None else None,
-            json.dumps(files, sort_keys=True) if files else None,
-        )
-        found.setdefault(benchmark.name, {}).setdefault(key, []).append(entry.name)
+    tasks = [entry.name for entry in pack_tasks() if entry.kind == "task"]
+    for task, path, name, files in hub_sources(tasks, include_paths):
+        if (benchmark := benchmark_for_task(task)) is not None:
+            key = (
+                path,
+                None if name is None else str(name),
+                json.dumps(files, sort_keys=True) if files else None,
+            )
+            found.setdefault(benchmark.name, {}).setdefault(key, []).append(task)
     return {benchmark: sorted(sources.items(), key=str) for benchmark, sources in found.items()}
 
 

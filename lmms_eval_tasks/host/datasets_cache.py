@@ -114,7 +114,7 @@ def _hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     return True
 
 
-def _task_sources(tasks: list[str], include_paths: Sequence[str] = ()) -> list[tuple[str, str, Any, Any]]:
+def hub_sources(tasks: list[str], include_paths: Sequence[str] = ()) -> list[tuple[str, str, Any, Any]]:
     """(task, dataset_path, dataset_name, data_files) of each pack task in ``tasks`` reading a hub id, as the
     host will configure it (a task of the user's ``--include_path`` folders wins over the pack's)."""
     from lmms_eval_tasks import TASKS_DIR
@@ -140,7 +140,7 @@ def missing_dataset_line(
     """None when every hub dataset the pack's ``tasks`` read is cached or the hub is reachable (one connection
     attempt, ``probe``); else one line naming the first that is not and how to fetch it."""
     hub_checked: bool | None = None
-    for task, path, name, data_files in _task_sources(tasks, include_paths):
+    for task, path, name, data_files in hub_sources(tasks, include_paths):
         cached = offline_cache_entry(path, name, data_files) or (
             offline_cache_entry(path, name, None) if data_files else None
         )
