@@ -46,9 +46,9 @@ class Check:
         return asdict(self)
 
 
-def _informational(section: str, name: str) -> Callable[..., Check]:
-    """The maker of one informational line's check: ``line(ok, summary, fix="")``."""
-    return lambda ok, summary, fix="": Check(section, name, ok, False, summary, fix)
+def _line(section: str, name: str, required: bool = False) -> Callable[..., Check]:
+    """The maker of one line's check: ``line(ok, summary, fix="")``."""
+    return lambda ok, summary, fix="": Check(section, name, ok, required, summary, fix)
 
 
 CHECKOUT = Path(__file__).resolve().parent.parent  # a clone's root; a pip install has no Makefile there
@@ -64,22 +64,14 @@ def in_checkout() -> bool:
 
 def check_host() -> list[Check]:
     """The host version against the supported range, and every host patch's probe."""
-    installed = host_versions.host_version()
-    supported = host_versions.SUPPORTED_HOST_VERSIONS
-    checks = [
-        Check(
-            "host",
-            "lmms-eval version",
-            host_versions.host_supported(),
-            True,
-            f"lmms-eval {installed or 'is not installed'} (supported: {supported})",
-            "" if host_versions.host_supported() else f"pip install 'lmms-eval{supported}'",
-        )
-    ]
+    installed, supported = host_versions.host_version(), host_versions.SUPPORTED_HOST_VERSIONS
+    summary = f"lmms-eval {installed or 'is not installed'} (supported: {supported})"
+    fix = "" if host_versions.host_supported() else f"pip install 'lmms-eval{supported}'"
+    checks = [_line("host", "lmms-eval version", required=True)(host_versions.host_supported(), summary, fix)]
     for name, patch in host.PATCHES.items():
         if patch.models and not all(model_availability.wrapper_status(model).ok for model in patch.models):
             only = f"only --model {', '.join(patch.models)} needs it; it does not import here"
-            checks.append(_informational("host", f"patch {name}")(True, f"not checked: {only}"))
+            checks.append(_line("host", f"patch {name}")(True, f"not checked: {only}"))
             continue
         status = host.check_patch(name)
         fix = ""
@@ -91,7 +83,7 @@ def check_host() -> list[Check]:
                     f"; the patches were {host_versions.TESTED_HOST_TEXT}: pip install 'lmms-eval=={tested}'"
                 )
         checks.append(
-            Check("host", f"patch {name}", status.ok, True, f"{status.state}: {status.detail}", fix)
+            _line("host", f"patch {name}", required=True)(status.ok, f"{status.state}: {status.detail}", fix)
         )
     return checks
 
@@ -121,7 +113,7 @@ def check_wordnet() -> Check:
     )
 
     folder = default_nltk_data_dir()
-    line = _informational("benchmarks", "wordnet (tdiuc)")
+    line = _line("benchmarks", "wordnet (tdiuc)")
     try:
         ensure_wordnet_on_path()
         problem = found_copy_damage()
@@ -193,7 +185,7 @@ def _probe_request(endpoint: Any) -> urllib.request.Request:
 
 
 JUDGE_CHECK = "judge (judged tasks)"
-_judge_line = _informational("benchmarks", JUDGE_CHECK)
+_judge_line = _line("benchmarks", JUDGE_CHECK)
 
 
 def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
@@ -277,7 +269,7 @@ def check_datasets(include_paths: Sequence[str] = ()) -> list[Check]:
     """For each benchmark, whether an offline run finds its real (hub) datasets in the `datasets` cache."""
     checks = []
     for benchmark, sources in _benchmark_sources(include_paths).items():
-        line = _informational("datasets", benchmark)
+        line = _line("datasets", benchmark)
         if not sources:
             checks.append(line(True, "no hub dataset in its task YAML (local files only)"))
             continue
@@ -338,7 +330,7 @@ def check_models(all_models: bool = False) -> list[Check]:
         names = list(dict.fromkeys([*model_availability.DEFAULT_DOCTOR_MODELS, *SIMPLE_MODELS]))
     checks = []
     for model in names:
-        status, line = model_availability.wrapper_status(model), _informational("models", model)
+        status, line = model_availability.wrapper_status(model), _line("models", model)
         if status.ok:
             checks.append(line(True, f"imports ({status.class_path})"))
             continue
@@ -416,9 +408,7 @@ def check_judge_self_test() -> list[Check]:
     with LazyJudge(task="contextual") as lazy:
         judge = lazy.get()
         if judge.kind == "rule":
-            return [
-                _informational("benchmarks", "judge self-test")(False, "no LLM judge configured", "above")
-            ]
+            return [_line("benchmarks", "judge self-test")(False, "no LLM judge configured", "above")]
         items = contextual.parse_items(records)
         reports = {
             "ConTextual": contextual._self_test(records, items, judge, contextual.Options()),
@@ -432,7 +422,7 @@ _CONTEXTUAL = ("image_url", "instruction", "response", "category")
 
 
 def _self_test_check(name: str, report: dict[str, Any] | None) -> Check:
-    line = _informational("benchmarks", f"judge self-test ({name})")
+    line = _line("benchmarks", f"judge self-test ({name})")
     if report is None:
         return line(True, "switched off by name")
     rates = [report[key] for key in ("judge_false_accept_rate", "judge_false_reject_rate")]

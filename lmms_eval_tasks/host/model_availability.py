@@ -9,22 +9,19 @@ import dis
 import importlib
 import inspect
 import types
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_tasks.host.argv import parse_model_args
 from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
 
-INSTALL_HINTS: dict[str, str] = {
-    "llava": (
-        "install the original LLaVA code (python package `llava`, "
-        "`pip install git+https://github.com/haotian-liu/LLaVA.git`); but no release of it can be installed "
-        "next to this host: every release pins transformers<=4.37.2 (the last, 1.2.2.post1, pins "
-        "transformers==4.37.2 and torch==2.1.2) while lmms-eval 0.7.3 requires transformers>=4.39.2 and this "
-        "environment has transformers {transformers}; `pip install --no-deps` ignores those pins and is "
-        "untested"
-    ),
-}
+ORIGINAL_LLAVA_HINT = (
+    "install the original LLaVA code (python package `llava`, "
+    "`pip install git+https://github.com/haotian-liu/LLaVA.git`); but no release of it can be installed "
+    "next to this host: every release pins transformers<=4.37.2 (the last, 1.2.2.post1, pins "
+    "transformers==4.37.2 and torch==2.1.2) while lmms-eval 0.7.3 requires transformers>=4.39.2 and this "
+    "environment has transformers {transformers}; `pip install --no-deps` ignores those pins and is untested"
+)
 
 
 def _transformers_version() -> str:
@@ -61,9 +58,6 @@ class WrapperStatus:
     class_path: str = ""
     reason: str = ""
     missing: tuple[str, ...] = ()  # top-level modules the wrapper needs and cannot import
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _model_registry() -> Any:
@@ -222,13 +216,13 @@ def unavailable_model_message(status: WrapperStatus, model_args: str | None = No
             "  way out 1 (recommended): use the HF-native wrapper with the converted checkpoint:",
             f"    --model llava_hf --model_args pretrained={hf_name},device_map=cuda:0",
             f"    (original -> HF checkpoint names: {doc('models.md')})",
-            f"  way out 2: {INSTALL_HINTS['llava'].format(transformers=_transformers_version())}.",
+            f"  way out 2: {ORIGINAL_LLAVA_HINT.format(transformers=_transformers_version())}.",
             "  way out 3: unset LMMS_EVAL_TASKS_NO_SUBSTITUTION: the launcher then serves --model llava with "
             f"the pack's LLaVA on transformers ({doc('models.md')})",
         ]
     else:
         lines += [
-            f"  way out 1: {INSTALL_HINTS.get(status.model) or install_hint(status)}.",
+            f"  way out 1: {install_hint(status)}.",
             "  way out 2: pick a --model that runs here: `lmms-eval-tasks doctor --all-models` lists them.",
         ]
     lines.append("  (set LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1 to skip this check)")

@@ -56,19 +56,11 @@ class SubstitutionError(ValueError):
     """A ``--model llava`` argument the pack's LLaVA cannot honour (one line, with the fix)."""
 
 
-# Values of an on/off environment variable that mean "off" (any other non-empty value means "on").
-
-
 def disabled() -> bool:
     """True when ``LMMS_EVAL_TASKS_NO_SUBSTITUTION`` asks for the original LLaVA code only."""
     from lmms_eval_tasks import environment
 
     return environment.flag(NO_SUBSTITUTION_ENV)
-
-
-def known_names() -> str:
-    """The original checkpoint names with a known conversion, comma-separated."""
-    return ", ".join(ORIGINAL_TO_HF_CHECKPOINTS)
 
 
 def resolve_checkpoint(pretrained: str | None) -> str:
@@ -94,8 +86,8 @@ def resolve_checkpoint(pretrained: str | None) -> str:
     if stripped.startswith(_ORIGINAL_ORGANISATION) or "/" not in stripped:
         raise SubstitutionError(
             f"--model llava: no transformers conversion is known for pretrained={name}; known original "
-            f"names: {known_names()}; or give a local folder or Hub name of a transformers-format LLaVA "
-            f"(e.g. pretrained=llava-hf/llava-1.5-7b-hf)"
+            f"names: {', '.join(ORIGINAL_TO_HF_CHECKPOINTS)}; or give a local folder or Hub name of a "
+            "transformers-format LLaVA (e.g. pretrained=llava-hf/llava-1.5-7b-hf)"
         )
     return stripped
 
