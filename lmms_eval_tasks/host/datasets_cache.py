@@ -139,34 +139,27 @@ def missing_dataset_line(
 ) -> str | None:
     """None when every hub dataset the pack's ``tasks`` read is cached or the hub is reachable (one connection
     attempt, ``probe``); else one line naming the first that is not and how to fetch it."""
-    hub_checked: bool | None = None
-    for task, path, name, data_files in hub_sources(tasks, include_paths):
-        cached = offline_cache_entry(path, name, data_files) or (
-            offline_cache_entry(path, name, None) if data_files else None
-        )
-        if cached is not None:
-            continue
-        if not offline():
-            if not probe:
-                continue
-            if hub_checked is None:
-                hub_checked = _hub_reachable()
-            if hub_checked:
-                continue
-        why = (
-            " / ".join(f"{var}=1" for var in OFFLINE_VARIABLES if os.environ.get(var))
-            + " forbids downloading it"
-            if offline()
-            else "the hub is unreachable from here"
-        )
-        config = f" [{name}]" if name else ""
-        return (
-            f"lmms_eval: {task} reads the dataset {path}{config}, which is not in the datasets cache "
-            f"({datasets_cache_dir()}) and {why}: run the same command once with network and "
-            f"{' / '.join(OFFLINE_VARIABLES)} unset (it downloads and caches the dataset; offline runs then "
-            "read the cache), or point the task's dataset_path at a local copy"
-        )
-    return None
+    missing = [
+        (task, path, name)
+        for task, path, name, data_files in hub_sources(tasks, include_paths)
+        if offline_cache_entry(path, name, data_files) is None
+        and (not data_files or offline_cache_entry(path, name, None) is None)  # the whole dataset serves too
+    ]
+    if not missing or (not offline() and (not probe or _hub_reachable())):
+        return None
+    task, path, name = missing[0]
+    why = (
+        " / ".join(f"{var}=1" for var in OFFLINE_VARIABLES if os.environ.get(var)) + " forbids downloading it"
+        if offline()
+        else "the hub is unreachable from here"
+    )
+    config = f" [{name}]" if name else ""
+    return (
+        f"lmms_eval: {task} reads the dataset {path}{config}, which is not in the datasets cache "
+        f"({datasets_cache_dir()}) and {why}: run the same command once with network and "
+        f"{' / '.join(OFFLINE_VARIABLES)} unset (it downloads and caches the dataset; offline runs then "
+        "read the cache), or point the task's dataset_path at a local copy"
+    )
 
 
 def hub_model_cached(repo_id: str) -> bool:
