@@ -85,9 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """Console-script entry point (quiet on a closed pipe: ``lmms-eval-tasks tasks | head``; SIGTERM ends it
-    as an exception, so ``prepare``'s staging folder and ``score``'s report ``.tmp`` are removed, as in the
-    launcher)."""
+    """Console-script entry point: quiet on a closed pipe (``| head``); SIGTERM ends it as an exception so
+    temporary files (``prepare``'s staging folder, ``score``'s report ``.tmp``) are removed."""
     from lmms_eval_tasks.closed_pipe import end_quietly_on_closed_pipe
     from lmms_eval_tasks.host.termination import end_on_sigterm_with_cleanup
 

@@ -1,10 +1,11 @@
-"""Option parsing and JSON output shared by the subcommand modules (``score -o``, ``compare -o``)."""
+"""Option parsing, JSON output and failure lines shared by the subcommand modules (``score``, ``compare``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import sys
 from typing import Any
 
 
@@ -29,3 +30,9 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(item) for item in value]
     return value
+
+
+def fail(prog: str, message: object, code: int = 2) -> int:
+    """Print ``<prog>: <message>`` on stderr; returns the command's exit ``code``."""
+    print(f"{prog}: {message}", file=sys.stderr)
+    return code

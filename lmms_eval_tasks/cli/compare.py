@@ -15,27 +15,24 @@ from typing import Any
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.cli._arguments import json_safe
+    from lmms_eval_tasks.cli._arguments import fail, json_safe
     from lmms_eval_tasks.cli.score import records_problem
     from lmms_eval_tasks.framework.comparison import TESTS, compare_runs, load_run
     from lmms_eval_tasks.framework.input_checks import OptionError, RecordError
-    from lmms_eval_tasks.framework.registry import benchmarks
+    from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
 
     prog = "lmms-eval-tasks compare"
     if args.benchmark not in benchmarks():
         known = ", ".join(sorted(benchmarks()))
-        print(f"{prog}: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
-        return 2
+        return fail(prog, f"unknown benchmark {args.benchmark!r}; known: {known}")
     variant = TESTS[args.test]
     options = dict(args.option or [])
-    from lmms_eval_tasks.framework.registry import get_benchmark
-
-    mcnemar_test = get_benchmark(args.benchmark).loaded.per_question is not None  # VRB: bootstrap only
+    benchmark = get_benchmark(args.benchmark)
+    mcnemar_test = benchmark.loaded.per_question is not None  # VRB: bootstrap only
     try:
-        checked = get_benchmark(args.benchmark).check_options(**options)  # before any record is read
+        checked = benchmark.check_options(**options)  # before any record is read
     except ValueError as error:
-        print(f"{prog}: {args.benchmark}: {error}", file=sys.stderr)
-        return 2
+        return fail(prog, f"{args.benchmark}: {error}")
     try:
         records_a = load_run(args.run_a, args.task)
         records_b = load_run(args.run_b, args.task)
@@ -43,8 +40,7 @@ def _run(args: argparse.Namespace) -> int:
         for run, records in ((args.run_a, records_a), (args.run_b, records_b)):
             problem = records_problem(Path(run), records, args.benchmark, rerun)
             if problem:  # another benchmark's records, or the host's samples file: named as `score` does
-                print(f"{prog}: {problem}", file=sys.stderr)
-                return 2
+                return fail(prog, problem)
         if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
             from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
 
@@ -60,17 +56,13 @@ def _run(args: argparse.Namespace) -> int:
         else:
             result = {"benchmark": args.benchmark, "options": dict(options)}
     except FileNotFoundError as error:
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 2
+        return fail(prog, error)
     except RecordError as error:
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 1
+        return fail(prog, error, 1)
     except OptionError as error:  # a bad option value (the name was accepted above)
-        print(f"{prog}: {args.benchmark}: {error}", file=sys.stderr)
-        return 2
+        return fail(prog, f"{args.benchmark}: {error}")
     except ValueError as error:  # different question sets, no per-question correctness
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 1
+        return fail(prog, error, 1)
     output: dict[str, Any] = {"run_a": str(args.run_a), "run_b": str(args.run_b), **result}
     from lmms_eval_tasks.framework.intervals import paired_difference
 
@@ -85,12 +77,9 @@ def _run(args: argparse.Namespace) -> int:
             bootstrap_seed=args.seed,
         )
     except (OptionError, ValueError) as error:  # runs whose records differ: refused, one line
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 1
+        return fail(prog, error, 1)
     if differences is not None and args.metric and args.metric not in differences:
-        from lmms_eval_tasks.framework.registry import get_benchmark
-
-        compared = ", ".join(get_benchmark(args.benchmark).headline_metrics)
+        compared = ", ".join(benchmark.headline_metrics)
         print(
             f"{prog}: {args.benchmark}: no paired comparison of {args.metric!r} (a count, or not one "
             f"of its metrics); --metric takes one of its headline metrics: {compared}",

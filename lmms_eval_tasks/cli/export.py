@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks.cli._arguments import fail
 from lmms_eval_tasks.documentation import doc
 
 # Why a benchmark has no leaderboard file, said when it is asked for (docs: each benchmark's page).
@@ -44,17 +44,14 @@ def _run(args: argparse.Namespace) -> int:
             path = export_csv(args.run_dirs, args.out)
         elif args.what in leaderboards:
             if len(args.run_dirs) != 1:
-                print(f"{prog}: {args.what} takes one RUN_DIR, got {len(args.run_dirs)}", file=sys.stderr)
-                return 2
+                return fail(prog, f"{args.what} takes one RUN_DIR, got {len(args.run_dirs)}")
             path = export_leaderboard(args.what, args.run_dirs[0], args.out, task=args.task)
         else:
             known = ", ".join((*leaderboards, "csv"))
             why = NO_LEADERBOARD.get(args.what, "")
-            print(f"{prog}: nothing to export for {args.what!r}{why}; choose one of {known}", file=sys.stderr)
-            return 2
+            return fail(prog, f"nothing to export for {args.what!r}{why}; choose one of {known}")
     except ReportInputError as error:
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 2
+        return fail(prog, error)
     print(path)
     return 0
 

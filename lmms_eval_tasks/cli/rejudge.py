@@ -12,28 +12,22 @@ whose verdict flips, and each headline metric under both judges with the paired 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from lmms_eval_tasks.cli._arguments import fail as fail_line
 from lmms_eval_tasks.cli._arguments import json_safe, parse_option
-
-
-def file_safe(name: str) -> str:
-    """A judge model's name as part of a file name: ``Qwen/Qwen2.5-72B`` -> ``Qwen_Qwen2.5-72B`` (a slash
-    would name a folder)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
-
 
 _JUDGE_KEYS = ("judge", "judge_model", "repeats")
 
 
 def _run_options(records_file: Path, benchmark: str, args: argparse.Namespace) -> tuple[dict, dict] | str:
-    """(judge A's options, the run's other scoring options for both judges) from the report next to the
-    records: judge A is the judge the run's provenance records (kind, model, repeats), or
-    --baseline-judge-model; else a one-line problem."""
+    """(judge A's options: the run's judge or --baseline-judge-model, the run's other scoring options for
+    both judges) from the report next to the records; else a one-line problem."""
     from lmms_eval_tasks.cli.score import report_options
 
     named = (
@@ -93,9 +87,7 @@ def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.judges.pipeline import JudgingFailed
     from lmms_eval_tasks.rejudge import JudgeSetting, rejudge, rejudge_module
 
-    def fail(message: str) -> int:
-        print(f"lmms-eval-tasks rejudge: {message}", file=sys.stderr)
-        return 2
+    fail = functools.partial(fail_line, "lmms-eval-tasks rejudge")
 
     if args.benchmark not in benchmarks():
         return fail(f"unknown benchmark {args.benchmark!r}; known: {', '.join(sorted(benchmarks()))}")
@@ -138,11 +130,8 @@ def _run(args: argparse.Namespace) -> int:
         return fail(str(error).splitlines()[-1] if str(error) else type(error).__name__)
     result = json_safe({"records": str(path), **result})
     text = json.dumps(result, indent=2)
-    out = (
-        Path(args.out)
-        if args.out
-        else path.with_name(f"{path.name}.rejudge_{file_safe(args.judge_model)}.json")
-    )
+    safe_model = re.sub(r"[^A-Za-z0-9._-]", "_", args.judge_model)  # Qwen/Qwen2.5 -> Qwen_Qwen2.5: no folder
+    out = Path(args.out) if args.out else path.with_name(f"{path.name}.rejudge_{safe_model}.json")
     print(text)
     try:
         out.write_text(text + "\n", encoding="utf-8")

@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.cli._arguments import json_safe, parse_option
+from lmms_eval_tasks.cli._arguments import fail, json_safe, parse_option
+
+PROG = "lmms-eval-tasks score"
 
 
 def report_options(path: Path, benchmark: str) -> dict[str, Any]:
@@ -98,12 +100,10 @@ def _command_score(args: argparse.Namespace) -> int:
 
     if args.benchmark not in benchmarks():
         known = ", ".join(sorted(benchmarks()))
-        print(f"lmms-eval-tasks score: unknown benchmark {args.benchmark!r}; known: {known}", file=sys.stderr)
-        return 2
+        return fail(PROG, f"unknown benchmark {args.benchmark!r}; known: {known}")
     path, problem = records_path(Path(args.records), args.task)
     if problem:
-        print(f"lmms-eval-tasks score: {problem}", file=sys.stderr)
-        return 2
+        return fail(PROG, problem)
     # Options before records: a bad -o exits 2 whatever the file holds (the bootstrap options, then the
     # scorer's options object: the one check of their names and values).
     from lmms_eval_tasks.framework.intervals import OPTION_NAMES, attach_intervals, split_options
@@ -114,33 +114,25 @@ def _command_score(args: argparse.Namespace) -> int:
         try:
             options.update(report_options(Path(args.options_from), args.benchmark))
         except ValueError as error:
-            print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
-            return 2
+            return fail(PROG, error)
     options.update(dict(args.option or []))  # -o wins over the report's options
     try:
         scoring_options = split_options(options)[0]  # bootstrap_resamples / bootstrap_seed
         checked = benchmark.check_options(**scoring_options)
     except ValueError as error:  # scoring.OptionError, one line
-        print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
-        return 2
+        return fail(PROG, f"{args.benchmark}: {error}")
     lines: list[int] = []
     try:
         if path.name.endswith("_report.json"):  # a pretty-printed report, not one record per line
             samples = path.with_name(path.name[: -len("_report.json")] + "_samples.jsonl")
-            print(
-                f"lmms-eval-tasks score: {path} is the pack's report of a run; its records are {samples}",
-                file=sys.stderr,
-            )
-            return 2
+            return fail(PROG, f"{path} is the pack's report of a run; its records are {samples}")
         try:
             records, lines = read_jsonl_numbered(path)
         except OSError as error:  # unreadable file (permissions, I/O)
-            print(f"lmms-eval-tasks score: cannot read {path}: {error.strerror or error}", file=sys.stderr)
-            return 2
+            return fail(PROG, f"cannot read {path}: {error.strerror or error}")
         problem = records_problem(path, records, args.benchmark)
         if problem:
-            print(f"lmms-eval-tasks score: {problem}", file=sys.stderr)
-            return 2
+            return fail(PROG, problem)
         benchmark.validate(records, lines=lines)  # the record contract
         if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
             from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
@@ -153,15 +145,11 @@ def _command_score(args: argparse.Namespace) -> int:
         try:
             pending = pending_for(path)
         except ValueError as error:
-            print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
-            return 2
+            return fail(PROG, error)
         if pending is not None and pending.get("benchmark") != args.benchmark:
-            print(
-                f"lmms-eval-tasks score: {path} holds {pending.get('benchmark')} records of task "
-                f"{pending.get('task')}: run `lmms-eval-tasks score {pending.get('benchmark')} {path}`",
-                file=sys.stderr,
-            )
-            return 2
+            owner = pending.get("benchmark")
+            run = f"`lmms-eval-tasks score {owner} {path}`"
+            return fail(PROG, f"{path} holds {owner} records of task {pending.get('task')}: run {run}")
         if pending is not None and options:
             print(
                 f"lmms-eval-tasks score: {path} awaits its run's report, which is scored with the run's "
@@ -175,8 +163,7 @@ def _command_score(args: argparse.Namespace) -> int:
             except ValueError as error:
                 if isinstance(error, RecordError | JudgingFailed):
                     raise
-                print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
-                return 2
+                return fail(PROG, error)
             print(json.dumps(json_safe(metrics), indent=2, default=str, allow_nan=False))
             print(f"lmms-eval-tasks score: the run's report is complete: {report_path}", file=sys.stderr)
             return 0
@@ -198,14 +185,11 @@ def _command_score(args: argparse.Namespace) -> int:
         index = error.record_index
         if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(lines):
             error = RecordError(f"{index} (line {lines[index]})", error.field, error.problem)  # a scorer's
-        print(f"lmms-eval-tasks score: {path}: {error}", file=sys.stderr)
-        return 1
+        return fail(PROG, f"{path}: {error}", 1)
     except JudgingFailed as error:  # no reply gave a verdict: no metric exists (docs/judges.md)
-        print(f"lmms-eval-tasks score: {error}", file=sys.stderr)
-        return 3
+        return fail(PROG, error, 3)
     except ValueError as error:  # an option value the scorer rejects (scoring.OptionError, one line)
-        print(f"lmms-eval-tasks score: {args.benchmark}: {error}", file=sys.stderr)
-        return 2
+        return fail(PROG, f"{args.benchmark}: {error}")
     output = {"metrics": metrics, "details": details, "options": options} if args.details else metrics
     print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))
     return 0

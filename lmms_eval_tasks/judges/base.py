@@ -63,12 +63,9 @@ def validate_requests(requests: Sequence[JudgeRequest]) -> None:
             raise TypeError(
                 f"request {index}: field 'prompt' must be a str, got {type(request.prompt).__name__}"
             )
-        if request.system is not None and not isinstance(request.system, str):
-            raise TypeError(f"request {index}: field 'system' must be a str or None")
-        if request.rule_reply is not None and not isinstance(request.rule_reply, str):
-            raise TypeError(f"request {index}: field 'rule_reply' must be a str or None")
-        if request.image is not None and not isinstance(request.image, str):
-            raise TypeError(f"request {index}: field 'image' must be a URL str or None")
+        for name in ("system", "rule_reply", "image"):  # the image as a URL
+            if not isinstance(getattr(request, name), str | None):
+                raise TypeError(f"request {index}: field {name!r} must be a str or None")
 
 
 class Judge:

@@ -178,18 +178,11 @@ def resolve_endpoint(
     key = api_key or env_key
     if not url and not key:
         return None
-    sources = [
-        name
-        for name in (
-            "argument base_url" if base_url else url_name,
-            "argument api_key" if api_key else key_name,
-        )
-        if name
-    ]
+    sources = ("argument base_url" if base_url else url_name, "argument api_key" if api_key else key_name)
     return Endpoint(
         api_type="openai",
         base_url=normalise_base_url(url) if url else DEFAULT_OPENAI_BASE_URL,
         # keyless local servers (vLLM, Ollama, LM Studio) accept any token; the client requires one
         api_key=key or "no-key",
-        source=" + ".join(sources),
+        source=" + ".join(filter(None, sources)),
     )

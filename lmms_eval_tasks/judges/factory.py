@@ -23,16 +23,9 @@ from lmms_eval_tasks.judges.config import (
 from lmms_eval_tasks.judges.rule_judge import RuleJudge
 
 KINDS = ("auto", "openai", "rule")
-_NUMERIC_OVERRIDES = (
-    "concurrency",
-    "timeout",
-    "max_retries",
-    "max_tokens",
-    "temperature",
-    "backoff_base",
-    "backoff_max",
-    "circuit_breaker",
-    "total_timeout",
+_NUMERIC_OVERRIDES = tuple(
+    "concurrency timeout max_retries max_tokens temperature backoff_base backoff_max circuit_breaker "
+    "total_timeout".split()
 )
 _OTHER_OVERRIDES = ("base_url", "api_key", "api_type", "cache", "cache_path", "cache_namespace")
 
@@ -123,9 +116,8 @@ def get_judge(
 
 
 def judge_identity(task: str | None = None) -> dict[str, Any]:
-    """The judge this environment would use for ``task`` (kind, model, repeats; never a key), resolved
-    without creating a client: what a pending run records so a later ``score`` can say what changed.
-    ``repeats`` is None when no repeats are set (the benchmark protocol's number applies)."""
+    """The judge this environment would use for ``task`` (kind, model, repeats or None for the protocol's;
+    never a key), without a client: what a pending run records so a later ``score`` can say what changed."""
     from lmms_eval_tasks.judges.redact import scrub
 
     try:

@@ -392,14 +392,8 @@ class OpenAIJudge(Judge):
                 breaker.sleep(min(self._backoff(attempt, failure.retry_after), deadline - time.monotonic()))
                 continue
             try:
-                self._cache.put(
-                    key,
-                    self.model,
-                    repeat,
-                    outcome.text or "",
-                    outcome.prompt_tokens,
-                    outcome.completion_tokens,
-                )
+                tokens = (outcome.prompt_tokens, outcome.completion_tokens)
+                self._cache.put(key, self.model, repeat, outcome.text or "", *tokens)
             except Exception as cache_error:  # a full disk must not cost the verdict we paid for
                 logger.warning(f"judge cache write failed: {self._clean(str(cache_error))}")
             breaker.success()

@@ -73,9 +73,7 @@ class JudgeItem:
 class VerdictCell:
     """One item x repeat: the parsed verdict (None unless ``status`` is "judged"), raw reply, reason."""
 
-    # "judged", "unparseable" (a reply the parser could not read), "conflicting" (two conflicting verdicts),
-    # "model_failure" (a verdict the model's own failure decided) or "unjudged" (no reply)
-    status: str
+    status: str  # JUDGED, UNPARSEABLE (unreadable reply), CONFLICTING, MASKED, MODEL_FAILURE or UNJUDGED
     verdict: Any = None
     reply: str | None = None
     error: str | None = None  # why there is no verdict; secret-free
@@ -463,4 +461,3 @@ def _image_mime(data: bytes) -> str:
     if data.startswith((b"GIF87a", b"GIF89a")):
         return "image/gif"
     raise TypeError("JudgeItem.image: bytes are not PNG, JPEG, WebP or GIF")
-

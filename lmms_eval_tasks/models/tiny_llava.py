@@ -88,11 +88,8 @@ def is_complete_build(directory: str | os.PathLike[str], seed: int = 0) -> bool:
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
         return False
-    for name, expected_hash in files.items():
-        path = directory / name
-        if not path.is_file() or _file_sha256(path) != expected_hash:
-            return False
-    return True
+    paths = {directory / name: digest for name, digest in files.items()}
+    return all(path.is_file() and _file_sha256(path) == digest for path, digest in paths.items())
 
 
 def _train_tokenizer() -> Any:
@@ -251,4 +248,3 @@ def build_tiny_llava(output_dir: str | os.PathLike[str], seed: int = 0) -> Path:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return output_dir
-

@@ -1,9 +1,11 @@
-"""What the "Revisiting MLLM Evaluation" tasks share (TDIUC, TallyQA, DVQA; VQDv1 keeps its own prompts):
-one set of hooks, parsers and ``prepare`` told each dataset's settings (``datasets.py``), the text rules
-(``scoring.py``), the generator and the `revisiting` groups (``revisiting.yaml``, ``revisiting_sample.yaml``).
-No benchmark of its own: each dataset is a benchmark package (``tasks/tdiuc``, ``tasks/tallyqa``,
-``tasks/dvqa``, ``tasks/vqdv1``) with its registry entry, scorer and report section."""
+"""What the "Revisiting MLLM Evaluation" datasets share: the row contract and the prompt choice here (VQDv1's
+too), one set of hooks, parsers and ``prepare`` told each dataset's settings (``shared_tasks``, ``datasets``),
+the text rules, the generator; each dataset is a benchmark package of its own (registry entry, scorer)."""
 
+from collections.abc import Mapping
+from typing import Any
+
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
 
 
@@ -20,3 +22,24 @@ def question_rows(*fields: RowField) -> RowSchema:
         image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...)"
         ".convert('RGB') and the annotations (boxes, sizes) are in the stored pixel layout",
     )
+
+
+def prompt_env(dataset: str) -> str:
+    """``LMMS_EVAL_TASKS_<DATASET>_PROMPT``."""
+    return f"LMMS_EVAL_TASKS_{dataset.upper()}_PROMPT"
+
+
+def resolve_template(
+    dataset: str, prompts: Mapping[str, str], kwargs: Mapping[str, Any] | None, default: str = "hf"
+) -> str:
+    """The prompt template in force: the environment override, else the model's variant, else ``default``
+    (a variant of ``prompts``, or a template containing ``{question}``)."""
+    chosen = environment.text(prompt_env(dataset)) or str((kwargs or {}).get("prompt") or default)
+    if chosen in prompts:
+        return prompts[chosen]
+    if "{question}" not in chosen:
+        raise ValueError(
+            f"{dataset} prompt {chosen!r} is neither a variant ({', '.join(prompts)}) nor a template "
+            "containing {question}"
+        )
+    return chosen

@@ -30,11 +30,6 @@ _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _TEN_POWER = re.compile(f"10([{_SUPERSCRIPTS}]+)")
 
 
-def check_protocol(protocol: Any) -> str:
-    """``protocol`` if it is "default" or "official", else a one-line ``scoring.OptionError``."""
-    return check_option("protocol", protocol, str, choices=PROTOCOLS)
-
-
 @dataclass(frozen=True)
 class ProtocolOptions:
     """The scorer option of TDIUC, TallyQA and DVQA, checked here: ``protocol``, "default" or "official"
@@ -43,7 +38,7 @@ class ProtocolOptions:
     protocol: str = "default"
 
     def __post_init__(self) -> None:
-        check_protocol(self.protocol)
+        check_option("protocol", self.protocol, str, choices=PROTOCOLS)
 
 
 def judged_records(

@@ -10,25 +10,8 @@ from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.framework.registry import Behaviour, Scorer
+from lmms_eval_tasks.tasks.revisiting import prompt_env, resolve_template
 from lmms_eval_tasks.tasks.revisiting.datasets import RevisitingDataset
-
-
-def prompt_env(dataset: str) -> str:
-    """``LMMS_EVAL_TASKS_<DATASET>_PROMPT``."""
-    return f"LMMS_EVAL_TASKS_{dataset.upper()}_PROMPT"
-
-
-def resolve_template(dataset: RevisitingDataset, kwargs: Mapping[str, Any] | None) -> str:
-    """The prompt template in force: the environment override, else the model's variant, else ``hf``."""
-    chosen = environment.text(prompt_env(dataset.name)) or str((kwargs or {}).get("prompt") or "hf")
-    if chosen in dataset.prompts:
-        return dataset.prompts[chosen]
-    if "{question}" not in chosen:
-        raise ValueError(
-            f"{dataset.name} prompt {chosen!r} is neither a variant ({', '.join(dataset.prompts)}) nor a "
-            "template containing {question}"
-        )
-    return chosen
 
 
 def visual_hook(dataset: str):
@@ -55,9 +38,8 @@ def protocol_option(dataset: str) -> dict[str, str]:
 
 
 def prepare_docs_for(dataset: str, columns: tuple[str, ...] | None = None):
-    """A ``prepare_docs(dataset, task)``: the prepared folder's data for the full task, the bundled parquet
-    for ``<dataset>_sample``; a missing column (of ``columns``, default the registered row schema's) raises
-    an error naming the task and the column."""
+    """A ``prepare_docs(dataset, task)``: the prepared folder's data (the bundled parquet for the sample), a
+    missing column (of ``columns``, default the row schema's) an error naming the task and the column."""
 
     def prepare_docs(loaded: Any, task: str) -> Any:
         if task == dataset:
@@ -116,8 +98,7 @@ def deviations(dataset: RevisitingDataset, task: str) -> list[str]:
 
 class DatasetHooks:
     """A dataset's hooks: the paper's prompt, the target, one ``score`` record per question, the settings
-    and deviations in the report, its ``TaskHooks`` (``hooks``; docs checked for the row schema's
-    columns)."""
+    and deviations in the report, its ``TaskHooks`` (``hooks``)."""
 
     def __init__(self, dataset: RevisitingDataset) -> None:
         self.dataset = dataset
@@ -135,7 +116,7 @@ class DatasetHooks:
     ) -> str:
         """The question in the paper's prompt for the model (``prompt`` kwarg: hf, llava15 or gpt; only
         ``{question}`` is substituted)."""
-        template = resolve_template(self.dataset, lmms_eval_specific_kwargs)
+        template = resolve_template(self.dataset.name, self.dataset.prompts, lmms_eval_specific_kwargs)
         return template.replace("{question}", str(doc["question"]))
 
     def doc_to_target(self, doc: Mapping[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -136,12 +136,7 @@ def slim(
             quota = group_quota(len(members), ratio, minimum)
         kept.extend(rng.sample(members, quota))
     kept.sort()
-    totals: dict[str, int] = defaultdict(int)
-    kept_counts: dict[str, int] = defaultdict(int)
-    for question_type in types:
-        totals[question_type] += 1
-    for index in kept:
-        kept_counts[types[index]] += 1
+    totals, kept_counts = Counter(types), Counter(types[index] for index in kept)
     counts = {name: (totals[name], kept_counts[name]) for name in sorted(totals)}
     return SlimResult([entries[index] for index in kept], counts)
 

@@ -35,19 +35,10 @@ from lmms_eval_tasks.uncertainty.resampling import (
     present_mean,
 )
 
-QUESTION_TYPES: tuple[str, ...] = (
-    "absurd",
-    "activity_recognition",
-    "attribute",
-    "color",
-    "counting",
-    "object_presence",
-    "object_recognition",
-    "positional_reasoning",
-    "scene_recognition",
-    "sentiment_understanding",
-    "sport_recognition",
-    "utility_affordance",
+QUESTION_TYPES: tuple[str, ...] = tuple(
+    "absurd activity_recognition attribute color counting object_presence object_recognition "
+    "positional_reasoning scene_recognition sentiment_understanding sport_recognition "
+    "utility_affordance".split()
 )
 ABSURD_ANSWER = "doesnotapply"
 UNIT = "question"  # the resampling unit: questions are independent

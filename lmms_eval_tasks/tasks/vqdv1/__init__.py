@@ -21,24 +21,13 @@ RECORD_SCHEMA = RecordSchema(
     identity=("question_id", "row"),
     identity_note="VQDv1 repeats queries on purpose (sampled with replacement): give each record the "
     "'row' field that `prepare vqdv1` and the hooks write",
-    example=(
-        {
-            "question_id": 1,
-            "row": 0,
-            "gtbox": [[10, 10, 20, 20]],
-            "width": 100,
-            "height": 100,
-            "prediction": "[10, 10, 30, 30]",
-        },
-        {
-            "question_id": 1,
-            "row": 1,
-            "gtbox": [[10, 10, 20, 20]],
-            "width": 100,
-            "height": 100,
-            "prediction": "[]",
-        },
-        {"question_id": 2, "row": 2, "gtbox": [[]], "width": 100, "height": 100, "prediction": "[]"},
+    example=tuple(
+        {"question_id": question, "row": row, "gtbox": gtbox, "width": 100, "height": 100, "prediction": text}
+        for question, row, gtbox, text in (
+            (1, 0, [[10, 10, 20, 20]], "[10, 10, 30, 30]"),
+            (1, 1, [[10, 10, 20, 20]], "[]"),
+            (2, 2, [[]], "[]"),
+        )
     ),
 )
 

@@ -17,17 +17,7 @@ from lmms_eval_tasks.tasks.vqdv1 import scoring
 from lmms_eval_tasks.tasks.vqdv1.prompts import PROMPT_ENV, build_prompt, resolve_template
 
 # Dataset fields copied into each record (the first four are required; the rest when present).
-RECORD_FIELDS = (
-    "question_id",
-    "gtbox",
-    "width",
-    "height",
-    "row",
-    "question",
-    "question_type",
-    "image_id",
-    "file_name",
-)
+RECORD_FIELDS = tuple("question_id gtbox width height row question question_type image_id file_name".split())
 
 
 def task_settings(task: str) -> dict[str, Any]:
@@ -72,20 +62,15 @@ def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str,
     return record
 
 
-def _plot_path(args: Any, task: str) -> Path | None:
-    """``<run folder>/<task>_precision_recall.png`` next to the report, or None without an output path."""
-    folder = output_dir(args) if args is not None else None
-    return None if folder is None else Path(folder) / f"{task}_precision_recall.png"
-
-
 def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any) -> dict:
     """What only a run knows: the precision/recall plot (with an output folder), an overridden prompt, and
     that a sample task's data are the bundled generated sample."""
     details: dict[str, Any] = {}
     if task.endswith("_sample"):
         details["deviations"] = ["bundled generated sample data, not the VQDv1 slim subset"]
-    path = _plot_path(args, task)
-    if path is not None and scoring.bucket_table(metrics):
+    folder = output_dir(args) if args is not None else None
+    if folder is not None and scoring.bucket_table(metrics):
+        path = Path(folder) / f"{task}_precision_recall.png"  # next to the report
         path.parent.mkdir(parents=True, exist_ok=True)
         scoring.plot_precision_recall(metrics, path, title=task)
         details["precision_recall_plot"] = str(path)

@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lmms_eval_tasks import environment
-
 PROMPT_ENV = "LMMS_EVAL_TASKS_VQDV1_PROMPT"
 # Prompt per model (paper Table 11): the host picks the entry named like the --model, else "default".
 # llava_hf serves LLaVA-1.5 and LLaVA-NeXT alike: LLaVA-NeXT users set LMMS_EVAL_TASKS_VQDV1_PROMPT.
@@ -47,19 +45,11 @@ TEMPLATES: dict[str, str] = {
 
 
 def resolve_template(kwargs: Mapping[str, Any] | None) -> str:
-    """The prompt template: $LMMS_EVAL_TASKS_VQDV1_PROMPT, else the task's ``prompt`` kwarg, else "api".
+    """The prompt template: $LMMS_EVAL_TASKS_VQDV1_PROMPT, else the task's ``prompt`` kwarg, else "api"
+    (a name of ``TEMPLATES`` or a template with ``{question}``)."""
+    from lmms_eval_tasks.tasks.revisiting import resolve_template as family_template
 
-    A value is a template name (``api``, ``llava15``, ``llava_next``) or a template with ``{question}``.
-    """
-    chosen = environment.text(PROMPT_ENV) or str((kwargs or {}).get("prompt") or "api")
-    if chosen in TEMPLATES:
-        return TEMPLATES[chosen]
-    if "{question}" not in chosen:
-        raise ValueError(
-            f"VQDv1 prompt {chosen!r} is neither a known name ({', '.join(TEMPLATES)}) nor a template "
-            "containing {question}"
-        )
-    return chosen
+    return family_template("vqdv1", TEMPLATES, kwargs, default="api")
 
 
 def build_prompt(question: str, kwargs: Mapping[str, Any] | None = None) -> str:

@@ -58,6 +58,16 @@ ROW_SCHEMA = RowSchema(
     "and the annotations (boxes, sizes) are in the stored pixel layout",
 )
 
+HEADLINE_METRICS = (
+    "accuracy",
+    "accuracy_clean",
+    "relative_accuracy_drop",
+    "first_drop",
+    "range_of_error",
+    "error_rate",
+    "average_error",
+    "average_difference",
+)
 BENCHMARK = Benchmark(
     name="vrb",
     title="Visual Robustness Benchmark, VRB (WACV 2025, arXiv 2407.03386)",
@@ -66,30 +76,11 @@ BENCHMARK = Benchmark(
     record_schema=RECORD_SCHEMA,
     behaviour="lmms_eval_tasks.tasks.vrb.behaviour",
     row_schema=ROW_SCHEMA,
-    headline_metrics=(
-        "accuracy",
-        "accuracy_clean",
-        "relative_accuracy_drop",
-        "first_drop",
-        "range_of_error",
-        "error_rate",
-        "average_error",
-        "average_difference",
-    ),
+    headline_metrics=HEADLINE_METRICS,
     # a null prediction scores as a wrong answer (docs/vrb.md): every one is a report warning
     count_keys=(*DEFAULT_COUNT_KEYS, "missing_predictions"),
     sample_tasks=("vrb_sample",),
     # across levels only: a level task has its accuracy (the clean level also accuracy_clean)
-    group_metrics=(
-        "accuracy_clean",
-        "relative_accuracy_drop",
-        "first_drop",
-        "range_of_error",
-        "error_rate",
-        "average_error",
-        "average_difference",
-        "accuracy_average",
-        "vre",
-    ),
+    group_metrics=(*HEADLINE_METRICS[1:], "accuracy_average", "vre"),
     docs="docs/vrb.md",
 )

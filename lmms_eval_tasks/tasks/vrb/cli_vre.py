@@ -280,10 +280,6 @@ def pool_table(rows: Iterable[Row]) -> dict[str, dict[str, list[float]]]:
 # ---- plots -----------------------------------------------------------------------------------------------
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
-
-
 def write_plots(table: dict[str, dict[str, list[float]]], result: dict[str, Any], folder: Path) -> list[Path]:
     """Error-vs-severity curves per model (a line per corruption) and radar charts of scaled sub-metrics."""
     import matplotlib
@@ -309,7 +305,8 @@ def write_plots(table: dict[str, dict[str, list[float]]], result: dict[str, Any]
         axes.set_xticks(range(6))
         axes.legend(fontsize=7, ncol=2)
         figure.tight_layout()
-        path = folder / f"error_vs_severity_{_safe(model)}.png"
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
+        path = folder / f"error_vs_severity_{safe}.png"
         figure.savefig(path, dpi=100)
         plt.close(figure)
         written.append(path)

@@ -28,33 +28,18 @@ VQAV2_PROMPT = {
     "pre_prompt": "",
     "post_prompt": "\nAnswer the question using a single word or phrase.",
 }
-# The official LLaVA prompt by default; models known to the host's vqav2 task get its VQAv2 prompt.
+# Models known to the host's vqav2 task, and every spelling of a server client (the host looks kwargs up by
+# the --model string given): they get its VQAv2 prompt; every other model the official LLaVA prompt.
+VQAV2_MODELS = (
+    "qwen2_vl qwen2_5_vl internvl2 idefics2 phi3v gpt4v openai openai_compatible openai_compatible_chat "
+    "async_openai async_openai_compatible async_openai_compatible_chat openai_pipelined claude gemini_api"
+).split()
 SPECIFIC_KWARGS: dict[str, Any] = {
     "default": {"prompt": "vrb_llava"},
     "llava_hf": {"prompt": "vrb_llava"},
     "llava": {"prompt": "vrb_llava"},
     "llava_onevision": {"prompt": "vrb_llava"},
-    **{
-        model: VQAV2_PROMPT
-        for model in (
-            "qwen2_vl",
-            "qwen2_5_vl",
-            "internvl2",
-            "idefics2",
-            "phi3v",
-            "gpt4v",
-            # every spelling of a server client (the host looks kwargs up by the --model string given)
-            "openai",
-            "openai_compatible",
-            "openai_compatible_chat",
-            "async_openai",
-            "async_openai_compatible",
-            "async_openai_compatible_chat",
-            "openai_pipelined",
-            "claude",
-            "gemini_api",
-        )
-    },
+    **dict.fromkeys(VQAV2_MODELS, VQAV2_PROMPT),
     "plm": {"prompt": "vqav2", "pre_prompt": "", "post_prompt": ""},  # as the host's vqav2 task
 }
 

@@ -140,18 +140,14 @@ def doc_to_target(doc: dict[str, Any]) -> str:
 
 
 def _answers(doc: dict[str, Any]) -> list[str]:
-    value = doc.get("answers")
+    value, question = doc.get("answers"), doc.get("question_id", "?")
     if not isinstance(value, list) or not value:
-        raise RecordError(
-            doc.get("question_id", "?"), "answers", f"expected the human answers, got {value!r:.80}"
-        )
+        raise RecordError(question, "answers", f"expected the human answers, got {value!r:.80}")
     answers = []
     for item in value:
         answer = item.get("answer") if isinstance(item, dict) else item
         if not isinstance(answer, str):
-            raise RecordError(
-                doc.get("question_id", "?"), "answers", f"an answer is not a string: {item!r:.80}"
-            )
+            raise RecordError(question, "answers", f"an answer is not a string: {item!r:.80}")
         answers.append(answer)
     return answers
 
@@ -199,12 +195,7 @@ def report_details(
     """What only a run knows: the corruption profile and seed it applied to the images (environment), and
     that a sample task's data are the bundled generated sample."""
     parameters = run_parameters()
-    levels = {
-        scoring.level_key(scoring.CLEAN, 0)
-        if record["severity"] == 0
-        else scoring.level_key(record["corruption"], record["severity"])
-        for record in records
-    }
+    levels = {scoring.level_key(record["corruption"], record["severity"]) for record in records}
     corruption = {
         "profile": parameters["profile"],
         "seed": parameters["seed"],

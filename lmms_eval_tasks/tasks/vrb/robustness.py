@@ -45,10 +45,6 @@ def variant_name(source: str, corruption: str, severity: int) -> str:
     return f"{source}_vrb_clean" if severity == 0 else f"{source}_vrb_{corruption}_s{severity}"
 
 
-def _is_image(value: Any) -> bool:
-    return hasattr(value, "convert") and hasattr(value, "mode") and hasattr(value, "size")
-
-
 def source_doc_to_visual(source_yaml: str) -> Callable[[dict], Any]:
     """The ``doc_to_visual`` function of the task in ``source_yaml`` (includes resolved by the host)."""
     from lmms_eval.utils import load_yaml_config
@@ -108,7 +104,7 @@ def corrupted_doc_to_visual(
         visuals = state["source"](doc)
         out = []
         for visual in visuals or []:
-            if _is_image(visual):
+            if all(hasattr(visual, name) for name in ("convert", "mode", "size")):  # a PIL image
                 out.append(spec.apply(visual))
             else:
                 if not state.get("warned"):
@@ -169,15 +165,12 @@ def plan_variants(
             check_request(name, severity, profile)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    variants = []
-    for source, path in sources.items():
-        variants.append(Variant(variant_name(source, "clean", 0), source, path, "clean", 0, profile, seed))
-        for name in corruptions:
-            for severity in severities:
-                variants.append(
-                    Variant(variant_name(source, name, severity), source, path, name, severity, profile, seed)
-                )
-    return variants
+    levels = [("clean", 0)] + [(name, severity) for name in corruptions for severity in severities]
+    return [
+        Variant(variant_name(source, name, severity), source, path, name, severity, profile, seed)
+        for source, path in sources.items()
+        for name, severity in levels
+    ]
 
 
 def render_variant(variant: Variant) -> str:
