@@ -1,10 +1,5 @@
-"""ConTextual's config: its tasks, and the one reader of its own ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables.
-
-``LMMS_EVAL_TASKS_CONTEXTUAL_PROTOCOL`` (default/official), ``LMMS_EVAL_TASKS_CONTEXTUAL_JUDGE_PROMPT``
-(official/hardened), ``LMMS_EVAL_TASKS_CONTEXTUAL_IMAGE_JUDGE=1`` (the
-image-aware judge) and ``LMMS_EVAL_TASKS_CONTEXTUAL_SKIP_MISSING=1`` (run without the rows whose images are
-missing). The judge itself (model, key, repeats) is the shared judge configuration
-(``lmms_eval_tasks.judges.config``), read when ``scoring.score`` judges.
+"""ConTextual's config: its tasks, and the one reader of its ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables
+(docs/configuration.md); the judge itself is the shared judge configuration (``judges.config``).
 """
 
 from __future__ import annotations
@@ -22,9 +17,8 @@ JUDGE_PROMPT_ENV = "LMMS_EVAL_TASKS_CONTEXTUAL_JUDGE_PROMPT"  # official (defaul
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One task: judged or submission-only, whether its images are bundled or prepared, and the judge it
-    fixes (``"rule"``: the offline rule judge by name, not the paper's GPT-4 judge; None: the configured
-    one)."""
+    """One task: judged or submission-only, bundled or prepared images, and the judge it fixes (``"rule"``:
+    the offline rule judge by name; None: the configured one)."""
 
     judged: bool
     bundled_images: bool
@@ -58,11 +52,6 @@ def reads_image_column(task: str) -> bool:
     return task_spec(task).bundled_images
 
 
-def flag(name: str) -> bool:
-    """True when the environment variable ``name`` is set to 1/true/yes/on."""
-    return environment.yes(name)
-
-
 def judged_options() -> dict[str, Any]:
     """The judged tasks' options from the environment: the protocol and the image-aware judge."""
     from lmms_eval_tasks.tasks.contextual.scoring import PROTOCOLS
@@ -70,7 +59,7 @@ def judged_options() -> dict[str, Any]:
     protocol = environment.text(PROTOCOL_ENV) or "default"
     if protocol not in PROTOCOLS:
         raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {', '.join(PROTOCOLS)}")
-    options: dict[str, Any] = {"protocol": protocol, "image_judge": flag(IMAGE_JUDGE_ENV)}
+    options: dict[str, Any] = {"protocol": protocol, "image_judge": environment.yes(IMAGE_JUDGE_ENV)}
     judge_prompt = environment.text(JUDGE_PROMPT_ENV)
     if judge_prompt:  # recorded only when asked: the official prompt is the default
         options["judge_prompt"] = judge_prompt

@@ -1,11 +1,7 @@
-"""Thin lmms-eval hooks for the ConTextual tasks: image, prompt, one ``score`` record per instruction.
+"""lmms-eval hooks for the ConTextual tasks: image, prompt, one ``score`` record per instruction.
 
-Metric logic lives in ``lmms_eval_tasks.tasks.contextual.scoring``. Judged tasks (``contextual``,
-``contextual_sample``) are judged and scored once per task in aggregation; submission tasks
-(``contextual_test``, ``contextual_sample_submission``) only write the leaderboard predictions file.
-Scoring is ``scoring.score`` (the one path) with the options of ``config.score_options``, the one
-reader of the ``LMMS_EVAL_TASKS_CONTEXTUAL_*`` variables (recorded in each report); the images folder is
-``LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (the folder ``prepare`` wrote).
+Judged tasks are scored once per task (``scoring.score`` with ``config.score_options``); submission tasks
+only write the leaderboard predictions files. Images come from the folder ``prepare`` wrote.
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework import task_pipeline
 from lmms_eval_tasks.framework.dataset_contract import image_of
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
@@ -28,36 +25,29 @@ from lmms_eval_tasks.tasks.contextual.config import (  # noqa: F401  (re-exporte
     PROTOCOL_ENV,
     SKIP_MISSING_ENV,
     TASKS,
-    TaskSpec,
-    flag,
     task_spec,
 )
 from lmms_eval_tasks.tasks.contextual.prepare import DATA_ENV, default_data_dir, image_filename
 
 SUBMISSION_METRICS: tuple[str, ...] = ("submission_rows", "empty_predictions")
 LOWER_IS_BETTER = {"unjudged", "empty_predictions"}
-_spec = task_spec
-_flag = flag
 
 
 def task_settings(task: str) -> dict[str, Any]:
     """What each report records about the task's settings."""
-    spec = _spec(task)
+    spec = task_spec(task)
     settings: dict[str, Any] = {"kind": "judged" if spec.judged else "submission"}
     if spec.judged:  # its score_options are added by the hook runtime (config.score_options)
         settings["judge_prompt"] = scoring.JUDGE_PROMPT
     if not spec.bundled_images:
         settings["images_folder"] = str(images_dir())
-        settings["skip_missing_images"] = _flag(SKIP_MISSING_ENV)
+        settings["skip_missing_images"] = environment.yes(SKIP_MISSING_ENV)
     return settings
 
 
 def metric_keys(task: str) -> tuple[str, ...]:
     """Headline metrics for judged tasks; the submission file's counts for submission tasks."""
-    return scoring.HEADLINE_METRICS if _spec(task).judged else SUBMISSION_METRICS
-
-
-# ---- documents, image and prompt ---------------------------------------------------------------------
+    return scoring.HEADLINE_METRICS if task_spec(task).judged else SUBMISSION_METRICS
 
 
 def images_dir() -> Path:
@@ -77,7 +67,7 @@ def _image_path(doc: dict[str, Any]) -> Path:
 
 def prepare_docs(dataset: Any, task: str) -> Any:
     """Check every prepared image is present before any model runs (all missing rows named at once)."""
-    if _spec(task).bundled_images:
+    if task_spec(task).bundled_images:
         return dataset
     missing = [
         index
@@ -89,7 +79,7 @@ def prepare_docs(dataset: Any, task: str) -> Any:
     rows = dataset["csv_row"] if "csv_row" in dataset.column_names else list(range(len(dataset)))
     listed = "; ".join(f"row {rows[i]} ({dataset['image_url'][i]})" for i in missing[:10])
     more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-    if _flag(SKIP_MISSING_ENV):
+    if environment.yes(SKIP_MISSING_ENV):
         logger.warning(
             f"!!! {task}: {len(missing)} of {len(dataset)} instructions SKIPPED, their images are not in "
             f"{images_dir()} ({SKIP_MISSING_ENV}=1): {listed}{more}"
@@ -134,16 +124,13 @@ def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str,
         record[field] = value
     if isinstance(doc.get("response"), str):
         record["response"] = doc["response"]
-    elif _spec(task).judged:
+    elif task_spec(task).judged:
         raise RecordError(_label(doc), "response", "missing: a judged task needs the reference response")
     prediction = results[0] if results else ""
     record["prediction"] = prediction if isinstance(prediction, str) else str(prediction)
-    if not _spec(task).bundled_images:
+    if not task_spec(task).bundled_images:
         record["image_path"] = str(_image_path(doc))
     return record
-
-
-# ---- scoring and the submission file ------------------------------------------------------------------
 
 
 def _model_name(args: Any) -> str:
@@ -157,24 +144,19 @@ def _model_name(args: Any) -> str:
 
 
 def write_submission(records: list[dict[str, Any]], folder: Path, task: str, model: str) -> dict[str, Path]:
-    """The leaderboard files: ``<task>_predictions.csv`` (image_url, instruction, category, response: the
-    authors' CSV with the model's response) and ``<task>_predictions.json`` ({model: {image_url: response}},
-    the shape of the authors' ``master.json``)."""
+    """The leaderboard files: ``<task>_predictions.csv`` (the authors' CSV with the model's response) and
+    ``<task>_predictions.json`` ({model: {image_url: response}}, as the authors' ``master.json``)."""
     folder.mkdir(parents=True, exist_ok=True)
     csv_path = folder / f"{task}_predictions.csv"
     json_path = folder / f"{task}_predictions.json"
     temporary = csv_path.with_suffix(".csv.tmp")
     with open(temporary, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(scoring.SUBMISSION_FIELDS))
+        fields = list(scoring.SUBMISSION_FIELDS)  # the last is the response
+        writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for record in records:
             writer.writerow(
-                {
-                    "image_url": record["image_url"],
-                    "instruction": record["instruction"],
-                    "category": record["category"],
-                    "response": record["prediction"],
-                }
+                {**{name: record[name] for name in fields[:-1]}, "response": record["prediction"]}
             )
     os.replace(temporary, csv_path)
     responses = {record["image_url"]: record["prediction"] for record in records}
@@ -188,7 +170,7 @@ def report_details(
     records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any
 ) -> dict[str, Any]:
     """What only a run knows: a submission task's leaderboard files, written to the run's folder."""
-    if _spec(task).judged:
+    if task_spec(task).judged:
         return {}
     folder = task_pipeline.output_dir(args)
     if folder is None:
@@ -208,5 +190,3 @@ HOOKS = TaskHooks(
     report_details=report_details,
 )
 process_results = HOOKS.process_results
-
-__all__ = ["HOOKS", "TASKS", "doc_to_text", "doc_to_visual", "make_record"]

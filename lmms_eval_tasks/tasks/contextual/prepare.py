@@ -20,8 +20,9 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -62,6 +63,10 @@ class CsvRow:
 
     def where(self) -> str:
         return _row_label(self.row, self.line)
+
+    def failure(self, reason: str | None) -> dict[str, Any]:
+        """The row's entry in the failed-rows list."""
+        return {"row": self.row, "line": self.line, "image_url": self.image_url, "reason": reason}
 
 
 def default_data_dir() -> Path:
@@ -123,11 +128,7 @@ def bundled_csv_rows(split: str) -> tuple[list[CsvRow], str]:
         raise PrepareError(f"unknown split {split!r}; expected one of {', '.join(BUNDLED)}")
     stem = BUNDLED[split]
     table = parquet.read_table(Path(__file__).resolve().parent / "data" / f"{stem}.parquet").to_pylist()
-    rows = []
-    for entry in table:
-        row = int(entry.pop("csv_row"))
-        rows.append(CsvRow(row, 0, {key: value for key, value in entry.items()}))
-    return rows, stem
+    return [CsvRow(int(entry.pop("csv_row")), 0, entry) for entry in table], stem
 
 
 def image_filename(url: str) -> str:
@@ -217,7 +218,6 @@ def download_images(
 ) -> DownloadReport:
     """Download every row's image into ``image_dir`` once, resumable, retried and stopped by the ``breaker``
     as docs/contextual.md describes; a file appears only once its bytes decoded."""
-    from PIL import ImageFile
     from tqdm.auto import tqdm
 
     if retries < 0 or breaker < 0:  # range(retries + 1) would try nothing and call every row failed
@@ -276,35 +276,40 @@ def download_images(
             return "downloaded", None
         return "failed", reason
 
-    # a truncated download must fail verification: switch off PIL's lenient mode (the host turns it on
-    # globally) for the whole run, not per image, so concurrent checks cannot race on the flag
-    lenient = ImageFile.LOAD_TRUNCATED_IMAGES
-    ImageFile.LOAD_TRUNCATED_IMAGES = False
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="contextual-download")
-    try:
-        futures = {pool.submit(one, row): row for row in rows}
-        with tqdm(total=len(rows), desc="ConTextual images", unit="img", disable=not progress) as bar:
-            for future in as_completed(futures):
-                row = futures[future]
-                status, reason = future.result()
-                if status == "cached":
-                    report.cached += 1
-                elif status == "downloaded":
-                    report.downloaded += 1
-                else:
-                    report.failed.append(
-                        {"row": row.row, "line": row.line, "image_url": row.image_url, "reason": reason}
-                    )
-                bar.update(1)
-    except BaseException:
-        stop.set()  # Ctrl-C: running downloads stop retrying; finished files stay for the next run
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    finally:
-        ImageFile.LOAD_TRUNCATED_IMAGES = lenient
+    with _strict_decoding():  # for the whole run, not per image: concurrent checks cannot race on the flag
+        try:
+            futures = {pool.submit(one, row): row for row in rows}
+            with tqdm(total=len(rows), desc="ConTextual images", unit="img", disable=not progress) as bar:
+                for future in as_completed(futures):
+                    row = futures[future]
+                    status, reason = future.result()
+                    if status == "cached":
+                        report.cached += 1
+                    elif status == "downloaded":
+                        report.downloaded += 1
+                    else:
+                        report.failed.append(row.failure(reason))
+                    bar.update(1)
+        except BaseException:
+            stop.set()  # Ctrl-C: running downloads stop retrying; finished files stay for the next run
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     pool.shutdown(wait=True)
     report.failed.sort(key=lambda entry: entry["row"])
     return report
+
+
+@contextmanager
+def _strict_decoding() -> Iterator[None]:
+    """PIL's lenient mode off within the block (the host turns it on): a truncated image fails to verify."""
+    from PIL import ImageFile
+
+    lenient, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
+    try:
+        yield
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = lenient
 
 
 def _write_atomically(target: Path, data: bytes) -> None:
@@ -352,21 +357,9 @@ def _source_files(source: Path) -> dict[str, list[tuple[str, Callable[[], bytes]
 def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | Path) -> dict[str, Any]:
     """Copy images the user got elsewhere (a folder or archive) in as the rows' images, matched by the
     URL's file name (the URL's path end breaks ties); each is decoded first. Returns counts and problems."""
-    from PIL import ImageFile
-
     source, image_dir = Path(source), Path(image_dir)
     if not source.exists():
         raise PrepareError(f"--images {source}: no such folder or archive")
-    lenient = ImageFile.LOAD_TRUNCATED_IMAGES  # on wherever the host is imported: a half file would pass
-    ImageFile.LOAD_TRUNCATED_IMAGES = False
-    try:
-        return _import_images(rows, image_dir, source)
-    finally:
-        ImageFile.LOAD_TRUNCATED_IMAGES = lenient
-
-
-def _import_images(rows: Sequence[CsvRow], image_dir: Path, source: Path) -> dict[str, Any]:
-    """``import_images`` with PIL's lenient mode off."""
     files = _source_files(source)
     image_dir.mkdir(parents=True, exist_ok=True)
     by_name: dict[str, list[CsvRow]] = {}
@@ -395,12 +388,7 @@ def _import_images(rows: Sequence[CsvRow], image_dir: Path, source: Path) -> dic
         shared = len(files.get(name, [])) > 1 or len(by_name[name]) > 1
         if shared and (len(candidates) != 1 or claims[candidates[0][0]] > 1):
             problems.append(
-                {
-                    "row": row.row,
-                    "line": row.line,
-                    "image_url": row.image_url,
-                    "reason": f"--images: file name {name!r} is ambiguous (rows or files share it)",
-                }
+                row.failure(f"--images: file name {name!r} is ambiguous (rows or files share it)")
             )
             continue
         if not candidates:
@@ -408,16 +396,10 @@ def _import_images(rows: Sequence[CsvRow], image_dir: Path, source: Path) -> dic
         where, read = candidates[0]
         data = read()
         try:
-            verify_image(data)
+            with _strict_decoding():
+                verify_image(data)
         except ValueError as error:
-            problems.append(
-                {
-                    "row": row.row,
-                    "line": row.line,
-                    "image_url": row.image_url,
-                    "reason": f"--images {where}: {error}",
-                }
-            )
+            problems.append(row.failure(f"--images {where}: {error}"))
             continue
         _write_atomically(target, data)
         imported += 1
@@ -472,44 +454,27 @@ def prepare(
     *,
     split: str = "test",
     skip_missing: bool = False,
-    workers: int = 8,
-    retries: int = 4,
-    timeout: float = 30.0,
-    backoff_base: float = 1.0,
-    fetch: Callable[[str, float], bytes] | None = None,
-    progress: bool = True,
     images: str | Path | None = None,
     download: bool = True,
-    breaker: int = BREAKER_THRESHOLD,
+    **download_options: Any,
 ) -> dict[str, Any]:
-    """Read ``csv_path`` (None: the bundled rows of ``split``), import ``images``, download the rest, write
-    ``out_dir/<stem>.parquet``. Rows still without an image raise PrepareError naming them, unless
-    ``skip_missing`` leaves them out (listed); docs/contextual.md has the files written."""
+    """Read ``csv_path`` (None: the bundled rows of ``split``), import ``images``, download the rest
+    (``download_options``: those of ``download_images``), write ``out_dir/<stem>.parquet``. Rows still
+    without an image raise PrepareError naming them, unless ``skip_missing`` leaves them out (listed)."""
     from lmms_eval_tasks.framework.preparing import output_lock
 
     with output_lock(Path(out_dir)):  # one prepare per folder at a time (two wrote one parquet file at once)
-        return _prepare(
-            csv_path, Path(out_dir), split=split, skip_missing=skip_missing, workers=workers,
-            retries=retries, timeout=timeout, backoff_base=backoff_base, fetch=fetch, progress=progress,
-            images=images, download=download, breaker=breaker,
-        )  # fmt: skip
+        return _prepare(csv_path, Path(out_dir), split, skip_missing, images, download, download_options)
 
 
 def _prepare(
     csv_path: str | Path | None,
     out_dir: Path,
-    *,
     split: str,
     skip_missing: bool,
-    workers: int,
-    retries: int,
-    timeout: float,
-    backoff_base: float,
-    fetch: Callable[[str, float], bytes] | None,
-    progress: bool,
     images: str | Path | None,
     download: bool,
-    breaker: int,
+    download_options: dict[str, Any],
 ) -> dict[str, Any]:
     """``prepare``'s work, under its output folder's lock."""
     if csv_path is None:
@@ -522,31 +487,14 @@ def _prepare(
     started = time.monotonic()
     imported = import_images(rows, image_dir, images) if images is not None else None
     if download:
-        report = download_images(
-            rows,
-            image_dir,
-            workers=workers,
-            retries=retries,
-            timeout=timeout,
-            backoff_base=backoff_base,
-            fetch=fetch,
-            progress=progress,
-            breaker=breaker,
-        )
+        report = download_images(rows, image_dir, **download_options)
     else:
         report = DownloadReport(rows=len(rows))
         for row in rows:
             if (image_dir / image_filename(row.image_url)).is_file():
                 report.cached += 1
             else:
-                report.failed.append(
-                    {
-                        "row": row.row,
-                        "line": row.line,
-                        "image_url": row.image_url,
-                        "reason": "not in --images (download off)",
-                    }
-                )
+                report.failed.append(row.failure("not in --images (download off)"))
     if imported is not None:  # an import problem (ambiguous name, undecodable file) explains a missing row
         reasons = {entry["row"]: entry["reason"] for entry in imported["problems"]}
         for entry in report.failed:
@@ -577,7 +525,6 @@ def _prepare(
             f"ConTextual prepare: {len(report.failed)} of {len(rows)} rows SKIPPED (image missing):\n"
             f"{_failure_lines(report.failed)}"
         )
-    out_dir.mkdir(parents=True, exist_ok=True)
     dataset_path = write_dataset(kept, image_dir, out_dir / f"{stem}.parquet")
     summary = {
         "csv": source,
