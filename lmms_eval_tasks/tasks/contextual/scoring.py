@@ -122,11 +122,19 @@ def score(records: Sequence[dict[str, Any]], options: Options) -> tuple[dict[str
         return _submission(records, options.expected_rows)
     evaluation = evaluate.checked(records, options)
     for position, record in enumerate(records):  # what --log_samples shows in a single process
-        per_item = evaluation.per_item(position)
-        record["judge_verdicts"] = per_item["verdicts"]
-        record["judge_replies"] = per_item["judge_replies"]
-        record["rouge_l"] = per_item["rouge_l"]
-    metrics = evaluation.flat()
+        record["judge_verdicts"] = [
+            None if v is None else "Yes" if v else "No" for v in evaluation.verdicts[position]
+        ]
+        record["judge_replies"] = evaluation.replies[position]
+        record["rouge_l"] = evaluation.rouge[position]
+    judge = evaluation.judge
+    metrics = {
+        **evaluation.metrics,
+        "protocol": evaluation.protocol,
+        "repeats": evaluation.repeats,
+        "judge": judge.get("kind", "supplied") if judge else "supplied",
+        "judge_model": judge.get("model") if judge else None,
+    }
     details: dict[str, Any] = {
         "resampling": resampling_of(records, evaluation, options.protocol),
         "per_scenario": metrics.pop("per_scenario"),
@@ -158,14 +166,12 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
     to_judge = [item for item in items if item.index not in supplied]
     judged = _judged(records, items, to_judge, supplied_repeats, options)
     repeats = judged.repeats or supplied_repeats or 1
-    verdicts, replies, errors = judged.verdicts, judged.replies, judged.errors
+    verdicts, replies = judged.verdicts, judged.replies
     for index, (values, texts) in supplied.items():
-        verdicts[index] = values
-        replies[index] = texts
-        errors[index] = [None if value is not None else "supplied verdict has no Yes/No" for value in values]
+        verdicts[index], replies[index] = values, texts
     # a content-free prediction is rejected whatever verdict was supplied (a rescore of a samples file holds
     # no reply for it): the default protocol never lets a master key leave the denominator or be accepted
-    supplied_content_free = _reject_content_free_supplied(items, supplied, verdicts, errors, options.protocol)
+    supplied_content_free = _reject_content_free_supplied(items, supplied, verdicts, options.protocol)
     categories = [item.category for item in items]
     per_repeat = [
         acceptance_metrics(categories, [row[repeat] for row in verdicts], options.protocol)
@@ -203,9 +209,7 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
         verdicts=verdicts,
         items=items,
         replies=replies,
-        errors=errors,
         rouge=rouge_values,
-        supplied=[item.index in supplied for item in items],
         judge=judged.judge,
         judge_usage=judged.usage,
         judge_batch=judged.report,
@@ -251,11 +255,10 @@ def _supplied_repeats(supplied: dict[int, tuple[list[Any], list[Any]]], repeats:
 
 @dataclass
 class _Judged:
-    """The judge's verdicts, replies and errors per item and repeat (empty rows for supplied items)."""
+    """The judge's verdicts and replies per item and repeat (empty rows for supplied items)."""
 
     verdicts: list[list[bool | None]]
     replies: list[list[str | None]]
-    errors: list[list[str | None]]
     repeats: int | None = None
     report: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
@@ -266,7 +269,7 @@ class _Judged:
 
 def _judged(records, items, to_judge, supplied_repeats: int | None, options: Options) -> _Judged:
     """Judge the items without a supplied verdict (none: nothing judged, no judge made)."""
-    judged = _Judged([[] for _ in items], [[] for _ in items], [[] for _ in items], options.repeats)
+    judged = _Judged([[] for _ in items], [[] for _ in items], options.repeats)
     if not to_judge:
         return judged
     from lmms_eval_tasks.judges.pipeline import LazyJudge, protocol_repeats
@@ -294,7 +297,6 @@ def _judged(records, items, to_judge, supplied_repeats: int | None, options: Opt
         for item, cells in zip(to_judge, batch.cells, strict=True):
             judged.verdicts[item.index] = [cell.verdict if cell.judged else None for cell in cells]
             judged.replies[item.index] = [cell.reply for cell in cells]
-            judged.errors[item.index] = [cell.error for cell in cells]
         judged.report = {**batch.report(), "self_test": self_test} if self_test else batch.report()
         judged.judge, judged.usage, judged.self_test = judge_object.describe(), batch.usage, self_test
         if self_test:
@@ -348,36 +350,11 @@ class Evaluation:
     per_repeat: list[dict[str, Any]]
     verdicts: list[list[bool | None]]
     items: list[Item]
-    replies: list[list[str | None]] = field(default_factory=list)
-    errors: list[list[str | None]] = field(default_factory=list)
-    rouge: list[float | None] = field(default_factory=list)
-    supplied: list[bool] = field(default_factory=list)
+    replies: list[list[str | None]]
+    rouge: list[float | None]
     judge: dict[str, Any] = field(default_factory=dict)
     judge_usage: dict[str, Any] = field(default_factory=dict)
     judge_batch: dict[str, Any] = field(default_factory=dict)
-
-    def flat(self) -> dict[str, Any]:
-        """The ``score`` output: rates in percent, counts, per-scenario counts, the judge used."""
-        output = dict(self.metrics)
-        output["protocol"] = self.protocol
-        output["repeats"] = self.repeats
-        output["judge"] = self.judge.get("kind", "supplied") if self.judge else "supplied"
-        output["judge_model"] = self.judge.get("model") if self.judge else None
-        return output
-
-    def per_item(self, position: int) -> dict[str, Any]:
-        """What the pack's samples file records for one item (verdicts, replies, ROUGE-L)."""
-        item = self.items[position]
-        return {
-            "image_url": item.image_url,
-            "category": item.category,
-            "scenario": item.scenario,
-            "verdicts": ["Yes" if v else "No" if v is not None else None for v in self.verdicts[position]],
-            "judge_replies": self.replies[position] if self.replies else None,
-            "judge_errors": self.errors[position] if self.errors else None,
-            "verdict_supplied": self.supplied[position] if self.supplied else None,
-            "rouge_l": self.rouge[position] if self.rouge else None,
-        }
 
 
 def _submission(
@@ -426,7 +403,6 @@ def _reject_content_free_supplied(
     items: Sequence[Item],
     supplied: dict[int, Any],
     verdicts: list[list[bool | None]],
-    errors: list[list[str | None]],
     protocol: str,
 ) -> int:
     """Set the supplied verdicts of content-free predictions to rejected (default protocol); the number of
@@ -434,7 +410,6 @@ def _reject_content_free_supplied(
     if protocol != "default":
         return 0
     from lmms_eval_tasks.framework.screening import is_content_free
-    from lmms_eval_tasks.judges.pipeline import CONTENT_FREE
     from lmms_eval_tasks.tasks.contextual.judge_integrity import SCREENING
 
     count = 0
@@ -442,7 +417,6 @@ def _reject_content_free_supplied(
         item = items[index]
         if is_content_free(item.prediction, SCREENING, item.response):
             verdicts[index] = [False] * len(verdicts[index])
-            errors[index] = [f"{CONTENT_FREE}: rejected whatever the supplied verdict"] * len(verdicts[index])
             count += len(verdicts[index])
     return count
 
@@ -573,8 +547,7 @@ UNIT = "item"  # the resampling unit: items are independent
 def resampling_of(records: Sequence[dict[str, Any]], evaluation: Evaluation, protocol: str) -> Any:
     """The headline rates' bootstrap input (``_resampling``), its items named by their records."""
     ids = [str(r.get("image_url", i)) + "|" + str(r.get("instruction", "")) for i, r in enumerate(records)]
-    rouge = evaluation.rouge or [None] * len(evaluation.items)
-    return _resampling(evaluation.items, evaluation.verdicts, rouge, protocol, ids)
+    return _resampling(evaluation.items, evaluation.verdicts, evaluation.rouge, protocol, ids)
 
 
 def _resampling(
@@ -590,7 +563,7 @@ def _resampling(
     Wilson's where that is a point (docs/contextual.md, "Metrics")."""
     import numpy as np
 
-    from lmms_eval_tasks.uncertainty import Uncertainty, nanmean, wilson_interval
+    from lmms_eval_tasks.uncertainty import nanmean
     from lmms_eval_tasks.uncertainty.resampling import Resampling
 
     ids = list(ids) if ids is not None else [str(i) for i in range(len(items))]
@@ -632,38 +605,38 @@ def _resampling(
             out["rouge_l"] = 100 * totals[:, rouge_cell, 0, 2] / totals[:, rouge_cell, 0, 3]
         return out
 
-    closed: dict[str, Uncertainty] = {}
+    closed: dict[str, Any] = {}
     if repeats == 1:  # every rate's interval as the scorer computes it (rate_counts, normal_interval)
         counts = rate_counts(categories, [row[0] if row else None for row in verdicts], protocol)
-        for name, (accepted, judged) in counts.items():
-            if judged <= 0:
-                continue
-            low, high = normal_interval(accepted, judged)
-            if low is None:  # a rate above 100 (official Misc. denominator): no proportion, no interval
-                closed[name] = Uncertainty(
-                    100.0 * accepted / judged, None, None, None, "normal", UNIT, int(judged),
-                    reason=f"{accepted} accepted of a denominator of {judged}: a rate above 100% has no "
-                    "normal interval (the official analysis prints NaN)",
-                )  # fmt: skip
-                continue
-            if accepted in (0, judged) and float(accepted).is_integer():  # the normal interval is a point
-                wilson = wilson_interval(int(accepted), int(judged))
-                closed[name] = Uncertainty(
-                    100.0 * accepted / judged, 100.0 * wilson.stderr, 100.0 * wilson.low, 100.0 * wilson.high,
-                    "wilson", UNIT, int(judged),
-                    reason=f"the Wilson score interval: at {accepted:g} of {judged:g} the official normal "
-                    f"(Wald) interval is the point [{low:.2f}, {high:.2f}] (kept in the metrics' "
-                    "_ci95_low/_ci95_high)",
-                )  # fmt: skip
-                continue
-            share = max(0.0, accepted / judged)
-            stderr = 100.0 * math.sqrt(share * (1 - share) / judged)
-            closed[name] = Uncertainty(
-                100.0 * accepted / judged, stderr, low, high, "normal", UNIT, int(judged),
-                reason="the official normal (Wald) interval, clipped to [0, 100]",
-            )  # fmt: skip
+        closed = {name: _rate_interval(*count) for name, count in counts.items() if count[1] > 0}
     return Resampling(units, values, statistic, UNIT, codes, len(CATEGORIES) + 1,
                 identity=ids, closed_form=closed)  # fmt: skip
+
+
+def _rate_interval(accepted: int, judged: int) -> Any:
+    """A rate's closed-form 95% interval: the official normal one, Wilson's where that is a point, none above
+    100% (the official Misc. denominator)."""
+    from lmms_eval_tasks.uncertainty import Uncertainty, wilson_interval
+
+    rate, (low, high) = 100.0 * accepted / judged, normal_interval(accepted, judged)
+    if low is None:
+        stderr, method = None, "normal"
+        reason = (
+            f"{accepted} accepted of a denominator of {judged}: a rate above 100% has no normal interval "
+            "(the official analysis prints NaN)"
+        )
+    elif accepted in (0, judged) and float(accepted).is_integer():  # the normal interval is a point
+        reason = (
+            f"the Wilson score interval: at {accepted:g} of {judged:g} the official normal (Wald) interval "
+            f"is the point [{low:.2f}, {high:.2f}] (kept in the metrics' _ci95_low/_ci95_high)"
+        )
+        wilson = wilson_interval(int(accepted), int(judged))
+        stderr, low, high, method = 100.0 * wilson.stderr, 100.0 * wilson.low, 100.0 * wilson.high, "wilson"
+    else:
+        share = max(0.0, accepted / judged)
+        stderr, method = 100.0 * math.sqrt(share * (1 - share) / judged), "normal"
+        reason = "the official normal (Wald) interval, clipped to [0, 100]"
+    return Uncertainty(rate, stderr, low, high, method, UNIT, int(judged), reason=reason)
 
 
 @dataclass(frozen=True)
