@@ -54,17 +54,10 @@ DESCRIPTIONS = {
 
 def _data_settings(task: str) -> dict[str, Any]:
     if task.startswith("contextual_sample"):
-        return {
-            "dataset_path": "parquet",
-            "dataset_kwargs": {"data_files": {"test": f"sample/{make_sample.SAMPLE_FILE}"}},
-            "test_split": "test",
-        }
-    split, stem = DATA[task]
-    return {
-        "dataset_path": "parquet",
-        "dataset_kwargs": {"data_files": {split: f"data/{stem}.parquet"}},
-        "test_split": split,
-    }
+        split, path = "test", f"sample/{make_sample.SAMPLE_FILE}"
+    else:
+        split, path = DATA[task][0], f"data/{DATA[task][1]}.parquet"
+    return {"dataset_path": "parquet", "dataset_kwargs": {"data_files": {split: path}}, "test_split": split}
 
 
 def _fields(task: str) -> dict[str, Any]:

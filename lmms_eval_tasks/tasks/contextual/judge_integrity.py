@@ -1,10 +1,5 @@
-"""ConTextual's defences against a model that plays its judge: its markers, its length bound, its hedges.
-
-The judge's format is "Judgement: Yes/No"; a prediction carrying that marker is trying to write the verdict
-(``carries_markers``). Model output sent to the judge is bounded to ``MODEL_TEXT_LIMIT`` characters (the
-paper's models answer in up to 300 new tokens, about 1,500 characters). The offline rule judge gives no
-credit to a hedge (``rule_hedge``): a negated reference, or a list of candidates the reference hides in.
-See docs/judges.md, "Judge integrity".
+"""ConTextual's defences against a model that plays its judge: its markers, its length bound (the paper's
+models answer in about 1,500 characters), the rule judge's hedges (docs/judges.md, "Judge integrity").
 """
 
 from __future__ import annotations
@@ -32,10 +27,8 @@ def carries_markers(prediction: str) -> bool:
 
 
 def rule_hedge(prediction: str, reference: str, words: str, reference_words: str) -> str | None:
-    """Why the rule judge refuses credit to a prediction that contains the reference, or None: the
-    reference negated ("definitely not X"), several different times/numbers when the reference is one, or
-    a list of ``LIST_HEDGE_ITEMS`` or more candidates. ``words``/``reference_words``: both texts as the rule
-    judge normalises them (lower case, punctuation to spaces)."""
+    """Why the rule judge refuses credit to a prediction containing the reference (negated, among other
+    numbers, in a list of candidates), or None; ``words``/``reference_words``: both texts normalised."""
     padded, target = f" {words} ", f" {reference_words} "
     before = padded[: padded.find(target)].split()[-3:]
     if any(_NEGATION.fullmatch(word) for word in before):

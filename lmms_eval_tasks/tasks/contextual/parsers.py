@@ -1,8 +1,4 @@
-"""ConTextual: judge replies and the rule judge.
-
-Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Behaviour.parsers``.
-"""
+"""ConTextual: judge replies and the rule judge."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""ConTextual's published numbers (Wadhawan et al., ICML 2024) as data, with their sources.
-
-Values from the official repository's README leaderboard, Test (Overall) table, 506 instructions,
-acceptance rate in percent (GPT-4 judge, the paper's primary automatic metric). Rows dated 2024-01-24
-are the paper's models; later rows were added to the leaderboard after the paper.
-``published_source.md`` holds the excerpt the values were checked against (tests/test_published.py).
+"""ConTextual's published numbers (Wadhawan et al., ICML 2024): the official README leaderboard's acceptance
+rates in percent (GPT-4 judge); rows dated 2024-01-24 are the paper's models (excerpt: published_source.md).
 """
 
 from __future__ import annotations
@@ -28,17 +24,17 @@ def _source(date: str, split: str = "test") -> Source:
     )
 
 
-COLUMNS = (
-    "acceptance_rate",
-    "acceptance_rate_time",
-    "acceptance_rate_shopping",
-    "acceptance_rate_navigation",
-    "acceptance_rate_abstract",
-    "acceptance_rate_app",
-    "acceptance_rate_web",
-    "acceptance_rate_infographics",
-    "acceptance_rate_misc_natural_scenes",
+_SCENARIOS = (
+    "time",
+    "shopping",
+    "navigation",
+    "abstract",
+    "app",
+    "web",
+    "infographics",
+    "misc_natural_scenes",
 )
+COLUMNS = ("acceptance_rate", *(f"acceptance_rate_{scenario}" for scenario in _SCENARIOS))
 HEADLINE = ("acceptance_rate",)
 # The leaderboard's GPT-4 evaluation asks the judge once per instruction (the official scripts' protocol).
 PAPER_JUDGE_REPEATS = 1

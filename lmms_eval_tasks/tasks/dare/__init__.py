@@ -5,6 +5,20 @@ from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
 
 _OPTION_TEXT = "the text of option {}"
+_EXAMPLE = {
+    "id": "q1",
+    "instance_id": 1,
+    "category": "count",
+    "setup": "single",
+    "answer": ["B"],
+    "A": "1",
+    "B": "2",
+    "C": "3",
+    "D": "4",
+    "format": "gen",
+    "prompt": 1,
+    "prediction": "B",
+}
 RECORD_SCHEMA = RecordSchema(
     fields=(
         RecordField("id", "id"),
@@ -21,36 +35,7 @@ RECORD_SCHEMA = RecordSchema(
     ),
     identity=("setup", "format", "prompt", "extra_options", "category", "id", "option"),
     identity_key="lmms_eval_tasks.tasks.dare.scoring:record_identity",
-    example=(
-        {
-            "id": "q1",
-            "instance_id": 1,
-            "category": "count",
-            "setup": "single",
-            "answer": ["B"],
-            "A": "1",
-            "B": "2",
-            "C": "3",
-            "D": "4",
-            "format": "gen",
-            "prompt": 1,
-            "prediction": "B",
-        },
-        {
-            "id": "q2",
-            "instance_id": 2,
-            "category": "count",
-            "setup": "single",
-            "answer": ["A"],
-            "A": "1",
-            "B": "2",
-            "C": "3",
-            "D": "4",
-            "format": "gen",
-            "prompt": 1,
-            "prediction": "C",
-        },
-    ),
+    example=(_EXAMPLE, {**_EXAMPLE, "id": "q2", "instance_id": 2, "answer": ["A"], "prediction": "C"}),
 )
 
 # The dataset contract: the columns the hooks read from a row (docs/dare.md).

@@ -17,7 +17,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.framework.sample_data import COLOURS as SHARED_COLOURS
-from lmms_eval_tasks.framework.sample_data import canvas, draw_shape, parquet_bytes, png_bytes
+from lmms_eval_tasks.framework.sample_data import canvas, draw_shape, parquet_bytes, png_bytes, row_features
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 DEFAULT_SEED = 0
@@ -248,24 +248,9 @@ def build_rows(seed: int = DEFAULT_SEED) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def features() -> Any:
-    """The official DARE schema as ``datasets.Features`` (img is an HF Image feature)."""
-    from datasets import Features, Image, Sequence, Value
-
-    return Features(
-        {
-            "id": Value("string"),
-            "instance_id": Value("int64"),
-            "question": Value("string"),
-            "answer": Sequence(Value("string")),
-            "A": Value("string"),
-            "B": Value("string"),
-            "C": Value("string"),
-            "D": Value("string"),
-            "category": Value("string"),
-            "img": Image(),
-        }
-    )
+def features(rows: list[dict[str, Any]] | None = None) -> Any:
+    """The official DARE schema as ``datasets.Features``, read off the rows (img is an HF Image feature)."""
+    return row_features(rows or build_single(random.Random(0), instances=1), {"answer": "string[]"})
 
 
 def sample_path(config: str, split: str = "validation", folder: Path = SAMPLE_DIR) -> Path:
@@ -275,7 +260,7 @@ def sample_path(config: str, split: str = "validation", folder: Path = SAMPLE_DI
 def sample_files(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
     """The three parquet files (official schema, ``img`` an HF Image) by file name."""
     return {
-        sample_path(config, folder=Path()).name: parquet_bytes(rows, features())
+        sample_path(config, folder=Path()).name: parquet_bytes(rows, features(rows))
         for config, rows in build_rows(seed).items()
     }
 

@@ -1,8 +1,4 @@
-"""DARE: one parser per output format, plus the record-level path that `score` and the hooks use.
-
-Light at import: targets are ``"module:function"`` strings, resolved on use; ``framework.parser_index.
-all_parsers`` collects this list through ``Behaviour.parsers``.
-"""
+"""DARE: one parser per output format, plus the record-level path that `score` and the hooks use."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from lmms_eval_tasks.reporting.sections import (
     metrics_table,
 )
 from lmms_eval_tasks.tasks.dare.published import CATEGORIES, PUBLISHED_CATEGORY, PUBLISHED_MAIN
+from lmms_eval_tasks.tasks.dare.scoring import TABLE_COLUMNS
 
 MAIN_COLUMNS = (
     ("single_accuracy", "single acc"),
@@ -26,19 +27,7 @@ MAIN_COLUMNS = (
     *((f"multi_exact_k{k}", f"exact k={k}") for k in range(5)),
     ("unparsed", "unparsed"),
 )
-SUMMARY_COLUMNS = (
-    "single_acc",
-    "prompt_std",
-    "format_range",
-    "var_worst",
-    "var_drop",
-    "multi_k0",
-    "multi_k1",
-    "multi_k2",
-    "multi_k3",
-    "multi_k4",
-    "multi_f1",
-)
+SUMMARY_COLUMNS = tuple(TABLE_COLUMNS.values())
 _SETUP = re.compile(r"^unparsed_(?P<setup>[a-z_]+_p\d+)$")
 
 

@@ -594,34 +594,25 @@ def gold_letters(record: dict[str, Any], index: int | str) -> frozenset[str]:
         raise RecordError(
             index, "answer", f"expected a list of letters or option texts, got {type(answer).__name__}"
         )
-    texts = {letter: record.get(letter) for letter in LETTERS}
+    texts = {letter: record[letter] for letter in LETTERS if isinstance(record.get(letter), str)}
+
+    def by_text(text: str, normalise: Any) -> list[str]:
+        return [letter for letter, option in texts.items() if normalise(option) == normalise(text)]
+
     found: set[str] = set()
     for element in answer:
         if not isinstance(element, str):
             raise RecordError(index, "answer", f"element {element!r} is not a string")
         stripped = element.strip()
-        by_text = [
-            letter
-            for letter, option in texts.items()
-            if isinstance(option, str) and option.strip() == stripped
-        ]
-        if len(by_text) == 1:
-            found.add(by_text[0])
-            continue
-        if len(stripped) == 1 and stripped.upper() in LETTERS:
-            found.add(stripped.upper())
-            continue
-        by_text = [
-            letter
-            for letter, option in texts.items()
-            if isinstance(option, str) and _normalise_text(option) == _normalise_text(stripped)
-        ]
-        if len(by_text) == 1:
-            found.add(by_text[0])
-            continue
-        raise RecordError(
-            index, "answer", f"{element!r} is neither a letter A-D nor the text of exactly one option"
-        )
+        # an option's exact text first, then a letter, then an option's text up to case and punctuation
+        letter = [stripped.upper()] if len(stripped) == 1 else []
+        for matches in (by_text(stripped, str.strip), letter, by_text(stripped, _normalise_text)):
+            if len(matches) == 1 and matches[0] in LETTERS:
+                found.add(matches[0])
+                break
+        else:
+            message = f"{element!r} is neither a letter A-D nor the text of exactly one option"
+            raise RecordError(index, "answer", message)
     return frozenset(found)
 
 
@@ -886,14 +877,14 @@ def _window(text: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _paper_patterns(letters: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The paper's two regexes for ``letters`` (list, single) and a lowercase-tolerant letter check."""
+def _paper_patterns(letters: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The paper's two regexes for ``letters``: a list of letters, a single letter."""
     klass = f"[{letters}]"
     # Paper: (^|\s)[ABCD](, [ABCD])+($|\n|,|\.|\s)
     list_pattern = re.compile(rf"(?:^|\s)({klass}(?:, {klass})+)(?:$|\n|,|\.|\s)")
     # Paper: X(: )|X(\.)|X(\n)|X($), plus a left word boundary so "DVD." does not answer D.
     single_pattern = re.compile(rf"(?<![A-Za-z])({klass})(?=: |\.|\n|$)")
-    return list_pattern, single_pattern, re.compile(rf"[{letters}{letters.lower()}]")
+    return list_pattern, single_pattern
 
 
 def _letter_of(token: str, letters: str) -> str | None:
@@ -1107,11 +1098,14 @@ def _normalise_text(value: str) -> str:
 
 
 def _explicit_answer(cleaned: str, tokens: list[_Token], letters: str) -> Parsed | None:
-    """The first explicit-answer rule that matches: whole output, leading answer, then an answer marker."""
+    """The first rule that matches: whole output, leading answer, an answer marker, the paper's list regex."""
     for rule in (_whole_answer, _leading_answer, _marked_answer):
         parsed = rule(tokens, letters) if rule is _whole_answer else rule(cleaned, tokens, letters)
         if parsed is not None:
             return parsed
+    match = _paper_patterns(letters)[0].search(cleaned)
+    if match is not None:
+        return _ok([part.strip() for part in match.group(1).split(",")], "paper list regex")
     return None
 
 
@@ -1124,10 +1118,7 @@ def parse_generated(text: Any, *, letters: str = LETTERS, options: dict[str, str
     explicit = _explicit_answer(cleaned, tokens, letters)
     if explicit is not None:
         return explicit
-    list_pattern, single_pattern, _ = _paper_patterns(letters)
-    match = list_pattern.search(cleaned)
-    if match is not None:
-        return _ok([part.strip() for part in match.group(1).split(",")], "paper list regex")
+    single_pattern = _paper_patterns(letters)[1]
     if _NONE_WORD.search(cleaned) or _NONE_PHRASE.search(cleaned):
         return _none("NONE phrase")
     singles = set(single_pattern.findall(cleaned))
@@ -1282,10 +1273,6 @@ def parse_inverse_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
     explicit = _explicit_answer(cleaned, tokens, letters)
     if explicit is not None:
         return explicit if explicit.status == "ok" else _unparsed("NONE is not a list of incorrect options")
-    list_pattern, _, _ = _paper_patterns(letters)
-    match = list_pattern.search(cleaned)
-    if match is not None:
-        return _ok([part.strip() for part in match.group(1).split(",")], "paper list regex")
     standalone = _standalone_letters(cleaned, tokens, letters)
     return _ok(standalone, "standalone letters") if standalone else _unparsed()
 
