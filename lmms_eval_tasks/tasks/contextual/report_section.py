@@ -65,24 +65,20 @@ def render(context: SectionContext) -> list[Block]:
         blocks.append(
             metrics_table("Main results, a row per run", entries, columns, PUBLISHED_ROWS, value=_with_wilson)
         )
-    groups = [*SCENARIOS, "natural", "digital"]
+    pools = [*((s, (s,)) for s in SCENARIOS), ("natural", NATURAL_SCENARIOS), ("digital", DIGITAL_SCENARIOS)]
+    groups = [name for name, _ in pools]
     series, errors = {}, {}
     for entry in entries:
         per_scenario = entry.details.get("per_scenario") or {}
         if not per_scenario:
             continue
-        rows = []
-        values, bounds = [], []
-        pools = [*((s, (s,)) for s in SCENARIOS)]
-        pools += [("natural", NATURAL_SCENARIOS), ("digital", DIGITAL_SCENARIOS)]
-        for name, members in pools:
-            rows.append([name, *_rate_row(entry.metrics, name, per_scenario, members)])
+        rows = [[name, *_rate_row(entry.metrics, name, per_scenario, members)] for name, members in pools]
+        bounds = []
         for row in rows:
-            values.append(row[1])
             row[4:4] = wilson_percent(row[-2], row[-1])
             collapsed = row[2] is not None and row[2] == row[3] and row[4] is not None  # 0 or all accepted
             bounds.append((row[4], row[5]) if collapsed else None if row[2] is None else (row[2], row[3]))
-        series[entry.label], errors[entry.label] = values, bounds
+        series[entry.label], errors[entry.label] = [row[1] for row in rows], bounds
         blocks.append(
             Table(
                 f"Per scenario with 95% intervals: {entry.label}",

@@ -428,6 +428,8 @@ def _mean(values: list[float]) -> float | None:
 def _combine(per_repeat: list[dict[str, Any]], headline: dict[str, Any]) -> dict[str, Any]:
     """The ``headline`` rates (the resampled statistic: each rate averaged over the repeats where defined);
     the other rates and interval bounds averaged likewise; counts summed; spread of the headline rate."""
+    from lmms_eval_tasks.judges.pipeline import repeat_spread
+
     combined: dict[str, Any] = {}
     for key in RATE_KEYS:
         if key in headline:
@@ -438,10 +440,7 @@ def _combine(per_repeat: list[dict[str, Any]], headline: dict[str, Any]) -> dict
         combined[key] = sum(m[key] for m in per_repeat)
     rates = [m["acceptance_rate"] for m in per_repeat if m["acceptance_rate"] is not None]
     if len(per_repeat) > 1:
-        mean = _mean(rates)
-        combined["acceptance_rate_std"] = (
-            math.sqrt(sum((r - mean) ** 2 for r in rates) / (len(rates) - 1)) if len(rates) > 1 else None
-        )
+        combined["acceptance_rate_std"] = repeat_spread(rates)["std"] if len(rates) > 1 else None
     return combined
 
 

@@ -132,9 +132,7 @@ def per_question_correct(records: Iterable[dict[str, Any]], options: Options) ->
         verdict = score_record(record, index)
         parts = (verdict.answer_format, f"p{verdict.prompt}", verdict.variant, verdict.category)
         key = "/".join((verdict.setup, *parts, verdict.question_id))
-        if verdict.variant == "binary":
-            if any(other.option == verdict.option for other in binary[key]):
-                raise RecordError(index, "option", f"duplicate binary option {verdict.option!r} for {key}")
+        if verdict.variant == "binary":  # duplicates were refused by the record contract
             binary[key].append(verdict)
             continue
         keys.append(key)
@@ -747,46 +745,36 @@ def score_record(record: dict[str, Any], index: int | str = 0) -> Verdict:
         raise RecordError(
             index, "answer", f"the {setup} setup needs exactly one correct option, got {sorted(gold)}"
         )
-    variant = multi_variant(record) if setup == "multi" else "standard"
-    verdict_fields = dict(
-        index=index,
-        setup=setup,
-        answer_format=answer_format,
-        prompt=prompt,
-        variant=variant,
-        category=category,
-        instance_id=str(instance_id if instance_id is not None else question_id),
-        question_id=question_id,
-        gold=gold,
-    )
+    option, decision = None, None
+    predicted, contradictory = _resolve_extra_options(parsed, record.get("extra_options"))
     if answer_format == "binary":
         option = _binary_option(record, index)
         decision = None if parsed.status == "unparsed" else parsed.status == "ok"
-        return Verdict(
-            **verdict_fields,
-            parsed=parsed,
-            predicted=parsed.letters,
-            correct=decision == (option in gold),
-            option=option,
-            decision=decision,
-        )
-    predicted, contradictory = _resolve_extra_options(parsed, record.get("extra_options"))
-    if answer_format == "inv":
-        # Out-Inv names the three incorrect options; the answer is the remaining one.
-        correct = (
-            parsed.status == "ok" and len(parsed.letters) == 3 and frozenset(LETTERS) - parsed.letters == gold
-        )
-        predicted = (
-            frozenset(LETTERS) - parsed.letters
-            if parsed.status == "ok" and len(parsed.letters) == 3
-            else frozenset()
-        )
+        correct = decision == (option in gold)
+    elif answer_format == "inv":  # Out-Inv names the three incorrect options; the answer is the remaining one
+        named_three = parsed.status == "ok" and len(parsed.letters) == 3
+        predicted = frozenset(LETTERS) - parsed.letters if named_three else frozenset()
+        correct = named_three and predicted == gold
     elif setup == "multi":
         correct = parsed.status != "unparsed" and not contradictory and predicted == gold
     else:
         correct = parsed.status == "ok" and predicted == gold
     return Verdict(
-        **verdict_fields, parsed=parsed, predicted=predicted, correct=correct, contradictory=contradictory
+        index=index,
+        setup=setup,
+        answer_format=answer_format,
+        prompt=prompt,
+        variant=multi_variant(record) if setup == "multi" else "standard",
+        category=category,
+        instance_id=str(instance_id if instance_id is not None else question_id),
+        question_id=question_id,
+        gold=gold,
+        parsed=parsed,
+        predicted=predicted,
+        correct=correct,
+        option=option,
+        decision=decision,
+        contradictory=contradictory,
     )
 
 
