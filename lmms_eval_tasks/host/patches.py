@@ -230,9 +230,7 @@ def check_patch(name: str) -> PatchStatus:
         state, detail = MISMATCH, str(error)
     except Exception as error:  # noqa: BLE001 - a probe that cannot run means the patch does not apply
         state, detail = MISMATCH, f"probe failed: {error_line(error)}"
-    if state == MISMATCH:
-        return PatchStatus(name, "skipped", detail, patch.without)
-    return PatchStatus(name, state, detail, patch.without)
+    return PatchStatus(name, "skipped" if state == MISMATCH else state, detail, patch.without)
 
 
 # What happened to each patch in this process (read into every pack report's provenance).
@@ -267,19 +265,9 @@ def skipped_line(statuses: Sequence[PatchStatus]) -> str | None:
     return f"lmms-eval-tasks: on {host}, {len(skipped)} host patch(es) did not apply: {reasons}"
 
 
-def _warn_skipped(statuses: Sequence[PatchStatus]) -> None:
-    fresh = [status for status in statuses if not status.ok and status.name not in _warned]
-    line = skipped_line(fresh)
-    if line:
-        _warned.update(status.name for status in fresh)
-        logger.warning(line)
-
-
 def apply_patch(name: str) -> PatchStatus:
     """Install one patch when its probe passes (idempotent); otherwise warn once and leave the host alone."""
-    status = _apply(name)
-    _warn_skipped([status])
-    return status
+    return apply_patches(names=[name])[0]
 
 
 def patches_for(model_names: Sequence[str] = ()) -> list[str]:
@@ -293,7 +281,11 @@ def apply_patches(model_names: Sequence[str] = (), names: Sequence[str] | None =
     """Apply the patches a run needs (all model-independent ones, plus those of the named models) whose
     probes pass; one warning line names those that did not, each with its reason."""
     statuses = [_apply(name) for name in (patches_for(model_names) if names is None else names)]
-    _warn_skipped(statuses)
+    fresh = [status for status in statuses if not status.ok and status.name not in _warned]
+    line = skipped_line(fresh)
+    if line:
+        _warned.update(status.name for status in fresh)
+        logger.warning(line)
     return statuses
 
 
