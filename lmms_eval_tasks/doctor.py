@@ -59,9 +59,6 @@ def in_checkout() -> bool:
     return (CHECKOUT / "Makefile").is_file()
 
 
-# --- host ---------------------------------------------------------------------------------------------------
-
-
 def check_host() -> list[Check]:
     """The host version against the supported range, and every host patch's probe."""
     installed, supported = host_versions.host_version(), host_versions.SUPPORTED_HOST_VERSIONS
@@ -86,9 +83,6 @@ def check_host() -> list[Check]:
             _line("host", f"patch {name}", required=True)(status.ok, f"{status.state}: {status.detail}", fix)
         )
     return checks
-
-
-# --- runtime ------------------------------------------------------------------------------------------------
 
 
 def _check_import(module_name: str, fix: str) -> Check:
@@ -144,21 +138,12 @@ def check_tiny_llava(directory: Path | None = None, required: bool = False) -> C
     from lmms_eval_tasks import cache_root
     from lmms_eval_tasks.models.tiny_llava import is_complete_build
 
-    directory = directory or cache_root() / "tiny-llava"
+    directory, line = directory or cache_root() / "tiny-llava", _line("development", "tiny llava", required)
     if is_complete_build(directory, seed=0):
-        return Check("development", "tiny llava", True, required, f"built at {directory}")
+        return line(True, f"built at {directory}")
     build = f"`lmms-eval-tasks build-tiny-llava --output {directory}`"
-    return Check(
-        "development",
-        "tiny llava",
-        False,
-        required,
-        f"not built (or incomplete) at {directory}",
-        f"make tiny-llava (or {build})" if in_checkout() else build,
-    )
-
-
-# --- judge --------------------------------------------------------------------------------------------------
+    fix = f"make tiny-llava (or {build})" if in_checkout() else build
+    return line(False, f"not built (or incomplete) at {directory}", fix)
 
 
 def _probe_request(endpoint: Any) -> urllib.request.Request:
@@ -231,9 +216,6 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
     return _judge_line(True, f"{where} answers (HTTP {status})")
 
 
-# --- datasets -----------------------------------------------------------------------------------------------
-
-
 def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
     """Benchmark -> its hub datasets as (dataset_path, dataset_name, tasks), from the task YAML."""
     return {
@@ -304,9 +286,6 @@ def check_datasets(include_paths: Sequence[str] = ()) -> list[Check]:
     return checks
 
 
-# --- models -------------------------------------------------------------------------------------------------
-
-
 def check_pack_models() -> Check:
     """The pack's own models (``random_guess``) resolve through the host registry and import: required."""
     from lmms_eval_tasks.models import SIMPLE_MODELS
@@ -361,9 +340,6 @@ def check_models(all_models: bool = False) -> list[Check]:
             fix = model_availability.install_hint(status)
         checks.append(line(False, status.reason, fix))
     return checks
-
-
-# --- report -------------------------------------------------------------------------------------------------
 
 
 _stderr_sink: int | None = None

@@ -156,10 +156,6 @@ def check_model_args(argv: Sequence[str]) -> str | None:
 # ---- devices, dtypes and batch sizes the model wrappers cannot honour ---------------------------------
 
 _CPU_FIX = "--model_args ...,device=cpu,device_map=cpu (and no --device)"
-_SERVER_PATH = (
-    "for throughput serve the model (vLLM, SGLang) and run --model openai_compatible or the pack's "
-    "openai_pipelined with --batch_size N ({page}, 'Model servers')"
-)
 
 
 def _absent_device(value: str) -> str | None:
@@ -196,9 +192,10 @@ def model_settings_problem(arguments: Sequence[str], runs: Sequence[tuple[str, s
             size = given.get("batch_size") or batch
             if size is not None and str(size).strip() != "1":
                 return (
-                    f"lmms_eval: --batch_size {size}: the host's llava_hf wrapper generates one request at a "
-                    "time (lmms-eval 0.7.3 asserts batch size 1); give --batch_size 1; "
-                    + _SERVER_PATH.format(page=doc("models.md"))
+                    f"lmms_eval: --batch_size {size}: the host's llava_hf wrapper generates one request "
+                    "at a time (lmms-eval 0.7.3 asserts batch size 1); give --batch_size 1; for throughput "
+                    "serve the model (vLLM, SGLang) and run --model openai_compatible or the pack's "
+                    f"openai_pipelined with --batch_size N ({doc('models.md')}, 'Model servers')"
                 )
             if "device_map" not in given and not several:
                 return (

@@ -61,9 +61,6 @@ def environment_key(host_version: str | None) -> dict[str, Any]:
     return {"format": FORMAT, "host": host_version, "pyyaml": getattr(yaml, "__version__", None)}
 
 
-# --- recording one build ---------------------------------------------------------------------------------
-
-
 @dataclass
 class Build:
     """What one index build read and logged; ``problem`` says why it cannot be cached (None: it can)."""
@@ -143,8 +140,6 @@ def record(manager: Any, build_index: Callable[[], Any]) -> tuple[Any, Build]:
             manager.logger = real_logger
     return index, build
 
-
-# --- storing and finding ---------------------------------------------------------------------------------
 
 # cache file path -> (that file's state, its payload): this process's last read or write of it, so a second
 # index in one process reads no JSON, and one whose write failed is still not built twice
