@@ -135,16 +135,8 @@ def _run_dataset(args: argparse.Namespace) -> int:
     source = load_any(args.input, args.split)
     for name in names:
         for severity in severities:
-            corrupted = materialize(
-                source,
-                args.image_column,
-                name,
-                severity,
-                args.seed,
-                args.profile,
-                args.num_proc,
-                args.cache_dir,
-            )
+            how = (args.seed, args.profile, args.num_proc, args.cache_dir)
+            corrupted = materialize(source, args.image_column, name, severity, *how)
             if args.output:
                 target = Path(args.output) / args.profile / name / f"severity_{severity}"
                 corrupted.save_to_disk(str(target))

@@ -1,9 +1,7 @@
 """`lmms-eval-tasks export`: leaderboard files and a CSV of every metric, in one place.
 
-- ``export <benchmark> RUN_DIR --out FILE``: the leaderboard file a task of the benchmark wrote (its
-  registry entry's ``leaderboard_files``): HallusionBench's ``HallusionBench_result.json`` (the official
-  rows plus ``model_prediction``), ConTextual's predictions of a submission task (``contextual_test``;
-  ``FILE`` ending in ``.csv`` copies the CSV, otherwise the JSON).
+- ``export <benchmark> RUN_DIR --out FILE``: the leaderboard file a task of the benchmark wrote
+  (HallusionBench's ``HallusionBench_result.json``, ConTextual's predictions: a ``.csv`` FILE gets the CSV).
 - ``export csv RUN_DIR... --out FILE``: every metric of every report, a row per run, task and metric.
 
 ``--task`` picks one task when a folder holds several runs of the benchmark.

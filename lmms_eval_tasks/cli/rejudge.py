@@ -1,12 +1,9 @@
 """`lmms-eval-tasks rejudge BENCHMARK RUN --judge-model M`: how much the judge moves a judged number.
 
 RUN is a run folder (with --task) or a pack records file (``<task>_samples.jsonl``). Its records are judged
-again by the run's judge (judge A: the judge its report's provenance records, or --baseline-judge-model) and
-by M (judge B, an OpenAI-compatible endpoint: --judge-base-url, else the configured one), both with the run's
-recorded scoring options and repeats (-o overrides them for both), through the benchmark's scorer with the
-pack's judge cache (a rerun is resumable and asks nothing already answered). Prints, and
-writes next to the records as ``<records>.rejudge_<M>.json``: per-item agreement, Cohen's kappa, the items
-whose verdict flips, and each headline metric under both judges with the paired 95% interval of B - A.
+again by the run's judge (A) and by M (B), with the run's scoring options, through the judge cache; prints and
+writes ``<records>.rejudge_<M>.json``: agreement, Cohen's kappa, flips, each headline metric under both
+judges and the paired 95% interval of B - A (comparing-with-papers.md in the pack's documentation).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """`lmms-eval-tasks report RUN_DIR... --out DIR`: report.html and report.md over one or more harness runs.
 
-Each RUN_DIR is a harness output folder (``--output_path``), a model folder below it, a pack folder
-``.../lmms_eval_tasks`` or one run folder ``.../lmms_eval_tasks/<run_id>``; every pack folder below it
-counts, at any depth. Each (model, model args) is one run, with the newest report of each task; what is
-left out (older reports of the same setup, unreadable reports, tasks whose scoring failed) is printed.
-The HTML is self-contained (tables, PNG plots as data URIs, no scripts). A run of a published model (matched
-by its checkpoint, or named with --published-as) gets a Reproduction section: published value, run value and
-interval, difference, and every known reason for a difference (comparing-with-papers.md in the docs).
+Every pack folder under each RUN_DIR counts; each (model, model args) is a run with the newest report of
+each task, what is left out is printed. A run of a published model gets a Reproduction section (reports.md
+and comparing-with-papers.md in the pack's documentation).
 """
 
 from __future__ import annotations

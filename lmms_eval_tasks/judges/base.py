@@ -10,6 +10,11 @@ from typing import Any
 
 from loguru import logger
 
+# a judge's usage counters, in the order its usage() reports them (the tokens after the unjudged reasons)
+USAGE_COUNTERS = tuple(
+    "replies calls cache_hits retries unjudged refused_too_long prompt_tokens completion_tokens".split()
+)
+
 
 @dataclass(frozen=True)
 class JudgeRequest:
@@ -96,13 +101,12 @@ class Judge:
         with self._usage_lock:
             counters = dict(self._counters)
             reasons = dict(self._unjudged_reasons.most_common(10))
-        calls = ("replies", "calls", "cache_hits", "retries", "unjudged", "refused_too_long")
         return {
             "kind": self.kind,
             "model": self.model,
-            **{name: counters.get(name, 0) for name in calls},
+            **{name: counters.get(name, 0) for name in USAGE_COUNTERS[:6]},
             "unjudged_reasons": reasons,
-            **{name: counters.get(name, 0) for name in ("prompt_tokens", "completion_tokens")},
+            **{name: counters.get(name, 0) for name in USAGE_COUNTERS[6:]},
             "estimated_cost_usd": self._estimated_cost(counters),
         }
 

@@ -14,7 +14,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.environment import judge_setting
-from lmms_eval_tasks.judges.base import Judge, JudgeReply, JudgeRequest
+from lmms_eval_tasks.judges.base import USAGE_COUNTERS, Judge, JudgeReply, JudgeRequest
 from lmms_eval_tasks.judges.config import numeric_setting
 from lmms_eval_tasks.judges.integrity import (
     LENGTH_REFUSED,
@@ -32,16 +32,6 @@ MODEL_FAILURE = "model_failure"  # refused as too long, or no verdict and plante
 MASKED = "masked"  # masking the model's quoted text removed or changed the judge's verdict
 VERDICT_MASKED = "the model's text removed or changed the judge's verdict"
 _NO_MODEL_FAILURE = object()
-_USAGE_COUNTERS = (
-    "replies",
-    "calls",
-    "cache_hits",
-    "retries",
-    "unjudged",
-    "refused_too_long",
-    "prompt_tokens",
-    "completion_tokens",
-)
 
 
 class JudgingFailed(RuntimeError):
@@ -194,7 +184,7 @@ def protocol_repeats(judge: Judge, protocol_default: int, task: str | None) -> i
 
 def _usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     delta: dict[str, Any] = {"kind": after.get("kind"), "model": after.get("model")}
-    for name in _USAGE_COUNTERS:
+    for name in USAGE_COUNTERS:
         delta[name] = int(after.get(name, 0) or 0) - int(before.get(name, 0) or 0)
     cost_before, cost_after = before.get("estimated_cost_usd"), after.get("estimated_cost_usd")
     delta["estimated_cost_usd"] = (
@@ -266,13 +256,8 @@ def _parse_cell(reply: Any, parse: Callable[[str], Any], item: JudgeItem, mask: 
         if mask and _not_the_judges(parse, reply.text, item.model_text, verdict, chose):
             own = _NOT_THE_JUDGES
     except Exception as error:  # a parser must not crash scoring: the reply is kept, the cell counted
-        return VerdictCell(
-            UNPARSEABLE,
-            None,
-            reply.text,
-            f"reply parser failed: {type(error).__name__}: {error}"[:300],
-            reply.cached,
-        )
+        failure = f"reply parser failed: {type(error).__name__}: {error}"[:300]
+        return VerdictCell(UNPARSEABLE, None, reply.text, failure, reply.cached)
     shown = reply.text if len(reply.text) <= 80 else reply.text[:77] + "..."
     if own is not None and not isinstance(own, Conflict) and verdict != own:
         return VerdictCell(MASKED, None, reply.text, f"{VERDICT_MASKED}: {shown!r}", reply.cached)

@@ -65,32 +65,17 @@ def render(context: SectionContext) -> list[Block]:
                     [entry.metrics.get(f"{split}_accuracy_count_{c}") for c in counts],
                 )
         if series:
-            blocks.append(
-                lines(
-                    f"TallyQA {split}: accuracy vs true count",
-                    context.plot_name(f"accuracy_by_count_{split}"),
-                    series,
-                    "true count",
-                    "accuracy %",
-                )
-            )
+            name = context.plot_name(f"accuracy_by_count_{split}")
+            title = f"TallyQA {split}: accuracy vs true count"
+            blocks.append(lines(title, name, series, "true count", "accuracy %"))
     for entry in entries:
+        get = entry.metrics.get
         rows = [
-            [
-                split,
-                count,
-                entry.metrics.get(f"{split}_accuracy_count_{count}"),
-                entry.metrics.get(f"{split}_questions_count_{count}"),
-            ]
+            [split, count, get(f"{split}_accuracy_count_{count}"), get(f"{split}_questions_count_{count}")]
             for split in SPLITS
             for count in counts_of(entry.metrics, split)
         ]
         if rows:
-            blocks.append(
-                Table(
-                    f"Accuracy vs true count: {entry.label}",
-                    ["split", "true count", "accuracy", "questions"],
-                    rows,
-                )
-            )
+            headers = ["split", "true count", "accuracy", "questions"]
+            blocks.append(Table(f"Accuracy vs true count: {entry.label}", headers, rows))
     return blocks

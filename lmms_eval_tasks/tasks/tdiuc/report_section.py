@@ -39,21 +39,10 @@ def render(context: SectionContext) -> list[Block]:
         metrics_table("Main results, a row per run", context.entries, MAIN_COLUMNS, PUBLISHED),
     ]
     for entry in context.entries:
-        rows = [
-            [
-                name,
-                entry.metrics.get(f"accuracy_{name}"),
-                entry.metrics.get(f"normalized_accuracy_{name}"),
-                entry.metrics.get(f"questions_{name}"),
-            ]
-            for name in question_types(entry.metrics)
-        ]
+        keys = ("accuracy", "normalized_accuracy", "questions")
+        names = question_types(entry.metrics)
+        rows = [[name, *(entry.metrics.get(f"{key}_{name}") for key in keys)] for name in names]
+        headers = ["question type", "accuracy", "normalized accuracy", "questions"]
         if rows:
-            blocks.append(
-                Table(
-                    f"Per question type: {entry.label}",
-                    ["question type", "accuracy", "normalized accuracy", "questions"],
-                    rows,
-                )
-            )
+            blocks.append(Table(f"Per question type: {entry.label}", headers, rows))
     return blocks

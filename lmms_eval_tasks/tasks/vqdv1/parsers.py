@@ -7,20 +7,12 @@ from lmms_eval_tasks.framework.parser_index import ParserEntry
 from lmms_eval_tasks.framework.screening import Screening
 
 _VQD = "lmms_eval_tasks.tasks.vqdv1.scoring"
+SIZE = {"width": 640, "height": 480}
 
 PARSERS: list[ParserEntry] = [
-    ParserEntry("vqdv1.parse_boxes", f"{_VQD}:parse_boxes", ("list",), {"width": 640, "height": 480}),
-    ParserEntry(
-        "vqdv1.parse_boxes[official]",
-        f"{_VQD}:parse_boxes",
-        ("list",),
-        {"width": 640, "height": 480, "official": True},
-    ),
-    ParserEntry(
-        "vqdv1.parse_boxes[qwen]",
-        f"{_VQD}:parse_boxes",
-        ("list",),
-        {"width": 640, "height": 480, "syntax": "qwen"},
+    *(
+        ParserEntry(f"vqdv1.parse_boxes{label}", f"{_VQD}:parse_boxes", ("list",), {**SIZE, **how})
+        for label, how in (("", {}), ("[official]", {"official": True}), ("[qwen]", {"syntax": "qwen"}))
     ),
     ParserEntry("vqdv1.is_explicit_empty", f"{_VQD}:is_explicit_empty", ("bool",)),
 ]

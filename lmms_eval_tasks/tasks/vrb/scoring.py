@@ -24,15 +24,6 @@ LEVELS = (0, 1, 2, 3, 4, 5)
 CLEAN = "clean"
 SUB_METRICS = ("first_drop", "range_of_error", "error_rate", "average_error", "average_difference")
 MODEL_KEYS = (*SUB_METRICS, "accuracy_clean", "accuracy_average", "relative_accuracy_drop", "vre")
-RECORD_FIELDS = (
-    "question_id",
-    "answers",
-    "multiple_choice_answer",
-    "question_type",
-    "answer_type",
-    "corruption",
-    "severity",
-)
 
 
 @dataclass(frozen=True)
@@ -174,9 +165,7 @@ def _tables(scored: _Scored, options: Options) -> dict[str, Any]:
         for name in corruptions
         if name not in complete or not has_clean
     }
-    level_names = [""] * len(level_ids)
-    for level, i in level_ids.items():
-        level_names[i] = level_key(*level)
+    level_names = [level_key(*level) for level in level_ids]  # in code order: codes are insertion positions
     for kind in ("question_type", "answer_type"):
         names = sorted(scored.type_ids[kind], key=scored.type_ids[kind].get)
         codes = np.asarray(scored.record_types[kind], dtype=np.int64) * len(level_ids) + levels_of
