@@ -616,63 +616,48 @@ def run_warnings(report: dict[str, Any]) -> list[str]:
 def provenance_table(run: Run) -> Table:
     """A row per top-level report of ``run``: warnings first (the wide table scrolls; last, they were cut at
     the page's right edge), then versions, model, judge, usage, corruption, counts."""
-    rows: list[list[Any]] = []
     host_version = (run.host_results or {}).get("lmms_eval_version")
-    for task in run.top_level_tasks():
-        report = run.reports[task]
-        provenance = report["provenance"]
-        judge = provenance.get("judge") if isinstance(provenance.get("judge"), dict) else None
-        usage = _usage_blocks(report)
-        corruption = provenance.get("corruption") if isinstance(provenance.get("corruption"), dict) else None
-        cost = _sum(usage, "estimated_cost_usd")
-        tokens = [_sum(usage, "prompt_tokens"), _sum(usage, "completion_tokens")]
-        rows.append(
-            [
-                task,
-                "; ".join(run_warnings(report)) or "none",
-                provenance.get("pack_version"),
-                provenance.get("host_version") or host_version,
-                provenance.get("model"),
-                provenance.get("model_args"),
-                None if judge is None else f"{judge.get('kind')}: {judge.get('model')}",
-                None if judge is None else judge.get("repeats"),
-                None
-                if not usage
-                else (
-                    f"{_sum(usage, 'calls') or 0} calls, {_sum(usage, 'cache_hits') or 0} cached, "
-                    f"{tokens[0] or 0}+{tokens[1] or 0} tokens, ${cost or 0:.4f}"
-                ),
-                None
-                if corruption is None
-                else f"{corruption.get('profile')} (seed {corruption.get('seed')})",
-                _first_metric(report["metrics"], _UNJUDGED_KEYS),
-                _first_metric(report["metrics"], _UNPARSED_KEYS),
-                _first_metric(report["metrics"], (SCREENED_OUTPUTS,)),
-                provenance.get("run_id"),
-            ]
-        )
-    columns = [
-        "task",
-        "warnings",
-        "pack",
-        "host",
-        "model",
-        "model args",
-        "judge",
-        "repeats",
-        "judge usage and cost",
-        "corruption profile",
-        "unjudged",
-        "unparsed",
-        "screened outputs",
-        "run id",
-    ]
+    rows = [_provenance_cells(run.reports[task], task, host_version) for task in run.top_level_tasks()]
     note = (
         f"host results: {run.host_results_path}" if run.host_results_path else "host results file not found"
     )
     if run.errors:
         note += "; unreadable reports: " + "; ".join(run.errors)
-    return Table(f"Provenance: {run.label}", columns, rows, note)
+    columns = list(rows[0]) if rows else []
+    return Table(f"Provenance: {run.label}", columns, [list(row.values()) for row in rows], note)
+
+
+def _provenance_cells(report: dict[str, Any], task: str, host_version: Any) -> dict[str, Any]:
+    """One report's provenance row, by column header."""
+    provenance = report["provenance"]
+    judge = provenance.get("judge") if isinstance(provenance.get("judge"), dict) else None
+    usage = _usage_blocks(report)
+    corruption = provenance.get("corruption") if isinstance(provenance.get("corruption"), dict) else None
+    cost = _sum(usage, "estimated_cost_usd")
+    tokens = [_sum(usage, "prompt_tokens"), _sum(usage, "completion_tokens")]
+    return {
+        "task": task,
+        "warnings": "; ".join(run_warnings(report)) or "none",
+        "pack": provenance.get("pack_version"),
+        "host": provenance.get("host_version") or host_version,
+        "model": provenance.get("model"),
+        "model args": provenance.get("model_args"),
+        "judge": None if judge is None else f"{judge.get('kind')}: {judge.get('model')}",
+        "repeats": None if judge is None else judge.get("repeats"),
+        "judge usage and cost": None
+        if not usage
+        else (
+            f"{_sum(usage, 'calls') or 0} calls, {_sum(usage, 'cache_hits') or 0} cached, "
+            f"{tokens[0] or 0}+{tokens[1] or 0} tokens, ${cost or 0:.4f}"
+        ),
+        "corruption profile": None
+        if corruption is None
+        else f"{corruption.get('profile')} (seed {corruption.get('seed')})",
+        "unjudged": _first_metric(report["metrics"], _UNJUDGED_KEYS),
+        "unparsed": _first_metric(report["metrics"], _UNPARSED_KEYS),
+        "screened outputs": _first_metric(report["metrics"], (SCREENED_OUTPUTS,)),
+        "run id": provenance.get("run_id"),
+    }
 
 
 # ---- rendering ---------------------------------------------------------------------------------------
