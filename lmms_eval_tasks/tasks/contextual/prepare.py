@@ -164,15 +164,11 @@ def _fetch(url: str, timeout: float) -> bytes:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             data = response.read(MAX_IMAGE_BYTES + 1)
     except urllib.error.HTTPError as error:
-        retry_after = None
-        header = error.headers.get("Retry-After") if error.headers else None
-        if header:
-            try:
-                retry_after = min(float(header), 120.0)
-            except ValueError:
-                retry_after = None
-        return_code = error.code
-        raise _Failure(f"HTTP {return_code}", return_code not in _PERMANENT_STATUS, retry_after) from None
+        from lmms_eval_tasks.judges.circuit_breaker import parse_retry_after
+
+        retry_after = parse_retry_after(error.headers)
+        wait = None if retry_after is None else min(retry_after, 120.0)
+        raise _Failure(f"HTTP {error.code}", error.code not in _PERMANENT_STATUS, wait) from None
     except (TimeoutError, urllib.error.URLError, http.client.HTTPException, OSError) as error:
         reason = getattr(error, "reason", error)
         raise _Failure(f"connection error: {type(reason).__name__}: {reason}", True) from None

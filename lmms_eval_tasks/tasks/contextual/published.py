@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
+from lmms_eval_tasks.tasks.contextual.scoring import SCENARIOS
 
 
 def _source(date: str, split: str = "test") -> Source:
@@ -24,17 +25,7 @@ def _source(date: str, split: str = "test") -> Source:
     )
 
 
-_SCENARIOS = (
-    "time",
-    "shopping",
-    "navigation",
-    "abstract",
-    "app",
-    "web",
-    "infographics",
-    "misc_natural_scenes",
-)
-COLUMNS = ("acceptance_rate", *(f"acceptance_rate_{scenario}" for scenario in _SCENARIOS))
+COLUMNS = ("acceptance_rate", *(f"acceptance_rate_{scenario}" for scenario in SCENARIOS))
 HEADLINE = ("acceptance_rate",)
 # The leaderboard's GPT-4 evaluation asks the judge once per instruction (the official scripts' protocol).
 PAPER_JUDGE_REPEATS = 1

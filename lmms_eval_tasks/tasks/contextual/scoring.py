@@ -838,15 +838,12 @@ def acceptance_metrics(
     """Every acceptance rate of one judge repeat (percent of judged items, denominators of ``rate_counts``),
     each with its 95% normal interval ``<rate>_ci95_low/high``."""
     counts = rate_counts(categories, verdicts, protocol)
-    total_accepted, total_judged = counts["acceptance_rate"]
-    metrics: dict[str, Any] = {"acceptance_rate": rate_percent(total_accepted, total_judged)}
-    low, high = normal_interval(total_accepted, total_judged)
-    metrics["acceptance_rate_ci95_low"], metrics["acceptance_rate_ci95_high"] = low, high
-    for key in POOLED_RATE_KEYS:
+    metrics: dict[str, Any] = {}
+    for key in ("acceptance_rate", *POOLED_RATE_KEYS):
         metrics[key] = rate_percent(*counts[key])
         metrics[f"{key}_ci95_low"], metrics[f"{key}_ci95_high"] = normal_interval(*counts[key])
-    metrics["judged"] = total_judged
-    metrics["accepted"] = total_accepted
+    accepted, judged = counts["acceptance_rate"]
+    metrics.update(judged=judged, accepted=accepted)
     metrics["unjudged"] = sum(1 for verdict in verdicts if verdict is None)
     return metrics
 

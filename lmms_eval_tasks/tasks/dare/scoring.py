@@ -253,28 +253,19 @@ def _primary_format(formats: Iterable[str], preferred: str) -> str | None:
     return next((candidate for candidate in PRIMARY_FORMAT_ORDER if candidate in present), None)
 
 
-@dataclass
-class _Cells:
-    """Accuracy-like values per (format, prompt) cell for one setup and one category filter."""
+# Accuracy-like values per (format, prompt) cell of one setup and one category filter.
+_Cells = dict[tuple[str, int], float]
 
-    values: dict[tuple[str, int], float]
 
-    def formats(self) -> list[str]:
-        return _formats(self.values)
-
-    def prompt_values(self, answer_format: str) -> list[float]:
-        return [
-            self.values[(answer_format, prompt)]
-            for prompt in PROMPTS
-            if (answer_format, prompt) in self.values
-        ]
+def _prompt_values(cells: _Cells, answer_format: str) -> list[float]:
+    return [cells[(answer_format, prompt)] for prompt in PROMPTS if (answer_format, prompt) in cells]
 
 
 def _single_cells(verdicts: list[Verdict]) -> _Cells:
     hits: dict[tuple[str, int], list[int]] = defaultdict(list)
     for verdict in verdicts:
         hits[(verdict.answer_format, verdict.prompt)].append(int(verdict.correct))
-    return _Cells({key: _percent(sum(values), len(values)) for key, values in hits.items()})
+    return {key: _percent(sum(values), len(values)) for key, values in hits.items()}
 
 
 def _worst_case_cells(
@@ -294,7 +285,7 @@ def _worst_case_cells(
     incomplete = {
         key: sum(len(ids) < VARIANTS_PER_INSTANCE for ids in cell.values()) for key, cell in variants.items()
     }
-    return _Cells(values), {key: len(cell) for key, cell in instances.items()}, incomplete
+    return values, {key: len(cell) for key, cell in instances.items()}, incomplete
 
 
 @dataclass
@@ -381,14 +372,14 @@ def _setup_metrics(
         metrics["single_accuracy"] = headline["single_accuracy"]
         metrics["single_accuracy_std_over_prompts"] = headline["single_accuracy_std_over_prompts"]
         # Format axis: every format's accuracy on the prompts all formats share (prompt 1 in the paper grid).
-        formats = single_cells.formats()
+        formats = _formats(single_cells)
         shared = [
             prompt
             for prompt in PROMPTS
-            if all((answer_format, prompt) in single_cells.values for answer_format in formats)
+            if all((answer_format, prompt) in single_cells for answer_format in formats)
         ]
         format_values = [
-            _mean(single_cells.values[(answer_format, prompt)] for prompt in shared)
+            _mean(single_cells[(answer_format, prompt)] for prompt in shared)
             for answer_format in formats
         ]
         metrics["single_format_range"] = (
@@ -396,24 +387,24 @@ def _setup_metrics(
         )
         if detailed:
             for answer_format in formats:
-                values = single_cells.prompt_values(answer_format)
+                values = _prompt_values(single_cells, answer_format)
                 metrics[f"single_{answer_format}_accuracy"] = _mean(values)
                 metrics[f"single_{answer_format}_std_over_prompts"] = _std(values, std_ddof)
-            for (answer_format, prompt), value in sorted(single_cells.values.items()):
+            for (answer_format, prompt), value in sorted(single_cells.items()):
                 metrics[f"single_{answer_format}_p{prompt}_accuracy"] = value
 
     if single_var:
         var_cells, instance_counts, incomplete_counts = _worst_case_cells(single_var)
-        primary = _primary_format(var_cells.formats(), primary_format)
+        primary = _primary_format(_formats(var_cells), primary_format)
         metrics["single_var_accuracy"] = headline["single_var_accuracy"]
         # The drop compares like with like: single-correct accuracy on the categories that have
         # variations (VCR has none), same format and prompt.
         var_categories = {verdict.category for verdict in single_var}
         comparable = _single_cells([verdict for verdict in single if verdict.category in var_categories])
         drops = {
-            key: comparable.values[key] - value
-            for key, value in var_cells.values.items()
-            if key in comparable.values
+            key: comparable[key] - value
+            for key, value in var_cells.items()
+            if key in comparable
         }
         metrics["single_var_drop"] = _mean(
             drops[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in drops
@@ -421,11 +412,11 @@ def _setup_metrics(
         if detailed:
             metrics["single_var_instances"] = float(max(instance_counts.values(), default=0))
             metrics["single_var_incomplete_instances"] = max(incomplete_counts.values(), default=0)
-            for answer_format in var_cells.formats():
+            for answer_format in _formats(var_cells):
                 metrics[f"single_var_{answer_format}_accuracy"] = _mean(
-                    var_cells.prompt_values(answer_format)
+                    _prompt_values(var_cells, answer_format)
                 )
-            for (answer_format, prompt), value in sorted(var_cells.values.items()):
+            for (answer_format, prompt), value in sorted(var_cells.items()):
                 metrics[f"single_var_{answer_format}_p{prompt}_accuracy"] = value
                 if (answer_format, prompt) in drops:
                     metrics[f"single_var_{answer_format}_p{prompt}_drop"] = drops[(answer_format, prompt)]
