@@ -63,14 +63,11 @@ def _ordering_scene(rng: random.Random) -> tuple[list[Shape], int, int]:
     """4 distinct shapes, each in its own column of a 4x3 grid, so left-to-right order is unambiguous."""
     kinds = rng.sample(list(itertools.product(COLOURS, SHAPES)), 4)
     columns = rng.sample(range(4), 4)
-    return (
-        [
-            Shape(colour, kind, column, rng.randrange(3))
-            for (colour, kind), column in zip(kinds, columns, strict=True)
-        ],
-        4,
-        3,
-    )
+    shapes = [
+        Shape(colour, kind, column, rng.randrange(3))
+        for (colour, kind), column in zip(kinds, columns, strict=True)
+    ]
+    return shapes, 4, 3
 
 
 def _counting_condition(rng: random.Random, shapes: list[Shape]) -> tuple[str, int]:
@@ -133,13 +130,8 @@ def _single_item(rng: random.Random, category: str) -> tuple[str, str, list[str]
         shapes, columns, rows = _counting_scene(rng)
         question, count = _counting_condition(rng, shapes)
         pool = [value for value in range(max(0, count - 4), max(0, count - 4) + 8) if value != count]
-        return (
-            question,
-            str(count),
-            [str(value) for value in rng.sample(pool, 6)],
-            shapes,
-            _draw(shapes, columns, rows),
-        )
+        distractors = [str(value) for value in rng.sample(pool, 6)]
+        return question, str(count), distractors, shapes, _draw(shapes, columns, rows)
     shapes, columns, rows = _ordering_scene(rng)
     question, gold, distractors = _ordering_question(rng, shapes)
     return question, gold, distractors, shapes, _draw(shapes, columns, rows)
@@ -225,17 +217,8 @@ def build_multi(rng: random.Random, count: int = 10) -> list[dict[str, Any]]:
             if category == "count"
             else "Which of the following statements about the positions of the shapes are true?"
         )
-        rows.append(
-            _row(
-                f"sample-nc-{index:03d}",
-                index,
-                question,
-                options,
-                answer,
-                category,
-                _draw(shapes, columns, rows_in_grid),
-            )
-        )
+        image = _draw(shapes, columns, rows_in_grid)
+        rows.append(_row(f"sample-nc-{index:03d}", index, question, options, answer, category, image))
     return rows
 
 

@@ -379,8 +379,7 @@ def _setup_metrics(
             if all((answer_format, prompt) in single_cells for answer_format in formats)
         ]
         format_values = [
-            _mean(single_cells[(answer_format, prompt)] for prompt in shared)
-            for answer_format in formats
+            _mean(single_cells[(answer_format, prompt)] for prompt in shared) for answer_format in formats
         ]
         metrics["single_format_range"] = (
             (max(format_values) - min(format_values)) if len(format_values) >= 2 and shared else _NAN
@@ -401,11 +400,7 @@ def _setup_metrics(
         # variations (VCR has none), same format and prompt.
         var_categories = {verdict.category for verdict in single_var}
         comparable = _single_cells([verdict for verdict in single if verdict.category in var_categories])
-        drops = {
-            key: comparable[key] - value
-            for key, value in var_cells.items()
-            if key in comparable
-        }
+        drops = {key: comparable[key] - value for key, value in var_cells.items() if key in comparable}
         metrics["single_var_drop"] = _mean(
             drops[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in drops
         )
