@@ -417,7 +417,7 @@ VISION_CHECK = "torchvision, timm"
 def check_vision_packages() -> Check:
     """torchvision and timm absent or importing (transformers needs neither); installed but not importing
     (built for another torch) breaks every run, so it is required."""
-    from lmms_eval_tasks.host.vision_packages import VISION_FIX, vision_problem
+    from lmms_eval_tasks.host.model_availability import VISION_FIX, vision_problem
 
     problem = vision_problem()
     if problem:

@@ -314,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lmms_eval_tasks.host.termination import end_on_sigterm_with_cleanup
 
         end_on_sigterm_with_cleanup()  # SIGTERM as an exception: no .tmp left, the marker says interrupted
-    from lmms_eval_tasks.host.vision_packages import vision_problem
+    from lmms_eval_tasks.host.model_availability import vision_problem
 
     problem = vision_problem()  # a torchvision built for another torch breaks every import of transformers
     if problem:

@@ -7,6 +7,7 @@ import ast
 import builtins
 import dis
 import importlib
+import importlib.util
 import inspect
 import types
 from dataclasses import dataclass
@@ -227,3 +228,21 @@ def unavailable_model_message(status: WrapperStatus, model_args: str | None = No
         ]
     lines.append("  (set LMMS_EVAL_TASKS_SKIP_MODEL_CHECK=1 to skip this check)")
     return "\n".join(lines)
+
+
+VISION_FIX = (
+    "pip uninstall -y torchvision timm (transformers works without them), or install the torchvision "
+    "made for your torch from the index torch came from (README, 'Using the pack')"
+)
+
+
+def vision_problem() -> str | None:
+    """One line when torchvision (else timm, which imports it) is installed but does not import: PyPI's
+    torchvision next to a CPU torch breaks every transformers import, which needs neither; else None."""
+    for name in ("torchvision", "timm"):
+        if importlib.util.find_spec(name) is not None:
+            broken = _import_error(name)
+            return (
+                f"{name} is installed but does not import ({broken}); fix: {VISION_FIX}" if broken else None
+            )
+    return None
