@@ -39,12 +39,7 @@ def with_pack_dir(include_path: str | Sequence[str] | None) -> list[str]:
     next to it appended once."""
     from lmms_eval_tasks.framework.registry import installed_task_folders
 
-    if include_path is None:
-        paths: list[str] = []
-    elif isinstance(include_path, str):
-        paths = [include_path]
-    else:
-        paths = list(include_path)
+    paths = [include_path] if isinstance(include_path, str) else list(include_path or [])
     for folder in [_PACK_TASKS_DIR, *installed_task_folders()]:
         if os.path.realpath(folder) not in {os.path.realpath(path) for path in paths}:
             paths.append(folder)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,12 +75,8 @@ def _chain(error: BaseException) -> list[BaseException]:
 
 def _raised_in_pack(error: BaseException) -> bool:
     """True when the innermost frame of ``error``'s traceback is the pack's own code."""
-    traceback = error.__traceback__
-    filename = None
-    while traceback is not None:
-        filename = traceback.tb_frame.f_code.co_filename
-        traceback = traceback.tb_next
-    return filename is not None and os.path.abspath(filename).startswith(_PACK_DIR + os.sep)
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    return bool(frames) and os.path.abspath(frames[-1].f_code.co_filename).startswith(_PACK_DIR + os.sep)
 
 
 def root_cause(error: BaseException) -> BaseException:
