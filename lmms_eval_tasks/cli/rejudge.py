@@ -27,9 +27,8 @@ def _run_options(records_file: Path, benchmark: str, args: argparse.Namespace) -
     both judges) from the report next to the records; else a one-line problem."""
     from lmms_eval_tasks.cli.score import report_options
 
-    named = (
-        {"judge": "openai", "judge_model": args.baseline_judge_model} if args.baseline_judge_model else None
-    )
+    model = args.baseline_judge_model
+    named = {"judge": "openai", "judge_model": model} if model else None
     task = records_file.name.removesuffix("_samples.jsonl")
     report_path = records_file.with_name(f"{task}_report.json")
     if not report_path.is_file():
@@ -47,16 +46,16 @@ def _run_options(records_file: Path, benchmark: str, args: argparse.Namespace) -
     if named:
         return named, shared
     recorded = (report.get("provenance") or {}).get("judge")
-    judge: dict[str, Any] = {}
-    if isinstance(recorded, dict) and recorded.get("kind") == "rule":
-        judge = {"judge": "rule"}
-    elif isinstance(recorded, dict) and recorded.get("kind") == "openai" and recorded.get("model"):
+    recorded = recorded if isinstance(recorded, dict) else {}
+    if recorded.get("kind") == "rule":
+        judge: dict[str, Any] = {"judge": "rule"}
+    elif recorded.get("kind") == "openai" and recorded.get("model"):
         judge = {"judge": "openai", "judge_model": str(recorded["model"])}
     else:
         judge = {key: options[key] for key in ("judge", "judge_model") if options.get(key) is not None}
     if not judge:
         return f"{report_path} records no judge for the run: give --baseline-judge-model"
-    repeats = recorded.get("repeats") if isinstance(recorded, dict) else None
+    repeats = recorded.get("repeats")
     repeats = options.get("repeats") if repeats is None else repeats
     if isinstance(repeats, int) and not isinstance(repeats, bool):
         judge["repeats"] = repeats

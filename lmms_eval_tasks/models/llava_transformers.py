@@ -237,9 +237,8 @@ class LlavaTransformers(LlavaHf):
         answers: list[str | None] = [None] * len(requests)
         groups: dict[str, list[int]] = {}
         for index, request in enumerate(requests):  # one generate call needs one set of settings
-            groups.setdefault(json.dumps(request.args[1] or {}, sort_keys=True, default=str), []).append(
-                index
-            )
+            settings = json.dumps(request.args[1] or {}, sort_keys=True, default=str)
+            groups.setdefault(settings, []).append(index)
         progress = tqdm(total=len(requests), disable=self.rank != 0, desc="Model Responding")
         size = max(1, int(self.batch_size_per_gpu))
         for indices in groups.values():

@@ -25,16 +25,13 @@ def questions(chart: int, values: dict[str, float]) -> list[tuple[str, str, str]
     labels = list(values)
     largest = max(labels, key=values.__getitem__)
     first, second = labels[0], labels[1]
+    larger = "yes" if values[first] > values[second] else "no"
     items = [
         ("structure", "How many bars are there?", str(len(values))),
         ("data", f"What is the value of {labels[-1]}?", _number(values[labels[-1]])),
         ("data", "What is the label of the first bar from the left?", first),
         ("reasoning", "Which bar has the largest value?", largest),
-        (
-            "reasoning",
-            f"Is the value of {first} larger than the value of {second}?",
-            "yes" if values[first] > values[second] else "no",
-        ),
+        ("reasoning", f"Is the value of {first} larger than the value of {second}?", larger),
     ]
     if chart == 0:
         items.append(("structure", "Are the values in the chart presented in a logarithmic scale?", "no"))
@@ -42,13 +39,8 @@ def questions(chart: int, values: dict[str, float]) -> list[tuple[str, str, str]
         items.append(("data", f"What is the value of {first}?", _number(values[first])))  # "0.5"
         items.append(("structure", "Does the chart contain any negative values?", "no"))
     if chart == 2:
-        items.append(
-            (
-                "reasoning",
-                f"What is the sum of the values of {first} and {second}?",
-                _number(sum(values.values())),
-            )
-        )
+        total = _number(sum(values.values()))
+        items.append(("reasoning", f"What is the sum of the values of {first} and {second}?", total))
     return items
 
 

@@ -51,10 +51,8 @@ def _run(args: argparse.Namespace) -> int:
                 rounding=args.rounding,
             )
             kept.extend(result.entries)
-            for name, (total, chosen) in result.counts.items():
-                counts.setdefault(name, [0, 0])
-                counts[name][0] += total
-                counts[name][1] += chosen
+            for name, pair in result.counts.items():  # (total, kept), summed over the input files
+                counts[name] = [sum(values) for values in zip(counts.get(name, (0, 0)), pair, strict=True)]
     except (FileNotFoundError, KeyError) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2

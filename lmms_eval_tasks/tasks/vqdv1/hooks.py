@@ -22,11 +22,7 @@ RECORD_FIELDS = tuple("question_id gtbox width height row question question_type
 
 def task_settings(task: str) -> dict[str, Any]:
     """Scoring options and the prompt in force, recorded in the task's report."""
-    prompt = environment.text(PROMPT_ENV)
-    return {
-        "prompt_override": prompt or None,
-        "iou_threshold": scoring.IOU_THRESHOLD,
-    }
+    return {"prompt_override": environment.text(PROMPT_ENV) or None, "iou_threshold": scoring.IOU_THRESHOLD}
 
 
 def _gtbox(doc: dict[str, Any]) -> list[Any]:

@@ -50,13 +50,7 @@ def render(context: SectionContext) -> list[Block]:
                 )
             )
     if series:
-        plot = lines(
-            "VQDv1 precision and recall vs ground-truth box count",
-            context.plot_name("precision_recall"),
-            series,
-            "ground-truth boxes",
-            "%",
-            xticks=list(enumerate(BUCKETS)),
-        )
-        blocks.insert(2, plot)
+        title, ticks = "VQDv1 precision and recall vs ground-truth box count", list(enumerate(BUCKETS))
+        name = context.plot_name("precision_recall")
+        blocks.insert(2, lines(title, name, series, "ground-truth boxes", "%", xticks=ticks))
     return blocks

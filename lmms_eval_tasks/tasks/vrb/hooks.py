@@ -161,14 +161,10 @@ def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str,
         if doc.get(field) is None:
             raise RecordError(question, field, "missing from the document")
         record[field] = doc[field]
-    record["answers"] = _answers(doc)
-    record["corruption"] = corruption
-    record["severity"] = severity
-    record["image_id"] = doc.get("image_id")
-    record["question"] = doc.get("question")
     parameters = run_parameters()
-    record["profile"] = parameters["profile"]
-    record["seed"] = parameters["seed"]
+    record.update(answers=_answers(doc), corruption=corruption, severity=severity)
+    record.update(image_id=doc.get("image_id"), question=doc.get("question"))
+    record.update(profile=parameters["profile"], seed=parameters["seed"])
     prediction = results[0] if results else ""
     record["prediction"] = prediction if isinstance(prediction, str) else str(prediction)
     return record

@@ -16,17 +16,6 @@ MEMO_ENV = "LMMS_EVAL_TASKS_VRB_IMAGE_MEMO"
 DEFAULT_ITEMS = 64
 
 
-def memo_size() -> int:
-    """The memo's capacity from ``LMMS_EVAL_TASKS_VRB_IMAGE_MEMO`` (an integer >= 0), else 64."""
-    raw = environment.text(MEMO_ENV)
-    if not raw:
-        return DEFAULT_ITEMS
-    try:
-        return max(0, int(raw))
-    except ValueError:
-        raise ValueError(f"{MEMO_ENV} must be an integer >= 0 (images kept), got {raw!r}") from None
-
-
 class ImageMemo:
     """``get(key, make)``: ``make()`` once per key while the key stays among the ``items`` most recent."""
 
@@ -72,5 +61,5 @@ def shared_memo() -> ImageMemo:
     global _memo
     with _memo_lock:
         if _memo is None:
-            _memo = ImageMemo(memo_size())
+            _memo = ImageMemo(environment.integer(MEMO_ENV, DEFAULT_ITEMS, 0))
         return _memo

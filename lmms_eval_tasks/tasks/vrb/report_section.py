@@ -173,13 +173,9 @@ def render(context: SectionContext) -> list[Block]:
     for entry in entries:
         by_type = entry.details.get("accuracy_by_question_type") or {}
         if by_type:
-            blocks.append(
-                Table(
-                    f"Accuracy by question type: {entry.label}",
-                    ["question type", "accuracy"],
-                    [[name, value] for name, value in by_type.items()],
-                )
-            )
+            rows = [list(item) for item in by_type.items()]
+            title = f"Accuracy by question type: {entry.label}"
+            blocks.append(Table(title, ["question type", "accuracy"], rows))
     return blocks
 
 
