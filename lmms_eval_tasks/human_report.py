@@ -224,7 +224,7 @@ def load_runs(run_dirs: Sequence[str | os.PathLike[str]], skipped: list[str] | N
 
 @dataclass
 class Section:
-    """A benchmark's part of the report: title, blocks, and the warnings raised while rendering."""
+    """A benchmark's part of the report: its title and blocks."""
 
     benchmark: str
     title: str
@@ -526,11 +526,6 @@ def build_overview(
     return Overview(columns, rows, intervals)
 
 
-def _short_task(task: str, benchmark: str) -> str:
-    """``hallusionbench_offline_sample`` -> ``offline_sample`` (the benchmark is the column already)."""
-    return task[len(benchmark) + 1 :] if task.startswith(benchmark + "_") else task
-
-
 def _overview_cells(overview: Overview, cells: dict[str, list[OverviewCell]]) -> list[tuple[list[str], bool]]:
     """Per benchmark column: the cell's lines (``value [low, high]``, one line per task, named when there
     are several) and whether it is numeric (right-aligned)."""
@@ -542,7 +537,8 @@ def _overview_cells(overview: Overview, cells: dict[str, list[OverviewCell]]) ->
         texts = []
         for cell in found:
             text = f"{cell.text} {cell.interval}" if cell.interval else cell.text
-            texts.append(f"{_short_task(cell.task, benchmark)}: {text}" if several else text)
+            short = cell.task.removeprefix(benchmark + "_")  # the benchmark is the column already
+            texts.append(f"{short}: {text}" if several else text)
         out.append((texts or ["-"], numeric))
     return out
 

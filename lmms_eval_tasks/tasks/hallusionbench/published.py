@@ -3,8 +3,10 @@ checked against its excerpt in ``published_source.md``, and the paper's diagnosi
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.reporting.published import PublishedRow, Source
@@ -31,45 +33,23 @@ HEADLINE = ("qAcc", "fAcc", "aAcc")
 # The paper's GPT-4 evaluation asks the judge 3 times per question (the pack's default for an LLM judge):
 # a run with fewer repeats is a setting difference in the reproduction verdict.
 PAPER_JUDGE_REPEATS = 3
-# (label, printed as, question-pair, figure, easy question, hard question, question accuracy), GPT Eval rows.
-_GPT_EVAL = (
-    ("GPT-4V", "GPT4V", 28.79, 39.88, 75.60, 37.67, 65.28),
-    ("Claude 3", "Claude 3", 21.76, 28.61, 55.16, 41.40, 56.86),
-    # The README prints "LLaVA-1.5"; the paper's model is the 13B checkpoint.
-    ("LLaVA-1.5-13B", "LLaVA-1.5", 10.55, 24.86, 49.67, 29.77, 46.94),
-    ("Gemini Pro Vision", "Gemini Pro Vision", 7.69, 8.67, 35.60, 30.23, 36.85),
-    ("GUA_VL", "GUA_VL", 16.70, 23.12, 53.63, 39.77, 51.82),
-    ("BLIP2-T5", "BLIP2-T5", 15.16, 20.52, 45.49, 43.49, 48.09),
-    ("Qwen-VL", "Qwen-VL", 5.93, 6.65, 31.43, 24.88, 39.15),
-    ("Open-Flamingo", "Open-Flamingo", 6.37, 11.27, 39.56, 27.21, 38.44),
-    ("MiniGPT5", "MiniGPT5", 10.55, 9.83, 36.04, 28.37, 40.30),
-    ("MiniGPT4", "MiniGPT4", 8.79, 10.12, 31.87, 27.67, 35.78),
-    ("InstructBLIP", "InstructBLIP", 9.45, 10.11, 35.60, 45.12, 45.26),
-    ("BLIP2", "BLIP2", 5.05, 12.43, 33.85, 40.70, 40.48),
-    ("mPLUG_Owl-v2", "mPLUG_Owl-v2", 13.85, 19.94, 44.84, 39.07, 47.30),
-    ("mPLUG_Owl-v1", "mPLUG_Owl-v1", 9.45, 10.40, 39.34, 29.77, 43.93),
-    ("LRV_Instruction", "LRV_Instruction", 8.79, 13.01, 39.78, 27.44, 42.78),
-    ("ViLT", "ViLT", 8.3516, 11.2717, 37.8022, 45.3488, 44.4641),
-    ("GiT", "GiT", 5.27, 6.36, 26.81, 31.86, 34.37),
-)
-_HUMAN_EVAL = (
-    ("GPT-4V (human eval)", "GPT4V", 31.42, 44.22, 79.56, 38.37, 67.58),
-    ("LLaVA-1.5-13B (human eval)", "LLaVA-1.5", 9.45, 25.43, 50.77, 29.07, 47.12),
-)
+# The README's rows (GPT Eval, and the two human-judged ones): label, the name as printed, then COLUMNS.
+LEADERBOARD_FILE = Path(__file__).resolve().parent / "published_leaderboard.csv"
 
 
-def _rows(table: tuple, source: Source) -> tuple[PublishedRow, ...]:
+def _rows(evaluation: str, source: Source) -> tuple[PublishedRow, ...]:
+    with open(LEADERBOARD_FILE, encoding="utf-8", newline="") as handle:
+        table = [row for row in csv.DictReader(handle) if row["evaluation"] == evaluation]
     return tuple(
-        PublishedRow(
-            label, dict(zip(COLUMNS, values, strict=True)), source, "hallusionbench", printed, HEADLINE
-        )
-        for label, printed, *values in table
-    )
+        PublishedRow(row["label"], {name: float(row[name]) for name in COLUMNS}, source, "hallusionbench",
+                     row["printed_as"], HEADLINE)
+        for row in table
+    )  # fmt: skip
 
 
 PUBLISHED = (
-    *_rows(_GPT_EVAL, LEADERBOARD),
-    *_rows(_HUMAN_EVAL, HUMAN_EVAL),
+    *_rows("gpt", LEADERBOARD),
+    *_rows("human", HUMAN_EVAL),
     # Not in the README: read from the paper by the project's spec, not checked against a source text here.
     PublishedRow(
         "GPT-4V (diagnosis)",

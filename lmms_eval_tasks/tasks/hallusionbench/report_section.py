@@ -19,17 +19,14 @@ from lmms_eval_tasks.tasks.hallusionbench.published import PUBLISHED
 
 
 def _paper_layout_rows() -> tuple:
-    """The published rows, with the paper's GPT-4V diagnosis (Pct Diff, FP Ratio, LH/VI/Mixed) shown
-    on the GPT-4V row as in the paper's layout."""
+    """The published rows, the paper's GPT-4V diagnosis (Pct Diff, FP Ratio, LH/VI/Mixed) on the GPT-4V row
+    as in the paper's layout."""
     diagnosis = next(row for row in PUBLISHED if row.label == "GPT-4V (diagnosis)")
-    rows = []
-    for row in PUBLISHED:
-        if row is diagnosis:
-            continue
-        if row.label == "GPT-4V":
-            row = replace(row, values={**row.values, **diagnosis.values})
-        rows.append(row)
-    return tuple(rows)
+    return tuple(
+        replace(row, values={**row.values, **diagnosis.values}) if row.label == "GPT-4V" else row
+        for row in PUBLISHED
+        if row is not diagnosis
+    )
 
 
 MAIN_COLUMNS = (

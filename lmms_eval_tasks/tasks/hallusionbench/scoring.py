@@ -384,6 +384,8 @@ class _Judging:
 def _official_judging(records, structure, judge, options: Options) -> _Judging:
     """The verdicts (supplied, else judged) and the consistency judgements the diagnosis needs (supplied,
     else judged, else none), per question and repeat."""
+    from lmms_eval_tasks.judges.pipeline import protocol_repeats
+
     prompt_options = {"judge_prompt": options.judge_prompt, "model_text_limit": options.model_text_limit}
     verdicts = _supplied(records, "judge_verdict", normalize_verdict)
     sames = _supplied(records, "judge_same", normalize_same)
@@ -396,7 +398,7 @@ def _official_judging(records, structure, judge, options: Options) -> _Judging:
         repeats = len(verdicts[0])
     else:
         judge_object = judge.get()
-        repeats = repeats or _default_repeats(judge_object)
+        repeats = repeats or protocol_repeats(judge_object, 3, JUDGE_TASK)  # the paper's 3 (1 for rules)
         result.judging["self_test"] = _self_test(
             records, judge_object, options.verdict_parse, options.no_verdict, prompt_options
         )
@@ -572,10 +574,6 @@ def combine_repeats(
     return averaged, spread
 
 
-def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else [value]
-
-
 def _supplied(records: Sequence[dict[str, Any]], name: str, normalize) -> list[list[Any]] | None:
     """Per-record, per-repeat supplied values of ``name``; None when no record has the field."""
     present = [name in record for record in records]
@@ -588,7 +586,7 @@ def _supplied(records: Sequence[dict[str, Any]], name: str, normalize) -> list[l
         )
     values = []
     for index, record in enumerate(records):
-        raw = _as_list(record[name])
+        raw = list(record[name]) if isinstance(record[name], list | tuple) else [record[name]]
         if not raw:
             raise RecordError(index, name, "empty list")
         values.append([normalize(item, index, name) for item in raw])
@@ -824,13 +822,6 @@ def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation,
     evaluation.no_verdict = no_verdict
     for warning in _no_verdict_warning(evaluation):
         logger.warning(f"HallusionBench: {warning}")
-
-
-def _default_repeats(judge_object: Any) -> int:
-    """Judge repeats when not given: the env setting if any, else 3 (the paper's protocol), 1 for rules."""
-    from lmms_eval_tasks.judges.pipeline import protocol_repeats
-
-    return protocol_repeats(judge_object, 3, JUDGE_TASK)
 
 
 def _evaluation_of(variant, structure, verdicts, sames, repeated, diagnosis) -> Evaluation:
