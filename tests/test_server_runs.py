@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import time
 from pathlib import Path
@@ -151,30 +152,34 @@ def test_a_hung_server_fails_the_run_after_a_bounded_number_of_attempts_naming_t
     assert 4 <= calls <= 8  # four failed requests stop the run; at most four more were in flight
 
 
+@pytest.mark.parametrize("model", ["openai", "openai_pipelined"])
 def test_a_server_that_dies_half_way_stops_the_run_and_the_rerun_asks_only_what_is_missing(
-    tmp_path, reference_vrb
+    tmp_path, reference_vrb, model
 ):
     cache, output, port = tmp_path / "cache", tmp_path / "out", free_port()
-    dead = {"from": 14}  # the server fails every request from its 15th on
+    dead = {"from": 14}  # the server fails every request from its 15th on: in the second slice of 12
 
     def plan(call):
         return "server_error" if call.index >= dead["from"] else None
 
-    run_environment = environment(tmp_path, LMMS_EVAL_TASKS_SERVER_BREAKER="4")
+    run_environment = environment(tmp_path, FAILURE_SLICE, LMMS_EVAL_TASKS_SERVER_BREAKER="4")
+    command = vrb_command("URL", output, cache)
+    command[command.index("openai")] = model
     with FakeOpenAIServer(vision_reply, faults=plan, port=port) as server:
-        first = run_launcher(*vrb_command(server.base_url, output, cache), environment=run_environment)
+        command[command.index("--model_args") + 1] = model_arguments(server.base_url)[-1]
+        first = run_launcher(*command, environment=run_environment)
         answered = {call.prompt for call in server.calls if not call.fault}
         calls = server.call_count()
     assert first.returncode == 1
     assert "failed 4 requests in a row" in first.stderr.strip().splitlines()[-1]
-    assert len(answered) == 14 and calls <= 14 + 4 + 4  # stopped early: not 36 requests, each failing
+    sending = 4 if model == "openai" else 4 + (os.cpu_count() or 1)  # openai_pipelined: + payload_workers
+    assert len(answered) == 14 and calls <= 14 + 4 + sending  # stopped early: not 36 requests, each failing
     with FakeOpenAIServer(vision_reply, port=port) as server:
-        rerun = run_launcher(*vrb_command(server.base_url, output, cache), environment=run_environment)
+        rerun = run_launcher(*command, environment=run_environment)
         asked = server.prompts()
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    missing = 36 - len(answered)
-    assert missing <= len(asked) <= missing + CHECKPOINT  # what the first run lost: its last slice at most
-    assert len(set(asked)) == len(asked) and len(set(asked) - answered) == missing
+    assert len(asked) == 36 - 14  # the 2 answers of the slice the server died in were kept too
+    assert set(asked).isdisjoint(answered) and len(set(asked)) == len(asked)
     assert accuracies(output) == reference_vrb
 
 

@@ -2,7 +2,8 @@
 server held a request for about 5 x 3 x 600 s). ``guard_model`` gives a model's SDK client the timeout
 (``DEFAULT_TIMEOUT_S`` unless given) and no SDK retries, prints the bound of one request, and
 ``ServerGuard.attempt`` wraps each attempt: 429s pace every request by ``Retry-After``, a request waiting
-``STUCK_AFTER_S`` is logged, and ``BREAKER_ENV`` failed requests in a row stop the run (``ServerDown``).
+``STUCK_AFTER_S`` is logged, and ``BREAKER_ENV`` failed requests in a row stop the run (``ServerDown``) once
+the batch in flight has ended, its answers kept in the response cache (``stop_when_down``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ class ServerDown(SystemExit):
     ``except Exception`` retries let it pass); its code is the launcher's last line."""
 
 
+class ServerStopped(RuntimeError):
+    """An attempt refused once the breaker is open: the request fails at once, the client ends its batch."""
+
+
+_CACHE_STORING = threading.local()  # set while the host's response cache runs a batch it will then store
+
+
 def request_bound(timeout: float, attempts: int, backoff: float) -> float:
     """The longest a request may take: every attempt timed out, with the waits between them."""
     return attempts * timeout + max(0, attempts - 1) * backoff
@@ -48,6 +56,7 @@ class ServerGuard:
 
         self.url, self.timeout, self.attempts, self.backoff = url, timeout, max(1, attempts), backoff
         self.breaker = CircuitBreaker(environment.integer(BREAKER_ENV, DEFAULT_BREAKER, 0))
+        self.on_down: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
         self._not_before = 0.0
         self._tries: dict[int, tuple[Any, int]] = {}  # id(payload) -> (payload, failed attempts)
@@ -74,9 +83,9 @@ class ServerGuard:
 
     def attempt(self, call: Callable[[], Any], payload: Any, label: str) -> Any:
         """One attempt of a request (``payload``: an object that is the same on each of its retries, e.g.
-        its messages): paced, watched, counted; raises ``ServerDown`` instead of calling once the breaker is
-        open."""
-        self._stop_if_open()
+        its messages): paced, watched, counted; refused (``ServerStopped``) once the breaker is open."""
+        if self.down:
+            raise ServerStopped(self._down_message())
         with self._lock:
             wait = self._not_before - time.monotonic()
             self._calls += 1
@@ -120,14 +129,20 @@ class ServerGuard:
         self.breaker.failed_attempt(message)
         if last:
             self.breaker.failed_item(message, kind)
-            self._stop_if_open()
+            if self.down:
+                self.on_down()
 
-    def _stop_if_open(self) -> None:
-        if not self.breaker.open or self.breaker.threshold == 0:
-            return
+    down = property(lambda self: self.breaker.open and self.breaker.threshold > 0)
+
+    def stop_if_down(self) -> None:
+        """Raise ``ServerDown`` once the breaker is open."""
+        if self.down:
+            raise ServerDown(self._down_message())
+
+    def _down_message(self) -> str:
         from lmms_eval_tasks.judges.redact import scrub
 
-        raise ServerDown(
+        return (
             f"lmms_eval: evaluation stopped: the model server {self.url} failed {self.breaker.threshold} "
             f"requests in a row, each after {self.attempts} attempts of at most {self.timeout:g} s "
             "(timeout); "
@@ -165,10 +180,36 @@ def guard_model(model: Any, given_timeout: Any, url: str) -> ServerGuard:
     model.timeout = timeout
     model.client = model.client.with_options(timeout=timeout, max_retries=0)
     guard = ServerGuard(url, timeout, int(model.max_retries), float(model.retry_backoff_s))
+    guard.on_down = lambda: setattr(model, "retry_backoff_s", 0)  # refused attempts: no wait between them
     setattr(model, _GUARD, guard)
     if os.environ.get("LOCAL_RANK", "0") == "0":
         print(guard.bound_line(given_timeout not in (None, "")), file=sys.stderr)
     return guard
+
+
+def stop_when_down(generate_until: Callable[..., list], model: Any, requests: list) -> list:
+    """``generate_until(model, requests)`` stopped (``ServerDown``) before it asks once the server is down and
+    after the batch the breaker opened in, unless the response cache stores it first (then it stops)."""
+    guard = guard_of(model)
+    if guard is not None:
+        guard.stop_if_down()
+    results = generate_until(model, requests)
+    if guard is not None and not getattr(_CACHE_STORING, "depth", 0):
+        guard.stop_if_down()
+    return results
+
+
+def stop_after_cache_store(execute: Callable[..., list], cache: Any, lm: Any, *args: Any) -> list:
+    """The host's ``ResponseCache.execute``: the answers of a batch in which the breaker opened are stored,
+    then the run stops, so a rerun asks only for what is missing."""
+    _CACHE_STORING.depth = getattr(_CACHE_STORING, "depth", 0) + 1
+    try:
+        results = execute(cache, lm, *args)
+    finally:
+        _CACHE_STORING.depth -= 1
+    if (guard := guard_of(lm)) is not None:
+        guard.stop_if_down()
+    return results
 
 
 def guard_of(model: Any) -> ServerGuard | None:

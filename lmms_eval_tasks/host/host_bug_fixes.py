@@ -1033,12 +1033,20 @@ def probe_server_timeouts() -> tuple[str, str]:
 
 def install_server_timeouts() -> None:
     """Every OpenAI-compatible host model (and the pack's ``openai_pipelined``) gets ``guard_model`` and its
-    ``client.chat.completions.create`` goes through the guard (``framework/server_requests.py``)."""
+    ``client.chat.completions.create`` goes through the guard; a down server stops the run once the response
+    cache has stored the answers of the batch in flight (``framework/server_requests.py``)."""
+    from lmms_eval.caching.response_cache import ResponseCache
+    from lmms_eval.models.chat.openai import OpenAICompatible as ChatOpenAICompatible
     from lmms_eval.models.simple.openai import OpenAICompatible
+
+    from lmms_eval_tasks.framework.server_requests import stop_after_cache_store, stop_when_down
 
     original = OpenAICompatible.__init__
     if is_marked(original):
         return
+    replaces(ResponseCache, "execute")(stop_after_cache_store)
+    for model_class in (OpenAICompatible, ChatOpenAICompatible):
+        replaces(model_class, "generate_until")(stop_when_down)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - the host's method name
         from lmms_eval_tasks.framework.server_requests import guard_client_calls, guard_model, guard_of

@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from lmms_eval_tasks.framework.failed_generations import cut_reply
 from lmms_eval_tasks.framework.sent_images import file_of
-from lmms_eval_tasks.framework.server_requests import guard_model, guard_of
+from lmms_eval_tasks.framework.server_requests import guard_model, guard_of, stop_when_down
 from lmms_eval_tasks.framework.work_slots import holding, wait_for
 
 FAILURE_PREFIX = "[LMMS_EVAL_REQUEST_FAILED after {retries} retries] "
@@ -439,6 +439,10 @@ class OpenAIPipelined(OpenAICompatible):
         return self.client.post("/chat/completions", cast_to=ChatCompletion, content=body, options=options)
 
     def generate_until(self, requests: list[Any]) -> list[GenerationResult]:
+        """The answers to ``requests``; the run stops once the server is down (``stop_when_down``)."""
+        return stop_when_down(type(self)._answer_all, self, requests)
+
+    def _answer_all(self, requests: list[Any]) -> list[GenerationResult]:
         if not requests:
             return []
         requests = list(requests)
