@@ -42,11 +42,6 @@ def loading_task_dataset() -> Any | None:
     return getattr(loading_task(), "dataset", None)
 
 
-def _cache_file(dataset: Any) -> Path | None:
-    files = getattr(dataset, "cache_files", None) or []
-    return Path(files[0]["filename"]) if files else None
-
-
 def describe(dataset: Any, source: Any = None) -> dict[str, Any]:
     """``{id, config, split, revision, revision_kind, data_files}`` of a ``datasets.Dataset`` loaded by
     host task ``source`` (or None); ``revision_kind``: "hub commit" or "fingerprint"."""
@@ -56,7 +51,8 @@ def describe(dataset: Any, source: Any = None) -> dict[str, Any]:
     kwargs = getattr(source, "pack_dataset_kwargs", None) or (  # the whole cached dataset, when it served
         getattr(getattr(source, "config", None), "dataset_kwargs", None) or {}
     )
-    cache_file = _cache_file(dataset)
+    files = getattr(dataset, "cache_files", None) or []
+    cache_file = Path(files[0]["filename"]) if files else None
     split = getattr(dataset, "split", None)
     entry: dict[str, Any] = {
         "id": path,
@@ -92,8 +88,9 @@ def datasets_read(task: str) -> list[dict[str, Any]]:
     with _lock:
         if task in _READ:
             return [dict(entry) for entry in _READ[task]]
+        members = list(_GROUPS.get(task, []))  # a group's members (record_group), else none
     found: list[dict[str, Any]] = []
-    for member in _members(task):
+    for member in members:
         for entry in datasets_read(member):
             if entry not in found:
                 found.append(entry)
@@ -104,12 +101,6 @@ def record_group(group: str, members: Sequence[str]) -> None:
     """Note ``group``'s member tasks (its group aggregation does, before its report is built)."""
     with _lock:
         _GROUPS[group] = list(members)
-
-
-def _members(group: str) -> list[str]:
-    """The member tasks/groups noted for a group (``record_group``), [] for anything else."""
-    with _lock:
-        return list(_GROUPS.get(group, []))
 
 
 def clear() -> None:

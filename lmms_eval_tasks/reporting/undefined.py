@@ -22,14 +22,6 @@ def _number(metrics: Mapping[str, Any], key: str) -> float | None:
     return float(value)
 
 
-def _from_scorer(report: Mapping[str, Any], metric: str) -> str | None:
-    """A reason the scorer wrote into the report for ``metric`` (``details.undefined``)."""
-    undefined = (report.get("details") or {}).get("undefined")
-    if isinstance(undefined, Mapping) and isinstance(undefined.get(metric), str):
-        return undefined[metric]
-    return None
-
-
 def _from_uncertainty(report: Mapping[str, Any], metric: str) -> str | None:
     """The uncertainty engine's reason for ``metric`` (or for the value a ``<metric>_stderr`` belongs to)."""
     base = metric.removesuffix("_stderr")
@@ -54,9 +46,9 @@ def undefined_reason(benchmark: str, metric: str, report: Mapping[str, Any] | No
     """Why ``metric`` of ``benchmark`` has no value in ``report`` (a pack report dict; None when unknown)."""
     report = report or {}
     metrics = report.get("metrics") or {}
-    recorded = _from_scorer(report, metric)
-    if recorded:
-        return recorded
+    recorded = (report.get("details") or {}).get("undefined")  # the scorer's own reasons
+    if isinstance(recorded, Mapping) and isinstance(recorded.get(metric), str) and recorded[metric]:
+        return recorded[metric]
     if metrics and metric not in metrics and not metric.endswith("_stderr"):
         if (report.get("details") or {}).get("submission_files"):
             return "a leaderboard submission of an unjudged split: predictions only, not scored here"

@@ -343,14 +343,10 @@ class Evaluation:
     replies: dict[str, list[list[str | None]]] = field(default_factory=dict)
     errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
     extracted: list[str | None] | None = None
-    # the judging pipeline's summary per batch ("correctness", "consistency", "yes_no_match"): settings,
-    # counts, usage and the unjudged list (lmms_eval_tasks.judges.pipeline.JudgedBatch.report())
-    judging: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # record index of each scored question (the VLMEvalKit variant drops no-image rows); None: 0, 1, ...
-    record_indices: list[int] | None = None
-    # judge replies without a verdict word (batch, item_id, repeat, reply) and how they were scored
-    no_verdict_replies: list[dict[str, Any]] = field(default_factory=list)
-    no_verdict: str = "official"
+    judging: dict[str, dict[str, Any]] = field(default_factory=dict)  # per batch: JudgedBatch.report()
+    record_indices: list[int] | None = None  # each scored question's record (VLMEvalKit: no no-image rows)
+    no_verdict_replies: list[dict[str, Any]] = field(default_factory=list)  # replies without a verdict word
+    no_verdict: str = "official"  # how those were scored
 
     def flat(self) -> dict[str, Any]:
         """The ``score`` output: metrics (percent, pct_diff/fp_ratio as fractions), spread, counts."""
