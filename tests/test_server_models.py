@@ -631,6 +631,49 @@ def test_a_hung_server_stops_the_run_after_a_bounded_number_of_attempts(monkeypa
     assert "a request fails after at most 2 s" in bound
 
 
+def test_a_request_still_waiting_is_logged_with_its_task_and_document(monkeypatch):
+    """The host's chat ``openai`` client (patched by server_timeouts) against a server slow on two calls."""
+    from fake_openai import FakeOpenAIServer, Fault
+    from lmms_eval.api.instance import Instance
+    from lmms_eval.models.chat.openai import OpenAICompatible
+    from loguru import logger
+
+    from lmms_eval_tasks.framework import server_requests
+
+    assert patches.apply_patch("server_timeouts").state in ("applied", "not needed")
+    monkeypatch.setattr(server_requests, "STUCK_AFTER_S", 0.4)  # read by the watcher of each new guard
+    questions = ["how many cats?", "what colour?", "what colour?"]  # the last two ask the same
+
+    def messages(doc):
+        return [{"role": "user", "content": [{"type": "text", "text": doc["q"]}]}]
+
+    def slow(call):
+        return Fault("timeout", sleep=1.5) if "cats" in call.prompt or call.index == 2 else None
+
+    lines: list[str] = []
+    sink = logger.add(lambda message: lines.append(str(message)), level="WARNING")
+    try:
+        with FakeOpenAIServer(reply=lambda prompt: "2", faults=slow) as server:
+            model = OpenAICompatible(base_url=server.base_url, api_key="k", model_version="m", timeout=10)
+            model.task_dict = {"t": {"test": [{"q": question} for question in questions]}}
+            requests = [
+                Instance(
+                    "generate_until",
+                    (question, messages, {"max_new_tokens": 4}, index, "t", "test"),
+                    0,
+                    {"task": "t", "doc_id": index, "repeats": 1},
+                )
+                for index, question in enumerate(questions)
+            ]
+            answers = model.generate_until(requests)
+    finally:
+        logger.remove(sink)
+    assert [answer.text for answer in answers] == ["2", "2", "2"]
+    stuck = [line for line in lines if "for its answer" in line]
+    assert any("(task t, document 0; timeout 10 s per attempt)" in line for line in stuck), lines
+    assert any("(task t, document 1 or one of 1 others asking the same;" in line for line in stuck), lines
+
+
 def test_rate_limits_are_paced_not_counted_and_cut_replies_are_marked(monkeypatch, capsys):
     from fake_openai import FakeOpenAIServer, Fault
 

@@ -20,7 +20,7 @@ from loguru import logger
 from lmms_eval_tasks.judges.circuit_breaker import CircuitBreaker, parse_retry_after
 
 DEFAULT_TIMEOUT_S = 300.0  # per attempt, when --model_args gives none (the SDK's own is 600 s)
-STUCK_AFTER_S = 60.0  # a request still waiting this long is logged
+STUCK_AFTER_S = 60.0  # a request still waiting this long is logged (with its task and document)
 BREAKER_ENV = "LMMS_EVAL_TASKS_SERVER_BREAKER"
 DEFAULT_BREAKER = 16  # failed requests in a row (each after its retries) that stop the run; 0: never
 _GUARD = "_lmms_eval_tasks_guard"
@@ -62,6 +62,7 @@ class ServerGuard:
         self._tries: dict[int, tuple[Any, int]] = {}  # id(payload) -> (payload, failed attempts)
         self._in_flight: dict[int, tuple[float, str, bool]] = {}  # call id -> (start, label, logged)
         self._calls = 0
+        self.askers: dict[str, list[str]] = {}  # a question of the batch in flight -> who asks it
         threading.Thread(target=self._watch, name="server-watch", daemon=True).start()
 
     def bound_line(self, given: bool) -> str:
@@ -193,6 +194,10 @@ def stop_when_down(generate_until: Callable[..., list], model: Any, requests: li
     guard = guard_of(model)
     if guard is not None:
         guard.stop_if_down()
+        guard.askers = {}
+        for request in requests:  # a request still waiting is logged with its task and document
+            where = f"task {request.task_name}, document {request.doc_id}"
+            guard.askers.setdefault(" ".join(str(request.args[0]).split()), []).append(where)
     results = generate_until(model, requests)
     if guard is not None and not getattr(_CACHE_STORING, "depth", 0):
         guard.stop_if_down()
@@ -217,15 +222,18 @@ def guard_of(model: Any) -> ServerGuard | None:
     return getattr(model, _GUARD, None)
 
 
-def _asked(messages: Any) -> str:
-    """What a request asks, for the log: the text of its last message (80 characters at most)."""
+def _asked(messages: Any, askers: dict[str, list[str]]) -> str:
+    """Who a request is, for the log: the task and document asking the text of its last message (with how
+    many others ask the same), else that text (80 characters at most)."""
     try:
         content = messages[-1]["content"]
         texts = [part.get("text", "") for part in content] if isinstance(content, list) else [content]
         text = " ".join(" ".join(str(item) for item in texts).split())
     except (IndexError, KeyError, TypeError, AttributeError):
         return "a request"
-    return f"asking {text[:80]!r}"
+    who = askers.get(text)
+    others = f" or one of {len(who) - 1} others asking the same" if who and len(who) > 1 else ""
+    return f"{who[0]}{others}" if who else f"asking {text[:80]!r}"
 
 
 def guard_client_calls(model: Any, guard: ServerGuard) -> None:
@@ -238,7 +246,7 @@ def guard_client_calls(model: Any, guard: ServerGuard) -> None:
 
     def guarded_create(**payload: Any) -> Any:
         messages = payload.get("messages")
-        response = guard.attempt(lambda: create(**payload), messages, _asked(messages))
+        response = guard.attempt(lambda: create(**payload), messages, _asked(messages, guard.askers))
         choices = getattr(response, "choices", None)
         if choices:
             message = choices[0].message
