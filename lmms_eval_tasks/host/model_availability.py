@@ -154,11 +154,7 @@ def wrapper_status(model: str, force_simple: bool = False) -> WrapperStatus:
         return WrapperStatus(model, True, resolved.class_path)
     # The try block stopped at its first failing import: report the modules that fail now, with the names
     # the wrapper's methods use that are therefore undefined.
-    errors: dict[str, str] = {}
-    for module_name in dict.fromkeys(unbound.values()):
-        error = _import_error(module_name)
-        if error is not None:
-            errors[module_name] = error
+    errors = {module: error for module in dict.fromkeys(unbound.values()) if (error := _import_error(module))}
     by_error: dict[str, list[str]] = {}
     for name, module_name in unbound.items():
         if module_name in errors:

@@ -14,6 +14,7 @@ import resource
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 # What `python -m lmms_eval_tasks` imports from the host on every run (host/launcher.py, host/patches.py).
@@ -70,10 +71,8 @@ def import_host(stdout_path: str, stderr_path: str) -> tuple[str, str]:
     # module's documentation advises), they stay out of the children's collections.
     gc.collect()
     gc.freeze()
-    texts = []
-    for path in dict.fromkeys((stdout_path, stderr_path)):
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            texts.append(handle.read())
+    paths = dict.fromkeys((stdout_path, stderr_path))  # one path: one file for both
+    texts = [Path(path).read_text(encoding="utf-8", errors="replace") for path in paths]
     return texts[0], texts[1] if len(texts) > 1 else ""
 
 
