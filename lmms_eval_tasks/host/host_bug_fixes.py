@@ -735,10 +735,20 @@ class _ProbeModel:
 
 class _ProbeTokenizer:
     chat_template = "probe"
+    eos_token_id = 2
 
     def apply_chat_template(self, messages: list[dict], tokenize: bool = False, **kwargs: Any) -> str:
         text = "".join(f"{message['role']}: {message['content']} " for message in messages)
         return text + ("assistant:" if kwargs.get("add_generation_prompt") else "")
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return [ord(character) % 80 for character in text]
+
+    def decode(self, tokens: Any) -> str:
+        return ""
+
+    def batch_decode(self, tokens: Any, skip_special_tokens: bool = True) -> list[str]:
+        return [""]
 
 
 def _probe_llava_hf(cls: type, **attributes: Any) -> Any:
@@ -918,19 +928,6 @@ def simple_generate_until_guarded(host_generate_until: Any) -> Any:
     return mark(generate_until, host_generate_until)
 
 
-class _ProbeTextTokenizer(_ProbeTokenizer):
-    eos_token_id = 2
-
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        return [ord(character) % 80 for character in text]
-
-    def decode(self, tokens: Any) -> str:
-        return ""
-
-    def batch_decode(self, tokens: Any, skip_special_tokens: bool = True) -> list[str]:
-        return [""]
-
-
 def probe_llava_hf_simple_text_only() -> tuple[str, str]:
     from lmms_eval.models.simple.llava_hf import LlavaHf
 
@@ -939,7 +936,7 @@ def probe_llava_hf_simple_text_only() -> tuple[str, str]:
     processor = _RecordingProcessor()
     instance = _probe_llava_hf(
         LlavaHf,
-        _tokenizer=_ProbeTextTokenizer(),
+        _tokenizer=_ProbeTokenizer(),
         _image_processor=processor,
         _model=types.SimpleNamespace(dtype=None, generate=lambda **kwargs: [[]]),
         cache_hook=types.SimpleNamespace(add_partial=lambda *args: None),
