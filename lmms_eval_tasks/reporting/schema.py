@@ -217,12 +217,6 @@ def host_seeds(args: Any) -> dict[str, int | None] | None:
     return values
 
 
-def utc_timestamp(moment: datetime | None = None) -> str:
-    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC."""
-    moment = moment or datetime.now(UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def model_folder_name(model_args: Any) -> str:
     """The host's per-model folder name (``model_name_sanitized``), from ``pretrained=``/``model=``/... in
     the model args, not ``--model``: "" for ``--model random_guess --model_args seed=0``."""
@@ -274,10 +268,9 @@ def provenance(
     corruption: Mapping[str, Any] | None = None,
     pack_seeds: Mapping[str, Any] | None = None,
     deviations: Sequence[str] = (),
-    run_id: str | None = None,
-    timestamp: str | None = None,
 ) -> dict[str, Any]:
-    """The provenance block: who produced these numbers, with what, and how (secrets redacted)."""
+    """The provenance block: who produced these numbers, with what, and how (secrets redacted); its run id
+    is set where the report is written."""
     from lmms_eval_tasks.judges.redact import scrub
 
     model_args = model_args_text(getattr(args, "model_args", None)) if args is not None else ""
@@ -301,8 +294,8 @@ def provenance(
         "model": None if model is None else str(model),
         "model_args": redact_arguments(model_args) if model_args else None,
         "task": task,
-        "run_id": run_id,
-        "timestamp": timestamp or utc_timestamp(),
+        "run_id": None,
+        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command_line": redact_command_line(sys.argv) if args is not None else None,
         "seeds": {"host": host_seeds(args), "pack": dict(pack_seeds or {})},
         "settings": dict(settings or {}),

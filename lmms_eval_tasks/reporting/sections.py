@@ -215,10 +215,9 @@ def metrics_table(
     published: Iterable[PublishedRow] = (),
     note: str = "",
     value: Callable[[Entry, str], Any] | None = None,
-    intervals: bool = True,
 ) -> Table:
-    """A row per entry with ``columns`` = (metric key, header), then the published rows; with ``intervals``
-    a metric some run has an interval for gets a ``<header> 95% CI`` column with significance marks."""
+    """A row per entry with ``columns`` = (metric key, header), then the published rows; a metric some run
+    has an interval for gets a ``<header> 95% CI`` column with significance marks."""
     read = value or (lambda entry, key: entry.metrics.get(key))
     published = list(published)
     sample_vs_published = bool(published) and any(_SAMPLE_TASK.search(entry.task) for entry in entries)
@@ -226,7 +225,7 @@ def metrics_table(
     for key, header in columns:
         layout.append((key, header, False))
         counted = bool(entries) and is_count(entries[0], key)
-        if intervals and not counted and any(interval_of(entry, key) is not None for entry in entries):
+        if not counted and any(interval_of(entry, key) is not None for entry in entries):
             layout.append((key, f"{header} 95% CI", True))
     cells: dict[str, list[str]] = {}
     for key, _, is_interval in layout:
@@ -348,12 +347,12 @@ def add_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str]) -> float
     return min(0.7, reserved)
 
 
-def mark_no_data(axes: Any, values: Iterable[Any], what: str = "") -> str:
+def mark_no_data(axes: Any, values: Iterable[Any]) -> str:
     """Say in the plot when there is nothing to see: "no data" when no value is a number, "every value is 0"
     when all are 0 (bars of height 0 look like an empty frame). Returns the note ("" when there is data)."""
     finite = [number for number in map(_number, values) if number is not None]
     if not finite:
-        note = f"no data{': ' + what if what else ''} (no value is defined)"
+        note = "no data (no value is defined)"
     elif all(value == 0 for value in finite):
         note = f"every value is 0 ({len(finite)} value{'s' if len(finite) != 1 else ''})"
     else:
