@@ -1161,21 +1161,15 @@ def _grouped(indices: list[int], key) -> list[list[int]]:
 
 def build_structure(questions: list[Question]) -> _Structure:
     """Index the questions: pair references, groups, pairs, figures, easy/hard pair groups."""
-    references: dict[tuple, int] = {}
-    for question in questions:
-        if question.is_reference:
-            references[question.pair_key] = question.index
-    position = {question.index: offset for offset, question in enumerate(questions)}
-    reference_of: list[int | None] = []
-    missing: list[int] = []
-    for question in questions:
-        if question.is_reference:
-            reference_of.append(None)
-            continue
-        reference = references.get(question.pair_key)
-        reference_of.append(None if reference is None else position[reference])
-        if reference is None:
-            missing.append(question.index)
+    references = {
+        question.pair_key: offset for offset, question in enumerate(questions) if question.is_reference
+    }
+    reference_of = [None if q.is_reference else references.get(q.pair_key) for q in questions]
+    missing = [
+        q.index
+        for q, found in zip(questions, reference_of, strict=True)
+        if found is None and not q.is_reference
+    ]
     groups: dict[str, list[int]] = {name: [] for name in group_names()}
     for offset, question in enumerate(questions):
         groups[""].append(offset)
