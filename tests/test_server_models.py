@@ -700,6 +700,22 @@ def test_rate_limits_are_paced_not_counted_and_cut_replies_are_marked(monkeypatc
     assert f"each attempt waits at most {DEFAULT_TIMEOUT_S:g} s (default" in capsys.readouterr().err
 
 
+def test_a_storm_of_rate_limits_that_fails_every_request_stops_the_run(monkeypatch):
+    """A 429 attempt is paced, not counted; but requests that all end failed on 429s (a quota spent, a
+    server refusing everyone) are failed requests in a row: before, the run asked every document."""
+    from fake_openai import FakeOpenAIServer, Fault
+
+    from lmms_eval_tasks.framework.server_requests import ServerDown
+
+    monkeypatch.setenv("LMMS_EVAL_TASKS_SERVER_BREAKER", "2")
+    with FakeOpenAIServer(faults=lambda call: Fault("rate_limit", retry_after="0.01")) as server:
+        settings = {"max_retries": 2, "retry_backoff_s": 0, "num_concurrent": 2}
+        with pytest.raises(ServerDown) as stopped:
+            _pipelined_run(server, monkeypatch, 12, payload_workers=1, **settings)
+        assert 4 <= server.call_count() <= (2 + 3) * 2  # as a hung server: not 12 requests x 2 attempts
+    assert "failed 2 requests in a row" in str(stopped.value.code) and "429" in str(stopped.value.code)
+
+
 def test_a_second_run_on_one_cache_store_is_refused_while_the_first_holds_it(tmp_path, monkeypatch):
     import os
     import subprocess

@@ -110,13 +110,11 @@ class ServerGuard:
 
     def _failed(self, error: Exception, payload: Any) -> None:
         status = getattr(error, "status_code", None)
-        if status == 429:  # alive, asks to wait: every attempt waits, none counts towards the breaker
-            response = getattr(error, "response", None)
-            pause = parse_retry_after(getattr(response, "headers", None))
+        if status == 429:  # alive, asks to wait: every attempt waits; only a request it ends counts
+            pause = parse_retry_after(getattr(getattr(error, "response", None), "headers", None))
             with self._lock:
                 resume_at = time.monotonic() + (1.0 if pause is None else pause)
                 self._not_before = max(self._not_before, resume_at)
-            return
         kind = (type(error).__name__, status)
         message = " ".join(f"{type(error).__name__}: {error}".split())[:300]
         with self._lock:
@@ -127,7 +125,8 @@ class ServerGuard:
                 self._tries.pop(id(payload), None)
             else:
                 self._tries[id(payload)] = (payload, failed)
-        self.breaker.failed_attempt(message)
+        if status != 429:
+            self.breaker.failed_attempt(message)
         if last:
             self.breaker.failed_item(message, kind)
             if self.down:
