@@ -179,16 +179,11 @@ def _glass_tables(height: int, width: int, delta: int) -> tuple[np.ndarray, np.n
 
 
 def _glass_sources(height: int, width: int, delta: int, iterations: int, noise: Any) -> np.ndarray:
-    """ImageNet-C glass blur's local shuffle, vectorised; returns, per flat position, the source pixel.
-
-    The reference visits (h, w) for h from height - delta down to delta + 1 and w likewise (reverse
-    raster order) and runs ``x[h, w], x[h', w'] = x[h', w'], x[h, w]`` with (h', w') = (h + dy, w + dx),
-    dx, dy uniform in [-delta, delta). On an HxWx3 array the right-hand side holds views, so this copies
-    x[h', w'] into x[h, w] and leaves x[h', w'] unchanged (not a swap). A position therefore ends with
-    the original value of its source if the source is visited later or never, else the final value of
-    the source: chains of pointers, followed here for all positions at once by pointer doubling. Offsets
-    are drawn per visited position in visiting order, (dx, dy) pairs, as the reference draws them.
-    """
+    """ImageNet-C glass blur's local shuffle, vectorised: per flat position, the source pixel. The reference
+    visits (h, w) in reverse raster order and runs ``x[h, w], x[h', w'] = x[h', w'], x[h, w]`` ((dx, dy)
+    drawn per position in [-delta, delta)); on an HxWx3 array that copies x[h', w'] (not a swap), so a
+    position ends with its source's original value if the source is visited later or never, else the
+    source's final value: pointer chains, followed for all positions at once by pointer doubling."""
     size = height * width
     identity = np.arange(size, dtype=np.int32).reshape(height, width)
     first, last_row, last_col = delta + 1, height - delta, width - delta
@@ -258,11 +253,8 @@ def zoom_blur(image: np.ndarray, params: tuple[float, float, float], noise: Any,
 
 def snow(image: np.ndarray, params: tuple, noise: Any, *, trim: str, quantize_layer: bool) -> np.ndarray:
     """ImageNet-C snow: zoomed thresholded noise, motion blurred, added twice (flipped) to a paled image.
-
-    ``trim="top_left"`` blurs the whole zoomed layer and keeps its top-left corner (imagecorruptions);
-    ``"center"`` cuts the centre first (VRB). ``quantize_layer`` truncates the layer to 8 bits before
-    the blur, as VRB's round trip through a PNG for ImageMagick does.
-    """
+    ``trim="top_left"`` blurs the whole zoomed layer and keeps its top-left (imagecorruptions), ``"center"``
+    cuts the centre first (VRB); ``quantize_layer`` truncates it to 8 bits first (VRB's PNG round trip)."""
     mean, std, zoom, threshold, radius, sigma, blend = params
     height, width = image.shape[:2]
     layer = noise.normal(mean, std, (height, width))
@@ -315,13 +307,9 @@ def _value_noise(height: int, width: int, cell: int, noise: Any) -> np.ndarray:
 
 
 def frost_texture(height: int, width: int, noise: Any) -> np.ndarray:
-    """A procedural frost texture (float RGB in [0, 255]) standing in for ImageNet-C's frost photos.
-
-    Sparse seeds smeared into needles along six directions, weighted by a smooth random orientation
-    field so that neighbouring crystals grow alike (fern-like patches), over a hazy multi-octave ice
-    sheet and a fine grain, coloured on a cool grey-blue to white ramp. Feature sizes are in pixels
-    (like the photos, which are cropped at native resolution) and every draw comes from ``noise``.
-    """
+    """A procedural frost texture (float RGB in [0, 255]) standing in for ImageNet-C's frost photos: seeds
+    smeared into needles along six directions by a smooth orientation field, over a hazy ice sheet and a
+    fine grain, on a grey-blue to white ramp; sizes in pixels (as the photos), every draw from ``noise``."""
     cv2 = cv2_module()
     half_rows, half_cols = (height + 1) // 2, (width + 1) // 2
     sheet = (
@@ -593,12 +581,9 @@ def _cv2_jpeg(pixels: np.ndarray, quality: int) -> np.ndarray:
 
 
 def jpeg_vrb_official(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
-    """The official code's JPEG step: the RGB array handed to ``cv2.imwrite`` as if BGR, read back by imageio.
-
-    The encoder converts to YCbCr with red and blue exchanged (and subsamples the wrong chroma), so the
-    compression artefacts differ from a correct encode; the read-back array is in BGR order, which the
-    official pipeline's next ``cv2.imwrite`` turns back into the right colours: returned here as RGB.
-    """
+    """The official code's JPEG step: the RGB array handed to ``cv2.imwrite`` as if BGR (red and blue swapped
+    in YCbCr: other artefacts than a correct encode), read back by imageio in BGR order, which the
+    pipeline's next ``cv2.imwrite`` turns back into the right colours: returned here as RGB."""
     return np.ascontiguousarray(_pillow_decode(_cv2_jpeg(image, quality))[..., ::-1])
 
 

@@ -1,8 +1,6 @@
 """Dataset-level corruption: lazily when a sample is loaded, or materialised into a cached copy on disk.
-
-Each image gets its own seed, derived from the run's seed and the image's pixels (``image_seed``), so
-the lazy path, the materialised path, any worker count and any sample order give identical images,
-and an image shared by several questions is corrupted the same way for all of them.
+Each image's seed comes from the run's seed and its pixels (``image_seed``): lazy or materialised, any worker
+count or sample order give identical images, and an image shared by several questions is corrupted alike.
 """
 
 from __future__ import annotations
@@ -177,12 +175,9 @@ def materialize(
     num_proc: int | None = None,
     cache_dir: str | os.PathLike | None = None,
 ) -> Any:
-    """A corrupted copy of a ``datasets.Dataset`` (or each split of a ``DatasetDict``), cached on disk.
-
-    The copy is computed with ``Dataset.map(num_proc=...)`` (with its progress bar), saved under
-    ``cache_dir/<profile>/<name>/severity_<n>/<key>`` with a ``corruption.json`` record, and loaded
-    back memory-mapped; a later call with the same dataset fingerprint and settings reuses it.
-    """
+    """A corrupted copy of a ``datasets.Dataset`` (or each split of a ``DatasetDict``) made by
+    ``Dataset.map(num_proc=...)``, saved under ``cache_dir/<profile>/<name>/severity_<n>/<key>`` with a
+    ``corruption.json`` record and loaded memory-mapped; the same fingerprint and settings reuse it."""
     import datasets
 
     spec = CorruptionSpec(name, severity, seed, profile)

@@ -117,13 +117,9 @@ def _check_seed(seed: Any) -> int:
 
 
 def to_rgb_image(image: Any) -> Any:
-    """A PIL image as 8-bit RGB, scaling high-bit-depth modes instead of clipping them.
-
-    PIL's ``convert("RGB")`` clips 16-bit and float images to 0..255 (a 16-bit photo turns almost white).
-    Here ``I;16*`` (and ``I`` with values in 0..65535) are taken as 16-bit grey and divided by 257
-    (65535 -> 255, rounded); ``F`` must hold values in [0, 1] and is multiplied by 255 (rounded). Any
-    other ``I``/``F`` image is refused with a ValueError. 8-bit modes go through ``convert("RGB")``.
-    """
+    """A PIL image as 8-bit RGB, scaling high-bit-depth modes (PIL's ``convert`` clips them: a 16-bit photo
+    turns white): ``I;16*`` and ``I`` in 0..65535 divided by 257, ``F`` in [0, 1] times 255 (rounded); other
+    ``I``/``F`` images refused with a ValueError; 8-bit modes through ``convert("RGB")``."""
     from PIL import Image
 
     mode = image.mode
@@ -241,12 +237,9 @@ def check_size(image: Any, max_pixels: int | None = None) -> None:
 def corrupt(
     image: Any, name: str, severity: int, *, seed: int, profile: str = "vrb", max_pixels: int | None = None
 ) -> np.ndarray:
-    """Corrupt one image: uint8 HxWx3 RGB in (PIL images accepted), uint8 RGB out.
-
-    The output has the input's size except ``pixelate`` in the ``vrb`` profiles (downscale only, as the
-    official generator). The same (image, name, severity, seed, profile) always gives the same bytes.
-    Images above ``max_pixels`` (default ``max_pixels_limit()``) are refused with a ValueError.
-    """
+    """Corrupt one image: uint8 HxWx3 RGB in (PIL images accepted), uint8 RGB out, the same bytes for the
+    same arguments; the input's size except ``vrb`` pixelate (downscale only, as the official generator);
+    images above ``max_pixels`` (default ``max_pixels_limit()``) refused with a ValueError."""
     out = _corrupted(image, name, severity, seed, profile, max_pixels)
     if profile in SAVED_AS_JPEG:
         out = algorithms.official_save_reload(out)

@@ -21,11 +21,8 @@ def cv2_module() -> Any:
 
 
 class FastNoise:
-    """Random draws for the corruptions from a seeded ``numpy.random.Generator`` (float32 for speed).
-
-    The corruption code calls only ``normal``, ``uniform``, ``random`` and ``integers``; tests swap in an
-    object with the same methods over ``numpy.random.RandomState`` to replay the reference package's draws.
-    """
+    """Random draws for the corruptions from a seeded ``numpy.random.Generator`` (float32 for speed); tests
+    swap in the same four methods over ``numpy.random.RandomState`` to replay the reference's draws."""
 
     dtype = np.float32
 
@@ -150,13 +147,9 @@ def _zoom_geometry(shape: tuple[int, ...], zoom: float, out_shape: tuple[int, in
 
 
 def zoom_layer(image: np.ndarray, zoom: float, out_shape: tuple[int, int], trim: str) -> np.ndarray:
-    """ImageNet-C's ``clipped_zoom``: crop the centre ``ceil(side / zoom)``, enlarge by ``zoom``, cut out.
-
-    The enlargement follows ``scipy.ndimage.zoom(order=1)`` (corner-aligned grid); ``trim="top_left"``
-    keeps the first rows/columns (imagecorruptions), ``"center"`` the middle (Hendrycks' original).
-    ``out_shape`` is the (rows, cols) kept. Sampling goes through ``cv2.warpAffine`` (1/32 pixel grid,
-    fast); ``zoom_layer_exact`` interpolates in floating point.
-    """
+    """ImageNet-C's ``clipped_zoom``: crop the centre ``ceil(side / zoom)``, enlarge by ``zoom`` as
+    ``scipy.ndimage.zoom(order=1)``, keep ``out_shape`` (rows, cols) from the top left (imagecorruptions) or
+    the centre (``trim="center"``, Hendrycks' original); ``cv2.warpAffine`` samples on a 1/32 pixel grid."""
     cv2 = cv2_module()
     top, step_rows, left, step_cols = _zoom_geometry(image.shape, zoom, out_shape, trim)
     matrix = np.array([[step_cols, 0.0, left], [0.0, step_rows, top]], dtype=np.float64)

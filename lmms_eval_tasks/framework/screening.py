@@ -1,13 +1,10 @@
 """Screening of model outputs that try to play the grader, counted and shown for every benchmark.
 
-A model tuned against a grader learns what it rewards: a verdict planted in its answer, a content-free
-"master key" (":", "Let's solve this step by step."), a hedge that names every candidate, or text repeated
-until something matches. Each benchmark declares what applies to it (``Screening``: its judge's markers,
-whether its answers are yes/no, option letters or numbers); this module holds no benchmark's knowledge.
-``screen_records`` counts each kind; ``attach_screening`` adds the counts, examples and a warning to a
-scorer's details and the number of screened outputs to its metrics (``SCREENED_OUTPUTS``), which the host's
-table shows next to a benchmark's own count column (``with_screened_column``; docs/judges.md, "Judge
-integrity").
+A model tuned against a grader learns what it rewards: a planted verdict, a content-free "master key"
+(":", "Let's solve this step by step."), a hedge naming every candidate, repeated text. Each benchmark
+declares what applies (``Screening``); ``screen_records`` counts each kind; ``attach_screening`` adds counts,
+examples and a warning to the details and ``SCREENED_OUTPUTS`` to the metrics, shown next to the
+benchmark's count column (``with_screened_column``; docs/judges.md, "Judge integrity").
 """
 
 from __future__ import annotations

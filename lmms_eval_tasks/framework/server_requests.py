@@ -1,9 +1,8 @@
-"""Requests to a model server that always end (the host's clients ignored ``--model_args timeout``: a hung
-server held a request for about 5 x 3 x 600 s). ``guard_model`` gives a model's SDK client the timeout
-(``DEFAULT_TIMEOUT_S`` unless given) and no SDK retries, prints the bound of one request, and
-``ServerGuard.attempt`` wraps each attempt: 429s pace every request by ``Retry-After``, a request waiting
-``STUCK_AFTER_S`` is logged, and ``BREAKER_ENV`` failed requests in a row stop the run (``ServerDown``) once
-the batch in flight has ended, its answers kept in the response cache (``stop_when_down``).
+"""Requests to a model server that always end (the host's clients ignored ``--model_args timeout``).
+``guard_model`` gives a model's SDK client the timeout (``DEFAULT_TIMEOUT_S``) and no SDK retries, prints
+the bound of one request; ``ServerGuard.attempt`` wraps each attempt: 429s pace by ``Retry-After``, a request
+waiting ``STUCK_AFTER_S`` is logged, ``BREAKER_ENV`` failed requests in a row stop the run (``ServerDown``)
+once the batch in flight is over and its answers are in the response cache (``stop_when_down``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""One circuit breaker for every endpoint the pack calls (the judge's and the model server's), and the
-``Retry-After`` reading that paces rate-limited calls.
-
-A dead or hung endpoint must not cost hours of retries: after N consecutive failed items failing the same
-way (or 3N failed attempts) with no success in between, the breaker opens and no further call is made. A
-rate-limited attempt (429) does not count: the endpoint is alive and asks to wait.
+"""One circuit breaker for every endpoint the pack calls (judge and model server), and the ``Retry-After``
+reading that paces rate-limited calls: a dead or hung endpoint must not cost hours of retries, so N failed
+items in a row failing the same way (or 3N failed attempts) open it; a 429 does not count (alive, waiting).
 """
 
 from __future__ import annotations

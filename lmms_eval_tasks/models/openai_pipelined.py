@@ -1,13 +1,11 @@
 """``--model openai_pipelined``: the host's ``openai`` chat client with the client no longer the bottleneck.
 
-lmms-eval 0.7.3's ``openai`` model builds each payload (images encoded to PNG and base64) one at a time on its
-dispatch thread: one core paces the run whatever ``num_concurrent`` says. This subclass changes only the
-scheduling and the encoding: payloads built by ``payload_workers`` threads while ``num_concurrent`` requests
-are in flight, each image encoded once (``EncodingCache``) as a faster PNG of the same pixels (``fast_png``)
-or as the file its benchmark's official pipeline sends (``framework/sent_images.py``), each request body
-serialised once without re-escaping its images (``RequestBodies``), and every attempt through the request
-rules of ``framework/server_requests.py``. Payload fields, retries, failure text and answers are the host's.
-docs/models.md ("Model servers") says why it is a pack model and what is not carried over.
+lmms-eval 0.7.3's ``openai`` builds each payload (images to PNG and base64) one at a time on its dispatch
+thread: one core paces the run. Here payloads are built by ``payload_workers`` threads while
+``num_concurrent`` requests are in flight, each image encoded once (``EncodingCache``) as a faster PNG of the
+same pixels (``fast_png``) or the file its official pipeline sends (``framework/sent_images.py``), each body
+serialised once (``RequestBodies``), every attempt under ``framework/server_requests.py``'s rules. Payload
+fields, retries, failure text and answers are the host's; docs/models.md ("Model servers") says why.
 """
 
 from __future__ import annotations
