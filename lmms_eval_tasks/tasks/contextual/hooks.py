@@ -7,8 +7,8 @@ only write the leaderboard predictions files. Images come from the folder ``prep
 from __future__ import annotations
 
 import csv
+import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -146,24 +146,20 @@ def _model_name(args: Any) -> str:
 def write_submission(records: list[dict[str, Any]], folder: Path, task: str, model: str) -> dict[str, Path]:
     """The leaderboard files: ``<task>_predictions.csv`` (the authors' CSV with the model's response) and
     ``<task>_predictions.json`` ({model: {image_url: response}}, as the authors' ``master.json``)."""
+    from lmms_eval_tasks.reporting.schema import write_atomically
+
     folder.mkdir(parents=True, exist_ok=True)
-    csv_path = folder / f"{task}_predictions.csv"
-    json_path = folder / f"{task}_predictions.json"
-    temporary = csv_path.with_suffix(".csv.tmp")
-    with open(temporary, "w", newline="", encoding="utf-8") as handle:
-        fields = list(scoring.SUBMISSION_FIELDS)  # the last is the response
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        for record in records:
-            writer.writerow(
-                {**{name: record[name] for name in fields[:-1]}, "response": record["prediction"]}
-            )
-    os.replace(temporary, csv_path)
+    paths = {"csv": folder / f"{task}_predictions.csv", "json": folder / f"{task}_predictions.json"}
+    table = io.StringIO()
+    fields = list(scoring.SUBMISSION_FIELDS)  # the last is the response
+    writer = csv.DictWriter(table, fieldnames=fields)
+    writer.writeheader()
+    for record in records:
+        writer.writerow({**{name: record[name] for name in fields[:-1]}, "response": record["prediction"]})
+    write_atomically(paths["csv"], table.getvalue())
     responses = {record["image_url"]: record["prediction"] for record in records}
-    temporary = json_path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps({model: responses}, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(temporary, json_path)
-    return {"csv": csv_path, "json": json_path}
+    write_atomically(paths["json"], json.dumps({model: responses}, indent=2, ensure_ascii=False))
+    return paths
 
 
 def report_details(

@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlsplit
 
 from loguru import logger
 
+from lmms_eval_tasks.reporting.schema import write_bytes_atomically
 from lmms_eval_tasks.tasks.contextual.scoring import CATEGORIES
 
 KIND = "contextual"
@@ -221,7 +222,7 @@ def download_images(
     fetch = fetch or _fetch
     image_dir = Path(image_dir)
     image_dir.mkdir(parents=True, exist_ok=True)
-    for stale in image_dir.glob("*.part"):  # left by a killed run; finished files never end in .part
+    for stale in image_dir.glob("*.part"):  # left by a killed run of an older version
         stale.unlink(missing_ok=True)
     report = DownloadReport(rows=len(rows))
     lock = threading.Lock()
@@ -268,7 +269,7 @@ def download_images(
                 stop.wait(max(delay, failure.retry_after or 0.0))
                 continue
             note(None)
-            _write_atomically(target, data)
+            write_bytes_atomically(target, data)
             return "downloaded", None
         return "failed", reason
 
@@ -306,13 +307,6 @@ def _strict_decoding() -> Iterator[None]:
         yield
     finally:
         ImageFile.LOAD_TRUNCATED_IMAGES = lenient
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` through a ``.part`` file, so no half image ever has the final name."""
-    partial = target.with_name(f"{target.name}.{os.getpid()}-{threading.get_ident()}.part")
-    partial.write_bytes(data)
-    os.replace(partial, target)
 
 
 def url_file_name(url: str) -> str:
@@ -397,7 +391,7 @@ def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | P
         except ValueError as error:
             problems.append(row.failure(f"--images {where}: {error}"))
             continue
-        _write_atomically(target, data)
+        write_bytes_atomically(target, data)
         imported += 1
     return {"source": str(source), "imported": imported, "already_present": present, "problems": problems}
 

@@ -1,11 +1,6 @@
-"""ConTextual scoring: GPT-4 judge verdicts -> acceptance rates per visual scenario, with intervals.
-
-Harness-free: works on saved records (the CSV's ``image_url, instruction, response, category`` plus
-``prediction``), with verdicts either supplied (``judge_verdict``: a raw judge reply, "Yes"/"No", 1/0) or
-produced by the pack's judge with the official prompt. Semantics follow ``rohan598/ConTextual``
-(``eval/response_eval_gpt4.py``, ``analysis/analyze_performance.py``); see docs/contextual.md for the
-two documented differences of the default protocol (verdict parsing, the Misc. Natural Scenes denominator),
-both reproduced by ``protocol="official"``.
+"""ConTextual scoring: judge verdicts (supplied, or the pack's judge with the official prompt) -> acceptance
+rates per visual scenario, with intervals; harness-free. As ``rohan598/ConTextual``'s scripts, but for the two
+differences docs/contextual.md lists (``protocol="official"`` reproduces both).
 """
 
 from __future__ import annotations
