@@ -259,10 +259,7 @@ def group_description(group: str) -> str:
     return f"DARE group {group}"
 
 
-# What every generating DARE task shares (its template), and what the Out-Log tasks change: one
-# loglikelihood request per candidate answer (the letters A-D, or the 16 answer sets of the multi-correct
-# setup); the lowest loss is the model's choice. The wrappers put the continuation in the assistant turn,
-# so no leading space (target_delimiter "").
+# What every generating DARE task shares, and what the Out-Log tasks change (TEMPLATES says why).
 GENERATE_SETTINGS = {
     "output_type": "generate_until",
     "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),

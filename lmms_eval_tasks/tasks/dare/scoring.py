@@ -151,14 +151,10 @@ def score_verdicts(
 ) -> dict[str, float | int]:
     """Every DARE metric from scored records (duplicates were refused by the record contract)."""
     metrics: dict[str, float | int] = dict(_setup_metrics(verdicts, primary_format, std_ddof, detailed=True))
-    categories = [
-        category
-        for category in CATEGORY_SUBJECTS
-        if any(verdict.category == category for verdict in verdicts)
-    ]
-    for category in categories:
+    for category in CATEGORY_SUBJECTS:
         subset = [verdict for verdict in verdicts if verdict.category == category]
-        for key, value in _setup_metrics(subset, primary_format, std_ddof, detailed=False).items():
+        table = _setup_metrics(subset, primary_format, std_ddof, detailed=False) if subset else {}
+        for key, value in table.items():
             if key in TABLE_COLUMNS:
                 metrics[f"{key}__{category}"] = value
     metrics["records"] = len(verdicts)
@@ -170,14 +166,10 @@ def score_verdicts(
     metrics["multi_contradictory"] = sum(verdict.contradictory for verdict in verdicts)
     cells: dict[tuple[str, str, int], int] = defaultdict(int)
     for verdict in verdicts:
-        key = (
-            verdict.setup
-            if verdict.variant in ("standard", "binary")
-            else f"{verdict.setup}_{verdict.variant}",
-            verdict.answer_format,
-            verdict.prompt,
+        variant = "" if verdict.variant in ("standard", "binary") else f"_{verdict.variant}"
+        cells[(verdict.setup + variant, verdict.answer_format, verdict.prompt)] += (
+            verdict.parsed.status == "unparsed"
         )
-        cells[key] += verdict.parsed.status == "unparsed"
     for (setup, answer_format, prompt), count in sorted(cells.items()):
         metrics[f"unparsed_{setup}_{answer_format}_p{prompt}"] = count
     return metrics
@@ -497,21 +489,17 @@ def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> 
         return _primary_format(formats, primary_format)
 
     single_format, var_format, multi_format = primary("single"), primary("single_var"), primary("multi")
-    units: list[str] = []
-    cells: list[int] = []
-    values: list[tuple[float, float, float, float]] = []
+    rows: list[tuple[str, int, tuple[float, float, float, float]]] = []  # (unit, cell, value columns)
     instances: dict[tuple[str, int], bool] = {}
     for verdict in verdicts:
-        units.append(question(verdict))
-        cells.append(_UNPARSED)
-        values.append((0.0, 0.0, 0.0, float(verdict.parsed.status == "unparsed")))
+        unit = question(verdict)
+        rows.append((unit, _UNPARSED, (0.0, 0.0, 0.0, float(verdict.parsed.status == "unparsed"))))
         if verdict.setup == "single" and verdict.answer_format == single_format:
-            units.append(question(verdict))
-            cells.append(_SINGLE + verdict.prompt - 1)
-            values.append((float(verdict.correct), 1.0, 0.0, 0.0))
+            rows.append((unit, _SINGLE + verdict.prompt - 1, (float(verdict.correct), 1.0, 0.0, 0.0)))
         elif verdict.setup == "single_var" and verdict.answer_format == var_format:
-            key = (question(verdict), verdict.prompt)
-            instances[key] = instances.get(key, True) and verdict.correct
+            instances[(unit, verdict.prompt)] = (
+                instances.get((unit, verdict.prompt), True) and verdict.correct
+            )
         elif (
             verdict.setup == "multi"
             and verdict.variant == "standard"
@@ -519,17 +507,12 @@ def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> 
         ):
             # a standard multi record is one whole question (binary records are the "binary" variant)
             answered = verdict.parsed.status != "unparsed" and not verdict.contradictory
-            units.append(question(verdict))
-            cells.append(_MULTI + (verdict.prompt - 1) * len(GOLD_COUNTS) + len(verdict.gold))
             f1 = _f1(verdict.predicted, verdict.gold) if answered else 0.0  # unanswered: 0, even for NONE
-            values.append((float(verdict.correct), 1.0, 0.0, 0.0))
-            units.append(question(verdict))
-            cells.append(_F1 + verdict.prompt - 1)
-            values.append((0.0, 1.0, f1, 0.0))
+            cell = _MULTI + (verdict.prompt - 1) * len(GOLD_COUNTS) + len(verdict.gold)
+            rows.append((unit, cell, (float(verdict.correct), 1.0, 0.0, 0.0)))
+            rows.append((unit, _F1 + verdict.prompt - 1, (0.0, 1.0, f1, 0.0)))
     for (unit, prompt), correct in instances.items():
-        units.append(unit)
-        cells.append(_VAR + prompt - 1)
-        values.append((float(correct), 1.0, 0.0, 0.0))
+        rows.append((unit, _VAR + prompt - 1, (float(correct), 1.0, 0.0, 0.0)))
 
     def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:  # totals [R, cells, columns]
         hits, counted, f1 = totals[..., 0], totals[..., 1], totals[..., 2]
@@ -557,14 +540,9 @@ def _resampling(verdicts: list[Verdict], primary_format: str, std_ddof: int) -> 
             out["unparsed"] = totals[:, _UNPARSED, 3]
         return out
 
-    return Resampling(
-        units,
-        np.asarray(values, dtype=np.float64).reshape(-1, _COLUMNS),
-        statistic,
-        UNIT,
-        np.asarray(cells, dtype=np.int64),
-        N_CELLS,
-    )
+    values = np.asarray([row[2] for row in rows], dtype=np.float64).reshape(-1, _COLUMNS)
+    cells = np.asarray([row[1] for row in rows], dtype=np.int64)
+    return Resampling([row[0] for row in rows], values, statistic, UNIT, cells, N_CELLS)
 
 
 def gold_letters(record: dict[str, Any], index: int | str) -> frozenset[str]:
