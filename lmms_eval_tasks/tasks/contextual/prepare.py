@@ -87,6 +87,7 @@ def read_csv(path: str | Path) -> list[CsvRow]:
     """Read an official ConTextual CSV (quoted multi-line fields kept verbatim); validate columns and rows."""
     path = Path(path)
     rows: list[CsvRow] = []
+    seen: dict[str, str] = {}
     with open(path, newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         columns = reader.fieldnames or []
@@ -105,15 +106,13 @@ def read_csv(path: str | Path) -> list[CsvRow]:
                     f"{where}: field 'category': unknown category {fields['category']!r}; "
                     f"expected one of {', '.join(CATEGORIES)}"
                 )
+            if fields["image_url"] in seen:
+                raise PrepareError(f"{where}: duplicate image_url of {seen[fields['image_url']]}")
+            seen[fields["image_url"]] = _row_label(index, line)
             rows.append(CsvRow(index, line, dict(fields)))
             line = reader.line_num + 1
     if not rows:
         raise PrepareError(f"{path}: no data rows")
-    seen: dict[str, CsvRow] = {}
-    for row in rows:
-        if row.image_url in seen:
-            raise PrepareError(f"{path}: {row.where()}: duplicate image_url of {seen[row.image_url].where()}")
-        seen[row.image_url] = row
     return rows
 
 

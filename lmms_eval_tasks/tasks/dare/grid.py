@@ -325,11 +325,8 @@ def task_files() -> dict[str, str]:
 
 
 def group_spec(group: str) -> GroupYaml:
-    """A group whose metrics are DARE's scores over the union of its members' records.
-
-    A group lists the benchmark's headline metrics that its members report (every other number is in
-    the group's pack report): the same keys the demo and leaderboards read.
-    """
+    """A group scored on the union of its members' records; it lists the headline metrics its members report
+    (every other number is in the group's pack report)."""
     from lmms_eval_tasks.tasks.dare import BENCHMARK
 
     member_keys = set(group_metric_keys(group))
@@ -345,15 +342,12 @@ def group_spec(group: str) -> GroupYaml:
     )
 
 
-def group_yaml(group: str) -> str:
-    """The YAML text of a group (``group_spec``)."""
-    return render_group(group_spec(group), SOURCE)
-
-
 def expected_files() -> dict[Path, str]:
     """Every generated YAML path (relative to the task folder) and its content."""
     files = {Path(path).relative_to(FOLDER): text for path, text in task_files().items()}
-    files.update({Path("yaml/groups") / f"{group}.yaml": group_yaml(group) for group in groups()})
+    files.update(
+        {Path("yaml/groups") / f"{group}.yaml": render_group(group_spec(group), SOURCE) for group in groups()}
+    )
     return files
 
 

@@ -798,13 +798,10 @@ _NONE_PHRASE = re.compile(
 _NONE_WORD = re.compile(r"(?<![A-Za-z])NONE(?![A-Za-z])")
 
 
-# A token is (text, the character right after it in the source or "").
+# A token is (text, the character right after it in the source or ""): words (letters only) and single
+# non-space characters; ``_tokens(text)`` builds the pairs in one C pass.
 _Token = tuple[str, str]
-
-
-def _tokens(text: str) -> list[_Token]:
-    """Words (letters only) and single non-space characters, each with the character following it."""
-    return _TOKEN_AND_NEXT.findall(text)  # one C pass builds the (token, next character) pairs
+_tokens = _TOKEN_AND_NEXT.findall
 
 
 def _clean(text: Any) -> str:
@@ -843,10 +840,6 @@ def _letter_of(token: str, letters: str) -> str | None:
     if len(token) == 1 and token.upper() in letters:
         return token.upper()
     return None
-
-
-def _char_after(text: str, position: int) -> str:
-    return text[position] if position < len(text) else ""
 
 
 # Characters right after an uppercase letter that make it an option letter ("A," "A." "A)" ...); the
@@ -1238,7 +1231,7 @@ def parse_word_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
     first = _FIRST_WORD.search(cleaned)
     if first is None:
         return _unparsed("no word")
-    if first.group().lower() in ("answer", "answers") and _char_after(cleaned, first.end()) == ":":
+    if first.group().lower() in ("answer", "answers") and cleaned[first.end() : first.end() + 1] == ":":
         following = _FIRST_WORD.search(cleaned, first.end())
         if following is None:
             return _unparsed("no word after Answer:")
