@@ -194,15 +194,6 @@ def groups() -> dict[str, list[str]]:
     return result
 
 
-def group_metric_keys(group: str) -> list[str]:
-    """Every metric key any member reports, in first-seen order."""
-    return list(dict.fromkeys(key for name in groups()[group] for key in TASKS_BY_NAME[name].metric_keys()))
-
-
-def all_metric_keys() -> list[str]:
-    return list(dict.fromkeys(key for task in all_tasks() for key in task.metric_keys()))
-
-
 def higher_is_better(key: str) -> bool:
     return key != "exported" and not key.startswith(LOWER_IS_BETTER_PREFIXES)
 
@@ -329,7 +320,7 @@ def group_spec(group: str) -> GroupYaml:
     (every other number is in the group's pack report)."""
     from lmms_eval_tasks.tasks.dare import BENCHMARK
 
-    member_keys = set(group_metric_keys(group))
+    member_keys = {key for name in groups()[group] for key in TASKS_BY_NAME[name].metric_keys()}
     keys = [key for key in BENCHMARK.headline_metrics if key in member_keys] or ["exported", "unparsed"]
     return GroupYaml(
         group=group,

@@ -17,7 +17,7 @@ from loguru import logger
 from lmms_eval_tasks.framework.dataset_contract import image_of
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
-from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_metric_keys
+from lmms_eval_tasks.tasks.dare.grid import TASKS_BY_NAME, TaskSpec, all_tasks
 from lmms_eval_tasks.tasks.dare.prompts import build_prompt
 from lmms_eval_tasks.tasks.dare.scoring import (
     EXTRA_OPTIONS,
@@ -265,6 +265,6 @@ HOOKS = TaskHooks(
     metric_keys=result_keys,
     prepare_docs=prepare_docs,
     report_details=report_details,
-    known_metrics=frozenset(all_metric_keys()),
+    known_metrics=frozenset(key for task in all_tasks() for key in task.metric_keys()),
 )
 process_results = HOOKS.process_results

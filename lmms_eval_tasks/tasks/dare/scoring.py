@@ -195,12 +195,8 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
     columns = [column for column in TABLE_COLUMNS.values() if any(column in row for row in table.values())]
     lines = ["| category | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     for category, row in table.items():
-        cells = []
-        for column in columns:
-            value = row.get(column, _NAN)
-            cells.append(
-                "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}"
-            )
+        values = [row.get(column, _NAN) for column in columns]
+        cells = ["-" if value is None or math.isnan(value) else f"{value:.1f}" for value in values]
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
