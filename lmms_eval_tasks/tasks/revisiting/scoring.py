@@ -116,15 +116,9 @@ def digits_to_words(text: str) -> str:
 
 
 def official_digits_to_words(text: str, powers_of_ten: bool = False) -> str:
-    """The official scripts' rule: ``str.isdigit()`` strings go through num2words.
-
-    num2words reads any string of Unicode decimal digits (``Decimal``, like ``int``, accepts them), so
-    full-width "３", Arabic-Indic "٣" and Devanagari "३" are numbers ("three") here as in the TDIUC and DVQA
-    scripts. ``isdigit`` is also true for superscript digits, which num2words cannot read: the DVQA script
-    (``powers_of_ten=True``) reads "10" followed by superscripts as a power of ten ("10²" -> "one hundred");
-    any other superscript string makes the official script crash - here it is left as it is (and cannot
-    match a label).
-    """
+    """The official scripts' rule: ``str.isdigit()`` strings go through num2words, so any Unicode decimal
+    digits are a number ("３" -> "three"); with ``powers_of_ten`` (DVQA) "10²" is "one hundred"; any other
+    superscript string, on which the script crashes, is left as it is (docs/revisiting.md)."""
     if not text.isdigit():
         return text
     if text.isdecimal():

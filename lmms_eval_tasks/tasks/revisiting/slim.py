@@ -28,13 +28,9 @@ ROUNDINGS = ("paper", "official")
 
 
 def official_group_quota(size: int, total: int, ratio: float, minimum: int) -> int:
-    """The authors' ``dataset_sampling`` quota of a group of ``size`` among ``total`` sampled entries.
-
-    As their pandas code computes it, in floating point: share = size / total, required =
-    ``int(int(r * total) * share)`` (rounded down twice); the whole group (``int(total * share)``) when
-    ``total * share < k``, k when required < k, else required. r = 1 keeps everything (the authors use
-    TallyQA's whole test set without sampling).
-    """
+    """The authors' ``dataset_sampling`` quota of a group of ``size`` among ``total`` sampled entries, in
+    floating point as their pandas code: ``int(int(r * total) * size / total)``, at least k (the whole group
+    when smaller); r = 1 keeps everything."""
     if ratio >= 1:
         return size
     share = size / total

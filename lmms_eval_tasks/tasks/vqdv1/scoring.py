@@ -310,12 +310,8 @@ def plot_precision_recall(metrics: dict[str, Any], path: Any, *, title: str = "V
 
 
 def iou(first: Box, second: Box, *, official: bool = False) -> float:
-    """Intersection over union of two ``[x1, y1, x2, y2]`` boxes; 0 when the union is empty.
-
-    The default clips negative widths/heights (an inverted box has area 0); ``official`` keeps the
-    script's raw area products (an inverted box can have a positive "area"). Both define IoU as 0 where
-    the script divides by zero.
-    """
+    """Intersection over union of two ``[x1, y1, x2, y2]`` boxes; 0 when the union is empty. An inverted box
+    has area 0, except under ``official`` (the script's raw area products; docs/vqdv1.md)."""
     ix1, iy1 = max(first[0], second[0]), max(first[1], second[1])
     ix2, iy2 = min(first[2], second[2]), min(first[3], second[3])
     inter = max(0.0, ix2 - ix1) * max(0.0, iy2 - iy1)
@@ -332,11 +328,8 @@ def iou(first: Box, second: Box, *, official: bool = False) -> float:
 
 
 def greedy_match(gt: Sequence[Box], predicted: Sequence[Box], *, official: bool = False) -> int:
-    """True positives: each ground-truth box, in order, takes the remaining prediction with the highest IoU.
-
-    Ties go to the earlier prediction; a pair is a hit when its IoU >= 0.5, and only a hit removes the
-    prediction (the spec's and the official script's rule).
-    """
+    """True positives: each ground-truth box, in order, takes the remaining prediction with the highest IoU
+    (ties: the earlier one), a hit at IoU >= 0.5 removing it (the spec's and the official script's rule)."""
     remaining = list(predicted)
     hits = 0
     for target in gt:
@@ -392,12 +385,8 @@ def query_f1(n_gt: int, n_pred: int, tp: int, *, official: bool = False) -> floa
 
 
 def official_bracket_groups(text: str) -> list[str]:
-    """What ``re.findall(r"\\[(.*?)\\]", text)`` returns (the official parser), in linear time.
-
-    The regex takes the first ``[`` that has a ``]`` later on the same line (``.`` does not cross
-    newlines) and ends at that ``]``. Scanning each line only up to its last ``]`` gives the same groups
-    without the regex's rescans of a line of unclosed ``[`` (quadratic: 20,000 of them take seconds).
-    """
+    """What ``re.findall(r"\\[(.*?)\\]", text)`` returns (the official parser), in linear time: each line is
+    scanned only up to its last ``]``, without the regex's rescans of unclosed ``[`` (docs/vqdv1.md)."""
     groups: list[str] = []
     for line in text.split("\n"):
         last = line.rfind("]")
