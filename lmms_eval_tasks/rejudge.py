@@ -8,7 +8,6 @@ and each headline metric of both judges with the paired bootstrap interval of B 
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,13 +31,13 @@ class JudgeSetting:
 
 
 def rejudge_module(benchmark: str) -> Any:
-    """``tasks/<benchmark>/rejudge.py``; ValueError (one line) for a benchmark without a judge."""
-    try:
-        return importlib.import_module(f"lmms_eval_tasks.tasks.{benchmark}.rejudge")
-    except ModuleNotFoundError:
-        raise ValueError(
-            f"{benchmark} has no judge to change (rejudge works on hallusionbench and contextual)"
-        ) from None
+    """The benchmark package's ``rejudge.py``; ValueError (one line) for a benchmark without a judge."""
+    from lmms_eval_tasks.framework.registry import get_benchmark
+
+    module = get_benchmark(benchmark).own_module("rejudge")
+    if module is None:
+        raise ValueError(f"{benchmark} has no judge to change (its package has no rejudge.py)")
+    return module
 
 
 def judged(benchmark: str, records: Sequence[dict[str, Any]], setting: JudgeSetting) -> tuple[Any, list]:

@@ -7,7 +7,6 @@ settings differ (docs/comparing-with-papers.md).
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -107,11 +106,11 @@ def match_model(provenance: Mapping[str, Any], published_as: str | None = None) 
 
 
 def published_module(benchmark: str) -> Any | None:
-    """``lmms_eval_tasks.tasks.<benchmark>.published``, or None for a benchmark without one."""
-    try:
-        return importlib.import_module(f"lmms_eval_tasks.tasks.{benchmark}.published")
-    except ModuleNotFoundError:
-        return None
+    """The benchmark package's ``published.py``, or None for a benchmark without one (or unknown)."""
+    from lmms_eval_tasks.framework.registry import benchmarks
+
+    entry = benchmarks().get(benchmark)
+    return entry.own_module("published") if entry is not None else None
 
 
 def published_for_task(module: Any, task: str) -> tuple[tuple[Any, ...], list[str]]:

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_tasks.cli import main as cli_main
-from lmms_eval_tasks.rejudge import JudgeSetting, cohen_kappa, kappa_undefined, rejudge
+from lmms_eval_tasks.rejudge import JudgeSetting, cohen_kappa, kappa_undefined, rejudge, rejudge_module
+from lmms_eval_tasks.reproduction import published_module
 from tests.fake_openai import FakeOpenAIServer, isolate_judge_env
+from tests.skeleton import SKELETON, skeleton_folder
 
 TASKS = Path(__file__).resolve().parents[1] / "lmms_eval_tasks" / "tasks"
 ITEM = re.compile(r"\(item (\d+)\)")
@@ -382,3 +384,25 @@ def test_rejudge_of_a_run_folder_takes_its_one_task_of_the_benchmark(monkeypatch
     (run_folder / "contextual_offline_samples.jsonl").write_text("{}\n", encoding="utf-8")
     code = cli_main(["rejudge", "contextual", str(run_folder), "--judge-model", "judge-b"])
     assert code == 2 and "name the task with --task" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", [SKELETON])
+def test_a_benchmark_package_of_its_own_finds_its_rejudge_and_published_modules(name: str) -> None:
+    """`new-benchmark --out` packages live outside ``lmms_eval_tasks.tasks``: their ``rejudge.py`` and
+    ``published.py`` are found beside their behaviour; an import that fails inside one is not "no judge"."""
+    import sys
+
+    assert published_module(name) is None and published_module("no_such_benchmark") is None
+    with pytest.raises(ValueError, match=f"{name} has no judge to change"):
+        rejudge_module(name)
+    own = skeleton_folder() / "rejudge.py"
+    try:
+        own.write_text("ANNOTATIONS = ()\n", encoding="utf-8")
+        assert rejudge_module(name).__name__ == f"{name}.rejudge"
+        del sys.modules[f"{name}.rejudge"]
+        own.write_text("import no_such_judge_client  # noqa: F401\n", encoding="utf-8")
+        with pytest.raises(ModuleNotFoundError, match="no_such_judge_client"):
+            rejudge_module(name)
+    finally:
+        own.unlink()
+        sys.modules.pop(f"{name}.rejudge", None)

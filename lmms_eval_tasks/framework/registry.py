@@ -148,6 +148,18 @@ class Benchmark:
                 _behaviours[self.behaviour] = found
             return found
 
+    def own_module(self, name: str) -> Any | None:
+        """The module ``name`` (``rejudge``, ``published``) beside the benchmark's ``behaviour`` (an installed
+        benchmark's too); None when there is none (a module that it imports and is missing raises)."""
+        package = self.behaviour if isinstance(self.behaviour, str) else self.loaded.score.__module__
+        module = f"{package.rpartition('.')[0]}.{name}"
+        try:
+            return importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            if error.name != module:
+                raise
+            return None
+
     def owns_task(self, task_name: str) -> bool:
         """True when ``task_name`` starts with this benchmark's name (``dare`` owns ``dare_*``)."""
         return task_name.startswith(self.name)
