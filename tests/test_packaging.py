@@ -308,6 +308,7 @@ def test_a_benchmark_package_installs_next_to_the_pack_and_runs(tmp_path: Path, 
     cli = (sys.executable, "-m", "lmms_eval_tasks.cli")
     written = run(*cli, "new-benchmark", "zz_outside", "--out", package)
     assert written.returncode == 0, written.stderr[-2000:]
+    assert f"next: pip install --no-deps -e {package} && " in written.stdout  # a plain -e swaps torch (CUDA)
     venv = tmp_path / "venv"
     assert run(sys.executable, "-m", "venv", "--without-pip", venv).returncode == 0
     python = str(venv / "bin" / "python")
@@ -333,4 +334,4 @@ def test_a_benchmark_package_installs_next_to_the_pack_and_runs(tmp_path: Path, 
     assert json.loads(rescored.stdout)["accuracy"] == number
     quick = ("-q", "-p", "no:cacheprovider", "-m", "not slow")
     tested = run(python, "-m", "pytest", *quick, "tests", cwd=package)
-    assert tested.returncode == 0 and "1 passed" in tested.stdout, tested.stdout[-2000:]
+    assert tested.returncode == 0 and "2 passed" in tested.stdout, tested.stdout[-2000:]

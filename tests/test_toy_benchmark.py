@@ -58,7 +58,7 @@ def test_a_benchmark_in_one_folder_runs_through_launcher_score_compare_report(tm
     # the skeleton's own tests, its launcher run kept (in --basetemp) for what follows
     quiet = ("-q", "-p", "no:cacheprovider", "-o", "addopts=")  # not the pack's own test plugin
     tested = _run(root, "-m", "pytest", *quiet, "--basetemp", tmp_path / "pytest", "tests/mybench")
-    assert tested.returncode == 0 and "2 passed" in tested.stdout, tested.stdout[-3000:]
+    assert tested.returncode == 0 and "3 passed" in tested.stdout, tested.stdout[-3000:]
     out = tmp_path / "pytest"
     [records] = out.rglob("lmms_eval_tasks/*/mybench_sample_samples.jsonl")
     [report_path] = out.rglob("lmms_eval_tasks/*/mybench_sample_report.json")

@@ -1,6 +1,6 @@
 """`lmms-eval-tasks new-benchmark NAME`: write a working benchmark (`lmms_eval --model random_guess --tasks
 NAME_sample` runs it) to edit: in a clone, lmms_eval_tasks/tasks/NAME/, tests/NAME/ and docs/NAME.md; with
-`--out DIR`, a package of its own that the pack finds once installed (`pip install -e DIR`)."""
+`--out DIR`, a package of its own that the pack finds once installed (`pip install --no-deps -e DIR`)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def _command(args: argparse.Namespace) -> int:
         print(f"lmms-eval-tasks new-benchmark: {error}", file=sys.stderr)
         return 2
     print("\n".join(str(path) for path in written))
-    run = f"pip install -e {args.out} && " if args.out else ""
+    run = f"pip install --no-deps -e {args.out} && " if args.out else ""  # else torchvision, a CUDA torch
     print(f"next: {run}lmms_eval --model random_guess --tasks {args.name}_sample; then edit the files above")
     return 0
 

@@ -447,6 +447,11 @@ def stale(files: Mapping[Path, bytes]) -> list[Path]:
     return found
 
 
+def _shown(path: Path) -> Path:
+    """``path`` relative to the repository, an installed benchmark's (``new-benchmark --out``) as it is."""
+    return path.relative_to(REPOSITORY_ROOT) if path.is_relative_to(REPOSITORY_ROOT) else path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regenerate every generated file of every benchmark.")
     parser.add_argument("--check", action="store_true", help="list drifted files and exit 1; write nothing")
@@ -457,17 +462,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     leftovers = stale(files) if not options.benchmarks else []
     if options.check:
         for path in changed:
-            print(f"drifted: {path.relative_to(REPOSITORY_ROOT)}")
+            print(f"drifted: {_shown(path)}")
         for path in leftovers:
-            print(f"stale: {path.relative_to(REPOSITORY_ROOT)}")
+            print(f"stale: {_shown(path)}")
         return 1 if changed or leftovers else 0
     for path in leftovers:
         path.unlink()
-        print(f"removed stale {path.relative_to(REPOSITORY_ROOT)}")
+        print(f"removed stale {_shown(path)}")
     for path in changed:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(files[path])
-        print(f"wrote {path.relative_to(REPOSITORY_ROOT)}")
+        print(f"wrote {_shown(path)}")
     from lmms_eval_tasks.framework.task_index import write_host_index
 
     write_host_index()
