@@ -27,6 +27,7 @@ from lmms_eval_tasks.framework.taskgen import (
     templated_files,
 )
 from tests.helpers import toy_schema
+from tests.skeleton import SKELETON, skeleton_folder
 
 
 def _task_metrics(task: str, entries: dict) -> list[str]:
@@ -74,6 +75,48 @@ def test_generated_files_are_in_sync_with_their_generators() -> None:
     assert not changed, f"run `make generate`; drifted: {[str(path) for path in changed]}"
     leftovers = stale(files)
     assert not leftovers, f"run `make generate`; no generator makes {[str(path) for path in leftovers]}"
+
+
+@pytest.mark.parametrize("name", [SKELETON])
+def test_make_generate_rewrites_a_benchmark_package_of_its_own(name: str, capsys, monkeypatch) -> None:
+    """`python -m lmms_eval_tasks.framework.taskgen NAME` on a `new-benchmark --out` package (outside the
+    pack's folder): it names the file it rewrites, where it raised ValueError after the first file."""
+    from lmms_eval_tasks.framework import task_index, taskgen
+
+    monkeypatch.setattr(task_index, "write_host_index", lambda: None)  # the pack's own index: not ours
+    folder = skeleton_folder().resolve()
+    stale_files = [folder / "task_docs.py", folder / "yaml" / f"{name}_sample.yaml"]
+    kept = [path.read_bytes() for path in stale_files]
+    for path in stale_files:
+        path.write_text("# stale\n", encoding="utf-8")
+    assert taskgen.main(["--check", name]) == 1 and f"drifted: {stale_files[0]}" in capsys.readouterr().out
+    assert taskgen.main([name]) == 0
+    assert f"wrote {stale_files[1]}" in capsys.readouterr().out
+    assert [path.read_bytes() for path in stale_files] == kept
+
+
+@pytest.mark.parametrize("name", [SKELETON])
+def test_a_users_task_that_includes_a_pack_tasks_yaml_reports_as_itself(name: str) -> None:
+    """`--include_path` YAML ``include: <pack>/NAME_sample.yaml`` + ``task: my_copy`` runs the pack task's own
+    process_docs: its records were tagged NAME_sample, so its records and report overwrote that task's."""
+    import types
+
+    import datasets
+
+    from lmms_eval_tasks.reporting import datasets_read
+
+    process_docs = getattr(importlib.import_module(f"{name}.task_docs"), f"process_docs_{name}_sample")
+    parquet = skeleton_folder() / "sample" / f"{name}_sample.parquet"
+    rows = datasets.load_dataset("parquet", data_files=str(parquet), split="train")
+
+    def docs_of(host_task: str) -> datasets.Dataset:
+        config = types.SimpleNamespace(task=host_task, process_docs=process_docs)
+        with datasets_read.loading(types.SimpleNamespace(config=config)):
+            return process_docs(rows)
+
+    assert "pack_variant" not in docs_of(f"{name}_sample").column_names  # the pack's own task: itself
+    copy = docs_of("my_copy")
+    assert set(copy["pack_task"]) == {f"{name}_sample"} and set(copy["pack_variant"]) == {"my_copy"}
 
 
 def test_task_yaml_lists_at_most_eight_metrics() -> None:

@@ -172,11 +172,21 @@ class TaskHooks:
     def process_docs_for(self, task: str) -> Callable[[Any], Any]:
         """The ``process_docs`` of ``task``: its judge (``require_judge``), ``prepare_docs(dataset, task)``,
         the dataset contract and a ``--limit`` rounded to whole scoring units (``cuts.prepared_rows``), then
-        the task column."""
+        the task column (and the name of a user's host task that names it, which reports as itself)."""
+        from lmms_eval_tasks.framework.cuts import same_cut
+        from lmms_eval_tasks.reporting import datasets_read
 
         def process_docs(dataset: Any) -> Any:
             try:
-                return self._prepared_docs(dataset, task)
+                docs = self._prepared_docs(dataset, task)
+                config = getattr(datasets_read.loading_task(), "config", None)
+                if getattr(config, "process_docs", None) is not process_docs or config.task == task:
+                    return docs
+                # a user's task that includes this one's YAML under its own name reports as itself, as a
+                # robustness variant does (it overwrote this task's records and report)
+                same_cut(task, str(config.task))
+                docs = docs.remove_columns([VARIANT_COLUMN]) if VARIANT_COLUMN in docs.column_names else docs
+                return docs.add_column(VARIANT_COLUMN, [str(config.task)] * len(docs))
             except Exception as error:  # the pack's checks of rows and files: the same on every attempt
                 setattr(error, NOT_TRANSIENT, True)
                 raise
