@@ -119,6 +119,17 @@ def test_a_users_task_that_includes_a_pack_tasks_yaml_reports_as_itself(name: st
     assert set(copy["pack_task"]) == {f"{name}_sample"} and set(copy["pack_variant"]) == {"my_copy"}
 
 
+@pytest.mark.parametrize("name", ["yaml", "class"])
+def test_new_benchmark_refuses_a_name_python_cannot_import_as_a_benchmark(name: str, tmp_path: Path) -> None:
+    """`new-benchmark yaml --out DIR` hid PyYAML (an ImportError deep in huggingface_hub) and `class` ended
+    in a SyntaxError, each after writing its files: now one line, before any file is written."""
+    from lmms_eval_tasks.cli.new_benchmark import write_benchmark
+
+    with pytest.raises(ValueError, match=repr(name)):
+        write_benchmark(name, out=tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
 def test_task_yaml_lists_at_most_eight_metrics() -> None:
     spec = TaskYaml(task="toy_a", hooks="toy.hooks", metrics=[(f"m{index}", True) for index in range(9)])
     with pytest.raises(ValueError, match="at most 8"):

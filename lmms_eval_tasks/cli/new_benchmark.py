@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import keyword
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,8 +40,10 @@ def write_benchmark(name: str, out: Path | None = None) -> list[Path]:
     files; returns the files written. ValueError (one line) for a bad name or an existing file."""
     from lmms_eval_tasks.framework import registry, taskgen
 
-    if not name.isidentifier() or name != name.lower() or name.startswith("_"):
+    if not name.isidentifier() or keyword.iskeyword(name) or name != name.lower() or name.startswith("_"):
         raise ValueError(f"{name!r} is no benchmark name: use a lower-case Python identifier, e.g. my_bench")
+    if out is not None and importlib.util.find_spec(name) is not None:  # `yaml`: PyYAML's importers get it
+        raise ValueError(f"a module called {name!r} is installed, which the package would hide; rename it")
     if name in registry.benchmarks():
         raise ValueError(f"a benchmark called {name!r} exists already; choose another name")
     root = out.resolve() if out else PACK_ROOT
