@@ -37,16 +37,7 @@ CATEGORY_SCENARIO: dict[str, str] = {
     "estvqa": "misc_natural_scenes",
 }
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_SCENARIO)
-SCENARIOS: tuple[str, ...] = (
-    "time",
-    "shopping",
-    "navigation",
-    "abstract",
-    "app",
-    "web",
-    "infographics",
-    "misc_natural_scenes",
-)
+SCENARIOS: tuple[str, ...] = tuple(dict.fromkeys(CATEGORY_SCENARIO.values()))
 # Paper appendix E.2 scene groups.
 NATURAL_SCENARIOS: tuple[str, ...] = ("shopping", "navigation", "misc_natural_scenes")
 DIGITAL_SCENARIOS: tuple[str, ...] = ("web", "app", "abstract", "infographics", "time")
