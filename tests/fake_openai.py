@@ -34,6 +34,7 @@ FAULT_KINDS = (
     "echo_headers_400",
     "echo_headers_500",
     "cut",
+    "trickle",
 )
 TRANSIENT_FAULTS = ("rate_limit", "server_error", "timeout", "malformed_json", "empty_choices")
 
@@ -330,6 +331,15 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 body = _completion(call.body, server.reply(call.prompt), server.model_suffix, call.prompt)
                 body["choices"][0]["finish_reason"] = "length"
                 self._send(200, json.dumps(body).encode())
+            elif kind == "trickle":  # the reply a byte at a time, spread over ``sleep`` seconds
+                payload = json.dumps(_completion(call.body, "ok", server.model_suffix, call.prompt)).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                for index in range(len(payload)):
+                    time.sleep(fault.sleep / len(payload))
+                    self.wfile.write(payload[index : index + 1])
+                    self.wfile.flush()
             elif kind == "malformed_json":
                 self._send(200, b'{"id": "x", "choices": [{"message": {"content": "trunc')
             elif kind == "empty_choices":

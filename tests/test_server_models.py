@@ -700,6 +700,15 @@ def test_rate_limits_are_paced_not_counted_and_cut_replies_are_marked(monkeypatc
     assert f"each attempt waits at most {DEFAULT_TIMEOUT_S:g} s (default" in capsys.readouterr().err
 
 
+def test_a_reply_trickled_a_byte_at_a_time_fails_its_attempt_after_the_timeout(monkeypatch):
+    """The SDK's timeout bounds each read: a reply trickled over 8 s was an answer despite timeout=1."""
+    from fake_openai import FakeOpenAIServer, Fault
+
+    with FakeOpenAIServer(faults=lambda call: Fault("trickle", sleep=8)) as server:
+        answers, _ = _pipelined_run(server, monkeypatch, 1, timeout=1, max_retries=1, retry_backoff_s=0)
+    assert answers[0].text == "[LMMS_EVAL_REQUEST_FAILED after 1 retries] Request timed out."
+
+
 def test_a_storm_of_rate_limits_that_fails_every_request_stops_the_run(monkeypatch):
     """A 429 attempt is paced, not counted; but requests that all end failed on 429s (a quota spent, a
     server refusing everyone) are failed requests in a row: before, the run asked every document."""

@@ -178,12 +178,45 @@ def guard_model(model: Any, given_timeout: Any, url: str) -> ServerGuard:
     timeout = float(given_timeout) if given_timeout not in (None, "") else DEFAULT_TIMEOUT_S
     model.timeout = timeout
     model.client = model.client.with_options(timeout=timeout, max_retries=0)
+    bound_replies(model.client, timeout)
     guard = ServerGuard(url, timeout, int(model.max_retries), float(model.retry_backoff_s))
     guard.on_down = lambda: setattr(model, "retry_backoff_s", 0)  # refused attempts: no wait between them
     setattr(model, _GUARD, guard)
     if os.environ.get("LOCAL_RANK", "0") == "0":
         print(guard.bound_line(given_timeout not in (None, "")), file=sys.stderr)
     return guard
+
+
+def bound_replies(client: Any, seconds: float) -> None:
+    """End an attempt whose reply is not all in ``seconds`` after it was sent: the SDK's timeout bounds each
+    read, so a server trickling its reply a byte at a time held a request for ever (idempotent)."""
+    import httpx2
+
+    class Deadline(httpx2.SyncByteStream):
+        def __init__(self, stream: Any, request: Any) -> None:
+            self.stream, self.request, self.deadline = stream, request, time.monotonic() + seconds
+
+        def __iter__(self) -> Any:
+            for chunk in self.stream:
+                if time.monotonic() > self.deadline:
+                    raise httpx2.ReadTimeout(f"reply not complete after {seconds:g} s", request=self.request)
+                yield chunk
+
+        def close(self) -> None:
+            self.stream.close()
+
+    http = client._client
+    handle = http._transport.handle_request
+    if getattr(handle, "bounded", False):
+        return
+
+    def bounded(request: Any) -> Any:
+        response = handle(request)
+        response.stream = Deadline(response.stream, request)
+        return response
+
+    bounded.bounded = True  # type: ignore[attr-defined]
+    http._transport.handle_request = bounded
 
 
 def stop_when_down(generate_until: Callable[..., list], model: Any, requests: list) -> list:

@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from lmms_eval_tasks.framework.failed_generations import cut_reply
 from lmms_eval_tasks.framework.sent_images import file_of
-from lmms_eval_tasks.framework.server_requests import guard_model, guard_of, stop_when_down
+from lmms_eval_tasks.framework.server_requests import bound_replies, guard_model, guard_of, stop_when_down
 from lmms_eval_tasks.framework.work_slots import holding, wait_for
 
 FAILURE_PREFIX = "[LMMS_EVAL_REQUEST_FAILED after {retries} retries] "
@@ -325,6 +325,7 @@ class OpenAIPipelined(OpenAICompatible):
         given = kwargs.get("timeout")
         url = safe_url(str(self.client.base_url).rstrip("/"))
         self.guard = guard_of(self) or guard_model(self, given, url)
+        bound_replies(self.client, self.guard.timeout)  # the pool's client, if sized after the guard
         self.bodies = RequestBodies(self.client)
 
     def _size_connection_pool(self) -> None:
