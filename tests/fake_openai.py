@@ -336,10 +336,13 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                for index in range(len(payload)):
-                    time.sleep(fault.sleep / len(payload))
-                    self.wfile.write(payload[index : index + 1])
-                    self.wfile.flush()
+                try:
+                    for index in range(len(payload)):
+                        time.sleep(fault.sleep / len(payload))
+                        self.wfile.write(payload[index : index + 1])
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up
             elif kind == "malformed_json":
                 self._send(200, b'{"id": "x", "choices": [{"message": {"content": "trunc')
             elif kind == "empty_choices":
