@@ -59,9 +59,9 @@ class ServerGuard:
         self._lock = threading.Lock()
         self._not_before = 0.0
         self._tries: dict[int, tuple[Any, int]] = {}  # id(payload) -> (payload, failed attempts)
-        self._in_flight: dict[int, tuple[float, str, bool]] = {}  # call id -> (start, label, logged)
+        self._in_flight: dict[int, tuple[float, Any, bool]] = {}  # call id -> (start, label, logged)
         self._calls = 0
-        self.askers: dict[str, list[str]] = {}  # a question of the batch in flight -> who asks it
+        self.batch: list[Any] = []  # the requests of the batch in flight (who asks what, for the stuck log)
         threading.Thread(target=self._watch, name="server-watch", daemon=True).start()
 
     def bound_line(self, given: bool) -> str:
@@ -81,7 +81,7 @@ class ServerGuard:
             f"{stops}"
         )
 
-    def attempt(self, call: Callable[[], Any], payload: Any, label: str) -> Any:
+    def attempt(self, call: Callable[[], Any], payload: Any, label: str | Callable[[], str]) -> Any:
         """One attempt of a request (``payload``: an object that is the same on each of its retries, e.g.
         its messages): paced, watched, counted; refused (``ServerStopped``) once the breaker is open."""
         if self.down:
@@ -165,7 +165,7 @@ class ServerGuard:
             for _, (started, label, _) in stuck:
                 logger.warning(
                     f"model server {self.url}: a request has waited {now - started:.0f} s for its answer "
-                    f"({label}; timeout {self.timeout:g} s per attempt)"
+                    f"({label() if callable(label) else label}; timeout {self.timeout:g} s per attempt)"
                 )
 
 
@@ -225,10 +225,7 @@ def stop_when_down(generate_until: Callable[..., list], model: Any, requests: li
     guard = guard_of(model)
     if guard is not None:
         guard.stop_if_down()
-        guard.askers = {}
-        for request in requests:  # a request still waiting is logged with its task and document
-            where = f"task {request.task_name}, document {request.doc_id}"
-            guard.askers.setdefault(" ".join(str(request.args[0]).split()), []).append(where)
+        guard.batch = requests  # a request still waiting is logged with its task and document (``_asked``)
     results = generate_until(model, requests)
     if guard is not None and not getattr(_CACHE_STORING, "depth", 0):
         guard.stop_if_down()
@@ -253,18 +250,20 @@ def guard_of(model: Any) -> ServerGuard | None:
     return getattr(model, _GUARD, None)
 
 
-def _asked(messages: Any, askers: dict[str, list[str]]) -> str:
-    """Who a request is, for the log: the task and document asking the text of its last message (with how
-    many others ask the same), else that text (80 characters at most)."""
+def _asked(messages: Any, batch: list[Any]) -> str:
+    """Who a request is, for the log: the task and document of the batch asking the text of its last message
+    (with how many others ask the same), else that text (80 characters at most)."""
     try:
         content = messages[-1]["content"]
         texts = [part.get("text", "") for part in content] if isinstance(content, list) else [content]
         text = " ".join(" ".join(str(item) for item in texts).split())
     except (IndexError, KeyError, TypeError, AttributeError):
         return "a request"
-    who = askers.get(text)
-    others = f" or one of {len(who) - 1} others asking the same" if who and len(who) > 1 else ""
-    return f"{who[0]}{others}" if who else f"asking {text[:80]!r}"
+    same = [ask for ask in batch if " ".join(str(ask.args[0]).split()) == text]  # read only when logged
+    if not same:
+        return f"asking {text[:80]!r}"
+    others = f" or one of {len(same) - 1} others asking the same" if len(same) > 1 else ""
+    return f"task {same[0].task_name}, document {same[0].doc_id}{others}"
 
 
 def guard_client_calls(model: Any, guard: ServerGuard) -> None:
@@ -277,7 +276,7 @@ def guard_client_calls(model: Any, guard: ServerGuard) -> None:
 
     def guarded_create(**payload: Any) -> Any:
         messages = payload.get("messages")
-        response = guard.attempt(lambda: create(**payload), messages, _asked(messages, guard.askers))
+        response = guard.attempt(lambda: create(**payload), messages, lambda: _asked(messages, guard.batch))
         choices = getattr(response, "choices", None)
         if choices:
             message = choices[0].message
