@@ -76,9 +76,8 @@ def score_options(task: str) -> dict[str, Any]:
 
 
 def judge_needed(task: str) -> str | None:
-    """The rule-judged task to suggest (``contextual_offline``) when ``task`` is judged by an LLM, else None:
-    submission tasks, ``contextual_offline`` (the rule judge by name), and ``contextual_sample`` (bundled
-    generated data, a pipeline check: without an endpoint it uses the rule judge, labelled)."""
+    """``contextual_offline``, the rule-judged task to suggest, when ``task`` needs an LLM judge; None for
+    submission tasks, ``contextual_offline`` and the sample (which falls back to the rule judge, labelled)."""
     spec = TASKS.get(task)
     if spec is None or not spec.judged or spec.bundled_images or spec.judge is not None:
         return None

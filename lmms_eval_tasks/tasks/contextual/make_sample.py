@@ -1,7 +1,5 @@
-"""The bundled ConTextual sample: generated text-rich images with known answers, in the official schema.
-
-``image_url`` is a ``sample://`` identifier (nothing is downloaded); short references, so the offline rule
-judge can decide them. Deterministic (the drift test regenerates it byte for byte).
+"""The bundled ConTextual sample: generated text-rich images with short known answers (the rule judge can
+decide them), in the official schema; ``image_url`` is a ``sample://`` identifier. Deterministic.
 """
 
 from __future__ import annotations

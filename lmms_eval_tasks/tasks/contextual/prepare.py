@@ -1,7 +1,5 @@
-"""ConTextual data preparation: read the authors' CSV, download every image once, verify, write a dataset.
-
-Downloads are concurrent, retried, resumable and stopped by a circuit breaker; ``--images`` brings images
-got elsewhere; failed rows go to ``<out>/<stem>.failed.jsonl``. See docs/contextual.md.
+"""ConTextual data preparation: read the authors' CSV, download every image once (concurrent, retried,
+resumable, a circuit breaker) or import it (``--images``), verify, write a dataset (docs/contextual.md).
 """
 
 from __future__ import annotations

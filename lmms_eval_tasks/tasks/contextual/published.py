@@ -97,8 +97,7 @@ def published_for_task(task: str) -> tuple[tuple[PublishedRow, ...], list[str]]:
 
 def setting_reasons(settings: Mapping[str, Any]) -> list[str]:
     """Why a run's recorded scoring settings differ from the leaderboard's: a protocol other than the
-    official scripts' (the default parses verdicts differently and pools the Misc. Natural Scenes
-    denominator, docs/contextual.md)."""
+    official scripts' (docs/contextual.md, "Differences from the official code")."""
     options = settings.get("score_options") or {}
     protocol = options.get("protocol") or settings.get("protocol") or "default"
     if protocol == "official":

@@ -13,9 +13,8 @@ COMPARED_METRICS = ("acceptance_rate",)
 
 
 def outcome(record: dict[str, Any]) -> bool | None:
-    """Whether the judge accepted the response: the majority of its judged repeats; None when no repeat
-    has a verdict (unjudged) or the repeats tie (the rule of ``scoring.per_question_correct``, which
-    ``compare`` uses)."""
+    """Whether the judge accepted the response: the majority of its judged repeats, None when unjudged or
+    tied (the rule of ``scoring.per_question_correct``)."""
     verdicts = [v for v in record.get("judge_verdicts") or [] if v is not None]
     yes = sum(v == "Yes" for v in verdicts)
     return None if not verdicts or 2 * yes == len(verdicts) else 2 * yes > len(verdicts)

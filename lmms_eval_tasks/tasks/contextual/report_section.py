@@ -148,9 +148,8 @@ def _with_wilson(entry: Any, key: str) -> Any:
 
 
 def _rate_row(metrics: dict, name: str, per_scenario: dict, members: tuple[str, ...]) -> list:
-    """[rate, 95% low, 95% high, accepted, judged]: the scorer's rate and interval when the report has them
-    (averaged over repeats, the run's protocol), else the scorer's functions on the pooled counts (older
-    reports)."""
+    """[rate, 95% low, 95% high, accepted, judged]: the report's rate and interval, else (older reports) the
+    scorer's functions on the pooled counts."""
     from lmms_eval_tasks.tasks.contextual.scoring import normal_interval, rate_percent
 
     accepted, judged = pooled_counts(per_scenario, members)

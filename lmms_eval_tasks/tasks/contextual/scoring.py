@@ -675,9 +675,8 @@ def parse_items(records: Sequence[dict[str, Any]]) -> list[Item]:
 
 
 def judge_prompt(item: Item, variant: str = "official", prediction: str | None = None) -> str:
-    """The official GPT-4 judge prompt for one item (template byte-exact, filled without str.format);
-    ``variant="hardened"`` delimits the prediction (see ``judge_system``); ``prediction``: the bounded text
-    sent (default: the item's whole prediction)."""
+    """The official GPT-4 judge prompt for one item (byte-exact template); ``variant="hardened"`` delimits
+    the prediction; ``prediction``: the bounded text sent (default: the item's whole prediction)."""
     from lmms_eval_tasks.judges.integrity import hardened_fields
     from lmms_eval_tasks.judges.prompts import render_prompt
 
@@ -774,9 +773,8 @@ def rate_percent(accepted: int, judged: int) -> float | None:
 
 
 def normal_interval(accepted: int, judged: int) -> tuple[float | None, float | None]:
-    """95% normal-approximation (Wald) interval in percent, clipped to [0, 100] like statsmodels'
-    ``proportion_confint(method="normal")`` that the official analysis prints; None for a rate above 100
-    (the official Misc. denominator 2 x judged stvqa): statsmodels' root of a negative number is NaN)."""
+    """95% normal (Wald) interval in percent, clipped to [0, 100] as the official analysis' statsmodels
+    prints it; None for a rate above 100 (the official Misc. denominator), where statsmodels gives NaN."""
     if judged <= 0 or accepted > judged:
         return None, None
     share = max(0.0, accepted / judged)

@@ -1,7 +1,5 @@
-"""The DARE task grid: every task and group, their metric keys, and the files generated from them.
-
-Task names: ``dare[_sample|_test]_<setup>_<format>_p<prompt>`` and the multi variants (docs/dare.md);
-``make generate`` writes the files, a test checks the committed ones match.
+"""The DARE task grid: every task (``dare[_sample|_test]_<setup>_<format>_p<prompt>`` and the multi variants)
+and group, their metric keys, and the files ``make generate`` writes from them (docs/dare.md).
 """
 
 from __future__ import annotations

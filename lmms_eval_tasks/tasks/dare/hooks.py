@@ -131,9 +131,8 @@ def _loss_of(result: Any) -> float:
 
 
 def _chosen_by_loglikelihood(results: list[Any], choices: list[str]) -> tuple[str, list[float]]:
-    """The Out-Log choice: the continuation with the lowest loss (the host's convention: the first
-    element of each loglikelihood result is the mean negative log-likelihood, as its own
-    multiple_choice scoring assumes with argmin)."""
+    """The Out-Log choice: the continuation with the lowest loss (the first element of a loglikelihood
+    result, as the host's own multiple_choice scoring reads it with argmin)."""
     losses = [_loss_of(result) for result in results]
     if len(losses) != len(choices):
         raise ValueError(f"expected {len(choices)} loglikelihood results, got {len(losses)}")

@@ -1,7 +1,6 @@
-"""Generate the bundled DARE sample data: drawn scenes of coloured shapes, answers known by construction.
+"""The bundled DARE sample: drawn scenes of coloured shapes with answers known by construction.
 
-The official schema, deterministic per seed; single-correct answers are option texts and ``n_correct``'s
-letters, so both encodings of the official ``answer`` field are exercised.
+Official schema (answers as option texts and as letters: both encodings), deterministic per seed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""DARE's published reference rows (Sterz, Pfeiffer, Vulić; arXiv 2409.18023) as data.
-
-Only the human and random-guessing references are entered: no per-model table was read from a source
-text for this repository, so no model can be matched (a run's verdict then says so).
+"""DARE's published reference rows (Sterz, Pfeiffer, Vulić; arXiv 2409.18023): human and random guessing
+only (no per-model table was read from a source text, so no model can be matched).
 """
 
 from __future__ import annotations

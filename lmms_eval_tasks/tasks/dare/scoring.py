@@ -1,7 +1,5 @@
-"""DARE (Sterz et al., 2024) answer extraction and robustness metrics, free of any harness import.
-
-Linear-time parsers per output format turn a model's text into option letters; ``score`` computes the
-paper's metrics along its four robustness axes. See docs/dare.md for every rule.
+"""DARE (Sterz et al., 2024): linear-time answer extraction per output format and the paper's metrics along
+its four robustness axes, free of any harness import (docs/dare.md has every rule).
 """
 
 from __future__ import annotations
@@ -90,10 +88,8 @@ class Options:
 
 @scorer(Options)
 def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The paper's metrics in percent (keys in docs/dare.md) and details: the robustness summary table.
-
-    The test split's records (answers withheld) are exported unscored; their unparsed outputs still count.
-    """
+    """The paper's metrics in percent (keys in docs/dare.md) and the robustness summary table; test-split
+    records (answers withheld) are exported unscored, their unparsed outputs counted."""
     primary_format, std_ddof = options.primary_format, options.std_ddof
     records = list(records)
     verdicts = [
