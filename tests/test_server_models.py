@@ -674,6 +674,26 @@ def test_a_request_still_waiting_is_logged_with_its_task_and_document(monkeypatc
     assert any("(task t, document 1 or one of 1 others asking the same;" in line for line in stuck), lines
 
 
+def test_a_request_still_waiting_on_the_pipelined_client_is_logged_with_its_task_and_document(monkeypatch):
+    from fake_openai import FakeOpenAIServer, Fault
+    from loguru import logger
+
+    from lmms_eval_tasks.framework import server_requests
+
+    monkeypatch.setattr(server_requests, "STUCK_AFTER_S", 0.4)
+    lines: list[str] = []
+    sink = logger.add(lambda message: lines.append(str(message)), level="WARNING")
+    try:
+        slow = {"faults": lambda call: Fault("timeout", sleep=1.5) if "question 1" in call.prompt else None}
+        with FakeOpenAIServer(reply=lambda prompt: "2", **slow) as server:
+            answers, _ = _pipelined_run(server, monkeypatch, 3, timeout=10, max_retries=1, retry_backoff_s=0)
+    finally:
+        logger.remove(sink)
+    assert [answer.text for answer in answers] == ["2", "2", "2"]
+    stuck = [line for line in lines if "for its answer" in line]
+    assert stuck and all("(task t, document 1; timeout 10 s per attempt)" in line for line in stuck), lines
+
+
 def test_rate_limits_are_paced_not_counted_and_cut_replies_are_marked(monkeypatch, capsys):
     from fake_openai import FakeOpenAIServer, Fault
 
