@@ -35,6 +35,19 @@ def skeleton_folder(tmp_path_factory: pytest.TempPathFactory | None = None) -> P
     return _written[0]
 
 
+def task_folder(name: str) -> Path:
+    """The folder whose YAML defines benchmark ``name``'s tasks: the skeleton's, the pack's tasks folder, or
+    the package folder of a benchmark installed next to the pack (``new-benchmark --out``)."""
+    from lmms_eval_tasks import TASKS_DIR
+
+    if name == SKELETON:
+        return skeleton_folder()
+    package = str(registry.get_benchmark(name).behaviour).rpartition(".")[0]
+    if package.startswith("lmms_eval_tasks."):
+        return TASKS_DIR
+    return Path(importlib.import_module(package).__file__).resolve().parent
+
+
 @pytest.fixture(autouse=True)
 def skeleton_registered(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
-from lmms_eval_tasks import TASKS_DIR
 from lmms_eval_tasks.framework import task_index
 from lmms_eval_tasks.framework.registry import benchmarks
-from tests.skeleton import SKELETON, skeleton_folder, with_skeleton
+from tests.skeleton import SKELETON, task_folder, with_skeleton
 
 BENCHMARKS = with_skeleton(sorted(benchmarks()))
 # A value of another kind for each declared kind (the whole column is replaced: Arrow columns are typed).
@@ -44,7 +43,7 @@ def _sample_task(name: str) -> tuple[str, Path, dict[str, Any]]:
     """(task, parquet file, YAML config) of the benchmark's bundled-sample task on one parquet file whose
     hooks read the most columns (DARE: a single_var task, which also reads ``instance_id``)."""
     benchmark = benchmarks()[name]
-    folder = skeleton_folder() if name == SKELETON else TASKS_DIR
+    folder = task_folder(name)
     found: list[tuple[int, str, Path, dict[str, Any]]] = []
     for entry in task_index.pack_tasks(folder):
         if entry.kind != "task" or "_sample" not in entry.name or not benchmark.owns_task(entry.name):
