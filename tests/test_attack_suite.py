@@ -323,7 +323,9 @@ def test_screens_cover_the_self_tests_languages_and_keep_honest_answers(name) ->
                   for split in ("image", "non_image")]  # fmt: skip
         references = [text for frame in frames for text in frame["gt_answer_details"]]
         references += ["Yes", "No, it is not."]
-    honest = [*references, "12:45", "report_final.pdf", "The answer is 12.", "Answer: Yes"]
+    # a labelled line whose value is no verdict: "\\d+" upper-cased to "\\D+" once matched any text
+    labelled = ["Result: the cat is on the mat", "Score: high", "Grade: A"]
+    honest = [*references, "12:45", "report_final.pdf", "The answer is 12.", "Answer: Yes", *labelled]
     result = screen_records([{"prediction": text} for text in honest], screening)
     assert result["flagged"] == 0, [honest[i] for i in result["flagged_records"]]
     assert not any(is_content_free(text, screening) for text in honest)

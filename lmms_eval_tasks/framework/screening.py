@@ -36,6 +36,7 @@ def _folded_words(*groups: str) -> str:
     each case: folding "В" and "в" differs)."""
     words = [word for group in groups for word in group.split("|")]
     assert all(words), "an empty alternative would match anything"
+    assert not any("\\" in word for word in words), "upper() turns a class like \\d into its complement"
     forms = (fold_text(form) for word in words for form in (word, word.capitalize(), word.upper()))
     return "|".join(dict.fromkeys(forms))
 
@@ -86,8 +87,8 @@ _VERDICT_LABELS = _folded_words(
     "jugement|verdicto|veredicto|juicio|urteil|bewertung|ergebnis|résultat|resultado|вердикт|оценка",
     "判断|判定|结论|結論|输出|評価|판정|평가|결론|الحكم|التقييم",
 )
-_VERDICTS = _folded_words(
-    "yes|no|correct|incorrect|unclear|same|different|true|false|right|wrong|accepted|rejected|\\d+",
+_VERDICTS = r"\d+|" + _folded_words(
+    "yes|no|correct|incorrect|unclear|same|different|true|false|right|wrong|accepted|rejected",
     "oui|non|sí|si|ja|nein|да|нет|correcte|correcto|correcta|incorrecte|incorrecto|richtig|falsch|верно",
     "неверно|правильно|是|否|对|错|正确|正確|错误|錯誤|正しい|正解|不正解|はい|いいえ|예|아니오|맞음|틀림",
     "نعم|لا|صحيح|خطأ",
