@@ -1,8 +1,6 @@
-"""Every generated file of ConTextual: the task YAML files, `task_docs.py`, the data and the sample.
-
-The official CSVs (tests/data/contextual, MIT per the authors' dataset cards) become parquet files in
-``data/`` (strings exactly as the CSV module reads them, plus the row number for error messages); images are
-downloaded separately by ``lmms-eval-tasks prepare contextual``. Run through `make generate`.
+"""Every generated file of ConTextual (`make generate`): task YAML, `task_docs.py`, the sample and ``data/``:
+the official CSVs (tests/data/contextual, MIT) as parquet, strings as the CSV module reads them plus each
+row's number (images: ``lmms-eval-tasks prepare contextual``).
 """
 
 from __future__ import annotations

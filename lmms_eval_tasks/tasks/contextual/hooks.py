@@ -1,7 +1,5 @@
-"""lmms-eval hooks for the ConTextual tasks: image, prompt, one ``score`` record per instruction.
-
-Judged tasks are scored once per task (``scoring.score`` with ``config.score_options``); submission tasks
-only write the leaderboard predictions files. Images come from the folder ``prepare`` wrote.
+"""lmms-eval hooks for the ConTextual tasks: image, prompt, one ``score`` record per instruction; judged
+tasks are scored once per task, submission tasks write the leaderboard predictions files.
 """
 
 from __future__ import annotations

@@ -752,8 +752,7 @@ def _normalise_words(text: str) -> str:
 
 def rule_reply(prediction: str, reference: str) -> str | None:
     """The offline rule judge (not the paper's metric): "Judgement: Yes" when a short reference occurs
-    word-aligned in a prediction that does not hedge (``rule_hedge``), else "Judgement: No"; None when the
-    reference is longer than RULE_MAX_REFERENCE_WORDS."""
+    word-aligned in a prediction that does not hedge, else "Judgement: No"; None for longer references."""
     from lmms_eval_tasks.tasks.contextual.judge_integrity import rule_hedge
 
     reference_words = _normalise_words(reference or "")

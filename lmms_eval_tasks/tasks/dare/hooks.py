@@ -1,6 +1,5 @@
-"""lmms-eval hooks for DARE: prompts, Out-Log choices, per-sample records, built with the pack's hook factory.
-
-A task's identity reaches the shared hooks through its ``task_docs.process_docs_<task>`` (``dare_*`` columns).
+"""lmms-eval hooks for DARE: prompts, Out-Log choices, per-sample records; a task's identity reaches these
+shared hooks as the ``dare_*`` columns its ``process_docs`` adds.
 """
 
 from __future__ import annotations
@@ -191,9 +190,8 @@ def make_record(doc: dict[str, Any], results: list[Any], task_name: str | None =
 
 
 def grid_warnings(records: list[dict[str, Any]]) -> list[str]:
-    """What a partial grid does to the cross-cell numbers: a single-correct setup run on fewer than the
-    paper's three prompts (single_accuracy then averages those only), and cells (format x prompt x variant)
-    of one setup that cover different questions (a --limit on binary tasks, a failed member task)."""
+    """What a partial grid does to the cross-cell numbers: single-correct run on fewer than the paper's three
+    prompts, and one setup's cells (format x prompt x variant) covering different questions."""
     warnings: list[str] = []
     single = [record for record in records if record.get("setup") == "single"]
     prompts = sorted({str(record.get("prompt")).lstrip("p") for record in single})

@@ -157,9 +157,8 @@ def _row(
 
 
 def build_single(rng: random.Random, instances: int = 10, variants: int = 1) -> list[dict[str, Any]]:
-    """Single-correct rows (answer = the gold option's text), alternating count and order; with ``variants``
-    > 1, that many option sets per instance (shared instance_id and image), each drawing its own three
-    distractors from a pool of at least six."""
+    """Single-correct rows (answer: the gold option's text), alternating count and order; ``variants`` option
+    sets per instance (one instance_id and image), each with three distractors of its own from six or more."""
     rows = []
     for instance in range(instances):
         category = ("count", "order")[instance % 2]

@@ -1,6 +1,5 @@
-"""DARE prompt texts (paper appendix A.1) and the question block that follows every prompt.
-
-Elided and truncated prompts are reconstructed in the style of the others; docs/dare.md lists every text.
+"""DARE prompt texts (paper appendix A.1; elided ones reconstructed in the others' style, all listed in
+docs/dare.md) and the question block that follows every prompt.
 """
 
 from __future__ import annotations
