@@ -729,6 +729,17 @@ def test_a_reply_trickled_a_byte_at_a_time_fails_its_attempt_after_the_timeout(m
     assert answers[0].text == "[LMMS_EVAL_REQUEST_FAILED after 1 retries] Request timed out."
 
 
+def test_a_server_error_echoing_the_request_headers_leaves_no_key_in_the_failure(monkeypatch):
+    """A proxy's error page echoing the headers put ``Bearer <key>`` in the failure text, which the host
+    logs and writes to the response cache's audit file."""
+    from fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer(faults=lambda call: "echo_headers_500") as server:
+        answers, _ = _pipelined_run(server, monkeypatch, 1, max_retries=1, retry_backoff_s=0)
+    assert "request headers were" in answers[0].text and "authorization" in answers[0].text
+    assert "sk-test" not in answers[0].text
+
+
 def test_a_storm_of_rate_limits_that_fails_every_request_stops_the_run(monkeypatch):
     """A 429 attempt is paced, not counted; but requests that all end failed on 429s (a quota spent, a
     server refusing everyone) are failed requests in a row: before, the run asked every document."""

@@ -54,6 +54,7 @@ class ServerGuard:
         from lmms_eval_tasks import environment
 
         self.url, self.timeout, self.attempts, self.backoff = url, timeout, max(1, attempts), backoff
+        self.secrets: tuple[str | None, ...] = ()  # the model's API key, scrubbed from errors
         self.breaker = CircuitBreaker(environment.integer(BREAKER_ENV, DEFAULT_BREAKER, 0))
         self.on_down: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
@@ -98,6 +99,7 @@ class ServerGuard:
             result = call()
         except Exception as error:
             self._failed(error, payload)
+            self._scrub(error)
             raise
         finally:
             with self._lock:
@@ -106,6 +108,14 @@ class ServerGuard:
             self._tries.pop(id(payload), None)
         self.breaker.success()
         return result
+
+    def _scrub(self, error: Exception) -> None:
+        """A server's (or proxy's) error can echo the request's headers: the host logs and caches its text."""
+        from lmms_eval_tasks.judges.redact import scrub
+
+        text = str(error)
+        if (clean := scrub(text, self.secrets)) != text:
+            error.args, error.message = (clean,), clean  # type: ignore[attr-defined]
 
     def _failed(self, error: Exception, payload: Any) -> None:
         status = getattr(error, "status_code", None)
@@ -180,6 +190,7 @@ def guard_model(model: Any, given_timeout: Any, url: str) -> ServerGuard:
     model.client = model.client.with_options(timeout=timeout, max_retries=0)
     bound_replies(model.client, timeout)
     guard = ServerGuard(url, timeout, int(model.max_retries), float(model.retry_backoff_s))
+    guard.secrets = (getattr(model.client, "api_key", None),)
     guard.on_down = lambda: setattr(model, "retry_backoff_s", 0)  # refused attempts: no wait between them
     setattr(model, _GUARD, guard)
     if os.environ.get("LOCAL_RANK", "0") == "0":
