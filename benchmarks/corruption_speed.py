@@ -2,10 +2,11 @@
 
 Runs on one core (OpenCV, OpenMP and BLAS threads set to 1) and reports, per corruption, the mean time per
 image over the five severities for both engines and their ratio; the last line is
-``RESULT geomean_speedup=<x> max_ms=<y> ...`` (geometric mean over imagecorruptions' 19 corruptions; the
-largest of our per-severity best wall times over both profiles; ``max_cpu_ms`` the same for thread CPU time,
-which other processes on a shared machine do not inflate). The reference needs shims for NumPy 2 and current
-scikit-image/setuptools; they live here (and are reused by the tests), never in the package.
+``RESULT geomean_speedup=<x> max_ms=<y> ...`` (geometric mean over imagecorruptions' 19 corruptions of
+the thread CPU ratios, which other processes on a shared machine do not inflate; the largest of our
+per-severity best wall times over both profiles; ``max_cpu_ms`` the same for thread CPU time). The
+reference needs shims for NumPy 2 and current scikit-image/setuptools; they live here (and are reused by
+the tests), never in the package.
 
     .venv/bin/python benchmarks/corruption_speed.py [--repeats 3] [--quick]   (--quick: 160x120, one run each)
 """
@@ -87,14 +88,15 @@ def load_reference() -> Any:
     return package
 
 
-def _best_time(function: Any, repeats: int) -> float:
-    """Best wall-clock time of ``repeats`` runs, in ms (the best run is the least disturbed one)."""
-    best = math.inf
+def _best_time(function: Any, repeats: int) -> tuple[float, float]:
+    """Best wall-clock and best thread CPU time of ``repeats`` runs, in ms (the least disturbed runs)."""
+    best_wall = best_cpu = math.inf
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         function()
-        best = min(best, time.perf_counter() - start)
-    return best * 1000.0
+        best_cpu = min(best_cpu, time.thread_time() - cpu)
+        best_wall = min(best_wall, time.perf_counter() - start)
+    return best_wall * 1000.0, best_cpu * 1000.0
 
 
 _CPU_MS: dict[tuple[str, str, int], float] = {}
@@ -115,13 +117,17 @@ def _time_ours(image: np.ndarray, name: str, severity: int, profile: str, repeat
     return best_wall * 1000.0
 
 
-def _time_reference(reference: Any, image: np.ndarray, name: str, severity: int, repeats: int) -> float:
+def _time_reference(
+    reference: Any, image: np.ndarray, name: str, severity: int, repeats: int
+) -> tuple[float, float]:
+    """(best wall, best thread CPU) in ms of the reference, in this thread."""
     np.random.seed(severity)
     call = functools.partial(reference.corrupt, image, severity, corruption_name=name)
     single = _best_time(call, 1)
-    if single > 500 or repeats <= 1:  # glass blur takes seconds: one run is enough
+    if single[0] > 500 or repeats <= 1:  # glass blur takes seconds: one run is enough
         return single
-    return min(single, _best_time(call, repeats - 1))
+    wall, cpu = _best_time(call, repeats - 1)
+    return min(single[0], wall), min(single[1], cpu)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,9 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeats", type=int, default=5, help="timed runs per (corruption, severity); best kept"
     )
-    parser.add_argument(
-        "--quick", action="store_true", help="160x120, severities 1 and 5, one run each"
-    )
+    parser.add_argument("--quick", action="store_true", help="160x120, severities 1 and 5, one run each")
     args = parser.parse_args(argv)
     if args.quick:
         args.repeats = 1
@@ -155,10 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     worst: dict[str, float] = {}
     for name in IMAGENET_C_CORRUPTIONS:
         ours = [_time_ours(image, name, severity, "imagenet_c", args.repeats) for severity in severities]
-        theirs = [
-            _time_reference(reference, image, name, severity, reference_repeats) for severity in severities
-        ]
-        ratios[name] = float(np.mean(theirs) / np.mean(ours))
+        timed = [_time_reference(reference, image, name, level, reference_repeats) for level in severities]
+        theirs = [wall for wall, _ in timed]
+        # the speedup from thread CPU: on a loaded machine wall times of a 2 ms call are noise (0.35x seen)
+        ours_cpu = [_CPU_MS[("imagenet_c", name, severity)] for severity in severities]
+        ratios[name] = float(np.mean([cpu for _, cpu in timed]) / np.mean(ours_cpu))
         worst[f"imagenet_c/{name}"] = max(ours)
         per_severity = " ".join(f"{value:6.1f}" for value in ours)
         print(f"{name:<20} {np.mean(ours):8.1f} {np.mean(theirs):10.1f} {ratios[name]:8.1f}x  {per_severity}")
