@@ -647,8 +647,9 @@ def test_a_request_still_waiting_is_logged_with_its_task_and_document(monkeypatc
     def messages(doc):
         return [{"role": "user", "content": [{"type": "text", "text": doc["q"]}]}]
 
-    def slow(call):
-        return Fault("timeout", sleep=1.5) if "cats" in call.prompt or call.index == 2 else None
+    def slow(call):  # requests arrive in any order: slow the cats one and the first of the two "colour" ones
+        first_colour = "colour" in call.prompt and call.attempt == 0
+        return Fault("timeout", sleep=1.5) if "cats" in call.prompt or first_colour else None
 
     lines: list[str] = []
     sink = logger.add(lambda message: lines.append(str(message)), level="WARNING")
