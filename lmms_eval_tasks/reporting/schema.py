@@ -600,10 +600,7 @@ def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path])
         except ImportError:  # not POSIX: best effort
             pass
         try:
-            index = strict_loads(index_path.read_text(encoding="utf-8"))
-            problem = _index_problem(index)
-            if problem:
-                raise ValueError(problem)
+            index = _read_index(index_path)
         except FileNotFoundError:
             index = {"schema_version": SCHEMA_VERSION, "tasks": {}}
         except (OSError, UnicodeDecodeError, ValueError) as error:  # damaged: kept aside, rebuilt
@@ -616,15 +613,15 @@ def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path])
         write_atomically(index_path, dumps_strict(index, indent=2) + "\n")
 
 
-def _index_problem(index: Any) -> str | None:
-    """Why a parsed ``latest.json`` is not an index of tasks (each entry an object naming its report file),
-    or None."""
+def _read_index(index_path: Path) -> dict[str, Any]:
+    """``latest.json``, parsed; ValueError when it is not an index of tasks each naming its report file."""
+    index = strict_loads(index_path.read_text(encoding="utf-8"))
     if not isinstance(index, dict) or not isinstance(index.get("tasks"), dict):
-        return "not an index of tasks"
+        raise ValueError("not an index of tasks")
     for task, entry in index["tasks"].items():
         if not isinstance(entry, dict) or not isinstance(entry.get("report"), str):
-            return f"entry {task!r} names no report file"
-    return None
+            raise ValueError(f"entry {task!r} names no report file")
+    return index
 
 
 def _newest_reports(pack_folder: Path) -> dict[str, dict[str, Any]]:
@@ -723,16 +720,14 @@ def _latest_in(base: Path, task: str) -> dict[str, Path]:
     with one warning, the task's newest report among the run folders."""
     index_path = base / LATEST_INDEX
     try:
-        index = strict_loads(index_path.read_text(encoding="utf-8"))
-        problem = _index_problem(index)
+        index = _read_index(index_path)
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        problem = f"{type(error).__name__}: {error}"
-    if problem:
         from loguru import logger
 
-        logger.warning(f"{index_path}: damaged ({problem}); read past it: the newest report of each task")
+        error_text = f"{type(error).__name__}: {error}"
+        logger.warning(f"{index_path}: damaged ({error_text}); read past it: the newest report of each task")
         entry = _newest_reports(base).get(task)
     else:
         entry = index["tasks"].get(task)

@@ -46,8 +46,21 @@ OFFICIAL_FIELDS: tuple[str, ...] = (
 # Official verdict codes: "1" correct, "0" incorrect, "2" unclear.
 CORRECT, INCORRECT, UNCLEAR = "1", "0", "2"
 VERDICT_WORDS = {CORRECT: "correct", INCORRECT: "incorrect", UNCLEAR: "unclear"}
-_VERDICT_ALIASES = {code: code for code in VERDICT_WORDS} | {w: code for code, w in VERDICT_WORDS.items()}
-_SAME_ALIASES = {"same": True, "different": False, "1": True, "0": False, "true": True, "false": False}
+# Per supplied judge field: the types and values it accepts (strings stripped, lower-cased), and their names
+_SUPPLIED_VALUES = {
+    "judge_verdict": (
+        (int, str),
+        {int(code): code for code in VERDICT_WORDS} | {code: code for code in VERDICT_WORDS}
+        | {word: code for code, word in VERDICT_WORDS.items()},
+        "correct/incorrect/unclear, '1'/'0'/'2'",
+    ),
+    "judge_same": (
+        (bool, int, str),
+        {0: False, 1: True, "0": False, "1": True,
+         "same": True, "different": False, "true": True, "false": False},
+        "a bool, 'same'/'different', '1'/'0'",
+    ),
+}  # fmt: skip
 
 # Metric names reported for every group (overall, per category, per subcategory).
 CORRECTNESS_METRICS: tuple[str, ...] = (
@@ -384,7 +397,7 @@ def _official_judging(records, structure, judge, options: Options) -> _Judging:
 
     prompt_options = {"judge_prompt": options.judge_prompt, "model_text_limit": options.model_text_limit}
     verdicts = _supplied(records, "judge_verdict", normalize_verdict)
-    sames = _supplied(records, "judge_same", normalize_same)
+    sames = _supplied(records, "judge_same", normalize_verdict)
     n, repeats, judge_object, result = len(structure.questions), options.repeats, None, _Judging([], [], 0)
     if verdicts is not None:
         if repeats is not None and repeats != len(verdicts[0]):
@@ -979,30 +992,15 @@ def parse_questions(
     return [parse_question(record, index) for index, record in zip(indices, records, strict=True)]
 
 
-def normalize_verdict(value: Any, index: int | str, field_name: str = "judge_verdict") -> str | None:
-    """Map a supplied verdict to "1"/"0"/"2"; None means unjudged. Raises RecordError on anything else."""
+def normalize_verdict(value: Any, index: int | str, field_name: str = "judge_verdict") -> str | bool | None:
+    """A supplied verdict as "1"/"0"/"2" (``judge_same``: as a bool); None means unjudged."""
     if value is None:
         return None
-    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1, 2):
-        return str(value)
-    if isinstance(value, str) and value.strip().lower() in _VERDICT_ALIASES:
-        return _VERDICT_ALIASES[value.strip().lower()]
-    raise RecordError(
-        index, field_name, f"expected correct/incorrect/unclear, '1'/'0'/'2' or null, got {value!r:.60}"
-    )
-
-
-def normalize_same(value: Any, index: int | str, field_name: str = "judge_same") -> bool | None:
-    """Map a supplied consistency flag to a bool; None means unjudged."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _SAME_ALIASES:
-        return _SAME_ALIASES[value.strip().lower()]
-    raise RecordError(
-        index, field_name, f"expected a bool, 'same'/'different', '1'/'0' or null, got {value!r:.60}"
-    )
+    kinds, accepted, expected = _SUPPLIED_VALUES[field_name]
+    key = value.strip().lower() if isinstance(value, str) else value
+    if type(value) in kinds and key in accepted:
+        return accepted[key]
+    raise RecordError(index, field_name, f"expected {expected} or null, got {value!r:.60}")
 
 
 def parse_correctness_reply(text: str) -> str:
