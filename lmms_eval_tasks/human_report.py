@@ -756,20 +756,14 @@ def _toc_entries(sections: Sequence[Section], provenance: Sequence[Table]) -> li
     return entries
 
 
-def render_html(
-    runs: Sequence[Run],
-    sections: Sequence[Section],
-    provenance: Sequence[Table],
-    note: str = "",
-    verdicts: Sequence[tuple[str, Any]] = (),
-) -> str:
-    """The whole report as one HTML document (inline CSS, images as data URIs, no scripts), ``note`` first."""
-    toc = "".join(
+def _html_head(runs: Sequence[Run], note: str, overview: Overview, toc: Sequence[tuple]) -> list[str]:
+    """The HTML page up to its first section: inline CSS (no scripts), ``note``, runs, overview, contents."""
+    items = "".join(
         f'<li><a href="#{html.escape(anchor)}">{html.escape(title)}</a> '
         f'<span class="note">{html.escape(what)}</span></li>'
-        for anchor, title, what in _toc_entries(sections, provenance)
+        for anchor, title, what in toc
     )
-    parts = [
+    return [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>lmms-eval-tasks report</title>'
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
@@ -777,17 +771,9 @@ def render_html(
         "<h1>lmms-eval-tasks report</h1>",
         *([f"<p><strong>{html.escape(note)}</strong></p>"] if note else []),
         "<p>Runs: " + ", ".join(html.escape(f"{run.label} ({run.folder})") for run in runs) + "</p>",
-        _html_overview(build_overview(runs, sections, verdicts)),
-        f'<nav id="contents"><h2>Contents</h2><ol>{toc}</ol></nav>',
+        _html_overview(overview),
+        f'<nav id="contents"><h2>Contents</h2><ol>{items}</ol></nav>',
     ]
-    for section in sections:
-        parts.append(f'<section id="{html.escape(section.benchmark)}"><h2>{html.escape(section.title)}</h2>')
-        parts.extend(_html_block(block) for block in section.blocks)
-        parts.append("</section>")
-    parts.append('<section id="provenance"><h2>Provenance</h2>')
-    parts.extend(_html_table(table) for table in provenance)
-    parts.append("</section></body></html>")
-    return "\n".join(parts) + "\n"
 
 
 def _md_overview(overview: Overview) -> list[str]:
@@ -804,32 +790,42 @@ def _md_overview(overview: Overview) -> list[str]:
     return [*lines, "", f"_{OVERVIEW_NOTE}_"]
 
 
-def render_markdown(
+def _md_head(runs: Sequence[Run], note: str, overview: Overview, toc: Sequence[tuple]) -> list[str]:
+    """The Markdown twin up to its first section."""
+    return [
+        "# lmms-eval-tasks report",
+        "",
+        *([f"**{note}**", ""] if note else []),
+        "Runs: " + ", ".join(f"{run.label} (`{run.folder}`)" for run in runs),
+        "",
+        *_md_overview(overview),
+        "",
+        "## Contents",
+        "",
+        *(f"1. [{title}](#{anchor}): {what}" for anchor, title, what in toc),
+    ]
+
+
+def render_page(
+    markdown: bool,
     runs: Sequence[Run],
     sections: Sequence[Section],
     provenance: Sequence[Table],
     note: str = "",
     verdicts: Sequence[tuple[str, Any]] = (),
 ) -> str:
-    """The same content as Markdown, plots referenced as ``plots/<name>.png``."""
-    parts = [
-        "# lmms-eval-tasks report",
-        "",
-        *([f"**{note}**", ""] if note else []),
-        "Runs: " + ", ".join(f"{run.label} (`{run.folder}`)" for run in runs),
-        "",
-        *_md_overview(build_overview(runs, sections, verdicts)),
-        "",
-        "## Contents",
-        "",
-        *(f"1. [{title}](#{anchor}): {what}" for anchor, title, what in _toc_entries(sections, provenance)),
-    ]
-    for section in sections:
-        parts += ["", f'<a id="{section.benchmark}"></a>', "", f"## {section.title}"]
-        parts += ["\n" + _md_block(block) for block in section.blocks]
-    parts += ["", '<a id="provenance"></a>', "", "## Provenance"]
-    parts += ["\n" + _md_block(table) for table in provenance]
-    return "\n".join(parts) + "\n"
+    """The whole report as one HTML document (images as data URIs), or (``markdown``) its Markdown twin
+    (plots referenced as ``plots/<name>.png``): one outline, ``note`` first."""
+    head = _md_head if markdown else _html_head
+    parts = head(runs, note, build_overview(runs, sections, verdicts), _toc_entries(sections, provenance))
+    outline = [(section.benchmark, section.title, section.blocks) for section in sections]
+    for anchor, title, blocks in [*outline, ("provenance", "Provenance", provenance)]:
+        if markdown:
+            parts += ["", f'<a id="{anchor}"></a>', "", f"## {title}", *("\n" + _md_block(b) for b in blocks)]
+        else:
+            parts.append(f'<section id="{html.escape(anchor)}"><h2>{html.escape(title)}</h2>')
+            parts += [*map(_html_block, blocks), "</section>"]
+    return "\n".join(parts) + ("\n" if markdown else "</body></html>\n")
 
 
 def write_report(
@@ -850,10 +846,10 @@ def write_report(
             if isinstance(block, Plot):
                 (out / PLOTS_FOLDER / block.name).write_bytes(block.png)
     (out / REPORT_MD).write_text(
-        render_markdown(runs, sections, provenance, note, verdicts), encoding="utf-8"
+        render_page(True, runs, sections, provenance, note, verdicts), encoding="utf-8"
     )
     html_path = out / REPORT_HTML
-    html_path.write_text(render_html(runs, sections, provenance, note, verdicts), encoding="utf-8")
+    html_path.write_text(render_page(False, runs, sections, provenance, note, verdicts), encoding="utf-8")
     return html_path
 
 
