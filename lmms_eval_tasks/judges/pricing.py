@@ -7,18 +7,15 @@ import re
 
 from lmms_eval_tasks import environment
 
+# A dated snapshot (gpt-4o-2024-11-20) not listed costs what its undated model does
 PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
-    "gpt-4o-2024-11-20": (2.50, 10.00),
-    "gpt-4o-2024-08-06": (2.50, 10.00),
     "gpt-4o-2024-05-13": (5.00, 15.00),
     "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o-mini-2024-07-18": (0.15, 0.60),
     "gpt-4.1": (2.00, 8.00),
     "gpt-4.1-mini": (0.40, 1.60),
     "gpt-4.1-nano": (0.10, 0.40),
     "gpt-4-turbo": (10.00, 30.00),
-    "gpt-4-turbo-2024-04-09": (10.00, 30.00),
     "gpt-4-0125-preview": (10.00, 30.00),
     "gpt-4-1106-preview": (10.00, 30.00),
     "gpt-4": (30.00, 60.00),
@@ -40,10 +37,7 @@ def price_per_million(model: str) -> tuple[float, float] | None:
             raise ValueError(
                 f"LMMS_EVAL_TASKS_JUDGE_PRICE must be '<input>,<output>' USD per 1M tokens, got {override!r}"
             ) from None
-    if model in PRICES_PER_MILLION:
-        return PRICES_PER_MILLION[model]
-    undated = re.sub(r"-\d{4}-\d{2}-\d{2}$", "", model)
-    return PRICES_PER_MILLION.get(undated)
+    return PRICES_PER_MILLION.get(model) or PRICES_PER_MILLION.get(re.sub(r"-\d{4}-\d{2}-\d{2}$", "", model))
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

@@ -24,21 +24,9 @@ LATEST_INDEX = "latest.json"
 REPORT_SUFFIX = "_report.json"
 SAMPLES_SUFFIX = "_samples.jsonl"
 TOP_LEVEL_KEYS = ("schema_version", "benchmark", "task", "metrics", "details", "provenance", "warnings")
-PROVENANCE_KEYS = (
-    "pack_version",
-    "host_version",
-    "model",
-    "model_args",
-    "task",
-    "run_id",
-    "timestamp",
-    "command_line",
-    "seeds",
-    "settings",
-    "judge",
-    "corruption",
-    "limit",
-    "deviations",
+PROVENANCE_KEYS = tuple(
+    "pack_version host_version model model_args task run_id timestamp command_line seeds settings judge "
+    "corruption limit deviations".split()
 )
 DATASET_READ_KEYS = ("id", "config", "split", "revision")  # each entry of provenance.datasets
 HOST_SEED_NAMES = ("random", "numpy", "torch", "fewshot")

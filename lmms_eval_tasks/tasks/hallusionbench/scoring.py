@@ -30,18 +30,9 @@ CATEGORY_SUBCATEGORIES: dict[str, tuple[str, ...]] = {
 }
 QUESTION_KEY = ("category", "subcategory", "set_id", "figure_id", "question_id")  # the official grouping keys
 # The official JSON row fields, in the official file's key order.
-OFFICIAL_FIELDS: tuple[str, ...] = (
-    "category",
-    "subcategory",
-    "visual_input",
-    "set_id",
-    "figure_id",
-    "sample_note",
-    "question_id",
-    "question",
-    "gt_answer_details",
-    "gt_answer",
-    "filename",
+OFFICIAL_FIELDS: tuple[str, ...] = tuple(
+    "category subcategory visual_input set_id figure_id sample_note question_id question "
+    "gt_answer_details gt_answer filename".split()
 )
 # Official verdict codes: "1" correct, "0" incorrect, "2" unclear.
 CORRECT, INCORRECT, UNCLEAR = "1", "0", "2"
@@ -63,18 +54,9 @@ _SUPPLIED_VALUES = {
 }  # fmt: skip
 
 # Metric names reported for every group (overall, per category, per subcategory).
-CORRECTNESS_METRICS: tuple[str, ...] = (
-    "aAcc",
-    "fAcc",
-    "qAcc",
-    "easy_aAcc",
-    "hard_aAcc",
-    "pct_diff",
-    "fp_ratio",
-    "consistency_correct",
-    "consistency_inconsistent",
-    "consistency_wrong",
-    "overall",
+CORRECTNESS_METRICS: tuple[str, ...] = tuple(
+    "aAcc fAcc qAcc easy_aAcc hard_aAcc pct_diff fp_ratio consistency_correct consistency_inconsistent "
+    "consistency_wrong overall".split()
 )
 DIAGNOSIS_METRICS: tuple[str, ...] = ("LH", "VI", "Mixed", "pair_LH", "pair_VI", "pair_Mixed")
 # The headline output keys (overall group, unprefixed).

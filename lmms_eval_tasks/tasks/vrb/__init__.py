@@ -58,15 +58,9 @@ ROW_SCHEMA = RowSchema(
     "and the annotations (boxes, sizes) are in the stored pixel layout",
 )
 
-HEADLINE_METRICS = (
-    "accuracy",
-    "accuracy_clean",
-    "relative_accuracy_drop",
-    "first_drop",
-    "range_of_error",
-    "error_rate",
-    "average_error",
-    "average_difference",
+HEADLINE_METRICS = tuple(
+    "accuracy accuracy_clean relative_accuracy_drop first_drop range_of_error error_rate average_error "
+    "average_difference".split()
 )
 BENCHMARK = Benchmark(
     name="vrb",
