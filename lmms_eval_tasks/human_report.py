@@ -391,18 +391,10 @@ def reproduction_section(verdicts: Sequence[tuple[str, Any]], runs: Sequence[Run
         ),
         Table(
             "Published value against the run",
-            [
-                "run / task",
-                "published model",
-                "metric",
-                "published",
-                "run",
-                "run 95% CI",
-                "difference (run - published)",
-                "within sampling?",
-            ],
+            "run / task|published model|metric|published|run|run 95% CI|difference (run - published)|"
+            "within sampling?".split("|"),
             rows,
-        ),  # fmt: skip
+        ),
     ]
     for label, verdict in matched:
         source = verdict.published_row.source

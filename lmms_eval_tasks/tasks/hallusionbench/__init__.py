@@ -77,11 +77,7 @@ BENCHMARK = Benchmark(
         "undiagnosed_verdicts",  # with the next: change the LH/VI/Mixed headline shares when not zero
         "unjudged_consistency_needed",
     ),
-    sample_tasks=(
-        "hallusionbench_sample",
-        "hallusionbench_offline_sample",
-        "hallusionbench_vlmevalkit_sample",
-    ),
+    sample_tasks=tuple(f"hallusionbench{variant}_sample" for variant in ("", "_offline", "_vlmevalkit")),
     leaderboard_files=("{task}/HallusionBench_result.json",),  # hooks.LEADERBOARD_FILE, in the task folder
     docs="docs/hallusionbench.md",
     paper_judge_model="gpt-4",  # the paper's and the official judging script's judge

@@ -141,15 +141,8 @@ def draw_note(temperature: int) -> Image.Image:
 # ---- questions -----------------------------------------------------------------------------------------
 
 DRAWINGS: dict[str, Callable[..., Image.Image]] = {
-    "lines": draw_lines,
-    "triangle": draw_triangle,
-    "sign": draw_sign,
-    "circles": draw_circles,
-    "frames": draw_frames,
-    "bar_chart": draw_bar_chart,
-    "table": draw_table,
-    "map": draw_map,
-    "note": draw_note,
+    name: globals()[f"draw_{name}"]
+    for name in "lines triangle sign circles frames bar_chart table map note".split()
 }
 COLOURS = {"BLUE": BLUE, "RED": RED, "GREEN": GREEN}
 
@@ -172,22 +165,10 @@ def build_rows() -> list[dict[str, Any]]:
             filename = None if drawing is None else f"./{category}/{subcategory}/0_{figure_id}.png"
             for question_id, (question, answers) in enumerate(figure_set["questions"]):
                 gt_answer, details = answers[figure_id]
-                rows.append(
-                    {
-                        "category": category,
-                        "subcategory": subcategory,
-                        "visual_input": visual_input,
-                        "set_id": "0",
-                        "figure_id": str(figure_id),
-                        "sample_note": figure_set["note"],
-                        "question_id": str(question_id),
-                        "question": question,
-                        "gt_answer_details": details,
-                        "gt_answer": gt_answer,
-                        "filename": filename,
-                        "image": None if drawing is None else _figure(*drawing),
-                    }
-                )
+                identity = (category, subcategory, visual_input, "0", str(figure_id), figure_set["note"])
+                answer = (str(question_id), question, details, gt_answer, filename)
+                fields = dict(zip(OFFICIAL_FIELDS, (*identity, *answer), strict=True))  # the official order
+                rows.append({**fields, "image": None if drawing is None else _figure(*drawing)})
     return rows
 
 

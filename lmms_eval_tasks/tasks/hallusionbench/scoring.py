@@ -859,17 +859,10 @@ def _evaluation_of(variant, structure, verdicts, sames, repeated, diagnosis) -> 
             f"HallusionBench: {len(structure.missing_reference)} questions have no figure_id '0' member "
             "in their pair (partial run?); they are scored but not diagnosed"
         )
+    correct = [list(row) for row in zip(*correct_rows, strict=True)]
+    diagnosed = [list(row) for row in zip(*diagnosis_rows, strict=True)]
     return Evaluation(
-        variant=variant,
-        repeats=repeats,
-        metrics=averaged,
-        per_repeat=per_repeat,
-        spread=spread,
-        verdicts=verdicts,
-        sames=sames,
-        correct=[list(row) for row in zip(*correct_rows, strict=True)],
-        diagnosis=[list(row) for row in zip(*diagnosis_rows, strict=True)],
-        counts=counts,
+        variant, repeats, averaged, per_repeat, spread, verdicts, sames, correct, diagnosed, counts
     )
 
 

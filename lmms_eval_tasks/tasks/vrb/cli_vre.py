@@ -20,10 +20,6 @@ from pathlib import Path
 from typing import Any
 
 CSV_COLUMNS = ("model", "corruption", "severity", "accuracy")
-# Task names of the pack's VRB tasks: vrb_clean, vrb_<corruption>_s<k>, and the same under vrb_sample_.
-_VRB_TASK = re.compile(
-    r"^vrb(?:_sample)?_(?:(?P<clean>clean)|(?P<corruption>[a-z_]+?)_s(?P<severity>[1-5]))$"
-)
 METADATA_KEY = "vrb_level"  # robustness task YAML: metadata.vrb_level = {corruption, severity, profile, ...}
 
 
@@ -145,7 +141,9 @@ def _task_level(task: str, config: dict[str, Any]) -> tuple[str, int, str] | Non
     level = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
     if isinstance(level, dict) and "corruption" in level and "severity" in level:
         return str(level["corruption"]), int(level["severity"]), str(level.get("source_task") or "")
-    match = _VRB_TASK.match(task)
+    from lmms_eval_tasks.tasks.vrb.hooks import LEVEL_TASK  # vrb[_sample]_clean, vrb[_sample]_<name>_s<k>
+
+    match = LEVEL_TASK.match(task)
     if match is None:
         return None
     if match["clean"]:

@@ -22,7 +22,7 @@ from lmms_eval_tasks.tasks.vrb.image_cache import shared_memo
 # The host's vqav2 prompt (lmms_eval/tasks/vqav2/_default_template_vqav2_yaml).
 VQAV2_POST_PROMPT = "\nAnswer the question using a single word or phrase."
 LLAVA_PROMPT = (Path(__file__).resolve().parent / "llava_prompt.txt").read_text(encoding="utf-8")
-_LEVEL = re.compile(
+LEVEL_TASK = re.compile(
     r"^vrb(?P<sample>_sample)?_(?:(?P<clean>clean)|(?P<corruption>[a-z_]+?)_s(?P<severity>[1-5]))$"
 )
 # Frequent VQAv2 "other" answers: the random baseline's answer space for non-yes/no, non-number questions.
@@ -34,7 +34,7 @@ OTHER_ANSWERS = (
 
 def task_level(task: str) -> tuple[str, int]:
     """(corruption, severity) of a VRB task: ``vrb_clean`` -> ("clean", 0), ``vrb_snow_s3`` -> ("snow", 3)."""
-    match = _LEVEL.match(task)
+    match = LEVEL_TASK.match(task)
     if match is None or (not match["clean"] and match["corruption"] not in VRB_PAPER_CORRUPTIONS):
         raise ValueError(
             f"{task!r} is not a VRB task (vrb[_sample]_clean or vrb[_sample]_<corruption>_s<1..5>)"
