@@ -22,14 +22,9 @@ def _float(image: np.ndarray, noise: Any) -> np.ndarray:
     return image.astype(getattr(noise, "dtype", np.float32))
 
 
-# ----------------------------------------------------------------------------- noise
-
-
 def impulse_noise(image: np.ndarray, amount: float, noise: Any) -> np.ndarray:
-    """Salt and pepper (scikit-image ``s&p``): each channel value flips with probability ``amount``.
-
-    A flipped value is salt (255) or pepper (0) with equal odds; one uniform draw decides both.
-    """
+    """Salt and pepper (scikit-image ``s&p``): each value flips with probability ``amount``, to salt (255) or
+    pepper (0) with equal odds; one uniform draw decides both."""
     draw = noise.random(image.shape)
     out = image.copy()
     out[draw < amount] = 0
@@ -42,11 +37,8 @@ _AMBIGUOUS = 0x8000
 
 
 def _guide_tables(cdf: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tables to sample, per grey level v, the outcome distribution ``cdf[v]`` (256 x n, increasing).
-
-    The unit interval is cut into 2^12 buckets; ``guide[v, bucket]`` is the outcome index for every
-    draw in the bucket, or (flagged with 0x8000) the first candidate when a CDF step falls inside it.
-    """
+    """Tables to sample, per grey level v, the outcome distribution ``cdf[v]`` (256 x n): ``guide[v, bucket]``
+    (2^12 buckets) is each draw's outcome, or (flagged 0x8000) the first candidate if a CDF step is inside."""
     size = 1 << _GUIDE_BITS
     lower = np.arange(size, dtype=np.float64) / size
     upper = np.arange(1, size + 1, dtype=np.float64) / size
@@ -82,25 +74,18 @@ def _sample_levels(
     return np.take(outcomes, found).reshape(image.shape)
 
 
-def _normal_cdf(values: np.ndarray) -> np.ndarray:
-    from scipy.special import ndtr
-
-    return ndtr(values)
-
-
 @lru_cache(maxsize=32)
 def _additive_normal_tables(sigma: float, multiplicative: bool, rounding: str) -> tuple:
-    """Output distribution of ``quantise(clip(v + s * z, 0, 255))``, z ~ N(0, 1), per grey level v.
+    """Output distribution of ``quantise(clip(v + s * z, 0, 255))``, z ~ N(0, 1), per grey level v, with
+    ``s = 255 sigma`` (gaussian noise) or ``v sigma`` (speckle); outcome k's upper edge k + 1 or k + 0.5."""
+    from scipy.special import ndtr
 
-    ``s = 255 sigma`` (gaussian noise) or ``v sigma`` (speckle: x + x N(0, sigma)); ``rounding`` is
-    ``"truncate"`` (np.uint8) or ``"round"``, giving the upper edge k + 1 or k + 0.5 of outcome k.
-    """
     levels = np.arange(256, dtype=np.float64)[:, None]
     edges = np.arange(256, dtype=np.float64)[None, :] + (1.0 if rounding == "truncate" else 0.5)
     scale = levels * sigma if multiplicative else np.full_like(levels, 255.0 * sigma)
     with np.errstate(divide="ignore", invalid="ignore"):
         standardised = np.where(scale > 0, (edges - levels) / np.where(scale > 0, scale, 1), np.inf)
-    cdf = np.where(scale > 0, _normal_cdf(standardised), (edges > levels).astype(np.float64))
+    cdf = np.where(scale > 0, ndtr(standardised), (edges > levels).astype(np.float64))
     cdf[:, -1] = 1.0
     return _guide_tables(cdf, np.arange(256, dtype=np.uint8))
 
@@ -125,8 +110,7 @@ def shot_noise_imagenet_c(image: np.ndarray, scale: int, noise: Any) -> np.ndarr
 
 
 def gaussian_noise(image: np.ndarray, sigma: float, noise: Any, *, rounding: str) -> np.ndarray:
-    """``x + N(0, sigma)`` on [0, 1], clipped and quantised: each value's output level is drawn from its
-    exact distribution by table inversion (one uniform draw instead of a normal draw and four passes)."""
+    """``x + N(0, sigma)`` on [0, 1], clipped and quantised, drawn exactly by table inversion."""
     return _sample_levels(image, _additive_normal_tables(float(sigma), False, rounding), noise)
 
 
@@ -141,9 +125,6 @@ def shot_noise_vrb(image: np.ndarray, lam: float, noise: Any) -> np.ndarray:
     out = image.copy()
     out[draw < -np.expm1(-lam)] = 255
     return out
-
-
-# ----------------------------------------------------------------------------- blur
 
 
 def defocus_blur(image: np.ndarray, params: tuple[int, float], noise: Any) -> np.ndarray:
@@ -165,8 +146,7 @@ def gaussian_blur(image: np.ndarray, sigma: float, noise: Any) -> np.ndarray:
 
 @lru_cache(maxsize=8)
 def _glass_tables(height: int, width: int, delta: int) -> tuple[np.ndarray, np.ndarray]:
-    """Flat index of every visited position (rows and columns delta + 1 .. side - delta), and the flat
-    step ``dy * width + dx`` of every (dx, dy) int8 pair read as one little-endian uint16."""
+    """Flat index of every visited position, and the flat step of every (dx, dy) int8 pair as a uint16."""
     rows = np.arange(delta + 1, height - delta + 1, dtype=np.int32)[:, None]
     base = rows * width + np.arange(delta + 1, width - delta + 1, dtype=np.int32)[None, :]
     pairs = np.arange(1 << 16, dtype=np.uint16)
@@ -179,11 +159,8 @@ def _glass_tables(height: int, width: int, delta: int) -> tuple[np.ndarray, np.n
 
 
 def _glass_sources(height: int, width: int, delta: int, iterations: int, noise: Any) -> np.ndarray:
-    """ImageNet-C glass blur's local shuffle, vectorised: per flat position, the source pixel. The reference
-    visits (h, w) in reverse raster order and runs ``x[h, w], x[h', w'] = x[h', w'], x[h, w]`` ((dx, dy)
-    drawn per position in [-delta, delta)); on an HxWx3 array that copies x[h', w'] (not a swap), so a
-    position ends with its source's original value if the source is visited later or never, else the
-    source's final value: pointer chains, followed for all positions at once by pointer doubling."""
+    """ImageNet-C glass blur's local shuffle: per flat position, the source pixel. The reference's "swap" on
+    an HxWx3 array copies (in reverse raster order): pointer chains, followed at once by pointer doubling."""
     size = height * width
     identity = np.arange(size, dtype=np.int32).reshape(height, width)
     first, last_row, last_col = delta + 1, height - delta, width - delta
@@ -248,13 +225,9 @@ def zoom_blur(image: np.ndarray, params: tuple[float, float, float], noise: Any,
     return np.clip(total, 0, 255, out=total)
 
 
-# ----------------------------------------------------------------------------- weather
-
-
 def snow(image: np.ndarray, params: tuple, noise: Any, *, trim: str, quantize_layer: bool) -> np.ndarray:
-    """ImageNet-C snow: zoomed thresholded noise, motion blurred, added twice (flipped) to a paled image.
-    ``trim="top_left"`` blurs the whole zoomed layer and keeps its top-left (imagecorruptions), ``"center"``
-    cuts the centre first (VRB); ``quantize_layer`` truncates it to 8 bits first (VRB's PNG round trip)."""
+    """ImageNet-C snow: zoomed thresholded noise, motion blurred, added twice (flipped) to a paled image;
+    ``trim`` as ``zoom_layer``, ``quantize_layer`` truncates it to 8 bits first (VRB's PNG round trip)."""
     mean, std, zoom, threshold, radius, sigma, blend = params
     height, width = image.shape[:2]
     layer = noise.normal(mean, std, (height, width))
@@ -307,9 +280,8 @@ def _value_noise(height: int, width: int, cell: int, noise: Any) -> np.ndarray:
 
 
 def frost_texture(height: int, width: int, noise: Any) -> np.ndarray:
-    """A procedural frost texture (float RGB in [0, 255]) standing in for ImageNet-C's frost photos: seeds
-    smeared into needles along six directions by a smooth orientation field, over a hazy ice sheet and a
-    fine grain, on a grey-blue to white ramp; sizes in pixels (as the photos), every draw from ``noise``."""
+    """A procedural frost texture (float RGB in [0, 255]) for ImageNet-C's frost photos: needles along six
+    directions over a hazy ice sheet and a fine grain, on a grey-blue to white ramp."""
     cv2 = cv2_module()
     half_rows, half_cols = (height + 1) // 2, (width + 1) // 2
     sheet = (
@@ -355,12 +327,8 @@ def frost(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndar
     return np.clip(out, 0, 255, out=out)
 
 
-# ----------------------------------------------------------------------------- image attributes
-
-
 def _to_uint8(values: np.ndarray, rounding: str) -> np.ndarray:
-    """Float levels to uint8: ``round`` as the VRB generator's ``np.float32(...)`` then ``cv2.imwrite``
-    (the float32 cast first, so a level within float32 precision of .5 is a tie, then half to even)."""
+    """Float levels to uint8; ``round`` as the VRB generator: a float32 cast, then half to even."""
     if rounding == "round":
         values = np.rint(np.asarray(values, dtype=np.float32))
     return np.clip(values, 0, 255).astype(np.uint8)
@@ -399,11 +367,8 @@ def contrast(image: np.ndarray, factor: float, noise: Any, *, rounding: str) -> 
 
 
 def saturate(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.ndarray:
-    """HSV saturation ``S * c0 + c1`` (clipped to [0, 1]), hue and value kept.
-
-    With value V, minimum m and delta = V - m, a channel x becomes V - (V - x) * S' / S; grey pixels
-    (delta 0) have hue 0 (red) in scikit-image's convention, so a positive c1 tints them red.
-    """
+    """HSV saturation ``S * c0 + c1`` (clipped to [0, 1]), hue and value kept: x becomes V - (V - x) * S' / S;
+    grey pixels have hue 0 (red) in scikit-image's convention, so a positive c1 tints them red."""
     cv2 = cv2_module()
     factor, offset = params
     dtype = np.float64  # as scikit-image's HSV; a float32 ratio is amplified by c0 (up to 20) past a level
@@ -422,37 +387,27 @@ def saturate(image: np.ndarray, params: tuple[float, float], noise: Any) -> np.n
     return np.clip(out, 0, 255, out=out)
 
 
-# ----------------------------------------------------------------------------- physical
-
-
 def elastic_imagenet_c(image: np.ndarray, alpha: float, noise: Any) -> np.ndarray:
     """imagecorruptions 1.1.2 elastic: smoothed uniform displacements scaled to the image size."""
     cv2 = cv2_module()
     height, width = image.shape[:2]
-    sigma = (height * 0.01, width * 0.01)
-    max_shift = height * 0.005
-    shift_cols = (
-        primitives.gaussian_filter(
-            noise.uniform(-max_shift, max_shift, (height, width)), sigma, mode="reflect", truncate=3
-        )
-        * alpha
-    )
-    shift_rows = (
-        primitives.gaussian_filter(
-            noise.uniform(-max_shift, max_shift, (height, width)), sigma, mode="reflect", truncate=3
-        )
-        * alpha
-    )
-    return _displace(cv2, image.astype(np.float32), shift_rows, shift_cols)
+    shift = height * 0.005
+    return _displace(cv2, image.astype(np.float32), noise, shift, (height * 0.01, width * 0.01), alpha)
 
 
-def _displace(cv2: Any, pixels: np.ndarray, shift_rows: np.ndarray, shift_cols: np.ndarray) -> np.ndarray:
+def _displace(cv2: Any, pixels: np.ndarray, noise: Any, shift: float, sigma: Any, alpha: float) -> np.ndarray:
+    """Remap by smoothed uniform(-shift, shift) displacements (columns drawn first) times ``alpha``."""
     height, width = pixels.shape[:2]
+    shift_cols, shift_rows = (
+        primitives.gaussian_filter(
+            noise.uniform(-shift, shift, (height, width)), sigma, mode="reflect", truncate=3
+        )
+        * alpha
+        for _ in range(2)
+    )
     map_cols = (shift_cols + np.arange(width, dtype=np.float32)[None, :]).astype(np.float32)
     map_rows = (shift_rows + np.arange(height, dtype=np.float32)[:, None]).astype(np.float32)
-    four = (
-        pixels if pixels.shape[2] == 4 else primitives.to_four_channels(pixels)
-    )  # vectorised 4-channel path
+    four = pixels if pixels.shape[2] == 4 else primitives.to_four_channels(pixels)  # faster in OpenCV
     out = cv2.remap(four, map_cols, map_rows, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     out = primitives.from_four_channels(out)
     return np.clip(out, 0, 255, out=out)
@@ -474,15 +429,7 @@ def elastic_vrb(image: np.ndarray, params: tuple[float, float, float], noise: An
         (width, height),
         borderMode=cv2.BORDER_REFLECT_101,
     )
-    shift_cols = (
-        primitives.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3)
-        * alpha
-    )
-    shift_rows = (
-        primitives.gaussian_filter(noise.uniform(-1, 1, (height, width)), sigma, mode="reflect", truncate=3)
-        * alpha
-    )
-    return _displace(cv2, pixels, shift_rows, shift_cols)
+    return _displace(cv2, pixels, noise, 1, sigma, alpha)
 
 
 def spatter(image: np.ndarray, params: tuple, noise: Any) -> np.ndarray:
@@ -518,9 +465,6 @@ def spatter(image: np.ndarray, params: tuple, noise: Any) -> np.ndarray:
     return np.clip(out, 0, 1) * 255
 
 
-# ----------------------------------------------------------------------------- digital
-
-
 def pixelate_imagenet_c(image: np.ndarray, factor: float, noise: Any) -> np.ndarray:
     """PIL box downscale by ``factor``, nearest-neighbour upscale back to the input size."""
     from PIL import Image
@@ -547,27 +491,21 @@ def jpeg_imagenet_c(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
 
     buffer = io.BytesIO()
     Image.fromarray(image).save(buffer, "JPEG", quality=int(quality))
-    buffer.seek(0)
-    decoded = Image.open(buffer)
-    return np.asarray(decoded if decoded.mode == "RGB" else decoded.convert("RGB"))
+    return _pillow_decode(buffer.getvalue())
 
 
 def jpeg_vrb(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
     """OpenCV JPEG encode at ``quality`` (as the official ``cv2.imwrite``), decoded in memory."""
     cv2 = cv2_module()
-    ok, encoded = cv2.imencode(
-        ".jpg", cv2.cvtColor(image, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)]
-    )
-    if not ok:
-        raise RuntimeError("OpenCV failed to encode the image as JPEG")
+    encoded = _cv2_jpeg(cv2.cvtColor(image, cv2.COLOR_RGB2BGR), quality)
     return cv2.cvtColor(cv2.imdecode(encoded, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
 
 
-def _pillow_decode(encoded: np.ndarray) -> np.ndarray:
+def _pillow_decode(encoded: Any) -> np.ndarray:
     """Decode JPEG bytes with Pillow, as ``imageio.imread`` (the official code's reader) does: RGB order."""
     from PIL import Image
 
-    decoded = Image.open(io.BytesIO(encoded.tobytes()))
+    decoded = Image.open(io.BytesIO(bytes(encoded)))
     return np.array(decoded if decoded.mode == "RGB" else decoded.convert("RGB"))
 
 
@@ -581,9 +519,8 @@ def _cv2_jpeg(pixels: np.ndarray, quality: int) -> np.ndarray:
 
 
 def jpeg_vrb_official(image: np.ndarray, quality: int, noise: Any) -> np.ndarray:
-    """The official code's JPEG step: the RGB array handed to ``cv2.imwrite`` as if BGR (red and blue swapped
-    in YCbCr: other artefacts than a correct encode), read back by imageio in BGR order, which the
-    pipeline's next ``cv2.imwrite`` turns back into the right colours: returned here as RGB."""
+    """The official code's JPEG step: the RGB array encoded as if BGR (other artefacts than a correct encode),
+    read back by imageio in BGR order, which the pipeline's next ``cv2.imwrite`` turns back into RGB."""
     return np.ascontiguousarray(_pillow_decode(_cv2_jpeg(image, quality))[..., ::-1])
 
 
@@ -592,19 +529,14 @@ OFFICIAL_SAVE_QUALITY = 95
 
 
 def official_save_bytes(image: np.ndarray) -> bytes:
-    """The file the official pipeline saves for the RGB array ``image``: ``cv2.imwrite`` of the BGR array as
-    a quality-95 JPEG (baseline, 4:2:0 chroma subsampling, the IJG tables scaled to quality 95)."""
+    """The file the official pipeline saves for the RGB array ``image``: ``cv2.imwrite``'s quality-95 JPEG."""
     cv2 = cv2_module()
     return _cv2_jpeg(cv2.cvtColor(image, cv2.COLOR_RGB2BGR), OFFICIAL_SAVE_QUALITY).tobytes()
 
 
 def official_save_reload(image: np.ndarray) -> np.ndarray:
-    """The official pipeline's storage: ``official_save_bytes`` read back with imageio (Pillow) as RGB,
-    which is what its models see."""
-    return _pillow_decode(np.frombuffer(official_save_bytes(image), dtype=np.uint8))
-
-
-# ----------------------------------------------------------------------------- colour (severity-independent)
+    """The official pipeline's storage, as its models see it: ``official_save_bytes`` read back as RGB."""
+    return _pillow_decode(official_save_bytes(image))
 
 
 def grayscale(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
