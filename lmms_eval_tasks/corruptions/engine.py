@@ -19,13 +19,21 @@ MIN_SIDE = 16
 
 Corruption = Callable[[np.ndarray, Any, Any], np.ndarray]
 
+_SHARED: dict[str, Corruption] = {
+    "impulse_noise": algorithms.impulse_noise,
+    "defocus_blur": algorithms.defocus_blur,
+    "glass_blur": algorithms.glass_blur,
+    "spatter": algorithms.spatter,
+    "saturate": algorithms.saturate,
+    "grayscale": algorithms.grayscale,
+    "grayscale_inverse": algorithms.grayscale_inverse,
+    "color_inversion": algorithms.color_inversion,
+}
 _REGISTRY: dict[str, dict[str, Corruption]] = {
     "imagenet_c": {
+        **_SHARED,
         "gaussian_noise": partial(algorithms.gaussian_noise, rounding="truncate"),
         "shot_noise": algorithms.shot_noise_imagenet_c,
-        "impulse_noise": algorithms.impulse_noise,
-        "defocus_blur": algorithms.defocus_blur,
-        "glass_blur": algorithms.glass_blur,
         "motion_blur": algorithms.motion_blur,
         "zoom_blur": partial(algorithms.zoom_blur, trim="top_left"),
         "snow": partial(algorithms.snow, trim="top_left", quantize_layer=False),
@@ -38,31 +46,19 @@ _REGISTRY: dict[str, dict[str, Corruption]] = {
         "jpeg_compression": algorithms.jpeg_imagenet_c,
         "speckle_noise": partial(algorithms.speckle_noise, rounding="truncate"),
         "gaussian_blur": algorithms.gaussian_blur,
-        "spatter": algorithms.spatter,
-        "saturate": algorithms.saturate,
-        "grayscale": algorithms.grayscale,
-        "grayscale_inverse": algorithms.grayscale_inverse,
-        "color_inversion": algorithms.color_inversion,
     },
     "vrb": {
+        **_SHARED,
         "shot_noise": algorithms.shot_noise_vrb,
         "gaussian_noise": partial(algorithms.gaussian_noise, rounding="round"),
-        "impulse_noise": algorithms.impulse_noise,
         "speckle_noise": partial(algorithms.speckle_noise, rounding="round"),
-        "defocus_blur": algorithms.defocus_blur,
         "zoom_blur": partial(algorithms.zoom_blur, trim="center"),
         "snow": partial(algorithms.snow, trim="center", quantize_layer=True),
         "brightness": partial(algorithms.brightness, rounding="round"),
         "contrast": partial(algorithms.contrast, rounding="round"),
-        "saturate": algorithms.saturate,
         "elastic_transform": algorithms.elastic_vrb,
-        "spatter": algorithms.spatter,
         "pixelate": algorithms.pixelate_vrb,
         "jpeg_compression": algorithms.jpeg_vrb,
-        "glass_blur": algorithms.glass_blur,
-        "grayscale": algorithms.grayscale,
-        "grayscale_inverse": algorithms.grayscale_inverse,
-        "color_inversion": algorithms.color_inversion,
     },
 }
 
@@ -117,9 +113,8 @@ def _check_seed(seed: Any) -> int:
 
 
 def to_rgb_image(image: Any) -> Any:
-    """A PIL image as 8-bit RGB, scaling high-bit-depth modes (PIL's ``convert`` clips them: a 16-bit photo
-    turns white): ``I;16*`` and ``I`` in 0..65535 divided by 257, ``F`` in [0, 1] times 255 (rounded); other
-    ``I``/``F`` images refused with a ValueError; 8-bit modes through ``convert("RGB")``."""
+    """A PIL image as 8-bit RGB, ``I;16*``/``I`` in 0..65535 and ``F`` in [0, 1] scaled (PIL's ``convert``
+    clips them: a 16-bit photo turns white); other ``I``/``F`` images refused with a ValueError."""
     from PIL import Image
 
     mode = image.mode
@@ -149,11 +144,8 @@ def to_rgb_image(image: Any) -> Any:
 
 
 def as_rgb_uint8(image: Any) -> np.ndarray:
-    """A contiguous HxWx3 uint8 RGB array from a PIL image or a uint8 array (HxW, HxWx1, HxWx3, HxWx4).
-
-    Grey input is repeated on three channels; an alpha channel is dropped (like PIL's ``convert("RGB")``);
-    16-bit and float PIL images are scaled, not clipped (``to_rgb_image``).
-    """
+    """A contiguous HxWx3 uint8 RGB array from a PIL image (``to_rgb_image``) or a uint8 array (HxW, HxWx1,
+    HxWx3, HxWx4: grey repeated on three channels, alpha dropped)."""
     if hasattr(image, "convert") and hasattr(image, "mode"):
         image = np.asarray(to_rgb_image(image))
     if not isinstance(image, np.ndarray):
@@ -193,22 +185,13 @@ DEFAULT_MAX_PIXELS = 4096 * 4096
 def max_pixels_limit(max_pixels: int | None = None) -> int:
     """The pixel limit in force: ``max_pixels`` if given, else ``$LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS``, else
     ``DEFAULT_MAX_PIXELS``; 0 means no limit."""
+    source, limit = "max_pixels", max_pixels
     if max_pixels is None:
-        text = environment.text(MAX_PIXELS_ENV)
-        if not text:
-            return DEFAULT_MAX_PIXELS
-        try:
-            max_pixels = int(text)
-        except ValueError:
-            raise ValueError(
-                f"{MAX_PIXELS_ENV}={text!r}: expected a non-negative integer (0 = no limit)"
-            ) from None
-        source = MAX_PIXELS_ENV
-    else:
-        source = "max_pixels"
-    if isinstance(max_pixels, bool) or not isinstance(max_pixels, int | np.integer) or max_pixels < 0:
-        raise ValueError(f"{source}={max_pixels!r}: expected a non-negative integer (0 = no limit)")
-    return int(max_pixels)
+        source, text = MAX_PIXELS_ENV, environment.text(MAX_PIXELS_ENV)
+        limit = DEFAULT_MAX_PIXELS if not text else int(text) if text.isdigit() else text
+    if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 0:
+        raise ValueError(f"{source}={limit!r}: expected a non-negative integer (0 = no limit)")
+    return int(limit)
 
 
 def _image_size(image: Any) -> tuple[int, int] | None:
@@ -237,9 +220,8 @@ def check_size(image: Any, max_pixels: int | None = None) -> None:
 def corrupt(
     image: Any, name: str, severity: int, *, seed: int, profile: str = "vrb", max_pixels: int | None = None
 ) -> np.ndarray:
-    """Corrupt one image: uint8 HxWx3 RGB in (PIL images accepted), uint8 RGB out, the same bytes for the
-    same arguments; the input's size except ``vrb`` pixelate (downscale only, as the official generator);
-    images above ``max_pixels`` (default ``max_pixels_limit()``) refused with a ValueError."""
+    """Corrupt one image (uint8 RGB or PIL in, uint8 RGB out, of the input's size except ``vrb`` pixelate),
+    deterministically; images above ``max_pixels`` (default ``max_pixels_limit()``) refused."""
     out = _corrupted(image, name, severity, seed, profile, max_pixels)
     if profile in SAVED_AS_JPEG:
         out = algorithms.official_save_reload(out)
@@ -249,8 +231,7 @@ def corrupt(
 def saved_file(
     image: Any, name: str, severity: int, *, seed: int, profile: str, max_pixels: int | None = None
 ) -> bytes:
-    """The quality-95 JPEG file the official pipeline saves for this corruption level (profiles in
-    ``SAVED_AS_JPEG``): ``corrupt`` with the same arguments returns its decoded pixels."""
+    """The quality-95 JPEG file the official pipeline saves (profiles in ``SAVED_AS_JPEG``): its pixels."""
     if profile not in SAVED_AS_JPEG:
         raise ValueError(f"profile {profile!r} saves no file; profiles that do: {sorted(SAVED_AS_JPEG)}")
     return algorithms.official_save_bytes(_corrupted(image, name, severity, seed, profile, max_pixels))

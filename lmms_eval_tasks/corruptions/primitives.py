@@ -1,8 +1,5 @@
-"""Building blocks shared by the profiles: noise source, filters, zooms, motion blur, HSV edits, textures.
-
-Everything works on float32 (or float64 when a test feeds float64 reference noise) with OpenCV kernels;
-OpenCV and SciPy are imported lazily so that importing the package stays cheap.
-"""
+"""Building blocks shared by the profiles: noise source, filters, zooms, motion blur, textures (float32, or
+float64 when a test replays reference noise); OpenCV and SciPy imported lazily to keep the import cheap."""
 
 from __future__ import annotations
 
@@ -64,11 +61,8 @@ _LARGE_RADIUS = 48
 def gaussian_filter(
     image: np.ndarray, sigma: float | tuple[float, float], mode: str = "nearest", truncate: float = 4.0
 ) -> np.ndarray:
-    """Gaussian blur over the two spatial axes with ``scipy.ndimage.gaussian_filter`` semantics.
-
-    ``sigma`` is a scalar or (sigma_rows, sigma_cols); the kernel radius is ``int(truncate * sigma + 0.5)``
-    as in SciPy, the border ``mode`` uses SciPy's names. Large reflect-mode radii on 2-D arrays use the DCT.
-    """
+    """Gaussian blur over the two spatial axes as ``scipy.ndimage.gaussian_filter`` (its radius, its mode
+    names); ``sigma`` scalar or (rows, cols). Large reflect-mode radii on 2-D arrays go through the DCT."""
     cv2 = cv2_module()
     sigma_rows, sigma_cols = (sigma, sigma) if np.isscalar(sigma) else sigma
     radius_rows = int(truncate * float(sigma_rows) + 0.5)
@@ -173,7 +167,7 @@ def _linear_axis(
 
 
 def zoom_layer_exact(image: np.ndarray, zoom: float, out_shape: tuple[int, int], trim: str) -> np.ndarray:
-    """``zoom_layer`` for a 2-D array with floating-point bilinear weights (thresholded layers need it)."""
+    """``zoom_layer`` for a 2-D array with exact bilinear weights (thresholded layers need them)."""
     top, step_rows, left, step_cols = _zoom_geometry(image.shape, zoom, out_shape, trim)
     lower, upper, fraction = _linear_axis(image.shape[0], top, step_rows, out_shape[0])
     fraction = fraction.astype(image.dtype)[:, None]
@@ -185,20 +179,14 @@ def zoom_layer_exact(image: np.ndarray, zoom: float, out_shape: tuple[int, int],
 
 def zoomed_shape(shape: tuple[int, int], zoom: float) -> tuple[int, int]:
     """Shape of ``scipy.ndimage.zoom`` applied to the centre crop of ``clipped_zoom``."""
-    return (
-        int(round(int(np.ceil(shape[0] / zoom)) * zoom)),
-        int(round(int(np.ceil(shape[1] / zoom)) * zoom)),
-    )
+    return tuple(int(round(int(np.ceil(side / zoom)) * zoom)) for side in shape[:2])
 
 
 def motion_taps(
     radius: int, sigma: float, angle: float, shape: tuple[int, int]
 ) -> list[tuple[int, int, float]]:
-    """ImageMagick-style motion blur taps ``(row shift, col shift, weight)`` as ImageNet-C computes them.
-
-    Width ``2 * radius + 1``, one-sided Gaussian weights; taps stop where the shift leaves the image
-    (weights are not renormalised then, as in the reference).
-    """
+    """ImageMagick-style motion blur taps ``(row shift, col shift, weight)`` as ImageNet-C computes them:
+    one-sided Gaussian weights, not renormalised when taps stop where a shift leaves the image."""
     width = 2 * radius + 1
     weights = np.exp(-(np.arange(width, dtype=np.float64) ** 2) / (2 * sigma**2)) / (
         np.sqrt(2 * np.pi) * sigma
@@ -234,11 +222,8 @@ def motion_blur(image: np.ndarray, taps: list[tuple[int, int, float]]) -> np.nda
 
 
 def plasma_fractal(map_size: int, wibble_decay: float, noise: Any) -> np.ndarray:
-    """Diamond-square height map in [0, 1] (ImageNet-C fog); ``map_size`` must be a power of two.
-
-    Draw order matches the reference (squares, then the two diamond sets, per level) so that replaying its
-    noise reproduces its map exactly.
-    """
+    """Diamond-square height map in [0, 1] (ImageNet-C fog), drawn in the reference's order (squares, then the
+    two diamond sets, per level) so replaying its noise reproduces its map; ``map_size`` a power of two."""
     if map_size & (map_size - 1):
         raise ValueError(f"plasma map size must be a power of two, got {map_size}")
     heights = np.empty((map_size, map_size), dtype=getattr(noise, "dtype", np.float32))
