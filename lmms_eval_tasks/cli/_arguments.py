@@ -1,10 +1,9 @@
-"""Option parsing, JSON output and failure lines shared by the subcommand modules (``score``, ``compare``)."""
+"""Option parsing and failure lines shared by the subcommand modules (``score``, ``compare``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import Any
 
@@ -19,17 +18,6 @@ def parse_option(text: str) -> tuple[str, Any]:
     except json.JSONDecodeError:
         value = raw
     return key.strip(), value
-
-
-def json_safe(value: Any) -> Any:
-    """Replace NaN/inf (metrics that cannot be computed on this input) with null: strict JSON for readers."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
-    return value
 
 
 def fail(prog: str, message: object, code: int = 2) -> int:

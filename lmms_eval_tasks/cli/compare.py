@@ -15,11 +15,12 @@ from typing import Any
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lmms_eval_tasks.cli._arguments import fail, json_safe
+    from lmms_eval_tasks.cli._arguments import fail
     from lmms_eval_tasks.cli.score import records_problem
     from lmms_eval_tasks.framework.comparison import TESTS, compare_runs, load_run
     from lmms_eval_tasks.framework.input_checks import OptionError, RecordError
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
+    from lmms_eval_tasks.reporting.schema import to_strict_json
 
     prog = "lmms-eval-tasks compare"
     if args.benchmark not in benchmarks():
@@ -42,10 +43,10 @@ def _run(args: argparse.Namespace) -> int:
             if problem:  # another benchmark's records, or the host's samples file: named as `score` does
                 return fail(prog, problem)
         if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
-            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
+            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
 
             tasks = (str(record["task"]) for record in [*records_a, *records_b] if record.get("task"))
-            problem = missing_judge_line_for_records(tasks, prefix=prog)
+            problem = missing_judge_line(tasks, prog, records=True)
             if problem:  # before any judging: the rule judge would stand in for the paper's judge silently
                 print(problem, file=sys.stderr)
                 return 2
@@ -88,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if differences is not None:
         output["paired_bootstrap"] = {name: value.as_dict() for name, value in differences.items()}
-    print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))
+    print(json.dumps(to_strict_json(output), indent=2, allow_nan=False))
     return 0
 
 

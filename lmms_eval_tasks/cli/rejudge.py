@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.cli._arguments import fail as fail_line
-from lmms_eval_tasks.cli._arguments import json_safe, parse_option
+from lmms_eval_tasks.cli._arguments import parse_option
+from lmms_eval_tasks.reporting.schema import to_strict_json
 
 _JUDGE_KEYS = ("judge", "judge_model", "repeats")
 
@@ -124,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     except (RecordError, ValueError, JudgingFailed, OSError) as error:
         return fail(str(error).splitlines()[-1] if str(error) else type(error).__name__)
-    result = json_safe({"records": str(path), **result})
+    result = to_strict_json({"records": str(path), **result})
     text = json.dumps(result, indent=2)
     safe_model = re.sub(r"[^A-Za-z0-9._-]", "_", args.judge_model)  # Qwen/Qwen2.5 -> Qwen_Qwen2.5: no folder
     out = Path(args.out) if args.out else path.with_name(f"{path.name}.rejudge_{safe_model}.json")

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_tasks.cli._arguments import fail, json_safe, parse_option
+from lmms_eval_tasks.cli._arguments import fail, parse_option
+from lmms_eval_tasks.reporting.schema import to_strict_json
 
 PROG = "lmms-eval-tasks score"
 
@@ -135,10 +136,10 @@ def _command_score(args: argparse.Namespace) -> int:
             return fail(PROG, problem)
         benchmark.validate(records, lines=lines)  # the record contract
         if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
-            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
+            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
 
             tasks = (str(record.get("task")) for record in records if record.get("task"))
-            problem = missing_judge_line_for_records(tasks)
+            problem = missing_judge_line(tasks, "lmms-eval-tasks score", records=True)
             if problem:  # before any judging: the rule judge would stand in for the paper's judge silently
                 print(problem, file=sys.stderr)
                 return 2
@@ -164,16 +165,16 @@ def _command_score(args: argparse.Namespace) -> int:
                 if isinstance(error, RecordError | JudgingFailed):
                     raise
                 return fail(PROG, error)
-            print(json.dumps(json_safe(metrics), indent=2, default=str, allow_nan=False))
+            print(json.dumps(to_strict_json(metrics), indent=2, allow_nan=False))
             print(f"lmms-eval-tasks score: the run's report is complete: {report_path}", file=sys.stderr)
             return 0
         metrics, details = benchmark.score_with(records, checked)  # options checked above, once
         if metrics.get("judge") == "rule" and not any(record.get("task") for record in records):
             # records without a task (a predictions file of the user's own) are the benchmark's judged task:
             # a judge was needed (not every verdict supplied) and the rule judge stood in unasked
-            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line_for_records
+            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
 
-            problem = missing_judge_line_for_records([args.benchmark])
+            problem = missing_judge_line([args.benchmark], "lmms-eval-tasks score", records=True)
             if problem and str(options.get("judge", "")) != "rule":
                 print(problem, file=sys.stderr)
                 return 2
@@ -191,7 +192,7 @@ def _command_score(args: argparse.Namespace) -> int:
     except ValueError as error:  # an option value the scorer rejects (scoring.OptionError, one line)
         return fail(PROG, f"{args.benchmark}: {error}")
     output = {"metrics": metrics, "details": details, "options": options} if args.details else metrics
-    print(json.dumps(json_safe(output), indent=2, default=str, allow_nan=False))
+    print(json.dumps(to_strict_json(output), indent=2, allow_nan=False))
     return 0
 
 

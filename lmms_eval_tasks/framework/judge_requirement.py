@@ -13,12 +13,19 @@ KEY_VARIABLES = (
 )
 
 
-def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval") -> str | None:
+def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval", records: bool = False) -> str | None:
     """None when every task in ``tasks`` that an LLM judges has a judge endpoint; else one line naming the
-    tasks, the key variables, the rule-judged task (where there is one) and the rule-judge switch."""
+    tasks, the key variables, the rule-judged task and the rule-judge switch (``records``: re-scoring)."""
     unjudged = _unjudged(tasks)
     if not unjudged:
         return None
+    if records:
+        return (
+            f"{prefix}: records of {', '.join(unjudged)} are scored by an LLM judge and none is configured: "
+            f"set {KEY_VARIABLES}; or set LMMS_EVAL_TASKS_JUDGE=rule to re-score them with the offline rule "
+            "judge (an approximation, not comparable with GPT-judged numbers; the output names the rule "
+            "judge)"
+        )
     alternatives = sorted({offline for offline in unjudged.values() if offline})
     instead = f"run {' / '.join(alternatives)} (the offline rule judge) or " if alternatives else ""
     return (
@@ -40,19 +47,6 @@ def require_judge(task: str) -> None:
     line = missing_judge_line([task], prefix="")
     if line:
         raise ValueError(line)
-
-
-def missing_judge_line_for_records(tasks: Iterable[str], prefix: str = "lmms-eval-tasks score") -> str | None:
-    """``missing_judge_line`` for re-scoring saved records (``score``): None when the records' tasks need no
-    LLM judge or have one; else one line naming the tasks, the key variables and the rule-judge switch."""
-    unjudged = _unjudged(tasks)
-    if not unjudged:
-        return None
-    return (
-        f"{prefix}: records of {', '.join(unjudged)} are scored by an LLM judge and none is configured: set "
-        f"{KEY_VARIABLES}; or set LMMS_EVAL_TASKS_JUDGE=rule to re-score them with the offline rule judge "
-        f"(an approximation, not comparable with GPT-judged numbers; the output names the rule judge)"
-    )
 
 
 def _unjudged(tasks: Iterable[str]) -> dict[str, str]:
