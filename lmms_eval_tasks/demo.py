@@ -1,8 +1,5 @@
-"""`make demo`: run every bundled `*_sample` task through the launcher with the pack's offline models.
-
-The seeded `random_guess` baseline and the tiny random LLaVA run side by side, offline with the rule judge;
-the numbers say nothing about model quality. A rerun reuses a run whose inputs are unchanged (`--fresh`).
-"""
+"""`make demo`: every bundled `*_sample` task through the launcher with `random_guess` and the tiny LLaVA,
+offline with the rule judge (numbers say nothing about quality); unchanged runs reused unless `--fresh`."""
 
 from __future__ import annotations
 

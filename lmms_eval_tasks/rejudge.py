@@ -1,9 +1,5 @@
-"""Judge sensitivity: the same saved records judged by two judges, through the benchmark's own scorer.
-
-Each judge scores a fresh copy with the previous judge's annotations removed (``tasks/<b>/rejudge.py``),
-through the cached judges (a rerun is resumable); the result: agreement, Cohen's kappa, the flipped items,
-and each headline metric of both judges with the paired bootstrap interval of B minus A.
-"""
+"""Judge sensitivity: saved records judged by two cached judges through the benchmark's scorer (previous
+annotations removed): agreement, Cohen's kappa, flips, each headline metric's paired interval of B - A."""
 
 from __future__ import annotations
 

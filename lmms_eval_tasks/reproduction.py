@@ -1,9 +1,5 @@
-"""Is my number the paper's number? The reproduction verdict of one report against the published rows.
-
-A model is matched by its checkpoint or ``--published-as`` only, never by a guess on its name; each metric
-gets the published and run values, the difference, ``SAMPLING_RULE``'s verdict and every known reason the
-settings differ (docs/comparing-with-papers.md).
-"""
+"""Is my number the paper's? A report against the published rows: a model matched by checkpoint or
+``--published-as`` only; per metric both values, the difference, the verdict and known setting differences."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Offline WordNet for nltk, built from Debian's `wordnet-base` files (WordNet 3.0): the files copied, with
-the `lexnames` and `index.sense` nltk needs; ``ensure_wordnet()`` finds or installs it, else raises
-``WordNetMissing`` naming the fix (`lmms-eval-tasks setup-wordnet`); docs/revisiting.md.
-"""
+"""Offline WordNet 3.0 for nltk from Debian's `wordnet-base` (plus `lexnames`, `index.sense`):
+``ensure_wordnet()`` finds or installs it, else ``WordNetMissing`` names the fix; docs/revisiting.md."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""`lmms-eval-tasks`: the pack's utility CLI. One module per subcommand, found automatically.
-
-Every public module of this package, and every ``cli_*.py`` module of a benchmark package under
-``lmms_eval_tasks/tasks/`` (its own subcommands, e.g. VRB's ``vre``), defines ``register(subparsers)``, which
-adds its parser and sets ``handler=<function(args) -> int>``. Modules import heavy libraries inside handlers.
-"""
+"""`lmms-eval-tasks`: the pack's utility CLI; each public module here and each benchmark's ``cli_*.py``
+defines ``register(subparsers)`` (handler=<function(args) -> int>, heavy imports inside handlers)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Paired comparison of two runs of the same task: per-question correctness and McNemar's test.
-
-Both runs are checked against the record contract, re-scored by the benchmark's ``Behaviour.per_question``
-and paired by record identity; ``b01`` = questions run A got wrong and run B right, ``b10`` the reverse; a
-``None`` correctness (an unjudged question) is left out of the pairing and counted as ``excluded``.
-"""
+"""Paired comparison of two runs of the same task: per-question correctness (``Behaviour.per_question``)
+paired by record identity, McNemar's test; an unjudged (``None``) question is counted as ``excluded``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Honest cuts: a ``--limit`` never scores part of a benchmark's scoring unit as if it were whole.
-
-Under ``--limit N`` a task's documents are ordered so each ``RowSchema.units`` unit is contiguous, and the
-whole units that fit in N are kept; the cut is recorded per task (``cut_note``) for the report's deviations
-and the host's table (``table_label``). VRB draws its subset by image before the limit: no rounding.
-"""
+"""Honest cuts: under ``--limit N`` the documents are ordered by ``RowSchema.units`` and only whole units
+that fit are kept; the cut is recorded per task (``cut_note``, ``table_label``)."""
 
 from __future__ import annotations
 

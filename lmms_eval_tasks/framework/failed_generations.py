@@ -1,7 +1,5 @@
-"""Failed generations are never answers, and answers cut at the token limit are counted: the host's
-failure markers become records carrying only ``failed_generation``, counted instead of scored (the launcher
-exits non-zero, and a rerun asks only for them). Thread-safe.
-"""
+"""Failed generations are never answers: the host's failure markers become records carrying only
+``failed_generation``, counted instead of scored; answers cut at the token limit are counted. Thread-safe."""
 
 from __future__ import annotations
 

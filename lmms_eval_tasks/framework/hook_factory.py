@@ -1,10 +1,5 @@
-"""The one hook factory: each benchmark's ``hooks.py`` builds its YAML-referenced functions from it.
-
-The host calls one aggregation function per metric, each with its own list of per-sample values. The
-hooks return the same record for every metric key, so all lists hold the same records; the run's state
-(``framework/run_state.py``, ``RunState.once``) runs the task pipeline (``task_pipeline.py``,
-``score_and_report``: judging included) once per task and every aggregation reads its key.
-"""
+"""The one hook factory: each ``hooks.py`` builds its YAML functions here; every metric key gets the same
+record, and ``RunState.once`` runs the task pipeline once per task for all the host's aggregation calls."""
 
 from __future__ import annotations
 
@@ -42,11 +37,8 @@ Maker = tuple[Callable[..., Callable[..., Any]], tuple[str, ...]]  # a hook fact
 
 
 class RecordRef(Mapping):
-    """A sample's record as seen under a secondary metric key: the same data, logged as a short pointer.
-
-    Hooks return one record per sample under every metric key; the host's samples file would otherwise
-    hold a full copy per key (DARE tasks have 10-20 keys). Aggregations read it like the record itself.
-    """
+    """A sample's record under a secondary metric key, logged as a short pointer (the host's samples file
+    would otherwise hold a full copy per key; DARE has 10-20 keys); aggregations read it as the record."""
 
     __slots__ = ("record", "primary_key")
 
@@ -124,10 +116,8 @@ def note_group_members(group: str, members: Sequence[str], args: Any = None) -> 
 
 
 class TaskHooks:
-    """The hooks of one benchmark's tasks, built once in its ``hooks.py``; ``make_record(doc, results, task)``
-    builds a ``score`` record, ``report_details(records, metrics, task, args)`` adds what only a run knows
-    to the scorer's details, ``extra_files(records, task)`` returns leaderboard or submission files written
-    to ``<report folder>/<task>/`` after the report."""
+    """One benchmark's hooks: ``make_record(doc, results, task)``, ``report_details(records, metrics, task,
+    args)`` (what only a run knows), ``extra_files(records, task)`` (to ``<report folder>/<task>/``)."""
 
     def __init__(
         self,
@@ -293,12 +283,8 @@ class TaskHooks:
         return aggregate
 
     def group_aggregator(self, group: str, metric: str) -> Callable[..., float | int]:
-        """The aggregation of ``metric`` for ``group``: the benchmark's scoring over the union of the records
-        its member tasks' aggregations kept in the run's state (``framework/run_state.py``).
-
-        The host passes the members' per-task numbers, which cannot give cross-task statistics (std over
-        prompts, drops across severities); they are ignored.
-        """
+        """The aggregation of ``metric`` for ``group``: scoring over the union of its members' records in
+        the run's state (the host's per-task numbers cannot give cross-task statistics: ignored)."""
         if not self.knows(metric):
             raise ValueError(
                 f"{self.benchmark}: group {group!r}: {metric!r} is no metric key of the benchmark"

@@ -1,10 +1,5 @@
-"""Images as the model should see them: ``load_rgb``, the one loader every benchmark's ``doc_to_visual`` uses.
-
-8-bit RGB from what a row holds: 16-bit and float images scaled (not clipped to white), transparency over
-white, an animation's first frame, EXIF orientation only where the official loader applies it; a truncated,
-undecodable or over-large image (the corruption engine's pixel limit, which replaces PIL's own bomb check,
-so every run treats it alike) is a one-line ``RecordError`` naming the row (docs/architecture.md).
-"""
+"""``load_rgb``, the one image loader of every ``doc_to_visual``: 8-bit RGB (16-bit/float scaled, alpha
+over white, first frame), a bad or over-large image a one-line ``RecordError`` (docs/architecture.md)."""
 
 from __future__ import annotations
 

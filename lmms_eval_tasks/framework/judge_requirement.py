@@ -1,7 +1,5 @@
-"""Judged tasks need a judge: checked before any model loads (launcher) or records are re-scored. The
-offline rule judge runs only when asked for (the ``*_offline`` and ``*_sample`` tasks, or
-``LMMS_EVAL_TASKS_JUDGE=rule``), never as a silent stand-in: it gives a different benchmark's number.
-"""
+"""Judged tasks need a judge, checked before a model loads or records are re-scored; the offline rule judge
+runs only when asked for (``*_offline``/``*_sample`` tasks, ``LMMS_EVAL_TASKS_JUDGE=rule``)."""
 
 from __future__ import annotations
 

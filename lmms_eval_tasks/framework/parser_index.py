@@ -1,7 +1,5 @@
-"""Every parser of untrusted text in the pack (``all_parsers()``: the shared ones, then each benchmark's
-``Behaviour.parsers``), and a corpus of hostile model outputs to run them on: a parser quadratic on some
-text turns one runaway generation into an hour of scoring (``benchmarks/parser_worst_case.py`` times them).
-"""
+"""Every parser of untrusted text (``all_parsers()``) and a corpus of hostile model outputs to time them on
+(``benchmarks/parser_worst_case.py``): a quadratic parser turns a runaway generation into an hour."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The record contract: each benchmark's ``RecordSchema`` and the one validator, ``validate_records``.
-
-Run before any scoring (``score``, ``compare``, the harness path), so every benchmark refuses the same bad
-input the same way: a one-line ``RecordError``. Semantic checks (a DARE answer letter) stay in the scorers.
-"""
+"""The record contract: each benchmark's ``RecordSchema`` and the one validator, ``validate_records``, run
+before any scoring so every benchmark refuses bad input alike (one-line ``RecordError``)."""
 
 from __future__ import annotations
 

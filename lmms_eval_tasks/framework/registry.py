@@ -1,7 +1,5 @@
-"""What a benchmark is, and the one registry of every benchmark: found by folder (or the entry point group
-``lmms_eval_tasks.benchmarks`` of an installed package), with no list to edit. ``BENCHMARK`` in
-``tasks/<name>/__init__.py`` is identity and metadata, light at import; its ``BEHAVIOUR`` is imported on use.
-"""
+"""The one registry of benchmarks, found by folder or the entry point group ``lmms_eval_tasks.benchmarks``:
+``BENCHMARK`` (identity, metadata; light) in ``tasks/<name>/__init__.py``; ``BEHAVIOUR`` imported on use."""
 
 from __future__ import annotations
 
@@ -78,10 +76,8 @@ def derived(options: Any, **changes: Any) -> Any:
 
 @dataclass(frozen=True)
 class Behaviour:
-    """What a benchmark does, as direct references (``BEHAVIOUR`` of ``tasks/<name>/behaviour.py``): its
-    ``@scorer``, ``per_question`` correctness (``compare``), parsers, ``random_answer``, report section,
-    generated files, screening, ``task_options`` (its config), ``judge_needed(task)`` (the rule-judged task,
-    or None without an LLM judge), ``launch_check()`` (a one-line fix before a run) and ``TaskHooks``."""
+    """What a benchmark does, as direct references (``tasks/<name>/behaviour.py``): scorer, per-question
+    correctness, parsers, report section, generated files, screening, options, judge_needed, launch_check."""
 
     score: Scorer
     options: type | None = None

@@ -1,7 +1,5 @@
-"""The state of one evaluation run, held explicitly: arguments, run id, pack folder, each task's records
-(read by its groups), their scores and each group's metrics. The ``run_context`` host patch opens one per
-host evaluation; hooks called outside one (tests, scripts) share a ``standalone`` state with no run id.
-"""
+"""One evaluation run's state: arguments, run id, pack folder, each task's records, scores and each group's
+metrics; ``run_context`` opens one per host evaluation, hooks outside one share a ``standalone`` state."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""One memory mapping per dataset file, however many tasks load it.
-
-`datasets` maps a cached Arrow file again on each load, and every mapping counts in RSS: the full VRB (71
-levels over the same VQAv2 files) showed about 170 GB of RSS for 6 GB used, and RSS-based job limits kill
-it. Arrow tables are immutable, so sharing is safe; they stay mapped for the process's life. Thread-safe.
-"""
+"""One memory mapping per dataset file, however many tasks load it: `datasets` maps it again per load and
+full VRB (71 levels) showed ~170 GB RSS for 6 GB used; Arrow tables are immutable. Thread-safe."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The one YAML generator: task and group YAML and ``task_docs.py``, for every benchmark.
-
-A benchmark's ``generated_files()`` renders its ``TaskYaml``/``GroupYaml`` values here. A task lists its
-metric keys (``listed_metrics``), each aggregated by ``task_docs.aggregate_<metric>``, and its
-``task_docs.process_docs_<task>``; a group's metrics are ordered by name length, since the host matches
-them by substring and the last match wins (``host_group_writer`` restates that rule; a test checks every
-group). ``make generate`` writes every generated file and the precomputed host task index (``--check``
-lists drifted files and exits 1).
-"""
+"""The one YAML generator (task and group YAML, ``task_docs.py``) from each benchmark's ``generated_files()``;
+group metrics ordered by name length (the host matches by substring, last wins); ``make generate``."""
 
 from __future__ import annotations
 
@@ -192,14 +185,8 @@ def templated_files(
     task_path: Callable[[str], str],
     comment: str = "",
 ) -> dict[str, str]:
-    """A template plus one stub per task: ``{repository path: text}``.
-
-    The template (``<folder>/<template>``, a name not ending in ``.yaml`` so the host never loads it as a
-    task) holds every key that all ``specs`` set, with the value most of them share; each stub
-    (``task_path(task)``) includes it and writes only its name, the keys whose value differs, its
-    ``process_docs`` and its ``metadata``. ``data_files`` are given relative to ``folder`` and written
-    relative to the file that holds them (the host resolves them against that file's folder).
-    """
+    """A template (keys all ``specs`` set, the most shared value; not ``.yaml``) plus one stub per task with
+    only what differs: ``{repository path: text}``; ``data_files`` relative to the file that holds them."""
     if not specs:
         raise ValueError(f"{template}: no tasks to template")
     bodies = {spec.task: _task_body(spec) for spec in specs}
@@ -354,13 +341,8 @@ def prepared_dataset_files(
     source: str | None = None,
     **extra: Any,
 ) -> dict[str, str | bytes]:
-    """Generated files of a benchmark (its registry ``Benchmark``) with a prepared-data task (named like the
-    benchmark) and a sample task: the sample task reads the bundled parquet ``make_sample.SAMPLE_FILE``; the
-    full task's ``process_docs`` loads the folder from ``lmms-eval-tasks prepare`` (the host cannot read a
-    folder from an environment variable), so its YAML names a labelled stand-in and says so in a comment.
-    Hooks in ``tasks/<name>/hooks.py``; the headline metrics are higher-is-better but ``lower_is_better``;
-    ``source``: the generator named in each file's header (default ``tasks/<name>/generate.py``); ``extra``:
-    further YAML fields."""
+    """Generated files of a benchmark with a prepared-data task (its ``process_docs`` loads the ``prepare``d
+    folder; the YAML names a stand-in) and a sample task reading ``make_sample.SAMPLE_FILE``."""
     folder = f"lmms_eval_tasks/tasks/{benchmark.name}"
     hooks = f"lmms_eval_tasks.tasks.{benchmark.name}.hooks"
     metrics = [(key, key not in lower_is_better) for key in benchmark.headline_metrics]

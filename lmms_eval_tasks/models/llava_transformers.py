@@ -226,10 +226,8 @@ class LlavaTransformers(LlavaHf):
         return results
 
     def generate_until(self, requests: list[Instance]) -> list[str]:
-        """Greedy (or sampled, when ``temperature`` > 0) answers, cut at the task's ``until`` strings.
-
-        ``batch_size`` > 1 generates requests with the same generation settings together: prompts padded
-        on the left with their attention masks, so each answer is the one its request gets alone."""
+        """Greedy (or sampled) answers cut at ``until``; with ``batch_size`` > 1 requests of equal settings
+        run together, left-padded, each answer the one its request gets alone."""
         import json
 
         from tqdm import tqdm

@@ -1,8 +1,5 @@
-"""Build a tiny, randomly initialised LLaVA offline, so demos and tests drive the host's real ``llava_hf``.
-
-It answers nonsense, deterministically per seed; a complete build of the same recipe is reused (built by
-``lmms-eval-tasks build-tiny-llava``; run with ``--model llava_hf --model_args pretrained=DIR,device=cpu``).
-"""
+"""A tiny, randomly initialised LLaVA built offline (``lmms-eval-tasks build-tiny-llava``), so demos and
+tests drive the host's real ``llava_hf``; deterministic nonsense per seed."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""How sure is each number: standard errors, 95% intervals and paired tests for the pack's metrics.
-
-Pure, harness-free and seeded; each scorer gives its ``Resampling`` (see docs/uncertainty.md).
-"""
+"""How sure is each number: standard errors, 95% intervals and paired tests for the pack's metrics (pure,
+seeded; each scorer gives its ``Resampling``; docs/uncertainty.md)."""
 
 from __future__ import annotations
 

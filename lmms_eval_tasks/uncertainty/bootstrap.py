@@ -1,7 +1,5 @@
-"""Seeded, vectorised cluster bootstrap: one count matrix for all resamples, statistics by matrix products.
-
-The sums, counts and loop paths give the same numbers on the same seed; docs/uncertainty.md explains them.
-"""
+"""Seeded, vectorised cluster bootstrap: one count matrix for all resamples, statistics by matrix products
+(sums, counts and loop paths agree on a seed; docs/uncertainty.md)."""
 
 from __future__ import annotations
 

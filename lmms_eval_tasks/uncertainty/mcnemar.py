@@ -1,8 +1,5 @@
-"""McNemar's test for two runs' per-question correctness, in the variants users meet in papers.
-
-``b01`` = A wrong and B right, ``b10`` = A right and B wrong; the variants and their formulas are in
-docs/uncertainty.md. No discordant pair gives statistic 0 and p = 1 in every variant.
-"""
+"""McNemar's test variants for two runs' per-question correctness (``b01`` = A wrong, B right; formulas in
+docs/uncertainty.md); no discordant pair gives statistic 0 and p = 1."""
 
 from __future__ import annotations
 

@@ -22,10 +22,8 @@ from lmms_eval_tasks.tasks.tdiuc.scoring import ABSURD_ANSWER, QUESTION_TYPES, w
 
 @dataclass(frozen=True)
 class RevisitingDataset:
-    """One dataset of the family. ``record_fields``: copied from a document into its ``score`` record (the
-    first three are required); ``deviations``: how the default protocol departs from the paper's;
-    ``descriptions``: the YAML description of each task; ``report_details``: what a run adds to the report
-    beyond its deviations (TallyQA's plot); ``launch_check``: what the launcher checks first (WordNet)."""
+    """One dataset of the family: ``record_fields`` copied into records (first three required),
+    ``deviations``, ``descriptions``, ``report_details`` and ``launch_check`` (WordNet)."""
 
     name: str
     prompts: Mapping[str, str]

@@ -104,10 +104,8 @@ _MAX_CARDINAL_DIGITS = len(str(CARDINAL_LIMIT))  # longer digit strings are neve
 
 
 def digits_to_words(text: str) -> str:
-    """``text`` spelled out when it is an ASCII digit string (num2words of its value), else unchanged.
-
-    Strings of more digits than ``CARDINAL_LIMIT`` has are left as they are (num2words and the official
-    scripts fail on them; converting them would cost quadratic time)."""
+    """``text`` spelled out when an ASCII digit string (num2words), else unchanged; more digits than
+    ``CARDINAL_LIMIT`` has are left as they are (the official scripts fail; quadratic time)."""
     if len(text) <= _MAX_CARDINAL_DIGITS and _ASCII_DIGITS.fullmatch(text):
         value = int(text)
         if value < CARDINAL_LIMIT:

@@ -90,11 +90,8 @@ def slim(
     group_by: str = "type+answer",
     rounding: str = "paper",
 ) -> SlimResult:
-    """Apply the stratified rule to ``entries`` (a RecordError names an entry lacking a needed field).
-
-    ``rounding`` "paper" (default) is the paper's ``ceil(m * r)`` per group, "official" the authors'
-    scripts' ``int(int(r * N) * m / N)`` over the N sampled entries (``official_group_quota``).
-    """
+    """The stratified rule on ``entries``: ``rounding`` "paper" ``ceil(m * r)`` per group, "official" the
+    authors' ``int(int(r * N) * m / N)`` (``official_group_quota``); RecordError on a missing field."""
     ratio = kind.ratio if ratio is None else ratio
     minimum = kind.minimum if minimum is None else minimum
     if not 0 < ratio <= 1:

@@ -87,10 +87,8 @@ def undefined_reasons(metrics: dict[str, Any]) -> dict[str, str]:
 
 
 def resampling_of(judged: list[dict[str, Any]], protocol: str) -> Resampling:
-    """Every rate's one definition: one row per question (unit: question), cell = (split, true count),
-    values (correct, 1, parsed, squared error of the clipped parsed count). Per split: micro accuracy,
-    macro = mean over the count buckets 0, 1, 2, 3, 4+ present, (R)MSE over parsed answers, the accuracy
-    of each bucket and of each true count; ``micro_accuracy`` over both splits."""
+    """Every rate's one definition: one row per question, cell = (split, true count), values (correct, 1,
+    parsed, squared clipped error); per split micro, macro over buckets 0-4+, (R)MSE, per-bucket/count."""
     split_index = {split: s for s, (split, _) in enumerate(SPLITS)}
     keys = [(split_index[item["split"]], item["answer"]) for item in judged]
     codes, cells = cell_codes(keys, sorted(set(keys)))

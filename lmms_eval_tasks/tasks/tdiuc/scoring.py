@@ -101,10 +101,8 @@ def resampling_of(judged: list[tuple[str, str, str, bool]], protocol: str) -> Re
 
 
 def wordnet() -> Any:
-    """nltk's WordNet reader, loaded once (thread-safe); installed on first use (``ensure_wordnet``).
-
-    Raises ``WordNetMissing`` (one line with the fix) when it can be neither found nor installed.
-    """
+    """nltk's WordNet reader, loaded once (thread-safe), installed on first use; ``WordNetMissing`` (one
+    line with the fix) when it can be neither found nor installed."""
     global _wordnet
     if _wordnet is None:
         with _wordnet_lock:

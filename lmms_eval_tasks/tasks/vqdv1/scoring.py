@@ -166,10 +166,8 @@ def score_queries(records: Iterable[dict[str, Any]], options: Options) -> list[Q
 
 
 def resampling_of(scores: Sequence[QueryScore], *, official: bool = False) -> Resampling:
-    """Every F1, precision and recall's one definition: one row per query (unit: query), values (F1, 1,
-    true positives, predicted boxes, ground-truth boxes). Default: cell = box-count bucket; micro F1 over
-    all queries, macro = mean over the buckets present, per bucket F1, precision and recall. Official: cell
-    = box count; see ``official_metrics``."""
+    """Every F1, precision and recall's one definition: one row per query, values (F1, 1, TP, predicted,
+    ground-truth boxes); cell = box-count bucket (official: box count, ``official_metrics``)."""
     values = np.asarray(
         [[score.f1, 1.0, score.tp, score.n_pred, score.n_gt] for score in scores], dtype=np.float64
     ).reshape(-1, 5)
@@ -396,10 +394,8 @@ def official_bracket_groups(text: str) -> list[str]:
 
 
 def official_numbers(content: str) -> list[str]:
-    """The official script's number tokens, ``re.findall(r"[-+]?\\d*\\.\\d+|\\d+", content)``.
-
-    Linear: each digit run is backtracked over once. Its quirks are kept: "-5" gives "5", "1." gives "1".
-    """
+    """The official script's number tokens, ``re.findall(r"[-+]?\\d*\\.\\d+|\\d+", content)``, in linear time;
+    its quirks kept: "-5" gives "5", "1." gives "1"."""
     return _OFFICIAL_NUMBER.findall(content)
 
 
@@ -438,11 +434,8 @@ def parse_boxes(
     syntax: str = "brackets",
     official: bool = False,
 ) -> list[Box]:
-    """Predicted boxes in pixel ``[x1, y1, x2, y2]`` from raw model text; never raises on any text.
-
-    ``official`` uses the official script's extraction (first ``[`` to next ``]`` on a line, every digit run
-    inside counts, "x1" included); the default accepts only groups that are exactly four numbers.
-    """
+    """Predicted pixel boxes ``[x1, y1, x2, y2]`` from model text, never raising; ``official``: the script's
+    first ``[`` to next ``]`` (every digit run counts), default: groups of exactly four numbers."""
     for name, value, allowed in (("coords", coords, COORDS), ("box_format", box_format, BOX_FORMATS),
                                  ("syntax", syntax, SYNTAXES)):  # fmt: skip
         check_option(name, value, str, choices=allowed)  # a direct call: its own check
