@@ -273,8 +273,7 @@ def judge_repeats_reason(judge: Mapping[str, Any], module: Any) -> list[str]:
 
 def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Sequence[str]) -> list[str]:
     """Every recorded reason this run's setting differs from the published row's, most specific first (task,
-    judge, subset, sample data, substitution, model arguments, corruption, variant, the benchmark's
-    ``setting_reasons``, the report's deviations, an unchecked published value)."""
+    judge, subset, data, substitution, model args, corruption, variant, benchmark, deviations, unchecked)."""
     from lmms_eval_tasks.framework.registry import benchmarks
 
     provenance = report.get("provenance") or {}

@@ -1,6 +1,5 @@
-"""Which answers the ``random_guess`` baseline may give for a task: the owning benchmark's
-``Behaviour.random_answer(task, doc, rng)`` (every choice drawn from ``rng``), else ``fallback_answer``.
-"""
+"""The answers ``random_guess`` may give for a task: the benchmark's ``Behaviour.random_answer(task, doc,
+rng)`` (every choice drawn from ``rng``), else ``fallback_answer``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Report warnings from a scorer's counts (``Benchmark.count_keys``): one line per count that changes a
-headline number when not zero, added to the report's ``provenance.warnings``.
-"""
+"""Report warnings from a scorer's counts (``Benchmark.count_keys``): one line in ``provenance.warnings``
+per count that changes a headline number when not zero."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The dataset contract: the fields a benchmark's hooks read from a dataset row (``RowSchema``), checked
-when a task's docs are prepared, before any model runs; a bad row is refused in one line, never skipped.
-"""
+"""The dataset contract: the row fields a benchmark's hooks read (``RowSchema``), checked when a task's docs
+are prepared, before any model runs; a bad row is refused in one line, never skipped."""
 
 from __future__ import annotations
 
@@ -57,9 +56,8 @@ class ScoringUnit:
 
 @dataclass(frozen=True)
 class RowSchema:
-    """A benchmark's dataset rows: ``fields``, the ``identity`` (columns naming a row in errors), whether its
-    images get their EXIF orientation as the official loader does (``image_note`` says which, for the
-    docs) and its ``units``, to which a ``--limit`` is rounded."""
+    """A benchmark's dataset rows: ``fields``, the ``identity`` columns (errors), whether images get EXIF
+    orientation as the official loader does (``image_note``) and the ``units`` a ``--limit`` is rounded to."""
 
     fields: tuple[RowField, ...]
     identity: tuple[str, ...]
@@ -222,9 +220,8 @@ def _strings(values: Sequence[str]) -> Any:
 
 
 def checked_rows(benchmark: str, dataset: Any, task: str) -> Any:
-    """``dataset`` checked against the benchmark's row schema (``check_rows``; unchanged without one or for a
-    stand-in), its image columns left undecoded: ``images.load_rgb`` decodes each, naming the row on failure
-    (``datasets`` would raise a bare ``UnidentifiedImageError`` inside the host)."""
+    """``dataset`` checked against the row schema (``check_rows``), image columns left undecoded:
+    ``images.load_rgb`` decodes each, naming the row (``datasets`` would raise ``UnidentifiedImageError``)."""
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     schema = get_benchmark(benchmark).row_schema

@@ -160,9 +160,8 @@ class TaskHooks:
         return benchmark.table_keys(tuple(keys))
 
     def process_docs_for(self, task: str) -> Callable[[Any], Any]:
-        """The ``process_docs`` of ``task``: its judge (``require_judge``), ``prepare_docs(dataset, task)``,
-        the dataset contract and a ``--limit`` rounded to whole scoring units (``cuts.prepared_rows``), then
-        the task column (and the name of a user's host task that names it, which reports as itself)."""
+        """``task``'s ``process_docs``: judge check, ``prepare_docs(dataset, task)``, the dataset contract,
+        ``--limit`` rounded to whole units, the task column (a user's task: own name)."""
         from lmms_eval_tasks.framework.cuts import same_cut
         from lmms_eval_tasks.reporting import datasets_read
 
@@ -312,9 +311,8 @@ class TaskHooks:
         return aggregate
 
     def yaml_functions(self, module: str, file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-        """``__getattr__`` and ``__dir__`` of a benchmark's ``task_docs`` module: the ``process_docs_<task>``,
-        ``aggregate_<metric>`` and ``aggregate_<group>_<metric>`` its folder's YAML names, each made once on
-        first use (thread-safe); any other name raises AttributeError, so a YAML typo fails at load."""
+        """``__getattr__``/``__dir__`` of a ``task_docs`` module: the functions its folder's YAML names, made
+        once on first use (thread-safe); any other name raises AttributeError (a YAML typo fails at load)."""
         lock = threading.Lock()
         made: dict[str, Callable[..., Any]] = {}
         named: dict[str, Maker] = {}

@@ -1,6 +1,5 @@
-"""Shared checks of scorer options and saved records (one-line ``OptionError`` and ``RecordError``), and
-the JSON-lines reader; nothing from lmms-eval, so saved predictions can be re-scored anywhere.
-"""
+"""Shared checks of scorer options and saved records (one-line ``OptionError``, ``RecordError``) and the
+JSON-lines reader; nothing from lmms-eval, so saved predictions can be re-scored anywhere."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Standard errors and 95% intervals of every benchmark's headline metrics, from the scorer's own rows
-(``details["resampling"]``, bootstrapped); options ``bootstrap_resamples`` (0: off) and ``bootstrap_seed``.
-"""
+"""Standard errors and 95% intervals of the headline metrics, bootstrapped from ``details["resampling"]``;
+options ``bootstrap_resamples`` (0: off) and ``bootstrap_seed``."""
 
 from __future__ import annotations
 

@@ -35,9 +35,8 @@ def missing_judge_line(tasks: Iterable[str], prefix: str = "lmms_eval", records:
 
 
 def require_judge(task: str) -> None:
-    """Raise ValueError (the missing-judge line) when ``task`` needs an LLM judge and none is configured;
-    run when its docs are prepared, it stops the tasks the launcher cannot name (a user's task including a
-    judged one). A ``--predict_only`` run judges nothing and needs none."""
+    """ValueError (the missing-judge line) when ``task`` needs an LLM judge and has none, at docs time (a
+    user's task including a judged one); a ``--predict_only`` run needs none."""
     from lmms_eval_tasks.framework.run_state import current_run
 
     if getattr(current_run().args, "predict_only", False):

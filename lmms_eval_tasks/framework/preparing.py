@@ -1,6 +1,5 @@
-"""`lmms-eval-tasks prepare <kind>`: a released annotation file plus the user's image folder -> a dataset on
-disk, every image checked (missing or corrupt ones named); adding a kind: docs/architecture.md.
-"""
+"""`lmms-eval-tasks prepare <kind>`: an annotation file plus the user's image folder -> a dataset on disk,
+every image checked (missing or corrupt ones named); adding a kind: docs/architecture.md."""
 
 from __future__ import annotations
 
@@ -303,9 +302,8 @@ def load_prepared(kind: str, split: str = "test") -> Any:
 
 @dataclass(frozen=True)
 class DatasetKind:
-    """A dataset released as an annotation file plus an image folder (TDIUC, TallyQA, DVQA, VQDv1):
-    ``image_candidates(entry)`` the paths to try (the first is reported when none exists), ``convert`` the
-    row of an entry (no ``image`` field: ``prepare`` adds it), ``summarize`` facts added to the summary."""
+    """A dataset released as annotations plus an image folder: ``image_candidates(entry)`` (the first named
+    when none exists), ``convert`` an entry's row (no ``image``), ``summarize`` facts for the summary."""
 
     name: str
     help: str

@@ -28,9 +28,8 @@ _SHOWN = 60
 
 @dataclass(frozen=True)
 class RecordField:
-    """One field of a record: its kind (see ``KINDS``), whether it must be present, whether null is allowed,
-    the allowed values (a tuple, or ``"module:attr"`` naming one, compared after ``str()`` for ids), other
-    names it may carry (``aliases``, e.g. the official answer files' ``labeled_answer``), and a doc line."""
+    """One record field: kind (``KINDS``), required, nullable, allowed values (a tuple or ``"module:attr"``,
+    compared after ``str()`` for ids), ``aliases`` (e.g. ``labeled_answer``) and a doc line."""
 
     name: str
     kind: str
@@ -47,9 +46,8 @@ class RecordField:
 
 @dataclass(frozen=True)
 class RecordSchema:
-    """A benchmark's records: ``fields``, the ``identity`` (fields naming a record; ``identity_key``, a
-    ``"module:function"`` record -> tuple, when derived), ``identity_note`` (added to duplicate errors) and
-    ``example``, a minimal valid record set that scores offline (the contract tests start from it)."""
+    """A benchmark's records: ``fields``, ``identity`` (or a derived ``identity_key``), ``identity_note`` for
+    duplicate errors and ``example``, a minimal valid record set (the contract tests start from it)."""
 
     fields: tuple[RecordField, ...]
     identity: tuple[str, ...]

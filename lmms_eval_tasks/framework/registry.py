@@ -28,9 +28,8 @@ class UnknownOption(OptionError, TypeError):
 
 
 class Scorer:
-    """A scorer whose options are declared once, as a frozen dataclass (``@scorer(Options)``): calling it
-    checks the options (one-line ``OptionError``) and, with a ``record_schema``, the records; ``checked``
-    is the body itself, for callers that checked both already (the run's pipeline, ``score``)."""
+    """A scorer with options declared once as a frozen dataclass (``@scorer(Options)``): a call checks options
+    and records (one-line errors); ``checked`` is the body, for callers that checked both."""
 
     def __init__(self, body: Callable[..., Any], options: type | None, record_schema: Any = None) -> None:
         self.options = options
@@ -103,8 +102,7 @@ class Behaviour:
 
 @dataclass(frozen=True)
 class Benchmark:
-    """One benchmark's identity and metadata (``behaviour``: the module holding the rest). ``name`` is the
-    task-name prefix; ``group_metrics`` exist only across a group's tasks; ``count_keys`` change a headline
+    """One benchmark's identity and metadata (``behaviour``: the rest); ``count_keys`` change a headline
     number when not zero; ``paper_judge_model`` is the paper's judge (another one is a deviation)."""
 
     name: str
@@ -186,9 +184,8 @@ class Benchmark:
     def screen(
         self, records: list[dict[str, Any]], metrics: dict[str, Any], details: dict[str, Any], options: Any
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(metrics, details)`` with the outputs that play the grader counted and warned about
-        (``framework.screening``); a constant answer is compared with its own baseline score (rule-scored
-        benchmarks only: a judged one would spend judge calls)."""
+        """``(metrics, details)`` with grader-playing outputs counted and warned about; a constant answer
+        is compared with its own baseline (rule-scored benchmarks only: no judge calls spent)."""
         from lmms_eval_tasks.framework.screening import attach_screening
 
         def baseline(same: list[dict[str, Any]]) -> dict[str, Any]:

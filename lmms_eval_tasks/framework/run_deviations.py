@@ -1,6 +1,5 @@
-"""What a run's own arguments changed (``--limit`` and its rounding, ``--offset``, ``--gen_kwargs`` that
-differ from the task's own), as report deviations with their values (docs/reports.md); recorded, not refused.
-"""
+"""What a run's own arguments changed (``--limit`` and its rounding, ``--offset``, differing
+``--gen_kwargs``), as report deviations with their values (docs/reports.md); recorded, not refused."""
 
 from __future__ import annotations
 

@@ -62,8 +62,7 @@ class RunState:
 
     def once(self, key: str, items: Sequence[Any]) -> Once:
         """``with state.once(key, items) as slot: if slot.missing: slot.result = ...``: one result per key and
-        item objects (the host aggregates each metric over the same records), computed in the caller's frame
-        under the scoring lock; a failure is kept too, and re-raised instead of judging again."""
+        items, under the scoring lock; a failure is kept and re-raised instead of judging again."""
         return Once(self, (key, tuple(map(id, items))), items)
 
     def scored(self, key: str, items: Sequence[Any]) -> Any:

@@ -1,6 +1,5 @@
-"""Deterministic helpers for the bundled ``*_sample`` data: images drawn with Pillow's bitmap font (the same
-on every platform; randomness only from a seeded ``random.Random``), parquet bytes with an HF ``Image``
-column (what ``dataset_path: parquet`` loads; bytes, so a test can find drift)."""
+"""Deterministic helpers for the bundled ``*_sample`` data: images drawn with Pillow's bitmap font (seeded),
+parquet bytes with an HF ``Image`` column (what ``dataset_path: parquet`` loads; a test finds drift)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Records saved before scoring, and the pending markers next to them: a failing judge loses no generation;
-``lmms-eval-tasks score <benchmark> <samples file>`` completes the run (``task_pipeline.complete_pending``).
-"""
+"""Records saved before scoring, with pending markers: a failing judge loses no generation, and
+``lmms-eval-tasks score <benchmark> <samples file>`` completes the run (``complete_pending``)."""
 
 from __future__ import annotations
 

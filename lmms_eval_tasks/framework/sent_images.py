@@ -1,6 +1,5 @@
-"""Images that carry the file a benchmark's official pipeline hands its models (VRB's quality-95 JPEG): the
-task sees the decoded pixels, a server client sends the file itself; ``copy()``/``convert()`` drop it.
-"""
+"""Images carrying the file a benchmark's official pipeline sends (VRB's quality-95 JPEG): the task sees the
+pixels, a server client sends the file; ``copy()``/``convert()`` drop it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A later complete run of the same setup supersedes an older run's pending marker: completing the task's
-report clears those markers, and ``latest.json`` only moves forward (``reporting.schema.run_is_older``).
-"""
+"""A later complete run of the same setup supersedes an older run's pending marker (cleared on completing
+the report); ``latest.json`` only moves forward (``reporting.schema.run_is_older``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Read the pack's task YAML without the host (names, kinds, descriptions, tags, group members), and the
-precomputed host index the launcher merges into every host task index.
-"""
+"""The pack's task YAML read without the host (names, kinds, descriptions, tags, group members), and the
+precomputed host index the launcher merges into every host task index."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What happens when a task's records are complete: save, validate, options, score, intervals, warnings,
-report (``score_and_report``, once per task and group; the steps: docs/architecture.md, "The walk").
-"""
+"""A task's complete records: save, validate, options, score, intervals, warnings, report
+(``score_and_report``, once per task and group; docs/architecture.md, "The walk")."""
 
 from __future__ import annotations
 
@@ -42,9 +41,8 @@ def score_and_report(
     completing: Mapping[str, Any] | None = None,
     validated: bool = False,
 ) -> tuple[dict[str, Any], Path | None]:
-    """Score ``records`` as task ``source`` (default ``name``) and report them under ``name`` (a task, a
-    variant or a group of ``members``); returns (metrics, report path). Saved first: a later failure keeps
-    them for ``score`` (``completing``: the pending marker it completes) and re-raises."""
+    """Score ``records`` as task ``source`` (default ``name``), report under ``name``; (metrics, report path).
+    Saved first: a later failure keeps them for ``score`` (``completing``: its marker) and re-raises."""
     source = source or name
     failed = failed_records(records)
     if failed:  # `score` on records of a run whose requests failed: no metric from failure text
@@ -202,9 +200,8 @@ def output_dir(args: Any) -> Path | None:
 def write_report(
     args: Any, task_name: str, report: dict[str, Any], samples: list[dict[str, Any]] | None = None
 ) -> Path | None:
-    """Write a ``build_report`` report (and its records) into the run's pack folder, strict JSON, atomically;
-    the report path, None without an output path. These files hold what the host's cannot (verdicts per
-    repeat, unjudged items) and survive multi-process gathering."""
+    """Write a report (and its records) into the run's pack folder, strict JSON, atomically; its path, None
+    without an output path (these files survive multi-process gathering)."""
     schema.validate_report(report)
     if report["task"] != task_name:
         raise schema.ReportError(f"report.task: {report['task']!r} written as {task_name!r}")

@@ -91,9 +91,8 @@ def _emit(key: str, value: Any, indent: int = 0) -> list[str]:
 
 
 def _check_spec(spec: TaskYaml) -> None:
-    """Refuse a task the host cannot load: more than 8 metrics, or a generating task without
-    ``doc_to_target`` (lmms-eval 0.7.3 calls it on the first document when it builds the task and raises a
-    bare ``TypeError`` when it is unset), unless the task includes a template that may set it."""
+    """Refuse a task the host cannot load: more than 8 metrics, or generating without ``doc_to_target`` nor an
+    include (lmms-eval 0.7.3 calls it when building the task: a bare ``TypeError``)."""
     if len(spec.metrics) > 8:
         raise ValueError(f"{spec.task}: {len(spec.metrics)} metrics; task YAML lists at most 8 (headline)")
     if "output_type" in spec.fields and "doc_to_target" not in spec.fields and spec.include is None:
@@ -104,9 +103,8 @@ def _check_spec(spec: TaskYaml) -> None:
 
 
 def listed_metrics(name: str, metrics: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
-    """The (key, higher_is_better) pairs task or group ``name`` lists in its YAML: ``metrics``, plus the
-    screening count (lower is better) where its benchmark adds it to the host's table
-    (``Benchmark.table_keys``, the rule its hooks' ``metric_keys`` follow too)."""
+    """The (key, higher_is_better) pairs ``name``'s YAML lists: ``metrics`` plus the screening count (lower is
+    better) where its benchmark adds it (``Benchmark.table_keys``, as the hooks' ``metric_keys``)."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task
 
     benchmark = benchmark_for_task(name)

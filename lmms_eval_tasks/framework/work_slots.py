@@ -1,6 +1,5 @@
-"""Work slots a thread gives back while it waits for a result another thread computes: a payload builder
-(``models/openai_pipelined.py``) waiting for the image a neighbour is encoding leaves its slot to others.
-"""
+"""Work slots a thread gives back while it waits for a result another thread computes (a payload builder of
+``models/openai_pipelined.py`` waiting for an image a neighbour encodes)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Closed-form standard errors and intervals (normal, cluster-robust ratio, Wilson; see docs/uncertainty.md),
-where they are exact and cheaper than resampling. Undefined inputs give None with a reason.
-"""
+"""Closed-form standard errors and intervals (normal, cluster-robust ratio, Wilson; docs/uncertainty.md)
+where exact and cheaper than resampling; undefined inputs give None with a reason."""
 
 from __future__ import annotations
 

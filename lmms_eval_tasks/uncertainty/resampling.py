@@ -1,6 +1,5 @@
-"""A scorer's per-unit decomposition of its headline numbers (what the bootstrap resamples), so a number
-and its interval come from one definition; with the vectorised helpers the statistics share.
-"""
+"""A scorer's per-unit decomposition of its headline numbers (what the bootstrap resamples), so a number and
+its interval come from one definition, with the vectorised helpers the statistics share."""
 
 from __future__ import annotations
 
@@ -15,9 +14,8 @@ from lmms_eval_tasks.uncertainty.bootstrap import data_totals
 
 @dataclass
 class Resampling:
-    """Rows ``values [n, ...]`` (per-row ``cells`` codes), the unit of each (rows of one unit depend on each
-    other), and ``statistic``: totals ``[R, (n_cells,) ...]`` -> ``{metric: [R]}``; ``identity`` names each
-    row's record (``compare`` pairs runs with the same set), ``closed_form`` holds analytic intervals."""
+    """Rows ``values [n, ...]`` with ``cells`` codes and units, ``statistic``: totals ``[R, (n_cells,) ...]``
+    -> ``{metric: [R]}``; ``identity`` names each row's record (``compare``), ``closed_form``: analytic."""
 
     units: Sequence[Any]
     values: Any

@@ -1,6 +1,5 @@
-"""What the "Revisiting MLLM Evaluation" datasets share: the row contract and the prompt choice here (VQDv1's
-too), one set of hooks, parsers and ``prepare`` told each dataset's settings (``shared_tasks``, ``datasets``),
-the text rules, the generator; each dataset is a benchmark package of its own (registry entry, scorer)."""
+"""What the "Revisiting MLLM Evaluation" datasets share: row contract, prompts (VQDv1's too), one set of
+hooks, parsers and ``prepare`` told each dataset's settings, text rules, generator; each its own package."""
 
 from collections.abc import Mapping
 from typing import Any

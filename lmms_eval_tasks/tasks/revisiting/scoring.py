@@ -114,9 +114,8 @@ def digits_to_words(text: str) -> str:
 
 
 def official_digits_to_words(text: str, powers_of_ten: bool = False) -> str:
-    """The official scripts' rule: ``str.isdigit()`` strings go through num2words, so any Unicode decimal
-    digits are a number ("３" -> "three"); with ``powers_of_ten`` (DVQA) "10²" is "one hundred"; any other
-    superscript string, on which the script crashes, is left as it is (docs/revisiting.md)."""
+    """The official rule: ``str.isdigit()`` strings through num2words ("３" -> "three"; ``powers_of_ten``:
+    DVQA's "10²" is "one hundred"); other superscripts, where the script crashes, left as they are."""
     if not text.isdigit():
         return text
     if text.isdecimal():

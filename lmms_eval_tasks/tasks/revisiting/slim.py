@@ -28,9 +28,8 @@ ROUNDINGS = ("paper", "official")
 
 
 def official_group_quota(size: int, total: int, ratio: float, minimum: int) -> int:
-    """The authors' ``dataset_sampling`` quota of a group of ``size`` among ``total`` sampled entries, in
-    floating point as their pandas code: ``int(int(r * total) * size / total)``, at least k (the whole group
-    when smaller); r = 1 keeps everything."""
+    """The authors' ``dataset_sampling`` quota, in floating point as their pandas code: ``int(int(r * total) *
+    size / total)``, at least k (the whole group when smaller); r = 1 keeps everything."""
     if ratio >= 1:
         return size
     share = size / total

@@ -1,6 +1,5 @@
-"""TallyQA scoring, as in "Revisiting MLLM Evaluation": a count parsed from the answer (else unparsed, wrong,
-counted); per split micro and macro accuracy, RMSE of clipped counts, accuracy by true count; the official
-script's "RMSE" is an MSE (``<split>_mse``; docs/revisiting.md, "TallyQA")."""
+"""TallyQA scoring ("Revisiting MLLM Evaluation"): a parsed count (else unparsed, wrong); per split micro,
+macro, RMSE of clipped counts, accuracy by count; the official "RMSE" is an MSE (``<split>_mse``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""TDIUC scoring (Kafle & Kanan 2017, as in "Revisiting MLLM Evaluation"): right when equal after the
-official normalisation or sharing a WordNet synset; micro, macro, harmonic and normalized MPTs in percent
-(the protocols: docs/revisiting.md, "TDIUC")."""
+"""TDIUC scoring (Kafle & Kanan 2017, as in "Revisiting MLLM Evaluation"): equal after normalisation or a
+shared WordNet synset; micro, macro, harmonic, normalized MPTs in percent (docs/revisiting.md)."""
 
 from __future__ import annotations
 
@@ -66,9 +65,8 @@ def score(
 
 
 def resampling_of(judged: list[tuple[str, str, str, bool]], protocol: str) -> Resampling:
-    """Every metric's one definition: one row per question (unit: question), cell = (question type,
-    normalised label), values (correct, 1). Per type: accuracy, and the mean of its labels' accuracies
-    (normalised); then micro, macro (official: sum over 12), harmonic and the normalised MPTs."""
+    """Every metric's one definition: a row per question, cell = (type, normalised label), values
+    (correct, 1); per type accuracy and mean label accuracy, micro, macro (official: sum over 12), MPTs."""
     keys = [(question_type, normalize(label, protocol)) for _, question_type, label, _ in judged]
     codes, cells = cell_codes(keys)
     types = [name for name in QUESTION_TYPES if any(cell[0] == name for cell in cells)]

@@ -1,6 +1,5 @@
-"""VQDv1 prompts per model (the paper's Table 11, layouts from the authors' inference code) and how a task
-picks one; a user may pass their own template containing ``{question}``.
-"""
+"""VQDv1 prompts per model (the paper's Table 11, the authors' layouts) and how a task picks one; a user may
+pass their own template containing ``{question}``."""
 
 from __future__ import annotations
 

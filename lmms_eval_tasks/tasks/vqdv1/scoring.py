@@ -47,9 +47,8 @@ Box = tuple[float, float, float, float]
 
 @dataclass(frozen=True)
 class Options:
-    """How VQDv1 is scored and how the model writes boxes (COORDS, BOX_FORMATS, SYNTAXES), each checked
-    here before any record is read; the defaults are the official rule (relative when all four numbers
-    are < 1, else pixels, ``[x1, y1, x2, y2]`` in brackets)."""
+    """How VQDv1 is scored and how the model writes boxes, checked before any record is read; defaults: the
+    official rule (relative when all four numbers are < 1, else pixels, ``[x1, y1, x2, y2]`` in brackets)."""
 
     protocol: str = "default"  # the spec's definition, or "official": the authors' script's
     coords: str = "auto"
