@@ -1,12 +1,6 @@
-"""Image corruptions: the pack's own deterministic, fast engine on NumPy, SciPy and OpenCV.
-
-``corrupt(image, name, severity, seed=..., profile="vrb")`` corrupts one image. Profiles: ``vrb`` (the
-VRB paper's official generator, its quirks included), ``vrb_official`` (the same plus the official
-pipeline's JPEG artefacts) and ``imagenet_c`` (Hendrycks & Dietterich as in the ``imagecorruptions``
-package). ``CorruptionSpec``/``corrupt_visual`` apply a corruption lazily in
-harness hooks; ``materialize`` writes a corrupted copy of a Hugging Face dataset; ``contact_sheet``
-draws one image under every corruption. See docs/corruptions.md.
-"""
+"""Image corruptions: the pack's own deterministic, fast engine on NumPy, SciPy and OpenCV, with the profiles
+``vrb``, ``vrb_official`` and ``imagenet_c`` (``corrupt``), lazily in hooks (``CorruptionSpec``) or as a
+corrupted dataset copy (``materialize``). See docs/corruptions.md."""
 
 from __future__ import annotations
 

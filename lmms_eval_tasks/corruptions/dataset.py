@@ -110,10 +110,8 @@ def _to_pil_rgb(image: Any) -> Any:
 
 
 def corrupt_visual(image: Any, name: str, severity: int, seed: int, profile: str = "vrb") -> Any:
-    """Corrupt one sample's image for a harness task: PIL/array/bytes/path in, PIL RGB out.
-
-    ``seed`` is the run's base seed; the image's own seed mixes in its pixels (``image_seed``).
-    """
+    """Corrupt one sample's image for a harness task (PIL/array/bytes/path in, PIL RGB out) with the seed
+    ``image_seed`` derives from the run's ``seed`` and its pixels."""
     from PIL import Image
 
     pixels = as_rgb_uint8(_to_pil_rgb(image))

@@ -27,11 +27,8 @@ def contact_sheet(
     names: Sequence[str] | None = None,
     tile: int = 128,
 ) -> Any:
-    """Rows = corruptions, columns = clean + each severity; tiles scaled to ``tile`` pixels wide.
-
-    Outputs smaller than the input (``vrb`` pixelate) are enlarged with nearest neighbour so their
-    blocks show. Labels are drawn with PIL's default font; no display is needed.
-    """
+    """Rows = corruptions, columns = clean + each severity; tiles scaled to ``tile`` pixels wide (outputs
+    smaller than the input, ``vrb`` pixelate, by nearest neighbour so their blocks show)."""
     from PIL import Image, ImageDraw
 
     pixels = as_rgb_uint8(image)
@@ -39,11 +36,8 @@ def contact_sheet(
     tile_height = max(1, round(tile * pixels.shape[0] / pixels.shape[1]))
     label_width, header, pad = 180, 22, 2
     columns = 1 + len(severities)
-    sheet = Image.new(
-        "RGB",
-        (label_width + columns * (tile + pad), header + len(names) * (tile_height + pad)),
-        "white",
-    )
+    size = (label_width + columns * (tile + pad), header + len(names) * (tile_height + pad))
+    sheet = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(sheet)
     font = _font(13)
 

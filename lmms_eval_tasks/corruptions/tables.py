@@ -110,44 +110,12 @@ SEVERITY_TABLES: dict[str, dict[str, tuple[Any, ...]]] = {
 SEVERITY_TABLES["vrb_official"] = dict(SEVERITY_TABLES["vrb"])
 
 # The 14 corruptions of the VRB paper, in its order (the `vrb` profile adds glass blur and the extras).
-VRB_PAPER_CORRUPTIONS: tuple[str, ...] = (
-    "shot_noise",
-    "gaussian_noise",
-    "impulse_noise",
-    "speckle_noise",
-    "defocus_blur",
-    "zoom_blur",
-    "snow",
-    "brightness",
-    "contrast",
-    "saturate",
-    "elastic_transform",
-    "spatter",
-    "pixelate",
-    "jpeg_compression",
+VRB_PAPER_CORRUPTIONS: tuple[str, ...] = tuple(
+    name for name in SEVERITY_TABLES["vrb"] if name != "glass_blur" and name not in SEVERITY_INDEPENDENT
 )
-
 # The 15 ImageNet-C benchmark corruptions followed by its 4 validation ones (imagecorruptions' order).
-IMAGENET_C_CORRUPTIONS: tuple[str, ...] = (
-    "gaussian_noise",
-    "shot_noise",
-    "impulse_noise",
-    "defocus_blur",
-    "glass_blur",
-    "motion_blur",
-    "zoom_blur",
-    "snow",
-    "frost",
-    "fog",
-    "brightness",
-    "contrast",
-    "elastic_transform",
-    "pixelate",
-    "jpeg_compression",
-    "speckle_noise",
-    "gaussian_blur",
-    "spatter",
-    "saturate",
+IMAGENET_C_CORRUPTIONS: tuple[str, ...] = tuple(
+    name for name in SEVERITY_TABLES["imagenet_c"] if name not in SEVERITY_INDEPENDENT
 )
 
 CATEGORIES: dict[str, str] = {
