@@ -741,6 +741,20 @@ def test_a_server_error_echoing_the_request_headers_leaves_no_key_in_the_failure
     assert "sk-test" not in answers[0].text
 
 
+def test_the_stop_line_says_which_limit_stopped_the_run():
+    """With 5 attempts a request, 3 x 16 failed attempts open the breaker before 16 failed requests: the
+    line said "failed 16 requests in a row, each after 5 attempts" after 48 attempts."""
+    from lmms_eval_tasks.framework.server_requests import ServerGuard
+
+    guard = ServerGuard("http://server/v1", timeout=3, attempts=5, backoff=0)
+    guard.breaker.threshold = 2
+    for payload in ([1], [2]):  # two requests, three failed attempts each
+        for _ in range(3):
+            guard._failed(TimeoutError("Request timed out."), payload)
+    assert guard.breaker.open and not guard.breaker.items_tripped
+    assert "failed 6 attempts in a row (5 a request), of at most 3 s (timeout)" in guard._down_message()
+
+
 def test_a_storm_of_rate_limits_that_fails_every_request_stops_the_run(monkeypatch):
     """A 429 attempt is paced, not counted; but requests that all end failed on 429s (a quota spent, a
     server refusing everyone) are failed requests in a row: before, the run asked every document."""

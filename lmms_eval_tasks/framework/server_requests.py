@@ -151,10 +151,14 @@ class ServerGuard:
     def _down_message(self) -> str:
         from lmms_eval_tasks.judges.redact import scrub
 
+        threshold = self.breaker.threshold
+        failed = f"{threshold} requests in a row, each after {self.attempts} attempts"
+        if not self.breaker.items_tripped:  # 3N failed attempts came first (more than 3 attempts a request)
+            failed = f"{3 * threshold} attempts in a row ({self.attempts} a request),"
+
         return (
-            f"lmms_eval: evaluation stopped: the model server {self.url} failed {self.breaker.threshold} "
-            f"requests in a row, each after {self.attempts} attempts of at most {self.timeout:g} s "
-            "(timeout); "
+            f"lmms_eval: evaluation stopped: the model server {self.url} failed {failed} of at most "
+            f"{self.timeout:g} s (timeout); "
             f"last error: {scrub(self.breaker.last_error or '?')}; answers received so far are kept in the "
             "response cache (--use_cache DIR): once the server answers, rerun the same command to ask only "
             "for the rest"

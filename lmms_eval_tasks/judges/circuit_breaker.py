@@ -40,6 +40,11 @@ class CircuitBreaker:
         self._cancelled.wait(seconds)
 
     @property
+    def items_tripped(self) -> bool:
+        """Whether failed items (not the ``3 * threshold`` failed attempts) opened the breaker."""
+        return self._failed_items >= self.threshold
+
+    @property
     def open(self) -> bool:
         with self._lock:
             tripped = self._failed_items >= self.threshold or self._failed_attempts >= 3 * self.threshold
