@@ -72,13 +72,9 @@ def get_judge(
         raise TypeError(f"get_judge() got unknown overrides {unknown}")
     kind = _resolve_kind(kind, task)
     resolved_repeats = int(numeric_setting("repeats", repeats, task))
-    endpoint = None
-    if kind != "rule":
-        endpoint = resolve_endpoint(
-            overrides.get("base_url"), overrides.get("api_key"), overrides.get("api_type")
-        )
     if kind == "rule":
         return RuleJudge(repeats=resolved_repeats, reason="requested", task=task)
+    endpoint = resolve_endpoint(*(overrides.get(name) for name in ("base_url", "api_key", "api_type")))
     if endpoint is None:
         if kind == "openai":
             raise ValueError(

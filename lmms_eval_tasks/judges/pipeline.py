@@ -282,12 +282,11 @@ def judge_items(
     model_failure_verdict: Any = _NO_MODEL_FAILURE,
     reject_content_free: bool = False,
 ) -> JudgedBatch:
-    """Judge every item ``repeats`` times (default: the judge's) and parse each reply into a verdict.
-
-    ``mask_model_text``: mask the items' model text out of replies (False for an official parse of the raw
-    reply); ``model_failure_verdict``: the verdict of a cell the model's failure decides (unset: such
-    cells stay without a verdict); ``reject_content_free``: content-free items get it without a call.
-    Never raises for a failed item; ValueError / TypeError for duplicate ids or malformed items."""
+    """Judge every item ``repeats`` times (default: the judge's) and parse each reply into a verdict; never
+    raises for a failed item, ValueError / TypeError for duplicate ids or malformed items.
+    ``mask_model_text``: mask the items' model text out of replies (False: official parse of the raw reply);
+    ``model_failure_verdict``: the verdict of a cell the model's failure decides (unset: none);
+    ``reject_content_free``: content-free items get it without a call."""
     threshold = float(numeric_setting("max_unjudged", max_unjudged, task))  # the share above which it warns
     for index, item in enumerate(items):
         if not isinstance(item, JudgeItem):
@@ -385,10 +384,8 @@ def judge_metadata(judge: Judge) -> dict[str, Any]:
 
 
 class LazyJudge:
-    """A judge created on first use from a spec (None/"auto", "openai", "rule" or a Judge), closed if ours.
-
-    Benchmarks whose verdicts may all be supplied use it so that no judge (and no warning) is created then.
-    """
+    """A judge created on first use from a spec (None/"auto", "openai", "rule" or a Judge), closed if ours:
+    with every verdict supplied, no judge (and no warning) is created."""
 
     def __init__(self, spec: Any = None, *, model: str | None = None, task: str | None = None) -> None:
         self.spec, self.model, self.task = spec, model, task

@@ -46,11 +46,9 @@ _last: tuple[Any, list[str]] = (None, [])  # (extra and the environment's raw it
 
 
 def secret_values(extra: tuple[str | None, ...] = ()) -> list[str]:
-    """Secrets to scrub: the given values plus every env var whose name looks secret (KEY/TOKEN/...).
-
-    Remembered for the last ``extra`` and environment (its raw items, compared whole on every call; one
-    tuple, replaced whole, so threads scrubbing with different ``extra`` never mix): a run scrubs thousands
-    of lines, and reading ``os.environ`` decodes every variable each time."""
+    """Secrets to scrub: the given values plus every env var whose name looks secret (KEY/TOKEN/...),
+    remembered for the last ``extra`` and raw environment in one tuple replaced whole (thread-safe): a run
+    scrubs thousands of lines, and reading ``os.environ`` decodes every variable each time."""
     global _last
     raw = getattr(os.environ, "_data", None)
     decode = getattr(os.environ, "decodekey", None), getattr(os.environ, "decodevalue", None)

@@ -37,11 +37,8 @@ _NOT_AFTER_ARTICLE = frozenset(
 
 @lru_cache(maxsize=32)
 def _option_patterns(letters: str) -> tuple[re.Pattern[str], ...]:
-    """The compiled rules of ``extract_option_letter`` for one letter set.
-
-    Whitespace runs are possessive and each optional part owns the whitespace after it, so no run can be
-    split between two quantifiers (three adjacent ones made a reply of spaces cubic): linear time.
-    """
+    """The compiled rules of ``extract_option_letter`` for one letter set; possessive whitespace runs, each
+    owned by one optional part, keep it linear (three adjacent quantifiers made a reply of spaces cubic)."""
     letter_class = "[" + re.escape(letters) + "]"
     return (
         re.compile(rf"[\(\[]?\s*+({letter_class})\s*+[\)\]]?[.:]?"),
@@ -71,10 +68,7 @@ def _candidate_pattern(letters: str) -> re.Pattern[str]:
 
 def extract_option_letter(text: str, letters: str = "ABCD") -> str | None:
     """The single option letter a reply commits to ("B", "(B) cat", "Answer: B"); None if none or ambiguous.
-
-    Letters count only in upper case, so the article "a" never reads as option A; an "A" followed by a
-    lower-case noun-like word ("A cat sits") is an article too.
-    """
+    Upper case only, so the article "a" is never option A, nor "A" before a lower-case word ("A cat sits")."""
     if not isinstance(text, str) or not letters:
         return None
     letters = "".join(dict.fromkeys(letters.upper()))
@@ -149,11 +143,8 @@ _NUMBER = re.compile(
 
 
 def _normalise_literal(literal: str) -> str:
-    """A digit literal ("-007.50", "1,000", ".5") in canonical form ("-7.5", "1000", "0.5"), exactly.
-
-    Done on the text, not through Decimal/int: a 100,000-digit reply must neither be rounded to 28 digits
-    nor hit Python's int-to-str limit, and string operations stay linear.
-    """
+    """A digit literal ("-007.50", "1,000", ".5") in canonical form ("-7.5", "1000", "0.5"), exactly: on the
+    text, not via Decimal/int (no rounding to 28 digits, no int-to-str limit on 100,000 digits; linear)."""
     literal = literal.replace(",", "").replace("−", "-")
     if not literal.isascii():  # \d also matches other scripts' digits ("٣"): write them in ASCII
         literal = "".join(str(unicodedata.decimal(char)) if char.isdecimal() else char for char in literal)
@@ -168,9 +159,7 @@ def _normalise_literal(literal: str) -> str:
 
 def extract_number(text: str) -> str | None:
     """The first number in the reply, normalised: "3", "2.5", "-4", "1000"; number words up to ninety-nine.
-
-    Digits followed by letters ("3rd", "4k", "v2") are not numbers; thousands separators are removed.
-    """
+    Digits followed by letters ("3rd", "4k", "v2") are not numbers; thousands separators are removed."""
     if not isinstance(text, str):
         return None
     for match in _NUMBER.finditer(text):

@@ -228,11 +228,8 @@ def read_inputs(inputs: Sequence[str], metric: str | None = None, scale: str | f
 
 
 def pool_table(rows: Iterable[Row]) -> dict[str, dict[str, list[float]]]:
-    """``{model: {corruption: [A_0, ..., A_5]}}`` from rows; clean rows apply to every corruption of a model.
-
-    Errors: an accuracy outside [0, 1], conflicting duplicates, a corruption missing a severity 1..5 or a
-    model without a clean level.
-    """
+    """``{model: {corruption: [A_0, ..., A_5]}}`` from rows, clean rows for every corruption of a model;
+    InputError on an accuracy outside [0, 1], conflicting duplicates, a missing severity or clean level."""
     clean: dict[str, dict[str, tuple[float, str]]] = {}  # model -> corruption ("clean" or a name) -> value
     levels: dict[str, dict[str, dict[int, tuple[float, str]]]] = {}
     for model, corruption, severity, accuracy, where in rows:

@@ -31,13 +31,8 @@ class Variant:
 
     def level(self) -> dict[str, Any]:
         """The ``metadata.vrb_level`` block."""
-        return {
-            "corruption": self.corruption,
-            "severity": self.severity,
-            "profile": self.profile,
-            "seed": self.seed,
-            "source_task": self.source,
-        }
+        level = {key: getattr(self, key) for key in ("corruption", "severity", "profile", "seed")}
+        return {**level, "source_task": self.source}
 
 
 def variant_name(source: str, corruption: str, severity: int) -> str:

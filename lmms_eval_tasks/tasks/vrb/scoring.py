@@ -595,11 +595,8 @@ def robustness(
     weights: Sequence[float] | None = None,
     preferences: Sequence[float] | None = None,
 ) -> dict[str, Any]:
-    """Every robustness metric of a pool: ``accuracy[model][corruption]`` = accuracies at levels 0..5.
-
-    Returns ``{"models": ..., "corruptions": ..., "cells": ..., "pool": ..., "notes": [...]}``. Every model
-    must cover the same corruptions. VRE is null (with a note) when the pool has fewer than two cells.
-    """
+    """``{"models", "corruptions", "cells", "pool", "notes"}`` of a pool, ``accuracy[model][corruption]`` =
+    accuracies at levels 0..5, every model the same corruptions; VRE null (noted) under two cells."""
     models = list(accuracy)
     if not models:
         raise ValueError("empty pool: no model")
