@@ -123,11 +123,8 @@ def render(context: SectionContext) -> list[Block]:
     ]
     corruptions = _corruptions(entries)
     for corruption in corruptions:
-        series = {}
-        for entry in entries:
-            curve = level_curve(entry, corruption)
-            if curve is not None:
-                series[entry.label] = (range(6), [1 - value for value in curve])
+        curves = {entry.label: level_curve(entry, corruption) for entry in entries}  # labels are unique
+        series = {label: (range(6), [1 - v for v in curve]) for label, curve in curves.items() if curve}
         if series:
             blocks.append(error_plot(f"Error vs severity: {corruption}", f"error_{corruption}", series))
     if len(corruptions) > 1:
@@ -143,28 +140,14 @@ def render(context: SectionContext) -> list[Block]:
         pool = {entry.label: {c: level_curve(entry, c) for c in common} for entry in entries}
     if pool:
         result = robustness(pool)
-        blocks.append(
-            Table(
-                "Per model (pooled VRE)",
-                ["run / task", *MODEL_KEYS],
-                [
-                    [model, *(values.get(key) for key in MODEL_KEYS)]
-                    for model, values in result["models"].items()
-                ],
-                "; ".join(result["notes"]) or f"pool: {len(pool)} run(s) x {len(common)} corruption(s)",
-            )
-        )
+        note = "; ".join(result["notes"]) or f"pool: {len(pool)} run(s) x {len(common)} corruption(s)"
         columns = [*SUB_METRICS, "accuracy_average", "relative_accuracy_drop", "vre"]
-        blocks.append(
-            Table(
-                "Per corruption (pooled VRE)",
-                ["corruption", *columns],
-                [
-                    [name, *(values.get(key) for key in columns)]
-                    for name, values in result["corruptions"].items()
-                ],
-            )
-        )
+        for title, first, keys, rows, table_note in (
+            ("Per model (pooled VRE)", "run / task", MODEL_KEYS, result["models"], note),
+            ("Per corruption (pooled VRE)", "corruption", columns, result["corruptions"], ""),
+        ):
+            table = [[name, *(values.get(key) for key in keys)] for name, values in rows.items()]
+            blocks.append(Table(title, [first, *keys], table, table_note))
         if result["pool"]["vre_computed"]:
             series = {}
             for model, cells in result["cells"].items():
