@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 from lmms_eval_tasks.corruptions import VRB_PAPER_CORRUPTIONS  # noqa: E402
 from lmms_eval_tasks.tasks.hallusionbench import scoring as hb  # noqa: E402
 from lmms_eval_tasks.tasks.vrb.scoring import SUB_METRICS, robustness, sub_metrics  # noqa: E402
-from lmms_eval_tasks.uncertainty import cluster_bootstrap, loop_bootstrap  # noqa: E402
+from lmms_eval_tasks.uncertainty.bootstrap import cluster_bootstrap, loop_bootstrap  # noqa: E402
 
 RESAMPLES = 1000
 SEED = 0

@@ -127,12 +127,10 @@ def build_index_sense(source: str | Path) -> str:
     lines: list[tuple[str, str]] = []
     for key, (offset, lex_file, words, head_offset) in synsets.items():
         synset_type = key[-1]
-        head = ""
+        head = ":"
         if synset_type == "s" and head_offset is not None:
             head_word, head_id = synsets[head_offset + "a"][2][0]
             head = f"{head_word}:{head_id:02d}"
-        else:
-            head = ":"
         index_pos = "a" if synset_type == "s" else synset_type
         seen: set[str] = set()
         for lemma, lex_id in words:

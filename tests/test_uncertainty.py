@@ -8,24 +8,24 @@ import math
 import numpy as np
 import pytest
 
-from lmms_eval_tasks.uncertainty import (
-    Difference,
-    Uncertainty,
-    bootstrap_counts,
-    bootstrap_indices,
-    bootstrap_mean,
-    cluster_bootstrap,
-    discordant_counts,
-    factorize,
-    loop_bootstrap,
-    mcnemar,
+from lmms_eval_tasks.uncertainty.analytic import (
     mean_uncertainty,
     normal_interval,
-    paired_bootstrap,
     ratio_uncertainty,
     wilson_interval,
     z_value,
 )
+from lmms_eval_tasks.uncertainty.bootstrap import (
+    bootstrap_counts,
+    bootstrap_indices,
+    bootstrap_mean,
+    cluster_bootstrap,
+    factorize,
+    loop_bootstrap,
+    paired_bootstrap,
+)
+from lmms_eval_tasks.uncertainty.mcnemar import discordant_counts, mcnemar
+from lmms_eval_tasks.uncertainty.result import Difference, Uncertainty
 
 Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
 

@@ -148,8 +148,6 @@ class TaskHooks:
     def __copy__(self) -> TaskHooks:
         return self
 
-    # ---- docs and per-sample records ------------------------------------------------------------------
-
     def metric_keys(self, task: str) -> tuple[str, ...]:
         """The metric keys the task's YAML lists: the benchmark's headline metrics unless overridden, plus the
         screening count where they hold a count column (``Benchmark.table_keys``, the rule taskgen uses)."""
@@ -229,8 +227,6 @@ class TaskHooks:
         if doc.get(VARIANT_COLUMN):
             record["variant"] = str(doc[VARIANT_COLUMN])
         return record_under_keys(record, self.metric_keys(task))
-
-    # ---- scoring: once per task, through the run's state --------------------------------------------
 
     def knows(self, metric: str) -> bool:
         """True for a metric key of the benchmark (``known_metrics``, or any without that list), the

@@ -77,7 +77,8 @@ def bootstrap(resampling: Resampling, *, n_resamples: int, seed: int) -> dict[st
     """``{metric: Uncertainty}``: the cluster bootstrap of ``resampling`` (closed forms where given)."""
     from dataclasses import replace
 
-    from lmms_eval_tasks.uncertainty import Uncertainty, cluster_bootstrap
+    from lmms_eval_tasks.uncertainty.bootstrap import cluster_bootstrap
+    from lmms_eval_tasks.uncertainty.result import Uncertainty
 
     result = cluster_bootstrap(
         resampling.statistic,
@@ -139,7 +140,7 @@ def paired_difference(
 def paired_resamplings(rows_a: Resampling, rows_b: Resampling, resamples: int, seed: int) -> dict[str, Any]:
     """``{metric: Difference}`` (B minus A): the paired bootstrap of two runs' resamplings by shared units
     (ValueError unless they hold the same records)."""
-    from lmms_eval_tasks.uncertainty import paired_bootstrap
+    from lmms_eval_tasks.uncertainty.bootstrap import paired_bootstrap
 
     check_same_records(rows_a, rows_b)
     result = paired_bootstrap(

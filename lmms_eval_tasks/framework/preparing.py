@@ -420,12 +420,9 @@ class DatasetKind:
                 overwrite=args.overwrite,
                 progress=not args.quiet,
             )
-        except (FileNotFoundError, FileExistsError) as error:
+        except (FileNotFoundError, FileExistsError, RecordError, PreparationError) as error:
             print(f"{prog}: {error}", file=sys.stderr)
-            return 2
-        except (RecordError, PreparationError) as error:
-            print(f"{prog}: {error}", file=sys.stderr)
-            return 1
+            return 2 if isinstance(error, OSError) else 1  # a missing path: usage; refused input: 1
         for line in summary["problems"][:_SHOWN_PROBLEMS]:
             print(f"skipped: {line}", file=sys.stderr)
         if summary["skipped_questions"]:

@@ -384,9 +384,6 @@ def host_group_writer(metric: str, configs: Sequence[str]) -> str | None:
     return next((config for config in reversed(configs) if config in metric), None)
 
 
-# ---- make generate -----------------------------------------------------------------------------------
-
-
 def generated_files(names: Sequence[str] = ()) -> dict[Path, bytes]:
     """Every generated file of the named benchmarks (all by default), by absolute path."""
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark

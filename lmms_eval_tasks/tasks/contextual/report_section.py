@@ -129,7 +129,7 @@ WILSON_LOW, WILSON_HIGH = "wilson95_low", "wilson95_high"  # computed for the pa
 
 def wilson_percent(accepted: int, judged: int) -> list[float | None]:
     """[low, high] of the 95% Wilson score interval in percent ([None, None] without judged items)."""
-    from lmms_eval_tasks.uncertainty import wilson_interval
+    from lmms_eval_tasks.uncertainty.analytic import wilson_interval
 
     if not judged or accepted > judged:  # the official Misc. denominator can exceed the judged count
         return [None, None]

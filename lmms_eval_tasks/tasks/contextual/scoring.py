@@ -548,7 +548,7 @@ def _resampling(
     Wilson's where that is a point (docs/contextual.md, "Metrics")."""
     import numpy as np
 
-    from lmms_eval_tasks.uncertainty import nanmean
+    from lmms_eval_tasks.uncertainty.analytic import nanmean
     from lmms_eval_tasks.uncertainty.resampling import Resampling
 
     ids = list(ids) if ids is not None else [str(i) for i in range(len(items))]
@@ -601,7 +601,8 @@ def _resampling(
 def _rate_interval(accepted: int, judged: int) -> Any:
     """A rate's closed-form 95% interval: the official normal one, Wilson's where that is a point, none above
     100% (the official Misc. denominator)."""
-    from lmms_eval_tasks.uncertainty import Uncertainty, wilson_interval
+    from lmms_eval_tasks.uncertainty.analytic import wilson_interval
+    from lmms_eval_tasks.uncertainty.result import Uncertainty
 
     rate, (low, high) = 100.0 * accepted / judged, normal_interval(accepted, judged)
     if low is None:

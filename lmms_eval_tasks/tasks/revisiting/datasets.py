@@ -92,8 +92,6 @@ def _question(entry: dict[str, Any], index: int) -> dict[str, Any]:
     }
 
 
-# ---- TDIUC: 12 question types, WordNet synonyms --------------------------------------------------------
-
 # The random-guess baseline's answer space per question type (absurd questions draw from another type's
 # space, or answer "doesnotapply" as often as any type's question would: 1 in 12).
 TDIUC_ANSWER_SPACES: dict[str, tuple[str, ...]] = {
@@ -202,9 +200,6 @@ TDIUC = RevisitingDataset(
 )
 
 
-# ---- TallyQA: counting, simple and complex questions ---------------------------------------------------
-
-
 def tallyqa_random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:
     """A random count from 0 to 15 (the range the scorer clips to), in digits."""
     return str(rng.randint(0, CLIP_MAX))
@@ -278,9 +273,6 @@ TALLYQA = RevisitingDataset(
     lower_is_better=frozenset({"simple_rmse", "complex_rmse", "unparsed"}),
     report_details=tallyqa_report_details,
 )
-
-
-# ---- DVQA: bar charts, three question templates --------------------------------------------------------
 
 
 def dvqa_random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:

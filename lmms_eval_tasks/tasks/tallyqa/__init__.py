@@ -19,7 +19,6 @@ RECORD_SCHEMA = RecordSchema(
     ),
 )
 
-# The dataset contract: the columns the hooks read from a row.
 ROW_SCHEMA = question_rows(RowField("answer", "scalar"), RowField("issimple", "bool"))
 
 BENCHMARK = Benchmark(

@@ -91,9 +91,7 @@ def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str
 
 
 @scorer(Options)
-def per_question_correct(
-    records: Iterable[dict[str, Any]], options: Options
-) -> dict[str, bool]:
+def per_question_correct(records: Iterable[dict[str, Any]], options: Options) -> dict[str, bool]:
     """Per record (identity question_id/row), for ``compare``: correct when every box is found and no extra
     one given (F1 == 1 by the correct definition under both protocols: the official F1 never reaches 1)."""
     from lmms_eval_tasks.framework.comparison import correctness_by_id
@@ -104,9 +102,6 @@ def per_question_correct(
     schema = schema_of("vqdv1")  # identity (question_id, row): a repeated query is paired row by row
     keys = [schema.identity_label(record) for record in records]
     return correctness_by_id(keys, [score.correct for score in scores])
-
-
-# ---- Records -> scores -> metrics
 
 
 def _size(record: dict[str, Any], name: str, index: int) -> float:
@@ -303,9 +298,6 @@ def plot_precision_recall(metrics: dict[str, Any], path: Any, *, title: str = "V
     figure.savefig(path, format="png")
 
 
-# ---- Matching and per-query scores
-
-
 def iou(first: Box, second: Box, *, official: bool = False) -> float:
     """Intersection over union of two ``[x1, y1, x2, y2]`` boxes; 0 when the union is empty. An inverted box
     has area 0, except under ``official`` (the script's raw area products; docs/vqdv1.md)."""
@@ -376,9 +368,6 @@ def query_f1(n_gt: int, n_pred: int, tp: int, *, official: bool = False) -> floa
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-
-
-# ---- Parsing (linear time, never eval)
 
 
 def official_bracket_groups(text: str) -> list[str]:
