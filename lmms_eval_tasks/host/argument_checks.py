@@ -52,15 +52,12 @@ def _pack_tasks(tasks: Any, names: set[str]) -> list[str]:
 
 def _non_zero(value: Any) -> bool:
     """A value given (not blank, not "None") that is not the number 0 (a non-number counts as given)."""
-    return value is not None and str(value).strip() not in ("", "None") and _number(value) != 0
-
-
-def _number(value: Any) -> float | None:
-    """``value`` as a number (``"00"`` -> 0.0), or None when it is not one (the host reports that)."""
+    if value is None or str(value).strip() in ("", "None"):
+        return False
     try:
-        return float(value)
+        return float(value) != 0  # "00" is 0
     except (TypeError, ValueError):
-        return None
+        return True  # the host reports it
 
 
 def run_argument_problem(arguments: Sequence[str]) -> str | None:

@@ -29,8 +29,6 @@ from lmms_eval_tasks.host.patch_kit import (
     unwrapped,
 )
 
-# --- 1. the pack's tasks in every host task index ---------------------------------------------------------
-
 _PACK_TASKS_DIR = str(TASKS_DIR)
 
 
@@ -99,8 +97,6 @@ def install_task_index() -> None:
         return {**pack_entries, **index}  # built-ins and the user's paths win on a name clash
 
 
-# --- the pack's standard errors in the host's Stderr column ------------------------------------------------
-
 STDERR_ATTRIBUTE = "pack_stderr"  # an aggregation carrying this: items -> its metric's standard error
 
 
@@ -141,9 +137,6 @@ def install_pack_stderr() -> None:
         if provider is not None and isinstance(bootstrap_iters, int) and bootstrap_iters > 0:
             return provider
         return original(metric=metric, bootstrap_iters=bootstrap_iters)
-
-
-# --- cross-task metrics shown on groups only ---------------------------------------------------------------
 
 
 def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> list[tuple[str, str]]:
@@ -255,9 +248,6 @@ def install_group_only_metrics() -> None:
         return output
 
 
-# --- an undefined pack metric reads N/A in the host's table, not NaN ----------------------------------------
-
-
 def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
     """A copy of the host's results for printing: a pack task's non-finite metric value becomes None (the
     host prints N/A); the results JSON keeps what the host wrote. The reason is in the pack report."""
@@ -340,9 +330,6 @@ def install_table_na() -> None:
             module.make_table = host_utils.make_table
 
 
-# --- each run's context, recorded where the host makes it ------------------------------------------------
-
-
 def probe_run_context() -> tuple[str, str]:
     import lmms_eval.__main__ as host_main
     import lmms_eval.evaluator as evaluator
@@ -366,9 +353,6 @@ def install_run_context() -> None:
     def simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
         with host_run(kwargs.get("cli_args"), kwargs.get("datetime_str")):
             return original(*args, **kwargs)
-
-
-# --- 7. the task whose dataset is loading, for process_docs that need a sibling split ---------------------
 
 
 @contextlib.contextmanager
@@ -466,9 +450,6 @@ def install_task_dataset_context() -> None:
                 if whole is not None:  # the host's own cache of the whole dataset (VRB: VQAv2) serves it
                     self.pack_dataset_kwargs = dataset_kwargs = whole
             return retried(self, dataset_kwargs)
-
-
-# --- cut_replies: an answer cut at the token limit stays marked through the evaluator and --use_cache ------
 
 
 def probe_cut_replies() -> tuple[str, str]:
