@@ -34,12 +34,6 @@ def image_seed(seed: int, image: Any) -> int:
     return int.from_bytes(digest.digest(), "little") >> 1
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple | list):
-        return [_jsonable(item) for item in value]
-    return value
-
-
 @dataclass(frozen=True)
 class CorruptionSpec:
     """Which corruption a run applies: name, severity 1..5, base seed and profile (validated)."""
@@ -63,7 +57,7 @@ class CorruptionSpec:
 
         return {
             **asdict(self),
-            "parameters": _jsonable(severity_parameters(self.profile, self.name, self.severity)),
+            "parameters": json.loads(json.dumps(severity_parameters(self.profile, self.name, self.severity))),
             "severity_independent": self.name in SEVERITY_INDEPENDENT,
             "engine_version": ENGINE_VERSION,
             "per_image_seed": "blake2b(seed, shape, RGB pixels)",

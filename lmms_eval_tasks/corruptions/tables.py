@@ -119,28 +119,17 @@ IMAGENET_C_CORRUPTIONS: tuple[str, ...] = tuple(
 )
 
 CATEGORIES: dict[str, str] = {
-    "gaussian_noise": "noise",
-    "shot_noise": "noise",
-    "impulse_noise": "noise",
-    "speckle_noise": "noise",
-    "defocus_blur": "blur",
-    "glass_blur": "blur",
-    "motion_blur": "blur",
-    "zoom_blur": "blur",
-    "gaussian_blur": "blur",
-    "snow": "weather",
-    "frost": "weather",
-    "fog": "weather",
-    "brightness": "attribute",
-    "contrast": "attribute",
-    "saturate": "attribute",
-    "elastic_transform": "physical",
-    "spatter": "physical",
-    "pixelate": "digital",
-    "jpeg_compression": "digital",
-    "grayscale": "color",
-    "grayscale_inverse": "color",
-    "color_inversion": "color",
+    name: category
+    for category, names in {
+        "noise": ("gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise"),
+        "blur": ("defocus_blur", "glass_blur", "motion_blur", "zoom_blur", "gaussian_blur"),
+        "weather": ("snow", "frost", "fog"),
+        "attribute": ("brightness", "contrast", "saturate"),
+        "physical": ("elastic_transform", "spatter"),
+        "digital": ("pixelate", "jpeg_compression"),
+        "color": ("grayscale", "grayscale_inverse", "color_inversion"),
+    }.items()
+    for name in names
 }
 
 
