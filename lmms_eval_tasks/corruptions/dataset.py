@@ -90,15 +90,13 @@ class CorruptionSpec:
 def _to_pil_rgb(image: Any) -> Any:
     from PIL import Image
 
-    if isinstance(image, dict):
-        if image.get("bytes") is not None:
-            return to_rgb_image(Image.open(io.BytesIO(image["bytes"])))
-        if image.get("path"):
-            return to_rgb_image(Image.open(image["path"]))
-        raise ValueError("image dict has neither 'bytes' nor 'path'")
-    if isinstance(image, bytes | bytearray):
-        return to_rgb_image(Image.open(io.BytesIO(image)))
-    if isinstance(image, str | os.PathLike):
+    if isinstance(image, dict):  # a datasets Image feature's storage
+        if image.get("bytes") is None and not image.get("path"):
+            raise ValueError("image dict has neither 'bytes' nor 'path'")
+        image = io.BytesIO(image["bytes"]) if image.get("bytes") is not None else str(image["path"])
+    elif isinstance(image, bytes | bytearray):
+        image = io.BytesIO(image)
+    if isinstance(image, io.BytesIO | str | os.PathLike):
         return to_rgb_image(Image.open(image))
     return image
 

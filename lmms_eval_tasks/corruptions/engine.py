@@ -62,9 +62,7 @@ _REGISTRY: dict[str, dict[str, Corruption]] = {
     },
 }
 
-# ``vrb`` plus the official pipeline's artefacts: ``cv2.imwrite`` of an RGB array as if BGR in its JPEG
-# step, and grey from ``COLOR_BGR2GRAY`` on RGB data (the weights of red and blue exchanged); every result
-# then goes through the quality-95 JPEG file the official code saves and its models read back.
+# ``vrb`` plus the official pipeline's artefacts: its JPEG step and grey on RGB data taken as BGR.
 _REGISTRY["vrb_official"] = {
     **_REGISTRY["vrb"],
     "jpeg_compression": algorithms.jpeg_vrb_official,
@@ -74,8 +72,7 @@ _REGISTRY["vrb_official"] = {
 SAVED_AS_JPEG: frozenset[str] = frozenset({"vrb_official"})
 """Profiles whose results are passed through the official pipeline's quality-95 OpenCV JPEG file."""
 
-# How float results become uint8: imagecorruptions ends with np.uint8 (truncation); the VRB generator
-# writes float32 arrays with cv2.imwrite, which rounds (half to even).
+# Float results to uint8: imagecorruptions' np.uint8 truncates, the VRB generator's cv2.imwrite rounds.
 _ROUNDING = {"imagenet_c": "truncate", "vrb": "round", "vrb_official": "round"}
 
 

@@ -150,8 +150,6 @@ def check_model_args(argv: Sequence[str]) -> str | None:
     return None
 
 
-# ---- devices, dtypes and batch sizes the model wrappers cannot honour ---------------------------------
-
 _CPU_FIX = "--model_args ...,device=cpu,device_map=cpu (and no --device)"
 
 
