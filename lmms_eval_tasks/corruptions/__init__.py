@@ -27,14 +27,10 @@ from lmms_eval_tasks.corruptions.tables import (
 ENGINE_VERSION = "3"
 """Bumped whenever an algorithm's output changes for the same inputs (part of every cache key and record)."""
 
-_LAZY = {
-    "CorruptionSpec": "lmms_eval_tasks.corruptions.dataset",
-    "corrupt_visual": "lmms_eval_tasks.corruptions.dataset",
-    "image_seed": "lmms_eval_tasks.corruptions.dataset",
-    "materialize": "lmms_eval_tasks.corruptions.dataset",
-    "with_corruption": "lmms_eval_tasks.corruptions.dataset",
-    "contact_sheet": "lmms_eval_tasks.corruptions.sheet",
-}
+_LAZY = dict.fromkeys(
+    ("CorruptionSpec", "corrupt_visual", "image_seed", "materialize", "with_corruption"),
+    "lmms_eval_tasks.corruptions.dataset",
+) | {"contact_sheet": "lmms_eval_tasks.corruptions.sheet"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,7 +1,5 @@
-"""Severity tables as plain data: one row of parameters per severity 1..5, per profile and corruption.
-
-The profiles ``vrb``, ``vrb_official`` and ``imagenet_c`` are described in docs/corruptions.md.
-"""
+"""Severity tables as plain data: one row of parameters per severity 1..5, per profile and corruption (the
+profiles ``vrb``, ``vrb_official`` and ``imagenet_c`` are described in docs/corruptions.md)."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ of what cannot run here, and a non-zero exit naming the root cause when an evalu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -61,10 +62,8 @@ def _chain(error: BaseException) -> list[BaseException]:
         attempt = getattr(current, "last_attempt", None)  # tenacity.RetryError, without importing tenacity
         inner = None
         if attempt is not None and callable(getattr(attempt, "exception", None)):
-            try:
+            with contextlib.suppress(BaseException):  # a cancelled future: nothing more to unwrap
                 inner = attempt.exception()
-            except BaseException:  # noqa: BLE001 - a cancelled future: nothing more to unwrap
-                inner = None
         if inner is None:
             inner = current.__cause__
         if inner is None and not current.__suppress_context__:
