@@ -443,11 +443,10 @@ def test_datasets_loaded_from_one_file_share_its_mapping(
 
     from lmms_eval_tasks.framework.shared_mappings import share_file_mappings
 
-    monkeypatch.setattr(
-        datasets.table,
-        "_memory_mapped_arrow_table_from_file",
-        datasets.table._memory_mapped_arrow_table_from_file,
-    )  # undone after the test
+    mapped = datasets.table._memory_mapped_arrow_table_from_file  # maybe shared already by an earlier test
+    monkeypatch.setattr(  # the library's own reader; undone after the test
+        datasets.table, "_memory_mapped_arrow_table_from_file", getattr(mapped, "__wrapped__", mapped)
+    )
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "rows.jsonl"
     source.write_text("".join(f'{{"id": {index}, "text": "row {index}"}}\n' for index in range(50)))
