@@ -12,6 +12,7 @@ import math
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -271,6 +272,39 @@ def test_opt_out_fails_as_the_host_would(tmp_path: Path, tiny_llava_dir: Path) -
     assert "is served by" not in completed.stderr and not (tmp_path / "out").exists()
 
 
+def _launch_two_processes(
+    accelerate: Path, tiny_llava_dir: Path, output: Path
+) -> subprocess.CompletedProcess[str]:
+    """The card's command under ``accelerate launch --multi_gpu --num_processes 2`` on the CPU (gloo)."""
+    command = [
+        str(accelerate), "launch", "--multi_gpu", "--num_processes", "2",
+        "--main_process_port", free_port(), "-m", "lmms_eval_tasks", *_arguments(tiny_llava_dir, output),
+    ]  # fmt: skip
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=offline_environment(PYTHONFAULTHANDLER="1"),
+        cwd=REPO_ROOT,
+        timeout=900,
+        check=False,
+    )
+
+
+def _native_abort_only(stderr: str) -> bool:
+    """A rank ended by SIGABRT, and no rank raised a Python error (the launcher's own traceback aside)."""
+    tracebacks = stderr.split("Traceback (most recent call last):")[1:]
+    return "Signal 6 (SIGABRT)" in stderr and all("accelerate_cli.py" in block[:1000] for block in tracebacks)
+
+
+def _failure_excerpt(log: str) -> str:
+    """The first Python traceback or fatal-error report of any rank, then the log's tail."""
+    markers = ("Traceback (most recent call last)", "Fatal Python error")
+    starts = [index for index in map(log.find, markers) if index >= 0]
+    head = log[min(starts) : min(starts) + 3000] + "\n[...]\n" if starts else ""
+    return head + log[-3000:]
+
+
 @pytest.mark.slow
 def test_accelerate_two_processes_give_the_single_process_numbers(
     single_run: tuple[Path, str], tiny_llava_dir: Path, tmp_path: Path
@@ -279,28 +313,17 @@ def test_accelerate_two_processes_give_the_single_process_numbers(
     if not accelerate.exists():
         accelerate = Path(shutil.which("accelerate") or "accelerate")
     output = tmp_path / "two"
-    launched = subprocess.run(
-        [
-            str(accelerate),
-            "launch",
-            "--multi_gpu",
-            "--num_processes",
-            "2",
-            "--main_process_port",
-            free_port(),
-            "-m",
-            "lmms_eval_tasks",
-            *_arguments(tiny_llava_dir, output),
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        env=offline_environment(),
-        cwd=REPO_ROOT,
-        timeout=900,
-        check=False,
-    )
+    launched = _launch_two_processes(accelerate, tiny_llava_dir, output)
+    if launched.returncode != 0 and _native_abort_only(launched.stderr):
+        # A CPU rank aborted in native code in one CI run of about ten ("terminate called without an active
+        # exception"; 0 of 26 local runs under load reproduced it): one fresh retry, and the first run's
+        # Python stacks at the abort (faulthandler) reported, so that a recurrence can be traced.
+        excerpt = _failure_excerpt(launched.stderr)
+        warnings.warn(f"two-process run aborted natively, retried once: {excerpt}", stacklevel=1)
+        shutil.rmtree(output, ignore_errors=True)
+        launched = _launch_two_processes(accelerate, tiny_llava_dir, output)
     log = launched.stdout + launched.stderr
-    assert launched.returncode == 0, log[-4000:]
+    assert launched.returncode == 0, _failure_excerpt(log)
     assert "process 2/2" in log  # the pack's model knows it is the second of two processes
     one, two = results_json(single_run[0])["results"], results_json(output)["results"]
     for task in TASKS:
