@@ -24,12 +24,6 @@ def _run_limit() -> float | None:
         return None
 
 
-def limit_in_force() -> int | None:
-    """The run's ``--limit`` as a whole number of documents, or None (no limit, -1, or not a host run)."""
-    value = _run_limit()
-    return int(value) if value is not None and value >= 1 else None
-
-
 def refuse_few_shot(task: str) -> None:
     """A one-line ``RowError`` for ``--num_fewshot N > 0`` on a task the launcher did not refuse it for (a
     variant, a user's task built on one): the tasks are zero-shot (the host would crash on ``sampler``)."""
@@ -116,7 +110,8 @@ def prepared_rows(benchmark: str, dataset: Any, task: str) -> Any:
     schema = get_benchmark(benchmark).row_schema
     refuse_few_shot(task)
     refuse_a_fraction(schema, task)
-    return whole_units(schema, dataset, task, limit_in_force())
+    limit = _run_limit()  # a whole number of documents: none without a limit, or with -1
+    return whole_units(schema, dataset, task, int(limit) if limit is not None and limit >= 1 else None)
 
 
 def same_cut(source: str, task: str) -> None:

@@ -54,11 +54,7 @@ def failure_of(output: Any) -> str | None:
         and text
         and all(isinstance(item, str) or item is None for item in text)
     ):
-        for item in text:
-            reason = failure_of(item)
-            if reason is not None:
-                return reason
-        return None
+        return next(filter(None, map(failure_of, text)), None)
     if isinstance(text, str) and text.lstrip().startswith(FAILURE_MARKERS):
         return " ".join(text.split())[:300]
     return None
@@ -71,11 +67,7 @@ def failure_in_results(results: Sequence[Any]) -> str | None:
     first = results[0]
     if isinstance(first, tuple) and len(first) == 2 and not isinstance(first[0], str):
         return None  # a loglikelihood (log_prob, is_greedy) pair
-    for result in results:
-        reason = failure_of(result)
-        if reason is not None:
-            return reason
-    return None
+    return next(filter(None, map(failure_of, results)), None)
 
 
 def failed_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -112,12 +104,6 @@ def has_failures(tasks: Iterable[str]) -> list[str]:
     """Those of ``tasks`` with failed generations in this run."""
     with _lock:
         return [task for task in tasks if task in _failures]
-
-
-def all_failures() -> list[TaskFailures]:
-    """Every task's failed generations noted in this process, by task name."""
-    with _lock:
-        return [_failures[task] for task in sorted(_failures)]
 
 
 _cut: dict[str, tuple[int, int]] = {}
@@ -161,7 +147,8 @@ def clear_failures() -> None:
 
 def failure_lines(uses_cache: bool) -> list[str]:
     """The launcher's closing lines for failed generations: one per task, then the total and the way on."""
-    entries = all_failures()
+    with _lock:
+        entries = [_failures[task] for task in sorted(_failures)]
     if not entries:
         return []
     lines = [

@@ -75,7 +75,6 @@ def unwrap_records(items: Sequence[Any]) -> list[dict[str, Any]]:
 
 def _as_number(value: Any) -> float | int:
     """A metric value the host can print: bools as ints, numbers as they are, anything else NaN."""
-
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int | float):

@@ -1,4 +1,4 @@
-"""Every parser of untrusted text (``all_parsers()``) and a corpus of hostile model outputs to time them on
+"""Every parser of untrusted text (``PARSERS``) and a corpus of hostile model outputs to time them on
 (``benchmarks/parser_worst_case.py``): a quadratic parser turns a runaway generation into an hour."""
 
 from __future__ import annotations
@@ -53,21 +53,16 @@ SHARED_PARSERS: list[ParserEntry] = [
 ]
 
 
-def all_parsers() -> list[ParserEntry]:
-    """The shared parsers, then every registered benchmark's (``Behaviour.parsers``), by benchmark name."""
+def __getattr__(name: str) -> Any:
+    """``PARSERS``: the shared parsers, then every registered benchmark's (``Behaviour.parsers``), by name."""
+    if name != "PARSERS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from lmms_eval_tasks.framework.registry import benchmarks
 
     entries = list(SHARED_PARSERS)
     for _name, benchmark in sorted(benchmarks().items()):
         entries.extend(benchmark.loaded.parsers)
     return entries
-
-
-def __getattr__(name: str) -> Any:
-    """``PARSERS``: every parser of the pack (``all_parsers()``), collected on first use."""
-    if name == "PARSERS":
-        return all_parsers()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fallback_answer_seeded(prompt: str) -> str:

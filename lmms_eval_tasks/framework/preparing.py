@@ -3,6 +3,7 @@ every image checked (missing or corrupt ones named); adding a kind: docs/archite
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -11,10 +12,11 @@ import os
 import pkgutil
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from lmms_eval_tasks import environment
@@ -164,16 +166,11 @@ def check_images(
     found: list[Path | None] = []
     problems: dict[str, ImageProblem] = {}
     for (question_id, candidates), path in zip(references, resolved, strict=True):
-        if path is None:
-            name = candidates[0] if candidates else "<no image named>"
-            problems.setdefault(name, ImageProblem(name, "missing")).questions.append(str(question_id))
-            found.append(None)
-        elif verdicts[path] is not None:
-            name = str(path.relative_to(images_dir))
-            problems.setdefault(name, ImageProblem(name, verdicts[path])).questions.append(str(question_id))
-            found.append(None)
-        else:
-            found.append(path)
+        problem = "missing" if path is None else verdicts[path]
+        found.append(path if problem is None else None)
+        if problem is not None:
+            name = str(path.relative_to(images_dir)) if path else next(iter(candidates), "<no image named>")
+            problems.setdefault(name, ImageProblem(name, problem)).questions.append(str(question_id))
     return found, list(problems.values())
 
 
@@ -370,10 +367,8 @@ class DatasetKind:
         found, problems = check_images(references, images, progress=progress)
         missing = [p for p in problems if p.problem == "missing"]
         corrupt = [p for p in problems if p.problem != "missing"]
-        if problems and not skip_missing:
-            raise PreparationError(self.name, missing, corrupt, len(entries))
         kept = [index for index, path in enumerate(found) if path is not None]
-        if not kept:
+        if (problems and not skip_missing) or not kept:
             raise PreparationError(self.name, missing, corrupt, len(entries))
         with open(annotations, "rb") as handle:
             annotations_sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
@@ -459,30 +454,25 @@ class PreparationError(RuntimeError):
         super().__init__("\n".join(lines))
 
 
-_preparers: dict[str, Preparer] | None = None
-
-
-def preparers() -> dict[str, Preparer]:
+@functools.cache
+def preparers() -> Mapping[str, Preparer]:
     """Every dataset kind, from the ``PREPARERS`` lists of ``lmms_eval_tasks.tasks.<package>.prepare``."""
-    global _preparers
-    if _preparers is None:
-        from lmms_eval_tasks import TASKS_DIR, TASKS_PACKAGE
+    from lmms_eval_tasks import TASKS_DIR, TASKS_PACKAGE
 
-        found: dict[str, Preparer] = {}
-        for info in sorted(pkgutil.iter_modules([str(TASKS_DIR)]), key=lambda item: item.name):
-            module_name = f"{TASKS_PACKAGE}.{info.name}.prepare"
-            if not info.ispkg or importlib.util.find_spec(module_name) is None:
-                continue
-            try:
-                module = importlib.import_module(module_name)
-            except Exception as error:  # noqa: BLE001 - one broken module must not take every kind down
-                from loguru import logger
+    found: dict[str, Preparer] = {}
+    for info in sorted(pkgutil.iter_modules([str(TASKS_DIR)]), key=lambda item: item.name):
+        module_name = f"{TASKS_PACKAGE}.{info.name}.prepare"
+        if not info.ispkg or importlib.util.find_spec(module_name) is None:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as error:  # noqa: BLE001 - one broken module must not take every kind down
+            from loguru import logger
 
-                logger.warning(f"prepare: {module_name} does not import ({type(error).__name__}: {error})")
-                continue
-            for preparer in getattr(module, "PREPARERS", ()):
-                if preparer.name in found:
-                    raise ValueError(f"two modules define the prepare kind {preparer.name!r}")
-                found[preparer.name] = preparer
-        _preparers = found
-    return dict(_preparers)
+            logger.warning(f"prepare: {module_name} does not import ({type(error).__name__}: {error})")
+            continue
+        for preparer in getattr(module, "PREPARERS", ()):
+            if preparer.name in found:
+                raise ValueError(f"two modules define the prepare kind {preparer.name!r}")
+            found[preparer.name] = preparer
+    return MappingProxyType(found)  # read-only: every caller shares it

@@ -112,12 +112,7 @@ def _identity_value(value: Any) -> Any:
 
 
 def _get(record: dict[str, Any], spec: RecordField) -> Any:
-    if spec.name in record:
-        return record[spec.name]
-    for alias in spec.aliases:
-        if alias in record:
-            return record[alias]
-    return None
+    return next((record[name] for name in (spec.name, *spec.aliases) if name in record), None)
 
 
 def shown_value(value: Any) -> str:
@@ -236,6 +231,7 @@ def validate_records(
         else [schema.field(n) for n in schema.identity if not schema.field(n).required]
     )
     given: dict[tuple[str, bool], int] = {}  # (optional identity field, present) -> first record
+    note = f"; {schema.identity_note}" if schema.identity_note else ""
     choices = [schema.choices_of(spec) for spec in schema.fields]
     for index, record in enumerate(records):
         check_record(schema, record, label(index), choices)
@@ -244,7 +240,6 @@ def validate_records(
             first_other = given.get((spec.name, not present))
             given.setdefault((spec.name, present), index)
             if first_other is not None:
-                note = f"; {schema.identity_note}" if schema.identity_note else ""
                 has, lacks = (index, first_other) if present else (first_other, index)
                 raise RecordError(
                     label(lacks),
@@ -259,7 +254,6 @@ def validate_records(
         kind = "duplicate" if _same(records[first], record) else "conflicting"
         pairs = zip(schema.identity, identity, strict=True)
         shown = ", ".join(f"{name}={shown_value(value)}" for name, value in pairs)
-        note = f"; {schema.identity_note}" if schema.identity_note else ""
         raise RecordError(
             label(index),
             schema.identity[0],

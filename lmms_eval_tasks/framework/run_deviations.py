@@ -8,13 +8,6 @@ from typing import Any
 from lmms_eval_tasks.reporting.schema import recorded_limit
 
 
-def _shown_limit(limit: Any) -> Any:
-    """``--limit`` as the user typed it: the host parses it as a float (``4`` is recorded as ``4.0``)."""
-    if isinstance(limit, float) and limit.is_integer():
-        return int(limit)
-    return limit
-
-
 def _parsed_gen_kwargs(value: Any) -> dict[str, str]:
     """``--gen_kwargs`` as ``{key: text}`` (the host's ``k=v,k2=v2`` string, split as the host splits it:
     not at commas inside quotes or brackets, ``until=["a","b"]``; or a mapping)."""
@@ -44,25 +37,15 @@ def _same(given: str, own: Any) -> bool:
         return False
 
 
-def _task_generation_kwargs(task: str) -> dict[str, Any] | None:
-    """The task's own ``generation_kwargs`` from the pack's YAML (None for a group or an unknown name)."""
-    from lmms_eval_tasks.framework.task_index import task_config, task_entry
-
-    entry = task_entry(task)
-    if entry is None or entry.kind != "task":
-        return None
-    own = task_config(entry).get("generation_kwargs")
-    return dict(own) if isinstance(own, dict) else {}
-
-
 def _own_settings(name: str, seen: frozenset[str] = frozenset()) -> list[dict[str, Any]] | None:
     """The ``generation_kwargs`` of ``name``'s tasks: a task's own, or each member task's of a pack group
     (its subgroups included); None for a name the pack does not define."""
-    from lmms_eval_tasks.framework.task_index import group_members
+    from lmms_eval_tasks.framework.task_index import group_members, task_config, task_entry
 
-    own = _task_generation_kwargs(name)
-    if own is not None:
-        return [own]
+    entry = task_entry(name)
+    if entry is not None and entry.kind == "task":
+        own = task_config(entry).get("generation_kwargs")
+        return [dict(own) if isinstance(own, dict) else {}]
     members = group_members(name) if name not in seen else None
     if not members:
         return None
@@ -84,18 +67,17 @@ def argument_deviations(args: Any, task: str) -> list[str]:
     limit = recorded_limit(args)
     if limit is not None:
         note, sized = cut_note(task), limit_and_size(task)
-        shown = _shown_limit(limit)
+        shown = int(limit) if isinstance(limit, float) and limit.is_integer() else limit  # the host's 4.0
+        part = "only part of the task's documents were evaluated"
         if note:
-            deviations.append(note + "; only part of the task's documents were evaluated")
+            deviations.append(f"{note}; {part}")
         elif sized is not None and sized[0] >= sized[1]:
             deviations.append(
                 f"--limit {shown}: not below the task's {sized[1]} documents: every document was evaluated"
             )
         elif sized is not None:
-            deviations.append(
-                f"--limit {shown}: the first {sized[0]} of the task's {sized[1]} documents; only part of the "
-                "task's documents were evaluated"
-            )
+            first = f"the first {sized[0]} of the task's {sized[1]} documents"
+            deviations.append(f"--limit {shown}: {first}; {part}")
         else:
             deviations.append(f"--limit {shown}: only part of each task's documents were evaluated")
     offset = getattr(args, "offset", None) if args is not None else None

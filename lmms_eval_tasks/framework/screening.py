@@ -1,11 +1,5 @@
-"""Screening of model outputs that try to play the grader, counted and shown for every benchmark.
-
-A model tuned against a grader learns what it rewards: a planted verdict, a content-free "master key"
-(":", "Let's solve this step by step."), a hedge naming every candidate, repeated text. Each benchmark
-declares what applies (``Screening``); ``screen_records`` counts each kind; ``attach_screening`` adds counts,
-examples and a warning to the details and ``SCREENED_OUTPUTS`` to the metrics, shown next to the
-benchmark's count column (``with_screened_column``; docs/judges.md, "Judge integrity").
-"""
+"""Screening of model outputs that try to play the grader (a planted verdict, a content-free "master key", a
+hedge naming every candidate, repeated text), counted and shown for every benchmark (docs/judges.md)."""
 
 from __future__ import annotations
 
@@ -118,17 +112,11 @@ _LETTER_LIST = re.compile(r"[\s(]*+[A-J][)\].]?(?:[\s,;/]++(?:and\s+|or\s+)?[(]?
 
 @dataclass(frozen=True)
 class Screening:
-    """What a benchmark screens its predictions for.
-
-    ``judge_markers``: regexes of its judge's own markers (format labels a prediction has no reason to
-    write); ``verdict_words``: words its judge concludes with, flagged when a line of the prediction is
-    only that word; ``yes_no``: answers are yes/no (both words = hedge); ``option_letters``: a
-    ``"module:function"`` giving a record's option letters (every one listed = hedge); ``numbers``: answers
-    are numbers (``NUMBER_HEDGE`` distinct numbers or a range = hedge); ``hedges_rewarded``: where the
-    paper's metric itself credits a hedge, what the report says about it (the metric is kept);
-    ``explicit_empty``: a ``"module:function"`` (text -> bool) recognising the benchmark's own "nothing"
-    answer (VQDv1 "[[]]"), never content-free.
-    """
+    """What a benchmark screens its predictions for: its judge's own ``judge_markers`` (regexes) and
+    ``verdict_words`` (a line of only that word); hedges: both yes and no (``yes_no``), every option letter
+    (``option_letters``, "module:function" of a record's letters), ``NUMBER_HEDGE`` numbers or a range
+    (``numbers``); ``hedges_rewarded``: what the report says where the paper's metric credits a hedge;
+    ``explicit_empty``: "module:function" (text -> bool) of the benchmark's own "nothing" answer (VQDv1)."""
 
     judge_markers: tuple[str, ...] = ()
     verdict_words: tuple[str, ...] = ()
@@ -302,8 +290,7 @@ def screening_warnings(result: Mapping[str, Any], records: int, screening: Scree
         rewarded = f" {screening.hedges_rewarded}" if hedges else ""
         warnings.append(
             f"!!! SCORE DEPENDS ON SCREENED OUTPUTS: {result['flagged']} of {records} outputs try to play "
-            "the "
-            f"grader (details.screening lists them); check them before citing this number.{rewarded}"
+            f"the grader (details.screening lists them); check them before citing this number.{rewarded}"
         )
     return warnings
 
@@ -341,10 +328,8 @@ def attach_screening(
     details: dict[str, Any],
     baseline: Callable[[list[dict[str, Any]]], Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(metrics, details)`` with the number of screened outputs (``metrics[SCREENED_OUTPUTS]``, each output
-    once), the counts per kind (``details.screening``) and their warnings appended to
-    ``details["warnings"]``; unchanged without a screening. A constant answer is said too, with the metrics
-    ``baseline`` gives for that answer to every record (how far the run sits above it). No metric changes."""
+    """``(metrics, details)`` plus ``metrics[SCREENED_OUTPUTS]``, ``details.screening`` and its warnings (a
+    constant answer with ``baseline``'s metrics for it on every record); no metric changes."""
     if screening is None or not records:
         return metrics, details
     result = screen_records(records, screening)
@@ -369,10 +354,8 @@ def attach_screening(
 
 
 def with_screened_column(keys: Sequence[str], count_keys: Collection[str]) -> tuple[str, ...]:
-    """The metric keys a task or group lists in the host's table: ``keys``, plus ``SCREENED_OUTPUTS`` when
-    they hold one of the benchmark's count columns (``count_keys``: unparsed, unjudged...), so the table
-    that shows how many answers were not scored also shows how many tried to play the grader. The one
-    rule for the YAML (``taskgen``) and the hooks (``TaskHooks.metric_keys``), which must agree."""
+    """``keys`` plus ``SCREENED_OUTPUTS`` when they hold one of ``count_keys`` (unparsed, unjudged...): the
+    one rule of the host's table columns for the YAML (``taskgen``) and the hooks, which must agree."""
     keys = tuple(keys)
     if SCREENED_OUTPUTS in keys or not any(key in count_keys for key in keys):
         return keys

@@ -9,14 +9,9 @@ from typing import Any
 
 from loguru import logger
 
-PENDING_SUFFIX = "_pending.json"
+from lmms_eval_tasks.framework.saved_records import PENDING_SUFFIX
 
-
-def _same_setup(pending: Mapping[str, Any], setup: Mapping[str, Any]) -> bool:
-    args = pending.get("args")
-    if not isinstance(args, Mapping):
-        return False
-    return all(args.get(key) == setup.get(key) for key in ("model", "model_args", "limit"))
+SETUP = ("model", "model_args", "limit")  # what makes two runs the same setup
 
 
 def clear_superseded_pending(folder: Path, task: str, setup: Mapping[str, Any]) -> list[Path]:
@@ -32,7 +27,8 @@ def clear_superseded_pending(folder: Path, task: str, setup: Mapping[str, Any]) 
             pending = strict_loads(marker.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(pending, Mapping) and _same_setup(pending, setup):
+        args = pending.get("args") if isinstance(pending, Mapping) else None
+        if isinstance(args, Mapping) and all(args.get(key) == setup.get(key) for key in SETUP):
             try:
                 marker.unlink()
             except OSError as error:

@@ -105,11 +105,7 @@ def group_members(group: str, tasks_dir: Path = TASKS_DIR) -> list[str] | None:
 
 def pack_names(tasks_dir: Path = TASKS_DIR) -> set[str]:
     """All task, group and tag names the pack introduces."""
-    names: set[str] = set()
-    for entry in pack_tasks(tasks_dir):
-        names.add(entry.name)
-        names.update(entry.tags)
-    return names
+    return {name for entry in pack_tasks(tasks_dir) for name in (entry.name, *entry.tags)}
 
 
 def sample_tasks(tasks_dir: Path = TASKS_DIR) -> list[str]:
@@ -208,8 +204,7 @@ def leaf_tasks(names: list[str], tasks_dir: Path = TASKS_DIR) -> list[str]:
         elif entry.kind == "task":
             found.append(name)
         else:
-            members = task_config(entry, tasks_dir).get("task") or []
-            pending[:0] = [item if isinstance(item, str) else str(item.get("task")) for item in members]
+            pending[:0] = group_members(name, tasks_dir) or []
     return found
 
 

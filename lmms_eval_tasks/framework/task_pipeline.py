@@ -215,12 +215,14 @@ def write_report(
 
 def complete_pending(
     records_path: Path, records: list[dict[str, Any]], pending: Mapping[str, Any], validated: bool = False
-) -> tuple[dict[str, Any], Path]:
+) -> tuple[dict[str, Any], Path | None]:
     """Score a failed run's saved records as the run would have and write its report (``lmms-eval-tasks
     score``); ValueError when this environment's task settings differ from the run's."""
     from types import SimpleNamespace
 
-    hooks = benchmark_hooks(str(pending["benchmark"]))
+    hooks = get_benchmark(str(pending["benchmark"])).loaded.hooks
+    if hooks is None:
+        raise ValueError(f"{pending['benchmark']}: its behaviour names no TaskHooks (Behaviour.hooks)")
     source, name = str(pending["source"]), str(pending["task"])
     settings = schema.strict_loads(schema.dumps_strict(hooks.task_settings(source)))  # as saved: tuples lists
     saved = pending.get("settings") or {}
@@ -247,7 +249,7 @@ def complete_pending(
         "scored_later": {"judge_changed": changed} if changed else None,
         "generated": pending.get("generated"),
     }
-    metrics, report_path = score_and_report(
+    return score_and_report(
         hooks,
         records,
         name,
@@ -258,12 +260,3 @@ def complete_pending(
         completing=completing,
         validated=validated,
     )
-    return metrics, report_path
-
-
-def benchmark_hooks(benchmark: str) -> Any:
-    """The ``TaskHooks`` of a benchmark (its behaviour's ``hooks``)."""
-    hooks = get_benchmark(benchmark).loaded.hooks
-    if hooks is None:
-        raise ValueError(f"{benchmark}: its behaviour names no TaskHooks (Behaviour.hooks)")
-    return hooks

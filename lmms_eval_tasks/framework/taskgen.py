@@ -51,11 +51,6 @@ class GroupYaml:
     version: float | str = 1.0
     docs_module: str = ""  # dotted module with aggregate_<group>_<metric>; "" : <hooks package>.task_docs
 
-    @property
-    def aggregators_module(self) -> str:
-        """The module resolving the group's aggregation functions (its benchmark's task_docs)."""
-        return self.docs_module or f"{self.hooks.rpartition('.')[0]}.task_docs"
-
 
 def _scalar(value: Any) -> str:
     """A YAML scalar: a tagged function, or JSON (a quoted string, null, true, a number)."""
@@ -90,9 +85,9 @@ def _emit(key: str, value: Any, indent: int = 0) -> list[str]:
     return [f"{pad}{key}: {_scalar(value)}"]
 
 
-def _check_spec(spec: TaskYaml) -> None:
-    """Refuse a task the host cannot load: more than 8 metrics, or generating without ``doc_to_target`` nor an
-    include (lmms-eval 0.7.3 calls it when building the task: a bare ``TypeError``)."""
+def _task_body(spec: TaskYaml) -> dict[str, Any]:
+    """Every key a task's YAML sets besides ``task``/``include``/``metadata``, in order; a task the host
+    cannot load refused: more than 8 metrics, or no ``doc_to_target`` (lmms-eval 0.7.3 calls it)."""
     if len(spec.metrics) > 8:
         raise ValueError(f"{spec.task}: {len(spec.metrics)} metrics; task YAML lists at most 8 (headline)")
     if "output_type" in spec.fields and "doc_to_target" not in spec.fields and spec.include is None:
@@ -100,22 +95,6 @@ def _check_spec(spec: TaskYaml) -> None:
             f"{spec.task}: no doc_to_target; the host calls it when it loads the task (a bare TypeError "
             "otherwise): give hook_fields(..., doc_to_target=<field name or Function(hook)>)"
         )
-
-
-def listed_metrics(name: str, metrics: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
-    """The (key, higher_is_better) pairs ``name``'s YAML lists: ``metrics`` plus the screening count (lower is
-    better) where its benchmark adds it (``Benchmark.table_keys``, as the hooks' ``metric_keys``)."""
-    from lmms_eval_tasks.framework.registry import benchmark_for_task
-
-    benchmark = benchmark_for_task(name)
-    keys = tuple(key for key, _higher in metrics)
-    added = benchmark.table_keys(keys)[len(keys) :] if benchmark is not None else ()
-    return [*metrics, *((key, False) for key in added)]
-
-
-def _task_body(spec: TaskYaml) -> dict[str, Any]:
-    """Every key a task's YAML sets besides ``task``/``include``/``metadata``, in order."""
-    _check_spec(spec)
     body = dict(spec.fields)
     if spec.docs_module:
         body["process_docs"] = Function(f"{spec.docs_module}.process_docs_{spec.task}")
@@ -128,6 +107,17 @@ def _task_body(spec: TaskYaml) -> dict[str, Any]:
         for key, higher in listed_metrics(spec.task, spec.metrics)
     ]
     return body
+
+
+def listed_metrics(name: str, metrics: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """The (key, higher_is_better) pairs ``name``'s YAML lists: ``metrics`` plus the screening count (lower is
+    better) where its benchmark adds it (``Benchmark.table_keys``, as the hooks' ``metric_keys``)."""
+    from lmms_eval_tasks.framework.registry import benchmark_for_task
+
+    benchmark = benchmark_for_task(name)
+    keys = tuple(key for key, _higher in metrics)
+    added = benchmark.table_keys(keys)[len(keys) :] if benchmark is not None else ()
+    return [*metrics, *((key, False) for key in added)]
 
 
 def _task_text(spec: TaskYaml, source: str, include: str | None, body: Mapping[str, Any]) -> str:
@@ -156,9 +146,8 @@ LOCAL_BUILDERS = frozenset({"arrow", "csv", "imagefolder", "json", "parquet", "t
 def _relocate(key: str, value: Any, folder: str, yaml_dir: str, dataset_path: Any) -> Any:
     """``dataset_kwargs`` with its local ``data_files`` (written relative to the benchmark ``folder``) made
     relative to ``yaml_dir``, the folder of the file that writes them: the host resolves them there."""
-    if key != "dataset_kwargs" or not isinstance(value, Mapping) or "data_files" not in value:
-        return value
-    if dataset_path not in LOCAL_BUILDERS:
+    local = dataset_path in LOCAL_BUILDERS and key == "dataset_kwargs" and isinstance(value, Mapping)
+    if not local or "data_files" not in value:
         return value
 
     def move(item: Any) -> Any:
@@ -228,13 +217,12 @@ def render_group(spec: GroupYaml, source: str) -> str:
     lines = [GENERATED_HEADER.format(source=source), f"group: {spec.group}"]
     lines.extend(_emit("task", list(spec.members)))
     aggregate = []
+    module = spec.docs_module or f"{spec.hooks.rpartition('.')[0]}.task_docs"  # the benchmark's task_docs
     for key, _higher in group_metric_order(listed_metrics(spec.group, spec.metrics)):
         name = f"aggregate_{spec.group}_{key}"  # resolved by the benchmark's task_docs
         if not name.isidentifier():
             raise ValueError(f"group {spec.group!r}, metric {key!r}: {name!r} is no Python identifier")
-        aggregate.append(
-            {"metric": f"{key},none", "aggregation": Function(f"{spec.aggregators_module}.{name}")}
-        )
+        aggregate.append({"metric": f"{key},none", "aggregation": Function(f"{module}.{name}")})
     lines.extend(_emit("aggregate_metric_list", aggregate))
     lines.extend(_emit("metadata", {"version": spec.version, "description": spec.description}))
     return "\n".join(lines) + "\n"
@@ -320,17 +308,6 @@ def stand_in_parquet(note: str, split_column: str = "pack_stand_in") -> bytes:
     return parquet_bytes([{split_column: note}], datasets.Features({split_column: datasets.Value("string")}))
 
 
-def prepared_data_comment(name: str) -> str:
-    """The comment of a prepared-data task's YAML: where its data comes from, and what the stand-in is."""
-    from lmms_eval_tasks.framework.preparing import DATA_ROOT_ENV, env_var
-
-    return (
-        f"Data: the folder written by `lmms-eval-tasks prepare {name}`, found through ${env_var(name)}\n"
-        f"(or ${DATA_ROOT_ENV}/{name}); process_docs loads it and fails naming the variable when it is\n"
-        f"missing. The host opens a dataset before process_docs runs: {STAND_IN_FILE} is one row saying so."
-    )
-
-
 def prepared_dataset_files(
     benchmark: Any,
     descriptions: Mapping[str, str],
@@ -341,9 +318,17 @@ def prepared_dataset_files(
 ) -> dict[str, str | bytes]:
     """Generated files of a benchmark with a prepared-data task (its ``process_docs`` loads the ``prepare``d
     folder; the YAML names a stand-in) and a sample task reading ``make_sample.SAMPLE_FILE``."""
-    folder = f"lmms_eval_tasks/tasks/{benchmark.name}"
-    hooks = f"lmms_eval_tasks.tasks.{benchmark.name}.hooks"
+    from lmms_eval_tasks.framework.preparing import DATA_ROOT_ENV, env_var
+
+    name = benchmark.name
+    folder = f"lmms_eval_tasks/tasks/{name}"
+    hooks = f"lmms_eval_tasks.tasks.{name}.hooks"
     metrics = [(key, key not in lower_is_better) for key in benchmark.headline_metrics]
+    data_comment = (  # where a prepared-data task's data comes from, and what the stand-in is
+        f"Data: the folder written by `lmms-eval-tasks prepare {name}`, found through ${env_var(name)}\n"
+        f"(or ${DATA_ROOT_ENV}/{name}); process_docs loads it and fails naming the variable when it is\n"
+        f"missing. The host opens a dataset before process_docs runs: {STAND_IN_FILE} is one row saying so."
+    )
 
     def fields(task: str) -> dict[str, Any]:
         stand_in = f"{YAML_FOLDER}/{STAND_IN_FILE}"
@@ -363,7 +348,7 @@ def prepared_dataset_files(
             fields=fields(task),
             docs_module=f"lmms_eval_tasks.tasks.{benchmark.name}.task_docs",
             description=description,
-            comment=prepared_data_comment(benchmark.name) if task == benchmark.name else "",
+            comment=data_comment if task == benchmark.name else "",
         )
         for task, description in descriptions.items()
     ]
