@@ -266,15 +266,15 @@ def test_plots_say_when_there_is_nothing_to_see() -> None:
 
 def test_vrb_radar_becomes_bars_when_axes_are_zero() -> None:
     from lmms_eval_tasks.framework.registry import get_benchmark
-    from lmms_eval_tasks.tasks.vrb.report_section import _radar
+    from lmms_eval_tasks.tasks.vrb.report_section import radar_plot
 
     context = SectionContext(get_benchmark("vrb"), [])
     # F, R, rho, mu, Delta: only R and mu are non-zero in any run -> 2 axes < 3 -> bars, reason named
     series = {"a": [0.0, 0.5, 0.0, 1.0, 0.0], "b": [0.0, 0.2, 0.0, 0.0, None]}
-    plot = _radar(context, series, "VRE radar", "r")
+    plot = radar_plot(context, series, "VRE radar", "r")
     assert "Drawn as bars, not a radar: F, rho, Delta are 0 or undefined for every run" in plot.caption
     assert _png_size(plot.png)[0] == 720
-    radar = _radar(context, {"a": [0.1, 0.5, 0.3, 1.0, 0.0]}, "VRE radar", "r")
+    radar = radar_plot(context, {"a": [0.1, 0.5, 0.3, 1.0, 0.0]}, "VRE radar", "r")
     assert "Drawn as bars" not in radar.caption and _png_size(radar.png)[0] == 600
 
 

@@ -13,7 +13,6 @@ import argparse
 import csv
 import json
 import math
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -276,79 +275,45 @@ def pool_table(rows: Iterable[Row]) -> dict[str, dict[str, list[float]]]:
 
 
 def write_plots(table: dict[str, dict[str, list[float]]], result: dict[str, Any], folder: Path) -> list[Path]:
-    """Error-vs-severity curves per model (a line per corruption) and radar charts of scaled sub-metrics."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
+    """The report's plots of the pool (``report_section``): error vs severity per model, a line per
+    corruption, and with VRE the radars of the scaled sub-metrics per model and per corruption class."""
     from lmms_eval_tasks.corruptions import CATEGORIES
-    from lmms_eval_tasks.reporting.sections import series_style
-    from lmms_eval_tasks.tasks.vrb.scoring import SUB_METRICS
+    from lmms_eval_tasks.reporting.sections import SectionContext, lines
+    from lmms_eval_tasks.tasks.vrb.report_section import radar_plot, scaled_means
 
+    errors, radars = (SectionContext(None, [], prefix) for prefix in ("error_vs_severity", "radar"))
+    plots = [
+        lines(
+            f"Error vs severity: {model}",
+            errors.plot_name(model),
+            {
+                corruption: (range(6), [1 - value for value in accuracy])
+                for corruption, accuracy in curves.items()
+            },
+            "severity (0 = clean)",
+            "error (1 - accuracy)",
+            ylim=(0.0, 1.0),
+        )
+        for model, curves in table.items()
+    ]
+    if result["pool"]["vre_computed"]:
+        cells, corruptions = result["cells"], result["pool"]["corruptions"]
+        classes: dict[str, list[str]] = {}
+        for corruption in corruptions:
+            classes.setdefault(CATEGORIES.get(corruption, "other"), []).append(corruption)
+        per_model = {model: scaled_means(cells, [(model, c) for c in corruptions]) for model in table}
+        per_class = {
+            name: scaled_means(cells, [(m, c) for m in table for c in members])
+            for name, members in classes.items()
+        }
+        plots.append(radar_plot(radars, per_model, "Scaled sub-metrics per model", "models"))
+        plots.append(
+            radar_plot(radars, per_class, "Scaled sub-metrics per corruption class", "corruption_classes")
+        )
     folder.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for model, by_corruption in table.items():
-        figure, axes = plt.subplots(figsize=(7, 4.5))
-        for index, (corruption, accuracy) in enumerate(by_corruption.items()):
-            # colour x line style x marker: 14 corruptions stay apart (tab20 paired shades did not)
-            axes.plot(range(6), [1 - value for value in accuracy], label=corruption, **series_style(index))
-        axes.set_xlabel("severity (0 = clean)")
-        axes.set_ylabel("error 1 - accuracy")
-        axes.set_title(f"Error vs severity: {model}")
-        axes.set_xticks(range(6))
-        axes.legend(fontsize=7, ncol=2)
-        figure.tight_layout()
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
-        path = folder / f"error_vs_severity_{safe}.png"
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
-        written.append(path)
-
-    if not result["pool"]["vre_computed"]:
-        return written
-    cells = result["cells"]
-    angles = np.linspace(0, 2 * np.pi, len(SUB_METRICS), endpoint=False).tolist()
-
-    def radar(series: dict[str, list[float]], title: str, name: str) -> None:
-        figure = plt.figure(figsize=(6, 6))
-        axes = figure.add_subplot(projection="polar")
-        for label, values in series.items():
-            values = [0.0 if value is None or not math.isfinite(value) else value for value in values]
-            axes.plot(angles + angles[:1], values + values[:1], label=label)
-            axes.fill(angles + angles[:1], values + values[:1], alpha=0.1)
-        axes.set_xticks(angles)
-        axes.set_xticklabels(["First-Drop", "Range", "Error Rate", "Avg Error", "Avg Diff"])
-        axes.set_ylim(0, 1)
-        axes.set_title(title)
-        axes.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.3, 1.1))
-        figure.tight_layout()
-        path = folder / name
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
-        written.append(path)
-
-    def mean_scaled(pairs: list[tuple[str, str]]) -> list[float]:
-        scaled = [[cells[m][c]["scaled"][key] for m, c in pairs] for key in SUB_METRICS]
-        return [float(np.nanmean([np.nan if v is None else v for v in values])) for values in scaled]
-
-    models = list(table)
-    corruptions = result["pool"]["corruptions"]
-    radar(
-        {model: mean_scaled([(model, c) for c in corruptions]) for model in models},
-        "Scaled sub-metrics per model",
-        "radar_models.png",
-    )
-    classes: dict[str, list[str]] = {}
-    for corruption in corruptions:
-        classes.setdefault(CATEGORIES.get(corruption, "other"), []).append(corruption)
-    radar(
-        {name: mean_scaled([(m, c) for m in models for c in members]) for name, members in classes.items()},
-        "Scaled sub-metrics per corruption class",
-        "radar_corruption_classes.png",
-    )
-    return written
+    for plot in plots:
+        (folder / plot.name).write_bytes(plot.png)
+    return [folder / plot.name for plot in plots]
 
 
 # ---- command ---------------------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ RADAR_CAPTION = (
 )
 
 
-def _radar(context: SectionContext, series: dict[str, list[float | None]], title: str, name: str) -> Any:
+def radar_plot(context: SectionContext, series: dict[str, list[float | None]], title: str, name: str) -> Any:
     """The VRE radar; bars instead when fewer than 3 axes have a non-zero value (a radar would collapse
     to a line or a point and hide that), with the reason in the caption."""
     shown = [
@@ -149,10 +149,9 @@ def render(context: SectionContext) -> list[Block]:
             table = [[name, *(values.get(key) for key in keys)] for name, values in rows.items()]
             blocks.append(Table(title, [first, *keys], table, table_note))
         if result["pool"]["vre_computed"]:
-            series = {}
-            for model, cells in result["cells"].items():
-                series[model] = [_mean([cells[c]["scaled"][key] for c in common]) for key in SUB_METRICS]
-            blocks.append(_radar(context, series, "VRE radar: scaled sub-metrics per run", "radar"))
+            cells = result["cells"]
+            series = {model: scaled_means(cells, [(model, c) for c in common]) for model in cells}
+            blocks.append(radar_plot(context, series, "VRE radar: scaled sub-metrics per run", "radar"))
     for entry in entries:
         by_type = entry.details.get("accuracy_by_question_type") or {}
         if by_type:
@@ -162,6 +161,14 @@ def render(context: SectionContext) -> list[Block]:
     return blocks
 
 
-def _mean(values: list[Any]) -> float | None:
-    finite = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
-    return sum(finite) / len(finite) if finite else None
+def scaled_means(cells: dict[str, dict[str, Any]], pairs: list[tuple[str, str]]) -> list[float | None]:
+    """Each sub-metric's scaled value (``robustness`` cells) averaged over the (model, corruption) ``pairs``
+    where it is finite; None where it is nowhere."""
+    from lmms_eval_tasks.tasks.vrb.scoring import SUB_METRICS
+
+    means = []
+    for key in SUB_METRICS:
+        values = [cells[m][c]["scaled"][key] for m, c in pairs]
+        finite = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+        means.append(sum(finite) / len(finite) if finite else None)
+    return means
