@@ -224,27 +224,16 @@ def accuracy_by_count(metrics: dict[str, Any]) -> dict[str, dict[int, float]]:
 
 
 def plot_accuracy_by_count(metrics: dict[str, Any], path: str | Path, title: str = "TallyQA") -> Path:
-    """Accuracy by true count, one line per split (PNG, matplotlib Agg)."""
-    import matplotlib
+    """Accuracy by true count, one line per split, as a PNG drawn as the report draws its line plots."""
+    from lmms_eval_tasks.reporting.sections import lines
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    table = accuracy_by_count(metrics)
-    figure, axes = plt.subplots(figsize=(6, 3.5), dpi=100)
-    for split, values in table.items():
-        if values:
-            counts = sorted(values)
-            axes.plot(counts, [values[count] for count in counts], marker="o", label=split)
-    axes.set_xlabel("true count")
-    axes.set_ylabel("accuracy (%)")
-    axes.set_ylim(0, 100)
-    axes.set_title(f"{title}: accuracy by true count")
-    axes.grid(True, alpha=0.3)
-    axes.legend()
-    figure.tight_layout()
+    series = {
+        split: (sorted(values), [values[count] for count in sorted(values)])
+        for split, values in accuracy_by_count(metrics).items()
+        if values
+    }
     path = Path(path)
+    plot = lines(f"{title}: accuracy by true count", path.name, series, "true count", "accuracy (%)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path)
-    plt.close(figure)
+    path.write_bytes(plot.png)
     return path

@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -276,26 +277,15 @@ def bucket_table(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def plot_precision_recall(metrics: dict[str, Any], path: Any, *, title: str = "VQDv1") -> None:
-    """Bar chart of precision and recall per box-count bucket (the paper's Fig. 2) as a PNG (Agg backend)."""
-    from matplotlib.figure import Figure  # no pyplot: the Agg canvas, whatever backend the user has set
+def plot_precision_recall(metrics: dict[str, Any], path: str | Path, *, title: str = "VQDv1") -> None:
+    """Precision and recall per box-count bucket (the paper's Fig. 2) as a PNG, drawn as the report draws
+    its bar plots (an undefined bar marked n/a)."""
+    from lmms_eval_tasks.reporting.sections import grouped_bars
 
     rows = bucket_table(metrics)
-    labels = [row["boxes"] for row in rows]
-    positions = list(range(len(rows)))
-    figure = Figure(figsize=(6, 3.6), dpi=100)
-    axes = figure.subplots()
-    for offset, key, colour in ((-0.2, "precision", "#4C72B0"), (0.2, "recall", "#DD8452")):
-        values = [row[key] if _finite_number(row[key]) else 0.0 for row in rows]
-        axes.bar([p + offset for p in positions], values, width=0.4, label=key, color=colour)
-    axes.set_xticks(positions, labels)
-    axes.set_xlabel("ground-truth boxes per query")
-    axes.set_ylabel("percent")
-    axes.set_ylim(0, 100)
-    axes.set_title(title)
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(path, format="png")
+    series = {key: [row[key] for row in rows] for key in ("precision", "recall")}
+    plot = grouped_bars(title, Path(path).name, [row["boxes"] for row in rows], series, "percent")
+    Path(path).write_bytes(plot.png)
 
 
 def iou(first: Box, second: Box, *, official: bool = False) -> float:
