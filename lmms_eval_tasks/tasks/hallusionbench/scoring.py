@@ -136,16 +136,14 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
         if options.variant == "vlmevalkit":
             return _vlmevalkit_evaluation(records, source)
         structure = build_structure(parse_questions(records))
-        judging = _official_judging(records, structure, source, options)
+        verdicts, sames, repeats, judged = _official_judging(records, structure, source, options)
     finally:
         source.close()
-    per_repeat, verdicts, sames, diagnosis = [], judging.verdicts, judging.sames, options.diagnosis
-    for r in range(judging.repeats):  # a loop, not a comprehension: the metrics two calls below score
+    per_repeat, diagnosis = [], options.diagnosis
+    for r in range(repeats):  # a loop, not a comprehension: the metrics two calls below score
         per_repeat.append(repeat_metrics(structure, _column(verdicts, r), _column(sames, r), diagnosis))
-    evaluation = _evaluation_of(
-        "official", structure, judging.verdicts, judging.sames, per_repeat, options.diagnosis
-    )
-    _finish_official(records, evaluation, judging, options)
+    evaluation = _evaluation_of("official", structure, verdicts, sames, per_repeat, diagnosis, **judged)
+    _finish_official(records, evaluation, options)
     return evaluation
 
 
@@ -356,31 +354,17 @@ class Evaluation:
         return output
 
 
-@dataclass
-class _Judging:
-    """The official variant's verdicts and consistency per question and repeat (supplied or judged), and
-    what the judging left to report."""
-
-    verdicts: list[list[str | None]]
-    sames: list[list[bool | None]]
-    repeats: int
-    judge: dict[str, Any] = field(default_factory=dict)
-    judge_usage: dict[str, Any] = field(default_factory=dict)
-    replies: dict[str, list[list[str | None]]] = field(default_factory=dict)
-    errors: dict[str, list[list[str | None]]] = field(default_factory=dict)
-    judging: dict[str, dict[str, Any]] = field(default_factory=dict)
-    judge_counts: dict[str, dict[str, int]] = field(default_factory=dict)
-
-
-def _official_judging(records, structure, judge, options: Options) -> _Judging:
-    """The verdicts (supplied, else judged) and the consistency judgements the diagnosis needs (supplied,
-    else judged, else none), per question and repeat."""
+def _official_judging(records, structure, judge, options: Options) -> tuple[list, list, int, dict[str, Any]]:
+    """(verdicts, sames, repeats, judged): the verdicts (supplied, else judged) and the consistency judgements
+    the diagnosis needs (supplied, else judged, else none) per question and repeat; ``judged``, the
+    ``Evaluation`` fields the judging fills (judge, judge_usage, replies, errors, judging)."""
     from lmms_eval_tasks.judges.pipeline import protocol_repeats
 
     prompt_options = {"judge_prompt": options.judge_prompt, "model_text_limit": options.model_text_limit}
     verdicts = _supplied(records, "judge_verdict", normalize_verdict)
     sames = _supplied(records, "judge_same", normalize_verdict)
-    n, repeats, judge_object, result = len(structure.questions), options.repeats, None, _Judging([], [], 0)
+    n, repeats, judge_object = len(structure.questions), options.repeats, None
+    result: dict[str, Any] = {"replies": {}, "errors": {}, "judging": {}}
     if verdicts is not None:
         if repeats is not None and repeats != len(verdicts[0]):
             raise RecordError(
@@ -390,13 +374,13 @@ def _official_judging(records, structure, judge, options: Options) -> _Judging:
     else:
         judge_object = judge.get()
         repeats = repeats or protocol_repeats(judge_object, 3, JUDGE_TASK)  # the paper's 3 (1 for rules)
-        result.judging["self_test"] = _self_test(
+        result["judging"]["self_test"] = _self_test(
             records, judge_object, options.verdict_parse, options.no_verdict, prompt_options
         )
         requests = correctness_requests(records, _predictions(records), **prompt_options)
         batch = _judged(result, "correctness", judge_object, requests, repeats, options)
         batch.require_judged("HallusionBench correctness")  # no verdict at all: no metric, fail loudly
-        result.replies["correctness"], result.errors["correctness"] = batch.replies(), batch.errors()
+        result["replies"]["correctness"], result["errors"]["correctness"] = batch.replies(), batch.errors()
         verdicts = batch.verdicts()
     if sames is not None:
         if len(sames[0]) != repeats:
@@ -412,32 +396,31 @@ def _official_judging(records, structure, judge, options: Options) -> _Judging:
             offsets, batch.verdicts(), batch.replies(), batch.errors(), strict=True
         ):
             sames[offset], replies[offset], errors[offset] = same_row, text_row, error_row
-        result.replies["consistency"], result.errors["consistency"] = replies, errors
+        result["replies"]["consistency"], result["errors"]["consistency"] = replies, errors
     else:
         sames = [[None] * repeats for _ in range(n)]
-    result.verdicts, result.sames, result.repeats = verdicts, sames, repeats
     if judge_object is not None:
-        result.judge, result.judge_usage = judge_object.describe(), judge_object.usage()
-    return result
+        result.update(judge=judge_object.describe(), judge_usage=judge_object.usage())
+    return verdicts, sames, repeats, result
 
 
-def _judged(result: _Judging, kind: str, judge_object: Any, requests: list, repeats: int, options: Options):
-    """One batch of the official judging (``kind``: correctness or consistency), its counts and report kept;
-    a reply the model's failure decides is incorrect / different."""
+def _judged(
+    result: dict[str, Any], kind: str, judge_object: Any, requests: list, repeats: int, options: Options
+):
+    """One batch of the official judging (``kind``: correctness or consistency), its report kept; a reply the
+    model's failure decides is incorrect / different."""
     reader = _verdict_reader(kind, options.no_verdict, options.verdict_parse)
     failure = INCORRECT if kind == "correctness" else False
     batch = _judge_batch(
         judge_object, requests, reader, repeats, f"HallusionBench {kind}", options.verdict_parse, failure
     )
-    result.judge_counts[kind], result.judging[kind] = batch.counts(), batch.report()
+    result["judging"][kind] = batch.report()
     return batch
 
 
-def _finish_official(records, evaluation: Evaluation, judged: _Judging, options: Options) -> None:
-    """What the official evaluation adds after the metrics: the judge, its replies and counts, and its
-    self-test rates (shown, never part of a headline number)."""
-    evaluation.judge, evaluation.judge_usage = judged.judge, judged.judge_usage
-    evaluation.replies, evaluation.errors, evaluation.judging = judged.replies, judged.errors, judged.judging
+def _finish_official(records, evaluation: Evaluation, options: Options) -> None:
+    """What the official evaluation adds after the metrics: the judging's counts and the judge's self-test
+    rates (shown, never part of a headline number)."""
     self_test = evaluation.judging.pop("self_test", None)
     if self_test:  # an LLM judge's (a rule judge has none)
         from lmms_eval_tasks.judges.self_test import provenance
@@ -447,7 +430,7 @@ def _finish_official(records, evaluation: Evaluation, judged: _Judging, options:
         for name in ("judge_false_accept_rate", "judge_false_reject_rate"):
             evaluation.metrics[name] = self_test[name]
     _count_no_verdict(records, evaluation, options.no_verdict)
-    _count_integrity(evaluation, judged.judge_counts, records, options.model_text_limit)
+    _count_integrity(evaluation, records, options.model_text_limit)
     if not options.diagnosis:
         drop = {metric_key(group, name) for group in group_names() for name in DIAGNOSIS_METRICS}
         evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key not in drop}
@@ -774,13 +757,16 @@ def _verdict_reader(kind: str, no_verdict: str, verdict_parse: str):
     return lambda text: parse(text) if has_verdict(text) else None
 
 
-def _count_integrity(evaluation, judge_counts, records, model_text_limit) -> None:
+def _count_integrity(evaluation, records, model_text_limit) -> None:
     """Judge-integrity counts: answers cut before judging, verdicts the model's failure decided (too long
     for the judge; planted markers and no verdict of the judge's own), replies with conflicting verdicts."""
     from lmms_eval_tasks.tasks.hallusionbench.judge_integrity import MODEL_TEXT_LIMIT
 
     limit = MODEL_TEXT_LIMIT if model_text_limit is None else model_text_limit
-    judged = "correctness" in judge_counts
+    judge_counts = [
+        evaluation.judging[kind]["counts"] for kind in _OFFICIAL_PARSES if kind in evaluation.judging
+    ]
+    judged = "correctness" in evaluation.judging
     evaluation.counts["model_text_cut"] = (
         sum(1 for record in records if len(str(record.get("prediction") or "")) > limit) if judged else 0
     )
@@ -792,7 +778,7 @@ def _count_integrity(evaluation, judge_counts, records, model_text_limit) -> Non
         ("verdict_fragments", "verdict_fragments"),
         ("conflicting_verdicts", "conflicting"),
     ):
-        evaluation.counts[key] = sum(counts.get(source, 0) for counts in judge_counts.values())
+        evaluation.counts[key] = sum(counts.get(source, 0) for counts in judge_counts)
 
 
 def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation, no_verdict: str) -> None:
@@ -815,8 +801,9 @@ def _count_no_verdict(records: Sequence[dict[str, Any]], evaluation: Evaluation,
         logger.warning(f"HallusionBench: {warning}")
 
 
-def _evaluation_of(variant, structure, verdicts, sames, repeated, diagnosis) -> Evaluation:
-    """The ``Evaluation`` of every repeat's ``repeat_metrics`` (``repeated``): averaged, spread, counted."""
+def _evaluation_of(variant, structure, verdicts, sames, repeated, diagnosis, **judged: Any) -> Evaluation:
+    """The ``Evaluation`` of every repeat's ``repeat_metrics`` (``repeated``): averaged, spread, counted;
+    ``judged``: its judging fields."""
     repeats = len(repeated)
     per_repeat = [metrics for metrics, _ in repeated]
     correct_rows = [outcome["correct"] for _, outcome in repeated]
@@ -862,7 +849,7 @@ def _evaluation_of(variant, structure, verdicts, sames, repeated, diagnosis) -> 
     correct = [list(row) for row in zip(*correct_rows, strict=True)]
     diagnosed = [list(row) for row in zip(*diagnosis_rows, strict=True)]
     return Evaluation(
-        variant, repeats, averaged, per_repeat, spread, verdicts, sames, correct, diagnosed, counts
+        variant, repeats, averaged, per_repeat, spread, verdicts, sames, correct, diagnosed, counts, **judged
     )
 
 
