@@ -1,7 +1,5 @@
-"""Every generated file of HallusionBench: the six task YAML files, `task_docs.py` and the bundled sample.
-
-Run through `make generate`; a test fails when a file drifts.
-"""
+"""Every generated file of HallusionBench: the six task YAML files, `task_docs.py` and the bundled sample;
+`make generate` writes them, a test fails on drift."""
 
 from __future__ import annotations
 

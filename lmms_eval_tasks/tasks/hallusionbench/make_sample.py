@@ -153,9 +153,8 @@ def _figure(name: str, *args: Any) -> Image.Image:
 
 
 def build_rows() -> list[dict[str, Any]]:
-    """The sample questions (``sample_questions.json``) in the official 11-field schema plus ``image``. VD:
-    figure 0 is the original image (visual_input 1), the others edited (2); VS: figure 0 has no image
-    (visual_input 0), figure 1 the original, later ones edited."""
+    """The sample questions in the official 11-field schema plus ``image``: VD figure 0 the original image
+    (visual_input 1), others edited (2); VS figure 0 no image (0), figure 1 the original, later edited."""
     rows = []
     for figure_set in json.loads(QUESTIONS_FILE.read_text(encoding="utf-8")):
         category, subcategory = figure_set["category"], figure_set["subcategory"]

@@ -1,6 +1,5 @@
 """VRB's config: the one reader of its ``LMMS_EVAL_TASKS_VRB_*`` variables (profile, seed, images, protocol,
-prompt; docs/configuration.md), and its scoring options.
-"""
+prompt; docs/configuration.md), and its scoring options."""
 
 from __future__ import annotations
 

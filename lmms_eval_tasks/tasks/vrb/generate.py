@@ -10,6 +10,7 @@ from lmms_eval_tasks.framework.taskgen import (
     Function,
     GroupYaml,
     TaskYaml,
+    hook_fields,
     render_group,
     task_docs_module,
     templated_files,
@@ -80,13 +81,12 @@ def _fields(task: str) -> dict[str, Any]:
     return {
         **data,
         "test_split": "validation",
-        "output_type": "generate_until",
-        "doc_to_visual": Function(f"{HOOKS}.doc_to_visual"),
-        "doc_to_text": Function(f"{HOOKS}.doc_to_text"),
-        "doc_to_target": Function(f"{HOOKS}.doc_to_target"),
-        "process_results": Function(f"{HOOKS}.process_results"),
-        "lmms_eval_specific_kwargs": SPECIFIC_KWARGS,
-        "generation_kwargs": {"max_new_tokens": 16, "temperature": 0, "do_sample": False},
+        **hook_fields(
+            HOOKS,
+            doc_to_target=Function(f"{HOOKS}.doc_to_target"),
+            lmms_eval_specific_kwargs=SPECIFIC_KWARGS,
+            generation_kwargs={"max_new_tokens": 16, "temperature": 0, "do_sample": False},
+        ),
     }
 
 

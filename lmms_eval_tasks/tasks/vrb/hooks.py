@@ -1,6 +1,5 @@
 """lmms-eval hooks for VRB: seeded VQAv2 subset, the corruption applied when an image is loaded, prompts,
-one ``score`` record per question, aggregation; run parameters come from ``config.run_parameters``.
-"""
+one ``score`` record per question, aggregation; run parameters come from ``config.run_parameters``."""
 
 from __future__ import annotations
 
@@ -79,9 +78,8 @@ def image_seed(seed: int, image_id: Any) -> int:
 def corrupted_image(
     image: Any, corruption: str, severity: int, seed: int, image_id: Any, profile: str
 ) -> Any:
-    """``image`` (PIL) under one corruption level, as a PIL RGB image (severity 0: the clean RGB image).
-    Under ``vrb_official`` a corrupted image is decoded from the quality-95 JPEG the official pipeline saves
-    and carries that file (``framework/sent_images.py``)."""
+    """``image`` (PIL) under one corruption level as PIL RGB (severity 0: clean); under ``vrb_official``
+    decoded from the quality-95 JPEG the official pipeline saves, carrying it (``sent_images``)."""
     from PIL import Image
 
     rgb = image.convert("RGB")

@@ -133,4 +133,3 @@ def features() -> Any:
 def sample_files() -> dict[str, bytes]:
     """{file name under sample/: bytes} of the bundled sample."""
     return {SAMPLE_FILE: sample_data.parquet_bytes(rows(), features())}
-

@@ -1,5 +1,4 @@
-"""VRB: the VQAv2 answer normalisation and accuracy, as lazily resolved ``"module:function"`` targets.
-"""
+"""VRB: the VQAv2 answer normalisation and accuracy, as lazily resolved ``"module:function"`` targets."""
 
 from __future__ import annotations
 

@@ -52,9 +52,8 @@ def source_doc_to_visual(source_yaml: str) -> Callable[[dict], Any]:
 
 
 def variant_process_docs(source_yaml: str, variant: str) -> Callable[[Any], Any]:
-    """A ``process_docs`` that runs the source task's (if any), then tags every doc with the variant's name
-    (``pack_variant``): the pack's hooks then register and report each variant under its own name instead
-    of the source task's, so variants run in one command never overwrite each other's reports."""
+    """A ``process_docs`` running the source task's (if any), then tagging every doc with the variant's name
+    (``pack_variant``): variants run in one command report under their own names, never overwriting."""
     from lmms_eval_tasks.framework.hook_factory import TASK_COLUMN, VARIANT_COLUMN
 
     lock = threading.Lock()

@@ -1,6 +1,5 @@
 """VRB (Ishmam et al., WACV 2025): VQA accuracy (protocols ``paper``, ``vqa_api``, ``official``) and the
-visual robustness metrics over levels 0..5, free of any harness import; docs/vrb.md defines each.
-"""
+visual robustness metrics over levels 0..5, free of any harness import; docs/vrb.md defines each."""
 
 from __future__ import annotations
 
@@ -282,10 +281,8 @@ def resampling_of(
     weights: Sequence[float] | None,
     preferences: Sequence[float] | None,
 ) -> Any:
-    """The headline numbers' one definition: one row per record (unit: its image, ``image_id``; records
-    without one fall back to the question, noted), cell = its corruption level, values (VQA accuracy, 1).
-    The statistic: overall and clean accuracy, then the single-model summary (``model_summary``) of the
-    complete corruptions' accuracy curves."""
+    """The headline numbers' one definition: a row per record (unit: its ``image_id``, else its question,
+    noted), cell = its level, values (VQA accuracy, 1); statistic: accuracies, ``model_summary``."""
     from lmms_eval_tasks.uncertainty.resampling import Resampling
 
     corruptions = sorted({name for name, severity in level_list if severity > 0})
@@ -515,10 +512,8 @@ def drop_ratio(loss: np.ndarray, clean: np.ndarray) -> np.ndarray:
 
 
 def model_summary(table: np.ndarray, weight_vector: np.ndarray) -> dict[str, np.ndarray]:
-    """Each model's robustness numbers from a pool of accuracy curves ``[..., model, corruption, 6]``:
-    sub-metrics and accuracies averaged over its corruptions, the relative drop, and VRE (``vre_scores``);
-    every value ``[..., model]``. The scorer (one model), its bootstrap (a resample axis in front) and the
-    ``vre`` command (a pool) all call this."""
+    """Each model's numbers ``[..., model]`` from accuracy curves ``[..., model, corruption, 6]``: sub-metrics
+    and accuracies averaged over its corruptions, relative drop, VRE (scorer, bootstrap, ``vre``)."""
     raw = sub_metrics(table)  # each [..., V, C]
     out = {name: raw[name].mean(axis=-1) for name in SUB_METRICS}
     out["accuracy_clean"] = table[..., 0].mean(axis=-1)
@@ -531,8 +526,7 @@ def model_summary(table: np.ndarray, weight_vector: np.ndarray) -> dict[str, np.
 
 def vre_scores(raw: Mapping[str, np.ndarray], weight_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(VRE per model ``[..., V]``, per corruption ``[..., C]``) from raw sub-metrics ``[..., V, C]``: each
-    sub-metric min-max scaled over the pool's finite cells (a constant one scales to 0, an undefined cell
-    stays NaN), weighted sum of the means; NaN when the pool has fewer than two cells."""
+    min-max scaled over the pool's finite cells (constant: 0, undefined: NaN), weighted; NaN under 2 cells."""
     stacked = np.stack([np.asarray(raw[name], dtype=np.float64) for name in SUB_METRICS], axis=-1)
     models, corruptions = stacked.shape[-3], stacked.shape[-2]
     if models * corruptions < 2:
