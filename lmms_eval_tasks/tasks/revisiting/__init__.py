@@ -8,7 +8,7 @@ from lmms_eval_tasks import environment
 from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
 
 
-def question_rows(*fields: RowField) -> RowSchema:
+def question_rows(*fields: RowField, identity: tuple[str, ...] = ("question_id",)) -> RowSchema:
     """A dataset's row contract: ``question_id``, ``question``, its own ``fields``, the image."""
     return RowSchema(
         fields=(
@@ -17,7 +17,7 @@ def question_rows(*fields: RowField) -> RowSchema:
             *fields,
             RowField("image", "image"),
         ),
-        identity=("question_id",),
+        identity=identity,
         image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...)"
         ".convert('RGB') and the annotations (boxes, sizes) are in the stored pixel layout",
     )

@@ -1,8 +1,9 @@
 """VQDv1 (Revisiting MLLM Evaluation): visual query detection, 0..N boxes per query, F1 by box count."""
 
-from lmms_eval_tasks.framework.dataset_contract import RowField, RowSchema
+from lmms_eval_tasks.framework.dataset_contract import RowField
 from lmms_eval_tasks.framework.records import RecordField, RecordSchema
 from lmms_eval_tasks.framework.registry import Benchmark
+from lmms_eval_tasks.tasks.revisiting import question_rows
 
 RECORD_SCHEMA = RecordSchema(
     fields=(
@@ -32,18 +33,11 @@ RECORD_SCHEMA = RecordSchema(
 )
 
 # The dataset contract: the columns the hooks read from a row (docs/vqdv1.md).
-ROW_SCHEMA = RowSchema(
-    fields=(
-        RowField("question_id", "id"),
-        RowField("question", "text"),
-        RowField("gtbox", "any", doc="0..N gold boxes (a list, or its JSON text)"),
-        RowField("width", "number"),
-        RowField("height", "number"),
-        RowField("image", "image"),
-    ),
+ROW_SCHEMA = question_rows(
+    RowField("gtbox", "any", doc="0..N gold boxes (a list, or its JSON text)"),
+    RowField("width", "number"),
+    RowField("height", "number"),
     identity=("question_id", "row"),
-    image_note="no EXIF orientation: the authors' loaders open files with PIL.Image.open(...).convert('RGB') "
-    "and the annotations (boxes, sizes) are in the stored pixel layout",
 )
 
 BENCHMARK = Benchmark(

@@ -41,8 +41,6 @@ PUBLISHED = tuple(
 )
 
 
-
-
 def setting_reasons(settings: Mapping[str, Any]) -> list[str]:
     """Why a run's recorded scoring settings differ from the paper's: the published "Micro F1" is the
     official script's mean per-query F1 (FN = every ground-truth box: a perfect answer scores 2/3 on a
