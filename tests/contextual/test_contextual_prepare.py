@@ -249,7 +249,7 @@ def test_interrupted_download_resumes_without_refetching(tmp_path: Path) -> None
         kept = sorted(path.name for path in (tmp_path / "images").iterdir())
         assert len(kept) == 4 and not [name for name in kept if name.endswith(".part")]
         report = prep.download_images(rows, tmp_path / "images", workers=2, progress=False)
-        assert report.cached == 4 and report.downloaded == 4 and not report.failed
+        assert report.already_present == 4 and report.downloaded == 4 and not report.failed
         assert all(server.requests[name] == 1 for name in names)  # every image fetched exactly once
 
 

@@ -13,7 +13,7 @@ import pytest
 from lmms_eval_tasks.framework import hook_factory
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.reporting import schema as reports
-from lmms_eval_tasks.tasks.contextual import generate, hooks, make_sample, prepare, task_docs
+from lmms_eval_tasks.tasks.contextual import config, generate, hooks, make_sample, prepare, task_docs
 
 TASK_DIR = Path(hooks.__file__).resolve().parent
 DATA = Path(__file__).resolve().parents[1] / "data" / "contextual"
@@ -44,7 +44,7 @@ def judge_env(monkeypatch, tmp_path):
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_MAX_RETRIES", "2")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_BASE", "0.01")
     monkeypatch.setenv("LMMS_EVAL_TASKS_JUDGE_BACKOFF_MAX", "0.02")
-    names = (hooks.PROTOCOL_ENV, hooks.IMAGE_JUDGE_ENV, hooks.SKIP_MISSING_ENV, prepare.DATA_ENV)
+    names = (config.PROTOCOL_ENV, config.IMAGE_JUDGE_ENV, config.SKIP_MISSING_ENV, prepare.DATA_ENV)
     for name in (*names, "LMMS_EVAL_TASKS_DATA"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
@@ -225,7 +225,7 @@ def test_offline_task_loads_through_the_hosts_task_manager_and_its_report_names_
 
     from lmms_eval_tasks import TASKS_DIR
     from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
-    from lmms_eval_tasks.tasks.contextual import config, published
+    from lmms_eval_tasks.tasks.contextual import published
 
     judge_env.delenv("LMMS_EVAL_TASKS_JUDGE", raising=False)
     judge_env.setenv(prepare.DATA_ENV, str(tmp_path / "prepared"))

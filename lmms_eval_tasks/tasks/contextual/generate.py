@@ -17,7 +17,8 @@ from lmms_eval_tasks.framework.taskgen import (
     templated_files,
 )
 from lmms_eval_tasks.tasks.contextual import make_sample
-from lmms_eval_tasks.tasks.contextual.hooks import LOWER_IS_BETTER, TASKS, metric_keys
+from lmms_eval_tasks.tasks.contextual.config import TASKS
+from lmms_eval_tasks.tasks.contextual.hooks import LOWER_IS_BETTER, metric_keys
 
 FOLDER = "lmms_eval_tasks/tasks/contextual"
 HOOKS = "lmms_eval_tasks.tasks.contextual.hooks"

@@ -18,13 +18,7 @@ from lmms_eval_tasks.framework.dataset_contract import image_of
 from lmms_eval_tasks.framework.hook_factory import TaskHooks
 from lmms_eval_tasks.framework.input_checks import RecordError
 from lmms_eval_tasks.tasks.contextual import scoring
-from lmms_eval_tasks.tasks.contextual.config import (  # noqa: F401  (re-exported: the environment names)
-    IMAGE_JUDGE_ENV,
-    PROTOCOL_ENV,
-    SKIP_MISSING_ENV,
-    TASKS,
-    task_spec,
-)
+from lmms_eval_tasks.tasks.contextual.config import SKIP_MISSING_ENV, task_spec
 from lmms_eval_tasks.tasks.contextual.prepare import DATA_ENV, default_data_dir, image_filename
 
 SUBMISSION_METRICS: tuple[str, ...] = ("submission_rows", "empty_predictions")

@@ -18,10 +18,9 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -29,6 +28,7 @@ from urllib.parse import unquote, urlsplit
 
 from loguru import logger
 
+from lmms_eval_tasks.framework.images import strict_decoding
 from lmms_eval_tasks.reporting.schema import write_bytes_atomically
 from lmms_eval_tasks.tasks.contextual.scoring import CATEGORIES
 
@@ -59,9 +59,6 @@ class CsvRow:
     @property
     def image_url(self) -> str:
         return self.fields["image_url"]
-
-    def where(self) -> str:
-        return _row_label(self.row, self.line)
 
     def failure(self, reason: str | None) -> dict[str, Any]:
         """The row's entry in the failed-rows list."""
@@ -183,18 +180,9 @@ class DownloadReport:
 
     rows: int = 0
     downloaded: int = 0
-    cached: int = 0
+    already_present: int = 0
     retries: int = 0
     failed: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "downloaded": self.downloaded,
-            "already_present": self.cached,
-            "retries": self.retries,
-            "failed": self.failed,
-        }
 
 
 def download_images(
@@ -271,7 +259,7 @@ def download_images(
         return "failed", reason
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="contextual-download")
-    with _strict_decoding():  # for the whole run, not per image: concurrent checks cannot race on the flag
+    with strict_decoding():  # for the whole run, not per image: concurrent checks cannot race on the flag
         try:
             futures = {pool.submit(one, row): row for row in rows}
             with tqdm(total=len(rows), desc="ConTextual images", unit="img", disable=not progress) as bar:
@@ -279,7 +267,7 @@ def download_images(
                     row = futures[future]
                     status, reason = future.result()
                     if status == "cached":
-                        report.cached += 1
+                        report.already_present += 1
                     elif status == "downloaded":
                         report.downloaded += 1
                     else:
@@ -292,18 +280,6 @@ def download_images(
     pool.shutdown(wait=True)
     report.failed.sort(key=lambda entry: entry["row"])
     return report
-
-
-@contextmanager
-def _strict_decoding() -> Iterator[None]:
-    """PIL's lenient mode off within the block (the host turns it on): a truncated image fails to verify."""
-    from PIL import ImageFile
-
-    lenient, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
-    try:
-        yield
-    finally:
-        ImageFile.LOAD_TRUNCATED_IMAGES = lenient
 
 
 def url_file_name(url: str) -> str:
@@ -383,7 +359,7 @@ def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | P
         where, read = candidates[0]
         data = read()
         try:
-            with _strict_decoding():
+            with strict_decoding():
                 verify_image(data)
         except ValueError as error:
             problems.append(row.failure(f"--images {where}: {error}"))
@@ -416,22 +392,16 @@ def write_dataset(rows: Sequence[CsvRow], image_dir: Path, path: Path) -> Path:
     """Write the rows with their images (bytes embedded, HF ``Image`` column) as one parquet file."""
     import datasets
 
-    columns = [name for name in rows[0].fields]
+    from lmms_eval_tasks.framework.sample_data import parquet_bytes
+
     features = datasets.Features(
-        {**{name: datasets.Value("string") for name in columns}, "image": datasets.Image()}
+        {**{name: datasets.Value("string") for name in rows[0].fields}, "image": datasets.Image()}
     )
-    table: dict[str, list[Any]] = {name: [row.fields[name] for row in rows] for name in columns}
-    table["image"] = [
-        {
-            "bytes": (image_dir / image_filename(row.image_url)).read_bytes(),
-            "path": image_filename(row.image_url),
-        }
-        for row in rows
-    ]
-    dataset = datasets.Dataset.from_dict(table, features=features)
-    temporary = path.with_suffix(f".parquet.{os.getpid()}.tmp")
-    dataset.to_parquet(str(temporary))
-    os.replace(temporary, path)
+    table = []
+    for row in rows:
+        name = image_filename(row.image_url)
+        table.append({**row.fields, "image": {"bytes": (image_dir / name).read_bytes(), "path": name}})
+    write_bytes_atomically(path, parquet_bytes(table, features))
     return path
 
 
@@ -450,83 +420,73 @@ def prepare(
     without an image raise PrepareError naming them, unless ``skip_missing`` leaves them out (listed)."""
     from lmms_eval_tasks.framework.preparing import output_lock
 
-    with output_lock(Path(out_dir)):  # one prepare per folder at a time (two wrote one parquet file at once)
-        return _prepare(csv_path, Path(out_dir), split, skip_missing, images, download, download_options)
-
-
-def _prepare(
-    csv_path: str | Path | None,
-    out_dir: Path,
-    split: str,
-    skip_missing: bool,
-    images: str | Path | None,
-    download: bool,
-    download_options: dict[str, Any],
-) -> dict[str, Any]:
-    """``prepare``'s work, under its output folder's lock."""
-    if csv_path is None:
-        rows, stem = bundled_csv_rows(split)
-        source = f"bundled {stem}"
-    else:
-        csv_path = Path(csv_path)
-        rows, stem, source = read_csv(csv_path), csv_path.stem, str(csv_path)
-    image_dir = out_dir / "images"
-    started = time.monotonic()
-    imported = import_images(rows, image_dir, images) if images is not None else None
-    if download:
-        report = download_images(rows, image_dir, **download_options)
-    else:
-        report = DownloadReport(rows=len(rows))
-        for row in rows:
-            if (image_dir / image_filename(row.image_url)).is_file():
-                report.cached += 1
-            else:
-                report.failed.append(row.failure("not in --images (download off)"))
-    if imported is not None:  # an import problem (ambiguous name, undecodable file) explains a missing row
-        reasons = {entry["row"]: entry["reason"] for entry in imported["problems"]}
-        for entry in report.failed:
-            if entry["row"] in reasons:
-                entry["reason"] = f"{reasons[entry['row']]}; download: {entry['reason']}"
-    failed_list = out_dir / f"{stem}.failed.jsonl"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if report.failed:
-        failed_list.write_text(
-            "".join(json.dumps({"csv": source, **entry}) + "\n" for entry in report.failed), encoding="utf-8"
-        )
-    else:
-        failed_list.unlink(missing_ok=True)
-    if report.failed and not skip_missing:
-        raise PrepareError(
-            f"{len(report.failed)} of {len(rows)} images of {source} could not be fetched or decoded "
-            f"(all listed in {failed_list}):\n"
-            f"{_failure_lines(report.failed)}\n"
-            "Images already fetched are kept: rerun to resume, add images got elsewhere with --images "
-            "DIR|ARCHIVE, or pass --skip-missing to leave these rows out."
-        )
-    failed_rows = {entry["row"] for entry in report.failed}
-    kept = [row for row in rows if row.row not in failed_rows]
-    if not kept:
-        raise PrepareError(f"no image of {source} could be fetched:\n{_failure_lines(report.failed)}")
-    if report.failed:
-        logger.warning(
-            f"ConTextual prepare: {len(report.failed)} of {len(rows)} rows SKIPPED (image missing):\n"
-            f"{_failure_lines(report.failed)}"
-        )
-    dataset_path = write_dataset(kept, image_dir, out_dir / f"{stem}.parquet")
-    summary = {
-        "csv": source,
-        "dataset": str(dataset_path),
-        "images": str(image_dir),
-        "rows_in_csv": len(rows),
-        "rows_written": len(kept),
-        "skipped_missing": len(report.failed),
-        "seconds": round(time.monotonic() - started, 2),
-        **report.as_dict(),
-        **({"imported": imported} if imported is not None else {}),
-        **({"failed_list": str(failed_list)} if report.failed else {}),
-    }
-    (out_dir / f"{stem}.prepare.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    return summary
+    out_dir = Path(out_dir)
+    with output_lock(out_dir):  # one prepare per folder at a time (two wrote one parquet file at once)
+        if csv_path is None:
+            rows, stem = bundled_csv_rows(split)
+            source = f"bundled {stem}"
+        else:
+            csv_path = Path(csv_path)
+            rows, stem, source = read_csv(csv_path), csv_path.stem, str(csv_path)
+        image_dir = out_dir / "images"
+        started = time.monotonic()
+        imported = import_images(rows, image_dir, images) if images is not None else None
+        if download:
+            report = download_images(rows, image_dir, **download_options)
+        else:
+            report = DownloadReport(rows=len(rows))
+            for row in rows:
+                if (image_dir / image_filename(row.image_url)).is_file():
+                    report.already_present += 1
+                else:
+                    report.failed.append(row.failure("not in --images (download off)"))
+        # an import problem (ambiguous name, undecodable file) explains a missing row
+        if imported is not None:
+            reasons = {entry["row"]: entry["reason"] for entry in imported["problems"]}
+            for entry in report.failed:
+                if entry["row"] in reasons:
+                    entry["reason"] = f"{reasons[entry['row']]}; download: {entry['reason']}"
+        failed_list = out_dir / f"{stem}.failed.jsonl"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if report.failed:
+            failed_list.write_text(
+                "".join(json.dumps({"csv": source, **entry}) + "\n" for entry in report.failed),
+                encoding="utf-8",
+            )
+        else:
+            failed_list.unlink(missing_ok=True)
+        if report.failed and not skip_missing:
+            raise PrepareError(
+                f"{len(report.failed)} of {len(rows)} images of {source} could not be fetched or decoded "
+                f"(all listed in {failed_list}):\n"
+                f"{_failure_lines(report.failed)}\n"
+                "Images already fetched are kept: rerun to resume, add images got elsewhere with --images "
+                "DIR|ARCHIVE, or pass --skip-missing to leave these rows out."
+            )
+        failed_rows = {entry["row"] for entry in report.failed}
+        kept = [row for row in rows if row.row not in failed_rows]
+        if not kept:
+            raise PrepareError(f"no image of {source} could be fetched:\n{_failure_lines(report.failed)}")
+        if report.failed:
+            logger.warning(
+                f"ConTextual prepare: {len(report.failed)} of {len(rows)} rows SKIPPED (image missing):\n"
+                f"{_failure_lines(report.failed)}"
+            )
+        dataset_path = write_dataset(kept, image_dir, out_dir / f"{stem}.parquet")
+        summary = {
+            "csv": source,
+            "dataset": str(dataset_path),
+            "images": str(image_dir),
+            "rows_in_csv": len(rows),
+            "rows_written": len(kept),
+            "skipped_missing": len(report.failed),
+            "seconds": round(time.monotonic() - started, 2),
+            **asdict(report),
+            **({"imported": imported} if imported is not None else {}),
+            **({"failed_list": str(failed_list)} if report.failed else {}),
+        }
+        (out_dir / f"{stem}.prepare.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        return summary
 
 
 def _count(minimum: int) -> Callable[[str], int]:
