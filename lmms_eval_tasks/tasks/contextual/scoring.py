@@ -9,7 +9,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -178,7 +178,7 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
     }
     metrics = _combine(per_repeat, headline)
     metrics.update(_item_counts(items, verdicts, replies, metrics["unjudged"], len(supplied)))
-    metrics.update(_integrity_counts(judged.counts, to_judge, options.model_text_limit))
+    metrics.update(_integrity_counts(judged.judge_counts, to_judge, options.model_text_limit))
     metrics["rejected_content_free"] += supplied_content_free
     if judged.self_test:  # the judge's own rates on the self-test's probes: shown, never part of a headline
         metrics["judge_false_accept_rate"] = judged.self_test["judge_false_accept_rate"]
@@ -187,19 +187,7 @@ def evaluate(records: Sequence[dict[str, Any]], options: Options) -> Evaluation:
     metrics["rouge_l_items"] = len(with_reference)
     metrics["per_scenario"] = _scenario_counts(items, verdicts)
     _warn_unjudged_and_empty(metrics, len(items) * repeats)
-    return Evaluation(
-        protocol=options.protocol,
-        repeats=repeats,
-        metrics=metrics,
-        per_repeat=per_repeat,
-        verdicts=verdicts,
-        items=items,
-        replies=replies,
-        rouge=rouge_values,
-        judge=judged.judge,
-        judge_usage=judged.usage,
-        judge_batch=judged.report,
-    )
+    return replace(judged, repeats=repeats, metrics=metrics, per_repeat=per_repeat, rouge=rouge_values)
 
 
 @scorer(Options)
@@ -239,23 +227,12 @@ def _supplied_repeats(supplied: dict[int, tuple[list[Any], list[Any]]], repeats:
     return supplied_repeats
 
 
-@dataclass
-class _Judged:
-    """The judge's verdicts and replies per item and repeat (empty rows for supplied items)."""
-
-    verdicts: list[list[bool | None]]
-    replies: list[list[str | None]]
-    repeats: int | None = None
-    report: dict[str, Any] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    judge: dict[str, Any] = field(default_factory=dict)
-    usage: dict[str, Any] = field(default_factory=dict)
-    self_test: Any = None  # the judge self-test's report (judges.self_test), None when not run
-
-
-def _judged(records, items, to_judge, supplied_repeats: int | None, options: Options) -> _Judged:
-    """Judge the items without a supplied verdict (none: nothing judged, no judge made)."""
-    judged = _Judged([[] for _ in items], [[] for _ in items], options.repeats)
+def _judged(records, items, to_judge, supplied_repeats: int | None, options: Options) -> Evaluation:
+    """The judge's part of the evaluation: the items without a supplied verdict judged (their verdicts and
+    replies per repeat; empty rows for the others), or none judged and no judge made."""
+    judged = Evaluation(
+        [[] for _ in items], [[] for _ in items], options.repeats, options.protocol, items=items
+    )
     if not to_judge:
         return judged
     from lmms_eval_tasks.judges.pipeline import LazyJudge, protocol_repeats
@@ -283,13 +260,13 @@ def _judged(records, items, to_judge, supplied_repeats: int | None, options: Opt
         for item, cells in zip(to_judge, batch.cells, strict=True):
             judged.verdicts[item.index] = [cell.verdict if cell.judged else None for cell in cells]
             judged.replies[item.index] = [cell.reply for cell in cells]
-        judged.report = {**batch.report(), "self_test": self_test} if self_test else batch.report()
-        judged.judge, judged.usage, judged.self_test = judge_object.describe(), batch.usage, self_test
+        judged.judge_batch = {**batch.report(), "self_test": self_test} if self_test else batch.report()
+        judged.judge, judged.judge_usage, judged.self_test = judge_object.describe(), batch.usage, self_test
         if self_test:
             from lmms_eval_tasks.judges.self_test import provenance
 
             judged.judge["self_test"] = provenance(self_test)
-        judged.counts = batch.counts()
+        judged.judge_counts = batch.counts()
     return judged
 
 
@@ -328,19 +305,21 @@ def _warn_unjudged_and_empty(metrics: dict[str, Any], cells: int) -> None:
 
 @dataclass
 class Evaluation:
-    """Everything one scoring run produced: metrics, per-item verdicts per repeat, judge replies."""
+    """Everything one scoring run produced: metrics, per-item verdicts and judge replies per repeat."""
 
-    protocol: str
-    repeats: int
-    metrics: dict[str, Any]
-    per_repeat: list[dict[str, Any]]
     verdicts: list[list[bool | None]]
-    items: list[Item]
     replies: list[list[str | None]]
-    rouge: list[float | None]
+    repeats: int | None = None
+    protocol: str = "default"
+    metrics: dict[str, Any] = field(default_factory=dict)
+    per_repeat: list[dict[str, Any]] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+    rouge: list[float | None] = field(default_factory=list)
     judge: dict[str, Any] = field(default_factory=dict)
     judge_usage: dict[str, Any] = field(default_factory=dict)
     judge_batch: dict[str, Any] = field(default_factory=dict)
+    judge_counts: dict[str, int] = field(default_factory=dict)
+    self_test: Any = None  # the judge self-test's report (judges.self_test), None when not run
 
 
 def _submission(
@@ -465,8 +444,6 @@ def _integrity_counts(
 
 def _self_test(records, items, judge_object, options: Options):
     """The judge self-test on the first items with a reference (``judges.self_test``); None when off."""
-    from dataclasses import replace
-
     from lmms_eval_tasks.judges.self_test import run_self_test
 
     chosen = [item for item in items if (item.response or "").strip()]

@@ -14,7 +14,7 @@ from lmms_eval_tasks.framework.taskgen import (
     render_group,
     templated_files,
 )
-from lmms_eval_tasks.tasks.dare.scoring import GOLD_COUNTS, PROMPTS, TABLE_COLUMNS
+from lmms_eval_tasks.tasks.dare.scoring import GOLD_COUNTS, PROMPTS, TABLE_COLUMNS, multi_variant
 
 TASK_DIR = Path(__file__).resolve().parent
 FOLDER = "lmms_eval_tasks/tasks/dare"
@@ -57,9 +57,7 @@ class TaskSpec:
 
     @property
     def variant(self) -> str:
-        if self.answer_format == "binary":
-            return "binary"
-        return f"plus_{self.extra_options}" if self.extra_options else "standard"
+        return multi_variant({"format": self.answer_format, "extra_options": self.extra_options})
 
     @property
     def name(self) -> str:

@@ -246,25 +246,16 @@ def sample_files(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
     }
 
 
-def write_sample(output: Path = SAMPLE_DIR, seed: int = DEFAULT_SEED) -> list[Path]:
-    """Write the three parquet files; returns their paths."""
-    output.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, content in sample_files(seed).items():
-        path = output / name
-        path.write_bytes(content)
-        logger.info(f"wrote {path}")
-        written.append(path)
-    return written
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Command line: regenerate the bundled sample."""
+    """Command line: write the three parquet files of the sample (``--seed``) into ``--output``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--output", type=Path, default=SAMPLE_DIR)
     arguments = parser.parse_args(argv)
-    write_sample(arguments.output, arguments.seed)
+    arguments.output.mkdir(parents=True, exist_ok=True)
+    for name, content in sample_files(arguments.seed).items():
+        (arguments.output / name).write_bytes(content)
+        logger.info(f"wrote {arguments.output / name}")
 
 
 if __name__ == "__main__":

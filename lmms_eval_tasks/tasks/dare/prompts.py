@@ -95,14 +95,6 @@ BINARY_PROMPT = (
 )
 
 
-def subject_of(category: str) -> str:
-    """The {subject} words for a dataset category (raises ValueError for an unknown category)."""
-    canonical = canonical_category(category)
-    if canonical is None:
-        raise ValueError(f"unknown DARE category {category!r}; known: {sorted(CATEGORY_SUBJECTS)}")
-    return CATEGORY_SUBJECTS[canonical]
-
-
 def instruction(setup: str, answer_format: str, prompt: int) -> str:
     """The prompt template (with a {subject} slot) for a setup, format and prompt number."""
     table = MULTI_PROMPTS if setup == "multi" else SINGLE_PROMPTS
@@ -113,14 +105,6 @@ def instruction(setup: str, answer_format: str, prompt: int) -> str:
     return table[(answer_format, prompt)]
 
 
-def option_lines(doc: Mapping[str, object], extra_options: str | None = None) -> list[str]:
-    """``A. text`` lines for A-D plus the +all/+none extra options (E, F)."""
-    lines = [f"{letter}. {doc[letter]}" for letter in LETTERS]
-    for letter, meaning in EXTRA_OPTIONS.get(extra_options or "", {}).items():
-        lines.append(f"{letter}. {EXTRA_OPTION_TEXTS[meaning]}")
-    return lines
-
-
 def build_prompt(
     doc: Mapping[str, object],
     setup: str,
@@ -129,12 +113,18 @@ def build_prompt(
     extra_options: str | None = None,
     option: str | None = None,
 ) -> str:
-    """The full text prompt: instruction, then Question / Options / A-D / Answer(s):, one per line."""
-    head = instruction(setup, answer_format, prompt).format(subject=subject_of(str(doc["category"])))
+    """The full text prompt: instruction, Question, Options (A-D, +all/+none: E, F), Answer(s):, by line."""
+    category = str(doc["category"])
+    canonical = canonical_category(category)
+    if canonical is None:
+        raise ValueError(f"unknown DARE category {category!r}; known: {sorted(CATEGORY_SUBJECTS)}")
+    head = instruction(setup, answer_format, prompt).format(subject=CATEGORY_SUBJECTS[canonical])
     if answer_format == "binary":
         if option is None:
             raise ValueError("the binary format needs the option letter being asked about")
         return "\n".join([head, f"Question: {doc['question']}", f"Option: {doc[option]}", "Answer:"])
-    lines = [head, f"Question: {doc['question']}", "Options:", *option_lines(doc, extra_options)]
+    lines = [head, f"Question: {doc['question']}", "Options:", *(f"{key}. {doc[key]}" for key in LETTERS)]
+    for letter, meaning in EXTRA_OPTIONS.get(extra_options or "", {}).items():
+        lines.append(f"{letter}. {EXTRA_OPTION_TEXTS[meaning]}")
     lines.append("Answers:" if setup == "multi" else "Answer:")
     return "\n".join(lines)
