@@ -23,7 +23,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "contextual"
 def _dataset(task: str):
     from datasets import load_dataset
 
-    settings = generate._data_settings(task)
+    settings = generate._fields(task)
     split = settings["test_split"]
     files = {split: str(TASK_DIR / settings["dataset_kwargs"]["data_files"][split])}
     return load_dataset("parquet", data_files=files, split=split)

@@ -52,10 +52,14 @@ def reads_image_column(task: str) -> bool:
     return task_spec(task).bundled_images
 
 
-def judged_options() -> dict[str, Any]:
-    """The judged tasks' options from the environment: the protocol and the image-aware judge."""
+def score_options(task: str) -> dict[str, Any]:
+    """The ``score`` options of ``task``: a judged task's protocol, image judge and judge prompt from the
+    environment, and the judge it fixes; a submission task's flag and the rows the leaderboard expects."""
     from lmms_eval_tasks.tasks.contextual.scoring import PROTOCOLS
 
+    spec = task_spec(task)
+    if not spec.judged:
+        return {"submission": True, "expected_rows": spec.expected_rows}
     protocol = environment.text(PROTOCOL_ENV) or "default"
     if protocol not in PROTOCOLS:
         raise ValueError(f"{PROTOCOL_ENV}={protocol!r}: expected one of {', '.join(PROTOCOLS)}")
@@ -63,16 +67,9 @@ def judged_options() -> dict[str, Any]:
     judge_prompt = environment.text(JUDGE_PROMPT_ENV)
     if judge_prompt:  # recorded only when asked: the official prompt is the default
         options["judge_prompt"] = judge_prompt
+    if spec.judge:
+        options["judge"] = spec.judge
     return options
-
-
-def score_options(task: str) -> dict[str, Any]:
-    """The ``score`` options of ``task``: a judged task's protocol and image judge; a submission
-    task's ``submission`` flag and the rows the leaderboard expects."""
-    spec = task_spec(task)
-    if spec.judged:
-        return {**judged_options(), **({"judge": spec.judge} if spec.judge else {})}
-    return {"submission": True, "expected_rows": spec.expected_rows}
 
 
 def judge_needed(task: str) -> str | None:

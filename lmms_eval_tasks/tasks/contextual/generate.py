@@ -11,10 +11,9 @@ from lmms_eval_tasks.framework.taskgen import (
     EMPTY_PROMPT_KWARGS,
     REPOSITORY_ROOT,
     TaskYaml,
+    benchmark_files,
     greedy_generation,
     hook_fields,
-    task_docs_module,
-    templated_files,
 )
 from lmms_eval_tasks.tasks.contextual import make_sample
 from lmms_eval_tasks.tasks.contextual.config import TASKS
@@ -51,17 +50,15 @@ DESCRIPTIONS = {
 }
 
 
-def _data_settings(task: str) -> dict[str, Any]:
+def _fields(task: str) -> dict[str, Any]:
     if task.startswith("contextual_sample"):
         split, path = "test", f"sample/{make_sample.SAMPLE_FILE}"
     else:
         split, path = DATA[task][0], f"data/{DATA[task][1]}.parquet"
-    return {"dataset_path": "parquet", "dataset_kwargs": {"data_files": {split: path}}, "test_split": split}
-
-
-def _fields(task: str) -> dict[str, Any]:
     return {
-        **_data_settings(task),
+        "dataset_path": "parquet",
+        "dataset_kwargs": {"data_files": {split: path}},
+        "test_split": split,
         **hook_fields(
             HOOKS,
             doc_to_target="response" if TASKS[task].judged else "instruction",
@@ -108,18 +105,6 @@ def data_files() -> dict[str, bytes]:
 
 def generated_files() -> dict[str, str | bytes]:
     """{repository path: content} for every generated ConTextual file."""
-    files: dict[str, str | bytes] = dict(
-        templated_files(
-            FOLDER,
-            SOURCE,
-            task_specs(),
-            "yaml/_contextual_template_yaml",
-            lambda task: f"{FOLDER}/yaml/{task}.yaml",
-        )
-    )
-    files[f"{FOLDER}/task_docs.py"] = task_docs_module(HOOKS, SOURCE)
-    for name, content in data_files().items():
-        files[f"{FOLDER}/data/{name}"] = content
-    for name, content in make_sample.sample_files().items():
-        files[f"{FOLDER}/sample/{name}"] = content
+    files = benchmark_files(FOLDER, SOURCE, HOOKS, task_specs(), samples=make_sample.sample_files())
+    files.update({f"{FOLDER}/data/{name}": content for name, content in data_files().items()})
     return files
