@@ -66,10 +66,7 @@ def answer_function(task_name: str) -> RandomAnswer | None:
 
 def listed_option_letters(prompt: str) -> list[str]:
     """Option letters listed one per line in ``prompt`` ("A. ...", "(B) ...", "C) ..."), in order, unique."""
-    letters: list[str] = []
-    for letter in _OPTION_LINE.findall(prompt):
-        if letter not in letters:
-            letters.append(letter)
+    letters = list(dict.fromkeys(_OPTION_LINE.findall(prompt)))
     # A real option list starts at A and has at least two entries; "I. think" alone is not one.
     return letters if len(letters) >= 2 and "A" in letters else []
 

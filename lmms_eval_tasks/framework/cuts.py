@@ -11,15 +11,13 @@ _NOTES: dict[str, str] = {}  # task -> what its --limit kept (replaced each time
 _SIZES: dict[str, tuple[int, int]] = {}  # task -> (its --limit, its documents before the limit)
 
 
-def _run_limit() -> float | None:
-    """The run's ``--limit`` as a number, or None (no limit, not a number, or not a host run)."""
+def _run_number(argument: str) -> float | None:
+    """The run's ``--<argument>`` as a number, or None (not given, not a number, or not a host run)."""
     from lmms_eval_tasks.framework.run_state import current_run
 
-    limit = getattr(current_run().args, "limit", None)
-    if limit is None:
-        return None
+    value = getattr(current_run().args, argument, None)
     try:
-        return float(limit)
+        return None if value is None else float(value)
     except (TypeError, ValueError):
         return None
 
@@ -28,17 +26,12 @@ def refuse_few_shot(task: str) -> None:
     """A one-line ``RowError`` for ``--num_fewshot N > 0`` on a task the launcher did not refuse it for (a
     variant, a user's task built on one): the tasks are zero-shot (the host would crash on ``sampler``)."""
     from lmms_eval_tasks.framework.dataset_contract import RowError
-    from lmms_eval_tasks.framework.run_state import current_run
 
-    shots = getattr(current_run().args, "num_fewshot", None)
-    try:
-        asked = shots is not None and float(shots) > 0
-    except (TypeError, ValueError):
-        asked = False
-    if asked:
+    shots = _run_number("num_fewshot")
+    if shots is not None and shots > 0:
         raise RowError(
-            f"{task}: --num_fewshot {shots}: the pack's tasks are zero-shot, as their papers evaluate them, "
-            "and define no few-shot examples; drop --num_fewshot"
+            f"{task}: --num_fewshot {shots:g}: the pack's tasks are zero-shot, as their papers evaluate "
+            "them, and define no few-shot examples; drop --num_fewshot"
         )
 
 
@@ -47,7 +40,7 @@ def refuse_a_fraction(schema: Any, task: str) -> None:
     the fraction after ``process_docs``, so no rounding here can keep units whole)."""
     from lmms_eval_tasks.framework.dataset_contract import RowError
 
-    value = _run_limit()
+    value = _run_number("limit")
     unit = schema.unit_for(task) if schema is not None else None
     if unit is not None and value is not None and 0 < value < 1:
         raise RowError(
@@ -110,7 +103,7 @@ def prepared_rows(benchmark: str, dataset: Any, task: str) -> Any:
     schema = get_benchmark(benchmark).row_schema
     refuse_few_shot(task)
     refuse_a_fraction(schema, task)
-    limit = _run_limit()  # a whole number of documents: none without a limit, or with -1
+    limit = _run_number("limit")  # a whole number of documents: none without a limit, or with -1
     return whole_units(schema, dataset, task, int(limit) if limit is not None and limit >= 1 else None)
 
 

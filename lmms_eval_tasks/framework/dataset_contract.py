@@ -195,8 +195,9 @@ def check_rows(schema: RowSchema, dataset: Any, task: str) -> None:
                 nulls = pc.and_(nulls, pa.scalar(False))
             elif spec.null_when is not None:
                 other, values = spec.null_when
+                value_set = pa.array([str(value) for value in values], type=pa.string())
                 allowed = pc.fill_null(
-                    pc.is_in(pc.cast(batch.column(other), "string"), value_set=_strings(values)), False
+                    pc.is_in(pc.cast(batch.column(other), "string"), value_set=value_set), False
                 )
                 nulls = pc.and_(nulls, pc.invert(allowed))
             bad = pc.or_(nulls, _bad_mask(spec.kind, column))
@@ -211,12 +212,6 @@ def check_rows(schema: RowSchema, dataset: Any, task: str) -> None:
                     f"{task}: {where}: field {spec.name!r}: {problem}; expected {ROW_KINDS[spec.kind]}"
                 )
         position += batch.num_rows
-
-
-def _strings(values: Sequence[str]) -> Any:
-    import pyarrow as pa
-
-    return pa.array([str(value) for value in values], type=pa.string())
 
 
 def checked_rows(benchmark: str, dataset: Any, task: str) -> Any:

@@ -7,7 +7,7 @@ import io
 import os
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from lmms_eval_tasks.framework.input_checks import RecordError
@@ -65,32 +65,23 @@ def to_rgb(image: Any) -> Any:
 
 
 @contextmanager
-def strict_decoding() -> Iterator[None]:
+def _pil_setting(lock: threading.Lock, owner: Any, name: str, value: Any) -> Iterator[None]:
+    """Within the block, the process-wide PIL setting ``owner.name`` is ``value`` (one block at a time)."""
+    with lock:
+        saved = getattr(owner, name)
+        setattr(owner, name, value)
+        try:
+            yield
+        finally:
+            setattr(owner, name, saved)
+
+
+def strict_decoding() -> AbstractContextManager[None]:
     """Within the block a truncated file is an error: lmms-eval turns PIL's ``LOAD_TRUNCATED_IMAGES`` on when
     imported, which fills a cut file's missing part with grey and says nothing."""
     from PIL import ImageFile
 
-    with _STRICT:
-        lenient = ImageFile.LOAD_TRUNCATED_IMAGES
-        ImageFile.LOAD_TRUNCATED_IMAGES = False
-        try:
-            yield
-        finally:
-            ImageFile.LOAD_TRUNCATED_IMAGES = lenient
-
-
-def _open_within(value: Any) -> Any:
-    """``_open(value)`` without PIL's decompression-bomb check (``MAX_IMAGE_PIXELS``, which libraries change),
-    replaced by the pack's pixel limit that ``load_rgb`` checks next."""
-    from PIL import Image
-
-    with _HEADER:  # PIL's limit is process-wide: lifted while this header is read
-        saved = Image.MAX_IMAGE_PIXELS
-        Image.MAX_IMAGE_PIXELS = None
-        try:
-            return _open(value)
-        finally:
-            Image.MAX_IMAGE_PIXELS = saved
+    return _pil_setting(_STRICT, ImageFile, "LOAD_TRUNCATED_IMAGES", False)
 
 
 def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose: bool = False) -> Any:
@@ -104,8 +95,9 @@ def load_rgb(value: Any, row: str | int, field: str = "image", *, exif_transpose
         raise RecordError(row, field, "missing (null)")
     limit = max_pixels_limit()
     raise_it = f"raise it with {MAX_PIXELS_ENV}=N, 0 = no limit, or downscale the image"
-    try:
-        image = _open_within(value)
+    try:  # without PIL's decompression-bomb check (which libraries change): the pack's limit is checked next
+        with _pil_setting(_HEADER, Image, "MAX_IMAGE_PIXELS", None):
+            image = _open(value)
     except Exception as error:  # PIL raises UnidentifiedImageError, OSError, SyntaxError... on bad files
         if isinstance(error, UnidentifiedImageError):  # its text names a buffer: '<_io.BytesIO ...>'
             error = UnidentifiedImageError("not an image format PIL can read")

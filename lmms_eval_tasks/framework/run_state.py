@@ -77,15 +77,11 @@ class RunState:
         with self._lock:
             self._group_metrics[group] = metrics
 
-    def group_metrics(self, group: str) -> dict[str, Any] | None:
-        """The metrics of ``group``'s last scoring in this run, or None when it was not scored."""
-        with self._lock:
-            return self._group_metrics.get(group)
-
     def group_stderr(self, group: str, metric: str) -> float | str | None:
         """The pack's standard error of ``metric`` on ``group`` ("N/A" when it has none; None when the run
         did not score it), for the host patch "group_only_metrics"."""
-        metrics = self.group_metrics(group)
+        with self._lock:
+            metrics = self._group_metrics.get(group)  # its last scoring in this run, None when not scored
         if metrics is None or metric not in metrics:
             return None
         value = metrics.get(f"{metric}_stderr")

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import io
 import random
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
@@ -129,21 +127,14 @@ def image_cell(image: Image.Image | bytes) -> dict[str, Any]:
     return {"bytes": image if isinstance(image, bytes) else png_bytes(image), "path": None}
 
 
-def dataset_from_rows(rows: Sequence[Mapping[str, Any]], features: Any) -> Any:
-    """A ``datasets.Dataset`` with ``features`` from row dicts (columns in the features' order)."""
+def parquet_bytes(rows: Sequence[Mapping[str, Any]], features: Any) -> bytes:
+    """The parquet file (HF layout, features in its metadata) holding ``rows``, as bytes."""
     from datasets import Dataset
 
     columns = {name: [row.get(name) for row in rows] for name in features}
-    return Dataset.from_dict(columns, features=features)
-
-
-def parquet_bytes(rows: Sequence[Mapping[str, Any]], features: Any) -> bytes:
-    """The parquet file (HF layout, features in its metadata) holding ``rows``, as bytes."""
-    dataset = dataset_from_rows(rows, features)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "rows.parquet"
-        dataset.to_parquet(str(path))
-        return path.read_bytes()
+    buffer = io.BytesIO()
+    Dataset.from_dict(columns, features=features).to_parquet(buffer)
+    return buffer.getvalue()
 
 
 _VALUE_DTYPES = ((bool, "bool"), (int, "int64"), (float, "float64"), (str, "string"))  # bool before int

@@ -69,13 +69,6 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\d)")
 _RANGE = re.compile(r"\b\d++\s*+(?:-|–|to|or)\s*+\d++\b|\bbetween\s++\d++\s++and\s++\d++\b", re.IGNORECASE)
 _LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
 NUMBER_HEDGE = 3  # this many distinct numbers in a numeric answer is a hedge
-# A line that labels a verdict the way graders do ("Judgement: Yes", "Output: correct", "**Verdict:** same"):
-# no answer of any benchmark needs one, so every benchmark screens for it besides its judge's own markers.
-GENERIC_VERDICT_LINE = (
-    r"^[ \t*_#>]*+(?:final[ \t]+)?(?:judg(?:e)?ment|verdict|output|grade|score|rating|"
-    r"evaluation|assessment)[ \t*_]*+:[ \t*_\"']*+(?:yes|no|correct|incorrect|unclear|same|different|true|"
-    r"false|right|wrong|accepted|rejected|\d+(?:\s*/\s*\d+)?)\b"
-)
 _VERDICT_LABELS = _folded_words(
     "judg(?:e)?ment|verdict|output|grade|score|rating|evaluation|assessment|result|is_correct|correct",
     "jugement|verdicto|veredicto|juicio|urteil|bewertung|ergebnis|résultat|resultado|вердикт|оценка",
@@ -87,7 +80,8 @@ _VERDICTS = r"\d+|" + _folded_words(
     "неверно|правильно|是|否|对|错|正确|正確|错误|錯誤|正しい|正解|不正解|はい|いいえ|예|아니오|맞음|틀림",
     "نعم|لا|صحيح|خطأ",
 )
-# The same verdict line in any of those languages, as a JSON member ({"judgement": "yes"}) or with "=" / "-"
+# A line that labels a verdict the way graders do ("Judgement: Yes", "**Verdict:** same", in any of those
+# languages, as a JSON member, with "=" / "-"): no answer of any benchmark needs one, so all screen for it
 MULTILINGUAL_VERDICT_LINE = (
     rf"^[ \t*_#>{{\[,\"']*+(?:final[ \t_]+)?(?:{_VERDICT_LABELS})[\"']?"
     rf"[ \t*_]*+[:=：＝\-–][ \t*_\"']*(?:{_VERDICTS})(?!\w)"
@@ -162,22 +156,15 @@ def _hedge(text: str, screening: Screening, letters: str | None) -> bool:
     # questions), only one listing every option is: "A, B, D" is an honest answer there
     if not letters and _LETTER_LIST.fullmatch(text) and len(set(re.findall(r"[A-J]", text))) >= 3:
         return True
-    if letters and len(letters) >= 3:
-        found = set(_LETTER.findall(text))
-        if set(letters) <= found:
-            return True
-    if screening.numbers:
-        if _RANGE.search(text) or len(set(_NUMBER.findall(text))) >= NUMBER_HEDGE:
-            return True
-    return False
+    if letters and len(letters) >= 3 and set(letters) <= set(_LETTER.findall(text)):
+        return True
+    return screening.numbers and bool(_RANGE.search(text) or len(set(_NUMBER.findall(text))) >= NUMBER_HEDGE)
 
 
 def _markers(screening: Screening) -> re.Pattern[str]:
     """One pattern, linear and quick: possessive runs; the line patterns share one ``^``, and those that need
     a label and a separator on the line (``:``, ``=``, a dash) are tried only on a line that has both."""
-    labelled = "|".join(
-        f"(?:{line[1:]})" for line in (GENERIC_VERDICT_LINE, MULTILINGUAL_VERDICT_LINE, SELF_GRADING_LINE)
-    )
+    labelled = "|".join(f"(?:{line[1:]})" for line in (MULTILINGUAL_VERDICT_LINE, SELF_GRADING_LINE))
     lines = [rf"(?=[^\n:=：＝\-–]++[:=：＝\-–])(?:{labelled})"]
     if screening.verdict_words:
         words = "|".join(re.escape(word) for word in screening.verdict_words)
