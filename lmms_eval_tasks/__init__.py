@@ -1,9 +1,5 @@
-"""lmms-eval-tasks: a task pack for the lmms-eval harness.
-
-Adds DARE, HallusionBench, VRB, the Revisiting-MLLM-Evaluation datasets and ConTextual, plus the
-shared machinery they need (image corruptions, LLM judges, scoring). Importing this package is cheap:
-heavy libraries (torch, cv2, nltk, openai) are imported lazily by the modules that need them.
-"""
+"""lmms-eval-tasks: a task pack for the lmms-eval harness (DARE, HallusionBench, VRB, the Revisiting datasets,
+ConTextual and their machinery); cheap to import, heavy libraries are imported where they are used."""
 
 from pathlib import Path
 
@@ -17,9 +13,8 @@ CACHE_ENV = "LMMS_EVAL_TASKS_CACHE"
 
 
 def cache_root() -> Path:
-    """``$LMMS_EVAL_TASKS_CACHE``, else ``~/.cache/lmms_eval_tasks``: the one root of every pack cache (judge
-    answers, corrupted images, WordNet, ConTextual's images, the tiny LLaVA, the host's task index), read here
-    only."""
+    """``$LMMS_EVAL_TASKS_CACHE``, else ``~/.cache/lmms_eval_tasks``: the one root of every pack cache (read
+    here only)."""
     from lmms_eval_tasks import environment
 
     root = environment.value(CACHE_ENV)

@@ -1,7 +1,5 @@
-"""Ending quietly when the reader of stdout goes away (`lmms-eval-tasks ... | head`, `lmms_eval ... | head`).
-
-Shared by the ``lmms-eval-tasks`` command (``cli/``) and the ``lmms_eval`` launcher (``host/launcher.py``).
-"""
+"""Ending quietly when the reader of stdout goes away (`lmms-eval-tasks ... | head`, `lmms_eval ... | head`),
+for the ``lmms-eval-tasks`` command (``cli/``) and the ``lmms_eval`` launcher (``host/launcher.py``)."""
 
 from __future__ import annotations
 

@@ -42,14 +42,11 @@ def summarise_values(
     for task in tasks:
         metrics = {key.split(",")[0]: value for key, value in every.get(task, {}).items()}
         benchmark = benchmark_for_task(task)
-        wanted = (
-            (benchmark.headline_metrics if benchmark is not None else None)
-            or tuple(
-                name
-                for name, value in metrics.items()
-                if "_stderr" not in name and name != "alias" and isinstance(value, int | float)
-            )[:max_metrics]
-        )
+        wanted = (benchmark.headline_metrics if benchmark is not None else None) or tuple(
+            name
+            for name, value in metrics.items()
+            if "_stderr" not in name and name != "alias" and isinstance(value, int | float)
+        )[:max_metrics]
         values: dict[str, Any] = {}
         undefined: dict[str, str] = {}
         report = (reports or {}).get(task)
@@ -68,16 +65,11 @@ def summarise_values(
     return summary
 
 
-def summarise_results(
-    results: dict[str, Any],
-    tasks: Sequence[str],
-    max_metrics: int = 8,
-    reports: dict[str, dict[str, Any]] | None = None,
-) -> list[tuple[str, str]]:
-    """(task, "metric=value ...") rows for the requested top-level tasks/groups of a host results JSON;
-    an undefined value reads ``metric=n/a (reason)``, never ``nan``."""
+def summarise_results(values: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """(task, "metric=value ...") rows of ``summarise_values``; an undefined value reads
+    ``metric=n/a (reason)``, never ``nan``."""
     rows: list[tuple[str, str]] = []
-    for task, summary in summarise_values(results, tasks, reports, max_metrics).items():
+    for task, summary in values.items():
         shown = []
         for name, value in summary["metrics"].items():
             if value is None:
@@ -184,13 +176,12 @@ def inputs_fingerprint(
 
     from lmms_eval_tasks import TASKS_DIR
 
-    settings = (
-        sorted(  # the pack's and the host's settings (LMMS_*); secrets are left out, the judge is the rule
-            (name, value)
-            for name, value in os.environ.items()
-            if name.startswith("LMMS_")
-            and not any(word in name for word in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
-        )
+    # the pack's and the host's settings (LMMS_*); secrets are left out, the judge is the rule
+    settings = sorted(
+        (name, value)
+        for name, value in os.environ.items()
+        if name.startswith("LMMS_")
+        and not any(word in name for word in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
     )
     digest = hashlib.sha256()
     digest.update(json.dumps([sys.version, list(model_arguments), list(tasks), seed, settings]).encode())
@@ -285,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finished, imported = run_launchers(to_run, args.output, environment) if to_run else ({}, {})
     if imported:
         summary["host_import"] = imported
+    lines = ["| model | task | metrics |", "|---|---|---|"]
     for label in models:
         folder = args.output / label
         run: dict[str, Any] = {"log": str(args.output / f"{label}.log")}
@@ -301,20 +293,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if results_file is not None:
             results = json.loads(results_file.read_text(encoding="utf-8"))
             run["results_file"] = str(results_file)
-            reports = pack_reports(folder)
-            run["rows"] = summarise_results(results, tasks, reports=reports)
-            run["values"] = summarise_values(results, tasks, reports)
+            run["values"] = values = summarise_values(results, tasks, pack_reports(folder))
+            lines += [f"| {label} | {task} | {metrics} |" for task, metrics in summarise_results(values)]
         else:
             failed = True
-        summary["runs"][label] = run
-
-    lines = ["| model | task | metrics |", "|---|---|---|"]
-    for label, run in summary["runs"].items():
-        if "rows" not in run:
             lines.append(f"| {label} | (failed, exit {run['exit_code']}) | see {run['log']} |")
-            continue
-        for task, metrics in run["rows"]:
-            lines.append(f"| {label} | {task} | {metrics} |")
+        summary["runs"][label] = run
     table = "\n".join(lines)
     (args.output / "summary.md").write_text(f"{WHAT_IT_SHOWS}\n\n{table}\n", encoding="utf-8")
     # strict JSON: undefined values are null (with their reason), never a NaN token
@@ -345,8 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if not failed:
         print(f"report (tables, plots, provenance): {write_report(args.output, list(models), fingerprints)}")
-    for line in next_steps():
-        print(line)
+    print("\n".join(next_steps()))
     return 1 if failed else 0
 
 

@@ -8,8 +8,6 @@ import contextlib
 import io
 import json
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -97,40 +95,22 @@ def _check_import(module_name: str, fix: str) -> Check:
 
 def check_wordnet() -> Check:
     """WordNet for TDIUC: loads through nltk, or a run installs it on first use (Debian files); looks only."""
-    from lmms_eval_tasks.wordnet import (
-        FIX_COMMAND,
-        REQUIRED_FILES,
-        default_nltk_data_dir,
-        ensure_wordnet_on_path,
-        found_copy_damage,
-        wordnet_source,
+    from lmms_eval_tasks import wordnet
+
+    folder, line = wordnet.default_nltk_data_dir(), _line("benchmarks", "wordnet (tdiuc)")
+    problem, source = wordnet.load_problem(), wordnet.wordnet_source()
+    if problem is None:
+        return line(True, "WordNet loads (nltk finds synsets for 'dog')")
+    if problem.startswith(wordnet.DAMAGED):  # nltk would load it and miss the synsets the cut-off files lost
+        return line(False, problem, f"run `{wordnet.FIX_COMMAND}`")
+    if all((source / file).is_file() for file in wordnet.REQUIRED_FILES):
+        return line(True, f"not in {folder} yet; the first TDIUC run copies it from {source}")
+    return line(
+        False,
+        f"nltk cannot load WordNet ({problem}); TDIUC runs try nltk's downloader into {folder}",
+        f"run `{wordnet.FIX_COMMAND}` (with network, or after "
+        "`apt-get install --no-install-recommends wordnet-base`)",
     )
-
-    folder = default_nltk_data_dir()
-    line = _line("benchmarks", "wordnet (tdiuc)")
-    try:
-        ensure_wordnet_on_path()
-        problem = found_copy_damage()
-        if problem:  # nltk would load it and return None for the synsets the cut-off files lost
-            return line(False, problem, f"run `{FIX_COMMAND}`")
-        from nltk.corpus import wordnet
-
-        synsets = wordnet.synsets("dog")
-    except BaseException as error:  # noqa: BLE001 - LookupError, OSError, or a damaged file
-        source = wordnet_source()
-        if all((source / file).is_file() for file in REQUIRED_FILES):
-            return line(True, f"not in {folder} yet; the first TDIUC run copies it from {source}")
-        lines = [line.strip() for line in str(error).splitlines() if line.strip().strip("*").strip()]
-        reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-        return line(
-            False,
-            f"nltk cannot load WordNet ({reason}); TDIUC runs try nltk's downloader into {folder}",
-            f"run `{FIX_COMMAND}` (with network, or after "
-            "`apt-get install --no-install-recommends wordnet-base`)",
-        )
-    if not synsets:
-        return line(False, "WordNet loads but has no synsets for 'dog'", f"run `{FIX_COMMAND}`")
-    return line(True, f"WordNet loads ({len(synsets)} synsets for 'dog')")
 
 
 def check_tiny_llava(directory: Path | None = None, required: bool = False) -> Check:
@@ -146,27 +126,19 @@ def check_tiny_llava(directory: Path | None = None, required: bool = False) -> C
     return line(False, f"not built (or incomplete) at {directory}", fix)
 
 
-def _probe_request(endpoint: Any) -> urllib.request.Request:
-    """``GET <base>/models`` as the judge's client sends it: the base URL's query kept after the path, its
-    user info as Basic credentials (urllib takes no user info in a URL)."""
-    import base64
-    from urllib.parse import unquote, urlsplit, urlunsplit
+def _probe_status(endpoint: Any, timeout: float) -> int:
+    """The HTTP status of ``GET <base>/models`` sent by httpx, the judge's client's transport, as that client
+    sends it: the base URL's query kept, its user info as Basic credentials (httpx's own rule)."""
+    import httpx
 
-    parts = urlsplit(endpoint.base_url)
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    netloc += f":{parts.port}" if parts.port else ""
+    url = httpx.URL(endpoint.base_url)
+    base = url.path.rstrip("/")
     if endpoint.api_type == "azure":
-        path, query = f"{parts.path.rstrip('/')}/openai/models", f"api-version={endpoint.api_version}"
+        url = url.copy_with(path=f"{base}/openai/models", params={"api-version": endpoint.api_version})
         headers = {"api-key": endpoint.api_key}
     else:
-        path, query = f"{parts.path.rstrip('/')}/models", parts.query
-        headers = {"Authorization": f"Bearer {endpoint.api_key}"}
-    if parts.username is not None:
-        credential = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-        headers["Authorization"] = f"Basic {base64.b64encode(credential).decode('ascii')}"
-    url = urlunsplit((parts.scheme, netloc, path, query, ""))
-    return urllib.request.Request(url, headers=headers, method="GET")
+        url, headers = url.copy_with(path=f"{base}/models"), {"Authorization": f"Bearer {endpoint.api_key}"}
+    return httpx.get(url, headers=headers, timeout=timeout).status_code
 
 
 JUDGE_CHECK = "judge (judged tasks)"
@@ -201,30 +173,20 @@ def check_judge(timeout: float = JUDGE_PROBE_TIMEOUT) -> Check:
             f"{fix_configure}; or run hallusionbench_offline / contextual_offline, or set "
             "LMMS_EVAL_TASKS_JUDGE=rule for the offline rule judge (not comparable with GPT-judged numbers)",
         )
+    import httpx
+
     where = f"{endpoint.api_type} endpoint {endpoint.base_url} (from {endpoint.source or 'arguments'})"
     try:
-        with urllib.request.urlopen(_probe_request(endpoint), timeout=timeout) as response:  # noqa: S310
-            status = response.status
-    except urllib.error.HTTPError as error:
-        status = error.code
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        reason = getattr(error, "reason", error)
+        status = _probe_status(endpoint, timeout)
+    except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as error:
         fix = "start the server or fix the URL; check network access"
-        return _judge_line(False, f"{where} is not reachable: {reason}", fix)
+        return _judge_line(False, f"{where} is not reachable: {error_line(error)}", fix)
     if status in (401, 403):
         return _judge_line(False, f"{where} rejects the key (HTTP {status})", "check the API key")
     return _judge_line(True, f"{where} answers (HTTP {status})")
 
 
-def benchmark_datasets() -> dict[str, list[tuple[str, str | None, list[str]]]]:
-    """Benchmark -> its hub datasets as (dataset_path, dataset_name, tasks), from the task YAML."""
-    return {
-        benchmark: [(path, name, tasks) for (path, name, _files), tasks in found]
-        for benchmark, found in _benchmark_sources().items()
-    }
-
-
-def _benchmark_sources(
+def benchmark_sources(
     include_paths: Sequence[str] = (),
 ) -> dict[str, list[tuple[tuple[str, str | None, str | None], list[str]]]]:
     """Benchmark -> ((dataset_path, dataset_name, data_files as JSON or None), tasks): the hub datasets of its
@@ -250,7 +212,7 @@ def _benchmark_sources(
 def check_datasets(include_paths: Sequence[str] = ()) -> list[Check]:
     """For each benchmark, whether an offline run finds its real (hub) datasets in the `datasets` cache."""
     checks = []
-    for benchmark, sources in _benchmark_sources(include_paths).items():
+    for benchmark, sources in benchmark_sources(include_paths).items():
         line = _line("datasets", benchmark)
         if not sources:
             checks.append(line(True, "no hub dataset in its task YAML (local files only)"))
@@ -377,7 +339,8 @@ def check_judge_self_test() -> list[Check]:
     from lmms_eval_tasks.tasks.hallusionbench import scoring as hallusionbench
 
     samples = Path(__file__).parent / "tasks"
-    rows = pd.read_parquet(samples / "contextual/sample/contextual_sample.parquet", columns=list(_CONTEXTUAL))
+    columns = ["image_url", "instruction", "response", "category"]
+    rows = pd.read_parquet(samples / "contextual/sample/contextual_sample.parquet", columns=columns)
     records = [{**row, "prediction": ""} for row in rows.to_dict("records")]
     questions = pd.read_parquet(samples / "hallusionbench/sample/image.parquet").drop(columns="image")
     options = {"judge_prompt": "official", "model_text_limit": None}
@@ -392,9 +355,6 @@ def check_judge_self_test() -> list[Check]:
                                                         "official", options),
         }  # fmt: skip
     return [_self_test_check(name, report) for name, report in reports.items()]
-
-
-_CONTEXTUAL = ("image_url", "instruction", "response", "category")
 
 
 def _self_test_check(name: str, report: dict[str, Any] | None) -> Check:

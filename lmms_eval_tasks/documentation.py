@@ -1,6 +1,5 @@
 """Where a message sends the user for more: a docs page as a path that exists on this machine (installed
-under ``<prefix>/share/lmms-eval-tasks/docs/`` or in a checkout's ``docs/``), never a bare ``docs/x.md``.
-"""
+under ``<prefix>/share/lmms-eval-tasks/docs/`` or in a checkout's ``docs/``), never a bare ``docs/x.md``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The pack's own environment variables (``LMMS_EVAL_TASKS_*``): their one table (``VARIABLES``, the docs'
-configuration page) and their one reader, at call time; reading an undeclared name is a KeyError.
-"""
+configuration page) and their one reader, at call time; reading an undeclared name is a KeyError."""
 
 from __future__ import annotations
 
@@ -186,12 +185,8 @@ def judge_setting(setting: str, task: str | None = None) -> str | None:
     """``LMMS_EVAL_TASKS_JUDGE_<SETTING>_<TASK>``, else ``LMMS_EVAL_TASKS_JUDGE_<SETTING>``; None when both
     are unset or empty."""
     base = f"{PREFIX}JUDGE_{setting.upper()}"
-    if task:
-        found = value(f"{base}_{task_suffix(task)}")
-        if found not in (None, ""):
-            return found
-    found = value(base)
-    return found if found not in (None, "") else None
+    names = [f"{base}_{task_suffix(task)}", base] if task else [base]
+    return next((found for name in names if (found := value(name))), None)
 
 
 @contextmanager

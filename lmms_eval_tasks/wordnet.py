@@ -71,11 +71,19 @@ def default_nltk_data_dir() -> Path:
 
 
 def _data_lines(path: Path):
-    """The synset lines of a WordNet ``data.*`` file (licence header lines start with spaces)."""
+    """The entry lines of a WordNet ``data.*`` or ``index.*`` file (header lines start with spaces)."""
     with open(path, encoding="utf-8", errors="surrogateescape") as handle:
         for line in handle:
             if not line.startswith(" "):
                 yield line
+
+
+def _index_entries(path: Path):
+    """(lemma, synset offsets) of each line of a WordNet ``index.*`` file."""
+    for line in _data_lines(path):
+        fields = line.split()
+        synset_count, pointer_count = int(fields[2]), int(fields[3])
+        yield fields[0], fields[6 + pointer_count : 6 + pointer_count + synset_count]
 
 
 def _lemma(word: str) -> str:
@@ -91,15 +99,9 @@ def build_index_sense(source: str | Path) -> str:
     source = Path(source)
     sense_numbers: dict[tuple[str, str, str], int] = {}
     for pos_name, pos in _POS_FILES.items():
-        with open(source / f"index.{pos_name}", encoding="utf-8", errors="surrogateescape") as handle:
-            for line in handle:
-                if line.startswith(" "):
-                    continue
-                fields = line.split()
-                lemma, synset_count, pointer_count = fields[0], int(fields[2]), int(fields[3])
-                offsets = fields[6 + pointer_count : 6 + pointer_count + synset_count]
-                for rank, offset in enumerate(offsets, start=1):
-                    sense_numbers[(lemma, pos, offset)] = rank
+        for lemma, offsets in _index_entries(source / f"index.{pos_name}"):
+            for rank, offset in enumerate(offsets, start=1):
+                sense_numbers[(lemma, pos, offset)] = rank
     tag_counts: dict[str, str] = {}
     if (source / "cntlist.rev").is_file():
         with open(source / "cntlist.rev", encoding="utf-8", errors="surrogateescape") as handle:
@@ -152,19 +154,11 @@ def damage(folder: str | Path) -> str | None:
     folder = Path(folder)
     for pos_name in _POS_FILES:
         data, index = folder / f"data.{pos_name}", folder / f"index.{pos_name}"
-        largest = -1
-        with open(index, "rb") as handle:
-            for line in handle:
-                if line.startswith(b" "):
-                    continue
-                fields = line.split()
-                try:
-                    synset_count, pointer_count = int(fields[2]), int(fields[3])
-                    offsets = fields[6 + pointer_count : 6 + pointer_count + synset_count]
-                    for offset in offsets:
-                        largest = max(largest, int(offset))
-                except (IndexError, ValueError):
-                    return f"{index.name} has a broken line ({line[:40]!r})"
+        try:
+            named = (int(offset) for _, offsets in _index_entries(index) for offset in offsets)
+            largest = max(named, default=-1)
+        except (IndexError, ValueError) as error:
+            return f"{index.name} has a broken line ({error})"
         if largest < 0:
             return f"{index.name} names no synset"
         with open(data, "rb") as handle:
@@ -238,16 +232,15 @@ def _move_into_place(staging: Path, destination: Path) -> None:
 
 
 FIX_COMMAND = "lmms-eval-tasks setup-wordnet"
-_DAMAGED = "the WordNet copy in"
+DAMAGED = "the WordNet copy in"
 
 
 class WordNetMissing(RuntimeError):
     """WordNet cannot be found or installed here; the message is one line ending with the fix."""
 
 
-# Optional dependencies nltk's own import pulls in when installed, for modules the pack never uses
-# (collocation statistics, scikit-learn classifiers, a dependency parser): scipy.stats and sklearn are 1.9 of
-# the 2.3 s of CPU `import nltk` takes; every nltk module importing them falls back when they are absent.
+# Pulled in by `import nltk` for modules the pack never uses (1.9 of its 2.3 s of CPU); nltk falls back
+# when they are absent.
 _NLTK_OPTIONAL_IMPORTS = ("scipy", "sklearn")
 
 
@@ -281,26 +274,28 @@ def found_copy_damage() -> str | None:
     if folder.is_dir() and all((folder / name).is_file() for name in REQUIRED_FILES):
         problem = damage(folder)
         if problem:
-            return f"{_DAMAGED} {folder} is damaged ({problem})"
+            return f"{DAMAGED} {folder} is damaged ({problem})"
     return None
 
 
-def _loads() -> str | None:
-    """None when nltk loads WordNet from its current path; else the first informative line of why not."""
+def load_problem(folder: str | Path | None = None) -> str | None:
+    """None when nltk loads WordNet (``folder`` first on its path); else why not, in a line: a damaged copy
+    (starting ``DAMAGED``) or the error's type and first informative line."""
     try:
+        ensure_wordnet_on_path(folder)
         problem = found_copy_damage()
         if problem:
             return problem
         from nltk.corpus import wordnet
 
         if not wordnet.synsets("dog"):
-            return "WordNet loaded but has no synsets for 'dog' (damaged files)"
+            return f"{DAMAGED} nltk's path has no synsets for 'dog'"
         return None
     except zipfile.BadZipFile as error:  # nltk's wordnet.zip cut short (an interrupted download)
-        return f"{_DAMAGED} nltk's wordnet.zip is damaged ({error})"
-    except (LookupError, OSError) as error:
+        return f"{DAMAGED} nltk's wordnet.zip is damaged ({error})"
+    except Exception as error:  # noqa: BLE001 - LookupError, OSError, a damaged file nltk cannot parse
         lines = [line.strip() for line in str(error).splitlines() if line.strip().strip("*").strip()]
-        return lines[0] if lines else type(error).__name__
+        return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def _download(target: Path) -> str | None:
@@ -327,11 +322,10 @@ def ensure_wordnet(target: str | Path | None = None, source: str | Path | None =
     Raises ``WordNetMissing`` (one line: what is missing, then the fix) when none of the three works."""
     source = source if source is not None else wordnet_source()
     folder = Path(target) if target is not None else default_nltk_data_dir()
-    ensure_wordnet_on_path(folder)
-    found = _loads()
+    found = load_problem(folder)
     if found is None:
         return f"WordNet found on nltk's path ({folder} first)"
-    tried = [found] if found.startswith(_DAMAGED) else []
+    tried = [found] if found.startswith(DAMAGED) else []
     own = folder / "corpora" / "wordnet"
     if own.is_dir() and not is_prepared(own) and all((own / name).is_file() for name in REQUIRED_FILES):
         _discard(own)  # cut short in the pack's folder: a fresh copy (or nltk's zip beside it) replaces it
@@ -341,7 +335,7 @@ def ensure_wordnet(target: str | Path | None = None, source: str | Path | None =
         except OSError as error:
             tried.append(f"copying {source} into {folder} failed: {error}")
         else:
-            if _loads() is None:
+            if load_problem(folder) is None:
                 return f"WordNet installed into {folder} from {source}"
             tried.append(f"the copy of {source} in {folder} does not load")
     else:
@@ -353,7 +347,7 @@ def ensure_wordnet(target: str | Path | None = None, source: str | Path | None =
     else:
         problem = _download(folder)
         if problem is None:
-            if _loads() is None:
+            if load_problem(folder) is None:
                 return f"WordNet downloaded into {folder} by nltk"
             problem = f"the download in {folder} does not load"
         tried.append(problem)

@@ -13,7 +13,7 @@ import pytest
 
 from lmms_eval_tasks import doctor
 from lmms_eval_tasks.cli import main as cli_main
-from lmms_eval_tasks.doctor import JUDGE_CHECK, benchmark_datasets, check_datasets, check_judge, check_models
+from lmms_eval_tasks.doctor import JUDGE_CHECK, benchmark_sources, check_datasets, check_judge, check_models
 from lmms_eval_tasks.host import version as host_versions
 from tests.fake_openai import FakeOpenAIServer
 from tests.helpers import COMMIT, REPO_ROOT, build_hub_cache, offline_environment
@@ -295,7 +295,10 @@ def test_model_list_on_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_benchmark_datasets_come_from_the_task_yaml() -> None:
-    datasets = benchmark_datasets()
+    datasets = {
+        benchmark: [(path, name, tasks) for (path, name, _files), tasks in found]
+        for benchmark, found in benchmark_sources().items()
+    }
     (hallusionbench,) = datasets["hallusionbench"]
     assert hallusionbench[:2] == ("lmms-lab-encoder/HallusionBench", None) and len(hallusionbench[2]) == 3
     (vrb,) = datasets["vrb"]
@@ -434,7 +437,7 @@ def test_a_torchvision_that_cannot_import_fails_doctor_naming_the_fix_last(
 
 def test_doctor_checks_the_datasets_of_the_task_configs_a_run_with_include_path_uses(tmp_path):
     from lmms_eval_tasks import TASKS_DIR
-    from lmms_eval_tasks.doctor import _benchmark_sources
+    from lmms_eval_tasks.doctor import benchmark_sources
 
     pack_yaml = Path(TASKS_DIR) / "vrb" / "yaml" / "levels" / "vrb_clean.yaml"
     (tmp_path / "vrb_clean.yaml").write_text(
@@ -444,7 +447,7 @@ def test_doctor_checks_the_datasets_of_the_task_configs_a_run_with_include_path_
     )
 
     def hub_tasks(include_paths):
-        return {task for _, tasks in _benchmark_sources(include_paths)["vrb"] for task in tasks}
+        return {task for _, tasks in benchmark_sources(include_paths)["vrb"] for task in tasks}
 
     assert "vrb_clean" in hub_tasks([])  # the pack's: VQAv2 from the hub
     assert "vrb_clean" not in hub_tasks([str(tmp_path)])  # the local copy: no hub dataset to check

@@ -213,7 +213,7 @@ def test_demo_summary_prints_n_a_with_the_reason_and_writes_null() -> None:
                                {"simple_rmse": math.nan, "simple_questions": 8, "simple_unparsed": 8})}},
         "vrb_sample": _vrb_report({"accuracy_clean": 0.0, "relative_accuracy_drop": math.nan}, {}),
     }
-    rows = dict(summarise_results(results, ["tallyqa_sample", "vrb_sample"], reports=reports))
+    rows = dict(summarise_results(summarise_values(results, ["tallyqa_sample", "vrb_sample"], reports)))
     assert "nan" not in " ".join(rows.values()).lower()
     assert rows["tallyqa_sample"] == (
         "simple_micro_accuracy=0 simple_rmse=n/a (no simple prediction parsed as a number: "

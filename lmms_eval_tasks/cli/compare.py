@@ -19,6 +19,8 @@ def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.cli.score import records_problem
     from lmms_eval_tasks.framework.comparison import TESTS, compare_runs, load_run
     from lmms_eval_tasks.framework.input_checks import OptionError, RecordError
+    from lmms_eval_tasks.framework.intervals import paired_difference
+    from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
     from lmms_eval_tasks.reporting.schema import to_strict_json
 
@@ -43,8 +45,6 @@ def _run(args: argparse.Namespace) -> int:
             if problem:  # another benchmark's records, or the host's samples file: named as `score` does
                 return fail(prog, problem)
         if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
-            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
-
             tasks = (str(record["task"]) for record in [*records_a, *records_b] if record.get("task"))
             problem = missing_judge_line(tasks, prog, records=True)
             if problem:  # before any judging: the rule judge would stand in for the paper's judge silently
@@ -65,8 +65,6 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as error:  # different question sets, no per-question correctness
         return fail(prog, error, 1)
     output: dict[str, Any] = {"run_a": str(args.run_a), "run_b": str(args.run_b), **result}
-    from lmms_eval_tasks.framework.intervals import paired_difference
-
     try:  # the paired bootstrap of the scorer's own resampling (None: the scorer gives none)
         differences = paired_difference(
             args.benchmark,

@@ -113,9 +113,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if command == "dataset":
             return _run_dataset(args)
-        if command == "sheet":
-            return _run_sheet(args)
-        raise ValueError(f"unknown corrupt command {command!r}")
+        return _run_sheet(args)  # the one command left (argparse refuses any other)
     except (ValueError, KeyError, OSError) as error:  # OSError covers missing and unreadable files
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -32,17 +32,15 @@ def _run_options(records_file: Path, benchmark: str, args: argparse.Namespace) -
     named = {"judge": "openai", "judge_model": model} if model else None
     task = records_file.name.removesuffix("_samples.jsonl")
     report_path = records_file.with_name(f"{task}_report.json")
-    if not report_path.is_file():
-        if named:
-            return named, {}
-        return f"no report next to {records_file} to read the run's judge from: give --baseline-judge-model"
     try:
         options = report_options(report_path, benchmark)
         report = json.loads(report_path.read_text(encoding="utf-8"))
     except (ValueError, OSError) as error:
         if named:
             return named, {}
-        return str(error)
+        if report_path.is_file():
+            return str(error)
+        return f"no report next to {records_file} to read the run's judge from: give --baseline-judge-model"
     shared = {key: value for key, value in options.items() if key not in _JUDGE_KEYS}
     if named:
         return named, shared

@@ -94,6 +94,8 @@ def records_problem(path: Path, records: list[Any], benchmark: str, rerun: str |
 
 def _command_score(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.framework.input_checks import RecordError, read_jsonl_numbered
+    from lmms_eval_tasks.framework.intervals import OPTION_NAMES, attach_intervals, split_options
+    from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
     from lmms_eval_tasks.framework.registry import benchmarks, get_benchmark
     from lmms_eval_tasks.framework.saved_records import pending_for
     from lmms_eval_tasks.framework.task_pipeline import complete_pending
@@ -107,8 +109,6 @@ def _command_score(args: argparse.Namespace) -> int:
         return fail(PROG, problem)
     # Options before records: a bad -o exits 2 whatever the file holds (the bootstrap options, then the
     # scorer's options object: the one check of their names and values).
-    from lmms_eval_tasks.framework.intervals import OPTION_NAMES, attach_intervals, split_options
-
     benchmark = get_benchmark(args.benchmark)
     options: dict[str, Any] = {}
     if args.options_from:
@@ -136,8 +136,6 @@ def _command_score(args: argparse.Namespace) -> int:
             return fail(PROG, problem)
         benchmark.validate(records, lines=lines)  # the record contract
         if str(options.get("judge", "")) != "rule":  # -o judge=rule asks for the rule judge by name
-            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
-
             tasks = (str(record.get("task")) for record in records if record.get("task"))
             problem = missing_judge_line(tasks, "lmms-eval-tasks score", records=True)
             if problem:  # before any judging: the rule judge would stand in for the paper's judge silently
@@ -172,8 +170,6 @@ def _command_score(args: argparse.Namespace) -> int:
         if metrics.get("judge") == "rule" and not any(record.get("task") for record in records):
             # records without a task (a predictions file of the user's own) are the benchmark's judged task:
             # a judge was needed (not every verdict supplied) and the rule judge stood in unasked
-            from lmms_eval_tasks.framework.judge_requirement import missing_judge_line
-
             problem = missing_judge_line([args.benchmark], "lmms-eval-tasks score", records=True)
             if problem and str(options.get("judge", "")) != "rule":
                 print(problem, file=sys.stderr)

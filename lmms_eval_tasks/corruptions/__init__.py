@@ -1,6 +1,5 @@
-"""Image corruptions: the pack's own deterministic, fast engine on NumPy, SciPy and OpenCV, with the profiles
-``vrb``, ``vrb_official`` and ``imagenet_c`` (``corrupt``), lazily in hooks (``CorruptionSpec``) or as a
-corrupted dataset copy (``materialize``). See docs/corruptions.md."""
+"""Image corruptions: the pack's deterministic engine (profiles ``vrb``, ``vrb_official``, ``imagenet_c``:
+``corrupt``), lazily in hooks (``CorruptionSpec``) or as a dataset copy (``materialize``)."""
 
 from __future__ import annotations
 

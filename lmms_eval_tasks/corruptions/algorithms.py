@@ -1,8 +1,5 @@
-"""The corruption algorithms. Each takes an RGB uint8 image, its severity row and a noise source.
-
-They return float images in [0, 255] (quantised the profile's way by the caller) or final uint8 images;
-profile differences are keyword arguments that ``engine.py`` binds.
-"""
+"""The corruptions: (RGB uint8 image, severity row, noise source) -> a float image in [0, 255], quantised by
+the caller, or a final uint8 one; profile differences are keyword arguments that ``engine.py`` binds."""
 
 from __future__ import annotations
 

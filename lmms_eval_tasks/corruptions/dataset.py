@@ -1,7 +1,5 @@
-"""Dataset-level corruption: lazily when a sample is loaded, or materialised into a cached copy on disk.
-Each image's seed comes from the run's seed and its pixels (``image_seed``): lazy or materialised, any worker
-count or sample order give identical images, and an image shared by several questions is corrupted alike.
-"""
+"""Dataset-level corruption, lazily on load or materialised into a cached copy, each image seeded by the run's
+seed and its pixels (``image_seed``): any path, worker count or order gives identical images."""
 
 from __future__ import annotations
 
@@ -165,9 +163,8 @@ def materialize(
     num_proc: int | None = None,
     cache_dir: str | os.PathLike | None = None,
 ) -> Any:
-    """A corrupted copy of a ``datasets.Dataset`` (or each split of a ``DatasetDict``) made by
-    ``Dataset.map(num_proc=...)``, saved under ``cache_dir/<profile>/<name>/severity_<n>/<key>`` with a
-    ``corruption.json`` record and loaded memory-mapped; the same fingerprint and settings reuse it."""
+    """A corrupted copy of a ``datasets.Dataset`` (or of each split) by ``Dataset.map``, memory-mapped from
+    ``cache_dir/<profile>/<name>/severity_<n>/<key>`` (with a ``corruption.json`` record)."""
     import datasets
 
     spec = CorruptionSpec(name, severity, seed, profile)

@@ -141,9 +141,8 @@ def _zoom_geometry(shape: tuple[int, ...], zoom: float, out_shape: tuple[int, in
 
 
 def zoom_layer(image: np.ndarray, zoom: float, out_shape: tuple[int, int], trim: str) -> np.ndarray:
-    """ImageNet-C's ``clipped_zoom``: crop the centre ``ceil(side / zoom)``, enlarge by ``zoom`` as
-    ``scipy.ndimage.zoom(order=1)``, keep ``out_shape`` (rows, cols) from the top left (imagecorruptions) or
-    the centre (``trim="center"``, Hendrycks' original); ``cv2.warpAffine`` samples on a 1/32 pixel grid."""
+    """ImageNet-C's ``clipped_zoom`` (a centre crop enlarged as ``scipy.ndimage.zoom(order=1)``), kept from
+    the top left or (``trim="center"``) the centre; ``cv2.warpAffine`` samples on a 1/32 pixel grid."""
     cv2 = cv2_module()
     top, step_rows, left, step_cols = _zoom_geometry(image.shape, zoom, out_shape, trim)
     matrix = np.array([[step_cols, 0.0, left], [0.0, step_rows, top]], dtype=np.float64)

@@ -25,9 +25,8 @@ IMAGE_TOKEN = "<image>"
 EOS_BOOST = (8, 2.0)
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>", "<pad>", IMAGE_TOKEN)
 
-# Our own template. It accepts both message shapes the host sends: plain string content (simple
-# ``llava_hf`` loglikelihood/generate path) and lists of typed parts (chat ``llava_hf`` path), and
-# renders ``<image>`` placeholders that the processor expands to one token per image patch.
+# Both message shapes the host sends (string content: simple ``llava_hf``; typed parts: chat ``llava_hf``),
+# with ``<image>`` placeholders the processor expands to one token per image patch.
 CHAT_TEMPLATE = (
     "{%- for message in messages -%}"
     "{{ message['role'] | upper }}: "
@@ -62,11 +61,8 @@ _TRAINING_TEXT = [
 
 
 def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _read_manifest(directory: Path) -> dict[str, Any] | None:
@@ -184,9 +180,8 @@ def _build_into(directory: Path, seed: int) -> None:
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.bos_token_id = tokenizer.bos_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
-    # Random weights almost never pick </s>, and llava_hf asks for 1024 new tokens unless the task says
-    # otherwise (~8 s per answer on CPU). Boosting </s> exponentially after a few tokens ends every answer
-    # within ~8-20 tokens; llava_hf does not override this generation_config setting.
+    # Random weights almost never pick </s> (llava_hf's 1024 new tokens: ~8 s an answer on CPU); boosting it
+    # ends every answer within ~8-20 tokens, and llava_hf keeps this generation_config setting.
     model.generation_config.exponential_decay_length_penalty = EOS_BOOST
     model.save_pretrained(directory)
     processor.save_pretrained(directory)

@@ -6,9 +6,7 @@ from typing import Any
 
 # Fields a judge wrote (or a user supplied as verdicts): removed so the judge being compared decides
 # (the scorer would otherwise re-read a previous run's ``judge_replies``).
-ANNOTATIONS = frozenset(
-    {"judge_verdict", "judge_verdicts", "judge_replies", "judge_errors", "verdict_supplied", "rouge_l"}
-)
+ANNOTATIONS = frozenset({"judge_verdict", "judge_verdicts", "judge_replies", "rouge_l"})
 COMPARED_METRICS = ("acceptance_rate",)
 
 
