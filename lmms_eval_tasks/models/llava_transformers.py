@@ -137,17 +137,12 @@ class LlavaTransformers(LlavaHf):
                 f"model loads model types {', '.join(model_classes)}: pass a LLaVA-1.5/1.6 checkpoint"
             )
         dtype = torch.float16 if self._device.type == "cuda" else torch.float32
-        self._model = (
-            model_classes[model_type]
-            .from_pretrained(
-                checkpoint,
-                dtype=dtype,
-                device_map=device_map if device_map == "auto" else None,
-                attn_implementation=attn_implementation,
-            )
-            .eval()
+        load_map = device_map if device_map == "auto" else None  # else moved to the device below
+        self._model = model_classes[model_type].from_pretrained(
+            checkpoint, dtype=dtype, device_map=load_map, attn_implementation=attn_implementation
         )
-        if device_map != "auto":
+        self._model.eval()
+        if load_map is None:
             self._model.to(self._device)
         if tie_weights:
             self._model.tie_weights()
@@ -212,9 +207,8 @@ class LlavaTransformers(LlavaHf):
             images = visuals or None
             inputs = self._image_processor(text=[full_text], images=images, return_tensors="pt")
             inputs = inputs.to(self._device, self.model.dtype)
-            prompt_length = self._image_processor(text=[prompt], images=images, return_tensors="pt")[
-                "input_ids"
-            ].shape[1]
+            prompt_ids = self._image_processor(text=[prompt], images=images, return_tensors="pt")["input_ids"]
+            prompt_length = prompt_ids.shape[1]
             input_ids = inputs["input_ids"]
             labels = input_ids.clone()
             labels[:, :prompt_length] = -100
