@@ -21,7 +21,13 @@ from lmms_eval_tasks.framework.saved_records import PENDING_SUFFIX
 from lmms_eval_tasks.framework.screening import SCREENED_OUTPUTS
 from lmms_eval_tasks.reporting import schema as reports
 from lmms_eval_tasks.reporting.sections import Block, Entry, Plot, SectionContext, Table, Text, fmt
-from lmms_eval_tasks.reporting.undefined import is_undefined, not_available, uncertainty_of, undefined_reason
+from lmms_eval_tasks.reporting.undefined import (
+    finite_number,
+    is_undefined,
+    not_available,
+    uncertainty_of,
+    undefined_reason,
+)
 
 REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
@@ -439,31 +445,25 @@ class Overview:
     intervals: set[str]
 
 
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not is_undefined(value)
-
-
 def interval_text(report: dict[str, Any], metric: str) -> str:
     """``[low, high]`` from the report's uncertainty record of ``metric`` (``details.uncertainty``) or
     its ``<metric>_ci95_low/high`` metrics, else ``s.e. x`` from ``<metric>_stderr``, else "" (none)."""
     metrics = report.get("metrics", {})
-    block = uncertainty_of(report, metric)
-    value, estimate = metrics.get(metric), (block or {}).get("estimate")
-    if _finite(value) and _finite(estimate) and not math.isclose(value, estimate, rel_tol=1e-6, abs_tol=1e-9):
+    block = uncertainty_of(report, metric) or {}
+    value, estimate = finite_number(metrics.get(metric)), finite_number(block.get("estimate"))
+    if None not in (value, estimate) and not math.isclose(value, estimate, rel_tol=1e-6, abs_tol=1e-9):
         logger.warning(
             f"{report.get('task')}: uncertainty estimate {estimate} of {metric} is not its value {value}; "
             "interval not shown"
         )
-        block = None  # an interval around another number would mislead
-    if isinstance(block, dict) and _finite(block.get("low")) and _finite(block.get("high")):
-        return f"[{fmt(float(block['low']))}, {fmt(float(block['high']))}]"
-    low, high = metrics.get(f"{metric}_ci95_low"), metrics.get(f"{metric}_ci95_high")
-    if _finite(low) and _finite(high):
-        return f"[{fmt(float(low))}, {fmt(float(high))}]"
-    stderr = metrics.get(f"{metric}_stderr")
-    if _finite(stderr):
-        return f"s.e. {fmt(float(stderr))}"
-    return ""
+        block = {}  # an interval around another number would mislead
+    bounds = [finite_number(block.get("low")), finite_number(block.get("high"))]
+    if None in bounds:
+        bounds = [finite_number(metrics.get(f"{metric}_ci95_{side}")) for side in ("low", "high")]
+    if None not in bounds:
+        return f"[{fmt(bounds[0])}, {fmt(bounds[1])}]"
+    stderr = finite_number(metrics.get(f"{metric}_stderr"))
+    return "" if stderr is None else f"s.e. {fmt(stderr)}"
 
 
 def build_overview(
@@ -577,10 +577,7 @@ def _sum(blocks: list[dict[str, Any]], key: str) -> float | int | None:
 
 
 def _first_metric(metrics: dict[str, Any], keys: Sequence[str]) -> Any:
-    for key in keys:
-        if isinstance(metrics.get(key), (int, float)) and not isinstance(metrics.get(key), bool):
-            return metrics[key]
-    return None
+    return next((metrics[key] for key in keys if finite_number(metrics.get(key)) is not None), None)
 
 
 def run_warnings(report: dict[str, Any]) -> list[str]:
@@ -927,20 +924,13 @@ def leaderboard_benchmarks() -> list[str]:
     return [name for name, benchmark in benchmarks().items() if benchmark.leaderboard_files]
 
 
-def _leaderboard_patterns(benchmark: str) -> tuple[str, ...]:
-    from lmms_eval_tasks.framework.registry import benchmarks
-
-    known = benchmarks().get(benchmark)
-    return known.leaderboard_files if known is not None else ()
-
-
-def _leaderboard_source(run_dir: str | os.PathLike[str], benchmark: str, task: str | None) -> list[Path]:
+def _leaderboard_source(
+    run_dir: str | os.PathLike[str], benchmark: str, task: str | None, patterns: Sequence[str]
+) -> list[Path]:
     """The leaderboard files a benchmark's tasks wrote under ``run_dir`` (newest run first): the registry
-    entry's ``leaderboard_files`` and the report's ``details.submission_files``."""
-    runs = load_runs([run_dir])
-    patterns = _leaderboard_patterns(benchmark)
+    entry's ``leaderboard_files`` (``patterns``) and the report's ``details.submission_files``."""
     found: list[Path] = []
-    for run in runs:
+    for run in load_runs([run_dir]):
         for name, report in run.reports.items():
             if report["benchmark"] != benchmark or (task is not None and name != task):
                 continue
@@ -961,9 +951,11 @@ def export_leaderboard(
     of several formats, the one of ``out_file``'s extension (else ``.json``)."""
     import shutil
 
+    from lmms_eval_tasks.framework.registry import benchmarks
+
     out = Path(out_file)
-    sources = _leaderboard_source(run_dir, benchmark, task)
-    patterns = _leaderboard_patterns(benchmark)
+    patterns = getattr(benchmarks().get(benchmark), "leaderboard_files", ())
+    sources = _leaderboard_source(run_dir, benchmark, task, patterns)
     formats = {Path(pattern).suffix for pattern in patterns}
     if len(formats) > 1:
         wanted = out.suffix.lower() if out.suffix.lower() in formats else ".json"

@@ -51,11 +51,6 @@ class JudgeReply:
     cached: bool
     repeat: int
 
-    @property
-    def judged(self) -> bool:
-        """True when the judge produced a reply."""
-        return self.text is not None
-
 
 def validate_requests(requests: Sequence[JudgeRequest]) -> None:
     """Raise TypeError naming the first item that is not a well-formed JudgeRequest."""

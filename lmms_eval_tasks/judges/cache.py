@@ -94,10 +94,6 @@ class ReplyCache:
                 (key, model, repeat, reply, prompt_tokens, completion_tokens, time.time()),
             )
 
-    def __len__(self) -> int:
-        with self._lock:
-            return self._connection.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
-
     def keys(self) -> set[str]:
         """All stored keys (for tests and maintenance)."""
         with self._lock:

@@ -16,7 +16,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from loguru import logger
+
 from lmms_eval_tasks import __version__
+from lmms_eval_tasks.judges.redact import REDACTED, safe_url, scrub
+from lmms_eval_tasks.reporting import model_substitution as substitution
+from lmms_eval_tasks.reporting import patch_record
+from lmms_eval_tasks.reporting.datasets_read import datasets_read
 
 SCHEMA_VERSION = 1
 PACK_FOLDER = "lmms_eval_tasks"
@@ -160,7 +166,6 @@ def model_args_text(model_args: Any) -> str:
 
 def redact_arguments(text: str) -> str:
     """``key=value`` pairs whose key looks secret (key, token, password...) and key-like strings redacted."""
-    from lmms_eval_tasks.judges.redact import REDACTED, scrub
 
     def redact_pair(part: str) -> str:
         key, equals, _ = part.partition("=")
@@ -176,8 +181,6 @@ def redact_command_line(argv: Sequence[str]) -> list[str]:
     for argument in argv:
         argument = str(argument)
         if previous and _SECRET_KEY.search(previous.lstrip("-")) and not argument.startswith("-"):
-            from lmms_eval_tasks.judges.redact import REDACTED
-
             redacted.append(REDACTED)  # `--api_key VALUE`
         else:
             redacted.append(redact_arguments(argument))
@@ -259,23 +262,17 @@ def provenance(
 ) -> dict[str, Any]:
     """The provenance block: who produced these numbers, with what, and how (secrets redacted); its run id
     is set where the report is written."""
-    from lmms_eval_tasks.judges.redact import scrub
-
     model_args = model_args_text(getattr(args, "model_args", None)) if args is not None else ""
     limit = recorded_limit(args)  # null for a full run, the host's -1 included
     deviations = list(deviations)  # the task pipeline gives the run's arguments' first (run_deviations)
     if limit is not None and not any(str(item).startswith("--limit") for item in deviations):
         deviations.insert(0, f"--limit {limit}: only part of each task's documents were evaluated")
     model = getattr(args, "model", None) if args is not None else None
-    from lmms_eval_tasks.reporting import model_substitution as substitution
-
     substituted = substitution.active()  # `--model llava` served by the pack's LLaVA (docs/models.md)
     if substituted is not None and model is not None and str(model) != substituted["asked"]:
         substituted = None  # another run of the same process (a --config list): not this report's model
     if substituted is not None:
         deviations.append(substitution.deviation(substituted))
-    from lmms_eval_tasks.reporting import patch_record
-
     return {
         "pack_version": __version__,
         "host_version": host_version(),
@@ -300,8 +297,6 @@ def provenance(
 def datasets_read_of(task: str) -> list[dict[str, Any]]:
     """Every dataset ``task`` (or a group's members) read in this run: id, config, split, revision; a URL
     keeps neither user info nor query (``https://user:token@host/x?sig=...``), known secrets are scrubbed."""
-    from lmms_eval_tasks.judges.redact import safe_url, scrub
-    from lmms_eval_tasks.reporting.datasets_read import datasets_read
 
     def clean(value: Any) -> Any:
         if isinstance(value, str):
@@ -568,18 +563,20 @@ def claimed_run_dirs() -> list[Path]:
         return list(_claimed_folders)
 
 
-_ENTRY_KEYS = ("timestamp", "model", "model_args")  # each latest.json entry's, after its run_id
+def _index_entry(folder: Path, provenance: Mapping[str, Any], files: dict[str, Path]) -> dict[str, Any]:
+    """A ``latest.json`` entry: the run folder, the run's time and model, its files relative to the index."""
+    return {
+        "run_id": folder.name,
+        **{key: provenance.get(key) for key in ("timestamp", "model", "model_args")},
+        **{name: path.relative_to(folder.parent).as_posix() for name, path in files.items()},
+    }
 
 
 def _update_latest(folder: Path, report: dict[str, Any], files: dict[str, Path]) -> None:
     """Point ``<model_dir>/latest.json`` at this task's newly written files (under a file lock)."""
     index_path = folder.parent / LATEST_INDEX
     lock_path = folder.parent / ".latest.lock"
-    entry = {
-        "run_id": folder.name,
-        **{key: report["provenance"][key] for key in _ENTRY_KEYS},
-        **{name: path.relative_to(folder.parent).as_posix() for name, path in files.items()},
-    }
+    entry = _index_entry(folder, report["provenance"], files)
     with open(lock_path, "a+", encoding="utf-8") as lock:
         try:
             import fcntl
@@ -617,7 +614,7 @@ def _newest_reports(pack_folder: Path) -> dict[str, dict[str, Any]]:
     ``latest.json`` entries: what a damaged index is rebuilt from."""
     newest: dict[str, dict[str, Any]] = {}
     for report_path in sorted(pack_folder.glob(f"*/*{REPORT_SUFFIX}")):
-        found = _latest_entry(pack_folder, report_path)
+        found = _latest_entry(report_path)
         if found is None:
             continue
         task, entry = found
@@ -628,30 +625,23 @@ def _newest_reports(pack_folder: Path) -> dict[str, dict[str, Any]]:
     return newest
 
 
-def _latest_entry(pack_folder: Path, report_path: Path) -> tuple[str, dict[str, Any]] | None:
+def _latest_entry(report_path: Path) -> tuple[str, dict[str, Any]] | None:
     """(task, latest.json entry) of one report file of a run folder, or None when it is not a report."""
     try:
         report = strict_loads(report_path.read_text(encoding="utf-8"))
-        task, block = report["task"], report["provenance"]
-        entry = {key: block.get(key) for key in _ENTRY_KEYS}
+        task, block = report["task"], dict(report["provenance"])
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return None
     if not isinstance(task, str) or not report_path.name == f"{task}{REPORT_SUFFIX}":
         return None
-    folder = report_path.parent
-    files = {"report": report_path, "samples": folder / f"{task}{SAMPLES_SUFFIX}"}
-    entry = {"run_id": folder.name, **entry}
-    entry.update(
-        {name: path.relative_to(pack_folder).as_posix() for name, path in files.items() if path.is_file()}
-    )
-    return task, entry
+    files = {"report": report_path, "samples": report_path.parent / f"{task}{SAMPLES_SUFFIX}"}
+    present = {name: path for name, path in files.items() if path.is_file()}
+    return task, _index_entry(report_path.parent, block, present)
 
 
 def _rebuilt_latest(index_path: Path, error: BaseException) -> dict[str, Any]:
     """A damaged ``latest.json`` moved aside (``latest.json.damaged-<UTC time>``) and rebuilt from the run
     folders' reports (each task's newest by timestamp, then run id), with one warning."""
-    from loguru import logger
-
     pack_folder = index_path.parent
     moment = datetime.now(UTC).strftime("%Y%m%d_%H%M%S_%f")
     aside: Path | None = index_path.with_name(f"{index_path.name}.damaged-{moment}")
@@ -712,16 +702,12 @@ def _latest_in(base: Path, task: str) -> dict[str, Path]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        from loguru import logger
-
         error_text = f"{type(error).__name__}: {error}"
         logger.warning(f"{index_path}: damaged ({error_text}); read past it: the newest report of each task")
         entry = _newest_reports(base).get(task)
     else:
         entry = index["tasks"].get(task)
         if isinstance(entry, dict) and not (base / entry["report"]).is_file():  # its run folder was deleted
-            from loguru import logger
-
             entry = _newest_reports(base).get(task)
             found = f"the newest left is in {entry['run_id']}" if entry else "no other report of it is left"
             logger.warning(

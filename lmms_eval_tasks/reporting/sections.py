@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmms_eval_tasks.reporting.published import PUBLISHED_MARK, PublishedRow
-from lmms_eval_tasks.reporting.undefined import uncertainty_of
+from lmms_eval_tasks.reporting.undefined import finite_number, uncertainty_of
 
 # Counts that change a headline number when not zero; a benchmark declares its own (registry ``count_keys``).
 DEFAULT_COUNT_KEYS: tuple[str, ...] = ("unparsed", "unjudged", "empty_predictions", "no_verdict")
@@ -125,24 +125,18 @@ UNPAIRED_NOTE = (
 )
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def stderr_of(entry: Entry, key: str) -> float | None:
     """The standard error of ``key``: the ``<key>_stderr`` metric, else the uncertainty block's."""
-    value = _number(entry.metrics.get(f"{key}_stderr"))
+    value = finite_number(entry.metrics.get(f"{key}_stderr"))
     if value is None:
-        value = _number((uncertainty_of(entry.report, key) or {}).get("stderr"))
+        value = finite_number((uncertainty_of(entry.report, key) or {}).get("stderr"))
     return value
 
 
 def interval_of(entry: Entry, key: str) -> tuple[float, float] | None:
     """The 95% interval (low, high) of ``key`` from the uncertainty block, or None."""
     block = uncertainty_of(entry.report, key) or {}
-    low, high = _number(block.get("low")), _number(block.get("high"))
+    low, high = finite_number(block.get("low")), finite_number(block.get("high"))
     return None if low is None or high is None else (low, high)
 
 
@@ -197,8 +191,8 @@ _SAMPLE_TASK = re.compile(r"(^|_)sample(_|$)")
 def nothing_parsed(entry: Entry) -> bool:
     """True when none of the run's answers parsed (``unparsed`` equals its records): its number is the
     scoring rule's for no answer, so it competes for no 'best'."""
-    records = _number(entry.details.get("records"))
-    unparsed = _number(entry.metrics.get("unparsed"))
+    records = finite_number(entry.details.get("records"))
+    unparsed = finite_number(entry.metrics.get("unparsed"))
     return bool(records) and unparsed is not None and unparsed >= records
 
 
@@ -231,7 +225,7 @@ def metrics_table(
     for key, _, is_interval in layout:
         if is_interval:
             values = [
-                None if sample_vs_published or nothing_parsed(entry) else _number(read(entry, key))
+                None if sample_vs_published or nothing_parsed(entry) else finite_number(read(entry, key))
                 for entry in entries
             ]
             stderrs = [stderr_of(entry, key) for entry in entries]
@@ -350,7 +344,7 @@ def add_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str]) -> float
 def mark_no_data(axes: Any, values: Iterable[Any]) -> str:
     """Say in the plot when there is nothing to see: "no data" when no value is a number, "every value is 0"
     when all are 0 (bars of height 0 look like an empty frame). Returns the note ("" when there is data)."""
-    finite = [number for number in map(_number, values) if number is not None]
+    finite = [number for number in map(finite_number, values) if number is not None]
     if not finite:
         note = "no data (no value is defined)"
     elif all(value == 0 for value in finite):
@@ -409,16 +403,12 @@ def grouped_bars(
                             linewidth=3, clip_on=False)  # fmt: skip
         bounds = (errors or {}).get(label)
         yerr = None
-        if bounds is not None:
-            lows = [
-                0.0 if b is None or h != h else max(0.0, h - b[0])
+        if bounds is not None:  # (below, above) the bar; none where the bar or its interval is undefined
+            sides = [
+                (0.0, 0.0) if b is None or h != h else (max(0.0, h - b[0]), max(0.0, b[1] - h))
                 for b, h in zip(bounds, heights, strict=True)
             ]
-            highs = [
-                0.0 if b is None or h != h else max(0.0, b[1] - h)
-                for b, h in zip(bounds, heights, strict=True)
-            ]
-            yerr = [lows, highs]
+            yerr = [[below for below, _ in sides], [above for _, above in sides]]
         style = series_style(index)
         handles.append(
             axes.bar(

@@ -15,8 +15,8 @@ def is_undefined(value: Any) -> bool:
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
 
-def _number(metrics: Mapping[str, Any], key: str) -> float | None:
-    value = metrics.get(key)
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a finite number (not a bool), else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
@@ -58,7 +58,7 @@ def undefined_reason(benchmark: str, metric: str, report: Mapping[str, Any] | No
         return reason
     if metric.endswith("_stderr"):
         return "no standard error recorded for this metric (the value it belongs to may be undefined)"
-    questions = _number(metrics, "questions")
+    questions = finite_number(metrics.get("questions"))
     if questions == 0:
         return "no question was scored"
     return "the scorer gave no value for this run and recorded no reason"

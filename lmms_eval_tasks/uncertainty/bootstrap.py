@@ -143,21 +143,27 @@ def _package(
     estimates: np.ndarray,
     replicates: np.ndarray | None,
     *,
-    unit: str,
-    n_units: int,
-    n_resamples: int,
-    seed: int,
-    confidence: float,
     reason: str | None = None,
-) -> Uncertainty | dict[str, Uncertainty]:
+    pair: tuple[np.ndarray | None, np.ndarray | None] | None = None,
+    **common: Any,
+) -> Any:
+    """An ``Uncertainty`` per metric (one alone when ``names`` is None), or with ``pair`` (each run's
+    estimates) a paired ``Difference`` with its p-value; ``common``: the remaining fields of each."""
+    common["seed"] = int(common["seed"])
     if reason is not None:
-        rows = [(finite_or_none(e) if n_units else None, None, None, None, 0, reason) for e in estimates]
+        known = common["n_units"] > 0
+        rows = [(finite_or_none(e) if known else None, None, None, None, 0, reason) for e in estimates]
     else:
-        rows = _summaries(estimates, replicates, confidence)
-    results = [
-        Uncertainty(est, se, lo, hi, "bootstrap", unit, n_units, n_resamples, int(seed), confidence, why, bad)
-        for est, se, lo, hi, bad, why in rows
-    ]
+        rows = _summaries(estimates, replicates, common["confidence"])
+    results: list[Uncertainty | Difference] = []
+    for j, (est, se, lo, hi, bad, why) in enumerate(rows):
+        named = {"reason": why, "undefined_resamples": bad, **common}
+        if pair is None:
+            results.append(Uncertainty(est, se, lo, hi, "bootstrap", **named))
+        else:
+            p_value = None if se is None or replicates is None else _p_value(replicates[:, j])
+            a, b = (None if side is None else finite_or_none(side[j]) for side in pair)
+            results.append(Difference(est, se, lo, hi, p_value, a, b, "paired bootstrap", **named))
     return results[0] if names is None else dict(zip(names, results, strict=True))
 
 
@@ -361,13 +367,9 @@ def paired_bootstrap(
     common = {"unit": unit, "n_units": k, "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
 
     def undefined(reason: str, names: list[str] | None = None, a=None, b=None) -> Any:
-        def one(j: int) -> Difference:
-            ea = None if a is None else finite_or_none(a[j])
-            eb = None if b is None else finite_or_none(b[j])
-            method = "paired bootstrap"
-            return Difference(None, None, None, None, None, ea, eb, method, reason=reason, **common)
-
-        return one(0) if names is None else {name: one(j) for j, name in enumerate(names)}
+        """Differences without a value (each run's estimate when known), saying why."""
+        width = 1 if names is None else len(names)
+        return _package(names, np.full(width, np.nan), None, reason=reason, pair=(a, b), **common)
 
     if only_a or only_b:
         return undefined(
@@ -411,24 +413,4 @@ def paired_bootstrap(
         return undefined("a single unit: no sampling variability to estimate", names, estimate_a, estimate_b)
     blocks = [evaluate(_counts(block, k)) for block in _index_blocks(k, n_resamples, seed)]
     differences = np.concatenate([b - a for _, a, b in blocks])
-    summaries = _summaries(estimate_b - estimate_a, differences, confidence)
-    results = []
-    for j, (est, se, lo, hi, bad, why) in enumerate(summaries):
-        column = differences[:, j]
-        p_value = None if se is None else _p_value(column)
-        results.append(
-            Difference(
-                est,
-                se,
-                lo,
-                hi,
-                p_value,
-                finite_or_none(estimate_a[j]),
-                finite_or_none(estimate_b[j]),
-                "paired bootstrap",
-                reason=why,
-                undefined_resamples=bad,
-                **common,
-            )
-        )
-    return results[0] if names is None else dict(zip(names, results, strict=True))
+    return _package(names, estimate_b - estimate_a, differences, pair=(estimate_a, estimate_b), **common)
