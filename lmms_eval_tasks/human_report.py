@@ -73,9 +73,8 @@ def _pack_folders(path: Path) -> list[Path]:
         raise ReportInputError(f"{path}: no such folder")
     if path.is_file():
         raise ReportInputError(f"{path}: expected a harness output folder, got a file")
-    if any(path.glob(f"*{reports.REPORT_SUFFIX}")) or any(path.glob(f"*{PENDING_SUFFIX}")):
-        return [path]  # one run folder
-    if path.name == reports.PACK_FOLDER:
+    run_folder = any(path.glob(f"*{reports.REPORT_SUFFIX}")) or any(path.glob(f"*{PENDING_SUFFIX}"))
+    if run_folder or path.name == reports.PACK_FOLDER:
         return [path]
     found = sorted(folder for folder in path.rglob(reports.PACK_FOLDER) if folder.is_dir())
     if not found:
@@ -192,12 +191,9 @@ def load_run(pack_folder: Path, skipped: list[str] | None = None) -> list[Run]:
         )
     runs: list[Run] = []
     for loaded, kept_paths in groups.values():
-        ordered = sorted(loaded)
-        loaded = {task: loaded[task] for task in ordered}
-        kept_paths = {task: kept_paths[task] for task in ordered}
+        loaded, kept_paths = dict(sorted(loaded.items())), dict(sorted(kept_paths.items()))
         run_ids = [
-            str(report["provenance"].get("run_id") or path.parent.name)
-            for report, path in zip(loaded.values(), kept_paths.values(), strict=True)
+            str(loaded[task]["provenance"].get("run_id") or kept_paths[task].parent.name) for task in loaded
         ]
         host, host_path = _host_results(pack_folder, run_ids)
         runs.append(Run(_run_label(loaded, pack_folder), pack_folder, loaded, kept_paths, host, host_path))
@@ -245,8 +241,7 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
     known = benchmarks()
     entries: dict[str, list[Entry]] = {}
     for run in runs:
-        top = run.top_level_tasks()
-        for task in top:
+        for task in run.top_level_tasks():
             report = run.reports[task]
             members = {
                 name: run.reports[name]
@@ -876,44 +871,28 @@ def report_json(runs: Sequence[Run], published_as: str | None = None) -> dict[st
 # ---- exports -----------------------------------------------------------------------------------------
 
 
-def export_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
-    """One row per (run, task, metric) with a scalar value: every metric of every report."""
-    rows: list[dict[str, Any]] = []
-    for run in runs:
-        for task, report in run.reports.items():
-            provenance = report["provenance"]
-            for metric, value in report["metrics"].items():
-                rows.append(
-                    {
-                        "run": run.label,
-                        "model": provenance.get("model"),
-                        "model_args": provenance.get("model_args"),
-                        "benchmark": report["benchmark"],
-                        "task": task,
-                        "metric": metric,
-                        "value": value,
-                        "run_id": provenance.get("run_id"),
-                        "report": str(run.report_paths[task]),
-                    }
-                )
-    return rows
-
-
 EXPORT_CSV_FIELDS = ("run", "model", "model_args", "benchmark", "task", "metric", "value", "run_id", "report")
 
 
 def export_csv(run_dirs: Sequence[str | os.PathLike[str]], out_file: str | os.PathLike[str]) -> Path:
-    """Write every metric of every report under ``run_dirs`` as CSV (a row per run, task and metric)."""
+    """Write every metric of every report under ``run_dirs`` as CSV (a row per run, task and metric; None
+    as an empty cell)."""
     import csv
 
-    rows = export_rows(load_runs(run_dirs))
+    runs = load_runs(run_dirs)
     out = Path(out_file)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(EXPORT_CSV_FIELDS))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**row, "value": "" if row["value"] is None else row["value"]})
+        writer = csv.writer(handle)
+        writer.writerow(EXPORT_CSV_FIELDS)
+        for run in runs:
+            for task, report in run.reports.items():
+                model, model_args, run_id = map(report["provenance"].get, ("model", "model_args", "run_id"))
+                path = run.report_paths[task]
+                for metric, value in report["metrics"].items():
+                    writer.writerow(
+                        [run.label, model, model_args, report["benchmark"], task, metric, value, run_id, path]
+                    )
     return out
 
 

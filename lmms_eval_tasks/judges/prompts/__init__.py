@@ -33,11 +33,7 @@ def load_prompt(name: str) -> str:
 
 def placeholders(name: str) -> list[str]:
     """The distinct ``{name}`` placeholders of a template, in order of first appearance."""
-    seen: list[str] = []
-    for match in _PLACEHOLDER.finditer(load_prompt(name)):
-        if match.group(1) not in seen:
-            seen.append(match.group(1))
-    return seen
+    return list(dict.fromkeys(match.group(1) for match in _PLACEHOLDER.finditer(load_prompt(name))))
 
 
 def render_prompt(name: str, **fields: str) -> str:
@@ -53,9 +49,7 @@ def render_prompt(name: str, **fields: str) -> str:
     unknown = sorted(set(fields) - expected)
     if missing or unknown:
         raise ValueError(f"prompt {name!r}: missing fields {missing}, unknown fields {unknown}")
-    return _PLACEHOLDER.sub(
-        lambda match: fields[match.group(1)] if match.group(1) in fields else match.group(0), template
-    )
+    return _PLACEHOLDER.sub(lambda match: fields[match.group(1)], template)  # every one is in ``fields``
 
 
 def render_positional(name: str, *values: str) -> str:
@@ -67,8 +61,5 @@ def render_positional(name: str, *values: str) -> str:
     for position, value in enumerate(values):
         if not isinstance(value, str):
             raise TypeError(f"prompt {name!r}: value {position} must be a str, got {type(value).__name__}")
-    parts = [pieces[0]]
-    for value, piece in zip(values, pieces[1:], strict=True):
-        parts.extend((value, piece))
-    return "".join(parts)
+    return pieces[0] + "".join(value + piece for value, piece in zip(values, pieces[1:], strict=True))
 
