@@ -30,9 +30,6 @@ RESULT_KEYS = {"official": OFFICIAL_RESULT_KEYS, "vlmevalkit": VLMEVALKIT_RESULT
 HIGHER_IS_BETTER = frozenset({"aAcc", "fAcc", "qAcc", "overall"})
 
 
-# ---- documents and prompt ----------------------------------------------------------------------------
-
-
 def _document_label(doc: dict[str, Any]) -> str:
     """The official question key (category_subcategory_set_figure_question) naming a document in errors."""
     return "_".join(str(doc.get(name)) for name in scoring.QUESTION_KEY)
@@ -110,9 +107,6 @@ def process_docs_sample(dataset):
     )
 
 
-# ---- per-sample records ------------------------------------------------------------------------------
-
-
 def make_record(doc: dict[str, Any], results: list[Any], task: str) -> dict[str, Any]:
     """The official fields of ``doc`` plus the model's answer and the task name."""
     record = {name: doc.get(name) for name in scoring.OFFICIAL_FIELDS}
@@ -132,9 +126,6 @@ def prepare_docs(dataset: Any, task: str) -> Any:
 def metric_keys(task: str) -> tuple[str, ...]:
     """The keys a task lists in YAML (headline metrics; every metric is in the report and `score`)."""
     return RESULT_KEYS[TASKS[task].variant]
-
-
-# ---- scoring once per task: scoring.score, with the options of config.score_options ----------
 
 
 def report_details(records: list[dict[str, Any]], metrics: dict[str, Any], task: str, args: Any) -> dict:
@@ -174,9 +165,6 @@ HOOKS = hook_factory.TaskHooks(
     extra_files=leaderboard_files,
 )
 process_results = HOOKS.process_results
-
-
-# ---- baseline model support --------------------------------------------------------------------------
 
 
 def random_answer(task_name: str, doc: dict[str, Any], rng: random.Random) -> str:

@@ -30,9 +30,6 @@ STRING_FIELDS = OFFICIAL_FIELDS  # the official schema: 11 string fields (+ imag
 BLUE, RED, GREEN = (40, 80, 200), (200, 40, 40), (30, 140, 60)
 
 
-# ---- drawings -------------------------------------------------------------------------------------------
-
-
 def draw_lines(top_length: int) -> Image.Image:
     """Two horizontal lines with outward/inward fins (Mueller-Lyer); the bottom line is 80 px."""
     image, draw = canvas(128, 96)
@@ -137,8 +134,6 @@ def draw_note(temperature: int) -> Image.Image:
         draw_text(draw, (12, 20 + index * 20), line)
     return image
 
-
-# ---- questions -----------------------------------------------------------------------------------------
 
 DRAWINGS: dict[str, Callable[..., Image.Image]] = {
     name: globals()[f"draw_{name}"]

@@ -93,9 +93,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-# ---- reading ---------------------------------------------------------------------------------------------
-
-
 def read_csv(path: Path, scale: str | float = 1.0) -> list[Row]:
     """Rows of a ``model,corruption,severity,accuracy`` CSV (errors name the file and line); accuracies are
     divided by ``scale`` (its plain number; ``TASK=N`` parts are for run folders)."""
@@ -271,9 +268,6 @@ def pool_table(rows: Iterable[Row]) -> dict[str, dict[str, list[float]]]:
     return table
 
 
-# ---- plots -----------------------------------------------------------------------------------------------
-
-
 def write_plots(table: dict[str, dict[str, list[float]]], result: dict[str, Any], folder: Path) -> list[Path]:
     """The report's plots of the pool (``report_section``): error vs severity per model, a line per
     corruption, and with VRE the radars of the scaled sub-metrics per model and per corruption class."""
@@ -314,9 +308,6 @@ def write_plots(table: dict[str, dict[str, list[float]]], result: dict[str, Any]
     for plot in plots:
         (folder / plot.name).write_bytes(plot.png)
     return [folder / plot.name for plot in plots]
-
-
-# ---- command ---------------------------------------------------------------------------------------------
 
 
 def compute(
