@@ -500,16 +500,14 @@ def _vlmevalkit_evaluation(records, judge) -> Evaluation:
         raise JudgingFailed(failure_message("HallusionBench yes/no matching", [batch]))
     sames = [[None] for _ in kept]
     repeated = [repeat_metrics(structure, _column(verdicts, 0), _column(sames, 0), diagnosis=False)]
-    evaluation = _evaluation_of("vlmevalkit", structure, verdicts, sames, repeated, diagnosis=False)
+    judged = {"replies": {"yes_no_match": replies}, "errors": {"yes_no_match": errors}, "judging": judging}
+    evaluation = _evaluation_of("vlmevalkit", structure, verdicts, sames, repeated, False, **judged)
     keep = {metric_key(group, name) for group in group_names() for name in VLMEVALKIT_METRICS}
     evaluation.metrics = {key: value for key, value in evaluation.metrics.items() if key in keep}
     evaluation.extracted = [None if value in ("unknown", "unjudged") else value for value in extracted]
     evaluation.counts["dropped_no_image_questions"] = dropped
     evaluation.counts["llm_matched"] = len(unknown)
     evaluation.counts["ignored_supplied_judge_fields"] = ignored
-    evaluation.replies = {"yes_no_match": replies}
-    evaluation.errors = {"yes_no_match": errors}
-    evaluation.judging = judging
     evaluation.record_indices = kept_indices
     evaluation.judge = judge_object.describe()
     evaluation.judge_usage = judge_object.usage()

@@ -102,19 +102,18 @@ def wordnet() -> Any:
     """nltk's WordNet reader, loaded once (thread-safe), installed on first use; ``WordNetMissing`` (one
     line with the fix) when it can be neither found nor installed."""
     global _wordnet
-    if _wordnet is None:
-        with _wordnet_lock:
-            if _wordnet is None:
-                from lmms_eval_tasks.wordnet import WordNetMissing, ensure_wordnet
+    with _wordnet_lock:
+        if _wordnet is None:
+            from lmms_eval_tasks.wordnet import WordNetMissing, ensure_wordnet
 
-                try:
-                    how = ensure_wordnet()
-                except WordNetMissing as error:
-                    raise WordNetMissing(f"TDIUC scoring needs WordNet (synonym matching): {error}") from None
-                logger.info(f"TDIUC: {how}")
-                from nltk.corpus import wordnet as reader
+            try:
+                how = ensure_wordnet()
+            except WordNetMissing as error:
+                raise WordNetMissing(f"TDIUC scoring needs WordNet (synonym matching): {error}") from None
+            logger.info(f"TDIUC: {how}")
+            from nltk.corpus import wordnet as reader
 
-                _wordnet = reader
+            _wordnet = reader
     return _wordnet
 
 
