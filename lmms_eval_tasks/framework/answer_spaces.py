@@ -51,8 +51,7 @@ def _load(benchmark: Any) -> RandomAnswer | None:
 
 
 def answer_function(task_name: str) -> RandomAnswer | None:
-    """The ``random_answer`` of the benchmark owning ``task_name`` (longest prefix), or None for the
-    fallback."""
+    """The ``random_answer`` of the benchmark owning ``task_name`` (longest prefix), or None (fallback)."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task
 
     benchmark = benchmark_for_task(task_name)

@@ -69,7 +69,6 @@ def with_count_warnings(
     details: Mapping[str, Any],
     records: int,
 ) -> list[str]:
-    """``given`` (the run's and the scorer's warnings), then each count warning none of them already says;
-    every line once."""
+    """``given`` (the run's and the scorer's warnings), then each count warning none of them says."""
     given = list(given)
     return list(dict.fromkeys([*given, *count_warnings(count_keys, metrics, details, records, given)]))

@@ -3,6 +3,7 @@ are prepared, before any model runs; a bad row is refused in one line, never ski
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,7 +126,6 @@ def _bad_mask(kind: str, column: Any) -> Any:
     import pyarrow.compute as pc
 
     arrow_type = column.type
-    false = pa.array([False] * len(column))
     if kind == "text":
         return pc.fill_null(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(column)), 0), False)
     if kind in ("number", "scalar") and pa.types.is_floating(arrow_type):
@@ -138,11 +138,9 @@ def _bad_mask(kind: str, column: Any) -> Any:
             for name in ("bytes", "path")
             if arrow_type.get_field_index(name) >= 0
         ]
-        empty = parts[0]
-        for part in parts[1:]:
-            empty = pc.and_(empty, part)
+        empty = functools.reduce(pc.and_, parts)
         return pc.and_(pc.invert(pc.is_null(column)), pc.fill_null(empty, False))
-    return false
+    return pa.array([False] * len(column))
 
 
 def _label(batch: Any, index: int, identity: Sequence[str], position: int) -> str:

@@ -44,8 +44,7 @@ def is_cut(results: Sequence[Any]) -> bool:
 
 
 def failure_of(output: Any) -> str | None:
-    """The failure a model output (a string, a ``GenerationResult``, a list of rounds) stands for, in one
-    line of at most 300 characters, or None for an answer."""
+    """The failure a model output (text, GenerationResult, rounds) stands for (300 characters), or None."""
     text = getattr(output, "text", output)
     if text is None:
         return NO_TEXT

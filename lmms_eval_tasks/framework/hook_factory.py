@@ -140,12 +140,11 @@ class TaskHooks:
         self.extra_files = extra_files
         self.known_metrics = known_metrics
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> TaskHooks:
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> TaskHooks:
         """The host deep-copies task configs (and the bound hooks in them): the hooks stay one object."""
         return self
 
-    def __copy__(self) -> TaskHooks:
-        return self
+    __copy__ = __deepcopy__
 
     def metric_keys(self, task: str) -> tuple[str, ...]:
         """The metric keys the task's YAML lists: the benchmark's headline metrics unless overridden, plus the
@@ -228,8 +227,7 @@ class TaskHooks:
         return record_under_keys(record, self.metric_keys(task))
 
     def knows(self, metric: str) -> bool:
-        """True for a metric key of the benchmark (``known_metrics``, or any without that list), the
-        screening count (``screening.SCREENED_OUTPUTS``) included."""
+        """True for a key in ``known_metrics`` (any key without that list) or the screening count."""
         from lmms_eval_tasks.framework.screening import SCREENED_OUTPUTS
 
         return self.known_metrics is None or metric in self.known_metrics or metric == SCREENED_OUTPUTS

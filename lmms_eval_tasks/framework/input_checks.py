@@ -102,8 +102,7 @@ def check_judge_options(judge: Any, judge_model: Any) -> None:
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """The objects of a UTF-8 JSON-lines file (a byte-order mark allowed, blank lines skipped); a bad line
-    raises RecordError naming it."""
+    """The objects of a UTF-8 JSON-lines file (BOM allowed, blank lines skipped); a bad line: RecordError."""
     return read_jsonl_numbered(path)[0]
 
 

@@ -331,16 +331,14 @@ class DatasetKind:
         for index, entry in enumerate(entries):
             for name in self.required_fields:
                 if name not in entry:
-                    raise RecordError(self._label(entry, index), name, "missing")
+                    value = entry.get(self.id_field)
+                    label = f"{index} ({self.id_field} {value})" if value is not None else str(index)
+                    raise RecordError(label, name, "missing")
             row = self.convert(entry, index) if self.convert else dict(entry)
             if "image" in row:
                 raise ValueError(f"{self.name}: convert() must not return an 'image' field (reserved)")
             rows.append(row)
         return rows
-
-    def _label(self, entry: dict[str, Any], index: int) -> str:
-        value = entry.get(self.id_field)
-        return f"{index} ({self.id_field} {value})" if value is not None else str(index)
 
     def prepare(
         self,

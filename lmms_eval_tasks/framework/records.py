@@ -173,17 +173,13 @@ def check_record(
     if choices is None:
         choices = [schema.choices_of(spec) for spec in schema.fields]
     for spec, allowed in zip(schema.fields, choices, strict=True):
-        name = spec.name
-        if name in record:
-            value = record[name]
-        else:
-            present = next((alias for alias in spec.aliases if alias in record), None)
-            if present is None:
-                if spec.required:
-                    also = f" (or {' / '.join(spec.aliases)})" if spec.aliases else ""
-                    raise RecordError(index, name, f"missing{also}; {_field_words(spec)}")
-                continue
-            name, value = present, record[present]
+        name = spec.name if spec.name in record else next((a for a in spec.aliases if a in record), None)
+        if name is None:
+            if spec.required:
+                also = f" (or {' / '.join(spec.aliases)})" if spec.aliases else ""
+                raise RecordError(index, spec.name, f"missing{also}; {_field_words(spec)}")
+            continue
+        value = record[name]
         if value is None:
             if spec.nullable:
                 continue

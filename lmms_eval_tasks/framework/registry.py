@@ -176,8 +176,7 @@ class Benchmark:
     def score_with(
         self, records: list[dict[str, Any]], options: Any
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(metrics, details)`` for an options object from ``check_options``: the scorer's body, with the
-        outputs that play the grader counted (``screen``)."""
+        """``(metrics, details)`` for options from ``check_options``: the scorer's body, then ``screen``."""
         metrics, details = self.loaded.score.checked(records, options)
         return self.screen(records, metrics, details, options)
 
@@ -197,8 +196,7 @@ class Benchmark:
         return attach_screening(screening, records, metrics, details, baseline if rule_scored else None)
 
     def table_keys(self, keys: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-        """The metric keys a task or group lists in the host's table: ``keys``, plus the screening count
-        where the benchmark screens its outputs and ``keys`` hold a count column."""
+        """``keys`` plus the screening count where the benchmark screens (``with_screened_column``)."""
         if self.loaded.screening is None:
             return tuple(keys)
         from lmms_eval_tasks.framework.screening import with_screened_column

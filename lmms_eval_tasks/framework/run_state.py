@@ -66,8 +66,7 @@ class RunState:
         return Once(self, (key, tuple(map(id, items))), items)
 
     def scored(self, key: str, items: Sequence[Any]) -> Any:
-        """What ``score_once`` computed for this key and these item objects, or None (nothing computed, or
-        the computation failed); nothing is computed here."""
+        """What ``once`` kept for this key and these item objects; None when nothing was, or it failed."""
         with self._score_lock:
             hit = self._scores.get((key, tuple(map(id, items))))
         return None if hit is None or isinstance(hit[1], BaseException) else hit[1]
@@ -126,8 +125,7 @@ _standalone = RunState()
 
 
 def begin_run(args: Any, datetime_str: str | None) -> RunState:
-    """Open the state of a host evaluation (``datetime_str`` as the host makes it; ':' become '-', as in
-    the host's results file name)."""
+    """Open the state of a host evaluation (run id: ``datetime_str``, '-' for ':')."""
     run_id = datetime_str.replace(":", "-") if isinstance(datetime_str, str) and datetime_str else None
     state = RunState(args=args, run_id=run_id, host=True)
     with _lock:

@@ -236,8 +236,7 @@ def screen_all_kinds(text: str) -> list[str]:
 
 
 def screen_records(records: Sequence[Mapping[str, Any]], screening: Screening) -> dict[str, Any]:
-    """Counts per kind, ``flagged`` (records with any flag), the flagged record numbers per kind (first
-    ``MAX_EXAMPLES``) and every flagged record number (``flagged_records``)."""
+    """Counts per kind, ``flagged``, the first ``MAX_EXAMPLES`` records per kind, all ``flagged_records``."""
     letters_of: Callable[[Mapping[str, Any], int], str] | None = None
     if screening.option_letters:
         from lmms_eval_tasks.framework.targets import resolve

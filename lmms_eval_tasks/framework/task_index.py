@@ -35,10 +35,7 @@ def _loader() -> type:
     class _TaskYamlLoader(safe_loader):  # type: ignore[misc,valid-type]
         """SafeLoader that keeps `!function x.y` as the plain string `x.y`."""
 
-    def _function(loader: Any, node: Any) -> str:
-        return loader.construct_scalar(node)
-
-    _TaskYamlLoader.add_constructor("!function", _function)
+    _TaskYamlLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
     return _TaskYamlLoader
 
 
@@ -60,8 +57,7 @@ def _describe(config: dict[str, Any], kind: str) -> str:
     if isinstance(metadata, dict) and metadata.get("description"):
         return str(metadata["description"]).strip().splitlines()[0]
     if kind == "group":
-        members = config.get("task") or []
-        return f"group of {len(members)} tasks"
+        return f"group of {len(config.get('task') or [])} tasks"
     source = config.get("dataset_path", "?")
     return f"{config.get('output_type', 'generate_until')} task on {source}"
 
@@ -119,8 +115,7 @@ HOST_INDEX_FILE = TASKS_DIR / "host_index.json"
 
 
 def yaml_fingerprint(tasks_dir: Path = TASKS_DIR) -> str:
-    """SHA-256 over the host's version (it may index the same YAML differently) and every task YAML file
-    and template (names and bytes)."""
+    """SHA-256 over the host's version (it may index YAML differently) and every task YAML and template."""
     import hashlib
 
     from lmms_eval_tasks.reporting import schema

@@ -121,8 +121,7 @@ def listed_metrics(name: str, metrics: Sequence[tuple[str, bool]]) -> list[tuple
 
 
 def _task_text(spec: TaskYaml, source: str, include: str | None, body: Mapping[str, Any]) -> str:
-    """A task's YAML: the header (``source`` names the generator to edit), its comment, ``include``, name,
-    ``body`` and metadata."""
+    """A task's YAML: header (``source``: the generator), comment, ``include``, name, ``body``, metadata."""
     lines = [GENERATED_HEADER.format(source=source), *_comment_lines(spec.comment)]
     if include:
         lines.append(f"include: {include}")
@@ -229,8 +228,7 @@ def render_group(spec: GroupYaml, source: str) -> str:
 
 
 def task_docs_module(hooks: str, source: str) -> str:
-    """Python source of a benchmark's ``task_docs.py``: its hooks make each function its YAML names
-    (``TaskHooks.yaml_functions``), so the YAML's lists are written once."""
+    """Python source of a benchmark's ``task_docs.py``: its hooks make each function its YAML names."""
     summary = "process_docs_<task> and aggregate_* as this folder's YAML names them, made by the hooks."
     lines = [GENERATED_HEADER.format(source=source), f'"""{summary}"""', "", f"from {hooks} import HOOKS", ""]
     lines.append("__getattr__, __dir__ = HOOKS.yaml_functions(__name__, __file__)")
