@@ -4,11 +4,13 @@ upstream diff). Each probe runs the host's code on a tiny input: APPLIES while t
 from __future__ import annotations
 
 import contextlib
+import functools
 import numbers
 import os
 import tempfile
 import threading
 import types
+import unittest.mock
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from lmms_eval_tasks.host.patch_kit import (
     replaces,
     unwrapped,
 )
+from lmms_eval_tasks.host.version import host_version
 
 # --- 1. failures the host logs and swallows ---------------------------------------------------------------
 
@@ -455,15 +458,6 @@ def _foreign_repository() -> str | None:
     return None if not top or Path(top).resolve() == package_root else top
 
 
-def _installed_version() -> str:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("lmms-eval")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def probe_cache_version() -> tuple[str, str]:
     """APPLIES while the cache keys of an installed lmms-eval carry the commit of the repository around it."""
     from lmms_eval import utils
@@ -473,7 +467,7 @@ def probe_cache_version() -> tuple[str, str]:
     repository = _foreign_repository()
     if repository is None:
         return NOT_NEEDED, "lmms-eval is not inside another git repository: its cache keys are stable"
-    if unwrapped(utils.get_lmms_eval_cache_version)() == _installed_version():
+    if unwrapped(utils.get_lmms_eval_cache_version)() == (host_version() or "unknown"):
         return NOT_NEEDED, "the host keys its cache by the installed version"
     return APPLIES, (
         f"the host keys its cache by the commit of {repository} (around the installed lmms-eval): "
@@ -486,7 +480,7 @@ def install_cache_version() -> None:
 
     @replaces(utils, "get_lmms_eval_cache_version")
     def get_lmms_eval_cache_version(cache_version: Any) -> str:
-        return _installed_version() if _foreign_repository() is not None else cache_version()
+        return (host_version() or "unknown") if _foreign_repository() is not None else cache_version()
 
 
 def probe_cache_no_secrets() -> tuple[str, str]:
@@ -565,18 +559,11 @@ def probe_cache_pack_version() -> tuple[str, str]:
 
     parameters = inspect.signature(response_cache.compute_cache_key).parameters
     expect("eval_version" in parameters, "compute_cache_key no longer takes eval_version")
-    with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
-        saved = os.environ.get("LMMS_CACHE_RUN_ID")
-        os.environ["LMMS_CACHE_RUN_ID"] = "probe"
-        try:
-            cache = unwrapped(ResponseCache.__dict__["create"].__func__)(ResponseCache, folder, model="probe")
-            version = getattr(cache, "_eval_version", None)
-            cache.close()
-        finally:
-            if saved is None:
-                os.environ.pop("LMMS_CACHE_RUN_ID", None)
-            else:
-                os.environ["LMMS_CACHE_RUN_ID"] = saved
+    folders = tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-")
+    with folders as folder, unittest.mock.patch.dict(os.environ, {"LMMS_CACHE_RUN_ID": "probe"}):
+        cache = unwrapped(ResponseCache.__dict__["create"].__func__)(ResponseCache, folder, model="probe")
+        version = getattr(cache, "_eval_version", None)
+        cache.close()
     expect(isinstance(version, str), "ResponseCache.create no longer sets _eval_version")
     if "lmms-eval-tasks" in version:
         return NOT_NEEDED, "the host's keys already carry the pack's version"
@@ -629,25 +616,21 @@ def install_cache_request_settings() -> None:
 # --- 11. llava_hf_loglikelihood: the context tokenized without its images; is_greedy one token off ---------
 
 
-def _no_empty_list(images: Any) -> Any:
-    """``None`` for an empty image list (a LLaVA processor given ``[]`` yields pixel values the vision tower
-    cannot unpack); anything else unchanged."""
-    return None if images is not None and len(images) == 0 else images
-
-
 class ContextWithItsImages:
-    """The processor for one ``loglikelihood`` call: the context is tokenized with the images of the full text
-    tokenized just before it, and an empty image list becomes ``None``."""
+    """The processor for one llava_hf call: an empty image list becomes ``None`` (the vision tower cannot
+    unpack the pixel values of ``[]``), and a call without ``images`` (loglikelihood's context) gets those of
+    the call before it. The chat llava_hf always passes ``images=``: only the empty list changes there."""
 
     def __init__(self, processor: Any) -> None:
         self._processor = processor
         self._images: Any = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if "images" in kwargs:
-            self._images = kwargs["images"] = _no_empty_list(kwargs["images"])
-        else:
+        if "images" not in kwargs:
             kwargs["images"] = self._images
+        elif kwargs["images"] is not None and len(kwargs["images"]) == 0:
+            kwargs["images"] = None
+        self._images = kwargs["images"]
         return self._processor(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -673,19 +656,11 @@ class PredictionsAtTheirTokens:
         return getattr(self._model, name)
 
 
-def loglikelihood_fixed(host_loglikelihood: Any) -> Any:
+def loglikelihood_with_images(host_loglikelihood: Any, self: Any, requests: list[Any]) -> Any:
     """``LlavaHf.loglikelihood`` run on a ``CallView`` of the wrapper whose processor and model are the
     per-call adapters above (nothing shared is swapped)."""
-
-    def loglikelihood(self: Any, requests: list[Any]) -> list[tuple[float, bool]]:
-        view = CallView(
-            self,
-            _image_processor=ContextWithItsImages(self._image_processor),
-            model=PredictionsAtTheirTokens(self.model),
-        )
-        return host_loglikelihood(view, requests)
-
-    return mark(loglikelihood, host_loglikelihood)
+    processor, model = ContextWithItsImages(self._image_processor), PredictionsAtTheirTokens(self.model)
+    return host_loglikelihood(CallView(self, _image_processor=processor, model=model), requests)
 
 
 class _ProbeBatch(dict):
@@ -790,7 +765,7 @@ def probe_llava_hf_loglikelihood() -> tuple[str, str]:
     before, scored = _run_loglikelihood(host, images=1)
     if before == expected and scored == [continuation]:
         return NOT_NEEDED, "the host's llava_hf loglikelihood tokenizes the context with its images"
-    fixed = loglikelihood_fixed(host)
+    fixed = functools.partial(loglikelihood_with_images, host)
     for images in (1, 0):
         after, scored = _run_loglikelihood(fixed, images)
         expect(
@@ -805,38 +780,17 @@ def probe_llava_hf_loglikelihood() -> tuple[str, str]:
 def install_llava_hf_loglikelihood() -> None:
     from lmms_eval.models.simple.llava_hf import LlavaHf
 
-    if not is_marked(LlavaHf.loglikelihood):
-        LlavaHf.loglikelihood = loglikelihood_fixed(LlavaHf.loglikelihood)
+    replaces(LlavaHf, "loglikelihood")(loglikelihood_with_images)
 
 
 # --- 12. llava_hf_text_only: chat llava_hf passes an empty image list for a request without image ---------
 
 
-class NoEmptyImages:
-    """A processor given ``images=None`` where the chat llava_hf passes ``[]``."""
-
-    def __init__(self, processor: Any) -> None:
-        self._processor = processor
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if "images" in kwargs:
-            kwargs["images"] = _no_empty_list(kwargs["images"])
-        return self._processor(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._processor, name)
-
-
-def generate_until_fixed(host_generate_until: Any) -> Any:
+def generate_until_without_empty_images(host_generate_until: Any, self: Any, requests: list[Any]) -> Any:
     """Chat ``LlavaHf.generate_until`` run on a view of the wrapper whose processor passes no empty image
     list (per call: nothing shared is swapped)."""
-
-    def generate_until(self: Any, requests: list[Any]) -> Any:
-        return host_generate_until(
-            CallView(self, _image_processor=NoEmptyImages(self._image_processor)), requests
-        )
-
-    return mark(generate_until, host_generate_until)
+    view = CallView(self, _image_processor=ContextWithItsImages(self._image_processor))
+    return host_generate_until(view, requests)
 
 
 class _ProbeStop(Exception):
@@ -883,7 +837,7 @@ def probe_llava_hf_text_only() -> tuple[str, str]:
         isinstance(before, list) and not before,
         f"chat llava_hf passes images={before!r} for a text-only request, expected []",
     )
-    after = _images_passed(generate_until_fixed(host))
+    after = _images_passed(functools.partial(generate_until_without_empty_images, host))
     expect(after is None, f"the fix does not work on this host (images={after!r})")
     return APPLIES, "chat llava_hf passes images=[] for a text-only request; it passes None instead"
 
@@ -891,9 +845,7 @@ def probe_llava_hf_text_only() -> tuple[str, str]:
 def install_llava_hf_text_only() -> None:
     from lmms_eval.models.chat.llava_hf import LlavaHf
 
-    method = LlavaHf.__dict__.get("generate_until")
-    if method is not None and not is_marked(method):
-        LlavaHf.generate_until = generate_until_fixed(method)
+    replaces(LlavaHf, "generate_until")(generate_until_without_empty_images)
 
 
 # --- 13. llava_hf_simple_text_only: simple llava_hf answers a text-only request with the last one's inputs
@@ -915,17 +867,13 @@ def _has_no_image(self: Any, request: Any) -> bool:
     return not self.flatten([doc_to_visual(self.task_dict[task][split][doc_id])])
 
 
-def simple_generate_until_guarded(host_generate_until: Any) -> Any:
+def generate_until_refusing_text_only(host_generate_until: Any, self: Any, requests: list[Any]) -> Any:
     """Simple ``LlavaHf.generate_until`` that refuses, before generating anything, a batch holding a request
     without an image (the host would answer it with the inputs of the request before it)."""
-
-    def generate_until(self: Any, requests: list[Any]) -> Any:
-        text_only = [request for request in requests if _has_no_image(self, request)]
-        if text_only:
-            raise TextOnlyRequestRefused(f"{TEXT_ONLY_REFUSAL} ({len(text_only)} such request(s))")
-        return host_generate_until(self, requests)
-
-    return mark(generate_until, host_generate_until)
+    text_only = [request for request in requests if _has_no_image(self, request)]
+    if text_only:
+        raise TextOnlyRequestRefused(f"{TEXT_ONLY_REFUSAL} ({len(text_only)} such request(s))")
+    return host_generate_until(self, requests)
 
 
 def probe_llava_hf_simple_text_only() -> tuple[str, str]:
@@ -950,7 +898,7 @@ def probe_llava_hf_simple_text_only() -> tuple[str, str]:
     if processor.calls:
         return NOT_NEEDED, "the host's simple llava_hf tokenizes a text-only request"
     try:
-        simple_generate_until_guarded(host)(instance, [request])
+        generate_until_refusing_text_only(host, instance, [request])
     except TextOnlyRequestRefused:
         return APPLIES, (
             "the host's simple llava_hf builds no inputs for a text-only request (it answers with the "
@@ -962,9 +910,7 @@ def probe_llava_hf_simple_text_only() -> tuple[str, str]:
 def install_llava_hf_simple_text_only() -> None:
     from lmms_eval.models.simple.llava_hf import LlavaHf
 
-    method = LlavaHf.__dict__.get("generate_until")
-    if method is not None and not is_marked(method):
-        LlavaHf.generate_until = simple_generate_until_guarded(method)
+    replaces(LlavaHf, "generate_until")(generate_until_refusing_text_only)
 
 
 # --- 14. chat_loglikelihood: chat tasks refuse loglikelihood / multiple_choice requests -------------------

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
-
-HOST_DISTRIBUTION = "lmms_eval"
 # The lmms-eval versions the pack supports; must equal the bound in pyproject.toml (a test checks).
 SUPPORTED_HOST_VERSIONS = ">=0.7.3,<0.8"
 # The releases every host patch (host/patches.py) was tested on. The version gates no patch (each is gated
@@ -13,19 +10,11 @@ TESTED_HOST_VERSIONS: tuple[str, ...] = ("0.7.3",)
 TESTED_HOST_TEXT = "tested on lmms-eval " + ", ".join(TESTED_HOST_VERSIONS)
 
 
-@cache
-def _installed_host_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(HOST_DISTRIBUTION)
-    except PackageNotFoundError:
-        return None
-
-
 def host_version() -> str | None:
     """The installed lmms-eval version, or None when it is not installed (tests monkeypatch this)."""
-    return _installed_host_version()
+    from lmms_eval_tasks.reporting.schema import host_version as installed_version
+
+    return installed_version()
 
 
 def version_in(version: str | None, specifier: str) -> bool:
