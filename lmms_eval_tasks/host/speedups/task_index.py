@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import threading
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +76,38 @@ def _host_index_of(folder: str, fast: bool) -> dict[str, Any]:
         _INDEXING.active = False
 
 
+# A probe task folder with what the built-ins use: an include, !function, a tag, a group, a file that is
+# neither (the host logs a line) and a folder the host skips.
+PROBE_FILES = {
+    "_template_yaml": "dataset_path: json\ndoc_to_text: !function utils.doc_to_text\n",
+    "probe_a.yaml": "include: _template_yaml\ntask: lmms_eval_tasks_probe_a\ntag: probe_tag\n",
+    "sub/probe_b.yaml": "task: lmms_eval_tasks_probe_b\ndataset_path: json\n"
+    "process_results: !function utils.process_results\nmetric_list:\n  - metric: acc\n",
+    "sub/probe_group.yaml": "group: lmms_eval_tasks_probe_group\ntask:\n  - lmms_eval_tasks_probe_a\n",
+    "sub/probe_note.yaml": "dataset_path: json\n",
+    "sub/__pycache__/probe_skipped.yaml": "task: lmms_eval_tasks_probe_skipped\n",
+}
+
+
+@contextlib.contextmanager
+def _probe_folder() -> Iterator[Path]:
+    """A temporary folder with ``PROBE_FILES`` in ``tasks/``, indexed in the block through the YAML stand-in
+    (PyYAML itself for every other thread: libyaml only where ``_INDEXING`` is set)."""
+    import lmms_eval.utils as host_utils
+    import yaml
+
+    original = host_utils.yaml
+    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
+        for name, text in PROBE_FILES.items():
+            Path(folder, "tasks", name).parent.mkdir(parents=True, exist_ok=True)
+            Path(folder, "tasks", name).write_text(text, encoding="utf-8")
+        host_utils.yaml = original if isinstance(original, _IndexYaml) else _IndexYaml(yaml)
+        try:
+            yield Path(folder)
+        finally:
+            host_utils.yaml = original
+
+
 def _expect_indexer_shape() -> None:
     """What the task-index patches need: ``TaskManager._get_task_and_group(self, task_dir)`` reading YAML
     through ``lmms_eval.utils.load_yaml_config`` (``yaml.full_load``) with the yaml module."""
@@ -90,7 +124,6 @@ def _expect_indexer_shape() -> None:
 
 
 def probe_libyaml_index() -> tuple[str, str]:
-    import lmms_eval.utils as host_utils
     import yaml
 
     expect(
@@ -98,26 +131,12 @@ def probe_libyaml_index() -> tuple[str, str]:
         "PyYAML has no libyaml here (the index is parsed by pure Python, about 7x slower)",
     )
     _expect_indexer_shape()
-    # the same index both ways on a folder with what the built-ins use: include, !function, a group, a tag
-    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
-        files = {
-            "_template_yaml": "dataset_path: json\ndoc_to_text: !function utils.doc_to_text\n",
-            "probe_a.yaml": "include: _template_yaml\ntask: lmms_eval_tasks_probe_a\ntag: probe_tag\n",
-            "probe_b.yaml": "task: lmms_eval_tasks_probe_b\ndataset_path: json\n"
-            "process_results: !function utils.process_results\nmetric_list:\n  - metric: acc\n",
-            "probe_group.yaml": "group: lmms_eval_tasks_probe_group\ntask:\n  - lmms_eval_tasks_probe_a\n",
-        }
-        for name, text in files.items():
-            Path(folder, name).write_text(text, encoding="utf-8")
-        # the stand-in is PyYAML itself for every other thread (libyaml only where _INDEXING is set)
-        original = host_utils.yaml
-        host_utils.yaml = _IndexYaml(yaml)
-        try:
-            slow, fast = _host_index_of(folder, fast=False), _host_index_of(folder, fast=True)
-        except Exception as error:  # noqa: BLE001 - any failure means the patch does not fit
-            return MISMATCH, f"indexing a probe folder with libyaml failed: {type(error).__name__}: {error}"
-        finally:
-            host_utils.yaml = original
+    try:
+        with _probe_folder() as folder:
+            tasks = str(folder / "tasks")
+            slow, fast = _host_index_of(tasks, fast=False), _host_index_of(tasks, fast=True)
+    except Exception as error:  # noqa: BLE001 - any failure means the patch does not fit
+        return MISMATCH, f"indexing a probe folder with libyaml failed: {type(error).__name__}: {error}"
     expect(
         fast == slow and len(slow) == 4, f"libyaml's index of a probe folder differs: {fast!r} != {slow!r}"
     )
@@ -166,7 +185,6 @@ def _indexes_as_the_host(manager: Any) -> bool:
 
 def probe_task_index_cache() -> tuple[str, str]:
     import lmms_eval.utils as host_utils
-    import yaml
 
     _expect_indexer_shape()
     expect(
@@ -176,28 +194,11 @@ def probe_task_index_cache() -> tuple[str, str]:
     expect(os.path.isdir(_host_tasks_dir()), f"the host's task folder {_host_tasks_dir()} is not a folder")
     # a probe folder indexed fresh, then through the cache twice (built, then served), then after a change:
     # the same index every time, and the lines the build logged are the ones a cache hit replays
-    with tempfile.TemporaryDirectory(prefix="lmms_eval_tasks_probe_") as folder:
-        tasks, cache = Path(folder, "tasks"), Path(folder, "cache")
-        (tasks / "sub" / "__pycache__").mkdir(parents=True)
-        files = {
-            "_template_yaml": "dataset_path: json\ndoc_to_text: !function utils.doc_to_text\n",
-            "probe_a.yaml": "include: _template_yaml\ntask: lmms_eval_tasks_probe_a\ntag: probe_tag\n",
-            "sub/probe_b.yaml": "task: lmms_eval_tasks_probe_b\ndataset_path: json\n",
-            "sub/probe_group.yaml": "group: lmms_eval_tasks_probe_group\ntask: [lmms_eval_tasks_probe_a]\n",
-            "sub/probe_note.yaml": "dataset_path: json\n",  # neither task nor group: the host logs a line
-            "sub/__pycache__/probe_skipped.yaml": "task: lmms_eval_tasks_probe_skipped\n",
-        }
-        for name, text in files.items():
-            Path(tasks, name).write_text(text, encoding="utf-8")
-        original = host_utils.yaml
-        host_utils.yaml = original if isinstance(original, _IndexYaml) else _IndexYaml(yaml)
-        try:
-            found = _probe_cached_indexes(str(tasks), cache)
-        except Exception as error:  # noqa: BLE001 - any failure means the patch does not fit
-            failure = f"{type(error).__name__}: {error}"
-            return MISMATCH, f"indexing a probe folder through the cache failed: {failure}"
-        finally:
-            host_utils.yaml = original
+    try:
+        with _probe_folder() as folder:
+            found = _probe_cached_indexes(str(folder / "tasks"), folder / "cache")
+    except Exception as error:  # noqa: BLE001 - any failure means the patch does not fit
+        return MISMATCH, f"indexing a probe folder through the cache failed: {type(error).__name__}: {error}"
     expect(not found, str(found))
     return APPLIES, "TaskManager._get_task_and_group serves the host's own index from a cache while it holds"
 
