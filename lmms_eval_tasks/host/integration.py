@@ -167,41 +167,27 @@ def drop_undefined_group_metrics(results: dict[str, Any], groups: set[str]) -> l
     return removed
 
 
-def pack_group_stderrs(results: dict[str, Any], groups: set[str], host_stderrs: bool = True) -> list[str]:
+def pack_group_stderrs(results: dict[str, Any], groups: set[str]) -> None:
     """Set each pack group's ``<metric>_stderr,<filter>`` to the pack's bootstrap of the group, not the host's
-    pooled member stderr (unless the host computed none); returns the groups changed."""
+    pooled member stderr, unless the host computed none (``--bootstrap_iters 0``: no numeric task stderr)."""
     from lmms_eval_tasks.framework.run_state import current_run
 
-    state = current_run()  # the evaluation whose groups the host is consolidating
-    changed: list[str] = []
-    if not host_stderrs:
-        return changed
-    for name in groups:
-        values = results.get(name)
-        if not isinstance(values, dict):
-            continue
-        for key in list(values):
-            metric, _, filter_name = str(key).partition(",")
-            if not filter_name or "_stderr" in metric:
-                continue
-            value = state.group_stderr(str(name), metric)
-            if value is not None:
-                values[f"{metric}_stderr,{filter_name}"] = value
-                if str(name) not in changed:
-                    changed.append(str(name))
-    return changed
-
-
-def _host_computed_stderrs(results: dict[str, Any], groups: set[str]) -> bool:
-    """Whether the host computed standard errors at all (``--bootstrap_iters`` > 0): some task row holds a
-    numeric ``_stderr`` value (with 0 every one is "N/A")."""
-    return any(
+    if not any(
         isinstance(value, int | float) and not isinstance(value, bool)
         for name, values in results.items()
         if name not in groups and isinstance(values, dict)
         for key, value in values.items()
         if "_stderr" in str(key)
-    )
+    ):
+        return
+    state = current_run()  # the evaluation whose groups the host is consolidating
+    for name in groups:
+        values = results.get(name)
+        for key in list(values) if isinstance(values, dict) else []:
+            metric, _, filter_name = str(key).partition(",")
+            value = state.group_stderr(str(name), metric) if filter_name and "_stderr" not in metric else None
+            if value is not None:
+                values[f"{metric}_stderr,{filter_name}"] = value
 
 
 def probe_group_only_metrics() -> tuple[str, str]:
@@ -241,7 +227,7 @@ def install_group_only_metrics() -> None:
         # from member rows that still carry every key, then the members' undefined copies go
         output = original(results, versions, task_dict, *args, **kwargs)
         groups = {name for name, members in evaluator_utils.get_subtask_list(task_dict).items() if members}
-        pack_group_stderrs(output[0], groups, _host_computed_stderrs(output[0], groups))
+        pack_group_stderrs(output[0], groups)
         removed = drop_undefined_group_metrics(output[0], groups)
         if removed:
             logger.debug(f"group-only metrics left out of {len({task for task, _ in removed})} task rows")
@@ -250,9 +236,10 @@ def install_group_only_metrics() -> None:
 
 def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
     """A copy of the host's results for printing: a pack task's non-finite metric value becomes None (the
-    host prints N/A); the results JSON keeps what the host wrote. The reason is in the pack report."""
+    host prints N/A; the reason is in the pack report), a cut task says so; the results JSON is unchanged."""
     import math
 
+    from lmms_eval_tasks.framework.cuts import table_label
     from lmms_eval_tasks.framework.registry import benchmark_for_task
 
     configs = result_dict.get("configs") if isinstance(result_dict.get("configs"), dict) else {}
@@ -275,14 +262,7 @@ def table_view(result_dict: dict[str, Any]) -> dict[str, Any]:
             else values
             for name, values in rows.items()
         }
-    return cut_labels(view)  # a task whose --limit the pack rounded to whole units says so in its row
-
-
-def cut_labels(view: dict[str, Any]) -> dict[str, Any]:
-    """``view`` with each row named with its ``--limit`` cut and its answers cut at the token limit
-    (``framework.cuts.table_label``)."""
-    from lmms_eval_tasks.framework.cuts import table_label
-
+    # each row named with its --limit cut and its answers cut at the token limit (framework.cuts.table_label)
     rows = view.get("results")
     if isinstance(rows, dict):
         view["results"] = {
