@@ -1,7 +1,6 @@
 """The runs a command line asks for, and the arguments the pack's tasks cannot honour (``--limit``,
 ``--offset``, ``--num_fewshot``, ``--model_args``, devices), refused in one line before the host starts.
-Generation settings are not refused: reports record them as deviations (``framework/run_deviations.py``).
-"""
+Generation settings are not refused: reports record them as deviations (``framework/run_deviations.py``)."""
 
 from __future__ import annotations
 

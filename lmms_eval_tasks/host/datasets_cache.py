@@ -1,7 +1,6 @@
 """What an offline run (or one without network) finds in the caches the host's runs read, for ``doctor``, the
 launcher's checks and ``task_dataset_context``. An offline ``load_dataset`` reads the `datasets` library's
-Arrow cache, never the hub's download cache: ``offline_cache_entry`` asks the ``Cache`` builder it uses.
-"""
+Arrow cache, never the hub's download cache: ``offline_cache_entry`` asks the ``Cache`` builder it uses."""
 
 from __future__ import annotations
 

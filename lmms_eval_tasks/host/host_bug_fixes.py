@@ -329,11 +329,11 @@ _PROBE_MARKER = "[LMMS_EVAL_REQUEST_FAILED after 2 retries] Connection error."
 _PROBE_SECRET = "sk-lmms-eval-tasks-probe-0123456789"
 
 
-def _probe_request(kind: str, arguments: tuple, doc_id: int = 0) -> Any:
-    """A host ``Instance`` of task ``probe`` for a probe to hand the host's code."""
+def _probe_request(kind: str, arguments: tuple) -> Any:
+    """A host ``Instance`` of task ``probe`` (doc id ``arguments[3]``) for a probe to hand the host's code."""
     from lmms_eval.api.instance import Instance
 
-    return Instance(kind, arguments, idx=0, metadata={"task": "probe", "doc_id": doc_id, "repeats": 1})
+    return Instance(kind, arguments, idx=0, metadata={"task": "probe", "doc_id": arguments[3], "repeats": 1})
 
 
 def probe_cache_no_failures() -> tuple[str, str]:
@@ -390,22 +390,12 @@ def probe_cache_checkpoints() -> tuple[str, str]:
     with tempfile.TemporaryDirectory(prefix="lmms-eval-tasks-probe-") as folder:
         cache = ResponseCache(db_path=f"{folder}/probe.db", audit_path=f"{folder}/probe.jsonl")
         cache._checkpoint_interval = 1
+        settings = {"temperature": 0, "max_new_tokens": 4}
         try:
-            requests = [
-                _probe_request(
-                    "generate_until",
-                    (
-                        f"probe question {doc_id}",
-                        {"temperature": 0, "max_new_tokens": 4},
-                        None,
-                        doc_id,
-                        "probe",
-                        "x",
-                    ),
-                    doc_id,
-                )
-                for doc_id in range(3)
+            questions = [
+                (f"probe question {doc_id}", settings, None, doc_id, "probe", "x") for doc_id in range(3)
             ]
+            requests = [_probe_request("generate_until", question) for question in questions]
             answers = unwrapped(ResponseCache.execute)(cache, CountingModel(), "generate_until", requests)
         finally:
             cache.close()

@@ -1,6 +1,5 @@
 """What the pack needs from its host, as host patches (``patches.py``): its tasks in every task index,
-``process_docs`` reading the task's other splits, its numbers in the host's results, the run's context.
-"""
+``process_docs`` reading the task's other splits, its numbers in the host's results, the run's context."""
 
 from __future__ import annotations
 

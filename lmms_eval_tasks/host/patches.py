@@ -1,6 +1,5 @@
 """Every change the pack makes to lmms-eval, as data: a ``HostPatch`` per change, applied when its probe finds
-the host behaving as it expects (the version gates nothing); docs/models.md ("Host patches").
-"""
+the host behaving as it expects (the version gates nothing); docs/models.md ("Host patches")."""
 
 from __future__ import annotations
 
@@ -238,18 +237,6 @@ _APPLIED: dict[str, PatchStatus] = {}
 _warned: set[str] = set()
 
 
-def _apply(name: str) -> PatchStatus:
-    patch = PATCHES[name]
-    with probe_lock:
-        status = check_patch(name)
-        if status.state == APPLIES:
-            patch.install()
-            status = PatchStatus(name, "applied", status.detail, patch.without)
-        _APPLIED[name] = status
-        patch_record.set_patches(patches_of_this_run())  # read into every report's provenance
-        return status
-
-
 def skipped_line(statuses: Sequence[PatchStatus]) -> str | None:
     """One line naming every skipped patch with its reason (and whether this host version is untested);
     None when none was skipped."""
@@ -280,7 +267,16 @@ def patches_for(model_names: Sequence[str] = ()) -> list[str]:
 def apply_patches(model_names: Sequence[str] = (), names: Sequence[str] | None = None) -> list[PatchStatus]:
     """Apply the patches a run needs (all model-independent ones, plus those of the named models) whose
     probes pass; one warning line names those that did not, each with its reason."""
-    statuses = [_apply(name) for name in (patches_for(model_names) if names is None else names)]
+    statuses = []
+    for name in patches_for(model_names) if names is None else names:
+        with probe_lock:
+            status = check_patch(name)
+            if status.state == APPLIES:
+                PATCHES[name].install()
+                status = PatchStatus(name, "applied", status.detail, status.without)
+            _APPLIED[name] = status
+            patch_record.set_patches(patches_of_this_run())  # read into every report's provenance
+        statuses.append(status)
     fresh = [status for status in statuses if not status.ok and status.name not in _warned]
     line = skipped_line(fresh)
     if line:

@@ -1,9 +1,6 @@
-"""Several `python -m lmms_eval_tasks ARGS` runs share one import of the host (10-15 s of CPU each): it is
-imported once and each run a forked child (`make demo`, the tests' warm launcher).
-
-usage: python -m lmms_eval_tasks.host.speedups.shared_import RUNS_JSON ([{"label", "argv", "log"}, ...]);
-prints a JSON line per finished run, then the import's cost.
-"""
+"""Several `python -m lmms_eval_tasks ARGS` runs share one import of the host (10-15 s of CPU each), each
+run a forked child (`make demo`, the tests' warm launcher). Usage: `python -m <this module> RUNS_JSON`
+([{"label", "argv", "log"}, ...]); prints a JSON line per finished run, then the import's cost."""
 
 from __future__ import annotations
 
@@ -65,10 +62,8 @@ def import_host(stdout_path: str, stderr_path: str) -> tuple[str, str]:
         for fd, saved_fd in zip((1, 2), saved, strict=True):
             os.dup2(saved_fd, fd)
             os.close(saved_fd)
-    # The import leaves ~1 million objects the cyclic garbage collector tracks; a forked child's collections
-    # (the one at its exit at the latest) would walk them and write to each one's header, copying every page
-    # of the shared import into the child (~1.3 s of CPU per child). Frozen before forking (as the gc
-    # module's documentation advises), they stay out of the children's collections.
+    # ~1 million objects the collector tracks: a forked child's collections would write to each one's header,
+    # copying every shared page (~1.3 s of CPU per child). Frozen before forking (as the gc docs advise).
     gc.collect()
     gc.freeze()
     paths = dict.fromkeys((stdout_path, stderr_path))  # one path: one file for both

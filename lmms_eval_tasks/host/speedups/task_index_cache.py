@@ -1,6 +1,5 @@
 """The host's index of its own task folder kept between runs (patch ``task_index_cache``) while everything its
-build read holds (versions, YAML listing, files opened, includes); a hit replays the lines the build logged.
-"""
+build read holds (versions, YAML listing, files opened, includes); a hit replays the lines it logged."""
 
 from __future__ import annotations
 
@@ -112,14 +111,6 @@ class _RecordingLogger:
             getattr(self._real.opt(depth=1), name)(message, *args, **kwargs)
 
         return log
-
-
-@dataclass(frozen=True)
-class Index:
-    """An index as the host's indexer returns it, and the lines its build logged (to replay on a hit)."""
-
-    entries: dict[str, Any]
-    messages: tuple[tuple[str, str], ...]
 
 
 def record(manager: Any, build_index: Callable[[], Any]) -> tuple[Any, Build]:
@@ -262,8 +253,11 @@ def stale_reason(payload: dict[str, Any], task_dir: str, host_version: str | Non
     return None
 
 
-def lookup(task_dir: str, host_version: str | None, folder: Path | None = None) -> Index | None:
-    """The cached index of ``task_dir`` when the cache still matches every file it was built from."""
+def lookup(
+    task_dir: str, host_version: str | None, folder: Path | None = None
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]] | None:
+    """The cached index of ``task_dir`` and the lines its build logged (to replay), when the cache still
+    matches every file it was built from."""
     path = cache_file(task_dir, folder)
     try:
         payload = _read(path)
@@ -279,13 +273,12 @@ def lookup(task_dir: str, host_version: str | None, folder: Path | None = None) 
     if reason is not None:
         logger.debug(f"host task index cache {path} not used: {reason}")
         return None
-    entries = {name: _copied(entry) for name, entry in payload["index"].items()}
-    return Index(entries, tuple((level, message) for level, message in payload["messages"]))
-
-
-def _copied(entry: dict[str, Any]) -> dict[str, Any]:
-    """A fresh copy of one entry (a caller may change its ``task`` list, as the host's own lists are its)."""
-    return {key: list(value) if isinstance(value, list) else value for key, value in entry.items()}
+    # fresh copies of the entries' lists: a caller may change a group's ``task`` list, as the host's are its
+    entries = {
+        name: {key: list(value) if isinstance(value, list) else value for key, value in entry.items()}
+        for name, entry in payload["index"].items()
+    }
+    return entries, tuple((level, message) for level, message in payload["messages"])
 
 
 def indexed(
@@ -299,7 +292,8 @@ def indexed(
     replay); else ``build_index()``'s (recorded, then stored for the next run) and None."""
     found = lookup(task_dir, host_version, folder)
     if found is not None:
-        return collections.defaultdict(None, found.entries), found.messages
+        entries, messages = found
+        return collections.defaultdict(None, entries), messages
     listing = yaml_listing(task_dir)  # before the build: a file added meanwhile makes the next run rebuild
     index, build = record(manager, build_index)
     payload = payload_of(task_dir, listing, index, build, host_version)
