@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
@@ -325,21 +326,17 @@ def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | P
         raise PrepareError(f"--images {source}: no such folder or archive")
     files = _source_files(source)
     image_dir.mkdir(parents=True, exist_ok=True)
-    by_name: dict[str, list[CsvRow]] = {}
-    for row in rows:
-        by_name.setdefault(url_file_name(row.image_url), []).append(row)
+    names = Counter(url_file_name(row.image_url) for row in rows)
     matches: dict[int, list[tuple[str, Callable[[], bytes]]]] = {}
     for row in rows:
         name = url_file_name(row.image_url)
         candidates = files.get(name, [])
-        if len(candidates) > 1 or (candidates and len(by_name[name]) > 1):
+        if len(candidates) > 1 or names[name] > 1:
             url_parts = unquote(urlsplit(row.image_url).path).strip("/").split("/")
             candidates = [item for item in candidates if _same_path_end(url_parts, item[0].split("/"))]
         matches[row.row] = candidates
-    claims: dict[str, int] = {}  # one file matched by two rows' paths ("x.png" for a/x.png and b/x.png)
-    for candidates in matches.values():
-        if len(candidates) == 1:
-            claims[candidates[0][0]] = claims.get(candidates[0][0], 0) + 1
+    # one file matched by two rows' paths ("x.png" for a/x.png and b/x.png)
+    claims = Counter(candidates[0][0] for candidates in matches.values() if len(candidates) == 1)
     imported, present, problems = 0, 0, []
     for row in rows:
         target = image_dir / image_filename(row.image_url)
@@ -348,7 +345,7 @@ def import_images(rows: Sequence[CsvRow], image_dir: str | Path, source: str | P
             continue
         name = url_file_name(row.image_url)
         candidates = matches[row.row]
-        shared = len(files.get(name, [])) > 1 or len(by_name[name]) > 1
+        shared = len(files.get(name, [])) > 1 or names[name] > 1
         if shared and (len(candidates) != 1 or claims[candidates[0][0]] > 1):
             problems.append(
                 row.failure(f"--images: file name {name!r} is ambiguous (rows or files share it)")

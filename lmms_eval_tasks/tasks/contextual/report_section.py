@@ -23,13 +23,6 @@ PUBLISHED_ROWS = (
 )
 
 
-def pooled_counts(per_scenario: dict, scenarios: tuple[str, ...]) -> tuple[int, int]:
-    """(accepted, judged) summed over ``scenarios`` from a report's ``details.per_scenario``."""
-    accepted = sum(int(per_scenario.get(name, {}).get("accepted") or 0) for name in scenarios)
-    judged = sum(int(per_scenario.get(name, {}).get("judged") or 0) for name in scenarios)
-    return accepted, judged
-
-
 def render(context: SectionContext) -> list[Block]:
     """Main table with the paper's rows, per-scenario rates with 95% intervals, natural vs digital."""
     from lmms_eval_tasks.tasks.contextual.scoring import (
@@ -148,11 +141,12 @@ def _with_wilson(entry: Any, key: str) -> Any:
 
 
 def _rate_row(metrics: dict, name: str, per_scenario: dict, members: tuple[str, ...]) -> list:
-    """[rate, 95% low, 95% high, accepted, judged]: the report's rate and interval, else (older reports) the
-    scorer's functions on the pooled counts."""
+    """[rate, 95% low, 95% high, accepted, judged] of ``members`` pooled: the report's rate and interval, else
+    (older reports) the scorer's functions on the counts summed from ``details.per_scenario``."""
     from lmms_eval_tasks.tasks.contextual.scoring import normal_interval, rate_percent
 
-    accepted, judged = pooled_counts(per_scenario, members)
+    accepted = sum(int(per_scenario.get(name, {}).get("accepted") or 0) for name in members)
+    judged = sum(int(per_scenario.get(name, {}).get("judged") or 0) for name in members)
     key = f"acceptance_rate_{name}"
     if key in metrics and f"{key}_ci95_low" in metrics:
         return [metrics[key], metrics[f"{key}_ci95_low"], metrics[f"{key}_ci95_high"], accepted, judged]

@@ -229,10 +229,9 @@ _GROUP_WORDS = {
 
 def task_description(task: TaskSpec) -> str:
     """One line for `lmms-eval-tasks tasks`."""
-    setup = "multi-correct (0-4 correct)" if task.variant != "standard" else _SETUP_WORDS[task.setup]
     extra = f", +{task.extra_options.replace('_', '+')} option" if task.extra_options else ""
     return (
-        f"DARE {setup}, {_FORMAT_WORDS[task.answer_format]}{extra}, prompt {task.prompt}, "
+        f"DARE {_SETUP_WORDS[task.setup]}, {_FORMAT_WORDS[task.answer_format]}{extra}, prompt {task.prompt}, "
         f"{_SOURCE_WORDS[task.source]}"
     )
 

@@ -40,12 +40,13 @@ def member_setup(metrics: dict[str, Any]) -> str | None:
     return None
 
 
-def _main_key(metrics: dict[str, Any]) -> str | None:
-    for key in ("single_var_accuracy", "single_accuracy", "multi_f1"):
-        if key in metrics:
-            return key
-    found = [key for key in metrics if re.fullmatch(r"multi_[a-z_]+_f1", key)]
-    return found[0] if found else None
+def _member_row(setup: str, metrics: dict[str, Any], categories: list[str]) -> list[Any]:
+    """A member task's row: its setup, main metric (accuracy, else F1), the metric per category, overall."""
+    main = ("single_var_accuracy", "single_accuracy", "multi_f1")
+    key = next((key for key in main if key in metrics), None)
+    key = key or next((key for key in metrics if re.fullmatch(r"multi_[a-z_]+_f1", key)), None)
+    overall = metrics.get(key) if key else None
+    return [setup, key, *(metrics.get(f"{key}__{name}") for name in categories), overall]
 
 
 def _categories(entry: Any) -> list[str]:
@@ -98,22 +99,11 @@ def render(context: SectionContext) -> list[Block]:
         )
         if members:
             names = _categories(entry)
-            rows = []
-            for setup, metrics in members:
-                key = _main_key(metrics)
-                rows.append(
-                    [
-                        setup,
-                        key,
-                        *(metrics.get(f"{key}__{name}") for name in names),
-                        metrics.get(key) if key else None,
-                    ]
-                )
             blocks.append(
                 Table(
                     f"Per category x prompt x format: {entry.label}",
                     ["setup", "metric", *names, "all"],
-                    rows,
+                    [_member_row(setup, metrics, names) for setup, metrics in members],
                     "setup = <kind>_<format>_<prompt>; single/var: accuracy, multi: F1.",
                 )
             )

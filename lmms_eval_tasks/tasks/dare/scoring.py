@@ -90,14 +90,11 @@ class Options:
 def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str, Any], dict[str, Any]]:
     """The paper's metrics in percent (keys in docs/dare.md) and the robustness summary table; test-split
     records (answers withheld) are exported unscored, their unparsed outputs counted."""
-    primary_format, std_ddof = options.primary_format, options.std_ddof
     records = list(records)
     verdicts = [
         score_record(record, index) for index, record in enumerate(records) if record.get("split") != "test"
     ]
-    metrics: dict[str, float | int] = dict(
-        score_verdicts(verdicts, primary_format=primary_format, std_ddof=std_ddof)
-    )
+    metrics = score_verdicts(verdicts, primary_format=options.primary_format, std_ddof=options.std_ddof)
     exported = [(index, record) for index, record in enumerate(records) if record.get("split") == "test"]
     if exported:
         metrics["exported"] = len(exported)
@@ -109,7 +106,7 @@ def score(records: Iterable[dict[str, Any]], options: Options) -> tuple[dict[str
         "summary_table": table,
         "summary_table_markdown": format_table(table),
         "deviations": ["bundled generated sample data, not the DARE dataset"] if sample_data else [],
-        "resampling": resampling_of(records, verdicts, primary_format, std_ddof),
+        "resampling": resampling_of(records, verdicts, options.primary_format, options.std_ddof),
     }
     return metrics, details
 
