@@ -69,14 +69,10 @@ class CsvRow:
 def default_data_dir() -> Path:
     """``$LMMS_EVAL_TASKS_DATA_CONTEXTUAL`` (or ``$LMMS_EVAL_TASKS_DATA/contextual``), else
     ``$LMMS_EVAL_TASKS_CACHE/contextual`` (``~/.cache/lmms_eval_tasks/contextual``)."""
+    from lmms_eval_tasks import cache_root
     from lmms_eval_tasks.framework.preparing import prepared_dir
 
-    configured = prepared_dir(KIND)
-    if configured is not None:
-        return configured
-    from lmms_eval_tasks import cache_root
-
-    return cache_root() / "contextual"
+    return prepared_dir(KIND) or cache_root() / "contextual"
 
 
 def read_csv(path: str | Path) -> list[CsvRow]:

@@ -238,7 +238,7 @@ def _primary_format(formats: Iterable[str], preferred: str) -> str | None:
 _Cells = dict[tuple[str, int], float]
 
 
-def _prompt_values(cells: _Cells, answer_format: str) -> list[float]:
+def _prompt_values(cells: dict[tuple[str, int], Any], answer_format: str) -> list[Any]:
     return [cells[(answer_format, prompt)] for prompt in PROMPTS if (answer_format, prompt) in cells]
 
 
@@ -382,9 +382,7 @@ def _setup_metrics(
         var_categories = {verdict.category for verdict in single_var}
         comparable = _single_cells([verdict for verdict in single if verdict.category in var_categories])
         drops = {key: comparable[key] - value for key, value in var_cells.items() if key in comparable}
-        metrics["single_var_drop"] = _mean(
-            drops[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in drops
-        )
+        metrics["single_var_drop"] = _mean(_prompt_values(drops, primary))
         if detailed:
             metrics["single_var_instances"] = float(max(instance_counts.values(), default=0))
             metrics["single_var_incomplete_instances"] = max(incomplete_counts.values(), default=0)
@@ -407,17 +405,13 @@ def _setup_metrics(
         standard_formats = _formats(standard)
         primary = _primary_format(standard_formats, primary_format)
         if primary is not None:
-            primary_cells = [
-                standard[(primary, prompt)] for prompt in PROMPTS if (primary, prompt) in standard
-            ]
-            for count in GOLD_COUNTS:
-                metrics[f"multi_exact_k{count}"] = headline[f"multi_exact_k{count}"]
-            metrics["multi_f1"] = headline["multi_f1"]
-            metrics["multi_f1_std_over_prompts"] = _std([cell["f1"] for cell in primary_cells], std_ddof)
+            for key in (*(f"multi_exact_k{count}" for count in GOLD_COUNTS), "multi_f1"):
+                metrics[key] = headline[key]
+            f1_values = [cell["f1"] for cell in _prompt_values(standard, primary)]
+            metrics["multi_f1_std_over_prompts"] = _std(f1_values, std_ddof)
         if detailed:
             for answer_format in standard_formats:
-                cells = [standard[key] for key in sorted(standard) if key[0] == answer_format]
-                metrics.update(_cell_means(f"multi_{answer_format}", cells))
+                metrics.update(_cell_means(f"multi_{answer_format}", _prompt_values(standard, answer_format)))
             for (answer_format, prompt), cell in sorted(standard.items()):
                 for name, value in cell.items():
                     metrics[f"multi_{answer_format}_p{prompt}_{name}"] = value
