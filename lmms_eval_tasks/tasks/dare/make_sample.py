@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,10 +197,7 @@ def build_multi(rng: random.Random, count: int = 10) -> list[dict[str, Any]]:
     rows = []
     for index in range(count):
         category = ("count", "order")[index % 2]
-        scene: Callable[[random.Random], tuple[list[Shape], int, int]] = (
-            _counting_scene if category == "count" else _ordering_scene
-        )
-        shapes, columns, rows_in_grid = scene(rng)
+        shapes, columns, rows_in_grid = (_counting_scene if category == "count" else _ordering_scene)(rng)
         true, false = _true_false_statements(rng, shapes, category)
         correct = index % 5  # 0, 1, 2, 3, 4 correct options, twice over
         texts = [(statement, True) for statement in true[:correct]] + [
