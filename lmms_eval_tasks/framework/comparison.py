@@ -67,8 +67,7 @@ def correctness_by_id(
 
 
 def samples_in_folder(path: Path, task: str) -> Path:
-    """The pack samples file of ``task`` (its latest complete run) under a folder the user names, or in the
-    single model folder below it that holds one."""
+    """The samples file of ``task``'s latest complete run under ``path`` or in its one model folder."""
     from lmms_eval_tasks.reporting.schema import task_files
 
     found = task_files(path, task).get("samples")

@@ -87,8 +87,7 @@ class RowSchema:
 
 
 def _column_kind_ok(kind: str, arrow_type: Any) -> bool:
-    """True when an Arrow column of ``arrow_type`` can hold values of ``kind`` (null-typed columns: only
-    nulls, caught row by row)."""
+    """True when an Arrow column of ``arrow_type`` can hold ``kind`` (null-typed: checked per row)."""
     import pyarrow as pa
 
     types = pa.types
@@ -120,8 +119,7 @@ def _column_kind_ok(kind: str, arrow_type: Any) -> bool:
 
 
 def _bad_mask(kind: str, column: Any) -> Any:
-    """A boolean Arrow mask of the non-null values that break ``kind`` (NaN numbers, empty text or lists,
-    images without bytes or path)."""
+    """A boolean Arrow mask of non-null values breaking ``kind`` (NaN, empty text or list, no image data)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -102,8 +102,7 @@ def group_members(group: str, args: Any = None) -> list[str]:
 
 
 def note_group_members(group: str, members: Sequence[str], args: Any = None) -> None:
-    """Tell ``reporting.datasets_read`` the members of ``group`` and of its subgroups: a group report's
-    provenance lists the datasets its members read."""
+    """Tell ``reporting.datasets_read`` ``group``'s and its subgroups' members (for the provenance)."""
     from lmms_eval_tasks.reporting import datasets_read
 
     datasets_read.record_group(group, members)
@@ -333,8 +332,7 @@ class TaskHooks:
         return function, listing
 
     def _named_in_yaml(self, prefix: str, folder: Path) -> dict[str, Maker]:
-        """``{function name: (hook factory, its arguments)}`` for every ``!function <prefix><name>`` in the
-        task and group YAML under ``folder`` (a name given two meanings is an error)."""
+        """``{name: (hook factory, arguments)}`` of each ``!function <prefix><name>`` under ``folder``."""
         from lmms_eval_tasks.framework import task_index
 
         found: dict[str, Maker] = {}
@@ -359,8 +357,7 @@ class TaskHooks:
         return found
 
     def _group_records(self, group: str, metric: str, state: Any) -> dict[str, list[dict[str, Any]]] | None:
-        """The records of ``group``'s members (from its YAML) that the run's state kept, by member; None
-        (said in the log) when a member's generations failed or no member kept any."""
+        """The kept records of ``group``'s members, by member; None (logged) if one failed or none has any."""
         try:
             members = group_members(group, state.args)
         except KeyError as error:

@@ -25,13 +25,10 @@ def _open(value: Any) -> Any:
 
     if isinstance(value, Image.Image):
         return value
-    if isinstance(value, dict):
-        data, path = value.get("bytes"), value.get("path")
-        if data:
-            return Image.open(io.BytesIO(data))
-        if path:
-            return Image.open(path)
-        raise ValueError("the image holds neither bytes nor a path")
+    if isinstance(value, dict):  # an HF Image cell: its bytes, else its path
+        value = value.get("bytes") or value.get("path")
+        if not value:
+            raise ValueError("the image holds neither bytes nor a path")
     if isinstance(value, bytes | bytearray):
         return Image.open(io.BytesIO(bytes(value)))
     if isinstance(value, str | os.PathLike):

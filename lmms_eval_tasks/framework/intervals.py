@@ -101,8 +101,7 @@ def bootstrap(resampling: Resampling, *, n_resamples: int, seed: int) -> dict[st
 
 
 def headline_intervals(benchmark: str, records: Sequence[dict[str, Any]], **options: Any) -> dict[str, Any]:
-    """``{metric: Uncertainty}`` of ``records`` scored by the benchmark's ``score`` ({} when off or when the
-    scorer gives no resampling); ``options``: the scorer's and the bootstrap's."""
+    """``{metric: Uncertainty}`` of ``records`` scored by the benchmark ({}: off, or no resampling)."""
     from lmms_eval_tasks.framework.registry import get_benchmark
 
     scoring_options, resamples, seed = split_options(options)
@@ -138,8 +137,7 @@ def paired_difference(
 
 
 def paired_resamplings(rows_a: Resampling, rows_b: Resampling, resamples: int, seed: int) -> dict[str, Any]:
-    """``{metric: Difference}`` (B minus A): the paired bootstrap of two runs' resamplings by shared units
-    (ValueError unless they hold the same records)."""
+    """``{metric: Difference}`` (B minus A): paired bootstrap of two runs' resamplings (same records)."""
     from lmms_eval_tasks.uncertainty.bootstrap import paired_bootstrap
 
     check_same_records(rows_a, rows_b)

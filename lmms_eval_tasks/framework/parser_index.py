@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,9 +23,7 @@ class ParserEntry:
         """The parser as a one-argument function."""
         from lmms_eval_tasks.framework.targets import resolve
 
-        function = resolve(self.target)
-        kwargs = dict(self.kwargs)
-        return lambda text: function(text, **kwargs)
+        return functools.partial(resolve(self.target), **self.kwargs)
 
 
 _RULES = "lmms_eval_tasks.judges.rules"

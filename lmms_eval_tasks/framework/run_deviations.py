@@ -38,8 +38,7 @@ def _same(given: str, own: Any) -> bool:
 
 
 def _own_settings(name: str, seen: frozenset[str] = frozenset()) -> list[dict[str, Any]] | None:
-    """The ``generation_kwargs`` of ``name``'s tasks: a task's own, or each member task's of a pack group
-    (its subgroups included); None for a name the pack does not define."""
+    """The ``generation_kwargs`` of ``name``'s tasks (a group's members, subgroups too); None if unknown."""
     from lmms_eval_tasks.framework.task_index import group_members, task_config, task_entry
 
     entry = task_entry(name)
@@ -59,8 +58,7 @@ def _own_settings(name: str, seen: frozenset[str] = frozenset()) -> list[dict[st
 
 
 def argument_deviations(args: Any, task: str) -> list[str]:
-    """One deviation per run argument that changes ``task``'s numbers: the limit (and its rounding), the
-    generation settings that differ from the task's own (with both values)."""
+    """One deviation per run argument changing ``task``'s numbers (limit, differing generation settings)."""
     from lmms_eval_tasks.framework.cuts import cut_note, limit_and_size
 
     deviations: list[str] = []

@@ -189,10 +189,8 @@ _UNSPACED = re.compile(
 
 
 def is_content_free(text: str, screening: Screening, reference: str | None = None) -> bool:
-    """The screen's "content_free" decision for one prediction (disguises folded, the benchmark's explicit
-    empty answer excepted): judged benchmarks reject such an answer without asking the judge. With a
-    ``reference``, an answer whose words are a phrase of the reference ("OK" for a button labelled "OK")
-    is an answer, not a key."""
+    """The screen's "content_free" verdict on one prediction (judged benchmarks then skip the judge); words
+    that are a phrase of the ``reference`` ("OK" for a button labelled "OK") are an answer, not a key."""
     folded = fold_text(text or "")
     if not content_free(folded) or _is_explicit_empty(screening, folded):
         return False

@@ -179,8 +179,7 @@ def load_host_index(tasks_dir: Path = TASKS_DIR, source: Path = HOST_INDEX_FILE)
 
 
 def leaf_tasks(names: list[str], tasks_dir: Path = TASKS_DIR) -> list[str]:
-    """The pack's tasks that ``--tasks names`` runs: groups and tags expanded to their member tasks, in order;
-    names the pack does not define (the host's, unknown) are left out."""
+    """The pack's tasks ``--tasks names`` runs (groups and tags expanded, in order; other names left out)."""
     entries = {entry.name: entry for entry in pack_tasks(tasks_dir)}
     tagged: dict[str, list[str]] = {}
     for entry in entries.values():

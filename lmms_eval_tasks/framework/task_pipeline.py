@@ -122,8 +122,7 @@ def with_run_details(
     task: str,
     args: Any,
 ) -> dict[str, Any]:
-    """The scorer's details plus what only the run knows (``hooks.report_details``: deviations, plots);
-    deviations and warnings are joined, the run's first."""
+    """The scorer's details plus ``hooks.report_details`` (only the run knows); lists joined."""
     if hooks.report_details is None:
         return details
     run_details = hooks.report_details(records, metrics, task, args)

@@ -276,8 +276,7 @@ def benchmark_files(
     groups: Sequence[GroupYaml] = (),
     samples: Mapping[str, str | bytes] | None = None,
 ) -> dict[str, str | bytes]:
-    """A benchmark's generated files by repository path: one template and a stub per task plus the groups
-    (in ``<folder>/yaml/``), ``task_docs.py``, the samples (``<folder>/sample/``)."""
+    """A benchmark's generated files by path: template, stubs, groups (``yaml/``), task_docs, samples."""
     name = folder.rstrip("/").rsplit("/", 1)[-1]
     yaml_folder = f"{folder}/{YAML_FOLDER}"
     files: dict[str, str | bytes] = dict(
@@ -327,23 +326,20 @@ def prepared_dataset_files(
         f"(or ${DATA_ROOT_ENV}/{name}); process_docs loads it and fails naming the variable when it is\n"
         f"missing. The host opens a dataset before process_docs runs: {STAND_IN_FILE} is one row saying so."
     )
-
-    def fields(task: str) -> dict[str, Any]:
-        stand_in = f"{YAML_FOLDER}/{STAND_IN_FILE}"
-        data_file = stand_in if task == benchmark.name else f"sample/{make_sample.SAMPLE_FILE}"
-        return {
-            "dataset_path": "parquet",
-            "dataset_kwargs": {"data_files": {"test": data_file}},
-            "test_split": "test",
-            **hook_fields(hooks, doc_to_target=Function(f"{hooks}.doc_to_target"), **extra),
-        }
-
+    stand_in = f"{YAML_FOLDER}/{STAND_IN_FILE}"
+    sample = f"sample/{make_sample.SAMPLE_FILE}"
+    shared = hook_fields(hooks, doc_to_target=Function(f"{hooks}.doc_to_target"), **extra)
     tasks = [
         TaskYaml(
             task=task,
             hooks=hooks,
             metrics=metrics,
-            fields=fields(task),
+            fields={
+                "dataset_path": "parquet",
+                "dataset_kwargs": {"data_files": {"test": stand_in if task == name else sample}},
+                "test_split": "test",
+                **shared,
+            },
             docs_module=f"lmms_eval_tasks.tasks.{benchmark.name}.task_docs",
             description=description,
             comment=data_comment if task == benchmark.name else "",
