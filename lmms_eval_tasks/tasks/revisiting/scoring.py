@@ -12,6 +12,7 @@ from lmms_eval_tasks.framework.input_checks import RecordError, check_option, re
 from lmms_eval_tasks.framework.registry import scorer
 
 PROTOCOLS = ("default", "official")
+BUCKETS = ("0", "1", "2", "3", "4+")  # of TallyQA's true counts and VQDv1's box counts (4 and more: one)
 
 _SMALL = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -74,6 +75,11 @@ def per_question_correct_for(
         return correctness_by_id(keys, [correct(item) for item in judged], id_field=schema.identity[0])
 
     return scorer(ProtocolOptions)(per_question_correct)
+
+
+def count_bucket(count: int) -> str:
+    """The bucket of a count (TallyQA's true count, VQDv1's ground-truth boxes): "0" .. "3" or "4+"."""
+    return str(count) if count < 4 else "4+"
 
 
 def cardinal_words(number: int) -> str:

@@ -12,6 +12,7 @@ from lmms_eval_tasks.reporting.sections import (
     lines,
     metrics_table,
 )
+from lmms_eval_tasks.tasks.revisiting.scoring import BUCKETS
 from lmms_eval_tasks.tasks.tallyqa.published import PUBLISHED
 
 SPLITS = ("simple", "complex")
@@ -26,7 +27,6 @@ MAIN_COLUMNS = tuple(
         ("unparsed", "unparsed"),
     )
 )
-BUCKETS = ("0", "1", "2", "3", "4+")
 
 
 def counts_of(metrics: dict, split: str) -> list[int]:

@@ -15,8 +15,10 @@ import numpy as np
 from lmms_eval_tasks.framework.input_checks import RecordError, require_field
 from lmms_eval_tasks.framework.registry import scorer
 from lmms_eval_tasks.tasks.revisiting.scoring import (
+    BUCKETS,
     ProtocolOptions,
     cardinal_words,
+    count_bucket,
     judged_records,
     per_question_correct_for,
     prediction_text,
@@ -31,7 +33,6 @@ from lmms_eval_tasks.uncertainty.resampling import (
 )
 
 SPLITS = (("simple", True), ("complex", False))
-BUCKETS = ("0", "1", "2", "3", "4+")
 CLIP_MAX = 15
 UNIT = "question"  # the resampling unit: questions are independent
 
@@ -105,8 +106,8 @@ def resampling_of(judged: list[dict[str, Any]], protocol: str) -> Resampling:
     for s, (split, _) in enumerate(SPLITS):
         members = [c for c, (cell_split, _) in enumerate(cells) if cell_split == s]
         if members:
-            buckets = [name for name in BUCKETS if any(bucket(cells[c][1]) == name for c in members)]
-            to_bucket = group_matrix([cells[c] for c in members], lambda cell: bucket(cell[1]), buckets)
+            buckets = [name for name in BUCKETS if any(count_bucket(cells[c][1]) == name for c in members)]
+            to_bucket = group_matrix([cells[c] for c in members], lambda cell: count_bucket(cell[1]), buckets)
             splits.append((split, np.asarray(members), buckets, to_bucket))
 
     def statistic(totals: np.ndarray) -> dict[str, np.ndarray]:
@@ -168,11 +169,6 @@ def parse_count(text: str, protocol: str = "default") -> float | None:
         return 0.0
     value = _WORDS_BELOW_1000.get(_number_words(cleaned))
     return None if value is None else float(value)
-
-
-def bucket(count: int) -> str:
-    """The macro-accuracy bucket of a true count: "0", "1", "2", "3" or "4+"."""
-    return str(count) if count < 4 else "4+"
 
 
 def _answer(record: dict[str, Any], index: int) -> int:

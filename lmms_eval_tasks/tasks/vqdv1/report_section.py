@@ -10,9 +10,9 @@ from lmms_eval_tasks.reporting.sections import (
     lines,
     metrics_table,
 )
+from lmms_eval_tasks.tasks.revisiting.scoring import BUCKETS
 from lmms_eval_tasks.tasks.vqdv1.published import PUBLISHED
 
-BUCKETS = ("0", "1", "2", "3", "4+")
 BUCKET_KEYS = ("precision", "recall", "f1", "queries", "gt_boxes", "predicted_boxes", "true_positives")
 MAIN_COLUMNS = (
     ("micro_f1", "micro F1"),

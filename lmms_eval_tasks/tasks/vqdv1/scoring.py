@@ -14,6 +14,7 @@ import numpy as np
 
 from lmms_eval_tasks.framework.input_checks import RecordError, check_option, require_field
 from lmms_eval_tasks.framework.registry import scorer
+from lmms_eval_tasks.tasks.revisiting.scoring import BUCKETS, count_bucket
 from lmms_eval_tasks.uncertainty.resampling import Resampling, cell_codes, ordered_sum, percent, present_mean
 
 PROTOCOLS = ("default", "official")
@@ -23,7 +24,6 @@ COORDS = ("auto", "pixel", "relative", "grid1000")
 BOX_FORMATS = ("xyxy", "xywh")
 # "brackets": every [..] group of exactly four numbers; "qwen": Qwen-VL's <box>(x1,y1),(x2,y2)</box>.
 SYNTAXES = ("brackets", "qwen")
-BUCKETS = ("0", "1", "2", "3", "4+")
 IOU_THRESHOLD = 0.5
 UNIT = "query"  # the resampling unit: queries are independent
 # Explicit "no box" answers (compared after removing whitespace); they are not counted as unparsed.
@@ -336,17 +336,12 @@ class QueryScore:
 
     @property
     def bucket(self) -> str:
-        return bucket_of(self.n_gt)
+        return count_bucket(self.n_gt)
 
     @property
     def correct(self) -> bool:
         """Every ground-truth box found and no extra box (F1 == 1 under the correct definition)."""
         return self.tp == self.n_gt and self.n_pred == self.n_gt
-
-
-def bucket_of(n_gt: int) -> str:
-    """Box-count bucket name: "0".."3" or "4+"."""
-    return str(n_gt) if n_gt < 4 else "4+"
 
 
 def query_f1(n_gt: int, n_pred: int, tp: int, *, official: bool = False) -> float:
@@ -414,9 +409,7 @@ def parse_boxes(
 ) -> list[Box]:
     """Predicted pixel boxes ``[x1, y1, x2, y2]`` from model text, never raising; ``official``: the script's
     first ``[`` to next ``]`` (every digit run counts), default: groups of exactly four numbers."""
-    for name, value, allowed in (("coords", coords, COORDS), ("box_format", box_format, BOX_FORMATS),
-                                 ("syntax", syntax, SYNTAXES)):  # fmt: skip
-        check_option(name, value, str, choices=allowed)  # a direct call: its own check
+    Options(coords=coords, box_format=box_format, syntax=syntax)  # a direct call: its own check
     if not isinstance(text, str):
         return []
     tokens: list[Sequence[str]]

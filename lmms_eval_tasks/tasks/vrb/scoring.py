@@ -337,11 +337,7 @@ def undefined_reasons(metrics: Mapping[str, Any], tables: Mapping[str, Any]) -> 
         notes = [note for note in tables.get("robustness_notes") or [] if note.startswith(f"{metric}:")]
         if metric in {"accuracy_clean", "relative_accuracy_drop", "first_drop", "vre"} and clean is None:
             reasons[metric] = "no clean level (severity 0) scored in this run"
-        elif (
-            metric != "relative_accuracy_drop"
-            and "complete_corruptions" in tables
-            and not tables["complete_corruptions"]
-        ):
+        elif metric != "relative_accuracy_drop" and tables.get("complete_corruptions") == []:
             reasons[metric] = (
                 "needs a complete corruption (clean + severities 1-5); none is complete in this run"
             )
