@@ -197,10 +197,6 @@ def _details(records: list[dict[str, Any]], evaluation: Evaluation) -> dict[str,
 # ---- what score adds to the metrics: annotations, details ----------------------------------------------
 
 
-def _verdict_words(row: list[str | None]) -> list[str | None]:
-    return [None if verdict is None else VERDICT_WORDS[verdict] for verdict in row]
-
-
 def _annotate(records: list[dict[str, Any]], evaluation: Evaluation, judge_name: str) -> None:
     """Add verdicts, correctness, consistency and diagnosis per repeat to each record (for --log_samples)."""
     if evaluation.variant == "vlmevalkit":
@@ -216,7 +212,9 @@ def _annotate(records: list[dict[str, Any]], evaluation: Evaluation, judge_name:
     consistency = evaluation.replies.get("consistency")
     for offset, record in enumerate(records):
         record["judge"] = judge_name
-        record["judge_verdicts"] = _verdict_words(evaluation.verdicts[offset])
+        record["judge_verdicts"] = [
+            None if verdict is None else VERDICT_WORDS[verdict] for verdict in evaluation.verdicts[offset]
+        ]
         record["correct"] = evaluation.correct[offset]
         same = evaluation.sames[offset]
         record["consistency_same"] = None if all(flag is None for flag in same) else same
@@ -562,11 +560,9 @@ def _supplied(records: Sequence[dict[str, Any]], name: str, normalize) -> list[l
         if not raw:
             raise RecordError(index, name, "empty list")
         values.append([normalize(item, index, name) for item in raw])
-    lengths = {len(v) for v in values}
-    if len(lengths) > 1:
-        first = len(values[0])
-        odd = next(i for i, v in enumerate(values) if len(v) != first)
-        raise RecordError(odd, name, f"{len(values[odd])} repeats here but {first} in record 0")
+    odd = next((i for i, v in enumerate(values) if len(v) != len(values[0])), None)
+    if odd is not None:
+        raise RecordError(odd, name, f"{len(values[odd])} repeats here but {len(values[0])} in record 0")
     return values
 
 
