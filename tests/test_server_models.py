@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -587,13 +588,15 @@ def test_answers_cut_at_the_token_limit_are_scored_counted_and_warned():
     assert failures.cut_lines() == []
 
 
-def _pipelined_run(server, monkeypatch, count: int, **model_args):
-    """``count`` text requests through ``openai_pipelined`` against ``server``: (answers, model)."""
+def _pipelined_run(server, monkeypatch, count: int, model_class=None, **model_args):
+    """``count`` text requests through ``openai_pipelined`` (or ``model_class``) against ``server``:
+    (answers, model)."""
     from lmms_eval.api.instance import Instance
 
     from lmms_eval_tasks.models.openai_pipelined import OpenAIPipelined
 
-    model = OpenAIPipelined(base_url=server.base_url, api_key="sk-test", model_version="m", **model_args)
+    model_class = model_class or OpenAIPipelined
+    model = model_class(base_url=server.base_url, api_key="sk-test", model_version="m", **model_args)
     model.task_dict = {"t": {"test": [{"q": f"question {index}"} for index in range(count)]}}
 
     def doc_to_messages(doc):
@@ -621,10 +624,12 @@ def test_a_hung_server_stops_the_run_after_a_bounded_number_of_attempts(monkeypa
         settings = {"timeout": 1, "max_retries": 2, "retry_backoff_s": 0, "num_concurrent": 2}
         with pytest.raises(ServerDown) as stopped:
             _pipelined_run(server, monkeypatch, 12, payload_workers=1, **settings)
-        # two failed requests open the breaker; at most three threads send meanwhile, two attempts each
+        # two failed requests, or a request's bound (2 s) of timeouts with a new request's, open the breaker;
+        # at most three threads send meanwhile, two attempts each
         assert 4 <= server.call_count() <= (2 + 3) * 2
     message = str(stopped.value.code)
-    assert "failed 2 requests in a row, each after 2 attempts of at most 1 s (timeout)" in message
+    rules = ("failed 2 requests in a row, each after 2 attempts (timeout after 1 s)", "nothing for 2 s")
+    assert any(rule in message for rule in rules), message
     assert "rerun the same command" in message
     bound = capsys.readouterr().err
     assert "each attempt waits at most 1 s (--model_args timeout), 2 attempts 0 s apart" in bound
@@ -748,11 +753,17 @@ def test_the_stop_line_says_which_limit_stopped_the_run():
 
     guard = ServerGuard("http://server/v1", timeout=3, attempts=5, backoff=0)
     guard.breaker.threshold = 2
-    for payload in ([1], [2]):  # two requests, three failed attempts each
+    for payload in ([1], [2]):  # two requests, three failed attempts each, well within a request's 15 s
         for _ in range(3):
-            guard._failed(TimeoutError("Request timed out."), payload)
-    assert guard.breaker.open and not guard.breaker.items_tripped
-    assert "failed 6 attempts in a row (5 a request), of at most 3 s (timeout)" in guard._down_message()
+            guard._failed(TimeoutError("Request timed out."), payload, time.monotonic())
+    assert guard.breaker.tripped == "attempts"
+    assert "failed 6 attempts in a row (5 a request; timeout after 3 s)" in guard._down_message()
+    guard._failed(TimeoutError("Request timed out."), [3], time.monotonic() - 15)  # sent 15 s ago
+    guard._failed(TimeoutError("Request timed out."), [4], time.monotonic())  # a new request, sent since
+    assert guard.breaker.tripped == "hung"
+    assert "answered nothing for 15 s, the longest a request may take: every attempt timed out after 3 s" in (
+        guard._down_message()
+    )
 
 
 def test_a_storm_of_rate_limits_that_fails_every_request_stops_the_run(monkeypatch):
@@ -768,7 +779,70 @@ def test_a_storm_of_rate_limits_that_fails_every_request_stops_the_run(monkeypat
         with pytest.raises(ServerDown) as stopped:
             _pipelined_run(server, monkeypatch, 12, payload_workers=1, **settings)
         assert 4 <= server.call_count() <= (2 + 3) * 2  # as a hung server: not 12 requests x 2 attempts
-    assert "failed 2 requests in a row" in str(stopped.value.code) and "429" in str(stopped.value.code)
+    message = str(stopped.value.code)  # it names what failed: before, "(timeout)"
+    assert "each after 2 attempts (HTTP 429 rate limit, Retry-After 0.01 s)" in message
+    assert "timeout" not in message.lower()
+
+
+def test_only_timeouts_for_one_requests_bound_new_requests_included_open_the_breaker():
+    """The hung rule: a slow server answering within the timeout never times out; one timing out now and
+    then answers in between; a few slow requests retried alone are no hung server. Only a request's bound of
+    nothing but timeouts, a request first sent after the first of them included, opens it."""
+    from lmms_eval_tasks.judges.circuit_breaker import CircuitBreaker
+
+    breaker, now = CircuitBreaker(16, hung_after=19), time.monotonic()
+    for sent in (now - 90, now - 60, now - 30):  # timeouts, each followed by an answer
+        breaker.failed_attempt("timeout", sent, first=True)
+        breaker.success()
+    for sent in (now - 40, now - 30, now - 20, now - 10):  # two slow requests retried alone for 40 s
+        breaker.failed_attempt("timeout", sent, first=sent < now - 25)
+    assert breaker.tripped is None
+    breaker.failed_attempt("HTTP 500")  # another failure ends the silence
+    breaker.failed_attempt("timeout", time.monotonic(), first=True)
+    assert breaker.tripped is None  # a new request, but it begins the silence
+    breaker.failed_attempt("timeout", now - 20)  # a retry sent 20 s ago: the silence began then
+    assert breaker.tripped is None
+    breaker.failed_attempt("timeout", time.monotonic(), first=True)  # and a new request failed too
+    assert breaker.tripped == "hung" and breaker.open
+    never = CircuitBreaker(0, hung_after=19)  # LMMS_EVAL_TASKS_SERVER_BREAKER=0: never opens
+    never.failed_attempt("timeout", now - 100)
+    never.failed_attempt("timeout", time.monotonic(), first=True)
+    assert not never.open
+
+
+@pytest.mark.parametrize("client", ["openai_pipelined", "openai"])
+def test_a_reply_with_an_error_body_fails_saying_what_the_server_said(monkeypatch, client):
+    """An HTTP 200 carrying ``{"error": ...}`` (a proxy, a gateway) was "'NoneType' object is not
+    subscriptable"; the failure names the server's message, without the key it echoed."""
+    import fake_openai
+    from lmms_eval.models.chat.openai import OpenAICompatible
+
+    error = {"error": {"message": "upstream model overloaded (key sk-test)", "code": 503}}
+    monkeypatch.setattr(fake_openai, "_completion", lambda *args: error)
+    assert patches.apply_patch("server_timeouts").state in ("applied", "not needed")
+    with fake_openai.FakeOpenAIServer() as server:
+        model_class = {"openai": OpenAICompatible}.get(client)
+        answers, _ = _pipelined_run(server, monkeypatch, 1, model_class, max_retries=2, retry_backoff_s=0)
+        assert server.call_count() == 2  # a failed attempt, asked again
+    expected = "[LMMS_EVAL_REQUEST_FAILED after 2 retries] the server replied without choices: upstream model"
+    assert answers[0].text.startswith(expected) and "sk-test" not in answers[0].text, answers[0].text
+
+
+def test_a_hung_judge_endpoint_stops_after_one_requests_bound(tmp_path, monkeypatch):
+    """The judge shares the breaker: one item's two attempts and the next item's first; before, all 10
+    items, twice each (20 items in a row, or 60 attempts, opened it)."""
+    from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
+
+    from lmms_eval_tasks.judges import JudgeRequest, get_judge
+
+    isolate_judge_env(monkeypatch, tmp_path)
+    with FakeOpenAIServer(faults=lambda call: Fault("timeout", sleep=5)) as server:
+        settings = {"timeout": 0.3, "max_retries": 1, "backoff_base": 0.005, "concurrency": 1}
+        judge = get_judge("openai", base_url=server.base_url, api_key="sk-test", **settings)
+        replies = judge.judge([JudgeRequest(f"item {index}: right?") for index in range(10)])
+        assert server.call_count() == 3  # the first item's two attempts, the second's first; 8 skipped
+    assert all(row[0].text is None for row in replies)
+    assert all("circuit breaker open" in row[0].error for row in replies[2:]), replies[2][0].error
 
 
 def test_a_second_run_on_one_cache_store_is_refused_while_the_first_holds_it(tmp_path, monkeypatch):

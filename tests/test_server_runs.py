@@ -135,21 +135,25 @@ def test_a_server_that_is_down_fails_the_run_and_caches_nothing(tmp_path):
 
 
 def test_a_hung_server_fails_the_run_after_a_bounded_number_of_attempts_naming_the_timeout(tmp_path):
+    """The defaults but ``timeout=3`` (5 attempts 1 s apart): one request's bound (19 s) of nothing but
+    timeouts, new requests' included, opens the breaker however few requests are in flight (answers stored
+    every 3 here: 3 in flight). Before, 3 x 16 failed attempts did: 48 calls (benchmarks/server_hung.py)."""
     with FakeOpenAIServer(vision_reply, faults=lambda call: Fault("timeout", sleep=120)) as server:
+        arguments = f"base_url={server.base_url},api_key=test-key,model_version=fake-vlm,timeout=3"
         command = vrb_command(server.base_url, tmp_path / "out", tmp_path / "cache")
-        command[command.index("--model_args") + 1] += ",timeout=3"
-        completed = run_launcher(
-            *command, environment=environment(tmp_path, LMMS_EVAL_TASKS_SERVER_BREAKER="4")
-        )
+        command[command.index("--model_args") + 1] = arguments
+        completed = run_launcher(*command, environment=environment(tmp_path))
         calls, url = server.call_count(), server.base_url
     assert completed.returncode == 1
     lines = completed.stderr.strip().splitlines()
-    bound = f"model server {url}: each attempt waits at most 3 s (--model_args timeout), 1 attempts"
-    assert any(bound in line and "fails after at most 3 s" in line for line in lines), lines[-20:]
-    assert lines[-1].startswith(f"lmms_eval: evaluation stopped: the model server {url}")
-    assert "failed 4 requests in a row, each after 1 attempts of at most 3 s (timeout)" in lines[-1]
+    bound = f"model server {url}: each attempt waits at most 3 s (--model_args timeout), 5 attempts 1 s apart"
+    stops = "fails after at most 19 s; the run stops after 16 failed requests in a row, 48 failed attempts"
+    stops += " or 19 s of only timeouts, new requests' too"
+    assert any(bound in line and stops in line for line in lines), lines[-20:]
+    stopped = f"evaluation stopped: the model server {url} answered nothing for 19 s, the longest a request "
+    assert lines[-1].startswith(f"lmms_eval: {stopped}may take: every attempt timed out after 3 s (timeout)")
     assert "Request timed out" in lines[-1] and "rerun the same command" in lines[-1]
-    assert 4 <= calls <= 8  # four failed requests stop the run; at most four more were in flight
+    assert calls == 3 * 5 + 3  # the first slice's 3 requests, 5 attempts each, and the next 3 once each
 
 
 @pytest.mark.parametrize("model", ["openai", "openai_pipelined"])

@@ -1,8 +1,9 @@
 """Requests to a model server that always end (the host's clients ignored ``--model_args timeout``).
 ``guard_model`` gives a model's SDK client the timeout (``DEFAULT_TIMEOUT_S``) and no SDK retries, prints
 the bound of one request; ``ServerGuard.attempt`` wraps each attempt: 429s pace by ``Retry-After``, a request
-waiting ``STUCK_AFTER_S`` is logged, ``BREAKER_ENV`` failed requests in a row stop the run (``ServerDown``)
-once the batch in flight is over and its answers are in the response cache (``stop_when_down``).
+waiting ``STUCK_AFTER_S`` is logged, the circuit breaker (``BREAKER_ENV`` failed requests in a row, or only
+timeouts for one request's bound) stops the run (``ServerDown``) once the batch in flight is over and its
+answers are in the response cache (``stop_when_down``).
 """
 
 from __future__ import annotations
@@ -37,11 +38,6 @@ class ServerStopped(RuntimeError):
 _CACHE_STORING = threading.local()  # set while the host's response cache runs a batch it will then store
 
 
-def request_bound(timeout: float, attempts: int, backoff: float) -> float:
-    """The longest a request may take: every attempt timed out, with the waits between them."""
-    return attempts * timeout + max(0, attempts - 1) * backoff
-
-
 def _seconds(value: float) -> str:
     minutes, seconds = divmod(round(value), 60)
     return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
@@ -55,7 +51,9 @@ class ServerGuard:
 
         self.url, self.timeout, self.attempts, self.backoff = url, timeout, max(1, attempts), backoff
         self.secrets: tuple[str | None, ...] = ()  # the model's API key, scrubbed from errors
-        self.breaker = CircuitBreaker(environment.integer(BREAKER_ENV, DEFAULT_BREAKER, 0))
+        self.bound = self.attempts * timeout + (self.attempts - 1) * backoff  # the longest a request takes
+        self.breaker = CircuitBreaker(environment.integer(BREAKER_ENV, DEFAULT_BREAKER, 0), self.bound)
+        self._failure = "?"  # what the last failure was, for the stop line
         self.on_down: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
         self._not_before = 0.0
@@ -70,16 +68,14 @@ class ServerGuard:
         origin = "--model_args timeout"
         if not given:
             origin = f"default {DEFAULT_TIMEOUT_S:g} s; --model_args timeout=S"
-        stops = (
-            f"after {self.breaker.threshold} failed requests in a row the run stops ({BREAKER_ENV})"
-            if self.breaker.threshold
-            else f"no circuit breaker ({BREAKER_ENV}=0)"
-        )
+        threshold = self.breaker.threshold
+        stops = f"the run stops after {threshold} failed requests in a row, {3 * threshold} failed attempts "
+        stops += f"or {_seconds(self.bound)} of only timeouts, new requests' too ({BREAKER_ENV})"
         return (
             f"lmms_eval: model server {self.url}: each attempt waits at most {self.timeout:g} s ({origin}), "
             f"{self.attempts} attempts {self.backoff:g} s apart (max_retries, retry_backoff_s): a request "
-            f"fails after at most {_seconds(request_bound(self.timeout, self.attempts, self.backoff))}; "
-            f"{stops}"
+            f"fails after at most {_seconds(self.bound)}; "
+            f"{stops if threshold else f'no circuit breaker ({BREAKER_ENV}=0)'}"
         )
 
     def attempt(self, call: Callable[[], Any], payload: Any, label: str | Callable[[], str]) -> Any:
@@ -94,11 +90,15 @@ class ServerGuard:
         if wait > 0:
             time.sleep(wait)
         with self._lock:
-            self._in_flight[call_id] = (time.monotonic(), label, False)
+            self._in_flight[call_id] = (sent := time.monotonic(), label, False)
         try:
             result = call()
+            if not getattr(result, "choices", None):  # e.g. a proxy's HTTP 200 carrying {"error": ...}
+                said = getattr(result, "error", None)
+                said = said.get("message", said) if isinstance(said, dict) else said
+                raise ValueError(f"the server replied without choices: {said or 'no error given'}")
         except Exception as error:
-            self._failed(error, payload)
+            self._failed(error, payload, sent)
             self._scrub(error)
             raise
         finally:
@@ -117,31 +117,31 @@ class ServerGuard:
         if (clean := scrub(text, self.secrets)) != text:
             error.args, error.message = (clean,), clean  # type: ignore[attr-defined]
 
-    def _failed(self, error: Exception, payload: Any) -> None:
-        status = getattr(error, "status_code", None)
+    def _failed(self, error: Exception, payload: Any, sent: float) -> None:
+        status, name = getattr(error, "status_code", None), type(error).__name__
+        timed_out = "Timeout" in name  # the SDK's APITimeoutError (the reply's deadline included)
+        failure = f"timeout after {self.timeout:g} s" if timed_out else f"HTTP {status}" if status else name
         if status == 429:  # alive, asks to wait: every attempt waits; only a request it ends counts
             pause = parse_retry_after(getattr(getattr(error, "response", None), "headers", None))
+            failure = "HTTP 429 rate limit" + (f", Retry-After {pause:g} s" if pause is not None else "")
             with self._lock:
                 resume_at = time.monotonic() + (1.0 if pause is None else pause)
                 self._not_before = max(self._not_before, resume_at)
-        kind = (type(error).__name__, status)
-        message = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+        message = " ".join(f"{name}: {error}".split())[:300]
         with self._lock:
-            _, failed = self._tries.get(id(payload), (payload, 0))
-            failed += 1
-            last = failed >= self.attempts
-            if last:
-                self._tries.pop(id(payload), None)
-            else:
-                self._tries[id(payload)] = (payload, failed)
+            before = self._tries.pop(id(payload), (payload, 0))[1]
+            if not (last := before + 1 >= self.attempts):
+                self._tries[id(payload)] = (payload, before + 1)
+        if status != 429 or last:
+            self._failure = failure
         if status != 429:
-            self.breaker.failed_attempt(message)
+            self.breaker.failed_attempt(message, sent if timed_out else None, first=before == 0)
         if last:
-            self.breaker.failed_item(message, kind)
+            self.breaker.failed_item(message, (name, status))
             if self.down:
                 self.on_down()
 
-    down = property(lambda self: self.breaker.open and self.breaker.threshold > 0)
+    down = property(lambda self: self.breaker.open)
 
     def stop_if_down(self) -> None:
         """Raise ``ServerDown`` once the breaker is open."""
@@ -151,14 +151,15 @@ class ServerGuard:
     def _down_message(self) -> str:
         from lmms_eval_tasks.judges.redact import scrub
 
-        threshold = self.breaker.threshold
-        failed = f"{threshold} requests in a row, each after {self.attempts} attempts"
-        if not self.breaker.items_tripped:  # 3N failed attempts came first (more than 3 attempts a request)
-            failed = f"{3 * threshold} attempts in a row ({self.attempts} a request),"
-
+        n, rule, failure = self.breaker.threshold, self.breaker.tripped, self._failure
+        failed = f"failed {n} requests in a row, each after {self.attempts} attempts ({failure})"
+        if rule == "attempts":  # 3N failed attempts came first (more than 3 attempts a request)
+            failed = f"failed {3 * n} attempts in a row ({self.attempts} a request; {failure})"
+        elif rule == "hung":
+            failed = f"answered nothing for {_seconds(self.bound)}, the longest a request may take: every "
+            failed += f"attempt timed out after {self.timeout:g} s (timeout), new requests' too"
         return (
-            f"lmms_eval: evaluation stopped: the model server {self.url} failed {failed} of at most "
-            f"{self.timeout:g} s (timeout); "
+            f"lmms_eval: evaluation stopped: the model server {self.url} {failed}; "
             f"last error: {scrub(self.breaker.last_error or '?')}; answers received so far are kept in the "
             "response cache (--use_cache DIR): once the server answers, rerun the same command to ask only "
             "for the rest"
@@ -203,13 +204,14 @@ def guard_model(model: Any, given_timeout: Any, url: str) -> ServerGuard:
 
 
 def bound_replies(client: Any, seconds: float) -> None:
-    """End an attempt whose reply is not all in ``seconds`` after it was sent: the SDK's timeout bounds each
-    read, so a server trickling its reply a byte at a time held a request for ever (idempotent)."""
+    """End an attempt whose reply (headers included) is not all in ``seconds`` after it was sent: the SDK's
+    timeout bounds each read, so a server trickling its reply a byte at a time held a request for ever
+    (idempotent). Headers trickled a byte at a time are read to their end (each read bounded), then fail."""
     import httpx2
 
     class Deadline(httpx2.SyncByteStream):
-        def __init__(self, stream: Any, request: Any) -> None:
-            self.stream, self.request, self.deadline = stream, request, time.monotonic() + seconds
+        def __init__(self, stream: Any, request: Any, deadline: float) -> None:
+            self.stream, self.request, self.deadline = stream, request, deadline
 
         def __iter__(self) -> Any:
             for chunk in self.stream:
@@ -226,8 +228,9 @@ def bound_replies(client: Any, seconds: float) -> None:
         return
 
     def bounded(request: Any) -> Any:
-        response = handle(request)
-        response.stream = Deadline(response.stream, request)
+        deadline = time.monotonic() + seconds
+        response = handle(request)  # its headers: trickled, they held the attempt past the timeout too
+        response.stream = Deadline(response.stream, request, deadline)
         return response
 
     bounded.bounded = True  # type: ignore[attr-defined]
@@ -292,10 +295,8 @@ def guard_client_calls(model: Any, guard: ServerGuard) -> None:
     def guarded_create(**payload: Any) -> Any:
         messages = payload.get("messages")
         response = guard.attempt(lambda: create(**payload), messages, lambda: _asked(messages, guard.batch))
-        choices = getattr(response, "choices", None)
-        if choices:
-            message = choices[0].message
-            message.content = cut_reply(message.content, getattr(choices[0], "finish_reason", None))
+        message = response.choices[0].message  # ``attempt`` refuses a reply without choices
+        message.content = cut_reply(message.content, getattr(response.choices[0], "finish_reason", None))
         return response
 
     completions.create = guarded_create

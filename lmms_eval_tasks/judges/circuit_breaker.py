@@ -1,6 +1,5 @@
 """One circuit breaker for every endpoint the pack calls (judge and model server), and the ``Retry-After``
-reading that paces rate-limited calls: a dead or hung endpoint must not cost hours of retries, so N failed
-items in a row failing the same way (or 3N failed attempts) open it; a 429 does not count (alive, waiting).
+reading that paces rate-limited calls: a dead or hung endpoint must not cost hours of retries.
 """
 
 from __future__ import annotations
@@ -14,15 +13,18 @@ RETRY_AFTER_CAP_SECONDS = 300.0  # a larger Retry-After is clipped
 
 
 class CircuitBreaker:
-    """Opens after ``threshold`` consecutive failed items of one kind (a different kind starts the count
-    again; ``kind`` None matches any), or ``3 * threshold`` failed attempts, with no success in between.
-    ``threshold`` 0 never opens. Thread-safe."""
+    """Opens, with no success in between, after ``threshold`` failed items in a row of one kind (a new kind
+    starts the count again; ``kind`` None matches any), after ``3 * threshold`` failed attempts, or when only
+    timed-out attempts came back for ``hung_after`` seconds (one request's bound), a request first sent after
+    the first of them included: a hung endpoint however few requests are in flight, where a few slow requests
+    retried alone are not. A 429 is no failed attempt (alive, waiting). ``threshold`` 0 never opens."""
 
-    def __init__(self, threshold: int) -> None:
-        self.threshold = threshold
+    def __init__(self, threshold: int, hung_after: float = 0.0) -> None:
+        self.threshold, self.hung_after = threshold, hung_after
         self._lock = threading.Lock()
-        self._failed_items = 0
-        self._failed_attempts = 0
+        self._failed_items = self._failed_attempts = 0
+        self._silence: tuple[float, float] | None = None  # (first sent, first seen) of the timeouts in a row
+        self._hung = False
         self._kind: Any = None
         self.last_error: str | None = None
         self._cancelled = threading.Event()
@@ -40,25 +42,39 @@ class CircuitBreaker:
         self._cancelled.wait(seconds)
 
     @property
-    def items_tripped(self) -> bool:
-        """Whether failed items (not the ``3 * threshold`` failed attempts) opened the breaker."""
-        return self._failed_items >= self.threshold
+    def tripped(self) -> str | None:
+        """The rule that opened the breaker: "hung", "items" or "attempts" (None: closed or cancelled)."""
+        with self._lock:
+            if self.threshold <= 0:
+                return None
+            if self._hung:
+                return "hung"
+            if self._failed_items >= self.threshold:
+                return "items"
+            return "attempts" if self._failed_attempts >= 3 * self.threshold else None
 
     @property
     def open(self) -> bool:
-        with self._lock:
-            tripped = self._failed_items >= self.threshold or self._failed_attempts >= 3 * self.threshold
-            return self.cancelled or (self.threshold > 0 and tripped)
+        return self.cancelled or self.tripped is not None
 
     def success(self) -> None:
         with self._lock:
-            self._failed_items = 0
-            self._failed_attempts = 0
+            self._failed_items = self._failed_attempts = 0
+            self._silence, self._hung = None, False
 
-    def failed_attempt(self, error: str) -> None:
+    def failed_attempt(self, error: str, sent: float | None = None, first: bool = False) -> None:
+        """A failed attempt; ``sent``: when, if it timed out; ``first``: its request's first attempt."""
         with self._lock:
             self._failed_attempts += 1
             self.last_error = error
+            if sent is None:
+                self._silence = None
+                return
+            now = time.monotonic()
+            since, seen = self._silence or (sent, now)
+            self._silence = (min(since, sent), seen)
+            fresh = first and sent > seen  # a new request failed too, not only retries of slow ones
+            self._hung |= fresh and 0 < self.hung_after <= now - self._silence[0]
 
     def failed_item(self, error: str, kind: Any = None) -> None:
         with self._lock:
