@@ -4,11 +4,12 @@ Runs ``python -m lmms_eval_tasks`` on 3 VRB sample tasks (36 requests, answers s
 local server that accepts every request and never answers in time, with ``--model_args timeout=3`` and
 nothing else changed, for the host's ``openai`` client and the pack's ``openai_pipelined``; then the same
 command against a server that answers at once (the launcher's own cost, the reference). Reports per client
-the wall time, the requests the server saw and the exit code, next to the old rule's attempt count (3 x 16
-failed attempts before the run stops). Exits 1 when a hung run is not stopped (exit 1) within ``TARGET_S``
-(not with ``--quick``: ``timeout=1``, the host's client only).
+the wall time, the time from the first request to the exit, the requests the server saw and the exit code,
+next to the old rule's attempt count (3 x 16 failed attempts before the run stops). Exits 1 when a hung run
+is not stopped (exit 1) within ``TARGET_S`` (not with ``--quick``: ``timeout=1``, the host's client only).
 Last line: ``RESULT hung_seconds=<openai> pipelined_hung_seconds=<pipelined> healthy_seconds=<reference>
-calls=<openai> pipelined_calls=<pipelined> old_rule_calls=48 load=<1-min load average>``.
+stop_seconds=<openai, first request to exit> calls=<openai> pipelined_calls=<pipelined> old_rule_calls=48
+load=<1-min load average>``.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ TASKS = "vrb_sample_clean,vrb_sample_brightness_s1,vrb_sample_defocus_blur_s1"
 OLD_RULE_CALLS = 3 * 16  # before: the breaker opened after 3 x 16 failed attempts with no success
 
 
-def run(model: str, timeout: float, hung: bool, folder: Path) -> tuple[float, int, int, str]:
-    """One launcher run: (wall seconds, requests the server saw, exit code, last line of stderr)."""
+def run(model: str, timeout: float, hung: bool, folder: Path) -> tuple[float, int, int, str, float]:
+    """One launcher run: (wall seconds, requests the server saw, exit code, last line of stderr, seconds from
+    the first request to the exit)."""
     faults = (lambda call: Fault("timeout", sleep=120)) if hung else None
     with FakeOpenAIServer(lambda prompt: "yes", faults=faults) as server:
         arguments = f"base_url={server.base_url},api_key=test-key,model_version=fake-vlm,timeout={timeout:g}"
@@ -46,10 +48,10 @@ def run(model: str, timeout: float, hung: bool, folder: Path) -> tuple[float, in
         completed = subprocess.run(
             command, capture_output=True, text=True, env=environment, cwd=ROOT, timeout=900, check=False
         )
-        seconds = time.monotonic() - started
+        seconds, after_first = time.monotonic() - started, time.time() - server.calls[0].time
         calls = server.call_count()
     last = (completed.stderr.strip().splitlines() or [""])[-1]
-    return seconds, calls, completed.returncode, last
+    return seconds, calls, completed.returncode, last, after_first
 
 
 def main() -> None:
@@ -58,18 +60,21 @@ def main() -> None:
     arguments = parser.parse_args()
     timeout = 1.0 if arguments.quick else 3.0
     models = ("openai",) if arguments.quick else ("openai", "openai_pipelined")
-    measured: dict[str, tuple[float, int, int, str]] = {}
+    measured: dict[str, tuple[float, int, int, str, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for index, model in enumerate(models):
             measured[model] = run(model, timeout, True, Path(folder) / str(index))
-            seconds, calls, code, last = measured[model]
-            print(f"{model}, hung, timeout={timeout:g}: exit {code} after {seconds:.1f} s, {calls} requests")
+            seconds, calls, code, last, after_first = measured[model]
+            print(
+                f"{model}, hung, timeout={timeout:g}: exit {code} after {seconds:.1f} s ({after_first:.1f} s "
+                f"after the first request), {calls} requests"
+            )
             print(f"  last line: {last[:400]}")
         healthy = run("openai", timeout, False, Path(folder) / "healthy")
         print(f"openai, healthy server: exit {healthy[2]} after {healthy[0]:.1f} s, {healthy[1]} requests")
     failed = [
         model
-        for model, (seconds, _, code, _) in measured.items()
+        for model, (seconds, _, code, *_) in measured.items()
         if code != 1 or healthy[2] != 0 or (seconds > TARGET_S and not arguments.quick)
     ]
     if failed:
@@ -77,7 +82,8 @@ def main() -> None:
     pipelined = measured.get("openai_pipelined", (float("nan"), -1))
     print(
         f"RESULT hung_seconds={measured['openai'][0]:.1f} pipelined_hung_seconds={pipelined[0]:.1f} "
-        f"healthy_seconds={healthy[0]:.1f} calls={measured['openai'][1]} pipelined_calls={pipelined[1]} "
+        f"healthy_seconds={healthy[0]:.1f} stop_seconds={measured['openai'][4]:.1f} "
+        f"calls={measured['openai'][1]} pipelined_calls={pipelined[1]} "
         f"old_rule_calls={OLD_RULE_CALLS} load={os.getloadavg()[0]:.1f}"
     )
     sys.exit(1 if failed else 0)

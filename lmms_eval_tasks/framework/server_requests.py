@@ -65,9 +65,8 @@ class ServerGuard:
 
     def bound_line(self, given: bool) -> str:
         """The line printed at start: what a request may cost, and when the run stops."""
-        origin = "--model_args timeout"
-        if not given:
-            origin = f"default {DEFAULT_TIMEOUT_S:g} s; --model_args timeout=S"
+        default = f"default {DEFAULT_TIMEOUT_S:g} s; --model_args timeout=S"
+        origin = "--model_args timeout" if given else default
         threshold = self.breaker.threshold
         stops = f"the run stops after {threshold} failed requests in a row, {3 * threshold} failed attempts "
         stops += f"or {_seconds(self.bound)} of only timeouts, new requests' too ({BREAKER_ENV})"

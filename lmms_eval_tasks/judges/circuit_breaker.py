@@ -27,23 +27,11 @@ class CircuitBreaker:
         self._hung = False
         self._kind: Any = None
         self.last_error: str | None = None
-        self._cancelled = threading.Event()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled.is_set()
-
-    def cancel(self) -> None:
-        """Stop all jobs: no further attempts, and sleeping retries wake up at once."""
-        self._cancelled.set()
-
-    def sleep(self, seconds: float) -> None:
-        """Wait before a retry, waking early if the run is cancelled."""
-        self._cancelled.wait(seconds)
+        self.stop = threading.Event()  # set: no further attempts; retries waiting on it wake at once
 
     @property
     def tripped(self) -> str | None:
-        """The rule that opened the breaker: "hung", "items" or "attempts" (None: closed or cancelled)."""
+        """The rule that opened the breaker: "hung", "items" or "attempts" (None: closed or stopped)."""
         with self._lock:
             if self.threshold <= 0:
                 return None
@@ -55,7 +43,7 @@ class CircuitBreaker:
 
     @property
     def open(self) -> bool:
-        return self.cancelled or self.tripped is not None
+        return self.stop.is_set() or self.tripped is not None
 
     def success(self) -> None:
         with self._lock:

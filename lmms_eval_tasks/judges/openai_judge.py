@@ -260,7 +260,7 @@ class OpenAIJudge(Judge):
                     for future in finished:
                         self._store(future, futures[future], slots_by_key, results, progress)
                 except TimeoutError:
-                    breaker.cancel()
+                    breaker.stop.set()
                     late = sum(1 for future in futures if not future.done())
                     logger.warning(
                         f"!!! {desc}: the judging deadline ({budget:g} s, "
@@ -279,10 +279,10 @@ class OpenAIJudge(Judge):
         except BaseException:
             # Ctrl-C or a crash: drop queued jobs instead of waiting for them; replies already received are
             # in the cache, so a rerun resumes where this one stopped
-            breaker.cancel()  # running jobs make no further attempts and stop sleeping
+            breaker.stop.set()  # running jobs make no further attempts and stop sleeping
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-        if breaker.cancelled:  # deadline: threads still in a call end with their (deadline-cut) timeout
+        if breaker.stop.is_set():  # deadline: threads still in a call end with their (deadline-cut) timeout
             pool.shutdown(wait=False, cancel_futures=True)
         else:
             pool.shutdown(wait=True)
@@ -387,7 +387,8 @@ class OpenAIJudge(Judge):
                     return _Outcome(None, self._deadline_reason(budget, error))
                 if not failure.retryable or attempt == self.max_retries:
                     break
-                breaker.sleep(min(self._backoff(attempt, failure.retry_after), deadline - time.monotonic()))
+                pause = min(self._backoff(attempt, failure.retry_after), deadline - time.monotonic())
+                breaker.stop.wait(pause)  # woken at once when the judging phase stops
                 continue
             try:
                 tokens = (outcome.prompt_tokens, outcome.completion_tokens)

@@ -396,22 +396,13 @@ class OpenAIPipelined(OpenAICompatible):
                 response = self.guard.attempt(lambda: self.create(payload), messages, label)
                 choice = response.choices[0]
                 text = cut_reply(choice.message.content, choice.finish_reason)  # counted, warned
-                usage = getattr(response, "usage", None)
-                input_tokens = getattr(usage, "prompt_tokens", 0) or 0 if usage else 0
-                output_tokens = (
-                    (getattr(usage, "completion_tokens", 0) or 0) if usage else len((text or "").split())
+                usage = getattr(response, "usage", None)  # as the host: words counted without usage
+                counts = TokenCounts(
+                    getattr(usage, "prompt_tokens", 0) or 0,
+                    (getattr(usage, "completion_tokens", 0) or 0) if usage else len((text or "").split()),
+                    getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", 0) or 0,
                 )
-                details = getattr(usage, "completion_tokens_details", None) if usage else None
-                reasoning_tokens = (getattr(details, "reasoning_tokens", 0) or 0) if details else 0
-                log_usage(
-                    model_name=self.model_version,
-                    task_name=None,
-                    input_tokens=input_tokens,
-                    output_tokens=output_tokens,
-                    reasoning_tokens=reasoning_tokens,
-                    source="model",
-                )
-                counts = TokenCounts(input_tokens, output_tokens, reasoning_tokens)
+                log_usage(self.model_version, None, **vars(counts), source="model")
                 return GenerationResult(text=text, token_counts=counts)
             except Exception as error:  # noqa: BLE001 - as the host: retried, then reported as the answer
                 last_error = str(error)
