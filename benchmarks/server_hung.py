@@ -6,7 +6,8 @@ nothing else changed, for the host's ``openai`` client and the pack's ``openai_p
 command against a server that answers at once (the launcher's own cost, the reference). Reports per client
 the wall time, the time from the first request to the exit, the requests the server saw and the exit code,
 next to the old rule's attempt count (3 x 16 failed attempts before the run stops). Exits 1 when a hung run
-is not stopped (exit 1) within ``TARGET_S`` (not with ``--quick``: ``timeout=1``, the host's client only).
+is not stopped (exit 1) within ``TARGET_S`` or after as many requests as the old rule (not with ``--quick``:
+the host's client only, 2 attempts of 1 s, no reference run: checks the script works).
 Last line: ``RESULT hung_seconds=<openai> pipelined_hung_seconds=<pipelined> healthy_seconds=<reference>
 stop_seconds=<openai, first request to exit> calls=<openai> pipelined_calls=<pipelined> old_rule_calls=48
 load=<1-min load average>``.
@@ -33,12 +34,12 @@ TASKS = "vrb_sample_clean,vrb_sample_brightness_s1,vrb_sample_defocus_blur_s1"
 OLD_RULE_CALLS = 3 * 16  # before: the breaker opened after 3 x 16 failed attempts with no success
 
 
-def run(model: str, timeout: float, hung: bool, folder: Path) -> tuple[float, int, int, str, float]:
+def run(model: str, settings: str, hung: bool, folder: Path) -> tuple[float, int, int, str, float]:
     """One launcher run: (wall seconds, requests the server saw, exit code, last line of stderr, seconds from
     the first request to the exit)."""
     faults = (lambda call: Fault("timeout", sleep=120)) if hung else None
     with FakeOpenAIServer(lambda prompt: "yes", faults=faults) as server:
-        arguments = f"base_url={server.base_url},api_key=test-key,model_version=fake-vlm,timeout={timeout:g}"
+        arguments = f"base_url={server.base_url},api_key=test-key,model_version=fake-vlm,{settings}"
         command = [sys.executable, "-m", "lmms_eval_tasks", "--model", model, "--model_args", arguments]
         command += ["--tasks", TASKS, "--output_path", str(folder / "out"), "--use_cache", str(folder / "c")]
         environment = offline_environment(
@@ -56,29 +57,35 @@ def run(model: str, timeout: float, hung: bool, folder: Path) -> tuple[float, in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="timeout=1, host client only: checks it works")
+    parser.add_argument("--quick", action="store_true", help="host client, 2 attempts of 1 s, no reference")
     arguments = parser.parse_args()
-    timeout = 1.0 if arguments.quick else 3.0
+    settings = "timeout=1,max_retries=2,retry_backoff_s=0" if arguments.quick else "timeout=3"
     models = ("openai",) if arguments.quick else ("openai", "openai_pipelined")
     measured: dict[str, tuple[float, int, int, str, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        for index, model in enumerate(models):
-            measured[model] = run(model, timeout, True, Path(folder) / str(index))
-            seconds, calls, code, last, after_first = measured[model]
-            print(
-                f"{model}, hung, timeout={timeout:g}: exit {code} after {seconds:.1f} s ({after_first:.1f} s "
-                f"after the first request), {calls} requests"
+        for model in models:
+            measured[model] = seconds, calls, code, last, after_first = run(
+                model, settings, True, Path(folder) / model
             )
-            print(f"  last line: {last[:400]}")
-        healthy = run("openai", timeout, False, Path(folder) / "healthy")
-        print(f"openai, healthy server: exit {healthy[2]} after {healthy[0]:.1f} s, {healthy[1]} requests")
+            print(
+                f"{model}, hung, {settings}: exit {code} after {seconds:.1f} s ({after_first:.1f} s from its "
+                f"first request), {calls} requests\n  last line: {last[:400]}"
+            )
+        healthy = (float("nan"), 0, 0)
+        if not arguments.quick:
+            healthy = run("openai", settings, False, Path(folder) / "healthy")[:3]
+            print(
+                f"openai, healthy server: exit {healthy[2]} after {healthy[0]:.1f} s, {healthy[1]} requests"
+            )
     failed = [
         model
-        for model, (seconds, _, code, *_) in measured.items()
-        if code != 1 or healthy[2] != 0 or (seconds > TARGET_S and not arguments.quick)
+        for model, (seconds, calls, code, *_) in measured.items()
+        if code != 1 or (not arguments.quick and (seconds > TARGET_S or calls >= OLD_RULE_CALLS))
     ]
-    if failed:
-        print(f"FAILED: {failed} not stopped with exit 1 within {TARGET_S:g} s (or the reference failed)")
+    if failed or healthy[2] != 0:
+        print(
+            f"FAILED: {failed or 'the healthy run'}: not stopped (exit 1) within {TARGET_S:g} s, or not early"
+        )
     pipelined = measured.get("openai_pipelined", (float("nan"), -1))
     print(
         f"RESULT hung_seconds={measured['openai'][0]:.1f} pipelined_hung_seconds={pipelined[0]:.1f} "
@@ -86,7 +93,7 @@ def main() -> None:
         f"calls={measured['openai'][1]} pipelined_calls={pipelined[1]} "
         f"old_rule_calls={OLD_RULE_CALLS} load={os.getloadavg()[0]:.1f}"
     )
-    sys.exit(1 if failed else 0)
+    sys.exit(1 if failed or healthy[2] != 0 else 0)
 
 
 if __name__ == "__main__":

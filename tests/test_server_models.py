@@ -727,12 +727,18 @@ def test_rate_limits_are_paced_not_counted_and_cut_replies_are_marked(monkeypatc
 
 
 def test_a_reply_trickled_a_byte_at_a_time_fails_its_attempt_after_the_timeout(monkeypatch):
-    """The SDK's timeout bounds each read: a reply trickled over 8 s was an answer despite timeout=1."""
+    """The SDK's timeout bounds each read: a reply trickled over 8 s was an answer despite timeout=1. The
+    deadline counts from the sending: headers after 0.6 s and a body trickled over 0.6 s more was an answer
+    (the deadline counted from the headers)."""
     from fake_openai import FakeOpenAIServer, Fault
 
-    with FakeOpenAIServer(faults=lambda call: Fault("trickle", sleep=8)) as server:
-        answers, _ = _pipelined_run(server, monkeypatch, 1, timeout=1, max_retries=1, retry_backoff_s=0)
-    assert answers[0].text == "[LMMS_EVAL_REQUEST_FAILED after 1 retries] Request timed out."
+    settings = {"timeout": 1, "max_retries": 1, "retry_backoff_s": 0}
+    for latency, trickle in ((0, 8), (0.6, 0.6)):
+        with FakeOpenAIServer(
+            faults=lambda call, spread=trickle: Fault("trickle", sleep=spread), latency=latency
+        ) as server:
+            answers, _ = _pipelined_run(server, monkeypatch, 1, **settings)
+        assert answers[0].text == "[LMMS_EVAL_REQUEST_FAILED after 1 retries] Request timed out.", latency
 
 
 def test_a_server_error_echoing_the_request_headers_leaves_no_key_in_the_failure(monkeypatch):
