@@ -23,7 +23,6 @@ _YES_NO_HINT = re.compile(r"\byes\b[^\n]{0,20}\bno\b|\bno\b[^\n]{0,20}\byes\b", 
 # A line holding an auxiliary verb at a sentence start with a "?" after it. The first such verb of a line
 # decides (a "?" after a later one is after the first one too), so the atomic group never retries later
 # verbs, and the text between sentence marks is skipped by possessive runs: linear, with a small constant.
-# (The former ``(?:^|[\n.?!:]\s*)<verb>\b[^?\n]*\?`` was quadratic on "\t\n" runs.)
 _AUXILIARY = (
     r"(?:is|are|was|were|am|do|does|did|can|could|will|would|should|shall|has|have|had|may|might|must)\b"
 )

@@ -94,8 +94,7 @@ def whole_units(schema: Any, dataset: Any, task: str, limit: int | None) -> Any:
 
 
 def prepared_rows(benchmark: str, dataset: Any, task: str) -> Any:
-    """A task's final docs: rows checked by the dataset contract, few-shot and fractional limits refused, a
-    ``--limit`` rounded down to whole scoring units."""
+    """A task's final docs: contract checked, few-shot and fractional limits refused, whole units kept."""
     from lmms_eval_tasks.framework.dataset_contract import checked_rows
     from lmms_eval_tasks.framework.registry import get_benchmark
 

@@ -183,8 +183,7 @@ def check_rows(schema: RowSchema, dataset: Any, task: str) -> None:
                 where = _label(batch, first, schema.identity, position + first)
                 raise RowError(
                     f"{task}: {where}: field {spec.name!r}: expected {ROW_KINDS[spec.kind]}, "
-                    f"got {shown_value(value)} "
-                    f"(the column holds {column.type})"
+                    f"got {shown_value(value)} (the column holds {column.type})"
                 )
             nulls = pc.is_null(column)
             if spec.nullable:

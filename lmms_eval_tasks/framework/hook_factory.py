@@ -27,11 +27,10 @@ from lmms_eval_tasks.framework.saved_records import is_saved
 from lmms_eval_tasks.framework.task_pipeline import score_and_report
 
 TASK_COLUMN = "pack_task"  # the column process_docs adds: every hook reads its task from the document
-# Set by `lmms-eval-tasks robustness` variants of a pack task: the variant's own name, under which its
-# records are registered and its report written (the hooks keep reading the source task's settings).
+# Set by robustness variants: the name their records and report go under (settings: the source task's)
 VARIANT_COLUMN = "pack_variant"
-# Set on an error raised by a pack task's process_docs: the same rows fail the same way on every attempt, so
-# the host's dataset download (retried 5 times, 2 s apart) re-raises it at once (host/patches.py).
+# Set on a process_docs error: the same rows fail every attempt, so the host's download retries re-raise it
+# at once (5 attempts, 2 s apart otherwise; host/patches.py).
 NOT_TRANSIENT = "lmms_eval_tasks_not_transient"
 Maker = tuple[Callable[..., Callable[..., Any]], tuple[str, ...]]  # a hook factory and its arguments
 
@@ -146,8 +145,7 @@ class TaskHooks:
     __copy__ = __deepcopy__
 
     def metric_keys(self, task: str) -> tuple[str, ...]:
-        """The metric keys the task's YAML lists: the benchmark's headline metrics unless overridden, plus the
-        screening count where they hold a count column (``Benchmark.table_keys``, the rule taskgen uses)."""
+        """The task's YAML metric keys: headline metrics (or the override) and the screening count."""
         from lmms_eval_tasks.framework.registry import get_benchmark
 
         benchmark = get_benchmark(self.benchmark)

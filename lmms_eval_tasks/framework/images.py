@@ -46,8 +46,7 @@ def _flatten(image: Any) -> Any:
 
 
 def to_rgb(image: Any) -> Any:
-    """A decoded PIL image as 8-bit RGB (see the module docstring for each mode); ValueError when its
-    values cannot be mapped to 8 bits."""
+    """A decoded PIL image as 8-bit RGB (each mode: the module docstring); ValueError when it cannot be."""
     from lmms_eval_tasks.corruptions.engine import to_rgb_image
 
     mode = image.mode

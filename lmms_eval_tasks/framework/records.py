@@ -166,8 +166,7 @@ def _kind_ok(kind: str, value: Any) -> bool:
 def check_record(
     schema: RecordSchema, record: Any, index: int | str, choices: Sequence[Any] | None = None
 ) -> None:
-    """Raise RecordError unless ``record`` is a JSON object whose declared fields match ``schema``;
-    ``choices``: each field's ``schema.choices_of`` (when checking many records, computed once)."""
+    """RecordError unless ``record`` is a JSON object matching ``schema`` (``choices``: ``choices_of``)."""
     if not isinstance(record, dict):
         raise RecordError(index, "<record>", f"expected a JSON object, got {type(record).__name__}")
     if choices is None:

@@ -13,8 +13,7 @@ from typing import Any
 
 @dataclass(eq=False)
 class RunState:
-    """One run: the host's ``args``, ``run_id`` (the host's date id), whether a host evaluation opened it,
-    its pack folder, and the records of every task scored so far (thread-safe)."""
+    """One run: the host's ``args``, ``run_id``, pack folder, every task's records so far (thread-safe)."""
 
     args: Any = None
     run_id: str | None = None

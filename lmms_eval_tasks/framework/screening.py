@@ -36,8 +36,7 @@ def _folded_words(*groups: str) -> str:
 
 
 # A whole answer that opens reasoning and gives nothing else ("One Token to Fool LLM-as-a-Judge" keys), in
-# the languages of the judge self-test's probes (Chinese, Japanese, Korean, Spanish, French, German,
-# Russian, Arabic): matched on the answer's words (punctuation dropped, disguises folded)
+# the languages of the judge self-test's probes: matched on its words (punctuation dropped, disguises folded)
 _OPENERS = re.compile(
     r"(?:thought process|let'?\s?s (?:solve|think|work)(?: (?:this|it|through))?(?: (?:problem|out))?"
     r"(?: step by step)?|let me think(?: step by step)?|step by step|solution|reasoning|analysis|"
