@@ -677,19 +677,16 @@ def _html_block(block: Block) -> str:
     return f"<p>{html.escape(block.text)}</p>"
 
 
-def _md_cell(cell: Any) -> str:
-    return fmt(cell).replace("|", "\\|").replace("\n", " ")
+def _md_table(columns: Sequence[Any], rows: Sequence[Sequence[Any]]) -> list[str]:
+    """A Markdown table's lines, each cell formatted and its ``|`` and line breaks escaped."""
+    escaped = [[fmt(cell).replace("|", "\\|").replace("\n", " ") for cell in row] for row in [columns, *rows]]
+    lines = ["| " + " | ".join(row) + " |" for row in escaped]
+    return [lines[0], "|" + "---|" * len(columns), *lines[1:]]
 
 
 def _md_block(block: Block) -> str:
     if isinstance(block, Table):
-        lines = [
-            f"### {block.title}",
-            "",
-            "| " + " | ".join(_md_cell(c) for c in block.columns) + " |",
-            "|" + "---|" * len(block.columns),
-        ]
-        lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in block.rows]
+        lines = [f"### {block.title}", "", *_md_table(block.columns, block.rows)]
         if block.note:
             lines += ["", f"_{block.note}_"]
         return "\n".join(lines)
@@ -765,12 +762,11 @@ def _md_overview(overview: Overview) -> list[str]:
     for benchmark, title, metric in overview.columns:
         interval = " [95% interval]" if benchmark in overview.intervals else ""
         header.append(f"[{title}](#{benchmark}) {metric}{interval}")
-    lines = ['<a id="overview"></a>', "", "## Overview", ""]
-    lines += ["| " + " | ".join(_md_cell(c) for c in header) + " |", "|" + "---|" * len(header)]
-    for label, cells in overview.rows:
-        values = [_md_cell(label), *("<br>".join(_md_cell(line) for line in lines_) for lines_, _ in
-                                     _overview_cells(overview, cells))]  # fmt: skip
-        lines.append("| " + " | ".join(values) + " |")
+    rows = [
+        [label, *("<br>".join(lines) for lines, _ in _overview_cells(overview, cells))]
+        for label, cells in overview.rows
+    ]
+    lines = ['<a id="overview"></a>', "", "## Overview", "", *_md_table(header, rows)]
     return [*lines, "", f"_{OVERVIEW_NOTE}_"]
 
 

@@ -139,9 +139,8 @@ class JudgedBatch:
 
     def require_judged(self, task: str) -> None:
         """Raise JudgingFailed, saying why and with the last (redacted) error, when no item got a verdict."""
-        if self.any_judged():
-            return
-        raise JudgingFailed(failure_message(task, [self]))
+        if not self.any_judged():
+            raise JudgingFailed(failure_message(task, [self]))
 
     def report(self) -> dict[str, Any]:
         """JSON-safe summary for a pack report: settings, counts, usage, the unjudged list."""

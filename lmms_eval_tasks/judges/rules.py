@@ -25,8 +25,7 @@ def extract_yes_no(text: str) -> str | None:
 
 
 def _unique(found: list[str]) -> str | None:
-    distinct = set(found)
-    return found[0] if len(distinct) == 1 else None
+    return found[0] if len(set(found)) == 1 else None
 
 
 # words that follow an option letter but not the article "a" ("A is correct", "A or B")

@@ -22,16 +22,6 @@ def finite_number(value: Any) -> float | None:
     return float(value)
 
 
-def _from_uncertainty(report: Mapping[str, Any], metric: str) -> str | None:
-    """The uncertainty engine's reason for ``metric`` (or for the value a ``<metric>_stderr`` belongs to)."""
-    base = metric.removesuffix("_stderr")
-    block = uncertainty_of(report, base)
-    if isinstance(block, Mapping) and isinstance(block.get("reason"), str):
-        if base != metric or block.get("estimate") is None:
-            return block["reason"]
-    return None
-
-
 def uncertainty_of(report: Mapping[str, Any], metric: str) -> Mapping[str, Any] | None:
     """The uncertainty record of ``metric`` (``details.uncertainty``, or a top-level ``uncertainty``)."""
     for holder in (report.get("details") or {}, report):
@@ -53,8 +43,10 @@ def undefined_reason(benchmark: str, metric: str, report: Mapping[str, Any] | No
         if (report.get("details") or {}).get("submission_files"):
             return "a leaderboard submission of an unjudged split: predictions only, not scored here"
         return "this task does not compute it"
-    reason = _from_uncertainty(report, metric)
-    if reason:
+    # the uncertainty engine's reason for an undefined value, or for the value a standard error belongs to
+    block = uncertainty_of(report, metric.removesuffix("_stderr")) or {}
+    reason = block.get("reason")
+    if reason and isinstance(reason, str) and (metric.endswith("_stderr") or block.get("estimate") is None):
         return reason
     if metric.endswith("_stderr"):
         return "no standard error recorded for this metric (the value it belongs to may be undefined)"

@@ -9,6 +9,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from lmms_eval_tasks.uncertainty.bootstrap import cluster_totals, factorize
 from lmms_eval_tasks.uncertainty.result import Uncertainty, check_confidence
 
 
@@ -72,8 +73,6 @@ def ratio_uncertainty(
     unit: str | None = None,
 ) -> Uncertainty:
     """``sum(numerator) / sum(denominator)`` with its cluster-robust standard error (see the module doc)."""
-    from lmms_eval_tasks.uncertainty.bootstrap import cluster_totals, factorize
-
     check_confidence(confidence)
     unit = unit or "cluster"
     numerator = np.asarray(numerator, dtype=np.float64).reshape(-1)
@@ -119,16 +118,9 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95, unit: s
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     stderr = math.sqrt(p * (1 - p) / n)
-    return Uncertainty(
-        p,
-        stderr,
-        0.0 if successes == 0 else max(0.0, centre - half),  # the exact bound (not a rounded 3e-17)
-        1.0 if successes == n else min(1.0, centre + half),
-        "wilson",
-        unit,
-        int(n),
-        confidence=confidence,
-    )
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # the exact bound (not a rounded 3e-17)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Uncertainty(p, stderr, low, high, "wilson", unit, int(n), confidence=confidence)
 
 
 def nanmean(values: np.ndarray, axis: int) -> np.ndarray:

@@ -383,20 +383,20 @@ def paired_bootstrap(
     shape = table_a.shape[1:]
     flat_a, flat_b = table_a.reshape(k, int(np.prod(shape))), table_b.reshape(k, int(np.prod(shape)))
 
+    def both(totals_a: np.ndarray, totals_b: np.ndarray) -> tuple[list[str] | None, np.ndarray, np.ndarray]:
+        """The statistic of each run's totals: (metric names, run A's values, run B's)."""
+        names, a = _as_columns(_call(statistic, totals_a), totals_a.shape[0])
+        return names, a, _as_columns(_call(statistic, totals_b), totals_b.shape[0])[1]
+
     def evaluate(counts: np.ndarray) -> tuple[list[str] | None, np.ndarray, np.ndarray]:
         rows = counts.shape[0]
-        names, a = _as_columns(_call(statistic, (counts @ flat_a).reshape(rows, *shape)), rows)
-        _, b = _as_columns(_call(statistic, (counts @ flat_b).reshape(rows, *shape)), rows)
-        return names, a, b
+        return both((counts @ flat_a).reshape(rows, *shape), (counts @ flat_b).reshape(rows, *shape))
 
-    def point() -> tuple[list[str] | None, np.ndarray, np.ndarray]:  # each run's rows summed in order
-        layout = shape[0] if cells_count is not None else None
-        names, a = _as_columns(_call(statistic, data_totals(values_a, cells_a, layout)), 1)
-        _, b = _as_columns(_call(statistic, data_totals(values_b, cells_b, layout)), 1)
-        return names, a, b
-
-    try:
-        names, estimate_a, estimate_b = point()
+    layout = shape[0] if cells_count is not None else None
+    try:  # each run's rows summed in order
+        names, estimate_a, estimate_b = both(
+            data_totals(values_a, cells_a, layout), data_totals(values_b, cells_b, layout)
+        )
     except Exception as error:  # noqa: BLE001 - an empty input may break a statistic: report, never raise
         if k:
             raise
