@@ -424,11 +424,6 @@ class OverviewCell:
     interval: str = ""
     reason: str = ""
 
-    @property
-    def text(self) -> str:
-        """The value as read in the overview: a number, or ``n/a (reason)``."""
-        return not_available(self.reason) if is_undefined(self.value) else fmt(self.value)
-
 
 @dataclass
 class Overview:
@@ -523,7 +518,8 @@ def _overview_cells(overview: Overview, cells: dict[str, list[OverviewCell]]) ->
         numeric = bool(found) and all(not is_undefined(cell.value) for cell in found)
         texts = []
         for cell in found:
-            text = f"{cell.text} {cell.interval}" if cell.interval else cell.text
+            text = not_available(cell.reason) if is_undefined(cell.value) else fmt(cell.value)
+            text = f"{text} {cell.interval}" if cell.interval else text
             short = cell.task.removeprefix(benchmark + "_")  # the benchmark is the column already
             texts.append(f"{short}: {text}" if several else text)
         out.append((texts or ["-"], numeric))

@@ -66,9 +66,8 @@ def describe(dataset: Any, source: Any = None) -> dict[str, Any]:
     if hub and cache_file is not None and _COMMIT.match(cache_file.parent.name):
         entry["revision"], entry["revision_kind"] = cache_file.parent.name, "hub commit"
         return entry
-    if path is None or not hub:
-        if cache_file is not None and (cache_file.parent.parent / "dataset_dict.json").is_file():
-            entry["id"] = str(cache_file.parent.parent)  # a prepared folder (save_to_disk)
+    if not hub and cache_file is not None and (cache_file.parent.parent / "dataset_dict.json").is_file():
+        entry["id"] = str(cache_file.parent.parent)  # a prepared folder (save_to_disk)
     entry["revision"] = getattr(dataset, "_fingerprint", None)
     entry["revision_kind"] = "fingerprint" if entry["revision"] else None
     return entry
