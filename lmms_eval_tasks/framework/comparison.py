@@ -3,6 +3,7 @@ paired by record identity, McNemar's test; an unjudged (``None``) question is co
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -126,19 +127,12 @@ def compare_correctness(
         raise ValueError(_difference_message(only_a, only_b))
     if not correct_a:
         raise ValueError("no questions to compare")
-    both_right = both_wrong = b01 = b10 = excluded = 0
-    for key, a in correct_a.items():
-        b = correct_b[key]
-        if a is None or b is None:
-            excluded += 1
-        elif a and b:
-            both_right += 1
-        elif a:
-            b10 += 1
-        elif b:
-            b01 += 1
-        else:
-            both_wrong += 1
+    pairs = Counter((a, correct_b[key]) for key, a in correct_a.items())  # (A correct, B correct): count
+    both_right = pairs[True, True]
+    both_wrong = pairs[False, False]
+    b01 = pairs[False, True]
+    b10 = pairs[True, False]
+    excluded = sum(count for pair, count in pairs.items() if None in pair)
     paired = both_right + both_wrong + b01 + b10
     if paired == 0:
         raise ValueError(f"none of the {len(correct_a)} questions is scored in both runs")

@@ -33,11 +33,9 @@ def _count_value(key: str, metrics: Mapping[str, Any], details: Mapping[str, Any
     counts = details.get("counts") if isinstance(details.get("counts"), Mapping) else {}
     for source in (metrics, details, counts):
         value = source.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        if isinstance(value, float) and not value.is_integer():
-            continue
-        return int(value)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, int) or value.is_integer():
+                return int(value)
     return None
 
 
