@@ -51,7 +51,5 @@ def end_quietly_on_closed_pipe(entry: Callable[[], int | None]) -> int:
         guard.flush()
         return 141 if guard.closed_early else code
     except BrokenPipeError:
-        # Python flushes stdout again at exit: point it at /dev/null so that flush cannot fail loudly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        guard._close()  # Python flushes stdout again at exit: /dev/null takes that flush quietly
         return 141

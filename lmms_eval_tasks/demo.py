@@ -16,12 +16,6 @@ from typing import Any
 from lmms_eval_tasks.framework.registry import benchmark_for_task, benchmarks
 
 
-def find_results_file(folder: Path) -> Path | None:
-    """The newest `*_results.json` the host wrote under ``folder``."""
-    candidates = sorted(folder.rglob("*_results.json"), key=lambda path: path.stat().st_mtime)
-    return candidates[-1] if candidates else None
-
-
 def sample_tasks() -> list[str]:
     """Every benchmark's bundled sample tasks and groups, in registry order (``Benchmark.sample_tasks``)."""
     return [task for benchmark in benchmarks().values() for task in benchmark.sample_tasks]
@@ -50,16 +44,12 @@ def summarise_values(
         values: dict[str, Any] = {}
         undefined: dict[str, str] = {}
         report = (reports or {}).get(task)
-        for name in wanted:
-            if name not in metrics:
-                continue
+        for name in [name for name in wanted if name in metrics]:
             value = metrics[name]
-            if isinstance(value, bool) or not isinstance(value, int | float) or is_undefined(value):
-                if value is not None and not isinstance(value, float):
-                    continue  # a string or other non-number: not a metric value
+            if is_undefined(value):  # None or NaN
                 values[name] = None
                 undefined[name] = undefined_reason(benchmark.name if benchmark else "", name, report)
-            else:
+            elif isinstance(value, int | float) and not isinstance(value, bool):  # a string is no value
                 values[name] = value
         summary[task] = {"metrics": values, "undefined": undefined}
     return summary
@@ -203,9 +193,7 @@ def finished_run(folder: Path, fingerprint: str) -> Path | None:
     except (OSError, ValueError):
         return None
     results = Path(str(record.get("results_file", "")))
-    if record.get("fingerprint") != fingerprint or not results.is_file():
-        return None
-    return results
+    return results if record.get("fingerprint") == fingerprint and results.is_file() else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -286,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             code = finished[label]["exit_code"]
             run.update(finished[label], reused=False)
-            results_file = find_results_file(folder) if code == 0 else None
+            written = sorted(folder.rglob("*_results.json"), key=lambda path: path.stat().st_mtime)
+            results_file = written[-1] if code == 0 and written else None  # the newest the host wrote
             if results_file is not None:
                 record = {"fingerprint": fingerprints[label], "results_file": str(results_file.resolve())}
                 (folder / RUN_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")

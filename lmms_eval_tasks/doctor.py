@@ -269,39 +269,36 @@ def check_models(all_models: bool = False) -> list[Check]:
         names = model_availability.host_model_names()
     else:
         names = list(dict.fromkeys([*model_availability.DEFAULT_DOCTOR_MODELS, *SIMPLE_MODELS]))
-    checks = []
-    for model in names:
-        status, line = model_availability.wrapper_status(model), _line("models", model)
-        if status.ok:
-            checks.append(line(True, f"imports ({status.class_path})"))
-            continue
-        if model == "llava":
-            from lmms_eval_tasks.host import substitution
+    return [_model_check(model) for model in names]
 
-            used = model_availability.wrapper_status(substitution.USED_MODEL)
-            if not substitution.disabled() and used.ok:  # what the launcher does with `--model llava` here
-                summary = (
-                    f"runs as the pack's LLaVA on transformers ({substitution.USED_MODEL}, "
-                    f"{substitution.DEFAULT_ORIGINAL_LLAVA} -> "
-                    f"{substitution.resolve_checkpoint(None)}): the original LLaVA code does not import "
-                    f"({status.reason})"
-                )
-                checks.append(line(True, summary))
-                continue
-            if not substitution.disabled():  # ✓ only when what runs imports: the substitute fails too
-                summary = f"neither the original code nor {substitution.USED_MODEL} imports ({used.reason})"
-                fix = model_availability.install_hint(used)
-                checks.append(line(False, summary, fix))
-                continue
-            fix = (
-                f"unset {substitution.NO_SUBSTITUTION_ENV} (the launcher then serves --model llava with the "
-                "pack's LLaVA on transformers), or use --model llava_hf --model_args "
-                f"pretrained=llava-hf/llava-1.5-7b-hf ({doc('models.md')})"
-            )
-        else:
-            fix = model_availability.install_hint(status)
-        checks.append(line(False, status.reason, fix))
-    return checks
+
+def _model_check(model: str) -> Check:
+    """One host model wrapper's line; ``--model llava`` as the launcher serves it here."""
+    status, line = model_availability.wrapper_status(model), _line("models", model)
+    if status.ok:
+        return line(True, f"imports ({status.class_path})")
+    if model != "llava":
+        return line(False, status.reason, model_availability.install_hint(status))
+    from lmms_eval_tasks.host import substitution
+
+    used = model_availability.wrapper_status(substitution.USED_MODEL)
+    if substitution.disabled():
+        fix = (
+            f"unset {substitution.NO_SUBSTITUTION_ENV} (the launcher then serves --model llava with the "
+            "pack's LLaVA on transformers), or use --model llava_hf --model_args "
+            f"pretrained=llava-hf/llava-1.5-7b-hf ({doc('models.md')})"
+        )
+        return line(False, status.reason, fix)
+    if not used.ok:  # ✓ only when what runs imports: the substitute fails too
+        summary = f"neither the original code nor {substitution.USED_MODEL} imports ({used.reason})"
+        return line(False, summary, model_availability.install_hint(used))
+    summary = (
+        f"runs as the pack's LLaVA on transformers ({substitution.USED_MODEL}, "
+        f"{substitution.DEFAULT_ORIGINAL_LLAVA} -> "
+        f"{substitution.resolve_checkpoint(None)}): the original LLaVA code does not import "
+        f"({status.reason})"
+    )
+    return line(True, summary)
 
 
 _stderr_sink: int | None = None

@@ -112,18 +112,10 @@ LMMS_EVAL_TASKS_SERVER_BREAKER | `16`
 """
 
 
-def _variables(table: str) -> tuple[Variable, ...]:
-    rows: list[list[str]] = []
-    for line in table.strip().splitlines():
-        if line.startswith(" "):
-            rows[-1][1] = f"{rows[-1][1]} {line.strip()}".strip()
-        else:
-            name, _, default = line.partition(" | ")
-            rows.append([name, "", default])
-    return tuple(Variable(*row) for row in rows)
-
-
-VARIABLES = _variables(_TABLE)
+VARIABLES = tuple(
+    Variable(name, " ".join(meaning.split()), default)
+    for name, default, meaning in re.findall(r"^(\S+) \| (.*)\n((?: {4}.*\n?)*)", _TABLE, re.MULTILINE)
+)
 
 
 def _pattern(name: str) -> str:

@@ -310,10 +310,9 @@ def known_reasons(report: Mapping[str, Any], row: PublishedRow, task_reasons: Se
     corruption = provenance.get("corruption")
     if corruption:
         reasons.append(f"corruption profile: {corruption}")
-    variant = (provenance.get("settings") or {}).get("variant")
-    if variant and variant != "official":
-        reasons.append(f"prompt/protocol variant: {variant}")
     settings = provenance.get("settings") or {}
+    if settings.get("variant") not in (None, "", "official"):
+        reasons.append(f"prompt/protocol variant: {settings['variant']}")
     if module is not None and hasattr(module, "setting_reasons") and isinstance(settings, Mapping):
         reasons += module.setting_reasons(settings)
     reasons += [f"recorded deviation: {line}" for line in provenance.get("deviations") or []]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shutil
@@ -71,7 +73,7 @@ def default_nltk_data_dir() -> Path:
 
 
 def _data_lines(path: Path):
-    """The entry lines of a WordNet ``data.*`` or ``index.*`` file (header lines start with spaces)."""
+    """The entry lines of a WordNet dict file (``data.*``, ``index.*``; header lines start with spaces)."""
     with open(path, encoding="utf-8", errors="surrogateescape") as handle:
         for line in handle:
             if not line.startswith(" "):
@@ -104,11 +106,9 @@ def build_index_sense(source: str | Path) -> str:
                 sense_numbers[(lemma, pos, offset)] = rank
     tag_counts: dict[str, str] = {}
     if (source / "cntlist.rev").is_file():
-        with open(source / "cntlist.rev", encoding="utf-8", errors="surrogateescape") as handle:
-            for line in handle:
-                fields = line.split()
-                if len(fields) == 3:  # cntlist.rev keeps the head word's adjective marker: "preceding(a)"
-                    tag_counts[_ADJECTIVE_MARKER.sub("", fields[0])] = fields[2]
+        for fields in map(str.split, _data_lines(source / "cntlist.rev")):
+            if len(fields) == 3:  # cntlist.rev keeps the head word's adjective marker: "preceding(a)"
+                tag_counts[_ADJECTIVE_MARKER.sub("", fields[0])] = fields[2]
     synsets: dict[str, tuple[str, int, list[tuple[str, int]], str | None]] = {}
     for pos_name in _POS_FILES:
         for line in _data_lines(source / f"data.{pos_name}"):
@@ -300,9 +300,6 @@ def load_problem(folder: str | Path | None = None) -> str | None:
 
 def _download(target: Path) -> str | None:
     """nltk's downloader into ``target``; None on success, else why it failed (one line)."""
-    import contextlib
-    import io
-
     nltk = import_nltk()
     chatter = io.StringIO()  # nltk prints its errors as "[nltk_data] ..." lines even when quiet
     try:
@@ -405,18 +402,14 @@ def skip_self_mapping() -> None:
 def check_wordnet_loads(target: str | Path | None = None) -> str:
     """Load WordNet through nltk from the pack's folder and look up "dog"; return a one-line summary.
     Raises RuntimeError with the fix when nltk cannot load it (what `make setup` ends with)."""
-    ensure_wordnet_on_path(target)
-    try:
-        from nltk.corpus import wordnet
-
-        synsets = wordnet.synsets("dog")
-    except (LookupError, OSError) as error:
+    problem = load_problem(target)
+    if problem is not None:
         folder = Path(target) if target is not None else default_nltk_data_dir()
         raise RuntimeError(
-            f"nltk cannot load WordNet from {folder}: {str(error).strip().splitlines()[0]}; fix: run "
+            f"nltk cannot load WordNet from {folder}: {problem}; fix: run "
             "`make setup` (or `lmms-eval-tasks setup-wordnet --target <nltk_data>` after "
             "`apt-get install --no-install-recommends wordnet-base`), or nltk.download('wordnet')"
-        ) from error
-    if not synsets:
-        raise RuntimeError("WordNet loaded but has no synsets for 'dog': the files are damaged; re-run setup")
-    return f"WordNet {wordnet.get_version()} loads: {len(synsets)} synsets for 'dog'"
+        )
+    from nltk.corpus import wordnet
+
+    return f"WordNet {wordnet.get_version()} loads: {len(wordnet.synsets('dog'))} synsets for 'dog'"

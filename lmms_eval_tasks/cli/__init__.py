@@ -18,12 +18,8 @@ def command_modules() -> Iterator[str]:
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda item: item.name):
         if not info.name.startswith("_"):
             yield f"{__name__}.{info.name}"
-    for package in sorted(pkgutil.iter_modules([str(TASKS_DIR)]), key=lambda item: item.name):
-        if not package.ispkg:
-            continue
-        for info in sorted(pkgutil.iter_modules([str(TASKS_DIR / package.name)]), key=lambda item: item.name):
-            if info.name.startswith("cli_"):
-                yield f"lmms_eval_tasks.tasks.{package.name}.{info.name}"
+    for path in sorted(TASKS_DIR.glob("*/cli_*.py")):
+        yield f"lmms_eval_tasks.tasks.{path.parent.name}.{path.stem}"
 
 
 DESCRIPTION = """\
@@ -52,11 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"lmms-eval-tasks {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in command_modules():
-        module = importlib.import_module(name)
-        register = getattr(module, "register", None)
-        if register is None:
-            raise AttributeError(f"{name} defines no register(subparsers)")
-        register(subparsers)
+        importlib.import_module(name).register(subparsers)  # AttributeError names a module without one
     for command in subparsers.choices.values():  # module docstrings as help: plain quotes, not reST's
         if command.description:
             command.description = command.description.replace("``", "`")

@@ -28,10 +28,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.benchmark not in benchmarks():
         known = ", ".join(sorted(benchmarks()))
         return fail(prog, f"unknown benchmark {args.benchmark!r}; known: {known}")
-    variant = TESTS[args.test]
     options = dict(args.option or [])
     benchmark = get_benchmark(args.benchmark)
-    mcnemar_test = benchmark.loaded.per_question is not None  # VRB: bootstrap only
     try:
         checked = benchmark.check_options(**options)  # before any record is read
     except ValueError as error:
@@ -50,7 +48,8 @@ def _run(args: argparse.Namespace) -> int:
             if problem:  # before any judging: the rule judge would stand in for the paper's judge silently
                 print(problem, file=sys.stderr)
                 return 2
-        if mcnemar_test:
+        if benchmark.loaded.per_question is not None:  # McNemar's test (VRB: the paired bootstrap only)
+            variant = TESTS[args.test]
             result = compare_runs(
                 args.benchmark, records_a, records_b, variant=variant, options=options, checked=checked
             )

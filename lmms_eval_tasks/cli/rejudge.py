@@ -18,7 +18,7 @@ from typing import Any
 
 from lmms_eval_tasks.cli._arguments import fail as fail_line
 from lmms_eval_tasks.cli._arguments import parse_option
-from lmms_eval_tasks.reporting.schema import to_strict_json
+from lmms_eval_tasks.reporting.schema import SAMPLES_SUFFIX, to_strict_json
 
 _JUDGE_KEYS = ("judge", "judge_model", "repeats")
 
@@ -65,7 +65,6 @@ def _only_task(folder: Path, benchmark: str) -> str | None:
     """The one task of ``benchmark`` with records under ``folder``, taken without --task; None when there
     are none or several (then ``records_path`` names them)."""
     from lmms_eval_tasks.framework.registry import benchmark_for_task
-    from lmms_eval_tasks.reporting.schema import SAMPLES_SUFFIX
 
     if not folder.is_dir():
         return None

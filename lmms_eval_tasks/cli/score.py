@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_tasks.cli._arguments import fail, parse_option
-from lmms_eval_tasks.reporting.schema import to_strict_json
+from lmms_eval_tasks.reporting.schema import task_files, to_strict_json
 
 PROG = "lmms-eval-tasks score"
 
@@ -71,11 +71,7 @@ def records_problem(path: Path, records: list[Any], benchmark: str, rerun: str |
     first = records[0] if isinstance(records[0], dict) else {}
     if "doc_id" in first and ("resps" in first or "filtered_resps" in first):
         task = path.stem.partition("_samples_")[2]
-        pack_file = None
-        if task:
-            from lmms_eval_tasks.reporting.schema import task_files
-
-            pack_file = task_files(path.parent, task).get("samples")
+        pack_file = task_files(path.parent, task).get("samples") if task else None
         where = pack_file or f"{path.parent / 'lmms_eval_tasks'}/<run_id>/{task or '<task>'}_samples.jsonl"
         return (
             f"{path} is the host's samples file (lmms-eval --log_samples); the pack's records are in {where}"

@@ -106,14 +106,10 @@ def shot_noise_imagenet_c(image: np.ndarray, scale: int, noise: Any) -> np.ndarr
     return _sample_levels(image, _poisson_tables(int(scale)), noise)
 
 
-def gaussian_noise(image: np.ndarray, sigma: float, noise: Any, *, rounding: str) -> np.ndarray:
-    """``x + N(0, sigma)`` on [0, 1], clipped and quantised, drawn exactly by table inversion."""
-    return _sample_levels(image, _additive_normal_tables(float(sigma), False, rounding), noise)
-
-
-def speckle_noise(image: np.ndarray, sigma: float, noise: Any, *, rounding: str) -> np.ndarray:
-    """``x + x * N(0, sigma)``, clipped and quantised, sampled like ``gaussian_noise``."""
-    return _sample_levels(image, _additive_normal_tables(float(sigma), True, rounding), noise)
+def normal_noise(image: np.ndarray, sigma: float, noise: Any, *, multiplicative: bool, rounding: str) -> Any:
+    """Gaussian noise ``x + N(0, sigma)`` on [0, 1] or, ``multiplicative``, speckle ``x + x * N(0, sigma)``,
+    clipped and quantised, drawn exactly by table inversion."""
+    return _sample_levels(image, _additive_normal_tables(float(sigma), multiplicative, rounding), noise)
 
 
 def shot_noise_vrb(image: np.ndarray, lam: float, noise: Any) -> np.ndarray:
@@ -147,9 +143,8 @@ def _glass_tables(height: int, width: int, delta: int) -> tuple[np.ndarray, np.n
     rows = np.arange(delta + 1, height - delta + 1, dtype=np.int32)[:, None]
     base = rows * width + np.arange(delta + 1, width - delta + 1, dtype=np.int32)[None, :]
     pairs = np.arange(1 << 16, dtype=np.uint16)
-    steps = ((pairs >> 8).astype(np.uint8).view(np.int8) * np.int32(width)) + (pairs & 0xFF).astype(
-        np.uint8
-    ).view(np.int8)
+    high, low = (pairs >> 8).astype(np.uint8).view(np.int8), (pairs & 0xFF).astype(np.uint8).view(np.int8)
+    steps = high * np.int32(width) + low
     for table in (base, steps):
         table.setflags(write=False)
     return base, steps
@@ -536,25 +531,13 @@ def official_save_reload(image: np.ndarray) -> np.ndarray:
     return _pillow_decode(official_save_bytes(image))
 
 
-def grayscale(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
-    """OpenCV BT.601 grey, repeated on three channels."""
+def grayscale(image: np.ndarray, _: Any, noise: Any, *, official: bool = False, inverse: bool = False) -> Any:
+    """OpenCV BT.601 grey on three channels (``inverse``: 255 - grey); ``official``: ``COLOR_BGR2GRAY`` on RGB
+    data as the official code does, so red weighs 0.114 and blue 0.299."""
     cv2 = cv2_module()
-    return cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
-
-
-def grayscale_inverse(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
-    """255 - grey, repeated on three channels."""
-    return 255 - grayscale(image, None, noise)
-
-
-def grayscale_official(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
-    """The official grey: ``COLOR_BGR2GRAY`` on RGB data, so red weighs 0.114 and blue 0.299."""
-    return grayscale(np.ascontiguousarray(image[..., ::-1]), None, noise)
-
-
-def grayscale_inverse_official(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:
-    """255 - the official grey, repeated on three channels."""
-    return 255 - grayscale_official(image, None, noise)
+    source = np.ascontiguousarray(image[..., ::-1]) if official else image
+    grey = cv2.cvtColor(cv2.cvtColor(source, cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
+    return 255 - grey if inverse else grey
 
 
 def color_inversion(image: np.ndarray, _: Any, noise: Any) -> np.ndarray:

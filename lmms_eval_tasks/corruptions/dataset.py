@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from loguru import logger
 
+from lmms_eval_tasks import cache_root
 from lmms_eval_tasks.corruptions.engine import _check_seed, as_rgb_uint8, check_request, corrupt, to_rgb_image
 from lmms_eval_tasks.corruptions.tables import SEVERITY_INDEPENDENT, severity_parameters
 
@@ -140,13 +141,6 @@ def _map_batch(batch: dict[str, list], image_column: str, spec_record: dict[str,
     return {image_column: corrupted}
 
 
-def default_cache_dir() -> Path:
-    """``$LMMS_EVAL_TASKS_CACHE/corruptions``, else ``~/.cache/lmms_eval_tasks/corruptions``."""
-    from lmms_eval_tasks import cache_root
-
-    return cache_root() / "corruptions"
-
-
 def cache_key(dataset: Any, image_column: str, spec: CorruptionSpec) -> str:
     """Stable key of a materialised copy: the dataset's fingerprint plus everything that shapes the output."""
     record = {"dataset": dataset._fingerprint, "image_column": image_column, **spec.to_dict()}
@@ -181,7 +175,7 @@ def materialize(
     if isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string", "binary"):
         dataset = dataset.cast_column(image_column, datasets.Image())  # paths or encoded bytes
     key = cache_key(dataset, image_column, spec)
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    root = Path(cache_dir) if cache_dir is not None else cache_root() / "corruptions"
     target = root / profile / name / f"severity_{severity}" / key
     if (target / "corruption.json").is_file():
         logger.info(f"reusing corrupted copy {target}")

@@ -26,13 +26,13 @@ _SHARED: dict[str, Corruption] = {
     "spatter": algorithms.spatter,
     "saturate": algorithms.saturate,
     "grayscale": algorithms.grayscale,
-    "grayscale_inverse": algorithms.grayscale_inverse,
+    "grayscale_inverse": partial(algorithms.grayscale, inverse=True),
     "color_inversion": algorithms.color_inversion,
 }
 _REGISTRY: dict[str, dict[str, Corruption]] = {
     "imagenet_c": {
         **_SHARED,
-        "gaussian_noise": partial(algorithms.gaussian_noise, rounding="truncate"),
+        "gaussian_noise": partial(algorithms.normal_noise, multiplicative=False, rounding="truncate"),
         "shot_noise": algorithms.shot_noise_imagenet_c,
         "motion_blur": algorithms.motion_blur,
         "zoom_blur": partial(algorithms.zoom_blur, trim="top_left"),
@@ -44,14 +44,14 @@ _REGISTRY: dict[str, dict[str, Corruption]] = {
         "elastic_transform": algorithms.elastic_imagenet_c,
         "pixelate": algorithms.pixelate_imagenet_c,
         "jpeg_compression": algorithms.jpeg_imagenet_c,
-        "speckle_noise": partial(algorithms.speckle_noise, rounding="truncate"),
+        "speckle_noise": partial(algorithms.normal_noise, multiplicative=True, rounding="truncate"),
         "gaussian_blur": algorithms.gaussian_blur,
     },
     "vrb": {
         **_SHARED,
         "shot_noise": algorithms.shot_noise_vrb,
-        "gaussian_noise": partial(algorithms.gaussian_noise, rounding="round"),
-        "speckle_noise": partial(algorithms.speckle_noise, rounding="round"),
+        "gaussian_noise": partial(algorithms.normal_noise, multiplicative=False, rounding="round"),
+        "speckle_noise": partial(algorithms.normal_noise, multiplicative=True, rounding="round"),
         "zoom_blur": partial(algorithms.zoom_blur, trim="center"),
         "snow": partial(algorithms.snow, trim="center", quantize_layer=True),
         "brightness": partial(algorithms.brightness, rounding="round"),
@@ -66,8 +66,8 @@ _REGISTRY: dict[str, dict[str, Corruption]] = {
 _REGISTRY["vrb_official"] = {
     **_REGISTRY["vrb"],
     "jpeg_compression": algorithms.jpeg_vrb_official,
-    "grayscale": algorithms.grayscale_official,
-    "grayscale_inverse": algorithms.grayscale_inverse_official,
+    "grayscale": partial(algorithms.grayscale, official=True),
+    "grayscale_inverse": partial(algorithms.grayscale, official=True, inverse=True),
 }
 SAVED_AS_JPEG: frozenset[str] = frozenset({"vrb_official"})
 """Profiles whose results are passed through the official pipeline's quality-95 OpenCV JPEG file."""
@@ -164,14 +164,11 @@ def as_rgb_uint8(image: Any) -> np.ndarray:
     return np.ascontiguousarray(image)
 
 
-def _name_key(name: str) -> int:
-    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
-
-
 def make_generator(seed: int, name: str, severity: int) -> np.random.Generator:
     """The PCG64 generator for one (seed, corruption, severity); the profile is deliberately not mixed in,
     so corruptions defined identically in several profiles draw identical noise."""
-    return np.random.default_rng(np.random.SeedSequence([_check_seed(seed), _name_key(name), int(severity)]))
+    name_key = int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
+    return np.random.default_rng(np.random.SeedSequence([_check_seed(seed), name_key, int(severity)]))
 
 
 MAX_PIXELS_ENV = "LMMS_EVAL_TASKS_CORRUPT_MAX_PIXELS"
@@ -220,9 +217,7 @@ def corrupt(
     """Corrupt one image (uint8 RGB or PIL in, uint8 RGB out, of the input's size except ``vrb`` pixelate),
     deterministically; images above ``max_pixels`` (default ``max_pixels_limit()``) refused."""
     out = _corrupted(image, name, severity, seed, profile, max_pixels)
-    if profile in SAVED_AS_JPEG:
-        out = algorithms.official_save_reload(out)
-    return out
+    return algorithms.official_save_reload(out) if profile in SAVED_AS_JPEG else out
 
 
 def saved_file(

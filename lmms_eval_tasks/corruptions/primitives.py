@@ -78,19 +78,13 @@ def gaussian_filter(
     )
 
 
-def _gaussian_kernel(sigma: float, radius: int) -> np.ndarray:
-    offsets = np.arange(-radius, radius + 1, dtype=np.float64)
-    kernel = np.exp(-0.5 * (offsets / sigma) ** 2)
-    return kernel / kernel.sum()
-
-
 @lru_cache(maxsize=16)
 def _reflect_response(length: int, sigma: float, radius: int) -> np.ndarray:
     """The reflect-mode Gaussian on an axis of ``length`` is diagonal in the orthonormal DCT-II basis (its
     half-sample symmetric extension is periodic in ``2 * length``): its eigenvalues, one per frequency."""
-    folded = np.bincount(
-        np.arange(-radius, radius + 1) % (2 * length), _gaussian_kernel(sigma, radius), 2 * length
-    )
+    offsets = np.arange(-radius, radius + 1, dtype=np.float64)
+    kernel = np.exp(-0.5 * (offsets / sigma) ** 2)
+    folded = np.bincount(np.arange(-radius, radius + 1) % (2 * length), kernel / kernel.sum(), 2 * length)
     response = np.fft.rfft(folded).real[:length]
     response.setflags(write=False)
     return response

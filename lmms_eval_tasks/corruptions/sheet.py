@@ -10,15 +10,6 @@ import numpy as np
 from lmms_eval_tasks.corruptions.engine import as_rgb_uint8, corrupt, corruption_names
 
 
-def _font(size: int) -> Any:
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow < 10.1 has no sized default font
-        return ImageFont.load_default()
-
-
 def contact_sheet(
     image: Any,
     profile: str = "vrb",
@@ -29,7 +20,7 @@ def contact_sheet(
 ) -> Any:
     """Rows = corruptions, columns = clean + each severity; tiles scaled to ``tile`` pixels wide (outputs
     smaller than the input, ``vrb`` pixelate, by nearest neighbour so their blocks show)."""
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw, ImageFont
 
     pixels = as_rgb_uint8(image)
     names = list(names) if names is not None else corruption_names(profile)
@@ -39,7 +30,10 @@ def contact_sheet(
     size = (label_width + columns * (tile + pad), header + len(names) * (tile_height + pad))
     sheet = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(sheet)
-    font = _font(13)
+    try:
+        font = ImageFont.load_default(size=13)
+    except TypeError:  # Pillow < 10.1 has no sized default font
+        font = ImageFont.load_default()
 
     def paste(array: np.ndarray, row: int, column: int) -> None:
         smaller = array.shape[0] < pixels.shape[0] or array.shape[1] < pixels.shape[1]
