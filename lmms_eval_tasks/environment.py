@@ -108,7 +108,8 @@ LMMS_EVAL_TASKS_VRB_PROMPT | the task's prompt
 LMMS_EVAL_TASKS_VRB_IMAGE_MEMO | `64`
     corrupted VRB images kept in memory per process (an integer >= 0)
 LMMS_EVAL_TASKS_SERVER_BREAKER | `16`
-    failed model-server requests in a row (each after its retries) that stop the run (0: never)
+    failed model-server requests in a row (each after its retries) that stop the run; a request's bound of
+    only timeouts also does (0: never)
 """
 
 
