@@ -27,6 +27,9 @@ MAIN_COLUMNS = tuple(
         ("unparsed", "unparsed"),
     )
 )
+BUCKET_COLUMNS = tuple(
+    (f"{split}_accuracy_bucket_{bucket}", f"{split} {bucket}") for split in SPLITS for bucket in BUCKETS
+)
 
 
 def counts_of(metrics: dict, split: str) -> list[int]:
@@ -45,15 +48,7 @@ def render(context: SectionContext) -> list[Block]:
             "the paper's 'RMSE' is the official script's mean squared error (MSE column, official protocol)."
         ),
         metrics_table("Main results, a row per run", entries, MAIN_COLUMNS, PUBLISHED),
-        metrics_table(
-            "Accuracy per answer bucket",
-            entries,
-            [
-                (f"{split}_accuracy_bucket_{bucket}", f"{split} {bucket}")
-                for split in SPLITS
-                for bucket in BUCKETS
-            ],
-        ),
+        metrics_table("Accuracy per answer bucket", entries, BUCKET_COLUMNS),
     ]
     for split in SPLITS:
         series = {}

@@ -14,6 +14,7 @@ from lmms_eval_tasks.tasks.revisiting.scoring import BUCKETS
 from lmms_eval_tasks.tasks.vqdv1.published import PUBLISHED
 
 BUCKET_KEYS = ("precision", "recall", "f1", "queries", "gt_boxes", "predicted_boxes", "true_positives")
+BUCKET_HEADERS = ["boxes", "precision", "recall", "F1", "queries", "gt boxes", "predicted", "TP"]
 MAIN_COLUMNS = (
     ("micro_f1", "micro F1"),
     ("macro_f1", "macro F1"),
@@ -42,13 +43,7 @@ def render(context: SectionContext) -> list[Block]:
             series[f"precision: {entry.label}"] = (xs, [entry.metrics.get(f"precision_{b}") for b in present])
             series[f"recall: {entry.label}"] = (xs, [entry.metrics.get(f"recall_{b}") for b in present])
             rows = [[b, *(entry.metrics.get(f"{key}_{b}") for key in BUCKET_KEYS)] for b in present]
-            blocks.append(
-                Table(
-                    f"Per box-count bucket: {entry.label}",
-                    ["boxes", "precision", "recall", "F1", "queries", "gt boxes", "predicted", "TP"],
-                    rows,
-                )
-            )
+            blocks.append(Table(f"Per box-count bucket: {entry.label}", BUCKET_HEADERS, rows))
     if series:
         title, ticks = "VQDv1 precision and recall vs ground-truth box count", list(enumerate(BUCKETS))
         name = context.plot_name("precision_recall")
