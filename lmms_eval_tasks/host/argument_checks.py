@@ -4,14 +4,13 @@ Generation settings are not refused: reports record them as deviations (``framew
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 from lmms_eval_tasks import TASKS_DIR
-from lmms_eval_tasks.host.argv import config_entries, flag_value, flag_values
+from lmms_eval_tasks.host.argv import config_entries, flag_value, flag_values, run_values
 
 
 def _pack_names() -> set[str]:
@@ -23,20 +22,6 @@ def _pack_names() -> set[str]:
 
         return pack_names()
     return set(entries)
-
-
-def _runs(arguments: Sequence[str]) -> list[dict[str, Any]]:
-    """The ``limit``, ``offset``, ``num_fewshot`` and ``tasks`` of each run: the command line's, over each
-    entry of a ``--config`` YAML file (a value given on the command line wins, as in the host)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    for flag in ("--limit", "--offset", "--num_fewshot", "--tasks", "--config"):
-        parser.add_argument(flag, default=None)
-    try:
-        known, _ = parser.parse_known_args(list(arguments))
-    except SystemExit:  # a flag without its value: the host reports it
-        return []
-    given = {key: value for key, value in vars(known).items() if value is not None and key != "config"}
-    return [{**entry, **given} for entry in config_entries(known.config)]
 
 
 def _pack_tasks(tasks: Any, names: set[str]) -> list[str]:
@@ -61,7 +46,7 @@ def _non_zero(value: Any) -> bool:
 
 def run_argument_problem(arguments: Sequence[str]) -> str | None:
     """One line refusing a ``--limit``, ``--offset`` or ``--num_fewshot`` the run cannot honour, else None."""
-    for run in _runs(arguments):
+    for run in run_values(arguments, ("--limit", "--offset", "--num_fewshot", "--tasks")):
         problem = _limit_problem(run) or _pack_only_problem(run)
         if problem:
             return problem

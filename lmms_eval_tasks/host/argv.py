@@ -45,6 +45,22 @@ def config_entries(config_path: str | None) -> list[dict[str, Any]]:
     ]
 
 
+def run_values(arguments: Sequence[str], flags: Sequence[str]) -> list[dict[str, Any]]:
+    """Each run's values of ``flags`` (abbreviated as argparse allows): the command line's over each entry of
+    a ``--config`` YAML file, as the host merges them; [] for a flag without its value (the host says so)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False)
+    for flag in (*flags, "--config"):
+        parser.add_argument(flag, default=None)
+    try:
+        known, _ = parser.parse_known_args(list(arguments))
+    except SystemExit:
+        return []
+    given = {key: value for key, value in vars(known).items() if value is not None and key != "config"}
+    return [{**entry, **given} for entry in config_entries(known.config)]
+
+
 def parse_model_args(model_args: str | None) -> dict[str, str]:
     """``k=v,k2=v2`` as the host splits it (values kept as text)."""
     parsed: dict[str, str] = {}

@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from lmms_eval_tasks.host.argv import config_entries
-
-
-def _named_output_paths(arguments: Sequence[str]) -> list[str]:
-    """Output paths given on the command line (``--output_path``, also abbreviated as argparse allows)
-    and in the ``output_path`` keys of a ``--config`` YAML file."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--output_path", action="append", default=[])
-    parser.add_argument("--config", action="append", default=[])
-    try:
-        known, _ = parser.parse_known_args(list(arguments))
-    except SystemExit:  # a flag without its value: the host reports it
-        return []
-    paths = [path for path in known.output_path if path]
-    for config_path in known.config:
-        paths += [
-            entry["output_path"]
-            for entry in config_entries(config_path)
-            if isinstance(entry.get("output_path"), str) and entry["output_path"]
-        ]
-    return list(dict.fromkeys(paths))
+from lmms_eval_tasks.host.argv import run_values
 
 
 def writability_problem(path: str | os.PathLike[str]) -> str | None:
@@ -71,9 +50,11 @@ def model_folder_problem(runs: Sequence[tuple[str, str | None]]) -> str | None:
 
 
 def check_output_path(arguments: Sequence[str]) -> str | None:
-    """A one-line error when an output path of this command line cannot be written, else None."""
-    for path in _named_output_paths(arguments):
-        problem = writability_problem(path)
+    """A one-line error when an output path of this command line's runs (``--config`` entries included)
+    cannot be written, else None."""
+    for run in run_values(arguments, ("--output_path",)):
+        path = run.get("output_path")
+        problem = writability_problem(path) if isinstance(path, str) and path else None
         if problem is not None:
             return f"--output_path {path}: {problem}; no evaluation was started"
     return None
