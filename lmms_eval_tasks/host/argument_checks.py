@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lmms_eval_tasks import TASKS_DIR
-from lmms_eval_tasks.host.argv import config_entries, flag_value, flag_values, run_values
+from lmms_eval_tasks.host.argv import config_entries, flag_value, flag_values, parse_model_args, run_values
 
 
 def _pack_names() -> set[str]:
@@ -163,7 +163,7 @@ def model_settings_problem(arguments: Sequence[str], runs: Sequence[tuple[str, s
     batch = flag_value(arguments, "--batch_size") or flag_value(arguments, "-b")
     several = int(os.environ.get("WORLD_SIZE", "1") or 1) > 1  # accelerate: llava_hf picks cuda:<rank>
     for model, model_args in runs:
-        given = dict(part.strip().split("=", 1) for part in (model_args or "").split(",") if "=" in part)
+        given = parse_model_args(model_args)
         places_weights = model not in SERVER_MODELS and model != "random_guess"  # else any device runs
         devices = [("--device", device_flag), *((key, given.get(key)) for key in ("device", "device_map"))]
         devices = devices if places_weights else []

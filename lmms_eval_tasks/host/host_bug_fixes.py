@@ -534,12 +534,6 @@ def _add_version_part(name: str, part: Callable[[], str]) -> None:
         return cache
 
 
-def _pack_version() -> str:
-    import lmms_eval_tasks
-
-    return f"lmms-eval-tasks-{lmms_eval_tasks.__version__}"
-
-
 def probe_cache_pack_version() -> tuple[str, str]:
     """APPLIES while a cache the host creates keys its answers without the pack's version."""
     import inspect
@@ -561,7 +555,9 @@ def probe_cache_pack_version() -> tuple[str, str]:
 
 
 def install_cache_pack_version() -> None:
-    _add_version_part("pack", _pack_version)
+    import lmms_eval_tasks
+
+    _add_version_part("pack", lambda: f"lmms-eval-tasks-{lmms_eval_tasks.__version__}")
 
 
 SENT_SETTINGS = frozenset({"presence_penalty", "frequency_penalty", "seed"})

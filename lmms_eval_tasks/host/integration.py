@@ -394,19 +394,14 @@ def _retried_when_transient(download: Any) -> Any:
     from tenacity import retry_if_exception
 
     from lmms_eval_tasks.framework.hook_factory import NOT_TRANSIENT
-
-    def transient(error: BaseException) -> bool:
-        return not getattr(error, NOT_TRANSIENT, False) and not _missing_offline(error)
-
-    return retry_with(retry=retry_if_exception(transient))
-
-
-def _missing_offline(error: BaseException) -> bool:
-    """A dataset an offline run (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) cannot read: no retry brings it."""
     from lmms_eval_tasks.host.datasets_cache import NOT_CACHED_WORDS, offline
 
-    text = f"{type(error).__name__}: {error}"
-    return offline() and any(word in text for word in NOT_CACHED_WORDS)
+    def transient(error: BaseException) -> bool:
+        text = f"{type(error).__name__}: {error}"
+        missing_offline = offline() and any(word in text for word in NOT_CACHED_WORDS)  # no retry helps
+        return not getattr(error, NOT_TRANSIENT, False) and not missing_offline
+
+    return retry_with(retry=retry_if_exception(transient))
 
 
 def install_task_dataset_context() -> None:
