@@ -11,7 +11,6 @@ import importlib.util
 import inspect
 import types
 from dataclasses import dataclass
-from typing import Any
 
 from lmms_eval_tasks.host.argv import parse_model_args
 from lmms_eval_tasks.host.llava_checkpoints import DEFAULT_ORIGINAL_LLAVA, ORIGINAL_TO_HF_CHECKPOINTS
@@ -61,15 +60,11 @@ class WrapperStatus:
     missing: tuple[str, ...] = ()  # top-level modules the wrapper needs and cannot import
 
 
-def _model_registry() -> Any:
-    from lmms_eval.models import MODEL_REGISTRY_V2
-
-    return MODEL_REGISTRY_V2
-
-
 def host_model_names() -> list[str]:
     """Every canonical ``--model`` value of the host registry (built-ins and entry points, e.g. ours)."""
-    return list(_model_registry().list_canonical_model_ids())
+    from lmms_eval.models import MODEL_REGISTRY_V2
+
+    return list(MODEL_REGISTRY_V2.list_canonical_model_ids())
 
 
 def _guarded_imports(source: str) -> dict[str, str]:
@@ -138,7 +133,8 @@ def _import_error(module_name: str) -> str | None:
 def wrapper_status(model: str, force_simple: bool = False) -> WrapperStatus:
     """Can ``--model <model>`` run here? Resolves it like the host, imports its class, and checks that the
     model code the class uses was importable (see ``unbound_guarded_names``)."""
-    registry = _model_registry()
+    from lmms_eval.models import MODEL_REGISTRY_V2 as registry
+
     try:
         resolved = registry.resolve(model, force_simple=force_simple)
     except ValueError:

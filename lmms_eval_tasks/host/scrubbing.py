@@ -7,7 +7,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -64,10 +64,8 @@ def scrubbed_console() -> Iterator[None]:
         yield
     finally:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with suppress(OSError, ValueError):  # a closed pipe: nothing more can be shown
                 stream.flush()
-            except (OSError, ValueError):  # a closed pipe: nothing more can be shown
-                pass
         sys.stdout, sys.stderr = saved
         logger.configure(patcher=lambda record: None)
 

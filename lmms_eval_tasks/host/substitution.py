@@ -122,21 +122,15 @@ def check_model_args(arguments: Mapping[str, Any]) -> None:
     resolve_checkpoint(None if arguments.get("pretrained") is None else str(arguments["pretrained"]))
 
 
-def register(checkpoint: str | None, asked_checkpoint: str | None) -> dict[str, Any]:
+def register(checkpoint: str | None, asked_checkpoint: str | None) -> None:
     """Point the host registry's ``llava`` at the pack's model and remember the substitution."""
     from lmms_eval.models import MODEL_REGISTRY_V2
     from lmms_eval.models.registry_v2 import ModelManifest
 
     manifest = ModelManifest(model_id=ASKED_MODEL, simple_class_path=USED_CLASS)
     MODEL_REGISTRY_V2.register_manifest(manifest, overwrite=True)
-    record = {
-        "asked": ASKED_MODEL,
-        "used": USED_MODEL,
-        "checkpoint": checkpoint,
-        "asked_checkpoint": asked_checkpoint,
-    }
-    model_substitution.set_active(record)
-    return dict(record)
+    substitution = {"asked": ASKED_MODEL, "used": USED_MODEL, "checkpoint": checkpoint}
+    model_substitution.set_active({**substitution, "asked_checkpoint": asked_checkpoint})
 
 
 def prepare(

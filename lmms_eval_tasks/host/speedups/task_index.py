@@ -206,13 +206,11 @@ def probe_task_index_cache() -> tuple[str, str]:
 def _probe_cached_indexes(tasks: str, cache: Path) -> str | None:
     """None when the cache gives ``tasks``'s fresh index (built, served, rebuilt after a change) and replays
     the lines the build logged; else what differed."""
-    import threading as threads
-
     from lmms_eval.tasks import TaskManager
 
     indexer = unwrapped(TaskManager._get_task_and_group)
     manager = bare(TaskManager, logger=logger, verbosity="ERROR")
-    thread = threads.get_ident()
+    thread = threading.get_ident()
     logged: list[tuple[str, str]] = []
     sink = logger.add(
         lambda message: logged.append((message.record["level"].name, message.record["message"])),
