@@ -21,6 +21,13 @@ PUBLISHED_ROWS = (
     *PUBLISHED,
     *(replace(row, label=f"{row.label} (validation, 100)") for row in PUBLISHED_VALIDATION),
 )
+WILSON_LOW, WILSON_HIGH = "wilson95_low", "wilson95_high"  # computed for the page from accepted/judged
+INTERVAL_COLUMNS = {
+    "acceptance_rate_ci95_low": "95% low (normal, official)",
+    "acceptance_rate_ci95_high": "95% high (normal, official)",
+    WILSON_LOW: "95% low (Wilson)",
+    WILSON_HIGH: "95% high (Wilson)",
+}
 
 
 def render(context: SectionContext) -> list[Block]:
@@ -44,10 +51,7 @@ def render(context: SectionContext) -> list[Block]:
     if entries:
         columns = [
             ("acceptance_rate", "overall"),
-            ("acceptance_rate_ci95_low", "95% low (normal, official)"),
-            ("acceptance_rate_ci95_high", "95% high (normal, official)"),
-            (WILSON_LOW, "95% low (Wilson)"),
-            (WILSON_HIGH, "95% high (Wilson)"),
+            *INTERVAL_COLUMNS.items(),
             *((f"acceptance_rate_{name}", name) for name in SCENARIOS),
             ("acceptance_rate_natural", "natural"),
             ("acceptance_rate_digital", "digital"),
@@ -75,16 +79,7 @@ def render(context: SectionContext) -> list[Block]:
         blocks.append(
             Table(
                 f"Per scenario with 95% intervals: {entry.label}",
-                [
-                    "scenario",
-                    "acceptance %",
-                    "95% low (normal, official)",
-                    "95% high (normal, official)",
-                    "95% low (Wilson)",
-                    "95% high (Wilson)",
-                    "accepted",
-                    "judged",
-                ],
+                ["scenario", "acceptance %", *INTERVAL_COLUMNS.values(), "accepted", "judged"],
                 rows,
                 f"natural = {', '.join(NATURAL_SCENARIOS)}; digital = {', '.join(DIGITAL_SCENARIOS)}",
             )
@@ -115,9 +110,6 @@ def render(context: SectionContext) -> list[Block]:
             )
         )
     return blocks
-
-
-WILSON_LOW, WILSON_HIGH = "wilson95_low", "wilson95_high"  # computed for the page from accepted/judged
 
 
 def wilson_percent(accepted: int, judged: int) -> list[float | None]:

@@ -44,6 +44,7 @@ DIGITAL_SCENARIOS: tuple[str, ...] = ("web", "app", "abstract", "infographics", 
 SUBMISSION_FIELDS: tuple[str, ...] = ("image_url", "instruction", "category", "response")
 PROTOCOLS = ("default", "official")
 JUDGE_PROMPT = "contextual_gpt4_judge"
+JUDGE_TASK = "contextual"  # the suffix of its judge settings (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL)
 OFFICIAL_MARKER = "Judgement: "
 Z_95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054, statsmodels' norm.isf(0.025)
 # Words in a reference up to which the offline rule judge decides (longer references: no verdict).
@@ -65,10 +66,6 @@ RATE_KEYS: tuple[str, ...] = (
     "acceptance_rate_ci95_high",
     *(f"{key}_ci95_{end}" for key in POOLED_RATE_KEYS for end in ("low", "high")),
 )
-
-
-# The judge settings' suffix of every ConTextual task (LMMS_EVAL_TASKS_JUDGE_*_CONTEXTUAL).
-JUDGE_TASK = "contextual"
 
 
 @dataclass(frozen=True)

@@ -1131,9 +1131,7 @@ def parse_json_answer(text: Any, *, letters: str = LETTERS) -> Parsed:
     cleaned = _FENCE.sub(" ", text).strip()
     decoder = json.JSONDecoder()
     candidates: list[int] = [0] if cleaned.startswith("{") else []
-    for attempt, match in enumerate(_JSON_START.finditer(cleaned)):
-        if attempt >= _JSON_MAX_ATTEMPTS:
-            break
+    for match in itertools.islice(_JSON_START.finditer(cleaned), _JSON_MAX_ATTEMPTS):
         if match.start() not in candidates:
             candidates.append(match.start())
     saw_answer_key = False
