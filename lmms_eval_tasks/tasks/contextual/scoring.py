@@ -735,9 +735,8 @@ def rule_reply(prediction: str, reference: str) -> str | None:
         return None
     words = _normalise_words(prediction or "")
     found = f" {reference_words} " in f" {words} "
-    if found and rule_hedge(prediction or "", reference, words, reference_words):
-        found = False
-    return "Judgement: Yes" if found else "Judgement: No"
+    accepted = found and not rule_hedge(prediction or "", reference, words, reference_words)
+    return "Judgement: Yes" if accepted else "Judgement: No"
 
 
 def rate_percent(accepted: int, judged: int) -> float | None:
@@ -839,11 +838,10 @@ def _marked_verdicts(text: str) -> list[bool]:
 def read_verdict(text: Any, protocol: str = "default") -> Any:
     """``parse_judge_reply``, with ``integrity.CONFLICT`` (no verdict, counted) for a reply whose own
     "Judgement:" verdicts disagree (default protocol): the judging pipeline's parser."""
-    if protocol == "default" and isinstance(text, str):
-        if len(set(_marked_verdicts(text))) > 1:
-            from lmms_eval_tasks.judges.integrity import CONFLICT
+    if protocol == "default" and isinstance(text, str) and len(set(_marked_verdicts(text))) > 1:
+        from lmms_eval_tasks.judges.integrity import CONFLICT
 
-            return CONFLICT
+        return CONFLICT
     return parse_judge_reply(text, protocol)
 
 
@@ -859,11 +857,7 @@ def parse_judge_reply(text: Any, protocol: str = "default") -> bool | None:
         if position < 0:
             return True if text == "Yes" else False if text == "No" else None
         rest = text[position + len(OFFICIAL_MARKER) :]
-        if "Yes" in rest:
-            return True
-        if "No" in rest:
-            return False
-        return None
+        return True if "Yes" in rest else False if "No" in rest else None
     found = _marked_verdicts(text)
     if found:
         return found[-1] if len(set(found)) == 1 else None
