@@ -58,9 +58,8 @@ def render(context: SectionContext) -> list[Block]:
     blocks: list[Block] = [
         Text(
             "Percent, except Pct Diff and FP Ratio (fractions). qAcc: question pairs answered fully right; "
-            "fAcc: figures with all questions right; aAcc: all questions. LH/VI/Mixed: "
-            "share of wrong answers "
-            "diagnosed as Language Hallucination, Visual Illusion or both."
+            "fAcc: figures with all questions right; aAcc: all questions. LH/VI/Mixed: share of wrong "
+            "answers diagnosed as Language Hallucination, Visual Illusion or both."
         ),
         metrics_table(
             "Main results (paper layout), a row per run", entries, MAIN_COLUMNS, _paper_layout_rows()
@@ -103,9 +102,8 @@ def render(context: SectionContext) -> list[Block]:
             entries,
             bias_columns,
             note="Pct Diff: share of 'yes' answers minus share of 'yes' ground truths (about 0 is unbiased); "
-            "FP Ratio: among wrong answers, the share that said yes to a 'no' question "
-            "(about 0.5 is robust). "
-            "Consistency: share of figures with all / none / some of their questions correct.",
+            "FP Ratio: among wrong answers, the share that said yes to a 'no' question (about 0.5 is "
+            "robust). Consistency: share of figures with all / none / some of their questions correct.",
         )
     )
     for entry in entries:

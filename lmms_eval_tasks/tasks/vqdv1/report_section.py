@@ -28,10 +28,9 @@ def render(context: SectionContext) -> list[Block]:
     entries = context.entries
     blocks: list[Block] = [
         Text(
-            "F1, precision and recall in percent, by number of ground-truth boxes. "
-            "The paper's numbers come from "
-            "the official script (capped F1, swapped labels): "
-            "compare them with a run using protocol=official."
+            "F1, precision and recall in percent, by number of ground-truth boxes. The paper's numbers come "
+            "from the official script (capped F1, swapped labels): compare them with a run using "
+            "protocol=official."
         ),
         metrics_table("Main results, a row per run", entries, MAIN_COLUMNS, PUBLISHED),
     ]

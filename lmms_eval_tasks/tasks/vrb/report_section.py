@@ -115,9 +115,8 @@ def render(context: SectionContext) -> list[Block]:
 
     blocks: list[Block] = [
         Text(
-            "Accuracies and sub-metrics are fractions (VQA accuracy, 0-1). "
-            "F, R, rho, mu, Delta as in the paper; "
-            "each run's own VRE is scaled over its corruptions only."
+            "Accuracies and sub-metrics are fractions (VQA accuracy, 0-1). F, R, rho, mu, Delta as in the "
+            "paper; each run's own VRE is scaled over its corruptions only."
         ),
         metrics_table("Main results, a row per run", entries, MAIN_COLUMNS, PUBLISHED),
     ]
