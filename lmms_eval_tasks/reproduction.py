@@ -71,11 +71,13 @@ def run_checkpoint(provenance: Mapping[str, Any]) -> str | None:
     substitution = provenance.get("model_substitution")
     if isinstance(substitution, Mapping) and substitution.get("checkpoint"):
         return str(substitution["checkpoint"])
-    for part in str(provenance.get("model_args") or "").split(","):
-        key, _, value = part.partition("=")
-        if key.strip() == "pretrained" and value.strip():
-            return value.strip()
-    return None
+    return _model_arguments(provenance.get("model_args")).get("pretrained") or None
+
+
+def _model_arguments(model_args: Any) -> dict[str, str]:
+    """``key=value,...`` model arguments as a dict, stripped (a repeated key's last value, as the host)."""
+    pairs = (part.partition("=") for part in str(model_args or "").split(","))
+    return {key.strip(): value.strip() for key, _, value in pairs if key.strip()}
 
 
 def match_model(provenance: Mapping[str, Any], published_as: str | None = None) -> ModelMatch:
@@ -238,11 +240,7 @@ def is_setting_difference(reason: str, paper_model: str | None) -> bool:
 def model_args_reasons(model_args: str, published_model: str) -> list[str]:
     """Model arguments that change the model from the published one: quantization, and a dtype other than
     the published model's recorded one (``PAPER_DTYPES``; ``auto`` keeps the checkpoint's own)."""
-    arguments = {}
-    for part in str(model_args or "").split(","):
-        key, _, value = part.partition("=")
-        if key.strip():
-            arguments[key.strip()] = value.strip()
+    arguments = _model_arguments(model_args)
     reasons = []
     for key in _QUANTIZING_ARGS:
         value = arguments.get(key)
