@@ -113,12 +113,11 @@ def render(context: SectionContext) -> list[Block]:
         if any(entry.metrics.get(f"multi_exact_k{k}") is not None for k in range(5))
     ]
     if with_multi:
-        groups = [f"k={k}" for k in range(5)]
         blocks.append(
             grouped_bars(
                 "Multi-correct exact match by number of correct options k",
                 context.plot_name("multi_by_k"),
-                groups,
+                [f"k={k}" for k in range(5)],
                 {
                     entry.label: [entry.metrics.get(f"multi_exact_k{k}") for k in range(5)]
                     for entry in with_multi
