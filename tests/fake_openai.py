@@ -35,6 +35,7 @@ FAULT_KINDS = (
     "echo_headers_500",
     "cut",
     "trickle",
+    "trickle_headers",
 )
 TRANSIENT_FAULTS = ("rate_limit", "server_error", "timeout", "malformed_json", "empty_choices")
 
@@ -341,6 +342,19 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                         time.sleep(fault.sleep / len(payload))
                         self.wfile.write(payload[index : index + 1])
                         self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up
+            elif (
+                kind == "trickle_headers"
+            ):  # the headers a byte at a time over ``sleep`` seconds, then the reply
+                payload = json.dumps(_completion(call.body, "ok", server.model_suffix, call.prompt)).encode()
+                head = f"HTTP/1.1 200 OK\r\nX-Padding: {'x' * 40}\r\nContent-Length: {len(payload)}\r\n\r\n"
+                try:
+                    for byte in head.encode():
+                        time.sleep(fault.sleep / len(head))
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up
             elif kind == "malformed_json":

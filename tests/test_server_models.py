@@ -741,6 +741,19 @@ def test_a_reply_trickled_a_byte_at_a_time_fails_its_attempt_after_the_timeout(m
         assert answers[0].text == "[LMMS_EVAL_REQUEST_FAILED after 1 retries] Request timed out.", latency
 
 
+def test_headers_trickled_a_byte_at_a_time_fail_their_attempt_after_the_timeout(monkeypatch):
+    """Each read of the headers was bounded, not the headers: a server sending a header byte every 0.25 s
+    held an attempt of timeout=1 for as long as it kept sending (for ever: no stop, no breaker)."""
+    from fake_openai import FakeOpenAIServer, Fault
+
+    with FakeOpenAIServer(faults=lambda call: Fault("trickle_headers", sleep=20)) as server:
+        started = time.monotonic()
+        answers, _ = _pipelined_run(server, monkeypatch, 1, timeout=1, max_retries=2, retry_backoff_s=0)
+        seconds = time.monotonic() - started
+    assert answers[0].text == "[LMMS_EVAL_REQUEST_FAILED after 2 retries] Request timed out."
+    assert seconds < 10  # 2 attempts of at most 1 s each (the headers took 20 s an attempt)
+
+
 def test_a_server_error_echoing_the_request_headers_leaves_no_key_in_the_failure(monkeypatch):
     """A proxy's error page echoing the headers put ``Bearer <key>`` in the failure text, which the host
     logs and writes to the response cache's audit file."""

@@ -8,6 +8,7 @@ answers are in the response cache (``stop_when_down``).
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -204,36 +205,42 @@ def guard_model(model: Any, given_timeout: Any, url: str) -> ServerGuard:
 
 def bound_replies(client: Any, seconds: float) -> None:
     """End an attempt whose reply (headers included) is not all in ``seconds`` after it was sent: the SDK's
-    timeout bounds each read, so a server trickling its reply a byte at a time held a request for ever
-    (idempotent). Headers trickled a byte at a time are read to their end (each read bounded), then fail."""
-    import httpx2
+    timeout bounds each read, so a server trickling its headers or reply a byte at a time held a request for
+    ever. Every read of the client's connections ends at its thread's attempt's deadline (idempotent)."""
+    import httpcore2
 
-    class Deadline(httpx2.SyncByteStream):
-        def __init__(self, stream: Any, request: Any, deadline: float) -> None:
-            self.stream, self.request, self.deadline = stream, request, deadline
+    deadline = threading.local()
 
-        def __iter__(self) -> Any:
-            for chunk in self.stream:
-                if time.monotonic() > self.deadline:
-                    raise httpx2.ReadTimeout(f"reply not complete after {seconds:g} s", request=self.request)
-                yield chunk
+    class Capped:  # the pool's network backend, and each connection it opens (plain or TLS)
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
 
-        def close(self) -> None:
-            self.stream.close()
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
 
-    http = client._client
-    handle = http._transport.handle_request
+        def connect_tcp(self, *args: Any, **kwargs: Any) -> Capped:
+            return Capped(self.inner.connect_tcp(*args, **kwargs))
+
+        def start_tls(self, *args: Any, **kwargs: Any) -> Capped:
+            return Capped(self.inner.start_tls(*args, **kwargs))
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            if (left := getattr(deadline, "at", math.inf) - time.monotonic()) <= 0:
+                raise httpcore2.ReadTimeout(f"reply not complete after {seconds:g} s")
+            return self.inner.read(max_bytes, left if timeout is None else min(timeout, left))
+
+    transport = client._client._transport
+    handle = transport.handle_request
     if getattr(handle, "bounded", False):
         return
+    transport._pool._network_backend = Capped(transport._pool._network_backend)
 
     def bounded(request: Any) -> Any:
-        deadline = time.monotonic() + seconds
-        response = handle(request)  # its headers: trickled, they held the attempt past the timeout too
-        response.stream = Deadline(response.stream, request, deadline)
-        return response
+        deadline.at = time.monotonic() + seconds  # the body is read after it returns, in this thread
+        return handle(request)
 
     bounded.bounded = True  # type: ignore[attr-defined]
-    http._transport.handle_request = bounded
+    transport.handle_request = bounded
 
 
 def stop_when_down(generate_until: Callable[..., list], model: Any, requests: list) -> list:
