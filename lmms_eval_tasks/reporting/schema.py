@@ -232,10 +232,9 @@ def judge_deviation(paper: str | None, judge: Mapping[str, Any] | None) -> str |
             f"rule-based judge used where the paper uses a GPT-4 judge ({paper!r}): not comparable with "
             "published numbers"
         )
-    used = f"judge model {model!r}"
     return (
-        f"{used} instead of the paper's {paper!r} (its official code's judge): judged numbers are not "
-        f"directly comparable with published ones; set the judge model to {paper} to follow the paper"
+        f"judge model {model!r} instead of the paper's {paper!r} (its official code's judge): judged numbers "
+        f"are not directly comparable with published ones; set the judge model to {paper} to follow the paper"
     )
 
 
@@ -334,6 +333,10 @@ def build_report(
         if isinstance(value, (Mapping, list, tuple, set)):
             kind = type(value).__name__
             raise ReportError(f"report.metrics.{name}: metrics are flat; put a {kind} in details")
+    deviations = list(deviations)
+    line = judge_deviation(paper_judge_model, judge)
+    if line is not None and not any("judge instead of the paper" in item for item in deviations):
+        deviations.append(line)  # unless the scorer names the judge it used already
     report = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": benchmark,
@@ -347,22 +350,11 @@ def build_report(
             judge=judge,
             corruption=corruption,
             pack_seeds=pack_seeds,
-            deviations=_with_judge_deviation(paper_judge_model, judge, deviations),
+            deviations=deviations,
         ),
         "warnings": [str(warning) for warning in warnings],
     }
     return to_strict_json(report)  # one pass; validated once, where it is written (write_report_files)
-
-
-def _with_judge_deviation(
-    paper: str | None, judge: Mapping[str, Any] | None, deviations: Sequence[str]
-) -> list:
-    """``deviations`` plus the judge-model line (``judge_deviation``) unless one already names the judge."""
-    line = judge_deviation(paper, judge)
-    listed = list(deviations)
-    if line is None or any("judge instead of the paper" in item for item in listed):
-        return listed
-    return [*listed, line]
 
 
 def _expect(condition: bool, where: str, message: str) -> None:
