@@ -416,6 +416,8 @@ def test_a_torchvision_that_cannot_import_fails_doctor_naming_the_fix_last(
 ) -> None:
     """PyPI's torchvision next to a CPU torch fails on import ('torchvision::nms does not exist'): a required
     check fails and the last line names the fix (the host's import fails on it too, so the others do)."""
+    monkeypatch.setitem(sys.modules, "torchvision", None)  # recorded: the fake imported below never outlives
+    monkeypatch.delitem(sys.modules, "torchvision")  # the test (later tests would find it, not the real one)
     fake = tmp_path / "torchvision"
     fake.mkdir()
     (fake / "__init__.py").write_text('raise RuntimeError("operator torchvision::nms does not exist")\n')
