@@ -409,7 +409,9 @@ def parse_boxes(
 ) -> list[Box]:
     """Predicted pixel boxes ``[x1, y1, x2, y2]`` from model text, never raising; ``official``: the script's
     first ``[`` to next ``]`` (every digit run counts), default: groups of exactly four numbers."""
-    Options(coords=coords, box_format=box_format, syntax=syntax)  # a direct call: its own check
+    for name, value, allowed in (("coords", coords, COORDS), ("box_format", box_format, BOX_FORMATS),
+                                 ("syntax", syntax, SYNTAXES)):  # fmt: skip
+        check_option(name, value, str, choices=allowed)  # a direct call: its own check, not Options'
     if not isinstance(text, str):
         return []
     tokens: list[Sequence[str]]
