@@ -340,18 +340,18 @@ def prepared_dataset_files(
                 "test_split": "test",
                 **shared,
             },
-            docs_module=f"lmms_eval_tasks.tasks.{benchmark.name}.task_docs",
+            docs_module=f"lmms_eval_tasks.tasks.{name}.task_docs",
             description=description,
-            comment=data_comment if task == benchmark.name else "",
+            comment=data_comment if task == name else "",
         )
         for task, description in descriptions.items()
     ]
     source = source or f"{folder}/generate.py"
     files = benchmark_files(folder, source, hooks, tasks, samples=make_sample.sample_files())
-    if benchmark.name in descriptions:
+    if name in descriptions:
         note = (
-            f"stand-in: the {benchmark.name} task reads the folder prepared by "
-            f"`lmms-eval-tasks prepare {benchmark.name}`, not this file"
+            f"stand-in: the {name} task reads the folder prepared by `lmms-eval-tasks prepare {name}`, not "
+            "this file"
         )
         files[f"{folder}/{YAML_FOLDER}/{STAND_IN_FILE}"] = stand_in_parquet(note)
     return files
