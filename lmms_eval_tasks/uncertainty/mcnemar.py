@@ -62,12 +62,5 @@ def mcnemar(b01: int, b10: int, *, variant: str = "auto") -> McNemar:
 
 def discordant_counts(correct_a: Iterable[bool | None], correct_b: Iterable[bool | None]) -> tuple[int, int]:
     """``(b01, b10)`` from two parallel sequences of per-question correctness (None entries left out)."""
-    b01 = b10 = 0
-    for a, b in zip(correct_a, correct_b, strict=True):
-        if a is None or b is None:
-            continue
-        if b and not a:
-            b01 += 1
-        elif a and not b:
-            b10 += 1
-    return b01, b10
+    pairs = [(bool(a), bool(b)) for a, b in zip(correct_a, correct_b, strict=True) if None not in (a, b)]
+    return pairs.count((False, True)), pairs.count((True, False))
