@@ -86,10 +86,10 @@ def test_parse_judge_reply_odd_input() -> None:
 
 def test_parse_judge_reply_linear_time_on_adversarial_text() -> None:
     text = "Judgement: " * 50_000 + "*" * 100_000 + " maybe"
-    started = time.perf_counter()
+    started = time.thread_time()
     assert parse_judge_reply(text) is None
     assert parse_judge_reply(text, "official") is None
-    assert time.perf_counter() - started < 2.0
+    assert time.thread_time() - started < 2.0
 
 
 def test_normalize_verdict() -> None:

@@ -200,9 +200,9 @@ def test_a_hostile_prediction_scores_in_linear_time(
             records = _example(name)
             records[0]["prediction"] = (unit * (size // len(unit) + 1))[:size]
             path = _write(tmp_path / f"hostile{size}.jsonl", records)
-            started = time.perf_counter()
+            started = time.process_time()
             code, out = _score(capsys, name, path)
-            elapsed = time.perf_counter() - started
+            elapsed = time.process_time() - started
             assert code == 0, out
             best = min(best, elapsed) if unit is units[0] else best
             timings[(size, unit)] = elapsed

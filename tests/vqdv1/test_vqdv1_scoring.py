@@ -310,9 +310,9 @@ def test_parser_linear_time_on_100kb_repeated_boxes(numbers, separator, cut, opt
     unit = "[" + ", ".join(numbers) + "]" + separator
     text = "[" + unit * (100_000 // len(unit))
     text = text[: len(text) - cut]
-    started = time.perf_counter()
+    started = time.thread_time()
     boxes = vqdv1.parse_boxes(text, 640, 480, **options)
-    elapsed = time.perf_counter() - started
+    elapsed = time.thread_time() - started
     assert elapsed < 2.0, f"{elapsed:.2f} s on {len(text)} characters"
     if options["syntax"] == "brackets":
         assert len(boxes) >= 100_000 // len(unit) - math.ceil(cut / len(unit))
@@ -333,16 +333,16 @@ def test_parser_linear_time_on_100kb_repeated_boxes(numbers, separator, cut, opt
 )
 @pytest.mark.parametrize("official", [False, True])
 def test_parser_linear_time_on_pathological_outputs(text, official):
-    started = time.perf_counter()
+    started = time.thread_time()
     for syntax in vqdv1.SYNTAXES:
         vqdv1.parse_boxes(text, 640, 480, syntax=syntax, official=official)
-    assert time.perf_counter() - started < 2.0
+    assert time.thread_time() - started < 2.0
 
 
 def test_scoring_a_100kb_repeated_output_with_many_gt_boxes_is_fast():
     gt = [[x * 10, 0, 8, 8] for x in range(20)]
     text = "[[0, 0, 8, 8], " * 7000
-    started = time.perf_counter()
+    started = time.thread_time()
     score = query(gt, text)
-    assert time.perf_counter() - started < 5.0
+    assert time.thread_time() - started < 5.0
     assert (score.tp, score.n_pred) == (1, 7000)
