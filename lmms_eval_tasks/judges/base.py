@@ -28,18 +28,12 @@ class JudgeRequest:
 
     def messages(self) -> list[dict[str, Any]]:
         """The chat messages sent to an LLM judge (text only, or text plus one image part)."""
-        messages: list[dict[str, Any]] = (
-            [] if self.system is None else [{"role": "system", "content": self.system}]
-        )
-        if self.image is None:
-            messages.append({"role": "user", "content": self.prompt})
-        else:
-            content = [
-                {"type": "text", "text": self.prompt},
-                {"type": "image_url", "image_url": {"url": self.image}},
-            ]
-            messages.append({"role": "user", "content": content})
-        return messages
+        content: Any = self.prompt
+        if self.image is not None:
+            image = {"type": "image_url", "image_url": {"url": self.image}}
+            content = [{"type": "text", "text": self.prompt}, image]
+        system = [] if self.system is None else [{"role": "system", "content": self.system}]
+        return [*system, {"role": "user", "content": content}]
 
 
 @dataclass(frozen=True)
