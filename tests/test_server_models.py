@@ -785,6 +785,18 @@ def test_the_stop_line_says_which_limit_stopped_the_run():
     )
 
 
+def test_the_stop_line_leaves_out_the_key_an_error_echoes():
+    """An error echoing the model's API key (no ``sk-`` or ``Bearer`` to recognise it by) was scrubbed in the
+    failure but not in the stop line (the last error), which the launcher prints and every refused attempt
+    repeats."""
+    from lmms_eval_tasks.framework.server_requests import ServerGuard
+
+    guard = ServerGuard("http://server/v1", timeout=3, attempts=1, backoff=0)
+    guard.secrets, guard.breaker.threshold = ("QwErTy123456secret",), 1
+    guard._failed(ValueError("key QwErTy123456secret rejected"), [1], time.monotonic())
+    assert guard.down and "key [REDACTED] rejected" in guard._down_message()
+
+
 def test_a_storm_of_rate_limits_that_fails_every_request_stops_the_run(monkeypatch):
     """A 429 attempt is paced, not counted; but requests that all end failed on 429s (a quota spent, a
     server refusing everyone) are failed requests in a row: before, the run asked every document."""

@@ -160,9 +160,9 @@ class ServerGuard:
             failed += f"attempt timed out after {self.timeout:g} s (timeout), new requests' too"
         return (
             f"lmms_eval: evaluation stopped: the model server {self.url} {failed}; "
-            f"last error: {scrub(self.breaker.last_error or '?')}; answers received so far are kept in the "
-            "response cache (--use_cache DIR): once the server answers, rerun the same command to ask only "
-            "for the rest"
+            f"last error: {scrub(self.breaker.last_error or '?', self.secrets)}; answers received so far are "
+            "kept in the response cache (--use_cache DIR): once the server answers, rerun the same command "
+            "to ask only for the rest"
         )
 
     def _watch(self) -> None:
