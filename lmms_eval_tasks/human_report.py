@@ -642,15 +642,12 @@ CSS_FILE = Path(__file__).resolve().parent / "reporting" / "report.css"  # the p
 
 
 def _html_table(table: Table) -> str:
+    def cell_html(cell: Any) -> str:  # numbers right-aligned, text left
+        kind = "" if isinstance(cell, (int, float)) and not isinstance(cell, bool) else ' class="text"'
+        return f"<td{kind}>{html.escape(fmt(cell))}</td>"
+
     head = "".join(f"<th>{html.escape(column)}</th>" for column in table.columns)
-    body = []
-    for row in table.rows:
-        cells = []
-        for cell in row:
-            text = fmt(cell)
-            kind = "" if isinstance(cell, (int, float)) and not isinstance(cell, bool) else ' class="text"'
-            cells.append(f"<td{kind}>{html.escape(text)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
+    body = ["<tr>" + "".join(map(cell_html, row)) + "</tr>" for row in table.rows]
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
     return (
         f"<h3>{html.escape(table.title)}</h3>\n"
