@@ -103,6 +103,7 @@ bench: setup
 
 lint: setup
 	$(VENV)/bin/ruff check lmms_eval_tasks tests benchmarks
+	$(VENV)/bin/ruff format --check lmms_eval_tasks tests benchmarks
 
 clean:
 	rm -rf $(VENV) $(CACHE) out

@@ -107,10 +107,14 @@ def main() -> None:
 
     reference_seconds, reference = best_time(single)
     seconds, result = best_time(records)
-    print(f"records={len(records)} seed={options.seed} pairs={result['question_pairs']} "
-          f"figures={result['figures']}")
-    print(f"reference (1 repeat): {reference_seconds:.4f} s  aAcc={reference['aAcc']:.4f} "
-          f"qAcc={reference['qAcc']:.4f}")
+    print(
+        f"records={len(records)} seed={options.seed} pairs={result['question_pairs']} "
+        f"figures={result['figures']}"
+    )
+    print(
+        f"reference (1 repeat): {reference_seconds:.4f} s  aAcc={reference['aAcc']:.4f} "
+        f"qAcc={reference['qAcc']:.4f}"
+    )
     print(
         f"{options.repeats} repeats:           {seconds:.4f} s  aAcc={result['aAcc']:.4f} "
         f"(std {result['aAcc_std']:.4f}) overall={result['overall']:.4f}"

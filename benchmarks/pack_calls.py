@@ -77,8 +77,10 @@ class CallCounter:
         code = frame.f_code
         if self.current is None:
             caller = frame.f_back
-            if code.co_name == AGGREGATION[1] and code.co_filename.endswith(AGGREGATION[0]) and (
-                caller is None or not self.is_pack(caller.f_code)
+            if (
+                code.co_name == AGGREGATION[1]
+                and code.co_filename.endswith(AGGREGATION[0])
+                and (caller is None or not self.is_pack(caller.f_code))
             ):
                 self.entry, self.current = frame, Aggregation(self.label_of(frame))
             else:

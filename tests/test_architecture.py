@@ -341,3 +341,20 @@ def test_the_top_down_check_finds_an_entry_point_below_a_helper(tmp_path: Path) 
         "score (line 5) after _h (line 1)",
         "Options (line 9) after _h (line 1)",
     ]
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=" ".join)
+def test_the_code_is_ruff_clean(command: list[str]) -> None:
+    """`ruff check` and `ruff format --check` pass on the package, its tests and benchmarks (`make lint`)."""
+    import subprocess
+    import sys
+
+    folders = ["lmms_eval_tasks", "tests", "benchmarks"]
+    ruff = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, *folders],
+        cwd=PACKAGE_DIR.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ruff.returncode == 0, ruff.stdout[-3000:] + ruff.stderr[-2000:]

@@ -267,6 +267,7 @@ def test_honest_multi_correct_answers_are_not_screened_as_hedges() -> None:
     record is the hedge the screen counts; three of four correct options is an answer (4 of the 10 honest
     answers were flagged, the run marked 'SCORE DEPENDS ON SCREENED OUTPUTS')."""
     from lmms_eval_tasks.framework.screening import screen_records
+
     screening = get_benchmark("dare").loaded.screening
     honest = ["D", "A, D", "A, B, D", "B, C, D", "A, B, C, D"]
     result = screen_records([{"prediction": text} for text in honest], screening)
@@ -277,6 +278,7 @@ def test_an_honest_no_box_answer_is_not_a_master_key() -> None:
     """VQDv1's answer syntax for "no object" is "[[]]" (or "[]"): punctuation only, yet the honest answer on
     zero-box queries (6 of the 19 sample queries). It is not content-free; ":" and "" still are."""
     from lmms_eval_tasks.framework.screening import screen_records
+
     screening = get_benchmark("vqdv1").loaded.screening
     outputs = ["[[]]", "[]", " [ ] ", "[[10, 10, 40, 40]]", ":", ""]
     result = screen_records([{"prediction": text} for text in outputs], screening)

@@ -156,7 +156,12 @@ def test_hallusionbench_without_a_judge_refuses_before_any_model_loads(
     for name in ("OPENAI_API_KEY", "OPENAI_API_URL", "AZURE_ENDPOINT", "LMMS_EVAL_TASKS_JUDGE"):
         environment.pop(name, None)
     completed = run_launcher(
-        "--model", "random_guess", "--tasks", "hallusionbench", "--output_path", str(output),
+        "--model",
+        "random_guess",
+        "--tasks",
+        "hallusionbench",
+        "--output_path",
+        str(output),
         environment=environment,
     )
     assert completed.returncode == 2
@@ -278,8 +283,16 @@ def test_a_users_task_built_on_a_judged_task_refuses_without_a_judge(tmp_path: P
         environment.pop(name, None)
     output = tmp_path / "out"
     completed = run_launcher(
-        "--model", "random_guess", "--model_args", "seed=0", "--include_path", str(include),
-        "--tasks", "my_hallusionbench", "--output_path", str(output),
+        "--model",
+        "random_guess",
+        "--model_args",
+        "seed=0",
+        "--include_path",
+        str(include),
+        "--tasks",
+        "my_hallusionbench",
+        "--output_path",
+        str(output),
         environment=environment,
     )
     assert completed.returncode != 0, completed.stderr[-2000:]

@@ -33,7 +33,7 @@ _FRAGMENTS = [
     ";", "'", '"', "*", "**", "`", "```", "#", "-", "and", "or", "answer", "Answer:", "the answer is",
     "correct option", "NONE", "none of the above", "yes", "no", "is", "?", "1", "2.5", "-3", "1,000",
     "twenty-one", '{"answer": ', '["A", "B"]', "answer,A", "é", "\u00a0", "\U0001f600", "\u0663", "\x00",
-]
+]  # fmt: skip
 _HOSTILE_TEXT = st.one_of(
     st.text(max_size=400),
     st.lists(st.sampled_from(_FRAGMENTS), max_size=120).map("".join),

@@ -659,8 +659,10 @@ def test_screenshots_of_every_section_of_the_report(sample_report: Path, tmp_pat
     }
     assert expected <= set(offsets), sorted(offsets)
     # the page opens on the overview, then the contents
-    assert offsets["overview"][0] < offsets["contents"][0] < min(
-        offsets[name][0] for name in expected - {"overview", "contents"}
+    assert (
+        offsets["overview"][0]
+        < offsets["contents"][0]
+        < min(offsets[name][0] for name in expected - {"overview", "contents"})
     )
     height = offsets["_page"][1]
     full = tmp_path / "full.png"

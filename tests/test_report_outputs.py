@@ -208,9 +208,14 @@ def test_demo_summary_prints_n_a_with_the_reason_and_writes_null() -> None:
         }
     }  # fmt: skip
     reports = {
-        "tallyqa_sample": {"metrics": {"simple_rmse": None, "simple_questions": 8, "simple_unparsed": 8},
-                           "details": {"undefined": tallyqa_scoring.undefined_reasons(
-                               {"simple_rmse": math.nan, "simple_questions": 8, "simple_unparsed": 8})}},
+        "tallyqa_sample": {
+            "metrics": {"simple_rmse": None, "simple_questions": 8, "simple_unparsed": 8},
+            "details": {
+                "undefined": tallyqa_scoring.undefined_reasons(
+                    {"simple_rmse": math.nan, "simple_questions": 8, "simple_unparsed": 8}
+                )
+            },
+        },
         "vrb_sample": _vrb_report({"accuracy_clean": 0.0, "relative_accuracy_drop": math.nan}, {}),
     }
     rows = dict(summarise_results(summarise_values(results, ["tallyqa_sample", "vrb_sample"], reports)))
@@ -219,8 +224,9 @@ def test_demo_summary_prints_n_a_with_the_reason_and_writes_null() -> None:
         "simple_micro_accuracy=0 simple_rmse=n/a (no simple prediction parsed as a number: "
         "8 of 8 unparsed) unparsed=15"
     )
-    assert "relative_accuracy_drop=n/a (clean accuracy is 0, so a drop relative to it is undefined: 0/0)" in (
-        rows["vrb_sample"]
+    assert (
+        "relative_accuracy_drop=n/a (clean accuracy is 0, so a drop relative to it is undefined: 0/0)"
+        in (rows["vrb_sample"])
     )
     values = summarise_values(results, ["vrb_sample"], reports)
     text = json.dumps(values, allow_nan=False)  # raises on a NaN left behind

@@ -140,9 +140,14 @@ def test_error_bars_on_plots_and_chromium_screenshot(tmp_path: Path) -> None:
 def test_diagnosis_shares_get_intervals_without_marks(tmp_path: Path) -> None:
     # LH/VI/Mixed are shares of wrong answers: no run is "best" at them
     runs = [
-        crafted_run(tmp_path / name, "hallusionbench", "hallusionbench", {"aAcc": 60.0, "LH": lh},
-                    {"uncertainty": {"LH": _block(lh, 3.0, lh - 6.0, lh + 6.0)}},
-                    model_args=f"pretrained=org/{name}")  # fmt: skip
+        crafted_run(
+            tmp_path / name,
+            "hallusionbench",
+            "hallusionbench",
+            {"aAcc": 60.0, "LH": lh},
+            {"uncertainty": {"LH": _block(lh, 3.0, lh - 6.0, lh + 6.0)}},
+            model_args=f"pretrained=org/{name}",
+        )  # fmt: skip
         for name, lh in (("model-a", 40.0), ("model-b", 30.0))
     ]
     html_path = write_report_for_runs(runs, tmp_path / "report")

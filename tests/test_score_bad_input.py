@@ -118,7 +118,7 @@ def test_dare_primary_format_must_be_a_format(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], raw: str
 ) -> None:
     code, error = _score(capsys, "dare", str(_write(tmp_path, [RECORD])), "-o", f"primary_format={raw}")
-    assert code == 2 and "option primary_format: expected one of \"gen\", \"log\"" in error
+    assert code == 2 and 'option primary_format: expected one of "gen", "log"' in error
 
 
 @pytest.mark.parametrize(
@@ -217,15 +217,17 @@ def test_new_benchmarks_options_are_validated(
 # --- options before records -------------------------------------------------------------------------
 
 BAD_OPTION = {  # one bad option value per benchmark, and the one-line message it gets
-    "dare": ("std_ddof=2", 'option std_ddof: expected one of 0, 1, got 2'),
+    "dare": ("std_ddof=2", "option std_ddof: expected one of 0, 1, got 2"),
     "hallusionbench": ("variant=vlm", 'option variant: expected one of "official", "vlmevalkit", got "vlm"'),
     "vrb": ("details=1", "option details: expected true or false, got 1"),
     "contextual": ("rouge=null", "option rouge: expected true or false, got null"),
     "tdiuc": ('protocol="paper"', 'option protocol: expected one of "default", "official", got "paper"'),
     "tallyqa": ('protocol="paper"', 'option protocol: expected one of "default", "official", got "paper"'),
     "dvqa": ('protocol="paper"', 'option protocol: expected one of "default", "official", got "paper"'),
-    "vqdv1": ('coords="inches"', 'option coords: expected one of "auto", "pixel", "relative", "grid1000", '
-              'got "inches"'),  # fmt: skip
+    "vqdv1": (
+        'coords="inches"',
+        'option coords: expected one of "auto", "pixel", "relative", "grid1000", got "inches"',
+    ),  # fmt: skip
 }
 
 

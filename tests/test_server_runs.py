@@ -187,9 +187,7 @@ def test_a_server_that_dies_half_way_stops_the_run_and_the_rerun_asks_only_what_
     assert accuracies(output) == reference_vrb
 
 
-def test_answers_cut_at_the_token_limit_are_counted_and_warned_naming_max_new_tokens(
-    tmp_path, reference_vrb
-):
+def test_answers_cut_at_the_token_limit_are_counted_and_warned_naming_max_new_tokens(tmp_path, reference_vrb):
     def plan(call):
         return "cut" if stable_fraction(call.prompt) < 0.1 else None
 

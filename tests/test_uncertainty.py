@@ -393,5 +393,3 @@ def test_bad_arguments_raise() -> None:
         bootstrap_mean([1.0, 0.0], seed=-1)
     with pytest.raises(ValueError):
         cluster_bootstrap(_accuracy, [0, 1], np.ones((3, 2)))
-
-

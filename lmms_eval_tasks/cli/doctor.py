@@ -11,8 +11,12 @@ def _run(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.doctor import report, run_checks
 
     checks = run_checks(
-        all_models=args.all_models, tiny_llava=args.tiny_llava, verbose=args.verbose, dev=args.dev,
-        judge=args.judge, include_paths=args.include_path,
+        all_models=args.all_models,
+        tiny_llava=args.tiny_llava,
+        verbose=args.verbose,
+        dev=args.dev,
+        judge=args.judge,
+        include_paths=args.include_path,
     )
     return report(checks, as_json=args.json)
 

@@ -126,7 +126,7 @@ def answers_cut(task: str) -> tuple[int, int] | None:
 def cut_deviation(cut: int, total: int) -> str:
     """The report's deviation (and the launcher's warning) for ``cut`` of ``total`` answers cut."""
     return (
-        f"{cut} of {total} answers were cut at the token limit (finish_reason \"length\"), scored as given; "
+        f'{cut} of {total} answers were cut at the token limit (finish_reason "length"), scored as given; '
         "raise the task's max_new_tokens (--gen_kwargs max_new_tokens=N) if the answers need more"
     )
 

@@ -69,8 +69,9 @@ def read_annotations(path: str | Path) -> list[dict[str, Any]]:
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         raise RecordError(
-            f"{path.name} line {line}", "<encoding>", f"not UTF-8 (byte 0x{data[error.start]:02x} at offset "
-            f"{error.start}): save the file as UTF-8"
+            f"{path.name} line {line}",
+            "<encoding>",
+            f"not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}): save the file as UTF-8",
         ) from None
     try:
         value: Any = json.loads(text)

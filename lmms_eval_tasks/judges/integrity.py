@@ -35,7 +35,7 @@ _LOOK_ALIKES = str.maketrans(
     "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u04bb"
     "\u0410\u0412\u0415\u0408\u041a\u041c\u041d\u041e\u0420\u0405\u0421\u0422\u0425\u04ae"
     "\u03bf\u03b1\u03b9\u039f\u0391\u0392\u0395\u0397\u0399\u039a\u039c\u039d\u03a4\u03a7\u03a5\u0396",
-    "aeopcyxijsdh" "ABEJKMHOPSCTXY" "oaiOABEHIKMNTXYZ",
+    "aeopcyxijsdhABEJKMHOPSCTXYoaiOABEHIKMNTXYZ",
 )
 
 

@@ -186,9 +186,7 @@ def _usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
     for name in USAGE_COUNTERS:
         delta[name] = int(after.get(name, 0) or 0) - int(before.get(name, 0) or 0)
     cost_before, cost_after = before.get("estimated_cost_usd"), after.get("estimated_cost_usd")
-    delta["estimated_cost_usd"] = (
-        None if cost_after is None else round(cost_after - (cost_before or 0.0), 6)
-    )
+    delta["estimated_cost_usd"] = None if cost_after is None else round(cost_after - (cost_before or 0.0), 6)
     return delta
 
 

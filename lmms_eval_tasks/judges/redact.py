@@ -18,8 +18,10 @@ _PATTERNS = [
     # (bounded and anchored at a word start: linear on hostile text)
     re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]{0,30}://)[^\s/@\"'<>]{1,256}@"),
     # a URL's query parameters named like a credential (``?key=...``, ``&sig=...``, ``api_key``), any length
-    re.compile(r"(?i)([?&;](?:[\w.\-]{0,40}[_.\-])?(?:key|token|secret|password|passwd|pwd|sig|signature|auth)=)"
-               r"[^&#\s\"'<>]+"),  # fmt: skip
+    re.compile(
+        r"(?i)([?&;](?:[\w.\-]{0,40}[_.\-])?(?:key|token|secret|password|passwd|pwd|sig|signature|auth)=)"
+        r"[^&#\s\"'<>]+"
+    ),  # fmt: skip
     re.compile(
         r"(?i)((?:api[-_]?key|authorization|access[-_]?token|hf[-_]?token|token|password|secret)[\"']?\s*[:=]"
         r"\s*[\"']?)[^\s\"',}&\\]{6,}"  # 6+ characters: "token: 5 cents" is prose, not a secret

@@ -108,6 +108,8 @@ _TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ni
 _WORD_VALUES = {word: value for value, word in enumerate(_UNITS)}
 _WORD_VALUES.update({word: 20 + 10 * index for index, word in enumerate(_TENS)})
 _WORD_VALUES["hundred"] = 100
+
+
 def _word_trie(words: list[str]) -> str:
     """A regex matching exactly ``words``, branching one character at a time: an alternation of 30 words
     retried at every position made number extraction cost ~0.5 ms per kB of letters."""
@@ -167,4 +169,3 @@ def extract_number(text: str) -> str | None:
         words = re.split(r"[\s-]+", match.group("word").lower())
         return str(sum(_WORD_VALUES[word] for word in words))
     return None
-

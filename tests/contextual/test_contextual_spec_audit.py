@@ -50,9 +50,9 @@ def test_supplied_1_0_verdicts_like_official_gpt4_judgments_json() -> None:
 # ---- acceptance rates --------------------------------------------------------------------------------------
 
 # time T F None | web T T | shopping T | navigation-transportation F | stvqa T None | estvqa T F F
-CATEGORIES = ["time"] * 3 + ["web"] * 2 + ["shopping", "navigation-transportation"] + ["stvqa"] * 2 + [
-    "estvqa"
-] * 3
+CATEGORIES = (
+    ["time"] * 3 + ["web"] * 2 + ["shopping", "navigation-transportation"] + ["stvqa"] * 2 + ["estvqa"] * 3
+)
 VERDICTS = [True, False, None, True, True, True, False, True, None, True, False, False]
 
 
@@ -160,7 +160,7 @@ def test_submission_files_match_what_the_authors_collect(tmp_path: Path) -> None
 
     records = [
         {"image_url": "https://x/a.png", "instruction": "i1", "category": "time", "prediction": "It is 3."},
-        {"image_url": "https://x/b.png", "instruction": "i2, \"q\"", "category": "web", "prediction": ""},
+        {"image_url": "https://x/b.png", "instruction": 'i2, "q"', "category": "web", "prediction": ""},
     ]
     paths = hooks.write_submission(records, tmp_path, "contextual_test", "org/model")
     with open(paths["csv"], newline="", encoding="utf-8") as handle:

@@ -100,9 +100,9 @@ def check_results(results: dict, output: Path, server: FakeOpenAIServer) -> None
     assert report["provenance"]["judge"]["repeats"] == 3 and report["provenance"]["judge"]["kind"] == "openai"
     rows = json.loads((folder / "hallusionbench_offline_sample" / "HallusionBench_result.json").read_text())
     assert len(rows) == 29 and all("model_prediction" in row for row in rows)
-    rescored = scoring.score(
-        [{**row, "prediction": row["model_prediction"]} for row in rows], judge="rule"
-    )[0]
+    rescored = scoring.score([{**row, "prediction": row["model_prediction"]} for row in rows], judge="rule")[
+        0
+    ]
     offline = results["results"]["hallusionbench_offline_sample"]
     for key in ("aAcc", "fAcc", "qAcc", "overall"):
         assert rescored[key] == pytest.approx(offline[f"{key},none"]), key

@@ -218,17 +218,12 @@ def test_llm_judge_three_repeats_scored_once_with_reports(judge_env, tmp_path):
     assert values["aAcc"] == pytest.approx(100 * 28 / 29)  # only the illusion figure-1 answer is wrong
     # the pack's files: report, per-sample verdicts, the leaderboard rows
     samples = [
-        json.loads(line)
-        for line in (folder / "hallusionbench_sample_samples.jsonl")
-        .read_text()
-        .splitlines()
+        json.loads(line) for line in (folder / "hallusionbench_sample_samples.jsonl").read_text().splitlines()
     ]
     # figure 0 right, figure 1 wrong with the same answer ("Yes, they are." vs "Yes.") -> Mixed
     assert samples[1]["judge_verdicts"] == ["incorrect"] * 3 and samples[1]["consistency_same"] == [True] * 3
     assert samples[1]["diagnosis"] == ["Mixed"] * 3
-    leaderboard = json.loads(
-        (folder / "hallusionbench_sample" / "HallusionBench_result.json").read_text()
-    )
+    leaderboard = json.loads((folder / "hallusionbench_sample" / "HallusionBench_result.json").read_text())
     assert len(leaderboard) == 29
     assert list(leaderboard[0]) == [*scoring.OFFICIAL_FIELDS, "model_prediction"]
     assert leaderboard[25]["model_prediction"] == "I cannot tell without the image."
@@ -383,9 +378,7 @@ def test_unreadable_or_missing_image_names_the_document_and_field(monkeypatch):
     assert caught.value.field == "image" and caught.value.record_index == label
 
 
-def test_judge_replies_without_a_verdict_word_are_counted_listed_and_optionally_unjudged(
-    judge_env, tmp_path
-):
+def test_judge_replies_without_a_verdict_word_are_counted_listed_and_optionally_unjudged(judge_env, tmp_path):
     docs = sample_docs()
     predictions = [answer(doc) for doc in docs]
     predictions[1] = "Yes, they are."  # VD illusion figure 1 (gt no): wrong; its consistency flag is read

@@ -45,9 +45,10 @@ def openai_judge(server: FakeOpenAIServer, **overrides):
 def test_verdict_matrix_replies_reasons_usage_and_settings(env):
     replies = {"p0": "correct", "p1": "INCORRECT ", "p2": "no idea", "p3": "correct"}
     items = [JudgeItem(f"item-{n}", f"p{n}") for n in range(4)]
-    with FakeOpenAIServer(lambda prompt: replies[prompt], faults=lambda call: (
-        Fault("bad_request") if call.prompt == "p3" else None
-    )) as server:
+    with FakeOpenAIServer(
+        lambda prompt: replies[prompt],
+        faults=lambda call: Fault("bad_request") if call.prompt == "p3" else None,
+    ) as server:
         with openai_judge(server, cache_namespace="ns1", max_retries=0) as judge:
             batch = judge_items(items, judge, parse=parse_word, repeats=2, desc="t", max_unjudged=1.0)
     assert batch.item_ids == ["item-0", "item-1", "item-2", "item-3"]

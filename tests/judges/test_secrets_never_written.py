@@ -92,6 +92,7 @@ def test_a_judged_run_and_score_write_no_secret(tmp_path: Path) -> None:
              "-o", "judge_prompt=hardened"],
             capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=600, check=False,
         )  # fmt: skip
+
         def command(*arguments: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
                 [sys.executable, "-m", "lmms_eval_tasks.cli", *arguments],

@@ -155,6 +155,7 @@ def test_default_differs_exactly_where_the_spec_says():
     official_metrics = vqdv1.score(rows, protocol="official")[0]
     assert default_metrics["micro_f1"] == pytest.approx(100 * sum(s.f1 for s in default) / len(default))
     assert official_metrics["micro_f1"] == pytest.approx(100 * sum(o.f1 for o in official) / len(official))
+
     # 3. macro F1: default = mean over the five buckets 0, 1, 2, 3, 4+; official = (mean of each count 0..4
     #    + the mean of the largest count once more) / 6 - shown with the same (default) per-query F1s.
     def mean(values):

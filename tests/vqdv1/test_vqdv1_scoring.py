@@ -18,7 +18,11 @@ W = H = 100
 
 def record(gtbox, prediction, question_id="q", width=W, height=H):
     return {
-        "question_id": question_id, "gtbox": gtbox, "width": width, "height": height, "prediction": prediction
+        "question_id": question_id,
+        "gtbox": gtbox,
+        "width": width,
+        "height": height,
+        "prediction": prediction,
     }
 
 
@@ -212,8 +216,13 @@ def test_bad_records_name_the_record_and_field():
 
 
 def test_official_answer_file_field_names_are_accepted():
-    row = {"question_id": 1, "labeled_answer": [[0, 0, 10, 10]], "predicted_answer": "[[0,0,10,10]]",
-           "width": 100, "height": 100}
+    row = {
+        "question_id": 1,
+        "labeled_answer": [[0, 0, 10, 10]],
+        "predicted_answer": "[[0,0,10,10]]",
+        "width": 100,
+        "height": 100,
+    }
     assert vqdv1.score([row])[0]["micro_f1"] == 100.0
 
 

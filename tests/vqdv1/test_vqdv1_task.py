@@ -109,12 +109,29 @@ def test_perfect_answers_on_the_sample_score_100():
 
 
 def test_make_record_copies_the_dataset_fields_and_the_raw_text():
-    doc = {"question_id": 3, "gtbox": [[1.0, 2.0, 3.0, 4.0]], "width": 10, "height": 20, "question": "Q",
-           "question_type": "simple", "image_id": 1, "file_name": "a.png", "pack_task": "vqdv1_sample"}
+    doc = {
+        "question_id": 3,
+        "gtbox": [[1.0, 2.0, 3.0, 4.0]],
+        "width": 10,
+        "height": 20,
+        "question": "Q",
+        "question_type": "simple",
+        "image_id": 1,
+        "file_name": "a.png",
+        "pack_task": "vqdv1_sample",
+    }
     record = hooks.make_record(doc, ["[[1, 2, 4, 6]]"], "vqdv1_sample")
-    assert record == {"question_id": 3, "gtbox": [[1.0, 2.0, 3.0, 4.0]], "width": 10, "height": 20,
-                      "question": "Q", "question_type": "simple", "image_id": 1, "file_name": "a.png",
-                      "prediction": "[[1, 2, 4, 6]]"}
+    assert record == {
+        "question_id": 3,
+        "gtbox": [[1.0, 2.0, 3.0, 4.0]],
+        "width": 10,
+        "height": 20,
+        "question": "Q",
+        "question_type": "simple",
+        "image_id": 1,
+        "file_name": "a.png",
+        "prediction": "[[1, 2, 4, 6]]",
+    }
     assert hooks.make_record({**doc, "gtbox": "[[]]"}, [""], "t")["gtbox"] == [[]]
     with pytest.raises(RecordError, match="'width'"):
         hooks.make_record({key: value for key, value in doc.items() if key != "width"}, ["x"], "t")

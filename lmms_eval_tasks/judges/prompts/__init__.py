@@ -62,4 +62,3 @@ def render_positional(name: str, *values: str) -> str:
         if not isinstance(value, str):
             raise TypeError(f"prompt {name!r}: value {position} must be a str, got {type(value).__name__}")
     return pieces[0] + "".join(value + piece for value, piece in zip(values, pieces[1:], strict=True))
-

@@ -58,29 +58,35 @@ SINGLE_PROMPTS: dict[tuple[str, int], str] = {
 SINGLE_PROMPTS.update({("log", prompt): SINGLE_PROMPTS[("gen", prompt)] for prompt in (1, 2, 3)})
 
 MULTI_PROMPTS: dict[tuple[str, int], str] = {
-    ("gen", 1): MULTI_OPENING_1 + (
+    ("gen", 1): MULTI_OPENING_1
+    + (
         " There can be zero to four correct answers. If no answer is correct answer NONE otherwise provide a "
         "list of the correct answer options."
     ),
-    ("gen", 2): OPENINGS[2] + (
+    ("gen", 2): OPENINGS[2]
+    + (
         " Provide the answer by choosing the correct option. Your teacher decided to make this exam extra "
         "hard. There can be zero to four correct answers. If there is no correct answer, answer with NONE "
         'otherwise return the list of correct options e.g. "A, C".'
     ),
     # Reconstructed: the paper truncates this prompt after its first sentence.
-    ("gen", 3): OPENINGS[3] + (
+    ("gen", 3): OPENINGS[3]
+    + (
         " There can be zero to four correct answers. If no answer is correct, return NONE, otherwise return "
         "the list of the letters corresponding to the correct options e.g. 'A, C'."
     ),
-    ("json", 1): MULTI_OPENING_1 + (
+    ("json", 1): MULTI_OPENING_1
+    + (
         " There can be zero to four correct answers. Provide the answer in json format e.g. "
         '{{"answers": ["A", "B"]}} or if there is no correct answer {{"answers": []}}.'
     ),
-    ("json", 2): OPENINGS[2] + (
+    ("json", 2): OPENINGS[2]
+    + (
         " Your teacher decided to make this exam extra hard. There can be zero to four correct answers. "
         'Provide the answer by choosing the correct options as json e.g. {{"answer": ["B", "D"]}}.'
     ),
-    ("json", 3): OPENINGS[3] + (
+    ("json", 3): OPENINGS[3]
+    + (
         " 0-4 answers can be correct. Please return the answer as json, for instance "
         '{{"answer": ["A", "D"]}}.'
     ),

@@ -10,7 +10,14 @@ from lmms_eval_tasks.framework.preparing import DatasetKind
 from lmms_eval_tasks.tasks.vqdv1.scoring import gt_boxes
 
 REQUIRED_FIELDS = (
-    "question_id", "question", "gtbox", "question_type", "image_id", "width", "height", "file_name"
+    "question_id",
+    "question",
+    "gtbox",
+    "question_type",
+    "image_id",
+    "width",
+    "height",
+    "file_name",
 )
 
 
