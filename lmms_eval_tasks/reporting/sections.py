@@ -84,11 +84,12 @@ class SectionContext:
 
     benchmark: Any
     entries: list[Entry]
+    plot_prefix: str = ""  # instead of the benchmark's name (`vre --plots`)
 
     def plot_name(self, name: str) -> str:
         """A file name for a plot, unique within the report (``<benchmark>_<name>.png``)."""
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")
-        return f"{self.benchmark.name}_{safe}.png"
+        return f"{self.plot_prefix or self.benchmark.name}_{safe}.png"
 
 
 def fmt(value: Any) -> str:
