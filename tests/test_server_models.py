@@ -859,9 +859,9 @@ def test_a_reply_with_an_error_body_fails_saying_what_the_server_said(monkeypatc
     assert answers[0].text.startswith(expected) and "sk-test" not in answers[0].text, answers[0].text
 
 
-def test_a_hung_judge_endpoint_stops_after_one_requests_bound(tmp_path, monkeypatch):
-    """The judge shares the breaker: one item's two attempts and the next item's first; before, all 10
-    items, twice each (20 items in a row, or 60 attempts, opened it)."""
+def test_a_hung_judge_endpoint_stops_after_its_failed_items_in_a_row(tmp_path, monkeypatch):
+    """The judge shares the breaker but not its timeouts rule (two slow items in a row are no hung judge:
+    tests/judges/test_judges_openai.py): 3 failed items in a row here, each after its two attempts."""
     from fake_openai import FakeOpenAIServer, Fault, isolate_judge_env
 
     from lmms_eval_tasks.judges import JudgeRequest, get_judge
@@ -869,11 +869,13 @@ def test_a_hung_judge_endpoint_stops_after_one_requests_bound(tmp_path, monkeypa
     isolate_judge_env(monkeypatch, tmp_path)
     with FakeOpenAIServer(faults=lambda call: Fault("timeout", sleep=5)) as server:
         settings = {"timeout": 0.3, "max_retries": 1, "backoff_base": 0.005, "concurrency": 1}
-        judge = get_judge("openai", base_url=server.base_url, api_key="sk-test", **settings)
+        judge = get_judge(
+            "openai", base_url=server.base_url, api_key="sk-test", circuit_breaker=3, **settings
+        )
         replies = judge.judge([JudgeRequest(f"item {index}: right?") for index in range(10)])
-        assert server.call_count() == 3  # the first item's two attempts, the second's first; 8 skipped
+        assert server.call_count() == 6  # the first 3 items' two attempts each; 7 skipped
     assert all(row[0].text is None for row in replies)
-    assert all("circuit breaker open" in row[0].error for row in replies[2:]), replies[2][0].error
+    assert all("circuit breaker open" in row[0].error for row in replies[3:]), replies[3][0].error
 
 
 def test_a_second_run_on_one_cache_store_is_refused_while_the_first_holds_it(tmp_path, monkeypatch):

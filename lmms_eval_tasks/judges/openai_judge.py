@@ -49,10 +49,9 @@ class _CallFailed(Exception):
         retry_after: float | None = None,
         rate_limited: bool = False,
         too_long: bool = False,
-        timed_out: bool = False,
     ) -> None:
         super().__init__(message)
-        self.retryable, self.retry_after, self.timed_out = retryable, retry_after, timed_out
+        self.retryable, self.retry_after = retryable, retry_after
         self.rate_limited = rate_limited  # HTTP 429: the endpoint is alive and asks to wait
         self.too_long = too_long  # the prompt (the model's text) is too long: the endpoint is alive
 
@@ -240,7 +239,8 @@ class OpenAIJudge(Judge):
     ) -> None:
         from tqdm.auto import tqdm
 
-        breaker = CircuitBreaker(self.circuit_breaker, (self.max_retries + 1) * self.timeout)
+        # no hung rule (the model server's): two slow items in a row opened it, unjudged items leave metrics
+        breaker = CircuitBreaker(self.circuit_breaker)
         total = sum(len(slots) for slots in slots_by_key.values())
         workers = max(1, min(self.concurrency, len(pending)))
         budget = total_timeout_seconds(self.total_timeout, total - already_done)
@@ -371,7 +371,6 @@ class OpenAIJudge(Judge):
                 )
             if attempt > 0:
                 self._count(retries=1)
-            sent = time.monotonic()
             try:
                 outcome = self._attempt(messages, min(self.timeout, remaining))
             except Exception as failure:
@@ -382,7 +381,7 @@ class OpenAIJudge(Judge):
                     breaker.success()
                     return _Outcome(None, error)
                 if not failure.rate_limited:
-                    breaker.failed_attempt(error, sent if failure.timed_out else None, attempt == 0)
+                    breaker.failed_attempt(error)
                 if time.monotonic() >= deadline:
                     return _Outcome(None, self._deadline_reason(budget, error))
                 if not failure.retryable or attempt == self.max_retries:
@@ -422,7 +421,7 @@ class OpenAIJudge(Judge):
         except _CallFailed:
             raise
         except openai.APITimeoutError:
-            raise _CallFailed(f"timeout after {timeout:.3g} s", retryable=True, timed_out=True) from None
+            raise _CallFailed(f"timeout after {timeout:.3g} s", retryable=True) from None
         except openai.APIConnectionError as error:
             cause = error.__cause__ or error
             raise _CallFailed(f"connection error: {type(cause).__name__}: {cause}", retryable=True) from None

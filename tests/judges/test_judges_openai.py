@@ -212,6 +212,17 @@ def test_non_retryable_errors_fail_fast_and_dead_endpoint_trips_the_breaker(tmp_
     assert any("12 of 12 judge replies are UNJUDGED" in message for message in warnings_logged)
 
 
+def test_two_items_that_time_out_in_a_row_do_not_stop_the_judging(tmp_path):
+    """The model server's hung rule (one item's attempts of only timeouts, a new item's first too) opened the
+    judge's breaker on two slow items in a row: at 4 workers and 30 % of prompts hanging, 155 of 200 items
+    unjudged (before: 55), each left out of its metric. The judge keeps its count of failed items."""
+    slow = {"item 0: is the answer right?", "item 1: is the answer right?"}
+    with FakeOpenAIServer(verdict_for, faults=always_fail(slow, "timeout")) as server:
+        judge = make_judge(server, tmp_path, circuit_breaker=5, concurrency=1, timeout=0.3, max_retries=1)
+        replies = judge.judge(requests_for(6))
+    assert [row[0].text is None for row in replies] == [True, True, False, False, False, False]
+
+
 def test_connection_refused_ends_quickly(tmp_path):
     judge = get_judge(
         "openai",
