@@ -785,6 +785,25 @@ def test_the_stop_line_says_which_limit_stopped_the_run():
     )
 
 
+def test_two_requests_that_hang_in_a_row_do_not_stop_a_server_that_answers():
+    """The hung rule opened on two hanging requests in a row at one in flight, and a rerun then asked the
+    same two first: 20 of 36 documents asked, then 2 a rerun, for ever. A one-token request (``probe``)
+    tells a server that answers (the run goes on) from a hung one."""
+    from lmms_eval_tasks.framework.server_requests import ServerGuard
+
+    def probe(answers: bool) -> str:
+        if not answers:
+            raise TimeoutError("Request timed out.")
+        return "a reply"
+
+    for answers in (True, False):
+        guard = ServerGuard("http://server/v1", timeout=3, attempts=1, backoff=0)
+        guard.probe = lambda answers=answers: probe(answers)
+        guard._failed(TimeoutError("Request timed out."), [1], time.monotonic() - 3)
+        guard._failed(TimeoutError("Request timed out."), [2], time.monotonic())  # a new request, sent since
+        assert guard.down is not answers
+
+
 def test_the_stop_line_leaves_out_the_key_an_error_echoes():
     """An error echoing the model's API key (no ``sk-`` or ``Bearer`` to recognise it by) was scrubbed in the
     failure but not in the stop line (the last error), which the launcher prints and every refused attempt

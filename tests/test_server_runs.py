@@ -153,7 +153,8 @@ def test_a_hung_server_fails_the_run_after_a_bounded_number_of_attempts_naming_t
     stopped = f"evaluation stopped: the model server {url} answered nothing for 19 s, the longest a request "
     assert lines[-1].startswith(f"lmms_eval: {stopped}may take: every attempt timed out after 3 s (timeout)")
     assert "Request timed out" in lines[-1] and "rerun the same command" in lines[-1]
-    assert calls == 3 * 5 + 3  # the first slice's 3 requests, 5 attempts each, and the next 3 once each
+    assert 3 * 5 + 3 < calls <= 3 * 5 + 3 * 2  # the first slice's 3 requests, 5 attempts each, the next 3
+    # once each, and a one-token probe (unanswered) for each of those (or fewer, on seeing the breaker open)
 
 
 @pytest.mark.parametrize("model", ["openai", "openai_pipelined"])

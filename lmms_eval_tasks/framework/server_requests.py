@@ -56,6 +56,8 @@ class ServerGuard:
         self.breaker = CircuitBreaker(environment.integer(BREAKER_ENV, DEFAULT_BREAKER, 0), self.bound)
         self._failure = "?"  # what the last failure was, for the stop line
         self.on_down: Callable[[], None] = lambda: None
+        self.probe: Callable[[], Any] | None = None  # a one-token request: a reply means some requests hang
+        self.breaker.answers = self._answers
         self._lock = threading.Lock()
         self._not_before = 0.0
         self._tries: dict[int, tuple[Any, int]] = {}  # id(payload) -> (payload, failed attempts)
@@ -141,6 +143,12 @@ class ServerGuard:
             if self.down:
                 self.on_down()
 
+    def _answers(self) -> bool:  # whether the server replies to ``probe`` (any HTTP status)
+        try:
+            return self.probe is not None and self.probe() is not False
+        except Exception as error:  # noqa: BLE001 - no reply in time (or no connection): hung
+            return getattr(error, "status_code", None) is not None
+
     down = property(lambda self: self.breaker.open)
 
     def stop_if_down(self) -> None:
@@ -197,6 +205,8 @@ def guard_model(model: Any, given_timeout: Any, url: str) -> ServerGuard:
     guard = ServerGuard(url, timeout, int(model.max_retries), float(model.retry_backoff_s))
     guard.secrets = (getattr(model.client, "api_key", None),)
     guard.on_down = lambda: setattr(model, "retry_backoff_s", 0)  # refused attempts: no wait between them
+    ping = {"model": model.model_version, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
+    guard.probe = lambda: model.client.with_options().chat.completions.create(**ping)  # a copy: unguarded
     setattr(model, _GUARD, guard)
     if os.environ.get("LOCAL_RANK", "0") == "0":
         print(guard.bound_line(given_timeout not in (None, "")), file=sys.stderr)

@@ -28,6 +28,7 @@ class CircuitBreaker:
         self._kind: Any = None
         self.last_error: str | None = None
         self.stop = threading.Event()  # set: no further attempts; retries waiting on it wake at once
+        self.answers: Any = lambda: False  # whether the endpoint replies to a probe (then some requests hang)
 
     @property
     def tripped(self) -> str | None:
@@ -62,7 +63,10 @@ class CircuitBreaker:
             since, seen = self._silence or (sent, now)
             self._silence = (min(since, sent), seen)
             fresh = first and sent > seen  # a new request failed too, not only retries of slow ones
-            self._hung |= fresh and 0 < self.hung_after <= now - self._silence[0]
+            hung = fresh and 0 < self.hung_after <= now - self._silence[0]
+        if hung and not self.answers():
+            with self._lock:
+                self._hung = self._silence is not None  # no success while the probe waited
 
     def failed_item(self, error: str, kind: Any = None) -> None:
         with self._lock:
