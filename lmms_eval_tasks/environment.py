@@ -110,6 +110,8 @@ LMMS_EVAL_TASKS_VRB_IMAGE_MEMO | `64`
 LMMS_EVAL_TASKS_SERVER_BREAKER | `16`
     failed model-server requests in a row (each after its retries) that stop the run; a request's bound of
     only timeouts also does (0: never)
+LMMS_EVAL_TASKS_SIGTERM_GRACE | `20`
+    seconds a run may clean up after SIGTERM before it ends anyway (an integer >= 0)
 """
 
 

@@ -217,12 +217,13 @@ def test_answers_cut_at_the_token_limit_are_counted_and_warned_naming_max_new_to
 
 
 def test_sigterm_ends_a_run_whose_request_hangs_within_thirty_seconds(tmp_path):
+    """The process ends its grace after SIGTERM (20 s by default, under a scheduler's 30 s; 2 s here)."""
     log = tmp_path / "run.log"
     with FakeOpenAIServer(vision_reply, faults=lambda call: Fault("timeout", sleep=300)) as server:
         process = start_launcher(
             *vrb_command(server.base_url, tmp_path / "out", tmp_path / "cache"),
             log=log,
-            environment=environment(tmp_path),
+            environment=environment(tmp_path, LMMS_EVAL_TASKS_SIGTERM_GRACE="2"),
         )
         deadline = time.monotonic() + 600
         while server.call_count() < 1 and process.poll() is None and time.monotonic() < deadline:
@@ -230,7 +231,18 @@ def test_sigterm_ends_a_run_whose_request_hangs_within_thirty_seconds(tmp_path):
         assert process.poll() is None, log.read_text()[-3000:]
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == TERMINATED_EXIT, log.read_text()[-3000:]
-    assert "terminated by SIGTERM" in log.read_text()
+    assert "terminated by SIGTERM; still waiting 2 s later" in log.read_text()  # ended by the grace
+
+
+def test_a_sigterm_grace_that_is_not_a_whole_number_of_seconds_is_refused_before_the_run(tmp_path):
+    for grace, problem in (("soon", "'soon': expected an integer"), ("-1", "-1: must be >= 0")):
+        completed = run_launcher(
+            *vrb_command("http://127.0.0.1:9/v1", tmp_path / "out", None),
+            environment=environment(tmp_path, LMMS_EVAL_TASKS_SIGTERM_GRACE=grace),
+        )
+        assert completed.returncode == 2
+        last_line = completed.stderr.strip().splitlines()[-1]
+        assert last_line == f"lmms_eval: LMMS_EVAL_TASKS_SIGTERM_GRACE={problem}"
 
 
 def test_replies_without_text_are_failed_generations_not_empty_answers(tmp_path):

@@ -309,7 +309,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         from lmms_eval_tasks.host.termination import end_on_sigterm_with_cleanup
 
-        end_on_sigterm_with_cleanup()  # SIGTERM as an exception: no .tmp left, the marker says interrupted
+        try:
+            end_on_sigterm_with_cleanup()  # SIGTERM as an exception: no .tmp left, the marker: interrupted
+        except ValueError as error:  # its grace variable is not an integer >= 0
+            print(f"lmms_eval: {error}", file=sys.stderr)
+            return 2
     from lmms_eval_tasks.host.model_availability import vision_problem
 
     problem = vision_problem()  # a torchvision built for another torch breaks every import of transformers
