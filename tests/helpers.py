@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +200,43 @@ def free_port() -> str:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return str(probe.getsockname()[1])
+
+
+def native_abort_only(stderr: str) -> bool:
+    """A rank ended by SIGABRT, and no rank raised a Python error (the launcher's own traceback aside)."""
+    tracebacks = stderr.split("Traceback (most recent call last):")[1:]
+    return "Signal 6 (SIGABRT)" in stderr and all("accelerate_cli.py" in block[:1000] for block in tracebacks)
+
+
+def failure_excerpt(log: str) -> str:
+    """The first Python traceback or fatal-error report of any rank, then the log's tail."""
+    markers = ("Traceback (most recent call last)", "Fatal Python error")
+    starts = [index for index in map(log.find, markers) if index >= 0]
+    head = log[min(starts) : min(starts) + 3000] + "\n[...]\n" if starts else ""
+    return head + log[-3000:]
+
+
+def run_two_processes(
+    launch: Callable[[], subprocess.CompletedProcess[str]],
+) -> subprocess.CompletedProcess[str]:
+    """``launch`` (an `accelerate launch --num_processes 2` run), launched again once if a rank aborted in
+    native code with no Python error, with a warning carrying the first run's excerpt. CI saw such aborts
+    (gloo's threads outliving Python at exit) before the launcher destroyed the process group; the retry
+    keeps a recurrence visible without failing the suite on one native crash. Fails with the whole excerpt
+    (pytest would cut an assertion message) when the run still failed."""
+    import pytest
+
+    launched = launch()
+    if launched.returncode != 0 and native_abort_only(launched.stderr):
+        warnings.warn(
+            f"two-process run aborted natively, retried once: {failure_excerpt(launched.stderr)}",
+            stacklevel=2,
+        )
+        launched = launch()
+    if launched.returncode != 0:
+        excerpt = failure_excerpt(launched.stdout + launched.stderr)
+        pytest.fail(f"two-process run failed ({launched.returncode}):\n{excerpt}", pytrace=False)
+    return launched
 
 
 def results_json(output_path: Path) -> dict[str, Any]:

@@ -254,7 +254,7 @@ def _readme_cpu_line_then_the_pack_runs(venv: Path, environment: dict[str, str],
     """Before the README's CPU line the launcher names it (PyPI's torchvision cannot import next to a CPU
     torch); after it `lmms_eval --tasks list`, a sample task, `accelerate launch` with two processes and
     `doctor` all exit 0 in the venv, offline."""
-    from tests.helpers import offline_environment
+    from tests.helpers import free_port, offline_environment, run_two_processes
 
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     [cpu_line] = [line for line in readme.splitlines() if line.endswith("pip uninstall -y torchvision timm")]
@@ -278,13 +278,13 @@ def _readme_cpu_line_then_the_pack_runs(venv: Path, environment: dict[str, str],
     listed = run("lmms_eval --tasks list")
     assert listed.returncode == 0 and "dvqa_sample" in listed.stdout, listed.stderr[-2000:]
     sample = "--model random_guess --tasks dvqa_sample --batch_size 1 --output_path"
-    for name, command in (
-        ("one process", f"lmms_eval {sample} out1"),
-        ("two", f"accelerate launch --multi_gpu --num_processes 2 -m lmms_eval_tasks {sample} out2"),
-    ):
-        completed = run(command)
-        assert completed.returncode == 0, (name, completed.stderr[-3000:])
-        assert list((tmp_path / command.split()[-1]).rglob("dvqa_sample_report.json")), name
+    completed = run(f"lmms_eval {sample} out1")
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    port = free_port()
+    launch = f"accelerate launch --multi_gpu --num_processes 2 --main_process_port {port} -m lmms_eval_tasks"
+    run_two_processes(lambda: run(f"rm -rf out2 && PYTHONFAULTHANDLER=1 {launch} {sample} out2"))
+    for output in ("out1", "out2"):
+        assert list((tmp_path / output).rglob("dvqa_sample_report.json")), output
     doctor = run("lmms-eval-tasks doctor")
     assert doctor.returncode == 0, doctor.stdout[-3000:]
     assert doctor.stdout.strip().splitlines()[-1] == "all required checks pass"

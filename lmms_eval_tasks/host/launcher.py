@@ -276,6 +276,21 @@ def _run_host(arguments: Sequence[str]) -> tuple[int, str | None]:
     return 0, None
 
 
+def end_process_group(exit_code: int) -> None:
+    """Destroy torch's process group (accelerate, torchrun) after a run that ended well. The host never does:
+    left to interpreter exit, gloo's worker threads can outlive Python and abort the rank with SIGABRT
+    ("terminate called without an active exception"). After a failure a peer may be gone and destroying
+    could wait on its collective, so the group is left as it is."""
+    distributed = sys.modules.get("torch.distributed")
+    if (
+        exit_code == 0
+        and distributed is not None
+        and distributed.is_available()
+        and distributed.is_initialized()
+    ):
+        distributed.destroy_process_group()
+
+
 def _closing_lines(arguments: Sequence[str]) -> list[str]:
     """What the run left undone, one line each (the root cause of a failed evaluation, a host file not written
     whole, failed requests, records saved for scoring), in the order printed; [] for a complete run."""
@@ -339,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         _notice(one_process_warning(_parent_command()))
     exit_code, stopped = _run_host(arguments)
+    end_process_group(exit_code)
     for line in cut_lines():  # answers all the same, but the reader must know: the token limit cut them
         print(line, file=sys.stderr)
     lines = _closing_lines(arguments) + ([stopped] if stopped else [])
