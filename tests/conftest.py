@@ -1,6 +1,6 @@
 """The suite's two tiers (marker `slow`) and the session fixtures shared by several test files.
 
-`make test` runs every test on two pytest-xdist workers, a whole file per worker (`--dist loadfile`, so a
+`make test` runs every test on three pytest-xdist workers, a whole file per worker (`--dist loadfile`, so a
 module-scoped launcher run is made once), the longest files (as the last run timed them) first;
 `make test-quick` runs the tests not marked `slow`. A test marked
 `slow` starts the launcher (the host harness) or a benchmark script in a subprocess; any other test that
@@ -22,7 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 # Seconds each test file took in the last run that ran it (pytest's cache, .pytest_cache): the next run hands
-# the longest files out first, so both xdist workers end together (longest-first is close to the best split).
+# the longest files out first, so the xdist workers end together (longest-first is close to the best split).
 # A fresh clone (CI) has no cache: it orders by tests/file_seconds.json, a copy of a full run's timings kept
 # in the repository (refresh: cp .pytest_cache/v/lmms_eval_tasks/file_seconds tests/file_seconds.json).
 FILE_SECONDS_KEY = "lmms_eval_tasks/file_seconds"
