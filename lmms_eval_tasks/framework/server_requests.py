@@ -8,7 +8,6 @@ answers are in the response cache (``stop_when_down``).
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import threading
@@ -19,6 +18,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_tasks.judges.circuit_breaker import CircuitBreaker, parse_retry_after
+from lmms_eval_tasks.judges.reply_deadline import bound_replies
 
 DEFAULT_TIMEOUT_S = 300.0  # per attempt, when --model_args gives none (the SDK's own is 600 s)
 STUCK_AFTER_S = 60.0  # a request still waiting this long is logged (with its task and document)
@@ -211,46 +211,6 @@ def guard_model(model: Any, given_timeout: Any, url: str) -> ServerGuard:
     if os.environ.get("LOCAL_RANK", "0") == "0":
         print(guard.bound_line(given_timeout not in (None, "")), file=sys.stderr)
     return guard
-
-
-def bound_replies(client: Any, seconds: float) -> None:
-    """End an attempt whose reply (headers included) is not all in ``seconds`` after it was sent: the SDK's
-    timeout bounds each read, so a server trickling its headers or reply a byte at a time held a request for
-    ever. Every read of the client's connections ends at its thread's attempt's deadline (idempotent)."""
-    import httpcore2
-
-    deadline = threading.local()
-
-    class Capped:  # the pool's network backend, and each connection it opens (plain or TLS)
-        def __init__(self, inner: Any) -> None:
-            self.inner = inner
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self.inner, name)
-
-        def connect_tcp(self, *args: Any, **kwargs: Any) -> Capped:
-            return Capped(self.inner.connect_tcp(*args, **kwargs))
-
-        def start_tls(self, *args: Any, **kwargs: Any) -> Capped:
-            return Capped(self.inner.start_tls(*args, **kwargs))
-
-        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            if (left := getattr(deadline, "at", math.inf) - time.monotonic()) <= 0:
-                raise httpcore2.ReadTimeout(f"reply not complete after {seconds:g} s")
-            return self.inner.read(max_bytes, left if timeout is None else min(timeout, left))
-
-    transport = client._client._transport
-    handle = transport.handle_request
-    if getattr(handle, "bounded", False):
-        return
-    transport._pool._network_backend = Capped(transport._pool._network_backend)
-
-    def bounded(request: Any) -> Any:
-        deadline.at = time.monotonic() + seconds  # the body is read after it returns, in this thread
-        return handle(request)
-
-    bounded.bounded = True  # type: ignore[attr-defined]
-    transport.handle_request = bounded
 
 
 def stop_when_down(generate_until: Callable[..., list], model: Any, requests: list) -> list:

@@ -23,6 +23,7 @@ from lmms_eval_tasks.judges.config import Endpoint, total_timeout_seconds
 from lmms_eval_tasks.judges.integrity import LENGTH_REFUSED, is_length_refusal
 from lmms_eval_tasks.judges.pricing import estimate_cost
 from lmms_eval_tasks.judges.redact import safe_url, scrub
+from lmms_eval_tasks.judges.reply_deadline import bound_replies
 
 DEADLINE_GRACE_SECONDS = 2.0  # after the deadline, how long to wait for attempts to return their slots
 DEADLINE_REASON = "judging deadline"
@@ -332,6 +333,7 @@ class OpenAIJudge(Judge):
                         max_retries=0,
                         timeout=self.timeout,
                     )
+                bound_replies(self._client, self.timeout)  # a reply trickled a byte at a time ends too
             return self._client
 
     def _clean(self, text: str) -> str:

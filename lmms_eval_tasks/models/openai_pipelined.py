@@ -30,8 +30,9 @@ from tqdm import tqdm
 
 from lmms_eval_tasks.framework.failed_generations import cut_reply
 from lmms_eval_tasks.framework.sent_images import file_of
-from lmms_eval_tasks.framework.server_requests import bound_replies, guard_model, guard_of, stop_when_down
+from lmms_eval_tasks.framework.server_requests import guard_model, guard_of, stop_when_down
 from lmms_eval_tasks.framework.work_slots import holding, wait_for
+from lmms_eval_tasks.judges.reply_deadline import bound_replies
 
 FAILURE_PREFIX = "[LMMS_EVAL_REQUEST_FAILED after {retries} retries] "
 BUDGET_MARKER = "[LMMS_EVAL_BUDGET_EXCEEDED]"

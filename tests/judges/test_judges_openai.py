@@ -223,6 +223,21 @@ def test_two_items_that_time_out_in_a_row_do_not_stop_the_judging(tmp_path):
     assert [row[0].text is None for row in replies] == [True, True, False, False, False, False]
 
 
+@pytest.mark.parametrize("kind", ["trickle", "trickle_headers"])
+def test_a_reply_trickled_a_byte_at_a_time_ends_its_attempt_at_the_timeout(tmp_path, kind):
+    """The SDK's timeout bounds each read, not the reply: a judge reply (or its headers) sent a byte at a time
+    over 20 s was waited for whole, each attempt, whatever the timeout. Each attempt now ends ``timeout``
+    after it was sent, and the item is unjudged, naming the timeout."""
+    with FakeOpenAIServer(verdict_for, faults=lambda call: Fault(kind, sleep=20)) as server:
+        judge = make_judge(server, tmp_path, timeout=1.0, max_retries=1, concurrency=1)
+        started = time.monotonic()
+        [[reply]] = judge.judge(requests_for(1))
+        seconds = time.monotonic() - started
+    assert reply.text is None and reply.error.startswith("timeout after 1 s"), reply.error
+    assert server.call_count() == 2  # the first attempt and its one retry
+    assert seconds < 10, seconds  # two attempts of 1 s and a backoff; the whole reply took 20 s an attempt
+
+
 def test_connection_refused_ends_quickly(tmp_path):
     judge = get_judge(
         "openai",
