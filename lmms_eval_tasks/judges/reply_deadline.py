@@ -13,7 +13,7 @@ def bound_replies(client: Any, seconds: float) -> None:
     """End an attempt whose reply (headers included) is not all in ``seconds`` (or the request's own shorter
     read timeout) after it was sent: the SDK's timeout bounds each read, so a server trickling its headers or
     reply a byte at a time held a request for ever. Every read of the client's connections ends at its
-    thread's attempt's deadline (idempotent)."""
+    thread's attempt's deadline, through a proxy too (idempotent)."""
     import httpcore2
 
     deadline = threading.local()
@@ -36,11 +36,16 @@ def bound_replies(client: Any, seconds: float) -> None:
                 raise httpcore2.ReadTimeout(f"reply not complete after {deadline.seconds:g} s")
             return self.inner.read(max_bytes, left if timeout is None else min(timeout, left))
 
-    transport = client._client._transport
-    handle = transport.handle_request
-    if getattr(handle, "bounded", False):
-        return
-    transport._pool._network_backend = Capped(transport._pool._network_backend)
+    http = client._client  # its default transport and any proxy's (HTTP(S)_PROXY: the SDK trusts the env)
+    for transport in [http._transport, *(mount for mount in http._mounts.values() if mount is not None)]:
+        if getattr(transport.handle_request, "bounded", False):
+            continue
+        transport._pool._network_backend = Capped(transport._pool._network_backend)
+        transport.handle_request = _bounded(transport.handle_request, deadline, seconds)
+
+
+def _bounded(handle: Any, deadline: Any, seconds: float) -> Any:
+    """``handle`` (a transport's ``handle_request``) setting its thread's reply deadline first."""
 
     def bounded(request: Any) -> Any:
         read = (request.extensions.get("timeout") or {}).get("read")
@@ -49,4 +54,4 @@ def bound_replies(client: Any, seconds: float) -> None:
         return handle(request)
 
     bounded.bounded = True  # type: ignore[attr-defined]
-    transport.handle_request = bounded
+    return bounded

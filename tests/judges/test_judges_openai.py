@@ -238,6 +238,22 @@ def test_a_reply_trickled_a_byte_at_a_time_ends_its_attempt_at_the_timeout(tmp_p
     assert seconds < 10, seconds  # two attempts of 1 s and a backoff; the whole reply took 20 s an attempt
 
 
+def test_a_trickled_reply_through_an_http_proxy_ends_at_the_timeout_too(tmp_path, monkeypatch):
+    """With HTTP_PROXY set the SDK sends through the proxy's transport, which the deadline left out: a 1 s
+    timeout waited the whole 8 s reply. (The fake server answers absolute-form requests: its own proxy.)"""
+    with FakeOpenAIServer(verdict_for, faults=lambda call: Fault("trickle", sleep=8)) as server:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        judge = make_judge(server, tmp_path, timeout=1.0, max_retries=0, concurrency=1)
+        started = time.monotonic()
+        [[reply]] = judge.judge(requests_for(1))
+        seconds = time.monotonic() - started
+    assert server.calls[0].path.startswith("http://"), server.calls[0].path  # it went through the proxy
+    assert reply.text is None and reply.error.startswith("timeout after 1 s"), reply.error
+    assert seconds < 5, seconds
+
+
 def test_connection_refused_ends_quickly(tmp_path):
     judge = get_judge(
         "openai",
