@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -203,9 +204,15 @@ def free_port() -> str:
 
 
 def native_abort_only(stderr: str) -> bool:
-    """A rank ended by SIGABRT, and no rank raised a Python error (the launcher's own traceback aside)."""
+    """A rank ended by SIGABRT, every failed rank ended by a signal (one that exited 1 failed in Python, its
+    cause in a closing line), and no rank raised a Python error (the launcher's own traceback aside)."""
     tracebacks = stderr.split("Traceback (most recent call last):")[1:]
-    return "Signal 6 (SIGABRT)" in stderr and all("accelerate_cli.py" in block[:1000] for block in tracebacks)
+    by_signal = all(code.startswith("-") for code in re.findall(r"exitcode\s*:\s*(-?\d+)", stderr))
+    return (
+        "Signal 6 (SIGABRT)" in stderr
+        and by_signal
+        and all("accelerate_cli.py" in block[:1000] for block in tracebacks)
+    )
 
 
 def failure_excerpt(log: str) -> str:
