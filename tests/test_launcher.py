@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -187,3 +189,21 @@ def test_the_two_process_runner_retries_a_native_abort_only_when_no_rank_failed_
     assert native_abort_only(_LAUNCHER_TRACEBACK + _failed_rank(1, -6) + _failed_rank(0, -15))
     product = "lmms_eval: evaluation failed: 3 of 10 requests failed\n" + _LAUNCHER_TRACEBACK
     assert not native_abort_only(product + _failed_rank(0, 1) + _failed_rank(1, -6))
+
+
+def test_a_progress_bar_closed_at_interpreter_exit_leaves_the_cause_the_last_line(tmp_path):
+    """A host progress bar still alive when the interpreter ends (a two-process run stopped by SIGTERM) closes
+    from its __del__ through the scrubbed console, which imported at each write: "ImportError: sys.meta_path
+    is None" and its traceback came after the line naming the cause."""
+    script = tmp_path / "bar.py"
+    script.write_text(
+        "import builtins, sys\n"
+        "from tqdm import tqdm\n"
+        "from lmms_eval_tasks.host.scrubbing import ScrubbedStream\n"
+        "builtins.bar = tqdm(total=2, file=ScrubbedStream(sys.stderr))  # collected last of all\n"
+        "builtins.bar.update(1)\n"
+        "print('lmms_eval: evaluation failed: the cause', file=sys.stderr)\n"
+    )
+    ended = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    last_line = ended.stderr.strip().splitlines()[-1]  # after the bar's first state, as on a terminal
+    assert last_line.endswith("lmms_eval: evaluation failed: the cause"), ended.stderr

@@ -18,27 +18,32 @@ class ScrubbedStream:
     """A text stream that writes each completed line (``\\n`` or ``\\r``) of what it is given, scrubbed."""
 
     def __init__(self, stream: TextIO) -> None:
+        from lmms_eval_tasks.judges.redact import scrub
+
         self._stream = stream
         self._pending = ""
         self._lock = threading.Lock()
+        # bound now: a host progress bar still held at interpreter exit writes from its __del__, when no
+        # import works (its ImportError traceback was the run's last line, after the cause); that is dropped
+        self._scrub, self._finalizing = scrub, sys.is_finalizing
 
     def write(self, text: str) -> int:
-        from lmms_eval_tasks.judges.redact import scrub
-
+        if self._finalizing():
+            return len(text)
         with self._lock:
             self._pending += text
             cut = max(self._pending.rfind(end) for end in _LINE_ENDS)
             if cut >= 0:
                 done, self._pending = self._pending[: cut + 1], self._pending[cut + 1 :]
-                self._stream.write(scrub(done))
+                self._stream.write(self._scrub(done))
         return len(text)
 
     def flush(self) -> None:
-        from lmms_eval_tasks.judges.redact import scrub
-
+        if self._finalizing():
+            return
         with self._lock:
             if self._pending:
-                self._stream.write(scrub(self._pending))
+                self._stream.write(self._scrub(self._pending))
                 self._pending = ""
         self._stream.flush()
 
