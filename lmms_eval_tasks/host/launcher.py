@@ -279,8 +279,9 @@ def _run_host(arguments: Sequence[str]) -> tuple[int, str | None]:
 def end_process_group(exit_code: int) -> None:
     """Destroy torch's process group (accelerate, torchrun) after a run that ended well. The host never does:
     left to interpreter exit, gloo's worker threads can outlive Python and abort the rank with SIGABRT
-    ("terminate called without an active exception"). After a failure a peer may be gone and destroying
-    could wait on its collective, so the group is left as it is."""
+    ("terminate called without an active exception"). Exit 0 includes the failures the host logs and
+    swallows (a task's error, a peer gone: the launcher names them): gloo's destroy is local, a peer still
+    in a collective fails at once. A run the host ended with a code (stopped, SIGTERM, Ctrl-C) keeps it."""
     distributed = sys.modules.get("torch.distributed")
     if (
         exit_code == 0
