@@ -294,7 +294,7 @@ def _launch_two_processes(
 def test_the_launcher_destroys_the_process_group_of_a_run_that_ended_well(tmp_path: Path) -> None:
     """The host leaves torch's process group to interpreter exit, where gloo's worker threads can outlive
     Python and abort a rank (SIGABRT, "terminate called without an active exception"): the launcher destroys
-    it after a run that ended well, and leaves it after a failure (a peer may be gone mid-collective)."""
+    it when the host returned 0, and leaves it when the host ended with a code (stopped, SIGTERM, Ctrl-C)."""
     import torch.distributed as distributed
 
     from lmms_eval_tasks.host.launcher import end_process_group
